@@ -1,0 +1,357 @@
+"""One live conversation with one CLI process: the layer the client and sessions share.
+
+:class:`Connection` builds the transport from the options, wires the route handlers
+(SDK servers, permissions, hooks) into the control protocol, performs ``initialize``,
+and keeps the bookkeeping that the message streams need:
+
+* which prompts are still owed an answer (each prompt carries a ``uuid``; results name
+  the prompts they answered, and the CLI's ``idle`` state settles everything), so
+  ``receive_response()`` never waits for a result that will not come;
+* the CLI's own session state (``session_state_changed`` frames are tracked here and
+  not surfaced, as both reference SDKs do);
+* the session id and capabilities the CLI reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import uuid as uuid_mod
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from typing import Any, Union
+
+import anyio
+import anyio.abc
+
+from . import _codec as codec
+from ._argv import build_argv, build_env, build_initialize_fields, sdk_servers
+from ._control import ConnectionState, ControlProtocol
+from ._discovery import find_cli
+from ._errors import (
+    CcwireError,
+    CLIConnectionError,
+    MessageDecodeError,
+    ProcessError,
+    SessionStateError,
+)
+from ._hooks import HookRegistry
+from ._inbox import Inbox
+from ._ledger import PromptLedger
+from ._messages import Message, RawMessage, ResultMessage, SystemMessage
+from ._options import ClaudeAgentOptions
+from ._permissions import permission_route
+from ._sdk_mcp import McpRouter
+from ._subprocess_transport import SubprocessTransport
+from ._transport import Transport
+
+__all__ = ["Connection", "MessageObserver"]
+
+logger = logging.getLogger("ccwire")
+
+MessageObserver = Callable[[Message], None]
+"""Called synchronously for every decoded message, including ones not surfaced."""
+
+Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
+"""Text, a list of content blocks, or a complete user-message frame."""
+
+
+class Connection:
+    """See the module docstring. Use :meth:`open` / :meth:`close` from one task."""
+
+    def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
+        self.options = options
+        self._custom_transport = transport
+        self._transport: Transport | None = None
+        self._protocol: ControlProtocol | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._spill_dir: str | None = None
+        self._inbox: Inbox[Message | MessageDecodeError] | None = None
+        self._router: McpRouter | None = None
+        self._observers: list[MessageObserver] = []
+        self._turns = PromptLedger()
+        self._cli_state: str | None = None
+        self.session_id: str | None = None
+        self.server_info: Mapping[str, Any] | None = None
+        self.capabilities: frozenset[str] = frozenset()
+        self.last_result: ResultMessage | None = None
+        self._input_ended = False
+
+    # ------------------------------------------------------------- properties
+
+    @property
+    def protocol(self) -> ControlProtocol:
+        """The control protocol (raises if not open)."""
+        if self._protocol is None:
+            raise SessionStateError("not connected: call connect() first")
+        return self._protocol
+
+    @property
+    def is_open(self) -> bool:
+        """True while the CLI connection is usable."""
+        return self._protocol is not None and self._protocol.state is ConnectionState.OPEN
+
+    @property
+    def cli_state(self) -> str | None:
+        """The CLI's last reported session state (``idle``/``running``/``requires_action``)."""
+        return self._cli_state
+
+    @property
+    def owes_answer(self) -> bool:
+        """True while a prompt we sent is not yet answered, or the CLI is mid-turn."""
+        return self._turns.owed or self._cli_state in ("running", "requires_action")
+
+    def add_observer(self, observer: MessageObserver) -> Callable[[], None]:
+        """Watch every message; returns a function that removes the observer."""
+        self._observers.append(observer)
+
+        def remove() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return remove
+
+    # -------------------------------------------------------------- lifecycle
+
+    def _make_transport(self) -> Transport:
+        if self._custom_transport is not None:
+            return self._custom_transport
+        opts = self.options
+        cli = find_cli(opts.cli_path, cwd=opts.cwd)
+        self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
+        argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
+        env = build_env(opts, base_env=os.environ)
+        return SubprocessTransport(
+            argv,
+            env=env,
+            cwd=opts.cwd,
+            user=opts.user,
+            stderr_callback=opts.stderr,
+            max_line_bytes=opts.max_buffer_size,
+        )
+
+    async def open(self) -> None:
+        """Start the CLI and complete ``initialize``. On failure everything is cleaned up."""
+        if self._protocol is not None:
+            raise SessionStateError("already connected")
+        opts = self.options
+        hooks = HookRegistry(opts.hooks)
+        self._inbox = Inbox()
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        try:
+            self._transport = self._make_transport()
+            protocol = ControlProtocol(
+                self._transport,
+                routes={},
+                on_message=self._on_message,
+                on_closed=self._on_closed,
+                on_error=self._on_handler_error,
+                control_timeout=opts.control_timeout,
+            )
+            self._protocol = protocol
+            self._router = McpRouter(
+                sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
+            )
+            protocol.add_route(codec.MCP_MESSAGE, self._router.route())
+            protocol.add_route(codec.CAN_USE_TOOL, permission_route(opts.can_use_tool))
+            protocol.add_route(codec.HOOK_CALLBACK, hooks.route())
+            await protocol.start(tg)
+            self._router.attach()
+            fields = codec.initialize_fields(
+                hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
+            )
+            self.server_info = await protocol.request(
+                codec.INITIALIZE, fields, timeout=opts.initialize_timeout
+            )
+            caps = self.server_info.get("capabilities")
+            if isinstance(caps, list):
+                self.capabilities = frozenset(c for c in caps if isinstance(c, str))
+        except BaseException:
+            await self.close()
+            raise
+
+    async def end_input(self) -> None:
+        """Close the CLI's stdin; it finishes what is queued and exits."""
+        self._input_ended = True
+        await self.protocol.end_input()
+
+    async def close(self) -> None:
+        """Stop the CLI (bounded, shielded) and release everything. Idempotent.
+
+        Must run in the task that called :meth:`open`: the background task group
+        entered there is left here.
+        """
+        with anyio.CancelScope(shield=True):
+            if self._router is not None:
+                self._router.detach()
+            if self._protocol is not None:
+                await self._protocol.aclose()
+            elif self._transport is not None:
+                await self._transport.aclose()
+            if self._inbox is not None:
+                self._inbox.close(self._protocol.closed_error if self._protocol else None)
+            if self._spill_dir is not None:
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
+                self._spill_dir = None
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            # every background task ends by itself once the transport is closed;
+            # cancelling only hurries the stragglers
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+
+    # ------------------------------------------------------------------ input
+
+    async def send_prompt(self, prompt: Prompt, *, session_id: str = "default") -> str | None:
+        """Write one user message; returns the ``uuid`` it carries.
+
+        ``prompt`` is text, a list of content blocks, or a complete user-message frame
+        (which is sent as given, gaining a ``uuid`` if it has none).
+        """
+        if isinstance(prompt, Mapping):
+            frame = dict(prompt)
+            frame.setdefault("uuid", str(uuid_mod.uuid4()))
+        else:
+            frame = codec.encode_user_message(
+                prompt, session_id=session_id, uuid=str(uuid_mod.uuid4())
+            )
+        mid = codec.user_message_uuid(frame)
+        if mid is not None:
+            self._turns.issue(mid)
+            if self._inbox is not None:
+                self._inbox.wake()
+        try:
+            await self.protocol.send_frame(frame)
+        except BaseException:
+            if mid is not None:
+                self._turns.settle(mid)
+            raise
+        return mid
+
+    async def stream_prompts(
+        self, prompts: AsyncIterable[Prompt], *, session_id: str = "default"
+    ) -> None:
+        """Write every message of an async iterable as it arrives."""
+        async for prompt in prompts:
+            await self.send_prompt(prompt, session_id=session_id)
+
+    async def wait_activity(self) -> None:
+        """Wait until a message arrives, a prompt is sent, or the state changes."""
+        if self._inbox is None:
+            raise SessionStateError("not connected")
+        if self._inbox.closed or len(self._inbox):
+            return
+        await self._inbox.wait()
+
+    def wake(self) -> None:
+        """Wake whoever waits in :meth:`wait_activity` or :meth:`messages`."""
+        if self._inbox is not None:
+            self._inbox.wake()
+
+    def start_soon(self, func: Callable[..., Any], *args: Any) -> None:
+        """Run a background coroutine in the connection's task group."""
+        if self._tg is None:
+            raise SessionStateError("not connected")
+        self._tg.start_soon(func, *args)
+
+    # ----------------------------------------------------------------- output
+
+    async def messages(self, *, until_result: bool) -> AsyncIterator[Message]:
+        """Yield messages in order.
+
+        With ``until_result`` it stops after a :class:`ResultMessage`, or as soon as
+        nothing is owed (so it never waits for a result that will not come). Otherwise
+        it runs until the CLI's output ends. A decode error is raised where it occurred;
+        iterating again continues after it. A connection failure is raised at the end.
+        """
+        inbox = self._inbox
+        if inbox is None:
+            raise SessionStateError("not connected: call connect() first")
+        while True:
+            if len(inbox):
+                item = inbox.pop()
+                if isinstance(item, MessageDecodeError):
+                    raise item
+                yield item
+                if until_result and isinstance(item, ResultMessage):
+                    return
+                continue
+            if inbox.closed:
+                if inbox.error is not None:
+                    raise inbox.error
+                return
+            if until_result and not self.owes_answer:
+                return
+            await inbox.wait()
+
+    # -------------------------------------------------------------- callbacks
+
+    def _on_message(self, item: Message | MessageDecodeError) -> None:
+        inbox = self._inbox
+        assert inbox is not None
+        if isinstance(item, MessageDecodeError):
+            inbox.put(item)
+            return
+        for observer in tuple(self._observers):
+            try:
+                observer(item)
+            except Exception:
+                logger.exception("ccwire: a message observer raised")
+        if isinstance(item, SystemMessage):
+            state = codec.session_state(item.data)
+            if state is not None:
+                self._cli_state = state
+                if state == "idle":
+                    self._turns.on_idle()
+                inbox.wake()
+                return
+            if item.subtype == "init":
+                sid = item.data.get("session_id")
+                if isinstance(sid, str):
+                    self.session_id = sid
+                caps = item.data.get("capabilities")
+                if isinstance(caps, list):
+                    self.capabilities = self.capabilities | {c for c in caps if isinstance(c, str)}
+                    if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
+                        self._turns.lifecycle_reported = True
+        elif isinstance(item, RawMessage):
+            command = codec.command_lifecycle(item.data)
+            if command is not None and self._turns.issued(command[0]):
+                # lifecycle of a prompt we stamped: bookkeeping, not conversation
+                self._turns.on_lifecycle(*command)
+                inbox.wake()
+                return
+        elif isinstance(item, ResultMessage):
+            self.last_result = item
+            if item.session_id:
+                self.session_id = item.session_id
+            self._turns.on_result(item.user_message_uuids)
+        inbox.put(item)
+
+    def _on_closed(self, error: CcwireError | None) -> None:
+        self._turns.clear()
+        if (
+            isinstance(error, ProcessError)
+            and error.exit_code == 1
+            and self._input_ended
+            and self.last_result is not None
+            and self.last_result.is_error
+        ):
+            # The CLI exits 1 after a final error result; that result already told the
+            # story (it is in the stream), so the end of input is a clean end here.
+            error = None
+        if self._inbox is not None:
+            self._inbox.close(error)
+
+    def _on_handler_error(self, where: str, exc: BaseException) -> None:
+        logger.error("ccwire: %s handler failed: %s", where, exc, exc_info=exc)
+
+
+def require_open(conn: Connection | None) -> Connection:
+    """The connection, or a clear error when there is none."""
+    if conn is None or conn.protocol.state is not ConnectionState.OPEN:
+        raise CLIConnectionError("not connected: call connect() first")
+    return conn

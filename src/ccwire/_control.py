@@ -1,0 +1,395 @@
+"""The control protocol: one reader, request correlation, a routing table, cancellation.
+
+:class:`ControlProtocol` sits on a :class:`~ccwire._transport.Transport`. It reads
+every line the CLI writes and
+
+* resolves our pending requests from ``control_response`` frames,
+* runs the handler registered for each incoming ``control_request`` subtype on its own
+  task (so slow tool calls never block anything else) and writes its answer,
+* cancels that task on ``control_cancel_request``,
+* hands every other frame, decoded, to ``on_message``.
+
+When the stream ends, every waiter fails at once with the same typed error.
+Background work never raises into the caller's task group: failures are reported
+through ``on_error`` and the message stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import itertools
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from . import _codec as codec
+from ._errors import (
+    CcwireError,
+    CLIConnectionError,
+    ControlProtocolError,
+    ControlTimeoutError,
+    MessageDecodeError,
+    SessionStateError,
+)
+from ._framing import encode_line
+from ._messages import Message
+from ._transport import Transport
+
+__all__ = [
+    "NO_REPLY",
+    "ConnectionState",
+    "ControlProtocol",
+    "IncomingCall",
+    "RouteHandler",
+]
+
+logger = logging.getLogger("ccwire")
+
+
+class _NoReply(enum.Enum):
+    NO_REPLY = "NO_REPLY"
+
+
+NO_REPLY: Final = _NoReply.NO_REPLY
+"""Returned by a route handler that must write nothing (a cancelled MCP call)."""
+
+
+class ConnectionState(enum.Enum):
+    """Lifecycle of one CLI connection."""
+
+    NEW = "new"
+    OPEN = "open"
+    CLOSING = "closing"
+    CLOSED = "closed"
+    FAILED = "failed"
+
+
+_TRANSITIONS: Final[dict[ConnectionState, frozenset[ConnectionState]]] = {
+    ConnectionState.NEW: frozenset(
+        {ConnectionState.OPEN, ConnectionState.CLOSED, ConnectionState.FAILED}
+    ),
+    ConnectionState.OPEN: frozenset(
+        {ConnectionState.CLOSING, ConnectionState.CLOSED, ConnectionState.FAILED}
+    ),
+    ConnectionState.CLOSING: frozenset({ConnectionState.CLOSED, ConnectionState.FAILED}),
+    ConnectionState.CLOSED: frozenset(),
+    ConnectionState.FAILED: frozenset(),
+}
+
+
+@dataclass(eq=False)
+class IncomingCall:
+    """One in-flight request from the CLI. ``cancelled`` is set when the CLI withdraws it."""
+
+    request_id: str
+    subtype: str
+    cancelled: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+
+
+RouteHandler = Callable[
+    [codec.ControlRequest, IncomingCall], Awaitable["Mapping[str, Any] | _NoReply | None"]
+]
+"""``async def handler(request, call) -> response body | None | NO_REPLY``."""
+
+
+@dataclass(eq=False)
+class _Pending:
+    subtype: str
+    done: anyio.Event = field(default_factory=anyio.Event)
+    response: codec.ControlResponse | None = None
+    error: BaseException | None = None
+
+
+class ControlProtocol:
+    """Speaks the control protocol over one transport. See the module docstring."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        routes: Mapping[str, RouteHandler],
+        on_message: Callable[[Message | MessageDecodeError], None],
+        on_closed: Callable[[CcwireError | None], None],
+        on_error: Callable[[str, BaseException], None] | None = None,
+        control_timeout: float = 60.0,
+    ) -> None:
+        self._transport = transport
+        self._routes = dict(routes)
+        self._on_message = on_message
+        self._on_closed = on_closed
+        self._on_error = on_error
+        self._control_timeout = control_timeout
+        self._state = ConnectionState.NEW
+        self._closed_error: CcwireError | None = None
+        self._pending: dict[str, _Pending] = {}
+        self._inflight: dict[str, IncomingCall] = {}
+        self._ids = itertools.count(1)
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._frame_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            codec.CONTROL_RESPONSE: self._on_control_response,
+            codec.CONTROL_REQUEST: self._on_control_request,
+            codec.CONTROL_CANCEL_REQUEST: self._on_cancel_request,
+            codec.KEEP_ALIVE: _ignore,
+        }
+        self.noise_lines = 0
+        """How many stdout lines were not JSON objects (logged, then skipped)."""
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> ConnectionState:
+        """The connection's lifecycle state."""
+        return self._state
+
+    @property
+    def closed_error(self) -> CcwireError | None:
+        """Why the connection ended, if it ended badly."""
+        return self._closed_error
+
+    def _transition(self, new: ConnectionState) -> None:
+        if new not in _TRANSITIONS[self._state]:
+            raise SessionStateError(f"connection cannot go from {self._state.value} to {new.value}")
+        self._state = new
+
+    def add_route(self, subtype: str, handler: RouteHandler) -> None:
+        """Register (or replace) the handler of an incoming request subtype."""
+        self._routes[subtype] = handler
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Start the transport and the reader in ``task_group``."""
+        self._tg = task_group
+        await self._transport.start(task_group)
+        self._transition(ConnectionState.OPEN)
+        task_group.start_soon(self._reader)
+
+    async def end_input(self) -> None:
+        """Close the CLI's stdin: it finishes queued work and exits."""
+        if self._state is ConnectionState.OPEN:
+            self._transition(ConnectionState.CLOSING)
+        await self._transport.end_input()
+
+    async def aclose(self) -> None:
+        """Shut the transport down (bounded, shielded) and release every waiter."""
+        with anyio.CancelScope(shield=True):
+            if self._state is ConnectionState.OPEN:
+                self._transition(ConnectionState.CLOSING)
+            await self._transport.aclose()
+            self._finish(None)
+            for call in list(self._inflight.values()):
+                call.cancelled.set()
+                call.scope.cancel()
+
+    # ------------------------------------------------------------------ write
+
+    async def send_frame(self, frame: Mapping[str, Any]) -> None:
+        """Encode and write one frame (never a non-JSON line)."""
+        if self._state not in (ConnectionState.OPEN, ConnectionState.NEW):
+            raise self._closed_error or CLIConnectionError("the CLI connection is closed")
+        await self._transport.send_line(encode_line(frame))
+
+    async def request(
+        self, subtype: str, fields: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Mapping[str, Any]:
+        """Send a control request and wait (bounded) for its answer.
+
+        Raises :class:`ControlProtocolError` when the CLI answers with an error,
+        :class:`ControlTimeoutError` after ``timeout`` (default: the control timeout),
+        and the connection's error if it ends first.
+        """
+        if self._state is not ConnectionState.OPEN:
+            raise self._closed_error or CLIConnectionError(
+                f"cannot send {subtype!r}: the CLI connection is {self._state.value}"
+            )
+        limit = self._control_timeout if timeout is None else timeout
+        rid = f"req_{next(self._ids)}_{secrets.token_hex(4)}"
+        pending = _Pending(subtype)
+        self._pending[rid] = pending
+        try:
+            await self.send_frame(codec.encode_control_request(rid, subtype, fields or {}))
+            with anyio.move_on_after(limit) as scope:
+                await pending.done.wait()
+            if scope.cancelled_caught:
+                await self._withdraw(rid)
+                raise ControlTimeoutError(subtype, limit)
+        finally:
+            self._pending.pop(rid, None)
+        if pending.error is not None:
+            raise pending.error
+        resp = pending.response
+        assert resp is not None
+        if not resp.ok:
+            raise ControlProtocolError(
+                f"the CLI refused {subtype!r}: {resp.error}",
+                subtype=subtype,
+                error_code=resp.error_code,
+            )
+        return resp.response
+
+    async def _withdraw(self, rid: str) -> None:
+        with anyio.move_on_after(1.0, shield=True):
+            # if the connection is gone, its error reaches every waiter anyway
+            with contextlib.suppress(CcwireError):
+                await self.send_frame({"type": codec.CONTROL_CANCEL_REQUEST, "request_id": rid})
+
+    # ------------------------------------------------------------------- read
+
+    async def _reader(self) -> None:
+        error: CcwireError | None = None
+        try:
+            while True:
+                line = await self._transport.receive_line()
+                if line is None:
+                    break
+                self._dispatch_line(line)
+        except CcwireError as exc:
+            error = exc
+        except Exception as exc:  # a bug below us must still release every waiter
+            error = CLIConnectionError(f"reading from the CLI failed: {exc!r}")
+            error.__cause__ = exc
+        self._finish(error)
+
+    def _dispatch_line(self, line: bytes) -> None:
+        if not line.startswith(b"{"):
+            self.noise_lines += 1
+            logger.warning("ignoring non-JSON line from the CLI: %r", line[:200])
+            return
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            err = MessageDecodeError(
+                "the CLI wrote a line that is not valid JSON",
+                line=line[:200].decode("utf-8", "replace"),
+            )
+            err.__cause__ = exc
+            self._on_message(err)
+            return
+        if not isinstance(obj, dict):
+            self._on_message(
+                MessageDecodeError(
+                    "the CLI wrote JSON that is not an object",
+                    line=line[:200].decode("utf-8", "replace"),
+                )
+            )
+            return
+        handler = self._frame_handlers.get(codec.frame_type(obj))
+        if handler is not None:
+            handler(obj)
+            return
+        try:
+            message = codec.decode_message(obj)
+        except MessageDecodeError as exc:
+            self._on_message(exc)
+            return
+        self._on_message(message)
+
+    def _finish(self, error: CcwireError | None) -> None:
+        if self._state in (ConnectionState.CLOSED, ConnectionState.FAILED):
+            return
+        self._closed_error = error
+        self._transition(ConnectionState.FAILED if error is not None else ConnectionState.CLOSED)
+        waiter_error = error or CLIConnectionError(
+            "the CLI closed its output before answering this request"
+        )
+        for pending in self._pending.values():
+            pending.error = waiter_error
+            pending.done.set()
+        for call in self._inflight.values():
+            call.cancelled.set()
+            call.scope.cancel()
+        self._on_closed(error)
+
+    # ------------------------------------------------------- control frames
+
+    def _on_control_response(self, obj: dict[str, Any]) -> None:
+        try:
+            resp = codec.decode_control_response(obj)
+        except MessageDecodeError as exc:
+            self._report("control_response", exc)
+            return
+        pending = self._pending.get(resp.request_id)
+        if pending is None:
+            logger.debug("ignoring control_response for unknown request %s", resp.request_id)
+            return
+        pending.response = resp
+        pending.done.set()
+
+    def _on_cancel_request(self, obj: dict[str, Any]) -> None:
+        rid = codec.decode_cancel_request_id(obj)
+        call = self._inflight.get(rid) if rid is not None else None
+        if call is not None:
+            call.cancelled.set()
+            call.scope.cancel()
+
+    def _on_control_request(self, obj: dict[str, Any]) -> None:
+        try:
+            req = codec.decode_control_request(obj)
+        except MessageDecodeError as exc:
+            self._report("control_request", exc)
+            rid = obj.get("request_id")
+            if isinstance(rid, str) and self._tg is not None:
+                self._tg.start_soon(self._reply, rid, None, str(exc))
+            return
+        handler = self._routes.get(req.subtype)
+        assert self._tg is not None
+        if handler is None:
+            self._tg.start_soon(
+                self._reply,
+                req.request_id,
+                None,
+                f"Unsupported control request subtype: {req.subtype}",
+            )
+            return
+        call = IncomingCall(req.request_id, req.subtype)
+        self._inflight[req.request_id] = call
+        self._tg.start_soon(self._run_handler, req, handler, call)
+
+    async def _run_handler(
+        self, req: codec.ControlRequest, handler: RouteHandler, call: IncomingCall
+    ) -> None:
+        result: Mapping[str, Any] | _NoReply | None = NO_REPLY
+        error: str | None = None
+        try:
+            with call.scope:
+                try:
+                    result = await handler(req, call)
+                except Exception as exc:
+                    self._report(req.subtype, exc)
+                    error = str(exc) or type(exc).__name__
+        finally:
+            self._inflight.pop(req.request_id, None)
+        if call.scope.cancelled_caught or call.cancelled.is_set():
+            return  # withdrawn by the CLI (or we are closing): it ignores late answers
+        if error is not None:
+            await self._reply(req.request_id, None, error)
+        elif result is not NO_REPLY:
+            await self._reply(req.request_id, result, None)
+
+    async def _reply(self, rid: str, body: Mapping[str, Any] | None, error: str | None) -> None:
+        frame = (
+            codec.encode_error(rid, error) if error is not None else codec.encode_success(rid, body)
+        )
+        try:
+            await self.send_frame(frame)
+        except CcwireError as exc:
+            if self._state is ConnectionState.OPEN:
+                self._report("reply", exc)
+
+    def _report(self, where: str, exc: BaseException) -> None:
+        if self._on_error is not None:
+            self._on_error(where, exc)
+        else:
+            logger.error("ccwire: error in %s: %s", where, exc, exc_info=exc)
+
+
+def _ignore(obj: dict[str, Any]) -> None:
+    return None

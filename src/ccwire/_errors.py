@@ -1,0 +1,141 @@
+"""The one exception tree of ccwire.
+
+Everything ccwire raises on purpose derives from :class:`CcwireError`.  Foreign
+exceptions (``OSError``, ``json.JSONDecodeError``, anyio's stream errors, ...) are
+translated into these at the layer boundary where they happen, with the original
+kept as ``__cause__``.
+
+The names used by Anthropic's ``claude-agent-sdk`` are available as aliases so that
+code written against it keeps working after changing the import.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CLIConnectionError",
+    "CLIJSONDecodeError",
+    "CLINotFoundError",
+    "CcwireError",
+    "ClaudeSDKError",
+    "ControlProtocolError",
+    "ControlTimeoutError",
+    "MessageDecodeError",
+    "MessageEncodeError",
+    "ProcessError",
+    "ResultError",
+    "SessionStateError",
+    "ToolDefinitionError",
+    "ToolError",
+    "UnsupportedFeatureError",
+]
+
+
+class CcwireError(Exception):
+    """Base class of every error ccwire raises."""
+
+
+ClaudeSDKError = CcwireError
+"""Alias of :class:`CcwireError` under the reference SDK's name."""
+
+
+class CLIConnectionError(CcwireError):
+    """The Claude Code CLI could not be started, or the connection to it is gone."""
+
+
+class CLINotFoundError(CLIConnectionError):
+    """No Claude Code CLI executable was found.
+
+    The message lists every place that was searched and how to install the CLI.
+    """
+
+    def __init__(self, message: str, *, searched: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.searched = searched
+
+
+class ProcessError(CLIConnectionError):
+    """The CLI process ended while it still owed us something.
+
+    ``exit_code`` is the process's exit status (negative for a signal, ``None`` if it
+    could not be collected) and ``stderr`` the last part of what it wrote to stderr.
+    """
+
+    def __init__(self, message: str, *, exit_code: int | None, stderr: str = "") -> None:
+        detail = message
+        if exit_code is not None:
+            detail += f" (exit code {exit_code})"
+        if stderr:
+            detail += f"\nCLI stderr (tail):\n{stderr}"
+        super().__init__(detail)
+        self.exit_code = exit_code
+        self.stderr = stderr
+
+
+class ResultError(ProcessError):
+    """The CLI exited with an error status after reporting an error result.
+
+    ``result`` is the text of that final result.
+    """
+
+    def __init__(self, result: str, *, exit_code: int | None, stderr: str = "") -> None:
+        super().__init__(f"the CLI reported an error: {result}", exit_code=exit_code, stderr=stderr)
+        self.result = result
+
+
+class MessageDecodeError(CcwireError):
+    """A line from the CLI could not be decoded as a protocol message.
+
+    ``line`` holds (at most the first 200 characters of) the offending text.
+    """
+
+    def __init__(self, message: str, *, line: str = "") -> None:
+        super().__init__(f"{message}: {line!r}" if line else message)
+        self.line = line
+
+
+CLIJSONDecodeError = MessageDecodeError
+"""Alias of :class:`MessageDecodeError` under the reference SDK's name."""
+
+
+class ControlProtocolError(CcwireError):
+    """A control request failed: the peer answered with an error, or broke the protocol.
+
+    ``subtype`` names the request, ``error_code`` is the CLI's optional error code.
+    """
+
+    def __init__(
+        self, message: str, *, subtype: str | None = None, error_code: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.subtype = subtype
+        self.error_code = error_code
+
+
+class ControlTimeoutError(CcwireError, TimeoutError):
+    """A control request got no answer within its time limit."""
+
+    def __init__(self, subtype: str, timeout: float) -> None:
+        super().__init__(f"control request {subtype!r} got no answer within {timeout:g} s")
+        self.subtype = subtype
+        self.timeout = timeout
+
+
+class UnsupportedFeatureError(ControlProtocolError):
+    """The connected CLI does not support the requested feature."""
+
+
+class ToolDefinitionError(CcwireError, ValueError):
+    """A tool or server definition is invalid (bad name, duplicate, bad schema)."""
+
+
+class ToolError(CcwireError):
+    """Raise from a tool handler to return an ``isError`` result with exactly this message."""
+
+
+class SessionStateError(CcwireError):
+    """An operation is not possible in the current state (for example: not connected)."""
+
+
+class MessageEncodeError(CcwireError, ValueError):
+    """A value could not be encoded as a JSON protocol line (for example: NaN, or an object
+    that is not JSON-serializable). Nothing was written to the CLI."""

@@ -1,0 +1,137 @@
+"""NDJSON framing: split a byte stream into lines, and encode one object as one line.
+
+Pure functions and state machines only, no I/O. Both transports (the subprocess one and
+the in-memory one used in tests) frame through :class:`LineDecoder`, so framing bugs show
+up in every test.
+
+:class:`LineDecoder` is linear in its total input: pending partial data is kept as a list
+of chunks and only each *new* chunk is searched for a newline, so a 100 MB line arriving
+in 4 KiB chunks costs the same as arriving in one piece. It works on bytes, so a chunk
+boundary inside a multi-byte UTF-8 sequence is harmless.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ._errors import MessageDecodeError, MessageEncodeError
+
+__all__ = ["LineDecoder", "encode_line"]
+
+_PREVIEW = 200
+
+
+def _preview(data: bytes) -> str:
+    return data[:_PREVIEW].decode("utf-8", "replace")
+
+
+class LineDecoder:
+    """Incrementally split a byte stream into lines.
+
+    Each complete line is returned without its ``b"\\n"`` and without one trailing
+    ``b"\\r"``; lines that are empty or only whitespace are skipped. ``max_line_bytes``
+    (default: unlimited) caps one line, counted without its ``b"\\n"``. A longer line (or
+    a longer unfinished line) breaks the decoder: :attr:`error` is set and every further
+    call raises it as :class:`~ccwire.MessageDecodeError`. The call that meets the long
+    line raises at once if it completed no line before it; otherwise it returns those
+    lines first (check :attr:`error` after each call).
+    """
+
+    def __init__(self, max_line_bytes: int | None = None) -> None:
+        if max_line_bytes is not None and max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be a positive integer or None")
+        self._max = max_line_bytes
+        self._parts: list[bytes] = []
+        self._pending = 0
+        self._broken: MessageDecodeError | None = None
+
+    @property
+    def pending_bytes(self) -> int:
+        """Number of bytes of the unfinished line held so far."""
+        return self._pending
+
+    @property
+    def error(self) -> MessageDecodeError | None:
+        """The error that broke the decoder (a line over ``max_line_bytes``), if any."""
+        return self._broken
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """Add ``chunk`` and return the lines it completed, in order."""
+        if self._broken is not None:
+            raise self._broken
+        chunk = bytes(chunk)
+        lines: list[bytes] = []
+        start = 0
+        try:
+            while True:
+                nl = chunk.find(b"\n", start)
+                if nl < 0:
+                    break
+                if self._parts:
+                    self._check(self._pending + nl - start, self._parts[0])
+                    self._parts.append(chunk[start:nl])
+                    line = b"".join(self._parts)
+                    self._parts.clear()
+                    self._pending = 0
+                else:
+                    line = chunk[start:nl]
+                    self._check(len(line), line)
+                self._emit(line, lines)
+                start = nl + 1
+            if start < len(chunk):
+                rest = chunk[start:] if start else chunk
+                self._check(self._pending + len(rest), self._parts[0] if self._parts else rest)
+                self._parts.append(rest)
+                self._pending += len(rest)
+        except MessageDecodeError:
+            if not lines:
+                raise
+        return lines
+
+    def flush(self) -> bytes | None:
+        """Return (and forget) the unfinished line at end of stream.
+
+        ``None`` if nothing but whitespace is pending.
+        """
+        if self._broken is not None:
+            raise self._broken
+        data = b"".join(self._parts)
+        self._parts.clear()
+        self._pending = 0
+        if data.endswith(b"\r"):
+            data = data[:-1]
+        if not data or data.isspace():
+            return None
+        return data
+
+    @staticmethod
+    def _emit(line: bytes, out: list[bytes]) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line and not line.isspace():
+            out.append(line)
+
+    def _check(self, size: int, head: bytes) -> None:
+        if self._max is not None and size > self._max:
+            self._parts.clear()
+            self._pending = 0
+            self._broken = MessageDecodeError(
+                f"a line from the CLI exceeds max_line_bytes ({self._max} bytes)",
+                line=_preview(head),
+            )
+            raise self._broken
+
+
+def encode_line(obj: object) -> bytes:
+    """Encode ``obj`` as one compact UTF-8 JSON line ending in ``b"\\n"``.
+
+    The result never holds a raw newline except the final one. Raises
+    :class:`~ccwire.MessageEncodeError` (nothing is written) for values JSON cannot
+    represent: non-serializable objects, NaN/Infinity, circular references, lone
+    surrogates.
+    """
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8") + b"\n"
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise MessageEncodeError(f"cannot encode the message as JSON: {exc}") from exc

@@ -1,0 +1,465 @@
+"""Run the Claude Code CLI as a child process and exchange NDJSON lines over its pipes.
+
+Four background tasks run in the task group given to :meth:`SubprocessTransport.start`:
+
+- the **stdout reader** reads chunks, frames them with :class:`LineDecoder` and hands the
+  lines to :meth:`~SubprocessTransport.receive_line` through a small buffer (so a slow
+  consumer slows the CLI down instead of growing memory);
+- the **stdin writer** performs every write. A sender that is cancelled mid-write only
+  stops waiting: the line is still written whole, because a torn line followed by the
+  next one is a non-JSON line, and a single non-JSON line kills the CLI;
+- the **stderr drainer** always reads stderr (a full stderr pipe would stall the CLI),
+  forwarding lines to the callback and keeping a tail for error messages;
+- the **exit watcher** reaps the process and, should a grandchild keep a pipe open after
+  the CLI exited, stops waiting for that pipe's end after a grace period.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from ._errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
+from ._framing import LineDecoder
+from ._transport import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
+
+__all__ = ["SubprocessTransport"]
+
+_LINE_BUFFER = 16  # lines read ahead of the consumer
+_STDERR_CHUNK = 64 * 1024
+_EOF_GRACE = 2.0  # after exit, how long a pipe may stay open before we stop waiting for it
+_ABANDONED_READ_TIMEOUT = 0.1  # read timeout once a pipe has been given up on
+_STDERR_WAIT = 1.0  # after stdout EOF, how long to wait for stderr EOF (complete tail)
+_BROKEN_PIPE_EXIT_WAIT = 1.0  # after a failed write, how long to wait for the exit status
+_KILL_WAIT = 5.0
+_STREAM_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+@dataclass(eq=False)
+class _Write:
+    data: bytes
+    done: anyio.Event = field(default_factory=anyio.Event)
+    error: BaseException | None = None
+    interrupted: bool = False
+
+
+class SubprocessTransport(Transport):
+    """A :class:`~ccwire._transport.Transport` over a child process's stdin/stdout/stderr.
+
+    ``stderr_callback`` gets every stderr line; ``stderr_tail_bytes`` bounds the tail
+    quoted in :class:`~ccwire.ProcessError`. ``max_line_bytes`` caps one stdout line
+    (default unlimited). :meth:`aclose` waits ``close_grace`` s after closing stdin, then
+    sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
+    exit status is awaited for at most ``exit_wait`` s.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        user: str | None = None,
+        stderr_callback: Callable[[str], None] | None = None,
+        stderr_tail_bytes: int = 64 * 1024,
+        max_line_bytes: int | None = None,
+        read_chunk_size: int = 256 * 1024,
+        close_grace: float = 5.0,
+        terminate_grace: float = 5.0,
+        exit_wait: float = 10.0,
+    ) -> None:
+        if isinstance(argv, str) or not argv:
+            raise ValueError("argv must be a non-empty sequence of strings")
+        self._argv = list(argv)
+        self._env = dict(env) if env is not None else None
+        self._cwd = cwd
+        self._user = user
+        self._stderr = StderrCollector(stderr_callback, tail_bytes=stderr_tail_bytes)
+        self._decoder = LineDecoder(max_line_bytes)
+        self._chunk_size = read_chunk_size
+        self._close_grace = close_grace
+        self._terminate_grace = terminate_grace
+        self._exit_wait = exit_wait
+
+        self._process: anyio.abc.Process | None = None
+        self._lines_tx, self._lines_rx = anyio.create_memory_object_stream[bytes](_LINE_BUFFER)
+        self._leftover: deque[bytes] = deque()  # lines still buffered when aclose() ran
+        self._writes_tx, self._writes_rx = anyio.create_memory_object_stream[_Write]()
+        self._send_lock = anyio.Lock()
+        self._reader_scope = anyio.CancelScope()
+        self._writer_scope = anyio.CancelScope()
+        self._stderr_scope = anyio.CancelScope()
+        self._read_scope: anyio.CancelScope | None = None
+        self._stdout_eof = anyio.Event()
+        self._stderr_done = anyio.Event()
+        self._stdin_closed = anyio.Event()
+        self._close_done = anyio.Event()
+        self._abandon_stdout = False
+        self._read_error: CcwireError | None = None
+        self._input_closed = False
+        self._input_error: BaseException | None = None
+        self._closing = False
+        self._signalled = False
+
+    def __repr__(self) -> str:
+        proc = self._process
+        if proc is None:
+            state = "not started"
+        else:
+            rc = proc.returncode
+            state = f"pid={proc.pid} " + ("running" if rc is None else f"exited {rc}")
+        return f"<SubprocessTransport {self._argv[0]!r} {state}>"
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id, or ``None`` before :meth:`start`."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def exit_info(self) -> ProcessExit | None:
+        """How the process ended, or ``None`` while it runs (or before :meth:`start`)."""
+        rc = None if self._process is None else self._process.returncode
+        return None if rc is None else ProcessExit(rc, self._stderr.tail)
+
+    # ------------------------------------------------------------------ start
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Spawn the process and start the background tasks in ``task_group``."""
+        if self._process is not None or self._closing:
+            raise CLIConnectionError("this transport was already started (or closed)")
+        try:
+            proc = await self._spawn()
+        except BaseException:
+            self._closing = True
+            self._close_streams()
+            raise
+        self._process = proc
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        try:
+            task_group.start_soon(self._drain_stderr, proc.stderr, name="ccwire stderr")
+            task_group.start_soon(self._read_stdout, proc.stdout, name="ccwire stdout")
+            task_group.start_soon(self._write_stdin, proc.stdin, name="ccwire stdin")
+            task_group.start_soon(self._watch_exit, proc, name="ccwire exit watcher")
+        except BaseException:  # e.g. the task group is already closed: leave no orphan
+            self._closing = True
+            with anyio.CancelScope(shield=True):
+                self._signal(proc, kill=True)
+                await _wait_exit(proc, _KILL_WAIT)
+                await proc.aclose()
+            self._close_streams()
+            self._close_done.set()
+            raise
+
+    async def _spawn(self) -> anyio.abc.Process:
+        exe = self._argv[0]
+        try:
+            return await anyio.open_process(
+                self._argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._cwd,
+                env=self._env,
+                user=self._user,
+            )
+        except FileNotFoundError as exc:
+            if self._cwd is not None and not await anyio.Path(self._cwd).is_dir():
+                raise CLIConnectionError(
+                    "cannot start the Claude Code CLI: working directory "
+                    f"{os.fspath(self._cwd)!r} does not exist"
+                ) from exc
+            raise CLINotFoundError(
+                f"Claude Code CLI not found at {exe!r}", searched=(exe,)
+            ) from exc
+        except PermissionError as exc:
+            raise CLIConnectionError(
+                f"cannot start the Claude Code CLI at {exe!r}: permission denied ({exc})"
+            ) from exc
+        except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
+            raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+
+    def _started(self) -> anyio.abc.Process:
+        if self._process is None:
+            raise CLIConnectionError("the transport is not started")
+        return self._process
+
+    # ------------------------------------------------------------------ input
+
+    async def send_line(self, line: bytes) -> None:
+        """Write one encoded line; see :meth:`Transport.send_line`."""
+        check_line(line)
+        self._started()
+        async with self._send_lock:
+            await self._check_input()
+            item = _Write(line)
+            try:
+                await self._writes_tx.send(item)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+                raise await self._input_failure(exc) from exc
+            await item.done.wait()
+        if item.interrupted:
+            raise CLIConnectionError("the CLI's input was closed while this line was being written")
+        if item.error is not None:
+            raise await self._input_failure(item.error) from item.error
+
+    async def _check_input(self) -> None:
+        proc = self._started()
+        if self._input_closed or self._input_error is not None or proc.returncode is not None:
+            raise await self._input_failure(self._input_error) from self._input_error
+
+    async def _input_failure(self, exc: BaseException | None) -> CcwireError:
+        proc = self._started()
+        if self._input_closed or self._closing:
+            return CLIConnectionError("the CLI's input is closed")
+        if exc is not None and proc.returncode is None:
+            with anyio.move_on_after(_BROKEN_PIPE_EXIT_WAIT):
+                await proc.wait()
+        if proc.returncode is not None:
+            return ProcessError(
+                "cannot write to the Claude Code CLI: it has exited",
+                exit_code=proc.returncode,
+                stderr=self._stderr.tail,
+            )
+        return CLIConnectionError(f"writing to the CLI's stdin failed: {exc!r}")
+
+    async def _write_stdin(self, stdin: anyio.abc.ByteSendStream) -> None:
+        rx: MemoryObjectReceiveStream[_Write] = self._writes_rx
+        try:
+            with self._writer_scope:
+                async for item in rx:
+                    try:
+                        await stdin.send(item.data)
+                    except _STREAM_ERRORS as exc:
+                        self._input_error = item.error = exc
+                        break
+                    except BaseException:
+                        item.interrupted = True
+                        raise
+                    finally:
+                        item.done.set()
+        except Exception:  # never let a bug here crash the caller's task group
+            logger.exception("ccwire: the stdin writer failed")
+        finally:
+            rx.close()
+            await _close_quietly(stdin)
+            self._stdin_closed.set()
+
+    async def end_input(self) -> None:
+        """Close stdin once the line being written (if any) is out (waits at most
+        ``close_grace`` s for it); idempotent, never raises for a closed or broken pipe.
+        """
+        with anyio.CancelScope(shield=True):
+            first = not self._input_closed
+            self._input_closed = True
+            proc = self._process
+            if proc is None:
+                return
+            if first:
+                with anyio.move_on_after(self._close_grace):
+                    async with self._send_lock:
+                        self._writes_tx.close()
+                        await self._stdin_closed.wait()
+                self._writes_tx.close()
+                self._writer_scope.cancel()
+            with anyio.move_on_after(1.0):
+                await self._stdin_closed.wait()
+            if not self._stdin_closed.is_set() and proc.stdin is not None:
+                await _close_quietly(proc.stdin)  # the writer task never ran
+
+    # ----------------------------------------------------------------- output
+
+    async def receive_line(self) -> bytes | None:
+        """Return the next line; see :meth:`Transport.receive_line`."""
+        self._started()
+        if self._leftover:
+            return self._leftover.popleft()
+        try:
+            return await self._lines_rx.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._lines_rx.close()
+        if self._read_error is not None:
+            raise self._read_error
+        await self._verdict()
+        return None
+
+    async def _verdict(self) -> None:
+        proc = self._started()
+        with anyio.move_on_after(self._exit_wait):
+            await proc.wait()
+        if proc.returncode is not None:
+            with anyio.move_on_after(_STDERR_WAIT):  # let the tail be complete
+                await self._stderr_done.wait()
+        rc = proc.returncode
+        if rc is None:
+            raise ProcessError(
+                f"the Claude Code CLI closed its output but did not exit within "
+                f"{self._exit_wait:g} s",
+                exit_code=None,
+                stderr=self._stderr.tail,
+            )
+        if rc == 0 or self._signalled:
+            return None  # a clean exit, or the end we forced in aclose()
+        raise ProcessError(CLI_EXITED, exit_code=rc, stderr=self._stderr.tail)
+
+    async def _read_stdout(self, stdout: anyio.abc.ByteReceiveStream) -> None:
+        try:
+            with self._reader_scope:
+                while (chunk := await self._read_chunk(stdout)) is not None:
+                    for line in self._decoder.feed(chunk):
+                        await self._lines_tx.send(line)
+                    _raise_if_broken(self._decoder)
+                self._stdout_eof.set()
+                rest = self._decoder.flush()
+                if rest is not None:
+                    await self._lines_tx.send(rest)
+        except CcwireError as exc:  # an oversized line
+            self._read_error = exc
+        except (anyio.BrokenResourceError, OSError) as exc:
+            self._read_error = CLIConnectionError(f"reading the CLI's output failed: {exc!r}")
+            self._read_error.__cause__ = exc
+        except anyio.ClosedResourceError:
+            pass  # closed by aclose()
+        except Exception as exc:
+            logger.exception("ccwire: the stdout reader failed")
+            self._read_error = CLIConnectionError(f"reading the CLI's output failed: {exc!r}")
+            self._read_error.__cause__ = exc
+        finally:
+            self._stdout_eof.set()
+            self._lines_tx.close()
+            await _close_quietly(stdout)
+
+    async def _read_chunk(self, stdout: anyio.abc.ByteReceiveStream) -> bytes | None:
+        """The next chunk of stdout, ``None`` at its end."""
+        try:
+            while True:
+                if self._abandon_stdout:
+                    with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+                        return await stdout.receive(self._chunk_size)
+                    return None
+                with anyio.CancelScope() as scope:
+                    self._read_scope = scope
+                    try:
+                        return await stdout.receive(self._chunk_size)
+                    finally:
+                        self._read_scope = None
+        except anyio.EndOfStream:
+            return None
+
+    # ----------------------------------------------------------------- stderr
+
+    async def _drain_stderr(self, stderr: anyio.abc.ByteReceiveStream) -> None:
+        try:
+            with self._stderr_scope:
+                while True:
+                    try:
+                        chunk = await stderr.receive(_STDERR_CHUNK)
+                    except (anyio.EndOfStream, *_STREAM_ERRORS):
+                        break
+                    self._stderr.feed(chunk)
+        except Exception:
+            logger.exception("ccwire: the stderr drainer failed")
+        finally:
+            self._stderr.flush()
+            self._stderr_done.set()
+            await _close_quietly(stderr)
+
+    # --------------------------------------------------------------- shutdown
+
+    async def _watch_exit(self, proc: anyio.abc.Process) -> None:
+        await proc.wait()  # also reaps the child on trio
+        self._writes_tx.close()  # nothing more can be written; lets the writer task end
+        with anyio.move_on_after(_EOF_GRACE):
+            await self._stdout_eof.wait()
+            await self._stderr_done.wait()
+        if not self._stdout_eof.is_set():
+            self._abandon_stdout = True  # a grandchild holds stdout open
+            if self._read_scope is not None:
+                self._read_scope.cancel()
+        if not self._stderr_done.is_set():
+            self._stderr_scope.cancel()
+
+    async def aclose(self) -> None:
+        """Close stdin, wait, SIGTERM, wait, SIGKILL, reap; bounded, shielded, idempotent."""
+        with anyio.CancelScope(shield=True):
+            if self._closing:
+                with anyio.move_on_after(
+                    2 * self._close_grace + self._terminate_grace + _KILL_WAIT + 5
+                ):
+                    await self._close_done.wait()
+                return
+            self._closing = True
+            try:
+                await self._shutdown()
+            finally:
+                self._close_streams()
+                self._close_done.set()
+
+    def _close_streams(self) -> None:
+        self._lines_tx.close()
+        self._writes_tx.close()
+        self._writes_rx.close()
+        while True:  # keep what was read but not yet received
+            try:
+                self._leftover.append(self._lines_rx.receive_nowait())
+            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
+                break
+        self._lines_rx.close()
+
+    async def _shutdown(self) -> None:
+        proc = self._process
+        if proc is None:
+            return
+        await self.end_input()
+        if not await _wait_exit(proc, self._close_grace):
+            self._signal(proc, kill=False)
+            if not await _wait_exit(proc, self._terminate_grace):
+                self._signal(proc, kill=True)
+                if not await _wait_exit(proc, _KILL_WAIT):
+                    logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
+                    return
+        with anyio.move_on_after(_STDERR_WAIT):
+            await self._stdout_eof.wait()
+            await self._stderr_done.wait()
+        self._reader_scope.cancel()
+        self._stderr_scope.cancel()
+        self._writer_scope.cancel()
+        with anyio.move_on_after(1.0):
+            await proc.aclose()
+
+    def _signal(self, proc: anyio.abc.Process, *, kill: bool) -> None:
+        self._signalled = True
+        try:
+            if kill:
+                proc.kill()
+            else:
+                proc.terminate()
+        except ProcessLookupError:
+            pass  # exited in the meantime
+
+
+def _raise_if_broken(decoder: LineDecoder) -> None:
+    if decoder.error is not None:
+        raise decoder.error
+
+
+async def _wait_exit(proc: anyio.abc.Process, seconds: float) -> bool:
+    with anyio.move_on_after(seconds):
+        await proc.wait()
+    return proc.returncode is not None
+
+
+async def _close_quietly(stream: anyio.abc.AsyncResource) -> None:
+    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+        try:
+            await stream.aclose()
+        except (*_STREAM_ERRORS, RuntimeError):
+            pass

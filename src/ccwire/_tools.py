@@ -1,0 +1,493 @@
+"""Tool definitions: the ``@tool`` decorator, :class:`SdkMcpTool`, annotations, context.
+
+Everything that can be computed about a tool (its JSON Schema, the compiled validator,
+how to call its handler, its ``tools/list`` entry) is computed once, when the tool is
+defined, so that a ``tools/call`` does no schema work and no introspection.
+"""
+
+from __future__ import annotations
+
+import binascii
+import dataclasses
+import inspect
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, TypeVar
+
+import anyio.to_thread
+
+from ._errors import ToolDefinitionError, ToolError
+from ._schema import CompiledValidator, compile_validator, params_schema, to_json_schema
+
+__all__ = [
+    "SdkMcpTool",
+    "ToolAnnotations",
+    "ToolContext",
+    "audio_content",
+    "embedded_blob_resource",
+    "embedded_text_resource",
+    "error_result",
+    "image_content",
+    "resource_link",
+    "text_content",
+    "tool",
+]
+
+logger = logging.getLogger("ccwire")
+T = TypeVar("T")
+Sink = Callable[[dict[str, Any]], Awaitable[None]]
+"""Delivers one JSON-RPC notification to the CLI."""
+
+_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_CONTENT_TYPES: Final = frozenset({"text", "image", "audio", "resource_link", "resource"})
+_RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert",
+                     "emergency")  # fmt: skip
+"""MCP log levels, least severe first (``logging/setLevel`` and :meth:`ToolContext.log`)."""
+_LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
+
+
+# --------------------------------------------------------------------------- content helpers
+
+
+def text_content(text: str) -> dict[str, Any]:
+    """A text content block: ``{"type": "text", "text": text}``."""
+    return {"type": "text", "text": text}
+
+
+def _b64(data: bytes | str) -> str:
+    return (
+        binascii.b2a_base64(data, newline=False).decode("ascii")
+        if isinstance(data, bytes)
+        else data
+    )
+
+
+def image_content(data: bytes | str, mime_type: str) -> dict[str, Any]:
+    """An image block; ``bytes`` are base64-encoded, a ``str`` is taken as base64 already."""
+    return {"type": "image", "data": _b64(data), "mimeType": mime_type}
+
+
+def audio_content(data: bytes | str, mime_type: str) -> dict[str, Any]:
+    """An audio block; ``bytes`` are base64-encoded, a ``str`` is taken as base64 already."""
+    return {"type": "audio", "data": _b64(data), "mimeType": mime_type}
+
+
+def resource_link(
+    uri: str,
+    name: str,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    size: int | None = None,
+) -> dict[str, Any]:
+    """A ``resource_link`` block pointing at a resource the client may fetch."""
+    block: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name}
+    extra = {"title": title, "description": description, "mimeType": mime_type, "size": size}
+    block.update((k, v) for k, v in extra.items() if v is not None)
+    return block
+
+
+def embedded_text_resource(uri: str, text: str, mime_type: str | None = None) -> dict[str, Any]:
+    """An embedded ``resource`` block carrying text contents."""
+    resource: dict[str, Any] = {"uri": uri, "text": text}
+    if mime_type is not None:
+        resource["mimeType"] = mime_type
+    return {"type": "resource", "resource": resource}
+
+
+def embedded_blob_resource(
+    uri: str, blob: bytes | str, mime_type: str | None = None
+) -> dict[str, Any]:
+    """An embedded ``resource`` block carrying binary contents (base64)."""
+    resource: dict[str, Any] = {"uri": uri, "blob": _b64(blob)}
+    if mime_type is not None:
+        resource["mimeType"] = mime_type
+    return {"type": "resource", "resource": resource}
+
+
+def error_result(message: str) -> dict[str, Any]:
+    """A ``CallToolResult`` reporting a tool failure the model can read."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+# --------------------------------------------------------------------------- annotations
+
+
+@dataclass(frozen=True)
+class ToolAnnotations:
+    """Behaviour hints sent in ``tools/list`` (as ``readOnlyHint``, ``destructiveHint``, ...).
+
+    With ``read_only_hint=True`` the Claude Code CLI runs several calls of the tool
+    *concurrently* when the model asks for them in one turn (otherwise it runs them
+    one after another), so only set it for handlers that are safe to overlap.
+    Annotations are hints for the client, not a security mechanism: nothing enforces
+    them and clients must not trust them from untrusted servers.
+    """
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, ``None`` values left out."""
+        values = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        return {_camel(name): v for name, v in values if v is not None}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def annotations_to_dict(value: Any) -> dict[str, Any] | None:
+    """Wire form of ``annotations``: a :class:`ToolAnnotations`, a mapping (camelCase or
+    snake_case keys) or an object with ``model_dump`` (``mcp.types.ToolAnnotations``)."""
+    if value is None:
+        return None
+    if isinstance(value, ToolAnnotations):
+        wire = value.to_dict()
+    elif isinstance(value, Mapping):
+        wire = {_camel(str(k)): v for k, v in value.items() if v is not None}
+    elif callable(getattr(value, "model_dump", None)):
+        wire = {k: v for k, v in value.model_dump().items() if v is not None}
+    else:
+        raise ToolDefinitionError(f"annotations must be ToolAnnotations or a mapping: {value!r}")
+    return wire or None
+
+
+# --------------------------------------------------------------------------- context
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a handler written as ``(args, ctx)`` learns about its call.
+
+    ``tool_use_id`` is the model's ``tool_use`` id (from ``_meta["claudecode/toolUseId"]``),
+    ``request_id`` the JSON-RPC id of the ``tools/call``, ``progress_token`` the token
+    for :meth:`report_progress`.  ``send`` delivers notifications for this call to the
+    CLI; without it (or without a token) progress reports are dropped.  ``meta`` is the
+    call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold.
+    """
+
+    tool_name: str
+    server_name: str = ""
+    request_id: str | int | None = None
+    tool_use_id: str | None = None
+    session_id: str | None = None
+    progress_token: str | int | None = None
+    meta: Mapping[str, Any] | None = None
+    send: Sink | None = field(default=None, repr=False, compare=False)
+    log_level: str = "debug"
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` for this call (a no-op without a progress token)."""
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send an MCP log message (``notifications/message``) at ``level`` ("info", ...).
+
+        Messages below the level the client set with ``logging/setLevel`` are dropped.
+        """
+        if _LOG_RANK.get(level, len(LOG_LEVELS)) < _LOG_RANK.get(self.log_level, 0):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._notify("notifications/message", params)
+
+    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        if self.send is None:
+            return
+        try:
+            await self.send({"jsonrpc": "2.0", "method": method, "params": params})
+        except Exception as exc:  # a lost notification must not fail the tool
+            logger.warning("ccwire: tool %r lost a %s: %s", self.tool_name, method, exc)
+
+
+# --------------------------------------------------------------------------- tools
+
+_Invoke = Callable[[Any, "ToolContext | None"], Awaitable[Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class SdkMcpTool(Generic[T]):
+    """A tool served by an in-process MCP server; made by :func:`tool`.
+
+    ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
+    it (or from the handler's signature when it is ``None``) and ``validator`` its
+    compiled validator, both computed once here.  ``handler`` may be ``async def`` or a
+    plain ``def`` (run in a worker thread) taking ``(args)``, ``(args, ctx)``, or, when
+    the schema was inferred, keyword arguments (plus an optional ``ctx: ToolContext``).
+    """
+
+    name: str
+    description: str
+    input_schema: Any
+    handler: Callable[..., Any]
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None
+    title: str | None = None
+    output_schema: Any = None
+    timeout: float | None = None
+    meta: Mapping[str, Any] | None = None
+    json_schema: dict[str, Any] = field(init=False, repr=False)
+    validator: CompiledValidator = field(init=False, repr=False)
+    output_json_schema: dict[str, Any] | None = field(init=False, repr=False)
+    wants_context: bool = field(init=False, repr=False)
+    definition: dict[str, Any] = field(init=False, repr=False)
+    _invoke: _Invoke = field(init=False, repr=False)
+    _output_validator: CompiledValidator | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ToolDefinitionError(
+                f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+            )
+        if not isinstance(self.description, str):
+            raise ToolDefinitionError(f"tool {self.name!r}: description must be a string")
+        if not callable(self.handler):
+            raise ToolDefinitionError(f"tool {self.name!r}: handler is not callable")
+        if self.timeout is not None and not (
+            isinstance(self.timeout, (int, float)) and self.timeout > 0
+        ):
+            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
+        schema, invoke, wants_ctx = _analyse(self)
+        output = None if self.output_schema is None else to_json_schema(self.output_schema)
+        entry: dict[str, Any] = {"name": self.name}
+        if self.title is not None:
+            entry["title"] = self.title
+        entry.update(description=self.description, inputSchema=schema)
+        if output is not None:
+            entry["outputSchema"] = output
+        wire_annotations = annotations_to_dict(self.annotations)
+        if wire_annotations:
+            entry["annotations"] = wire_annotations
+        if self.meta:
+            entry["_meta"] = dict(self.meta)
+        computed = {
+            "json_schema": schema, "validator": compile_validator(schema),
+            "output_json_schema": output, "wants_context": wants_ctx, "definition": entry,
+            "_invoke": invoke,
+            "_output_validator": None if output is None else compile_validator(output),
+        }  # fmt: skip
+        for key, value in computed.items():
+            object.__setattr__(self, key, value)
+
+    async def call(self, arguments: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Validate ``arguments``, run the handler and return a ``CallToolResult`` dict.
+
+        Never raises for tool failures (those become ``isError`` results); timeouts and
+        cancellation are applied by the server around this call.
+        """
+        args, failure = self.validator.validate({} if arguments is None else arguments)
+        if failure is not None:
+            return error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
+        if ctx is None and self.wants_context:
+            ctx = ToolContext(tool_name=self.name)
+        try:
+            return self._result(await self._invoke(args, ctx))
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            return error_result(f"{type(exc).__name__}: {exc}")
+
+    def _result(self, value: Any) -> dict[str, Any]:
+        if type(value) is dict and "content" in value and "is_error" not in value:
+            content = value["content"]  # the common shape: checked without copying
+            if type(content) is list and self._output_validator is None:
+                for block in content:
+                    if type(block) is not dict:
+                        break
+                else:
+                    return value
+        if isinstance(value, dict):
+            if any(key in value for key in _RESULT_KEYS):
+                return self._mcp_result(value)
+            if self._output_validator is None and value.get("type") in _CONTENT_TYPES:
+                return {"content": [value]}
+        elif isinstance(value, str):
+            return {"content": [{"type": "text", "text": value}]}
+        elif isinstance(value, (list, tuple)):
+            return {"content": _blocks(value)}
+        elif value is None:
+            return {"content": []}
+        data = _plain(value)
+        if self._output_validator is None:
+            return {"content": [text_content(_dumps(data))]}
+        data, failure = self._output_validator.validate(data)
+        if failure is not None:
+            return error_result(
+                f"Tool {self.name!r} returned output that does not match its output schema: "
+                + failure.describe("output")
+            )
+        return {"content": [text_content(_dumps(data))], "structuredContent": data}
+
+    def _mcp_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        if "is_error" in result:  # the reference SDK's spelling
+            result = {("isError" if k == "is_error" else k): v for k, v in result.items()}
+            result["isError"] = bool(result["isError"])
+        content = result.get("content")
+        if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+            if content is not None and not isinstance(content, (list, tuple, str)):
+                return error_result(f"Tool {self.name!r} returned invalid content: {content!r}")
+            items = [content] if isinstance(content, str) else content or []
+            result = {**result, "content": _blocks(items)}
+        validator = self._output_validator
+        if validator is not None and "structuredContent" in result and not result.get("isError"):
+            _, failure = validator.validate(result["structuredContent"])
+            if failure is not None:
+                return error_result(
+                    f"Tool {self.name!r} returned output that does not match its output "
+                    f"schema: {failure.describe('output')}"
+                )
+        return result
+
+
+def _blocks(items: Any) -> list[Any]:
+    return [
+        b if isinstance(b, dict) else text_content(b if isinstance(b, str) else _dumps(b))
+        for b in items
+    ]
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if callable(getattr(value, "model_dump", None)):
+        return value.model_dump(mode="json")
+    return value
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(_plain(value), ensure_ascii=False, default=str)
+
+
+def tool(
+    name: str,
+    description: str,
+    input_schema: Any = None,
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+    *,
+    title: str | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    timeout: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
+    """Decorate a handler to make it an :class:`SdkMcpTool`.
+
+    ``@tool("greet", "Greet someone", {"name": str})`` on ``async def greet(args)``.
+    ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
+    dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
+    the handler's parameters (which are then passed as keyword arguments).  The name is
+    checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one raises
+    :class:`~ccwire.ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
+    ``output_schema`` makes dict/dataclass return values ``structuredContent``;
+    ``meta`` becomes the tool's ``_meta`` in ``tools/list``.
+    """
+
+    def decorator(handler: Callable[..., Any]) -> SdkMcpTool[Any]:
+        return SdkMcpTool(
+            name=name, description=description, input_schema=input_schema, handler=handler,
+            annotations=annotations, title=title, output_schema=output_schema,
+            timeout=timeout, meta=meta,
+        )  # fmt: skip
+
+    return decorator
+
+
+# --------------------------------------------------------------------------- handler analysis
+
+
+def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
+    """``(schema, invoke, wants_context)``, from the schema and the handler's signature."""
+    handler, inferred = t.handler, t.input_schema is None
+    try:
+        sig: inspect.Signature | None = inspect.signature(handler, eval_str=True)
+    except (TypeError, ValueError):
+        sig = None  # builtins and the like: call with (args)
+    except Exception as exc:
+        if inferred:
+            raise ToolDefinitionError(
+                f"tool {t.name!r}: cannot read its annotations: {exc}"
+            ) from exc
+        sig = inspect.signature(handler)
+    params = list(sig.parameters.values()) if sig is not None else []
+    ctx_param = next((p for p in params if _is_ctx(p)), None)
+    ctx_name = ctx_param.name if ctx_param is not None else ""
+    P = inspect.Parameter
+    if inferred:
+        fields, extra = [], False
+        for p in params:
+            if p is ctx_param:
+                continue
+            if p.kind in (P.POSITIONAL_ONLY, P.VAR_POSITIONAL):
+                raise ToolDefinitionError(f"tool {t.name!r}: cannot infer a schema for *{p.name}")
+            if p.kind is P.VAR_KEYWORD:
+                extra = True
+            else:
+                fields.append((p.name, p.annotation, p.default is not P.empty))
+        schema = params_schema(fields, additional=extra)
+        mode = "kwargs_ctx" if ctx_param is not None else "kwargs"
+    else:
+        schema = to_json_schema(t.input_schema)
+        positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        if len(positional) >= 2 and (
+            positional[1].default is P.empty or positional[1] is ctx_param
+        ):
+            mode = "args_ctx"
+        elif ctx_param is not None and ctx_param.kind is P.KEYWORD_ONLY:
+            mode = "args_kwctx"
+        else:
+            mode = "args"
+    return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
+
+
+def _is_ctx(p: inspect.Parameter) -> bool:
+    ann = p.annotation
+    if ann is ToolContext or (isinstance(ann, str) and ann.rsplit(".", 1)[-1] == "ToolContext"):
+        return True
+    return ann is inspect.Parameter.empty and p.name == "ctx"
+
+
+def _is_async(handler: Any) -> bool:
+    dunder_call = getattr(type(handler), "__call__", None)  # noqa: B004
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(dunder_call)
+
+
+def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invoke:
+    call: Callable[[Any, ToolContext | None], Any]
+    if mode == "args":
+        call = lambda a, c: handler(a)  # noqa: E731
+    elif mode == "args_ctx":
+        call = handler
+    elif mode == "args_kwctx":
+        call = lambda a, c: handler(a, **{ctx_name: c})  # noqa: E731
+    elif mode == "kwargs":
+        call = lambda a, c: handler(**a)  # noqa: E731
+    else:
+        call = lambda a, c: handler(**a, **{ctx_name: c})  # noqa: E731
+    if _is_async(handler):
+        return call
+
+    async def in_thread(args: Any, ctx: ToolContext | None) -> Any:
+        # abandon_on_cancel: a timeout or cancellation answers at once; the thread
+        # itself cannot be interrupted and finishes in the background.
+        result = await anyio.to_thread.run_sync(call, args, ctx, abandon_on_cancel=True)
+        return await result if inspect.isawaitable(result) else result
+
+    return in_thread

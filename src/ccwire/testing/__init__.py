@@ -1,0 +1,56 @@
+"""Testing helpers for ccwire users: run the real Claude Code CLI fully offline.
+
+:class:`ScriptedModel` is a local Anthropic Messages API whose replies a test scripts;
+:func:`offline_env` builds the environment that points the ``claude`` CLI at it.  The
+pytest plugin (registered automatically) provides the ``scripted_model`` and
+``offline_env`` fixtures::
+
+    def test_tool_round_trip(scripted_model, offline_env):
+        call = tool_use("Bash", {"command": "echo hi"})
+        scripted_model.add(call, text("done"))
+        ...  # run the CLI / the SDK with env=offline_env
+        assert scripted_model.turn_requests[1].tool_results()[0].content == "hi"
+        scripted_model.assert_script_consumed()
+"""
+
+from .._memory_transport import CLIPeer, MemoryTransport, memory_transport_pair
+from ._env import OFFLINE_API_KEY, offline_env
+from ._fake_cli import FakeCLI
+from ._replies import (
+    Block,
+    ErrorReply,
+    ModelRequest,
+    Reply,
+    Step,
+    StepResult,
+    ToolResult,
+    error,
+    reply,
+    text,
+    thinking,
+    tool_use,
+)
+from ._scripted_model import DEFAULT_MODEL, ScriptedModel
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "OFFLINE_API_KEY",
+    "Block",
+    "CLIPeer",
+    "ErrorReply",
+    "FakeCLI",
+    "MemoryTransport",
+    "ModelRequest",
+    "Reply",
+    "ScriptedModel",
+    "Step",
+    "StepResult",
+    "ToolResult",
+    "error",
+    "memory_transport_pair",
+    "offline_env",
+    "reply",
+    "text",
+    "thinking",
+    "tool_use",
+]

@@ -1,0 +1,421 @@
+"""The client and protocol layers over the in-memory transport, with a scripted fake CLI."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    CLIConnectionError,
+    ControlProtocolError,
+    ControlTimeoutError,
+    HookMatcher,
+    MessageDecodeError,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    RawMessage,
+    ResultMessage,
+    TextBlock,
+    ToolPermissionContext,
+    ToolUseBlock,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from ccwire.testing import FakeCLI, memory_transport_pair
+
+pytestmark = pytest.mark.anyio
+
+
+@tool("greet", "Greet someone by name", {"name": str})
+async def greet(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": f"Hello, {args['name']}! Welcome."}]}
+
+
+@asynccontextmanager
+async def connected(
+    options: ClaudeAgentOptions | None = None, *, init: Mapping[str, Any] | None = None
+) -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI]]:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    # The client's own task group is entered in connect() and left in disconnect(), so
+    # it must nest inside ours: the fake CLI's handshake task runs in the outer group.
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake, init)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(
+                options or ClaudeAgentOptions(), transport=transport
+            ) as client:
+                yield client, fake
+
+
+async def test_initialize_carries_hooks_and_returns_server_info() -> None:
+    async def hook(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        return {}
+
+    opts = ClaudeAgentOptions(
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hook], timeout=5)]}
+    )
+    async with connected(opts, init={"capabilities": ["x_v1"], "pid": 7}) as (client, fake):
+        info = await client.get_server_info()
+    init = next(f for f in fake.received if f.get("type") == "control_request")
+    assert init["request"]["hooks"] == {
+        "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 5}]
+    }
+    assert info is not None and info["pid"] == 7
+
+
+async def test_seed_000_greet_flow_over_fake_cli() -> None:
+    server = create_sdk_mcp_server("demo_tools", tools=[greet])
+    seen: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def can_use_tool(
+        name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        seen.append((name, inp, ctx.tool_use_id))
+        return PermissionResultAllow()
+
+    opts = ClaudeAgentOptions(mcp_servers={"demo_tools": server}, can_use_tool=can_use_tool)
+    async with connected(opts) as (client, fake):
+        init = await fake.mcp(
+            "demo_tools", "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}
+        )
+        assert init["response"]["mcp_response"]["result"]["serverInfo"]["name"] == "demo_tools"
+        ack = await fake.mcp("demo_tools", "notifications/initialized", notify=True)
+        assert ack["response"] == {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
+        listed = await fake.mcp("demo_tools", "tools/list")
+        assert [t["name"] for t in listed["response"]["mcp_response"]["result"]["tools"]] == [
+            "greet"
+        ]
+
+        await client.query("Greet Alice")
+        prompt = await fake.receive("user")
+        assert prompt["message"] == {"role": "user", "content": "Greet Alice"}
+        await fake.init(["mcp__demo_tools__greet"])
+        await fake.assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "mcp__demo_tools__greet",
+                "input": {"name": "Alice"},
+            }
+        )
+        perm = await fake.request(
+            "can_use_tool",
+            tool_name="mcp__demo_tools__greet",
+            input={"name": "Alice"},
+            tool_use_id="toolu_1",
+            permission_suggestions=[],
+        )
+        assert perm["response"] == {"behavior": "allow", "updatedInput": {"name": "Alice"}}
+        call = await fake.mcp(
+            "demo_tools",
+            "tools/call",
+            {
+                "name": "greet",
+                "arguments": {"name": "Alice"},
+                "_meta": {"claudecode/toolUseId": "toolu_1", "progressToken": 3},
+            },
+        )
+        assert call["response"]["mcp_response"]["result"] == {
+            "content": [{"type": "text", "text": "Hello, Alice! Welcome."}]
+        }
+        await fake.tool_result("toolu_1", [{"type": "text", "text": "Hello, Alice! Welcome."}])
+        await fake.assistant({"type": "text", "text": "I greeted Alice."})
+        await fake.result("I greeted Alice.", user_message_uuids=[prompt["uuid"]])
+
+        messages = [m async for m in client.receive_response()]
+    kinds = [type(m).__name__ for m in messages]
+    assert kinds == [
+        "SystemMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
+    use = messages[1]
+    assert isinstance(use, AssistantMessage) and isinstance(use.content[0], ToolUseBlock)
+    assert use.content[0].id == "toolu_1"
+    assert seen == [("mcp__demo_tools__greet", {"name": "Alice"}, "toolu_1")]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "I greeted Alice."
+
+
+async def test_permission_deny_and_rewrite() -> None:
+    async def decide(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        if inp.get("name") == "Mallory":
+            return PermissionResultDeny(message="not Mallory", interrupt=True)
+        return PermissionResultAllow(updated_input={"name": "Bob"})
+
+    async with connected(ClaudeAgentOptions(can_use_tool=decide)) as (_, fake):
+        deny = await fake.request(
+            "can_use_tool", tool_name="t", input={"name": "Mallory"}, tool_use_id="a"
+        )
+        allow = await fake.request(
+            "can_use_tool", tool_name="t", input={"name": "Alice"}, tool_use_id="b"
+        )
+    assert deny["response"] == {"behavior": "deny", "message": "not Mallory", "interrupt": True}
+    assert allow["response"] == {"behavior": "allow", "updatedInput": {"name": "Bob"}}
+
+
+async def test_callback_errors_become_error_answers() -> None:
+    async def broken(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        raise RuntimeError("policy store offline")
+
+    async def wrong_type(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> Any:
+        return ["not", "a", "dict"]
+
+    opts = ClaudeAgentOptions(
+        can_use_tool=broken, hooks={"Stop": [HookMatcher(hooks=[wrong_type])]}
+    )
+    async with connected(opts) as (_, fake):
+        perm = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="a")
+        hook = await fake.request(
+            "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+        )
+        unknown_hook = await fake.request("hook_callback", callback_id="hook_99", input={})
+        unknown = await fake.request("no_such_subtype")
+    assert perm == {
+        "subtype": "error",
+        "request_id": perm["request_id"],
+        "error": "policy store offline",
+    }
+    assert hook["subtype"] == "error" and "expected a dict" in hook["error"]
+    assert unknown_hook["subtype"] == "error" and "hook_99" in unknown_hook["error"]
+    assert unknown["error"] == "Unsupported control request subtype: no_such_subtype"
+
+
+async def test_hook_output_keywords_and_timeout() -> None:
+    async def stop_it(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        return {"continue_": False, "stopReason": "enough", "async_": False}
+
+    async def hangs(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    opts = ClaudeAgentOptions(
+        hooks={
+            "PreToolUse": [HookMatcher(hooks=[stop_it])],
+            "PostToolUse": [HookMatcher(hooks=[hangs], timeout=0.05)],
+        }
+    )
+    async with connected(opts) as (_, fake):
+        out = await fake.request("hook_callback", callback_id="hook_0", input={}, tool_use_id="t")
+        late = await fake.request("hook_callback", callback_id="hook_1", input={})
+    assert out["response"] == {"continue": False, "stopReason": "enough", "async": False}
+    assert late["subtype"] == "error" and "timed out" in late["error"]
+
+
+async def test_cancel_request_cancels_pending_permission_callback() -> None:
+    started = anyio.Event()
+    signalled: list[bool] = []
+
+    async def slow(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            signalled.append(ctx.signal.is_set())
+        raise AssertionError
+
+    async with connected(ClaudeAgentOptions(can_use_tool=slow)) as (_client, fake):
+        rid = await fake.start_request("can_use_tool", tool_name="t", input={}, tool_use_id="x")
+        with anyio.fail_after(5):
+            await started.wait()
+        await fake.cancel(rid)
+        # the SDK writes nothing for the withdrawn request; the next request is answered
+        answer = await fake.request("no_such_subtype")
+        assert answer["subtype"] == "error"
+        assert all(f.get("response", {}).get("request_id") != rid for f in fake.received)
+    assert signalled == [True]
+
+
+async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
+    async with connected() as (_, fake):
+        resp = await fake.mcp("nope", "tools/list")
+    err = resp["response"]["mcp_response"]["error"]
+    assert err["code"] == -32601 and "nope" in err["message"]
+
+
+async def test_unknown_and_malformed_lines_are_surfaced_not_dropped() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.send({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}})
+        await fake.peer.send_raw(b'{"type": "assistant", broken\n')
+        await fake.assistant({"type": "text", "text": "ok"}, {"type": "mystery_block", "x": 1})
+        await fake.result("ok")
+        first = []
+        with pytest.raises(MessageDecodeError):
+            async for m in client.receive_response():
+                first.append(m)
+        rest = [m async for m in client.receive_response()]
+    assert isinstance(first[0], RawMessage) and first[0].type == "rate_limit_event"
+    assert isinstance(rest[0], AssistantMessage)
+    assert isinstance(rest[0].content[0], TextBlock)
+    assert type(rest[0].content[1]).__name__ == "UnknownBlock"
+    assert rest[0].content[1].raw["x"] == 1
+    assert isinstance(rest[-1], ResultMessage)
+
+
+async def test_cli_exit_mid_turn_fails_every_waiter_with_process_error() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+
+        errors: list[BaseException] = []
+
+        async def wait_interrupt() -> None:
+            try:
+                await client.interrupt()
+            except ProcessError as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait_interrupt)
+            await fake.receive("control_request", "interrupt")
+            await fake.exit(2, "fatal: out of cheese")
+            with pytest.raises(ProcessError) as info:
+                async for _ in client.receive_response():
+                    pass
+        assert info.value.exit_code == 2 and "out of cheese" in info.value.stderr
+        assert len(errors) == 1 and isinstance(errors[0], ProcessError)
+        with pytest.raises(ProcessError):
+            await client.set_model("x")
+
+
+async def test_control_errors_and_timeouts_are_typed() -> None:
+    opts = ClaudeAgentOptions(control_timeout=0.1)
+    async with connected(opts) as (client, fake):
+        async with anyio.create_task_group() as tg:
+
+            async def refuse() -> None:
+                req = await fake.receive("control_request", "set_permission_mode")
+                await fake.respond_error(req["request_id"], "bad mode")
+
+            tg.start_soon(refuse)
+            with pytest.raises(ControlProtocolError, match="bad mode"):
+                await client.set_permission_mode("plan")
+        with pytest.raises(ControlTimeoutError):
+            await client.set_model("never-answered")
+        withdrawn = await fake.receive("control_cancel_request")
+    assert withdrawn["request_id"].startswith("req_")
+
+
+async def test_merged_prompts_do_not_wait_for_a_second_result() -> None:
+    async with connected() as (client, fake):
+        await client.query("one")
+        await client.query("two")
+        p1 = await fake.receive("user")
+        p2 = await fake.receive("user")
+        await fake.state("running")
+        await fake.result("both", user_message_uuids=[p1["uuid"], p2["uuid"]])
+        await fake.state("idle")
+        first = [m async for m in client.receive_response()]
+        with anyio.fail_after(1):
+            second = [m async for m in client.receive_response()]
+    assert isinstance(first[-1], ResultMessage) and first[-1].result == "both"
+    assert second == []
+
+
+async def test_receive_response_before_any_prompt_returns_at_once() -> None:
+    async with connected() as (client, _):
+        with anyio.fail_after(1):
+            assert [m async for m in client.receive_response()] == []
+
+
+async def test_session_state_frames_are_tracked_not_surfaced() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        p = await fake.receive("user")
+        await fake.state("running")
+        await fake.assistant({"type": "text", "text": "hello"})
+        await fake.result("hello", user_message_uuids=[p["uuid"]])
+        msgs = [m async for m in client.receive_response()]
+    assert [type(m).__name__ for m in msgs] == ["AssistantMessage", "ResultMessage"]
+
+
+async def test_query_one_shot_closes_stdin_after_the_answer() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    collected: list[Any] = []
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        p = await fake.receive("user")
+        assert p["session_id"] == ""
+        await fake.assistant({"type": "text", "text": "4"})
+        await fake.result("4", user_message_uuids=[p["uuid"]])
+        await fake.expect_eof()
+        await fake.exit(0)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            async for m in query(prompt="2+2?", transport=transport):
+                collected.append(m)
+    assert isinstance(collected[-1], ResultMessage) and collected[-1].result == "4"
+
+
+async def test_query_error_result_then_exit_1_is_not_an_exception() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        p = await fake.receive("user")
+        await fake.result("API error", is_error=True, user_message_uuids=[p["uuid"]])
+        await fake.expect_eof()
+        await fake.exit(1, "")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            got = [m async for m in query(prompt="x", transport=transport)]
+    assert isinstance(got[-1], ResultMessage) and got[-1].is_error
+
+
+async def test_query_streaming_prompts_wait_for_answers() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    answered = anyio.Event()
+
+    async def prompts() -> AsyncIterator[str]:
+        yield "first"
+        with anyio.fail_after(5):
+            await answered.wait()
+        yield "second"
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        for text in ("first", "second"):
+            p = await fake.receive("user")
+            assert p["message"]["content"] == text
+            await fake.result(text, user_message_uuids=[p["uuid"]])
+            answered.set()
+        await fake.expect_eof()
+        await fake.exit(0)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            results = [
+                m.result
+                async for m in query(prompt=prompts(), transport=transport)
+                if isinstance(m, ResultMessage)
+            ]
+    assert results == ["first", "second"]
+
+
+async def test_not_connected_errors_are_typed() -> None:
+    client = ClaudeSDKClient()
+    with pytest.raises(CLIConnectionError):
+        await client.query("hi")
+    with pytest.raises(CLIConnectionError):
+        await client.interrupt()

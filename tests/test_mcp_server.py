@@ -1,0 +1,706 @@
+"""SdkMcpServer.handle(): the JSON-RPC methods the CLI sends, cancellation, notifications."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire._errors import ToolDefinitionError, ToolError
+from ccwire._mcp_server import SdkMcpServer, create_sdk_mcp_server
+from ccwire._tools import (
+    SdkMcpTool,
+    ToolAnnotations,
+    ToolContext,
+    audio_content,
+    image_content,
+    resource_link,
+    tool,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+@tool("greet", "Greet someone by name", {"name": str})
+async def greet(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": f"Hello, {args['name']}! Welcome."}]}
+
+
+def make_server(*tools: SdkMcpTool[Any], **kwargs: Any) -> SdkMcpServer:
+    config = create_sdk_mcp_server("demo_tools", tools=[greet, *tools], **kwargs)
+    assert config["type"] == "sdk"
+    assert config["name"] == "demo_tools"
+    return config["instance"]
+
+
+def call(name: str, arguments: Any = None, req_id: Any = 2, **meta: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": {} if arguments is None else arguments}
+    if meta:
+        params["_meta"] = meta
+    return {"method": "tools/call", "params": params, "jsonrpc": "2.0", "id": req_id}
+
+
+class Recorder:
+    """An async sink that records what it is sent and signals each delivery."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.arrived = anyio.Event()
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self.arrived.set()
+
+    async def next(self) -> dict[str, Any]:
+        with anyio.fail_after(5):
+            await self.arrived.wait()
+        self.arrived = anyio.Event()
+        return self.messages[-1]
+
+
+LIST_CHANGED = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+
+
+# --------------------------------------------------------------------------- lifecycle
+
+
+async def test_initialize_is_repeatable_and_negotiates_the_version() -> None:
+    server = make_server()
+    init = {
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "claude-code", "version": "2.1.330"},
+        },
+        "jsonrpc": "2.0",
+        "id": 0,
+    }
+    expected = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "serverInfo": {"name": "demo_tools", "version": "1.0.0"},
+        },
+    }
+    assert await server.handle(init) == expected
+    assert await server.handle(init) == expected
+    old = {**init, "params": {"protocolVersion": "2024-11-05"}}
+    assert (await server.handle(old) or {})["result"]["protocolVersion"] == "2024-11-05"
+    unknown = {**init, "params": {"protocolVersion": "1999-01-01"}}
+    assert (await server.handle(unknown) or {})["result"]["protocolVersion"] == "2025-06-18"
+
+
+async def test_initialize_reports_instructions_and_version() -> None:
+    server = SdkMcpServer("calc", "2.0.0", [greet], instructions="Use add for sums.")
+    reply = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "initialize"})
+    assert reply is not None
+    assert reply["result"]["instructions"] == "Use add for sums."
+    assert reply["result"]["serverInfo"] == {"name": "calc", "version": "2.0.0"}
+
+
+async def test_notifications_get_no_response() -> None:
+    server = make_server()
+    assert await server.handle({"method": "notifications/initialized", "jsonrpc": "2.0"}) is None
+    assert await server.handle({"method": "notifications/whatever", "jsonrpc": "2.0"}) is None
+    assert await server.handle({"method": "ping", "jsonrpc": "2.0"}) is None  # no id: no answer
+
+
+async def test_ping() -> None:
+    reply = await make_server().handle({"jsonrpc": "2.0", "id": "p1", "method": "ping"})
+    assert reply == {"jsonrpc": "2.0", "id": "p1", "result": {}}
+
+
+async def test_a_jsonrpc_response_from_the_cli_is_accepted_silently() -> None:
+    server = make_server()
+    assert await server.handle({"jsonrpc": "2.0", "id": "srv-1", "result": {}}) is None
+    assert (
+        await server.handle({"jsonrpc": "2.0", "id": 3, "error": {"code": 1, "message": "x"}})
+        is None
+    )
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "text", "reply_id"),
+    [
+        ("not a dict", -32600, "must be a JSON object", None),
+        ([1, 2], -32600, "must be a JSON object", None),
+        ({"jsonrpc": "2.0"}, -32600, "no method and no id", None),
+        ({"jsonrpc": "2.0", "id": 4}, -32600, "method must be a string", 4),
+        ({"jsonrpc": "2.0", "id": 4, "method": 12}, -32600, "method must be a string", 4),
+        ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}, -32600, "id must be", None),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600, "id must be", None),
+        (
+            {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": [1]},
+            -32602,
+            "params must be an object",
+            5,
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 6, "method": "resources/list"},
+            -32601,
+            "Method not found: resources/list",
+            6,
+        ),
+        (
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "nope"}},
+            -32602,
+            "Unknown tool: nope",
+            7,
+        ),
+        ({"jsonrpc": "2.0", "id": 8, "method": "tools/call"}, -32602, "Unknown tool: None", 8),
+        (
+            {"jsonrpc": "2.0", "id": 9, "method": "logging/setLevel", "params": {"level": "loud"}},
+            -32602,
+            "unknown log level",
+            9,
+        ),
+    ],
+)
+async def test_malformed_and_unknown_requests_get_jsonrpc_errors(
+    message: Any, code: int, text: str, reply_id: Any
+) -> None:
+    reply = await make_server().handle(message)
+    assert reply is not None
+    assert reply["jsonrpc"] == "2.0"
+    assert reply["id"] == reply_id
+    assert reply["error"]["code"] == code
+    assert text in reply["error"]["message"]
+
+
+async def test_unknown_method_message_is_exact() -> None:
+    reply = await make_server().handle({"jsonrpc": "2.0", "id": 1, "method": "tools/unknown"})
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32601, "message": "Method not found: tools/unknown"},
+    }
+
+
+# --------------------------------------------------------------------------- tools/list
+
+
+async def test_tools_list_entries() -> None:
+    @tool(
+        "add",
+        "Add",
+        {"a": float},
+        ToolAnnotations(read_only_hint=True),
+        title="Adder",
+        output_schema={"type": "object"},
+        meta={"anthropic/alwaysLoad": True},
+    )
+    async def add(args: dict[str, Any]) -> str:
+        return ""
+
+    reply = await make_server(add).handle({"method": "tools/list", "jsonrpc": "2.0", "id": 1})
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {
+            "tools": [
+                {
+                    "name": "greet",
+                    "description": "Greet someone by name",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                    },
+                },
+                {
+                    "name": "add",
+                    "title": "Adder",
+                    "description": "Add",
+                    "inputSchema": {
+                        "type": "object",
+                        "properties": {"a": {"type": "number"}},
+                        "required": ["a"],
+                    },
+                    "outputSchema": {"type": "object"},
+                    "annotations": {"readOnlyHint": True},
+                    "_meta": {"anthropic/alwaysLoad": True},
+                },
+            ]
+        },
+    }
+
+
+async def test_tools_list_pagination_and_bad_cursor() -> None:
+    many = [tool(f"t{i}", "d", {})(greet.handler) for i in range(5)]
+    server = SdkMcpServer("big", tools=many, page_size=2)
+    names: list[str] = []
+    cursor: Any = None
+    pages = 0
+    while True:
+        params = {} if cursor is None else {"cursor": cursor}
+        reply = await server.handle(
+            {"jsonrpc": "2.0", "id": pages, "method": "tools/list", "params": params}
+        )
+        assert reply is not None
+        result = reply["result"]
+        names += [t["name"] for t in result["tools"]]
+        pages += 1
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+        assert isinstance(cursor, str)
+    assert names == ["t0", "t1", "t2", "t3", "t4"]
+    assert pages == 3
+    for bad in ["garbage", "", 17, "ccwire-tools:-1", "ccwire-tools:x"]:
+        reply = await server.handle(
+            {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"cursor": bad}}
+        )
+        assert reply is not None
+        assert reply["error"]["code"] == -32602
+
+
+# --------------------------------------------------------------------------- tools/call
+
+
+async def test_greet_call_matches_the_captured_trace() -> None:
+    message = call(
+        "greet",
+        {"name": "Alice"},
+        2,
+        **{"claudecode/toolUseId": "toolu_011ps2", "progressToken": 2},
+    )
+    reply = await make_server().handle(message, session_id="s1")
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {"content": [{"type": "text", "text": "Hello, Alice! Welcome."}]},
+    }
+
+
+async def test_raising_handler_and_tool_error() -> None:
+    @tool("boom", "d", {})
+    async def boom(args: dict[str, Any]) -> str:
+        raise RuntimeError("kaput")
+
+    @tool("fail", "d", {})
+    async def fail(args: dict[str, Any]) -> str:
+        raise ToolError("fail: something went wrong")
+
+    server = make_server(boom, fail)
+    reply = await server.handle(call("boom", req_id=3))
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "result": {"content": [{"type": "text", "text": "RuntimeError: kaput"}], "isError": True},
+    }
+    reply = await server.handle(call("fail", req_id=4))
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "result": {
+            "content": [{"type": "text", "text": "fail: something went wrong"}],
+            "isError": True,
+        },
+    }
+
+
+async def test_validation_failure_never_reaches_the_handler() -> None:
+    calls: list[Any] = []
+
+    @tool("add", "Add", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> str:
+        calls.append(args)
+        return "x"
+
+    reply = await make_server(add).handle(call("add", {"a": 2}))
+    assert reply is not None
+    assert reply["result"] == {
+        "content": [{"type": "text", "text": "Invalid arguments for tool 'add': 'b' is required"}],
+        "isError": True,
+    }
+    assert calls == []
+
+
+async def test_sync_handler_runs_off_the_event_loop_thread() -> None:
+    where: list[int] = []
+
+    @tool("sync", "d", {})
+    def sync(args: dict[str, Any]) -> str:
+        where.append(threading.get_ident())
+        return "done"
+
+    reply = await make_server(sync).handle(call("sync"))
+    assert reply is not None
+    assert reply["result"] == {"content": [{"type": "text", "text": "done"}]}
+    assert where
+    assert where[0] != threading.get_ident()
+
+
+async def test_context_and_progress_through_send() -> None:
+    contexts: list[ToolContext] = []
+
+    @tool("work", "d", {"steps": int})
+    async def work(args: dict[str, Any], ctx: ToolContext) -> str:
+        contexts.append(ctx)
+        await ctx.report_progress(1, args["steps"], "first step")
+        await ctx.log("info", "halfway")
+        return "ok"
+
+    sink = Recorder()
+    message = call(
+        "work", {"steps": 2}, 7, **{"claudecode/toolUseId": "toolu_9", "progressToken": 7}
+    )
+    reply = await make_server(work).handle(message, session_id="sess", send=sink)
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {"content": [{"type": "text", "text": "ok"}]},
+    }
+    ctx = contexts[0]
+    assert (ctx.tool_use_id, ctx.progress_token, ctx.request_id) == ("toolu_9", 7, 7)
+    assert (ctx.session_id, ctx.server_name, ctx.tool_name) == ("sess", "demo_tools", "work")
+    assert sink.messages == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": 7, "progress": 1, "total": 2, "message": "first step"},
+        },
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": "halfway"},
+        },
+    ]
+
+
+async def test_logging_set_level_filters_per_session() -> None:
+    @tool("chatty", "d", {})
+    async def chatty(args: dict[str, Any], ctx: ToolContext) -> str:
+        await ctx.log("info", "detail")
+        await ctx.log("error", "bad")
+        return ""
+
+    server, quiet, loud = make_server(chatty), Recorder(), Recorder()
+    set_level = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "logging/setLevel",
+        "params": {"level": "error"},
+    }
+    assert await server.handle(set_level, send=quiet) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    await server.handle(call("chatty"), send=quiet)
+    await server.handle(call("chatty"), send=loud)
+    assert [m["params"]["data"] for m in quiet.messages] == ["bad"]
+    assert [m["params"]["data"] for m in loud.messages] == ["detail", "bad"]
+
+
+async def test_return_forms_and_content_helpers_pass_through() -> None:
+    blocks = [
+        image_content(b"img", "image/png"),
+        audio_content(b"wav", "audio/wav"),
+        resource_link("file:///x", "x"),
+        {"type": "resource", "resource": {"uri": "u", "text": "t"}},
+    ]
+
+    @tool("mixed", "d", {})
+    async def mixed(args: dict[str, Any]) -> list[dict[str, Any]]:
+        return blocks
+
+    @tool("plain", "d", {})
+    async def plain(args: dict[str, Any]) -> str:
+        return "just text"
+
+    server = make_server(mixed, plain)
+    reply = await server.handle(call("mixed"))
+    assert reply is not None
+    assert reply["result"] == {"content": blocks}
+    reply = await server.handle(call("plain"))
+    assert reply is not None
+    assert reply["result"] == {"content": [{"type": "text", "text": "just text"}]}
+
+
+async def test_timeout_cancels_the_handler() -> None:
+    cancelled = anyio.Event()
+
+    @tool("slow", "d", {}, timeout=0.05)
+    async def slow(args: dict[str, Any]) -> str:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    reply = await make_server(slow).handle(call("slow", req_id=11))
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 11,
+        "result": {
+            "content": [{"type": "text", "text": "Tool 'slow' timed out after 0.05 s"}],
+            "isError": True,
+        },
+    }
+    assert cancelled.is_set()
+
+
+async def test_default_timeout_applies_to_tools_without_their_own() -> None:
+    @tool("slow", "d", {})
+    def slow(args: dict[str, Any]) -> str:  # a blocking handler: its thread is abandoned
+        threading.Event().wait(0.5)
+        return "late"
+
+    reply = await make_server(slow, default_timeout=0.05).handle(call("slow"))
+    assert reply is not None
+    assert reply["result"]["isError"] is True
+    assert "timed out after 0.05 s" in reply["result"]["content"][0]["text"]
+
+
+def slow_tool(started: anyio.Event, finished: list[str]) -> SdkMcpTool[Any]:
+    @tool("slow", "d", {})
+    async def slow(args: dict[str, Any]) -> str:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            finished.append("cancelled")
+        return "never"
+
+    return slow
+
+
+async def run_and_capture(
+    tg: anyio.abc.TaskGroup, fn: Callable[[], Awaitable[Any]], into: list[Any]
+) -> None:
+    async def runner() -> None:
+        into.append(await fn())
+
+    tg.start_soon(runner)
+
+
+async def test_notifications_cancelled_cancels_exactly_that_call() -> None:
+    started, finished, replies = anyio.Event(), list[str](), list[Any]()
+    server = make_server(slow_tool(started, finished))
+    send = Recorder()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await run_and_capture(
+                tg, lambda: server.handle(call("slow", req_id=21), send=send), replies
+            )
+            await started.wait()
+            other = Recorder()  # another session cancelling the same id must not hit ours
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 21, "reason": "AbortError"},
+            }
+            assert await server.handle(cancel, send=other) is None
+            assert finished == []
+            assert await server.handle(cancel, send=send) is None
+    assert replies == [None]
+    assert finished == ["cancelled"]
+
+
+async def test_cancel_that_overtakes_its_call_still_cancels_it() -> None:
+    server = make_server()
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    assert await server.handle(cancel, session_key="k") is None
+    assert await server.handle(call("greet", {"name": "A"}, 5), session_key="k") is None
+    reply = await server.handle(call("greet", {"name": "A"}, 5), session_key="k")
+    assert reply is not None  # the pending cancellation was used up
+    assert reply["result"]["content"][0]["text"] == "Hello, A! Welcome."
+
+
+async def test_cancellation_through_the_callers_scope() -> None:
+    started, finished = anyio.Event(), list[str]()
+    server = make_server(slow_tool(started, finished))
+    outcome: list[str] = []
+
+    async def control_layer_task() -> None:
+        with anyio.CancelScope() as scope:
+            await server.handle(call("slow", req_id=1), session_key="s", cancel_scope=scope)
+            outcome.append("returned")
+        outcome.append("cancelled" if scope.cancelled_caught else "not cancelled")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(control_layer_task)
+            await started.wait()
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 1},
+            }
+            await server.handle(cancel, session_key="s")
+    assert outcome == ["cancelled"]
+    assert finished == ["cancelled"]
+
+
+async def test_calls_run_concurrently() -> None:
+    a_in, b_in = anyio.Event(), anyio.Event()
+
+    @tool("a", "d", {}, ToolAnnotations(read_only_hint=True))
+    async def a(args: dict[str, Any]) -> str:
+        a_in.set()
+        await b_in.wait()
+        return "a"
+
+    @tool("b", "d", {}, ToolAnnotations(read_only_hint=True))
+    async def b(args: dict[str, Any]) -> str:
+        b_in.set()
+        await a_in.wait()
+        return "b"
+
+    server, replies = make_server(a, b), list[Any]()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await run_and_capture(tg, lambda: server.handle(call("a", req_id=1)), replies)
+            await run_and_capture(tg, lambda: server.handle(call("b", req_id=2)), replies)
+    assert sorted(r["result"]["content"][0]["text"] for r in replies) == ["a", "b"]
+
+
+async def test_max_concurrency_limits_running_calls() -> None:
+    release, running, peak = anyio.Event(), [0], [0]
+
+    @tool("gate", "d", {})
+    async def gate(args: dict[str, Any]) -> str:
+        running[0] += 1
+        peak[0] = max(peak[0], running[0])
+        await release.wait()
+        running[0] -= 1
+        return "ok"
+
+    server, replies = make_server(gate, max_concurrency=1), list[Any]()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            for i in range(3):
+                await run_and_capture(
+                    tg, functools.partial(server.handle, call("gate", req_id=i)), replies
+                )
+            await anyio.wait_all_tasks_blocked()
+            assert running[0] == 1
+            release.set()
+    assert peak[0] == 1
+    assert len(replies) == 3
+
+
+# --------------------------------------------------------------------------- tool set changes
+
+
+async def test_add_and_remove_tool_notify_every_attached_sink() -> None:
+    server = make_server()
+    first, second = Recorder(), Recorder()
+    detach_first = server.attach(first)
+    server.attach(second)
+
+    async def broken(message: dict[str, Any]) -> None:
+        raise ConnectionError("session gone")
+
+    server.attach(broken)
+    extra = tool("extra", "d", {})(greet.handler)
+    server.add_tool(extra)
+    assert await first.next() == LIST_CHANGED
+    assert await second.next() == LIST_CHANGED
+    assert list(server.tools) == ["greet", "extra"]
+    listed = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert listed is not None
+    assert [t["name"] for t in listed["result"]["tools"]] == ["greet", "extra"]
+
+    detach_first()
+    detach_first()  # idempotent
+    assert server.remove_tool("extra") is extra
+    assert await second.next() == LIST_CHANGED
+    assert len(first.messages) == 1
+    listed = await server.handle({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert listed is not None
+    assert [t["name"] for t in listed["result"]["tools"]] == ["greet"]
+
+
+async def test_changes_are_coalesced_until_delivered() -> None:
+    server = make_server()
+    sink = Recorder()
+    server.attach(sink)
+    server.add_tool(tool("x", "d", {})(greet.handler))
+    server.add_tool(tool("y", "d", {})(greet.handler))
+    server.remove_tool("x")
+    assert await sink.next() == LIST_CHANGED
+    await anyio.wait_all_tasks_blocked()
+    assert sink.messages == [LIST_CHANGED]
+
+
+async def test_add_tool_from_a_worker_thread_reaches_the_sink() -> None:
+    server = make_server()
+    sink = Recorder()
+    server.attach(sink)
+
+    @tool("installer", "d", {})
+    def installer(args: dict[str, Any]) -> str:
+        server.add_tool(tool("late_tool", "d", {})(greet.handler))
+        return "installed"
+
+    server.add_tool(installer)
+    assert await sink.next() == LIST_CHANGED
+    reply = await server.handle(call("installer"))
+    assert reply is not None
+    assert reply["result"]["content"][0]["text"] == "installed"
+    assert await sink.next() == LIST_CHANGED
+    assert "late_tool" in server.tools
+
+
+async def test_notify_tools_changed_delivers_now() -> None:
+    server = make_server()
+    sink = Recorder()
+    server.attach(sink)
+    await server.notify_tools_changed()
+    assert sink.messages == [LIST_CHANGED]
+
+
+def test_add_tool_without_a_loop_is_remembered_for_later() -> None:
+    server = make_server()
+    sink = Recorder()
+    server.attach(sink)  # no event loop running: nothing can be sent yet
+    server.add_tool(tool("later", "d", {})(greet.handler))
+
+    async def main() -> None:
+        await server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert await sink.next() == LIST_CHANGED
+
+    anyio.run(main)
+    assert sink.messages == [LIST_CHANGED]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_delivery_lost_with_its_event_loop_does_not_block_later_ones(backend: str) -> None:
+    server = make_server()
+    sink = Recorder()
+    server.attach(sink)
+
+    async def change_and_leave() -> None:
+        server.add_tool(tool("first", "d", {})(greet.handler))  # the loop ends before delivery
+
+    async def change_and_wait() -> None:
+        server.add_tool(tool("second", "d", {})(greet.handler))
+        assert await sink.next() == LIST_CHANGED
+
+    anyio.run(change_and_leave, backend=backend)
+    anyio.run(change_and_wait, backend=backend)
+    assert LIST_CHANGED in sink.messages
+
+
+def test_duplicate_names_and_bad_tools_are_rejected() -> None:
+    with pytest.raises(ToolDefinitionError, match="duplicate tool name 'greet'"):
+        create_sdk_mcp_server("s", tools=[greet, tool("greet", "other", {})(greet.handler)])
+    server = make_server()
+    with pytest.raises(ToolDefinitionError, match="duplicate"):
+        server.add_tool(greet)
+    with pytest.raises(ToolDefinitionError, match="SdkMcpTool"):
+        server.add_tool("greet")  # type: ignore[arg-type]
+    with pytest.raises(KeyError):
+        server.remove_tool("missing")
+    with pytest.raises(TypeError):
+        server.tools["x"] = greet  # type: ignore[index]
+    with pytest.raises(ToolDefinitionError):
+        SdkMcpServer("s", max_concurrency=0)

@@ -1,0 +1,419 @@
+"""Tests of SubprocessTransport against small Python child processes (not the real CLI)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import _subprocess_transport
+from ccwire._errors import (
+    CcwireError,
+    CLIConnectionError,
+    CLINotFoundError,
+    MessageDecodeError,
+    MessageEncodeError,
+    ProcessError,
+)
+from ccwire._framing import encode_line
+from ccwire._subprocess_transport import SubprocessTransport
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 15  # seconds; every test is bounded by this
+
+ECHO = """
+import sys
+for line in sys.stdin.buffer:
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+"""
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+@asynccontextmanager
+async def running(argv: list[str], **kwargs: Any) -> AsyncIterator[SubprocessTransport]:
+    """Start a transport in a task group, and always aclose it."""
+    transport = SubprocessTransport(argv, **kwargs)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            try:
+                yield transport
+            finally:
+                await transport.aclose()
+
+
+def assert_reaped(pid: int) -> None:
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+async def test_echo_round_trip() -> None:
+    async with running(py(ECHO)) as t:
+        assert t.exit_info is None
+        messages = [{"type": "user", "n": i, "text": "héllo\n€"} for i in range(3)]
+        for message in messages:
+            await t.send_line(encode_line(message))
+        received = [await t.receive_line() for _ in messages]
+        assert [json.loads(line or b"") for line in received] == messages
+        await t.end_input()
+        await t.end_input()  # idempotent
+        assert await t.receive_line() is None
+        assert await t.receive_line() is None  # stays at the end
+        assert t.exit_info is not None
+        assert t.exit_info.returncode == 0
+        pid = t.pid
+    assert pid is not None
+    assert_reaped(pid)
+
+
+async def test_concurrent_senders_never_interleave() -> None:
+    senders, per_sender = 20, 10
+    received: list[bytes] = []
+    async with running(py(ECHO)) as t:
+
+        async def sender(k: int) -> None:
+            for i in range(per_sender):
+                pad = "x" * (50_000 + 997 * k + 13 * i)  # larger than a pipe buffer
+                await t.send_line(encode_line({"k": k, "i": i, "pad": pad}))
+
+        async def reader() -> None:
+            while (line := await t.receive_line()) is not None:
+                received.append(line)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            async with anyio.create_task_group() as senders_tg:
+                for k in range(senders):
+                    senders_tg.start_soon(sender, k)
+            await t.end_input()
+    decoded = [json.loads(line) for line in received]
+    assert sorted((d["k"], d["i"]) for d in decoded) == [
+        (k, i) for k in range(senders) for i in range(per_sender)
+    ]
+    for k in range(senders):  # each sender's lines keep their order
+        assert [d["i"] for d in decoded if d["k"] == k] == list(range(per_sender))
+
+
+async def test_cancelled_sender_does_not_tear_its_line(tmp_path: Path) -> None:
+    """A send cancelled while the pipe is full still writes its whole line."""
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    child = f"import sys\nopen({str(fifo)!r}, 'rb').read(1)\n{ECHO}"
+    big = encode_line({"big": "b" * 1_000_000})
+    async with running(py(child)) as t:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(t.send_line, big)
+                await anyio.wait_all_tasks_blocked()
+                scope.cancel()
+        go = os.open(fifo, os.O_RDWR)  # the child waits for one byte here
+        try:
+            os.write(go, b"!")
+            await t.send_line(encode_line({"small": 1}))
+            await t.end_input()
+            lines = [await t.receive_line(), await t.receive_line()]
+        finally:
+            os.close(go)
+    assert lines == [big[:-1], b'{"small":1}']
+
+
+async def test_exit_zero_returns_none() -> None:
+    async with running(py("print('{\"a\": 1}')")) as t:
+        assert await t.receive_line() == b'{"a": 1}'
+        assert await t.receive_line() is None
+        assert t.exit_info is not None
+        assert t.exit_info.returncode == 0
+
+
+async def test_stderr_callback_and_tail_in_process_error() -> None:
+    child = """
+import sys
+for i in range(200):
+    sys.stderr.write(f"err line {i}\\n")
+sys.stderr.write("last words")
+sys.exit(3)
+"""
+    seen: list[str] = []
+    async with running(py(child), stderr_callback=seen.append, stderr_tail_bytes=100) as t:
+        with pytest.raises(ProcessError) as info:
+            await t.receive_line()
+        with pytest.raises(ProcessError):
+            await t.receive_line()  # the end stays the end
+    err = info.value
+    assert err.exit_code == 3
+    assert err.stderr.endswith("err line 199\nlast words")
+    assert len(err.stderr) <= 100
+    assert "err line 0\n" not in err.stderr
+    assert "exit code 3" in str(err)
+    assert seen == [f"err line {i}" for i in range(200)] + ["last words"]
+    assert t.exit_info is not None
+    assert t.exit_info.returncode == 3
+    assert t.exit_info.stderr_tail == err.stderr
+
+
+async def test_failing_stderr_callback_keeps_draining(caplog: pytest.LogCaptureFixture) -> None:
+    child = "import sys\nsys.stderr.write('a\\nb\\nc\\n')\nsys.stderr.flush()\nsys.exit(1)"
+    calls: list[str] = []
+
+    def callback(line: str) -> None:
+        calls.append(line)
+        raise RuntimeError("callback broke")
+
+    with caplog.at_level(logging.ERROR, logger="ccwire"):
+        async with running(py(child), stderr_callback=callback) as t:
+            with pytest.raises(ProcessError) as info:
+                await t.receive_line()
+    assert calls == ["a", "b", "c"]
+    assert info.value.stderr == "a\nb\nc"
+    assert len([r for r in caplog.records if "stderr callback" in r.getMessage()]) == 1
+
+
+async def test_killed_mid_stream() -> None:
+    child = """
+import os, signal, sys
+sys.stdout.buffer.write(b'{"a":1}\\n{"partial')
+sys.stdout.buffer.flush()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    async with running(py(child)) as t:
+        assert await t.receive_line() == b'{"a":1}'
+        assert await t.receive_line() == b'{"partial'
+        with pytest.raises(ProcessError) as info:
+            await t.receive_line()
+    assert info.value.exit_code == -9
+
+
+async def test_50mb_of_stderr_does_not_block_stdout() -> None:
+    child = """
+import sys
+chunk = (b"e" * 1023 + b"\\n") * 1024
+for _ in range(50):
+    sys.stderr.buffer.write(chunk)
+sys.stderr.buffer.flush()
+sys.stdout.write('{"done":true}\\n')
+sys.stdout.flush()
+sys.stdin.read()
+"""
+    async with running(py(child), stderr_tail_bytes=4096) as t:
+        assert await t.receive_line() == b'{"done":true}'
+        await t.end_input()
+        assert await t.receive_line() is None
+        assert t.exit_info is not None
+        assert 0 < len(t.exit_info.stderr_tail) <= 4096
+
+
+async def test_20mb_line_round_trip() -> None:
+    line = encode_line({"type": "user", "blob": "z€" * (10 * 1024 * 1024)})
+    assert len(line) > 20 * 1024 * 1024
+    async with running(py(ECHO)) as t, anyio.create_task_group() as tg:
+        tg.start_soon(t.send_line, line)
+        assert await t.receive_line() == line[:-1]
+
+
+async def test_aclose_escalates_and_reaps() -> None:
+    child = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print('{"ready":true}', flush=True)
+while True:
+    time.sleep(1)
+"""
+    transport = SubprocessTransport(py(child), close_grace=0.2, terminate_grace=0.2)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            assert await transport.receive_line() == b'{"ready":true}'
+            with anyio.fail_after(5):
+                await transport.aclose()
+            await transport.aclose()  # idempotent
+    assert transport.exit_info is not None
+    assert transport.exit_info.returncode == -9
+    assert transport.pid is not None
+    assert_reaped(transport.pid)
+    assert await transport.receive_line() is None  # we asked for the end
+    with pytest.raises(CLIConnectionError):
+        await transport.send_line(b"{}\n")
+
+
+async def test_exit_status_after_our_sigterm_is_not_an_error() -> None:
+    child = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+print('{"ready":true}', flush=True)
+while True:
+    time.sleep(1)
+"""
+    async with running(py(child), close_grace=0.1) as t:
+        assert await t.receive_line() == b'{"ready":true}'
+        await t.aclose()
+        assert await t.receive_line() is None
+        assert t.exit_info is not None
+        assert t.exit_info.returncode == 143
+
+
+async def test_task_group_ends_after_exit_without_aclose() -> None:
+    """Once the child has exited, the background tasks end on their own."""
+    transport = SubprocessTransport(py("import sys\nsys.stderr.write('x')\nsys.exit(4)"))
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            with pytest.raises(ProcessError):
+                await transport.receive_line()
+    assert transport.pid is not None
+    assert_reaped(transport.pid)
+
+
+async def test_nonzero_exit_after_stdin_eof_during_aclose() -> None:
+    child = "import sys\nsys.stdin.read()\nsys.stderr.write('bye')\nsys.exit(2)"
+    async with running(py(child)) as t:
+        await t.aclose()
+        with pytest.raises(ProcessError) as info:
+            await t.receive_line()
+    assert info.value.exit_code == 2
+    assert info.value.stderr == "bye"
+
+
+async def test_output_closed_but_process_lingers() -> None:
+    child = "import os, sys\nos.close(1)\nsys.stdin.read()"
+    async with running(py(child), exit_wait=0.2) as t:
+        with pytest.raises(ProcessError) as info:
+            await t.receive_line()
+        assert info.value.exit_code is None
+        assert "did not exit" in str(info.value)
+
+
+async def test_grandchild_holding_stdout_does_not_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_subprocess_transport, "_EOF_GRACE", 0.2)
+    sleeper = "import sys, time\nsys.stdin.read()"
+    child = f"""
+import subprocess, sys
+p = subprocess.Popen([sys.executable, "-c", {sleeper!r}], stdin=subprocess.PIPE)
+print('{{"grandchild":' + str(p.pid) + '}}', flush=True)
+"""
+    async with running(py(child)) as t:
+        line = await t.receive_line()
+        assert line is not None
+        try:
+            assert await t.receive_line() is None
+        finally:
+            os.kill(json.loads(line)["grandchild"], 9)
+
+
+async def test_nonexistent_executable(tmp_path: Path) -> None:
+    missing = str(tmp_path / "no-such-claude")
+    transport = SubprocessTransport([missing])
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLINotFoundError, match="no-such-claude") as info:
+            await transport.start(tg)
+    assert info.value.searched == (missing,)
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+
+
+async def test_not_executable(tmp_path: Path) -> None:
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\n")
+    transport = SubprocessTransport([str(script)])
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match="claude") as info:
+            await transport.start(tg)
+    assert not isinstance(info.value, CLINotFoundError)
+
+
+async def test_missing_working_directory(tmp_path: Path) -> None:
+    transport = SubprocessTransport(py("pass"), cwd=tmp_path / "gone")
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match="working directory"):
+            await transport.start(tg)
+
+
+async def test_send_after_child_died() -> None:
+    async with running(py("import sys\nsys.exit(5)")) as t:
+        with pytest.raises(ProcessError) as info:
+            await t.receive_line()
+        assert info.value.exit_code == 5
+        with pytest.raises(ProcessError) as send_info:
+            await t.send_line(b"{}\n")
+        assert send_info.value.exit_code == 5
+
+
+async def test_send_while_child_dies_raises_ccwire_error() -> None:
+    """Writes racing the child's death fail with a CcwireError, never BrokenPipeError."""
+    line = encode_line({"pad": "p" * 65536})
+    async with running(py("import sys\nsys.exit(5)")) as t:
+
+        async def send_until_failure() -> None:
+            for _ in range(1000):
+                await t.send_line(line)
+
+        with pytest.raises(CcwireError) as info:
+            await send_until_failure()
+    assert isinstance(info.value, ProcessError)
+    assert info.value.exit_code == 5
+
+
+async def test_send_after_end_input() -> None:
+    async with running(py(ECHO)) as t:
+        await t.end_input()
+        with pytest.raises(CLIConnectionError, match="input is closed"):
+            await t.send_line(b"{}\n")
+
+
+async def test_send_line_rejects_partial_lines() -> None:
+    async with running(py(ECHO)) as t:
+        for bad in (b"{}", b"{}\n{}\n", b"{\n}\n", b""):
+            with pytest.raises(MessageEncodeError):
+                await t.send_line(bad)
+        await t.send_line(b"{}\n")
+        assert await t.receive_line() == b"{}"
+
+
+async def test_max_line_bytes() -> None:
+    child = "print('{\"ok\":1}')\nprint('x' * 5000, flush=True)\nimport sys\nsys.stdin.read()"
+    async with running(py(child), max_line_bytes=1000) as t:
+        assert await t.receive_line() == b'{"ok":1}'
+        with pytest.raises(MessageDecodeError, match="max_line_bytes"):
+            await t.receive_line()
+
+
+async def test_not_started() -> None:
+    transport = SubprocessTransport(py("pass"))
+    assert transport.exit_info is None
+    with pytest.raises(CLIConnectionError):
+        await transport.send_line(b"{}\n")
+    with pytest.raises(CLIConnectionError):
+        await transport.receive_line()
+    await transport.end_input()
+    await transport.aclose()
+
+
+async def test_repr_hides_env() -> None:
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-secret-value"}
+    transport = SubprocessTransport(py(ECHO), env=env)
+    assert "sk-ant-secret" not in repr(transport)
+    assert "not started" in repr(transport)
+    async with anyio.create_task_group() as tg:
+        await transport.start(tg)
+        text = repr(transport)
+        await transport.aclose()
+    assert sys.executable in text
+    assert f"pid={transport.pid}" in text
+    assert "sk-ant-secret" not in text
+    assert "sk-ant-secret" not in repr(transport)
+
+
+def test_argv_must_not_be_empty() -> None:
+    with pytest.raises(ValueError, match="argv"):
+        SubprocessTransport([])

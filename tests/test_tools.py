@@ -1,0 +1,432 @@
+"""The ``tool`` decorator, SdkMcpTool, annotations, content helpers and result shapes."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any, TypedDict
+
+import pytest
+
+from ccwire._errors import ToolDefinitionError, ToolError
+from ccwire._tools import (
+    SdkMcpTool,
+    ToolAnnotations,
+    ToolContext,
+    audio_content,
+    embedded_blob_resource,
+    embedded_text_resource,
+    image_content,
+    resource_link,
+    text_content,
+    tool,
+)
+
+
+async def echo(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": repr(args)}]}
+
+
+# --------------------------------------------------------------------------- definition
+
+
+@pytest.mark.parametrize("name", ["a", "greet", "get_weather", "ns.tool-v2", "A9", "x" * 128])
+def test_valid_names(name: str) -> None:
+    assert tool(name, "d", {})(echo).name == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", "x" * 129, "has space", "slash/name", "ümlaut", "a:b", 7, None]
+)
+def test_invalid_names_raise_at_definition(name: Any) -> None:
+    with pytest.raises(ToolDefinitionError, match="invalid tool name"):
+        tool(name, "d", {})(echo)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"description": 3}, "description"),
+        ({"handler": "not callable"}, "not callable"),
+        ({"timeout": 0}, "timeout"),
+        ({"timeout": -1.0}, "timeout"),
+        ({"annotations": 5}, "annotations"),
+    ],
+)
+def test_bad_definitions(kwargs: dict[str, Any], match: str) -> None:
+    base: dict[str, Any] = {"name": "t", "description": "d", "input_schema": {}, "handler": echo}
+    with pytest.raises(ToolDefinitionError, match=match):
+        SdkMcpTool(**{**base, **kwargs})
+
+
+def test_reference_style_definition_and_positional_annotations() -> None:
+    annotations = ToolAnnotations(read_only_hint=True, title="Adder")
+    t = tool("add", "Add two numbers", {"a": float, "b": float}, annotations)(echo)
+    assert t.annotations is annotations
+    assert t.input_schema == {"a": float, "b": float}
+    assert t.definition == {
+        "name": "add",
+        "description": "Add two numbers",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+        "annotations": {"title": "Adder", "readOnlyHint": True},
+    }
+
+
+def test_definition_with_every_optional_field() -> None:
+    t = tool(
+        "report",
+        "Make a report",
+        {"q": str},
+        title="Report",
+        annotations={"destructiveHint": False, "open_world_hint": True},
+        output_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+        timeout=2.5,
+        meta={"anthropic/maxResultSizeChars": 1000},
+    )(echo)
+    assert list(t.definition) == [
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "_meta",
+    ]
+    assert t.definition["annotations"] == {"destructiveHint": False, "openWorldHint": True}
+    assert t.definition["_meta"] == {"anthropic/maxResultSizeChars": 1000}
+    assert t.timeout == 2.5
+
+
+def test_tool_annotations_wire_form_omits_none() -> None:
+    full = ToolAnnotations("T", True, False, True, False)
+    assert full.to_dict() == {
+        "title": "T",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert ToolAnnotations().to_dict() == {}
+    assert "annotations" not in tool("t", "d", {}, ToolAnnotations())(echo).definition
+
+
+class _McpStyleAnnotations:
+    def model_dump(self) -> dict[str, Any]:
+        return {"readOnlyHint": True, "title": None}
+
+
+def test_annotations_with_model_dump_are_accepted() -> None:
+    t = tool("t", "d", {}, _McpStyleAnnotations())(echo)  # type: ignore[arg-type]
+    assert t.definition["annotations"] == {"readOnlyHint": True}
+
+
+def test_schema_is_computed_once_at_definition() -> None:
+    t = tool("t", "d", {"n": int})(echo)
+    assert t.json_schema is t.definition["inputSchema"]
+    assert t.validator.schema is t.json_schema
+
+
+# --------------------------------------------------------------------------- calling
+
+
+@pytest.mark.anyio
+async def test_greet_result_is_passed_through_unchanged() -> None:
+    @tool("greet", "Greet someone by name", {"name": str})
+    async def greet(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": f"Hello, {args['name']}! Welcome."}]}
+
+    assert await greet.call({"name": "Alice"}) == {
+        "content": [{"type": "text", "text": "Hello, Alice! Welcome."}]
+    }
+
+
+@pytest.mark.anyio
+async def test_keyword_handler_with_inferred_schema() -> None:
+    seen: list[Any] = []
+
+    @tool("scale", "Scale a value")
+    async def scale(value: float, factor: int = 2, *, ctx: ToolContext) -> str:
+        seen.append(ctx)
+        return f"{value * factor:g}"
+
+    assert scale.json_schema == {
+        "type": "object",
+        "properties": {"value": {"type": "number"}, "factor": {"type": "integer"}},
+        "required": ["value"],
+        "additionalProperties": False,
+    }
+    assert await scale.call({"value": 1.5}) == {"content": [text_content("3")]}
+    assert await scale.call({"value": 1, "factor": 5}) == {"content": [text_content("5")]}
+    assert isinstance(seen[0], ToolContext)
+    assert seen[0].tool_name == "scale"
+    bad = await scale.call({"value": 1, "other": 2})
+    assert bad["isError"] is True
+    assert "'other' is not an allowed property" in bad["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_inferred_schema_with_var_keyword_allows_extra_arguments() -> None:
+    @tool("kw", "d")
+    async def kw(a: str, **rest: Any) -> str:
+        return f"{a}:{sorted(rest)}"
+
+    assert "additionalProperties" not in kw.json_schema
+    assert await kw.call({"a": "x", "z": 1, "y": 2}) == {"content": [text_content("x:['y', 'z']")]}
+
+
+def test_inferred_schema_rejects_var_positional() -> None:
+    async def handler(*items: int) -> str:
+        return ""
+
+    with pytest.raises(ToolDefinitionError, match=r"\*items"):
+        tool("t", "d")(handler)
+
+
+@pytest.mark.anyio
+async def test_args_ctx_handler_receives_a_context() -> None:
+    got: list[ToolContext] = []
+
+    @tool("c", "d", {"x": int})
+    async def with_ctx(args: dict[str, Any], ctx: ToolContext) -> str:
+        got.append(ctx)
+        return str(args["x"])
+
+    ctx = ToolContext(tool_name="c", tool_use_id="toolu_1", progress_token=4)
+    assert with_ctx.wants_context
+    assert await with_ctx.call({"x": 1}, ctx) == {"content": [text_content("1")]}
+    assert got == [ctx]
+
+
+@pytest.mark.anyio
+async def test_sync_handler_runs_in_a_worker_thread() -> None:
+    threads: list[int] = []
+
+    @tool("sync", "d", {"x": int})
+    def blocking(args: dict[str, Any]) -> str:
+        threads.append(threading.get_ident())
+        return f"x={args['x']}"
+
+    assert await blocking.call({"x": 4}) == {"content": [text_content("x=4")]}
+    assert threads
+    assert threads[0] != threading.get_ident()
+
+
+@pytest.mark.anyio
+async def test_tool_error_gives_exactly_its_message() -> None:
+    @tool("fail", "d", {})
+    async def fail(args: dict[str, Any]) -> str:
+        raise ToolError("fail: something went wrong")
+
+    assert await fail.call({}) == {
+        "content": [{"type": "text", "text": "fail: something went wrong"}],
+        "isError": True,
+    }
+
+
+@pytest.mark.anyio
+async def test_other_exceptions_name_their_type() -> None:
+    @tool("boom", "d", {})
+    def boom(args: dict[str, Any]) -> str:
+        raise KeyError("missing")
+
+    result = await boom.call({})
+    assert result == {"content": [text_content("KeyError: 'missing'")], "isError": True}
+
+
+@pytest.mark.anyio
+async def test_validation_failure_prevents_the_call() -> None:
+    calls: list[Any] = []
+
+    @tool("add", "Add", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> str:
+        calls.append(args)
+        return "never"
+
+    result = await add.call({"a": 1, "b": "two"})
+    assert result == {
+        "content": [
+            text_content("Invalid arguments for tool 'add': 'b' must be number, got string")
+        ],
+        "isError": True,
+    }
+    assert calls == []
+
+
+@pytest.mark.anyio
+async def test_json_encoded_arguments_reach_the_handler_decoded() -> None:
+    @tool("total", "d", {"xs": list[int]})
+    async def total(args: dict[str, Any]) -> str:
+        return str(sum(args["xs"]))
+
+    assert await total.call({"xs": "[1, 2, 3]"}) == {"content": [text_content("6")]}
+
+
+# --------------------------------------------------------------------------- return forms
+
+
+@dataclasses.dataclass
+class Weather:
+    city: str
+    celsius: float
+
+
+class WeatherDict(TypedDict):
+    city: str
+    celsius: float
+
+
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "celsius": {"type": "number"}},
+    "required": ["city", "celsius"],
+}
+IMAGE = image_content(b"\x89PNG", "image/png")
+AUDIO = audio_content(b"RIFF", "audio/wav")
+LINK = resource_link("file:///a.txt", "a.txt", mime_type="text/plain", size=3)
+EMBEDDED = embedded_text_resource("file:///a.txt", "abc", "text/plain")
+BLOB = embedded_blob_resource("file:///b.bin", b"\x00\x01")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("hi", {"content": [text_content("hi")]}),
+        (
+            [text_content("a"), IMAGE, AUDIO, LINK, EMBEDDED, BLOB],
+            {"content": [text_content("a"), IMAGE, AUDIO, LINK, EMBEDDED, BLOB]},
+        ),
+        (["a", 1], {"content": [text_content("a"), text_content("1")]}),
+        (AUDIO, {"content": [AUDIO]}),
+        (None, {"content": []}),
+        ({"content": [AUDIO], "is_error": True}, {"content": [AUDIO], "isError": True}),
+        (
+            {"content": [], "isError": False, "structuredContent": {"k": 1}},
+            {"content": [], "isError": False, "structuredContent": {"k": 1}},
+        ),
+        ({"content": "plain"}, {"content": [text_content("plain")]}),
+        ({"isError": True}, {"isError": True, "content": []}),
+        ({"answer": 42}, {"content": [text_content('{"answer": 42}')]}),
+        (Weather("Oslo", 3.5), {"content": [text_content('{"city": "Oslo", "celsius": 3.5}')]}),
+        (7, {"content": [text_content("7")]}),
+    ],
+)
+@pytest.mark.anyio
+async def test_return_forms(value: Any, expected: dict[str, Any]) -> None:
+    t = tool("r", "d", {})(lambda args: value)
+    assert await t.call({}) == expected
+
+
+@pytest.mark.anyio
+async def test_mcp_result_dict_is_not_copied() -> None:
+    result = {"content": [text_content("x")], "isError": False}
+
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        return result
+
+    assert await tool("same", "d", {})(handler).call({}) is result
+
+
+def test_content_helpers_wire_shapes() -> None:
+    assert IMAGE == {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}
+    assert AUDIO == {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
+    assert image_content("AAAA", "image/gif")["data"] == "AAAA"
+    assert LINK == {
+        "type": "resource_link",
+        "uri": "file:///a.txt",
+        "name": "a.txt",
+        "mimeType": "text/plain",
+        "size": 3,
+    }
+    assert resource_link("u", "n", title="T", description="D") == {
+        "type": "resource_link",
+        "uri": "u",
+        "name": "n",
+        "title": "T",
+        "description": "D",
+    }
+    assert EMBEDDED == {
+        "type": "resource",
+        "resource": {"uri": "file:///a.txt", "text": "abc", "mimeType": "text/plain"},
+    }
+    assert BLOB == {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAE="}}
+
+
+@pytest.mark.parametrize("value", [{"city": "Oslo", "celsius": 3.5}, Weather("Oslo", 3.5)])
+@pytest.mark.parametrize("schema", [WEATHER_SCHEMA, WeatherDict, Weather])
+@pytest.mark.anyio
+async def test_structured_output(value: Any, schema: Any) -> None:
+    t = tool("weather", "d", {"city": str}, output_schema=schema)(lambda args: value)
+    assert t.definition["outputSchema"] == WEATHER_SCHEMA
+    assert await t.call({"city": "Oslo"}) == {
+        "content": [text_content('{"city": "Oslo", "celsius": 3.5}')],
+        "structuredContent": {"city": "Oslo", "celsius": 3.5},
+    }
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"city": "Oslo", "celsius": "warm"}, {"content": [], "structuredContent": {"city": 1}}],
+)
+@pytest.mark.anyio
+async def test_structured_output_that_breaks_its_schema_is_an_error(value: Any) -> None:
+    t = tool("weather", "d", {}, output_schema=WEATHER_SCHEMA)(lambda args: value)
+    result = await t.call({})
+    assert result["isError"] is True
+    assert "does not match its output schema" in result["content"][0]["text"]
+    assert "structuredContent" not in result
+
+
+@pytest.mark.anyio
+async def test_unserializable_result_is_an_error_not_an_exception() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    t = tool("loop", "d", {})(lambda args: {"x": loop})
+    result = await t.call({})
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith("ValueError")
+
+
+@pytest.mark.anyio
+async def test_context_progress_and_log_go_through_send() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    ctx = ToolContext(tool_name="t", progress_token="p1", send=send, log_level="info")
+    await ctx.report_progress(1, 4, "a quarter")
+    await ctx.report_progress(2)
+    await ctx.log("debug", "dropped: below the level")
+    await ctx.log("warning", {"k": 1}, logger="db")
+    assert sent == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": "p1", "progress": 1, "total": 4, "message": "a quarter"},
+        },
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": "p1", "progress": 2},
+        },
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "warning", "data": {"k": 1}, "logger": "db"},
+        },
+    ]
+
+
+@pytest.mark.anyio
+async def test_progress_without_token_and_failing_send_are_harmless() -> None:
+    async def broken(message: dict[str, Any]) -> None:
+        raise ConnectionError("gone")
+
+    await ToolContext(tool_name="t", send=broken).report_progress(1)
+    await ToolContext(tool_name="t", progress_token=1, send=broken).report_progress(1)
+    await ToolContext(tool_name="t").log("info", "nowhere to go")
+    assert ToolContext(tool_name="t").progress_token is None

@@ -1,0 +1,1 @@
+"""Tests of ccwire.testing (ScriptedModel and its pytest plugin)."""
