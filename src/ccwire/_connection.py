@@ -27,7 +27,7 @@ import anyio.abc
 
 from . import _codec as codec
 from ._argv import build_argv, build_env, build_initialize_fields, sdk_servers
-from ._control import ConnectionState, ControlProtocol
+from ._control import ConnectionState, ControlObserver, ControlProtocol, ReplyGate
 from ._discovery import find_cli
 from ._errors import (
     CcwireError,
@@ -71,6 +71,7 @@ class Connection:
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
         self._turns = PromptLedger()
+        self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
         self.server_info: Mapping[str, Any] | None = None
@@ -101,6 +102,15 @@ class Connection:
     def owes_answer(self) -> bool:
         """True while a prompt we sent is not yet answered, or the CLI is mid-turn."""
         return self._turns.owed or self._cli_state in ("running", "requires_action")
+
+    def add_control_observer(self, observer: ControlObserver) -> Callable[[], None]:
+        """Watch incoming control requests (tool calls, permissions, hooks)."""
+        return self.protocol.add_observer(observer)
+
+    def set_reply_gate(self, gate: ReplyGate | None) -> None:
+        """Hold back every answer to the CLI, and every prompt, until ``gate()`` returns."""
+        self._gate = gate
+        self.protocol.reply_gate = gate
 
     def add_observer(self, observer: MessageObserver) -> Callable[[], None]:
         """Watch every message; returns a function that removes the observer."""
@@ -218,6 +228,8 @@ class Connection:
             frame = codec.encode_user_message(
                 prompt, session_id=session_id, uuid=str(uuid_mod.uuid4())
             )
+        if self._gate is not None:
+            await self._gate()
         mid = codec.user_message_uuid(frame)
         if mid is not None:
             self._turns.issue(mid)

@@ -45,6 +45,8 @@ from ._transport import Transport
 __all__ = [
     "NO_REPLY",
     "ConnectionState",
+    "ControlEvent",
+    "ControlObserver",
     "ControlProtocol",
     "IncomingCall",
     "RouteHandler",
@@ -94,6 +96,29 @@ class IncomingCall:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
 
 
+@dataclass(frozen=True)
+class ControlEvent:
+    """An incoming control request started (``outcome`` None) or finished.
+
+    ``outcome`` is ``"ok"``, ``"error"`` (``detail`` holds the message) or
+    ``"cancelled"`` (withdrawn by the CLI or the connection ended); ``response`` is the
+    answer body we sent, if any.
+    """
+
+    request_id: str
+    subtype: str
+    request: Mapping[str, Any]
+    outcome: str | None = None
+    response: Mapping[str, Any] | None = None
+    detail: str | None = None
+
+
+ControlObserver = Callable[[ControlEvent], None]
+"""Called synchronously when an incoming control request starts and when it finishes."""
+
+ReplyGate = Callable[[], Awaitable[None]]
+"""Awaited before every answer to the CLI is written (used to pause a session)."""
+
 RouteHandler = Callable[
     [codec.ControlRequest, IncomingCall], Awaitable["Mapping[str, Any] | _NoReply | None"]
 ]
@@ -139,6 +164,9 @@ class ControlProtocol:
             codec.CONTROL_CANCEL_REQUEST: self._on_cancel_request,
             codec.KEEP_ALIVE: _ignore,
         }
+        self._observers: list[ControlObserver] = []
+        self.reply_gate: ReplyGate | None = None
+        """If set, awaited before each answer to a CLI request is written."""
         self.noise_lines = 0
         """How many stdout lines were not JSON objects (logged, then skipped)."""
 
@@ -158,6 +186,18 @@ class ControlProtocol:
         if new not in _TRANSITIONS[self._state]:
             raise SessionStateError(f"connection cannot go from {self._state.value} to {new.value}")
         self._state = new
+
+    def add_observer(self, observer: ControlObserver) -> Callable[[], None]:
+        """Watch incoming control requests; returns a function that stops watching."""
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
+    def _notify(self, event: ControlEvent) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(event)
+            except Exception:
+                logger.exception("ccwire: a control observer raised")
 
     def add_route(self, subtype: str, handler: RouteHandler) -> None:
         """Register (or replace) the handler of an incoming request subtype."""
@@ -367,11 +407,26 @@ class ControlProtocol:
                     error = str(exc) or type(exc).__name__
         finally:
             self._inflight.pop(req.request_id, None)
-        if call.scope.cancelled_caught or call.cancelled.is_set():
-            return  # withdrawn by the CLI (or we are closing): it ignores late answers
+        if (
+            call.scope.cancelled_caught
+            or call.cancelled.is_set()
+            or (result is NO_REPLY and error is None)
+        ):
+            # withdrawn by the CLI (or we are closing): it ignores late answers
+            if self._observers:
+                self._notify(ControlEvent(req.request_id, req.subtype, req.request, "cancelled"))
+            return
+        if self.reply_gate is not None:
+            await self.reply_gate()
+        if self._observers:
+            body = result if isinstance(result, Mapping) else None
+            outcome = "error" if error is not None else "ok"
+            self._notify(
+                ControlEvent(req.request_id, req.subtype, req.request, outcome, body, error)
+            )
         if error is not None:
             await self._reply(req.request_id, None, error)
-        elif result is not NO_REPLY:
+        elif not isinstance(result, _NoReply):
             await self._reply(req.request_id, result, None)
 
     async def _reply(self, rid: str, body: Mapping[str, Any] | None, error: str | None) -> None:

@@ -33,14 +33,14 @@ from ._replies import (
 from ._scripted_model import DEFAULT_MODEL, ScriptedModel
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "OFFLINE_API_KEY",
     "Block",
     "CLIPeer",
+    "DEFAULT_MODEL",
     "ErrorReply",
     "FakeCLI",
     "MemoryTransport",
     "ModelRequest",
+    "OFFLINE_API_KEY",
     "Reply",
     "ScriptedModel",
     "Step",
