@@ -419,3 +419,54 @@ async def test_not_connected_errors_are_typed() -> None:
         await client.query("hi")
     with pytest.raises(CLIConnectionError):
         await client.interrupt()
+
+
+async def test_a_100_mb_message_is_read_with_default_settings() -> None:
+    big = "x" * (100 * 1024 * 1024)
+    async with connected() as (client, fake):
+        await client.query("big please")
+        p = await fake.receive("user")
+        await fake.assistant({"type": "text", "text": big})
+        await fake.result("ok", user_message_uuids=[p["uuid"]])
+        messages = [m async for m in client.receive_response()]
+    first = messages[0]
+    assert isinstance(first, AssistantMessage)
+    block = first.content[0]
+    assert isinstance(block, TextBlock) and len(block.text) == len(big)
+    assert isinstance(messages[-1], ResultMessage)
+
+
+async def test_missing_cli_is_a_clear_typed_error(tmp_path: Any) -> None:
+    from ccwire import CLINotFoundError
+
+    options = ClaudeAgentOptions(cli_path=str(tmp_path / "no-such-claude"))
+    with pytest.raises(CLINotFoundError, match="npm install"):
+        await ClaudeSDKClient(options).connect()
+
+
+async def test_initialize_without_answer_times_out_and_cleans_up() -> None:
+    transport, peer = memory_transport_pair()
+    client = ClaudeSDKClient(ClaudeAgentOptions(initialize_timeout=0.1), transport=transport)
+    with anyio.fail_after(5), pytest.raises(ControlTimeoutError, match="initialize"):
+        await client.connect()
+    assert peer.stdin_closed
+    with pytest.raises(CLIConnectionError):
+        await client.query("hi")
+
+
+async def test_cli_dying_during_initialize_raises_process_error() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    client = ClaudeSDKClient(transport=transport)
+
+    async def die() -> None:
+        await fake.receive("control_request", "initialize")
+        await fake.exit(1, "Error: bad flag --nope")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(die)
+            with pytest.raises(ProcessError) as info:
+                await client.connect()
+    assert info.value.exit_code == 1
+    assert "bad flag" in info.value.stderr

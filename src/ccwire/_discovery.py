@@ -44,11 +44,13 @@ def _checked(path: str, origin: str) -> str:
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(full):
         raise CLINotFoundError(
-            f"the Claude Code CLI given by {origin} does not exist: {full}", searched=(full,)
+            f"the Claude Code CLI given by {origin} does not exist: {full}. {_INSTALL_HINT}",
+            searched=(full,),
         )
     if not _is_executable(full):
         raise CLINotFoundError(
-            f"the Claude Code CLI given by {origin} is not an executable file: {full}",
+            f"the Claude Code CLI given by {origin} is not an executable file: {full}. "
+            f"{_INSTALL_HINT}",
             searched=(full,),
         )
     return full
