@@ -470,3 +470,25 @@ async def test_cli_dying_during_initialize_raises_process_error() -> None:
                 await client.connect()
     assert info.value.exit_code == 1
     assert "bad flag" in info.value.stderr
+
+
+async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
+    from contextlib import aclosing
+
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        await fake.receive("user")
+        await fake.assistant({"type": "text", "text": "partial"})
+        await fake.expect_eof()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            async with aclosing(query(prompt="long job", transport=transport)) as stream:
+                async for message in stream:
+                    assert isinstance(message, AssistantMessage)
+                    break
+    assert peer.stdin_closed

@@ -43,8 +43,15 @@ async def query(
     conversation runs (it may wait for earlier answers before yielding more). Stdin
     stays open while anything is owed, so in-process tools, permission callbacks and
     hooks keep working, and is closed once the prompts are exhausted and answered; the
-    CLI's remaining output is then drained and the process stopped. Breaking out of
-    the loop early stops the CLI too.
+    CLI's remaining output is then drained and the process stopped.
+
+    To stop early, close the iterator in the task that iterates it: Python does not
+    close an async generator on ``break``, so use ``contextlib.aclosing``::
+
+        async with aclosing(query(prompt="...")) as messages:
+            async for message in messages:
+                if done(message):
+                    break  # the CLI is stopped when the block exits
     """
     conn = Connection(options or ClaudeAgentOptions(), transport)
     await conn.open()
