@@ -6,6 +6,8 @@ CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
 .PHONY: all venv cli test lint typecheck unit demo bench clean
+.PHONY: cli-matrix e2e-matrix
+.PHONY: docs
 
 all: test
 
@@ -38,11 +40,37 @@ typecheck: venv
 unit: venv
 	$(BIN)/pytest -m "not e2e"
 
-test: venv cli lint typecheck
+test: venv cli lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/pytest
 
 demo: venv cli
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/python -m ccwire demo
 
+# The documentation site (mkdocs-material, mkdocstrings); builds offline in seconds.
+$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
 	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache .pytest_cache
+
+# --- compatibility matrix: the end-to-end suite against every supported CLI version
+MATRIX_OLD := 2.1.197
+OLD_CLAUDE := .cli/$(MATRIX_OLD)/node_modules/.bin/claude
+
+$(OLD_CLAUDE):
+	npm install --no-audit --no-fund --loglevel=error --prefix .cli/$(MATRIX_OLD) @anthropic-ai/claude-code@$(MATRIX_OLD)
+	@$(OLD_CLAUDE) --version 2>/dev/null | grep -q '$(MATRIX_OLD)' || (cd .cli/$(MATRIX_OLD)/node_modules/@anthropic-ai/claude-code && node install.cjs)
+	@$(OLD_CLAUDE) --version | grep -q '$(MATRIX_OLD)' || (echo "expected Claude Code $(MATRIX_OLD)"; exit 1)
+	touch $@
+
+cli-matrix: cli $(OLD_CLAUDE)
+
+e2e-matrix: venv cli-matrix
+	@status=0; for cli in $(abspath $(CLAUDE)) $(abspath $(OLD_CLAUDE)); do \
+		echo "=== e2e against $$($$cli --version)"; \
+		CCWIRE_CLI_PATH=$$cli $(BIN)/pytest -q -rs tests/e2e || status=1; \
+	done; exit $$status

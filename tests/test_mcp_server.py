@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -21,8 +21,18 @@ from ccwire._tools import (
     resource_link,
     tool,
 )
+from tests.fixtures.mcp_schema import checking_schema
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _conforms_to_the_mcp_schema() -> Iterator[None]:
+    """Every response and notification of these tests is checked against mcp-types."""
+    with checking_schema() as check:
+        yield
+    assert check.failures == []
+    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
 
 
 @tool("greet", "Greet someone by name", {"name": str})
@@ -146,9 +156,9 @@ async def test_a_jsonrpc_response_from_the_cli_is_accepted_silently() -> None:
             5,
         ),
         (
-            {"jsonrpc": "2.0", "id": 6, "method": "resources/list"},
+            {"jsonrpc": "2.0", "id": 6, "method": "resources/subscribe"},
             -32601,
-            "Method not found: resources/list",
+            "Method not found: resources/subscribe",
             6,
         ),
         (
@@ -704,3 +714,36 @@ def test_duplicate_names_and_bad_tools_are_rejected() -> None:
         server.tools["x"] = greet  # type: ignore[index]
     with pytest.raises(ToolDefinitionError):
         SdkMcpServer("s", max_concurrency=0)
+
+
+async def test_a_call_that_changes_the_tools_answers_after_the_change_is_announced() -> None:
+    server = make_server()
+    order: list[str] = []
+    release = anyio.Event()
+
+    @tool("installer", "Adds a tool", {})
+    async def installer(args: dict[str, Any]) -> str:
+        server.add_tool(tool("late", "d", {})(greet.handler))
+        return "installed"
+
+    server.add_tool(installer)  # no sink yet: nothing to announce
+
+    async def slow_sink(message: dict[str, Any]) -> None:
+        order.append("announced")
+        await release.wait()
+        order.append("acknowledged")
+
+    server.attach(slow_sink)
+
+    async def run() -> None:
+        reply = await server.handle(call("installer"))
+        assert reply is not None and reply["result"]["content"][0]["text"] == "installed"
+        order.append("answered")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            await anyio.wait_all_tasks_blocked()
+            assert order == ["announced"]  # the answer waits for the CLI to know the new tool
+            release.set()
+    assert order == ["announced", "acknowledged", "answered"]

@@ -398,10 +398,10 @@ async def test_context_progress_and_log_go_through_send() -> None:
         sent.append(message)
 
     ctx = ToolContext(tool_name="t", progress_token="p1", send=send, log_level="info")
-    await ctx.report_progress(1, 4, "a quarter")
-    await ctx.report_progress(2)
-    await ctx.log("debug", "dropped: below the level")
-    await ctx.log("warning", {"k": 1}, logger="db")
+    assert await ctx.report_progress(1, 4, "a quarter") is True
+    assert await ctx.report_progress(2) is True
+    assert await ctx.log("debug", "dropped: below the level") is False
+    assert await ctx.log("warning", {"k": 1}, logger="db") is True
     assert sent == [
         {
             "jsonrpc": "2.0",
@@ -426,7 +426,9 @@ async def test_progress_without_token_and_failing_send_are_harmless() -> None:
     async def broken(message: dict[str, Any]) -> None:
         raise ConnectionError("gone")
 
-    await ToolContext(tool_name="t", send=broken).report_progress(1)
-    await ToolContext(tool_name="t", progress_token=1, send=broken).report_progress(1)
-    await ToolContext(tool_name="t").log("info", "nowhere to go")
+    assert await ToolContext(tool_name="t", send=broken).report_progress(1) is False
+    assert (
+        await ToolContext(tool_name="t", progress_token=1, send=broken).report_progress(1) is False
+    )
+    assert await ToolContext(tool_name="t").log("info", "nowhere to go") is False
     assert ToolContext(tool_name="t").progress_token is None

@@ -77,6 +77,11 @@ def build_mcp_config(
     servers: dict[str, Any] = {}
     for name, config in mcp_servers.items():
         if not isinstance(config, Mapping):
+            from ._mcp_bridge import is_server_object  # a server object given directly
+
+            if is_server_object(config):
+                servers[name] = {"type": "sdk", "name": name}
+                continue
             raise TypeError(f"mcp_servers[{name!r}] must be a dict, got {type(config).__name__}")
         servers[name] = _strip_instance(cast("Mapping[str, Any]", config))
     return {"mcpServers": servers}
@@ -85,13 +90,24 @@ def build_mcp_config(
 def sdk_servers(
     mcp_servers: Mapping[str, McpServerConfig] | str | Path | None,
 ) -> dict[str, SdkMcpServer]:
-    """The live in-process servers among ``mcp_servers``, by their configured name (key)."""
+    """The live in-process servers among ``mcp_servers``, by their configured name (key).
+
+    Besides SDK configs, a value may be a server object itself: an SdkMcpServer, or a
+    server of the official ``mcp`` package (served through ``ccwire._mcp_bridge``).
+    """
     if mcp_servers is None or isinstance(mcp_servers, (str, Path)):
         return {}
+    from ._mcp_bridge import as_served_server
+
     found: dict[str, SdkMcpServer] = {}
     for name, config in mcp_servers.items():
         cfg = cast("Mapping[str, Any]", config)
-        if not isinstance(cfg, Mapping) or cfg.get("type") != "sdk":
+        if not isinstance(cfg, Mapping):
+            served = as_served_server(cfg)
+            if served is not None:
+                found[name] = cast("SdkMcpServer", served)
+            continue
+        if cfg.get("type") != "sdk":
             continue
         instance = cfg.get("instance")
         if instance is None:
@@ -99,7 +115,7 @@ def sdk_servers(
                 f"mcp_servers[{name!r}] has type 'sdk' but no 'instance'; "
                 "make SDK servers with ccwire.create_sdk_mcp_server()"
             )
-        found[name] = cast("SdkMcpServer", instance)
+        found[name] = cast("SdkMcpServer", as_served_server(instance) or instance)
     return found
 
 

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from . import _codec as codec
 from ._connection import Connection, Prompt
+from ._control_requests import CliFeatures
 from ._errors import CLIConnectionError
 from ._messages import Message
 from ._options import ClaudeAgentOptions
-from ._permission_types import PermissionMode
+from ._runtime_control import RuntimeControl
 from ._transport import Transport
 
 __all__ = ["ClaudeSDKClient"]
 
 
-class ClaudeSDKClient:
+class ClaudeSDKClient(RuntimeControl):
     """A multi-turn conversation with one Claude Code CLI process.
 
     Use it as an async context manager (or call :meth:`connect` / :meth:`disconnect`
@@ -31,6 +32,13 @@ class ClaudeSDKClient:
     Prompts sent back to back may be merged by the CLI into one turn, and a prompt sent
     mid-turn is folded into the running turn; :meth:`receive_response` knows this and
     never waits for a result that will not come.
+
+    While connected, the runtime control methods (:meth:`interrupt`,
+    :meth:`set_permission_mode`, :meth:`set_model`, :meth:`mcp_status`,
+    :meth:`mcp_set_servers`, :meth:`get_context_usage`, :meth:`rewind_files`, ...)
+    return typed results and raise :class:`~ccwire.UnsupportedFeatureError` when the
+    connected CLI lacks the feature; :attr:`capabilities`, :attr:`cli_version` and
+    :meth:`supports` tell what it has.
     """
 
     def __init__(
@@ -54,6 +62,11 @@ class ClaudeSDKClient:
         conn = Connection(self.options, self._transport)
         await conn.open()
         self._conn = conn
+        features = CliFeatures(conn.server_info)
+        conn.add_observer(features.observe)
+        self._features = features
+        servers = self.options.mcp_servers
+        self._mcp_servers = None if isinstance(servers, (str, Path)) else dict(servers)
         if isinstance(prompt, str):
             await conn.send_prompt(prompt)
         elif prompt is not None:
@@ -88,13 +101,17 @@ class ClaudeSDKClient:
         self,
         prompt: str | list[dict[str, Any]] | AsyncIterable[Prompt],
         session_id: str = "default",
-    ) -> None:
-        """Send a prompt (text, content blocks, or an async iterable of messages)."""
+    ) -> str | None:
+        """Send a prompt (text, content blocks, or an async iterable of messages).
+
+        Returns the ``uuid`` the prompt carries (None for an iterable): the id that
+        :meth:`rewind_files` and :meth:`cancel_async_message` take.
+        """
         conn = self._connection()
         if isinstance(prompt, (str, list)):
-            await conn.send_prompt(prompt, session_id=session_id)
-        else:
-            await conn.stream_prompts(prompt, session_id=session_id)
+            return await conn.send_prompt(prompt, session_id=session_id)
+        await conn.stream_prompts(prompt, session_id=session_id)
+        return None
 
     async def receive_messages(self) -> AsyncIterator[Message]:
         """Every message until the CLI's output ends."""
@@ -109,24 +126,17 @@ class ClaudeSDKClient:
         async for message in self._connection().messages(until_result=True):
             yield message
 
-    # ---------------------------------------------------------------- control
-
-    async def interrupt(self) -> Mapping[str, Any]:
-        """Stop the current turn; the conversation stays usable. Returns the CLI's answer
-        (``still_queued`` lists prompts still waiting, on CLIs that report it)."""
-        return await self._connection().protocol.request(codec.INTERRUPT)
-
-    async def set_permission_mode(self, mode: PermissionMode) -> Mapping[str, Any]:
-        """Change the permission mode for the rest of the conversation."""
-        return await self._connection().protocol.request(codec.SET_PERMISSION_MODE, {"mode": mode})
-
-    async def set_model(self, model: str | None = None) -> Mapping[str, Any]:
-        """Switch model (``None`` resets to the default); returns ``{"model": resolved}``."""
-        return await self._connection().protocol.request(codec.SET_MODEL, {"model": model})
-
-    async def get_server_info(self) -> Mapping[str, Any] | None:
-        """The CLI's answer to ``initialize`` (commands, models, capabilities, ...)."""
-        return self._connection().server_info
+    @property
+    def session_state(self) -> str | None:
+        """The CLI's own session state: ``"idle"``, ``"running"`` or ``"requires_action"``
+        (None when it does not report one; CLIs older than 2.1.330 never do)."""
+        conn = self._conn
+        if conn is None:
+            return None
+        if conn.cli_state is not None:
+            return conn.cli_state
+        initial = (conn.server_info or {}).get("session_state")  # from initialize
+        return initial if isinstance(initial, str) else None
 
     @property
     def session_id(self) -> str | None:

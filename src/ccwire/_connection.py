@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import uuid as uuid_mod
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import anyio
 import anyio.abc
@@ -45,6 +45,9 @@ from ._permissions import permission_route
 from ._sdk_mcp import McpRouter
 from ._subprocess_transport import SubprocessTransport
 from ._transport import Transport
+
+if TYPE_CHECKING:
+    from ._mcp_server import SdkMcpServer
 
 __all__ = ["Connection", "MessageObserver"]
 
@@ -146,7 +149,7 @@ class Connection:
         if self._protocol is not None:
             raise SessionStateError("already connected")
         opts = self.options
-        hooks = HookRegistry(opts.hooks)
+        hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
         self._inbox = Inbox()
         tg = anyio.create_task_group()
         await tg.__aenter__()
@@ -166,8 +169,13 @@ class Connection:
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
             protocol.add_route(codec.MCP_MESSAGE, self._router.route())
-            protocol.add_route(codec.CAN_USE_TOOL, permission_route(opts.can_use_tool))
+            protocol.add_route(
+                codec.CAN_USE_TOOL,
+                permission_route(opts.can_use_tool, on_error=opts.on_callback_error),
+            )
             protocol.add_route(codec.HOOK_CALLBACK, hooks.route())
+            if opts.audit_log is not None:
+                protocol.add_observer(opts.audit_log.observe)
             await protocol.start(tg)
             self._router.attach()
             fields = codec.initialize_fields(
@@ -176,12 +184,23 @@ class Connection:
             self.server_info = await protocol.request(
                 codec.INITIALIZE, fields, timeout=opts.initialize_timeout
             )
+            hooks.verify(self.server_info)
             caps = self.server_info.get("capabilities")
             if isinstance(caps, list):
                 self.capabilities = frozenset(c for c in caps if isinstance(c, str))
         except BaseException:
             await self.close()
             raise
+
+    def serve_sdk_servers(self, servers: Mapping[str, SdkMcpServer]) -> None:
+        """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
+        tells the CLI about them, so their handshake finds them)."""
+        router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
+        self.protocol.add_route(codec.MCP_MESSAGE, router.route())
+        if self._router is not None:
+            self._router.detach()
+        router.attach()
+        self._router = router
 
     async def end_input(self) -> None:
         """Close the CLI's stdin; it finishes what is queued and exits."""

@@ -21,7 +21,7 @@ import enum
 import itertools
 import json
 import logging
-import secrets
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -251,7 +251,7 @@ class ControlProtocol:
                 f"cannot send {subtype!r}: the CLI connection is {self._state.value}"
             )
         limit = self._control_timeout if timeout is None else timeout
-        rid = f"req_{next(self._ids)}_{secrets.token_hex(4)}"
+        rid = f"req_{next(self._ids)}_{os.urandom(4).hex()}"
         pending = _Pending(subtype)
         self._pending[rid] = pending
         try:
@@ -290,7 +290,11 @@ class ControlProtocol:
                 line = await self._transport.receive_line()
                 if line is None:
                     break
-                self._dispatch_line(line)
+                text = self._line_text(line)
+                del line  # a 100 MB line must not stay alive while its text is parsed
+                if text is not None:
+                    self._dispatch_text(text)
+                    del text
         except CcwireError as exc:
             error = exc
         except Exception as exc:  # a bug below us must still release every waiter
@@ -298,28 +302,35 @@ class ControlProtocol:
             error.__cause__ = exc
         self._finish(error)
 
-    def _dispatch_line(self, line: bytes) -> None:
+    def _line_text(self, line: bytes) -> str | None:
+        """The text of a line that may be JSON; ``None`` (reported) for anything else."""
         if not line.startswith(b"{"):
             self.noise_lines += 1
             logger.warning("ignoring non-JSON line from the CLI: %r", line[:200])
-            return
+            return None
         try:
-            obj = json.loads(line)
+            return line.decode("utf-8", "surrogatepass")  # what json.loads(bytes) does
+        except UnicodeDecodeError as exc:
+            self._bad_line("the CLI wrote a line that is not valid UTF-8", line, exc)
+            return None
+
+    def _bad_line(self, message: str, line: bytes | str, cause: BaseException | None) -> None:
+        preview = line[:200]
+        err = MessageDecodeError(
+            message,
+            line=preview.decode("utf-8", "replace") if isinstance(preview, bytes) else preview,
+        )
+        err.__cause__ = cause
+        self._on_message(err)
+
+    def _dispatch_text(self, text: str) -> None:
+        try:
+            obj = json.loads(text)
         except ValueError as exc:
-            err = MessageDecodeError(
-                "the CLI wrote a line that is not valid JSON",
-                line=line[:200].decode("utf-8", "replace"),
-            )
-            err.__cause__ = exc
-            self._on_message(err)
+            self._bad_line("the CLI wrote a line that is not valid JSON", text, exc)
             return
         if not isinstance(obj, dict):
-            self._on_message(
-                MessageDecodeError(
-                    "the CLI wrote JSON that is not an object",
-                    line=line[:200].decode("utf-8", "replace"),
-                )
-            )
+            self._bad_line("the CLI wrote JSON that is not an object", text, None)
             return
         handler = self._frame_handlers.get(codec.frame_type(obj))
         if handler is not None:
@@ -391,6 +402,8 @@ class ControlProtocol:
             return
         call = IncomingCall(req.request_id, req.subtype)
         self._inflight[req.request_id] = call
+        if self._observers:
+            self._notify(ControlEvent(req.request_id, req.subtype, req.request))
         self._tg.start_soon(self._run_handler, req, handler, call)
 
     async def _run_handler(

@@ -7,11 +7,12 @@ real model is used instead.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._client import ClaudeSDKClient
 from ._mcp_server import create_sdk_mcp_server
@@ -26,7 +27,10 @@ from ._messages import (
 from ._options import ClaudeAgentOptions
 from ._tools import tool
 
-__all__ = ["PROMPT", "calculator_server", "run_demo"]
+if TYPE_CHECKING:
+    from ._cli import CliIO
+
+__all__ = ["PROMPT", "calculator_server", "demo_command", "run_demo"]
 
 PROMPT = "Calculate 100 + 50, then subtract 25 from the result"
 
@@ -138,3 +142,26 @@ def _result_text(block: ToolResultBlock) -> str:
     if isinstance(block.content, list):
         return " ".join(str(c.get("text", "")) for c in block.content)
     return str(block.content)
+
+
+def demo_command(args: argparse.Namespace, io: CliIO) -> int:
+    """``ccwire demo``: the calculator through the ``ccwire run`` display."""
+    from ._cli_run import RunSpec, execute, tracker_and_renderer
+    from ._discovery import find_cli
+
+    offline = bool(args.offline or not io.environ.get("ANTHROPIC_API_KEY"))
+    cli = find_cli(None, environ=io.environ)
+    tracker, renderer = tracker_and_renderer(args, io)
+    with tempfile.TemporaryDirectory(prefix="ccwire-demo-") as cwd:
+        spec = RunSpec(
+            prompt=PROMPT,
+            servers={"calc": calculator_server()},
+            allowed=["mcp__calc__add", "mcp__calc__subtract"],
+            max_turns=6,
+            cwd=cwd,
+            cli_path=cli,
+            offline=offline,
+            script=_script() if offline else None,
+            verbose=args.verbose,
+        )
+        return execute(spec, tracker, renderer, io)

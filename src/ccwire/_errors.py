@@ -15,17 +15,23 @@ __all__ = [
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
+    "CallbackError",
     "CcwireError",
     "ClaudeSDKError",
     "ControlProtocolError",
     "ControlTimeoutError",
+    "InvalidTransitionError",
+    "McpError",
     "MessageDecodeError",
     "MessageEncodeError",
     "ProcessError",
+    "ResourceNotFoundError",
     "ResultError",
     "SessionStateError",
+    "SessionTimeoutError",
     "ToolDefinitionError",
     "ToolError",
+    "UnknownEventError",
     "UnsupportedFeatureError",
 ]
 
@@ -124,6 +130,33 @@ class UnsupportedFeatureError(ControlProtocolError):
     """The connected CLI does not support the requested feature."""
 
 
+class CallbackError(ControlProtocolError):
+    """A user callback (a hook or ``can_use_tool``) raised, timed out or returned something
+    unusable. The CLI got an error answer with this message; the error is also logged
+    on the ``ccwire`` logger and passed to ``ClaudeAgentOptions.on_callback_error``.
+
+    ``kind`` is ``"hook"`` or ``"can_use_tool"``; ``event`` the hook event (hooks only);
+    ``callback_name`` the callback's qualified name; ``timed_out`` is True after a
+    timeout. The original exception, if any, is ``__cause__``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        callback_name: str,
+        event: str | None = None,
+        timed_out: bool = False,
+        subtype: str | None = None,
+    ) -> None:
+        super().__init__(message, subtype=subtype)
+        self.kind = kind
+        self.callback_name = callback_name
+        self.event = event
+        self.timed_out = timed_out
+
+
 class ToolDefinitionError(CcwireError, ValueError):
     """A tool or server definition is invalid (bad name, duplicate, bad schema)."""
 
@@ -132,8 +165,52 @@ class ToolError(CcwireError):
     """Raise from a tool handler to return an ``isError`` result with exactly this message."""
 
 
+class McpError(CcwireError):
+    """Raise from a resource or prompt handler to answer with this JSON-RPC error.
+
+    ``code`` is the JSON-RPC error code (default -32603, internal error), ``message``
+    is sent exactly as given and ``data`` (if not ``None``) as the error's ``data``.
+    """
+
+    def __init__(self, message: str, *, code: int = -32603, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ResourceNotFoundError(McpError, LookupError):
+    """Raise from a resource handler when the URI names nothing: the client gets the
+    MCP error -32002 ("Resource not found") with ``data: {"uri": uri}``."""
+
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        super().__init__(message or f"Resource not found: {uri}", code=-32002, data={"uri": uri})
+        self.uri = uri
+
+
 class SessionStateError(CcwireError):
     """An operation is not possible in the current state (for example: not connected)."""
+
+
+class InvalidTransitionError(SessionStateError):
+    """A session state machine was asked for a transition its table does not allow.
+
+    This is a bug (in ccwire or in a hand-driven state machine), never a normal outcome:
+    the state is left unchanged. ``from_state`` and ``to_state`` name the transition.
+    """
+
+    def __init__(self, from_state: str, to_state: str) -> None:
+        super().__init__(f"invalid session transition: {from_state} -> {to_state}")
+        self.from_state = from_state
+        self.to_state = to_state
+
+
+class SessionTimeoutError(CcwireError, TimeoutError):
+    """A session did not reach the awaited state within the time limit."""
+
+
+class UnknownEventError(CcwireError, ValueError):
+    """A session event name that does not exist was given to ``Session.on``."""
 
 
 class MessageEncodeError(CcwireError, ValueError):

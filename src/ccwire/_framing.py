@@ -4,9 +4,11 @@ Pure functions and state machines only, no I/O. Both transports (the subprocess 
 the in-memory one used in tests) frame through :class:`LineDecoder`, so framing bugs show
 up in every test.
 
-:class:`LineDecoder` is linear in its total input: pending partial data is kept as a list
-of chunks and only each *new* chunk is searched for a newline, so a 100 MB line arriving
-in 4 KiB chunks costs the same as arriving in one piece. It works on bytes, so a chunk
+:class:`LineDecoder` is linear in its total input: pending partial data is appended to
+one ``bytearray`` (amortised growth) and only each *new* chunk is searched for a newline,
+so a 100 MB line arriving in 4 KiB chunks costs the same as arriving in one piece, and
+its peak memory is the buffer plus the finished line (the many small chunks of a list
+would fragment the heap and stay resident). It works on bytes, so a chunk
 boundary inside a multi-byte UTF-8 sequence is harmless.
 """
 
@@ -41,14 +43,13 @@ class LineDecoder:
         if max_line_bytes is not None and max_line_bytes < 1:
             raise ValueError("max_line_bytes must be a positive integer or None")
         self._max = max_line_bytes
-        self._parts: list[bytes] = []
-        self._pending = 0
+        self._buf = bytearray()
         self._broken: MessageDecodeError | None = None
 
     @property
     def pending_bytes(self) -> int:
         """Number of bytes of the unfinished line held so far."""
-        return self._pending
+        return len(self._buf)
 
     @property
     def error(self) -> MessageDecodeError | None:
@@ -59,30 +60,36 @@ class LineDecoder:
         """Add ``chunk`` and return the lines it completed, in order."""
         if self._broken is not None:
             raise self._broken
-        chunk = bytes(chunk)
+        if type(chunk) is not bytes:
+            chunk = bytes(chunk)
         lines: list[bytes] = []
+        nl = chunk.find(b"\n")
+        if nl < 0:  # the common case for a long line: no copy but the append
+            if chunk:
+                self._check(len(self._buf) + len(chunk), self._buf or chunk)
+                self._buf += chunk
+            return lines
         start = 0
         try:
-            while True:
+            if self._buf:
+                self._check(len(self._buf) + nl, self._buf)
+                self._buf += memoryview(chunk)[:nl]
+                line = bytes(self._buf)
+                self._buf = bytearray()  # frees the big buffer now
+                self._emit(line, lines)
+                del line
+                start = nl + 1
                 nl = chunk.find(b"\n", start)
-                if nl < 0:
-                    break
-                if self._parts:
-                    self._check(self._pending + nl - start, self._parts[0])
-                    self._parts.append(chunk[start:nl])
-                    line = b"".join(self._parts)
-                    self._parts.clear()
-                    self._pending = 0
-                else:
-                    line = chunk[start:nl]
-                    self._check(len(line), line)
+            while nl >= 0:
+                line = chunk[start:nl]
+                self._check(len(line), line)
                 self._emit(line, lines)
                 start = nl + 1
+                nl = chunk.find(b"\n", start)
             if start < len(chunk):
-                rest = chunk[start:] if start else chunk
-                self._check(self._pending + len(rest), self._parts[0] if self._parts else rest)
-                self._parts.append(rest)
-                self._pending += len(rest)
+                rest = memoryview(chunk)[start:]
+                self._check(len(rest), chunk[start : start + _PREVIEW])
+                self._buf += rest
         except MessageDecodeError:
             if not lines:
                 raise
@@ -95,9 +102,8 @@ class LineDecoder:
         """
         if self._broken is not None:
             raise self._broken
-        data = b"".join(self._parts)
-        self._parts.clear()
-        self._pending = 0
+        data = bytes(self._buf)
+        self._buf = bytearray()
         if data.endswith(b"\r"):
             data = data[:-1]
         if not data or data.isspace():
@@ -111,13 +117,12 @@ class LineDecoder:
         if line and not line.isspace():
             out.append(line)
 
-    def _check(self, size: int, head: bytes) -> None:
+    def _check(self, size: int, head: bytes | bytearray) -> None:
         if self._max is not None and size > self._max:
-            self._parts.clear()
-            self._pending = 0
+            self._buf = bytearray()
             self._broken = MessageDecodeError(
                 f"a line from the CLI exceeds max_line_bytes ({self._max} bytes)",
-                line=_preview(head),
+                line=_preview(bytes(head[:_PREVIEW])),
             )
             raise self._broken
 

@@ -2,23 +2,37 @@
 
 The control layer hands every ``mcp_message`` to :meth:`SdkMcpServer.handle` (from a
 task of its own, so calls overlap) and writes back whatever it returns; ``None`` means
-"write no JSON-RPC response".  Dispatch goes through the ``_ROUTES`` table.
+"write no JSON-RPC response".  Dispatch goes through the ``_ROUTES`` table; tools are
+served here, resources and prompts by :class:`~ccwire._resources.ResourceSet` and
+:class:`~ccwire._prompts.PromptSet`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 import anyio
 
-from ._errors import ToolDefinitionError
+from ._broadcast import Broadcaster, Sink
+from ._calls import CallRunner
+from ._errors import McpError, ToolDefinitionError
+from ._jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    page,
+    valid_id,
+)
+from ._jsonrpc import error as _error
+from ._jsonrpc import result as _result
 from ._mcp_config import McpSdkServerConfig
-from ._tools import LOG_LEVELS, SdkMcpTool, Sink, ToolContext, error_result
+from ._prompts import PromptSet, SdkMcpPrompt
+from ._resources import ResourceSet, SdkMcpResource
+from ._tools import LOG_LEVELS, SdkMcpTool, ToolContext
 
 __all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer", "create_sdk_mcp_server"]
 
@@ -27,52 +41,33 @@ logger = logging.getLogger("ccwire")
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """MCP protocol versions this server speaks; a client asking for another gets 2025-06-18."""
 _DEFAULT_VERSION: Final = "2025-06-18"
-_INVALID_REQUEST, _METHOD_NOT_FOUND, _INVALID_PARAMS, _INTERNAL_ERROR = (
-    -32600,
-    -32601,
-    -32602,
-    -32603,
-)
 _NO_PARAMS: Final[Mapping[str, Any]] = MappingProxyType({})
-_CURSOR_PREFIX: Final = "ccwire-tools:"
-_INF: Final = float("inf")
-_PRECANCEL_LIMIT: Final = 64
-_BACKGROUND: set[Any] = set()  # strong references to asyncio notification tasks
+_SETTLE_SECONDS: Final = 5.0
+TOOLS_CHANGED: Final = "notifications/tools/list_changed"
+RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
+PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
 
 _Route = Callable[..., Awaitable["dict[str, Any] | None"]]
 
 
-def _result(req_id: Any, result: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": req_id, "result": result}
-
-
-def _error(req_id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": req_id, "error": {"code": code, "message": message}}
-
-
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
-
-
 class SdkMcpServer:
-    """An MCP server whose tools run in this process; the ``instance`` of an SDK config.
+    """An MCP server whose tools, resources and prompts run in this process.
 
-    ``tools`` is a read-only name -> :class:`SdkMcpTool` view; change it with
-    :meth:`add_tool` / :meth:`remove_tool`.  One server may serve several sessions at
-    once: their in-flight calls are told apart by ``(session key, JSON-RPC id)``.
+    It is the ``instance`` of an SDK server config.  ``tools``, ``resources`` and
+    ``prompts`` are read-only live views; change them with :meth:`add_tool` /
+    :meth:`remove_tool`, :meth:`add_resource` / :meth:`remove_resource` and
+    :meth:`add_prompt` / :meth:`remove_prompt`.  One server may serve several sessions
+    at once: their in-flight calls are told apart by ``(session key, JSON-RPC id)``.
 
-    **How tool-list changes reach the CLI.**  :meth:`attach` registers an async *sink*
-    (one per session).  ``add_tool``/``remove_tool`` are plain sync methods; they
-    schedule one background delivery of ``notifications/tools/list_changed`` to every
-    sink on the running event loop: an ``asyncio`` task on asyncio, a
-    ``trio.lowlevel.spawn_system_task`` on trio (both are legal from sync code running
-    in the loop thread).  Called from a worker thread they hop onto the loop through
-    the anyio token captured by :meth:`attach`; called with no loop anywhere they set
-    a pending flag that the next :meth:`handle` (or :meth:`notify_tools_changed`)
-    honours.  Several changes before the delivery runs are coalesced into one
-    notification.  Sinks are sent to concurrently and a failing sink is logged and
-    never affects the others.  Await :meth:`notify_tools_changed` to deliver
-    synchronously instead.
+    **How changes reach the CLI.**  :meth:`attach` registers an async *sink* (one per
+    session).  Each change schedules one background delivery of
+    ``notifications/tools/list_changed`` (or the resources/prompts one) to every sink
+    on the running event loop, also when made from a worker thread (a sync tool
+    handler) or with no loop at all (delivered on the next message); changes made
+    before the delivery runs are coalesced, and a failing sink never affects the
+    others (see :mod:`ccwire._broadcast`).  Await :meth:`notify_tools_changed` to
+    deliver at once instead.  The Claude Code CLI (2.1.330) re-lists the tools when
+    told and offers the new ones to the model within the same turn.
     """
 
     _ROUTES: ClassVar[dict[str, tuple[_Route, bool]]]  # method -> (route, is_notification)
@@ -83,6 +78,8 @@ class SdkMcpServer:
         version: str = "1.0.0",
         tools: Iterable[SdkMcpTool[Any]] | None = None,
         *,
+        resources: Iterable[SdkMcpResource] | None = None,
+        prompts: Iterable[SdkMcpPrompt] | None = None,
         instructions: str | None = None,
         default_timeout: float | None = None,
         max_concurrency: int | None = None,
@@ -102,16 +99,13 @@ class SdkMcpServer:
         self.default_timeout = default_timeout
         self.max_concurrency = max_concurrency
         self.page_size = page_size
-        """How many tools one ``tools/list`` page holds."""
+        """How many entries one ``tools/list`` (``resources/list``, ...) page holds."""
         self._tools: dict[str, SdkMcpTool[Any]] = {}
         self._definitions: list[dict[str, Any]] | None = None
-        self._sinks: dict[object, Sink] = {}
-        self._loop_token: Any = None
-        self._notify_scheduled: object = None  # the loop a delivery is scheduled on
-        self._pending_notify = False
-        self._limiter: anyio.CapacityLimiter | None = None
-        self._inflight: dict[tuple[Hashable, Any], anyio.CancelScope] = {}
-        self._precancelled: dict[tuple[Hashable, Any], None] = {}
+        self._resources = ResourceSet(name, resources or ())
+        self._prompts = PromptSet(name, prompts or ())
+        self._broadcast = Broadcaster(f"MCP server {name!r}")
+        self._calls = CallRunner()
         self._log_levels: dict[Hashable, str] = {}
         for t in tools or ():
             self._insert(t)
@@ -126,7 +120,17 @@ class SdkMcpServer:
         """A read-only, live view of the tools by name."""
         return MappingProxyType(self._tools)
 
-    # ------------------------------------------------------------------ tool set
+    @property
+    def resources(self) -> Mapping[str, SdkMcpResource]:
+        """A read-only, live view of the resources and templates by URI (or template)."""
+        return self._resources.view
+
+    @property
+    def prompts(self) -> Mapping[str, SdkMcpPrompt]:
+        """A read-only, live view of the prompts by name."""
+        return self._prompts.view
+
+    # ------------------------------------------------------------------ what is served
 
     def _insert(self, tool: SdkMcpTool[Any]) -> None:
         if not isinstance(tool, SdkMcpTool):
@@ -142,67 +146,51 @@ class SdkMcpServer:
         Raises :class:`~ccwire.ToolDefinitionError` if the name is already taken.
         """
         self._insert(tool)
-        self._announce()
+        self._broadcast.announce(TOOLS_CHANGED)
 
     def remove_tool(self, name: str) -> SdkMcpTool[Any]:
         """Remove and return the tool called ``name`` (``KeyError`` if there is none) and
         announce ``tools/list_changed``.  Calls already running are not interrupted."""
         tool = self._tools.pop(name)
         self._definitions = None
-        self._announce()
+        self._broadcast.announce(TOOLS_CHANGED)
         return tool
+
+    def add_resource(self, resource: SdkMcpResource) -> None:
+        """Add a resource (or template) made with :func:`~ccwire.resource` and announce
+        ``resources/list_changed``; a URI already taken raises ToolDefinitionError."""
+        self._resources.add(resource)
+        self._broadcast.announce(RESOURCES_CHANGED)
+
+    def remove_resource(self, uri: str) -> SdkMcpResource:
+        """Remove and return the resource with this URI or template (``KeyError`` if none)."""
+        found = self._resources.remove(uri)
+        self._broadcast.announce(RESOURCES_CHANGED)
+        return found
+
+    def add_prompt(self, prompt: SdkMcpPrompt) -> None:
+        """Add a prompt made with :func:`~ccwire.prompt` and announce
+        ``prompts/list_changed``; a name already taken raises ToolDefinitionError."""
+        self._prompts.add(prompt)
+        self._broadcast.announce(PROMPTS_CHANGED)
+
+    def remove_prompt(self, name: str) -> SdkMcpPrompt:
+        """Remove and return the prompt called ``name`` (``KeyError`` if there is none)."""
+        found = self._prompts.remove(name)
+        self._broadcast.announce(PROMPTS_CHANGED)
+        return found
 
     # ------------------------------------------------------------------ sinks
 
     def attach(self, sink: Sink) -> Callable[[], None]:
         """Register an async callable that delivers this server's own notifications to
         one session; returns a function that detaches it again (idempotent)."""
-        key = object()
-        self._sinks[key] = sink
-        with contextlib.suppress(Exception):  # outside an event loop: keep any token we had
-            import anyio.lowlevel
-
-            self._loop_token = anyio.lowlevel.current_token()
-
-        def detach() -> None:
-            self._sinks.pop(key, None)
-
-        return detach
+        return self._broadcast.attach(sink)
 
     async def notify_tools_changed(self) -> None:
         """Send ``notifications/tools/list_changed`` to every attached sink, now."""
-        self._pending_notify = False
-        sinks = list(self._sinks.values())
-        if len(sinks) == 1:
-            await _send_safely(sinks[0])
-        elif sinks:
-            async with anyio.create_task_group() as tg:
-                for sink in sinks:
-                    tg.start_soon(_send_safely, sink)
-
-    def _announce(self) -> None:
-        if not self._sinks:
-            return
-        found = _spawner()
-        if found is not None:
-            loop, spawn = found
-            if self._notify_scheduled is not loop:  # else: coalesced into the pending one
-                self._notify_scheduled = loop
-                spawn(self._deliver)
-            return
-        if self._loop_token is not None:  # a worker or foreign thread: hop onto the loop
-            try:
-                import anyio.from_thread
-
-                anyio.from_thread.run_sync(self._announce, token=self._loop_token)
-                return
-            except Exception:
-                pass
-        self._pending_notify = True
-
-    async def _deliver(self) -> None:
-        self._notify_scheduled = None  # changes made from here on schedule a new delivery
-        await self.notify_tools_changed()
+        self._broadcast.pending = False
+        await self._broadcast.send_now(TOOLS_CHANGED)
 
     # ------------------------------------------------------------------ dispatch
 
@@ -230,38 +218,34 @@ class SdkMcpServer:
         ``None`` being returned, and the call costs no cancel scope of its own (unless it
         has a timeout).
         """
-        if self._pending_notify:
-            self._announce()
+        if self._broadcast.pending:
+            self._broadcast.flush()
         if type(message) is not dict and not isinstance(message, Mapping):
-            return _error(
-                None, _INVALID_REQUEST, "Invalid Request: a message must be a JSON object"
-            )
+            return _error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
         method = message.get("method")
         has_id = "id" in message
         req_id = message.get("id")
-        if has_id and type(req_id) is not int and not _valid_id(req_id):
+        if has_id and type(req_id) is not int and not valid_id(req_id):
             if method is None and ("result" in message or "error" in message):
                 return None
-            return _error(None, _INVALID_REQUEST, "Invalid Request: id must be a string or number")
+            return _error(None, INVALID_REQUEST, "Invalid Request: id must be a string or number")
         if not isinstance(method, str):
             if method is None and has_id and ("result" in message or "error" in message):
                 return None  # a response to a server->client request: nothing to answer
             if method is None and not has_id:
-                return _error(None, _INVALID_REQUEST, "Invalid Request: no method and no id")
-            return _error(req_id, _INVALID_REQUEST, "Invalid Request: method must be a string")
+                return _error(None, INVALID_REQUEST, "Invalid Request: no method and no id")
+            return _error(req_id, INVALID_REQUEST, "Invalid Request: method must be a string")
         params = message.get("params")
         if params is None:
             params = _NO_PARAMS
         elif type(params) is not dict and not isinstance(params, Mapping):
-            return (
-                _error(req_id, _INVALID_PARAMS, "Invalid params: params must be an object")
-                if has_id
-                else None
-            )
+            if not has_id:
+                return None
+            return _error(req_id, INVALID_PARAMS, "Invalid params: params must be an object")
         route = self._ROUTES.get(method)
         if route is None:
             return (
-                _error(req_id, _METHOD_NOT_FOUND, f"Method not found: {method}") if has_id else None
+                _error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}") if has_id else None
             )
         fn, is_notification = route
         if not has_id and not is_notification:
@@ -273,13 +257,13 @@ class SdkMcpServer:
             key = id(key)
         try:
             response = await fn(self, req_id, params, key, session_id, send, cancel_scope)
+        except McpError as exc:
+            return _error(req_id, exc.code, exc.message, exc.data) if has_id else None
         except Exception as exc:  # a bug here must not take the connection down
             logger.exception("ccwire: MCP server %r failed on %s", self.name, method)
-            return (
-                _error(req_id, _INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
-                if has_id
-                else None
-            )
+            if not has_id:
+                return None
+            return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         if is_notification:
             return _result(req_id, {}) if has_id else None
         return response
@@ -290,11 +274,15 @@ class SdkMcpServer:
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
         asked = params.get("protocolVersion")
-        for pending in [k for k in self._precancelled if k[0] == key]:  # ids restart at 0
-            del self._precancelled[pending]
+        self._calls.forget_session(key)  # JSON-RPC ids restart at 0
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
+        if self._resources:
+            capabilities["resources"] = {"listChanged": True}
+        if self._prompts:
+            capabilities["prompts"] = {"listChanged": True}
         result: dict[str, Any] = {
             "protocolVersion": asked if asked in PROTOCOL_VERSIONS else _DEFAULT_VERSION,
-            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+            "capabilities": capabilities,
             "serverInfo": {"name": self.name, "version": self.version},
         }
         if self.instructions is not None:
@@ -312,7 +300,7 @@ class SdkMcpServer:
     ) -> dict[str, Any]:
         level = params.get("level")
         if level not in LOG_LEVELS:
-            return _error(req_id, _INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+            return _error(req_id, INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
         self._log_levels[key] = level
         return _result(req_id, {})
 
@@ -320,15 +308,32 @@ class SdkMcpServer:
         definitions = self._definitions
         if definitions is None:
             definitions = self._definitions = [t.definition for t in self._tools.values()]
-        cursor = params.get("cursor")
-        start = 0 if cursor is None else _decode_cursor(cursor)
-        if start is None:
-            return _error(req_id, _INVALID_PARAMS, f"Invalid params: unknown cursor {cursor!r}")
-        end = start + max(1, self.page_size)
-        result: dict[str, Any] = {"tools": definitions[start:end]}
-        if end < len(definitions):
-            result["nextCursor"] = _encode_cursor(end)
-        return _result(req_id, result)
+        return _result(
+            req_id, page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
+        )
+
+    async def _resources_list(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, self._resources.list(params, self.page_size))
+
+    async def _templates_list(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, self._resources.templates(params, self.page_size))
+
+    async def _resources_read(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, await self._resources.read(params))
+
+    async def _prompts_list(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, self._prompts.list(params, self.page_size))
+
+    async def _prompts_get(self, req_id: Any, params: Mapping[str, Any], *_: Any) -> dict[str, Any]:
+        return _result(req_id, await self._prompts.get(params))
 
     async def _tools_call(
         self,
@@ -342,60 +347,21 @@ class SdkMcpServer:
         name = params.get("name")
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
-            return _error(req_id, _INVALID_PARAMS, f"Unknown tool: {name}")
-        call_key = (key, req_id)
-        if self._precancelled and self._precancelled.pop(call_key, 0) is None:
-            return None  # its notifications/cancelled overtook it
+            return _error(req_id, INVALID_PARAMS, f"Unknown tool: {name}")
         ctx = (
             self._context(tool, req_id, params, key, session_id, send)
             if tool.wants_context
             else None
         )
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
-        own = outer is None or timeout is not None
-        scope = (
-            outer
-            if not own
-            else anyio.CancelScope(
-                deadline=_INF if timeout is None else anyio.current_time() + timeout
-            )
+        result = await self._calls.run(
+            tool, params.get("arguments"), ctx, (key, req_id), outer, timeout, self.max_concurrency
         )
-        assert scope is not None
-        inflight = self._inflight
-        registered = call_key not in inflight  # a duplicate id keeps the first registration
-        if registered:
-            inflight[call_key] = scope
-        arguments = params.get("arguments")
-        result: dict[str, Any] | None = None
-        try:
-            if not own:  # the caller's scope encloses us: its cancellation propagates
-                result = (
-                    await tool.call(arguments, ctx)
-                    if self.max_concurrency is None
-                    else await self._limited(tool, arguments, ctx)
-                )
-            else:
-                with scope:
-                    result = (
-                        await tool.call(arguments, ctx)
-                        if self.max_concurrency is None
-                        else await self._limited(tool, arguments, ctx)
-                    )
-        finally:
-            cancelled = registered and inflight.pop(call_key, None) is not scope
-        if cancelled:
-            return None
         if result is None:
-            result = error_result(f"Tool {tool.name!r} timed out after {timeout:g} s")
+            return None
+        if self._broadcast.busy:  # the handler changed the server: announce that first, so
+            await self._broadcast.settle(_SETTLE_SECONDS)  # the CLI can offer new tools now
         return _result(req_id, result)
-
-    async def _limited(
-        self, tool: SdkMcpTool[Any], arguments: Any, ctx: ToolContext | None
-    ) -> dict[str, Any]:
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.max_concurrency or 1)
-        async with self._limiter:
-            return await tool.call(arguments, ctx)
 
     def _context(
         self,
@@ -413,7 +379,7 @@ class SdkMcpServer:
         return ToolContext(
             tool_name=tool.name, server_name=self.name, request_id=req_id,
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
-            session_id=session_id, progress_token=token if _valid_id(token) else None,
+            session_id=session_id, progress_token=token if valid_id(token) else None,
             meta=meta, send=send, log_level=self._log_levels.get(key, "debug"),
         )  # fmt: skip
 
@@ -421,15 +387,8 @@ class SdkMcpServer:
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> None:
         target = params.get("requestId")
-        if not _valid_id(target):
-            return
-        scope = self._inflight.pop((key, target), None)
-        if scope is not None:
-            scope.cancel()
-            return
-        self._precancelled[(key, target)] = None  # it may not have started yet
-        while len(self._precancelled) > _PRECANCEL_LIMIT:
-            del self._precancelled[next(iter(self._precancelled))]
+        if valid_id(target):
+            self._calls.cancel((key, target))
 
 
 SdkMcpServer._ROUTES = {
@@ -437,54 +396,15 @@ SdkMcpServer._ROUTES = {
     "ping": (SdkMcpServer._ping, False),
     "tools/list": (SdkMcpServer._tools_list, False),
     "tools/call": (SdkMcpServer._tools_call, False),
+    "resources/list": (SdkMcpServer._resources_list, False),
+    "resources/templates/list": (SdkMcpServer._templates_list, False),
+    "resources/read": (SdkMcpServer._resources_read, False),
+    "prompts/list": (SdkMcpServer._prompts_list, False),
+    "prompts/get": (SdkMcpServer._prompts_get, False),
     "logging/setLevel": (SdkMcpServer._set_level, False),
     "notifications/initialized": (SdkMcpServer._noop, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
-
-
-def _encode_cursor(offset: int) -> str:
-    return f"{_CURSOR_PREFIX}{offset}"
-
-
-def _decode_cursor(cursor: Any) -> int | None:
-    if not isinstance(cursor, str) or not cursor.startswith(_CURSOR_PREFIX):
-        return None
-    digits = cursor[len(_CURSOR_PREFIX) :]
-    return int(digits) if digits.isascii() and digits.isdigit() else None
-
-
-async def _send_safely(sink: Sink) -> None:
-    try:
-        await sink({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
-    except Exception as exc:
-        logger.warning("ccwire: could not deliver tools/list_changed: %s", exc)
-
-
-def _spawner() -> tuple[object, Callable[[Callable[[], Awaitable[None]]], None]] | None:
-    """``(loop identity, spawn)`` for the event loop running in *this* thread, if any."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is not None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is not None:
-
-            def spawn(fn: Callable[[], Awaitable[None]]) -> None:
-                task = loop.create_task(fn())
-                _BACKGROUND.add(task)
-                task.add_done_callback(_BACKGROUND.discard)
-
-            return loop, spawn
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            token = trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            return None
-        return token, trio.lowlevel.spawn_system_task
-    return None
 
 
 def create_sdk_mcp_server(
@@ -492,6 +412,8 @@ def create_sdk_mcp_server(
     version: str = "1.0.0",
     tools: Sequence[SdkMcpTool[Any]] | None = None,
     *,
+    resources: Sequence[SdkMcpResource] | None = None,
+    prompts: Sequence[SdkMcpPrompt] | None = None,
     instructions: str | None = None,
     default_timeout: float | None = None,
     max_concurrency: int | None = None,
@@ -499,12 +421,14 @@ def create_sdk_mcp_server(
     """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
 
     Returns ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.  Duplicate
-    tool names raise :class:`~ccwire.ToolDefinitionError`.  ``default_timeout`` (seconds)
-    applies to tools without their own ``timeout``; ``max_concurrency`` caps how many
-    calls run at once; ``instructions`` is sent to the client at ``initialize``.
+    tool names (resource URIs, prompt names) raise :class:`~ccwire.ToolDefinitionError`.
+    ``resources`` and ``prompts`` are made with :func:`~ccwire.resource` and
+    :func:`~ccwire.prompt`.  ``default_timeout`` (seconds) applies to tools without
+    their own ``timeout``; ``max_concurrency`` caps how many tool calls run at once;
+    ``instructions`` is sent to the client at ``initialize``.
     """
     server = SdkMcpServer(
-        name, version, tools, instructions=instructions,
+        name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
         default_timeout=default_timeout, max_concurrency=max_concurrency,
     )  # fmt: skip
     return {"type": "sdk", "name": name, "instance": server}

@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
 from typing_extensions import NotRequired
 
+from ._errors import CallbackError
 from ._hook_types import HookEvent, HookMatcher
 from ._mcp_config import McpServerConfig
 from ._permission_types import CanUseTool, PermissionMode
+
+if TYPE_CHECKING:
+    from ._audit import AuditLog
 
 __all__ = [
     "AgentDefinition",
@@ -236,8 +240,12 @@ class ClaudeAgentOptions:
 
     The names follow Anthropic's ``claude-agent-sdk``. ccwire additions:
     ``control_timeout`` (seconds each SDK-to-CLI control request may take),
-    ``initialize_timeout`` (seconds the ``initialize`` handshake may take) and
-    ``max_buffer_size=None`` meaning no limit on the length of one stdout line.
+    ``initialize_timeout`` (seconds the ``initialize`` handshake may take),
+    ``max_buffer_size=None`` meaning no limit on the length of one stdout line, and
+    ``on_callback_error``: called (synchronously, in the connection's task) with a
+    :class:`~ccwire.CallbackError` whenever a hook or ``can_use_tool`` callback raises,
+    times out or returns something unusable. Such failures are always answered to the
+    CLI with an error and logged on the ``ccwire`` logger; this is how to act on them.
 
     ``repr()`` never shows the values of ``env`` (nor of MCP servers' ``env`` and
     ``headers``), so options can be logged without leaking secrets.
@@ -259,6 +267,7 @@ class ClaudeAgentOptions:
     permission_prompt_tool_name: str | None = None
     can_use_tool: CanUseTool | None = None
     hooks: dict[HookEvent, list[HookMatcher]] | None = None
+    on_callback_error: Callable[[CallbackError], object] | None = None
 
     # --- sessions
     continue_conversation: bool = False
@@ -303,6 +312,9 @@ class ClaudeAgentOptions:
     max_buffer_size: int | None = None
     control_timeout: float = 60.0
     initialize_timeout: float = 60.0
+    audit_log: AuditLog | None = None
+    """ccwire addition: an :class:`~ccwire.AuditLog` that records every tool call,
+    permission decision and hook decision of the session as a JSON line."""
 
     def __post_init__(self) -> None:
         validate_options(self)

@@ -1,22 +1,81 @@
-"""Answering ``can_use_tool``: the user's permission callback, typed both ways."""
+"""Answering ``can_use_tool``: the user's permission callback, typed both ways.
+
+A callback that raises or returns something that is not a permission result gives
+the CLI an error answer carrying the exception's message (as the reference SDK does),
+and is reported as a :class:`~ccwire.CallbackError` (logged on the ``ccwire`` logger
+and passed to ``ClaudeAgentOptions.on_callback_error``). When the CLI withdraws the
+request (``control_cancel_request``, e.g. after an interrupt), ``context.signal`` is
+set and the callback is cancelled; nothing is written back.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, get_args
 
 from . import _codec as codec
 from ._control import IncomingCall, RouteHandler
-from ._errors import ControlProtocolError
+from ._errors import CallbackError, ControlProtocolError
+from ._hooks import CallbackErrorHandler, callback_name, report_callback_error
 from ._permission_types import (
     CanUseTool,
+    PermissionMode,
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionUpdate,
+    PermissionUpdateDestination,
     ToolPermissionContext,
 )
 
-__all__ = ["coerce_permission_result", "permission_route"]
+__all__ = ["coerce_permission_result", "permission_route", "permission_update_problem"]
+
+logger = logging.getLogger("ccwire")
+
+_RULE_TYPES = frozenset({"addRules", "replaceRules", "removeRules"})
+_DIRECTORY_TYPES = frozenset({"addDirectories", "removeDirectories"})
+_BEHAVIORS = frozenset({"allow", "deny", "ask"})
+_MODES = frozenset(get_args(PermissionMode))
+_DESTINATIONS = frozenset(get_args(PermissionUpdateDestination))
+
+
+def permission_update_problem(update: object) -> str | None:
+    """Why the CLI would reject ``update`` (None if it is well-formed).
+
+    Rule updates need ``rules`` and a ``behavior``; ``setMode`` needs a valid ``mode``;
+    directory updates need ``directories``; the destination must be one the CLI knows.
+    """
+    if not isinstance(update, PermissionUpdate):
+        return f"{update!r} is not a PermissionUpdate"
+    if update.destination is not None and update.destination not in _DESTINATIONS:
+        return f"unknown destination {update.destination!r}"
+    if update.type in _RULE_TYPES:
+        if not update.rules:
+            return f"{update.type} needs rules"
+        if update.behavior not in _BEHAVIORS:
+            return f"{update.type} needs a behavior (allow, deny or ask)"
+        return None
+    if update.type == "setMode":
+        return None if update.mode in _MODES else f"setMode needs a valid mode, not {update.mode!r}"
+    if update.type in _DIRECTORY_TYPES:
+        return None if update.directories else f"{update.type} needs directories"
+    return f"unknown update type {update.type!r}"
+
+
+def _checked_updates(result: PermissionResultAllow) -> PermissionResultAllow:
+    updates = result.updated_permissions
+    if not updates:
+        return result
+    problems = [p for p in map(permission_update_problem, updates) if p is not None]
+    if not problems:
+        return result
+    # The CLI rejects every update of an answer if one is malformed; like the reference
+    # SDK, send none of them (the tool call itself is still allowed).
+    logger.warning(
+        "ccwire: dropping updated_permissions of a can_use_tool answer: %s", "; ".join(problems)
+    )
+    return PermissionResultAllow(updated_input=result.updated_input, updated_permissions=None)
 
 
 def coerce_permission_result(value: object) -> PermissionResult:
@@ -31,8 +90,10 @@ def coerce_permission_result(value: object) -> PermissionResult:
         behavior = value.get("behavior")
         if behavior == "allow":
             updated = value.get("updated_input", value.get("updatedInput"))
+            perms = value.get("updated_permissions", value.get("updatedPermissions"))
             return PermissionResultAllow(
-                updated_input=updated if isinstance(updated, Mapping) else None
+                updated_input=updated if isinstance(updated, Mapping) else None,
+                updated_permissions=_dict_updates(perms),
             )
         if behavior == "deny":
             return PermissionResultDeny(
@@ -44,8 +105,30 @@ def coerce_permission_result(value: object) -> PermissionResult:
     )
 
 
-def permission_route(callback: CanUseTool | None) -> RouteHandler:
+def _dict_updates(value: Any) -> list[PermissionUpdate] | None:
+    if not isinstance(value, list):
+        return None
+    return [
+        u if isinstance(u, PermissionUpdate) else codec.decode_permission_update(u)
+        for u in value
+        if isinstance(u, (PermissionUpdate, Mapping))
+    ]
+
+
+def permission_route(
+    callback: CanUseTool | None, *, on_error: CallbackErrorHandler | None = None
+) -> RouteHandler:
     """The route handler for ``can_use_tool`` requests."""
+
+    def failure(message: str) -> CallbackError:
+        error = CallbackError(
+            message,
+            kind="can_use_tool",
+            callback_name=callback_name(callback),
+            subtype=codec.CAN_USE_TOOL,
+        )
+        report_callback_error(on_error, error)
+        return error
 
     async def handle(req: codec.ControlRequest, call: IncomingCall) -> Mapping[str, Any]:
         if callback is None:
@@ -63,9 +146,16 @@ def permission_route(callback: CanUseTool | None) -> RouteHandler:
             description=decoded.description,
             raw=decoded.raw,
         )
-        result = coerce_permission_result(
-            await callback(decoded.tool_name, dict(decoded.input), context)
-        )
+        try:
+            answer = await callback(decoded.tool_name, dict(decoded.input), context)
+        except Exception as exc:
+            raise failure(str(exc) or type(exc).__name__) from exc
+        try:
+            result = coerce_permission_result(answer)
+        except ControlProtocolError as exc:
+            raise failure(str(exc)) from exc
+        if isinstance(result, PermissionResultAllow):
+            result = _checked_updates(result)
         return codec.encode_permission_result(result, decoded.input)
 
     return handle

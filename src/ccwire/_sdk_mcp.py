@@ -1,19 +1,45 @@
-"""Routing ``mcp_message`` requests to in-process SDK servers, and their notifications back."""
+"""Routing ``mcp_message`` requests to in-process SDK servers, and their notifications back.
+
+Any object with the :class:`ServedServer` interface can be served: a
+:class:`~ccwire.SdkMcpServer`, or a bridged server of the official ``mcp`` package
+(:mod:`ccwire._mcp_bridge`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _codec as codec
 from ._control import NO_REPLY, IncomingCall, RouteHandler, _NoReply
 
 if TYPE_CHECKING:
-    from ._mcp_server import SdkMcpServer
+    import anyio
 
-__all__ = ["McpRouter"]
+__all__ = ["McpRouter", "ServedServer"]
 
 Requester = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+Sink = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ServedServer(Protocol):
+    """What the router needs from an in-process MCP server."""
+
+    async def handle(
+        self,
+        message: Mapping[str, Any],
+        *,
+        session_id: str | None = None,
+        send: Sink | None = None,
+        session_key: Hashable | None = None,
+        cancel_scope: anyio.CancelScope | None = None,
+    ) -> dict[str, Any] | None:
+        """Serve one JSON-RPC message; the response to write back, or ``None``."""
+        ...
+
+    def attach(self, sink: Sink) -> Callable[[], None]:
+        """Register a session's sink for the server's own notifications."""
+        ...
 
 
 class McpRouter:
@@ -25,16 +51,14 @@ class McpRouter:
 
     def __init__(
         self,
-        servers: Mapping[str, SdkMcpServer],
+        servers: Mapping[str, ServedServer],
         request: Requester,
         session_id: Callable[[], str | None],
     ) -> None:
         self._servers = dict(servers)
         self._request = request
         self._session_id = session_id
-        self._senders: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {
-            name: self._sender(name) for name in self._servers
-        }
+        self._senders: dict[str, Sink] = {name: self._sender(name) for name in self._servers}
         self._detach: list[Callable[[], None]] = []
 
     @property
@@ -42,7 +66,7 @@ class McpRouter:
         """The names of the served servers."""
         return list(self._servers)
 
-    def _sender(self, name: str) -> Callable[[dict[str, Any]], Awaitable[None]]:
+    def _sender(self, name: str) -> Sink:
         async def send(message: dict[str, Any]) -> None:
             await self._request(codec.MCP_MESSAGE, codec.mcp_outgoing(name, message))
 

@@ -3,11 +3,15 @@
 Four background tasks run in the task group given to :meth:`SubprocessTransport.start`:
 
 - the **stdout reader** reads chunks, frames them with :class:`LineDecoder` and hands the
-  lines to :meth:`~SubprocessTransport.receive_line` through a small buffer (so a slow
-  consumer slows the CLI down instead of growing memory);
-- the **stdin writer** performs every write. A sender that is cancelled mid-write only
-  stops waiting: the line is still written whole, because a torn line followed by the
-  next one is a non-JSON line, and a single non-JSON line kills the CLI;
+  lines of each chunk, as one batch, to :meth:`~SubprocessTransport.receive_line` through
+  a small buffer (so a slow consumer slows the CLI down instead of growing memory, and a
+  burst of small lines costs one hand-over per read, not one per line);
+- the **stdin writer** performs every write. Senders queue their line and wait; the
+  writer takes everything queued and writes it in one go (so replies racing each other
+  cost one write, not one wake-up each). A sender that is cancelled mid-write only stops
+  waiting: the line is still written whole, because a torn line followed by the next
+  one is a non-JSON line, and a single non-JSON line kills the CLI (a line the writer
+  has not taken yet is withdrawn instead);
 - the **stderr drainer** always reads stderr (a full stderr pipe would stall the CLI),
   forwarding lines to the callback and keeping a tail for error messages;
 - the **exit watcher** reaps the process and, should a grandchild keep a pipe open after
@@ -16,6 +20,7 @@ Four background tasks run in the task group given to :meth:`SubprocessTransport.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections import deque
@@ -24,7 +29,6 @@ from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from ._errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from ._framing import LineDecoder
@@ -32,7 +36,7 @@ from ._transport import CLI_EXITED, ProcessExit, StderrCollector, Transport, che
 
 __all__ = ["SubprocessTransport"]
 
-_LINE_BUFFER = 16  # lines read ahead of the consumer
+_LINE_BUFFER = 16  # batches (the lines of one read) read ahead of the consumer
 _STDERR_CHUNK = 64 * 1024
 _EOF_GRACE = 2.0  # after exit, how long a pipe may stay open before we stop waiting for it
 _ABANDONED_READ_TIMEOUT = 0.1  # read timeout once a pipe has been given up on
@@ -48,6 +52,7 @@ class _Write:
     done: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None
     interrupted: bool = False
+    taken: bool = False  # the writer has it: it will be written whole
 
 
 class SubprocessTransport(Transport):
@@ -89,10 +94,14 @@ class SubprocessTransport(Transport):
         self._exit_wait = exit_wait
 
         self._process: anyio.abc.Process | None = None
-        self._lines_tx, self._lines_rx = anyio.create_memory_object_stream[bytes](_LINE_BUFFER)
-        self._leftover: deque[bytes] = deque()  # lines still buffered when aclose() ran
-        self._writes_tx, self._writes_rx = anyio.create_memory_object_stream[_Write]()
-        self._send_lock = anyio.Lock()
+        self._lines_tx, self._lines_rx = anyio.create_memory_object_stream[list[bytes]](
+            _LINE_BUFFER
+        )
+        # lines of the batch being consumed, and batches still buffered when aclose() ran
+        self._leftover: deque[bytes] = deque()
+        self._writes: deque[_Write] = deque()
+        self._writes_closed = False
+        self._writer_wake = anyio.Event()
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
         self._stderr_scope = anyio.CancelScope()
@@ -198,14 +207,20 @@ class SubprocessTransport(Transport):
         """Write one encoded line; see :meth:`Transport.send_line`."""
         check_line(line)
         self._started()
-        async with self._send_lock:
-            await self._check_input()
-            item = _Write(line)
-            try:
-                await self._writes_tx.send(item)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                raise await self._input_failure(exc) from exc
+        await self._check_input()
+        if self._writes_closed:
+            exc = anyio.ClosedResourceError()
+            raise await self._input_failure(exc) from exc
+        item = _Write(line)
+        self._writes.append(item)
+        self._writer_wake.set()
+        try:
             await item.done.wait()
+        except BaseException:
+            if not item.taken:  # not written at all: withdraw it
+                with contextlib.suppress(ValueError):
+                    self._writes.remove(item)
+            raise
         if item.interrupted:
             raise CLIConnectionError("the CLI's input was closed while this line was being written")
         if item.error is not None:
@@ -232,26 +247,50 @@ class SubprocessTransport(Transport):
         return CLIConnectionError(f"writing to the CLI's stdin failed: {exc!r}")
 
     async def _write_stdin(self, stdin: anyio.abc.ByteSendStream) -> None:
-        rx: MemoryObjectReceiveStream[_Write] = self._writes_rx
+        queue = self._writes
         try:
             with self._writer_scope:
-                async for item in rx:
+                while True:
+                    if not queue:
+                        if self._writes_closed:
+                            break
+                        self._writer_wake = anyio.Event()
+                        await self._writer_wake.wait()
+                        continue
+                    items = list(queue)
+                    queue.clear()
+                    for item in items:
+                        item.taken = True
+                    data = items[0].data if len(items) == 1 else b"".join([i.data for i in items])
                     try:
-                        await stdin.send(item.data)
+                        await stdin.send(data)
                     except _STREAM_ERRORS as exc:
-                        self._input_error = item.error = exc
+                        self._input_error = exc
+                        for item in items:
+                            item.error = exc
                         break
                     except BaseException:
-                        item.interrupted = True
+                        for item in items:
+                            item.interrupted = True
                         raise
                     finally:
-                        item.done.set()
+                        for item in items:
+                            item.done.set()
         except Exception:  # never let a bug here crash the caller's task group
             logger.exception("ccwire: the stdin writer failed")
         finally:
-            rx.close()
+            self._close_writes()
             await _close_quietly(stdin)
             self._stdin_closed.set()
+
+    def _close_writes(self) -> None:
+        """Accept no more lines; fail the ones queued but never taken by the writer."""
+        self._writes_closed = True
+        self._writer_wake.set()
+        while self._writes:
+            item = self._writes.popleft()
+            item.error = self._input_error or anyio.BrokenResourceError()
+            item.done.set()
 
     async def end_input(self) -> None:
         """Close stdin once the line being written (if any) is out (waits at most
@@ -265,10 +304,11 @@ class SubprocessTransport(Transport):
                 return
             if first:
                 with anyio.move_on_after(self._close_grace):
-                    async with self._send_lock:
-                        self._writes_tx.close()
-                        await self._stdin_closed.wait()
-                self._writes_tx.close()
+                    # the writer writes what is queued, then closes stdin
+                    self._writes_closed = True
+                    self._writer_wake.set()
+                    await self._stdin_closed.wait()
+                self._close_writes()
                 self._writer_scope.cancel()
             with anyio.move_on_after(1.0):
                 await self._stdin_closed.wait()
@@ -283,9 +323,14 @@ class SubprocessTransport(Transport):
         if self._leftover:
             return self._leftover.popleft()
         try:
-            return await self._lines_rx.receive()
+            batch = await self._lines_rx.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._lines_rx.close()
+        else:
+            if len(batch) == 1:
+                return batch[0]
+            self._leftover.extend(batch)
+            return self._leftover.popleft()
         if self._read_error is not None:
             raise self._read_error
         await self._verdict()
@@ -314,13 +359,16 @@ class SubprocessTransport(Transport):
         try:
             with self._reader_scope:
                 while (chunk := await self._read_chunk(stdout)) is not None:
-                    for line in self._decoder.feed(chunk):
-                        await self._lines_tx.send(line)
+                    lines = self._decoder.feed(chunk)
+                    del chunk
+                    if lines:
+                        await self._lines_tx.send(lines)
+                    del lines  # hold no reference to a (possibly huge) line while waiting
                     _raise_if_broken(self._decoder)
                 self._stdout_eof.set()
                 rest = self._decoder.flush()
                 if rest is not None:
-                    await self._lines_tx.send(rest)
+                    await self._lines_tx.send([rest])
         except CcwireError as exc:  # an oversized line
             self._read_error = exc
         except (anyio.BrokenResourceError, OSError) as exc:
@@ -376,7 +424,8 @@ class SubprocessTransport(Transport):
 
     async def _watch_exit(self, proc: anyio.abc.Process) -> None:
         await proc.wait()  # also reaps the child on trio
-        self._writes_tx.close()  # nothing more can be written; lets the writer task end
+        self._writes_closed = True  # nothing more can be written; lets the writer task end
+        self._writer_wake.set()
         with anyio.move_on_after(_EOF_GRACE):
             await self._stdout_eof.wait()
             await self._stderr_done.wait()
@@ -405,11 +454,10 @@ class SubprocessTransport(Transport):
 
     def _close_streams(self) -> None:
         self._lines_tx.close()
-        self._writes_tx.close()
-        self._writes_rx.close()
+        self._close_writes()
         while True:  # keep what was read but not yet received
             try:
-                self._leftover.append(self._lines_rx.receive_nowait())
+                self._leftover.extend(self._lines_rx.receive_nowait())
             except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
                 break
         self._lines_rx.close()

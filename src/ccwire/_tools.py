@@ -7,20 +7,30 @@ defined, so that a ``tools/call`` does no schema work and no introspection.
 
 from __future__ import annotations
 
-import binascii
 import dataclasses
 import inspect
-import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
-import anyio.to_thread
-
+from ._content import (
+    CONTENT_TYPES,
+    audio_content,
+    dumps_json,
+    embedded_blob_resource,
+    embedded_text_resource,
+    error_result,
+    image_content,
+    resource_link,
+    text_content,
+    to_plain,
+)
 from ._errors import ToolDefinitionError, ToolError
-from ._schema import CompiledValidator, compile_validator, params_schema, to_json_schema
+from ._handlers import as_async, kwargs_fields, read_signature
+from ._schema import params_schema, to_json_schema
+from ._validator import CompiledValidator, compile_validator
 
 __all__ = [
     "SdkMcpTool",
@@ -42,77 +52,11 @@ Sink = Callable[[dict[str, Any]], Awaitable[None]]
 """Delivers one JSON-RPC notification to the CLI."""
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_CONTENT_TYPES: Final = frozenset({"text", "image", "audio", "resource_link", "resource"})
 _RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert",
                      "emergency")  # fmt: skip
 """MCP log levels, least severe first (``logging/setLevel`` and :meth:`ToolContext.log`)."""
 _LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
-
-
-# --------------------------------------------------------------------------- content helpers
-
-
-def text_content(text: str) -> dict[str, Any]:
-    """A text content block: ``{"type": "text", "text": text}``."""
-    return {"type": "text", "text": text}
-
-
-def _b64(data: bytes | str) -> str:
-    return (
-        binascii.b2a_base64(data, newline=False).decode("ascii")
-        if isinstance(data, bytes)
-        else data
-    )
-
-
-def image_content(data: bytes | str, mime_type: str) -> dict[str, Any]:
-    """An image block; ``bytes`` are base64-encoded, a ``str`` is taken as base64 already."""
-    return {"type": "image", "data": _b64(data), "mimeType": mime_type}
-
-
-def audio_content(data: bytes | str, mime_type: str) -> dict[str, Any]:
-    """An audio block; ``bytes`` are base64-encoded, a ``str`` is taken as base64 already."""
-    return {"type": "audio", "data": _b64(data), "mimeType": mime_type}
-
-
-def resource_link(
-    uri: str,
-    name: str,
-    *,
-    title: str | None = None,
-    description: str | None = None,
-    mime_type: str | None = None,
-    size: int | None = None,
-) -> dict[str, Any]:
-    """A ``resource_link`` block pointing at a resource the client may fetch."""
-    block: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name}
-    extra = {"title": title, "description": description, "mimeType": mime_type, "size": size}
-    block.update((k, v) for k, v in extra.items() if v is not None)
-    return block
-
-
-def embedded_text_resource(uri: str, text: str, mime_type: str | None = None) -> dict[str, Any]:
-    """An embedded ``resource`` block carrying text contents."""
-    resource: dict[str, Any] = {"uri": uri, "text": text}
-    if mime_type is not None:
-        resource["mimeType"] = mime_type
-    return {"type": "resource", "resource": resource}
-
-
-def embedded_blob_resource(
-    uri: str, blob: bytes | str, mime_type: str | None = None
-) -> dict[str, Any]:
-    """An embedded ``resource`` block carrying binary contents (base64)."""
-    resource: dict[str, Any] = {"uri": uri, "blob": _b64(blob)}
-    if mime_type is not None:
-        resource["mimeType"] = mime_type
-    return {"type": "resource", "resource": resource}
-
-
-def error_result(message: str) -> dict[str, Any]:
-    """A ``CallToolResult`` reporting a tool failure the model can read."""
-    return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
 # --------------------------------------------------------------------------- annotations
@@ -188,36 +132,43 @@ class ToolContext:
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send ``notifications/progress`` for this call (a no-op without a progress token)."""
+    ) -> bool:
+        """Send ``notifications/progress`` for this call (a no-op without a progress token).
+
+        Returns ``True`` once the client acknowledged it, ``False`` if it was dropped
+        (no token, no session, or delivery failed: logged, never raised).
+        """
         if self.progress_token is None:
-            return
+            return False
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
         if total is not None:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._notify("notifications/progress", params)
+        return await self._notify("notifications/progress", params)
 
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+    async def log(self, level: str, data: Any, logger: str | None = None) -> bool:
         """Send an MCP log message (``notifications/message``) at ``level`` ("info", ...).
 
         Messages below the level the client set with ``logging/setLevel`` are dropped.
+        Returns ``True`` once the client acknowledged it (as :meth:`report_progress`).
         """
         if _LOG_RANK.get(level, len(LOG_LEVELS)) < _LOG_RANK.get(self.log_level, 0):
-            return
+            return False
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._notify("notifications/message", params)
+        return await self._notify("notifications/message", params)
 
-    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+    async def _notify(self, method: str, params: dict[str, Any]) -> bool:
         if self.send is None:
-            return
+            return False
         try:
             await self.send({"jsonrpc": "2.0", "method": method, "params": params})
         except Exception as exc:  # a lost notification must not fail the tool
             logger.warning("ccwire: tool %r lost a %s: %s", self.tool_name, method, exc)
+            return False
+        return True
 
 
 # --------------------------------------------------------------------------- tools
@@ -318,7 +269,7 @@ class SdkMcpTool(Generic[T]):
         if isinstance(value, dict):
             if any(key in value for key in _RESULT_KEYS):
                 return self._mcp_result(value)
-            if self._output_validator is None and value.get("type") in _CONTENT_TYPES:
+            if self._output_validator is None and value.get("type") in CONTENT_TYPES:
                 return {"content": [value]}
         elif isinstance(value, str):
             return {"content": [{"type": "text", "text": value}]}
@@ -326,16 +277,16 @@ class SdkMcpTool(Generic[T]):
             return {"content": _blocks(value)}
         elif value is None:
             return {"content": []}
-        data = _plain(value)
+        data = to_plain(value)
         if self._output_validator is None:
-            return {"content": [text_content(_dumps(data))]}
+            return {"content": [text_content(dumps_json(data))]}
         data, failure = self._output_validator.validate(data)
         if failure is not None:
             return error_result(
                 f"Tool {self.name!r} returned output that does not match its output schema: "
                 + failure.describe("output")
             )
-        return {"content": [text_content(_dumps(data))], "structuredContent": data}
+        return {"content": [text_content(dumps_json(data))], "structuredContent": data}
 
     def _mcp_result(self, result: dict[str, Any]) -> dict[str, Any]:
         if "is_error" in result:  # the reference SDK's spelling
@@ -360,21 +311,9 @@ class SdkMcpTool(Generic[T]):
 
 def _blocks(items: Any) -> list[Any]:
     return [
-        b if isinstance(b, dict) else text_content(b if isinstance(b, str) else _dumps(b))
+        b if isinstance(b, dict) else text_content(b if isinstance(b, str) else dumps_json(b))
         for b in items
     ]
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if callable(getattr(value, "model_dump", None)):
-        return value.model_dump(mode="json")
-    return value
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(_plain(value), ensure_ascii=False, default=str)
 
 
 def tool(
@@ -384,7 +323,7 @@ def tool(
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     *,
     title: str | None = None,
-    output_schema: Mapping[str, Any] | None = None,
+    output_schema: Any = None,
     timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
@@ -396,8 +335,11 @@ def tool(
     the handler's parameters (which are then passed as keyword arguments).  The name is
     checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one raises
     :class:`~ccwire.ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
-    ``output_schema`` makes dict/dataclass return values ``structuredContent``;
-    ``meta`` becomes the tool's ``_meta`` in ``tools/list``.
+    ``output_schema`` (a JSON Schema, TypedDict, dataclass or pydantic model class)
+    makes dict/dataclass/model return values ``structuredContent``, validated against
+    it, plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
+    ``tools/list``.  ``annotations`` are sent as given (``read_only_hint=True`` lets
+    the CLI run several calls of the tool at once).
     """
 
     def decorator(handler: Callable[..., Any]) -> SdkMcpTool[Any]:
@@ -415,32 +357,15 @@ def tool(
 
 def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     """``(schema, invoke, wants_context)``, from the schema and the handler's signature."""
-    handler, inferred = t.handler, t.input_schema is None
-    try:
-        sig: inspect.Signature | None = inspect.signature(handler, eval_str=True)
-    except (TypeError, ValueError):
-        sig = None  # builtins and the like: call with (args)
-    except Exception as exc:
-        if inferred:
-            raise ToolDefinitionError(
-                f"tool {t.name!r}: cannot read its annotations: {exc}"
-            ) from exc
-        sig = inspect.signature(handler)
+    handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
+    sig = read_signature(handler, what=what, need_annotations=inferred)
     params = list(sig.parameters.values()) if sig is not None else []
     ctx_param = next((p for p in params if _is_ctx(p)), None)
     ctx_name = ctx_param.name if ctx_param is not None else ""
     P = inspect.Parameter
     if inferred:
-        fields, extra = [], False
-        for p in params:
-            if p is ctx_param:
-                continue
-            if p.kind in (P.POSITIONAL_ONLY, P.VAR_POSITIONAL):
-                raise ToolDefinitionError(f"tool {t.name!r}: cannot infer a schema for *{p.name}")
-            if p.kind is P.VAR_KEYWORD:
-                extra = True
-            else:
-                fields.append((p.name, p.annotation, p.default is not P.empty))
+        skip = () if ctx_param is None else (ctx_param,)
+        fields, extra = kwargs_fields(params, what=what, skip=skip)
         schema = params_schema(fields, additional=extra)
         mode = "kwargs_ctx" if ctx_param is not None else "kwargs"
     else:
@@ -464,11 +389,6 @@ def _is_ctx(p: inspect.Parameter) -> bool:
     return ann is inspect.Parameter.empty and p.name == "ctx"
 
 
-def _is_async(handler: Any) -> bool:
-    dunder_call = getattr(type(handler), "__call__", None)  # noqa: B004
-    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(dunder_call)
-
-
 def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invoke:
     call: Callable[[Any, ToolContext | None], Any]
     if mode == "args":
@@ -481,13 +401,4 @@ def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invo
         call = lambda a, c: handler(**a)  # noqa: E731
     else:
         call = lambda a, c: handler(**a, **{ctx_name: c})  # noqa: E731
-    if _is_async(handler):
-        return call
-
-    async def in_thread(args: Any, ctx: ToolContext | None) -> Any:
-        # abandon_on_cancel: a timeout or cancellation answers at once; the thread
-        # itself cannot be interrupted and finishes in the background.
-        result = await anyio.to_thread.run_sync(call, args, ctx, abandon_on_cancel=True)
-        return await result if inspect.isawaitable(result) else result
-
-    return in_thread
+    return as_async(call, handler)

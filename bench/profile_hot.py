@@ -1,0 +1,107 @@
+"""Profile ccwire's hot paths with pyinstrument and summarise where the time goes.
+
+pyinstrument lives in the reference venv (``make bench`` installs it there); ccwire is
+imported from ``src/`` through ``PYTHONPATH``, so the profiled code is this checkout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+PROFILES = {
+    "tools_seq (4000 calls)": ("tools_seq", {"n": 4000}),
+    "tools_conc (8000 calls, 16 in flight)": ("tools_conc", {"n": 8000, "concurrency": 16}),
+    "messages (40000 x 200 B)": ("messages", {"n": 40000, "size": 200}),
+    "big (100 MB)": ("big", {"size": 100_000_000}),
+}
+
+
+def area(frame: dict[str, Any], parent: str) -> str:
+    """The area a frame's self time is charged to."""
+    path = frame.get("file_path") or ""
+    fn = frame.get("function") or ""
+    if path == "<built-in>":
+        if fn.endswith(".poll") or fn == "select":
+            return "waiting in epoll (idle or blocked on the CLI)"
+        return parent
+    if "importlib" in path or fn == "<module>":
+        return "imports (start-up)"
+    if "/ccwire/" in path:
+        return "ccwire." + Path(path).stem
+    if "/asyncio/" in path or path.endswith("selectors.py"):
+        return "asyncio event loop"
+    if "/anyio/" in path or "sniffio" in path:
+        return "anyio (tasks, cancel scopes, streams)"
+    if "/json/" in path:
+        return "json"
+    if path.startswith("bench/") or "/bench/" in path:
+        return "benchmark driver"
+    return "other (" + Path(path).name + ")"
+
+
+def summarise(tree: dict[str, Any]) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    areas: dict[str, float] = defaultdict(float)
+    funcs: dict[str, float] = defaultdict(float)
+    total = tree["root_frame"]["time"] or 1.0
+
+    def walk(frame: dict[str, Any], parent_area: str) -> None:
+        mine = area(frame, parent_area)
+        children = frame.get("children") or []
+        self_time = frame["time"] - sum(c["time"] for c in children)
+        if self_time > 0:
+            areas[mine] += self_time
+            name = f"{frame['function']} ({frame.get('file_path_short')}:{frame.get('line_no')})"
+            funcs[name] += self_time
+        for c in children:
+            walk(c, mine)
+
+    walk(tree["root_frame"], "other")
+    top_areas = sorted(((a, t / total * 100) for a, t in areas.items()), key=lambda x: -x[1])
+    top_funcs = sorted(((f, t / total * 100) for f, t in funcs.items()), key=lambda x: -x[1])
+    return [a for a in top_areas if a[1] >= 0.5], top_funcs[:15]
+
+
+def profile_all(ref_python: str, cli: Path, work: Path) -> dict[str, Any]:
+    """Profile each scenario of :data:`PROFILES`; returns summaries by name."""
+    out: dict[str, Any] = {}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    for name, (scenario, spec) in PROFILES.items():
+        target = work / f"profile-{scenario}.json"
+        driver = [
+            "bench/driver.py",
+            "--impl",
+            "ccwire",
+            "--scenario",
+            scenario,
+            "--cli",
+            str(cli),
+            "--work",
+            str(work),
+            "--spec",
+            json.dumps(spec),
+        ]
+        cmd = [ref_python, "-m", "pyinstrument", "-i", "0.0002", "-r", "json", "-o", str(target)]
+        proc = subprocess.run(
+            [*cmd, *driver], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+        )
+        if proc.returncode != 0 or not target.exists():
+            out[name] = {"error": proc.stderr[-500:] or f"exit {proc.returncode}"}
+            continue
+        tree = json.loads(target.read_text())
+        areas, top = summarise(tree)
+        out[name] = {
+            "command": f"`pyinstrument -i 0.0002 {' '.join(driver)}`",
+            "duration_s": tree["duration"],
+            "areas": areas,
+            "top": top,
+        }
+        print(f"profiled {name}", flush=True)
+    return out

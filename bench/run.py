@@ -1,0 +1,324 @@
+"""Benchmark ccwire against Anthropic's claude-agent-sdk and a hand-written floor.
+
+``python bench/run.py [--ref-python bench/.venv-ref/bin/python] [--out bench/RESULTS.md]``
+
+Every measurement runs in a fresh process (:mod:`driver`); the three implementations
+are interleaved within each round (their order rotates), each scenario is repeated
+``--rounds`` times and medians are reported, with ratios computed from the same run.
+``--smoke`` runs tiny sizes, one round, for the test suite. Without a reference Python
+(``--ref-python`` missing or ``--impls`` without ``ref``) only ccwire and the floor run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+IMPLS = ("ccwire", "ref", "floor")
+MB = 1_000_000
+
+
+@dataclass
+class Scenario:
+    """One benchmark scenario: driver arguments per size set."""
+
+    name: str
+    driver_scenario: str
+    spec: dict[str, Any]
+    sessions: int = 1
+    smoke_spec: dict[str, Any] | None = None
+    smoke_sessions: int | None = None
+    rounds: int | None = None  # fewer rounds for the slow ones
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+SESSION_WORKLOAD = {"n": 100, "messages": 100, "size": 200}
+SCENARIOS = [
+    Scenario("handshake", "handshake", {}),
+    Scenario("tools_seq", "tools_seq", {"n": 2000}, smoke_spec={"n": 20}),
+    Scenario(
+        "tools_conc",
+        "tools_conc",
+        {"n": 4000, "concurrency": 16},
+        smoke_spec={"n": 40, "concurrency": 16},
+    ),
+    Scenario(
+        "messages", "messages", {"n": 20000, "size": 200}, smoke_spec={"n": 50, "size": 200}
+    ),
+    Scenario("big_1MB", "big", {"size": 1 * MB}, smoke_spec={"size": 100_000}),
+    Scenario("big_10MB", "big", {"size": 10 * MB}, smoke_spec={"size": 200_000}),
+    Scenario("big_100MB", "big", {"size": 100 * MB}, smoke_spec={"size": 300_000}, rounds=3),
+    Scenario("many_1", "many", SESSION_WORKLOAD, smoke_spec={"n": 5, "messages": 5}),
+    Scenario(
+        "many_10",
+        "many",
+        SESSION_WORKLOAD,
+        sessions=10,
+        smoke_spec={"n": 5, "messages": 5},
+        smoke_sessions=2,
+    ),
+    Scenario(
+        "many_50",
+        "many",
+        SESSION_WORKLOAD,
+        sessions=50,
+        smoke_spec={"n": 5, "messages": 5},
+        smoke_sessions=3,
+        rounds=3,
+    ),
+]
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def make_cli(work: Path, python: str) -> Path:
+    """A tiny shell wrapper that runs the fake CLI with ``python`` (no site, isolated)."""
+    path = work / "claude"
+    path.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} -I -S {HERE / "fake_cli.py"} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def run_driver(
+    python: str, impl: str, scenario: Scenario, cli: Path, work: Path, smoke: bool
+) -> dict[str, Any]:
+    spec = dict(scenario.smoke_spec or scenario.spec) if smoke else dict(scenario.spec)
+    sessions = (scenario.smoke_sessions or scenario.sessions) if smoke else scenario.sessions
+    cmd = [
+        python,
+        str(HERE / "driver.py"),
+        "--impl",
+        impl,
+        "--scenario",
+        scenario.driver_scenario,
+        "--cli",
+        str(cli),
+        "--work",
+        str(work),
+        "--spec",
+        json.dumps(spec),
+        "--sessions",
+        str(sessions),
+    ]
+    env = dict(os.environ)
+    if impl == "ref":
+        env.pop("PYTHONPATH", None)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        return {"ok": False, "error": f"driver exited {proc.returncode}: {proc.stderr[-500:]}"}
+    result: dict[str, Any] = json.loads(lines[-1])
+    result["spec"] = spec
+    return result
+
+
+def import_time(python: str, modules: Sequence[str]) -> float:
+    """Cumulative import time (s) of ``modules`` from ``python -X importtime``."""
+    code = "import " + ", ".join(modules)
+    proc = subprocess.run(
+        [python, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True
+    )
+    total = 0
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        parts = line.split("|")
+        name = parts[2]
+        if name.strip() in modules and not name[1:].startswith(" "):  # top level only
+            total += int(parts[1])
+    return total / 1e6
+
+
+# ---------------------------------------------------------------------------- metrics
+
+
+def _median(values: Sequence[float]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def p50_us(r: dict[str, Any]) -> float | None:
+    lat = r.get("cli", {}).get("latencies_ns")
+    return statistics.median(lat) / 1000 if lat else None
+
+
+def p99_us(r: dict[str, Any]) -> float | None:
+    lat = r.get("cli", {}).get("latencies_ns")
+    return sorted(lat)[int(len(lat) * 0.99)] / 1000 if lat else None
+
+
+def calls_per_s(r: dict[str, Any]) -> float | None:
+    c = r.get("cli", {})
+    return c["calls"] / (c["elapsed_ns"] / 1e9) if c.get("elapsed_ns") else None
+
+
+def msgs_per_s(r: dict[str, Any]) -> float | None:
+    t = r.get("prompt_to_result_s")
+    return r["messages"] / t if t else None
+
+
+METRICS: dict[str, list[tuple[str, str, Callable[[dict[str, Any]], float | None]]]] = {
+    "handshake": [("spawn to first result", "ms", lambda r: r["handshake_s"] * 1000)],
+    "tools_seq": [("p50 round trip", "us", p50_us), ("p99 round trip", "us", p99_us)],
+    "tools_conc": [("throughput", "calls/s", calls_per_s)],
+    "messages": [("throughput", "msgs/s", msgs_per_s)],
+    "big": [
+        ("prompt to result", "ms", lambda r: r["prompt_to_result_s"] * 1000),
+        ("peak RSS growth", "MB", lambda r: r["peak_rss_growth_after_connect"] / MB),
+    ],
+    "many": [
+        ("wall", "s", lambda r: r["wall_s"]),
+        ("SDK CPU per session", "ms", lambda r: r["cpu_s"] / r["sessions"] * 1000),
+        ("SDK peak RSS growth per session", "MB", lambda r: r["peak_rss_growth"] / r["sessions"] / MB),
+    ],
+}
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def machine() -> dict[str, str]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return {
+        "nproc": str(os.cpu_count()),
+        "cpu": model,
+        "memory": mem,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def version_of(python: str, module: str) -> str:
+    code = f"import importlib.metadata as m; print(m.version({module!r}))"
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    return proc.stdout.strip() or "?"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--ref-python", default=str(HERE / ".venv-ref" / "bin" / "python"))
+    p.add_argument("--python", default=sys.executable, help="Python with ccwire installed")
+    p.add_argument("--impls", default=",".join(IMPLS))
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
+    p.add_argument("--only", default="", help="comma-separated scenario names")
+    p.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    p.add_argument("--json", default=None, help="raw results (default: next to --out)")
+    p.add_argument("--profile", action="store_true", help="profile ccwire's hot paths")
+    args = p.parse_args(argv)
+
+    impls = [i for i in args.impls.split(",") if i]
+    if "ref" in impls and not Path(args.ref_python).exists():
+        print(f"no reference SDK at {args.ref_python}: skipping it", file=sys.stderr)
+        impls.remove("ref")
+    rounds = 1 if args.smoke else args.rounds
+    scenarios = [s for s in SCENARIOS if not args.only or s.name in args.only.split(",")]
+    pythons = {"ccwire": args.python, "floor": args.python, "ref": args.ref_python}
+
+    raw: dict[str, Any] = {"results": {}, "imports": {}}
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="ccwire-bench-") as tmp:
+        work = Path(tmp)
+        cli = make_cli(work, args.python)
+        for rnd in range(rounds):
+            order = impls[rnd % len(impls) :] + impls[: rnd % len(impls)]
+            if not args.only or "import" in args.only.split(","):
+                imports = {
+                    "ccwire": (args.python, ["ccwire"]),
+                    "anyio": (args.python, ["anyio"]),
+                    "floor": (args.python, ["asyncio", "json"]),
+                }
+                if "ref" in impls:
+                    imports["ref"] = (args.ref_python, ["claude_agent_sdk"])
+                for name, (py, mods) in imports.items():
+                    raw["imports"].setdefault(name, []).append(import_time(py, mods))
+            for sc in scenarios:
+                if sc.rounds is not None and rnd >= sc.rounds and not args.smoke:
+                    continue
+                for impl in order:
+                    r = run_driver(pythons[impl], impl, sc, cli, work, args.smoke)
+                    raw["results"].setdefault(sc.name, {}).setdefault(impl, []).append(r)
+                    status = "ok" if r.get("ok") else f"FAILED: {r.get('error', '')[:120]}"
+                    print(f"round {rnd + 1}/{rounds} {sc.name:<11} {impl:<7} {status}", flush=True)
+        profiles = {}
+        if args.profile:
+            from profile_hot import profile_all  # noqa: PLC0415
+
+            profiles = profile_all(args.ref_python, cli, work)
+
+    raw["machine"] = machine()
+    raw["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    raw["duration_s"] = time.time() - started
+    raw["versions"] = {
+        "ccwire": version_of(args.python, "ccwire"),
+        "anyio": version_of(args.python, "anyio"),
+    }
+    if "ref" in impls:
+        raw["versions"]["claude-agent-sdk"] = version_of(args.ref_python, "claude-agent-sdk")
+    raw["argv"] = [sys.executable, *sys.argv] if argv is None else ["bench/run.py", *argv]
+    raw["impls"] = impls
+    raw["rounds"] = rounds
+    raw["smoke"] = args.smoke
+    raw["profiles"] = profiles
+
+    from report import render  # noqa: PLC0415
+
+    out = Path(args.out)
+    json_path = Path(args.json) if args.json else out.with_suffix(".json")
+    slim = json.loads(json.dumps(raw))
+    for per_impl in slim["results"].values():
+        for runs in per_impl.values():
+            for r in runs:
+                cli_stats = r.get("cli", {})
+                if "latencies_ns" in cli_stats:
+                    lat = cli_stats.pop("latencies_ns")
+                    cli_stats["p50_us"] = statistics.median(lat) / 1000
+                    cli_stats["p99_us"] = sorted(lat)[int(len(lat) * 0.99)] / 1000
+                r.pop("cli_all", None)
+    json_path.write_text(json.dumps(slim, indent=1))
+    out.write_text(render(raw, METRICS, SCENARIOS))
+    print(f"wrote {out} and {json_path}")
+    failed = [
+        (name, impl)
+        for name, per_impl in raw["results"].items()
+        for impl, runs in per_impl.items()
+        if impl == "ccwire" and not all(r.get("ok") for r in runs)
+    ]
+    if failed:
+        print(f"ccwire runs failed: {failed}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(HERE))
+    sys.exit(main())

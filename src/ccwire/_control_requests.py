@@ -1,0 +1,357 @@
+"""The wire side of the runtime control requests (protocol reference §3.2).
+
+Subtype names, request fields and the decoding of each answer into the typed results
+of :mod:`ccwire._control_types` live here; :class:`CliFeatures` tracks what the
+connected CLI supports. Decoders are lenient: a missing or mistyped field gets its
+default, and the whole answer stays in ``raw``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._control_types import (
+    CliVersion,
+    ContextCategory,
+    ContextUsage,
+    InterruptResult,
+    McpServerStatus,
+    McpSetServersResult,
+    McpToolInfo,
+    ModelChange,
+    ModelInfo,
+    PermissionModeChange,
+    PluginReload,
+    RewindFilesResult,
+    SettingsSnapshot,
+    SlashCommand,
+    TaskOutput,
+)
+from ._errors import ControlProtocolError, UnsupportedFeatureError
+from ._messages import Message, SystemMessage
+
+__all__ = ["CliFeatures", "unsupported_error"]
+
+SET_MAX_THINKING_TOKENS = "set_max_thinking_tokens"
+REWIND_FILES = "rewind_files"
+MCP_STATUS = "mcp_status"
+MCP_RECONNECT = "mcp_reconnect"
+MCP_TOGGLE = "mcp_toggle"
+MCP_SET_SERVERS = "mcp_set_servers"
+MCP_CALL = "mcp_call"
+MCP_READ_RESOURCE = "mcp_read_resource"
+GET_CONTEXT_USAGE = "get_context_usage"
+STOP_TASK = "stop_task"
+BACKGROUND_TASKS = "background_tasks"
+GET_TASK_OUTPUT = "get_task_output"
+CANCEL_ASYNC_MESSAGE = "cancel_async_message"
+APPLY_FLAG_SETTINGS = "apply_flag_settings"
+GET_SETTINGS = "get_settings"
+UPDATE_SETTINGS = "update_settings"
+RENAME_SESSION = "rename_session"
+RELOAD_PLUGINS = "reload_plugins"
+RELOAD_SKILLS = "reload_skills"
+LIST_MODELS = "list_models"
+GET_BINARY_VERSION = "get_binary_version"
+LIST_PERMISSION_RULES = "list_permission_rules"
+GET_USAGE = "get_usage"
+GET_SESSION_COST = "get_session_cost"
+
+# Capabilities (system/init ``capabilities``) that gate request fields.
+CAP_INTERRUPT_CANCEL_QUEUED = "interrupt_cancel_queued_v1"
+CAP_MCP_READ_RESOURCE = "mcp_read_resource_v1"
+CAP_MCP_CALL_NOT_FOR_MODEL = "mcp_call_result_not_for_model_v1"
+CAP_MCP_CALL_CHECK_PERMISSIONS = "mcp_call_check_permissions_v1"
+CAP_RELOAD_REFUSE_IF_BUSY = "reload_plugins_refuse_if_busy_v1"
+
+_UNSUPPORTED_PREFIX = "Unsupported control request subtype"
+
+
+# ------------------------------------------------------------------ feature detection
+
+
+class CliFeatures:
+    """What the connected CLI is known to support.
+
+    Capabilities come from the ``initialize`` answer (a subset) and from every
+    ``system/init`` (the full list, sent once per turn). A CLI whose ``initialize``
+    answer has no ``capabilities`` at all predates them (older than 2.1.205): every
+    capability-gated feature is then known to be missing. Otherwise a capability not
+    seen yet is "unknown" until the first ``system/init``.
+    """
+
+    def __init__(self, server_info: Mapping[str, Any] | None) -> None:
+        info = server_info or {}
+        caps = info.get("capabilities")
+        self.legacy = not isinstance(caps, list)
+        """True for a CLI that reports no capabilities at all."""
+        self.capabilities: set[str] = {c for c in caps if isinstance(c, str)} if caps else set()
+        self.complete = False
+        """True once a ``system/init`` listed the full capabilities."""
+        version = info.get("claude_code_version")
+        self.version: str | None = version if isinstance(version, str) else None
+
+    def observe(self, message: Message) -> None:
+        """Learn from a ``system/init`` message (a message observer)."""
+        if not isinstance(message, SystemMessage) or message.subtype != "init":
+            return
+        version = message.data.get("claude_code_version")
+        if isinstance(version, str):
+            self.version = version
+        caps = message.data.get("capabilities")
+        if isinstance(caps, list):
+            self.capabilities |= {c for c in caps if isinstance(c, str)}
+            self.complete = True
+            self.legacy = False
+
+    def supports(self, capability: str) -> bool | None:
+        """True or False when known, None while it cannot be known yet."""
+        if capability in self.capabilities:
+            return True
+        if self.legacy or self.complete:
+            return False
+        return None
+
+    def require(self, capability: str, what: str) -> None:
+        """Raise :class:`UnsupportedFeatureError` if ``capability`` is known to be missing."""
+        if self.supports(capability) is False:
+            raise UnsupportedFeatureError(
+                f"{what} needs a Claude Code CLI with the {capability!r} capability; "
+                f"the connected CLI{self._label()} does not report it (upgrade the CLI)"
+            )
+
+    def _label(self) -> str:
+        return f" ({self.version})" if self.version else ""
+
+
+def is_unsupported_answer(exc: ControlProtocolError) -> bool:
+    """True when the CLI refused a request because it does not know its subtype."""
+    return exc.error_code == "unsupported_request" or _UNSUPPORTED_PREFIX in str(exc)
+
+
+def unsupported_error(
+    subtype: str, features: CliFeatures | None, cause: ControlProtocolError
+) -> UnsupportedFeatureError:
+    """The typed error for a request the connected CLI does not know."""
+    label = f" ({features.version})" if features is not None and features.version else ""
+    return UnsupportedFeatureError(
+        f"the connected Claude Code CLI{label} does not support the {subtype!r} control "
+        f"request (upgrade the CLI); it answered: {cause}",
+        subtype=subtype,
+        error_code=cause.error_code,
+    )
+
+
+# ------------------------------------------------------------------------- decoding
+
+
+def _str(v: Any, default: str = "") -> str:
+    return v if isinstance(v, str) else default
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _opt_bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _opt_map(v: Any) -> Mapping[str, Any] | None:
+    return v if isinstance(v, Mapping) else None
+
+
+def _strs(v: Any) -> tuple[str, ...]:
+    return tuple(x for x in v if isinstance(x, str)) if isinstance(v, list) else ()
+
+
+def _maps(v: Any) -> tuple[Mapping[str, Any], ...]:
+    return tuple(x for x in v if isinstance(x, Mapping)) if isinstance(v, list) else ()
+
+
+def decode_interrupt(r: Mapping[str, Any]) -> InterruptResult:
+    """``interrupt`` answer."""
+    return InterruptResult(_strs(r.get("still_queued")), _strs(r.get("cancelled")), raw=r)
+
+
+def decode_permission_mode(r: Mapping[str, Any]) -> PermissionModeChange:
+    """``set_permission_mode`` answer."""
+    return PermissionModeChange(_opt_str(r.get("mode")), raw=r)
+
+
+def decode_model(r: Mapping[str, Any]) -> ModelChange:
+    """``set_model`` answer."""
+    return ModelChange(_opt_str(r.get("model")), raw=r)
+
+
+def _tool(t: Mapping[str, Any]) -> McpToolInfo:
+    return McpToolInfo(
+        name=_str(t.get("name")),
+        description=_opt_str(t.get("description")),
+        annotations=_opt_map(t.get("annotations")),
+        meta=_opt_map(t.get("_meta")),
+        raw=t,
+    )
+
+
+def decode_mcp_status(r: Mapping[str, Any]) -> list[McpServerStatus]:
+    """``mcp_status`` answer: one status per server."""
+    return [
+        McpServerStatus(
+            name=_str(s.get("name")),
+            status=_str(s.get("status")),
+            server_info=_opt_map(s.get("serverInfo")),
+            error=_opt_str(s.get("error")),
+            config=_opt_map(s.get("config")),
+            scope=_opt_str(s.get("scope")),
+            source=_opt_str(s.get("source")),
+            transport=_opt_str(s.get("transport")),
+            tools=tuple(_tool(t) for t in _maps(s.get("tools"))),
+            raw=s,
+        )
+        for s in _maps(r.get("mcpServers"))
+    ]
+
+
+def decode_set_servers(r: Mapping[str, Any]) -> McpSetServersResult:
+    """``mcp_set_servers`` answer."""
+    errors = r.get("errors")
+    return McpSetServersResult(
+        added=_strs(r.get("added")),
+        removed=_strs(r.get("removed")),
+        errors={str(k): str(v) for k, v in errors.items()} if isinstance(errors, Mapping) else {},
+        raw=r,
+    )
+
+
+def decode_context_usage(r: Mapping[str, Any]) -> ContextUsage:
+    """``get_context_usage`` answer."""
+    pct = r.get("percentage")
+    return ContextUsage(
+        categories=tuple(
+            ContextCategory(
+                name=_str(c.get("name")),
+                tokens=_opt_int(c.get("tokens")) or 0,
+                color=_opt_str(c.get("color")),
+                id=_opt_str(c.get("id")),
+                kind=_opt_str(c.get("kind")),
+                is_deferred=_opt_bool(c.get("isDeferred")),
+                raw=c,
+            )
+            for c in _maps(r.get("categories"))
+        ),
+        total_tokens=_opt_int(r.get("totalTokens")) or 0,
+        max_tokens=_opt_int(r.get("maxTokens")) or 0,
+        raw_max_tokens=_opt_int(r.get("rawMaxTokens")),
+        percentage=float(pct) if isinstance(pct, (int, float)) else None,
+        model=_opt_str(r.get("model")),
+        is_auto_compact_enabled=_opt_bool(r.get("isAutoCompactEnabled")),
+        auto_compact_threshold=_opt_int(r.get("autoCompactThreshold")),
+        raw=r,
+    )
+
+
+def decode_rewind(r: Mapping[str, Any]) -> RewindFilesResult:
+    """``rewind_files`` answer."""
+    return RewindFilesResult(
+        can_rewind=r.get("canRewind") is True,
+        error=_opt_str(r.get("error")),
+        files_changed=_strs(r.get("filesChanged")),
+        insertions=_opt_int(r.get("insertions")),
+        deletions=_opt_int(r.get("deletions")),
+        raw=r,
+    )
+
+
+def decode_settings(r: Mapping[str, Any]) -> SettingsSnapshot:
+    """``get_settings`` answer."""
+    return SettingsSnapshot(
+        effective=_opt_map(r.get("effective")) or {},
+        sources=_maps(r.get("sources")),
+        applied=_opt_map(r.get("applied")) or {},
+        raw=r,
+    )
+
+
+def decode_task_output(r: Mapping[str, Any]) -> TaskOutput:
+    """``get_task_output`` answer."""
+    return TaskOutput(
+        output=_str(r.get("output")),
+        total_bytes=_opt_int(r.get("total_bytes")) or 0,
+        truncated=r.get("truncated") is True,
+        raw=r,
+    )
+
+
+def decode_command(c: Mapping[str, Any]) -> SlashCommand:
+    """One slash command or skill."""
+    return SlashCommand(
+        name=_str(c.get("name")),
+        description=_str(c.get("description")),
+        argument_hint=_str(c.get("argumentHint")),
+        raw=c,
+    )
+
+
+def decode_skills(r: Mapping[str, Any]) -> list[SlashCommand]:
+    """``reload_skills`` answer."""
+    return [decode_command(c) for c in _maps(r.get("skills"))]
+
+
+def decode_plugin_reload(r: Mapping[str, Any]) -> PluginReload:
+    """``reload_plugins`` answer."""
+    return PluginReload(
+        commands=tuple(decode_command(c) for c in _maps(r.get("commands"))),
+        agents=_maps(r.get("agents")),
+        plugins=_maps(r.get("plugins")),
+        mcp_servers=_maps(r.get("mcpServers")),
+        error_count=_opt_int(r.get("error_count")) or 0,
+        raw=r,
+    )
+
+
+def decode_models(r: Mapping[str, Any]) -> list[ModelInfo]:
+    """``list_models`` answer."""
+    return [
+        ModelInfo(
+            value=_str(m.get("value")),
+            display_name=_str(m.get("displayName")),
+            description=_str(m.get("description")),
+            resolved_model=_opt_str(m.get("resolvedModel")),
+            raw=m,
+        )
+        for m in _maps(r.get("models"))
+    ]
+
+
+def decode_version(r: Mapping[str, Any]) -> CliVersion:
+    """``get_binary_version`` answer."""
+    return CliVersion(_str(r.get("version")), _opt_str(r.get("buildTime")), raw=r)
+
+
+# ----------------------------------------------------------------- request fields
+
+
+def mcp_server_fields(name: str) -> dict[str, Any]:
+    """Fields naming one MCP server (``mcp_reconnect``)."""
+    return {"serverName": name}
+
+
+def mcp_toggle_fields(name: str, enabled: bool) -> dict[str, Any]:
+    """Fields of ``mcp_toggle``."""
+    return {"serverName": name, "enabled": enabled}
+
+
+def mcp_read_resource_fields(server: str, uri: str) -> dict[str, Any]:
+    """Fields of ``mcp_read_resource``."""
+    return {"serverName": server, "uri": uri}
+
+
+def optional_fields(**values: Any) -> dict[str, Any]:
+    """The given fields without the ``None`` ones (their names are the wire names)."""
+    return {k: v for k, v in values.items() if v is not None}

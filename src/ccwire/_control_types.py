@@ -1,0 +1,205 @@
+"""Typed results of the runtime control requests (``client.mcp_status()`` and friends).
+
+Plain frozen dataclasses; each keeps the CLI's whole answer in ``raw`` (excluded from
+equality and ``repr``), so fields a newer CLI adds are never lost. Decoding from the
+wire lives in :mod:`ccwire._control_requests`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CliVersion",
+    "ContextCategory",
+    "ContextUsage",
+    "InterruptResult",
+    "McpServerStatus",
+    "McpSetServersResult",
+    "McpToolInfo",
+    "ModelChange",
+    "ModelInfo",
+    "PermissionModeChange",
+    "PluginReload",
+    "RewindFilesResult",
+    "SettingsSnapshot",
+    "SlashCommand",
+    "TaskOutput",
+]
+
+
+def _raw() -> Any:
+    return field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class InterruptResult:
+    """The answer to ``interrupt``: prompts still queued and those cancelled (uuids).
+
+    Older CLIs report nothing (both empty)."""
+
+    still_queued: tuple[str, ...] = ()
+    cancelled: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class PermissionModeChange:
+    """The answer to ``set_permission_mode``: the mode now in force (None if unreported)."""
+
+    mode: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    """The answer to ``set_model``: the resolved model id (None if unreported)."""
+
+    model: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class McpToolInfo:
+    """One tool of an MCP server as ``mcp_status`` lists it."""
+
+    name: str
+    description: str | None = None
+    annotations: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class McpServerStatus:
+    """One MCP server the CLI knows (protocol reference §7.5).
+
+    ``status`` is ``connected``, ``failed``, ``needs-auth``, ``pending`` or
+    ``disabled``; ``source``/``scope`` tell where it came from (``sdk`` for in-process
+    servers, ``dynamic`` for ``--mcp-config`` and ``mcp_set_servers``).
+    """
+
+    name: str
+    status: str
+    server_info: Mapping[str, Any] | None = None
+    error: str | None = None
+    config: Mapping[str, Any] | None = None
+    scope: str | None = None
+    source: str | None = None
+    transport: str | None = None
+    tools: tuple[McpToolInfo, ...] = ()
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class McpSetServersResult:
+    """The answer to ``mcp_set_servers``: names added and removed, errors by name."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    errors: Mapping[str, str] = field(default_factory=dict)
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class ContextCategory:
+    """One slice of the context window (system tools, messages, free space, ...)."""
+
+    name: str
+    tokens: int
+    color: str | None = None
+    id: str | None = None
+    kind: str | None = None
+    is_deferred: bool | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """The answer to ``get_context_usage``: how full the context window is."""
+
+    categories: tuple[ContextCategory, ...]
+    total_tokens: int
+    max_tokens: int
+    raw_max_tokens: int | None = None
+    percentage: float | None = None
+    model: str | None = None
+    is_auto_compact_enabled: bool | None = None
+    auto_compact_threshold: int | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class RewindFilesResult:
+    """The answer to ``rewind_files``: whether files can be (or were) rewound, and how."""
+
+    can_rewind: bool
+    error: str | None = None
+    files_changed: tuple[str, ...] = ()
+    insertions: int | None = None
+    deletions: int | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class SettingsSnapshot:
+    """The answer to ``get_settings``: merged settings, their sources, applied values."""
+
+    effective: Mapping[str, Any]
+    sources: tuple[Mapping[str, Any], ...] = ()
+    applied: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class TaskOutput:
+    """The answer to ``get_task_output``: a background task's output so far."""
+
+    output: str
+    total_bytes: int = 0
+    truncated: bool = False
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A slash command or skill the CLI offers."""
+
+    name: str
+    description: str = ""
+    argument_hint: str = ""
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class PluginReload:
+    """The answer to ``reload_plugins``."""
+
+    commands: tuple[SlashCommand, ...] = ()
+    agents: tuple[Mapping[str, Any], ...] = ()
+    plugins: tuple[Mapping[str, Any], ...] = ()
+    mcp_servers: tuple[Mapping[str, Any], ...] = ()
+    error_count: int = 0
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model the CLI offers (``list_models``)."""
+
+    value: str
+    display_name: str = ""
+    description: str = ""
+    resolved_model: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class CliVersion:
+    """The CLI binary's version and build time (``get_binary_version``)."""
+
+    version: str
+    build_time: str | None = None
+    raw: Mapping[str, Any] = _raw()

@@ -1,0 +1,206 @@
+"""``ccwire run``, ``demo`` and ``doctor`` end to end: the real CLI, offline."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccwire._cli import CliIO, main
+
+from .conftest import CLI_PATH
+
+TIMEOUT = 60
+
+CALC = textwrap.dedent(
+    """
+    import anyio
+    from ccwire import create_sdk_mcp_server, tool
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args):
+        return {"content": [{"type": "text", "text": f"{args['a'] + args['b']:g}"}]}
+
+    @tool("subtract", "Subtract b from a", {"a": float, "b": float})
+    async def subtract(args):
+        return {"content": [{"type": "text", "text": f"{args['a'] - args['b']:g}"}]}
+
+    @tool("wait", "Wait a long time", {})
+    async def wait(args):
+        await anyio.sleep(60)
+        return {"content": [{"type": "text", "text": "waited"}]}
+
+    server = create_sdk_mcp_server("calc", tools=[add, subtract, wait])
+    """
+)
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory holding ``calctools.py``, made the current directory."""
+    (tmp_path / "calctools.py").write_text(CALC)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "calctools", raising=False)
+    return tmp_path
+
+
+def script(path: Path, steps: list[Any]) -> str:
+    path.write_text(json.dumps(steps))
+    return str(path)
+
+
+def call(name: str, **args: float) -> dict[str, Any]:
+    return {"tool_use": {"name": f"mcp__calc__{name}", "input": args}}
+
+
+def run(argv: list[str], *, stdin: io.StringIO | None = None) -> tuple[int, str, str]:
+    cli_io = CliIO(stdin or io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+    code = main(["run", "--cli-path", str(CLI_PATH), *argv], io=cli_io)
+    assert isinstance(cli_io.stdout, io.StringIO) and isinstance(cli_io.stderr, io.StringIO)
+    return code, cli_io.stdout.getvalue(), cli_io.stderr.getvalue()
+
+
+def test_run_scripted_json_events(workdir: Path) -> None:
+    steps = script(workdir / "s.json", [call("add", a=2, b=3), {"text": "It is {tool_results}."}])
+    code, out, err = run(
+        ["add 2 and 3", "--scripted", steps, "--tools", "calctools:server",
+         "--allow", "mcp__calc__*", "--json", "--cwd", str(workdir)]
+    )  # fmt: skip
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "start" and events[0]["offline"] is True
+    for expected in ("init", "tool_call", "tool_running", "tool_result", "text"):
+        assert expected in kinds
+    assert "permission" not in kinds  # --allow settled it in the CLI: nobody was asked
+    assert kinds.index("tool_call") < kinds.index("tool_running") < kinds.index("tool_result")
+    by_kind = {e["event"]: e for e in events}
+    assert by_kind["tool_result"]["text"] == "5" and by_kind["tool_result"]["is_error"] is False
+    assert by_kind["text"]["text"] == "It is 5."
+    result = by_kind["result"]
+    assert result["subtype"] == "success" and result["num_turns"] == 2
+    assert result["total_cost_usd"] > 0
+    assert {"event": "state", "state": "running"} in events
+
+
+def test_run_asks_at_the_terminal(workdir: Path) -> None:
+    steps = script(
+        workdir / "s.json",
+        [call("add", a=1, b=1), call("add", a=2, b=2), call("subtract", a=4, b=1),
+         {"text": "Results: {tool_results}"}],
+    )  # fmt: skip
+    code, out, err = run(
+        ["do sums", "--scripted", steps, "--tools", "calctools:server", "--cwd", str(workdir)],
+        stdin=FakeTTY("a\nn\n"),
+    )
+    assert code == 0, err
+    assert err.count("Allow mcp__calc__") == 2  # the second add is covered by "always"
+    assert 'Allow mcp__calc__add {"a": 1, "b": 1}?' in err
+    assert "[y] yes, once   [a] yes, always for this session   [n] no" in err
+    assert "permission   allowed mcp__calc__add (always)" in out
+    assert "(remembered)" not in out  # the CLI kept the session rule: it did not ask again
+    assert "permission   denied mcp__calc__subtract (denied)" in out
+    assert "tool result  mcp__calc__add" in out and ": 4" in out
+    assert "Results: The user denied permission to use mcp__calc__subtract." in out
+
+
+def test_run_without_a_terminal_denies_with_a_hint(workdir: Path) -> None:
+    steps = script(workdir / "s.json", [call("add", a=1, b=1), "{tool_results}"])
+    code, out, _ = run(
+        ["add", "--scripted", steps, "--tools", "calctools:server", "--json", "--cwd", str(workdir)]
+    )
+    assert code == 0
+    events = [json.loads(line) for line in out.splitlines()]
+    denial = next(e for e in events if e["event"] == "permission")
+    assert denial["decision"] == "deny" and denial["reason"] == "policy"
+    result = next(e for e in events if e["event"] == "tool_result")
+    assert result["is_error"] is True and "pass --allow mcp__calc__add" in result["text"]
+
+
+def test_error_result_exits_1(workdir: Path) -> None:
+    steps = script(
+        workdir / "s.json", [{"error": {"status": 500, "message": "boom", "retry": False}}]
+    )
+    code, out, _ = run(["hi", "--scripted", steps, "--plain", "--cwd", str(workdir)])
+    assert code == 1
+    assert out.splitlines()[-1].startswith("error result - 1 turn - $0.0000")
+    assert "API Error: 500 boom" in out
+
+
+def test_verbose_prints_the_protocol_trace(workdir: Path) -> None:
+    code, out, err = run(["hello", "--offline", "--verbose", "--cwd", str(workdir)])
+    assert code == 0
+    assert "(offline echo) hello" in out and "[state] running" in out
+    trace = err.splitlines()
+    assert trace[0].startswith("[trace] ") and "--input-format stream-json" in trace[0]
+    assert any(line.startswith('-> {"type":"control_request"') for line in trace)
+    assert any(
+        line.startswith('<- {"type":"result"') or '"type":"result"' in line for line in trace
+    )
+    assert trace[-1] == "[trace] CLI exited with status 0"
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["CCWIRE_CLI_PATH"] = str(CLI_PATH)
+    return env
+
+
+def test_ctrl_c_exits_130(workdir: Path) -> None:
+    steps = script(workdir / "s.json", [call("wait"), "never"])
+    argv = [sys.executable, "-m", "ccwire", "run", "wait", "--scripted", steps,
+            "--tools", "calctools:server", "--allow", "mcp__calc__wait", "--json"]  # fmt: skip
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=workdir, env=_env()
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if json.loads(line)["event"] == "tool_running":
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert json.loads(rest.splitlines()[-1]) == {"event": "interrupted"}
+
+
+def test_demo_runs_offline() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "demo", "--plain"],
+        capture_output=True, text=True, timeout=TIMEOUT, env=_env(), check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "> Calculate 100 + 50, then subtract 25 from the result"
+    assert "  tool result  mcp__calc__add" in done.stdout and "150 - 25 = 125" in done.stdout
+    assert lines[-1].startswith("done: success - 3 turns - $0.0018")
+
+
+def test_doctor_probes_the_protocol(tmp_path: Path) -> None:
+    stdout = io.StringIO()
+    env = {"HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+    cli_io = CliIO(io.StringIO(), stdout, io.StringIO(), env)
+    assert main(["doctor", "--cli-path", str(CLI_PATH)], io=cli_io) == 0
+    text = stdout.getvalue()
+    assert "ok    protocol       initialize in" in text
+    assert "offline turn with an in-process tool" in text
+    assert "live tool sets yes" in text and "session states yes" in text
+    assert "warn  credentials" in text

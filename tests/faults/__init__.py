@@ -1,0 +1,1 @@
+"""Fault-injection tests: a misbehaving fake CLI run as a real subprocess."""

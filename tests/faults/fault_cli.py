@@ -1,0 +1,306 @@
+"""A fault-injecting fake Claude Code CLI (stdlib only), run as a real subprocess.
+
+The scenario comes from ``FAULT_SCENARIO`` (``FAULT_ARG`` is its optional parameter);
+``tests/faults/conftest.py`` starts it through ``ClaudeAgentOptions(cli_path=...)``. It
+plays the CLI's side of the stream-json protocol until the scenario's fault, then
+misbehaves: exits or is SIGKILLed at a chosen point, never answers, writes garbage,
+partial lines, a huge line, a flood of stderr, closes its stdin, ...
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+SID = "00000000-0000-4000-8000-00000000fa17"
+_out = sys.stdout.buffer
+_inp = sys.stdin.buffer
+
+
+def write(data: bytes) -> None:
+    _out.write(data)
+    _out.flush()
+
+
+def send(obj: dict) -> None:
+    write(json.dumps(obj).encode() + b"\n")
+
+
+def err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def read() -> dict | None:
+    while True:
+        line = _inp.readline()
+        if not line:
+            return None
+        if line.strip():
+            return json.loads(line)
+
+
+def read_until(pred) -> dict:  # type: ignore[no-untyped-def]
+    while True:
+        frame = read()
+        if frame is None:
+            err("fault_cli: stdin closed while waiting")
+            sys.exit(0)
+        if pred(frame):
+            return frame
+
+
+def is_request(frame: dict, subtype: str) -> bool:
+    return frame.get("type") == "control_request" and frame["request"].get("subtype") == subtype
+
+
+def answer(rid: str, body: dict) -> None:
+    send(
+        {
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": rid, "response": body},
+        }
+    )
+
+
+def die(how: str, code: int = 2) -> None:
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    sys.exit(code)
+
+
+def request(rid: str, subtype: str, **fields: object) -> None:
+    send({"type": "control_request", "request_id": rid, "request": {"subtype": subtype, **fields}})
+
+
+def tools_call(rid: str, name: str, jsonrpc_id: int, arguments: dict | None = None) -> None:
+    message = {
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments or {}},
+        "jsonrpc": "2.0",
+        "id": jsonrpc_id,
+    }
+    request(rid, "mcp_message", server_name="s", message=message)
+
+
+def response_to(rid: str) -> dict:
+    frame = read_until(
+        lambda f: f.get("type") == "control_response" and f["response"].get("request_id") == rid
+    )
+    return frame["response"]
+
+
+def assistant(text: str) -> None:
+    send(
+        {
+            "type": "assistant",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "fault-model",
+                "content": [{"type": "text", "text": text}],
+            },
+            "parent_tool_use_id": None,
+            "session_id": SID,
+        }
+    )
+
+
+def result(text: str = "done", **extra: object) -> None:
+    send(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "duration_ms": 1,
+            "duration_api_ms": 1,
+            "num_turns": 1,
+            "result": text,
+            "session_id": SID,
+            **extra,
+        }
+    )
+    state("idle")
+
+
+def state(name: str) -> None:
+    send({"type": "system", "subtype": "session_state_changed", "state": name, "session_id": SID})
+
+
+def system_init() -> None:
+    send({"type": "system", "subtype": "init", "session_id": SID, "tools": []})
+
+
+def flood_stderr(total: int) -> None:
+    line = ("e" * 1023 + "\n").encode()
+    for _ in range(total // len(line)):
+        sys.stderr.buffer.write(line)
+    sys.stderr.buffer.flush()
+
+
+# --------------------------------------------------------------------- scenarios
+
+
+def callbacks() -> None:
+    """Requests whose callbacks misbehave; the answers go back in the result."""
+    got: dict[str, object] = {}
+    for rid, name in (("t1", "raises"), ("t2", "hangs"), ("t3", "wrong_type")):
+        tools_call(rid, name, len(got) + 10)
+        got[name] = response_to(rid)
+    for rid, tool in (("p1", "raise"), ("p2", "wrong")):
+        request(rid, "can_use_tool", tool_name=tool, input={}, tool_use_id=rid)
+        got[f"perm_{tool}"] = response_to(rid)
+    request("p3", "can_use_tool", tool_name="hang", input={}, tool_use_id="p3")
+    time.sleep(0.2)
+    send({"type": "control_cancel_request", "request_id": "p3"})
+    for rid, cid in (("h1", "hook_0"), ("h2", "hook_1"), ("h3", "hook_2")):
+        request(rid, "hook_callback", callback_id=cid, input={"hook_event_name": "Stop"})
+        got[cid] = response_to(rid)
+    request("p4", "can_use_tool", tool_name="ok", input={"x": 1}, tool_use_id="p4")
+    got["perm_ok"] = response_to("p4")
+    result("callbacks done", structured_output=got)
+
+
+def garbage() -> None:
+    system_init()
+    write(b"not json at all\n")
+    write(b"\x00\xff\xfe binary junk\n")
+    write(b'{"type": "assistant", "mess\n')  # a torn line
+    write(b"[1, 2, 3]\n")
+    send({"type": "brand_new_type", "payload": {"x": 1}})
+    send(
+        {
+            "type": "control_response",
+            "response": {"subtype": "success", "request_id": "nobody-asked", "response": {}},
+        }
+    )
+    send({"type": "control_request", "request_id": "weird", "request": {"subtype": "no_such"}})
+    assistant("after the garbage")
+    result()
+
+
+def partial_lines() -> None:
+    frames = [
+        {"type": "system", "subtype": "init", "session_id": SID, "tools": []},
+        {
+            "type": "assistant",
+            "message": {"model": "m", "content": [{"type": "text", "text": "héllo wörld ✓"}]},
+            "session_id": SID,
+        },
+    ]
+    data = b"".join(json.dumps(f, ensure_ascii=False).encode() + b"\n" for f in frames)
+    final = json.dumps(
+        {"type": "result", "subtype": "success", "is_error": False, "result": "done"}
+    ).encode()
+    data += final  # the last line has no newline: it ends with the stream
+    for i in range(0, len(data), 3):
+        write(data[i : i + 3])
+        time.sleep(0.0005)
+    _out.close()
+    os.close(1)
+    while read() is not None:
+        pass
+
+
+def huge_line(size: int) -> None:
+    head = json.dumps(
+        {
+            "type": "assistant",
+            "message": {"model": "m", "content": [{"type": "text", "text": "@@"}]},
+            "session_id": SID,
+        }
+    ).encode()
+    before, after = head.split(b"@@")
+    write(before)
+    block = b"x" * (1 << 20)
+    left = size
+    while left > 0:
+        n = min(left, len(block))
+        _out.write(block[:n])
+        left -= n
+    write(after + b"\n")
+    result()
+
+
+def slow_reader(count: int) -> None:
+    text = "y" * 20_000
+    for i in range(count):
+        assistant(f"{i}:{text}")
+        tools_call(f"c{i}", "count", i + 10, {"i": i})
+        response_to(f"c{i}")
+    result()
+
+
+def stdin_closes() -> None:
+    system_init()
+    os.close(0)
+    send({"type": "system", "subtype": "stdin_closed", "session_id": SID})
+    time.sleep(1.0)
+    sys.exit(0)
+
+
+def main() -> None:
+    sc = os.environ.get("FAULT_SCENARIO", "")
+    arg = os.environ.get("FAULT_ARG", "")
+    if sc.startswith("stderr_flood"):
+        flood_stderr(int(arg or 50_000_000))
+        err("LAST STDERR LINE")
+        if sc == "stderr_flood_exit":
+            sys.exit(3)
+    init = read_until(lambda f: is_request(f, "initialize"))
+    if sc in ("exit_during_initialize", "kill_during_initialize"):
+        err("fatal: cannot initialize")
+        die(sc.split("_")[0], 1)
+    if sc == "never_initialize":
+        while read() is not None:
+            pass
+        sys.exit(0)
+    answer(init["request_id"], {"commands": [], "capabilities": [], "pid": os.getpid()})
+    read_until(lambda f: f.get("type") == "user")
+    state("running")
+    how = sc.split("_")[0]
+    if sc in ("exit_mid_turn", "kill_mid_turn"):
+        system_init()
+        assistant("half an answer")
+        err("fatal: mid-turn")
+        die(how)
+    elif sc in ("exit_mid_tool", "kill_mid_tool"):
+        tools_call("tool-1", "block", 5)
+        read_until(lambda f: f.get("type") == "marker")  # the tool has started
+        err("fatal: mid-tool-call")
+        die(how)
+    elif sc in ("exit_mid_permission", "kill_mid_permission"):
+        request("perm-1", "can_use_tool", tool_name="Bash", input={"command": "ls"})
+        read_until(lambda f: f.get("type") == "marker")  # the callback has started
+        err("fatal: mid-permission")
+        die(how)
+    elif sc == "exit_on_interrupt":
+        read_until(lambda f: is_request(f, "interrupt"))
+        err("fatal: interrupted badly")
+        die("exit", 4)
+    elif sc == "callbacks":
+        callbacks()
+    elif sc == "garbage":
+        garbage()
+    elif sc == "partial_lines":
+        partial_lines()
+        return
+    elif sc == "huge_line":
+        huge_line(int(arg))
+    elif sc == "slow_reader":
+        slow_reader(int(arg or 50))
+    elif sc == "stdin_closes":
+        stdin_closes()
+    else:  # plain, stderr_flood_ok
+        assistant("hello")
+        result()
+    while read() is not None:  # until the SDK closes stdin
+        pass
+
+
+if __name__ == "__main__":
+    main()

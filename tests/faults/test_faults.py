@@ -1,0 +1,412 @@
+"""Every fault ends in a documented state: nothing lost, nothing hangs, nothing leaks.
+
+The CLI is ``fault_cli.py`` run as a real subprocess. Each test is bounded by
+``anyio.fail_after`` and wrapped in :func:`no_leaks` (no child process left running or
+unreaped, no task left behind). The documented end states:
+
+* the CLI dies mid-turn / mid-tool-call / mid-permission: the messages it wrote before
+  dying are delivered, then :class:`~ccwire.ProcessError` with its exit code (negative
+  for a signal) and the tail of its stderr; running callbacks are cancelled (their
+  ``signal`` is set) and every pending request fails at once;
+* it dies or never answers during ``initialize``: ``connect()`` raises ProcessError /
+  :class:`~ccwire.ControlTimeoutError`;
+* it writes garbage: non-JSON lines are skipped (logged), a torn JSON line is raised
+  as :class:`~ccwire.MessageDecodeError` where it occurred and the stream goes on,
+  unknown message types arrive as :class:`~ccwire.RawMessage`, a control response for
+  an unknown id is ignored;
+* a callback raises, hangs past its timeout or returns the wrong type: the CLI gets an
+  error answer (``isError`` for tools), the session goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import (
+    AssistantMessage,
+    CallbackError,
+    CcwireError,
+    ClaudeSDKClient,
+    CLIConnectionError,
+    ControlTimeoutError,
+    HookMatcher,
+    Message,
+    MessageDecodeError,
+    PermissionResultAllow,
+    ProcessError,
+    RawMessage,
+    ResultMessage,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    create_sdk_mcp_server,
+    tool,
+)
+
+from .conftest import FaultOptions, no_leaks
+
+pytestmark = pytest.mark.anyio
+LIMIT = 30  # seconds any one test may take, whatever happens
+
+
+async def _marker() -> AsyncIterator[dict[str, Any]]:
+    yield {"type": "marker"}
+
+
+async def collect(client: ClaudeSDKClient) -> list[Message | CcwireError]:
+    """Every message of the response; decode errors are kept in place, the end error last."""
+    items: list[Message | CcwireError] = []
+    while True:
+        try:
+            async for message in client.receive_response():
+                items.append(message)
+            return items
+        except MessageDecodeError as exc:
+            items.append(exc)
+        except CcwireError as exc:
+            items.append(exc)
+            return items
+
+
+def kinds(items: list[Any]) -> list[str]:
+    return [type(i).__name__ for i in items]
+
+
+# ------------------------------------------------------------------ the CLI dies
+
+
+@pytest.mark.parametrize(("how", "code"), [("exit", 2), ("kill", -9)])
+async def test_cli_dies_mid_turn(fault_options: FaultOptions, how: str, code: int) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(fault_options(f"{how}_mid_turn")) as client:
+                await client.query("hi")
+                items = await collect(client)
+                with pytest.raises(CLIConnectionError):
+                    await client.interrupt()  # no waiting for an answer that cannot come
+    assert kinds(items) == ["SystemMessage", "AssistantMessage", "ProcessError"]
+    first = items[1]
+    assert isinstance(first, AssistantMessage) and first.content == [TextBlock("half an answer")]
+    err = items[-1]
+    assert isinstance(err, ProcessError)
+    assert err.exit_code == code
+    assert "fatal: mid-turn" in err.stderr and "fatal: mid-turn" in str(err)
+
+
+@pytest.mark.parametrize(("how", "code"), [("exit", 2), ("kill", -9)])
+async def test_cli_dies_mid_tool_call(fault_options: FaultOptions, how: str, code: int) -> None:
+    started, ended = anyio.Event(), anyio.Event()
+
+    @tool("block", "Blocks until cancelled", {})
+    async def block(args: dict[str, Any]) -> dict[str, Any]:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            ended.set()
+        raise AssertionError
+
+    server = create_sdk_mcp_server("s", tools=[block])
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            options = fault_options(f"{how}_mid_tool", mcp_servers={"s": server})
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                await started.wait()
+                await client.query(_marker())
+                items = await collect(client)
+                await ended.wait()  # the running tool was cancelled
+    err = items[-1]
+    assert isinstance(err, ProcessError) and err.exit_code == code
+    assert "fatal: mid-tool-call" in err.stderr
+
+
+@pytest.mark.parametrize(("how", "code"), [("exit", 2), ("kill", -9)])
+async def test_cli_dies_mid_permission(fault_options: FaultOptions, how: str, code: int) -> None:
+    started = anyio.Event()
+    signalled: list[bool] = []
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            signalled.append(ctx.signal.is_set())
+        raise AssertionError
+
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            options = fault_options(f"{how}_mid_permission", can_use_tool=ask)
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                await started.wait()
+                await client.query(_marker())
+                items = await collect(client)
+    err = items[-1]
+    assert isinstance(err, ProcessError) and err.exit_code == code
+    assert "fatal: mid-permission" in err.stderr
+    assert signalled == [True]
+
+
+@pytest.mark.parametrize(("how", "code"), [("exit", 1), ("kill", -9)])
+async def test_cli_dies_during_initialize(
+    fault_options: FaultOptions, how: str, code: int
+) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT), pytest.raises(ProcessError) as info:
+            async with ClaudeSDKClient(fault_options(f"{how}_during_initialize")):
+                pytest.fail("connected to a CLI that died")
+    assert info.value.exit_code == code
+    assert "fatal: cannot initialize" in info.value.stderr
+
+
+async def test_cli_never_answers_initialize(fault_options: FaultOptions) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT), pytest.raises(ControlTimeoutError) as info:
+            async with ClaudeSDKClient(fault_options("never_initialize", initialize_timeout=0.5)):
+                pytest.fail("connected without an initialize answer")
+    assert info.value.subtype == "initialize" and info.value.timeout == 0.5
+
+
+async def test_cli_dies_while_we_wait_for_a_control_answer(fault_options: FaultOptions) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):  # far below control_timeout: the waiter is released
+            async with ClaudeSDKClient(
+                fault_options("exit_on_interrupt", control_timeout=3600)
+            ) as client:
+                await client.query("hi")
+                with pytest.raises(ProcessError) as info:
+                    await client.interrupt()
+    assert info.value.exit_code == 4
+    assert "fatal: interrupted badly" in info.value.stderr
+
+
+# --------------------------------------------------------------- bad output
+
+
+async def test_garbage_unknown_types_and_unknown_ids(
+    fault_options: FaultOptions, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="ccwire")
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(fault_options("garbage")) as client:
+                await client.query("hi")
+                items = await collect(client)
+    assert kinds(items) == [
+        "SystemMessage",
+        "MessageDecodeError",  # the torn JSON line, where it occurred
+        "RawMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
+    raw = items[2]
+    assert isinstance(raw, RawMessage) and raw.type == "brand_new_type"
+    assert raw.data["payload"] == {"x": 1}
+    noise = [r for r in caplog.records if "non-JSON line" in r.getMessage()]
+    assert len(noise) == 3  # text, binary junk and a JSON array: skipped, logged
+
+
+async def test_partial_lines_and_a_final_line_without_newline(
+    fault_options: FaultOptions,
+) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(fault_options("partial_lines")) as client:
+                await client.query("hi")
+                items = await collect(client)
+    assert kinds(items) == ["SystemMessage", "AssistantMessage", "ResultMessage"]
+    said = items[1]
+    assert isinstance(said, AssistantMessage)
+    assert said.content == [TextBlock("héllo wörld ✓")]
+
+
+async def test_a_200_mb_line_arrives_whole(fault_options: FaultOptions) -> None:
+    size = 200_000_000
+    async with no_leaks():
+        with anyio.fail_after(LIMIT * 2):
+            async with ClaudeSDKClient(fault_options("huge_line", size)) as client:
+                await client.query("hi")
+                lengths, last = [], None
+                async for message in client.receive_response():
+                    if isinstance(message, AssistantMessage):
+                        block = message.content[0]
+                        assert isinstance(block, TextBlock)
+                        lengths.append(len(block.text))
+                    last = message
+                    del message
+    assert lengths == [size]
+    assert isinstance(last, ResultMessage)
+
+
+async def test_a_line_over_max_buffer_size_is_a_typed_error(fault_options: FaultOptions) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            options = fault_options("huge_line", 20_000_000, max_buffer_size=1_000_000)
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                items = await collect(client)
+    err = items[-1]
+    assert isinstance(err, MessageDecodeError)
+    assert "exceeds max_line_bytes (1000000 bytes)" in str(err)
+
+
+async def test_50_mb_of_stderr_then_exit(fault_options: FaultOptions) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT), pytest.raises(ProcessError) as info:
+            async with ClaudeSDKClient(fault_options("stderr_flood_exit")):
+                pytest.fail("connected to a CLI that exited")
+    err = info.value
+    assert err.exit_code == 3
+    assert err.stderr.endswith("LAST STDERR LINE")
+    assert len(err.stderr) <= 64 * 1024  # the tail is bounded
+
+
+async def test_50_mb_of_stderr_does_not_stall_the_session(fault_options: FaultOptions) -> None:
+    lines: list[int] = []
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            options = fault_options("stderr_flood_ok", stderr=lambda line: lines.append(len(line)))
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                items = await collect(client)
+    assert kinds(items) == ["AssistantMessage", "ResultMessage"]
+    assert len(lines) == 50_000_000 // 1024 + 1
+
+
+# ------------------------------------------------------------ stdin and backpressure
+
+
+async def test_stdin_closes_under_us(fault_options: FaultOptions) -> None:
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(fault_options("stdin_closes")) as client:
+                await client.query("hi")
+                async for message in client.receive_messages():
+                    if isinstance(message, SystemMessage) and message.subtype == "stdin_closed":
+                        break
+                with pytest.raises(CLIConnectionError):
+                    await client.query("are you there?")
+                rest = []
+                try:
+                    async for message in client.receive_messages():
+                        rest.append(message)
+                except CcwireError as exc:  # the documented end: typed, never a hang
+                    rest.append(exc)
+    assert all(isinstance(m, (Message, CcwireError)) for m in rest)
+
+
+async def test_tools_are_served_while_nobody_reads_messages(fault_options: FaultOptions) -> None:
+    count = 60  # 60 x 20 kB of messages: far more than the pipe holds
+    done = anyio.Event()
+    calls: list[int] = []
+
+    @tool("count", "Counts its calls", {"i": int})
+    async def counter(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args["i"])
+        if len(calls) == count:
+            done.set()
+        return {"content": [{"type": "text", "text": "ok"}]}
+
+    server = create_sdk_mcp_server("s", tools=[counter])
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            options = fault_options("slow_reader", count, mcp_servers={"s": server})
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                await done.wait()  # every call answered before anything was read
+                items = await collect(client)
+    assert calls == list(range(count))
+    texts = [m.content[0].text for m in items if isinstance(m, AssistantMessage)]  # type: ignore[union-attr]
+    assert [t.split(":")[0] for t in texts] == [str(i) for i in range(count)]
+    assert isinstance(items[-1], ResultMessage)
+
+
+# ---------------------------------------------------------------- callbacks
+
+
+async def test_callbacks_that_raise_hang_or_return_wrong_types(
+    fault_options: FaultOptions,
+) -> None:
+    @tool("raises", "Raises", {})
+    async def raises(args: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("tool bug")
+
+    @tool("hangs", "Hangs past its timeout", {}, timeout=0.3)
+    async def hangs(args: dict[str, Any]) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    @tool("wrong_type", "Returns nonsense", {})
+    async def wrong_type(args: dict[str, Any]) -> Any:
+        return {"content": 5}
+
+    cancelled: list[bool] = []
+
+    async def can_use_tool(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        if name == "raise":
+            raise RuntimeError("policy bug")
+        if name == "wrong":
+            return "yes"
+        if name == "hang":
+            try:
+                await anyio.sleep_forever()
+            finally:
+                cancelled.append(ctx.signal.is_set())
+        return PermissionResultAllow()
+
+    async def hook_raises(inp: Any, tid: Any, ctx: Any) -> Any:
+        raise ValueError("hook bug")
+
+    async def hook_hangs(inp: Any, tid: Any, ctx: Any) -> Any:
+        await anyio.sleep_forever()
+
+    async def hook_wrong(inp: Any, tid: Any, ctx: Any) -> Any:
+        return ["not", "a", "dict"]
+
+    reported: list[CallbackError] = []
+    server = create_sdk_mcp_server("s", tools=[raises, hangs, wrong_type])
+    options = fault_options(
+        "callbacks",
+        mcp_servers={"s": server},
+        can_use_tool=can_use_tool,
+        hooks={
+            "Stop": [
+                HookMatcher(hooks=[hook_raises]),
+                HookMatcher(hooks=[hook_hangs], timeout=0.3),
+                HookMatcher(hooks=[hook_wrong]),
+            ]
+        },
+        on_callback_error=reported.append,
+    )
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                items = await collect(client)
+    final = items[-1]
+    assert isinstance(final, ResultMessage) and final.result == "callbacks done"
+    got = final.structured_output
+    assert isinstance(got, dict)
+
+    def tool_text(key: str) -> str:
+        result = got[key]["response"]["mcp_response"]["result"]
+        assert result["isError"] is True
+        return str(result["content"][0]["text"])
+
+    assert tool_text("raises") == "RuntimeError: tool bug"
+    assert "timed out" in tool_text("hangs")
+    assert "invalid content" in tool_text("wrong_type")
+    for key in ("perm_raise", "perm_wrong", "hook_0", "hook_1", "hook_2"):
+        assert got[key]["subtype"] == "error", key
+    assert "policy bug" in got["perm_raise"]["error"]
+    assert "timed out" in got["hook_1"]["error"]
+    assert got["perm_ok"]["response"] == {"behavior": "allow", "updatedInput": {"x": 1}}
+    assert cancelled == [True]  # withdrawn by the CLI: cancelled, never answered
+    assert sorted(e.kind for e in reported) == ["can_use_tool"] * 2 + ["hook"] * 3
+    assert any(e.timed_out for e in reported)

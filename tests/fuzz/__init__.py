@@ -1,0 +1,1 @@
+"""Property-based tests (hypothesis) for the framer, the codec and the validator."""

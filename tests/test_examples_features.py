@@ -1,0 +1,114 @@
+"""Every feature example runs offline, against the real CLI, and says what it should."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+TIMEOUT = 120
+
+
+def _cli() -> str | None:
+    explicit = os.environ.get("CCWIRE_CLI_PATH")
+    if explicit:
+        return explicit
+    local = ROOT / "node_modules" / ".bin" / "claude"
+    return str(local) if local.exists() else None
+
+
+CLI = _cli()
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(CLI is None, reason="Claude Code CLI not installed (run `make cli`)"),
+]
+
+
+def run_example(*args: str) -> str:
+    """Run ``python examples/<args>`` offline from the project root; return its stdout."""
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["CCWIRE_CLI_PATH"] = str(CLI)
+    done = subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
+    assert "[offline: a scripted model plays Claude" in done.stdout
+    return done.stdout
+
+
+def test_greet_seed000() -> None:
+    out = run_example("examples/greet_seed000.py")
+    assert "init         tools from our server: ['mcp__demo_tools__greet']" in out
+    assert "tool call    mcp__demo_tools__greet {'name': 'Alice'}" in out
+    assert "permission   allow mcp__demo_tools__greet {'name': 'Alice'}" in out
+    assert "tool result  [{'type': 'text', 'text': 'Hello, Alice! Welcome.'}]" in out
+    assert "result       success, 2 turns" in out
+
+
+def test_permissions() -> None:
+    out = run_example("examples/permissions.py")
+    assert (
+        "policy       allow  mcp__files__write_file, path rewritten to 'sandbox/notes.txt'" in out
+    )
+    assert "tool refused Deleting files outside sandbox/ is not allowed." in out
+    assert "files now    {'notes.txt': 'buy milk', 'sandbox/notes.txt': 'buy oat milk'}" in out
+
+
+def test_hooks() -> None:
+    out = run_example("examples/hooks.py")
+    assert "hook         UserPromptSubmit: 'List the files, then clean everything up.'" in out
+    assert "hook         PreToolUse: blocked 'rm -rf /'" in out
+    assert "hook         PostToolUse: mcp__shell__run -> [{'type': 'text'" in out
+    assert "denied       ['mcp__shell__run']" in out
+    assert out.rstrip().endswith("commands run ['ls']")
+
+
+def test_structured_output() -> None:
+    out = run_example("examples/structured_output.py")
+    assert "structured   {'city': 'Tokyo', 'country': 'Japan', 'population_millions': 37.4}" in out
+    assert "answer       Tokyo, Japan: 37.4 million people" in out
+
+
+def test_progress() -> None:
+    out = run_example("examples/progress.py")
+    lines = [line for line in out.splitlines() if line.startswith("progress")]
+    assert len(lines) == 4 and lines[-1].startswith("progress     4/4 indexed faq.md (token ")
+    assert all(line.endswith(", acknowledged by the CLI)") for line in lines)
+    assert "assistant    All 4 documents are indexed." in out
+
+
+def test_live_tool_sets() -> None:
+    out = run_example("examples/live_tool_sets.py")
+    assert "tools before ['unlock']" in out
+    assert "model sees   ['mcp__shop__report', 'mcp__shop__unlock']" in out
+    assert "tool result  Q3 sales: 1,204 units" in out
+    assert "tools after  ['report', 'unlock']" in out
+
+
+def test_my_agent_tests_pass() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["CCWIRE_CLI_PATH"] = str(CLI)
+    argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_my_agent.py"]
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+def test_sessions_with_events() -> None:
+    out = run_example("examples/sessions_with_events.py")
+    assert "state        idle -> starting" in out
+    assert "state        running -> waiting_tool_call" in out
+    assert "tool call    mcp__calc__add {'a': 15, 'b': 27}" in out
+    assert "tool result  mcp__calc__multiply took " in out
+    assert "complete     completed: 15 + 27 = 42." in out
+    assert "complete     completed: 42 * 2 = 84." in out
+    assert "final        completed, 2 turns, 2 tool calls" in out

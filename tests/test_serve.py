@@ -1,0 +1,187 @@
+"""``ccwire serve``: a ccwire server served over stdio to the official ``mcp`` client."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ccwire._serve import load_server, serve_main, serve_streams
+from tests.fixtures import mcp_serve_server
+from tests.fixtures.mcp_schema import checking_schema
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _conforms_to_the_mcp_schema() -> Iterator[None]:
+    """What the in-process tests make the server answer is checked against mcp-types."""
+    with checking_schema() as check:
+        yield
+    assert check.failures == []
+    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRY = (
+    "import sys; from ccwire._serve import serve_main; raise SystemExit(serve_main(sys.argv[1:]))"
+)
+TARGET = "tests.fixtures.mcp_serve_server:server"
+
+
+def server_params(*args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=["-c", ENTRY, *args], cwd=str(ROOT))
+
+
+async def test_official_client_over_stdio() -> None:
+    seen_progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[Any] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen_progress.append((progress, total, message))
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(server_params(TARGET)) as (read, write),
+            ClientSession(read, write, logging_callback=on_log) as client,
+        ):
+            init = await client.initialize()
+            assert init.server_info.name == "fixture"
+            assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == ["add", "count", "sleepy"]
+            assert listed.tools[0].output_schema == mcp_serve_server.SUM_SCHEMA
+            added = await client.call_tool("add", {"a": 2, "b": 3.5})
+            assert not added.is_error
+            assert added.structured_content == {"sum": 5.5}
+            refused = await client.call_tool("add", {"a": "two", "b": 1})
+            assert refused.is_error
+            assert isinstance(refused.content[0], types.TextContent)
+            assert "'a' must be number, got string" in refused.content[0].text
+            counted = await client.call_tool("count", {"n": 3}, progress_callback=on_progress)
+            assert isinstance(counted.content[0], types.TextContent)
+            assert counted.content[0].text == "counted to 3"
+            assert seen_progress == [(1, 3, "at 1"), (2, 3, "at 2"), (3, 3, "at 3")]
+            assert logs == ["counted"]
+            read_result = await client.read_resource("memo://greeting")
+            (content,) = read_result.contents
+            assert isinstance(content, types.TextResourceContents)
+            assert content.text == "hello from ccwire"
+            got = await client.get_prompt("haiku", {"topic": "wires"})
+            assert isinstance(got.messages[0].content, types.TextContent)
+            assert got.messages[0].content.text == "Write a haiku about wires."
+
+
+def _run_main(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert serve_main(["--help"]) == 0
+    assert "usage: ccwire serve" in capsys.readouterr().out
+    assert serve_main([]) == 2
+    assert serve_main(["tests.fixtures.mcp_serve_server:nothing"]) == 2
+    assert "nothing" in capsys.readouterr().err
+    assert serve_main(["tests.fixtures.mcp_serve_server:SUM_SCHEMA"]) == 2
+    assert "not a ccwire SDK server" in capsys.readouterr().err
+    assert serve_main(["no_colon_here"]) == 2
+    assert "PACKAGE.MODULE:ATTRIBUTE" in capsys.readouterr().err
+    assert serve_main(["no_such_module_xyz:server"]) == 2
+    assert "no_such_module_xyz" in capsys.readouterr().err
+
+
+def test_stdin_closed_at_once_exits_cleanly() -> None:
+    done = _run_main(TARGET)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+
+
+def test_missing_mcp_package_gives_the_install_hint() -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server'] = None\n"
+        "sys.modules['mcp.server.stdio'] = None\n"
+        "from ccwire._serve import serve_main\n"
+        f"raise SystemExit(serve_main([{TARGET!r}]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "pip install 'ccwire[mcp]'" in done.stderr
+
+
+def test_load_server_forms() -> None:
+    server = mcp_serve_server.server["instance"]
+    assert load_server(TARGET) is server
+    assert load_server("tests.fixtures.mcp_serve_server:server.instance") is server
+    made = load_server("tests.fixtures.mcp_serve_server:make_server")
+    assert made.name == "made"
+    with pytest.raises(ValueError, match="PACKAGE"):
+        load_server(":server")
+
+
+async def test_cancelled_notification_cancels_the_call_in_process() -> None:
+    """serve_streams over in-memory streams: a cancelled call writes no response."""
+    from ccwire._mcp_bridge import from_message, to_session_message
+
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[Any](10)
+    server = mcp_serve_server.server["instance"]
+    mcp_serve_server.SLEEPY_ENDED.clear()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    sleepy = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "sleepy", "arguments": {}},
+    }
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_streams, server, server_in, server_out)
+            await to_server.send(to_session_message(init))
+            assert from_message(await from_server.receive())["id"] == 0
+            await to_server.send(to_session_message(sleepy))
+            await anyio.wait_all_tasks_blocked()
+            await to_server.send(to_session_message(cancel))
+            await to_server.send(to_session_message(ping))
+            assert from_message(await from_server.receive()) == {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "result": {},
+            }
+            await to_server.send(ValueError("not json"))
+            parse_error = from_message(await from_server.receive())
+            assert parse_error["error"]["code"] == -32700 and parse_error["id"] is None
+            to_server.close()
+        remaining = [from_message(m) async for m in from_server]  # closed by serve_streams
+    assert remaining == []  # the cancelled call was never answered
+    assert mcp_serve_server.SLEEPY_ENDED  # and its handler was cancelled
