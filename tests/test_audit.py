@@ -203,7 +203,11 @@ async def test_path_target_appends_json_lines(tmp_path: Path) -> None:
 def test_redact_keys_walks_nested_values() -> None:
     redact = redact_keys()
     value = {"a": [{"API-Key": "k", "b": 1}], "Authorization": "Bearer x", "ok": "fine"}
-    assert redact("t", value) == {"a": [{"API-Key": "***", "b": 1}], "Authorization": "***", "ok": "fine"}
+    assert redact("t", value) == {
+        "a": [{"API-Key": "***", "b": 1}],
+        "Authorization": "***",
+        "ok": "fine",
+    }
     assert redact("t", "plain") == "plain"
 
 

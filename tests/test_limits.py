@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -116,13 +117,14 @@ async def test_wrappers_keep_the_definition_and_validation() -> None:
 
 
 def test_bad_limits_are_definition_errors() -> None:
-    for make in (
+    makers: tuple[Callable[[], object], ...] = (
         lambda: limit_output(say, 0),
         lambda: limit_output(say, True),
         lambda: limit_output(say, 5, on_exceed="drop"),  # type: ignore[arg-type]
         lambda: rate_limit(say, 0, 1),
         lambda: rate_limit(say, 1, 0),
-    ):
+    )
+    for make in makers:
         with pytest.raises(ToolDefinitionError):
             make()
 

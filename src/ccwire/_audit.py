@@ -117,7 +117,7 @@ class AuditLog:
         self._started: dict[str, float] = {}
         self._lock = threading.Lock()
         self._own = not hasattr(target, "write")
-        self._path = None if hasattr(target, "write") else os.fspath(target)  # type: ignore[arg-type]
+        self._path = None if hasattr(target, "write") else os.fspath(target)
         self._file: IO[str] | None = None if self._own else target  # type: ignore[assignment]
         self.records_written = 0
         """How many records were written so far."""
@@ -205,8 +205,8 @@ class AuditLog:
         if self._redact is not None:
             try:
                 arguments = self._redact(what, arguments)
-            except Exception as exc:  # never write unredacted arguments
-                logger.error("ccwire: the audit redactor raised %r; arguments withheld", exc)
+            except Exception:  # never write unredacted arguments
+                logger.exception("ccwire: the audit redactor raised; arguments withheld")
                 arguments = MASK
         return {
             "ts": _now(),
@@ -234,8 +234,8 @@ class AuditLog:
                 self._file.write(line)
                 self._file.flush()
                 self.records_written += 1
-        except Exception as exc:
-            logger.error("ccwire: could not write the audit log: %r", exc)
+        except Exception:
+            logger.exception("ccwire: could not write the audit log")
 
     def close(self) -> None:
         """Close the file this log opened (a given file object stays open)."""

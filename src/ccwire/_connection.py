@@ -375,6 +375,15 @@ class Connection:
             # story (it is in the stream), so the end of input is a clean end here.
             error = None
         if self._inbox is not None:
+            if isinstance(error, MessageDecodeError):
+                # A decode error that ends the stream (a line over max_buffer_size) is
+                # raised once where it occurred, like any other; the stream then ends
+                # with a connection error, so a consumer that skips decode errors and
+                # keeps reading meets the end instead of the same error forever.
+                self._inbox.put(error)
+                end = CLIConnectionError(f"the CLI's output cannot be read any further: {error}")
+                end.__cause__ = error
+                error = end
             self._inbox.close(error)
 
     def _on_handler_error(self, where: str, exc: BaseException) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 
 from ._connection import Connection, Prompt
 from ._messages import Message
@@ -36,7 +36,7 @@ async def query(
     prompt: str | AsyncIterable[Prompt],
     options: ClaudeAgentOptions | None = None,
     transport: Transport | None = None,
-) -> AsyncIterator[Message]:
+) -> AsyncGenerator[Message, None]:
     """Run a one-shot conversation and yield its messages.
 
     ``prompt`` is text, or an async iterable of prompts that is streamed while the

@@ -97,7 +97,7 @@ async def test_every_event_of_a_tool_turn_arrives_typed_and_as_a_mapping(
     by_event = {inp.hook_event_name: inp for inp in seen}
     assert {"UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"} <= set(by_event)
     for inp in seen:  # the class matches the event; the mapping view is the wire input
-        assert type(inp).EVENT == inp.hook_event_name
+        assert inp.hook_event_name == type(inp).EVENT
         assert dict(inp) == dict(inp.raw) and inp["hook_event_name"] == inp.hook_event_name
         assert inp.session_id and inp.cwd
     prompt = by_event["UserPromptSubmit"]
@@ -249,7 +249,7 @@ async def test_matchers_follow_the_cli_rules(model: ScriptedModel, make_options:
         wire = {"hook_event_name": "PreToolUse", "tool_name": tool_name}
         expected = {label for label, name in calls if name == tool_name}
         labels = ["exact", "list", "regex", "star", "never"]
-        assert {lab for lab, m in zip(labels, matchers) if m.matches(wire)} == expected
+        assert {lab for lab, m in zip(labels, matchers, strict=True) if m.matches(wire)} == expected
 
 
 async def test_failing_and_slow_hooks_answer_with_errors_and_are_reported(

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from typing import Any
 
 SID = "00000000-0000-4000-8000-00000000fa17"
 _out = sys.stdout.buffer
@@ -25,7 +26,7 @@ def write(data: bytes) -> None:
     _out.flush()
 
 
-def send(obj: dict) -> None:
+def send(obj: dict[str, Any]) -> None:
     write(json.dumps(obj).encode() + b"\n")
 
 
@@ -34,16 +35,17 @@ def err(text: str) -> None:
     sys.stderr.flush()
 
 
-def read() -> dict | None:
+def read() -> dict[str, Any] | None:
     while True:
         line = _inp.readline()
         if not line:
             return None
         if line.strip():
-            return json.loads(line)
+            frame: dict[str, Any] = json.loads(line)
+            return frame
 
 
-def read_until(pred) -> dict:  # type: ignore[no-untyped-def]
+def read_until(pred: Any) -> dict[str, Any]:
     while True:
         frame = read()
         if frame is None:
@@ -53,11 +55,11 @@ def read_until(pred) -> dict:  # type: ignore[no-untyped-def]
             return frame
 
 
-def is_request(frame: dict, subtype: str) -> bool:
+def is_request(frame: dict[str, Any], subtype: str) -> bool:
     return frame.get("type") == "control_request" and frame["request"].get("subtype") == subtype
 
 
-def answer(rid: str, body: dict) -> None:
+def answer(rid: str, body: dict[str, Any]) -> None:
     send(
         {
             "type": "control_response",
@@ -76,7 +78,9 @@ def request(rid: str, subtype: str, **fields: object) -> None:
     send({"type": "control_request", "request_id": rid, "request": {"subtype": subtype, **fields}})
 
 
-def tools_call(rid: str, name: str, jsonrpc_id: int, arguments: dict | None = None) -> None:
+def tools_call(
+    rid: str, name: str, jsonrpc_id: int, arguments: dict[str, Any] | None = None
+) -> None:
     message = {
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments or {}},
@@ -86,11 +90,12 @@ def tools_call(rid: str, name: str, jsonrpc_id: int, arguments: dict | None = No
     request(rid, "mcp_message", server_name="s", message=message)
 
 
-def response_to(rid: str) -> dict:
+def response_to(rid: str) -> dict[str, Any]:
     frame = read_until(
         lambda f: f.get("type") == "control_response" and f["response"].get("request_id") == rid
     )
-    return frame["response"]
+    response: dict[str, Any] = frame["response"]
+    return response
 
 
 def assistant(text: str) -> None:
