@@ -55,7 +55,20 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref
+
+# --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
+# all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.
+REF_SDK := claude-agent-sdk==0.2.187
+REF_PY := bench/.venv-ref/bin/python
+
+$(REF_PY):
+	$(PY) -m venv bench/.venv-ref
+	$(REF_PY) -m pip install --quiet --upgrade pip
+	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
+
+bench: venv $(REF_PY)
+	$(BIN)/python bench/run.py --ref-python $(REF_PY) --profile $(BENCH_ARGS)
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197
