@@ -6,209 +6,216 @@ private modules, layered transport -> protocol -> tools/permissions/hooks ->
 connection -> client.
 """
 
-from ._agent import ClaudeCodeAgent
-from ._audit import AuditLog, redact_keys
-from ._client import ClaudeSDKClient
-from ._control_types import (
-    CliVersion,
-    ContextCategory,
-    ContextUsage,
-    InterruptResult,
-    McpServerStatus,
-    McpSetServersResult,
-    McpToolInfo,
-    ModelChange,
-    ModelInfo,
-    PermissionModeChange,
-    PluginReload,
-    RewindFilesResult,
-    SettingsSnapshot,
-    SlashCommand,
-    TaskOutput,
-)
-from ._errors import (
-    CallbackError,
-    CcwireError,
-    ClaudeSDKError,
-    CLIConnectionError,
-    CLIJSONDecodeError,
-    CLINotFoundError,
-    ControlProtocolError,
-    ControlTimeoutError,
-    InvalidTransitionError,
-    McpError,
-    MessageDecodeError,
-    MessageEncodeError,
-    ProcessError,
-    ResourceNotFoundError,
-    ResultError,
-    SessionStateError,
-    SessionTimeoutError,
-    ToolDefinitionError,
-    ToolError,
-    UnknownEventError,
-    UnsupportedFeatureError,
-)
-from ._hook_io import (
-    BaseHookInput,
-    ConfigChangeHookInput,
-    CwdChangedHookInput,
-    DirectoryAddedHookInput,
-    ElicitationHookInput,
-    ElicitationResultHookInput,
-    FileChangedHookInput,
-    HookInput,
-    InstructionsLoadedHookInput,
-    MessageDisplayHookInput,
-    NotificationHookInput,
-    PermissionDeniedHookInput,
-    PermissionRequestHookInput,
-    PostCompactHookInput,
-    PostModelSwitchHookInput,
-    PostToolBatchHookInput,
-    PostToolUseFailureHookInput,
-    PostToolUseHookInput,
-    PreCompactHookInput,
-    PreModelSwitchHookInput,
-    PreToolUseHookInput,
-    SessionEndHookInput,
-    SessionStartHookInput,
-    SetupHookInput,
-    StopFailureHookInput,
-    StopHookInput,
-    SubagentStartHookInput,
-    SubagentStopHookInput,
-    TaskCompletedHookInput,
-    TaskCreatedHookInput,
-    TeammateIdleHookInput,
-    ToolHookInput,
-    UserPromptExpansionHookInput,
-    UserPromptSubmitHookInput,
-    WorktreeCreateHookInput,
-    WorktreeRemoveHookInput,
-    parse_hook_input,
-)
-from ._hook_output import (
-    AsyncHookOutput,
-    CwdChangedOutput,
-    ElicitationOutput,
-    ElicitationResultOutput,
-    FileChangedOutput,
-    HookCallbackResult,
-    HookOutput,
-    HookSpecificOutput,
-    MessageDisplayOutput,
-    NotificationOutput,
-    PermissionDeniedOutput,
-    PermissionRequestOutput,
-    PostModelSwitchOutput,
-    PostToolBatchOutput,
-    PostToolUseFailureOutput,
-    PostToolUseOutput,
-    PreModelSwitchOutput,
-    PreToolUseOutput,
-    SessionStartOutput,
-    SetupOutput,
-    StopOutput,
-    SubagentStartOutput,
-    SubagentStopOutput,
-    UserPromptExpansionOutput,
-    UserPromptSubmitOutput,
-    WorktreeCreateOutput,
-)
-from ._hook_types import HookCallback, HookContext, HookEvent, HookMatcher
-from ._limits import limit_output, rate_limit
-from ._mcp_config import (
-    McpHttpServerConfig,
-    McpSdkServerConfig,
-    McpServerConfig,
-    McpSSEServerConfig,
-    McpStdioServerConfig,
-)
-from ._mcp_server import SdkMcpServer, create_sdk_mcp_server
-from ._messages import (
-    AssistantMessage,
-    ContentBlock,
-    Message,
-    RawMessage,
-    ResultMessage,
-    ServerToolUseBlock,
-    StreamEvent,
-    SystemMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    UnknownBlock,
-    UserMessage,
-)
-from ._options import (
-    AgentDefinition,
-    ClaudeAgentOptions,
-    OutputFormat,
-    SandboxSettings,
-    SdkPluginConfig,
-    SystemPromptFile,
-    SystemPromptPreset,
-    ThinkingConfig,
-    ToolsPreset,
-)
-from ._permission_types import (
-    CanUseTool,
-    PermissionBehavior,
-    PermissionMode,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    PermissionRuleValue,
-    PermissionUpdate,
-    PermissionUpdateDestination,
-    ToolPermissionContext,
-)
-from ._prompts import SdkMcpPrompt, prompt
-from ._query import query
-from ._resources import SdkMcpResource, resource
-from ._session import Session, Subscription
-from ._session_events import (
-    ErrorOccurred,
-    MessageReceived,
-    PermissionRequested,
-    SessionCompleted,
-    SessionEvent,
-    SessionEventName,
-    StateChanged,
-    ToolCallFinished,
-    ToolCallStarted,
-)
-from ._session_state import (
-    PendingPermission,
-    PendingToolCall,
-    SessionState,
-    SessionStateInfo,
-    SessionStats,
-    ToolStats,
-)
-from ._session_store import (
-    MemorySessionStore,
-    SessionStore,
-    SQLiteSessionStore,
-    default_session_store_path,
-)
-from ._tools import (
-    SdkMcpTool,
-    ToolAnnotations,
-    ToolContext,
-    audio_content,
-    embedded_blob_resource,
-    embedded_text_resource,
-    image_content,
-    resource_link,
-    text_content,
-    tool,
-)
-from ._transport import Transport
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from ._lazy import lazy_exports
+from ._version import __version__
+
+# The public names, imported on first use (see ``_lazy``): ``import ccwire`` stays
+# fast, and this block is the one list of which module defines which name.
+if TYPE_CHECKING:
+    from ._agent import ClaudeCodeAgent
+    from ._audit import AuditLog, redact_keys
+    from ._client import ClaudeSDKClient
+    from ._control_types import (
+        CliVersion,
+        ContextCategory,
+        ContextUsage,
+        InterruptResult,
+        McpServerStatus,
+        McpSetServersResult,
+        McpToolInfo,
+        ModelChange,
+        ModelInfo,
+        PermissionModeChange,
+        PluginReload,
+        RewindFilesResult,
+        SettingsSnapshot,
+        SlashCommand,
+        TaskOutput,
+    )
+    from ._errors import (
+        CallbackError,
+        CcwireError,
+        ClaudeSDKError,
+        CLIConnectionError,
+        CLIJSONDecodeError,
+        CLINotFoundError,
+        ControlProtocolError,
+        ControlTimeoutError,
+        InvalidTransitionError,
+        McpError,
+        MessageDecodeError,
+        MessageEncodeError,
+        ProcessError,
+        ResourceNotFoundError,
+        ResultError,
+        SessionStateError,
+        SessionTimeoutError,
+        ToolDefinitionError,
+        ToolError,
+        UnknownEventError,
+        UnsupportedFeatureError,
+    )
+    from ._hook_io import (
+        BaseHookInput,
+        ConfigChangeHookInput,
+        CwdChangedHookInput,
+        DirectoryAddedHookInput,
+        ElicitationHookInput,
+        ElicitationResultHookInput,
+        FileChangedHookInput,
+        HookInput,
+        InstructionsLoadedHookInput,
+        MessageDisplayHookInput,
+        NotificationHookInput,
+        PermissionDeniedHookInput,
+        PermissionRequestHookInput,
+        PostCompactHookInput,
+        PostModelSwitchHookInput,
+        PostToolBatchHookInput,
+        PostToolUseFailureHookInput,
+        PostToolUseHookInput,
+        PreCompactHookInput,
+        PreModelSwitchHookInput,
+        PreToolUseHookInput,
+        SessionEndHookInput,
+        SessionStartHookInput,
+        SetupHookInput,
+        StopFailureHookInput,
+        StopHookInput,
+        SubagentStartHookInput,
+        SubagentStopHookInput,
+        TaskCompletedHookInput,
+        TaskCreatedHookInput,
+        TeammateIdleHookInput,
+        ToolHookInput,
+        UserPromptExpansionHookInput,
+        UserPromptSubmitHookInput,
+        WorktreeCreateHookInput,
+        WorktreeRemoveHookInput,
+        parse_hook_input,
+    )
+    from ._hook_output import (
+        AsyncHookOutput,
+        CwdChangedOutput,
+        ElicitationOutput,
+        ElicitationResultOutput,
+        FileChangedOutput,
+        HookCallbackResult,
+        HookOutput,
+        HookSpecificOutput,
+        MessageDisplayOutput,
+        NotificationOutput,
+        PermissionDeniedOutput,
+        PermissionRequestOutput,
+        PostModelSwitchOutput,
+        PostToolBatchOutput,
+        PostToolUseFailureOutput,
+        PostToolUseOutput,
+        PreModelSwitchOutput,
+        PreToolUseOutput,
+        SessionStartOutput,
+        SetupOutput,
+        StopOutput,
+        SubagentStartOutput,
+        SubagentStopOutput,
+        UserPromptExpansionOutput,
+        UserPromptSubmitOutput,
+        WorktreeCreateOutput,
+    )
+    from ._hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+    from ._limits import limit_output, rate_limit
+    from ._mcp_config import (
+        McpHttpServerConfig,
+        McpSdkServerConfig,
+        McpServerConfig,
+        McpSSEServerConfig,
+        McpStdioServerConfig,
+    )
+    from ._mcp_server import SdkMcpServer, create_sdk_mcp_server
+    from ._messages import (
+        AssistantMessage,
+        ContentBlock,
+        Message,
+        RawMessage,
+        ResultMessage,
+        ServerToolUseBlock,
+        StreamEvent,
+        SystemMessage,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+        UnknownBlock,
+        UserMessage,
+    )
+    from ._options import (
+        AgentDefinition,
+        ClaudeAgentOptions,
+        OutputFormat,
+        SandboxSettings,
+        SdkPluginConfig,
+        SystemPromptFile,
+        SystemPromptPreset,
+        ThinkingConfig,
+        ToolsPreset,
+    )
+    from ._permission_types import (
+        CanUseTool,
+        PermissionBehavior,
+        PermissionMode,
+        PermissionResult,
+        PermissionResultAllow,
+        PermissionResultDeny,
+        PermissionRuleValue,
+        PermissionUpdate,
+        PermissionUpdateDestination,
+        ToolPermissionContext,
+    )
+    from ._prompts import SdkMcpPrompt, prompt
+    from ._query import query
+    from ._resources import SdkMcpResource, resource
+    from ._session import Session, Subscription
+    from ._session_events import (
+        ErrorOccurred,
+        MessageReceived,
+        PermissionRequested,
+        SessionCompleted,
+        SessionEvent,
+        SessionEventName,
+        StateChanged,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
+    from ._session_state import (
+        PendingPermission,
+        PendingToolCall,
+        SessionState,
+        SessionStateInfo,
+        SessionStats,
+        ToolStats,
+    )
+    from ._session_store import (
+        MemorySessionStore,
+        SessionStore,
+        SQLiteSessionStore,
+        default_session_store_path,
+    )
+    from ._tools import (
+        SdkMcpTool,
+        ToolAnnotations,
+        ToolContext,
+        audio_content,
+        embedded_blob_resource,
+        embedded_text_resource,
+        image_content,
+        resource_link,
+        text_content,
+        tool,
+    )
+    from ._transport import Transport
+
 
 __all__ = [
     "AgentDefinition",
@@ -399,3 +406,5 @@ __all__ = [
     "text_content",
     "tool",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__)

@@ -18,12 +18,12 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ._errors import CLIConnectionError
 from ._options import AgentDefinition, ClaudeAgentOptions, check_skill_name, validate_options
+from ._version import __version__
 
 if TYPE_CHECKING:
     from ._mcp_config import McpServerConfig
@@ -427,11 +427,8 @@ def build_argv(
 
 @functools.lru_cache(maxsize=1)
 def sdk_version() -> str:
-    """ccwire's installed version (``"0.0.0"`` when the distribution is not installed)."""
-    try:
-        return metadata.version("ccwire")
-    except metadata.PackageNotFoundError:
-        return "0.0.0"
+    """ccwire's version (read from the package, not from installed metadata: fast)."""
+    return __version__
 
 
 def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> dict[str, str]:

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
-
-from typing_extensions import TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ._errors import MessageDecodeError
-from ._hook_io import HOOK_INPUT_TYPES, BaseHookInput
-from ._hook_output import AsyncHookOutput, HookOutput, HookSpecificOutput
 from ._messages import (
     AssistantMessage,
     ContentBlock,
@@ -39,6 +35,10 @@ from ._permission_types import (
     PermissionRuleValue,
     PermissionUpdate,
 )
+
+if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
+    from ._hook_io import BaseHookInput
+
 
 # Top-level frame types that belong to the control protocol.
 CONTROL_REQUEST = "control_request"
@@ -553,6 +553,8 @@ def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
     (and nulls where a value is expected) keep their defaults, so this never raises.
     ``permission_suggestions`` become :class:`PermissionUpdate` values.
     """
+    from ._hook_io import HOOK_INPUT_TYPES, BaseHookInput
+
     event = raw.get("hook_event_name")
     cls = HOOK_INPUT_TYPES.get(event, BaseHookInput) if isinstance(event, str) else BaseHookInput
     kwargs: dict[str, Any] = {}
@@ -617,6 +619,8 @@ def encode_hook_result(value: object, event: str) -> dict[str, Any]:
     """
     if value is None:
         return {}
+    from ._hook_output import AsyncHookOutput, HookOutput, HookSpecificOutput
+
     if isinstance(value, HookSpecificOutput):
         value = HookOutput(hook_specific_output=value)
     if isinstance(value, AsyncHookOutput):

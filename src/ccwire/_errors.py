@@ -27,6 +27,7 @@ __all__ = [
     "ProcessError",
     "ResourceNotFoundError",
     "ResultError",
+    "SessionInUseError",
     "SessionStateError",
     "SessionTimeoutError",
     "ToolDefinitionError",
@@ -203,6 +204,20 @@ class InvalidTransitionError(SessionStateError):
         super().__init__(f"invalid session transition: {from_state} -> {to_state}")
         self.from_state = from_state
         self.to_state = to_state
+
+
+class SessionInUseError(SessionStateError):
+    """A session cannot be resumed: it is still live in this process.
+
+    Continue it with ``session.send()``, or close it before resuming it; forking it
+    (``agent.resume_session(..., fork=True)``) is allowed. ``session_id`` names it and
+    ``state`` is its state when the resume was refused.
+    """
+
+    def __init__(self, message: str, *, session_id: str, state: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.state = state
 
 
 class SessionTimeoutError(CcwireError, TimeoutError):

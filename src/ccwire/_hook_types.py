@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from ._hook_io import BaseHookInput, parse_hook_input
-from ._hook_output import HookCallbackResult
+if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
+    from ._hook_output import HookCallbackResult
 
 __all__ = ["HookCallback", "HookContext", "HookEvent", "HookMatcher", "matcher_matches"]
 
@@ -59,7 +59,7 @@ class HookContext:
     signal: anyio.Event = field(default_factory=anyio.Event, compare=False, repr=False)
 
 
-HookCallback = Callable[[Any, "str | None", HookContext], Awaitable[HookCallbackResult]]
+HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbackResult"]]
 """``async def hook(input, tool_use_id, context) -> output``.
 
 ``input`` is the typed input of the event (a :class:`~ccwire.BaseHookInput` subclass
@@ -144,6 +144,8 @@ class HookMatcher:
     def matches(self, hook_input: Mapping[str, Any]) -> bool:
         """Whether the CLI would run this matcher's hooks for ``hook_input`` (a typed
         input or the wire dict)."""
+        from ._hook_io import BaseHookInput, parse_hook_input
+
         typed = hook_input if isinstance(hook_input, BaseHookInput) else None
         if typed is None:
             typed = parse_hook_input(hook_input)

@@ -92,6 +92,8 @@ class UnknownBlock:
 ContentBlock = Union[
     TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ServerToolUseBlock, UnknownBlock
 ]
+"""One block of a message's ``content``: text, thinking, a tool call or its result, a
+server-side tool call, or an :class:`UnknownBlock` for block types ccwire does not model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,3 +188,6 @@ class RawMessage:
 Message = Union[
     UserMessage, AssistantMessage, SystemMessage, ResultMessage, StreamEvent, RawMessage
 ]
+"""Anything ``query()`` and ``ClaudeSDKClient`` yield: a user, assistant, system or result
+message, a partial-message :class:`StreamEvent`, or a :class:`RawMessage` for frame types
+ccwire does not model."""

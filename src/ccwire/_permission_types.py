@@ -25,9 +25,13 @@ PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", 
 """How the CLI decides on tool use; see the protocol reference, section 5.3."""
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
+"""What a permission rule does with a matching tool call: allow it, deny it, or ask."""
+
 PermissionUpdateDestination = Literal[
     "userSettings", "projectSettings", "localSettings", "session", "cliArg"
 ]
+"""Where a :class:`PermissionUpdate` is saved: one of the settings files (user, project,
+local), only the current session, or as if given on the CLI's command line."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,8 @@ class PermissionResultDeny:
 
 
 PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
+"""What a ``can_use_tool`` callback returns: :class:`PermissionResultAllow` or
+:class:`PermissionResultDeny`."""
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""

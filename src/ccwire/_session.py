@@ -3,12 +3,30 @@
 How it works is described in :mod:`ccwire._session_runtime`; the states and the
 transition table in :mod:`ccwire._session_state`.
 
-**Pause.** ``pause()`` holds back every answer to the CLI (tool results, permission
-decisions, hook answers) and every prompt, so the agent cannot make progress. Work
-already running (a tool handler, the model streaming its current reply) finishes,
-but its result is not delivered. ``resume()`` releases what was held in the order it
-was held back. A turn that ended while paused (the model answered without needing a
-tool) is reported on ``resume()``.
+**Pause.** ``pause()`` is a gate on what *we* write to the CLI. While paused it holds
+back, in the order they become ready:
+
+* the answers to the CLI's control requests: the results of in-process (SDK MCP)
+  tool calls, ``can_use_tool`` permission decisions, hook callback answers (and any
+  other answer, such as an in-process server's ``tools/list``);
+* prompts passed to ``send()`` (queued; ``send`` returns at once).
+
+The tool handlers and callbacks still run; only their answers wait. ``interrupt()``
+and ``cancel()`` are never held. ``resume()`` releases what was held, in order. A
+turn that ended while paused is reported on ``resume()``.
+
+Pause does **not** stop work the CLI does without needing an answer from us: the
+model finishes the reply it is streaming, and tools the CLI runs by itself go on:
+built-in tools it may run without asking (allowed by ``allowed_tools``, the
+permission mode or its own rules, such as read-only tools) and tools of external
+MCP servers (stdio, HTTP, SSE), which the CLI calls directly. Their messages and
+``tool_call``/``tool_result`` events keep arriving and the state stays ``paused``;
+such a turn can even end while paused. So the session stops at the next point where
+the CLI needs us, not at once. To hold every tool call, make each one need an
+answer: a ``PreToolUse`` hook callback (matching every tool) is asked before a tool
+runs, and its answer is held. To stop work at once, use ``interrupt()`` or
+``cancel()``. The CLI may stop waiting for some answers after time limits of its
+own, so a very long pause can end a held request with a timeout on the CLI's side.
 """
 
 from __future__ import annotations
@@ -33,6 +51,7 @@ from ._session_events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from ._session_owner import track, untrack
 from ._session_runtime import (
     _CANCEL_INTERRUPT_TIMEOUT,
     _CLOSE_GRACE,
@@ -199,7 +218,12 @@ class Session(SessionRuntime):
         if self._launched or self.state is not SessionState.IDLE:
             raise SessionStateError(f"this session was already started ({self.state.value})")
         self._launched = True
-        task_group.start_soon(self._run)
+        track(self)  # at once, so that a racing resume_session() sees it
+        try:
+            task_group.start_soon(self._run)  # which untracks it at its end
+        except BaseException:
+            untrack(self)
+            raise
         await self._ready.wait()  # bounded by the initialize timeout
         if self._start_error is not None:
             raise self._start_error
@@ -236,10 +260,13 @@ class Session(SessionRuntime):
         await client.interrupt()
 
     async def pause(self) -> None:
-        """Hold back every answer to the CLI and every prompt until :meth:`resume`.
+        """Hold back our answers to the CLI and every prompt until :meth:`resume`.
 
-        Allowed while ``running``/``waiting_*``; see the module docstring for exactly
-        what is held. A no-op when already paused.
+        Held: results of in-process tool calls, permission decisions, hook answers and
+        prompts from :meth:`send`. Not stopped: what the CLI does without asking us
+        (the reply being streamed, auto-approved built-in tools, external MCP tools).
+        Allowed while ``running``/``waiting_*``; see the module docstring for details.
+        A no-op when already paused.
         """
         events = self._machine.pause()
         self._gate_closed = True

@@ -94,6 +94,11 @@ class InFlight:
         return tuple(self._permissions.values())
 
     @property
+    def ids(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The tool_use_ids of the calls and the request ids of the permissions in flight."""
+        return tuple(self._calls), tuple(self._permissions)
+
+    @property
     def has_calls(self) -> bool:
         """True while a tool call is in flight."""
         return bool(self._calls)

@@ -48,6 +48,7 @@ from ._session_inflight import InFlight
 from ._session_state import (
     ACTIVE_STATES,
     FINAL_STATES,
+    SessionOwner,
     SessionState,
     SessionStateInfo,
     SessionStats,
@@ -74,6 +75,7 @@ class SessionMachine:
         resumed_from: str | None = None,
         prior: SessionStats | None = None,
         sdk_servers: frozenset[str] = frozenset(),
+        owner: SessionOwner | None = None,
         clock: Callable[[], datetime] = _utcnow,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -81,6 +83,7 @@ class SessionMachine:
         self._session_id = session_id
         self._project_path = project_path
         self._resumed_from = resumed_from
+        self._owner = owner
         self._clock = clock
         self._paused = False
         self._owes = True
@@ -140,8 +143,14 @@ class SessionMachine:
                 cli_state=self._cli_state,
                 resumed_from=self._resumed_from,
                 updated_at=self._clock(),
+                owner=self._owner,
             )
         return self._info
+
+    @property
+    def in_flight(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The ids of the tool calls and of the permission requests in flight."""
+        return self._inflight.ids
 
     def _changed(self) -> None:
         self._info = None

@@ -15,9 +15,15 @@ bounded, at the end. Observers only queue what they see: all decisions are taken
 the processor, once the connection's own bookkeeping has seen the same frame.
 
 **Pause.** The runtime installs a reply gate on the connection. While paused, every
-answer to the CLI (tool results, permission decisions, hook answers) and every
-prompt waits at the gate; ``resume()`` lets them through one at a time, in the
-order they arrived.
+answer to a control request of the CLI (in-process tool results, permission
+decisions, hook answers) and every prompt waits at the gate; ``resume()`` lets them
+through one at a time, in the order they arrived. The gate holds only what we write:
+work the CLI does without asking us goes on (see :mod:`ccwire._session`).
+
+**Snapshots.** A snapshot goes to the store after every transition, and whenever the
+tool calls or permission requests in flight change without one (a second parallel
+call starting or finishing), so a crash leaves an accurate record. Each names the
+process that runs the session (:mod:`ccwire._session_owner`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from ._messages import Message, RawMessage, SystemMessage
 from ._options import ClaudeAgentOptions
 from ._session_events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, StateChanged
 from ._session_machine import SessionMachine
+from ._session_owner import untrack
 from ._session_state import SessionState, SessionStateInfo
 from ._session_store import SessionStore
 from ._transport import Transport
@@ -143,6 +150,7 @@ class SessionRuntime:
         self._outer: anyio.abc.TaskGroup | None = None
         self._snapshots: deque[SessionStateInfo] = deque()
         self._snapshot_signal = _Signal()
+        self._saved_in_flight: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._gate_closed = False  # paused, or still releasing what the pause held
         self._held: deque[_Held] = deque()
         self._run_scope = anyio.CancelScope()
@@ -184,14 +192,25 @@ class SessionRuntime:
         for event in events:
             self._log.append(event)
             if isinstance(event, StateChanged):
-                if self._store is not None:
-                    self._snapshots.append(event.info)
-                    self._snapshot_signal.wake()
+                self._save(event.info)
                 if event.to_state is SessionState.FAILED:
                     self._close_requested.set()
             elif isinstance(event, MessageReceived):
                 self._messages.append(event.message)
+        saved = self._saved_in_flight
+        if saved is not None and saved != self._machine.in_flight:
+            self._save(self._machine.info)  # a call or permission came or went, same state
         self._changed.wake()
+
+    def _save(self, info: SessionStateInfo) -> None:
+        if self._store is None:
+            return
+        self._snapshots.append(info)
+        self._saved_in_flight = (
+            tuple(c.tool_use_id for c in info.pending_tool_calls),
+            tuple(p.request_id for p in info.pending_permissions),
+        )
+        self._snapshot_signal.wake()
 
     def _push(self, item: _Item) -> None:
         self._queue.append(item)
@@ -248,6 +267,7 @@ class SessionRuntime:
             self._closed.set()
             self._changed.wake()
             self._agent._unregister(cast("Session", self))
+            untrack(cast("Session", self))
 
     async def _run_client(self) -> None:
         limiter = self._agent._limiter()

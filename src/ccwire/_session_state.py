@@ -30,6 +30,7 @@ __all__ = [
     "TRANSITIONS",
     "PendingPermission",
     "PendingToolCall",
+    "SessionOwner",
     "SessionState",
     "SessionStateInfo",
     "SessionStats",
@@ -283,6 +284,30 @@ class SessionStats:
 
 
 @dataclass(frozen=True)
+class SessionOwner:
+    """The Python process that ran a session when its snapshot was taken.
+
+    ``host`` is the machine's host name, ``pid`` the process id and ``token`` a random
+    id drawn once per process (pids are reused; the token is not). A snapshot left in
+    an active state by an owner that no longer runs is an orphan of a crash: see
+    :func:`~ccwire.session_liveness`.
+    """
+
+    host: str
+    pid: int
+    token: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly dict."""
+        return {"host": self.host, "pid": self.pid, "token": self.token}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SessionOwner:
+        """The inverse of :meth:`to_dict`."""
+        return cls(host=str(data["host"]), pid=int(data["pid"]), token=str(data["token"]))
+
+
+@dataclass(frozen=True)
 class SessionStateInfo:
     """An immutable snapshot of a session (``Session.get_state()``).
 
@@ -292,7 +317,8 @@ class SessionStateInfo:
     ``result`` is the text of the last result, ``cli_state`` the CLI's own last
     reported state (``idle``/``running``/``requires_action``), ``project_path`` the
     CLI's working directory (needed to resume), ``resumed_from`` the session this one
-    continues or forks.
+    continues or forks, ``owner`` the process that ran it (``None`` in snapshots made
+    by hand or by older versions).
     """
 
     state: SessionState
@@ -306,6 +332,7 @@ class SessionStateInfo:
     cli_state: str | None = None
     resumed_from: str | None = None
     updated_at: datetime | None = None
+    owner: SessionOwner | None = None
 
     @property
     def pending_tool_call(self) -> PendingToolCall | None:
@@ -336,11 +363,13 @@ class SessionStateInfo:
             "cli_state": self.cli_state,
             "resumed_from": self.resumed_from,
             "updated_at": _time(self.updated_at),
+            "owner": self.owner.to_dict() if self.owner is not None else None,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionStateInfo:
         """The inverse of :meth:`to_dict`."""
+        owner = data.get("owner")
         return cls(
             state=SessionState(data["state"]),
             session_id=str(data["session_id"]),
@@ -357,4 +386,5 @@ class SessionStateInfo:
             cli_state=data.get("cli_state"),
             resumed_from=data.get("resumed_from"),
             updated_at=_parse_time(data.get("updated_at")),
+            owner=SessionOwner.from_dict(owner) if isinstance(owner, Mapping) else None,
         )

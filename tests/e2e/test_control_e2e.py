@@ -303,7 +303,11 @@ async def test_subagent_messages_carry_the_agent_tool_use_id(
 
     def first_turn(request: ModelRequest) -> Any:
         spec = next(t for t in request.tools if t["name"] in ("Agent", "Task"))
-        call: dict[str, Any] = {"subagent_type": "greeter", "description": "Greet Ann", "prompt": "Greet Ann."}
+        call: dict[str, Any] = {
+            "subagent_type": "greeter",
+            "description": "Greet Ann",
+            "prompt": "Greet Ann.",
+        }
         if "run_in_background" in spec["input_schema"].get("properties", {}):
             call["run_in_background"] = False  # newer CLIs run agents in the background
         return tool_use(spec["name"], call, id="toolu_agent_call_1")

@@ -1,0 +1,4 @@
+"""ccwire's version: the one place it is written (``pyproject.toml`` reads it from here)."""
+
+__version__ = "0.1.0"
+"""The version of ccwire."""
