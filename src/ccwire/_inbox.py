@@ -22,7 +22,9 @@ class Inbox(Generic[T]):
 
     def __init__(self) -> None:
         self._items: deque[T] = deque()
-        self._wakeup = anyio.Event()
+        # Created by the waiting consumer, not per item: an Event costs microseconds,
+        # and a busy stream puts tens of thousands of items a second.
+        self._wakeup: anyio.Event | None = None
         self._closed = False
         self._error: BaseException | None = None
 
@@ -40,8 +42,10 @@ class Inbox(Generic[T]):
 
     def wake(self) -> None:
         """Wake the consumer (also used when something it watches changed)."""
-        self._wakeup.set()
-        self._wakeup = anyio.Event()
+        event = self._wakeup
+        if event is not None:
+            self._wakeup = None
+            event.set()
 
     @property
     def closed(self) -> bool:
@@ -62,4 +66,7 @@ class Inbox(Generic[T]):
 
     async def wait(self) -> None:
         """Wait until the next :meth:`put`, :meth:`close` or :meth:`wake`."""
-        await self._wakeup.wait()
+        event = self._wakeup
+        if event is None:
+            event = self._wakeup = anyio.Event()
+        await event.wait()
