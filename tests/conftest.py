@@ -1,11 +1,30 @@
-"""Shared test configuration: every async test runs on asyncio and on trio."""
+"""Shared test configuration.
+
+* Every async test runs on asyncio and on trio.
+* Every test is checked for MCP conformance: whatever an in-process SDK MCP server
+  answers or sends during the test (whether the test calls it directly or a fake,
+  fault or real CLI reaches it over the control protocol) is validated against the
+  official MCP schema (``mcp-types``), and a violation fails the test at teardown
+  (see :mod:`tests.fixtures.mcp_schema`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from tests.fixtures.mcp_schema import SchemaCheck, conforming
 
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Run each ``@pytest.mark.anyio`` test once per backend."""
     return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def mcp_schema_check() -> Iterator[SchemaCheck]:
+    """Validate every SDK MCP server message of the test against the MCP schema."""
+    with conforming() as check:
+        yield check

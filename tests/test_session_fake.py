@@ -3,8 +3,11 @@ protocol traffic, failure paths, cancel in every state, pause/resume, callbacks,
 
 from __future__ import annotations
 
+import os
+import socket
+import sys
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from ccwire import (
     ClaudeAgentOptions,
     ClaudeCodeAgent,
     ErrorOccurred,
+    HookMatcher,
     MemorySessionStore,
     MessageReceived,
     PermissionRequested,
@@ -41,12 +45,16 @@ from ccwire import (
     create_sdk_mcp_server,
     tool,
 )
+from ccwire._errors import SessionInUseError
+from ccwire._session_owner import session_liveness
+from ccwire._session_state import SessionOwner
 from ccwire._transport import Transport
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 pytestmark = pytest.mark.anyio
 
 S = SessionState
+NO_SUCH_PID = 2**22 + 1  # above any pid_max: no process has it
 
 
 class RecordingStore(MemorySessionStore):
@@ -55,10 +63,24 @@ class RecordingStore(MemorySessionStore):
     def __init__(self) -> None:
         super().__init__()
         self.saved: list[SessionStateInfo] = []
+        self._saved = anyio.Event()
 
     async def save(self, info: SessionStateInfo) -> None:
         self.saved.append(info)
         await super().save(info)
+        self._saved.set()
+        self._saved = anyio.Event()
+
+    async def until(self, check: Callable[[SessionStateInfo], bool]) -> SessionStateInfo:
+        """Wait (bounded) until the last snapshot saved passes ``check``; returns it."""
+        with anyio.fail_after(5):
+            while not (self.saved and check(self.saved[-1])):
+                await self._saved.wait()
+        return self.saved[-1]
+
+
+def in_flight(info: SessionStateInfo) -> list[str]:
+    return [c.tool_use_id for c in info.pending_tool_calls]
 
 
 class Blocker:
@@ -308,6 +330,41 @@ async def test_concurrent_calls_and_permissions_are_all_tracked() -> None:
     assert session.get_state().stats.tool_call_count == 2
 
 
+async def test_a_parallel_call_starting_or_finishing_updates_the_stored_snapshot() -> None:
+    a, b = Blocker(), Blocker()
+    store = RecordingStore()
+    async with harness(calc_options(a, b), store=store) as (agent, h):
+        session, fake, p = await start(agent, h)
+        sid = session.session_id
+        rid_a = await call_tool(fake, "toolu_a", "add0", a=1, b=1)
+        await store.until(lambda i: in_flight(i) == ["toolu_a"])
+        rid_b = await call_tool(fake, "toolu_b", "add1", a=2, b=2)
+        both = await store.until(lambda i: in_flight(i) == ["toolu_a", "toolu_b"])
+        assert both.state is S.WAITING_TOOL_CALL  # no transition, yet saved
+        assert await store.load(sid) == both  # what a crash now would leave behind
+        b.release.set()
+        await fake.response_to(rid_b)
+        one = await store.until(lambda i: in_flight(i) == ["toolu_a"])
+        assert one.state is S.WAITING_TOOL_CALL and one.stats.tool_call_count == 1
+        assert one.stats.tools["mcp__calc__add1"].call_count == 1
+        a.release.set()
+        await fake.response_to(rid_a)
+        await store.until(lambda i: i.state is S.RUNNING)
+        fake.session_id = sid
+        await finish_turn(fake, p["uuid"])
+        await session.wait_for_completion(5)
+    assert [(i.state.value, in_flight(i)) for i in store.saved] == [
+        ("starting", []),
+        ("running", []),
+        ("waiting_tool_call", ["toolu_a"]),
+        ("waiting_tool_call", ["toolu_a", "toolu_b"]),
+        ("waiting_tool_call", ["toolu_a"]),
+        ("running", []),
+        ("completed", []),
+    ]
+    assert store.saved[-1].stats.tool_call_count == 2
+
+
 async def test_permission_alone_running_waiting_permission_running() -> None:
     decide = Blocker()
 
@@ -416,6 +473,82 @@ async def test_pause_from_running_and_waiting_permission_and_a_turn_ending_while
     ]
 
 
+async def test_pause_holds_permission_decisions_and_hook_answers_then_releases_in_order() -> None:
+    ran: list[str] = []
+
+    async def allow(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        ran.append(f"permission {name}")
+        return PermissionResultAllow()
+
+    async def pre_tool_use(inp: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        ran.append(f"hook {tool_use_id}")
+        return {"continue_": True}
+
+    options = ClaudeAgentOptions(
+        can_use_tool=allow, hooks={"PreToolUse": [HookMatcher(hooks=[pre_tool_use])]}
+    )
+    async with harness(options) as (agent, h):
+        session, fake, p = await start(agent, h)
+        await session.pause()
+
+        async def held(count: int) -> None:
+            with anyio.fail_after(5):  # the callback ran; its answer waits at the gate
+                while len(ran) < count:
+                    await anyio.wait_all_tasks_blocked()
+            await anyio.wait_all_tasks_blocked()
+
+        rid_perm = await fake.start_request(
+            "can_use_tool", tool_name="Bash", input={"command": "ls"}, tool_use_id="toolu_1"
+        )
+        await held(1)
+        rid_hook = await fake.start_request(
+            "hook_callback",
+            callback_id="hook_0",
+            input={"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}},
+            tool_use_id="toolu_2",
+        )
+        await held(2)
+        with anyio.fail_after(1):
+            await session.send("and then?")  # queued behind the two answers
+        assert ran == ["permission Bash", "hook toolu_2"]
+
+        async with anyio.create_task_group() as tg:  # an ungated request shows the order
+            tg.start_soon(session.interrupt)
+            req = await fake.receive("control_request", "interrupt")
+            await fake.respond(req["request_id"], {"still_queued": []})
+        written = list(fake.received)
+        answered = {f.get("response", {}).get("request_id") for f in written}
+        assert rid_perm not in answered and rid_hook not in answered
+        assert sum(f.get("type") == "user" for f in written) == 1  # only the first prompt
+        info = session.get_state()
+        assert info.state is S.PAUSED
+        assert info.pending_permission is not None
+        assert info.pending_permission.request_id == rid_perm
+
+        await session.resume()
+        perm = await fake.response_to(rid_perm)
+        hook = await fake.response_to(rid_hook)
+        second = await fake.receive("user")
+        assert perm["response"]["behavior"] == "allow"
+        assert hook["response"] == {"continue": True}
+        frames = fake.received
+        positions = [
+            next(i for i, f in enumerate(frames) if f.get("response", {}).get("request_id") == r)
+            for r in (rid_perm, rid_hook)
+        ] + [frames.index(second)]
+        assert positions == sorted(positions)  # released in the order they were held
+        assert second["message"]["content"] == "and then?"
+        await reach(session, S.RUNNING)
+        await finish_turn(fake, p["uuid"], second["uuid"])
+        await session.wait_for_completion(5)
+    assert transitions(await all_events(session))[2:] == [
+        "running->paused",
+        "paused->waiting_permission",
+        "waiting_permission->running",
+        "running->completed",
+    ]
+
+
 async def test_follow_up_turns_and_a_turn_the_cli_starts_itself() -> None:
     async with harness() as (agent, h):
         session, fake, p = await start(agent, h)
@@ -486,7 +619,23 @@ async def test_error_result_fails_and_interrupt_completes() -> None:
         await fake2.result("", is_error=True, subtype="error_during_execution")
         await fake2.state("idle")
         assert (await other.wait_for_completion(5)).state is S.COMPLETED
-        assert not other.closed  # usable: a follow-up turn may follow
+        assert not other.closed  # usable: a follow-up turn follows
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(other.send, "try again")
+            p2 = await fake2.receive("user")
+        assert p2["message"]["content"] == "try again"
+        assert other.state is S.RUNNING
+        await fake2.state("running")
+        await finish_turn(fake2, p2["uuid"], text="second time lucky")
+        info = await other.wait_for_completion(5)
+        assert info.state is S.COMPLETED and info.result == "second time lucky"
+        assert info.stats.turn_count == 2
+    assert transitions(await all_events(other))[2:] == [
+        "running->completed",
+        "completed->running",
+        "running->completed",
+    ]
 
 
 # ------------------------------------------------------------------- failures
@@ -780,10 +929,15 @@ async def test_resume_and_fork_run_the_cli_with_its_resume_options(tmp_path: Pat
         session_id="old-sid",
         stats=SessionStats(message_count=4, tool_call_count=1),
         project_path=str(tmp_path),
+        owner=SessionOwner(socket.gethostname(), NO_SUCH_PID, "a-crashed-process"),
     )
     await store.save(crashed)
+    assert session_liveness(crashed) == ("unknown" if sys.platform == "win32" else "orphaned")
     async with harness(store=store) as (agent, h):
         session = await agent.resume_session("old-sid", "go on")
+        assert session_liveness(crashed) == "live"  # now it runs here
+        owner = session.get_state().owner
+        assert owner is not None and owner.pid == os.getpid()
         opts = h.options[-1]
         assert (opts.resume, opts.fork_session, opts.session_id) == ("old-sid", False, None)
         assert opts.cwd == str(tmp_path)
@@ -810,3 +964,75 @@ async def test_resume_and_fork_run_the_cli_with_its_resume_options(tmp_path: Pat
         await finish_turn(fake, p["uuid"])
         await fork.wait_for_completion(5)
     assert {i.session_id for i in await store.list()} == {"old-sid", fork.session_id}
+
+
+async def test_project_path_is_the_cli_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(tmp_path)
+    default_dir = tmp_path / "default"
+    async with harness(ClaudeAgentOptions(cwd=default_dir)) as (agent, h):
+        session = await agent.start_session("hi", project_path="project")  # relative
+        assert h.options[-1].cwd == session.options.cwd == str(project.resolve())
+        assert session.get_state().project_path == str(project.resolve())
+        other = await agent.start_session("hi")  # default: the options' cwd
+        assert h.options[-1].cwd == other.get_state().project_path == str(default_dir.resolve())
+        for each, fake in ((session, h.fakes[0]), (other, h.fakes[1])):
+            p = await fake.receive("user")
+            await finish_turn(fake, p["uuid"])
+            await each.wait_for_completion(5)
+
+
+async def test_snapshots_name_their_process_and_a_live_session_is_not_resumed() -> None:
+    store = RecordingStore()
+    async with harness(store=store) as (agent, h):
+        session, fake, p = await start(agent, h)
+        sid = fake.session_id = session.session_id
+        running = await store.until(lambda i: i.state is S.RUNNING)
+        owner = running.owner
+        assert owner is not None and (owner.pid, owner.host) == (os.getpid(), socket.gethostname())
+        assert session_liveness(running) == "live"
+        with pytest.raises(SessionInUseError, match="still live") as err:
+            await agent.resume_session(sid, "again")
+        assert (err.value.session_id, err.value.state) == (sid, "running")
+        assert len(h.fakes) == 1  # no second CLI was started
+        await finish_turn(fake, p["uuid"])
+        done = await session.wait_for_completion(5)
+        assert session_liveness(done) == "live"  # at rest, but it still holds its CLI
+        with pytest.raises(SessionInUseError):
+            await agent.resume_session(sid, "again")
+        await session.close()
+        saved = await store.load(sid)
+        assert saved is not None and saved.state is S.COMPLETED
+        assert session_liveness(saved) == "ended"
+
+        again = await agent.resume_session(sid, "again")  # closed: resuming is fine
+        fake = h.fakes[-1]
+        fake.session_id = sid
+        p = await fake.receive("user")
+        await finish_turn(fake, p["uuid"])
+        assert (await again.wait_for_completion(5)).owner == owner
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pids are not checked on Windows")
+async def test_resuming_a_session_another_live_process_owns_warns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    if os.getppid() <= 0:
+        pytest.skip("no parent process to stand for another live process")
+    store = MemorySessionStore()
+    elsewhere = SessionOwner(socket.gethostname(), os.getppid(), "another-process")
+    busy = SessionStateInfo(state=S.RUNNING, session_id="busy", owner=elsewhere)
+    await store.save(busy)
+    assert session_liveness(busy) == "live"  # our parent process (pytest's) runs
+    async with harness(store=store) as (agent, h):
+        with caplog.at_level("WARNING", logger="ccwire"):
+            session = await agent.resume_session("busy", "go on")
+        assert "still running in process" in caplog.text and str(os.getppid()) in caplog.text
+        fake = h.fakes[-1]
+        fake.session_id = "busy"
+        p = await fake.receive("user")
+        await finish_turn(fake, p["uuid"])
+        await session.wait_for_completion(5)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import sys
 from datetime import datetime, timedelta, timezone
@@ -25,6 +27,8 @@ from ccwire import (
     ToolStats,
     default_session_store_path,
 )
+from ccwire._session_owner import current_owner, session_liveness
+from ccwire._session_state import SessionOwner
 
 pytestmark = pytest.mark.anyio
 
@@ -57,6 +61,7 @@ def snapshot(
         project_path="/srv/project",
         cli_state="running",
         updated_at=T0 + timedelta(seconds=at),
+        owner=SessionOwner("build-host", 4242, "0f1e2d3c"),
     )
 
 
@@ -87,6 +92,7 @@ async def test_sqlite_store_round_trips_overwrites_and_lists(tmp_path: Path) -> 
     with sqlite3.connect(path) as db:
         row = db.execute("SELECT state, snapshot FROM sessions WHERE session_id='b'").fetchone()
     assert row[0] == "running" and json.loads(row[1])["project_path"] == "/srv/project"
+    assert json.loads(row[1])["owner"] == {"host": "build-host", "pid": 4242, "token": "0f1e2d3c"}
 
 
 async def test_sqlite_store_takes_many_concurrent_writers(tmp_path: Path) -> None:
@@ -131,4 +137,25 @@ def test_snapshot_dict_is_json_and_tolerates_missing_fields() -> None:
     assert SessionStateInfo.from_dict(data) == info
     minimal = SessionStateInfo.from_dict({"state": "failed", "session_id": "y"})
     assert minimal.state is SessionState.FAILED and minimal.stats == SessionStats()
-    assert minimal.pending_tool_call is None and minimal.is_final
+    assert minimal.pending_tool_call is None and minimal.is_final and minimal.owner is None
+
+
+def test_liveness_tells_live_orphaned_ended_and_unknown_snapshots() -> None:
+    S = SessionState
+    here = socket.gethostname()
+
+    def liveness(state: SessionState, owner: SessionOwner | None) -> str:
+        return session_liveness(SessionStateInfo(state=state, session_id="s-1", owner=owner))
+
+    me = current_owner()
+    assert (me.host, me.pid) == (here, os.getpid()) and current_owner() == me
+    assert liveness(S.RUNNING, None) == "unknown"  # hand-made, or an older version
+    assert liveness(S.COMPLETED, me) == "ended"
+    assert liveness(S.CANCELLED, SessionOwner(here, 2**22 + 1, "gone")) == "ended"
+    assert liveness(S.WAITING_TOOL_CALL, me) == "orphaned"  # ours, but nothing runs it
+    assert liveness(S.PAUSED, SessionOwner(here, os.getpid(), "before-a-restart")) == "orphaned"
+    assert liveness(S.RUNNING, SessionOwner("elsewhere.invalid", 1, "x")) == "unknown"
+    if sys.platform != "win32":
+        assert liveness(S.RUNNING, SessionOwner(here, 2**22 + 1, "crashed")) == "orphaned"
+    if sys.platform != "win32" and os.getppid() > 0:
+        assert liveness(S.STARTING, SessionOwner(here, os.getppid(), "parent")) == "live"

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         ProcessError,
         ResourceNotFoundError,
         ResultError,
+        SessionInUseError,
         SessionStateError,
         SessionTimeoutError,
         ToolDefinitionError,
@@ -188,9 +189,11 @@ if TYPE_CHECKING:
         ToolCallFinished,
         ToolCallStarted,
     )
+    from ._session_owner import SessionLiveness, session_liveness
     from ._session_state import (
         PendingPermission,
         PendingToolCall,
+        SessionOwner,
         SessionState,
         SessionStateInfo,
         SessionStats,
@@ -332,6 +335,9 @@ __all__ = [
     "SessionEndHookInput",
     "SessionEvent",
     "SessionEventName",
+    "SessionInUseError",
+    "SessionLiveness",
+    "SessionOwner",
     "SessionStartHookInput",
     "SessionStartOutput",
     "SessionState",
@@ -403,6 +409,7 @@ __all__ = [
     "redact_keys",
     "resource",
     "resource_link",
+    "session_liveness",
     "text_content",
     "tool",
 ]

@@ -14,6 +14,7 @@ agent.session(prompt) as session``, which needs no agent context).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -26,15 +27,18 @@ import anyio
 import anyio.abc
 
 from ._argv import sdk_servers
-from ._errors import SessionStateError
+from ._errors import SessionInUseError, SessionStateError
 from ._options import ClaudeAgentOptions
 from ._session import Session, SessionPrompt
 from ._session_machine import SessionMachine
+from ._session_owner import current_owner, running_here, session_liveness
 from ._session_state import SessionStats
 from ._session_store import SessionStore, SQLiteSessionStore
 from ._transport import Transport
 
 __all__ = ["ClaudeCodeAgent"]
+
+logger = logging.getLogger("ccwire")
 
 TransportFactory = Callable[[ClaudeAgentOptions], Transport]
 
@@ -178,8 +182,33 @@ class ClaudeCodeAgent:
         ``project_path`` defaults to the one the store recorded. Without ``fork`` the
         session keeps its id and its statistics carry on; with ``fork`` the CLI copies the
         conversation into a new session id. Needs ``async with agent``.
+
+        Raises :class:`~ccwire.SessionInUseError` (without ``fork``) if the session is
+        still live in this process, in this agent or another: continue it with
+        ``session.send()`` or close it first. A session whose stored snapshot says it
+        still runs in another process (see :func:`~ccwire.session_liveness`) is resumed,
+        with a warning on the ``ccwire`` logger.
         """
         saved = await self.store.load(session_id) if self.store is not None else None
+        # no await from here to session.start() registering the new session
+        live = running_here(session_id)
+        if live is not None and not fork:
+            raise SessionInUseError(
+                f"session {session_id} is still live in this process ({live.state.value}): "
+                "continue it with session.send(), or close it before resuming it "
+                "(fork=True copies it into a new session)",
+                session_id=session_id,
+                state=live.state.value,
+            )
+        if saved is not None and live is None and session_liveness(saved) == "live":
+            owner = saved.owner
+            logger.warning(
+                "ccwire: resuming session %s, which the store says is still %s in process %s on %s",
+                session_id,
+                saved.state.value,
+                owner.pid if owner else "?",
+                owner.host if owner else "?",
+            )
         if project_path is None and saved is not None:
             project_path = saved.project_path
         cwd = self._project_path(project_path)
@@ -214,6 +243,7 @@ class ClaudeCodeAgent:
             resumed_from=resumed_from,
             prior=prior,
             sdk_servers=frozenset(sdk_servers(options.mcp_servers)),
+            owner=current_owner(),
         )
         transport = self._transport_factory(options) if self._transport_factory else None
         return Session(self, prompt, options, machine, store=self.store, transport=transport)

@@ -197,9 +197,6 @@ class SessionRuntime:
                     self._close_requested.set()
             elif isinstance(event, MessageReceived):
                 self._messages.append(event.message)
-        saved = self._saved_in_flight
-        if saved is not None and saved != self._machine.in_flight:
-            self._save(self._machine.info)  # a call or permission came or went, same state
         self._changed.wake()
 
     def _save(self, info: SessionStateInfo) -> None:
@@ -337,6 +334,9 @@ class SessionRuntime:
                     return
                 self._publish(events)
                 self._publish(machine.settle(conn.owes_answer))
+                saved = self._saved_in_flight
+                if saved is not None and saved != machine.in_flight:
+                    self._save(machine.info)  # a call or permission came or went, same state
             await self._queue_signal.wait()
 
     async def _drain(self, client: ClaudeSDKClient) -> None:

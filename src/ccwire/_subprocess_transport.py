@@ -148,6 +148,7 @@ class SubprocessTransport(Transport):
         except BaseException:
             self._closing = True
             self._close_streams()
+            self._close_done.set()  # nothing to close: aclose() must not wait for it
             raise
         self._process = proc
         assert proc.stdin is not None

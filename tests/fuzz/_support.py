@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from hypothesis import settings
 from hypothesis import strategies as st
+from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from typing_extensions import ParamSpec
 
 __all__ = [
@@ -39,19 +40,29 @@ ENV_EXAMPLES = "CCWIRE_FUZZ_EXAMPLES"
 CASES: Counter[str] = Counter()
 """Examples run per property (keyed ``module::function``)."""
 
+_ABANDONED = (StopTest, UnsatisfiedAssumption)
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 def counted(fn: Callable[P, R]) -> Callable[P, R]:
-    """Count every example the property runs (explicit ``@example`` cases included)."""
+    """Count every example the property runs to the end, pass or fail (explicit
+    ``@example`` cases included; examples hypothesis abandons midway are not cases)."""
     key = f"{fn.__module__.rsplit('.', 1)[-1]}::{fn.__name__}"
     CASES[key] += 0  # a property that ran no example still shows up
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            result = fn(*args, **kwargs)
+        except _ABANDONED:
+            raise  # hypothesis gave this example up (overrun, assume()): not a case
+        except BaseException:
+            CASES[key] += 1  # a failing case is a case
+            raise
         CASES[key] += 1
-        return fn(*args, **kwargs)
+        return result
 
     return wrapper
 
