@@ -417,3 +417,16 @@ async def test_repr_hides_env() -> None:
 def test_argv_must_not_be_empty() -> None:
     with pytest.raises(ValueError, match="argv"):
         SubprocessTransport([])
+
+
+@pytest.mark.anyio
+async def test_a_client_whose_cli_cannot_start_fails_at_once(tmp_path: Path) -> None:
+    from ccwire import ClaudeAgentOptions, ClaudeSDKClient
+
+    options = ClaudeAgentOptions(cli_path=sys.executable, cwd=str(tmp_path / "missing"))
+    started = anyio.current_time()
+    with pytest.raises(CLIConnectionError, match="working directory"):
+        async with ClaudeSDKClient(options):
+            pytest.fail("connected without a CLI")
+    # no shutdown grace (5 s + 5 s + ...) is waited for a process that never ran
+    assert anyio.current_time() - started < 5
