@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,26 @@ def _find_cli() -> str | None:
 
 
 CLI_PATH = _find_cli()
+
+NEW_CLI = (2, 1, 330)
+"""The CLI version ccwire is built against; the matrix also runs CLI 2.1.197."""
+
+
+@cache
+def cli_version() -> tuple[int, ...]:
+    """The version of the CLI under test, from ``claude --version`` (() if none)."""
+    if CLI_PATH is None:
+        return ()
+    out = subprocess.run(
+        [CLI_PATH, "--version"], capture_output=True, text=True, timeout=60, check=False
+    ).stdout
+    found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(x) for x in found.groups()) if found else ()
+
+
+def old_cli() -> bool:
+    """True when the CLI under test is older than :data:`NEW_CLI` (the matrix's 2.1.197)."""
+    return bool(cli_version()) and cli_version() < NEW_CLI
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -47,12 +47,6 @@ def cli_version() -> tuple[int, ...]:
 
 NEW_CLI = (2, 1, 330)
 
-needs_session_state = pytest.mark.skipif(
-    bool(cli_version()) and cli_version() < NEW_CLI,
-    reason="needs session_state_changed frames (CLI 2.1.330 with "
-    "CLAUDE_CODE_SDK_READS_SESSION_STATE); older CLIs do not report the session state",
-)
-
 
 class Gate:
     """An in-process tool that blocks until the test opens the gate."""
@@ -202,7 +196,6 @@ async def test_streaming_input_to_the_client(model: ScriptedModel, make_options:
     assert model.turn_requests[0].last_user_text() == "as a frame"
 
 
-@needs_session_state
 async def test_session_state_is_tracked_and_not_surfaced(
     model: ScriptedModel, make_options: Any
 ) -> None:
@@ -222,7 +215,10 @@ async def test_session_state_is_tracked_and_not_surfaced(
         async with ClaudeSDKClient(options) as client:
             before = client.session_state
             messages = await _turn(client, "go")
-    assert before == "idle" and states == ["requires_action"]
+    if cli_version() >= NEW_CLI:
+        assert before == "idle" and states == ["requires_action"]
+    else:  # no session_state_changed frames from older CLIs: the state is unknown
+        assert before is None and states == [None]
     assert not any(
         isinstance(m, SystemMessage) and m.subtype == "session_state_changed" for m in messages
     )
