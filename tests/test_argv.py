@@ -16,11 +16,13 @@ from ccwire._argv import (
     build_env,
     build_initialize_fields,
     build_mcp_config,
+    inherited_env,
+    json_schema_in_initialize,
     sdk_servers,
     sdk_version,
 )
 from ccwire._errors import CLIConnectionError
-from ccwire._options import AgentDefinition, ClaudeAgentOptions
+from ccwire._options import DEFAULT_INHERITED_ENV, AgentDefinition, ClaudeAgentOptions
 from ccwire._permission_types import (
     PermissionResult,
     PermissionResultAllow,
@@ -251,6 +253,9 @@ def test_output_format_json_schema() -> None:
     assert result[0] == "--json-schema"
     assert json.loads(result[1]) == schema
     assert len(result) == 2
+    # a short schema travels on argv only, as the reference SDK sends it
+    assert not json_schema_in_initialize(o)
+    assert build_initialize_fields(o, None) == {"hooks": None}
 
 
 def test_output_format_bad_type() -> None:
@@ -474,6 +479,11 @@ def test_include_hook_events() -> None:
     assert flags(ClaudeAgentOptions(include_hook_events=True)) == ["--include-hook-events"]
 
 
+def test_session_mirror() -> None:
+    assert flags(ClaudeAgentOptions(session_mirror=True)) == ["--session-mirror"]
+    assert "--session-mirror" not in argv(ClaudeAgentOptions())
+
+
 def test_plugins_repeated() -> None:
     o = ClaudeAgentOptions(
         plugins=[{"type": "local", "path": "./p1"}, {"type": "local", "path": "/p2"}]
@@ -537,6 +547,7 @@ def test_full_argv_order() -> None:
         strict_mcp_config=True,
         include_partial_messages=True,
         include_hook_events=True,
+        session_mirror=True,
         plugins=[{"type": "local", "path": "/p"}],
         thinking={"type": "adaptive"},
         effort="low",
@@ -551,7 +562,8 @@ def test_full_argv_order() -> None:
         *["--continue", "--resume=r", "--session-id=s", "--fork-session"],
         *["--resume-session-at=m", "--settings", "s.json", "--setting-sources=user"],
         *["--add-dir", "/d", "--mcp-config", "m.json", "--strict-mcp-config"],
-        *["--include-partial-messages", "--include-hook-events", "--plugin-dir", "/p"],
+        *["--include-partial-messages", "--include-hook-events", "--session-mirror"],
+        *["--plugin-dir", "/p"],
         *["--thinking", "adaptive", "--effort", "low", "--x"],
         *SUFFIX,
     ]
@@ -620,22 +632,47 @@ def test_long_settings_spills_to_file(tmp_path: Path) -> None:
     }
 
 
-def test_long_json_schema_spills_to_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("with_spill_dir", [True, False])
+def test_long_json_schema_goes_in_initialize_not_argv(tmp_path: Path, with_spill_dir: bool) -> None:
+    # The CLI takes only JSON text on --json-schema ("--json-schema is not valid JSON" for
+    # a path), so a schema too long for argv travels as initialize jsonSchema instead.
     schema = {"type": "object", "description": "d" * SPILL_THRESHOLD}
     o = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": schema})
-    result = argv(o, spill_dir=str(tmp_path))
-    i = result.index("--json-schema")
-    assert json.loads(_read(result[i + 1])) == schema
+    result = argv(o, spill_dir=str(tmp_path) if with_spill_dir else None)
+    assert "--json-schema" not in result
+    assert all("d" * 100 not in arg for arg in result)
+    assert list(tmp_path.iterdir()) == []  # nothing spilled to a file
+    assert json_schema_in_initialize(o)
+    assert build_initialize_fields(o, None) == {"hooks": None, "jsonSchema": schema}
+
+
+def test_json_schema_at_threshold_stays_on_argv() -> None:
+    overhead = len(json.dumps({"description": ""}))
+    schema = {"description": "é" * ((SPILL_THRESHOLD - overhead) // 2)}  # counted in bytes
+    text = json.dumps(schema, ensure_ascii=False)
+    assert len(text.encode("utf-8")) <= SPILL_THRESHOLD
+    o = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": schema})
+    assert flags(o) == ["--json-schema", text]
+    assert "jsonSchema" not in build_initialize_fields(o, None)
+    bigger: Any = {"type": "json_schema", "schema": {"description": "é" * SPILL_THRESHOLD}}
+    assert "--json-schema" not in flags(ClaudeAgentOptions(output_format=bigger))
+
+
+def test_long_json_schema_must_still_be_json() -> None:
+    bad: Any = {"type": "json_schema", "schema": {"x": {1, 2}}}
+    with pytest.raises(ValueError, match="output_format schema"):
+        build_initialize_fields(ClaudeAgentOptions(output_format=bad), None)
 
 
 def test_several_spills_use_distinct_files(tmp_path: Path) -> None:
     big = "q" * (SPILL_THRESHOLD + 1)
     o = ClaudeAgentOptions(
         system_prompt=big,
-        output_format={"type": "json_schema", "schema": {"description": big}},
+        settings=json.dumps({"description": big}),
+        sandbox={"enabled": True},
     )
     result = argv(o, spill_dir=str(tmp_path))
-    paths = [result[5], result[result.index("--json-schema") + 1]]
+    paths = [result[5], result[result.index("--settings") + 1]]
     assert len(set(paths)) == 2
     assert len(list(tmp_path.iterdir())) == 2
     again = argv(o, spill_dir=str(tmp_path))  # reusing the directory is fine
@@ -746,7 +783,7 @@ def test_initialize_fields_skills_all_is_no_filter() -> None:
 
 def test_env_layering_and_claudecode_removed() -> None:
     base = {"PATH": "/bin", "CLAUDECODE": "1", "KEEP": "k", "SHARED": "base"}
-    o = ClaudeAgentOptions(env={"SHARED": "mine", "NEW": "n"})
+    o = ClaudeAgentOptions(env={"SHARED": "mine", "NEW": "n"}, inherit_env=True)
     env = build_env(o, base_env=base)
     assert "CLAUDECODE" not in env
     assert env["PATH"] == "/bin"
@@ -803,3 +840,136 @@ def test_sdk_version_is_cached_string() -> None:
     assert isinstance(sdk_version(), str)
     assert sdk_version() is sdk_version()
     assert sdk_version() != ""
+
+
+# ------------------------------------------------------------ inherited environment
+
+HOST_ENV = {
+    "PATH": "/usr/bin",
+    "HOME": "/home/u",
+    "USER": "u",
+    "LOGNAME": "u",
+    "SHELL": "/bin/bash",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "LC_CTYPE": "C",
+    "TERM": "xterm",
+    "TZ": "UTC",
+    "TMPDIR": "/tmp",
+    "XDG_CONFIG_HOME": "/home/u/.config",
+    "ANTHROPIC_API_KEY": "sk-ant-host",
+    "ANTHROPIC_BASE_URL": "https://api",
+    "CLAUDE_CODE_USE_BEDROCK": "1",
+    "CLAUDE_CONFIG_DIR": "/cfg",
+    "CLAUDECODE": "1",
+    "AWS_REGION": "us-east-1",
+    "AWS_PROFILE": "p",
+    "GOOGLE_APPLICATION_CREDENTIALS": "/adc.json",
+    "CLOUD_ML_REGION": "us-east5",
+    "VERTEX_REGION_CLAUDE_3_5_HAIKU": "us-central1",
+    "HTTPS_PROXY": "http://proxy:3128",
+    "https_proxy": "http://proxy:3128",
+    "NO_PROXY": "localhost",
+    "no_proxy": "localhost",
+    "NODE_EXTRA_CA_CERTS": "/ca.pem",
+    "SSL_CERT_FILE": "/cert.pem",
+    "SSL_CERT_DIR": "/certs",
+    "DISABLE_TELEMETRY": "1",
+    "MCP_TIMEOUT": "30000",
+    "ENABLE_TOOL_SEARCH": "false",
+    # not for the CLI
+    "GITHUB_TOKEN": "ghp-secret",
+    "DATABASE_URL": "postgres://user:pw@db/app",
+    "OPENAI_API_KEY": "sk-openai",
+    "MY_APP_SECRET": "s3cret",
+    "XDGNOT": "x",  # a prefix pattern needs its underscore
+    "LCX": "x",
+}
+NOT_FOR_CLI = {"CLAUDECODE", "GITHUB_TOKEN", "DATABASE_URL", "OPENAI_API_KEY", "MY_APP_SECRET"}
+NOT_FOR_CLI |= {"XDGNOT", "LCX"}
+CLI_NEEDS = set(HOST_ENV) - NOT_FOR_CLI
+OWN = {"CLAUDE_CODE_ENTRYPOINT", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_CODE_SDK_READS_SESSION_STATE"}
+
+
+def test_env_default_inherits_only_what_the_cli_needs() -> None:
+    o = ClaudeAgentOptions(env={"MINE": "m"})
+    assert o.inherit_env == DEFAULT_INHERITED_ENV
+    env = build_env(o, base_env=HOST_ENV)
+    assert set(env) == CLI_NEEDS | OWN | {"MINE"}
+    assert all(env[k] == HOST_ENV[k] for k in CLI_NEEDS)
+    assert "ghp-secret" not in env.values() and "s3cret" not in env.values()
+
+
+def test_env_default_list_covers_the_documented_names() -> None:
+    for name in (
+        *("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_NUMERIC", "TERM", "TZ"),
+        *("TMPDIR", "TMP", "TEMP", "XDG_RUNTIME_DIR", "ANTHROPIC_AUTH_TOKEN"),
+        *("CLAUDE_CODE_USE_VERTEX", "AWS_SECRET_ACCESS_KEY", "AWS_BEARER_TOKEN_BEDROCK"),
+        *("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_REGION", "VERTEX_REGION_X"),
+        *("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"),
+        *("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "DISABLE_AUTOUPDATER"),
+        *("MCP_TOOL_TIMEOUT", "ENABLE_TOOL_SEARCH"),
+        *("USERPROFILE", "APPDATA", "LOCALAPPDATA", "SYSTEMROOT", "COMSPEC", "PATHEXT"),
+    ):
+        assert inherited_env({name: "v"}, DEFAULT_INHERITED_ENV) == {name: "v"}, name
+    assert inherited_env({"CLAUDECODE": "1"}, DEFAULT_INHERITED_ENV) == {}
+
+
+def test_env_inherit_true_takes_everything_but_claudecode() -> None:
+    env = build_env(ClaudeAgentOptions(inherit_env=True), base_env=HOST_ENV)
+    assert set(env) == (set(HOST_ENV) - {"CLAUDECODE"}) | OWN
+    assert env["GITHUB_TOKEN"] == "ghp-secret"
+
+
+def test_env_inherit_false_takes_nothing() -> None:
+    o = ClaudeAgentOptions(inherit_env=False, env={"PATH": "/only", "ANTHROPIC_API_KEY": "k"})
+    env = build_env(o, base_env=HOST_ENV)
+    assert set(env) == OWN | {"PATH", "ANTHROPIC_API_KEY"}
+    assert env["PATH"] == "/only" and env["ANTHROPIC_API_KEY"] == "k"
+
+
+def test_env_inherit_explicit_names_and_patterns() -> None:
+    o = ClaudeAgentOptions(inherit_env=("PATH", "MY_APP_*", "CLAUDECODE", "LC_?TYPE"))
+    env = build_env(o, base_env=HOST_ENV)
+    assert set(env) == OWN | {"PATH", "MY_APP_SECRET", "LC_CTYPE"}
+    extended = ClaudeAgentOptions(inherit_env=[*DEFAULT_INHERITED_ENV, "GITHUB_TOKEN"])
+    assert set(build_env(extended, base_env=HOST_ENV)) == CLI_NEEDS | OWN | {"GITHUB_TOKEN"}
+
+
+def test_env_inherit_iterable_is_kept_and_reusable() -> None:
+    o = ClaudeAgentOptions(inherit_env=(name for name in ["PATH", "HOME"]))
+    assert o.inherit_env == ("PATH", "HOME")
+    first = build_env(o, base_env=HOST_ENV)
+    assert build_env(o, base_env=HOST_ENV) == first
+    assert set(first) == OWN | {"PATH", "HOME"}
+
+
+def test_env_user_values_win_over_inherited_ones() -> None:
+    o = ClaudeAgentOptions(env={"ANTHROPIC_API_KEY": "mine"})
+    assert build_env(o, base_env=HOST_ENV)["ANTHROPIC_API_KEY"] == "mine"
+
+
+@pytest.mark.parametrize("bad", ["PATH", b"PATH", 3, ["PATH", 1], ["PATH", ""]])
+def test_env_inherit_rejects_bad_values(bad: Any) -> None:
+    with pytest.raises(TypeError, match="inherit_env"):
+        ClaudeAgentOptions(inherit_env=bad)
+    o = ClaudeAgentOptions()
+    o.inherit_env = bad  # assigned later: caught when the environment is built
+    with pytest.raises(TypeError, match="inherit_env"):
+        build_env(o, base_env=HOST_ENV)
+
+
+def test_env_inherit_case_insensitive_matching_for_windows() -> None:
+    host = {"Path": "C:/x", "SystemRoot": "C:/W", "Other": "o"}
+    assert inherited_env(host, ("PATH", "SYSTEMROOT"), ignore_case=True) == {
+        "Path": "C:/x",
+        "SystemRoot": "C:/W",
+    }
+    assert inherited_env(host, ("PATH",), ignore_case=False) == {}
+
+
+def test_env_errors_never_quote_values() -> None:
+    bad: Any = {"TOKEN": b"sk-bytes-secret"}
+    with pytest.raises(TypeError) as info:
+        build_env(ClaudeAgentOptions(env=bad), base_env={})
+    assert "sk-bytes-secret" not in str(info.value) and "TOKEN" in str(info.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -492,3 +493,115 @@ async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
                     assert isinstance(message, AssistantMessage)
                     break
     assert peer.stdin_closed
+
+
+async def test_transcript_mirror_frames_surface_typed() -> None:
+    from ccwire import TranscriptMirrorMessage
+
+    entries = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": []}},
+    ]
+    path = "/home/u/.claude/projects/-w/00000000-0000-4000-8000-000000000000.jsonl"
+    async with connected(ClaudeAgentOptions(session_mirror=True)) as (client, fake):
+        await client.query("hi")
+        p = await fake.receive("user")
+        await fake.send({"type": "transcript_mirror", "filePath": path, "entries": entries[:1]})
+        await fake.assistant({"type": "text", "text": "hello"})
+        await fake.send({"type": "transcript_mirror", "filePath": path, "entries": entries[1:]})
+        await fake.result("hello", user_message_uuids=[p["uuid"]])
+        messages = [m async for m in client.receive_response()]
+    mirrors = [m for m in messages if isinstance(m, TranscriptMirrorMessage)]
+    assert [type(m).__name__ for m in messages] == [
+        "TranscriptMirrorMessage",
+        "AssistantMessage",
+        "TranscriptMirrorMessage",
+        "ResultMessage",
+    ]
+    assert [m.file_path for m in mirrors] == [path, path]
+    assert [e for m in mirrors for e in m.entries] == entries
+    assert isinstance(mirrors[0], RawMessage) and mirrors[0].type == "transcript_mirror"
+
+
+# ------------------------------------------------------------- spawning the CLI
+
+SECRET = "sk-ant-do-not-leak-0123456789"
+
+
+def _fake_cli_script(tmp_path: Any, body: str) -> str:
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_user_env_and_argv_reach_the_subprocess_spawn(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ccwire._connection as connection_mod
+
+    spawned: dict[str, Any] = {}
+
+    class Spawned(Exception):
+        pass
+
+    class RecordingTransport:
+        def __init__(self, argv: list[str], **kwargs: Any) -> None:
+            spawned.update(kwargs, argv=argv)
+            raise Spawned
+
+    monkeypatch.setattr(connection_mod, "SubprocessTransport", RecordingTransport)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "inherited-key")
+    monkeypatch.setenv("CCWIRE_TEST_UNRELATED_SECRET", "must-not-reach-the-cli")
+    monkeypatch.setenv("CLAUDECODE", "1")
+    cli = _fake_cli_script(tmp_path, "exit 0")
+    options = ClaudeAgentOptions(cli_path=cli, user="nobody", env={"MINE": "m"}, cwd=tmp_path)
+    with anyio.fail_after(5), pytest.raises(Spawned):
+        await ClaudeSDKClient(options).connect()
+    assert spawned["user"] == "nobody"
+    assert spawned["argv"][0] == cli
+    assert spawned["cwd"] == tmp_path
+    env = spawned["env"]
+    assert env["ANTHROPIC_API_KEY"] == "inherited-key" and env["MINE"] == "m"
+    assert "CCWIRE_TEST_UNRELATED_SECRET" not in env and "CLAUDECODE" not in env
+
+    spawned.clear()
+    options = ClaudeAgentOptions(cli_path=cli, inherit_env=True)
+    with anyio.fail_after(5), pytest.raises(Spawned):
+        await ClaudeSDKClient(options).connect()
+    assert spawned["user"] is None
+    assert spawned["env"]["CCWIRE_TEST_UNRELATED_SECRET"] == "must-not-reach-the-cli"
+    assert "CLAUDECODE" not in spawned["env"]
+
+
+def _assert_no_secret(exc: BaseException) -> None:
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))  # with every chained cause
+    assert SECRET not in text and SECRET not in repr(exc)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell script as the CLI")
+async def test_spawn_failures_never_quote_env_values(tmp_path: Any) -> None:
+    secret_env = {"ANTHROPIC_API_KEY": SECRET, "OTHER_TOKEN": SECRET}
+    # the CLI exits at once: ProcessError with its exit code and stderr
+    dies = _fake_cli_script(tmp_path, 'read line; echo "Error: unknown option --nope" >&2; exit 3')
+    options = ClaudeAgentOptions(cli_path=dies, env=secret_env)
+    with anyio.fail_after(10), pytest.raises(ProcessError) as died:
+        await ClaudeSDKClient(options).connect()
+    assert died.value.exit_code == 3 and "unknown option" in died.value.stderr
+    _assert_no_secret(died.value)
+    assert SECRET in repr(options.env) and SECRET not in repr(options)
+
+    failures: list[BaseException] = []
+    for bad in (
+        ClaudeAgentOptions(cli_path=dies, env=secret_env, cwd=tmp_path / "missing"),
+        ClaudeAgentOptions(cli_path=dies, env={**secret_env, "NUL": SECRET + "\0"}),
+        ClaudeAgentOptions(cli_path=dies, env=secret_env, user="no-such-user-ccwire"),
+    ):
+        with anyio.fail_after(10), pytest.raises(CLIConnectionError) as info:
+            await ClaudeSDKClient(bad).connect()
+        failures.append(info.value)
+    for exc in failures:
+        _assert_no_secret(exc)
+    assert "does not exist" in str(failures[0])

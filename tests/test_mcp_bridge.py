@@ -15,9 +15,15 @@ import pytest
 from mcp.server import Server, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 
-from ccwire import ClaudeAgentOptions, create_sdk_mcp_server
+from ccwire import ClaudeAgentOptions, _mcp_bridge, create_sdk_mcp_server
 from ccwire._argv import build_mcp_config, sdk_servers
-from ccwire._mcp_bridge import McpBridge, as_served_server, is_official_server, is_server_object
+from ccwire._mcp_bridge import (
+    McpBridge,
+    as_served_server,
+    from_message,
+    is_official_server,
+    is_server_object,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -257,11 +263,114 @@ async def test_lowlevel_server_and_its_list_changed_notification() -> None:
         assert reply is not None and reply["result"]["content"][0]["text"] == "touched"
         assert "notifications/tools/list_changed" in sink.methods()
         bogus = await bridge.handle({"jsonrpc": "2.0", "id": 9, "method": 3}, send=sink)
-        assert bogus is None or bogus["error"]["code"] == -32600
+        assert bogus == {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "error": {"code": -32600, "message": "Invalid Request: method must be a string"},
+        }
+        no_method = await bridge.handle({"jsonrpc": "2.0", "id": [1]}, send=sink)
+        assert no_method is not None
+        assert no_method["id"] is None and no_method["error"]["code"] == -32600
+        answer = {"jsonrpc": "2.0", "id": 11, "result": {}}  # the CLI answering a request
+        assert await bridge.handle(answer, send=sink) is None
         unknown = await bridge.handle(
             {"jsonrpc": "2.0", "id": 10, "method": "prompts/list"}, send=sink
         )
         assert unknown is not None and unknown["error"]["code"] == -32601
+
+
+class FastMCP:
+    """A stand-in for mcp 1.x's ``mcp.server.fastmcp.FastMCP``: a class of the ``mcp``
+    package with its own ``run(transport)`` (not the low-level one) and the low-level
+    ``Server`` in ``_mcp_server`` (2.x's ``MCPServer`` has ``_lowlevel_server``)."""
+
+    __module__ = "mcp.server.fastmcp.server"
+
+    def __init__(self, name: str) -> None:
+        async def list_tools(
+            ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
+            schema = {"type": "object", "properties": {"who": {"type": "string"}}}
+            return types.ListToolsResult(tools=[types.Tool(name="hello", input_schema=schema)])
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        ) -> types.CallToolResult:
+            who = (params.arguments or {}).get("who", "world")
+            return types.CallToolResult(content=[types.TextContent(type="text", text=f"hi {who}")])
+
+        self._mcp_server = Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
+
+    @property
+    def name(self) -> str:
+        return str(self._mcp_server.name)
+
+    def run(self, transport: str = "stdio") -> None:
+        raise AssertionError("the bridge must run the low-level server, not FastMCP.run")
+
+
+async def test_an_mcp_1x_fastmcp_object_is_bridged_through_its_mcp_server() -> None:
+    fast = FastMCP("fast")
+    assert not hasattr(fast, "_lowlevel_server")
+    assert is_official_server(fast) and is_server_object(fast)
+    bridge = as_served_server(fast)
+    assert isinstance(bridge, McpBridge)
+    assert bridge.server is fast and bridge.name == "fast"
+    served = sdk_servers(ClaudeAgentOptions(mcp_servers={"fm": fast}).mcp_servers)
+    assert isinstance(served["fm"], McpBridge) and served["fm"].server is fast
+    sink = Sink()
+    async with session(bridge, sink):
+        listed = await bridge.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, send=sink)
+        assert listed is not None
+        assert [t["name"] for t in listed["result"]["tools"]] == ["hello"]
+        reply = await bridge.handle(call("hello", {"who": "ccwire"}, req_id=2), send=sink)
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"content": [{"type": "text", "text": "hi ccwire"}], "isError": False},
+        }
+
+
+def test_mcp_1x_messages_wrapped_in_a_root_model_are_unwrapped() -> None:
+    class RootModel:  # mcp 1.x's JSONRPCMessage: a pydantic RootModel around the message
+        def __init__(self, root: Any) -> None:
+            self.root = root
+
+    class SessionMessage:
+        def __init__(self, message: Any) -> None:
+            self.message = message
+
+    inner = types.JSONRPCResponse(jsonrpc="2.0", id=3, result={"ok": True})
+    expected = {"jsonrpc": "2.0", "id": 3, "result": {"ok": True}}
+    assert from_message(SessionMessage(RootModel(inner))) == expected
+    assert from_message(RootModel(inner)) == expected
+    assert from_message(inner) == expected
+
+
+def test_without_mcp_types_the_mcp_1x_message_model_is_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import types as pytypes
+
+    validated: list[Any] = []
+
+    class JSONRPCMessage:  # mcp 1.x's mcp.types.JSONRPCMessage
+        @classmethod
+        def model_validate(cls, data: Any) -> Any:
+            validated.append(data)
+            return cls()
+
+    legacy = pytypes.ModuleType("mcp.types")
+    legacy.JSONRPCMessage = JSONRPCMessage  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "mcp_types", None)  # as with mcp 1.x: no mcp_types
+    monkeypatch.setitem(sys.modules, "mcp.types", legacy)
+    _mcp_bridge._wire.cache_clear()
+    try:
+        wrapped = _mcp_bridge.to_session_message({"jsonrpc": "2.0", "method": "ping", "id": 1})
+    finally:
+        _mcp_bridge._wire.cache_clear()
+    assert isinstance(wrapped.message, JSONRPCMessage)
+    assert validated == [{"jsonrpc": "2.0", "method": "ping", "id": 1}]
 
 
 async def test_detected_and_wired_through_the_options() -> None:

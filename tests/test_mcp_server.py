@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import json
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
 
+from ccwire import ClaudeAgentOptions, ClaudeSDKClient
 from ccwire._errors import ToolDefinitionError, ToolError
 from ccwire._mcp_server import SdkMcpServer, create_sdk_mcp_server
 from ccwire._tools import (
@@ -21,7 +24,8 @@ from ccwire._tools import (
     resource_link,
     tool,
 )
-from tests.fixtures.mcp_schema import checking_schema
+from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.fixtures.mcp_schema import SchemaCheck, active_check, checking_schema, conforming
 
 pytestmark = pytest.mark.anyio
 
@@ -134,6 +138,37 @@ async def test_a_jsonrpc_response_from_the_cli_is_accepted_silently() -> None:
         await server.handle({"jsonrpc": "2.0", "id": 3, "error": {"code": 1, "message": "x"}})
         is None
     )
+
+
+# --------------------------------------------------------------------------- conformance
+
+
+async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
+    mcp_schema_check: SchemaCheck,
+) -> None:
+    """The autouse check of tests/conftest.py (``conforming()``) is not a silent pass."""
+    assert active_check() is mcp_schema_check  # this test, like every other, runs under it
+
+    @tool("bad", "d", {})
+    async def bad(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        assert ctx.send is not None
+        await ctx.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
+        return {"content": [{"type": "text"}]}  # a text block without its text
+
+    server, sink = make_server(bad), Recorder()
+    with pytest.raises(AssertionError) as failed, conforming() as check:
+        reply = await server.handle(call("bad", req_id=3), send=sink)
+        ok = await server.handle(call("greet", {"name": "A"}, req_id=4), send=sink)
+    assert reply == {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text"}]}}
+    assert ok is not None and "result" in ok
+    assert (check.responses, check.notifications) == (2, 0)
+    message = str(failed.value)
+    assert message.startswith("2 SDK MCP server message(s) broke the MCP schema:")
+    assert "notification {'jsonrpc': '2.0', 'method': 'notifications/progress'" in message
+    assert "tools/call result {'content': [{'type': 'text'}]}" in message
+    assert sink.messages[0]["method"] == "notifications/progress"  # still delivered
+    assert mcp_schema_check.failures == []  # reported once, by the inner check
+    assert mcp_schema_check.responses >= 2  # the valid traffic is handed on
 
 
 # --------------------------------------------------------------------------- errors
@@ -274,6 +309,31 @@ async def test_tools_list_pagination_and_bad_cursor() -> None:
         assert reply["error"]["code"] == -32602
 
 
+async def test_create_sdk_mcp_server_takes_a_page_size() -> None:
+    many = [tool(f"t{i}", "d", {})(greet.handler) for i in range(3)]
+    server = create_sdk_mcp_server("paged", tools=many, page_size=2)["instance"]
+    assert server.page_size == 2
+    first = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert first is not None
+    assert [t["name"] for t in first["result"]["tools"]] == ["t0", "t1"]
+    cursor = first["result"]["nextCursor"]
+    params = {"cursor": cursor}
+    rest = await server.handle(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": params}
+    )
+    assert rest is not None
+    assert [t["name"] for t in rest["result"]["tools"]] == ["t2"]
+    assert "nextCursor" not in rest["result"]
+    whole = create_sdk_mcp_server("whole", tools=many)["instance"]
+    assert whole.page_size == 100
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True, "2", None])
+def test_page_size_must_be_a_positive_integer(size: Any) -> None:
+    with pytest.raises(ToolDefinitionError, match="page_size must be a positive integer"):
+        create_sdk_mcp_server("s", page_size=size)
+
+
 # --------------------------------------------------------------------------- tools/call
 
 
@@ -349,6 +409,78 @@ async def test_sync_handler_runs_off_the_event_loop_thread() -> None:
     assert reply["result"] == {"content": [{"type": "text", "text": "done"}]}
     assert where
     assert where[0] != threading.get_ident()
+
+
+async def test_sync_handler_reports_progress_and_logs_from_its_worker_thread() -> None:
+    threads: list[int] = []
+
+    @tool("crunch", "d", {"n": int})
+    def crunch(args: dict[str, Any], ctx: ToolContext) -> str:
+        threads.append(threading.get_ident())
+        sent = [ctx.report_progress_sync(i, args["n"], f"step {i}") for i in range(1, 3)]
+        sent.append(ctx.log_sync("info", {"crunched": args["n"]}))
+        return json.dumps(sent)
+
+    sink = Recorder()
+    message = call("crunch", {"n": 2}, 5, progressToken="tok-5")
+    reply = await make_server(crunch).handle(message, send=sink)
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "result": {"content": [{"type": "text", "text": "[true, true, true]"}]},
+    }
+    assert threads and threads[0] != threading.get_ident()
+    assert sink.messages == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": "tok-5", "progress": i, "total": 2, "message": f"step {i}"},
+        }
+        for i in (1, 2)
+    ] + [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": {"crunched": 2}},
+        }
+    ]
+
+
+async def test_structured_results_through_the_server() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Forecast(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        city: str
+        high: int
+
+    @tool("forecast", "d", {"city": str}, output_schema=Forecast)
+    async def forecast(args: dict[str, Any]) -> Any:
+        if args["city"] == "Oslo":
+            return Forecast(city="Oslo", high=21)
+        return f"no forecast for {args['city']}"  # no structured data: refused
+
+    server = make_server(forecast)
+    listed = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert listed is not None
+    assert listed["result"]["tools"][1]["outputSchema"] == {
+        "type": "object",
+        "title": "Forecast",
+        "properties": {
+            "city": {"type": "string", "title": "City"},
+            "high": {"type": "integer", "title": "High"},
+        },
+        "required": ["city", "high"],
+    }
+    reply = await server.handle(call("forecast", {"city": "Oslo"}, 2))
+    assert reply is not None
+    assert reply["result"] == {
+        "content": [{"type": "text", "text": '{"city": "Oslo", "high": 21}'}],
+        "structuredContent": {"city": "Oslo", "high": 21},
+    }
+    refused = await server.handle(call("forecast", {"city": "Bergen"}, 3))
+    assert refused is not None
+    assert refused["result"]["isError"] is True
+    assert "must return structured data" in refused["result"]["content"][0]["text"]
 
 
 async def test_context_and_progress_through_send() -> None:
@@ -714,6 +846,92 @@ def test_duplicate_names_and_bad_tools_are_rejected() -> None:
         server.tools["x"] = greet  # type: ignore[index]
     with pytest.raises(ToolDefinitionError):
         SdkMcpServer("s", max_concurrency=0)
+
+
+@asynccontextmanager
+async def connected(server: SdkMcpServer) -> AsyncIterator[FakeCLI]:
+    """A client serving ``server`` as ``demo_tools``, connected to a fake CLI."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    config = {"type": "sdk", "name": "demo_tools", "instance": server}
+    options = ClaudeAgentOptions(mcp_servers={"demo_tools": config})  # type: ignore[dict-item]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(options, transport=transport):
+                init = await fake.mcp("demo_tools", "initialize", {"protocolVersion": "2025-11-25"})
+                assert init["response"]["mcp_response"]["result"]["capabilities"]["tools"] == {
+                    "listChanged": True
+                }
+                yield fake
+
+
+ACK = {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
+
+
+async def test_add_tool_while_connected_sends_list_changed_to_the_cli() -> None:
+    server = make_server()
+    async with connected(server) as fake:
+        server.add_tool(tool("extra", "d", {})(greet.handler))
+        announced = await fake.receive("control_request", "mcp_message")
+        assert announced["request"] == {
+            "subtype": "mcp_message",
+            "server_name": "demo_tools",
+            "message": LIST_CHANGED,
+        }
+        await fake.respond(announced["request_id"], ACK)
+        listed = await fake.mcp("demo_tools", "tools/list")
+        names = [t["name"] for t in listed["response"]["mcp_response"]["result"]["tools"]]
+        assert names == ["greet", "extra"]
+
+        # the ack completes the delivery: notify_tools_changed() returns only once acked
+        delivered = anyio.Event()
+
+        async def notify() -> None:
+            await server.notify_tools_changed()
+            delivered.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(notify)
+            again = await fake.receive("control_request", "mcp_message")
+            assert again["request"]["message"] == LIST_CHANGED
+            assert not delivered.is_set()
+            await fake.respond(again["request_id"], ACK)
+            await delivered.wait()
+
+
+async def test_a_tool_call_that_adds_a_tool_is_answered_after_the_cli_acked_the_change() -> None:
+    server = make_server()
+
+    @tool("installer", "Adds a tool", {})
+    async def installer(args: dict[str, Any]) -> str:
+        server.add_tool(tool("late", "d", {})(greet.handler))
+        return "installed"
+
+    server.add_tool(installer)  # before connecting: nobody to tell
+    async with connected(server) as fake:
+        params = {"name": "installer", "arguments": {}}
+        message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+        rid = await fake.start_request("mcp_message", server_name="demo_tools", message=message)
+        announced = await fake.receive("control_request", "mcp_message")
+        assert announced["request"]["message"] == LIST_CHANGED
+        await anyio.wait_all_tasks_blocked()  # an answer sent now would precede the pong
+        pong = await fake.mcp("demo_tools", "ping")
+        assert pong["response"]["mcp_response"]["result"] == {}
+        answered = [
+            f
+            for f in fake.received
+            if f.get("type") == "control_response" and f["response"].get("request_id") == rid
+        ]
+        assert answered == []  # the answer waits for the CLI's ack
+        await fake.respond(announced["request_id"], ACK)
+        reply = await fake.response_to(rid)
+        assert reply["response"]["mcp_response"] == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"content": [{"type": "text", "text": "installed"}]},
+        }
+    assert list(server.tools) == ["greet", "installer", "late"]
 
 
 async def test_a_call_that_changes_the_tools_answers_after_the_change_is_announced() -> None:

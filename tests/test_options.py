@@ -9,6 +9,7 @@ import pytest
 
 from ccwire._hook_types import HookMatcher
 from ccwire._options import (
+    DEFAULT_INHERITED_ENV,
     AgentDefinition,
     ClaudeAgentOptions,
     OutputFormat,
@@ -80,6 +81,8 @@ def test_defaults() -> None:
     assert o.control_timeout == 60.0
     assert o.initialize_timeout == 60.0
     assert o.forward_subagent_text is None
+    assert o.session_mirror is False
+    assert o.inherit_env == DEFAULT_INHERITED_ENV
 
 
 def test_keyword_only() -> None:
@@ -126,6 +129,30 @@ def test_repr_hides_mcp_secrets_but_shows_the_rest() -> None:
     assert "model='sonnet'" in text
     # the options themselves are untouched
     assert server["headers"]["Authorization"] == "Bearer t0k"
+
+
+def test_repr_hides_agent_mcp_secrets_and_settings_env() -> None:
+    stdio: Any = {"command": "srv", "env": {"TOKEN": "agent-tok"}}
+    settings = '{"env": {"ANTHROPIC_API_KEY": "sk-in-settings"}, "model": "opus"}'
+    o = ClaudeAgentOptions(
+        agents={"a": AgentDefinition("d", "p", mcp_servers=["fs", {"s": stdio}])},
+        settings=settings,
+    )
+    text = repr(o)
+    assert "agent-tok" not in text and "sk-in-settings" not in text
+    assert "'TOKEN': '***'" in text and "'fs'" in text
+    assert '"model": "opus"' in text
+    assert o.settings == settings and stdio["env"]["TOKEN"] == "agent-tok"  # untouched
+    assert "settings='/etc/s.json'" in repr(ClaudeAgentOptions(settings="/etc/s.json"))
+    assert "no-json" not in repr(ClaudeAgentOptions(settings='{"env": no-json}'))
+
+
+def test_repr_shows_inherit_env_not_the_inherited_values() -> None:
+    o = ClaudeAgentOptions(inherit_env=["PATH", "MY_*"])
+    assert "inherit_env=('PATH', 'MY_*')" in repr(o)
+    assert "session_mirror=False" in repr(o)
+    assert "inherit_env=DEFAULT_INHERITED_ENV," in repr(ClaudeAgentOptions())
+    assert "inherit_env=True," in repr(ClaudeAgentOptions(inherit_env=True))
 
 
 def test_repr_with_mcp_config_path() -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from typing import Any, TypedDict
 
+import anyio.to_thread
 import pytest
 
+import ccwire._validator
 from ccwire._errors import ToolDefinitionError, ToolError
 from ccwire._tools import (
     SdkMcpTool,
@@ -124,10 +127,25 @@ def test_annotations_with_model_dump_are_accepted() -> None:
     assert t.definition["annotations"] == {"readOnlyHint": True}
 
 
-def test_schema_is_computed_once_at_definition() -> None:
-    t = tool("t", "d", {"n": int})(echo)
+@pytest.mark.anyio
+async def test_schema_is_computed_once_at_definition(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[Any] = []
+    real = ccwire._validator.compile_validator
+
+    def spy(schema: Any) -> Any:
+        compiled.append(real(schema))
+        return compiled[-1]
+
+    monkeypatch.setattr(ccwire._validator, "compile_validator", spy)
+    t = tool("t", "d", {"n": int}, output_schema={"n2": int})(lambda args: {"n2": args["n"] * 2})
     assert t.json_schema is t.definition["inputSchema"]
-    assert t.validator.schema is t.json_schema
+    assert len(compiled) == 2  # the input and the output schema, once each
+    assert compiled[0] is t.validator and t.validator.schema is t.json_schema
+    assert compiled[1].schema is t.output_json_schema
+    for n in range(5):
+        assert (await t.call({"n": n}))["structuredContent"] == {"n2": 2 * n}
+    assert (await t.call({"n": "x"}))["isError"] is True
+    assert len(compiled) == 2  # calls, valid or not, compile nothing
 
 
 # --------------------------------------------------------------------------- calling
@@ -380,6 +398,169 @@ async def test_structured_output_that_breaks_its_schema_is_an_error(value: Any) 
     assert "structuredContent" not in result
 
 
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string"},
+        {"type": "array", "items": {"type": "integer"}},
+        {"type": ["object", "null"]},
+        {"anyOf": [{"type": "object"}, {"type": "null"}]},
+        {"$ref": "#/$defs/X", "$defs": {"X": {"type": "object"}}},
+    ],
+)
+def test_output_schema_must_describe_an_object(schema: dict[str, Any]) -> None:
+    with pytest.raises(ToolDefinitionError, match=r"tool 'w': output_schema must be an object"):
+        tool("w", "d", {}, output_schema=schema)(echo)
+
+
+def test_an_output_schema_that_is_no_schema_names_output_schema() -> None:
+    with pytest.raises(ToolDefinitionError, match=r"^output_schema must be a"):
+        tool("w", "d", {}, output_schema=int)(echo)
+
+
+WEATHER_JSON = '{"city": "Oslo", "celsius": 3.5}'
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "sunny",
+        [text_content("sunny"), IMAGE],
+        IMAGE,
+        None,
+        {"content": [text_content("sunny")]},
+        {"content": [text_content(WEATHER_JSON), text_content("and more")]},
+        {"content": [text_content("[1, 2]")], "isError": False},
+        42,
+    ],
+)
+@pytest.mark.anyio
+async def test_a_tool_with_an_output_schema_must_return_structured_data(value: Any) -> None:
+    t = tool("weather", "d", {}, output_schema=WEATHER_SCHEMA)(lambda args: value)
+    result = await t.call({})
+    assert result["isError"] is True
+    assert "structuredContent" not in result
+    text = result["content"][0]["text"]
+    if isinstance(value, int):
+        assert text == (
+            "Tool 'weather' returned output that does not match its output schema: "
+            "output must be object, got integer"
+        )
+    else:
+        assert text.startswith("Tool 'weather' has an output schema, so it must return structured")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        WEATHER_JSON,
+        [text_content(WEATHER_JSON)],
+        {"content": [text_content(WEATHER_JSON)]},
+        {"content": WEATHER_JSON, "isError": False},
+    ],
+)
+@pytest.mark.anyio
+async def test_structured_content_is_derived_from_one_json_text_block(value: Any) -> None:
+    t = tool("weather", "d", {}, output_schema=WEATHER_SCHEMA)(lambda args: value)
+    result = await t.call({})
+    assert result["content"] == [text_content(WEATHER_JSON)]
+    assert result["structuredContent"] == json.loads(WEATHER_JSON)
+    assert not result.get("isError")
+
+
+@pytest.mark.anyio
+async def test_a_derived_structure_must_match_the_schema_too() -> None:
+    t = tool("weather", "d", {}, output_schema=WEATHER_SCHEMA)(
+        lambda args: '{"city": 1, "celsius": 2}'
+    )
+    result = await t.call({})
+    assert result == {
+        "content": [
+            text_content(
+                "Tool 'weather' returned output that does not match its output schema: "
+                "'city' must be string, got integer"
+            )
+        ],
+        "isError": True,
+    }
+
+
+@pytest.mark.anyio
+async def test_error_results_of_a_structured_tool_need_no_structured_content() -> None:
+    @tool("weather", "d", {"city": str}, output_schema=WEATHER_SCHEMA)
+    async def weather(args: dict[str, Any]) -> Any:
+        if args["city"] == "Atlantis":
+            raise ToolError("no such city")
+        return {"content": [text_content("offline")], "isError": True}
+
+    assert await weather.call({"city": "Atlantis"}) == {
+        "content": [text_content("no such city")],
+        "isError": True,
+    }
+    assert await weather.call({"city": "Oslo"}) == {
+        "content": [text_content("offline")],
+        "isError": True,
+    }
+    invalid = await weather.call({})
+    assert invalid["isError"] is True and "'city' is required" in invalid["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_a_content_shaped_dict_that_matches_the_schema_is_data() -> None:
+    schema = {"type": "object", "properties": {"type": {"type": "string"}}}
+    t = tool("kind", "d", {}, output_schema=schema)(lambda args: {"type": "image"})
+    assert await t.call({}) == {
+        "content": [text_content('{"type": "image"}')],
+        "structuredContent": {"type": "image"},
+    }
+
+
+@pytest.mark.anyio
+async def test_structured_content_must_be_an_object_even_without_an_output_schema() -> None:
+    t = tool("raw", "d", {})(lambda args: {"content": [], "structuredContent": [1, 2]})
+    result = await t.call({})
+    assert result["isError"] is True
+    assert "structuredContent that is not a JSON object" in result["content"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_a_pydantic_model_becomes_structured_output() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Forecast(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        city: str
+        high: int
+        hourly: list[float] = []
+
+    @tool("forecast", "d", {"city": str}, output_schema=Forecast)
+    async def forecast(args: dict[str, Any]) -> Any:
+        return Forecast(city=args["city"], high=21, hourly=[20.5, 21])
+
+    assert forecast.definition["outputSchema"]["type"] == "object"
+    assert forecast.definition["outputSchema"]["required"] == ["city", "high"]
+    data = {"city": "Oslo", "high": 21, "hourly": [20.5, 21.0]}
+    assert await forecast.call({"city": "Oslo"}) == {
+        "content": [text_content(json.dumps(data))],
+        "structuredContent": data,
+    }
+
+
+@pytest.mark.anyio
+async def test_a_pydantic_model_that_breaks_the_output_schema_is_an_error() -> None:
+    pydantic = pytest.importorskip("pydantic")
+
+    class Wrong(pydantic.BaseModel):  # type: ignore[name-defined,misc]
+        city: int
+        celsius: float
+
+    t = tool("weather", "d", {}, output_schema=WEATHER_SCHEMA)(
+        lambda args: Wrong(city=3, celsius=1.5)
+    )
+    result = await t.call({})
+    assert result["isError"] is True
+    assert "'city' must be string, got integer" in result["content"][0]["text"]
+
+
 @pytest.mark.anyio
 async def test_unserializable_result_is_an_error_not_an_exception() -> None:
     loop: list[Any] = []
@@ -419,6 +600,59 @@ async def test_context_progress_and_log_go_through_send() -> None:
             "params": {"level": "warning", "data": {"k": 1}, "logger": "db"},
         },
     ]
+
+
+@pytest.mark.anyio
+async def test_an_unknown_log_level_is_refused_before_anything_is_sent() -> None:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    with pytest.raises(ValueError, match="unknown log level 'loud'"):
+        await ToolContext(tool_name="t", send=send).log("loud", "x")
+    assert sent == []
+
+
+@pytest.mark.anyio
+async def test_sync_context_methods_hop_from_the_worker_thread_to_the_loop() -> None:
+    sent: list[tuple[int, dict[str, Any]]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append((threading.get_ident(), message))
+
+    ctx = ToolContext(tool_name="t", progress_token="p", send=send, log_level="info")
+
+    def in_worker() -> list[bool]:
+        return [
+            ctx.report_progress_sync(1, 2, "half"),
+            ctx.log_sync("info", "hi", logger="w"),
+            ctx.log_sync("debug", "below the level"),
+            ToolContext(tool_name="t", send=send).report_progress_sync(1),  # no token
+        ]
+
+    assert await anyio.to_thread.run_sync(in_worker) == [True, True, False, False]
+    loop_thread = threading.get_ident()
+    assert [(tid, m["method"]) for tid, m in sent] == [
+        (loop_thread, "notifications/progress"),
+        (loop_thread, "notifications/message"),
+    ]
+    assert sent[0][1]["params"] == {
+        "progressToken": "p",
+        "progress": 1,
+        "total": 2,
+        "message": "half",
+    }
+    assert sent[1][1]["params"] == {"level": "info", "data": "hi", "logger": "w"}
+
+
+@pytest.mark.anyio
+async def test_sync_context_methods_refuse_the_event_loop_thread() -> None:
+    ctx = ToolContext(tool_name="t", progress_token=1)
+    with pytest.raises(RuntimeError, match=r"use await ctx\.report_progress\(\.\.\.\)"):
+        ctx.report_progress_sync(1)
+    with pytest.raises(RuntimeError, match=r"log_sync\(\) can only be called from the worker"):
+        ctx.log_sync("info", "x")
 
 
 @pytest.mark.anyio

@@ -13,16 +13,24 @@ the ``settings`` file when it must be merged with ``sandbox`` (§1.6) and, when 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ._errors import CLIConnectionError
-from ._options import AgentDefinition, ClaudeAgentOptions, check_skill_name, validate_options
+from ._options import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    check_skill_name,
+    normalize_inherit_env,
+    validate_options,
+)
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -36,6 +44,8 @@ __all__ = [
     "build_env",
     "build_initialize_fields",
     "build_mcp_config",
+    "inherited_env",
+    "json_schema_in_initialize",
     "sdk_servers",
     "sdk_version",
 ]
@@ -155,6 +165,32 @@ def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, di
     return wire
 
 
+def _output_schema(options: ClaudeAgentOptions) -> tuple[Any, str] | None:
+    """``output_format``'s schema and its JSON text (None without ``output_format``)."""
+    output_format = options.output_format
+    if output_format is None:
+        return None
+    if output_format.get("type") != "json_schema" or "schema" not in output_format:
+        raise ValueError(
+            "output_format must be {'type': 'json_schema', 'schema': {...}}, "
+            f"got {output_format!r}"
+        )
+    schema = output_format["schema"]
+    return schema, _dumps(schema, "output_format schema")
+
+
+def _too_long(text: str) -> bool:
+    return len(text.encode("utf-8")) > SPILL_THRESHOLD
+
+
+def json_schema_in_initialize(options: ClaudeAgentOptions) -> bool:
+    """True when the ``output_format`` schema is too long for argv and so travels in
+    ``initialize`` ``jsonSchema`` instead of ``--json-schema`` (the CLI takes only JSON
+    text on that flag, not a file path)."""
+    found = _output_schema(options)
+    return found is not None and _too_long(found[1])
+
+
 def build_initialize_fields(
     options: ClaudeAgentOptions, hook_config: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -163,7 +199,9 @@ def build_initialize_fields(
     ``hooks`` is ``hook_config`` (the registration built by the hooks layer; ``None``
     when there are none, as the reference sends). ``agents``,
     ``excludeDynamicSections``, ``systemPromptSnapshot``, ``skills`` (only for an
-    explicit list) and ``forwardSubagentText`` appear only when set.
+    explicit list) and ``forwardSubagentText`` appear only when set; ``jsonSchema``
+    only for an ``output_format`` schema over :data:`SPILL_THRESHOLD` bytes (a shorter
+    one is passed as ``--json-schema``).
     """
     fields: dict[str, Any] = {"hooks": dict(hook_config) if hook_config else None}
     if options.agents:
@@ -178,6 +216,9 @@ def build_initialize_fields(
         fields["skills"] = list(options.skills)
     if options.forward_subagent_text is not None:
         fields["forwardSubagentText"] = options.forward_subagent_text
+    found = _output_schema(options)
+    if found is not None and _too_long(found[1]):
+        fields["jsonSchema"] = found[0]
     return fields
 
 
@@ -188,7 +229,7 @@ class _Spill:
         self.directory = directory
 
     def wanted(self, value: str) -> bool:
-        return self.directory is not None and len(value.encode("utf-8")) > SPILL_THRESHOLD
+        return self.directory is not None and _too_long(value)
 
     def write(self, value: str, stem: str, suffix: str) -> str:
         assert self.directory is not None
@@ -331,7 +372,9 @@ def build_argv(
     "--input-format", "stream-json"]``; ``extra_args`` come last among the option flags.
     With ``spill_dir``, values over :data:`SPILL_THRESHOLD` bytes are written to files
     there: a long system prompt becomes ``--system-prompt-file PATH`` and a long
-    ``--mcp-config``, ``--settings`` or ``--json-schema`` value becomes the file's path.
+    ``--mcp-config`` or ``--settings`` value becomes the file's path. A long
+    ``output_format`` schema is left out (with or without ``spill_dir``): it travels in
+    ``initialize`` (see :func:`build_initialize_fields`).
 
     Raises ``ValueError`` for inconsistent options and
     :class:`~ccwire.CLIConnectionError` when ``settings`` must be merged with
@@ -402,6 +445,8 @@ def build_argv(
         argv.append("--include-partial-messages")
     if options.include_hook_events:
         argv.append("--include-hook-events")
+    if options.session_mirror:
+        argv.append("--session-mirror")
     for plugin in options.plugins:
         if plugin.get("type") != "local":
             raise ValueError(f"unsupported plugin type {plugin.get('type')!r}: only 'local'")
@@ -410,15 +455,9 @@ def build_argv(
     argv += _thinking_args(options)
     if options.effort:
         argv += ["--effort", options.effort]
-    output_format = options.output_format
-    if output_format is not None:
-        if output_format.get("type") != "json_schema" or "schema" not in output_format:
-            raise ValueError(
-                "output_format must be {'type': 'json_schema', 'schema': {...}}, "
-                f"got {output_format!r}"
-            )
-        schema = _dumps(output_format["schema"], "output_format schema")
-        argv += ["--json-schema", spill.json_or_path(schema, "json-schema")]
+    found = _output_schema(options)
+    if found is not None and not _too_long(found[1]):
+        argv += ["--json-schema", found[1]]
 
     argv += _extra_args(options.extra_args)
     argv += ["--input-format", "stream-json"]
@@ -431,17 +470,45 @@ def sdk_version() -> str:
     return __version__
 
 
+_NEVER_INHERITED = "CLAUDECODE"
+
+
+@functools.lru_cache(maxsize=16)
+def _env_pattern(patterns: tuple[str, ...], ignore_case: bool) -> re.Pattern[str]:
+    joined = "|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)"
+    return re.compile(joined, re.IGNORECASE if ignore_case else 0)
+
+
+def inherited_env(
+    base_env: Mapping[str, str], inherit: object, *, ignore_case: bool = os.name == "nt"
+) -> dict[str, str]:
+    """The part of ``base_env`` the CLI inherits under ``inherit`` (``inherit_env``).
+
+    ``True``: everything; ``False``: nothing; else the variables whose names match one
+    of the names or shell-style patterns (case-insensitively by default on Windows,
+    where variable names are). ``CLAUDECODE`` is never inherited.
+    """
+    inherit = normalize_inherit_env(inherit)
+    if inherit is False:
+        return {}
+    if inherit is True:
+        return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED}
+    pattern = _env_pattern(inherit, ignore_case)
+    return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED and pattern.fullmatch(k)}
+
+
 def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> dict[str, str]:
     """The subprocess environment (§1.8), layered later-wins.
 
-    ``base_env`` minus ``CLAUDECODE``; ``CLAUDE_CODE_ENTRYPOINT=sdk-py``; ``options.env``;
-    then ``CLAUDE_AGENT_SDK_VERSION`` (not overridable),
+    The variables of ``base_env`` that ``options.inherit_env`` selects (never
+    ``CLAUDECODE``; see :func:`inherited_env`); ``CLAUDE_CODE_ENTRYPOINT=sdk-py``;
+    ``options.env``; then ``CLAUDE_AGENT_SDK_VERSION`` (not overridable),
     ``CLAUDE_AGENT_SDK_CLIENT_APP`` (with ``client_app``),
     ``CLAUDE_CODE_SDK_READS_SESSION_STATE=1`` (unless already set),
     ``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true`` (when enabled) and ``PWD``
-    (when ``cwd`` is set).
+    (when ``cwd`` is set). Error messages name offending keys, never values.
     """
-    env = {key: value for key, value in base_env.items() if key != "CLAUDECODE"}
+    env = inherited_env(base_env, options.inherit_env)
     env["CLAUDE_CODE_ENTRYPOINT"] = "sdk-py"
     for key, value in options.env.items():
         if not isinstance(key, str) or not isinstance(value, str):

@@ -26,6 +26,7 @@ from ._messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    TranscriptMirrorMessage,
     UnknownBlock,
     UserMessage,
 )
@@ -238,12 +239,20 @@ def _stream_event(obj: Mapping[str, Any]) -> Message:
     )
 
 
+TRANSCRIPT_MIRROR = "transcript_mirror"
+
+
+def _transcript_mirror(obj: Mapping[str, Any]) -> Message:
+    return TranscriptMirrorMessage(type=TRANSCRIPT_MIRROR, data=obj)
+
+
 _MESSAGE_DECODERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
     "user": _user,
     "assistant": _assistant,
     "system": _system,
     "result": _result,
     "stream_event": _stream_event,
+    TRANSCRIPT_MIRROR: _transcript_mirror,
 }
 
 

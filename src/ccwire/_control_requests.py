@@ -15,6 +15,11 @@ from ._control_types import (
     CliVersion,
     ContextCategory,
     ContextUsage,
+    FileContents,
+    FileSuggestions,
+    HookEventInfo,
+    HookListingEntry,
+    HooksListing,
     InterruptResult,
     McpServerStatus,
     McpSetServersResult,
@@ -22,11 +27,16 @@ from ._control_types import (
     ModelChange,
     ModelInfo,
     PermissionModeChange,
+    PermissionRuleInfo,
+    PermissionRules,
     PluginReload,
+    RepoRootRegistration,
     RewindFilesResult,
+    SessionUsage,
     SettingsSnapshot,
     SlashCommand,
     TaskOutput,
+    UsageReport,
 )
 from ._errors import ControlProtocolError, UnsupportedFeatureError
 from ._messages import Message, SystemMessage
@@ -57,6 +67,14 @@ GET_BINARY_VERSION = "get_binary_version"
 LIST_PERMISSION_RULES = "list_permission_rules"
 GET_USAGE = "get_usage"
 GET_SESSION_COST = "get_session_cost"
+SET_COLOR = "set_color"
+SEED_READ_STATE = "seed_read_state"
+READ_FILE = "read_file"
+REGISTER_REPO_ROOT = "register_repo_root"
+RELOAD_OUTPUT_STYLES = "reload_output_styles"
+GET_HOOKS_LISTING = "get_hooks_listing"
+FILE_SUGGESTIONS = "file_suggestions"
+SET_HAS_SUBSCRIBERS = "set_has_subscribers"
 
 # Capabilities (system/init ``capabilities``) that gate request fields.
 CAP_INTERRUPT_CANCEL_QUEUED = "interrupt_cancel_queued_v1"
@@ -160,6 +178,10 @@ def _opt_int(v: Any) -> int | None:
 
 def _opt_bool(v: Any) -> bool | None:
     return v if isinstance(v, bool) else None
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
 
 
 def _opt_map(v: Any) -> Mapping[str, Any] | None:
@@ -332,6 +354,112 @@ def decode_models(r: Mapping[str, Any]) -> list[ModelInfo]:
 def decode_version(r: Mapping[str, Any]) -> CliVersion:
     """``get_binary_version`` answer."""
     return CliVersion(_str(r.get("version")), _opt_str(r.get("buildTime")), raw=r)
+
+
+def decode_file_contents(r: Mapping[str, Any]) -> FileContents:
+    """``read_file`` answer."""
+    return FileContents(
+        contents=_str(r.get("contents")),
+        abs_path=_opt_str(r.get("absPath")),
+        truncated=r.get("truncated") is True,
+        encoding=_opt_str(r.get("encoding")),
+        lossy=_opt_bool(r.get("lossy")),
+        raw=r,
+    )
+
+
+def decode_repo_root(r: Mapping[str, Any]) -> RepoRootRegistration:
+    """``register_repo_root`` answer."""
+    return RepoRootRegistration(_opt_str(r.get("directory")), raw=r)
+
+
+def decode_output_styles(r: Mapping[str, Any]) -> list[str]:
+    """``reload_output_styles`` answer: the names of the output styles available."""
+    return list(_strs(r.get("available_output_styles")))
+
+
+def _hook_event(e: Mapping[str, Any]) -> HookEventInfo:
+    return HookEventInfo(
+        name=_str(e.get("name")),
+        summary=_str(e.get("summary")),
+        supports_matcher=_opt_bool(e.get("supportsMatcher")),
+        hook_count=_opt_int(e.get("hookCount")),
+        raw=e,
+    )
+
+
+def decode_hooks_listing(r: Mapping[str, Any]) -> HooksListing:
+    """``get_hooks_listing`` answer."""
+    return HooksListing(
+        events=tuple(_hook_event(e) for e in _maps(r.get("events"))),
+        hooks=tuple(
+            HookListingEntry(
+                event=_str(h.get("event")),
+                matcher=_opt_str(h.get("matcher")),
+                source=_opt_str(h.get("source")),
+                source_label=_opt_str(h.get("sourceLabel")),
+                type=_opt_str(h.get("type")),
+                display_text=_opt_str(h.get("displayText")),
+                raw=h,
+            )
+            for h in _maps(r.get("hooks"))
+        ),
+        event_catalog=tuple(_hook_event(e) for e in _maps(r.get("eventCatalog"))),
+        policy=_opt_map(r.get("policy")),
+        raw=r,
+    )
+
+
+def decode_file_suggestions(r: Mapping[str, Any]) -> FileSuggestions:
+    """``file_suggestions`` answer."""
+    paths = tuple(
+        p for p in (_opt_str(s.get("path")) for s in _maps(r.get("suggestions"))) if p is not None
+    )
+    return FileSuggestions(paths=paths, cwd=_opt_str(r.get("cwd")), raw=r)
+
+
+def decode_usage(r: Mapping[str, Any]) -> UsageReport:
+    """``get_usage`` answer."""
+    s = _opt_map(r.get("session")) or {}
+    model_usage = _opt_map(s.get("model_usage")) or {}
+    return UsageReport(
+        session=SessionUsage(
+            total_cost_usd=_num(s.get("total_cost_usd")),
+            total_api_duration_ms=_opt_int(s.get("total_api_duration_ms")) or 0,
+            total_duration_ms=_opt_int(s.get("total_duration_ms")) or 0,
+            total_lines_added=_opt_int(s.get("total_lines_added")) or 0,
+            total_lines_removed=_opt_int(s.get("total_lines_removed")) or 0,
+            model_usage={str(k): v for k, v in model_usage.items() if isinstance(v, Mapping)},
+            raw=s,
+        ),
+        subscription_type=_opt_str(r.get("subscription_type")),
+        rate_limits_available=r.get("rate_limits_available") is True,
+        rate_limits=_opt_map(r.get("rate_limits")),
+        behaviors=_opt_map(r.get("behaviors")),
+        raw=r,
+    )
+
+
+def decode_permission_rules(r: Mapping[str, Any]) -> PermissionRules:
+    """``list_permission_rules`` answer (the rules are in its ``state``)."""
+    state = _opt_map(r.get("state")) or r
+    return PermissionRules(
+        rules=tuple(
+            PermissionRuleInfo(
+                rule=_str(x.get("rule")),
+                behavior=_str(x.get("behavior")),
+                source=_opt_str(x.get("source")),
+                editability=_opt_str(x.get("editability")),
+                description=_opt_map(x.get("description")),
+                raw=x,
+            )
+            for x in _maps(state.get("rules"))
+        ),
+        workspace_directories=_maps(state.get("workspaceDirectories")),
+        original_cwd=_opt_str(state.get("originalCwd")),
+        managed_only=_opt_bool(state.get("managedOnly")),
+        raw=r,
+    )
 
 
 # ----------------------------------------------------------------- request fields

@@ -7,6 +7,7 @@ wire lives in :mod:`ccwire._control_requests`.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +16,11 @@ __all__ = [
     "CliVersion",
     "ContextCategory",
     "ContextUsage",
+    "FileContents",
+    "FileSuggestions",
+    "HookEventInfo",
+    "HookListingEntry",
+    "HooksListing",
     "InterruptResult",
     "McpServerStatus",
     "McpSetServersResult",
@@ -22,11 +28,16 @@ __all__ = [
     "ModelChange",
     "ModelInfo",
     "PermissionModeChange",
+    "PermissionRuleInfo",
+    "PermissionRules",
     "PluginReload",
+    "RepoRootRegistration",
     "RewindFilesResult",
+    "SessionUsage",
     "SettingsSnapshot",
     "SlashCommand",
     "TaskOutput",
+    "UsageReport",
 ]
 
 
@@ -202,4 +213,138 @@ class CliVersion:
 
     version: str
     build_time: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class FileContents:
+    """The answer to ``read_file``: a file as the CLI reads it (its permission rules apply).
+
+    ``contents`` is text, or base64 when ``encoding == "base64"`` (:meth:`as_bytes`
+    decodes either); ``truncated`` when ``max_bytes`` cut it; ``lossy`` when text
+    decoding replaced invalid bytes.
+    """
+
+    contents: str
+    abs_path: str | None = None
+    truncated: bool = False
+    encoding: str | None = None
+    lossy: bool | None = None
+    raw: Mapping[str, Any] = _raw()
+
+    def as_bytes(self) -> bytes:
+        """The contents as bytes (base64-decoded, or the text encoded as UTF-8)."""
+        if self.encoding == "base64":
+            return base64.b64decode(self.contents)
+        return self.contents.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class RepoRootRegistration:
+    """The answer to ``register_repo_root``: the directory now registered (resolved)."""
+
+    directory: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class HookEventInfo:
+    """A hook event in ``get_hooks_listing``: name, summary, whether it takes a matcher
+    and (in ``events``) how many hooks are configured for it."""
+
+    name: str
+    summary: str = ""
+    supports_matcher: bool | None = None
+    hook_count: int | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class HookListingEntry:
+    """One configured hook in ``get_hooks_listing`` (settings, plugin or policy hooks)."""
+
+    event: str
+    matcher: str | None = None
+    source: str | None = None
+    source_label: str | None = None
+    type: str | None = None
+    display_text: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class HooksListing:
+    """The answer to ``get_hooks_listing``: the hooks configured in the CLI's settings.
+
+    ``events`` has the events with hooks, ``hooks`` the hooks themselves,
+    ``event_catalog`` every event the CLI knows, ``policy`` what policy allows.
+    Hooks registered through ``ClaudeAgentOptions.hooks`` are not listed."""
+
+    events: tuple[HookEventInfo, ...] = ()
+    hooks: tuple[HookListingEntry, ...] = ()
+    event_catalog: tuple[HookEventInfo, ...] = ()
+    policy: Mapping[str, Any] | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class FileSuggestions:
+    """The answer to ``file_suggestions``: matching paths (relative to ``cwd``)."""
+
+    paths: tuple[str, ...] = ()
+    cwd: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class SessionUsage:
+    """Totals of the CLI process so far (``get_usage`` ``session``)."""
+
+    total_cost_usd: float = 0.0
+    total_api_duration_ms: int = 0
+    total_duration_ms: int = 0
+    total_lines_added: int = 0
+    total_lines_removed: int = 0
+    model_usage: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """The answer to ``get_usage``: this session's cost and usage, and the account's
+    rate limits when the CLI knows them (``rate_limits_available``)."""
+
+    session: SessionUsage
+    subscription_type: str | None = None
+    rate_limits_available: bool = False
+    rate_limits: Mapping[str, Any] | None = None
+    behaviors: Mapping[str, Any] | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class PermissionRuleInfo:
+    """One permission rule in force (``list_permission_rules``).
+
+    ``rule`` is the rule text (``Bash(ls:*)``), ``behavior`` ``allow``/``deny``/``ask``,
+    ``source`` where it came from (``cliArg``, ``flagSettings``, ``localSettings``, ...),
+    ``editability`` whether it can be changed (``session``, ``readonly``, ...)."""
+
+    rule: str
+    behavior: str
+    source: str | None = None
+    editability: str | None = None
+    description: Mapping[str, Any] | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class PermissionRules:
+    """The answer to ``list_permission_rules``: the rules and working directories in
+    force."""
+
+    rules: tuple[PermissionRuleInfo, ...] = ()
+    workspace_directories: tuple[Mapping[str, Any], ...] = ()
+    original_cwd: str | None = None
+    managed_only: bool | None = None
     raw: Mapping[str, Any] = _raw()

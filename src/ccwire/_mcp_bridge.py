@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 
 from ._broadcast import Sink, spawn_background
-from ._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, error, result
+from ._jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, error, result, valid_id
 
 __all__ = ["McpBridge", "as_served_server", "is_official_server", "is_server_object"]
 
@@ -328,6 +328,16 @@ class McpBridge:
         """
         if not isinstance(message, Mapping):
             return error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+        method = message.get("method")
+        if not isinstance(method, str):
+            if method is None and "id" in message and ("result" in message or "error" in message):
+                return None  # a response from the CLI: the bridge sends it no requests
+            req_id = message.get("id")
+            return error(
+                req_id if valid_id(req_id) else None,
+                INVALID_REQUEST,
+                "Invalid Request: method must be a string",
+            )
         key: Hashable = session_key if session_key is not None else send or session_id
         try:
             hash(key)

@@ -93,6 +93,8 @@ class SdkMcpServer:
             isinstance(max_concurrency, int) and max_concurrency > 0
         ):
             raise ToolDefinitionError("max_concurrency must be a positive integer")
+        if isinstance(page_size, bool) or not (isinstance(page_size, int) and page_size > 0):
+            raise ToolDefinitionError(f"page_size must be a positive integer, got {page_size!r}")
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -417,6 +419,7 @@ def create_sdk_mcp_server(
     instructions: str | None = None,
     default_timeout: float | None = None,
     max_concurrency: int | None = None,
+    page_size: int = 100,
 ) -> McpSdkServerConfig:
     """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
 
@@ -425,10 +428,12 @@ def create_sdk_mcp_server(
     ``resources`` and ``prompts`` are made with :func:`~ccwire.resource` and
     :func:`~ccwire.prompt`.  ``default_timeout`` (seconds) applies to tools without
     their own ``timeout``; ``max_concurrency`` caps how many tool calls run at once;
-    ``instructions`` is sent to the client at ``initialize``.
+    ``page_size`` is how many entries one ``tools/list`` (``resources/list``, ...) page
+    holds before the client gets a ``nextCursor``; ``instructions`` is sent to the
+    client at ``initialize``.
     """
     server = SdkMcpServer(
         name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
-        default_timeout=default_timeout, max_concurrency=max_concurrency,
+        default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
     )  # fmt: skip
     return {"type": "sdk", "name": name, "instance": server}

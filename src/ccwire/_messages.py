@@ -25,6 +25,7 @@ __all__ = [
     "ThinkingBlock",
     "ToolResultBlock",
     "ToolUseBlock",
+    "TranscriptMirrorMessage",
     "UnknownBlock",
     "UserMessage",
 ]
@@ -185,9 +186,34 @@ class RawMessage:
         return self.data
 
 
+@dataclass(frozen=True, slots=True)
+class TranscriptMirrorMessage(RawMessage):
+    """A ``transcript_mirror`` frame: lines the CLI just wrote to its session file.
+
+    Sent only with ``session_mirror=True`` (``--session-mirror``). ``file_path`` is the
+    session's JSONL file, ``entries`` the new lines (one JSON object each), in order;
+    append them to your own store to keep a copy of the transcript. A
+    :class:`RawMessage`, so code that passes unknown frames through keeps working.
+    """
+
+    @property
+    def file_path(self) -> str:
+        """The session file the entries were written to."""
+        value = self.data.get("filePath")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def entries(self) -> list[Mapping[str, Any]]:
+        """The transcript lines, as written (JSON objects)."""
+        value = self.data.get("entries")
+        if not isinstance(value, list):
+            return []
+        return [e for e in value if isinstance(e, Mapping)]
+
+
 Message = Union[
     UserMessage, AssistantMessage, SystemMessage, ResultMessage, StreamEvent, RawMessage
 ]
 """Anything ``query()`` and ``ClaudeSDKClient`` yield: a user, assistant, system or result
 message, a partial-message :class:`StreamEvent`, or a :class:`RawMessage` for frame types
-ccwire does not model."""
+ccwire does not model (:class:`TranscriptMirrorMessage` is a typed one)."""

@@ -7,8 +7,9 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ._audit import AuditLog
 
 __all__ = [
+    "DEFAULT_INHERITED_ENV",
     "AgentDefinition",
     "ClaudeAgentOptions",
     "EffortLevel",
@@ -172,6 +174,83 @@ class AgentDefinition:
     permission_mode: PermissionMode | None = None
 
 
+DEFAULT_INHERITED_ENV: tuple[str, ...] = (
+    # the process basics
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "XDG_*",
+    # Claude Code and the Anthropic API (CLAUDE_CODE_USE_BEDROCK/VERTEX/FOUNDRY included)
+    "ANTHROPIC_*",
+    "CLAUDE_*",
+    "DISABLE_*",
+    "MCP_*",
+    "ENABLE_TOOL_SEARCH",
+    # Amazon Bedrock, Google Vertex AI, Microsoft Foundry credentials and regions
+    "AWS_*",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "CLOUDSDK_CONFIG",
+    "CLOUD_ML_REGION",
+    "VERTEX_REGION_*",
+    "AZURE_*",
+    # network: proxies and certificates
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    # Windows
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "HOMEDRIVE",
+    "HOMEPATH",
+)
+"""The variables the CLI inherits from this process by default (``inherit_env``).
+
+Names and shell-style patterns (``LC_*``). ``CLAUDECODE`` is never inherited. Extend it
+with ``inherit_env=[*DEFAULT_INHERITED_ENV, "SSH_AUTH_SOCK"]``, or pass
+``inherit_env=True`` to inherit everything (what ``claude-agent-sdk`` does)."""
+
+
+def normalize_inherit_env(value: object) -> bool | tuple[str, ...]:
+    """``inherit_env`` as a bool or a tuple of names/patterns; ``TypeError`` otherwise."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(
+            "inherit_env must be True, False or an iterable of variable names/patterns, "
+            f"got {value!r}"
+        )
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"inherit_env entries must be non-empty strings, got {name!r}")
+    return names
+
+
 _SKILL_FORBIDDEN = frozenset("(),*")
 
 
@@ -234,6 +313,45 @@ def _masked_mcp_servers(value: object) -> object:
     return masked
 
 
+def _masked_agents(value: object) -> object:
+    if not isinstance(value, Mapping):
+        return value
+    masked: dict[str, object] = {}
+    for name, agent in value.items():
+        if isinstance(agent, AgentDefinition) and agent.mcp_servers:
+            servers = [
+                _masked_mcp_servers(item) if isinstance(item, Mapping) else item
+                for item in agent.mcp_servers
+            ]
+            agent = replace(agent, mcp_servers=servers)  # type: ignore[arg-type]
+        masked[name] = agent
+    return masked
+
+
+def _masked_settings(value: object) -> object:
+    """Settings JSON text with its ``env`` values masked (a path is shown as is)."""
+    if not isinstance(value, str) or not value.strip().startswith("{"):
+        return value
+    try:
+        loaded = json.loads(value)
+    except ValueError:
+        return "<settings JSON text>"
+    if isinstance(loaded, dict) and isinstance(loaded.get("env"), Mapping):
+        loaded["env"] = _mask_mapping(loaded["env"])
+        return json.dumps(loaded)
+    return value
+
+
+class _Named:
+    """Shows as its name in a repr."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
 @dataclass(kw_only=True, repr=False)
 class ClaudeAgentOptions:
     """Everything that configures a Claude Code session. Every field is optional.
@@ -248,7 +366,13 @@ class ClaudeAgentOptions:
     CLI with an error and logged on the ``ccwire`` logger; this is how to act on them.
 
     ``repr()`` never shows the values of ``env`` (nor of MCP servers' ``env`` and
-    ``headers``), so options can be logged without leaking secrets.
+    ``headers``, agents' MCP servers included, nor the ``env`` of settings given as
+    JSON text), so options can be logged without leaking secrets.
+
+    The CLI's environment is built explicitly: the variables of this process that
+    ``inherit_env`` selects (by default :data:`DEFAULT_INHERITED_ENV`, what the CLI
+    needs; ``True`` inherits everything, as ``claude-agent-sdk`` does; ``False``
+    nothing), then ``env``, then ccwire's own few variables.
     """
 
     # --- tools and prompt
@@ -299,11 +423,20 @@ class ClaudeAgentOptions:
     include_partial_messages: bool = False
     include_hook_events: bool = False
     forward_subagent_text: bool | None = None
+    session_mirror: bool = False
+    """Launch the CLI with ``--session-mirror``: every transcript line it writes to its
+    session file also arrives as a :class:`~ccwire.TranscriptMirrorMessage` in the
+    message stream, to copy into your own store (``claude-agent-sdk`` calls this
+    ``session_store`` and takes a store object)."""
 
     # --- process
     cli_path: str | Path | None = None
     cwd: str | Path | None = None
     env: dict[str, str] = field(default_factory=dict)
+    inherit_env: bool | Iterable[str] = DEFAULT_INHERITED_ENV
+    """Which variables of this process the CLI inherits: :data:`DEFAULT_INHERITED_ENV`
+    (the default), ``True`` (all but ``CLAUDECODE``), ``False`` (none: only ``env`` and
+    ccwire's own variables) or an iterable of names and shell-style patterns."""
     user: str | None = None
     stderr: Callable[[str], None] | None = None
     extra_args: dict[str, str | None] = field(default_factory=dict)
@@ -317,6 +450,7 @@ class ClaudeAgentOptions:
     permission decision and hook decision of the session as a JSON line."""
 
     def __post_init__(self) -> None:
+        self.inherit_env = normalize_inherit_env(self.inherit_env)
         validate_options(self)
 
     def __repr__(self) -> str:
@@ -327,5 +461,11 @@ class ClaudeAgentOptions:
                 value = _mask_mapping(value)
             elif f.name == "mcp_servers":
                 value = _masked_mcp_servers(value)
+            elif f.name == "agents":
+                value = _masked_agents(value)
+            elif f.name == "settings":
+                value = _masked_settings(value)
+            elif f.name == "inherit_env" and value == DEFAULT_INHERITED_ENV:
+                value = _Named("DEFAULT_INHERITED_ENV")
             parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"

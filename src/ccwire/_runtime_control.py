@@ -15,6 +15,7 @@ result. When the CLI refuses, the error is typed:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,17 +26,23 @@ from ._control_requests import CliFeatures, is_unsupported_answer, optional_fiel
 from ._control_types import (
     CliVersion,
     ContextUsage,
+    FileContents,
+    FileSuggestions,
+    HooksListing,
     InterruptResult,
     McpServerStatus,
     McpSetServersResult,
     ModelChange,
     ModelInfo,
     PermissionModeChange,
+    PermissionRules,
     PluginReload,
+    RepoRootRegistration,
     RewindFilesResult,
     SettingsSnapshot,
     SlashCommand,
     TaskOutput,
+    UsageReport,
 )
 from ._errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
 
@@ -301,11 +308,76 @@ class RuntimeControl:
         """Reload skills; returns the skills now available."""
         return wire.decode_skills(await self._request(wire.RELOAD_SKILLS))
 
-    async def list_permission_rules(self) -> Mapping[str, Any]:
-        """The permission rules in force (the CLI's ``state`` object)."""
-        answer = await self._request(wire.LIST_PERMISSION_RULES)
-        state = answer.get("state")
-        return state if isinstance(state, Mapping) else answer
+    async def list_permission_rules(self) -> PermissionRules:
+        """The permission rules in force, where each came from, and the working
+        directories (the CLI's whole answer is in ``raw``)."""
+        return wire.decode_permission_rules(await self._request(wire.LIST_PERMISSION_RULES))
+
+    async def reload_output_styles(self) -> list[str]:
+        """Reload output styles; returns the names of those now available."""
+        return wire.decode_output_styles(await self._request(wire.RELOAD_OUTPUT_STYLES))
+
+    async def get_hooks_listing(self) -> HooksListing:
+        """The hooks configured in the CLI's settings, plugins and policy (not those
+        registered through ``options.hooks``), and every hook event it knows."""
+        return wire.decode_hooks_listing(await self._request(wire.GET_HOOKS_LISTING))
+
+    async def set_color(self, color: str) -> None:
+        """Set the session's display color (a CLI without it for this kind of
+        connection refuses with :class:`~ccwire.UnsupportedFeatureError`)."""
+        await self._request(wire.SET_COLOR, {"color": color})
+
+    async def set_has_subscribers(self, has_subscribers: bool | None) -> None:
+        """Tell the CLI whether anyone is watching this session (``None``: unknown)."""
+        await self._request(wire.SET_HAS_SUBSCRIBERS, {"has_subscribers": has_subscribers})
+
+    # ---------------------------------------------------------- files and repos
+
+    async def read_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int | None = None,
+        encoding: Literal["utf-8", "base64"] | None = None,
+    ) -> FileContents:
+        """Read a file through the CLI, under its read permission rules (a denied or
+        missing file raises :class:`~ccwire.ControlProtocolError`). ``max_bytes``
+        truncates; ``encoding="base64"`` returns binary-safe contents."""
+        fields = optional_fields(path=os.fspath(path), max_bytes=max_bytes, encoding=encoding)
+        return wire.decode_file_contents(await self._request(wire.READ_FILE, fields))
+
+    async def seed_read_state(self, path: str | os.PathLike[str], mtime_ms: float) -> None:
+        """Tell the CLI the file at ``path`` is already known as of ``mtime_ms`` (its
+        modification time in milliseconds since the epoch, e.g. ``st_mtime_ns //
+        1_000_000``), as if the model had read it: the edit tools then accept it
+        without a fresh read. Paths the CLI may not read are silently not seeded."""
+        await self._request(wire.SEED_READ_STATE, {"path": os.fspath(path), "mtime": mtime_ms})
+
+    async def register_repo_root(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        reload_claude_md: bool | None = None,
+        reload_plugins: bool | None = None,
+        reload_skills: bool | None = None,
+    ) -> RepoRootRegistration:
+        """Add a repository below the working directory (or an ``add_dirs`` root) as a
+        working directory of the session, optionally reloading its CLAUDE.md, plugins
+        and skills. The CLI refuses a directory outside them, or one already registered."""
+        fields = optional_fields(
+            directory=os.fspath(directory),
+            reload_claude_md=reload_claude_md,
+            reload_plugins=reload_plugins,
+            reload_skills=reload_skills,
+        )
+        return wire.decode_repo_root(await self._request(wire.REGISTER_REPO_ROOT, fields))
+
+    async def file_suggestions(self, query: str) -> FileSuggestions:
+        """Paths matching ``query`` from the CLI's file index (what ``@`` completion
+        offers), relative to the result's ``cwd``."""
+        return wire.decode_file_suggestions(
+            await self._request(wire.FILE_SUGGESTIONS, {"query": query})
+        )
 
     # ---------------------------------------------------------- information
 
@@ -317,9 +389,12 @@ class RuntimeControl:
         """The CLI binary's version and build time, asked from the CLI itself."""
         return wire.decode_version(await self._request(wire.GET_BINARY_VERSION))
 
-    async def get_usage(self) -> Mapping[str, Any]:
-        """Usage and cost so far (the CLI's ``get_usage`` answer)."""
-        return await self._request(wire.GET_USAGE)
+    async def get_usage(self, *, skip_behaviors: bool | None = None) -> UsageReport:
+        """Cost and usage so far (per model in ``session.model_usage``), and rate limits
+        when known. ``skip_behaviors=True`` leaves out the usage-behavior summary."""
+        return wire.decode_usage(
+            await self._request(wire.GET_USAGE, optional_fields(skip_behaviors=skip_behaviors))
+        )
 
     async def get_session_cost(self) -> str:
         """The CLI's human-readable cost summary (as ``/cost`` prints it)."""

@@ -77,10 +77,11 @@ def looks_like_json_schema(spec: Mapping[str, Any]) -> bool:
     )
 
 
-def to_json_schema(spec: Any) -> dict[str, Any]:
+def to_json_schema(spec: Any, what: str = "input_schema") -> dict[str, Any]:
     """Convert a tool's ``input_schema`` (any accepted form but ``None``) to JSON Schema.
 
-    Raises :class:`~ccwire.ToolDefinitionError` for a form it cannot convert.
+    Raises :class:`~ccwire.ToolDefinitionError` for a form it cannot convert; ``what``
+    names the argument in its message (``"output_schema"`` for output schemas).
     """
     conv = _Converter()
     if isinstance(spec, Mapping):
@@ -88,7 +89,7 @@ def to_json_schema(spec: Any) -> dict[str, Any]:
             return spec if isinstance(spec, dict) else dict(spec)
         bad = [k for k in spec if not isinstance(k, str)]
         if bad:
-            raise ToolDefinitionError(f"input_schema keys must be strings, got {bad[0]!r}")
+            raise ToolDefinitionError(f"{what} keys must be strings, got {bad[0]!r}")
         return conv.finish(conv.object((k, v, False) for k, v in spec.items()))
     if isinstance(spec, type) and (
         hasattr(spec, "model_json_schema")
@@ -97,7 +98,7 @@ def to_json_schema(spec: Any) -> dict[str, Any]:
     ):
         return conv.finish(conv.convert(spec)[0])
     raise ToolDefinitionError(
-        "input_schema must be a {name: type} dict, a JSON Schema dict, a TypedDict, "
+        f"{what} must be a {{name: type}} dict, a JSON Schema dict, a TypedDict, "
         f"a dataclass or a pydantic model class, got {spec!r}"
     )
 

@@ -240,6 +240,8 @@ class SubprocessTransport(Transport):
             with anyio.move_on_after(_BROKEN_PIPE_EXIT_WAIT):
                 await proc.wait()
         if proc.returncode is not None:
+            with anyio.move_on_after(_STDERR_WAIT):  # let the quoted tail be complete
+                await self._stderr_done.wait()
             return ProcessError(
                 "cannot write to the Claude Code CLI: it has exited",
                 exit_code=proc.returncode,

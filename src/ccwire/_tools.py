@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
 
+import anyio.from_thread
+
+from . import _validator
 from ._content import (
     CONTENT_TYPES,
     audio_content,
@@ -30,7 +34,7 @@ from ._content import (
 from ._errors import ToolDefinitionError, ToolError
 from ._handlers import as_async, kwargs_fields, read_signature
 from ._schema import params_schema, to_json_schema
-from ._validator import CompiledValidator, compile_validator
+from ._validator import CompiledValidator, ValidationFailure
 
 __all__ = [
     "SdkMcpTool",
@@ -57,6 +61,12 @@ LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", 
                      "emergency")  # fmt: skip
 """MCP log levels, least severe first (``logging/setLevel`` and :meth:`ToolContext.log`)."""
 _LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
+_SCHEMA_KEYWORDS: Final = frozenset({
+    "type", "items", "prefixItems", "enum", "const", "format", "pattern", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
+    "maxItems", "uniqueItems", "title", "description", "default", "examples", "nullable",
+})  # fmt: skip
+"""JSON Schema keywords of non-object schemas (to tell ``{"type": "string"}`` apart)."""
 
 
 # --------------------------------------------------------------------------- annotations
@@ -152,13 +162,47 @@ class ToolContext:
 
         Messages below the level the client set with ``logging/setLevel`` are dropped.
         Returns ``True`` once the client acknowledged it (as :meth:`report_progress`).
+        A level MCP does not define raises ``ValueError``.
         """
-        if _LOG_RANK.get(level, len(LOG_LEVELS)) < _LOG_RANK.get(self.log_level, 0):
+        rank = _LOG_RANK.get(level)
+        if rank is None:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        if rank < _LOG_RANK.get(self.log_level, 0):
             return False
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
         return await self._notify("notifications/message", params)
+
+    def report_progress_sync(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """:meth:`report_progress` for a plain ``def`` handler, from its worker thread.
+
+        The notification is sent on the event loop, and this returns once it was
+        delivered (same return value).  Only for the worker thread ccwire runs the
+        handler in: elsewhere it raises ``RuntimeError``.
+        """
+        return self._from_thread(self.report_progress, progress, total, message)
+
+    def log_sync(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """:meth:`log` for a plain ``def`` handler, from its worker thread (as
+        :meth:`report_progress_sync`)."""
+        return self._from_thread(self.log, level, data, logger)
+
+    def _from_thread(self, fn: Callable[..., Coroutine[Any, Any, bool]], *args: Any) -> bool:
+        try:
+            return anyio.from_thread.run(fn, *args)
+        except RuntimeError as exc:
+            if type(exc).__name__ == "RunFinishedError":
+                return False  # the event loop is gone: nobody to tell any more
+            if "worker thread" not in str(exc):
+                raise
+            name = fn.__name__
+            raise RuntimeError(
+                f"ToolContext.{name}_sync() can only be called from the worker thread of a "
+                f"plain def handler; in an async handler use await ctx.{name}(...)"
+            ) from exc
 
     async def _notify(self, method: str, params: dict[str, Any]) -> bool:
         if self.send is None:
@@ -218,7 +262,7 @@ class SdkMcpTool(Generic[T]):
         ):
             raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
         schema, invoke, wants_ctx = _analyse(self)
-        output = None if self.output_schema is None else to_json_schema(self.output_schema)
+        output = None if self.output_schema is None else _output_schema(self)
         entry: dict[str, Any] = {"name": self.name}
         if self.title is not None:
             entry["title"] = self.title
@@ -231,10 +275,10 @@ class SdkMcpTool(Generic[T]):
         if self.meta:
             entry["_meta"] = dict(self.meta)
         computed = {
-            "json_schema": schema, "validator": compile_validator(schema),
+            "json_schema": schema, "validator": _validator.compile_validator(schema),
             "output_json_schema": output, "wants_context": wants_ctx, "definition": entry,
             "_invoke": invoke,
-            "_output_validator": None if output is None else compile_validator(output),
+            "_output_validator": None if output is None else _validator.compile_validator(output),
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -258,9 +302,16 @@ class SdkMcpTool(Generic[T]):
             return error_result(f"{type(exc).__name__}: {exc}")
 
     def _result(self, value: Any) -> dict[str, Any]:
-        if type(value) is dict and "content" in value and "is_error" not in value:
+        if self._output_validator is not None:
+            return self._structured_result(value, self._output_validator)
+        if (
+            type(value) is dict
+            and "content" in value
+            and "is_error" not in value
+            and "structuredContent" not in value
+        ):
             content = value["content"]  # the common shape: checked without copying
-            if type(content) is list and self._output_validator is None:
+            if type(content) is list:
                 for block in content:
                     if type(block) is not dict:
                         break
@@ -269,7 +320,7 @@ class SdkMcpTool(Generic[T]):
         if isinstance(value, dict):
             if any(key in value for key in _RESULT_KEYS):
                 return self._mcp_result(value)
-            if self._output_validator is None and value.get("type") in CONTENT_TYPES:
+            if value.get("type") in CONTENT_TYPES:
                 return {"content": [value]}
         elif isinstance(value, str):
             return {"content": [{"type": "text", "text": value}]}
@@ -277,16 +328,59 @@ class SdkMcpTool(Generic[T]):
             return {"content": _blocks(value)}
         elif value is None:
             return {"content": []}
-        data = to_plain(value)
-        if self._output_validator is None:
-            return {"content": [text_content(dumps_json(data))]}
-        data, failure = self._output_validator.validate(data)
-        if failure is not None:
-            return error_result(
-                f"Tool {self.name!r} returned output that does not match its output schema: "
-                + failure.describe("output")
-            )
-        return {"content": [text_content(dumps_json(data))], "structuredContent": data}
+        return {"content": [text_content(dumps_json(value))]}
+
+    def _structured_result(self, value: Any, validator: CompiledValidator) -> dict[str, Any]:
+        """A result for a tool with an output schema: every success carries
+        ``structuredContent`` that matches the schema (MCP requires it)."""
+        if isinstance(value, dict) and any(key in value for key in _RESULT_KEYS):
+            result = self._mcp_result(value)
+            if result.get("isError") or "structuredContent" in result:
+                return result
+            return self._derive(result, validator)
+        if isinstance(value, str):
+            return self._derive({"content": [text_content(value)]}, validator)
+        if isinstance(value, (list, tuple)):
+            return self._derive({"content": _blocks(value)}, validator)
+        if value is None:
+            return self._derive({"content": []}, validator)
+        data, failure = validator.validate(to_plain(value))
+        if failure is None and isinstance(data, Mapping):
+            data = data if type(data) is dict else dict(data)
+            return {"content": [text_content(dumps_json(data))], "structuredContent": data}
+        if isinstance(value, dict) and value.get("type") in CONTENT_TYPES:
+            return self._derive({"content": [value]}, validator)  # a content block, not data
+        return self._mismatch(failure)
+
+    def _derive(self, result: dict[str, Any], validator: CompiledValidator) -> dict[str, Any]:
+        """``result`` (content only) with ``structuredContent`` parsed from its single
+        JSON text block, or an error result saying that structured data is required."""
+        content = result.get("content")
+        if isinstance(content, list) and len(content) == 1:
+            block = content[0]  # content blocks are dicts by now
+            text = block.get("text")
+            if block.get("type") == "text" and isinstance(text, str):
+                try:
+                    data = json.loads(text)
+                except (ValueError, RecursionError):
+                    data = None
+                if isinstance(data, dict):
+                    checked, failure = validator.validate(data)
+                    if failure is not None:
+                        return self._mismatch(failure)
+                    return {**result, "structuredContent": checked}
+        return error_result(
+            f"Tool {self.name!r} has an output schema, so it must return structured data: "
+            "a dict, dataclass or pydantic model matching the schema, a result with "
+            "'structuredContent', or one text block holding that data as a JSON object; "
+            "it returned content without structured data"
+        )
+
+    def _mismatch(self, failure: ValidationFailure | None) -> dict[str, Any]:
+        why = "output must be object" if failure is None else failure.describe("output")
+        return error_result(
+            f"Tool {self.name!r} returned output that does not match its output schema: {why}"
+        )
 
     def _mcp_result(self, result: dict[str, Any]) -> dict[str, Any]:
         if "is_error" in result:  # the reference SDK's spelling
@@ -298,14 +392,16 @@ class SdkMcpTool(Generic[T]):
                 return error_result(f"Tool {self.name!r} returned invalid content: {content!r}")
             items = [content] if isinstance(content, str) else content or []
             result = {**result, "content": _blocks(items)}
+        if "structuredContent" in result and not isinstance(result["structuredContent"], dict):
+            return error_result(
+                f"Tool {self.name!r} returned structuredContent that is not a JSON object: "
+                f"{result['structuredContent']!r}"
+            )
         validator = self._output_validator
         if validator is not None and "structuredContent" in result and not result.get("isError"):
             _, failure = validator.validate(result["structuredContent"])
             if failure is not None:
-                return error_result(
-                    f"Tool {self.name!r} returned output that does not match its output "
-                    f"schema: {failure.describe('output')}"
-                )
+                return self._mismatch(failure)
         return result
 
 
@@ -380,6 +476,27 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
         else:
             mode = "args"
     return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
+
+
+def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:
+    """The JSON Schema of ``output_schema``: it must describe an object, because MCP's
+    ``structuredContent`` always is one."""
+    spec = t.output_schema
+    if (
+        isinstance(spec, Mapping)
+        and isinstance(spec.get("type"), (str, list))
+        and spec["type"] != "object"
+        and (isinstance(spec["type"], list) or spec.keys() <= _SCHEMA_KEYWORDS)
+    ):  # {"type": "string"} is a JSON Schema here, not a {param: type} dict
+        schema = dict(spec)
+    else:
+        schema = to_json_schema(spec, "output_schema")
+    if schema.get("type") != "object":
+        raise ToolDefinitionError(
+            f'tool {t.name!r}: output_schema must be an object schema ("type": "object"), '
+            f"because MCP structured content is always a JSON object; got {schema!r}"
+        )
+    return schema
 
 
 def _is_ctx(p: inspect.Parameter) -> bool:

@@ -4,6 +4,7 @@ partial messages, and in-process and external MCP servers, against the real CLI.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
@@ -33,12 +34,14 @@ from ccwire import (
     ToolPermissionContext,
     ToolResultBlock,
     ToolUseBlock,
+    TranscriptMirrorMessage,
     UnsupportedFeatureError,
     UserMessage,
     create_sdk_mcp_server,
     query,
     tool,
 )
+from ccwire._argv import build_argv
 from ccwire.testing import ModelRequest, ScriptedModel, reply, text, tool_use
 
 from .conftest import CLI_PATH
@@ -361,6 +364,86 @@ async def test_structured_output_via_json_schema(model: ScriptedModel, make_opti
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.subtype == "success"
     assert final.structured_output == {"city": "Paris", "population": 2100000}
+
+
+async def test_structured_output_with_a_schema_too_long_for_argv(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    # The CLI takes only JSON text on --json-schema (a file path is "not valid JSON"),
+    # so a schema over SPILL_THRESHOLD bytes travels as initialize jsonSchema instead.
+    description = "The largest city. " + "d" * 120_000
+    schema = {
+        "type": "object",
+        "description": description,
+        "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+        "required": ["city", "population"],
+    }
+    assert len(json.dumps(schema)) > 100 * 1024
+    model.add(tool_use("StructuredOutput", {"city": "Lyon", "population": 520000}), text("done"))
+    options = make_options(output_format={"type": "json_schema", "schema": schema})
+    assert "--json-schema" not in build_argv(options, cli_path="claude")
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="second city of France?", options=options)]
+    offered = {t["name"]: t for t in model.turn_requests[0].tools}
+    assert offered["StructuredOutput"]["input_schema"]["description"] == description
+    final = messages[-1]
+    assert isinstance(final, ResultMessage) and final.subtype == "success"
+    assert final.structured_output == {"city": "Lyon", "population": 520000}
+
+
+async def test_session_mirror_delivers_the_transcript(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    model.add(text("mirrored answer"))
+    options = make_options(session_mirror=True)
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeSDKClient(options) as client:
+            messages = await _turn(client, "mirror me")
+            session_id = client.session_id
+    mirrors = [m for m in messages if isinstance(m, TranscriptMirrorMessage)]
+    assert mirrors, "no transcript_mirror frame arrived"
+    assert all(m.file_path.endswith(f"{session_id}.jsonl") for m in mirrors)
+    entries = [e for m in mirrors for e in m.entries]
+    kinds = [e.get("type") for e in entries]
+    assert "user" in kinds and "assistant" in kinds
+    assert "mirrored answer" in json.dumps(entries)
+    assert isinstance(messages[-1], ResultMessage)
+
+
+async def test_more_runtime_requests_against_the_real_cli(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    if cli_version() < NEW_CLI:
+        pytest.skip("these requests need CLI 2.1.330")
+    model.add(text("hi"))
+    options = make_options(allowed_tools=["Grep"])
+    work = Path(options.cwd)
+    (work / "notes.txt").write_text("hello notes\n", encoding="utf-8")
+    (work / "repo").mkdir()
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeSDKClient(options) as client:
+            await _turn(client, "hello")
+            contents = await client.read_file(work / "notes.txt")
+            head = await client.read_file(work / "notes.txt", max_bytes=5, encoding="base64")
+            await client.seed_read_state(work / "notes.txt", 0)
+            root = await client.register_repo_root(work / "repo")
+            styles = await client.reload_output_styles()
+            hooks = await client.get_hooks_listing()
+            await client.file_suggestions("notes")
+            await client.set_has_subscribers(True)
+            usage = await client.get_usage()
+            rules = await client.list_permission_rules()
+            with pytest.raises(ControlProtocolError, match="read denied"):
+                await client.read_file(work / "missing.txt")
+            with pytest.raises(UnsupportedFeatureError, match="set_color"):
+                await client.set_color("red")  # not offered on a stdio connection
+    assert contents.contents == "hello notes\n" and contents.truncated is False
+    assert head.as_bytes() == b"hello" and head.truncated is True
+    assert root.directory is not None and root.directory.endswith("repo")
+    assert "default" in styles
+    assert any(e.name == "PreToolUse" for e in hooks.event_catalog)
+    assert usage.session.total_cost_usd > 0 and usage.session.model_usage
+    assert [(r.rule, r.behavior, r.source) for r in rules.rules] == [("Grep", "allow", "cliArg")]
 
 
 async def test_partial_messages_arrive_as_stream_events(
