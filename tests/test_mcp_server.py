@@ -869,6 +869,14 @@ async def connected(server: SdkMcpServer) -> AsyncIterator[FakeCLI]:
 ACK = {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
 
 
+def answered(fake: FakeCLI, request_id: str) -> bool:
+    """Whether the fake CLI has read the SDK's answer to one of its requests."""
+    return any(
+        f.get("type") == "control_response" and f["response"].get("request_id") == request_id
+        for f in fake.received
+    )
+
+
 async def test_add_tool_while_connected_sends_list_changed_to_the_cli() -> None:
     server = make_server()
     async with connected(server) as fake:
@@ -918,12 +926,7 @@ async def test_a_tool_call_that_adds_a_tool_is_answered_after_the_cli_acked_the_
         await anyio.wait_all_tasks_blocked()  # an answer sent now would precede the pong
         pong = await fake.mcp("demo_tools", "ping")
         assert pong["response"]["mcp_response"]["result"] == {}
-        answered = [
-            f
-            for f in fake.received
-            if f.get("type") == "control_response" and f["response"].get("request_id") == rid
-        ]
-        assert answered == []  # the answer waits for the CLI's ack
+        assert not answered(fake, rid)  # the answer waits for the CLI's ack
         await fake.respond(announced["request_id"], ACK)
         reply = await fake.response_to(rid)
         assert reply["response"]["mcp_response"] == {
@@ -932,6 +935,69 @@ async def test_a_tool_call_that_adds_a_tool_is_answered_after_the_cli_acked_the_
             "result": {"content": [{"type": "text", "text": "installed"}]},
         }
     assert list(server.tools) == ["greet", "installer", "late"]
+
+
+async def test_a_cli_that_listed_the_tools_gets_the_answer_after_it_re_listed_them() -> None:
+    server = make_server()
+
+    @tool("installer", "Adds a tool", {})
+    async def installer(args: dict[str, Any]) -> str:
+        server.add_tool(tool("late", "d", {})(greet.handler))
+        return "installed"
+
+    server.add_tool(installer)
+    async with connected(server) as fake:
+        await fake.mcp("demo_tools", "tools/list")  # what the CLI does at start
+        params = {"name": "installer", "arguments": {}}
+        message = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+        rid = await fake.start_request("mcp_message", server_name="demo_tools", message=message)
+        announced = await fake.receive("control_request", "mcp_message")
+        await fake.respond(announced["request_id"], ACK)
+        await anyio.wait_all_tasks_blocked()
+        await fake.mcp("demo_tools", "ping")
+        assert not answered(fake, rid)  # the answer waits for the re-list
+        relisted = await fake.mcp("demo_tools", "tools/list")
+        tools = relisted["response"]["mcp_response"]["result"]["tools"]
+        assert [t["name"] for t in tools] == ["greet", "installer", "late"]
+        reply = await fake.response_to(rid)
+        assert reply["response"]["mcp_response"]["result"]["content"][0]["text"] == "installed"
+
+
+async def test_the_answer_waits_for_the_re_list_of_its_own_session_only() -> None:
+    server, sink, other = make_server(), Recorder(), Recorder()
+    server.attach(sink)
+
+    @tool("installer", "Adds a tool", {})
+    async def installer(args: dict[str, Any]) -> str:
+        server.add_tool(tool(f"t{len(server.tools)}", "d", {})(greet.handler))
+        return "installed"
+
+    server.add_tool(installer)
+    assert await sink.next() == LIST_CHANGED
+    tools_list = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    await server.handle(tools_list, session_key="cli")
+    await server.handle(tools_list, session_key="other", send=other)
+    replies: list[Any] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            await run_and_capture(
+                tg, lambda: server.handle(call("installer", req_id=2), session_key="cli"), replies
+            )
+            assert await sink.next() == LIST_CHANGED
+            await anyio.wait_all_tasks_blocked()
+            await server.handle(tools_list, session_key="other")  # not the caller's session
+            await anyio.wait_all_tasks_blocked()
+            assert replies == []
+            await server.handle(tools_list, session_key="cli")
+    assert replies[0]["result"]["content"][0]["text"] == "installed"
+    # a session that does not re-list in time is answered anyway, and not waited for again
+    server.relist_timeout = 0.05
+    first = await server.handle(call("installer", req_id=3), session_key="other")
+    assert first is not None and "result" in first
+    server.relist_timeout = 3600
+    with anyio.fail_after(5):
+        again = await server.handle(call("installer", req_id=4), session_key="other")
+    assert again is not None and "result" in again
 
 
 async def test_a_call_that_changes_the_tools_answers_after_the_change_is_announced() -> None:

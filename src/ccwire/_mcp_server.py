@@ -43,6 +43,7 @@ PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-0
 _DEFAULT_VERSION: Final = "2025-06-18"
 _NO_PARAMS: Final[Mapping[str, Any]] = MappingProxyType({})
 _SETTLE_SECONDS: Final = 5.0
+_SESSIONS_REMEMBERED: Final = 1024
 TOOLS_CHANGED: Final = "notifications/tools/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
 PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
@@ -68,7 +69,17 @@ class SdkMcpServer:
     others (see :mod:`ccwire._broadcast`).  Await :meth:`notify_tools_changed` to
     deliver at once instead.  The Claude Code CLI (2.1.330) re-lists the tools when
     told and offers the new ones to the model within the same turn.
+
+    **A call that changes the tools** is answered only once the change is known to
+    the session: after the CLI acknowledged ``tools/list_changed`` and, if the session
+    listed the tools before, after it re-listed them (at most ``relist_timeout``
+    seconds; a session that does not re-list in time, like CLI 2.1.197, is not waited
+    for again).  Otherwise the model's next request could be made before the CLI knew
+    the new tools.
     """
+
+    relist_timeout: float = 1.0
+    """How long the answer to a tool-changing call waits for the session to re-list."""
 
     _ROUTES: ClassVar[dict[str, tuple[_Route, bool]]]  # method -> (route, is_notification)
 
@@ -109,6 +120,10 @@ class SdkMcpServer:
         self._broadcast = Broadcaster(f"MCP server {name!r}")
         self._calls = CallRunner()
         self._log_levels: dict[Hashable, str] = {}
+        self._tools_version = 0  # counts changes of the tool set
+        self._listed: dict[Hashable, int] = {}  # session -> version it last listed
+        self._relist_waiters: dict[Hashable, list[anyio.Event]] = {}
+        self._no_relist: dict[Hashable, None] = {}  # sessions that did not re-list in time
         for t in tools or ():
             self._insert(t)
 
@@ -141,6 +156,7 @@ class SdkMcpServer:
             raise ToolDefinitionError(f"duplicate tool name {tool.name!r} in server {self.name!r}")
         self._tools[tool.name] = tool
         self._definitions = None
+        self._tools_version += 1
 
     def add_tool(self, tool: SdkMcpTool[Any]) -> None:
         """Add ``tool`` and announce ``tools/list_changed`` to attached sinks (see class doc).
@@ -155,6 +171,7 @@ class SdkMcpServer:
         announce ``tools/list_changed``.  Calls already running are not interrupted."""
         tool = self._tools.pop(name)
         self._definitions = None
+        self._tools_version += 1
         self._broadcast.announce(TOOLS_CHANGED)
         return tool
 
@@ -306,13 +323,35 @@ class SdkMcpServer:
         self._log_levels[key] = level
         return _result(req_id, {})
 
-    async def _tools_list(self, req_id: Any, params: Mapping[str, Any], *_: Any) -> dict[str, Any]:
+    async def _tools_list(
+        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
+    ) -> dict[str, Any]:
         definitions = self._definitions
         if definitions is None:
             definitions = self._definitions = [t.definition for t in self._tools.values()]
-        return _result(
-            req_id, page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
-        )
+        listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
+        _remember(self._listed, key, self._tools_version)
+        for waiter in self._relist_waiters.pop(key, ()):
+            waiter.set()
+        return _result(req_id, listed)
+
+    async def _await_relist(self, key: Hashable) -> None:
+        """Wait (bounded) until session ``key`` has listed the current tool set."""
+        target = self._tools_version
+        with anyio.move_on_after(self.relist_timeout) as scope:
+            while self._listed.get(key, -1) < target:
+                waiter = anyio.Event()
+                waiters = self._relist_waiters.setdefault(key, [])
+                waiters.append(waiter)
+                try:
+                    await waiter.wait()
+                finally:
+                    if waiter in waiters:
+                        waiters.remove(waiter)
+                    if not waiters and self._relist_waiters.get(key) is waiters:
+                        del self._relist_waiters[key]
+        if scope.cancelled_caught:
+            _remember(self._no_relist, key, None)
 
     async def _resources_list(
         self, req_id: Any, params: Mapping[str, Any], *_: Any
@@ -356,6 +395,7 @@ class SdkMcpServer:
             else None
         )
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+        version = self._tools_version
         result = await self._calls.run(
             tool, params.get("arguments"), ctx, (key, req_id), outer, timeout, self.max_concurrency
         )
@@ -363,6 +403,14 @@ class SdkMcpServer:
             return None
         if self._broadcast.busy:  # the handler changed the server: announce that first, so
             await self._broadcast.settle(_SETTLE_SECONDS)  # the CLI can offer new tools now
+        if (
+            self._tools_version != version
+            and key is not None
+            and key in self._listed  # a session that lists tools re-lists them when told
+            and key not in self._no_relist
+            and self._broadcast.sinks
+        ):
+            await self._await_relist(key)
         return _result(req_id, result)
 
     def _context(
@@ -391,6 +439,14 @@ class SdkMcpServer:
         target = params.get("requestId")
         if valid_id(target):
             self._calls.cancel((key, target))
+
+
+def _remember(table: dict[Hashable, Any], key: Hashable, value: Any) -> None:
+    """Set ``table[key]``, keeping only the most recently used sessions."""
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > _SESSIONS_REMEMBERED:
+        del table[next(iter(table))]
 
 
 SdkMcpServer._ROUTES = {

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 import anyio
-from hypothesis import event, given
+import pytest
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
-from ccwire import SdkMcpTool, create_sdk_mcp_server, tool
+from ccwire import SdkMcpTool, ToolDefinitionError, create_sdk_mcp_server, tool
 from tests.fuzz._support import counted, fuzz_settings, json_keys, json_values, wire_values
 
 Path = tuple[Union[str, int], ...]
@@ -570,3 +571,62 @@ def test_tools_call_over_jsonrpc(
         assert probe.calls == []
         return
     check_call(probe, schema, arguments, reply["result"])
+
+
+_REGEX_ALPHABET = "ab01.*+?|()[]{}^$\\-,dws"
+
+
+@pytest.mark.filterwarnings("ignore:Possible .* at position:FutureWarning")  # re: "[[", "[--"
+@fuzz_settings(300)
+@given(
+    pattern=st.text(_REGEX_ALPHABET, max_size=10),  # too short for an overflowing {n}
+    value=st.text(_REGEX_ALPHABET, max_size=10),
+    backend=_BACKENDS,
+)
+@counted
+def test_a_pattern_is_searched_or_ignored_when_python_cannot_compile_it(
+    pattern: str, value: str, backend: str
+) -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}
+    probe = make_probe(schema)
+    result = call_tool(probe, {"a": value}, backend)
+    try:
+        matches = re.search(pattern, value) is not None
+    except re.error:
+        matches = True  # (ECMA-only syntax): the keyword is ignored
+    if matches:
+        assert result == RESULT
+        assert probe.calls == [{"a": value}]
+    else:
+        assert probe.calls == []
+        assert result["content"][0]["text"].endswith(f"'a' must match pattern {pattern!r}")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=OverflowError,
+    reason=(
+        "BUG: a 'pattern' Python cannot compile because of a repetition count of 2**32-1 "
+        "or more (e.g. 'a{4294967295}') makes tool(...) raise OverflowError at definition: "
+        "_validator._Compiler._pattern catches only re.error, although the module ignores "
+        "malformed keyword values (and bad definitions raise ToolDefinitionError)"
+    ),
+)
+@fuzz_settings(30)
+@given(
+    head=st.sampled_from(["a", "[0-9]", "(ab)", "."]),
+    count=st.integers(2**32 - 1, 10**20),
+    backend=_BACKENDS,
+)
+@example(head="a", count=4294967295, backend="asyncio")
+@counted
+def test_a_pattern_with_an_overflowing_repetition_is_ignored(
+    head: str, count: int, backend: str
+) -> None:
+    pattern = f"{head}{{{count}}}"
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}
+    try:
+        probe = make_probe(schema)
+    except ToolDefinitionError:
+        return  # refusing the tool with the typed error would be fine too
+    assert call_tool(probe, {"a": "x"}, backend) == RESULT
