@@ -356,6 +356,9 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
     block_on_close = False
+    # many CLIs (concurrent sessions) connect at once; the default backlog of 5 would
+    # reset connections past it
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], owner: ScriptedModel) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
