@@ -265,6 +265,28 @@ async def test_unknown_and_malformed_lines_are_surfaced_not_dropped() -> None:
     assert isinstance(rest[-1], ResultMessage)
 
 
+async def test_absurd_lines_are_decode_errors_not_a_dead_connection() -> None:
+    deep = b'{"type":"assistant","a":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    huge_cost = b'{"type":"result","subtype":"success","total_cost_usd":1' + b"0" * 400 + b"}\n"
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.peer.send_raw(deep)
+        await fake.peer.send_raw(huge_cost)
+        await fake.result("still here")
+        errors: list[MessageDecodeError] = []
+        while True:
+            try:
+                final = [m async for m in client.receive_response()]
+                break
+            except MessageDecodeError as exc:
+                errors.append(exc)
+    assert [("not valid JSON" in str(e), "malformed" in str(e)) for e in errors] == [
+        (True, False),
+        (False, True),
+    ]
+    assert isinstance(final[-1], ResultMessage) and final[-1].result == "still here"
+
+
 async def test_cli_exit_mid_turn_fails_every_waiter_with_process_error() -> None:
     async with connected() as (client, fake):
         await client.query("hi")

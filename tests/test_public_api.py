@@ -156,6 +156,7 @@ def test_error_tree_has_one_root() -> None:
 def test_import_does_not_pull_heavy_packages() -> None:
     code = (
         "import sys, ccwire\n"
+        "for name in ccwire.__all__: getattr(ccwire, name)  # every lazy export loaded\n"
         "heavy = sorted(m for m in ('mcp', 'pydantic', 'jsonschema', 'rich', 'mcp_types') "
         "if m in sys.modules)\n"
         "print(','.join(heavy))\n"

@@ -266,7 +266,7 @@ def decode_message(obj: Mapping[str, Any]) -> Message:
         return decoder(obj)
     except MessageDecodeError:
         raise
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise MessageDecodeError(f"malformed {t!r} frame ({exc})", line=str(obj)[:200]) from exc
 
 

@@ -326,7 +326,7 @@ class ControlProtocol:
     def _dispatch_text(self, text: str) -> None:
         try:
             obj = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             self._bad_line("the CLI wrote a line that is not valid JSON", text, exc)
             return
         if not isinstance(obj, dict):

@@ -66,13 +66,13 @@ class LineDecoder:
         nl = chunk.find(b"\n")
         if nl < 0:  # the common case for a long line: no copy but the append
             if chunk:
-                self._check(len(self._buf) + len(chunk), self._buf or chunk)
+                self._check(len(self._buf) + len(chunk), self._buf, chunk)
                 self._buf += chunk
             return lines
         start = 0
         try:
             if self._buf:
-                self._check(len(self._buf) + nl, self._buf)
+                self._check(len(self._buf) + nl, self._buf, chunk)
                 self._buf += memoryview(chunk)[:nl]
                 line = bytes(self._buf)
                 self._buf = bytearray()  # frees the big buffer now
@@ -82,13 +82,13 @@ class LineDecoder:
                 nl = chunk.find(b"\n", start)
             while nl >= 0:
                 line = chunk[start:nl]
-                self._check(len(line), line)
+                self._check(len(line), line, b"")
                 self._emit(line, lines)
                 start = nl + 1
                 nl = chunk.find(b"\n", start)
             if start < len(chunk):
                 rest = memoryview(chunk)[start:]
-                self._check(len(rest), chunk[start : start + _PREVIEW])
+                self._check(len(rest), chunk[start : start + _PREVIEW], b"")
                 self._buf += rest
         except MessageDecodeError:
             if not lines:
@@ -117,12 +117,23 @@ class LineDecoder:
         if line and not line.isspace():
             out.append(line)
 
-    def _check(self, size: int, head: bytes | bytearray) -> None:
+    def _check(self, size: int, head: bytes | bytearray, more: bytes) -> None:
+        """Break the decoder if a line of ``size`` bytes is too long; the line starts
+        with ``head`` and goes on with ``more`` (for the error's preview only).
+
+        The preview is the line's first ``min(max_line_bytes + 1, 200)`` bytes: always
+        at hand when the line is found too long, so it does not depend on how the
+        stream was chunked.
+        """
         if self._max is not None and size > self._max:
+            limit = min(self._max + 1, _PREVIEW)
+            start = bytes(head[:limit])
+            if len(start) < limit:
+                start += more[: limit - len(start)].split(b"\n", 1)[0]
             self._buf = bytearray()
             self._broken = MessageDecodeError(
                 f"a line from the CLI exceeds max_line_bytes ({self._max} bytes)",
-                line=_preview(bytes(head[:_PREVIEW])),
+                line=_preview(start),
             )
             raise self._broken
 

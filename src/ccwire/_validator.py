@@ -335,8 +335,10 @@ class _Compiler:
     def _pattern(self, node: Mapping[str, Any]) -> Check | None:
         try:
             pattern = re.compile(node["pattern"]) if isinstance(node.get("pattern"), str) else None
-        except re.error:
-            pattern = None  # ECMA-only syntax: ignore the keyword rather than refuse the tool
+        except (re.error, OverflowError, RecursionError):
+            # ECMA-only syntax, or beyond what Python's re can compile: ignore the keyword
+            # rather than refuse the tool
+            pattern = None
         if pattern is None:
             return None
         search = pattern.search

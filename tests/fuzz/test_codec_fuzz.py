@@ -443,18 +443,6 @@ def test_file_changed_matcher_value_with_a_non_string_path(path: Any) -> None:
     assert value is None or isinstance(value, str)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason=(
-        "BUG: decode_message raises OverflowError (not MessageDecodeError) for a result "
-        "frame whose total_cost_usd is an integer beyond the float range, which json.loads "
-        "happily produces from a CLI line: float(cost) in _codec._result is not guarded and "
-        "decode_message only converts TypeError/ValueError/AttributeError; e.g. "
-        "{'type': 'result', 'total_cost_usd': 10**309}. The reader then fails the whole "
-        "connection (CLIConnectionError) instead of reporting one bad message"
-    ),
-)
 @fuzz_settings(30)
 @given(
     cost=st.one_of(

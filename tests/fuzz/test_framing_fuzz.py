@@ -152,15 +152,6 @@ def test_max_line_bytes_fails_the_same_way_for_any_chunking(
             assert len(result.exc.line) <= 200
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG: the preview in a max_line_bytes error (MessageDecodeError.line, and so "
-        "str(error)) depends on the chunking: LineDecoder._check previews only the "
-        "buffered part of the line, e.g. cap=5 with chunks [b'abc', b'defgh\\n'] gives "
-        "line='abc' but one chunk b'abcdefgh\\n' gives line='abcdefgh'"
-    ),
-)
 @fuzz_settings(100)
 @given(case=_stream_and_cuts(), cap=st.integers(1, 40))
 @example(case=(b"abcdefgh\n", [b"abc", b"defgh\n"]), cap=5)

@@ -602,16 +602,6 @@ def test_a_pattern_is_searched_or_ignored_when_python_cannot_compile_it(
         assert result["content"][0]["text"].endswith(f"'a' must match pattern {pattern!r}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason=(
-        "BUG: a 'pattern' Python cannot compile because of a repetition count of 2**32-1 "
-        "or more (e.g. 'a{4294967295}') makes tool(...) raise OverflowError at definition: "
-        "_validator._Compiler._pattern catches only re.error, although the module ignores "
-        "malformed keyword values (and bad definitions raise ToolDefinitionError)"
-    ),
-)
 @fuzz_settings(30)
 @given(
     head=st.sampled_from(["a", "[0-9]", "(ab)", "."]),
