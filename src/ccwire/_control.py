@@ -86,14 +86,42 @@ _TRANSITIONS: Final[dict[ConnectionState, frozenset[ConnectionState]]] = {
 }
 
 
-@dataclass(eq=False)
 class IncomingCall:
-    """One in-flight request from the CLI. ``cancelled`` is set when the CLI withdraws it."""
+    """One in-flight request from the CLI. ``cancelled`` is set when the CLI withdraws it.
 
-    request_id: str
-    subtype: str
-    cancelled: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    The event is created on first use: most requests are answered long before anyone
+    looks at it, and creating it for each of thousands of tool calls a second costs.
+    """
+
+    __slots__ = ("_event", "_withdrawn", "request_id", "scope", "subtype")
+
+    def __init__(self, request_id: str, subtype: str) -> None:
+        self.request_id = request_id
+        self.subtype = subtype
+        self.scope = anyio.CancelScope()
+        self._withdrawn = False
+        self._event: anyio.Event | None = None
+
+    @property
+    def cancelled(self) -> anyio.Event:
+        """Set once the CLI withdraws the request (or the connection ends)."""
+        if self._event is None:
+            self._event = anyio.Event()
+            if self._withdrawn:
+                self._event.set()
+        return self._event
+
+    @property
+    def withdrawn(self) -> bool:
+        """Whether :meth:`withdraw` was called."""
+        return self._withdrawn
+
+    def withdraw(self) -> None:
+        """Mark the request withdrawn and cancel its handler."""
+        self._withdrawn = True
+        if self._event is not None:
+            self._event.set()
+        self.scope.cancel()
 
 
 @dataclass(frozen=True)
@@ -226,8 +254,7 @@ class ControlProtocol:
             await self._transport.aclose()
             self._finish(None)
             for call in list(self._inflight.values()):
-                call.cancelled.set()
-                call.scope.cancel()
+                call.withdraw()
 
     # ------------------------------------------------------------------ write
 
@@ -355,8 +382,7 @@ class ControlProtocol:
             pending.error = waiter_error
             pending.done.set()
         for call in self._inflight.values():
-            call.cancelled.set()
-            call.scope.cancel()
+            call.withdraw()
         self._on_closed(error)
 
     # ------------------------------------------------------- control frames
@@ -378,8 +404,7 @@ class ControlProtocol:
         rid = codec.decode_cancel_request_id(obj)
         call = self._inflight.get(rid) if rid is not None else None
         if call is not None:
-            call.cancelled.set()
-            call.scope.cancel()
+            call.withdraw()
 
     def _on_control_request(self, obj: dict[str, Any]) -> None:
         try:
@@ -422,7 +447,7 @@ class ControlProtocol:
             self._inflight.pop(req.request_id, None)
         if (
             call.scope.cancelled_caught
-            or call.cancelled.is_set()
+            or call.withdrawn
             or (result is NO_REPLY and error is None)
         ):
             # withdrawn by the CLI (or we are closing): it ignores late answers

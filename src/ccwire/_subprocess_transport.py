@@ -32,6 +32,7 @@ import anyio.abc
 
 from ._errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from ._framing import LineDecoder
+from ._line_buffer import LineBuffer
 from ._transport import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
 
 __all__ = ["SubprocessTransport"]
@@ -94,9 +95,7 @@ class SubprocessTransport(Transport):
         self._exit_wait = exit_wait
 
         self._process: anyio.abc.Process | None = None
-        self._lines_tx, self._lines_rx = anyio.create_memory_object_stream[list[bytes]](
-            _LINE_BUFFER
-        )
+        self._lines = LineBuffer(_LINE_BUFFER)
         # lines of the batch being consumed, and batches still buffered when aclose() ran
         self._leftover: deque[bytes] = deque()
         self._writes: deque[_Write] = deque()
@@ -325,11 +324,8 @@ class SubprocessTransport(Transport):
         self._started()
         if self._leftover:
             return self._leftover.popleft()
-        try:
-            batch = await self._lines_rx.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._lines_rx.close()
-        else:
+        batch = await self._lines.get()
+        if batch is not None:
             if len(batch) == 1:
                 return batch[0]
             self._leftover.extend(batch)
@@ -365,13 +361,13 @@ class SubprocessTransport(Transport):
                     lines = self._decoder.feed(chunk)
                     del chunk
                     if lines:
-                        await self._lines_tx.send(lines)
+                        await self._lines.put(lines)
                     del lines  # hold no reference to a (possibly huge) line while waiting
                     _raise_if_broken(self._decoder)
                 self._stdout_eof.set()
                 rest = self._decoder.flush()
                 if rest is not None:
-                    await self._lines_tx.send([rest])
+                    await self._lines.put([rest])
         except CcwireError as exc:  # an oversized line
             self._read_error = exc
         except (anyio.BrokenResourceError, OSError) as exc:
@@ -385,7 +381,7 @@ class SubprocessTransport(Transport):
             self._read_error.__cause__ = exc
         finally:
             self._stdout_eof.set()
-            self._lines_tx.close()
+            self._lines.close()
             await _close_quietly(stdout)
 
     async def _read_chunk(self, stdout: anyio.abc.ByteReceiveStream) -> bytes | None:
@@ -456,14 +452,9 @@ class SubprocessTransport(Transport):
                 self._close_done.set()
 
     def _close_streams(self) -> None:
-        self._lines_tx.close()
+        self._lines.close()
         self._close_writes()
-        while True:  # keep what was read but not yet received
-            try:
-                self._leftover.extend(self._lines_rx.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                break
-        self._lines_rx.close()
+        self._leftover.extend(self._lines.take_all())  # keep what was read, not yet received
 
     async def _shutdown(self) -> None:
         proc = self._process
