@@ -74,6 +74,14 @@ def sdk_session_factory(impl: str, cli: str, spec: dict[str, Any], max_buffer: i
         return {"content": [{"type": "text", "text": args["text"]}]}
 
     server = sdk.create_sdk_mcp_server("bench", tools=[echo])
+    # Resolve the names used below before anything is timed: importing is measured by
+    # the import scenario (ccwire loads its modules on first use of a name).
+    Options, Client = sdk.ClaudeAgentOptions, sdk.ClaudeSDKClient
+    AssistantMessage, TextBlock, ResultMessage = (
+        sdk.AssistantMessage,
+        sdk.TextBlock,
+        sdk.ResultMessage,
+    )
 
     async def session(marks: Marks, out: str | None) -> None:
         s = dict(spec)
@@ -82,25 +90,25 @@ def sdk_session_factory(impl: str, cli: str, spec: dict[str, Any], max_buffer: i
         kwargs: dict[str, Any] = {}
         if max_buffer is not None:
             kwargs["max_buffer_size"] = max_buffer
-        options = sdk.ClaudeAgentOptions(
+        options = Options(
             cli_path=cli,
             mcp_servers={"bench": server},
             env={"BENCH_SPEC": json.dumps(s)},
             **kwargs,
         )
-        client = sdk.ClaudeSDKClient(options)
+        client = Client(options)
         await client.connect()
         try:
             marks.rss_before = _maxrss()
             marks.t_prompt = time.perf_counter()
             await client.query("go")
             async for m in client.receive_response():
-                if isinstance(m, sdk.AssistantMessage):
+                if isinstance(m, AssistantMessage):
                     marks.messages += 1
                     for b in m.content:
-                        if isinstance(b, sdk.TextBlock):
+                        if isinstance(b, TextBlock):
                             marks.text_bytes += len(b.text)
-                elif isinstance(m, sdk.ResultMessage):
+                elif isinstance(m, ResultMessage):
                     marks.t_result = time.perf_counter()
                     marks.result_ok = m.result == "done"
         finally:
