@@ -237,6 +237,42 @@ def test_tracker_follows_a_tool_round_trip(
     assert tracker.cost_usd == 0.5 and tracker.result is final and tracker.state == "running"
 
 
+def test_tracker_state_without_session_state_frames(
+    tracked: tuple[RunTracker, list[RunEvent], Clock],
+) -> None:
+    # CLI 2.1.197 sends no session_state_changed: running from system/init, idle after
+    # the result, for every turn
+    tracker, events, _ = tracked
+    assert tracker.state == "connecting"
+    for turn in ("s1", "s1"):
+        tracker.on_message(SystemMessage("init", {"subtype": "init", "session_id": turn}))
+        assert tracker.state == "running"
+        tracker.on_message(AssistantMessage([TextBlock("hi")], "m", message_id=f"m-{turn}"))
+        tracker.on_message(ResultMessage("success", 10, 5, False, 1, turn, result="hi"))
+        assert tracker.state == "idle"
+    kinds = [(e.kind, e.data.get("state")) for e in events]
+    assert kinds == [
+        ("state", "running"), ("init", None), ("text", None), ("result", None),
+        ("state", "idle"),
+        ("state", "running"), ("init", None), ("text", None), ("result", None),
+        ("state", "idle"),
+    ]  # fmt: skip
+
+
+def test_a_cli_reporting_states_is_never_second_guessed(
+    tracked: tuple[RunTracker, list[RunEvent], Clock],
+) -> None:
+    tracker, events, _ = tracked
+    tracker.on_message(_state("requires_action"))
+    tracker.on_message(SystemMessage("init", {"subtype": "init", "session_id": "s"}))
+    assert tracker.state == "requires_action"
+    tracker.on_message(ResultMessage("success", 10, 5, False, 1, "s", result="x"))
+    assert tracker.state == "requires_action"  # until the CLI says idle
+    tracker.on_message(_state("idle"))
+    states = [e.data["state"] for e in events if e.kind == "state"]
+    assert states == ["requires_action", "idle"]
+
+
 def test_tracker_ignores_unrelated_control_events(
     tracked: tuple[RunTracker, list[RunEvent], Clock],
 ) -> None:

@@ -15,6 +15,7 @@ from ccwire._doctor import (
     AUTH_HINT,
     Check,
     CheckStatus,
+    capability_hint,
     check_auth,
     check_cli_version,
     check_packages,
@@ -157,6 +158,44 @@ def test_print_checks_and_exit_codes() -> None:
         "name": "credentials", "status": "warn", "detail": "no key",
         "fix": "export ANTHROPIC_API_KEY=...",
     }  # fmt: skip
+
+
+ALL_FEATURES = {
+    "live tool sets": True,
+    "session states": True,
+    "prompt lifecycle": True,
+    "interrupt receipts": True,
+}
+
+
+def test_capability_hint_of_a_current_cli_is_none() -> None:
+    assert capability_hint(ALL_FEATURES) is None
+
+
+def test_capability_hint_claims_no_fallback_for_live_tool_sets() -> None:
+    # CLI 2.1.197 has none of them; a new tool is never offered, whatever ccwire does
+    hint = capability_hint(dict.fromkeys(ALL_FEATURES, False))
+    assert hint is not None and "falls back where a feature is missing" not in hint
+    assert hint == (
+        "upgrade the CLI to get them all. Without them, live tool sets: tools added or "
+        "removed mid-session never reach the model (no fallback: "
+        "SdkMcpServer.notify_tools_changed() raises UnsupportedFeatureError and background "
+        "changes log a warning); register every tool before connecting; session states: "
+        "turns are tracked by their results instead; prompt lifecycle: prompts are settled "
+        "by their results instead; interrupt receipts: interrupt() cannot tell which "
+        "prompts were still queued"
+    )
+
+
+def test_capability_hint_names_only_what_is_missing() -> None:
+    hint = capability_hint({**ALL_FEATURES, "session states": False, "new thing": False})
+    assert hint == (
+        "upgrade the CLI to get them all. Without them, session states: turns are tracked "
+        "by their results instead; new thing: not available"
+    )
+    buffer = io.StringIO()
+    print_checks([Check("capabilities", CheckStatus.INFO, "session states no", hint)], buffer)
+    assert buffer.getvalue().splitlines()[1].strip() == f"fix: {hint}"
 
 
 def test_doctor_command_quick(tmp_path: Path) -> None:

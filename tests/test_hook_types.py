@@ -56,6 +56,7 @@ from ccwire import (
     StopOutput,
     SubagentStartOutput,
     SubagentStopOutput,
+    UnsupportedFeatureError,
     UserPromptExpansionOutput,
     UserPromptSubmitOutput,
     WorktreeCreateOutput,
@@ -63,6 +64,7 @@ from ccwire import (
 )
 from ccwire._codec import encode_hook_result
 from ccwire._hook_io import HOOK_INPUT_TYPES
+from ccwire._hook_types import LEGACY_TOOL_NAMES, matcher_matches
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 ALL_EVENTS = [
@@ -494,15 +496,23 @@ def test_nulls_where_a_value_is_expected_keep_the_default() -> None:
     assert noted.permission_suggestions == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ccwire bug: decode_hook_input keeps a null for fields whose default is a "
-    "default_factory (tool_input becomes None instead of {})",
-)
 def test_a_null_tool_input_keeps_its_default() -> None:
     parsed = parse_hook_input({"hook_event_name": "PreToolUse", "tool_input": None})
     assert isinstance(parsed, ccwire.PreToolUseHookInput)
     assert parsed.tool_input == {}
+    assert parsed["tool_input"] is None  # the mapping is the wire, unchanged
+
+
+@pytest.mark.parametrize("event", ALL_EVENTS)
+def test_a_null_takes_the_default_of_every_field_with_a_default_factory(event: str) -> None:
+    cls = HOOK_INPUT_TYPES[event]
+    made = {
+        f.name: f.default_factory()
+        for f in dataclasses.fields(cls)
+        if f.name != "raw" and f.default_factory is not dataclasses.MISSING
+    }
+    parsed = parse_hook_input({"hook_event_name": event, **dict.fromkeys(made)})
+    assert {name: getattr(parsed, name) for name in made} == made
 
 
 def test_malformed_permission_suggestions_are_skipped_not_fatal() -> None:
@@ -646,14 +656,43 @@ def test_events_without_a_matcher_value_run_every_matcher() -> None:
         assert HookMatcher(matcher="(invalid").matches(data), data
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ccwire bug: the CLI maps legacy tool names in matchers (Task -> Agent, "
-    "KillShell -> TaskStop, ...) before comparing; HookMatcher.matches does not",
-)
 def test_legacy_tool_names_in_matchers_match_the_renamed_tool() -> None:
     assert HookMatcher(matcher="Task").matches(_tool("Agent"))
     assert HookMatcher(matcher="KillShell|Read").matches(_tool("TaskStop"))
+
+
+@pytest.mark.parametrize(
+    ("legacy", "tool"),
+    [
+        ("Task", "Agent"),
+        ("KillShell", "TaskStop"),
+        ("KillBash", "TaskStop"),
+        ("ListPeers", "ListAgents"),
+        ("Brief", "SendUserMessage"),
+        ("ListMcpResources", "ListMcpResourcesTool"),
+        ("ReadMcpResource", "ReadMcpResourceTool"),
+        ("ProposeGoal", "SetGoal"),
+    ],
+)
+def test_each_legacy_name_the_cli_maps(legacy: str, tool: str) -> None:
+    assert LEGACY_TOOL_NAMES[legacy] == tool
+    assert matcher_matches(legacy, tool, event="PreToolUse")
+    assert matcher_matches(f"Read|{legacy}", tool, event="PostToolUse")
+    assert matcher_matches(f"Read, {legacy}", tool, event="PermissionRequest")  # wide lists
+    assert matcher_matches(tool, tool, event="PreToolUse")  # the current name still works
+    assert not matcher_matches(legacy, "Read", event="PreToolUse")
+
+
+def test_legacy_names_only_rename_whole_names() -> None:
+    # "Task" names Agent, not the other tools whose names start with Task
+    for other in ("TaskStop", "TaskCreate", "TaskList", "Bash"):
+        assert not HookMatcher(matcher="Task").matches(_tool(other)), other
+    assert not HookMatcher(matcher="Agent").matches(_tool("TaskStop"))
+    # a regular expression also matches a tool by its legacy name, as in the CLI
+    assert HookMatcher(matcher="^Task$").matches(_tool("Agent"))
+    assert HookMatcher(matcher="Kill(Shell|Bash)").matches(_tool("TaskStop"))
+    assert not HookMatcher(matcher="^Task$").matches(_tool("TaskStop"))
+    assert HookMatcher(matcher="^Task").matches(_tool("TaskStop"))  # its own name
 
 
 def test_hook_matcher_defaults() -> None:
@@ -959,14 +998,78 @@ def test_anything_else_is_a_type_error(value: object) -> None:
 
 
 @asynccontextmanager
-async def connected(options: ClaudeAgentOptions) -> AsyncIterator[FakeCLI]:
+async def connected(
+    options: ClaudeAgentOptions, init: Mapping[str, Any] | None = None
+) -> AsyncIterator[FakeCLI]:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake, None)
+        tg.start_soon(fake.handshake, init)
         with anyio.fail_after(15):
             async with ClaudeSDKClient(options, transport=transport):
                 yield fake
+
+
+async def _hook(inp: Any, tid: str | None, ctx: Any) -> None:
+    return None
+
+
+INIT_2_1_197: dict[str, Any] = {"commands": [], "models": [], "account": {}, "pid": 4242}
+"""CLI 2.1.197's initialize answer: no capabilities and no version."""
+
+
+async def refused_connect(
+    hooks: Any, init: Mapping[str, Any]
+) -> tuple[UnsupportedFeatureError, FakeCLI]:
+    """Connect with ``hooks`` to a fake CLI answering ``init``; the connect must fail."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake, init)
+        with anyio.fail_after(15), pytest.raises(UnsupportedFeatureError) as refused:
+            async with ClaudeSDKClient(ClaudeAgentOptions(hooks=hooks), transport=transport):
+                pytest.fail("connected although the CLI would drop hooks")
+    return refused.value, fake
+
+
+@pytest.mark.anyio
+async def test_hooks_for_events_a_cli_without_capabilities_lacks_fail_the_connect() -> None:
+    hooks: Any = {
+        "PreToolUse": [HookMatcher(hooks=[_hook])],
+        "PreModelSwitch": [HookMatcher(hooks=[_hook])],
+        "DirectoryAdded": [HookMatcher(hooks=[_hook])],
+    }
+    error, fake = await refused_connect(hooks, INIT_2_1_197)
+    message = str(error)
+    assert message.startswith("hooks for PreModelSwitch, DirectoryAdded: the connected ")
+    assert "(a version before 2.1.205: it reports no capabilities)" in message
+    assert "PreToolUse" not in message and error.subtype == "initialize"
+    sent = [f["request"]["subtype"] for f in fake.received if f.get("type") == "control_request"]
+    assert sent == ["initialize"]  # refused at once: no prompt, nothing else
+
+
+@pytest.mark.anyio
+async def test_the_refusal_names_the_cli_version_when_it_gives_one() -> None:
+    hooks: Any = {"PostModelSwitch": [HookMatcher(hooks=[_hook])]}
+    error, _ = await refused_connect(hooks, {**INIT_2_1_197, "claude_code_version": "2.1.197"})
+    assert str(error).startswith(
+        "hooks for PostModelSwitch: the connected Claude Code CLI (2.1.197) does not know"
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("events", "init"),
+    [
+        (["PreToolUse", "Stop", "MessageDisplay"], INIT_2_1_197),  # all known to 2.1.197
+        (["PreModelSwitch", "PostModelSwitch", "DirectoryAdded"], None),  # 2.1.330 has them
+    ],
+)
+async def test_hooks_the_cli_knows_connect(events: list[str], init: dict[str, Any] | None) -> None:
+    hooks: Any = {e: [HookMatcher(hooks=[_hook])] for e in events}
+    async with connected(ClaudeAgentOptions(hooks=hooks), init) as fake:
+        sent = fake.received[0]["request"]["hooks"]
+    assert list(sent) == events
 
 
 @pytest.mark.anyio

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -13,7 +14,7 @@ import anyio
 import pytest
 
 from ccwire import ClaudeAgentOptions, ClaudeSDKClient
-from ccwire._errors import ToolDefinitionError, ToolError
+from ccwire._errors import ToolDefinitionError, ToolError, UnsupportedFeatureError
 from ccwire._mcp_server import SdkMcpServer, create_sdk_mcp_server
 from ccwire._tools import (
     SdkMcpTool,
@@ -1031,3 +1032,93 @@ async def test_a_call_that_changes_the_tools_answers_after_the_change_is_announc
             assert order == ["announced"]  # the answer waits for the CLI to know the new tool
             release.set()
     assert order == ["announced", "acknowledged", "answered"]
+
+
+# ------------------------------------------------- CLIs that cannot re-list (2.1.197)
+
+
+def client_info(version: str) -> dict[str, Any]:
+    """The ``initialize`` params a Claude Code CLI of ``version`` sends an SDK server."""
+    info = {"name": "claude-code", "title": "Claude Code", "version": version}
+    return {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": info}
+
+
+@asynccontextmanager
+async def introduced(server: SdkMcpServer, version: str) -> AsyncIterator[FakeCLI]:
+    """Connected to a fake CLI whose MCP handshake says it is CLI ``version``."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    config = {"type": "sdk", "name": "demo_tools", "instance": server}
+    options = ClaudeAgentOptions(mcp_servers={"demo_tools": config})  # type: ignore[dict-item]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(options, transport=transport):
+                await fake.mcp("demo_tools", "initialize", client_info(version))
+                await fake.mcp("demo_tools", "tools/list")
+                yield fake
+
+
+def mcp_messages_sent(fake: FakeCLI) -> list[Any]:
+    return [
+        f["request"]["message"]
+        for f in fake.received
+        if f.get("type") == "control_request" and f["request"]["subtype"] == "mcp_message"
+    ]
+
+
+async def test_notify_tools_changed_raises_for_a_cli_that_never_re_lists() -> None:
+    server = make_server()
+    async with introduced(server, "2.1.197") as fake:
+        with pytest.raises(UnsupportedFeatureError) as refused:
+            await server.notify_tools_changed()
+        await fake.mcp("demo_tools", "ping")  # the session goes on
+    assert refused.value.subtype == "mcp_message"
+    assert str(refused.value) == (
+        "the tools of the in-process MCP server 'demo_tools' changed, but the connected "
+        "Claude Code CLI (2.1.197) lacks the 'sdk_mcp_tools_list_changed' capability: it "
+        "never re-lists the tools, so the model keeps the tool list it got when the server "
+        "connected (upgrade the CLI, or register every tool before connecting)"
+    )
+    assert mcp_messages_sent(fake) == []  # not sent to no effect
+
+
+async def test_background_changes_warn_once_per_session_on_such_a_cli(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = make_server()
+    caplog.set_level(logging.WARNING, logger="ccwire")
+    async with introduced(server, "2.1.197") as fake:
+        for name in ("one", "two"):
+            server.add_tool(tool(name, "d", {})(greet.handler))
+            await anyio.wait_all_tasks_blocked()  # the background delivery ran
+        server.remove_tool("one")
+        await anyio.wait_all_tasks_blocked()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "ccwire"]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("ccwire: MCP server 'demo_tools': the tools of the in-process")
+    assert "'sdk_mcp_tools_list_changed'" in warnings[0]
+    assert mcp_messages_sent(fake) == []
+
+
+async def test_a_cli_that_re_lists_still_gets_the_notification() -> None:
+    server = make_server()
+    async with introduced(server, "2.1.330") as fake, anyio.create_task_group() as tg:
+        tg.start_soon(server.notify_tools_changed)
+        announced = await fake.receive("control_request", "mcp_message")
+        await fake.respond(announced["request_id"], ACK)
+    assert announced["request"]["message"] == LIST_CHANGED
+
+
+async def test_one_refusing_session_does_not_keep_the_others_from_the_news() -> None:
+    server = make_server()
+    told = Recorder()
+
+    async def old_cli(message: dict[str, Any]) -> None:
+        raise UnsupportedFeatureError("cannot re-list: lacks 'sdk_mcp_tools_list_changed'")
+
+    server.attach(old_cli)
+    server.attach(told)
+    with pytest.raises(UnsupportedFeatureError, match="cannot re-list"):
+        await server.notify_tools_changed()
+    assert told.messages == [LIST_CHANGED]

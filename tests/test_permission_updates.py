@@ -22,10 +22,13 @@ import anyio
 import pytest
 
 from ccwire import (
+    CallbackError,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     ControlProtocolError,
+    HookEvent,
     HookMatcher,
+    HookOutput,
     PermissionMode,
     PermissionRequestOutput,
     PermissionResultAllow,
@@ -38,7 +41,13 @@ from ccwire import (
     parse_hook_input,
 )
 from ccwire._codec import decode_permission_update, encode_permission_update
-from ccwire._control_requests import CliFeatures, is_unsupported_answer, unsupported_error
+from ccwire._control_requests import (
+    LEGACY_HOOK_EVENTS,
+    CliFeatures,
+    is_unsupported_answer,
+    parse_version,
+    unsupported_error,
+)
 from ccwire._permissions import permission_update_problem
 from ccwire.testing import FakeCLI, memory_transport_pair
 
@@ -349,12 +358,6 @@ async def test_permission_request_hooks_see_typed_suggestions() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(
-    strict=True,
-    reason="ccwire bug: a PermissionRequest hook's decision.updatedPermissions is sent "
-    "unvalidated (can_use_tool answers drop malformed updates); the CLI then rejects "
-    "every update of the answer",
-)
 async def test_permission_request_hooks_never_send_a_malformed_update() -> None:
     async def hook(inp: Any, tid: str | None, ctx: Any) -> PermissionRequestOutput:
         bad = PermissionUpdate(type="addRules", behavior="allow")  # no rules
@@ -367,6 +370,130 @@ async def test_permission_request_hooks_never_send_a_malformed_update() -> None:
     async with connected(options) as (_, fake):
         answer = await fake.request("hook_callback", callback_id="hook_0", input=data)
     assert "updatedPermissions" not in json.dumps(answer)
+
+
+HOOK_INPUT = {"hook_event_name": "PermissionRequest", "tool_name": "Bash", "tool_input": {}}
+GOOD_WIRE = {
+    "type": "addRules",
+    "rules": [{"toolName": "Bash"}],
+    "behavior": "allow",
+    "destination": "session",
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        (  # the typed decision, with a malformed update among good ones
+            PermissionRequestOutput(
+                decision=PermissionResultAllow(
+                    updated_input={"command": "ls"},
+                    updated_permissions=[
+                        variant("addRules", "session")[0],
+                        PermissionUpdate(type="setMode", mode="yolo"),  # type: ignore[arg-type]
+                    ],
+                )
+            ),
+            "setMode needs a valid mode, not 'yolo'",
+        ),
+        (  # the same inside a HookOutput
+            HookOutput(
+                hook_specific_output=PermissionRequestOutput(
+                    decision=PermissionResultAllow(
+                        updated_input={"command": "ls"},
+                        updated_permissions=[PermissionUpdate(type="addDirectories")],
+                    )
+                )
+            ),
+            "addDirectories needs directories",
+        ),
+        (  # the dict form
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "PermissionRequest",
+                    "decision": {
+                        "behavior": "allow",
+                        "updatedInput": {"command": "ls"},
+                        "updatedPermissions": [GOOD_WIRE, {**GOOD_WIRE, "destination": "global"}],
+                    },
+                }
+            },
+            "unknown destination 'global'",
+        ),
+    ],
+)
+async def test_a_hook_decision_with_a_malformed_update_is_sent_without_updates_and_reported(
+    output: object, problem: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    reported: list[CallbackError] = []
+
+    async def decide(inp: Any, tid: str | None, ctx: Any) -> Any:
+        return output
+
+    options = ClaudeAgentOptions(
+        hooks={"PermissionRequest": [HookMatcher(hooks=[decide])]},
+        on_callback_error=reported.append,
+    )
+    caplog.set_level(logging.WARNING, logger="ccwire")
+    async with connected(options) as (_, fake):
+        answer = await fake.request("hook_callback", callback_id="hook_0", input=HOOK_INPUT)
+    # the decision still goes out, without any of the updates (the CLI would reject all)
+    assert answer["subtype"] == "success"
+    assert answer["response"]["hookSpecificOutput"] == {
+        "hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow", "updatedInput": {"command": "ls"}},
+    }
+    warnings = [r.getMessage() for r in caplog.records if r.name == "ccwire"]
+    assert warnings == [
+        f"ccwire: dropping updatedPermissions of a PermissionRequest hook answer: {problem}"
+    ]
+    (error,) = reported
+    assert isinstance(error, CallbackError)
+    assert (error.kind, error.event, error.timed_out) == ("hook", "PermissionRequest", False)
+    assert "decide" in error.callback_name and problem in str(error)
+
+
+@pytest.mark.anyio
+async def test_well_formed_hook_updates_in_the_dict_form_go_out_encoded() -> None:
+    typed = variant("setMode", "localSettings")
+
+    async def decide(inp: Any, tid: str | None, ctx: Any) -> Any:
+        decision = {"behavior": "allow", "updatedPermissions": [typed[0], GOOD_WIRE]}
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}}
+
+    reported: list[CallbackError] = []
+    options = ClaudeAgentOptions(
+        hooks={"PermissionRequest": [HookMatcher(hooks=[decide])]},
+        on_callback_error=reported.append,
+    )
+    async with connected(options) as (_, fake):
+        answer = await fake.request("hook_callback", callback_id="hook_0", input=HOOK_INPUT)
+    decision = answer["response"]["hookSpecificOutput"]["decision"]
+    assert decision == {"behavior": "allow", "updatedPermissions": [typed[1], GOOD_WIRE]}
+    assert reported == []
+
+
+@pytest.mark.anyio
+async def test_dropped_can_use_tool_updates_are_reported_as_callback_errors() -> None:
+    reported: list[CallbackError] = []
+
+    async def allow(
+        name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        return PermissionResultAllow(updated_permissions=[PermissionUpdate(type="setMode")])
+
+    options = ClaudeAgentOptions(can_use_tool=allow, on_callback_error=reported.append)
+    async with connected(options) as (_, fake):
+        answer = await fake.request("can_use_tool", tool_name="Bash", input={"a": 1})
+    assert answer["response"] == {"behavior": "allow", "updatedInput": {"a": 1}}
+    (error,) = reported
+    assert (error.kind, error.event, error.subtype) == ("can_use_tool", None, "can_use_tool")
+    assert "allow" in error.callback_name
+    assert str(error) == (
+        "can_use_tool returned permission updates the CLI would reject; none sent: "
+        "setMode needs a valid mode, not None"
+    )
 
 
 # ----------------------------------------------------------------- feature detection
@@ -487,6 +614,67 @@ def test_a_2_1_197_system_init_names_the_version_but_no_capabilities() -> None:
 def test_no_initialize_answer_at_all_is_legacy() -> None:
     features = CliFeatures(None)
     assert features.legacy is True and features.supports("interrupt_receipt_v1") is False
+
+
+def test_a_cli_without_capabilities_lacks_the_three_newest_hook_events() -> None:
+    everything = list(get_args(HookEvent))
+    legacy = CliFeatures(INIT_2_1_197)
+    assert legacy.missing_hook_events(everything) == [
+        "PreModelSwitch",
+        "PostModelSwitch",
+        "DirectoryAdded",
+    ]
+    assert len(LEGACY_HOOK_EVENTS) == 30 and set(everything) > LEGACY_HOOK_EVENTS
+    assert legacy.missing_hook_events(["Stop", "SomeFutureEvent"]) == []  # left to the CLI
+    assert CliFeatures(INIT_2_1_330).missing_hook_events(everything) == []
+
+
+def test_what_a_cli_without_capabilities_cannot_do_is_refused_with_its_version() -> None:
+    legacy = CliFeatures(INIT_2_1_197)
+    assert legacy.describe() == " (a version before 2.1.205: it reports no capabilities)"
+    with pytest.raises(UnsupportedFeatureError) as err:
+        legacy.require_capabilities("frobnicate()", "it ignores it", subtype="frob")
+    assert str(err.value) == (
+        "frobnicate() is not supported by the connected Claude Code CLI (a version before "
+        "2.1.205: it reports no capabilities): it ignores it; upgrade the CLI"
+    )
+    assert err.value.subtype == "frob"
+    legacy.observe(system_init("2.1.197"))
+    assert legacy.describe() == " (2.1.197)"
+    CliFeatures(INIT_2_1_330).require_capabilities("frobnicate()", "-")  # no raise
+
+
+@pytest.mark.parametrize(
+    ("client_info", "legacy", "version"),
+    [
+        ({"name": "claude-code", "title": "Claude Code", "version": "2.1.197"}, True, "2.1.197"),
+        ({"name": "claude-code", "version": "2.1.204"}, True, "2.1.204"),
+        ({"name": "claude-code", "version": "2.1.205"}, False, "2.1.205"),
+        ({"name": "claude-code", "version": "2.1.330"}, False, "2.1.330"),
+        ({"name": "claude-code", "version": "10.0.0"}, False, "10.0.0"),
+        ({"name": "other-client", "version": "2.1.197"}, None, None),
+        ({"name": "claude-code"}, None, None),
+        ({"name": "claude-code", "version": "dev"}, None, None),
+        ("claude-code", None, None),
+    ],
+)
+def test_the_cli_introducing_itself_to_an_mcp_server(
+    client_info: Any, legacy: bool | None, version: str | None
+) -> None:
+    features = CliFeatures.from_mcp_client(client_info)
+    if legacy is None:
+        assert features is None
+        return
+    assert features is not None and (features.legacy, features.version) == (legacy, version)
+    # a CLI older than capabilities is known to lack them; a newer one: not known yet
+    expected = False if legacy else None
+    assert features.supports("sdk_mcp_tools_list_changed") is expected
+
+
+def test_parse_version() -> None:
+    assert parse_version("2.1.197") == (2, 1, 197)
+    assert parse_version("2.1.330 (Claude Code)") == (2, 1, 330)
+    assert parse_version("v2") is None and parse_version(None) is None
 
 
 def test_only_system_init_frames_are_learned_from() -> None:

@@ -34,6 +34,7 @@ from ccwire import (
     TaskOutput,
     UnsupportedFeatureError,
     UsageReport,
+    create_sdk_mcp_server,
 )
 from ccwire.testing import FakeCLI, memory_transport_pair
 
@@ -50,7 +51,7 @@ CAPABILITIES = [
 
 @asynccontextmanager
 async def connected(
-    init: Mapping[str, Any] | None = None,
+    init: Mapping[str, Any] | None = None, options: ClaudeAgentOptions | None = None
 ) -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI]]:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
@@ -62,8 +63,8 @@ async def connected(
     async with anyio.create_task_group() as tg:
         tg.start_soon(fake.handshake, answer)
         with anyio.fail_after(15):
-            async with ClaudeSDKClient(ClaudeAgentOptions(), transport=transport) as client:
-                yield client, fake
+            async with ClaudeSDKClient(options or ClaudeAgentOptions(), transport=transport) as c:
+                yield c, fake
 
 
 async def exchange(
@@ -551,3 +552,77 @@ async def test_capability_gated_requests_are_refused_before_sending() -> None:
     assert answer == {"content": []}
     sent = [f["request"]["subtype"] for f in fake.received if f.get("type") == "control_request"]
     assert sent == ["initialize", "mcp_call"]
+
+
+LEGACY_INIT = {"commands": [], "account": {}, "pid": 4242}
+"""CLI 2.1.197's initialize answer: no capabilities, no version."""
+
+
+def sent_subtypes(fake: FakeCLI) -> list[str]:
+    return [f["request"]["subtype"] for f in fake.received if f.get("type") == "control_request"]
+
+
+@pytest.mark.parametrize("init", [None, LEGACY_INIT])
+async def test_an_unknown_permission_mode_is_refused_before_sending(
+    init: dict[str, Any] | None,
+) -> None:
+    # CLI 2.1.197 accepts and echoes any string; 2.1.330 answers invalid_mode
+    async with connected(init=init) as (client, fake):
+        with pytest.raises(ControlProtocolError) as refused:
+            await client.set_permission_mode("bogus")  # type: ignore[arg-type]
+        changed, request = await exchange(
+            fake, client.set_permission_mode("plan"), "set_permission_mode", answer={"mode": "plan"}
+        )
+    assert not isinstance(refused.value, UnsupportedFeatureError)
+    assert refused.value.error_code == "invalid_mode"
+    assert refused.value.subtype == "set_permission_mode"
+    assert str(refused.value) == (
+        "unknown permission mode 'bogus'; expected one of default, acceptEdits, plan, "
+        "bypassPermissions, dontAsk, auto"
+    )
+    assert request == {"subtype": "set_permission_mode", "mode": "plan"}
+    assert changed.mode == "plan"
+    assert sent_subtypes(fake) == ["initialize", "set_permission_mode"]
+
+
+def with_servers() -> ClaudeAgentOptions:
+    demo = create_sdk_mcp_server("demo")
+    return ClaudeAgentOptions(
+        mcp_servers={"demo": demo, "ext": {"type": "stdio", "command": "ext-server"}}
+    )
+
+
+async def test_toggling_an_in_process_server_needs_a_cli_with_capabilities() -> None:
+    async with connected(init=LEGACY_INIT, options=with_servers()) as (client, fake):
+        for enabled in (False, True):
+            with pytest.raises(UnsupportedFeatureError, match="mcp_toggle") as refused:
+                await client.mcp_toggle("demo", enabled)
+        # a server the CLI dials itself toggles on any CLI
+        _, request = await exchange(fake, client.mcp_toggle("ext", False), "mcp_toggle")
+        await fake.send(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": "s",
+                "claude_code_version": "2.1.197",
+            }
+        )
+        await fake.request("no_such_subtype")  # a round trip: the init has been read
+        with pytest.raises(UnsupportedFeatureError, match=r"CLI \(2\.1\.197\)"):
+            await client.mcp_toggle("demo", False)
+    assert refused.value.subtype == "mcp_toggle"
+    assert str(refused.value) == (
+        "mcp_toggle of the in-process MCP server 'demo' is not supported by the connected "
+        "Claude Code CLI (a version before 2.1.205: it reports no capabilities): it "
+        "acknowledges disabling an in-process server but keeps using it, and fails to "
+        "re-enable one; upgrade the CLI"
+    )
+    assert request == {"subtype": "mcp_toggle", "serverName": "ext", "enabled": False}
+    assert sent_subtypes(fake) == ["initialize", "mcp_toggle"]
+
+
+async def test_toggling_an_in_process_server_on_a_cli_with_capabilities() -> None:
+    async with connected(options=with_servers()) as (client, fake):
+        result, request = await exchange(fake, client.mcp_toggle("demo", False), "mcp_toggle")
+    assert result is None
+    assert request == {"subtype": "mcp_toggle", "serverName": "demo", "enabled": False}

@@ -10,6 +10,11 @@ called with no loop anywhere it leaves the change pending, and the next
 :meth:`flush` (the server calls it on every message) schedules it.  Announcements
 made before the delivery runs are coalesced (one notification per method), sinks are
 sent to concurrently, and a failing sink is logged and never affects the others.
+
+A sink refuses a notification its session cannot act on by raising
+:class:`~ccwire.UnsupportedFeatureError` (a CLI that never re-lists tools). An awaited
+:meth:`Broadcaster.send_now` with ``strict=True`` raises it once every sink had its
+turn; a background delivery logs it as a warning, once per sink.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+
+from ._errors import UnsupportedFeatureError
 
 __all__ = ["Broadcaster", "Sink", "current_loop", "spawn_background"]
 
@@ -86,6 +93,7 @@ class Broadcaster:
         self._queued: dict[str, None] = {}  # methods waiting for delivery, in order
         self._outstanding = 0  # deliveries scheduled or running
         self._busy: tuple[object, anyio.Event] | None = None  # (loop, set when all are done)
+        self._refusing: dict[object, None] = {}  # keys of sinks that refused a notification
         self.pending = False
         """True when a change waits for an event loop (see :meth:`flush`)."""
 
@@ -105,6 +113,7 @@ class Broadcaster:
 
         def detach() -> None:
             self._sinks.pop(key, None)
+            self._refusing.pop(key, None)
 
         return detach
 
@@ -167,19 +176,40 @@ class Broadcaster:
             with anyio.move_on_after(timeout):
                 await busy[1].wait()
 
-    async def send_now(self, method: str) -> None:
-        """Send ``{"method": method}`` to every attached sink, now."""
+    async def send_now(self, method: str, *, strict: bool = False) -> None:
+        """Send ``{"method": method}`` to every attached sink, now.
+
+        With ``strict``, a sink's :class:`~ccwire.UnsupportedFeatureError` is raised
+        (the first one, after every sink had its turn) instead of logged.
+        """
         self._queued.pop(method, None)
-        sinks = self.sinks
+        sinks = list(self._sinks.items())
+        refusals: list[UnsupportedFeatureError] | None = [] if strict else None
         if len(sinks) == 1:
-            await self._send_safely(sinks[0], method)
+            await self._send_safely(*sinks[0], method, refusals)
         elif sinks:
             async with anyio.create_task_group() as tg:
-                for sink in sinks:
-                    tg.start_soon(self._send_safely, sink, method)
+                for key, sink in sinks:
+                    tg.start_soon(self._send_safely, key, sink, method, refusals)
+        if refusals:
+            raise refusals[0]
 
-    async def _send_safely(self, sink: Sink, method: str) -> None:
+    async def _send_safely(
+        self,
+        key: object,
+        sink: Sink,
+        method: str,
+        refusals: list[UnsupportedFeatureError] | None,
+    ) -> None:
         try:
             await sink({"jsonrpc": "2.0", "method": method})
+        except UnsupportedFeatureError as exc:
+            first = key not in self._refusing
+            if key in self._sinks:
+                self._refusing[key] = None
+            if refusals is not None:
+                refusals.append(exc)
+            elif first:  # once per session: every later change would say the same
+                logger.warning("ccwire: %s: %s", self._source, exc)
         except Exception as exc:
             logger.warning("ccwire: %s could not deliver %s: %s", self._source, method, exc)

@@ -99,7 +99,10 @@ class RunTracker:
         self.started = clock()
         self.state = "connecting"
         """The CLI's session state (``idle``/``running``/``requires_action``), or ours
-        before it reports one (``connecting``)."""
+        before it reports one (``connecting``). A CLI that never reports one (older
+        than 2.1.330) is ``running`` from its ``system/init`` and ``idle`` after each
+        ``result``."""
+        self._state_reported = False
         self.turns = 0
         """Model responses seen so far (distinct assistant message ids)."""
         self.cost_usd: float | None = None
@@ -148,14 +151,20 @@ class RunTracker:
         elif isinstance(message, ResultMessage):
             self._on_result(message)
 
+    def _set_state(self, state: str) -> None:
+        if state != self.state:
+            self.state = state
+            self.emit("state", state=state)
+
     def _on_system(self, message: SystemMessage) -> None:
         state = codec.session_state(message.data)
         if state is not None:
-            if state != self.state:
-                self.state = state
-                self.emit("state", state=state)
+            self._state_reported = True
+            self._set_state(state)
             return
         if message.subtype == "init":
+            if not self._state_reported:  # a CLI without session_state_changed frames
+                self._set_state("running")
             data = message.data
             sid = data.get("session_id")
             self.session_id = sid if isinstance(sid, str) else self.session_id
@@ -226,6 +235,8 @@ class RunTracker:
             stop_reason=message.stop_reason,
             errors=list(message.errors),
         )
+        if not self._state_reported:  # after the result, as a CLI reporting states does
+            self._set_state("idle")
 
     # ------------------------------------------------------- control events
 

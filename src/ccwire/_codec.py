@@ -575,8 +575,10 @@ def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
             value = tuple(
                 decode_permission_update(s) for s in value or () if isinstance(s, Mapping)
             )
-        elif value is None and f.default is not MISSING and f.default is not None:
-            continue  # null where a value is expected: keep the default
+        elif value is None and (
+            f.default_factory is not MISSING or (f.default is not MISSING and f.default is not None)
+        ):
+            continue  # null where a value is expected (tool_input: {}, ...): keep the default
         kwargs[f.name] = value
     return cls(**kwargs, raw=raw)
 

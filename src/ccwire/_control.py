@@ -445,11 +445,7 @@ class ControlProtocol:
                     error = str(exc) or type(exc).__name__
         finally:
             self._inflight.pop(req.request_id, None)
-        if (
-            call.scope.cancelled_caught
-            or call.withdrawn
-            or (result is NO_REPLY and error is None)
-        ):
+        if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):
             # withdrawn by the CLI (or we are closing): it ignores late answers
             if self._observers:
                 self._notify(ControlEvent(req.request_id, req.subtype, req.request, "cancelled"))

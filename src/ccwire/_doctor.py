@@ -380,8 +380,26 @@ async def probe_protocol(cli: str, *, timeout: float = 60.0) -> list[Check]:
             "capabilities",
             CheckStatus.OK if all(features.values()) else CheckStatus.INFO,
             listed,
-            None
-            if all(features.values())
-            else "an older CLI: ccwire falls back where a feature is missing",
+            capability_hint(features),
         ),
     ]
+
+
+_WITHOUT: dict[str, str] = {
+    "live tool sets": "tools added or removed mid-session never reach the model (no "
+    "fallback: SdkMcpServer.notify_tools_changed() raises UnsupportedFeatureError and "
+    "background changes log a warning); register every tool before connecting",
+    "session states": "turns are tracked by their results instead",
+    "prompt lifecycle": "prompts are settled by their results instead",
+    "interrupt receipts": "interrupt() cannot tell which prompts were still queued",
+}
+
+
+def capability_hint(features: Mapping[str, bool]) -> str | None:
+    """What an older CLI's missing features mean for a ccwire user (None if none is
+    missing): a fallback where ccwire has one, the plain consequence where it has not."""
+    missing = [name for name, ok in features.items() if not ok]
+    if not missing:
+        return None
+    effects = "; ".join(f"{name}: {_WITHOUT.get(name, 'not available')}" for name in missing)
+    return f"upgrade the CLI to get them all. Without them, {effects}"

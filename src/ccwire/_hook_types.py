@@ -12,7 +12,14 @@ import anyio
 if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
     from ._hook_output import HookCallbackResult
 
-__all__ = ["HookCallback", "HookContext", "HookEvent", "HookMatcher", "matcher_matches"]
+__all__ = [
+    "LEGACY_TOOL_NAMES",
+    "HookCallback",
+    "HookContext",
+    "HookEvent",
+    "HookMatcher",
+    "matcher_matches",
+]
 
 HookEvent = Literal[
     "PreToolUse",
@@ -99,6 +106,27 @@ _WIDE_LIST_EVENTS = frozenset(
 _NAME_LIST = re.compile(r"[a-zA-Z0-9_|]+")
 _WIDE_NAME_LIST = re.compile(r"[a-zA-Z0-9_|, -]+")
 
+LEGACY_TOOL_NAMES: Mapping[str, str] = {
+    "Task": "Agent",
+    "KillShell": "TaskStop",
+    "KillBash": "TaskStop",
+    "ListPeers": "ListAgents",
+    "Brief": "SendUserMessage",
+    "ListMcpResources": "ListMcpResourcesTool",
+    "ReadMcpResource": "ReadMcpResourceTool",
+    "ReadMcpResourceDir": "ReadMcpResourceDirTool",
+    "ProposeGoal": "SetGoal",
+}
+"""Old tool names the CLI (2.1.330) still accepts in matchers, and the tool each now names."""
+
+
+def _canonical(name: str) -> str:
+    return LEGACY_TOOL_NAMES.get(name, name)
+
+
+def _legacy_names(name: str) -> list[str]:
+    return [old for old, new in LEGACY_TOOL_NAMES.items() if new == name]
+
 
 def matcher_matches(pattern: str | None, value: str | None, *, event: str | None = None) -> bool:
     """Whether the CLI runs a matcher ``pattern`` for an event whose matcher value is
@@ -108,20 +136,24 @@ def matcher_matches(pattern: str | None, value: str | None, *, event: str | None
     * ``None``, ``""`` and ``"*"`` match everything, as does any pattern on events
       without a matcher value (Stop, UserPromptSubmit, ...);
     * a pattern made only of letters, digits, ``_`` and ``|`` (for most events also
-      ``,``, space and ``-``) is a list of exact names: ``"Write|Edit"``;
+      ``,``, space and ``-``) is a list of exact names: ``"Write|Edit"``; a legacy tool
+      name in it names the renamed tool (``"Task"`` matches ``Agent``, ``"KillShell"``
+      ``TaskStop``: :data:`LEGACY_TOOL_NAMES`);
     * anything else is a regular expression searched in the value: ``"mcp__calc__.*"``
-      (an invalid one matches nothing).
+      (an invalid one matches nothing); it also matches a tool whose legacy name it
+      matches (``"^Task$"`` matches ``Agent``).
     """
     if not pattern or pattern == "*" or value is None:
         return True
     wide = event in _WIDE_LIST_EVENTS
     if (_WIDE_NAME_LIST if wide else _NAME_LIST).fullmatch(pattern):
         names = (n.strip() for n in re.split(r"[|,]" if wide else r"\|", pattern))
-        return value in {n for n in names if n}
+        return value in {_canonical(n) for n in names if n}
     try:
-        return re.search(pattern, value) is not None
+        compiled = re.compile(pattern)
     except re.error:
         return False
+    return any(compiled.search(v) is not None for v in (value, *_legacy_names(value)))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import anyio
 
 from . import _codec as codec
 from ._control import IncomingCall, RouteHandler
+from ._control_requests import CliFeatures
 from ._errors import CallbackError, ControlProtocolError, UnsupportedFeatureError
 from ._hook_types import HookCallback, HookContext, HookEvent, HookMatcher
 
@@ -133,11 +134,22 @@ class HookRegistry:
         return self._config or None
 
     def verify(self, server_info: Mapping[str, Any]) -> None:
-        """Check the ``initialize`` answer: the CLI must have applied our hooks, and must
-        honour ``onFailure`` when a matcher asks to block (protocol reference §3.3).
-        Raises :class:`~ccwire.UnsupportedFeatureError` otherwise."""
+        """Check the ``initialize`` answer: the CLI must know every event we registered
+        hooks for (an older CLI drops the others silently), must have applied our hooks,
+        and must honour ``onFailure`` when a matcher asks to block (protocol reference
+        §3.3, §9). Raises :class:`~ccwire.UnsupportedFeatureError` otherwise."""
         if not self._config:
             return
+        features = CliFeatures(server_info)
+        missing = features.missing_hook_events(self._config)
+        if missing:
+            raise UnsupportedFeatureError(
+                f"hooks for {', '.join(missing)}: the connected Claude Code CLI"
+                f"{features.describe()} does not know these hook events and would never "
+                "call them (CLI 2.1.197 knows 30 of the 33 events of 2.1.330); upgrade the "
+                "CLI or remove these hooks",
+                subtype=codec.INITIALIZE,
+            )
         if server_info.get("hooks_applied") is False:
             raise UnsupportedFeatureError(
                 "the CLI ignored the hooks sent in initialize (hooks_applied: false)",
@@ -163,6 +175,33 @@ class HookRegistry:
         )
         report_callback_error(self._on_error, error)
         return error
+
+    def _checked_decision(self, reg: _Registered, output: object) -> object:
+        """``output`` without the ``updatedPermissions`` of its decision if the CLI would
+        reject one of them (it then rejects them all), as ``can_use_tool`` answers are
+        checked; the drop is logged and reported (the decision itself still goes out)."""
+        from ._permissions import drop_malformed_hook_updates
+
+        checked, problems = drop_malformed_hook_updates(output)
+        if problems:
+            name = callback_name(reg.callback)
+            detail = "; ".join(problems)
+            logger.warning(
+                "ccwire: dropping updatedPermissions of a PermissionRequest hook answer: %s",
+                detail,
+            )
+            report_callback_error(
+                self._on_error,
+                CallbackError(
+                    f"{reg.event} hook {name} ({reg.callback_id}) returned permission "
+                    f"updates the CLI would reject, so none were sent: {detail}",
+                    kind="hook",
+                    callback_name=name,
+                    event=reg.event,
+                    subtype=codec.HOOK_CALLBACK,
+                ),
+            )
+        return checked
 
     def route(self) -> RouteHandler:
         """The route handler for ``hook_callback`` requests."""
@@ -196,6 +235,8 @@ class HookRegistry:
                     )
             if scope.cancelled_caught:
                 raise self._failure(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
+            if reg.event == "PermissionRequest":
+                output = self._checked_decision(reg, output)
             try:
                 return codec.encode_hook_result(output, reg.event)
             except (TypeError, ValueError) as exc:

@@ -68,7 +68,12 @@ class SdkMcpServer:
     before the delivery runs are coalesced, and a failing sink never affects the
     others (see :mod:`ccwire._broadcast`).  Await :meth:`notify_tools_changed` to
     deliver at once instead.  The Claude Code CLI (2.1.330) re-lists the tools when
-    told and offers the new ones to the model within the same turn.
+    told and offers the new ones to the model within the same turn.  A CLI without the
+    ``sdk_mcp_tools_list_changed`` capability (one older than 2.1.205, like 2.1.197)
+    acknowledges the notification but never re-lists, so the model never sees the
+    change: for such a session :meth:`notify_tools_changed` raises
+    :class:`~ccwire.UnsupportedFeatureError`, and a background announcement logs a
+    warning on the ``ccwire`` logger (once per session).
 
     **A call that changes the tools** is answered only once the change is known to
     the session: after the CLI acknowledged ``tools/list_changed`` and, if the session
@@ -207,9 +212,15 @@ class SdkMcpServer:
         return self._broadcast.attach(sink)
 
     async def notify_tools_changed(self) -> None:
-        """Send ``notifications/tools/list_changed`` to every attached sink, now."""
+        """Send ``notifications/tools/list_changed`` to every attached sink, now.
+
+        Raises :class:`~ccwire.UnsupportedFeatureError` (after the other sessions were
+        told) when an attached session's CLI cannot re-list the tools (it lacks the
+        ``sdk_mcp_tools_list_changed`` capability), so the model there would never see
+        the change.
+        """
         self._broadcast.pending = False
-        await self._broadcast.send_now(TOOLS_CHANGED)
+        await self._broadcast.send_now(TOOLS_CHANGED, strict=True)
 
     # ------------------------------------------------------------------ dispatch
 

@@ -11,7 +11,8 @@ set and the callback is cancelled; nothing is written back.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, get_args
 
 from . import _codec as codec
@@ -29,7 +30,12 @@ from ._permission_types import (
     ToolPermissionContext,
 )
 
-__all__ = ["coerce_permission_result", "permission_route", "permission_update_problem"]
+__all__ = [
+    "coerce_permission_result",
+    "drop_malformed_hook_updates",
+    "permission_route",
+    "permission_update_problem",
+]
 
 logger = logging.getLogger("ccwire")
 
@@ -63,7 +69,9 @@ def permission_update_problem(update: object) -> str | None:
     return f"unknown update type {update.type!r}"
 
 
-def _checked_updates(result: PermissionResultAllow) -> PermissionResultAllow:
+def _checked_updates(
+    result: PermissionResultAllow, report: Callable[[str], object]
+) -> PermissionResultAllow:
     updates = result.updated_permissions
     if not updates:
         return result
@@ -72,10 +80,69 @@ def _checked_updates(result: PermissionResultAllow) -> PermissionResultAllow:
         return result
     # The CLI rejects every update of an answer if one is malformed; like the reference
     # SDK, send none of them (the tool call itself is still allowed).
-    logger.warning(
-        "ccwire: dropping updated_permissions of a can_use_tool answer: %s", "; ".join(problems)
-    )
+    detail = "; ".join(problems)
+    logger.warning("ccwire: dropping updated_permissions of a can_use_tool answer: %s", detail)
+    report(f"can_use_tool returned permission updates the CLI would reject; none sent: {detail}")
     return PermissionResultAllow(updated_input=result.updated_input, updated_permissions=None)
+
+
+def _wire_update_problem(update: object) -> str | None:
+    if isinstance(update, Mapping):
+        return permission_update_problem(codec.decode_permission_update(update))
+    return permission_update_problem(update)
+
+
+def _checked_decision(decision: object) -> tuple[object, list[str]]:
+    """A PermissionRequest ``decision`` (typed or wire dict) without malformed updates."""
+    if isinstance(decision, PermissionResultAllow):
+        updates = decision.updated_permissions
+        problems = [p for p in map(permission_update_problem, updates or ()) if p is not None]
+        if problems:
+            return replace(decision, updated_permissions=None), problems
+        return decision, []
+    if not isinstance(decision, Mapping) or "updatedPermissions" not in decision:
+        return decision, []
+    updates = decision["updatedPermissions"]
+    if not isinstance(updates, (list, tuple)):
+        problems = [f"updatedPermissions must be a list, not {updates!r}"]
+    else:
+        problems = [p for p in map(_wire_update_problem, updates) if p is not None]
+    if problems:
+        return {k: v for k, v in decision.items() if k != "updatedPermissions"}, problems
+    wire = [
+        codec.encode_permission_update(u) if isinstance(u, PermissionUpdate) else u for u in updates
+    ]
+    return {**decision, "updatedPermissions": wire}, []
+
+
+def drop_malformed_hook_updates(output: object) -> tuple[object, list[str]]:
+    """A PermissionRequest hook's output without its decision's ``updatedPermissions`` if
+    any of them is malformed (the CLI would reject them all), and the problems found.
+
+    Handles the typed forms (:class:`~ccwire.PermissionRequestOutput`, alone or in a
+    :class:`~ccwire.HookOutput`) and the dict form (``hookSpecificOutput.decision``).
+    """
+    from ._hook_output import HookOutput, PermissionRequestOutput
+
+    if isinstance(output, HookOutput):
+        inner, problems = drop_malformed_hook_updates(output.hook_specific_output)
+        if problems:
+            return replace(output, hook_specific_output=inner), problems  # type: ignore[arg-type]
+        return output, []
+    if isinstance(output, PermissionRequestOutput):
+        decision, problems = _checked_decision(output.decision)
+        if problems:
+            return replace(output, decision=decision), problems  # type: ignore[arg-type]
+        return output, []
+    if isinstance(output, Mapping):
+        specific = output.get("hookSpecificOutput")
+        if not isinstance(specific, Mapping) or "decision" not in specific:
+            return output, []
+        decision, problems = _checked_decision(specific["decision"])
+        if decision is specific["decision"]:
+            return output, problems
+        return {**output, "hookSpecificOutput": {**specific, "decision": decision}}, problems
+    return output, []
 
 
 def coerce_permission_result(value: object) -> PermissionResult:
@@ -155,7 +222,7 @@ def permission_route(
         except ControlProtocolError as exc:
             raise failure(str(exc)) from exc
         if isinstance(result, PermissionResultAllow):
-            result = _checked_updates(result)
+            result = _checked_updates(result, failure)
         return codec.encode_permission_result(result, decoded.input)
 
     return handle

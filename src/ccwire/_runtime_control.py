@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from . import _codec as codec
 from . import _control_requests as wire
@@ -45,13 +45,15 @@ from ._control_types import (
     UsageReport,
 )
 from ._errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
+from ._permission_types import PermissionMode
 
 if TYPE_CHECKING:
     from ._connection import Connection
     from ._mcp_config import McpServerConfig
-    from ._permission_types import PermissionMode
 
 __all__ = ["RuntimeControl"]
+
+_PERMISSION_MODES = frozenset(get_args(PermissionMode))
 
 
 class RuntimeControl:
@@ -117,8 +119,17 @@ class RuntimeControl:
         return wire.decode_interrupt(await self._request(codec.INTERRUPT, fields))
 
     async def set_permission_mode(self, mode: PermissionMode) -> PermissionModeChange:
-        """Change the permission mode for the rest of the conversation. A mode the CLI
-        rejects raises :class:`~ccwire.ControlProtocolError` (``error_code="invalid_mode"``)."""
+        """Change the permission mode for the rest of the conversation. A mode that is not
+        a :data:`~ccwire.PermissionMode` is refused before sending (older CLIs accept any
+        string), and a mode the CLI rejects raises :class:`~ccwire.ControlProtocolError`,
+        both with ``error_code="invalid_mode"``."""
+        if mode not in _PERMISSION_MODES:
+            raise ControlProtocolError(
+                f"unknown permission mode {mode!r}; expected one of "
+                f"{', '.join(get_args(PermissionMode))}",
+                subtype=codec.SET_PERMISSION_MODE,
+                error_code="invalid_mode",
+            )
         return wire.decode_permission_mode(
             await self._request(codec.SET_PERMISSION_MODE, {"mode": mode})
         )
@@ -160,7 +171,20 @@ class RuntimeControl:
         await self._request(wire.MCP_RECONNECT, wire.mcp_server_fields(server_name))
 
     async def mcp_toggle(self, server_name: str, enabled: bool) -> None:
-        """Disable or re-enable an MCP server (re-enabling redoes its handshake)."""
+        """Disable or re-enable an MCP server (re-enabling redoes its handshake).
+
+        An in-process server cannot be toggled on a CLI that reports no capabilities
+        (older than 2.1.205: it ignores disabling and fails re-enabling); that raises
+        :class:`~ccwire.UnsupportedFeatureError` before sending.
+        """
+        features = self._features
+        if features is not None and server_name in sdk_servers(self._mcp_servers):
+            features.require_capabilities(
+                f"mcp_toggle of the in-process MCP server {server_name!r}",
+                "it acknowledges disabling an in-process server but keeps using it, "
+                "and fails to re-enable one",
+                subtype=wire.MCP_TOGGLE,
+            )
         await self._request(wire.MCP_TOGGLE, wire.mcp_toggle_fields(server_name, enabled))
 
     async def mcp_set_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:

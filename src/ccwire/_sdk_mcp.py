@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _codec as codec
 from ._control import NO_REPLY, IncomingCall, RouteHandler, _NoReply
+from ._control_requests import CAP_SDK_MCP_TOOLS_LIST_CHANGED, CliFeatures
+from ._errors import UnsupportedFeatureError
 
 if TYPE_CHECKING:
     import anyio
@@ -20,6 +22,8 @@ __all__ = ["McpRouter", "ServedServer"]
 
 Requester = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 Sink = Callable[[dict[str, Any]], Awaitable[None]]
+
+TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
 
 
 class ServedServer(Protocol):
@@ -47,6 +51,12 @@ class McpRouter:
 
     ``request`` sends a control request to the CLI (used to deliver a server's own
     notifications: progress, logging, ``tools/list_changed``).
+
+    The CLI introduces itself in each server's MCP ``initialize`` (``clientInfo``);
+    :attr:`features` is what that tells. A CLI known to lack
+    ``sdk_mcp_tools_list_changed`` (one older than 2.1.205, like 2.1.197) acknowledges
+    ``tools/list_changed`` but never re-lists the tools, so delivering it raises
+    :class:`~ccwire.UnsupportedFeatureError` instead of sending it to no effect.
     """
 
     def __init__(
@@ -60,6 +70,8 @@ class McpRouter:
         self._session_id = session_id
         self._senders: dict[str, Sink] = {name: self._sender(name) for name in self._servers}
         self._detach: list[Callable[[], None]] = []
+        self.features: CliFeatures | None = None
+        """What the CLI is known to support (None until it introduced itself)."""
 
     @property
     def names(self) -> list[str]:
@@ -68,9 +80,32 @@ class McpRouter:
 
     def _sender(self, name: str) -> Sink:
         async def send(message: dict[str, Any]) -> None:
+            if message.get("method") == TOOLS_LIST_CHANGED:
+                self._check_relisting(name)
             await self._request(codec.MCP_MESSAGE, codec.mcp_outgoing(name, message))
 
         return send
+
+    def _check_relisting(self, name: str) -> None:
+        features = self.features
+        if features is None or features.supports(CAP_SDK_MCP_TOOLS_LIST_CHANGED) is not False:
+            return
+        raise UnsupportedFeatureError(
+            f"the tools of the in-process MCP server {name!r} changed, but the connected "
+            f"Claude Code CLI{features.describe()} lacks the "
+            f"{CAP_SDK_MCP_TOOLS_LIST_CHANGED!r} capability: it never re-lists the tools, "
+            "so the model keeps the tool list it got when the server connected (upgrade "
+            "the CLI, or register every tool before connecting)",
+            subtype=codec.MCP_MESSAGE,
+        )
+
+    def _learn(self, message: Mapping[str, Any]) -> None:
+        """Take note of the CLI's ``clientInfo`` in an MCP ``initialize`` request."""
+        params = message.get("params")
+        if message.get("method") == "initialize" and isinstance(params, Mapping):
+            features = CliFeatures.from_mcp_client(params.get("clientInfo"))
+            if features is not None:
+                self.features = features
 
     def attach(self) -> None:
         """Subscribe to every server's own notifications (``tools/list_changed``)."""
@@ -93,6 +128,7 @@ class McpRouter:
             server = self._servers.get(decoded.server_name)
             if server is None:
                 return codec.mcp_server_not_found(decoded.server_name, message.get("id"))
+            self._learn(message)
             reply = await server.handle(
                 message,
                 session_id=self._session_id(),

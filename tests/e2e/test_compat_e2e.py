@@ -2,9 +2,9 @@
 
 On a CLI that has the feature each test checks that it works. On an older one ccwire
 must say so (a typed :class:`~ccwire.UnsupportedFeatureError`, or at least a warning)
-instead of silently doing nothing. Where ccwire does not do that yet, the test is
-marked ``xfail(strict=True)`` for old CLIs only, naming the source behaviour to fix:
-it then fails the matrix as soon as the fix lands, so the marker is removed with it.
+instead of silently doing nothing or hanging. A newly found gap is marked
+``xfail(strict=True)`` for old CLIs only, naming the source behaviour to fix; the
+marker goes with the fix.
 """
 
 from __future__ import annotations
@@ -72,13 +72,6 @@ async def test_capabilities_session_state_and_interrupt_receipts_per_cli(
         assert answer.raw == {"still_queued": []} and answer.still_queued == ()
 
 
-@pytest.mark.xfail(
-    old_cli(),
-    strict=True,
-    reason="ccwire bug (_hooks.HookRegistry.verify): CLI 2.1.197 has no PreModelSwitch, "
-    "PostModelSwitch or DirectoryAdded hooks and silently drops them from initialize; "
-    "ccwire connects anyway instead of raising UnsupportedFeatureError",
-)
 async def test_hooks_for_events_the_cli_lacks(model: ScriptedModel, make_options: Any) -> None:
     fired: list[BaseHookInput] = []
 
@@ -108,14 +101,6 @@ async def test_hooks_for_events_the_cli_lacks(model: ScriptedModel, make_options
     assert model.turn_requests[0].model == "claude-haiku-4-5"
 
 
-@pytest.mark.xfail(
-    old_cli(),
-    strict=True,
-    reason="ccwire bug (_runtime_control.RuntimeControl.mcp_toggle): CLI 2.1.197 "
-    "acknowledges disabling an in-process server and keeps using it (re-enabling fails "
-    "with an untyped 'SDK servers should be handled in print.ts'); ccwire should raise "
-    "UnsupportedFeatureError",
-)
 async def test_toggling_an_in_process_server(model: ScriptedModel, make_options: Any) -> None:
     model.add(text("one"), text("two"))
     options = make_options(mcp_servers={"demo": create_sdk_mcp_server("demo", tools=[greet])})
@@ -134,13 +119,6 @@ async def test_toggling_an_in_process_server(model: ScriptedModel, make_options:
     assert "mcp__demo__greet" not in model.turn_requests[1].tool_names
 
 
-@pytest.mark.xfail(
-    old_cli(),
-    strict=True,
-    reason="ccwire bug (_sdk_mcp.McpRouter / SdkMcpServer.notify_tools_changed): CLI 2.1.197 "
-    "acknowledges tools/list_changed but never re-lists, and ccwire neither raises nor "
-    "warns although the CLI lacks sdk_mcp_tools_list_changed",
-)
 async def test_tool_list_changes_reach_the_cli_or_are_refused(
     model: ScriptedModel, make_options: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -174,23 +152,18 @@ async def test_tool_list_changes_reach_the_cli_or_are_refused(
             if r.name == "ccwire" and r.levelno >= logging.WARNING
         )
         assert refused or warned
+        assert refused  # the CLI introduced itself in the MCP handshake: known at once
     else:
         assert not refused and listed == {"greet", "late"}
 
 
-@pytest.mark.xfail(
-    old_cli(),
-    strict=True,
-    reason="ccwire bug (_runtime_control.RuntimeControl.set_permission_mode): CLI 2.1.197 "
-    "accepts and echoes any mode string ({'mode': 'bogus'}); ccwire passes it through "
-    "instead of refusing a mode that is not a PermissionMode",
-)
 async def test_an_unknown_permission_mode_is_refused(
     model: ScriptedModel, make_options: Any
 ) -> None:
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(make_options()) as client:
-            with pytest.raises(ControlProtocolError):
+            with pytest.raises(ControlProtocolError) as refused:
                 await client.set_permission_mode("bogus")  # type: ignore[arg-type]
             mode = await client.set_permission_mode("plan")
+    assert refused.value.error_code == "invalid_mode"
     assert mode.mode == "plan"

@@ -37,9 +37,10 @@ from ccwire import (
     query,
     tool,
 )
+from ccwire._control_requests import LEGACY_HOOK_EVENTS
 from ccwire.testing import ScriptedModel, text, tool_use
 
-from .conftest import CLI_PATH
+from .conftest import CLI_PATH, cli_version
 
 pytestmark = pytest.mark.anyio
 
@@ -86,10 +87,13 @@ async def test_every_event_of_a_tool_turn_arrives_typed_and_as_a_mapping(
 
     greeter = Greeter()
     model.add(tool_use("mcp__demo__greet", {"name": "Ann"}), text("greeted"))
+    # an older CLI lacks the newest events, and ccwire refuses hooks for them
+    # (test_compat_e2e.py); register the ones it knows
+    known = get_args(HookEvent) if cli_version() >= (2, 1, 330) else LEGACY_HOOK_EVENTS
     options = make_options(
         mcp_servers={"demo": greeter.server},
         allowed_tools=["mcp__demo__greet"],
-        hooks={event: [HookMatcher(hooks=[record])] for event in get_args(HookEvent)},
+        hooks={event: [HookMatcher(hooks=[record])] for event in known},
     )
     with anyio.fail_after(TIMEOUT):
         messages = [m async for m in query(prompt="greet Ann", options=options)]
