@@ -40,7 +40,7 @@ from ccwire import (
 from ccwire._control_requests import LEGACY_HOOK_EVENTS
 from ccwire.testing import ScriptedModel, text, tool_use
 
-from .conftest import CLI_PATH, cli_version
+from .conftest import CLI_PATH
 
 pytestmark = pytest.mark.anyio
 
