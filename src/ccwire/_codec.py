@@ -573,7 +573,9 @@ def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
         value = raw[f.name]
         if f.name == "permission_suggestions":
             value = tuple(
-                decode_permission_update(s) for s in value or () if isinstance(s, Mapping)
+                decode_permission_update(s)
+                for s in (value if isinstance(value, list) else ())
+                if isinstance(s, Mapping)
             )
         elif value is None and (
             f.default_factory is not MISSING or (f.default is not MISSING and f.default is not None)

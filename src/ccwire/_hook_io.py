@@ -467,7 +467,8 @@ class FileChangedHookInput(BaseHookInput):
     @property
     def matcher_value(self) -> str | None:
         """The file's base name (what the CLI matches FileChanged matchers against)."""
-        return posixpath.basename(self.file_path) if self.file_path else None
+        path = self.file_path
+        return posixpath.basename(path) if isinstance(path, str) and path else None
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

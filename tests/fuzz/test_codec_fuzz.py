@@ -20,7 +20,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -397,16 +396,6 @@ def test_decode_hook_input_never_raises(raw: dict[str, Any]) -> None:
     assert all(isinstance(s, PermissionUpdate) for s in suggestions)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason=(
-        "BUG: decode_hook_input (and parse_hook_input), documented as never raising, "
-        "raises TypeError (\"'int' object is not iterable\") when permission_suggestions "
-        "is a non-zero number or true: `for s in value or ()` in _codec.decode_hook_input; "
-        "e.g. {'hook_event_name': 'PermissionRequest', 'permission_suggestions': 1}"
-    ),
-)
 @fuzz_settings(30)
 @given(
     event=st.sampled_from(sorted(HOOK_INPUT_TYPES)),
@@ -423,16 +412,6 @@ def test_decode_hook_input_with_a_number_for_suggestions(event: str, suggestions
     assert isinstance(codec.decode_hook_input(raw), BaseHookInput)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason=(
-        "BUG: FileChangedHookInput.matcher_value (declared str | None, used by "
-        "HookMatcher.matches) raises TypeError from posixpath.basename when the input's "
-        "file_path is a truthy non-string, e.g. {'hook_event_name': 'FileChanged', "
-        "'file_path': [None]}; the base class returns None for non-strings"
-    ),
-)
 @fuzz_settings(30)
 @given(path=wire_values.filter(lambda v: bool(v) and not isinstance(v, str)))
 @example(path=[None])
