@@ -135,6 +135,30 @@ async def test_refusals_are_typed_errors(model: ScriptedModel, make_options: Any
     assert dry.can_rewind is False and dry.error == "File rewinding is not enabled."
 
 
+async def test_rewind_files_restores_what_a_turn_wrote(
+    model: ScriptedModel, make_options: Any, tmp_path: Path
+) -> None:
+    options = make_options(enable_file_checkpointing=True, allowed_tools=["Write"])
+    target = Path(options.cwd) / "notes.txt"
+    model.add(
+        tool_use("Write", {"file_path": str(target), "content": "written by the agent\n"}),
+        text("wrote it"),
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeSDKClient(options) as client:
+            prompt_id = await client.query("write the notes")
+            assert prompt_id is not None
+            turn = [m async for m in client.receive_response()]
+            assert isinstance(turn[-1], ResultMessage) and not turn[-1].is_error
+            assert target.read_text() == "written by the agent\n"
+            dry = await client.rewind_files(prompt_id, dry_run=True)
+            done = await client.rewind_files(prompt_id)
+    # the dry run says what would change; the rewind itself only acknowledges
+    assert dry.can_rewind is True and dry.files_changed == (str(target),)
+    assert done.can_rewind is True
+    assert not target.exists()  # the file the turn created is gone again
+
+
 async def test_mcp_status_toggle_context_and_settings(
     model: ScriptedModel, make_options: Any
 ) -> None:
