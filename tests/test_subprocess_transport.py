@@ -79,14 +79,18 @@ async def test_echo_round_trip() -> None:
     assert_reaped(pid)
 
 
-async def test_concurrent_senders_never_interleave() -> None:
+@pytest.mark.parametrize("sizes", ["large", "mixed"])
+async def test_concurrent_senders_never_interleave(sizes: str) -> None:
     senders, per_sender = 20, 10
     received: list[bytes] = []
     async with running(py(ECHO)) as t:
 
         async def sender(k: int) -> None:
             for i in range(per_sender):
-                pad = "x" * (50_000 + 997 * k + 13 * i)  # larger than a pipe buffer
+                # large: more than a pipe buffer (the writer task writes them); mixed:
+                # every other line fits in PIPE_BUF (written inline when nothing else is)
+                small = sizes == "mixed" and (k + i) % 2 == 0
+                pad = "x" * (10 * k + i if small else 50_000 + 997 * k + 13 * i)
                 await t.send_line(encode_line({"k": k, "i": i, "pad": pad}))
 
         async def reader() -> None:
@@ -128,6 +132,38 @@ async def test_cancelled_sender_does_not_tear_its_line(tmp_path: Path) -> None:
         finally:
             os.close(go)
     assert lines == [big[:-1], b'{"small":1}']
+
+
+async def test_cancelled_small_sender_writes_all_or_nothing(tmp_path: Path) -> None:
+    """A small line sent while the pipe is full and then cancelled is never torn."""
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    child = f"import sys\nopen({str(fifo)!r}, 'rb').read(1)\n{ECHO}"
+    fill = [encode_line({"fill": i, "pad": "f" * 3000}) for i in range(40)]  # > 64 KiB
+    small = encode_line({"small": "s" * 100})
+    async with running(py(child)) as t:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                for line in fill:
+                    tg.start_soon(t.send_line, line)
+                    await anyio.wait_all_tasks_blocked()
+                tg.start_soon(t.send_line, small)
+                await anyio.wait_all_tasks_blocked()
+                scope.cancel()
+        go = os.open(fifo, os.O_RDWR)
+        try:
+            os.write(go, b"!")
+            await t.send_line(encode_line({"last": 1}))
+            await t.end_input()
+            lines = []
+            while (line := await t.receive_line()) is not None:
+                lines.append(line)
+        finally:
+            os.close(go)
+    decoded = [json.loads(line) for line in lines]  # every line arrived whole
+    assert decoded[-1] == {"last": 1}
+    fills = [d for d in decoded if "fill" in d]  # the ones written, in order
+    assert fills == [json.loads(f) for f in fill[: len(fills)]]
 
 
 async def test_exit_zero_returns_none() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +46,8 @@ _STDERR_WAIT = 1.0  # after stdout EOF, how long to wait for stderr EOF (complet
 _BROKEN_PIPE_EXIT_WAIT = 1.0  # after a failed write, how long to wait for the exit status
 _KILL_WAIT = 5.0
 _STREAM_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+# A pipe takes a write of at most PIPE_BUF bytes whole or not at all (POSIX).
+_ATOMIC_WRITE = getattr(select, "PIPE_BUF", 512)
 
 
 @dataclass(eq=False)
@@ -100,6 +103,7 @@ class SubprocessTransport(Transport):
         self._leftover: deque[bytes] = deque()
         self._writes: deque[_Write] = deque()
         self._writes_closed = False
+        self._writer_busy = False  # a line is being written (by the writer or inline)
         self._writer_wake = anyio.Event()
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
@@ -211,6 +215,10 @@ class SubprocessTransport(Transport):
         if self._writes_closed:
             exc = anyio.ClosedResourceError()
             raise await self._input_failure(exc) from exc
+        stdin = self._started().stdin
+        if not self._writes and not self._writer_busy and len(line) <= _ATOMIC_WRITE and stdin:
+            await self._write_inline(stdin, line)
+            return
         item = _Write(line)
         self._writes.append(item)
         self._writer_wake.set()
@@ -225,6 +233,26 @@ class SubprocessTransport(Transport):
             raise CLIConnectionError("the CLI's input was closed while this line was being written")
         if item.error is not None:
             raise await self._input_failure(item.error) from item.error
+
+    async def _write_inline(self, stdin: anyio.abc.ByteSendStream, line: bytes) -> None:
+        """Write ``line`` from the caller's task: the fast path when nothing else is being
+        written (a tool call's answer then costs no hand-over to the writer task).
+
+        Only for lines of at most ``PIPE_BUF`` bytes, which a pipe takes whole or not at
+        all: a cancelled caller either wrote the whole line or none of it (on asyncio the
+        transport buffers the whole line at once), so no torn line can reach the CLI.
+        """
+        self._writer_busy = True
+        try:
+            await stdin.send(line)
+        except _STREAM_ERRORS as exc:
+            self._input_error = exc
+            self._writes_closed = True  # the writer task ends and closes stdin
+            raise await self._input_failure(exc) from exc
+        finally:
+            self._writer_busy = False
+            if self._writes or self._writes_closed:
+                self._writer_wake.set()
 
     async def _check_input(self) -> None:
         proc = self._started()
@@ -253,8 +281,8 @@ class SubprocessTransport(Transport):
         try:
             with self._writer_scope:
                 while True:
-                    if not queue:
-                        if self._writes_closed:
+                    if not queue or self._writer_busy:  # busy: a caller writes inline
+                        if not queue and self._writes_closed and not self._writer_busy:
                             break
                         self._writer_wake = anyio.Event()
                         await self._writer_wake.wait()
@@ -264,6 +292,7 @@ class SubprocessTransport(Transport):
                     for item in items:
                         item.taken = True
                     data = items[0].data if len(items) == 1 else b"".join([i.data for i in items])
+                    self._writer_busy = True
                     try:
                         await stdin.send(data)
                     except _STREAM_ERRORS as exc:
@@ -276,6 +305,7 @@ class SubprocessTransport(Transport):
                             item.interrupted = True
                         raise
                     finally:
+                        self._writer_busy = False
                         for item in items:
                             item.done.set()
         except Exception:  # never let a bug here crash the caller's task group
