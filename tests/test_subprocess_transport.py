@@ -155,12 +155,12 @@ async def test_cancelled_small_sender_writes_all_or_nothing(tmp_path: Path) -> N
             os.write(go, b"!")
             await t.send_line(encode_line({"last": 1}))
             await t.end_input()
-            lines = []
-            while (line := await t.receive_line()) is not None:
-                lines.append(line)
+            lines: list[bytes] = []
+            while (got := await t.receive_line()) is not None:
+                lines.append(got)
         finally:
             os.close(go)
-    decoded = [json.loads(line) for line in lines]  # every line arrived whole
+    decoded = [json.loads(x) for x in lines]  # every line arrived whole
     assert decoded[-1] == {"last": 1}
     fills = [d for d in decoded if "fill" in d]  # the ones written, in order
     assert fills == [json.loads(f) for f in fill[: len(fills)]]

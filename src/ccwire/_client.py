@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -113,18 +113,16 @@ class ClaudeSDKClient(RuntimeControl):
         await conn.stream_prompts(prompt, session_id=session_id)
         return None
 
-    async def receive_messages(self) -> AsyncIterator[Message]:
-        """Every message until the CLI's output ends."""
-        async for message in self._connection().messages(until_result=False):
-            yield message
+    def receive_messages(self) -> AsyncGenerator[Message, None]:
+        """Every message until the CLI's output ends (an async iterator)."""
+        return self._connection().messages(until_result=False)
 
-    async def receive_response(self) -> AsyncIterator[Message]:
-        """Messages up to and including the next ``ResultMessage``.
+    def receive_response(self) -> AsyncGenerator[Message, None]:
+        """Messages up to and including the next ``ResultMessage`` (an async iterator).
 
         Returns early, without waiting, when no prompt is owed an answer.
         """
-        async for message in self._connection().messages(until_result=True):
-            yield message
+        return self._connection().messages(until_result=True)
 
     @property
     def session_state(self) -> str | None:

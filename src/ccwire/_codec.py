@@ -174,19 +174,36 @@ def _user(obj: Mapping[str, Any]) -> Message:
 
 
 def _assistant(obj: Mapping[str, Any]) -> Message:
+    # The hot path of a streaming turn (one frame per content block): plain
+    # conditionals instead of helper calls, and the one-text-block frame decoded inline.
     msg = obj.get("message")
     if not _is_map(msg):
         raise MessageDecodeError("assistant frame without a 'message' object", line=str(obj)[:200])
+    get = obj.get
     usage = msg.get("usage")
+    content = msg.get("content")
+    blocks: list[ContentBlock]
+    if type(content) is list and len(content) == 1:
+        b = content[0]
+        if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str:
+            blocks = [TextBlock(text=b["text"], raw=b)]
+        else:
+            blocks = [decode_block(b)]
+    else:
+        blocks = _blocks(content)
+    model = msg.get("model", "")
+    ptu, err, mid, uuid, sid = (
+        get("parent_tool_use_id"), get("error"), msg.get("id"), get("uuid"), get("session_id")
+    )  # fmt: skip
     return AssistantMessage(
-        content=_blocks(msg.get("content")),
-        model=str(msg.get("model", "")),
-        parent_tool_use_id=_opt_str(obj.get("parent_tool_use_id")),
-        error=_opt_str(obj.get("error")),
+        content=blocks,
+        model=model if type(model) is str else str(model),
+        parent_tool_use_id=ptu if type(ptu) is str else None,
+        error=err if type(err) is str else None,
         usage=usage if _is_map(usage) else None,
-        message_id=_opt_str(msg.get("id")),
-        uuid=_opt_str(obj.get("uuid")),
-        session_id=_opt_str(obj.get("session_id")),
+        message_id=mid if type(mid) is str else None,
+        uuid=uuid if type(uuid) is str else None,
+        session_id=sid if type(sid) is str else None,
         raw=obj,
     )
 

@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import uuid as uuid_mod
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
 import anyio
@@ -290,7 +290,7 @@ class Connection:
 
     # ----------------------------------------------------------------- output
 
-    async def messages(self, *, until_result: bool) -> AsyncIterator[Message]:
+    async def messages(self, *, until_result: bool) -> AsyncGenerator[Message, None]:
         """Yield messages in order.
 
         With ``until_result`` it stops after a :class:`ResultMessage`, or as soon as
