@@ -22,9 +22,10 @@ def make_exe(path: Path, *, executable: bool = True) -> str:
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """Empty home, PATH dir and project dir; the system-wide location points into tmp."""
-    dirs = {name: tmp_path / name for name in ("home", "bin", "project", "system")}
+    dirs = {name: tmp_path / name for name in ("home", "bin", "project", "system", "elsewhere")}
     for d in dirs.values():
         d.mkdir()
+    monkeypatch.chdir(dirs["elsewhere"])  # the process's own directory: nothing there
     system = str(dirs["system"] / "claude")
     monkeypatch.setattr(
         _discovery,
@@ -120,6 +121,16 @@ def test_usual_locations(world: dict[str, Path], relative: str) -> None:
     expected = make_exe(target)
     # cwd is outside home, so ~/node_modules/.bin/claude is not found as project-local
     assert find_cli(environ=env_for(world), cwd=world["project"]) == expected
+
+
+def test_project_install_found_from_the_process_directory(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the session runs in some other directory; the CLI is installed in the project
+    # the program was started from
+    expected = make_exe(world["project"] / "node_modules" / ".bin" / "claude")
+    monkeypatch.chdir(world["project"])
+    assert find_cli(environ=env_for(world), cwd=world["elsewhere"]) == expected
 
 
 def test_usual_locations_order(world: dict[str, Path]) -> None:

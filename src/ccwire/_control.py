@@ -313,21 +313,34 @@ class ControlProtocol:
     async def _reader(self) -> None:
         error: CcwireError | None = None
         try:
+            held = self._transport.push_lines(self._on_lines)
+            if held is not None:  # lines now come to _on_lines; here we wait for the end
+                self._on_lines(held)
+                del held
             while True:
                 line = await self._transport.receive_line()
                 if line is None:
                     break
-                text = self._line_text(line)
+                batch = [line]
                 del line  # a 100 MB line must not stay alive while its text is parsed
-                if text is not None:
-                    self._dispatch_text(text)
-                    del text
+                self._on_lines(batch)
         except CcwireError as exc:
             error = exc
         except Exception as exc:  # a bug below us must still release every waiter
             error = CLIConnectionError(f"reading from the CLI failed: {exc!r}")
             error.__cause__ = exc
         self._finish(error)
+
+    def _on_lines(self, lines: list[bytes]) -> None:
+        """Handle ``lines`` in order, emptying the list as it goes."""
+        lines.reverse()
+        while lines:
+            line = lines.pop()
+            text = self._line_text(line)
+            del line  # a 100 MB line must not stay alive while its text is parsed
+            if text is not None:
+                self._dispatch_text(text)
+                del text
 
     def _line_text(self, line: bytes) -> str | None:
         """The text of a line that may be JSON; ``None`` (reported) for anything else."""

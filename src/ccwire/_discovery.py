@@ -71,8 +71,9 @@ def find_cli(
     """Return the absolute path of the Claude Code CLI executable.
 
     ``environ`` (default ``os.environ``) supplies ``CCWIRE_CLI_PATH``, ``PATH`` and
-    ``HOME``; ``cwd`` (default the current directory) is where the search for a
-    project-local ``node_modules/.bin/claude`` starts. An explicit ``cli_path`` or
+    ``HOME``; a project-local ``node_modules/.bin/claude`` is looked for in ``cwd``
+    (the session's working directory, if given) and its parents, then in the current
+    directory and its parents. An explicit ``cli_path`` or
     ``CCWIRE_CLI_PATH`` must name an executable file. Raises
     :class:`~ccwire.CLINotFoundError` listing every place searched.
     """
@@ -90,12 +91,19 @@ def find_cli(
     if found is not None:
         return os.path.abspath(found)
 
-    start = Path(os.getcwd() if cwd is None else os.fspath(cwd)).absolute()
-    for directory in (start, *start.parents):
-        candidate = str(directory.joinpath(*_LOCAL_BIN))
-        searched.append(candidate)
-        if _is_executable(candidate):
-            return candidate
+    # the session's working directory and then this process's (the user's project,
+    # where `npm install` put it, even when the session runs elsewhere)
+    starts = [Path(os.getcwd())]
+    if cwd is not None:
+        starts.insert(0, Path(os.fspath(cwd)).absolute())
+    for start in starts:
+        for directory in (start, *start.parents):
+            candidate = str(directory.joinpath(*_LOCAL_BIN))
+            if candidate in searched:
+                continue
+            searched.append(candidate)
+            if _is_executable(candidate):
+                return candidate
 
     home = env.get("HOME")
     for location in _USUAL_LOCATIONS:

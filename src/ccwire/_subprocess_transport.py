@@ -99,6 +99,7 @@ class SubprocessTransport(Transport):
 
         self._process: anyio.abc.Process | None = None
         self._lines = LineBuffer(_LINE_BUFFER)
+        self._push: Callable[[list[bytes]], None] | None = None
         # lines of the batch being consumed, and batches still buffered when aclose() ran
         self._leftover: deque[bytes] = deque()
         self._writes: deque[_Write] = deque()
@@ -349,6 +350,15 @@ class SubprocessTransport(Transport):
 
     # ----------------------------------------------------------------- output
 
+    def push_lines(self, handler: Callable[[list[bytes]], None]) -> list[bytes] | None:
+        """Deliver further lines by calling ``handler`` from the stdout reader task; see
+        :meth:`Transport.push_lines`. Returns the lines read before."""
+        held = list(self._leftover)
+        self._leftover.clear()
+        held.extend(self._lines.take_all())
+        self._push = handler
+        return held
+
     async def receive_line(self) -> bytes | None:
         """Return the next line; see :meth:`Transport.receive_line`."""
         self._started()
@@ -391,13 +401,22 @@ class SubprocessTransport(Transport):
                     lines = self._decoder.feed(chunk)
                     del chunk
                     if lines:
-                        await self._lines.put(lines)
+                        push = self._push
+                        if push is None:
+                            await self._lines.put(lines)
+                        else:  # handled right here: no hand-over to another task
+                            push(lines)
                     del lines  # hold no reference to a (possibly huge) line while waiting
                     _raise_if_broken(self._decoder)
                 self._stdout_eof.set()
                 rest = self._decoder.flush()
                 if rest is not None:
-                    await self._lines.put([rest])
+                    batch = [rest]
+                    del rest
+                    if self._push is not None:
+                        self._push(batch)
+                    else:
+                        await self._lines.put(batch)
         except CcwireError as exc:  # an oversized line
             self._read_error = exc
         except (anyio.BrokenResourceError, OSError) as exc:

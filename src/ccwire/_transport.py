@@ -85,6 +85,19 @@ class Transport(abc.ABC):
         and the process failed.
         """
 
+    def push_lines(self, handler: Callable[[list[bytes]], None]) -> list[bytes] | None:
+        """Optional fast path: deliver every further batch of lines by calling ``handler``.
+
+        A transport that supports it returns the lines it already holds (to be handled
+        first, in order) and from then on calls ``handler(lines)`` with the lines of
+        each read, in order, from the task that reads the CLI's output: no hand-over
+        between tasks per line. The handler may empty the list as it goes (so a huge
+        line can be freed before the next is parsed) and must not block.
+        :meth:`receive_line` then only reports the end (``None`` or the error). The
+        default returns ``None``: not supported, keep calling :meth:`receive_line`.
+        """
+        return None
+
     @abc.abstractmethod
     async def end_input(self) -> None:
         """Close the CLI's stdin. Idempotent; never raises for an already-closed pipe."""
