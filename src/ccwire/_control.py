@@ -41,6 +41,7 @@ from ._errors import (
 from ._framing import encode_line
 from ._messages import Message
 from ._transport import Transport
+from ._workers import WorkerPool
 
 __all__ = [
     "NO_REPLY",
@@ -186,6 +187,7 @@ class ControlProtocol:
         self._inflight: dict[str, IncomingCall] = {}
         self._ids = itertools.count(1)
         self._tg: anyio.abc.TaskGroup | None = None
+        self._workers: WorkerPool | None = None
         self._frame_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             codec.CONTROL_RESPONSE: self._on_control_response,
             codec.CONTROL_REQUEST: self._on_control_request,
@@ -236,6 +238,7 @@ class ControlProtocol:
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
         """Start the transport and the reader in ``task_group``."""
         self._tg = task_group
+        self._workers = WorkerPool(task_group)
         await self._transport.start(task_group)
         self._transition(ConnectionState.OPEN)
         task_group.start_soon(self._reader)
@@ -396,6 +399,8 @@ class ControlProtocol:
             pending.done.set()
         for call in self._inflight.values():
             call.withdraw()
+        if self._workers is not None:
+            self._workers.close()  # idle workers end; busy ones after their (withdrawn) job
         self._on_closed(error)
 
     # ------------------------------------------------------- control frames
@@ -442,7 +447,8 @@ class ControlProtocol:
         self._inflight[req.request_id] = call
         if self._observers:
             self._notify(ControlEvent(req.request_id, req.subtype, req.request))
-        self._tg.start_soon(self._run_handler, req, handler, call)
+        assert self._workers is not None
+        self._workers.submit(self._run_handler, req, handler, call)
 
     async def _run_handler(
         self, req: codec.ControlRequest, handler: RouteHandler, call: IncomingCall

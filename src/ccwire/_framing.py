@@ -21,6 +21,8 @@ from ._errors import MessageDecodeError, MessageEncodeError
 __all__ = ["LineDecoder", "encode_line"]
 
 _PREVIEW = 200
+# one encoder for every line (json.dumps with options builds a new one per call)
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
 def _preview(data: bytes) -> str:
@@ -147,7 +149,6 @@ def encode_line(obj: object) -> bytes:
     surrogates.
     """
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode("utf-8") + b"\n"
+        return _encode(obj).encode("utf-8") + b"\n"
     except (TypeError, ValueError, RecursionError) as exc:
         raise MessageEncodeError(f"cannot encode the message as JSON: {exc}") from exc

@@ -34,7 +34,15 @@ import anyio.abc
 from ._errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from ._framing import LineDecoder
 from ._line_buffer import LineBuffer
-from ._transport import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
+from ._transport import (
+    CLI_EXITED,
+    ProcessExit,
+    StderrCollector,
+    Transport,
+    check_line,
+    logger,
+    pin_async_library,
+)
 
 __all__ = ["SubprocessTransport"]
 
@@ -395,6 +403,7 @@ class SubprocessTransport(Transport):
         raise ProcessError(CLI_EXITED, exit_code=rc, stderr=self._stderr.tail)
 
     async def _read_stdout(self, stdout: anyio.abc.ByteReceiveStream) -> None:
+        pin_async_library()  # the protocol's handlers are started from this task
         try:
             with self._reader_scope:
                 while (chunk := await self._read_chunk(stdout)) is not None:

@@ -38,6 +38,28 @@ class ProcessExit:
     stderr_tail: str
 
 
+def pin_async_library() -> None:
+    """Record, for the current task and the tasks it starts, which async library runs it.
+
+    anyio asks sniffio for the library whenever it creates an event or a cancel scope;
+    unless the program was started with ``anyio.run`` (which records it), sniffio then
+    inspects the running loop every time, several times per tool call. Setting
+    sniffio's context variable (its documented way to say it) in a task of ccwire's own
+    makes that a variable read; only that task and the tasks it starts see it.
+    """
+    try:
+        import sniffio
+    except ImportError:  # pragma: no cover
+        return
+    if sniffio.current_async_library_cvar.get() is not None:
+        return
+    try:
+        name = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover
+        return
+    sniffio.current_async_library_cvar.set(name)
+
+
 def check_line(line: bytes) -> None:
     """Check that ``line`` is exactly one complete line: one ``b"\\n"``, at its end.
 
