@@ -36,6 +36,7 @@ from ._permission_types import (
     PermissionRuleValue,
     PermissionUpdate,
 )
+from ._slot_builder import slot_builder
 
 if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
     from ._hook_io import BaseHookInput
@@ -73,6 +74,11 @@ def frame_type(obj: Mapping[str, Any]) -> str:
 def _is_map(v: Any) -> TypeGuard[Mapping[str, Any]]:
     """``isinstance(v, Mapping)``, ten times faster for the common ``dict``."""
     return type(v) is dict or isinstance(v, Mapping)
+
+
+# positional constructors for the two classes of a streamed text frame (the hot path)
+_new_text = slot_builder(TextBlock)
+_new_assistant = slot_builder(AssistantMessage)
 
 
 def _text(b: Mapping[str, Any]) -> ContentBlock:
@@ -186,7 +192,7 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
     if type(content) is list and len(content) == 1:
         b = content[0]
         if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str:
-            blocks = [TextBlock(text=b["text"], raw=b)]
+            blocks = [_new_text(b["text"], b)]
         else:
             blocks = [decode_block(b)]
     else:
@@ -195,16 +201,16 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
     ptu, err, mid, uuid, sid = (
         get("parent_tool_use_id"), get("error"), msg.get("id"), get("uuid"), get("session_id")
     )  # fmt: skip
-    return AssistantMessage(
-        content=blocks,
-        model=model if type(model) is str else str(model),
-        parent_tool_use_id=ptu if type(ptu) is str else None,
-        error=err if type(err) is str else None,
-        usage=usage if _is_map(usage) else None,
-        message_id=mid if type(mid) is str else None,
-        uuid=uuid if type(uuid) is str else None,
-        session_id=sid if type(sid) is str else None,
-        raw=obj,
+    return _new_assistant(  # the fields of AssistantMessage, in order
+        blocks,
+        model if type(model) is str else str(model),
+        ptu if type(ptu) is str else None,
+        err if type(err) is str else None,
+        usage if _is_map(usage) else None,
+        mid if type(mid) is str else None,
+        uuid if type(uuid) is str else None,
+        sid if type(sid) is str else None,
+        obj,
     )
 
 

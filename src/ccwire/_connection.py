@@ -39,7 +39,7 @@ from ._errors import (
 from ._hooks import HookRegistry
 from ._inbox import Inbox
 from ._ledger import PromptLedger
-from ._messages import Message, RawMessage, ResultMessage, SystemMessage
+from ._messages import AssistantMessage, Message, RawMessage, ResultMessage, SystemMessage
 from ._options import ClaudeAgentOptions
 from ._permissions import permission_route
 from ._sdk_mcp import McpRouter
@@ -323,14 +323,15 @@ class Connection:
     def _on_message(self, item: Message | MessageDecodeError) -> None:
         inbox = self._inbox
         assert inbox is not None
-        if isinstance(item, MessageDecodeError):
-            inbox.put(item)
+        if self._observers and not isinstance(item, MessageDecodeError):
+            for observer in tuple(self._observers):
+                try:
+                    observer(item)
+                except Exception:
+                    logger.exception("ccwire: a message observer raised")
+        if type(item) is AssistantMessage or isinstance(item, MessageDecodeError):
+            inbox.put(item)  # the common case first: nothing to track
             return
-        for observer in tuple(self._observers):
-            try:
-                observer(item)
-            except Exception:
-                logger.exception("ccwire: a message observer raised")
         if isinstance(item, SystemMessage):
             state = codec.session_state(item.data)
             if state is not None:

@@ -55,6 +55,17 @@ __all__ = [
 
 logger = logging.getLogger("ccwire")
 
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _parse_line(text: str) -> Any:
+    """``json.loads(text)`` for a line known to start with ``{``, minus its two regex
+    scans for surrounding blanks (a measurable share of every message)."""
+    obj, end = _raw_decode(text)
+    if end != len(text) and not text[end:].isspace():
+        raise ValueError(f"Extra data at character {end}")
+    return obj
+
 
 class _NoReply(enum.Enum):
     NO_REPLY = "NO_REPLY"
@@ -368,14 +379,14 @@ class ControlProtocol:
 
     def _dispatch_text(self, text: str) -> None:
         try:
-            obj = json.loads(text)
+            obj = _parse_line(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
             self._bad_line("the CLI wrote a line that is not valid JSON", text, exc)
             return
         if not isinstance(obj, dict):
             self._bad_line("the CLI wrote JSON that is not an object", text, None)
             return
-        handler = self._frame_handlers.get(codec.frame_type(obj))
+        handler = self._frame_handlers.get(obj.get("type"))  # type: ignore[arg-type]
         if handler is not None:
             handler(obj)
             return

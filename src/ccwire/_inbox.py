@@ -31,7 +31,10 @@ class Inbox(Generic[T]):
     def put(self, item: T) -> None:
         """Append an item and wake the consumer."""
         self._items.append(item)
-        self.wake()
+        event = self._wakeup
+        if event is not None:
+            self._wakeup = None
+            event.set()
 
     def close(self, error: BaseException | None = None) -> None:
         """Mark the end of the stream; ``error`` is raised once the buffer is drained."""
