@@ -19,7 +19,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -473,10 +473,45 @@ def sdk_version() -> str:
 _NEVER_INHERITED = "CLAUDECODE"
 
 
+_WILDCARDS = frozenset("*?[")
+
+
 @functools.lru_cache(maxsize=16)
-def _env_pattern(patterns: tuple[str, ...], ignore_case: bool) -> re.Pattern[str]:
-    joined = "|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)"
-    return re.compile(joined, re.IGNORECASE if ignore_case else 0)
+def _env_matcher(patterns: tuple[str, ...], ignore_case: bool) -> Callable[[str], bool]:
+    """A predicate for variable names matching any of ``patterns`` (shell-style).
+
+    Plain names and ``PREFIX*`` patterns (all of the default list) are a set lookup
+    and a ``startswith``; only other patterns are compiled into a regular expression
+    (compiling the whole default list cost milliseconds at the first connect).
+    """
+    fold = str.upper if ignore_case else str
+    exact: set[str] = set()
+    prefixes: list[str] = []
+    others: list[str] = []
+    for p in patterns:
+        if not _WILDCARDS.intersection(p):
+            exact.add(fold(p))
+        elif p.endswith("*") and not _WILDCARDS.intersection(p[:-1]):
+            prefixes.append(fold(p[:-1]))
+        else:
+            others.append(p)
+    starts = tuple(prefixes)
+    regex = (
+        re.compile(
+            "|".join(f"(?:{fnmatch.translate(p)})" for p in others),
+            re.IGNORECASE if ignore_case else 0,
+        )
+        if others
+        else None
+    )
+
+    def matches(name: str) -> bool:
+        key = fold(name)
+        if key in exact or key.startswith(starts):
+            return True
+        return regex is not None and regex.fullmatch(name) is not None
+
+    return matches
 
 
 def inherited_env(
@@ -493,8 +528,8 @@ def inherited_env(
         return {}
     if inherit is True:
         return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED}
-    pattern = _env_pattern(inherit, ignore_case)
-    return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED and pattern.fullmatch(k)}
+    matches = _env_matcher(inherit, ignore_case)
+    return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED and matches(k)}
 
 
 def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> dict[str, str]:
