@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -44,27 +41,12 @@ from ccwire import (
 from ccwire._argv import build_argv
 from ccwire.testing import ModelRequest, ScriptedModel, reply, text, tool_use
 
-from .conftest import CLI_PATH
+from .conftest import NEW_CLI, cli_version
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
 EXT_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "ext_mcp_server.py"
-
-
-@cache
-def cli_version() -> tuple[int, ...]:
-    """The version of the CLI under test, from ``claude --version``."""
-    if CLI_PATH is None:
-        return ()
-    out = subprocess.run(
-        [CLI_PATH, "--version"], capture_output=True, text=True, timeout=60, check=False
-    ).stdout
-    found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", out)
-    return tuple(int(x) for x in found.groups()) if found else ()
-
-
-NEW_CLI = (2, 1, 330)
 
 
 @tool("greet", "Greet someone by name", {"name": str})

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
-import subprocess
-from functools import cache
 from typing import Any, get_args
 
 import anyio
@@ -40,23 +37,11 @@ from ccwire import (
 from ccwire._control_requests import LEGACY_HOOK_EVENTS
 from ccwire.testing import ScriptedModel, text, tool_use
 
-from .conftest import CLI_PATH
+from .conftest import cli_version
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-
-
-@cache
-def cli_version() -> tuple[int, ...]:
-    """The version of the CLI under test, from ``claude --version``."""
-    if CLI_PATH is None:
-        return ()
-    out = subprocess.run(
-        [CLI_PATH, "--version"], capture_output=True, text=True, timeout=60, check=False
-    ).stdout
-    found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", out)
-    return tuple(int(x) for x in found.groups()) if found else ()
 
 
 class Greeter:

@@ -3,10 +3,7 @@ interrupts, streaming input, and ``receive_response()`` never waiting in vain.""
 
 from __future__ import annotations
 
-import re
-import subprocess
 from collections.abc import AsyncIterator
-from functools import cache
 from typing import Any
 
 import anyio
@@ -26,26 +23,11 @@ from ccwire import (
 )
 from ccwire.testing import ScriptedModel, text, tool_use
 
-from .conftest import CLI_PATH
+from .conftest import NEW_CLI, cli_version
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-
-
-@cache
-def cli_version() -> tuple[int, ...]:
-    """The version of the CLI under test, from ``claude --version``."""
-    if CLI_PATH is None:
-        return ()
-    out = subprocess.run(
-        [CLI_PATH, "--version"], capture_output=True, text=True, timeout=60, check=False
-    ).stdout
-    found = re.match(r"\s*(\d+)\.(\d+)\.(\d+)", out)
-    return tuple(int(x) for x in found.groups()) if found else ()
-
-
-NEW_CLI = (2, 1, 330)
 
 
 class Gate:
