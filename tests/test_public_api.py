@@ -165,3 +165,43 @@ def test_import_does_not_pull_heavy_packages() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == ""
+
+
+def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
+    pkg = tmp_path / "lazypkg"
+    pkg.mkdir()
+    (pkg / "_impl.py").write_text("VALUE = 42\nOTHER = 'x'\n")
+    (pkg / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from ccwire._lazy import lazy_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from ._impl import VALUE, OTHER as RENAMED\n"
+        "__all__ = ['RENAMED', 'VALUE']\n"
+        "__getattr__, __dir__ = lazy_exports(__name__, __all__)\n"
+    )
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import lazypkg\n"
+        "assert 'lazypkg._impl' not in sys.modules\n"
+        "assert lazypkg.VALUE == 42 and lazypkg.RENAMED == 'x'\n"
+        "assert 'lazypkg._impl' in sys.modules and 'VALUE' in dir(lazypkg)\n"
+        "try:\n"
+        "    lazypkg.MISSING\n"
+        "except AttributeError as exc:\n"
+        "    print('attr', exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "has no attribute 'MISSING'" in out.stdout
+    # a name in __all__ that the block does not import is reported at the first access
+    (pkg / "__init__.py").write_text(
+        (pkg / "__init__.py").read_text().replace("'VALUE']", "'VALUE', 'NOWHERE']")
+    )
+    bad = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import lazypkg; "
+         "lazypkg.VALUE", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode != 0 and "['NOWHERE']" in bad.stderr

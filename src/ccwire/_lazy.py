@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Iterable
+from typing import Any
 
 __all__ = ["exports_table", "lazy_exports"]
 
@@ -59,10 +60,14 @@ def lazy_exports(
     def load_table() -> dict[str, tuple[str, str]]:
         if not table:
             module = sys.modules[package]
-            path = module.__file__
-            assert path is not None
-            with open(path, encoding="utf-8") as f:
-                table.update(exports_table(f.read()))
+            loader: Any = module.__spec__.loader if module.__spec__ is not None else None
+            get_source = getattr(loader, "get_source", None)
+            source = get_source(package) if get_source is not None else None
+            if source is None:  # no loader that knows the source: read the file
+                assert module.__file__ is not None
+                with open(module.__file__, encoding="utf-8") as f:
+                    source = f.read()
+            table.update(exports_table(source))
             missing = sorted(n for n in names if n not in table and n not in vars(module))
             if missing:
                 raise ImportError(f"{package}.__all__ names {missing} but does not import them")
