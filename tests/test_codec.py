@@ -24,8 +24,8 @@ from ccwire import (
     ToolUseBlock,
     UnknownBlock,
     UserMessage,
+    _codec as codec,
 )
-from ccwire import _codec as codec
 from ccwire._framing import encode_line
 
 ASSISTANT = {

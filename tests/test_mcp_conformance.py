@@ -24,8 +24,7 @@ from typing import Any, Literal
 import anyio
 import mcp_types
 import pytest
-from mcp_types import jsonrpc_message_adapter
-from mcp_types import methods as spec
+from mcp_types import jsonrpc_message_adapter, methods as spec
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from ccwire import (

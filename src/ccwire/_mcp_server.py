@@ -24,11 +24,11 @@ from ._jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    error as _error,
     page,
+    result as _result,
     valid_id,
 )
-from ._jsonrpc import error as _error
-from ._jsonrpc import result as _result
 from ._mcp_config import McpSdkServerConfig
 from ._prompts import PromptSet, SdkMcpPrompt
 from ._resources import ResourceSet, SdkMcpResource

@@ -19,8 +19,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from . import _codec as codec
-from . import _control_requests as wire
+from . import _codec as codec, _control_requests as wire
 from ._argv import build_mcp_config, sdk_servers
 from ._control_requests import CliFeatures, is_unsupported_answer, optional_fields
 from ._control_types import (

@@ -15,8 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hypothesis import settings
-from hypothesis import strategies as st
+from hypothesis import settings, strategies as st
 from hypothesis.errors import StopTest, UnsatisfiedAssumption
 from typing_extensions import ParamSpec
 

@@ -20,8 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from ccwire import (
     AssistantMessage,
@@ -37,8 +36,8 @@ from ccwire import (
     SystemMessage,
     UnknownBlock,
     UserMessage,
+    _codec as codec,
 )
-from ccwire import _codec as codec
 from ccwire._framing import encode_line
 from ccwire._hook_io import HOOK_INPUT_TYPES, BaseHookInput
 from tests.fuzz._support import (

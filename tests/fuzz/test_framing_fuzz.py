@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from ccwire import MessageDecodeError, MessageEncodeError
 from ccwire._framing import LineDecoder, encode_line

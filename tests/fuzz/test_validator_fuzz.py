@@ -26,8 +26,7 @@ from typing import Any, Literal, Union
 
 import anyio
 import pytest
-from hypothesis import event, example, given
-from hypothesis import strategies as st
+from hypothesis import event, example, given, strategies as st
 
 from ccwire import SdkMcpTool, ToolDefinitionError, create_sdk_mcp_server, tool
 from tests.fuzz._support import counted, fuzz_settings, json_keys, json_values, wire_values
