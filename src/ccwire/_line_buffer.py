@@ -27,11 +27,6 @@ class LineBuffer:
         self._has_data: anyio.Event | None = None
         self._has_space: anyio.Event | None = None
 
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called (batches put before stay available)."""
-        return self._closed
-
     async def put(self, batch: list[bytes]) -> None:
         """Append ``batch``, waiting while ``max_batches`` are buffered.
 

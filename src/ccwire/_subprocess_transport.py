@@ -2,16 +2,20 @@
 
 Four background tasks run in the task group given to :meth:`SubprocessTransport.start`:
 
-- the **stdout reader** reads chunks, frames them with :class:`LineDecoder` and hands the
-  lines of each chunk, as one batch, to :meth:`~SubprocessTransport.receive_line` through
-  a small buffer (so a slow consumer slows the CLI down instead of growing memory, and a
-  burst of small lines costs one hand-over per read, not one per line);
-- the **stdin writer** performs every write. Senders queue their line and wait; the
-  writer takes everything queued and writes it in one go (so replies racing each other
-  cost one write, not one wake-up each). A sender that is cancelled mid-write only stops
-  waiting: the line is still written whole, because a torn line followed by the next
-  one is a non-JSON line, and a single non-JSON line kills the CLI (a line the writer
-  has not taken yet is withdrawn instead);
+- the **stdout reader** reads chunks and frames them with :class:`LineDecoder`. Once
+  a consumer called :meth:`~SubprocessTransport.push_lines` (the control protocol
+  does), it hands each read's lines to that handler right here; otherwise it passes
+  them, one batch per read, to :meth:`~SubprocessTransport.receive_line` through a
+  small bounded buffer (so a slow consumer slows the CLI down instead of growing
+  memory);
+- the **stdin writer** performs the writes that cannot be done inline. A line of at
+  most ``PIPE_BUF`` bytes sent while nothing else is being written goes out from the
+  sender's own task (a pipe takes it whole or not at all). Other senders queue their
+  line and wait; the writer takes everything queued and writes it in one go. A sender
+  that is cancelled mid-write only stops waiting: the line is still written whole,
+  because a torn line followed by the next one is a non-JSON line, and a single
+  non-JSON line kills the CLI (a line the writer has not taken yet is withdrawn
+  instead);
 - the **stderr drainer** always reads stderr (a full stderr pipe would stall the CLI),
   forwarding lines to the callback and keeping a tail for error messages;
 - the **exit watcher** reaps the process and, should a grandchild keep a pipe open after
