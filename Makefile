@@ -67,8 +67,8 @@ $(REF_PY):
 	$(REF_PY) -m pip install --quiet --upgrade pip
 	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
 
-bench: venv $(REF_PY)
-	$(BIN)/python bench/run.py --ref-python $(REF_PY) --profile $(BENCH_ARGS)
+bench: venv cli $(REF_PY)
+	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

@@ -9,7 +9,9 @@ of :mod:`fake_cli`, started through the SDK's real subprocess path (``cli_path``
 
 What is timed here (the fake CLI times the tool-call scenarios itself):
 
-* ``handshake``: from ``connect()`` (spawn) to the first ``ResultMessage``;
+* ``handshake``: from ``connect()`` (spawn) to the first ``ResultMessage``; with
+  ``--warmup N``, N complete sessions run first, untimed, in the same process (so the
+  one-time costs of a process, such as anyio loading its event-loop backend, are paid);
 * ``messages``/``big``: from sending the prompt to the ``ResultMessage``;
 * ``many``: ``sessions`` complete sessions at once: wall time, this process's CPU time
   (children excluded) and peak-RSS growth.
@@ -33,10 +35,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from floor import FloorSession, floor_argv, floor_env  # noqa: E402
 
 TIMEOUT = 600.0
+# Extra environment for the CLI (JSON in BENCH_CLI_ENV): run.py points the real CLI at
+# a local scripted model this way.
+CLI_ENV: dict[str, str] = json.loads(os.environ.get("BENCH_CLI_ENV") or "{}")
 
 
 def _maxrss() -> int:
-    """Peak RSS of this process so far, in bytes."""
+    """Peak RSS of this process so far, in bytes.
+
+    ``VmHWM`` where Linux has it: ``ru_maxrss`` is no good here, because a process
+    started with ``vfork`` (as ``subprocess`` does) inherits its parent's peak.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -93,7 +109,7 @@ def sdk_session_factory(impl: str, cli: str, spec: dict[str, Any], max_buffer: i
         options = Options(
             cli_path=cli,
             mcp_servers={"bench": server},
-            env={"BENCH_SPEC": json.dumps(s)},
+            env={**CLI_ENV, "BENCH_SPEC": json.dumps(s)},
             **kwargs,
         )
         client = Client(options)
@@ -122,7 +138,7 @@ def floor_session_factory(cli: str, spec: dict[str, Any]):  # type: ignore[no-un
         s = dict(spec)
         if out:
             s["out"] = out
-        fs = FloorSession(floor_argv(cli), floor_env({"BENCH_SPEC": json.dumps(s)}))
+        fs = FloorSession(floor_argv(cli), floor_env({**CLI_ENV, "BENCH_SPEC": json.dumps(s)}))
         try:
             result = await fs.run(on_prompt=lambda: _mark_prompt(marks))
             marks.t_result = time.perf_counter()
@@ -152,6 +168,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     k = args.sessions
     marks = [Marks() for _ in range(k)]
     outs = [str(work / f"stats-{os.getpid()}-{i}.json") for i in range(k)]
+    for _ in range(args.warmup):
+        await session(Marks(), None)
     rss0, cpu0, t0 = _maxrss(), _cpu(), time.perf_counter()
     for m in marks:
         m.t_start = t0
@@ -193,6 +211,7 @@ def main() -> None:
     p.add_argument("--spec", default="{}")
     p.add_argument("--work", default=".")
     p.add_argument("--sessions", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=0, help="untimed sessions run first")
     p.add_argument("--max-buffer-size", type=int, default=None)
     args = p.parse_args()
     try:

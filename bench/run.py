@@ -12,6 +12,7 @@ are interleaved within each round (their order rotates), each scenario is repeat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,16 @@ class Scenario:
     smoke_spec: dict[str, Any] | None = None
     smoke_sessions: int | None = None
     rounds: int | None = None  # fewer rounds for the slow ones
-    extra: dict[str, Any] = field(default_factory=dict)
+    repeat: int = 1  # driver processes per implementation and round (cheap, noisy ones)
+    warmup: int = 0  # untimed sessions each driver process runs first
+    real_cli: bool = False  # drive the real Claude Code CLI (``--real-cli``), not fake_cli.py
 
 
 SESSION_WORKLOAD = {"n": 100, "messages": 100, "size": 200}
 SCENARIOS = [
-    Scenario("handshake", "handshake", {}),
+    Scenario("handshake", "handshake", {}, repeat=5),
+    Scenario("handshake_warm", "handshake", {}, repeat=5, warmup=1),
+    Scenario("handshake_real", "handshake", {}, repeat=3, real_cli=True),
     Scenario("tools_seq", "tools_seq", {"n": 2000}, smoke_spec={"n": 20}),
     Scenario(
         "tools_conc",
@@ -96,7 +101,13 @@ def make_cli(work: Path, python: str) -> Path:
 
 
 def run_driver(
-    python: str, impl: str, scenario: Scenario, cli: Path, work: Path, smoke: bool
+    python: str,
+    impl: str,
+    scenario: Scenario,
+    cli: Path,
+    work: Path,
+    smoke: bool,
+    cli_env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     spec = dict(scenario.smoke_spec or scenario.spec) if smoke else dict(scenario.spec)
     sessions = (scenario.smoke_sessions or scenario.sessions) if smoke else scenario.sessions
@@ -115,8 +126,12 @@ def run_driver(
         json.dumps(spec),
         "--sessions",
         str(sessions),
+        "--warmup",
+        str(scenario.warmup),
     ]
     env = dict(os.environ)
+    if cli_env:
+        env["BENCH_CLI_ENV"] = json.dumps(cli_env)
     if impl == "ref":
         env.pop("PYTHONPATH", None)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
@@ -125,7 +140,24 @@ def run_driver(
         return {"ok": False, "error": f"driver exited {proc.returncode}: {proc.stderr[-500:]}"}
     result: dict[str, Any] = json.loads(lines[-1])
     result["spec"] = spec
+    if result.get("ok") and result.get("results_ok") != result.get("sessions"):
+        result["ok"] = False
+        result["error"] = (
+            f"{result.get('results_ok')} of {result.get('sessions')} sessions ended with "
+            "the expected result"
+        )
     return result
+
+
+def scripted_model_env(stack: contextlib.ExitStack, work: Path) -> dict[str, str]:
+    """Start ccwire's scripted model (every reply: the text ``done``) for as long as
+    ``stack`` is open; returns the environment that points the real CLI at it."""
+    from ccwire.testing import ScriptedModel, text  # noqa: PLC0415
+
+    model = stack.enter_context(ScriptedModel(default=text("done")))
+    home = work / "home"
+    home.mkdir()
+    return model.env(home)
 
 
 def import_time(python: str, modules: Sequence[str]) -> float:
@@ -234,6 +266,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default=str(HERE / "RESULTS.md"))
     p.add_argument("--json", default=None, help="raw results (default: next to --out)")
     p.add_argument("--profile", action="store_true", help="profile ccwire's hot paths")
+    p.add_argument(
+        "--real-cli",
+        default=None,
+        help="the real Claude Code CLI, for handshake_real (offline, against a scripted model)",
+    )
     args = p.parse_args(argv)
 
     impls = [i for i in args.impls.split(",") if i]
@@ -242,13 +279,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         impls.remove("ref")
     rounds = 1 if args.smoke else args.rounds
     scenarios = [s for s in SCENARIOS if not args.only or s.name in args.only.split(",")]
+    if not args.real_cli or args.smoke:
+        scenarios = [s for s in scenarios if not s.real_cli]
     pythons = {"ccwire": args.python, "floor": args.python, "ref": args.ref_python}
 
     raw: dict[str, Any] = {"results": {}, "imports": {}}
     started = time.time()
-    with tempfile.TemporaryDirectory(prefix="ccwire-bench-") as tmp:
-        work = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccwire-bench-")))
         cli = make_cli(work, args.python)
+        real: tuple[Path, dict[str, str]] | None = None
+        if any(s.real_cli for s in scenarios):
+            real = (Path(args.real_cli).resolve(), scripted_model_env(stack, work))
         for rnd in range(rounds):
             order = impls[rnd % len(impls) :] + impls[: rnd % len(impls)]
             if not args.only or "import" in args.only.split(","):
@@ -264,11 +306,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             for sc in scenarios:
                 if sc.rounds is not None and rnd >= sc.rounds and not args.smoke:
                     continue
-                for impl in order:
-                    r = run_driver(pythons[impl], impl, sc, cli, work, args.smoke)
-                    raw["results"].setdefault(sc.name, {}).setdefault(impl, []).append(r)
-                    status = "ok" if r.get("ok") else f"FAILED: {r.get('error', '')[:120]}"
-                    print(f"round {rnd + 1}/{rounds} {sc.name:<11} {impl:<7} {status}", flush=True)
+                for _ in range(1 if args.smoke else sc.repeat):
+                    for impl in order:
+                        if sc.real_cli and real is not None:
+                            r = run_driver(
+                                pythons[impl], impl, sc, real[0], work, args.smoke, real[1]
+                            )
+                        else:
+                            r = run_driver(pythons[impl], impl, sc, cli, work, args.smoke)
+                        raw["results"].setdefault(sc.name, {}).setdefault(impl, []).append(r)
+                        status = "ok" if r.get("ok") else f"FAILED: {r.get('error', '')[:120]}"
+                        print(
+                            f"round {rnd + 1}/{rounds} {sc.name:<14} {impl:<7} {status}",
+                            flush=True,
+                        )
         profiles = {}
         if args.profile:
             from profile_hot import profile_all  # noqa: PLC0415

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from ccwire import _subprocess_transport
@@ -466,3 +467,122 @@ async def test_a_client_whose_cli_cannot_start_fails_at_once(tmp_path: Path) -> 
             pytest.fail("connected without a CLI")
     # no shutdown grace (5 s + 5 s + ...) is waited for a process that never ran
     assert anyio.current_time() - started < 5
+
+
+GREETER = """
+import sys
+sys.stdout.write('{"hello": 1}\\n')
+sys.stdout.flush()
+for line in sys.stdin.buffer:
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+"""
+
+
+async def test_launch_then_start_keeps_early_output() -> None:
+    transport = SubprocessTransport(py(GREETER))
+    with anyio.fail_after(LIMIT):
+        await transport.launch()
+        pid = transport.pid
+        assert pid is not None
+        # launched, not started: nothing can be sent or received yet
+        with pytest.raises(CLIConnectionError, match="not started"):
+            await transport.send_line(b"{}\n")
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            assert transport.pid == pid  # start() did not spawn a second process
+            assert json.loads(await transport.receive_line() or b"") == {"hello": 1}
+            await transport.send_line(encode_line({"n": 2}))
+            assert json.loads(await transport.receive_line() or b"") == {"n": 2}
+            await transport.aclose()
+    assert transport.exit_info is not None
+    assert_reaped(pid)
+
+
+async def test_launched_but_never_started_is_killed_and_reaped() -> None:
+    # a CLI that would never exit by itself: it ignores its stdin
+    transport = SubprocessTransport(py("import time\ntime.sleep(60)"))
+    with anyio.fail_after(LIMIT):
+        await transport.launch()
+        pid = transport.pid
+        assert pid is not None
+        await transport.aclose()
+        await transport.aclose()  # idempotent
+    assert transport.exit_info is not None
+    assert transport.exit_info.returncode == -9
+    assert_reaped(pid)
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match="already started"):
+            await transport.start(tg)
+
+
+async def test_launch_twice_is_refused() -> None:
+    async with running(py(ECHO)) as t:
+        with pytest.raises(CLIConnectionError, match="already started"):
+            await t.launch()
+
+
+async def test_failed_launch_leaves_nothing_to_close(tmp_path: Path) -> None:
+    transport = SubprocessTransport([str(tmp_path / "no-such-claude")])
+    with anyio.fail_after(LIMIT):
+        with pytest.raises(CLINotFoundError):
+            await transport.launch()
+        await transport.aclose()
+    assert transport.pid is None
+
+
+SPAWN_BEFORE_BACKEND = """
+import asyncio, sys
+from ccwire._subprocess_transport import SubprocessTransport
+
+async def main():
+    transport = SubprocessTransport([sys.executable, "-c", "import sys; sys.stdin.read()"])
+    await transport.launch()
+    loaded = "anyio._backends._asyncio" in sys.modules
+    await transport.aclose()
+    print("backend loaded by launch:", loaded)
+
+asyncio.run(main())
+"""
+
+
+def test_launching_on_asyncio_does_not_need_anyios_backend() -> None:
+    """The point of launch(): on asyncio the CLI is spawned before anyio loads its
+    event-loop backend, so that import overlaps the CLI's start-up."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", SPAWN_BEFORE_BACKEND], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "backend loaded by launch: False"
+
+
+async def test_aclose_while_launching_leaves_no_process() -> None:
+    transport = SubprocessTransport(py("import time\ntime.sleep(60)"))
+    outcome: list[BaseException | None] = []
+
+    async def launch() -> None:
+        try:
+            await transport.launch()
+            outcome.append(None)
+        except CLIConnectionError as exc:
+            outcome.append(exc)
+
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(launch)
+            await anyio.lowlevel.checkpoint()  # on asyncio the launch is now spawning
+            await transport.aclose()
+        await transport.aclose()
+    assert len(outcome) == 1
+    pid = transport.pid
+    if pid is None:  # closed before the launch began (trio schedules it later)
+        assert "already started (or closed)" in str(outcome[0])
+        return
+    # closed mid-spawn (asyncio): the child was killed at once; or closed after it
+    if outcome[0] is not None:
+        assert "closed while the CLI was starting" in str(outcome[0])
+    assert transport.exit_info is not None
+    assert transport.exit_info.returncode == -9
+    assert_reaped(pid)

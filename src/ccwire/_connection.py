@@ -151,11 +151,17 @@ class Connection:
         opts = self.options
         hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
         self._inbox = Inbox()
-        tg = anyio.create_task_group()
-        await tg.__aenter__()
-        self._tg = tg
         try:
+            fields = codec.initialize_fields(
+                hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
+            )
             self._transport = self._make_transport()
+            # the CLI boots while the rest is set up (on asyncio, spawning comes before
+            # anyio loads its event-loop backend: the two overlap)
+            await self._transport.launch()
+            tg = anyio.create_task_group()
+            await tg.__aenter__()
+            self._tg = tg
             protocol = ControlProtocol(
                 self._transport,
                 routes={},
@@ -178,9 +184,6 @@ class Connection:
                 protocol.add_observer(opts.audit_log.observe)
             await protocol.start(tg)
             self._router.attach()
-            fields = codec.initialize_fields(
-                hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
-            )
             self.server_info = await protocol.request(
                 codec.INITIALIZE, fields, timeout=opts.initialize_timeout
             )

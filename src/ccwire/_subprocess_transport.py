@@ -1,6 +1,10 @@
 """Run the Claude Code CLI as a child process and exchange NDJSON lines over its pipes.
 
-Four background tasks run in the task group given to :meth:`SubprocessTransport.start`:
+:meth:`SubprocessTransport.launch` spawns the process and nothing else: it needs no
+event, task or cancel scope, so on asyncio it runs before anyio loads its event-loop
+backend (see :mod:`ccwire._asyncio_process`), and the CLI boots while the caller sets
+up the rest. :meth:`~SubprocessTransport.start` then starts four background tasks in
+the task group it is given:
 
 - the **stdout reader** reads chunks and frames them with :class:`LineDecoder`. Once
   a consumer called :meth:`~SubprocessTransport.push_lines` (the control protocol
@@ -25,16 +29,19 @@ Four background tasks run in the task group given to :meth:`SubprocessTransport.
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 import select
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import anyio
 import anyio.abc
 
+from ._asyncio_process import open_asyncio_process, running_asyncio
 from ._errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from ._framing import LineDecoder
 from ._line_buffer import LineBuffer
@@ -60,6 +67,14 @@ _KILL_WAIT = 5.0
 _STREAM_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 # A pipe takes a write of at most PIPE_BUF bytes whole or not at all (POSIX).
 _ATOMIC_WRITE = getattr(select, "PIPE_BUF", 512)
+
+
+class _Phase(enum.Enum):
+    NEW = "new"
+    LAUNCHING = "launching"  # spawning
+    LAUNCHED = "launched"  # the process runs, no background task yet
+    RUNNING = "running"  # the background tasks run
+    CLOSED = "closed"  # aclose() began, or launching failed
 
 
 @dataclass(eq=False)
@@ -109,6 +124,7 @@ class SubprocessTransport(Transport):
         self._terminate_grace = terminate_grace
         self._exit_wait = exit_wait
 
+        self._phase = _Phase.NEW
         self._process: anyio.abc.Process | None = None
         self._lines = LineBuffer(_LINE_BUFFER)
         self._push: Callable[[list[bytes]], None] | None = None
@@ -117,21 +133,47 @@ class SubprocessTransport(Transport):
         self._writes: deque[_Write] = deque()
         self._writes_closed = False
         self._writer_busy = False  # a line is being written (by the writer or inline)
-        self._writer_wake = anyio.Event()
-        self._reader_scope = anyio.CancelScope()
-        self._writer_scope = anyio.CancelScope()
-        self._stderr_scope = anyio.CancelScope()
         self._read_scope: anyio.CancelScope | None = None
-        self._stdout_eof = anyio.Event()
-        self._stderr_done = anyio.Event()
-        self._stdin_closed = anyio.Event()
-        self._close_done = anyio.Event()
         self._abandon_stdout = False
         self._read_error: CcwireError | None = None
         self._input_closed = False
         self._input_error: BaseException | None = None
-        self._closing = False
         self._signalled = False
+
+    # Events and cancel scopes are made on first use, never before the spawn: making
+    # one loads anyio's event-loop backend.
+
+    @cached_property
+    def _writer_wake(self) -> anyio.Event:
+        return anyio.Event()
+
+    @cached_property
+    def _reader_scope(self) -> anyio.CancelScope:
+        return anyio.CancelScope()
+
+    @cached_property
+    def _writer_scope(self) -> anyio.CancelScope:
+        return anyio.CancelScope()
+
+    @cached_property
+    def _stderr_scope(self) -> anyio.CancelScope:
+        return anyio.CancelScope()
+
+    @cached_property
+    def _stdout_eof(self) -> anyio.Event:
+        return anyio.Event()
+
+    @cached_property
+    def _stderr_done(self) -> anyio.Event:
+        return anyio.Event()
+
+    @cached_property
+    def _stdin_closed(self) -> anyio.Event:
+        return anyio.Event()
+
+    @cached_property
+    def _close_done(self) -> anyio.Event:
+        return anyio.Event()
 
     def __repr__(self) -> str:
         proc = self._process
@@ -155,18 +197,34 @@ class SubprocessTransport(Transport):
 
     # ------------------------------------------------------------------ start
 
-    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        """Spawn the process and start the background tasks in ``task_group``."""
-        if self._process is not None or self._closing:
+    async def launch(self) -> None:
+        """Spawn the process; see :meth:`Transport.launch`."""
+        if self._phase is not _Phase.NEW:
             raise CLIConnectionError("this transport was already started (or closed)")
+        self._phase = _Phase.LAUNCHING
         try:
             proc = await self._spawn()
         except BaseException:
-            self._closing = True
+            self._phase = _Phase.CLOSED
             self._close_streams()
             self._close_done.set()  # nothing to close: aclose() must not wait for it
             raise
         self._process = proc
+        if self._phase is not _Phase.LAUNCHING:  # aclose() ran while we were spawning
+            with anyio.CancelScope(shield=True):
+                await self._kill_unstarted(proc)
+            raise CLIConnectionError("the transport was closed while the CLI was starting")
+        self._phase = _Phase.LAUNCHED
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Spawn the process (unless :meth:`launch` did) and start the background tasks
+        in ``task_group``."""
+        if self._phase is _Phase.NEW:
+            await self.launch()
+        if self._phase is not _Phase.LAUNCHED:
+            raise CLIConnectionError("this transport was already started (or closed)")
+        self._phase = _Phase.RUNNING
+        proc = self._started()
         assert proc.stdin is not None
         assert proc.stdout is not None
         assert proc.stderr is not None
@@ -176,7 +234,7 @@ class SubprocessTransport(Transport):
             task_group.start_soon(self._write_stdin, proc.stdin, name="ccwire stdin")
             task_group.start_soon(self._watch_exit, proc, name="ccwire exit watcher")
         except BaseException:  # e.g. the task group is already closed: leave no orphan
-            self._closing = True
+            self._phase = _Phase.CLOSED
             with anyio.CancelScope(shield=True):
                 self._signal(proc, kill=True)
                 await _wait_exit(proc, _KILL_WAIT)
@@ -188,6 +246,10 @@ class SubprocessTransport(Transport):
     async def _spawn(self) -> anyio.abc.Process:
         exe = self._argv[0]
         try:
+            if running_asyncio():
+                return await open_asyncio_process(
+                    self._argv, cwd=self._cwd, env=self._env, user=self._user
+                )
             return await anyio.open_process(
                 self._argv,
                 stdin=subprocess.PIPE,
@@ -214,7 +276,7 @@ class SubprocessTransport(Transport):
             raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
 
     def _started(self) -> anyio.abc.Process:
-        if self._process is None:
+        if self._process is None or self._phase is _Phase.LAUNCHED:
             raise CLIConnectionError("the transport is not started")
         return self._process
 
@@ -274,7 +336,7 @@ class SubprocessTransport(Transport):
 
     async def _input_failure(self, exc: BaseException | None) -> CcwireError:
         proc = self._started()
-        if self._input_closed or self._closing:
+        if self._input_closed or self._phase is _Phase.CLOSED:
             return CLIConnectionError("the CLI's input is closed")
         if exc is not None and proc.returncode is None:
             with anyio.move_on_after(_BROKEN_PIPE_EXIT_WAIT):
@@ -500,15 +562,19 @@ class SubprocessTransport(Transport):
     async def aclose(self) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL, reap; bounded, shielded, idempotent."""
         with anyio.CancelScope(shield=True):
-            if self._closing:
+            phase = self._phase
+            if phase is _Phase.CLOSED:
                 with anyio.move_on_after(
                     2 * self._close_grace + self._terminate_grace + _KILL_WAIT + 5
                 ):
                     await self._close_done.wait()
                 return
-            self._closing = True
+            self._phase = _Phase.CLOSED
             try:
-                await self._shutdown()
+                if phase is _Phase.RUNNING:
+                    await self._shutdown()
+                elif phase is _Phase.LAUNCHED:
+                    await self._kill_unstarted(self._process)
             finally:
                 self._close_streams()
                 self._close_done.set()
@@ -536,6 +602,18 @@ class SubprocessTransport(Transport):
         self._reader_scope.cancel()
         self._stderr_scope.cancel()
         self._writer_scope.cancel()
+        with anyio.move_on_after(1.0):
+            await proc.aclose()
+
+    async def _kill_unstarted(self, proc: anyio.abc.Process | None) -> None:
+        """Stop a process that was launched but never started: it was sent nothing,
+        and nothing reads its pipes, so there is nothing to wait for."""
+        if proc is None:
+            return
+        self._signal(proc, kill=True)
+        if not await _wait_exit(proc, _KILL_WAIT):
+            logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
+            return
         with anyio.move_on_after(1.0):
             await proc.aclose()
 

@@ -83,9 +83,19 @@ class Transport(abc.ABC):
     ``receive_line`` from one task only.
     """
 
+    async def launch(self) -> None:  # noqa: B027 - optional; the default does nothing
+        """Optional early start: spawn the process now, before :meth:`start`.
+
+        Called (at most once) before the task group and the rest of the session exist,
+        so the CLI boots while they are set up. :meth:`start` launches the process
+        itself when this was not called; :meth:`aclose` stops a launched process that
+        was never started. Raises like :meth:`start`. The default does nothing.
+        """
+
     @abc.abstractmethod
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        """Start the process and its background tasks in ``task_group``.
+        """Start the process (unless :meth:`launch` did) and its background tasks in
+        ``task_group``.
 
         Raises :class:`~ccwire.CLINotFoundError` or :class:`~ccwire.CLIConnectionError`.
         """
