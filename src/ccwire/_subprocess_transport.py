@@ -77,6 +77,20 @@ class _Phase(enum.Enum):
     CLOSED = "closed"  # aclose() began, or launching failed
 
 
+class _Signals:
+    """The transport's events and cancel scopes."""
+
+    def __init__(self) -> None:
+        self.writer_wake = anyio.Event()  # replaced by the writer each time it waits
+        self.reader_scope = anyio.CancelScope()
+        self.writer_scope = anyio.CancelScope()
+        self.stderr_scope = anyio.CancelScope()
+        self.stdout_eof = anyio.Event()
+        self.stderr_done = anyio.Event()
+        self.stdin_closed = anyio.Event()
+        self.close_done = anyio.Event()
+
+
 @dataclass(eq=False)
 class _Write:
     data: bytes
@@ -140,40 +154,10 @@ class SubprocessTransport(Transport):
         self._input_error: BaseException | None = None
         self._signalled = False
 
-    # Events and cancel scopes are made on first use, never before the spawn: making
-    # one loads anyio's event-loop backend.
-
     @cached_property
-    def _writer_wake(self) -> anyio.Event:
-        return anyio.Event()
-
-    @cached_property
-    def _reader_scope(self) -> anyio.CancelScope:
-        return anyio.CancelScope()
-
-    @cached_property
-    def _writer_scope(self) -> anyio.CancelScope:
-        return anyio.CancelScope()
-
-    @cached_property
-    def _stderr_scope(self) -> anyio.CancelScope:
-        return anyio.CancelScope()
-
-    @cached_property
-    def _stdout_eof(self) -> anyio.Event:
-        return anyio.Event()
-
-    @cached_property
-    def _stderr_done(self) -> anyio.Event:
-        return anyio.Event()
-
-    @cached_property
-    def _stdin_closed(self) -> anyio.Event:
-        return anyio.Event()
-
-    @cached_property
-    def _close_done(self) -> anyio.Event:
-        return anyio.Event()
+    def _sig(self) -> _Signals:
+        # made on first use, after the spawn: making an event loads anyio's backend
+        return _Signals()
 
     def __repr__(self) -> str:
         proc = self._process
@@ -207,7 +191,7 @@ class SubprocessTransport(Transport):
         except BaseException:
             self._phase = _Phase.CLOSED
             self._close_streams()
-            self._close_done.set()  # nothing to close: aclose() must not wait for it
+            self._sig.close_done.set()  # nothing to close: aclose() must not wait for it
             raise
         self._process = proc
         if self._phase is not _Phase.LAUNCHING:  # aclose() ran while we were spawning
@@ -240,7 +224,7 @@ class SubprocessTransport(Transport):
                 await _wait_exit(proc, _KILL_WAIT)
                 await proc.aclose()
             self._close_streams()
-            self._close_done.set()
+            self._sig.close_done.set()
             raise
 
     async def _spawn(self) -> anyio.abc.Process:
@@ -296,7 +280,7 @@ class SubprocessTransport(Transport):
             return
         item = _Write(line)
         self._writes.append(item)
-        self._writer_wake.set()
+        self._sig.writer_wake.set()
         try:
             await item.done.wait()
         except BaseException:
@@ -327,7 +311,7 @@ class SubprocessTransport(Transport):
         finally:
             self._writer_busy = False
             if self._writes or self._writes_closed:
-                self._writer_wake.set()
+                self._sig.writer_wake.set()
 
     async def _check_input(self) -> None:
         proc = self._started()
@@ -343,7 +327,7 @@ class SubprocessTransport(Transport):
                 await proc.wait()
         if proc.returncode is not None:
             with anyio.move_on_after(_STDERR_WAIT):  # let the quoted tail be complete
-                await self._stderr_done.wait()
+                await self._sig.stderr_done.wait()
             return ProcessError(
                 "cannot write to the Claude Code CLI: it has exited",
                 exit_code=proc.returncode,
@@ -354,13 +338,13 @@ class SubprocessTransport(Transport):
     async def _write_stdin(self, stdin: anyio.abc.ByteSendStream) -> None:
         queue = self._writes
         try:
-            with self._writer_scope:
+            with self._sig.writer_scope:
                 while True:
                     if not queue or self._writer_busy:  # busy: a caller writes inline
                         if not queue and self._writes_closed and not self._writer_busy:
                             break
-                        self._writer_wake = anyio.Event()
-                        await self._writer_wake.wait()
+                        self._sig.writer_wake = anyio.Event()
+                        await self._sig.writer_wake.wait()
                         continue
                     items = list(queue)
                     queue.clear()
@@ -388,12 +372,12 @@ class SubprocessTransport(Transport):
         finally:
             self._close_writes()
             await _close_quietly(stdin)
-            self._stdin_closed.set()
+            self._sig.stdin_closed.set()
 
     def _close_writes(self) -> None:
         """Accept no more lines; fail the ones queued but never taken by the writer."""
         self._writes_closed = True
-        self._writer_wake.set()
+        self._sig.writer_wake.set()
         while self._writes:
             item = self._writes.popleft()
             item.error = self._input_error or anyio.BrokenResourceError()
@@ -413,13 +397,13 @@ class SubprocessTransport(Transport):
                 with anyio.move_on_after(self._close_grace):
                     # the writer writes what is queued, then closes stdin
                     self._writes_closed = True
-                    self._writer_wake.set()
-                    await self._stdin_closed.wait()
+                    self._sig.writer_wake.set()
+                    await self._sig.stdin_closed.wait()
                 self._close_writes()
-                self._writer_scope.cancel()
+                self._sig.writer_scope.cancel()
             with anyio.move_on_after(1.0):
-                await self._stdin_closed.wait()
-            if not self._stdin_closed.is_set() and proc.stdin is not None:
+                await self._sig.stdin_closed.wait()
+            if not self._sig.stdin_closed.is_set() and proc.stdin is not None:
                 await _close_quietly(proc.stdin)  # the writer task never ran
 
     # ----------------------------------------------------------------- output
@@ -455,7 +439,7 @@ class SubprocessTransport(Transport):
             await proc.wait()
         if proc.returncode is not None:
             with anyio.move_on_after(_STDERR_WAIT):  # let the tail be complete
-                await self._stderr_done.wait()
+                await self._sig.stderr_done.wait()
         rc = proc.returncode
         if rc is None:
             raise ProcessError(
@@ -471,7 +455,7 @@ class SubprocessTransport(Transport):
     async def _read_stdout(self, stdout: anyio.abc.ByteReceiveStream) -> None:
         pin_async_library()  # the protocol's handlers are started from this task
         try:
-            with self._reader_scope:
+            with self._sig.reader_scope:
                 while (chunk := await self._read_chunk(stdout)) is not None:
                     lines = self._decoder.feed(chunk)
                     del chunk
@@ -483,7 +467,7 @@ class SubprocessTransport(Transport):
                             push(lines)
                     del lines  # hold no reference to a (possibly huge) line while waiting
                     _raise_if_broken(self._decoder)
-                self._stdout_eof.set()
+                self._sig.stdout_eof.set()
                 rest = self._decoder.flush()
                 if rest is not None:
                     batch = [rest]
@@ -504,7 +488,7 @@ class SubprocessTransport(Transport):
             self._read_error = CLIConnectionError(f"reading the CLI's output failed: {exc!r}")
             self._read_error.__cause__ = exc
         finally:
-            self._stdout_eof.set()
+            self._sig.stdout_eof.set()
             self._lines.close()
             await _close_quietly(stdout)
 
@@ -529,7 +513,7 @@ class SubprocessTransport(Transport):
 
     async def _drain_stderr(self, stderr: anyio.abc.ByteReceiveStream) -> None:
         try:
-            with self._stderr_scope:
+            with self._sig.stderr_scope:
                 while True:
                     try:
                         chunk = await stderr.receive(_STDERR_CHUNK)
@@ -540,7 +524,7 @@ class SubprocessTransport(Transport):
             logger.exception("ccwire: the stderr drainer failed")
         finally:
             self._stderr.flush()
-            self._stderr_done.set()
+            self._sig.stderr_done.set()
             await _close_quietly(stderr)
 
     # --------------------------------------------------------------- shutdown
@@ -548,16 +532,16 @@ class SubprocessTransport(Transport):
     async def _watch_exit(self, proc: anyio.abc.Process) -> None:
         await proc.wait()  # also reaps the child on trio
         self._writes_closed = True  # nothing more can be written; lets the writer task end
-        self._writer_wake.set()
+        self._sig.writer_wake.set()
         with anyio.move_on_after(_EOF_GRACE):
-            await self._stdout_eof.wait()
-            await self._stderr_done.wait()
-        if not self._stdout_eof.is_set():
+            await self._sig.stdout_eof.wait()
+            await self._sig.stderr_done.wait()
+        if not self._sig.stdout_eof.is_set():
             self._abandon_stdout = True  # a grandchild holds stdout open
             if self._read_scope is not None:
                 self._read_scope.cancel()
-        if not self._stderr_done.is_set():
-            self._stderr_scope.cancel()
+        if not self._sig.stderr_done.is_set():
+            self._sig.stderr_scope.cancel()
 
     async def aclose(self) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL, reap; bounded, shielded, idempotent."""
@@ -567,7 +551,7 @@ class SubprocessTransport(Transport):
                 with anyio.move_on_after(
                     2 * self._close_grace + self._terminate_grace + _KILL_WAIT + 5
                 ):
-                    await self._close_done.wait()
+                    await self._sig.close_done.wait()
                 return
             self._phase = _Phase.CLOSED
             try:
@@ -577,7 +561,7 @@ class SubprocessTransport(Transport):
                     await self._kill_unstarted(self._process)
             finally:
                 self._close_streams()
-                self._close_done.set()
+                self._sig.close_done.set()
 
     def _close_streams(self) -> None:
         self._lines.close()
@@ -597,11 +581,11 @@ class SubprocessTransport(Transport):
                     logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
                     return
         with anyio.move_on_after(_STDERR_WAIT):
-            await self._stdout_eof.wait()
-            await self._stderr_done.wait()
-        self._reader_scope.cancel()
-        self._stderr_scope.cancel()
-        self._writer_scope.cancel()
+            await self._sig.stdout_eof.wait()
+            await self._sig.stderr_done.wait()
+        self._sig.reader_scope.cancel()
+        self._sig.stderr_scope.cancel()
+        self._sig.writer_scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
 
