@@ -12,14 +12,8 @@ the task group it is given:
   them, one batch per read, to :meth:`~SubprocessTransport.receive_line` through a
   small bounded buffer (so a slow consumer slows the CLI down instead of growing
   memory);
-- the **stdin writer** performs the writes that cannot be done inline. A line of at
-  most ``PIPE_BUF`` bytes sent while nothing else is being written goes out from the
-  sender's own task (a pipe takes it whole or not at all). Other senders queue their
-  line and wait; the writer takes everything queued and writes it in one go. A sender
-  that is cancelled mid-write only stops waiting: the line is still written whole,
-  because a torn line followed by the next one is a non-JSON line, and a single
-  non-JSON line kills the CLI (a line the writer has not taken yet is withdrawn
-  instead);
+- the **stdin writer** performs the writes that cannot be done inline, and never
+  tears a line (:mod:`ccwire._line_writer`);
 - the **stderr drainer** always reads stderr (a full stderr pipe would stall the CLI),
   forwarding lines to the callback and keeping a tail for error messages;
 - the **exit watcher** reaps the process and, should a grandchild keep a pipe open after
@@ -28,14 +22,11 @@ the task group it is given:
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import os
-import select
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 
 import anyio
@@ -45,6 +36,7 @@ from ._asyncio_process import open_asyncio_process, running_asyncio
 from ._errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from ._framing import LineDecoder
 from ._line_buffer import LineBuffer
+from ._line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
 from ._transport import (
     CLI_EXITED,
     ProcessExit,
@@ -64,9 +56,6 @@ _ABANDONED_READ_TIMEOUT = 0.1  # read timeout once a pipe has been given up on
 _STDERR_WAIT = 1.0  # after stdout EOF, how long to wait for stderr EOF (complete tail)
 _BROKEN_PIPE_EXIT_WAIT = 1.0  # after a failed write, how long to wait for the exit status
 _KILL_WAIT = 5.0
-_STREAM_ERRORS = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
-# A pipe takes a write of at most PIPE_BUF bytes whole or not at all (POSIX).
-_ATOMIC_WRITE = getattr(select, "PIPE_BUF", 512)
 
 
 class _Phase(enum.Enum):
@@ -81,23 +70,11 @@ class _Signals:
     """The transport's events and cancel scopes."""
 
     def __init__(self) -> None:
-        self.writer_wake = anyio.Event()  # replaced by the writer each time it waits
         self.reader_scope = anyio.CancelScope()
-        self.writer_scope = anyio.CancelScope()
         self.stderr_scope = anyio.CancelScope()
         self.stdout_eof = anyio.Event()
         self.stderr_done = anyio.Event()
-        self.stdin_closed = anyio.Event()
         self.close_done = anyio.Event()
-
-
-@dataclass(eq=False)
-class _Write:
-    data: bytes
-    done: anyio.Event = field(default_factory=anyio.Event)
-    error: BaseException | None = None
-    interrupted: bool = False
-    taken: bool = False  # the writer has it: it will be written whole
 
 
 class SubprocessTransport(Transport):
@@ -144,15 +121,15 @@ class SubprocessTransport(Transport):
         self._push: Callable[[list[bytes]], None] | None = None
         # lines of the batch being consumed, and batches still buffered when aclose() ran
         self._leftover: deque[bytes] = deque()
-        self._writes: deque[_Write] = deque()
-        self._writes_closed = False
-        self._writer_busy = False  # a line is being written (by the writer or inline)
         self._read_scope: anyio.CancelScope | None = None
         self._abandon_stdout = False
         self._read_error: CcwireError | None = None
         self._input_closed = False
-        self._input_error: BaseException | None = None
         self._signalled = False
+
+    @cached_property
+    def _writer(self) -> LineWriter:
+        return LineWriter()  # made on first use, after the spawn, like _sig
 
     @cached_property
     def _sig(self) -> _Signals:
@@ -215,7 +192,7 @@ class SubprocessTransport(Transport):
         try:
             task_group.start_soon(self._drain_stderr, proc.stderr, name="ccwire stderr")
             task_group.start_soon(self._read_stdout, proc.stdout, name="ccwire stdout")
-            task_group.start_soon(self._write_stdin, proc.stdin, name="ccwire stdin")
+            task_group.start_soon(self._writer.run, proc.stdin, name="ccwire stdin")
             task_group.start_soon(self._watch_exit, proc, name="ccwire exit watcher")
         except BaseException:  # e.g. the task group is already closed: leave no orphan
             self._phase = _Phase.CLOSED
@@ -269,54 +246,23 @@ class SubprocessTransport(Transport):
     async def send_line(self, line: bytes) -> None:
         """Write one encoded line; see :meth:`Transport.send_line`."""
         check_line(line)
-        self._started()
+        proc = self._started()
         await self._check_input()
-        if self._writes_closed:
-            exc = anyio.ClosedResourceError()
-            raise await self._input_failure(exc) from exc
-        stdin = self._started().stdin
-        if not self._writes and not self._writer_busy and len(line) <= _ATOMIC_WRITE and stdin:
-            await self._write_inline(stdin, line)
-            return
-        item = _Write(line)
-        self._writes.append(item)
-        self._sig.writer_wake.set()
+        assert proc.stdin is not None
         try:
-            await item.done.wait()
-        except BaseException:
-            if not item.taken:  # not written at all: withdraw it
-                with contextlib.suppress(ValueError):
-                    self._writes.remove(item)
-            raise
-        if item.interrupted:
-            raise CLIConnectionError("the CLI's input was closed while this line was being written")
-        if item.error is not None:
-            raise await self._input_failure(item.error) from item.error
-
-    async def _write_inline(self, stdin: anyio.abc.ByteSendStream, line: bytes) -> None:
-        """Write ``line`` from the caller's task: the fast path when nothing else is being
-        written (a tool call's answer then costs no hand-over to the writer task).
-
-        Only for lines of at most ``PIPE_BUF`` bytes, which a pipe takes whole or not at
-        all: a cancelled caller either wrote the whole line or none of it (on asyncio the
-        transport buffers the whole line at once), so no torn line can reach the CLI.
-        """
-        self._writer_busy = True
-        try:
-            await stdin.send(line)
-        except _STREAM_ERRORS as exc:
-            self._input_error = exc
-            self._writes_closed = True  # the writer task ends and closes stdin
+            await self._writer.write(proc.stdin, line)
+        except WriteInterrupted:
+            raise CLIConnectionError(
+                "the CLI's input was closed while this line was being written"
+            ) from None
+        except STREAM_ERRORS as exc:
             raise await self._input_failure(exc) from exc
-        finally:
-            self._writer_busy = False
-            if self._writes or self._writes_closed:
-                self._sig.writer_wake.set()
 
     async def _check_input(self) -> None:
         proc = self._started()
-        if self._input_closed or self._input_error is not None or proc.returncode is not None:
-            raise await self._input_failure(self._input_error) from self._input_error
+        error = self._writer.error
+        if self._input_closed or error is not None or proc.returncode is not None:
+            raise await self._input_failure(error) from error
 
     async def _input_failure(self, exc: BaseException | None) -> CcwireError:
         proc = self._started()
@@ -335,54 +281,6 @@ class SubprocessTransport(Transport):
             )
         return CLIConnectionError(f"writing to the CLI's stdin failed: {exc!r}")
 
-    async def _write_stdin(self, stdin: anyio.abc.ByteSendStream) -> None:
-        queue = self._writes
-        try:
-            with self._sig.writer_scope:
-                while True:
-                    if not queue or self._writer_busy:  # busy: a caller writes inline
-                        if not queue and self._writes_closed and not self._writer_busy:
-                            break
-                        self._sig.writer_wake = anyio.Event()
-                        await self._sig.writer_wake.wait()
-                        continue
-                    items = list(queue)
-                    queue.clear()
-                    for item in items:
-                        item.taken = True
-                    data = items[0].data if len(items) == 1 else b"".join([i.data for i in items])
-                    self._writer_busy = True
-                    try:
-                        await stdin.send(data)
-                    except _STREAM_ERRORS as exc:
-                        self._input_error = exc
-                        for item in items:
-                            item.error = exc
-                        break
-                    except BaseException:
-                        for item in items:
-                            item.interrupted = True
-                        raise
-                    finally:
-                        self._writer_busy = False
-                        for item in items:
-                            item.done.set()
-        except Exception:  # never let a bug here crash the caller's task group
-            logger.exception("ccwire: the stdin writer failed")
-        finally:
-            self._close_writes()
-            await _close_quietly(stdin)
-            self._sig.stdin_closed.set()
-
-    def _close_writes(self) -> None:
-        """Accept no more lines; fail the ones queued but never taken by the writer."""
-        self._writes_closed = True
-        self._sig.writer_wake.set()
-        while self._writes:
-            item = self._writes.popleft()
-            item.error = self._input_error or anyio.BrokenResourceError()
-            item.done.set()
-
     async def end_input(self) -> None:
         """Close stdin once the line being written (if any) is out (waits at most
         ``close_grace`` s for it); idempotent, never raises for a closed or broken pipe.
@@ -393,18 +291,17 @@ class SubprocessTransport(Transport):
             proc = self._process
             if proc is None:
                 return
+            writer = self._writer
             if first:
                 with anyio.move_on_after(self._close_grace):
-                    # the writer writes what is queued, then closes stdin
-                    self._writes_closed = True
-                    self._sig.writer_wake.set()
-                    await self._sig.stdin_closed.wait()
-                self._close_writes()
-                self._sig.writer_scope.cancel()
+                    writer.stop()  # the writer writes what is queued, then closes stdin
+                    await writer.stdin_closed.wait()
+                writer.close()
+                writer.scope.cancel()
             with anyio.move_on_after(1.0):
-                await self._sig.stdin_closed.wait()
-            if not self._sig.stdin_closed.is_set() and proc.stdin is not None:
-                await _close_quietly(proc.stdin)  # the writer task never ran
+                await writer.stdin_closed.wait()
+            if not writer.stdin_closed.is_set() and proc.stdin is not None:
+                await close_quietly(proc.stdin)  # the writer task never ran
 
     # ----------------------------------------------------------------- output
 
@@ -490,7 +387,7 @@ class SubprocessTransport(Transport):
         finally:
             self._sig.stdout_eof.set()
             self._lines.close()
-            await _close_quietly(stdout)
+            await close_quietly(stdout)
 
     async def _read_chunk(self, stdout: anyio.abc.ByteReceiveStream) -> bytes | None:
         """The next chunk of stdout, ``None`` at its end."""
@@ -517,7 +414,7 @@ class SubprocessTransport(Transport):
                 while True:
                     try:
                         chunk = await stderr.receive(_STDERR_CHUNK)
-                    except (anyio.EndOfStream, *_STREAM_ERRORS):
+                    except (anyio.EndOfStream, *STREAM_ERRORS):
                         break
                     self._stderr.feed(chunk)
         except Exception:
@@ -525,14 +422,13 @@ class SubprocessTransport(Transport):
         finally:
             self._stderr.flush()
             self._sig.stderr_done.set()
-            await _close_quietly(stderr)
+            await close_quietly(stderr)
 
     # --------------------------------------------------------------- shutdown
 
     async def _watch_exit(self, proc: anyio.abc.Process) -> None:
         await proc.wait()  # also reaps the child on trio
-        self._writes_closed = True  # nothing more can be written; lets the writer task end
-        self._sig.writer_wake.set()
+        self._writer.stop()  # nothing more can be written; lets the writer task end
         with anyio.move_on_after(_EOF_GRACE):
             await self._sig.stdout_eof.wait()
             await self._sig.stderr_done.wait()
@@ -565,7 +461,7 @@ class SubprocessTransport(Transport):
 
     def _close_streams(self) -> None:
         self._lines.close()
-        self._close_writes()
+        self._writer.close()
         self._leftover.extend(self._lines.take_all())  # keep what was read, not yet received
 
     async def _shutdown(self) -> None:
@@ -585,7 +481,7 @@ class SubprocessTransport(Transport):
             await self._sig.stderr_done.wait()
         self._sig.reader_scope.cancel()
         self._sig.stderr_scope.cancel()
-        self._sig.writer_scope.cancel()
+        self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
 
@@ -621,11 +517,3 @@ async def _wait_exit(proc: anyio.abc.Process, seconds: float) -> bool:
     with anyio.move_on_after(seconds):
         await proc.wait()
     return proc.returncode is not None
-
-
-async def _close_quietly(stream: anyio.abc.AsyncResource) -> None:
-    with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-        try:
-            await stream.aclose()
-        except (*_STREAM_ERRORS, RuntimeError):
-            pass
