@@ -2,51 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.fixtures.examples import EXAMPLES, MARKS, run_example as _run
 
-import pytest
-
-from ccwire import CLINotFoundError
-from ccwire._discovery import find_cli
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-
-
-def _cli() -> str | None:
-    try:
-        return find_cli(cwd=ROOT)
-    except CLINotFoundError:
-        return None
-
-
-CLI = _cli()
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(CLI is None, reason="Claude Code CLI not installed (run `make cli`)"),
-]
+pytestmark = MARKS
 
 
 def run_example(name: str) -> str:
-    assert CLI is not None
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    env["CCWIRE_CLI_PATH"] = CLI
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "offline: scripted model" in done.stdout
-    return done.stdout
+    return _run(str(EXAMPLES / name), banner="offline: scripted model")
 
 
 def test_calculator_example() -> None:

@@ -2,44 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.fixtures.examples import MARKS, run_example as _run
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
-TIMEOUT = 120
-
-
-def _cli() -> str | None:
-    explicit = os.environ.get("CCWIRE_CLI_PATH")
-    if explicit:
-        return explicit
-    local = ROOT / "node_modules" / ".bin" / "claude"
-    return str(local) if local.exists() else None
-
-
-CLI = _cli()
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.skipif(CLI is None, reason="Claude Code CLI not installed (run `make cli`)"),
-]
+pytestmark = MARKS
 
 
 def run_example(*args: str) -> str:
     """Run ``python examples/<args>`` offline from the project root; return its stdout."""
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    env["CCWIRE_CLI_PATH"] = str(CLI)
-    done = subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, f"{args} failed:\n{done.stdout}\n{done.stderr}"
-    assert "[offline: a scripted model plays Claude" in done.stdout
-    return done.stdout
+    return _run(*args, banner="[offline: a scripted model plays Claude")
 
 
 def test_greet_seed000() -> None:
@@ -92,15 +62,9 @@ def test_live_tool_sets() -> None:
 
 
 def test_my_agent_tests_pass() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    env["CCWIRE_CLI_PATH"] = str(CLI)
     argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_my_agent.py"]
-    done = subprocess.run(
-        [sys.executable, *argv],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert " passed" in done.stdout and "failed" not in done.stdout
+    out = _run(*argv, banner=" passed")
+    assert "failed" not in out
 
 
 def test_sessions_with_events() -> None:
