@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test lint typecheck unit demo bench clean
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench clean
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -42,6 +42,29 @@ unit: venv
 
 test: venv cli lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/pytest
+	@$(MAKE) --no-print-directory test-pythons
+
+# The suite again on the oldest and the newest supported Python (the main run above uses
+# the default python3), each in its own venv (.venv-3.10, ...). The interpreter comes
+# from pyenv's versions or PATH; one this machine lacks is reported and skipped.
+PYTHONS := 3.10 3.13
+PYENV_ROOT ?= $(HOME)/.pyenv
+find_python = $(firstword $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1)) \
+  $(shell python$(1) -c 'import sys; print(sys.executable)' 2>/dev/null))
+FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
+
+.venv-%/.installed: pyproject.toml
+	$(call find_python,$*) -m venv .venv-$*
+	.venv-$*/bin/python -m pip install --quiet --upgrade pip
+	.venv-$*/bin/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+test-pythons: cli $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
+	@set -e; for v in $(FOUND_PYTHONS); do \
+	  echo "== the test suite on Python $$v"; \
+	  CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) .venv-$$v/bin/pytest -q -p no:cacheprovider; \
+	done
 
 demo: venv cli
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/python -m ccwire demo
@@ -55,7 +78,7 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref
+	rm -rf $(VENV) .venv-3.* node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref
 
 # --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
 # all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.

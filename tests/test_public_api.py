@@ -78,7 +78,8 @@ def _undocumented(module: types.ModuleType) -> list[str]:
     for name in module.__all__:
         obj = getattr(module, name)
         where = f"{module.__name__}.{name}"
-        if inspect.isclass(obj):
+        # (on Python 3.10 a generic alias such as Callable[...] passes isclass())
+        if inspect.isclass(obj) and not isinstance(obj, types.GenericAlias):
             doc = _class_docstring(obj)
         elif inspect.isfunction(obj):
             doc = obj.__doc__

@@ -60,8 +60,12 @@ _ARRAY_ORIGINS: Final = {
 }  # fmt: skip
 _OBJECT_ORIGINS: Final = {dict, Mapping, typing.MutableMapping}
 _UNION_ORIGINS: Final = {Union, types.UnionType}
-_NOT_REQUIRED: Final = {typing_extensions.NotRequired, getattr(typing, "NotRequired", None)}
-_REQUIRED: Final = {typing_extensions.Required, getattr(typing, "Required", None)}
+# typing has these from Python 3.11 on; never let a missing one (None) match a plain
+# annotation, whose get_origin() is None too
+_NOT_REQUIRED: Final = {typing_extensions.NotRequired, getattr(typing, "NotRequired", None)} - {
+    None
+}
+_REQUIRED: Final = {typing_extensions.Required, getattr(typing, "Required", None)} - {None}
 _SCHEMA_MARKERS: Final = ("$schema", "$ref", "$defs", "anyOf", "oneOf", "allOf")
 
 Field = tuple[str, Any, bool]
