@@ -1,21 +1,27 @@
-"""Start a child process with asyncio's own API and present it as an ``anyio.abc.Process``.
+"""Start a child process on asyncio without anyio's backend; present it as an
+``anyio.abc.Process``.
 
-On asyncio, :func:`open_asyncio_process` replaces ``anyio.open_process``: the streams
-and the process behave the same (same exceptions, same checkpoints), but spawning
-does not need anyio's event-loop backend. anyio imports that backend on first use,
-which costs several milliseconds; spawning first lets the CLI boot while that import
-and the rest of the session set-up run (see ``bench/README.md``, handshake).
+On asyncio (POSIX), :func:`open_asyncio_process` replaces ``anyio.open_process``: the
+streams and the process behave the same (same exceptions, same checkpoints). Two
+things make the CLI's start faster (see ``bench/README.md``, handshake):
 
-Like anyio, process exit is tracked by the protocol's ``process_exited`` callback, not
-by the pipes closing: a grandchild holding a pipe open does not delay :meth:`wait`.
+* spawning needs no anyio backend; anyio imports it on first use (several
+  milliseconds), and the CLI boots while that import and the session set-up run;
+* ``Popen`` runs in a short-lived thread. The kernel puts a new thread on an idle CPU
+  and the child starts there, instead of sharing the CPU this loop keeps busy.
+
+Like anyio, process exit is tracked apart from the pipes (a pidfd on the loop on
+Linux, else a thread waiting for the child): a grandchild holding a pipe open does not
+delay :meth:`AsyncioProcess.wait`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import asyncio.subprocess
+import contextlib
 import os
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,17 +31,8 @@ import anyio.lowlevel
 
 __all__ = ["AsyncioProcess", "open_asyncio_process", "running_asyncio"]
 
-
-class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """asyncio's stream protocol, plus an event set when the process exits."""
-
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit, loop)
-        self.exited = asyncio.Event()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        self.exited.set()
+_LIMIT = 2**16  # what asyncio's subprocess streams use
+_CLEANUP_WAIT = 10.0  # seconds: a spawn ends with exec, a killed child exits at once
 
 
 class _PipeReader(anyio.abc.ByteReceiveStream):
@@ -96,80 +93,190 @@ class AsyncioProcess(anyio.abc.Process):
 
     def __init__(
         self,
-        transport: asyncio.SubprocessTransport,
-        protocol: _Protocol,
-        process: asyncio.subprocess.Process,
+        popen: subprocess.Popen[bytes],
+        pipes: Sequence[asyncio.BaseTransport],
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+        exited: asyncio.Event,
     ) -> None:
-        self._transport = transport
-        self._exited = protocol.exited
-        self._process = process
-        self._stdin = _PipeWriter(process.stdin) if process.stdin is not None else None
-        self._stdout = _PipeReader(process.stdout) if process.stdout is not None else None
-        self._stderr = _PipeReader(process.stderr) if process.stderr is not None else None
+        self._popen = popen
+        self._pipes = pipes
+        self._exited = exited
+        self._stdin = _PipeWriter(stdin)
+        self._stdout = _PipeReader(stdout)
+        self._stderr = _PipeReader(stderr)
 
     async def aclose(self) -> None:
         """Close the pipes (a child blocked on a full pipe then gets ``SIGPIPE``) and wait
         for the exit; if that wait is cancelled, kill the child and reap it."""
         with anyio.CancelScope(shield=True) as scope:
-            for fd, stream in ((0, self._stdin), (1, self._stdout), (2, self._stderr)):
-                if stream is not None:
-                    await stream.aclose()
-                    pipe = self._transport.get_pipe_transport(fd)
-                    if pipe is not None:
-                        pipe.close()
+            for stream in (self._stdin, self._stdout, self._stderr):
+                await stream.aclose()
+            for pipe in self._pipes:
+                pipe.close()
             scope.shield = False
             try:
                 await self.wait()
             except BaseException:
                 scope.shield = True
-                self._transport.close()  # kills a child still running
+                _kill(self._popen)
                 await self.wait()
                 raise
-            self._transport.close()  # exited: this only releases the transport
 
     async def wait(self) -> int:
         """Wait for the child to exit; returns its exit status."""
         await self._exited.wait()
-        rc = self._process.returncode
+        rc = self._popen.returncode
         assert rc is not None
         return rc
 
     def terminate(self) -> None:
-        """Send ``SIGTERM``."""
-        self._process.terminate()
+        """Send ``SIGTERM`` (nothing once the child was reaped)."""
+        self._popen.terminate()
 
     def kill(self) -> None:
-        """Send ``SIGKILL``."""
-        self._process.kill()
+        """Send ``SIGKILL`` (nothing once the child was reaped)."""
+        self._popen.kill()
 
     def send_signal(self, signal: int) -> None:
-        """Send ``signal``."""
-        self._process.send_signal(signal)
+        """Send ``signal`` (nothing once the child was reaped)."""
+        self._popen.send_signal(signal)
 
     @property
     def pid(self) -> int:
         """The child's process id."""
-        return self._process.pid
+        return self._popen.pid
 
     @property
     def returncode(self) -> int | None:
         """The exit status, ``None`` while the child runs."""
-        return self._process.returncode
+        return self._popen.returncode
 
     @property
-    def stdin(self) -> anyio.abc.ByteSendStream | None:
+    def stdin(self) -> anyio.abc.ByteSendStream:
         """The child's standard input."""
         return self._stdin
 
     @property
-    def stdout(self) -> anyio.abc.ByteReceiveStream | None:
+    def stdout(self) -> anyio.abc.ByteReceiveStream:
         """The child's standard output."""
         return self._stdout
 
     @property
-    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
+    def stderr(self) -> anyio.abc.ByteReceiveStream:
         """The child's standard error."""
         return self._stderr
+
+
+def _kill(popen: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):  # exited, not yet reaped
+        popen.kill()
+
+
+def _watch_exit(loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes]) -> asyncio.Event:
+    """An event set once ``popen`` has exited and been reaped.
+
+    A pidfd on the loop where Linux has one (no thread, exact); otherwise a thread
+    that waits for the child, as asyncio's own child watcher does.
+    """
+    exited = asyncio.Event()
+    try:
+        pidfd = os.pidfd_open(popen.pid)  # type: ignore[attr-defined,unused-ignore]
+    except (AttributeError, OSError):
+        pidfd = None
+    if pidfd is not None:
+        try:
+            loop.add_reader(pidfd, _reap, loop, popen, pidfd, exited)
+        except (NotImplementedError, OSError, ValueError):
+            os.close(pidfd)
+        else:
+            return exited
+    _wait_in_thread(loop, popen, exited)
+    return exited
+
+
+def _reap(
+    loop: asyncio.AbstractEventLoop,
+    popen: subprocess.Popen[bytes],
+    pidfd: int,
+    exited: asyncio.Event,
+) -> None:
+    loop.remove_reader(pidfd)
+    os.close(pidfd)
+    if popen.poll() is None:  # not expected: a pidfd turns readable when the child exits
+        _wait_in_thread(loop, popen, exited)
+    else:
+        exited.set()
+
+
+def _wait_in_thread(
+    loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes], exited: asyncio.Event
+) -> None:
+    def wait() -> None:
+        popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            loop.call_soon_threadsafe(exited.set)
+
+    threading.Thread(target=wait, name=f"ccwire wait {popen.pid}", daemon=True).start()
+
+
+async def _popen_in_thread(
+    loop: asyncio.AbstractEventLoop, argv: Sequence[str], kwargs: dict[str, Any]
+) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` in a short-lived thread.
+
+    A new thread is placed by the kernel on an idle CPU, and the child it forks starts
+    there: the CLI then boots on another CPU than the one this loop keeps busy setting
+    up the session (see ``bench/README.md``, handshake).
+
+    Cancelled meanwhile, it waits for the spawn to end (bounded), then kills and reaps
+    the child before it re-raises: nothing is left running.
+    """
+    done: asyncio.Future[subprocess.Popen[bytes]] = loop.create_future()
+
+    def settle(popen: subprocess.Popen[bytes] | None, exc: BaseException | None) -> None:
+        if done.cancelled():  # abandoned (see below): nobody takes the child
+            if popen is not None:
+                _kill(popen)
+                _watch_exit(loop, popen)
+        elif exc is not None:
+            done.set_exception(exc)
+        else:
+            done.set_result(popen)  # type: ignore[arg-type]
+
+    def spawn() -> None:
+        popen: subprocess.Popen[bytes] | None = None
+        error: BaseException | None = None
+        try:
+            popen = subprocess.Popen(argv, **kwargs)
+        except BaseException as exc:  # handed to the awaiting task
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, popen, error)
+        except RuntimeError:  # the loop is closed: reap the child here
+            if popen is not None:
+                _kill(popen)
+                popen.wait()
+
+    threading.Thread(target=spawn, name="ccwire spawn", daemon=True).start()
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_WAIT):
+            try:
+                popen = await done
+            except Exception:  # the spawn failed: nothing to clean up
+                pass
+            else:
+                await _kill_and_reap(loop, popen)
+        done.cancel()  # still spawning after all: settle() kills the child
+        raise
+
+
+async def _kill_and_reap(loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes]) -> None:
+    _kill(popen)
+    await _watch_exit(loop, popen).wait()
 
 
 async def open_asyncio_process(
@@ -179,24 +286,60 @@ async def open_asyncio_process(
     env: Mapping[str, str] | None,
     user: str | None,
 ) -> AsyncioProcess:
-    """Spawn ``argv`` with three pipes on the running asyncio loop.
+    """Spawn ``argv`` with three pipes on the running asyncio loop (POSIX).
 
-    Raises what ``subprocess.Popen`` raises (``FileNotFoundError``, ...).
+    Raises what ``subprocess.Popen`` raises (``FileNotFoundError``, ...). Cancelled, or
+    failing after the spawn, it kills and reaps the child before it raises.
     """
     loop = asyncio.get_running_loop()
-    extra: dict[str, Any] = {} if user is None else {"user": user}  # uvloop knows no user=
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _Protocol(2**16, loop),
-        *argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        **extra,
-    )
-    process = asyncio.subprocess.Process(transport, protocol, loop)
-    return AsyncioProcess(transport, protocol, process)
+    kwargs: dict[str, Any] = {
+        "stdin": subprocess.PIPE,
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "cwd": cwd,
+        "env": env,
+        "bufsize": 0,
+    }
+    if user is not None:
+        kwargs["user"] = user
+    popen = await _popen_in_thread(loop, argv, kwargs)
+    exited = _watch_exit(loop, popen)
+    try:
+        return await _connect_pipes(loop, popen, exited)
+    except BaseException:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_WAIT):
+            _kill(popen)
+            await exited.wait()
+        raise
+
+
+async def _connect_pipes(
+    loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes], exited: asyncio.Event
+) -> AsyncioProcess:
+    assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+    pipes: list[asyncio.BaseTransport] = []
+    try:
+        stdin_t, stdin_p = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, popen.stdin
+        )
+        pipes.append(stdin_t)
+        stdout = await _connect_reader(loop, popen.stdout, pipes)
+        stderr = await _connect_reader(loop, popen.stderr, pipes)
+    except BaseException:
+        for pipe in pipes:
+            pipe.close()
+        raise
+    stdin = asyncio.StreamWriter(stdin_t, stdin_p, None, loop)
+    return AsyncioProcess(popen, pipes, stdin, stdout, stderr, exited)
+
+
+async def _connect_reader(
+    loop: asyncio.AbstractEventLoop, pipe: Any, pipes: list[asyncio.BaseTransport]
+) -> asyncio.StreamReader:
+    reader = asyncio.StreamReader(_LIMIT)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    pipes.append(transport)
+    return reader
 
 
 def running_asyncio() -> bool:

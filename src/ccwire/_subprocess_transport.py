@@ -207,7 +207,7 @@ class SubprocessTransport(Transport):
     async def _spawn(self) -> anyio.abc.Process:
         exe = self._argv[0]
         try:
-            if running_asyncio():
+            if os.name == "posix" and running_asyncio():
                 return await open_asyncio_process(
                     self._argv, cwd=self._cwd, env=self._env, user=self._user
                 )
