@@ -24,7 +24,7 @@ def children() -> set[int]:
     return {p.pid for p in psutil.Process().children()}
 
 
-async def test_cancelled_launch_leaves_no_process(anyio_backend: str) -> None:
+async def test_cancelled_launch_leaves_no_process(anyio_backend: object) -> None:
     before = children()
     for _ in range(5):  # the cancel lands at different points of the spawn
         transport = SubprocessTransport(SLEEPER)
@@ -34,7 +34,7 @@ async def test_cancelled_launch_leaves_no_process(anyio_backend: str) -> None:
                     tg.start_soon(transport.launch)
                     await anyio.lowlevel.checkpoint()  # the launch is spawning now
                     scope.cancel()
-            if anyio_backend == "asyncio":  # trio starts the task later: may not be hit
+            if anyio_backend != "trio":  # trio starts the task later: may not be hit
                 assert scope.cancelled_caught
             await transport.aclose()
         # cancelled, launch() killed and reaped the child before it returned
@@ -42,7 +42,7 @@ async def test_cancelled_launch_leaves_no_process(anyio_backend: str) -> None:
         assert transport.exit_info is None or transport.exit_info.returncode == -9
 
 
-async def test_cancelled_connect_leaves_no_process(anyio_backend: str) -> None:
+async def test_cancelled_connect_leaves_no_process(anyio_backend: object) -> None:
     """The same through the public client: cancelled while the CLI starts."""
     from ccwire import ClaudeAgentOptions, ClaudeSDKClient
 
@@ -54,7 +54,7 @@ async def test_cancelled_connect_leaves_no_process(anyio_backend: str) -> None:
                 tg.start_soon(client.connect)
                 await anyio.lowlevel.checkpoint()
                 scope.cancel()
-        if anyio_backend == "asyncio":
+        if anyio_backend != "trio":
             assert scope.cancelled_caught
         with anyio.fail_after(LIMIT):
             await client.disconnect()
