@@ -7,7 +7,7 @@ import dataclasses
 import json
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -574,7 +574,8 @@ async def external_server(kind: str) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}{path}"
     finally:
         with anyio.CancelScope(shield=True):
-            process.terminate()
+            with suppress(ProcessLookupError):  # it has already exited
+                process.terminate()
             with anyio.move_on_after(5):
                 await process.wait()
             if process.returncode is None:
