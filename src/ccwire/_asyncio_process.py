@@ -226,9 +226,10 @@ async def _popen_in_thread(
 ) -> subprocess.Popen[bytes]:
     """``subprocess.Popen`` in a short-lived thread.
 
-    A new thread is placed by the kernel on an idle CPU, and the child it forks starts
-    there: the CLI then boots on another CPU than the one this loop keeps busy setting
-    up the session (see ``bench/README.md``, handshake).
+    Spawned from this loop's thread, the child usually shared this loop's CPU while
+    the session was being set up. The kernel puts a new thread on an idle CPU, and the
+    child it forks starts there: in our measurements the CLI's boot then no longer
+    waited for this loop (see ``bench/README.md``, handshake).
 
     Cancelled meanwhile, it waits for the spawn to end (bounded), then kills and reaps
     the child before it re-raises: nothing is left running.
