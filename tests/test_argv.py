@@ -1,4 +1,4 @@
-"""Tests of the pure options-to-CLI translation (``ccwire._argv``)."""
+"""Tests of the pure options-to-CLI translation (``ccwire._argv``, ``ccwire._cli_env``)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,12 @@ from ccwire._argv import (
     SPILL_THRESHOLD,
     agents_to_wire,
     build_argv,
-    build_env,
     build_initialize_fields,
     build_mcp_config,
-    inherited_env,
     json_schema_in_initialize,
     sdk_servers,
-    sdk_version,
 )
+from ccwire._cli_env import build_env, inherited_env, sdk_version
 from ccwire._errors import CLIConnectionError
 from ccwire._options import DEFAULT_INHERITED_ENV, AgentDefinition, ClaudeAgentOptions
 from ccwire._permission_types import (

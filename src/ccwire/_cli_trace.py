@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import anyio.abc
 
-from ._argv import build_argv, build_env
+from ._argv import build_argv
+from ._cli_env import build_env
 from ._discovery import find_cli
 from ._options import ClaudeAgentOptions
 from ._subprocess_transport import SubprocessTransport

@@ -7,8 +7,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ._cli_features import CliFeatures
 from ._connection import Connection, Prompt
-from ._control_requests import CliFeatures
 from ._errors import CLIConnectionError
 from ._messages import Message
 from ._options import ClaudeAgentOptions

@@ -26,7 +26,8 @@ import anyio
 import anyio.abc
 
 from . import _codec as codec
-from ._argv import build_argv, build_env, build_initialize_fields, sdk_servers
+from ._argv import build_argv, build_initialize_fields, sdk_servers
+from ._cli_env import build_env
 from ._control import ConnectionState, ControlObserver, ControlProtocol, ReplyGate
 from ._discovery import find_cli
 from ._errors import (

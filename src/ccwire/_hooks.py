@@ -18,8 +18,8 @@ from typing import Any
 import anyio
 
 from . import _codec as codec
+from ._cli_features import CliFeatures
 from ._control import IncomingCall, RouteHandler
-from ._control_requests import CliFeatures
 from ._errors import CallbackError, ControlProtocolError, UnsupportedFeatureError
 from ._hook_types import HookCallback, HookContext, HookEvent, HookMatcher
 

@@ -19,9 +19,10 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from . import _codec as codec, _control_requests as wire
+from . import _cli_features as cli, _codec as codec, _control_requests as wire
 from ._argv import build_mcp_config, sdk_servers
-from ._control_requests import CliFeatures, is_unsupported_answer, optional_fields
+from ._cli_features import CliFeatures, is_unsupported_answer
+from ._control_requests import optional_fields
 from ._control_types import (
     CliVersion,
     ContextUsage,
@@ -73,7 +74,7 @@ class RuntimeControl:
             raise
         except ControlProtocolError as exc:
             if is_unsupported_answer(exc):
-                raise wire.unsupported_error(subtype, self._features, exc) from exc
+                raise cli.unsupported_error(subtype, self._features, exc) from exc
             raise
 
     def _require(self, capability: str, what: str) -> None:
@@ -113,7 +114,7 @@ class RuntimeControl:
         """
         fields: dict[str, Any] = {}
         if cancel_queued is not None:
-            self._require(wire.CAP_INTERRUPT_CANCEL_QUEUED, "interrupt(cancel_queued=...)")
+            self._require(cli.CAP_INTERRUPT_CANCEL_QUEUED, "interrupt(cancel_queued=...)")
             fields["cancel_queued"] = cancel_queued
         return wire.decode_interrupt(await self._request(codec.INTERRUPT, fields))
 
@@ -233,9 +234,9 @@ class RuntimeControl:
         """Call a tool (``mcp__server__tool``) of an MCP server the CLI dialed, without a
         model turn; returns the MCP tool result. In-process servers are refused."""
         if result_not_for_model is not None:
-            self._require(wire.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)")
+            self._require(cli.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)")
         if check_permissions is not None:
-            self._require(wire.CAP_MCP_CALL_CHECK_PERMISSIONS, "mcp_call(check_permissions=...)")
+            self._require(cli.CAP_MCP_CALL_CHECK_PERMISSIONS, "mcp_call(check_permissions=...)")
         fields = optional_fields(
             tool=tool,
             arguments=dict(arguments) if arguments is not None else None,
@@ -247,7 +248,7 @@ class RuntimeControl:
 
     async def mcp_read_resource(self, server_name: str, uri: str) -> list[Mapping[str, Any]]:
         """Read a ``ui://`` resource of an MCP server (needs ``mcp_read_resource_v1``)."""
-        self._require(wire.CAP_MCP_READ_RESOURCE, "mcp_read_resource()")
+        self._require(cli.CAP_MCP_READ_RESOURCE, "mcp_read_resource()")
         answer = await self._request(
             wire.MCP_READ_RESOURCE, wire.mcp_read_resource_fields(server_name, uri)
         )
@@ -321,7 +322,7 @@ class RuntimeControl:
     async def reload_plugins(self, *, refuse_if_busy: bool | None = None) -> PluginReload:
         """Reload plugins; the result lists commands, agents, plugins and MCP servers."""
         if refuse_if_busy is not None:
-            self._require(wire.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)")
+            self._require(cli.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)")
         answer = await self._request(
             wire.RELOAD_PLUGINS, optional_fields(refuse_if_busy=refuse_if_busy)
         )

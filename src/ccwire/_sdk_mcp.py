@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import _codec as codec
+from ._cli_features import CAP_SDK_MCP_TOOLS_LIST_CHANGED, CliFeatures
 from ._control import NO_REPLY, IncomingCall, RouteHandler, _NoReply
-from ._control_requests import CAP_SDK_MCP_TOOLS_LIST_CHANGED, CliFeatures
 from ._errors import UnsupportedFeatureError
 
 if TYPE_CHECKING:
