@@ -63,7 +63,7 @@ class ClaudeSDKClient(RuntimeControl):
         await conn.open()
         self._conn = conn
         features = CliFeatures(conn.server_info)
-        conn.add_observer(features.observe)
+        conn.add_observer(features.observe, system_only=True)
         self._features = features
         servers = self.options.mcp_servers
         self._mcp_servers = None if isinstance(servers, (str, Path)) else dict(servers)

@@ -289,7 +289,9 @@ _MESSAGE_DECODERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
 
 def decode_message(obj: Mapping[str, Any]) -> Message:
     """Decode a conversation frame; unknown types become :class:`RawMessage`."""
-    t = frame_type(obj)
+    t = obj.get("type")
+    if type(t) is not str:  # frame_type(), inlined: this runs for every message
+        t = frame_type(obj)
     decoder = _MESSAGE_DECODERS.get(t)
     if decoder is None:
         return RawMessage(type=t, data=obj)

@@ -74,6 +74,7 @@ class Connection:
         self._inbox: Inbox[Message | MessageDecodeError] | None = None
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
+        self._system_observers: list[MessageObserver] = []  # of SystemMessage only
         self._turns = PromptLedger()
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
@@ -116,13 +117,18 @@ class Connection:
         self._gate = gate
         self.protocol.reply_gate = gate
 
-    def add_observer(self, observer: MessageObserver) -> Callable[[], None]:
-        """Watch every message; returns a function that removes the observer."""
-        self._observers.append(observer)
+    def add_observer(
+        self, observer: MessageObserver, *, system_only: bool = False
+    ) -> Callable[[], None]:
+        """Watch every message (only each :class:`SystemMessage` with ``system_only``,
+        which keeps it off the hot path of a streaming turn); returns a function that
+        removes the observer."""
+        observers = self._system_observers if system_only else self._observers
+        observers.append(observer)
 
         def remove() -> None:
-            if observer in self._observers:
-                self._observers.remove(observer)
+            if observer in observers:
+                observers.remove(observer)
 
         return remove
 
@@ -305,9 +311,10 @@ class Connection:
         inbox = self._inbox
         if inbox is None:
             raise SessionStateError("not connected: call connect() first")
+        items = inbox.items
         while True:
-            if len(inbox):
-                item = inbox.pop()
+            if items:
+                item = items.popleft()
                 if isinstance(item, MessageDecodeError):
                     raise item
                 yield item
@@ -327,16 +334,19 @@ class Connection:
     def _on_message(self, item: Message | MessageDecodeError) -> None:
         inbox = self._inbox
         assert inbox is not None
-        if self._observers and not isinstance(item, MessageDecodeError):
-            for observer in tuple(self._observers):
-                try:
-                    observer(item)
-                except Exception:
-                    logger.exception("ccwire: a message observer raised")
-        if type(item) is AssistantMessage or isinstance(item, MessageDecodeError):
-            inbox.put(item)  # the common case first: nothing to track
+        if type(item) is AssistantMessage:  # the hot path of a streaming turn
+            if self._observers:
+                _notify(self._observers, item)
+            inbox.put(item)  # nothing to track
             return
+        if isinstance(item, MessageDecodeError):
+            inbox.put(item)
+            return
+        if self._observers:
+            _notify(self._observers, item)
         if isinstance(item, SystemMessage):
+            if self._system_observers:
+                _notify(self._system_observers, item)
             state = codec.session_state(item.data)
             if state is not None:
                 self._cli_state = state
@@ -400,3 +410,11 @@ def require_open(conn: Connection | None) -> Connection:
     if conn is None or conn.protocol.state is not ConnectionState.OPEN:
         raise CLIConnectionError("not connected: call connect() first")
     return conn
+
+
+def _notify(observers: list[MessageObserver], message: Message) -> None:
+    for observer in tuple(observers):
+        try:
+            observer(message)
+        except Exception:
+            logger.exception("ccwire: a message observer raised")

@@ -63,6 +63,12 @@ class Inbox(Generic[T]):
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def items(self) -> deque[T]:
+        """The buffered items, oldest first: a consumer may ``popleft()`` them directly
+        (the fast path of :meth:`pop` after a ``len`` check)."""
+        return self._items
+
     def pop(self) -> T:
         """Take the oldest item (the caller checks ``len`` first)."""
         return self._items.popleft()
