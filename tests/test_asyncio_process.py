@@ -4,6 +4,7 @@ process behind, and exit tracking works without a pidfd (macOS, old kernels)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -95,7 +96,7 @@ asyncio.run(main())
 
 
 def test_exit_is_seen_without_a_pidfd() -> None:
-    if not hasattr(__import__("os"), "pidfd_open"):
+    if not hasattr(os, "pidfd_open"):
         pytest.skip("this Python has no os.pidfd_open: the thread path is the only one")
     done = subprocess.run(
         [sys.executable, "-c", WITHOUT_PIDFD], capture_output=True, text=True, timeout=60

@@ -270,14 +270,15 @@ async def _popen_in_thread(
             except Exception:  # the spawn failed: nothing to clean up
                 pass
             else:
-                await _kill_and_reap(loop, popen)
+                await _kill_and_reap(popen, _watch_exit(loop, popen))
         done.cancel()  # still spawning after all: settle() kills the child
         raise
 
 
-async def _kill_and_reap(loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes]) -> None:
+async def _kill_and_reap(popen: subprocess.Popen[bytes], exited: asyncio.Event) -> None:
+    """Kill the child; return once ``exited`` (its exit watcher's event) is set."""
     _kill(popen)
-    await _watch_exit(loop, popen).wait()
+    await exited.wait()
 
 
 async def open_asyncio_process(
@@ -309,8 +310,7 @@ async def open_asyncio_process(
         return await _connect_pipes(loop, popen, exited)
     except BaseException:
         with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_WAIT):
-            _kill(popen)
-            await exited.wait()
+            await _kill_and_reap(popen, exited)
         raise
 
 

@@ -334,16 +334,14 @@ class Connection:
     def _on_message(self, item: Message | MessageDecodeError) -> None:
         inbox = self._inbox
         assert inbox is not None
-        if type(item) is AssistantMessage:  # the hot path of a streaming turn
-            if self._observers:
-                _notify(self._observers, item)
-            inbox.put(item)  # nothing to track
-            return
         if isinstance(item, MessageDecodeError):
-            inbox.put(item)
+            inbox.put(item)  # observers see messages only
             return
         if self._observers:
             _notify(self._observers, item)
+        if type(item) is AssistantMessage:  # the hot path of a streaming turn
+            inbox.put(item)  # nothing to track
+            return
         if isinstance(item, SystemMessage):
             if self._system_observers:
                 _notify(self._system_observers, item)

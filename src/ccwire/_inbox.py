@@ -65,13 +65,8 @@ class Inbox(Generic[T]):
 
     @property
     def items(self) -> deque[T]:
-        """The buffered items, oldest first: a consumer may ``popleft()`` them directly
-        (the fast path of :meth:`pop` after a ``len`` check)."""
+        """The buffered items, oldest first; the consumer takes them with ``popleft()``."""
         return self._items
-
-    def pop(self) -> T:
-        """Take the oldest item (the caller checks ``len`` first)."""
-        return self._items.popleft()
 
     async def wait(self) -> None:
         """Wait until the next :meth:`put`, :meth:`close` or :meth:`wake`."""
