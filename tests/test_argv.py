@@ -1,4 +1,4 @@
-"""Tests of the pure options-to-CLI translation (``ccwire._argv``, ``ccwire._cli_env``)."""
+"""Tests of the pure options-to-CLI translation (argv and CLI environment)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ccwire._argv import (
+from ccwire._conversation.argv import (
     SPILL_THRESHOLD,
     agents_to_wire,
     build_argv,
@@ -18,10 +18,10 @@ from ccwire._argv import (
     json_schema_in_initialize,
     sdk_servers,
 )
-from ccwire._cli_env import build_env, inherited_env, sdk_version
-from ccwire._errors import CLIConnectionError
-from ccwire._options import DEFAULT_INHERITED_ENV, AgentDefinition, ClaudeAgentOptions
-from ccwire._permission_types import (
+from ccwire._conversation.cli_env import build_env, inherited_env, sdk_version
+from ccwire._conversation.options import DEFAULT_INHERITED_ENV, AgentDefinition, ClaudeAgentOptions
+from ccwire._core.errors import CLIConnectionError
+from ccwire._wire.permission_types import (
     PermissionResult,
     PermissionResultAllow,
     ToolPermissionContext,

@@ -13,7 +13,7 @@ import anyio.lowlevel
 import psutil
 import pytest
 
-from ccwire._subprocess_transport import SubprocessTransport
+from ccwire._transport.subprocess import SubprocessTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -65,8 +65,8 @@ async def test_cancelled_connect_leaves_no_process(anyio_backend: object) -> Non
 WITHOUT_PIDFD = """
 import asyncio, os, sys
 del os.pidfd_open  # as on macOS or a kernel older than 5.3
-from ccwire._errors import ProcessError
-from ccwire._subprocess_transport import SubprocessTransport
+from ccwire._core.errors import ProcessError
+from ccwire._transport.subprocess import SubprocessTransport
 import anyio
 
 async def main():

@@ -32,13 +32,13 @@ from ccwire import (
     ToolUseBlock,
     UserMessage,
 )
-from ccwire._cli import EXIT_CODES, CliIO, ExitCode, classify, main
-from ccwire._cli_events import RunEvent, RunTracker, ToolPhase
-from ccwire._cli_loaders import UsageError, load_script, load_server, parse_step
-from ccwire._cli_permissions import PermissionPrompter, parse_answer
-from ccwire._cli_render import JsonRenderer, PlainRenderer, RichRenderer, format_duration
-from ccwire._control import ControlEvent
-from ccwire._doctor import AuthMissingError
+from ccwire._app.doctor import AuthMissingError
+from ccwire._app.events import RunEvent, RunTracker, ToolPhase
+from ccwire._app.loaders import UsageError, load_script, load_server, parse_step
+from ccwire._app.main import EXIT_CODES, CliIO, ExitCode, classify, main
+from ccwire._app.permissions import PermissionPrompter, parse_answer
+from ccwire._app.render import JsonRenderer, PlainRenderer, RichRenderer, format_duration
+from ccwire._protocol.control import ControlEvent
 from ccwire.testing import ErrorReply, ModelRequest, Reply, text
 
 
@@ -141,15 +141,15 @@ def test_serve_delegates_to_serve_main(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.append(list(argv))
         return 7
 
-    module = types.ModuleType("ccwire._serve")
+    module = types.ModuleType("ccwire._mcp.serve")
     module.serve_main = serve_main  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ccwire._serve", module)
+    monkeypatch.setitem(sys.modules, "ccwire._mcp.serve", module)
     assert main(["serve", "pkg.mod:server", "--flag"], io=make_io()) == 7
     assert seen == [["pkg.mod:server", "--flag"]]
 
 
 def test_serve_missing_module_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "ccwire._serve", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "ccwire._mcp.serve", None)  # import raises ImportError
     cli_io = make_io()
     assert main(["serve", "pkg.mod:server"], io=cli_io) == 1
     assert err(cli_io).startswith("ccwire: error: ")
@@ -363,8 +363,8 @@ def test_format_duration() -> None:
 
 
 def test_renderer_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ccwire._cli import _parser
-    from ccwire._cli_run import choose_renderer
+    from ccwire._app.main import _parser
+    from ccwire._app.run import choose_renderer
 
     class TTYOut(io.StringIO):
         def isatty(self) -> bool:
@@ -465,8 +465,8 @@ async def test_prompter_without_terminal_applies_the_policy() -> None:
 
 
 def test_interactive_only_on_a_terminal_without_policy(tmp_path: Path) -> None:
-    from ccwire._cli import _parser
-    from ccwire._cli_run import spec_from_args
+    from ccwire._app.main import _parser
+    from ccwire._app.run import spec_from_args
 
     def interactive(argv: list[str], tty: bool) -> bool:
         args = _parser().parse_args(["run", "hi", "--offline", *argv])

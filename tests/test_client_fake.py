@@ -560,7 +560,7 @@ def _fake_cli_script(tmp_path: Any, body: str) -> str:
 async def test_user_env_and_argv_reach_the_subprocess_spawn(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ccwire._connection as connection_mod
+    import ccwire._conversation.connection as connection_mod
 
     spawned: dict[str, Any] = {}
 

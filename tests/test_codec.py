@@ -24,9 +24,9 @@ from ccwire import (
     ToolUseBlock,
     UnknownBlock,
     UserMessage,
-    _codec as codec,
 )
-from ccwire._framing import encode_line
+from ccwire._wire import codec
+from ccwire._wire.framing import encode_line
 
 ASSISTANT = {
     "type": "assistant",

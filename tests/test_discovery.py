@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ccwire import _discovery
-from ccwire._discovery import find_cli
-from ccwire._errors import CLINotFoundError
+from ccwire._core.errors import CLINotFoundError
+from ccwire._transport import discovery as _discovery
+from ccwire._transport.discovery import find_cli
 
 
 def make_exe(path: Path, *, executable: bool = True) -> str:

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ccwire._cli import CliIO, main
-from ccwire._doctor import (
+from ccwire._app.doctor import (
     AUTH_HINT,
     Check,
     CheckStatus,
@@ -25,6 +24,7 @@ from ccwire._doctor import (
     locate_cli,
     print_checks,
 )
+from ccwire._app.main import CliIO, main
 
 
 def fake_cli(tmp_path: Path, version_output: str, code: int = 0) -> str:

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from ccwire._errors import MessageDecodeError, MessageEncodeError
-from ccwire._framing import LineDecoder, encode_line
+from ccwire._core.errors import MessageDecodeError, MessageEncodeError
+from ccwire._wire.framing import LineDecoder, encode_line
 
 STREAM = (
     b'{"type":"a","text":"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"}\r\n'

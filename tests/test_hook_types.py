@@ -62,9 +62,9 @@ from ccwire import (
     WorktreeCreateOutput,
     parse_hook_input,
 )
-from ccwire._codec import encode_hook_result
-from ccwire._hook_io import HOOK_INPUT_TYPES
-from ccwire._hook_types import LEGACY_TOOL_NAMES, matcher_matches
+from ccwire._wire.codec import encode_hook_result
+from ccwire._wire.hook_input import HOOK_INPUT_TYPES
+from ccwire._wire.hook_types import LEGACY_TOOL_NAMES, matcher_matches
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 ALL_EVENTS = [

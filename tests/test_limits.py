@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-import ccwire._limits as limits_module
+import ccwire._mcp.limits as limits_module
 from ccwire import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -20,7 +20,7 @@ from ccwire import (
     rate_limit,
     tool,
 )
-from ccwire._limits import output_size
+from ccwire._mcp.limits import output_size
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 pytestmark = pytest.mark.anyio

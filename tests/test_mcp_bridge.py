@@ -15,9 +15,10 @@ import pytest
 from mcp.server import Server, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 
-from ccwire import ClaudeAgentOptions, _mcp_bridge, create_sdk_mcp_server
-from ccwire._argv import build_mcp_config, sdk_servers
-from ccwire._mcp_bridge import (
+from ccwire import ClaudeAgentOptions, create_sdk_mcp_server
+from ccwire._conversation.argv import build_mcp_config, sdk_servers
+from ccwire._mcp import bridge as _mcp_bridge
+from ccwire._mcp.bridge import (
     McpBridge,
     as_served_server,
     from_message,
@@ -405,8 +406,8 @@ async def test_detected_and_wired_through_the_options() -> None:
 
 def test_importing_ccwire_does_not_import_mcp() -> None:
     code = (
-        "import sys, ccwire, ccwire._mcp_bridge, ccwire._serve, ccwire._argv\n"
-        "from ccwire._argv import sdk_servers\n"
+        "import sys, ccwire, ccwire._mcp.bridge, ccwire._mcp.serve, ccwire._conversation.argv\n"
+        "from ccwire._conversation.argv import sdk_servers\n"
         "sdk_servers({'x': {'type': 'http', 'url': 'https://h'}})\n"
         "bad = [m for m in ('mcp', 'mcp_types', 'pydantic') if m in sys.modules]\n"
         "assert not bad, bad\n"

@@ -41,7 +41,7 @@ from ccwire import (
     resource_link,
     tool,
 )
-from ccwire._mcp_server import SdkMcpServer
+from ccwire._mcp.server import SdkMcpServer
 
 pytestmark = pytest.mark.anyio
 

@@ -14,9 +14,9 @@ import anyio
 import pytest
 
 from ccwire import ClaudeAgentOptions, ClaudeSDKClient
-from ccwire._errors import ToolDefinitionError, ToolError, UnsupportedFeatureError
-from ccwire._mcp_server import SdkMcpServer, create_sdk_mcp_server
-from ccwire._tools import (
+from ccwire._core.errors import ToolDefinitionError, ToolError, UnsupportedFeatureError
+from ccwire._mcp.server import SdkMcpServer, create_sdk_mcp_server
+from ccwire._mcp.tools import (
     SdkMcpTool,
     ToolAnnotations,
     ToolContext,

@@ -10,9 +10,14 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
-from ccwire._errors import CLIConnectionError, MessageDecodeError, MessageEncodeError, ProcessError
-from ccwire._framing import encode_line
-from ccwire._memory_transport import CLIPeer, MemoryTransport, memory_transport_pair
+from ccwire._core.errors import (
+    CLIConnectionError,
+    MessageDecodeError,
+    MessageEncodeError,
+    ProcessError,
+)
+from ccwire._transport.memory import CLIPeer, MemoryTransport, memory_transport_pair
+from ccwire._wire.framing import encode_line
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""Tests of ``ClaudeAgentOptions`` and its small config types (``ccwire._options``)."""
+"""Tests of ``ClaudeAgentOptions`` and its small config types (``ccwire._conversation.options``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from ccwire._hook_types import HookMatcher
-from ccwire._options import (
+from ccwire._conversation.options import (
     DEFAULT_INHERITED_ENV,
     AgentDefinition,
     ClaudeAgentOptions,
@@ -21,7 +20,8 @@ from ccwire._options import (
     ToolsPreset,
     check_skill_name,
 )
-from ccwire._permission_types import (
+from ccwire._wire.hook_types import HookMatcher
+from ccwire._wire.permission_types import (
     PermissionResult,
     PermissionResultAllow,
     ToolPermissionContext,

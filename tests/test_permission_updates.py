@@ -5,7 +5,7 @@
   through a real ``can_use_tool`` exchange (CLI suggestions in, the same updates out);
 * malformed updates are refused all-or-nothing, with the reason, as the reference SDK
   does;
-* :class:`ccwire._cli_features.CliFeatures` detects capabilities from the
+* :class:`ccwire._protocol.features.CliFeatures` detects capabilities from the
   ``initialize`` answer and each ``system/init``, including CLI 2.1.197, which reports
   none at all (§9; live_protocol.md "2.1.197 vs 2.1.330").
 """
@@ -40,15 +40,15 @@ from ccwire import (
     UnsupportedFeatureError,
     parse_hook_input,
 )
-from ccwire._cli_features import (
+from ccwire._callbacks.permissions import permission_update_problem
+from ccwire._protocol.features import (
     LEGACY_HOOK_EVENTS,
     CliFeatures,
     is_unsupported_answer,
     parse_version,
     unsupported_error,
 )
-from ccwire._codec import decode_permission_update, encode_permission_update
-from ccwire._permissions import permission_update_problem
+from ccwire._wire.codec import decode_permission_update, encode_permission_update
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 DESTINATIONS = ["userSettings", "projectSettings", "localSettings", "session", "cliArg"]

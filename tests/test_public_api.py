@@ -71,7 +71,7 @@ def _undocumented(module: types.ModuleType) -> list[str]:
     assert module.__file__ is not None
     package_dir = Path(module.__file__).parent
     assignments: dict[str, list[tuple[Path, str | None]]] = {}
-    for path in sorted(package_dir.glob("*.py")):
+    for path in sorted(package_dir.rglob("*.py")):
         for name, docs in _top_level_docstrings(path).items():
             assignments.setdefault(name, []).extend((path, doc) for doc in docs)
     undocumented = []
@@ -87,7 +87,7 @@ def _undocumented(module: types.ModuleType) -> list[str]:
             # a type alias or a constant: it needs an attribute docstring where it is assigned
             defined = assignments.get(name)
             if not defined:
-                undocumented.append(f"{where} (no top-level assignment in {package_dir}/*.py)")
+                undocumented.append(f"{where} (no top-level assignment in {package_dir}/**/*.py)")
                 continue
             missing = [path.name for path, text in defined if not (text or "").strip()]
             if missing:
@@ -174,7 +174,7 @@ def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
     (pkg / "_impl.py").write_text("VALUE = 42\nOTHER = 'x'\n")
     (pkg / "__init__.py").write_text(
         "from typing import TYPE_CHECKING\n"
-        "from ccwire._lazy import lazy_exports\n"
+        "from ccwire._core.lazy import lazy_exports\n"
         "if TYPE_CHECKING:\n"
         "    from ._impl import VALUE, OTHER as RENAMED\n"
         "__all__ = ['RENAMED', 'VALUE']\n"

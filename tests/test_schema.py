@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 import pytest
 from typing_extensions import NotRequired
 
-from ccwire._errors import ToolDefinitionError
-from ccwire._schema import looks_like_json_schema, params_schema, to_json_schema
+from ccwire._core.errors import ToolDefinitionError
+from ccwire._mcp.schema import looks_like_json_schema, params_schema, to_json_schema
 
 S, INT, N, B = {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"}
 

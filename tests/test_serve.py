@@ -14,7 +14,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from ccwire._serve import load_server, serve_main, serve_streams
+from ccwire._mcp.serve import load_server, serve_main, serve_streams
 from tests.fixtures import mcp_serve_server
 from tests.fixtures.mcp_schema import checking_schema
 
@@ -32,7 +32,8 @@ def _conforms_to_the_mcp_schema() -> Iterator[None]:
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = (
-    "import sys; from ccwire._serve import serve_main; raise SystemExit(serve_main(sys.argv[1:]))"
+    "import sys; from ccwire._mcp.serve import serve_main; "
+    "raise SystemExit(serve_main(sys.argv[1:]))"
 )
 TARGET = "tests.fixtures.mcp_serve_server:server"
 
@@ -118,7 +119,7 @@ def test_missing_mcp_package_gives_the_install_hint() -> None:
     code = (
         "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server'] = None\n"
         "sys.modules['mcp.server.stdio'] = None\n"
-        "from ccwire._serve import serve_main\n"
+        "from ccwire._mcp.serve import serve_main\n"
         f"raise SystemExit(serve_main([{TARGET!r}]))\n"
     )
     done = subprocess.run(
@@ -140,7 +141,7 @@ def test_load_server_forms() -> None:
 
 async def test_cancelled_notification_cancels_the_call_in_process() -> None:
     """serve_streams over in-memory streams: a cancelled call writes no response."""
-    from ccwire._mcp_bridge import from_message, to_session_message
+    from ccwire._mcp.bridge import from_message, to_session_message
 
     to_server, server_in = anyio.create_memory_object_stream[Any](10)
     server_out, from_server = anyio.create_memory_object_stream[Any](10)

@@ -45,10 +45,10 @@ from ccwire import (
     create_sdk_mcp_server,
     tool,
 )
-from ccwire._errors import SessionInUseError
-from ccwire._session_owner import session_liveness
-from ccwire._session_state import SessionOwner
-from ccwire._transport import Transport
+from ccwire._core.errors import SessionInUseError
+from ccwire._sessions.owner import session_liveness
+from ccwire._sessions.state import SessionOwner
+from ccwire._transport.base import Transport
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 pytestmark = pytest.mark.anyio

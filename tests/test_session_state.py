@@ -27,8 +27,8 @@ from ccwire import (
     ToolUseBlock,
     UserMessage,
 )
-from ccwire._control import ControlEvent
-from ccwire._session_events import (
+from ccwire._protocol.control import ControlEvent
+from ccwire._sessions.events import (
     ErrorOccurred,
     SessionCompleted,
     SessionEvent,
@@ -36,9 +36,9 @@ from ccwire._session_events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from ccwire._session_inflight import split_tool_name
-from ccwire._session_machine import SessionMachine
-from ccwire._session_state import TRANSITIONS
+from ccwire._sessions.inflight import split_tool_name
+from ccwire._sessions.machine import SessionMachine
+from ccwire._sessions.state import TRANSITIONS
 
 S = SessionState
 

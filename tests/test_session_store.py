@@ -27,8 +27,8 @@ from ccwire import (
     ToolStats,
     default_session_store_path,
 )
-from ccwire._session_owner import current_owner, session_liveness
-from ccwire._session_state import SessionOwner
+from ccwire._sessions.owner import current_owner, session_liveness
+from ccwire._sessions.state import SessionOwner
 
 pytestmark = pytest.mark.anyio
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from ccwire import AssistantMessage, TextBlock
-from ccwire._codec import decode_message
-from ccwire._slot_builder import slot_builder
+from ccwire._core.slots import slot_builder
+from ccwire._wire.codec import decode_message
 
 
 def test_builder_equals_the_constructor() -> None:

@@ -15,8 +15,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from ccwire import _subprocess_transport
-from ccwire._errors import (
+from ccwire._core.errors import (
     CcwireError,
     CLIConnectionError,
     CLINotFoundError,
@@ -24,8 +23,9 @@ from ccwire._errors import (
     MessageEncodeError,
     ProcessError,
 )
-from ccwire._framing import encode_line
-from ccwire._subprocess_transport import SubprocessTransport
+from ccwire._transport import subprocess as _subprocess_transport
+from ccwire._transport.subprocess import SubprocessTransport
+from ccwire._wire.framing import encode_line
 
 pytestmark = pytest.mark.anyio
 
@@ -533,7 +533,7 @@ async def test_failed_launch_leaves_nothing_to_close(tmp_path: Path) -> None:
 
 SPAWN_BEFORE_BACKEND = """
 import asyncio, sys
-from ccwire._subprocess_transport import SubprocessTransport
+from ccwire._transport.subprocess import SubprocessTransport
 
 async def main():
     transport = SubprocessTransport([sys.executable, "-c", "import sys; sys.stdin.read()"])

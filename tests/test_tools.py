@@ -10,9 +10,9 @@ from typing import Any, TypedDict
 import anyio.to_thread
 import pytest
 
-import ccwire._validator
-from ccwire._errors import ToolDefinitionError, ToolError
-from ccwire._tools import (
+import ccwire._mcp.validator
+from ccwire._core.errors import ToolDefinitionError, ToolError
+from ccwire._mcp.tools import (
     SdkMcpTool,
     ToolAnnotations,
     ToolContext,
@@ -130,13 +130,13 @@ def test_annotations_with_model_dump_are_accepted() -> None:
 @pytest.mark.anyio
 async def test_schema_is_computed_once_at_definition(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[Any] = []
-    real = ccwire._validator.compile_validator
+    real = ccwire._mcp.validator.compile_validator
 
     def spy(schema: Any) -> Any:
         compiled.append(real(schema))
         return compiled[-1]
 
-    monkeypatch.setattr(ccwire._validator, "compile_validator", spy)
+    monkeypatch.setattr(ccwire._mcp.validator, "compile_validator", spy)
     t = tool("t", "d", {"n": int}, output_schema={"n2": int})(lambda args: {"n2": args["n"] * 2})
     assert t.json_schema is t.definition["inputSchema"]
     assert len(compiled) == 2  # the input and the output schema, once each

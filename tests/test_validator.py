@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ccwire._validator import ValidationFailure, compile_validator
+from ccwire._mcp.validator import ValidationFailure, compile_validator
 
 S, INT, N, B = {"type": "string"}, {"type": "integer"}, {"type": "number"}, {"type": "boolean"}
 

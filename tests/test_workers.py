@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from ccwire._workers import WorkerPool
+from ccwire._protocol.workers import WorkerPool
 
 pytestmark = pytest.mark.anyio
 

@@ -8,16 +8,105 @@ connection -> client.
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_exports
+from ._core.lazy import lazy_exports
 from ._version import __version__
 
 # The public names, imported on first use (see ``_lazy``): ``import ccwire`` stays
 # fast, and this block is the one list of which module defines which name.
 if TYPE_CHECKING:
-    from ._agent import ClaudeCodeAgent
-    from ._audit import AuditLog, redact_keys
-    from ._client import ClaudeSDKClient
-    from ._control_types import (
+    from ._conversation.audit import AuditLog, redact_keys
+    from ._conversation.client import ClaudeSDKClient
+    from ._conversation.options import (
+        DEFAULT_INHERITED_ENV,
+        AgentDefinition,
+        ClaudeAgentOptions,
+        OutputFormat,
+        SandboxSettings,
+        SdkPluginConfig,
+        SystemPromptFile,
+        SystemPromptPreset,
+        ThinkingConfig,
+        ToolsPreset,
+    )
+    from ._conversation.query import query
+    from ._core.errors import (
+        CallbackError,
+        CcwireError,
+        ClaudeSDKError,
+        CLIConnectionError,
+        CLIJSONDecodeError,
+        CLINotFoundError,
+        ControlProtocolError,
+        ControlTimeoutError,
+        InvalidTransitionError,
+        McpError,
+        MessageDecodeError,
+        MessageEncodeError,
+        ProcessError,
+        ResourceNotFoundError,
+        ResultError,
+        SessionInUseError,
+        SessionStateError,
+        SessionTimeoutError,
+        ToolDefinitionError,
+        ToolError,
+        UnknownEventError,
+        UnsupportedFeatureError,
+    )
+    from ._mcp.config import (
+        McpHttpServerConfig,
+        McpSdkServerConfig,
+        McpServerConfig,
+        McpSSEServerConfig,
+        McpStdioServerConfig,
+    )
+    from ._mcp.limits import limit_output, rate_limit
+    from ._mcp.prompts import SdkMcpPrompt, prompt
+    from ._mcp.resources import SdkMcpResource, resource
+    from ._mcp.server import SdkMcpServer, create_sdk_mcp_server
+    from ._mcp.tools import (
+        SdkMcpTool,
+        ToolAnnotations,
+        ToolContext,
+        audio_content,
+        embedded_blob_resource,
+        embedded_text_resource,
+        image_content,
+        resource_link,
+        text_content,
+        tool,
+    )
+    from ._sessions.agent import ClaudeCodeAgent
+    from ._sessions.events import (
+        ErrorOccurred,
+        MessageReceived,
+        PermissionRequested,
+        SessionCompleted,
+        SessionEvent,
+        SessionEventName,
+        StateChanged,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
+    from ._sessions.owner import SessionLiveness, session_liveness
+    from ._sessions.session import Session, Subscription
+    from ._sessions.state import (
+        PendingPermission,
+        PendingToolCall,
+        SessionOwner,
+        SessionState,
+        SessionStateInfo,
+        SessionStats,
+        ToolStats,
+    )
+    from ._sessions.store import (
+        MemorySessionStore,
+        SessionStore,
+        SQLiteSessionStore,
+        default_session_store_path,
+    )
+    from ._transport.base import Transport
+    from ._wire.control_types import (
         CliVersion,
         ContextCategory,
         ContextUsage,
@@ -44,31 +133,7 @@ if TYPE_CHECKING:
         TaskOutput,
         UsageReport,
     )
-    from ._errors import (
-        CallbackError,
-        CcwireError,
-        ClaudeSDKError,
-        CLIConnectionError,
-        CLIJSONDecodeError,
-        CLINotFoundError,
-        ControlProtocolError,
-        ControlTimeoutError,
-        InvalidTransitionError,
-        McpError,
-        MessageDecodeError,
-        MessageEncodeError,
-        ProcessError,
-        ResourceNotFoundError,
-        ResultError,
-        SessionInUseError,
-        SessionStateError,
-        SessionTimeoutError,
-        ToolDefinitionError,
-        ToolError,
-        UnknownEventError,
-        UnsupportedFeatureError,
-    )
-    from ._hook_io import (
+    from ._wire.hook_input import (
         BaseHookInput,
         ConfigChangeHookInput,
         CwdChangedHookInput,
@@ -107,7 +172,7 @@ if TYPE_CHECKING:
         WorktreeRemoveHookInput,
         parse_hook_input,
     )
-    from ._hook_output import (
+    from ._wire.hook_output import (
         AsyncHookOutput,
         CwdChangedOutput,
         ElicitationOutput,
@@ -135,17 +200,8 @@ if TYPE_CHECKING:
         UserPromptSubmitOutput,
         WorktreeCreateOutput,
     )
-    from ._hook_types import HookCallback, HookContext, HookEvent, HookMatcher
-    from ._limits import limit_output, rate_limit
-    from ._mcp_config import (
-        McpHttpServerConfig,
-        McpSdkServerConfig,
-        McpServerConfig,
-        McpSSEServerConfig,
-        McpStdioServerConfig,
-    )
-    from ._mcp_server import SdkMcpServer, create_sdk_mcp_server
-    from ._messages import (
+    from ._wire.hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+    from ._wire.messages import (
         AssistantMessage,
         ContentBlock,
         Message,
@@ -162,19 +218,7 @@ if TYPE_CHECKING:
         UnknownBlock,
         UserMessage,
     )
-    from ._options import (
-        DEFAULT_INHERITED_ENV,
-        AgentDefinition,
-        ClaudeAgentOptions,
-        OutputFormat,
-        SandboxSettings,
-        SdkPluginConfig,
-        SystemPromptFile,
-        SystemPromptPreset,
-        ThinkingConfig,
-        ToolsPreset,
-    )
-    from ._permission_types import (
+    from ._wire.permission_types import (
         CanUseTool,
         PermissionBehavior,
         PermissionMode,
@@ -186,50 +230,6 @@ if TYPE_CHECKING:
         PermissionUpdateDestination,
         ToolPermissionContext,
     )
-    from ._prompts import SdkMcpPrompt, prompt
-    from ._query import query
-    from ._resources import SdkMcpResource, resource
-    from ._session import Session, Subscription
-    from ._session_events import (
-        ErrorOccurred,
-        MessageReceived,
-        PermissionRequested,
-        SessionCompleted,
-        SessionEvent,
-        SessionEventName,
-        StateChanged,
-        ToolCallFinished,
-        ToolCallStarted,
-    )
-    from ._session_owner import SessionLiveness, session_liveness
-    from ._session_state import (
-        PendingPermission,
-        PendingToolCall,
-        SessionOwner,
-        SessionState,
-        SessionStateInfo,
-        SessionStats,
-        ToolStats,
-    )
-    from ._session_store import (
-        MemorySessionStore,
-        SessionStore,
-        SQLiteSessionStore,
-        default_session_store_path,
-    )
-    from ._tools import (
-        SdkMcpTool,
-        ToolAnnotations,
-        ToolContext,
-        audio_content,
-        embedded_blob_resource,
-        embedded_text_resource,
-        image_content,
-        resource_link,
-        text_content,
-        tool,
-    )
-    from ._transport import Transport
 
 
 __all__ = [

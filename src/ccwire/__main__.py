@@ -1,5 +1,5 @@
 """``python -m ccwire``: the command line."""
 
-from ._cli import main
+from ._app.main import main
 
 raise SystemExit(main())

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ccwire._cli import CliIO, main
+from ccwire._app.main import CliIO, main
 
 from .conftest import CLI_PATH, old_cli
 

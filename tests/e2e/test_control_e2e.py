@@ -38,7 +38,7 @@ from ccwire import (
     query,
     tool,
 )
-from ccwire._argv import build_argv
+from ccwire._conversation.argv import build_argv
 from ccwire.testing import ModelRequest, ScriptedModel, reply, text, tool_use
 
 from .conftest import NEW_CLI, cli_version

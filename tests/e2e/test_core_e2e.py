@@ -92,7 +92,7 @@ async def test_seed_000_greet_flow(model: ScriptedModel, make_options: Any) -> N
 
 
 async def test_calculator_demo_offline() -> None:
-    from ccwire._demo import run_demo
+    from ccwire._app.demo import run_demo
 
     lines: list[str] = []
     with anyio.fail_after(TIMEOUT):

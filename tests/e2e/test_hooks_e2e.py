@@ -34,7 +34,7 @@ from ccwire import (
     query,
     tool,
 )
-from ccwire._cli_features import LEGACY_HOOK_EVENTS
+from ccwire._protocol.features import LEGACY_HOOK_EVENTS
 from ccwire.testing import ScriptedModel, text, tool_use
 
 from .conftest import cli_version

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from ccwire import ResultMessage, ToolResultBlock, UserMessage, create_sdk_mcp_server, query, tool
-from ccwire._argv import build_argv
+from ccwire._conversation.argv import build_argv
 from ccwire.testing import ScriptedModel, text, tool_use
 
 pytestmark = pytest.mark.anyio

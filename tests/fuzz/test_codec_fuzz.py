@@ -1,4 +1,4 @@
-"""Properties of the codec (``ccwire._codec``).
+"""Properties of the codec (``ccwire._wire.codec``).
 
 * Decoders are total over JSON: any object ``json.loads`` can produce (wire-shaped frames
   of every known type with fields of the right and of the wrong types, and arbitrary
@@ -36,10 +36,10 @@ from ccwire import (
     SystemMessage,
     UnknownBlock,
     UserMessage,
-    _codec as codec,
 )
-from ccwire._framing import encode_line
-from ccwire._hook_io import HOOK_INPUT_TYPES, BaseHookInput
+from ccwire._wire import codec
+from ccwire._wire.framing import encode_line
+from ccwire._wire.hook_input import HOOK_INPUT_TYPES, BaseHookInput
 from tests.fuzz._support import (
     counted,
     fuzz_settings,

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import example, given, strategies as st
 
 from ccwire import MessageDecodeError, MessageEncodeError
-from ccwire._framing import LineDecoder, encode_line
+from ccwire._wire.framing import LineDecoder, encode_line
 from tests.fuzz._support import counted, fuzz_settings, json_values
 
 # ------------------------------------------------------------------------- strategies

@@ -4,7 +4,7 @@ Tools are built with ``ccwire.tool(...)`` over random input schemas (JSON Schema
 nested objects, arrays, enums, consts, bounds, patterns, ``anyOf`` and optional fields;
 and the ``{param: type}`` form) and called with arguments drawn near the schema (valid,
 or broken at a random depth) or as arbitrary JSON. An independent model of the
-documented validation rules (``ccwire._validator``'s docstring: JSON Schema, plus
+documented validation rules (``ccwire._mcp.validator``'s docstring: JSON Schema, plus
 JSON-encoded objects/arrays in a string decoded where an object/array is wanted) says
 whether the arguments are valid and which fields are wrong. For every call:
 

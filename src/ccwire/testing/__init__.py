@@ -13,7 +13,7 @@ pytest plugin (registered automatically) provides the ``scripted_model`` and
         scripted_model.assert_script_consumed()
 """
 
-from .._memory_transport import CLIPeer, MemoryTransport, memory_transport_pair
+from .._transport.memory import CLIPeer, MemoryTransport, memory_transport_pair
 from ._env import OFFLINE_API_KEY, offline_env
 from ._fake_cli import FakeCLI
 from ._replies import (

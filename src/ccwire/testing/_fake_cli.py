@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from .._memory_transport import CLIPeer
+from .._transport.memory import CLIPeer
 
 __all__ = ["FakeCLI"]
 

@@ -1,0 +1,405 @@
+"""``ccwire doctor``: is everything in place to drive the Claude Code CLI from Python?
+
+Checks, each with a fix when it fails: the Python and package versions, the optional
+extras, where the ``claude`` executable was found and its version, a real protocol
+round trip run fully offline (``initialize``, then one turn in which a scripted model
+calls an in-process tool), the CLI's capabilities, and credentials for the real model
+(or offline mode). Exit code 0 when nothing failed, 3 when the CLI is missing, 1 for
+any other failure; warnings do not fail.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from typing import IO, Any
+
+from .._core.errors import CcwireError, CLINotFoundError
+from .._transport.discovery import ENV_VAR, find_cli
+
+__all__ = [
+    "TESTED_CLI_VERSIONS",
+    "AuthMissingError",
+    "AuthStatus",
+    "Check",
+    "CheckStatus",
+    "check_auth",
+    "check_cli_version",
+    "check_packages",
+    "detect_auth",
+    "doctor_exit_code",
+    "locate_cli",
+    "print_checks",
+    "probe_protocol",
+]
+
+TESTED_CLI_VERSIONS = ("2.1.197", "2.1.330")
+"""The oldest and newest Claude Code versions ccwire's test suite runs against."""
+
+_TRACE_HINT = "run `ccwire run --offline --verbose hi` to see the protocol trace"
+AUTH_HINT = (
+    "export ANTHROPIC_API_KEY=sk-ant-... (or log in with `claude /login`); "
+    "without one, run offline: `ccwire demo`, `ccwire run --offline ...`"
+)
+
+
+class AuthMissingError(CcwireError):
+    """No credentials for the real model were found (``ccwire run`` exit code 4)."""
+
+
+class CheckStatus(enum.Enum):
+    """Outcome of one check."""
+
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's report; ``fix`` says what to do when it is not ok."""
+
+    name: str
+    status: CheckStatus
+    detail: str
+    fix: str | None = None
+
+
+# --------------------------------------------------------------------------- credentials
+
+
+@dataclass(frozen=True)
+class AuthStatus:
+    """Whether credentials were found: True, False, or None (cannot tell)."""
+
+    found: bool | None
+    detail: str
+
+
+def _mask(secret: str) -> str:
+    return f"{secret[:7]}...{secret[-4:]}" if len(secret) > 16 else "***"
+
+
+def detect_auth(environ: Mapping[str, str], *, platform: str = sys.platform) -> AuthStatus:
+    """Look for what the CLI authenticates with (environment, login, settings)."""
+    key = environ.get("ANTHROPIC_API_KEY")
+    if key:
+        return AuthStatus(True, f"ANTHROPIC_API_KEY is set ({_mask(key)})")
+    for var in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+        if environ.get(var):
+            return AuthStatus(True, f"{var} is set")
+    for var, label in (
+        ("CLAUDE_CODE_USE_BEDROCK", "Amazon Bedrock"),
+        ("CLAUDE_CODE_USE_VERTEX", "Google Vertex AI"),
+        ("CLAUDE_CODE_USE_FOUNDRY", "Microsoft Foundry"),
+    ):
+        if environ.get(var, "").strip().lower() in ("1", "true", "yes"):
+            return AuthStatus(True, f"{label} ({var})")
+    home = environ.get("HOME") or os.path.expanduser("~")
+    config = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    credentials = os.path.join(config, ".credentials.json")
+    if os.path.isfile(credentials):
+        return AuthStatus(True, f"Claude Code login ({credentials})")
+    settings = _read_json(os.path.join(config, "settings.json"))
+    env = settings.get("env")
+    if settings.get("apiKeyHelper") or (isinstance(env, Mapping) and env.get("ANTHROPIC_API_KEY")):
+        return AuthStatus(True, f"Claude Code settings ({os.path.join(config, 'settings.json')})")
+    if environ.get("ANTHROPIC_BASE_URL"):
+        return AuthStatus(None, "no API key set, but ANTHROPIC_BASE_URL points at a gateway")
+    if platform == "darwin":
+        return AuthStatus(None, "no API key set; a `claude /login` may be in the macOS keychain")
+    return AuthStatus(False, "no ANTHROPIC_API_KEY and no Claude Code login found")
+
+
+def _read_json(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def check_auth(environ: Mapping[str, str], *, platform: str = sys.platform) -> Check:
+    """The credentials check: missing credentials are a warning (offline mode works)."""
+    status = detect_auth(environ, platform=platform)
+    if status.found:
+        return Check("credentials", CheckStatus.OK, status.detail)
+    if status.found is None:
+        return Check("credentials", CheckStatus.INFO, status.detail)
+    return Check(
+        "credentials",
+        CheckStatus.WARN,
+        f"{status.detail}: real-model runs will fail, offline mode works",
+        AUTH_HINT,
+    )
+
+
+# --------------------------------------------------------------------------- python side
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def check_python(version: Sequence[int] | None = None) -> Check:
+    """Python itself (ccwire needs 3.10 or newer) and the core packages."""
+    if version is None:
+        version = sys.version_info[:3]
+    shown = ".".join(str(v) for v in version[:3])
+    packages = f"ccwire {_version('ccwire') or '?'}, anyio {_version('anyio') or '?'}"
+    if tuple(version[:2]) < (3, 10):
+        return Check("python", CheckStatus.FAIL, f"Python {shown}", "use Python 3.10 or newer")
+    return Check("python", CheckStatus.OK, f"Python {shown} ({packages})")
+
+
+_EXTRAS = (
+    ("rich", "cli", "`ccwire run` prints plain lines without a live status line"),
+    ("mcp", "mcp", "bridging servers written with the official MCP SDK is unavailable"),
+    ("pydantic", "pydantic", "pydantic models cannot be used as tool schemas"),
+)
+
+
+def check_packages() -> list[Check]:
+    """The optional extras: present, or what is missing without them."""
+    checks = []
+    for dist, extra, without in _EXTRAS:
+        found = _version(dist)
+        if found is not None:
+            checks.append(Check(f"extra {extra}", CheckStatus.OK, f"{dist} {found}"))
+        else:
+            checks.append(
+                Check(
+                    f"extra {extra}",
+                    CheckStatus.INFO,
+                    f"{dist} not installed: {without}",
+                    f"pip install 'ccwire[{extra}]'",
+                )
+            )
+    return checks
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def locate_cli(
+    cli_path: str | None, environ: Mapping[str, str], cwd: str | None = None
+) -> tuple[Check, str | None]:
+    """Where the ``claude`` executable is, and which rule found it."""
+    try:
+        path = find_cli(cli_path, environ=environ, cwd=cwd)
+    except CLINotFoundError as exc:
+        first = str(exc).splitlines()[0]
+        return (
+            Check(
+                "cli",
+                CheckStatus.FAIL,
+                first.rstrip("."),
+                "npm install @anthropic-ai/claude-code (in this project: `make cli`), "
+                f"or set {ENV_VAR} to the executable",
+            ),
+            None,
+        )
+    if cli_path is not None:
+        origin = "--cli-path"
+    elif environ.get(ENV_VAR):
+        origin = f"${ENV_VAR}"
+    elif os.sep + "node_modules" + os.sep in path:
+        origin = "a project-local npm install"
+    else:
+        origin = "PATH or a usual install location"
+    return Check("cli", CheckStatus.OK, f"{path} (found via {origin})"), path
+
+
+def _parse_version(text: str) -> tuple[int, ...] | None:
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
+    """Run ``claude --version`` and compare with the tested range."""
+    try:
+        done = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Check(
+            "cli version",
+            CheckStatus.FAIL,
+            f"`claude --version` failed: {exc}",
+            "reinstall: npm install @anthropic-ai/claude-code",
+        )
+    output = (done.stdout or done.stderr).strip()
+    version = _parse_version(output)
+    if done.returncode != 0 or version is None:
+        return Check(
+            "cli version",
+            CheckStatus.FAIL,
+            f"`claude --version` exited {done.returncode}: {output[:200]!r}",
+            "reinstall: npm install @anthropic-ai/claude-code",
+        )
+    shown = ".".join(map(str, version))
+    low, high = (_parse_version(v) for v in TESTED_CLI_VERSIONS)
+    tested = f"tested: {TESTED_CLI_VERSIONS[0]} to {TESTED_CLI_VERSIONS[1]}"
+    if low is not None and version < low:
+        return Check(
+            "cli version",
+            CheckStatus.WARN,
+            f"{shown} is older than tested ({tested})",
+            "npm install @anthropic-ai/claude-code@latest",
+        )
+    if high is not None and version > high:
+        return Check("cli version", CheckStatus.INFO, f"{shown} is newer than tested ({tested})")
+    return Check("cli version", CheckStatus.OK, f"{shown} ({tested})")
+
+
+# --------------------------------------------------------------------------- report
+
+
+_MARK = {
+    CheckStatus.OK: "ok",
+    CheckStatus.INFO: "info",
+    CheckStatus.WARN: "warn",
+    CheckStatus.FAIL: "FAIL",
+}
+
+
+def print_checks(checks: Sequence[Check], out: IO[str], *, as_json: bool = False) -> None:
+    """Write the report: aligned lines with fixes, or one JSON document."""
+    if as_json:
+        rows = [{**asdict(c), "status": c.status.value} for c in checks]
+        out.write(json.dumps({"checks": rows}, indent=2) + "\n")
+        return
+    for check in checks:
+        out.write(f"  {_MARK[check.status]:<5} {check.name:<14} {check.detail}\n")
+        if check.fix and check.status is not CheckStatus.OK:
+            out.write(f"  {'':<5} {'':<14} fix: {check.fix}\n")
+    warnings = sum(c.status is CheckStatus.WARN for c in checks)
+    failures = sum(c.status is CheckStatus.FAIL for c in checks)
+    out.write(f"{failures} problem(s), {warnings} warning(s)\n")
+
+
+def doctor_exit_code(checks: Sequence[Check]) -> int:
+    """0 without failures, 3 when the CLI is missing, 1 for any other failure."""
+    failed = [c for c in checks if c.status is CheckStatus.FAIL]
+    if any(c.name == "cli" for c in failed):
+        return 3
+    return 1 if failed else 0
+
+
+async def probe_protocol(cli: str, *, timeout: float = 60.0) -> list[Check]:
+    """One offline round trip: ``initialize``, then a turn calling an in-process tool."""
+    import anyio
+
+    from .._conversation.client import ClaudeSDKClient
+    from .._conversation.options import ClaudeAgentOptions
+    from .._mcp.server import create_sdk_mcp_server
+    from .._mcp.tools import tool
+    from .._wire.messages import Message, ResultMessage, SystemMessage
+    from ..testing import ScriptedModel, text, tool_use
+
+    @tool("ping", "Answer pong", {})
+    async def ping(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "pong"}]}
+
+    states: set[str] = set()
+    caps: set[str] = set()
+
+    def observe(message: Message) -> None:
+        if isinstance(message, SystemMessage):
+            if message.subtype == "session_state_changed":
+                states.add(str(message.data.get("state")))
+            elif message.subtype == "init":
+                caps.update(c for c in message.data.get("capabilities") or () if isinstance(c, str))
+
+    with (
+        tempfile.TemporaryDirectory(prefix="ccwire-doctor-") as home,
+        ScriptedModel(tool_use("mcp__doctor__ping", {}), text("pong received")) as model,
+    ):
+        options = ClaudeAgentOptions(
+            cli_path=cli,
+            cwd=home,
+            env=model.env(home),
+            max_turns=3,
+            mcp_servers={"doctor": create_sdk_mcp_server("doctor", tools=[ping])},
+            allowed_tools=["mcp__doctor__ping"],
+            initialize_timeout=timeout,
+        )
+        start = time.monotonic()
+        result: ResultMessage | None = None
+        try:
+            with anyio.fail_after(timeout):
+                async with ClaudeSDKClient(options) as client:
+                    handshake = time.monotonic() - start
+                    client._connection().add_observer(observe)
+                    await client.query("ccwire doctor: call the ping tool")
+                    async for message in client.receive_response():
+                        if isinstance(message, ResultMessage):
+                            result = message
+        except (CcwireError, TimeoutError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return [
+                Check(
+                    "protocol", CheckStatus.FAIL, f"offline round trip failed: {first}", _TRACE_HINT
+                )
+            ]
+        total = time.monotonic() - start
+        results = [r.content for req in model.turn_requests for r in req.tool_results()]
+        tool_ran = "pong" in results
+    if result is None or result.is_error or not tool_ran:
+        detail = f"the offline turn ended badly: {result.subtype if result else 'no result'}"
+        return [Check("protocol", CheckStatus.FAIL, detail, _TRACE_HINT)]
+    features = {
+        "live tool sets": "sdk_mcp_tools_list_changed" in caps,
+        "session states": bool(states),
+        "prompt lifecycle": "msg_lifecycle_v1" in caps,
+        "interrupt receipts": "interrupt_receipt_v1" in caps,
+    }
+    listed = ", ".join(f"{name} {'yes' if ok else 'no'}" for name, ok in features.items())
+    return [
+        Check(
+            "protocol",
+            CheckStatus.OK,
+            f"initialize in {handshake * 1000:.0f} ms; offline turn with an in-process "
+            f"tool in {total:.1f} s",
+        ),
+        Check(
+            "capabilities",
+            CheckStatus.OK if all(features.values()) else CheckStatus.INFO,
+            listed,
+            capability_hint(features),
+        ),
+    ]
+
+
+_WITHOUT: dict[str, str] = {
+    "live tool sets": "tools added or removed mid-session never reach the model (no "
+    "fallback: SdkMcpServer.notify_tools_changed() raises UnsupportedFeatureError and "
+    "background changes log a warning); register every tool before connecting",
+    "session states": "turns are tracked by their results instead",
+    "prompt lifecycle": "prompts are settled by their results instead",
+    "interrupt receipts": "interrupt() cannot tell which prompts were still queued",
+}
+
+
+def capability_hint(features: Mapping[str, bool]) -> str | None:
+    """What an older CLI's missing features mean for a ccwire user (None if none is
+    missing): a fallback where ccwire has one, the plain consequence where it has not."""
+    missing = [name for name, ok in features.items() if not ok]
+    if not missing:
+        return None
+    effects = "; ".join(f"{name}: {_WITHOUT.get(name, 'not available')}" for name in missing)
+    return f"upgrade the CLI to get them all. Without them, {effects}"

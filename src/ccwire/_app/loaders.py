@@ -1,0 +1,204 @@
+"""Loading what ``ccwire run`` is pointed at: ``--tools`` servers and ``--scripted`` files.
+
+``--tools package.module:attribute`` imports the module (the current directory is
+searched first, as ``python -m`` would) and takes the attribute: a config made by
+:func:`~ccwire.create_sdk_mcp_server`, an :class:`~ccwire.SdkMcpServer`, or a function
+with no arguments returning either. The server is registered under its own name.
+
+``--scripted FILE.json`` holds the replies of an offline
+:class:`~ccwire.testing.ScriptedModel`: a JSON list of steps (or an object
+``{"model": "...", "steps": [...]}``). A step is one of::
+
+    "plain text"                                   a text reply
+    {"text": "The sum is {tool_results}"}          text; {tool_results} and {prompt}
+                                                   are filled from the request
+    {"tool_use": {"name": "mcp__calc__add", "input": {"a": 1, "b": 2}}}
+    {"thinking": "Let me think"}
+    {"reply": [{"thinking": "..."}, {"tool_use": {...}}, {"tool_use": {...}}]}
+    {"error": {"status": 529, "message": "Overloaded", "type": "overloaded_error"}}
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._core.errors import CcwireError
+from .._mcp.config import McpSdkServerConfig
+from .._mcp.server import SdkMcpServer
+
+if TYPE_CHECKING:
+    from ..testing import Block, ModelRequest, Step
+
+__all__ = ["UsageError", "load_script", "load_server", "parse_step"]
+
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+
+
+class UsageError(CcwireError, ValueError):
+    """The command line is wrong (exit code 2); the message says how."""
+
+
+def load_server(spec: str, *, search_path: str | None = None) -> McpSdkServerConfig:
+    """Import ``package.module:attribute`` and return it as an SDK server config."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"--tools expects package.module:attribute, got {spec!r}")
+    where = os.getcwd() if search_path is None else search_path
+    if where not in sys.path:
+        sys.path.insert(0, where)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"--tools {spec}: cannot import {module_name!r} ({exc})") from exc
+    except Exception as exc:
+        raise UsageError(
+            f"--tools {spec}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as exc:
+            raise UsageError(f"--tools {spec}: {module_name!r} has no attribute {attr!r}") from exc
+    config = _as_config(obj)
+    if config is None and callable(obj) and not isinstance(obj, type):
+        try:
+            made = obj()
+        except Exception as exc:
+            raise UsageError(
+                f"--tools {spec}: calling {attr}() failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        config = _as_config(made)
+    if config is None:
+        raise UsageError(
+            f"--tools {spec}: expected an in-process MCP server (create_sdk_mcp_server(...) "
+            f"or SdkMcpServer), got {type(obj).__name__}"
+        )
+    return config
+
+
+def _as_config(obj: Any) -> McpSdkServerConfig | None:
+    if isinstance(obj, SdkMcpServer):
+        return {"type": "sdk", "name": obj.name, "instance": obj}
+    if (
+        isinstance(obj, Mapping)
+        and obj.get("type") == "sdk"
+        and isinstance(obj.get("instance"), SdkMcpServer)
+    ):
+        instance: SdkMcpServer = obj["instance"]
+        name = obj.get("name")
+        return {
+            "type": "sdk",
+            "name": name if isinstance(name, str) else instance.name,
+            "instance": instance,
+        }
+    return None
+
+
+def load_script(path: str | os.PathLike[str]) -> tuple[list[Step], str | None]:
+    """Read a ``--scripted`` file: ``(steps, model or None)``."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"--scripted: cannot read {os.fspath(path)!r}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise UsageError(f"--scripted: {os.fspath(path)!r} is not valid JSON: {exc}") from exc
+    model: str | None = None
+    if isinstance(data, Mapping):
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+        data = data.get("steps")
+    if not isinstance(data, list) or not data:
+        raise UsageError("--scripted: expected a non-empty list of steps (or {'steps': [...]})")
+    return [parse_step(raw, f"step {i + 1}") for i, raw in enumerate(data)], model
+
+
+def parse_step(raw: Any, where: str = "step") -> Step:
+    """One scripted step from its JSON form (see the module docstring)."""
+    from ..testing import error, reply
+
+    if isinstance(raw, Mapping) and "reply" in raw:
+        blocks = raw["reply"]
+        if not isinstance(blocks, list) or not blocks:
+            raise UsageError(f"--scripted {where}: 'reply' must be a non-empty list of blocks")
+        if any(_is_template(b) for b in blocks):
+            parsed = list(blocks)
+            return lambda request: reply(*(_block(b, where, request) for b in parsed))
+        return reply(*(_block(b, where, None) for b in blocks))
+    if isinstance(raw, Mapping) and "error" in raw:
+        spec = raw["error"]
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("status"), int):
+            raise UsageError(f"--scripted {where}: 'error' needs an integer 'status'")
+        try:
+            return error(
+                spec["status"],
+                str(spec.get("message", "scripted error")),
+                str(spec.get("type", "api_error")),
+                retry=spec.get("retry"),
+            )
+        except ValueError as exc:
+            raise UsageError(f"--scripted {where}: {exc}") from exc
+    if _is_template(raw):
+        return lambda request: _block(raw, where, request)
+    return _block(raw, where, None)
+
+
+def _is_template(raw: Any) -> bool:
+    text = raw if isinstance(raw, str) else raw.get("text") if isinstance(raw, Mapping) else None
+    return isinstance(text, str) and ("{tool_results}" in text or "{prompt}" in text)
+
+
+def _last_prompt(request: ModelRequest) -> str:
+    """The text of the latest user message that has any (tool results have none)."""
+    for message in reversed(request.messages):
+        content = message.get("content") if message.get("role") == "user" else None
+        if isinstance(content, str):
+            parts = [content]
+        elif isinstance(content, list):
+            parts = [
+                b["text"]
+                for b in content
+                if isinstance(b, Mapping)
+                and b.get("type") == "text"
+                and isinstance(b.get("text"), str)
+            ]
+        else:
+            continue
+        found = "\n".join(p for p in (_REMINDER.sub("", p).strip() for p in parts) if p)
+        if found:
+            return found
+    return ""
+
+
+def _fill(text: str, request: ModelRequest | None) -> str:
+    if request is None:
+        return text
+    results = " ".join(r.content for r in request.tool_results())
+    return text.replace("{tool_results}", results).replace("{prompt}", _last_prompt(request))
+
+
+def _block(raw: Any, where: str, request: ModelRequest | None) -> Block:
+    from ..testing import text, thinking, tool_use
+
+    if isinstance(raw, str):
+        return text(_fill(raw, request))
+    if isinstance(raw, Mapping):
+        if isinstance(raw.get("text"), str):
+            return text(_fill(raw["text"], request))
+        if isinstance(raw.get("thinking"), str):
+            return thinking(raw["thinking"])
+        call = raw.get("tool_use")
+        if isinstance(call, Mapping) and isinstance(call.get("name"), str):
+            args = call.get("input", {})
+            if not isinstance(args, Mapping):
+                raise UsageError(f"--scripted {where}: tool_use 'input' must be an object")
+            return tool_use(call["name"], args)
+    raise UsageError(
+        f"--scripted {where}: expected a string or an object with 'text', 'tool_use', "
+        f"'thinking', 'reply' or 'error', got {json.dumps(raw)[:80]}"
+    )

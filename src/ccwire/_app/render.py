@@ -1,0 +1,275 @@
+"""How ``ccwire run`` shows a conversation: NDJSON, plain lines, or rich with a live status.
+
+Every renderer takes the :class:`~ccwire._app.events.RunEvent` stream through
+:meth:`Renderer.handle`. :class:`RichRenderer` also draws a live status line (session
+state, turn, tools in flight with spinners and durations, cost) from the
+:class:`~ccwire._app.events.RunTracker`; ``rich`` is imported only when it is used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import IO, Any
+
+from .events import RunEvent, RunTracker
+
+__all__ = [
+    "JsonRenderer",
+    "PlainRenderer",
+    "Renderer",
+    "RichRenderer",
+    "format_duration",
+    "rich_available",
+    "short_json",
+]
+
+
+def short_json(value: Any, limit: int = 120) -> str:
+    """Compact JSON of ``value``, cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def format_duration(seconds: float | None) -> str:
+    """``850 ms``, ``1.2 s`` or ``2 min 5 s``."""
+    if seconds is None:
+        return "?"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:.0f} s"
+
+
+def _cost(value: Any) -> str:
+    return f"${value:.4f}" if isinstance(value, (int, float)) else "$-"
+
+
+def rich_available() -> bool:
+    """True if the optional ``rich`` package can be imported."""
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Renderer:
+    """Base renderer: ignores everything. Use as a context manager around the run."""
+
+    def handle(self, event: RunEvent) -> None:
+        """Show one event."""
+
+    def __enter__(self) -> Renderer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Stop drawing while the user answers a question at the terminal."""
+        yield
+
+
+class JsonRenderer(Renderer):
+    """One JSON object per line (``ccwire run --json``), flushed as it goes."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+
+    def handle(self, event: RunEvent) -> None:
+        """Write the event as one NDJSON line."""
+        self._out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+        self._out.flush()
+
+
+def describe(event: RunEvent, *, verbose: bool, first_init: bool) -> tuple[str, str] | None:
+    """The line (and a rich style name) for ``event``, or None to show nothing."""
+    d = event.data
+    kind = event.kind
+    if kind == "start":
+        line = f"> {d.get('prompt', '')}"
+        if d.get("offline"):
+            line += "\n  [offline: scripted model; set ANTHROPIC_API_KEY for the real one]"
+        return line, "bold cyan"
+    if kind == "state":
+        return (f"  [state] {d.get('state')}", "dim") if verbose else None
+    if kind == "init":
+        if not (verbose or first_init):
+            return None
+        servers = ", ".join(f"{s.get('name')} ({s.get('status')})" for s in d["mcp_servers"])
+        return (
+            f"  [session {str(d.get('session_id'))[:8]} - model {d.get('model')} - "
+            f"{len(d.get('tools') or [])} tools{' - servers: ' + servers if servers else ''}]",
+            "dim",
+        )
+    if kind == "text":
+        return str(d.get("text", "")), ""
+    if kind == "thinking":
+        return f"  (thinking) {_cut(str(d.get('text', '')), 200)}", "dim italic"
+    if kind == "tool_call":
+        return f"  tool call    {d.get('name')} {short_json(d.get('input'))}", "yellow"
+    if kind == "tool_running":
+        return (f"  running      {d.get('name')}", "dim") if verbose else None
+    if kind == "permission":
+        if d.get("reason") == "allowed" and not verbose:
+            return None
+        verdict = "allowed" if d.get("decision") == "allow" else "denied"
+        style = "green" if verdict == "allowed" else "red"
+        return f"  permission   {verdict} {d.get('name')} ({d.get('reason')})", style
+    if kind == "tool_result":
+        label = "tool error " if d.get("is_error") else "tool result"
+        ms = d.get("duration_ms")
+        took = f" ({format_duration(ms / 1000)})" if isinstance(ms, int) else ""
+        text = _cut(str(d.get("text", "")), 160)
+        return f"  {label}  {d.get('name') or d.get('id')}{took}: {text}", (
+            "red" if d.get("is_error") else "green"
+        )
+    if kind == "result":
+        subtype = d.get("subtype")
+        if d.get("is_error"):
+            head = "error result" if subtype == "success" else f"error result ({subtype})"
+        else:
+            head = f"done: {subtype}"
+        took = format_duration((d.get("duration_ms") or 0) / 1000)
+        turns = _plural(d.get("num_turns"), "turn")
+        line = f"{head} - {turns} - {_cost(d.get('total_cost_usd'))} - {took}"
+        if d.get("structured_output") is not None:
+            line = f"structured output: {short_json(d['structured_output'], 400)}\n{line}"
+        for problem in d.get("errors") or ():
+            line += f"\n  {_cut(str(problem), 300)}"
+        return line, "bold red" if d.get("is_error") else "bold green"
+    if kind == "interrupted":
+        return "interrupted", "bold red"
+    return None
+
+
+class PlainRenderer(Renderer):
+    """Plain text lines: no colours, no status line (pipes, dumb terminals, no rich)."""
+
+    def __init__(self, out: IO[str], *, verbose: bool = False) -> None:
+        self._out = out
+        self._verbose = verbose
+        self._seen_init = False
+
+    def handle(self, event: RunEvent) -> None:
+        """Write the event's line, if it has one."""
+        first_init = event.kind == "init" and not self._seen_init
+        self._seen_init = self._seen_init or event.kind == "init"
+        found = describe(event, verbose=self._verbose, first_init=first_init)
+        if found is not None:
+            self._out.write(found[0] + "\n")
+            self._out.flush()
+
+
+class RichRenderer(Renderer):
+    """Coloured lines plus a live status line under them (needs ``rich``)."""
+
+    def __init__(
+        self, out: IO[str], tracker: RunTracker, *, verbose: bool = False, console: Any = None
+    ) -> None:
+        from rich.console import Console
+
+        self._console = console if console is not None else Console(file=out, highlight=False)
+        self._tracker = tracker
+        self._verbose = verbose
+        self._seen_init = False
+        self._live: Any = None
+        self._spinners: dict[str, Any] = {}
+
+    # -------------------------------------------------------------- lifecycle
+
+    def __enter__(self) -> RichRenderer:
+        from rich.live import Live
+
+        self._live = Live(
+            console=self._console,
+            transient=True,
+            refresh_per_second=12,
+            get_renderable=self._status,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._live.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Hide the status line while the user types an answer."""
+        live = self._live
+        if live is None:
+            yield
+            return
+        live.stop()
+        try:
+            yield
+        finally:
+            live.start(refresh=True)
+
+    # ----------------------------------------------------------------- output
+
+    def handle(self, event: RunEvent) -> None:
+        """Print the event's line above the status line."""
+        from rich.text import Text
+
+        first_init = event.kind == "init" and not self._seen_init
+        self._seen_init = self._seen_init or event.kind == "init"
+        found = describe(event, verbose=self._verbose, first_init=first_init)
+        if found is None:
+            return
+        line, style = found
+        self._console.print(Text(line, style=style or ""), soft_wrap=True)
+
+    def _spinner(self, key: str) -> Any:
+        from rich.spinner import Spinner
+
+        spinner = self._spinners.get(key)
+        if spinner is None:
+            spinner = self._spinners[key] = Spinner("dots", style="cyan")
+        return spinner
+
+    def _status(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        t = self._tracker
+        main = self._spinner("")
+        main.update(
+            text=Text(
+                f"{t.state} - turn {t.turns} - tools {t.tools_done} done - "
+                f"{format_duration(t.elapsed)} - {_cost(t.cost_usd)}",
+                style="dim",
+            )
+        )
+        rows: list[Any] = [main]
+        for status in t.active_tools():
+            spinner = self._spinner(status.id)
+            spinner.update(
+                text=Text(
+                    f"{status.name} - {status.phase.value} "
+                    f"{format_duration(t.tool_seconds(status))}",
+                    style="yellow",
+                )
+            )
+            rows.append(spinner)
+        return Group(*rows)
+
+
+def _plural(count: Any, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

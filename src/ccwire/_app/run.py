@@ -1,0 +1,321 @@
+"""``ccwire run``: one prompt through the Claude Code CLI, shown live in the terminal.
+
+The conversation runs on :class:`~ccwire.ClaudeSDKClient`; its connection's two
+observers (messages, control requests) feed a :class:`~ccwire._app.events.RunTracker`,
+which drives the chosen renderer. Offline runs (``--offline``, ``--scripted FILE``)
+start a :class:`~ccwire.testing.ScriptedModel` and point the real CLI at it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from .._conversation.client import ClaudeSDKClient
+from .._conversation.options import ClaudeAgentOptions
+from .._core.errors import CcwireError
+from .._mcp.config import McpServerConfig
+from .._transport.base import Transport
+from .._transport.discovery import find_cli
+from .._wire.messages import ResultMessage
+from .._wire.permission_types import PermissionMode
+from .doctor import AuthMissingError, detect_auth
+from .events import RunEvent, RunTracker
+from .loaders import UsageError, load_script, load_server
+from .permissions import PermissionPrompter
+from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
+
+if TYPE_CHECKING:
+    from ..testing import ModelRequest, Step
+    from .main import CliIO
+
+__all__ = [
+    "RunSpec",
+    "add_run_arguments",
+    "choose_renderer",
+    "execute",
+    "run_command",
+    "spec_from_args",
+    "tracker_and_renderer",
+]
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``ccwire run``."""
+    parser.add_argument("prompt", help="the prompt ('-' reads it from stdin)")
+    parser.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE:SERVER",
+        help="load an in-process MCP server (create_sdk_mcp_server result, SdkMcpServer, "
+        "or a function returning one); repeatable",
+    )
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="allow a tool without asking (exact name or pattern, e.g. 'mcp__calc__*'); repeatable",
+    )
+    parser.add_argument(
+        "--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
+        help=f"the CLI's permission mode ({', '.join(PERMISSION_MODES)}); no prompts then",
+    )  # fmt: skip
+    parser.add_argument("--model", help="model to use (default: the CLI's)")
+    parser.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns")
+    parser.add_argument(
+        "--system-prompt", metavar="TEXT", help="the system prompt (default: none, as in the SDK)"
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="working directory of the CLI")
+    parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
+    offline = parser.add_mutually_exclusive_group()
+    offline.add_argument(
+        "--offline",
+        action="store_true",
+        help="no API key needed: a local scripted model echoes the prompt",
+    )
+    offline.add_argument(
+        "--scripted",
+        metavar="FILE.json",
+        help="offline, with the scripted model's replies read from FILE.json",
+    )
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print NDJSON events (for scripts)")
+    out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
+    parser.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
+
+
+@dataclass
+class RunSpec:
+    """Everything one run needs, resolved from the command line."""
+
+    prompt: str
+    servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    allowed: list[str] = field(default_factory=list)
+    permission_mode: PermissionMode | None = None
+    model: str | None = None
+    max_turns: int | None = None
+    system_prompt: str | None = None
+    cwd: str | None = None
+    cli_path: str | None = None
+    offline: bool = False
+    script: list[Step] | None = None
+    default_step: Step | None = None
+    script_model: str | None = None
+    interactive: bool = False
+    verbose: bool = False
+
+
+def _echo(request: ModelRequest) -> Any:
+    from .loaders import parse_step
+
+    step = parse_step("(offline echo) {prompt}")
+    return step(request) if callable(step) else step
+
+
+def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
+    """Resolve the parsed arguments (loads ``--tools`` and ``--scripted``)."""
+    prompt = args.prompt
+    if prompt == "-":
+        prompt = io.stdin.read().strip()
+    if not prompt:
+        raise UsageError("the prompt is empty")
+    spec = RunSpec(
+        prompt=prompt,
+        allowed=list(args.allow),
+        permission_mode=args.permission_mode,
+        model=args.model,
+        max_turns=args.max_turns,
+        system_prompt=args.system_prompt,
+        cwd=args.cwd,
+        cli_path=args.cli_path,
+        verbose=args.verbose,
+    )
+    if args.max_turns is not None and args.max_turns < 1:
+        raise UsageError("--max-turns must be at least 1")
+    for item in args.tools:
+        config = load_server(item)
+        if config["name"] in spec.servers:
+            raise UsageError(f"--tools: two servers are called {config['name']!r}")
+        spec.servers[config["name"]] = config
+    if args.scripted:
+        spec.offline = True
+        spec.script, spec.script_model = load_script(args.scripted)
+    elif args.offline:
+        spec.offline = True
+        spec.default_step = _echo
+    spec.interactive = (
+        io.stdin.isatty()
+        and args.prompt != "-"
+        and not args.json
+        and not args.allow
+        and args.permission_mode is None
+    )
+    return spec
+
+
+def choose_renderer(args: argparse.Namespace, io: CliIO, tracker: RunTracker) -> Renderer:
+    """NDJSON with --json; rich on a terminal when available; plain lines otherwise."""
+    if args.json:
+        return JsonRenderer(io.stdout)
+    if args.plain or args.verbose or not io.stdout.isatty() or not rich_available():
+        return PlainRenderer(io.stdout, verbose=args.verbose)
+    return RichRenderer(io.stdout, tracker, verbose=args.verbose)
+
+
+def tracker_and_renderer(args: argparse.Namespace, io: CliIO) -> tuple[RunTracker, Renderer]:
+    """A tracker whose events go to the renderer ``args`` ask for (which reads the tracker)."""
+    renderer = Renderer()
+
+    def emit(event: RunEvent) -> None:
+        renderer.handle(event)
+
+    tracker = RunTracker(emit)
+    renderer = choose_renderer(args, io, tracker)
+    return tracker, renderer
+
+
+def run_command(args: argparse.Namespace, io: CliIO) -> int:
+    """``ccwire run``: returns the exit code (errors are raised for the caller to map)."""
+    spec = spec_from_args(args, io)
+    spec.cli_path = find_cli(spec.cli_path, environ=io.environ)
+    if not spec.offline:
+        auth = detect_auth(io.environ)
+        if auth.found is False:
+            raise AuthMissingError(auth.detail)
+    tracker, renderer = tracker_and_renderer(args, io)
+    return execute(spec, tracker, renderer, io)
+
+
+def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -> int:
+    """Run ``spec`` to its end; returns 0, 1 (error result) or 130 (interrupted)."""
+
+    async def ask(question: str) -> str:
+        with renderer.suspended():
+            try:
+                return await anyio.to_thread.run_sync(io.ask, question, abandon_on_cancel=True)
+            except anyio.get_cancelled_exc_class():
+                io.stderr.write("\n")  # leave the unanswered question's line
+                raise
+
+    prompter = PermissionPrompter(
+        tracker, ask=ask if spec.interactive else None, allowed=spec.allowed
+    )
+    interrupted: list[bool] = []
+    with renderer, _offline(spec) as env:
+        tracker.emit(
+            "start",
+            prompt=spec.prompt,
+            offline=spec.offline,
+            model=spec.model,
+            cli=spec.cli_path,
+            interactive=spec.interactive,
+        )
+        options = ClaudeAgentOptions(
+            mcp_servers=spec.servers,
+            allowed_tools=spec.allowed,
+            permission_mode=spec.permission_mode,
+            model=spec.model,
+            max_turns=spec.max_turns,
+            system_prompt=spec.system_prompt,
+            cwd=spec.cwd,
+            cli_path=spec.cli_path,
+            env=env,
+            can_use_tool=prompter,
+        )
+        anyio.run(_main, options, spec, tracker, io, interrupted)
+    if interrupted:
+        tracker.emit("interrupted")
+        return 130
+    result = tracker.result
+    if result is None:
+        raise CcwireError("the conversation ended without a result")
+    return 1 if result.is_error else 0
+
+
+@contextlib.contextmanager
+def _offline(spec: RunSpec) -> Iterator[dict[str, str]]:
+    """The CLI environment: empty for real runs; a started scripted model offline."""
+    if not spec.offline:
+        yield {}
+        return
+    from ..testing import DEFAULT_MODEL, ScriptedModel
+
+    home = tempfile.mkdtemp(prefix="ccwire-run-")
+    model = ScriptedModel(
+        *(spec.script or ()),
+        default=spec.default_step,
+        model=spec.script_model or DEFAULT_MODEL,
+    )
+    try:
+        with model:
+            yield model.env(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def _main(
+    options: ClaudeAgentOptions,
+    spec: RunSpec,
+    tracker: RunTracker,
+    io: CliIO,
+    interrupted: list[bool],
+) -> None:
+    async with anyio.create_task_group() as tg:
+        if io.handle_signals:
+            tg.start_soon(_watch_sigint, tg.cancel_scope, interrupted)
+        await converse(options, spec.prompt, tracker, io if spec.verbose else None)
+        tg.cancel_scope.cancel()
+
+
+async def _watch_sigint(scope: anyio.CancelScope, interrupted: list[bool]) -> None:
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+        return
+    with receiver as signals:
+        async for _ in signals:
+            interrupted.append(True)
+            scope.cancel()
+            return
+
+
+async def converse(
+    options: ClaudeAgentOptions, prompt: str, tracker: RunTracker, trace_io: CliIO | None
+) -> ResultMessage | None:
+    """Send ``prompt`` and follow the conversation to its result, reporting to ``tracker``."""
+    transport: Transport | None = None
+    spill: str | None = None
+    if trace_io is not None:
+        from .trace import tracing_transport
+
+        def write(line: str) -> None:
+            trace_io.stderr.write(line + "\n")
+            trace_io.stderr.flush()
+
+        transport, spill = tracing_transport(options, write)
+    try:
+        async with ClaudeSDKClient(options, transport=transport) as client:
+            conn = client._connection()
+            conn.add_observer(tracker.on_message)
+            conn.add_control_observer(tracker.on_control)
+            await client.query(prompt)
+            async for _ in client.receive_response():
+                pass  # the observers report everything, in real time
+    finally:
+        if spill is not None:
+            shutil.rmtree(spill, ignore_errors=True)
+    return tracker.result

@@ -1,0 +1,245 @@
+"""Hook callbacks: registration ids for ``initialize`` and answering ``hook_callback``.
+
+Every failure of a callback (it raised, ran past its timeout, or returned something
+that is not a hook output) becomes a :class:`~ccwire.CallbackError`: the CLI gets an
+error answer carrying its message (never silence, so the turn never hangs), the
+control layer logs it on the ``ccwire`` logger, and the optional ``on_error``
+callable (``ClaudeAgentOptions.on_callback_error``) receives it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from .._core.errors import CallbackError, ControlProtocolError, UnsupportedFeatureError
+from .._protocol.control import IncomingCall, RouteHandler
+from .._protocol.features import CliFeatures
+from .._wire import codec
+from .._wire.hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
+    "TIMEOUT_GRACE",
+    "CallbackErrorHandler",
+    "HookRegistry",
+    "callback_name",
+]
+
+logger = logging.getLogger("ccwire")
+
+DEFAULT_HOOK_TIMEOUT = 60.0
+"""Seconds a hook callback may run when its matcher sets no timeout (the CLI's default)."""
+
+TIMEOUT_GRACE = 0.5
+"""Seconds ccwire waits past a hook's timeout before answering with an error itself.
+
+The CLI enforces the same timeout and applies its own policy first (for PreToolUse:
+the tool call is not executed); answering earlier would turn a hung guard into an
+empty answer, which lets the call run. The late error answer is the fallback that
+guarantees the CLI is never left waiting, and the failure is reported either way.
+"""
+
+_WITHDRAWN_AT_TIMEOUT = 0.9  # a withdrawal this late (share of the timeout) is the CLI's timeout
+
+CallbackErrorHandler = Callable[[CallbackError], object]
+"""Told about every failed user callback (``ClaudeAgentOptions.on_callback_error``)."""
+
+
+def callback_name(callback: object) -> str:
+    """A readable name for a callback: its qualified name, else its repr."""
+    name = getattr(callback, "__qualname__", None) or getattr(callback, "__name__", None)
+    return str(name) if name else repr(callback)
+
+
+def report_callback_error(handler: CallbackErrorHandler | None, error: CallbackError) -> None:
+    """Hand ``error`` to the user's handler; a handler that raises is logged, not fatal."""
+    if handler is None:
+        return
+    try:
+        handler(error)
+    except Exception:
+        logger.exception("ccwire: on_callback_error raised while reporting %s", error)
+
+
+def _as_matcher(event: str, value: object) -> HookMatcher:
+    if isinstance(value, HookMatcher):
+        return value
+    if isinstance(value, Mapping):  # the reference SDK's early dict form
+        return HookMatcher(
+            matcher=value.get("matcher"),
+            hooks=tuple(value.get("hooks") or ()),
+            timeout=value.get("timeout"),
+            on_failure=value.get("on_failure", value.get("onFailure")),
+        )
+    raise TypeError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}")
+
+
+@dataclass(frozen=True)
+class _Registered:
+    event: str
+    callback: HookCallback
+    timeout: float
+    callback_id: str
+
+
+class HookRegistry:
+    """Assigns ``hook_<n>`` ids to callbacks and routes ``hook_callback`` requests to them."""
+
+    def __init__(
+        self,
+        hooks: Mapping[HookEvent, Sequence[HookMatcher]] | None,
+        *,
+        on_error: CallbackErrorHandler | None = None,
+    ) -> None:
+        self._by_id: dict[str, _Registered] = {}
+        self._config: dict[str, list[dict[str, Any]]] = {}
+        self._on_error = on_error
+        self.blocking = False
+        """True when some matcher has ``on_failure="block"``."""
+        counter = 0
+        for event, matchers in (hooks or {}).items():
+            entries: list[dict[str, Any]] = []
+            for matcher in matchers:
+                matcher = _as_matcher(event, matcher)
+                ids = []
+                for callback in matcher.hooks:
+                    if not callable(callback):
+                        raise TypeError(f"hook for {event} is not callable: {callback!r}")
+                    cid = f"hook_{counter}"
+                    counter += 1
+                    timeout = (
+                        matcher.timeout if matcher.timeout is not None else DEFAULT_HOOK_TIMEOUT
+                    )
+                    self._by_id[cid] = _Registered(event, callback, timeout, cid)
+                    ids.append(cid)
+                if ids:
+                    entries.append(
+                        codec.encode_hook_matcher(
+                            matcher.matcher, ids, matcher.timeout, matcher.on_failure
+                        )
+                    )
+                    self.blocking = self.blocking or matcher.on_failure == "block"
+            if entries:
+                self._config[event] = entries
+
+    @property
+    def initialize_config(self) -> dict[str, list[dict[str, Any]]] | None:
+        """The ``hooks`` field of ``initialize`` (None when there are no hooks)."""
+        return self._config or None
+
+    def verify(self, server_info: Mapping[str, Any]) -> None:
+        """Check the ``initialize`` answer: the CLI must know every event we registered
+        hooks for (an older CLI drops the others silently), must have applied our hooks,
+        and must honour ``onFailure`` when a matcher asks to block (protocol reference
+        §3.3, §9). Raises :class:`~ccwire.UnsupportedFeatureError` otherwise."""
+        if not self._config:
+            return
+        features = CliFeatures(server_info)
+        missing = features.missing_hook_events(self._config)
+        if missing:
+            raise UnsupportedFeatureError(
+                f"hooks for {', '.join(missing)}: the connected Claude Code CLI"
+                f"{features.describe()} does not know these hook events and would never "
+                "call them (CLI 2.1.197 knows 30 of the 33 events of 2.1.330); upgrade the "
+                "CLI or remove these hooks",
+                subtype=codec.INITIALIZE,
+            )
+        if server_info.get("hooks_applied") is False:
+            raise UnsupportedFeatureError(
+                "the CLI ignored the hooks sent in initialize (hooks_applied: false)",
+                subtype=codec.INITIALIZE,
+            )
+        if self.blocking and server_info.get("hook_on_failure_supported") is not True:
+            raise UnsupportedFeatureError(
+                "a HookMatcher has on_failure='block', but this CLI does not report "
+                "hook_on_failure_supported, so a failing hook would not block; "
+                "upgrade the CLI or drop on_failure",
+                subtype=codec.INITIALIZE,
+            )
+
+    def _failure(self, reg: _Registered, what: str, *, timed_out: bool = False) -> CallbackError:
+        name = callback_name(reg.callback)
+        error = CallbackError(
+            f"{reg.event} hook {name} ({reg.callback_id}) {what}",
+            kind="hook",
+            callback_name=name,
+            event=reg.event,
+            timed_out=timed_out,
+            subtype=codec.HOOK_CALLBACK,
+        )
+        report_callback_error(self._on_error, error)
+        return error
+
+    def _checked_decision(self, reg: _Registered, output: object) -> object:
+        """``output`` without the ``updatedPermissions`` of its decision if the CLI would
+        reject one of them (it then rejects them all), as ``can_use_tool`` answers are
+        checked; the drop is logged and reported (the decision itself still goes out)."""
+        from .permissions import drop_malformed_hook_updates
+
+        checked, problems = drop_malformed_hook_updates(output)
+        if problems:
+            name = callback_name(reg.callback)
+            detail = "; ".join(problems)
+            logger.warning(
+                "ccwire: dropping updatedPermissions of a PermissionRequest hook answer: %s",
+                detail,
+            )
+            report_callback_error(
+                self._on_error,
+                CallbackError(
+                    f"{reg.event} hook {name} ({reg.callback_id}) returned permission "
+                    f"updates the CLI would reject, so none were sent: {detail}",
+                    kind="hook",
+                    callback_name=name,
+                    event=reg.event,
+                    subtype=codec.HOOK_CALLBACK,
+                ),
+            )
+        return checked
+
+    def route(self) -> RouteHandler:
+        """The route handler for ``hook_callback`` requests."""
+
+        async def handle(req: codec.ControlRequest, call: IncomingCall) -> Mapping[str, Any]:
+            decoded = codec.decode_hook_callback(req.request)
+            reg = self._by_id.get(decoded.callback_id)
+            if reg is None:
+                raise ControlProtocolError(
+                    f"no hook callback registered as {decoded.callback_id!r}", subtype=req.subtype
+                )
+            hook_input = codec.decode_hook_input(decoded.input)
+            context = HookContext(signal=call.cancelled)
+            output: Any = None
+            started = anyio.current_time()
+            try:
+                with anyio.move_on_after(reg.timeout + TIMEOUT_GRACE) as scope:
+                    produced: Any = reg.callback(hook_input, decoded.tool_use_id, context)
+                    output = await produced if inspect.isawaitable(produced) else produced
+            except Exception as exc:
+                raise self._failure(reg, f"raised {type(exc).__name__}: {exc}") from exc
+            finally:
+                # The CLI withdraws a hook call when its own timeout expires; that is a
+                # timeout of the callback, so report it (nothing is written back).
+                elapsed = anyio.current_time() - started
+                if call.cancelled.is_set() and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
+                    self._failure(
+                        reg,
+                        f"timed out after {reg.timeout:g} s (the CLI withdrew the call)",
+                        timed_out=True,
+                    )
+            if scope.cancelled_caught:
+                raise self._failure(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
+            if reg.event == "PermissionRequest":
+                output = self._checked_decision(reg, output)
+            try:
+                return codec.encode_hook_result(output, reg.event)
+            except (TypeError, ValueError) as exc:
+                raise self._failure(reg, f"returned an unusable output: {exc}") from exc
+
+        return handle

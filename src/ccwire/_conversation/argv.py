@@ -1,0 +1,456 @@
+"""Pure translation of :class:`ClaudeAgentOptions` into what the CLI is launched with.
+
+* :func:`build_argv`: the command line (protocol reference §1.2-1.7);
+* :func:`build_initialize_fields`: the option-derived fields of ``initialize`` (§3.3);
+* :func:`build_mcp_config`, :func:`sdk_servers`, :func:`agents_to_wire`: helpers.
+
+The subprocess environment (§1.8) is built in :mod:`ccwire._conversation.cli_env`. Nothing here
+starts processes or talks to the CLI. The only side effects are reading the
+``settings`` file when it must be merged with ``sandbox`` (§1.6) and, when a
+``spill_dir`` is given, writing over-long argument values to files in it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from .._core.errors import CLIConnectionError
+from .options import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    check_skill_name,
+    validate_options,
+)
+
+if TYPE_CHECKING:
+    from .._mcp.config import McpServerConfig
+    from .._mcp.server import SdkMcpServer
+
+__all__ = [
+    "SPILL_THRESHOLD",
+    "agents_to_wire",
+    "build_argv",
+    "build_initialize_fields",
+    "build_mcp_config",
+    "json_schema_in_initialize",
+    "sdk_servers",
+]
+
+SPILL_THRESHOLD = 100_000
+"""Argument values longer than this many UTF-8 bytes are written to a file when possible.
+
+Linux refuses any single argument of 128 KiB or more (``MAX_ARG_STRLEN``).
+"""
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _strip_instance(config: Mapping[str, Any]) -> dict[str, Any]:
+    if config.get("type") == "sdk":
+        return {k: v for k, v in config.items() if k != "instance"}
+    return dict(config)
+
+
+def build_mcp_config(
+    mcp_servers: Mapping[str, McpServerConfig] | str | Path | None,
+) -> dict[str, Any] | str | None:
+    """The ``--mcp-config`` value: ``{"mcpServers": {...}}``, a pass-through str, or None.
+
+    SDK (in-process) servers keep every field except the live ``instance``. A str or
+    :class:`~pathlib.Path` (a config file path or JSON text) is returned as a str. An
+    empty mapping or empty string gives None (no flag).
+    """
+    if mcp_servers is None:
+        return None
+    if isinstance(mcp_servers, (str, Path)):
+        text = str(mcp_servers)
+        return text or None
+    if not mcp_servers:
+        return None
+    servers: dict[str, Any] = {}
+    for name, config in mcp_servers.items():
+        if not isinstance(config, Mapping):
+            from .._mcp.bridge import is_server_object  # a server object given directly
+
+            if is_server_object(config):
+                servers[name] = {"type": "sdk", "name": name}
+                continue
+            raise TypeError(f"mcp_servers[{name!r}] must be a dict, got {type(config).__name__}")
+        servers[name] = _strip_instance(cast("Mapping[str, Any]", config))
+    return {"mcpServers": servers}
+
+
+def sdk_servers(
+    mcp_servers: Mapping[str, McpServerConfig] | str | Path | None,
+) -> dict[str, SdkMcpServer]:
+    """The live in-process servers among ``mcp_servers``, by their configured name (key).
+
+    Besides SDK configs, a value may be a server object itself: an SdkMcpServer, or a
+    server of the official ``mcp`` package (served through ``ccwire._mcp.bridge``).
+    """
+    if mcp_servers is None or isinstance(mcp_servers, (str, Path)):
+        return {}
+    from .._mcp.bridge import as_served_server
+
+    found: dict[str, SdkMcpServer] = {}
+    for name, config in mcp_servers.items():
+        cfg = cast("Mapping[str, Any]", config)
+        if not isinstance(cfg, Mapping):
+            served = as_served_server(cfg)
+            if served is not None:
+                found[name] = cast("SdkMcpServer", served)
+            continue
+        if cfg.get("type") != "sdk":
+            continue
+        instance = cfg.get("instance")
+        if instance is None:
+            raise ValueError(
+                f"mcp_servers[{name!r}] has type 'sdk' but no 'instance'; "
+                "make SDK servers with ccwire.create_sdk_mcp_server()"
+            )
+        found[name] = cast("SdkMcpServer", as_served_server(instance) or instance)
+    return found
+
+
+def _agent_mcp_servers(value: Any) -> list[Any]:
+    out: list[Any] = []
+    for item in value:
+        if isinstance(item, Mapping):
+            out.append(
+                {
+                    name: _strip_instance(cfg) if isinstance(cfg, Mapping) else cfg
+                    for name, cfg in item.items()
+                }
+            )
+        else:
+            out.append(item)
+    return out
+
+
+def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, dict[str, Any]]:
+    """``initialize`` ``agents``: camelCase keys, ``None`` fields left out (§8.1)."""
+    wire: dict[str, dict[str, Any]] = {}
+    for name, agent in (agents or {}).items():
+        if not isinstance(agent, AgentDefinition):
+            raise TypeError(f"agents[{name!r}] must be an AgentDefinition, got {agent!r}")
+        entry: dict[str, Any] = {}
+        for f in dataclasses.fields(agent):
+            attr, key = f.name, _camel(f.name)
+            value = getattr(agent, attr)
+            if value is None:
+                continue
+            if attr == "mcp_servers":
+                value = _agent_mcp_servers(value)
+            elif isinstance(value, (list, tuple)):
+                value = list(value)
+            entry[key] = value
+        wire[name] = entry
+    return wire
+
+
+def _output_schema(options: ClaudeAgentOptions) -> tuple[Any, str] | None:
+    """``output_format``'s schema and its JSON text (None without ``output_format``)."""
+    output_format = options.output_format
+    if output_format is None:
+        return None
+    if output_format.get("type") != "json_schema" or "schema" not in output_format:
+        raise ValueError(
+            "output_format must be {'type': 'json_schema', 'schema': {...}}, "
+            f"got {output_format!r}"
+        )
+    schema = output_format["schema"]
+    return schema, _dumps(schema, "output_format schema")
+
+
+def _too_long(text: str) -> bool:
+    return len(text.encode("utf-8")) > SPILL_THRESHOLD
+
+
+def json_schema_in_initialize(options: ClaudeAgentOptions) -> bool:
+    """True when the ``output_format`` schema is too long for argv and so travels in
+    ``initialize`` ``jsonSchema`` instead of ``--json-schema`` (the CLI takes only JSON
+    text on that flag, not a file path)."""
+    found = _output_schema(options)
+    return found is not None and _too_long(found[1])
+
+
+def build_initialize_fields(
+    options: ClaudeAgentOptions, hook_config: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The option-derived fields of the ``initialize`` request (§3.3).
+
+    ``hooks`` is ``hook_config`` (the registration built by the hooks layer; ``None``
+    when there are none, as the reference sends). ``agents``,
+    ``excludeDynamicSections``, ``systemPromptSnapshot``, ``skills`` (only for an
+    explicit list) and ``forwardSubagentText`` appear only when set; ``jsonSchema``
+    only for an ``output_format`` schema over :data:`SPILL_THRESHOLD` bytes (a shorter
+    one is passed as ``--json-schema``).
+    """
+    fields: dict[str, Any] = {"hooks": dict(hook_config) if hook_config else None}
+    if options.agents:
+        fields["agents"] = agents_to_wire(options.agents)
+    prompt = options.system_prompt
+    if isinstance(prompt, Mapping):
+        if prompt.get("type") == "preset" and "exclude_dynamic_sections" in prompt:
+            fields["excludeDynamicSections"] = bool(prompt.get("exclude_dynamic_sections"))
+        if prompt.get("type") in ("preset", "custom") and "snapshot" in prompt:
+            fields["systemPromptSnapshot"] = bool(prompt.get("snapshot"))
+    if isinstance(options.skills, list):
+        fields["skills"] = list(options.skills)
+    if options.forward_subagent_text is not None:
+        fields["forwardSubagentText"] = options.forward_subagent_text
+    found = _output_schema(options)
+    if found is not None and _too_long(found[1]):
+        fields["jsonSchema"] = found[0]
+    return fields
+
+
+class _Spill:
+    """Writes over-long values to files in ``directory`` (when one is given)."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.directory = directory
+
+    def wanted(self, value: str) -> bool:
+        return self.directory is not None and _too_long(value)
+
+    def write(self, value: str, stem: str, suffix: str) -> str:
+        assert self.directory is not None
+        fd, path = tempfile.mkstemp(prefix=f"{stem}-", suffix=suffix, dir=self.directory)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(value)
+        return path
+
+    def json_or_path(self, value: str, stem: str) -> str:
+        """For flags that take JSON text or a file path."""
+        return self.write(value, stem, ".json") if self.wanted(value) else value
+
+
+def _dumps(value: object, what: str) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is not JSON-serializable: {exc}") from exc
+
+
+def _system_prompt_args(options: ClaudeAgentOptions, spill: _Spill) -> list[str]:
+    prompt = options.system_prompt
+    text: str | None
+    if prompt is None:
+        return ["--system-prompt", ""]
+    if isinstance(prompt, str):
+        text = prompt
+    elif isinstance(prompt, Mapping):
+        kind = prompt.get("type")
+        if kind == "preset":
+            append = prompt.get("append")
+            return ["--append-system-prompt", str(append)] if append else []
+        if kind == "file":
+            return ["--system-prompt-file", str(prompt["path"])]  # type: ignore[typeddict-item]
+        if kind != "custom":
+            raise ValueError(f"unknown system_prompt type {kind!r}")
+        text = str(prompt["prompt"])  # type: ignore[typeddict-item]
+    else:
+        raise TypeError(f"system_prompt must be a str or dict, got {type(prompt).__name__}")
+    if spill.wanted(text):
+        return ["--system-prompt-file", spill.write(text, "system-prompt", ".txt")]
+    return ["--system-prompt", text]
+
+
+def _tools_args(options: ClaudeAgentOptions) -> list[str]:
+    tools = options.tools
+    if tools is None:
+        return []
+    if isinstance(tools, Mapping):
+        if tools.get("type") != "preset":
+            raise ValueError(f"unknown tools preset {tools!r}")
+        return ["--tools", "default"]
+    return ["--tools", ",".join(tools)]
+
+
+def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:
+    allowed = list(options.allowed_tools)
+    skills = options.skills
+    extra: list[str] = []
+    if skills == "all":
+        extra = ["Skill"]
+    elif isinstance(skills, list):
+        for name in skills:
+            check_skill_name(name)
+        extra = [f"Skill({name})" for name in skills]
+    allowed.extend(item for item in extra if item not in allowed)
+    return allowed
+
+
+def _load_settings(settings: str, cwd: str | Path | None) -> dict[str, Any]:
+    text = settings.strip()
+    if text.startswith("{") and text.endswith("}"):
+        source = "settings JSON text"
+    else:
+        path = Path(settings)
+        if cwd is not None and not path.is_absolute():
+            path = Path(cwd) / path
+        source = f"settings file {str(path)!r}"
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CLIConnectionError(f"could not read {source}: {exc}") from exc
+    try:
+        loaded = json.loads(text)
+    except ValueError as exc:
+        raise CLIConnectionError(f"could not parse {source} as JSON: {exc}") from exc
+    if not isinstance(loaded, dict):
+        raise CLIConnectionError(f"{source} must hold a JSON object, got {type(loaded).__name__}")
+    return loaded
+
+
+def _settings_value(options: ClaudeAgentOptions) -> str | None:
+    if options.sandbox is None:
+        return options.settings
+    merged = _load_settings(options.settings, options.cwd) if options.settings else {}
+    merged["sandbox"] = dict(options.sandbox)
+    return _dumps(merged, "settings with sandbox")
+
+
+def _thinking_args(options: ClaudeAgentOptions) -> list[str]:
+    thinking = options.thinking
+    if thinking is None:
+        if options.max_thinking_tokens is not None:
+            return ["--max-thinking-tokens", str(options.max_thinking_tokens)]
+        return []
+    kind = thinking.get("type")
+    if kind == "adaptive":
+        args = ["--thinking", "adaptive"]
+    elif kind == "enabled":
+        args = ["--max-thinking-tokens", str(thinking["budget_tokens"])]  # type: ignore[typeddict-item]
+    elif kind == "disabled":
+        return ["--thinking", "disabled"]
+    else:
+        raise ValueError(f"unknown thinking type {kind!r}")
+    display = thinking.get("display")
+    if display:
+        args += ["--thinking-display", str(display)]
+    return args
+
+
+def _extra_args(extra: Mapping[str, str | None]) -> list[str]:
+    args: list[str] = []
+    for key, value in extra.items():
+        flag = "--" + key.lstrip("-")
+        if value is None:
+            args.append(flag)
+        elif value.startswith("-"):
+            args.append(f"{flag}={value}")
+        else:
+            args += [flag, value]
+    return args
+
+
+def build_argv(
+    options: ClaudeAgentOptions, *, cli_path: str, spill_dir: str | None = None
+) -> list[str]:
+    """The full command line for ``options`` (§1.2-1.7).
+
+    ``[cli_path, "--output-format", "stream-json", "--verbose", <option flags>,
+    "--input-format", "stream-json"]``; ``extra_args`` come last among the option flags.
+    With ``spill_dir``, values over :data:`SPILL_THRESHOLD` bytes are written to files
+    there: a long system prompt becomes ``--system-prompt-file PATH`` and a long
+    ``--mcp-config`` or ``--settings`` value becomes the file's path. A long
+    ``output_format`` schema is left out (with or without ``spill_dir``): it travels in
+    ``initialize`` (see :func:`build_initialize_fields`).
+
+    Raises ``ValueError`` for inconsistent options and
+    :class:`~ccwire.CLIConnectionError` when ``settings`` must be merged with
+    ``sandbox`` but cannot be loaded.
+    """
+    validate_options(options)
+    spill = _Spill(spill_dir)
+    argv = [cli_path, "--output-format", "stream-json", "--verbose"]
+    argv += _system_prompt_args(options, spill)
+    argv += _tools_args(options)
+
+    allowed = _allowed_tools(options)
+    if allowed:
+        argv += ["--allowedTools", ",".join(allowed)]
+    if options.max_turns:
+        argv += ["--max-turns", str(options.max_turns)]
+    if options.max_budget_usd is not None:
+        argv += ["--max-budget-usd", str(options.max_budget_usd)]
+    if options.task_budget is not None:
+        argv += ["--task-budget", str(options.task_budget["total"])]
+    if options.disallowed_tools:
+        argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
+    if options.model:
+        argv += ["--model", options.model]
+    if options.fallback_model:
+        argv += ["--fallback-model", options.fallback_model]
+    if options.betas:
+        argv += ["--betas", ",".join(options.betas)]
+
+    if options.can_use_tool is not None:
+        argv += ["--permission-prompt-tool", "stdio"]
+    elif options.permission_prompt_tool_name:
+        argv += ["--permission-prompt-tool", options.permission_prompt_tool_name]
+    if options.permission_mode:
+        argv += ["--permission-mode", options.permission_mode]
+
+    if options.continue_conversation:
+        argv.append("--continue")
+    if options.resume:
+        argv.append(f"--resume={options.resume}")
+    if options.session_id:
+        argv.append(f"--session-id={options.session_id}")
+    if options.fork_session:
+        argv.append("--fork-session")
+    if options.resume_session_at:
+        argv.append(f"--resume-session-at={options.resume_session_at}")
+    if options.resume_drops_turn:
+        argv.append(f"--resume-drops-turn={options.resume_drops_turn}")
+
+    settings = _settings_value(options)
+    if settings is not None:
+        argv += ["--settings", spill.json_or_path(settings, "settings")]
+    sources = options.setting_sources
+    if sources is None and options.skills is not None:
+        sources = ["user", "project"]
+    if sources is not None:
+        argv.append(f"--setting-sources={','.join(sources)}")
+    for directory in options.add_dirs:
+        argv += ["--add-dir", str(directory)]
+
+    mcp = build_mcp_config(options.mcp_servers)
+    if mcp is not None:
+        text = mcp if isinstance(mcp, str) else _dumps(mcp, "mcp_servers")
+        argv += ["--mcp-config", spill.json_or_path(text, "mcp-config")]
+    if options.strict_mcp_config:
+        argv.append("--strict-mcp-config")
+    if options.include_partial_messages:
+        argv.append("--include-partial-messages")
+    if options.include_hook_events:
+        argv.append("--include-hook-events")
+    if options.session_mirror:
+        argv.append("--session-mirror")
+    for plugin in options.plugins:
+        if plugin.get("type") != "local":
+            raise ValueError(f"unsupported plugin type {plugin.get('type')!r}: only 'local'")
+        argv += ["--plugin-dir", str(plugin["path"])]
+
+    argv += _thinking_args(options)
+    if options.effort:
+        argv += ["--effort", options.effort]
+    found = _output_schema(options)
+    if found is not None and not _too_long(found[1]):
+        argv += ["--json-schema", found[1]]
+
+    argv += _extra_args(options.extra_args)
+    argv += ["--input-format", "stream-json"]
+    return argv

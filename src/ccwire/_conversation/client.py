@@ -1,0 +1,142 @@
+"""``ClaudeSDKClient``: a multi-turn conversation with the Claude Code CLI."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from .._core.errors import CLIConnectionError
+from .._protocol.features import CliFeatures
+from .._transport.base import Transport
+from .._wire.messages import Message
+from .connection import Connection, Prompt
+from .options import ClaudeAgentOptions
+from .runtime_control import RuntimeControl
+
+__all__ = ["ClaudeSDKClient"]
+
+
+class ClaudeSDKClient(RuntimeControl):
+    """A multi-turn conversation with one Claude Code CLI process.
+
+    Use it as an async context manager (or call :meth:`connect` / :meth:`disconnect`
+    from the same task)::
+
+        async with ClaudeSDKClient(options) as client:
+            await client.query("Greet Alice")
+            async for message in client.receive_response():
+                print(message)
+
+    Prompts sent back to back may be merged by the CLI into one turn, and a prompt sent
+    mid-turn is folded into the running turn; :meth:`receive_response` knows this and
+    never waits for a result that will not come.
+
+    While connected, the runtime control methods (:meth:`interrupt`,
+    :meth:`set_permission_mode`, :meth:`set_model`, :meth:`mcp_status`,
+    :meth:`mcp_set_servers`, :meth:`get_context_usage`, :meth:`rewind_files`, ...)
+    return typed results and raise :class:`~ccwire.UnsupportedFeatureError` when the
+    connected CLI lacks the feature; :attr:`capabilities`, :attr:`cli_version` and
+    :meth:`supports` tell what it has.
+    """
+
+    def __init__(
+        self, options: ClaudeAgentOptions | None = None, *, transport: Transport | None = None
+    ) -> None:
+        self.options = options or ClaudeAgentOptions()
+        self._transport = transport
+        self._conn: Connection | None = None
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def connect(self, prompt: str | AsyncIterable[Prompt] | None = None) -> None:
+        """Start the CLI and complete the handshake; optionally send a first prompt.
+
+        ``prompt`` may be text or an async iterable of messages (streamed in the
+        background). Raises :class:`~ccwire.CLINotFoundError`,
+        :class:`~ccwire.ProcessError` or :class:`~ccwire.ControlTimeoutError`.
+        """
+        if self._conn is not None:
+            raise CLIConnectionError("already connected")
+        conn = Connection(self.options, self._transport)
+        await conn.open()
+        self._conn = conn
+        features = CliFeatures(conn.server_info)
+        conn.add_observer(features.observe, system_only=True)
+        self._features = features
+        servers = self.options.mcp_servers
+        self._mcp_servers = None if isinstance(servers, (str, Path)) else dict(servers)
+        if isinstance(prompt, str):
+            await conn.send_prompt(prompt)
+        elif prompt is not None:
+            conn.start_soon(conn.stream_prompts, prompt)
+
+    async def disconnect(self) -> None:
+        """End the conversation and stop the CLI (bounded). Safe to call twice."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
+
+    async def __aenter__(self) -> ClaudeSDKClient:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.disconnect()
+
+    def _connection(self) -> Connection:
+        if self._conn is None:
+            raise CLIConnectionError("not connected: call connect() first")
+        return self._conn
+
+    # ------------------------------------------------------------------ turns
+
+    async def query(
+        self,
+        prompt: str | list[dict[str, Any]] | AsyncIterable[Prompt],
+        session_id: str = "default",
+    ) -> str | None:
+        """Send a prompt (text, content blocks, or an async iterable of messages).
+
+        Returns the ``uuid`` the prompt carries (None for an iterable): the id that
+        :meth:`rewind_files` and :meth:`cancel_async_message` take.
+        """
+        conn = self._connection()
+        if isinstance(prompt, (str, list)):
+            return await conn.send_prompt(prompt, session_id=session_id)
+        await conn.stream_prompts(prompt, session_id=session_id)
+        return None
+
+    def receive_messages(self) -> AsyncGenerator[Message, None]:
+        """Every message until the CLI's output ends (an async iterator)."""
+        return self._connection().messages(until_result=False)
+
+    def receive_response(self) -> AsyncGenerator[Message, None]:
+        """Messages up to and including the next ``ResultMessage`` (an async iterator).
+
+        Returns early, without waiting, when no prompt is owed an answer.
+        """
+        return self._connection().messages(until_result=True)
+
+    @property
+    def session_state(self) -> str | None:
+        """The CLI's own session state: ``"idle"``, ``"running"`` or ``"requires_action"``
+        (None when it does not report one; CLIs older than 2.1.330 never do)."""
+        conn = self._conn
+        if conn is None:
+            return None
+        if conn.cli_state is not None:
+            return conn.cli_state
+        initial = (conn.server_info or {}).get("session_state")  # from initialize
+        return initial if isinstance(initial, str) else None
+
+    @property
+    def session_id(self) -> str | None:
+        """The CLI's session id, once reported."""
+        return self._conn.session_id if self._conn is not None else None

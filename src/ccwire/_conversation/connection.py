@@ -1,0 +1,418 @@
+"""One live conversation with one CLI process: the layer the client and sessions share.
+
+:class:`Connection` builds the transport from the options, wires the route handlers
+(SDK servers, permissions, hooks) into the control protocol, performs ``initialize``,
+and keeps the bookkeeping that the message streams need:
+
+* which prompts are still owed an answer (each prompt carries a ``uuid``; results name
+  the prompts they answered, and the CLI's ``idle`` state settles everything), so
+  ``receive_response()`` never waits for a result that will not come;
+* the CLI's own session state (``session_state_changed`` frames are tracked here and
+  not surfaced, as both reference SDKs do);
+* the session id and capabilities the CLI reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+import uuid as uuid_mod
+from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Union
+
+import anyio
+import anyio.abc
+
+from .._callbacks.hooks import HookRegistry
+from .._callbacks.permissions import permission_route
+from .._core.errors import (
+    CcwireError,
+    CLIConnectionError,
+    MessageDecodeError,
+    ProcessError,
+    SessionStateError,
+)
+from .._mcp.routing import McpRouter
+from .._protocol.control import ConnectionState, ControlObserver, ControlProtocol, ReplyGate
+from .._protocol.inbox import Inbox
+from .._protocol.ledger import PromptLedger
+from .._transport.base import Transport
+from .._transport.discovery import find_cli
+from .._transport.subprocess import SubprocessTransport
+from .._wire import codec
+from .._wire.messages import AssistantMessage, Message, RawMessage, ResultMessage, SystemMessage
+from .argv import build_argv, build_initialize_fields, sdk_servers
+from .cli_env import build_env
+from .options import ClaudeAgentOptions
+
+if TYPE_CHECKING:
+    from .._mcp.server import SdkMcpServer
+
+__all__ = ["Connection", "MessageObserver"]
+
+logger = logging.getLogger("ccwire")
+
+MessageObserver = Callable[[Message], None]
+"""Called synchronously for every decoded message, including ones not surfaced."""
+
+Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
+"""Text, a list of content blocks, or a complete user-message frame."""
+
+
+class Connection:
+    """See the module docstring. Use :meth:`open` / :meth:`close` from one task."""
+
+    def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
+        self.options = options
+        self._custom_transport = transport
+        self._transport: Transport | None = None
+        self._protocol: ControlProtocol | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._spill_dir: str | None = None
+        self._inbox: Inbox[Message | MessageDecodeError] | None = None
+        self._router: McpRouter | None = None
+        self._observers: list[MessageObserver] = []
+        self._system_observers: list[MessageObserver] = []  # of SystemMessage only
+        self._turns = PromptLedger()
+        self._gate: ReplyGate | None = None
+        self._cli_state: str | None = None
+        self.session_id: str | None = None
+        self.server_info: Mapping[str, Any] | None = None
+        self.capabilities: frozenset[str] = frozenset()
+        self.last_result: ResultMessage | None = None
+        self._input_ended = False
+
+    # ------------------------------------------------------------- properties
+
+    @property
+    def protocol(self) -> ControlProtocol:
+        """The control protocol (raises if not open)."""
+        if self._protocol is None:
+            raise SessionStateError("not connected: call connect() first")
+        return self._protocol
+
+    @property
+    def is_open(self) -> bool:
+        """True while the CLI connection is usable."""
+        return self._protocol is not None and self._protocol.state is ConnectionState.OPEN
+
+    @property
+    def cli_state(self) -> str | None:
+        """The CLI's last reported session state (``idle``/``running``/``requires_action``)."""
+        return self._cli_state
+
+    @property
+    def owes_answer(self) -> bool:
+        """True while a prompt we sent is not yet answered, or the CLI is mid-turn."""
+        return self._turns.owed or self._cli_state in ("running", "requires_action")
+
+    def add_control_observer(self, observer: ControlObserver) -> Callable[[], None]:
+        """Watch incoming control requests (tool calls, permissions, hooks)."""
+        return self.protocol.add_observer(observer)
+
+    def set_reply_gate(self, gate: ReplyGate | None) -> None:
+        """Hold back every answer to the CLI, and every prompt, until ``gate()`` returns."""
+        self._gate = gate
+        self.protocol.reply_gate = gate
+
+    def add_observer(
+        self, observer: MessageObserver, *, system_only: bool = False
+    ) -> Callable[[], None]:
+        """Watch every message (only each :class:`SystemMessage` with ``system_only``,
+        which keeps it off the hot path of a streaming turn); returns a function that
+        removes the observer."""
+        observers = self._system_observers if system_only else self._observers
+        observers.append(observer)
+
+        def remove() -> None:
+            if observer in observers:
+                observers.remove(observer)
+
+        return remove
+
+    # -------------------------------------------------------------- lifecycle
+
+    def _make_transport(self) -> Transport:
+        if self._custom_transport is not None:
+            return self._custom_transport
+        opts = self.options
+        cli = find_cli(opts.cli_path, cwd=opts.cwd)
+        self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
+        argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
+        env = build_env(opts, base_env=os.environ)
+        return SubprocessTransport(
+            argv,
+            env=env,
+            cwd=opts.cwd,
+            user=opts.user,
+            stderr_callback=opts.stderr,
+            max_line_bytes=opts.max_buffer_size,
+        )
+
+    async def open(self) -> None:
+        """Start the CLI and complete ``initialize``. On failure everything is cleaned up."""
+        if self._protocol is not None:
+            raise SessionStateError("already connected")
+        opts = self.options
+        hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
+        self._inbox = Inbox()
+        try:
+            fields = codec.initialize_fields(
+                hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
+            )
+            self._transport = self._make_transport()
+            # the CLI boots while the rest is set up (on asyncio, spawning comes before
+            # anyio loads its event-loop backend: the two overlap)
+            await self._transport.launch()
+            tg = anyio.create_task_group()
+            await tg.__aenter__()
+            self._tg = tg
+            protocol = ControlProtocol(
+                self._transport,
+                routes={},
+                on_message=self._on_message,
+                on_closed=self._on_closed,
+                on_error=self._on_handler_error,
+                control_timeout=opts.control_timeout,
+            )
+            self._protocol = protocol
+            self._router = McpRouter(
+                sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
+            )
+            protocol.add_route(codec.MCP_MESSAGE, self._router.route())
+            protocol.add_route(
+                codec.CAN_USE_TOOL,
+                permission_route(opts.can_use_tool, on_error=opts.on_callback_error),
+            )
+            protocol.add_route(codec.HOOK_CALLBACK, hooks.route())
+            if opts.audit_log is not None:
+                protocol.add_observer(opts.audit_log.observe)
+            await protocol.start(tg)
+            self._router.attach()
+            self.server_info = await protocol.request(
+                codec.INITIALIZE, fields, timeout=opts.initialize_timeout
+            )
+            hooks.verify(self.server_info)
+            caps = self.server_info.get("capabilities")
+            if isinstance(caps, list):
+                self.capabilities = frozenset(c for c in caps if isinstance(c, str))
+        except BaseException:
+            await self.close()
+            raise
+
+    def serve_sdk_servers(self, servers: Mapping[str, SdkMcpServer]) -> None:
+        """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
+        tells the CLI about them, so their handshake finds them)."""
+        router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
+        self.protocol.add_route(codec.MCP_MESSAGE, router.route())
+        if self._router is not None:
+            self._router.detach()
+        router.attach()
+        self._router = router
+
+    async def end_input(self) -> None:
+        """Close the CLI's stdin; it finishes what is queued and exits."""
+        self._input_ended = True
+        await self.protocol.end_input()
+
+    async def close(self) -> None:
+        """Stop the CLI (bounded, shielded) and release everything. Idempotent.
+
+        Must run in the task that called :meth:`open`: the background task group
+        entered there is left here.
+        """
+        with anyio.CancelScope(shield=True):
+            if self._router is not None:
+                self._router.detach()
+            if self._protocol is not None:
+                await self._protocol.aclose()
+            elif self._transport is not None:
+                await self._transport.aclose()
+            if self._inbox is not None:
+                self._inbox.close(self._protocol.closed_error if self._protocol else None)
+            if self._spill_dir is not None:
+                shutil.rmtree(self._spill_dir, ignore_errors=True)
+                self._spill_dir = None
+        tg, self._tg = self._tg, None
+        if tg is not None:
+            # every background task ends by itself once the transport is closed;
+            # cancelling only hurries the stragglers
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+
+    # ------------------------------------------------------------------ input
+
+    async def send_prompt(self, prompt: Prompt, *, session_id: str = "default") -> str | None:
+        """Write one user message; returns the ``uuid`` it carries.
+
+        ``prompt`` is text, a list of content blocks, or a complete user-message frame
+        (which is sent as given, gaining a ``uuid`` if it has none).
+        """
+        if isinstance(prompt, Mapping):
+            frame = dict(prompt)
+            frame.setdefault("uuid", str(uuid_mod.uuid4()))
+        else:
+            frame = codec.encode_user_message(
+                prompt, session_id=session_id, uuid=str(uuid_mod.uuid4())
+            )
+        if self._gate is not None:
+            await self._gate()
+        mid = codec.user_message_uuid(frame)
+        if mid is not None:
+            self._turns.issue(mid)
+            if self._inbox is not None:
+                self._inbox.wake()
+        try:
+            await self.protocol.send_frame(frame)
+        except BaseException:
+            if mid is not None:
+                self._turns.settle(mid)
+            raise
+        return mid
+
+    async def stream_prompts(
+        self, prompts: AsyncIterable[Prompt], *, session_id: str = "default"
+    ) -> None:
+        """Write every message of an async iterable as it arrives."""
+        async for prompt in prompts:
+            await self.send_prompt(prompt, session_id=session_id)
+
+    async def wait_activity(self) -> None:
+        """Wait until a message arrives, a prompt is sent, or the state changes."""
+        if self._inbox is None:
+            raise SessionStateError("not connected")
+        if self._inbox.closed or len(self._inbox):
+            return
+        await self._inbox.wait()
+
+    def wake(self) -> None:
+        """Wake whoever waits in :meth:`wait_activity` or :meth:`messages`."""
+        if self._inbox is not None:
+            self._inbox.wake()
+
+    def start_soon(self, func: Callable[..., Any], *args: Any) -> None:
+        """Run a background coroutine in the connection's task group."""
+        if self._tg is None:
+            raise SessionStateError("not connected")
+        self._tg.start_soon(func, *args)
+
+    # ----------------------------------------------------------------- output
+
+    async def messages(self, *, until_result: bool) -> AsyncGenerator[Message, None]:
+        """Yield messages in order.
+
+        With ``until_result`` it stops after a :class:`ResultMessage`, or as soon as
+        nothing is owed (so it never waits for a result that will not come). Otherwise
+        it runs until the CLI's output ends. A decode error is raised where it occurred;
+        iterating again continues after it. A connection failure is raised at the end.
+        """
+        inbox = self._inbox
+        if inbox is None:
+            raise SessionStateError("not connected: call connect() first")
+        items = inbox.items
+        while True:
+            if items:
+                item = items.popleft()
+                if isinstance(item, MessageDecodeError):
+                    raise item
+                yield item
+                if until_result and isinstance(item, ResultMessage):
+                    return
+                continue
+            if inbox.closed:
+                if inbox.error is not None:
+                    raise inbox.error
+                return
+            if until_result and not self.owes_answer:
+                return
+            await inbox.wait()
+
+    # -------------------------------------------------------------- callbacks
+
+    def _on_message(self, item: Message | MessageDecodeError) -> None:
+        inbox = self._inbox
+        assert inbox is not None
+        if isinstance(item, MessageDecodeError):
+            inbox.put(item)  # observers see messages only
+            return
+        if self._observers:
+            _notify(self._observers, item)
+        if type(item) is AssistantMessage:  # the hot path of a streaming turn
+            inbox.put(item)  # nothing to track
+            return
+        if isinstance(item, SystemMessage):
+            if self._system_observers:
+                _notify(self._system_observers, item)
+            state = codec.session_state(item.data)
+            if state is not None:
+                self._cli_state = state
+                if state == "idle":
+                    self._turns.on_idle()
+                inbox.wake()
+                return
+            if item.subtype == "init":
+                sid = item.data.get("session_id")
+                if isinstance(sid, str):
+                    self.session_id = sid
+                caps = item.data.get("capabilities")
+                if isinstance(caps, list):
+                    self.capabilities = self.capabilities | {c for c in caps if isinstance(c, str)}
+                    if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
+                        self._turns.lifecycle_reported = True
+        elif isinstance(item, RawMessage):
+            command = codec.command_lifecycle(item.data)
+            if command is not None and self._turns.issued(command[0]):
+                # lifecycle of a prompt we stamped: bookkeeping, not conversation
+                self._turns.on_lifecycle(*command)
+                inbox.wake()
+                return
+        elif isinstance(item, ResultMessage):
+            self.last_result = item
+            if item.session_id:
+                self.session_id = item.session_id
+            self._turns.on_result(item.user_message_uuids)
+        inbox.put(item)
+
+    def _on_closed(self, error: CcwireError | None) -> None:
+        self._turns.clear()
+        if (
+            isinstance(error, ProcessError)
+            and error.exit_code == 1
+            and self._input_ended
+            and self.last_result is not None
+            and self.last_result.is_error
+        ):
+            # The CLI exits 1 after a final error result; that result already told the
+            # story (it is in the stream), so the end of input is a clean end here.
+            error = None
+        if self._inbox is not None:
+            if isinstance(error, MessageDecodeError):
+                # A decode error that ends the stream (a line over max_buffer_size) is
+                # raised once where it occurred, like any other; the stream then ends
+                # with a connection error, so a consumer that skips decode errors and
+                # keeps reading meets the end instead of the same error forever.
+                self._inbox.put(error)
+                end = CLIConnectionError(f"the CLI's output cannot be read any further: {error}")
+                end.__cause__ = error
+                error = end
+            self._inbox.close(error)
+
+    def _on_handler_error(self, where: str, exc: BaseException) -> None:
+        logger.error("ccwire: %s handler failed: %s", where, exc, exc_info=exc)
+
+
+def require_open(conn: Connection | None) -> Connection:
+    """The connection, or a clear error when there is none."""
+    if conn is None or conn.protocol.state is not ConnectionState.OPEN:
+        raise CLIConnectionError("not connected: call connect() first")
+    return conn
+
+
+def _notify(observers: list[MessageObserver], message: Message) -> None:
+    for observer in tuple(observers):
+        try:
+            observer(message)
+        except Exception:
+            logger.exception("ccwire: a message observer raised")

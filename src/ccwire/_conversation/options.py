@@ -1,0 +1,471 @@
+"""``ClaudeAgentOptions``: everything that configures one CLI session, plus its small types.
+
+The options are a plain, mutable dataclass (as in the reference SDK). Turning them into
+the CLI's argv, environment and ``initialize`` fields is done by the pure functions in
+:mod:`ccwire._conversation.argv`; this module only holds data and a few cheap sanity checks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+
+from typing_extensions import NotRequired
+
+from .._core.errors import CallbackError
+from .._mcp.config import McpServerConfig
+from .._wire.hook_types import HookEvent, HookMatcher
+from .._wire.permission_types import CanUseTool, PermissionMode
+
+if TYPE_CHECKING:
+    from .audit import AuditLog
+
+__all__ = [
+    "DEFAULT_INHERITED_ENV",
+    "AgentDefinition",
+    "ClaudeAgentOptions",
+    "EffortLevel",
+    "OutputFormat",
+    "SandboxSettings",
+    "SdkPluginConfig",
+    "SettingSource",
+    "SystemPromptCustom",
+    "SystemPromptFile",
+    "SystemPromptPreset",
+    "TaskBudget",
+    "ThinkingConfig",
+    "ThinkingConfigAdaptive",
+    "ThinkingConfigDisabled",
+    "ThinkingConfigEnabled",
+    "ToolsPreset",
+]
+
+EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
+"""How much effort the model spends (``--effort``)."""
+
+SettingSource = Literal["user", "project", "local"]
+"""A filesystem settings source the CLI may load (``--setting-sources``)."""
+
+ThinkingDisplay = Literal["summarized", "omitted"]
+
+
+class SystemPromptPreset(TypedDict):
+    """Claude Code's own system prompt, optionally with text appended.
+
+    ``exclude_dynamic_sections`` and ``snapshot`` travel in ``initialize``
+    (``excludeDynamicSections``, ``systemPromptSnapshot``).
+    """
+
+    type: Literal["preset"]
+    preset: Literal["claude_code"]
+    append: NotRequired[str]
+    exclude_dynamic_sections: NotRequired[bool]
+    snapshot: NotRequired[bool]
+
+
+class SystemPromptCustom(TypedDict):
+    """A custom system prompt with an optional ``snapshot`` flag (sent in ``initialize``)."""
+
+    type: Literal["custom"]
+    prompt: str
+    snapshot: NotRequired[bool]
+
+
+class SystemPromptFile(TypedDict):
+    """A system prompt the CLI reads from a file (``--system-prompt-file``)."""
+
+    type: Literal["file"]
+    path: str
+
+
+class ToolsPreset(TypedDict):
+    """Claude Code's default set of built-in tools (``--tools default``)."""
+
+    type: Literal["preset"]
+    preset: Literal["claude_code"]
+
+
+class SandboxSettings(TypedDict, total=False):
+    """Sandbox settings, merged into ``--settings`` under ``"sandbox"`` and passed through.
+
+    Keys use the CLI's camelCase names; nested objects are passed on unchanged.
+    """
+
+    enabled: bool
+    failIfUnavailable: bool
+    autoAllowBashIfSandboxed: bool
+    allowUnsandboxedCommands: bool
+    excludedCommands: list[str]
+    network: dict[str, Any]
+    filesystem: dict[str, Any]
+    credentials: dict[str, Any]
+    ignoreViolations: dict[str, list[str]]
+    enableWeakerNestedSandbox: bool
+
+
+class SdkPluginConfig(TypedDict):
+    """A plugin loaded from a local directory (``--plugin-dir``)."""
+
+    type: Literal["local"]
+    path: str
+
+
+class ThinkingConfigAdaptive(TypedDict):
+    """Let the model decide when and how much to think (``--thinking adaptive``)."""
+
+    type: Literal["adaptive"]
+    display: NotRequired[ThinkingDisplay]
+
+
+class ThinkingConfigEnabled(TypedDict):
+    """Extended thinking with a token budget (``--max-thinking-tokens N``)."""
+
+    type: Literal["enabled"]
+    budget_tokens: int
+    display: NotRequired[ThinkingDisplay]
+
+
+class ThinkingConfigDisabled(TypedDict):
+    """No extended thinking (``--thinking disabled``)."""
+
+    type: Literal["disabled"]
+
+
+ThinkingConfig: TypeAlias = ThinkingConfigAdaptive | ThinkingConfigEnabled | ThinkingConfigDisabled
+"""Any of the thinking configurations."""
+
+
+class OutputFormat(TypedDict):
+    """Structured output: the final result must match ``schema`` (``--json-schema``)."""
+
+    type: Literal["json_schema"]
+    schema: dict[str, Any]
+
+
+class TaskBudget(TypedDict):
+    """An API-side token budget for the whole task (``--task-budget N``)."""
+
+    total: int
+
+
+@dataclass(frozen=True)
+class AgentDefinition:
+    """A programmatic subagent, sent in ``initialize`` ``agents`` with camelCase keys.
+
+    ``None`` fields are left out on the wire (``tools=None`` means: inherit all tools).
+    ``mcp_servers`` lists server names or ``{name: config}`` mappings.
+    """
+
+    description: str
+    prompt: str
+    tools: Sequence[str] | None = None
+    disallowed_tools: Sequence[str] | None = None
+    model: str | None = None
+    skills: Sequence[str] | None = None
+    memory: Literal["user", "project", "local"] | None = None
+    mcp_servers: Sequence[str | Mapping[str, McpServerConfig]] | None = None
+    initial_prompt: str | None = None
+    max_turns: int | None = None
+    background: bool | None = None
+    effort: EffortLevel | int | None = None
+    permission_mode: PermissionMode | None = None
+
+
+DEFAULT_INHERITED_ENV: tuple[str, ...] = (
+    # the process basics
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "XDG_*",
+    # Claude Code and the Anthropic API (CLAUDE_CODE_USE_BEDROCK/VERTEX/FOUNDRY included)
+    "ANTHROPIC_*",
+    "CLAUDE_*",
+    "DISABLE_*",
+    "MCP_*",
+    "ENABLE_TOOL_SEARCH",
+    # Amazon Bedrock, Google Vertex AI, Microsoft Foundry credentials and regions
+    "AWS_*",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GCLOUD_PROJECT",
+    "CLOUDSDK_CONFIG",
+    "CLOUD_ML_REGION",
+    "VERTEX_REGION_*",
+    "AZURE_*",
+    # network: proxies and certificates
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    # Windows
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "HOMEDRIVE",
+    "HOMEPATH",
+)
+"""The variables the CLI inherits from this process by default (``inherit_env``).
+
+Names and shell-style patterns (``LC_*``). ``CLAUDECODE`` is never inherited. Extend it
+with ``inherit_env=[*DEFAULT_INHERITED_ENV, "SSH_AUTH_SOCK"]``, or pass
+``inherit_env=True`` to inherit everything (what ``claude-agent-sdk`` does)."""
+
+
+def normalize_inherit_env(value: object) -> bool | tuple[str, ...]:
+    """``inherit_env`` as a bool or a tuple of names/patterns; ``TypeError`` otherwise."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(
+            "inherit_env must be True, False or an iterable of variable names/patterns, "
+            f"got {value!r}"
+        )
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"inherit_env entries must be non-empty strings, got {name!r}")
+    return names
+
+
+_SKILL_FORBIDDEN = frozenset("(),*")
+
+
+def check_skill_name(name: object) -> None:
+    """Raise ``ValueError`` unless ``name`` is a usable skill name."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"skill names must be non-empty strings, got {name!r}")
+    bad = sorted(c for c in set(name) if c in _SKILL_FORBIDDEN)
+    if bad:
+        raise ValueError(f"skill name {name!r} must not contain {''.join(bad)!r}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValueError(f"skill name {name!r} must not contain control characters")
+    if name.startswith("/"):
+        raise ValueError(f"skill name {name!r} must not start with '/'")
+
+
+def validate_options(options: ClaudeAgentOptions) -> None:
+    """The cheap consistency checks, run at construction and again when argv is built."""
+    if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
+        raise ValueError(
+            "can_use_tool and permission_prompt_tool_name are mutually exclusive: "
+            "can_use_tool answers permission prompts itself (--permission-prompt-tool stdio)"
+        )
+    if options.model is not None and options.fallback_model == options.model:
+        raise ValueError(f"fallback_model must differ from model (both are {options.model!r})")
+    for name in ("control_timeout", "initialize_timeout"):
+        value = getattr(options, name)
+        if not value > 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if options.max_buffer_size is not None and options.max_buffer_size <= 0:
+        raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
+    skills = options.skills
+    if isinstance(skills, str):
+        if skills != "all":
+            raise ValueError(f"skills must be 'all' or a list of names, got {skills!r}")
+    elif skills is not None:
+        for name in skills:
+            check_skill_name(name)
+
+
+_MASK = "***"
+_MCP_SECRET_KEYS = ("env", "headers")
+
+
+def _mask_mapping(value: Mapping[str, Any]) -> dict[str, str]:
+    return {key: _MASK for key in value}
+
+
+def _masked_mcp_servers(value: object) -> object:
+    if not isinstance(value, Mapping):
+        return value
+    masked: dict[str, object] = {}
+    for name, config in value.items():
+        if isinstance(config, Mapping):
+            config = {
+                k: _mask_mapping(v) if k in _MCP_SECRET_KEYS and isinstance(v, Mapping) else v
+                for k, v in config.items()
+            }
+        masked[name] = config
+    return masked
+
+
+def _masked_agents(value: object) -> object:
+    if not isinstance(value, Mapping):
+        return value
+    masked: dict[str, object] = {}
+    for name, agent in value.items():
+        if isinstance(agent, AgentDefinition) and agent.mcp_servers:
+            servers = [
+                _masked_mcp_servers(item) if isinstance(item, Mapping) else item
+                for item in agent.mcp_servers
+            ]
+            agent = replace(agent, mcp_servers=servers)  # type: ignore[arg-type]
+        masked[name] = agent
+    return masked
+
+
+def _masked_settings(value: object) -> object:
+    """Settings JSON text with its ``env`` values masked (a path is shown as is)."""
+    if not isinstance(value, str) or not value.strip().startswith("{"):
+        return value
+    try:
+        loaded = json.loads(value)
+    except ValueError:
+        return "<settings JSON text>"
+    if isinstance(loaded, dict) and isinstance(loaded.get("env"), Mapping):
+        loaded["env"] = _mask_mapping(loaded["env"])
+        return json.dumps(loaded)
+    return value
+
+
+class _Named:
+    """Shows as its name in a repr."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@dataclass(kw_only=True, repr=False)
+class ClaudeAgentOptions:
+    """Everything that configures a Claude Code session. Every field is optional.
+
+    The names follow Anthropic's ``claude-agent-sdk``. ccwire additions:
+    ``control_timeout`` (seconds each SDK-to-CLI control request may take),
+    ``initialize_timeout`` (seconds the ``initialize`` handshake may take),
+    ``max_buffer_size=None`` meaning no limit on the length of one stdout line, and
+    ``on_callback_error``: called (synchronously, in the connection's task) with a
+    :class:`~ccwire.CallbackError` whenever a hook or ``can_use_tool`` callback raises,
+    times out or returns something unusable. Such failures are always answered to the
+    CLI with an error and logged on the ``ccwire`` logger; this is how to act on them.
+
+    ``repr()`` never shows the values of ``env`` (nor of MCP servers' ``env`` and
+    ``headers``, agents' MCP servers included, nor the ``env`` of settings given as
+    JSON text), so options can be logged without leaking secrets.
+
+    The CLI's environment is built explicitly: the variables of this process that
+    ``inherit_env`` selects (by default :data:`DEFAULT_INHERITED_ENV`, what the CLI
+    needs; ``True`` inherits everything, as ``claude-agent-sdk`` does; ``False``
+    nothing), then ``env``, then ccwire's own few variables.
+    """
+
+    # --- tools and prompt
+    tools: list[str] | ToolsPreset | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    system_prompt: str | SystemPromptPreset | SystemPromptCustom | SystemPromptFile | None = None
+    mcp_servers: dict[str, McpServerConfig] | str | Path = field(default_factory=dict)
+    strict_mcp_config: bool = False
+    skills: list[str] | Literal["all"] | None = None
+    agents: dict[str, AgentDefinition] | None = None
+    plugins: list[SdkPluginConfig] = field(default_factory=list)
+
+    # --- permissions and hooks
+    permission_mode: PermissionMode | None = None
+    permission_prompt_tool_name: str | None = None
+    can_use_tool: CanUseTool | None = None
+    hooks: dict[HookEvent, list[HookMatcher]] | None = None
+    on_callback_error: Callable[[CallbackError], object] | None = None
+
+    # --- sessions
+    continue_conversation: bool = False
+    resume: str | None = None
+    fork_session: bool = False
+    session_id: str | None = None
+    resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
+
+    # --- model and limits
+    model: str | None = None
+    fallback_model: str | None = None
+    betas: list[str] = field(default_factory=list)
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    task_budget: TaskBudget | None = None
+    thinking: ThinkingConfig | None = None
+    max_thinking_tokens: int | None = None
+    effort: EffortLevel | None = None
+    output_format: OutputFormat | None = None
+
+    # --- settings
+    settings: str | None = None
+    setting_sources: list[SettingSource] | None = None
+    sandbox: SandboxSettings | None = None
+    add_dirs: list[str | Path] = field(default_factory=list)
+
+    # --- output
+    include_partial_messages: bool = False
+    include_hook_events: bool = False
+    forward_subagent_text: bool | None = None
+    session_mirror: bool = False
+    """Launch the CLI with ``--session-mirror``: every transcript line it writes to its
+    session file also arrives as a :class:`~ccwire.TranscriptMirrorMessage` in the
+    message stream, to copy into your own store (``claude-agent-sdk`` calls this
+    ``session_store`` and takes a store object)."""
+
+    # --- process
+    cli_path: str | Path | None = None
+    cwd: str | Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    inherit_env: bool | Iterable[str] = DEFAULT_INHERITED_ENV
+    """Which variables of this process the CLI inherits: :data:`DEFAULT_INHERITED_ENV`
+    (the default), ``True`` (all but ``CLAUDECODE``), ``False`` (none: only ``env`` and
+    ccwire's own variables) or an iterable of names and shell-style patterns."""
+    user: str | None = None
+    stderr: Callable[[str], None] | None = None
+    extra_args: dict[str, str | None] = field(default_factory=dict)
+    client_app: str | None = None
+    enable_file_checkpointing: bool = False
+    max_buffer_size: int | None = None
+    control_timeout: float = 60.0
+    initialize_timeout: float = 60.0
+    audit_log: AuditLog | None = None
+    """ccwire addition: an :class:`~ccwire.AuditLog` that records every tool call,
+    permission decision and hook decision of the session as a JSON line."""
+
+    def __post_init__(self) -> None:
+        self.inherit_env = normalize_inherit_env(self.inherit_env)
+        validate_options(self)
+
+    def __repr__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value: object = getattr(self, f.name)
+            if f.name == "env" and isinstance(value, Mapping):
+                value = _mask_mapping(value)
+            elif f.name == "mcp_servers":
+                value = _masked_mcp_servers(value)
+            elif f.name == "agents":
+                value = _masked_agents(value)
+            elif f.name == "settings":
+                value = _masked_settings(value)
+            elif f.name == "inherit_env" and value == DEFAULT_INHERITED_ENV:
+                value = _Named("DEFAULT_INHERITED_ENV")
+            parts.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"

@@ -1,0 +1,79 @@
+"""``query()``: one prompt (or a stream of them) in, the conversation's messages out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterable
+
+from .._transport.base import Transport
+from .._wire.messages import Message
+from .connection import Connection, Prompt
+from .options import ClaudeAgentOptions
+
+__all__ = ["query"]
+
+
+class _Feeder:
+    """Streams the caller's prompts in the background and remembers how that ended."""
+
+    def __init__(self, conn: Connection, prompts: AsyncIterable[Prompt]) -> None:
+        self._conn = conn
+        self._prompts = prompts
+        self.done = False
+        self.error: BaseException | None = None
+
+    async def run(self) -> None:
+        try:
+            await self._conn.stream_prompts(self._prompts, session_id="")
+        except Exception as exc:  # re-raised in the caller's task by query()
+            self.error = exc
+        finally:
+            self.done = True
+            self._conn.wake()
+
+
+async def query(
+    *,
+    prompt: str | AsyncIterable[Prompt],
+    options: ClaudeAgentOptions | None = None,
+    transport: Transport | None = None,
+) -> AsyncGenerator[Message, None]:
+    """Run a one-shot conversation and yield its messages.
+
+    ``prompt`` is text, or an async iterable of prompts that is streamed while the
+    conversation runs (it may wait for earlier answers before yielding more). Stdin
+    stays open while anything is owed, so in-process tools, permission callbacks and
+    hooks keep working, and is closed once the prompts are exhausted and answered; the
+    CLI's remaining output is then drained and the process stopped.
+
+    To stop early, close the iterator in the task that iterates it: Python does not
+    close an async generator on ``break``, so use ``contextlib.aclosing``::
+
+        async with aclosing(query(prompt="...")) as messages:
+            async for message in messages:
+                if done(message):
+                    break  # the CLI is stopped when the block exits
+    """
+    conn = Connection(options or ClaudeAgentOptions(), transport)
+    await conn.open()
+    try:
+        feeder: _Feeder | None = None
+        if isinstance(prompt, str):
+            await conn.send_prompt(prompt, session_id="")
+        else:
+            feeder = _Feeder(conn, prompt)
+            conn.start_soon(feeder.run)
+        while True:
+            async for message in conn.messages(until_result=True):
+                yield message
+            if feeder is not None and feeder.error is not None:
+                raise feeder.error
+            if not conn.is_open or (not conn.owes_answer and (feeder is None or feeder.done)):
+                break
+            if not conn.owes_answer:
+                await conn.wait_activity()
+        if conn.is_open:
+            await conn.end_input()
+        async for message in conn.messages(until_result=False):
+            yield message
+    finally:
+        await conn.close()

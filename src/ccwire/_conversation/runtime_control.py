@@ -1,0 +1,431 @@
+"""Runtime control of a live conversation: the §3.2 requests as typed methods.
+
+:class:`RuntimeControl` is mixed into :class:`~ccwire.ClaudeSDKClient`. Every method
+sends one control request (bounded by ``options.control_timeout``) and returns a typed
+result. When the CLI refuses, the error is typed:
+
+* :class:`~ccwire.UnsupportedFeatureError` when the connected CLI does not know the
+  request (it answers "Unsupported control request subtype"), or when the request
+  needs a capability the CLI is known not to have (checked before sending, so an old
+  CLI never silently ignores a field);
+* :class:`~ccwire.ControlProtocolError` for any other refusal (``error_code`` set when
+  the CLI gives one, e.g. ``invalid_mode``);
+* :class:`~ccwire.ControlTimeoutError` when no answer comes in time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from .._core.errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
+from .._protocol import features as cli
+from .._protocol.features import CliFeatures, is_unsupported_answer
+from .._wire import codec, control_requests as wire
+from .._wire.control_requests import optional_fields
+from .._wire.control_types import (
+    CliVersion,
+    ContextUsage,
+    FileContents,
+    FileSuggestions,
+    HooksListing,
+    InterruptResult,
+    McpServerStatus,
+    McpSetServersResult,
+    ModelChange,
+    ModelInfo,
+    PermissionModeChange,
+    PermissionRules,
+    PluginReload,
+    RepoRootRegistration,
+    RewindFilesResult,
+    SettingsSnapshot,
+    SlashCommand,
+    TaskOutput,
+    UsageReport,
+)
+from .._wire.permission_types import PermissionMode
+from .argv import build_mcp_config, sdk_servers
+
+if TYPE_CHECKING:
+    from .._mcp.config import McpServerConfig
+    from .connection import Connection
+
+__all__ = ["RuntimeControl"]
+
+_PERMISSION_MODES = frozenset(get_args(PermissionMode))
+
+
+class RuntimeControl:
+    """The runtime control requests (see the module docstring)."""
+
+    _features: CliFeatures | None = None
+    _mcp_servers: dict[str, McpServerConfig] | None = None
+
+    def _connection(self) -> Connection:
+        raise NotImplementedError
+
+    async def _request(
+        self, subtype: str, fields: Mapping[str, Any] | None = None
+    ) -> Mapping[str, Any]:
+        try:
+            return await self._connection().protocol.request(subtype, fields or {})
+        except UnsupportedFeatureError:
+            raise
+        except ControlProtocolError as exc:
+            if is_unsupported_answer(exc):
+                raise cli.unsupported_error(subtype, self._features, exc) from exc
+            raise
+
+    def _require(self, capability: str, what: str) -> None:
+        if self._features is not None:
+            self._features.require(capability, what)
+
+    # ------------------------------------------------------------ features
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The capabilities the CLI reported so far (complete after the first turn)."""
+        return frozenset(self._features.capabilities) if self._features else frozenset()
+
+    @property
+    def cli_version(self) -> str | None:
+        """The CLI's version, once reported (in ``initialize`` or ``system/init``)."""
+        return self._features.version if self._features else None
+
+    def supports(self, capability: str) -> bool | None:
+        """Whether the CLI has ``capability``: True/False when known, None when it cannot
+        be known yet (before the first ``system/init`` of a CLI that reports
+        capabilities)."""
+        return self._features.supports(capability) if self._features else None
+
+    async def send_control_request(self, subtype: str, **fields: Any) -> Mapping[str, Any]:
+        """Send any control request and return the CLI's raw answer (for requests
+        without a typed method). Errors are typed as for the other methods."""
+        return await self._request(subtype, fields)
+
+    # ------------------------------------------------------- turn and model
+
+    async def interrupt(self, *, cancel_queued: bool | None = None) -> InterruptResult:
+        """Stop the current turn; the conversation stays usable.
+
+        ``cancel_queued=True`` also drops prompts still queued (needs the
+        ``interrupt_cancel_queued_v1`` capability). The result lists queued prompts.
+        """
+        fields: dict[str, Any] = {}
+        if cancel_queued is not None:
+            self._require(cli.CAP_INTERRUPT_CANCEL_QUEUED, "interrupt(cancel_queued=...)")
+            fields["cancel_queued"] = cancel_queued
+        return wire.decode_interrupt(await self._request(codec.INTERRUPT, fields))
+
+    async def set_permission_mode(self, mode: PermissionMode) -> PermissionModeChange:
+        """Change the permission mode for the rest of the conversation. A mode that is not
+        a :data:`~ccwire.PermissionMode` is refused before sending (older CLIs accept any
+        string), and a mode the CLI rejects raises :class:`~ccwire.ControlProtocolError`,
+        both with ``error_code="invalid_mode"``."""
+        if mode not in _PERMISSION_MODES:
+            raise ControlProtocolError(
+                f"unknown permission mode {mode!r}; expected one of "
+                f"{', '.join(get_args(PermissionMode))}",
+                subtype=codec.SET_PERMISSION_MODE,
+                error_code="invalid_mode",
+            )
+        return wire.decode_permission_mode(
+            await self._request(codec.SET_PERMISSION_MODE, {"mode": mode})
+        )
+
+    async def set_model(self, model: str | None = None) -> ModelChange:
+        """Switch model (``None`` resets to the default); the result has the resolved id."""
+        return wire.decode_model(await self._request(codec.SET_MODEL, {"model": model}))
+
+    async def set_max_thinking_tokens(
+        self,
+        max_thinking_tokens: int | None,
+        *,
+        display: Literal["summarized", "omitted", "highlights"] | None = None,
+    ) -> None:
+        """Set the extended-thinking budget for the next requests (``None`` resets it);
+        ``display`` changes how thinking is shown."""
+        fields: dict[str, Any] = {"max_thinking_tokens": max_thinking_tokens}
+        if display is not None:
+            fields["thinking_display"] = display
+        await self._request(wire.SET_MAX_THINKING_TOKENS, fields)
+
+    async def get_context_usage(
+        self, detail: Literal["summary", "full"] | None = None
+    ) -> ContextUsage:
+        """How full the context window is, by category."""
+        return wire.decode_context_usage(
+            await self._request(wire.GET_CONTEXT_USAGE, optional_fields(detail=detail))
+        )
+
+    # ------------------------------------------------------------------- MCP
+
+    async def mcp_status(self) -> list[McpServerStatus]:
+        """The MCP servers the CLI knows and their state (right after connecting, a
+        server may still be missing or ``pending``)."""
+        return wire.decode_mcp_status(await self._request(wire.MCP_STATUS))
+
+    async def mcp_reconnect(self, server_name: str) -> None:
+        """Reconnect an MCP server the CLI dialed (not an in-process one)."""
+        await self._request(wire.MCP_RECONNECT, wire.mcp_server_fields(server_name))
+
+    async def mcp_toggle(self, server_name: str, enabled: bool) -> None:
+        """Disable or re-enable an MCP server (re-enabling redoes its handshake).
+
+        An in-process server cannot be toggled on a CLI that reports no capabilities
+        (older than 2.1.205: it ignores disabling and fails re-enabling); that raises
+        :class:`~ccwire.UnsupportedFeatureError` before sending.
+        """
+        features = self._features
+        if features is not None and server_name in sdk_servers(self._mcp_servers):
+            features.require_capabilities(
+                f"mcp_toggle of the in-process MCP server {server_name!r}",
+                "it acknowledges disabling an in-process server but keeps using it, "
+                "and fails to re-enable one",
+                subtype=wire.MCP_TOGGLE,
+            )
+        await self._request(wire.MCP_TOGGLE, wire.mcp_toggle_fields(server_name, enabled))
+
+    async def mcp_set_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
+        """Replace the session's MCP servers with ``servers`` (stdio, SSE, HTTP or
+        in-process ``create_sdk_mcp_server`` ones). Servers not listed, including
+        those from ``options.mcp_servers``, are removed; new in-process servers are
+        served from now on. Per-server failures are in the result's ``errors``."""
+        conn = self._connection()
+        previous = self._mcp_servers
+        config = build_mcp_config(dict(servers))
+        wire_servers = config.get("mcpServers", {}) if isinstance(config, dict) else {}
+        conn.serve_sdk_servers(sdk_servers(servers))
+        try:
+            answer = await self._request(wire.MCP_SET_SERVERS, {"servers": wire_servers})
+        except BaseException:
+            conn.serve_sdk_servers(sdk_servers(previous or {}))
+            raise
+        self._mcp_servers = dict(servers)
+        return wire.decode_set_servers(answer)
+
+    async def add_mcp_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
+        """Add (or replace by name) MCP servers, keeping the others."""
+        return await self.mcp_set_servers({**self._known_servers("add"), **servers})
+
+    async def remove_mcp_servers(self, *names: str) -> McpSetServersResult:
+        """Remove MCP servers by name, keeping the others."""
+        current = self._known_servers("remove")
+        return await self.mcp_set_servers({k: v for k, v in current.items() if k not in names})
+
+    def _known_servers(self, verb: str) -> dict[str, McpServerConfig]:
+        if self._mcp_servers is None:
+            raise SessionStateError(
+                f"cannot {verb} MCP servers: options.mcp_servers is a file or JSON text, so "
+                "the current set is unknown; call mcp_set_servers() with the full set"
+            )
+        return dict(self._mcp_servers)
+
+    async def mcp_call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout_ms: int | None = None,
+        result_not_for_model: bool | None = None,
+        check_permissions: bool | None = None,
+    ) -> Mapping[str, Any]:
+        """Call a tool (``mcp__server__tool``) of an MCP server the CLI dialed, without a
+        model turn; returns the MCP tool result. In-process servers are refused."""
+        if result_not_for_model is not None:
+            self._require(cli.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)")
+        if check_permissions is not None:
+            self._require(cli.CAP_MCP_CALL_CHECK_PERMISSIONS, "mcp_call(check_permissions=...)")
+        fields = optional_fields(
+            tool=tool,
+            arguments=dict(arguments) if arguments is not None else None,
+            timeout_ms=timeout_ms,
+            result_not_for_model=result_not_for_model,
+            check_permissions=check_permissions,
+        )
+        return await self._request(wire.MCP_CALL, fields)
+
+    async def mcp_read_resource(self, server_name: str, uri: str) -> list[Mapping[str, Any]]:
+        """Read a ``ui://`` resource of an MCP server (needs ``mcp_read_resource_v1``)."""
+        self._require(cli.CAP_MCP_READ_RESOURCE, "mcp_read_resource()")
+        answer = await self._request(
+            wire.MCP_READ_RESOURCE, wire.mcp_read_resource_fields(server_name, uri)
+        )
+        contents = answer.get("contents")
+        return [c for c in contents if isinstance(c, Mapping)] if isinstance(contents, list) else []
+
+    # ---------------------------------------------------------------- tasks
+
+    async def stop_task(self, task_id: str) -> None:
+        """Stop a background task (its end arrives as ``task_updated``/``task_notification``)."""
+        await self._request(wire.STOP_TASK, {"task_id": task_id})
+
+    async def background_tasks(self, tool_use_id: str | None = None) -> bool:
+        """Move running tool calls (or one of them) to the background; True if any moved."""
+        answer = await self._request(
+            wire.BACKGROUND_TASKS, optional_fields(tool_use_id=tool_use_id)
+        )
+        return answer.get("backgrounded") is True
+
+    async def get_task_output(self, task_id: str) -> TaskOutput:
+        """A background shell or Monitor task's output so far."""
+        return wire.decode_task_output(
+            await self._request(wire.GET_TASK_OUTPUT, {"task_id": task_id})
+        )
+
+    async def cancel_async_message(self, message_uuid: str) -> bool:
+        """Withdraw a queued prompt by its uuid; True if it was still queued."""
+        answer = await self._request(wire.CANCEL_ASYNC_MESSAGE, {"message_uuid": message_uuid})
+        return answer.get("cancelled") is True
+
+    async def rewind_files(
+        self, user_message_id: str, *, dry_run: bool = False
+    ) -> RewindFilesResult:
+        """Restore the files to their state before the prompt ``user_message_id`` (the
+        uuid :meth:`query` returned). Needs ``enable_file_checkpointing=True``.
+
+        With ``dry_run`` the result tells whether it is possible; otherwise a refusal
+        (``can_rewind`` false) raises :class:`~ccwire.ControlProtocolError`.
+        """
+        fields: dict[str, Any] = {"user_message_id": user_message_id}
+        if dry_run:
+            fields["dry_run"] = True
+        result = wire.decode_rewind(await self._request(wire.REWIND_FILES, fields))
+        if not dry_run and (result.error or not result.can_rewind):
+            raise ControlProtocolError(
+                f"the CLI could not rewind files: {result.error or 'not possible'}",
+                subtype=wire.REWIND_FILES,
+            )
+        return result
+
+    # ------------------------------------------------------------- settings
+
+    async def get_settings(self) -> SettingsSnapshot:
+        """The effective settings, where they came from, and the values in force."""
+        return wire.decode_settings(await self._request(wire.GET_SETTINGS))
+
+    async def apply_flag_settings(self, settings: Mapping[str, Any]) -> None:
+        """Merge ``settings`` into the flag-settings layer (a ``None`` value clears a key)."""
+        await self._request(wire.APPLY_FLAG_SETTINGS, {"settings": dict(settings)})
+
+    async def update_settings(
+        self, source: Literal["localSettings", "userSettings"], settings: Mapping[str, Any]
+    ) -> None:
+        """Write ``settings`` into a settings file (local or user)."""
+        await self._request(wire.UPDATE_SETTINGS, {"source": source, "settings": dict(settings)})
+
+    async def rename_session(self, title: str) -> None:
+        """Give the session a title."""
+        await self._request(wire.RENAME_SESSION, {"title": title})
+
+    async def reload_plugins(self, *, refuse_if_busy: bool | None = None) -> PluginReload:
+        """Reload plugins; the result lists commands, agents, plugins and MCP servers."""
+        if refuse_if_busy is not None:
+            self._require(cli.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)")
+        answer = await self._request(
+            wire.RELOAD_PLUGINS, optional_fields(refuse_if_busy=refuse_if_busy)
+        )
+        return wire.decode_plugin_reload(answer)
+
+    async def reload_skills(self) -> list[SlashCommand]:
+        """Reload skills; returns the skills now available."""
+        return wire.decode_skills(await self._request(wire.RELOAD_SKILLS))
+
+    async def list_permission_rules(self) -> PermissionRules:
+        """The permission rules in force, where each came from, and the working
+        directories (the CLI's whole answer is in ``raw``)."""
+        return wire.decode_permission_rules(await self._request(wire.LIST_PERMISSION_RULES))
+
+    async def reload_output_styles(self) -> list[str]:
+        """Reload output styles; returns the names of those now available."""
+        return wire.decode_output_styles(await self._request(wire.RELOAD_OUTPUT_STYLES))
+
+    async def get_hooks_listing(self) -> HooksListing:
+        """The hooks configured in the CLI's settings, plugins and policy (not those
+        registered through ``options.hooks``), and every hook event it knows."""
+        return wire.decode_hooks_listing(await self._request(wire.GET_HOOKS_LISTING))
+
+    async def set_color(self, color: str) -> None:
+        """Set the session's display color (a CLI without it for this kind of
+        connection refuses with :class:`~ccwire.UnsupportedFeatureError`)."""
+        await self._request(wire.SET_COLOR, {"color": color})
+
+    async def set_has_subscribers(self, has_subscribers: bool | None) -> None:
+        """Tell the CLI whether anyone is watching this session (``None``: unknown)."""
+        await self._request(wire.SET_HAS_SUBSCRIBERS, {"has_subscribers": has_subscribers})
+
+    # ---------------------------------------------------------- files and repos
+
+    async def read_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int | None = None,
+        encoding: Literal["utf-8", "base64"] | None = None,
+    ) -> FileContents:
+        """Read a file through the CLI, under its read permission rules (a denied or
+        missing file raises :class:`~ccwire.ControlProtocolError`). ``max_bytes``
+        truncates; ``encoding="base64"`` returns binary-safe contents."""
+        fields = optional_fields(path=os.fspath(path), max_bytes=max_bytes, encoding=encoding)
+        return wire.decode_file_contents(await self._request(wire.READ_FILE, fields))
+
+    async def seed_read_state(self, path: str | os.PathLike[str], mtime_ms: float) -> None:
+        """Tell the CLI the file at ``path`` is already known as of ``mtime_ms`` (its
+        modification time in milliseconds since the epoch, e.g. ``st_mtime_ns //
+        1_000_000``), as if the model had read it: the edit tools then accept it
+        without a fresh read. Paths the CLI may not read are silently not seeded."""
+        await self._request(wire.SEED_READ_STATE, {"path": os.fspath(path), "mtime": mtime_ms})
+
+    async def register_repo_root(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        reload_claude_md: bool | None = None,
+        reload_plugins: bool | None = None,
+        reload_skills: bool | None = None,
+    ) -> RepoRootRegistration:
+        """Add a repository below the working directory (or an ``add_dirs`` root) as a
+        working directory of the session, optionally reloading its CLAUDE.md, plugins
+        and skills. The CLI refuses a directory outside them, or one already registered."""
+        fields = optional_fields(
+            directory=os.fspath(directory),
+            reload_claude_md=reload_claude_md,
+            reload_plugins=reload_plugins,
+            reload_skills=reload_skills,
+        )
+        return wire.decode_repo_root(await self._request(wire.REGISTER_REPO_ROOT, fields))
+
+    async def file_suggestions(self, query: str) -> FileSuggestions:
+        """Paths matching ``query`` from the CLI's file index (what ``@`` completion
+        offers), relative to the result's ``cwd``."""
+        return wire.decode_file_suggestions(
+            await self._request(wire.FILE_SUGGESTIONS, {"query": query})
+        )
+
+    # ---------------------------------------------------------- information
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the CLI offers."""
+        return wire.decode_models(await self._request(wire.LIST_MODELS))
+
+    async def get_cli_version(self) -> CliVersion:
+        """The CLI binary's version and build time, asked from the CLI itself."""
+        return wire.decode_version(await self._request(wire.GET_BINARY_VERSION))
+
+    async def get_usage(self, *, skip_behaviors: bool | None = None) -> UsageReport:
+        """Cost and usage so far (per model in ``session.model_usage``), and rate limits
+        when known. ``skip_behaviors=True`` leaves out the usage-behavior summary."""
+        return wire.decode_usage(
+            await self._request(wire.GET_USAGE, optional_fields(skip_behaviors=skip_behaviors))
+        )
+
+    async def get_session_cost(self) -> str:
+        """The CLI's human-readable cost summary (as ``/cost`` prints it)."""
+        text = (await self._request(wire.GET_SESSION_COST)).get("text")
+        return text if isinstance(text, str) else ""
+
+    async def get_server_info(self) -> Mapping[str, Any] | None:
+        """The CLI's answer to ``initialize`` (commands, models, capabilities, ...)."""
+        return self._connection().server_info

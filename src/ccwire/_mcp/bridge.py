@@ -1,0 +1,371 @@
+"""Serving a server of the official ``mcp`` package in-process (extra ``ccwire[mcp]``).
+
+Pass a low-level ``mcp.server.lowlevel.Server``, an ``mcp.server.mcpserver.MCPServer``
+(mcp 2.x) or an ``mcp.server.fastmcp.FastMCP`` (mcp 1.x) as a value of
+``ClaudeAgentOptions.mcp_servers``; :class:`McpBridge` gives it the interface of
+:class:`~ccwire.SdkMcpServer` (``handle`` / ``attach``) so the CLI reaches it over the
+control protocol like any SDK server.
+
+Each session (one CLI connection) runs the official server's own loop
+(``Server.run``) over in-memory streams, with its lifespan, in a background task
+started by the session's first message; a later ``initialize`` (the CLI re-connects
+after ``mcp_toggle``) starts a fresh loop.  Requests are forwarded under ids of the
+bridge's own and answered when the server answers; the server's notifications
+(progress, log messages, list changes) go to the session's sink; the CLI's
+``notifications/cancelled`` cancels the server's handler and withdraws the answer.
+Requests the server sends to the client (sampling, elicitation, roots) are refused
+with -32601, ``ping`` is answered.  Detaching the session (the connection closing)
+ends the stream, so the loop finishes (bounded by ``shutdown_grace``).
+
+Nothing here imports ``mcp`` until a bridge is made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import logging
+import math
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .._wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    error,
+    result,
+    valid_id,
+)
+from .broadcast import Sink, spawn_background
+
+__all__ = ["McpBridge", "as_served_server", "is_official_server", "is_server_object"]
+
+logger = logging.getLogger("ccwire")
+
+_TIMED_OUT = -32001
+
+
+def _lowlevel(obj: Any) -> Any | None:
+    """The low-level ``Server`` of an official server object (or the object itself)."""
+    for attr in ("_lowlevel_server", "_mcp_server"):  # MCPServer (2.x), FastMCP (1.x)
+        inner = getattr(obj, attr, None)
+        if inner is not None and _is_lowlevel(inner):
+            return inner
+    return obj if _is_lowlevel(obj) else None
+
+
+def _is_lowlevel(obj: Any) -> bool:
+    return callable(getattr(obj, "run", None)) and callable(
+        getattr(obj, "create_initialization_options", None)
+    )
+
+
+def is_official_server(obj: Any) -> bool:
+    """True for a server object of the official ``mcp`` package (never imports it)."""
+    from_mcp = any(
+        (c.__module__ or "").split(".")[0] == "mcp" for c in type(obj).__mro__ if c is not object
+    )
+    return from_mcp and _lowlevel(obj) is not None
+
+
+def _has_served_interface(obj: Any) -> bool:
+    return callable(getattr(obj, "handle", None)) and callable(getattr(obj, "attach", None))
+
+
+def is_server_object(obj: Any) -> bool:
+    """True for a server given directly as an ``mcp_servers`` value: an
+    :class:`~ccwire.SdkMcpServer` (or anything with its interface) or an official one."""
+    return not isinstance(obj, Mapping) and (_has_served_interface(obj) or is_official_server(obj))
+
+
+def as_served_server(obj: Any) -> Any | None:
+    """``obj`` if it can be served as is, a :class:`McpBridge` for an official server,
+    else ``None``."""
+    if _has_served_interface(obj):
+        return obj
+    if is_official_server(obj):
+        return McpBridge(obj)
+    return None
+
+
+@functools.cache
+def _wire() -> tuple[Callable[[dict[str, Any]], Any], type]:
+    """``(dict -> JSON-RPC message object, SessionMessage)`` for the installed ``mcp``."""
+    try:
+        from mcp.shared.message import SessionMessage
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError(
+            "bridging an official MCP server needs the mcp package: pip install 'ccwire[mcp]'"
+        ) from exc
+    try:
+        from mcp_types import jsonrpc_message_adapter  # mcp 2.x
+
+        return jsonrpc_message_adapter.validate_python, SessionMessage
+    except ImportError:  # pragma: no cover - mcp 1.x
+        from mcp.types import JSONRPCMessage
+
+        return JSONRPCMessage.model_validate, SessionMessage  # type: ignore[attr-defined]
+
+
+def to_session_message(data: Mapping[str, Any]) -> Any:
+    """A JSON-RPC dict as the ``SessionMessage`` the official server reads."""
+    load, session_message = _wire()
+    return session_message(load(dict(data)))
+
+
+def from_message(message: Any) -> dict[str, Any]:
+    """An official JSON-RPC message object (or ``SessionMessage``) as a plain dict."""
+    message = getattr(message, "message", message)
+    message = getattr(message, "root", message)  # mcp 1.x wraps it in a RootModel
+    dumped: dict[str, Any] = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return dumped
+
+
+@dataclass(eq=False)
+class _Waiter:
+    outer_id: Any
+    done: anyio.Event = field(default_factory=anyio.Event)
+    response: dict[str, Any] | None = None
+    withdrawn: bool = False
+
+
+class _Session:
+    """One connection to the official server: its loop, and the requests in flight."""
+
+    def __init__(self, lowlevel: Any, sink: Sink | None, name: str) -> None:
+        self._lowlevel = lowlevel
+        self.sink = sink
+        self._name = name
+        self._in_send, self._in_recv = anyio.create_memory_object_stream[Any](math.inf)
+        self._out_send, self._out_recv = anyio.create_memory_object_stream[Any](math.inf)
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Waiter] = {}
+        self._by_outer: dict[Any, int] = {}
+        self._scope = anyio.CancelScope()
+        self.done = anyio.Event()
+        self.closed = False
+
+    def start(self) -> bool:
+        return spawn_background(self._run)
+
+    def stop(self, grace: float) -> None:
+        """End the client->server stream; the loop then finishes (cancelled after grace)."""
+        self.closed = True
+        self._in_send.close()
+        with contextlib.suppress(Exception):  # no event loop here: the EOF alone ends it
+            self._scope.deadline = min(self._scope.deadline, anyio.current_time() + grace)
+
+    async def _run(self) -> None:
+        try:
+            with self._scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._pump)
+                    try:
+                        options = self._lowlevel.create_initialization_options()
+                        await self._lowlevel.run(self._in_recv, self._out_send, options)
+                    finally:
+                        self._out_send.close()
+        except Exception:
+            logger.exception("ccwire: the bridged MCP server %r failed", self._name)
+        finally:
+            self.closed = True
+            self._in_send.close()
+            for waiter in self._pending.values():
+                waiter.response = error(
+                    waiter.outer_id, INTERNAL_ERROR, f"MCP server {self._name!r} stopped"
+                )
+                waiter.done.set()
+            self.done.set()
+
+    async def _pump(self) -> None:
+        async for item in self._out_recv:
+            if isinstance(item, Exception):
+                logger.warning("ccwire: bridged MCP server %r: %s", self._name, item)
+                continue
+            data = from_message(item)
+            if "method" not in data:
+                waiter = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
+                if waiter is not None:
+                    waiter.response = {**data, "id": waiter.outer_id}
+                    waiter.done.set()
+            elif "id" in data:  # a request to the client: only ping is answered
+                method = data["method"]
+                reply = (
+                    result(data["id"], {})
+                    if method == "ping"
+                    else error(data["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
+                )
+                self._forward(reply)
+            elif self.sink is not None:
+                try:
+                    await self.sink(data)
+                except Exception as exc:
+                    logger.warning("ccwire: %r lost a %s: %s", self._name, data["method"], exc)
+
+    def _forward(self, data: Mapping[str, Any]) -> bool:
+        try:
+            self._in_send.send_nowait(to_session_message(data))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return True
+
+    async def handle(
+        self, message: Mapping[str, Any], timeout: float | None
+    ) -> dict[str, Any] | None:
+        method = message.get("method")
+        if not isinstance(method, str):
+            return None  # a response from the CLI: the bridge sends it no requests
+        if "id" not in message:
+            if method == "notifications/cancelled":
+                params = message.get("params")
+                params = params if isinstance(params, Mapping) else {}
+                internal = self._by_outer.get(params.get("requestId"))
+                if internal is None:
+                    return None
+                waiter = self._pending.get(internal)
+                if waiter is not None:
+                    waiter.withdrawn = True
+                    waiter.done.set()
+                message = {**message, "params": {**params, "requestId": internal}}
+            self._forward(message)
+            return None
+        outer, internal = message["id"], next(self._ids)
+        waiter = _Waiter(outer)
+        self._pending[internal] = waiter
+        self._by_outer[outer] = internal
+        try:
+            if not self._forward({**message, "id": internal}):
+                return error(outer, INTERNAL_ERROR, f"MCP server {self._name!r} is not running")
+            with anyio.move_on_after(math.inf if timeout is None else timeout):
+                await waiter.done.wait()
+        finally:
+            self._pending.pop(internal, None)
+            if self._by_outer.get(outer) == internal:
+                del self._by_outer[outer]
+            if not waiter.done.is_set():  # cancelled by our caller, or timed out
+                self._forward(_cancel_notice(internal, "cancelled by the client"))
+        if waiter.withdrawn:
+            return None
+        if waiter.response is None:
+            return error(outer, _TIMED_OUT, f"Request timed out after {timeout:g} s")
+        return waiter.response
+
+
+def _cancel_notice(request_id: int, reason: str) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": reason}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+class McpBridge:
+    """An official ``mcp`` server served in-process, with :class:`~ccwire.SdkMcpServer`'s
+    ``handle``/``attach`` interface (see the module docstring).
+
+    ``timeout`` (seconds, default none) bounds each forwarded request: the server's
+    handler is then cancelled and the client gets error -32001.  ``shutdown_grace``
+    bounds how long a session's loop may take to finish once detached.
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        *,
+        name: str | None = None,
+        timeout: float | None = None,
+        shutdown_grace: float = 5.0,
+    ) -> None:
+        lowlevel = _lowlevel(server)
+        if lowlevel is None:
+            raise TypeError(f"not a server of the mcp package: {server!r}")
+        self.server = server
+        self.name = name or str(getattr(lowlevel, "name", "") or "mcp")
+        self.timeout = timeout
+        self.shutdown_grace = shutdown_grace
+        self._lowlevel = lowlevel
+        self._sessions: dict[Hashable, _Session] = {}
+        self._live: list[_Session] = []  # every session whose loop may still run
+        self._sinks: dict[object, Sink] = {}
+        _wire()  # fail now, with the install hint, if mcp is missing
+
+    def __repr__(self) -> str:
+        return f"McpBridge({self.server!r})"
+
+    def attach(self, sink: Sink) -> Callable[[], None]:
+        """Register a session's sink; the returned function detaches it and ends the
+        session's server loop (idempotent)."""
+        key = object()
+        self._sinks[key] = sink
+
+        def detach() -> None:
+            self._sinks.pop(key, None)
+            for k, session in list(self._sessions.items()):
+                if session.sink is sink:
+                    del self._sessions[k]
+                    session.stop(self.shutdown_grace)
+
+        return detach
+
+    async def aclose(self) -> None:
+        """End every session's server loop and wait for them (bounded by shutdown_grace)."""
+        self._sessions.clear()
+        sessions, self._live = self._live, []
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.shutdown_grace):
+            for session in sessions:
+                session.stop(self.shutdown_grace)
+            for session in sessions:
+                await session.done.wait()
+
+    async def handle(
+        self,
+        message: Mapping[str, Any],
+        *,
+        session_id: str | None = None,
+        send: Sink | None = None,
+        session_key: Hashable | None = None,
+        cancel_scope: anyio.CancelScope | None = None,
+    ) -> dict[str, Any] | None:
+        """Forward one JSON-RPC message to the official server; its answer, or ``None``.
+
+        Same contract as :meth:`ccwire.SdkMcpServer.handle` (``cancel_scope`` is not
+        needed: cancelling the caller cancels the forwarded request).
+        """
+        if not isinstance(message, Mapping):
+            return error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+        method = message.get("method")
+        if not isinstance(method, str):
+            if method is None and "id" in message and ("result" in message or "error" in message):
+                return None  # a response from the CLI: the bridge sends it no requests
+            req_id = message.get("id")
+            return error(
+                req_id if valid_id(req_id) else None,
+                INVALID_REQUEST,
+                "Invalid Request: method must be a string",
+            )
+        key: Hashable = session_key if session_key is not None else send or session_id
+        try:
+            hash(key)
+        except TypeError:
+            key = id(key)
+        session = self._sessions.get(key)
+        if session is not None and (session.closed or message.get("method") == "initialize"):
+            del self._sessions[key]  # a new connection (ids restart): a fresh server loop
+            session.stop(self.shutdown_grace)
+            session = None
+        if session is None:
+            sinks = list(self._sinks.values())
+            sink = send if send is not None else sinks[0] if len(sinks) == 1 else None
+            session = _Session(self._lowlevel, sink, self.name)
+            if not session.start():
+                return error(message.get("id"), INTERNAL_ERROR, "no event loop to serve on")
+            self._sessions[key] = session
+            self._live = [s for s in self._live if not s.done.is_set()] + [session]
+        try:
+            return await session.handle(message, self.timeout)
+        except Exception as exc:  # e.g. a message the mcp package refuses to parse
+            if "id" not in message:
+                return None
+            return error(message.get("id"), INVALID_REQUEST, f"Invalid Request: {exc}")

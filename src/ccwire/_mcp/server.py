@@ -1,0 +1,506 @@
+"""The in-process MCP server: JSON-RPC dispatch for the messages the CLI sends.
+
+The control layer hands every ``mcp_message`` to :meth:`SdkMcpServer.handle` (from a
+task of its own, so calls overlap) and writes back whatever it returns; ``None`` means
+"write no JSON-RPC response".  Dispatch goes through the ``_ROUTES`` table; tools are
+served here, resources and prompts by :class:`~ccwire._mcp.resources.ResourceSet` and
+:class:`~ccwire._mcp.prompts.PromptSet`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
+
+import anyio
+
+from .._core.errors import McpError, ToolDefinitionError
+from .._wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    error as _error,
+    page,
+    result as _result,
+    valid_id,
+)
+from .broadcast import Broadcaster, Sink
+from .calls import CallRunner
+from .config import McpSdkServerConfig
+from .prompts import PromptSet, SdkMcpPrompt
+from .resources import ResourceSet, SdkMcpResource
+from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
+
+__all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer", "create_sdk_mcp_server"]
+
+logger = logging.getLogger("ccwire")
+
+PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+"""MCP protocol versions this server speaks; a client asking for another gets 2025-06-18."""
+_DEFAULT_VERSION: Final = "2025-06-18"
+_NO_PARAMS: Final[Mapping[str, Any]] = MappingProxyType({})
+_SETTLE_SECONDS: Final = 5.0
+_SESSIONS_REMEMBERED: Final = 1024
+TOOLS_CHANGED: Final = "notifications/tools/list_changed"
+RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
+PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
+
+_Route = Callable[..., Awaitable["dict[str, Any] | None"]]
+
+
+class SdkMcpServer:
+    """An MCP server whose tools, resources and prompts run in this process.
+
+    It is the ``instance`` of an SDK server config.  ``tools``, ``resources`` and
+    ``prompts`` are read-only live views; change them with :meth:`add_tool` /
+    :meth:`remove_tool`, :meth:`add_resource` / :meth:`remove_resource` and
+    :meth:`add_prompt` / :meth:`remove_prompt`.  One server may serve several sessions
+    at once: their in-flight calls are told apart by ``(session key, JSON-RPC id)``.
+
+    **How changes reach the CLI.**  :meth:`attach` registers an async *sink* (one per
+    session).  Each change schedules one background delivery of
+    ``notifications/tools/list_changed`` (or the resources/prompts one) to every sink
+    on the running event loop, also when made from a worker thread (a sync tool
+    handler) or with no loop at all (delivered on the next message); changes made
+    before the delivery runs are coalesced, and a failing sink never affects the
+    others (see :mod:`ccwire._mcp.broadcast`).  Await :meth:`notify_tools_changed` to
+    deliver at once instead.  The Claude Code CLI (2.1.330) re-lists the tools when
+    told and offers the new ones to the model within the same turn.  A CLI without the
+    ``sdk_mcp_tools_list_changed`` capability (one older than 2.1.205, like 2.1.197)
+    acknowledges the notification but never re-lists, so the model never sees the
+    change: for such a session :meth:`notify_tools_changed` raises
+    :class:`~ccwire.UnsupportedFeatureError`, and a background announcement logs a
+    warning on the ``ccwire`` logger (once per session).
+
+    **A call that changes the tools** is answered only once the change is known to
+    the session: after the CLI acknowledged ``tools/list_changed`` and, if the session
+    listed the tools before, after it re-listed them (at most ``relist_timeout``
+    seconds; a session that does not re-list in time, like CLI 2.1.197, is not waited
+    for again).  Otherwise the model's next request could be made before the CLI knew
+    the new tools.
+    """
+
+    relist_timeout: float = 1.0
+    """How long the answer to a tool-changing call waits for the session to re-list."""
+
+    _ROUTES: ClassVar[dict[str, tuple[_Route, bool]]]  # method -> (route, is_notification)
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "1.0.0",
+        tools: Iterable[SdkMcpTool[Any]] | None = None,
+        *,
+        resources: Iterable[SdkMcpResource] | None = None,
+        prompts: Iterable[SdkMcpPrompt] | None = None,
+        instructions: str | None = None,
+        default_timeout: float | None = None,
+        max_concurrency: int | None = None,
+        page_size: int = 100,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ToolDefinitionError(f"server name must be a non-empty string, got {name!r}")
+        if default_timeout is not None and not default_timeout > 0:
+            raise ToolDefinitionError("default_timeout must be a positive number of seconds")
+        if max_concurrency is not None and not (
+            isinstance(max_concurrency, int) and max_concurrency > 0
+        ):
+            raise ToolDefinitionError("max_concurrency must be a positive integer")
+        if isinstance(page_size, bool) or not (isinstance(page_size, int) and page_size > 0):
+            raise ToolDefinitionError(f"page_size must be a positive integer, got {page_size!r}")
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.default_timeout = default_timeout
+        self.max_concurrency = max_concurrency
+        self.page_size = page_size
+        """How many entries one ``tools/list`` (``resources/list``, ...) page holds."""
+        self._tools: dict[str, SdkMcpTool[Any]] = {}
+        self._definitions: list[dict[str, Any]] | None = None
+        self._resources = ResourceSet(name, resources or ())
+        self._prompts = PromptSet(name, prompts or ())
+        self._broadcast = Broadcaster(f"MCP server {name!r}")
+        self._calls = CallRunner()
+        self._log_levels: dict[Hashable, str] = {}
+        self._tools_version = 0  # counts changes of the tool set
+        self._listed: dict[Hashable, int] = {}  # session -> version it last listed
+        self._relist_waiters: dict[Hashable, list[anyio.Event]] = {}
+        self._no_relist: dict[Hashable, None] = {}  # sessions that did not re-list in time
+        for t in tools or ():
+            self._insert(t)
+
+    def __repr__(self) -> str:
+        return (
+            f"SdkMcpServer(name={self.name!r}, version={self.version!r}, tools={list(self._tools)})"
+        )
+
+    @property
+    def tools(self) -> Mapping[str, SdkMcpTool[Any]]:
+        """A read-only, live view of the tools by name."""
+        return MappingProxyType(self._tools)
+
+    @property
+    def resources(self) -> Mapping[str, SdkMcpResource]:
+        """A read-only, live view of the resources and templates by URI (or template)."""
+        return self._resources.view
+
+    @property
+    def prompts(self) -> Mapping[str, SdkMcpPrompt]:
+        """A read-only, live view of the prompts by name."""
+        return self._prompts.view
+
+    # ------------------------------------------------------------------ what is served
+
+    def _insert(self, tool: SdkMcpTool[Any]) -> None:
+        if not isinstance(tool, SdkMcpTool):
+            raise ToolDefinitionError(f"expected an SdkMcpTool (made with @tool), got {tool!r}")
+        if tool.name in self._tools:
+            raise ToolDefinitionError(f"duplicate tool name {tool.name!r} in server {self.name!r}")
+        self._tools[tool.name] = tool
+        self._definitions = None
+        self._tools_version += 1
+
+    def add_tool(self, tool: SdkMcpTool[Any]) -> None:
+        """Add ``tool`` and announce ``tools/list_changed`` to attached sinks (see class doc).
+
+        Raises :class:`~ccwire.ToolDefinitionError` if the name is already taken.
+        """
+        self._insert(tool)
+        self._broadcast.announce(TOOLS_CHANGED)
+
+    def remove_tool(self, name: str) -> SdkMcpTool[Any]:
+        """Remove and return the tool called ``name`` (``KeyError`` if there is none) and
+        announce ``tools/list_changed``.  Calls already running are not interrupted."""
+        tool = self._tools.pop(name)
+        self._definitions = None
+        self._tools_version += 1
+        self._broadcast.announce(TOOLS_CHANGED)
+        return tool
+
+    def add_resource(self, resource: SdkMcpResource) -> None:
+        """Add a resource (or template) made with :func:`~ccwire.resource` and announce
+        ``resources/list_changed``; a URI already taken raises ToolDefinitionError."""
+        self._resources.add(resource)
+        self._broadcast.announce(RESOURCES_CHANGED)
+
+    def remove_resource(self, uri: str) -> SdkMcpResource:
+        """Remove and return the resource with this URI or template (``KeyError`` if none)."""
+        found = self._resources.remove(uri)
+        self._broadcast.announce(RESOURCES_CHANGED)
+        return found
+
+    def add_prompt(self, prompt: SdkMcpPrompt) -> None:
+        """Add a prompt made with :func:`~ccwire.prompt` and announce
+        ``prompts/list_changed``; a name already taken raises ToolDefinitionError."""
+        self._prompts.add(prompt)
+        self._broadcast.announce(PROMPTS_CHANGED)
+
+    def remove_prompt(self, name: str) -> SdkMcpPrompt:
+        """Remove and return the prompt called ``name`` (``KeyError`` if there is none)."""
+        found = self._prompts.remove(name)
+        self._broadcast.announce(PROMPTS_CHANGED)
+        return found
+
+    # ------------------------------------------------------------------ sinks
+
+    def attach(self, sink: Sink) -> Callable[[], None]:
+        """Register an async callable that delivers this server's own notifications to
+        one session; returns a function that detaches it again (idempotent)."""
+        return self._broadcast.attach(sink)
+
+    async def notify_tools_changed(self) -> None:
+        """Send ``notifications/tools/list_changed`` to every attached sink, now.
+
+        Raises :class:`~ccwire.UnsupportedFeatureError` (after the other sessions were
+        told) when an attached session's CLI cannot re-list the tools (it lacks the
+        ``sdk_mcp_tools_list_changed`` capability), so the model there would never see
+        the change.
+        """
+        self._broadcast.pending = False
+        await self._broadcast.send_now(TOOLS_CHANGED, strict=True)
+
+    # ------------------------------------------------------------------ dispatch
+
+    async def handle(
+        self,
+        message: Mapping[str, Any],
+        *,
+        session_id: str | None = None,
+        send: Sink | None = None,
+        session_key: Hashable | None = None,
+        cancel_scope: anyio.CancelScope | None = None,
+    ) -> dict[str, Any] | None:
+        """Serve one JSON-RPC message from the CLI and return the response to write back.
+
+        Returns ``None`` for notifications, for JSON-RPC responses (the CLI answering a
+        request of ours), and for a ``tools/call`` cancelled by ``notifications/cancelled``
+        (its late result must not be sent).  ``send`` delivers this session's
+        notifications (progress and log messages of the call) to the CLI.  Calls with the
+        same JSON-RPC id are kept apart by ``session_key`` (default: ``send`` itself, else
+        ``session_id``).  Never raises for bad input: malformed messages get JSON-RPC errors.
+
+        ``cancel_scope`` is optional: a scope that already encloses only this call (the
+        control layer's per-request scope).  ``notifications/cancelled`` then cancels that
+        scope, so the cancellation propagates out of ``handle`` to its owner instead of
+        ``None`` being returned, and the call costs no cancel scope of its own (unless it
+        has a timeout).
+        """
+        if self._broadcast.pending:
+            self._broadcast.flush()
+        if type(message) is not dict and not isinstance(message, Mapping):
+            return _error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+        method = message.get("method")
+        has_id = "id" in message
+        req_id = message.get("id")
+        if has_id and type(req_id) is not int and not valid_id(req_id):
+            if method is None and ("result" in message or "error" in message):
+                return None
+            return _error(None, INVALID_REQUEST, "Invalid Request: id must be a string or number")
+        if not isinstance(method, str):
+            if method is None and has_id and ("result" in message or "error" in message):
+                return None  # a response to a server->client request: nothing to answer
+            if method is None and not has_id:
+                return _error(None, INVALID_REQUEST, "Invalid Request: no method and no id")
+            return _error(req_id, INVALID_REQUEST, "Invalid Request: method must be a string")
+        params = message.get("params")
+        if params is None:
+            params = _NO_PARAMS
+        elif type(params) is not dict and not isinstance(params, Mapping):
+            if not has_id:
+                return None
+            return _error(req_id, INVALID_PARAMS, "Invalid params: params must be an object")
+        route = self._ROUTES.get(method)
+        if route is None:
+            return (
+                _error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}") if has_id else None
+            )
+        fn, is_notification = route
+        if not has_id and not is_notification:
+            return None  # a request sent as a notification: nobody waits for an answer
+        key = session_key if session_key is not None else send if send is not None else session_id
+        try:
+            hash(key)
+        except TypeError:
+            key = id(key)
+        try:
+            response = await fn(self, req_id, params, key, session_id, send, cancel_scope)
+        except McpError as exc:
+            return _error(req_id, exc.code, exc.message, exc.data) if has_id else None
+        except Exception as exc:  # a bug here must not take the connection down
+            logger.exception("ccwire: MCP server %r failed on %s", self.name, method)
+            if not has_id:
+                return None
+            return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+        if is_notification:
+            return _result(req_id, {}) if has_id else None
+        return response
+
+    # ------------------------------------------------------------------ routes
+
+    async def _initialize(
+        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
+    ) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        self._calls.forget_session(key)  # JSON-RPC ids restart at 0
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
+        if self._resources:
+            capabilities["resources"] = {"listChanged": True}
+        if self._prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        result: dict[str, Any] = {
+            "protocolVersion": asked if asked in PROTOCOL_VERSIONS else _DEFAULT_VERSION,
+            "capabilities": capabilities,
+            "serverInfo": {"name": self.name, "version": self.version},
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return _result(req_id, result)
+
+    async def _ping(self, req_id: Any, *_: Any) -> dict[str, Any]:
+        return _result(req_id, {})
+
+    async def _noop(self, *_: Any) -> None:
+        return None
+
+    async def _set_level(
+        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
+    ) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            return _error(req_id, INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
+        self._log_levels[key] = level
+        return _result(req_id, {})
+
+    async def _tools_list(
+        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
+    ) -> dict[str, Any]:
+        definitions = self._definitions
+        if definitions is None:
+            definitions = self._definitions = [t.definition for t in self._tools.values()]
+        listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
+        _remember(self._listed, key, self._tools_version)
+        for waiter in self._relist_waiters.pop(key, ()):
+            waiter.set()
+        return _result(req_id, listed)
+
+    async def _await_relist(self, key: Hashable) -> None:
+        """Wait (bounded) until session ``key`` has listed the current tool set."""
+        target = self._tools_version
+        with anyio.move_on_after(self.relist_timeout) as scope:
+            while self._listed.get(key, -1) < target:
+                waiter = anyio.Event()
+                waiters = self._relist_waiters.setdefault(key, [])
+                waiters.append(waiter)
+                try:
+                    await waiter.wait()
+                finally:
+                    if waiter in waiters:
+                        waiters.remove(waiter)
+                    if not waiters and self._relist_waiters.get(key) is waiters:
+                        del self._relist_waiters[key]
+        if scope.cancelled_caught:
+            _remember(self._no_relist, key, None)
+
+    async def _resources_list(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, self._resources.list(params, self.page_size))
+
+    async def _templates_list(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, self._resources.templates(params, self.page_size))
+
+    async def _resources_read(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, await self._resources.read(params))
+
+    async def _prompts_list(
+        self, req_id: Any, params: Mapping[str, Any], *_: Any
+    ) -> dict[str, Any]:
+        return _result(req_id, self._prompts.list(params, self.page_size))
+
+    async def _prompts_get(self, req_id: Any, params: Mapping[str, Any], *_: Any) -> dict[str, Any]:
+        return _result(req_id, await self._prompts.get(params))
+
+    async def _tools_call(
+        self,
+        req_id: Any,
+        params: Mapping[str, Any],
+        key: Hashable,
+        session_id: str | None,
+        send: Sink | None,
+        outer: anyio.CancelScope | None,
+    ) -> dict[str, Any] | None:
+        name = params.get("name")
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return _error(req_id, INVALID_PARAMS, f"Unknown tool: {name}")
+        ctx = (
+            self._context(tool, req_id, params, key, session_id, send)
+            if tool.wants_context
+            else None
+        )
+        timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+        version = self._tools_version
+        result = await self._calls.run(
+            tool, params.get("arguments"), ctx, (key, req_id), outer, timeout, self.max_concurrency
+        )
+        if result is None:
+            return None
+        if self._broadcast.busy:  # the handler changed the server: announce that first, so
+            await self._broadcast.settle(_SETTLE_SECONDS)  # the CLI can offer new tools now
+        if (
+            self._tools_version != version
+            and key is not None
+            and key in self._listed  # a session that lists tools re-lists them when told
+            and key not in self._no_relist
+            and self._broadcast.sinks
+        ):
+            await self._await_relist(key)
+        return _result(req_id, result)
+
+    def _context(
+        self,
+        tool: SdkMcpTool[Any],
+        req_id: Any,
+        params: Mapping[str, Any],
+        key: Hashable,
+        session_id: str | None,
+        send: Sink | None,
+    ) -> ToolContext:
+        meta = params.get("_meta")
+        meta = meta if isinstance(meta, Mapping) else {}
+        tool_use_id = meta.get("claudecode/toolUseId")
+        token = meta.get("progressToken")
+        return ToolContext(
+            tool_name=tool.name, server_name=self.name, request_id=req_id,
+            tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+            session_id=session_id, progress_token=token if valid_id(token) else None,
+            meta=meta, send=send, log_level=self._log_levels.get(key, "debug"),
+        )  # fmt: skip
+
+    async def _cancelled(
+        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
+    ) -> None:
+        target = params.get("requestId")
+        if valid_id(target):
+            self._calls.cancel((key, target))
+
+
+def _remember(table: dict[Hashable, Any], key: Hashable, value: Any) -> None:
+    """Set ``table[key]``, keeping only the most recently used sessions."""
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > _SESSIONS_REMEMBERED:
+        del table[next(iter(table))]
+
+
+SdkMcpServer._ROUTES = {
+    "initialize": (SdkMcpServer._initialize, False),
+    "ping": (SdkMcpServer._ping, False),
+    "tools/list": (SdkMcpServer._tools_list, False),
+    "tools/call": (SdkMcpServer._tools_call, False),
+    "resources/list": (SdkMcpServer._resources_list, False),
+    "resources/templates/list": (SdkMcpServer._templates_list, False),
+    "resources/read": (SdkMcpServer._resources_read, False),
+    "prompts/list": (SdkMcpServer._prompts_list, False),
+    "prompts/get": (SdkMcpServer._prompts_get, False),
+    "logging/setLevel": (SdkMcpServer._set_level, False),
+    "notifications/initialized": (SdkMcpServer._noop, True),
+    "notifications/cancelled": (SdkMcpServer._cancelled, True),
+}
+
+
+def create_sdk_mcp_server(
+    name: str,
+    version: str = "1.0.0",
+    tools: Sequence[SdkMcpTool[Any]] | None = None,
+    *,
+    resources: Sequence[SdkMcpResource] | None = None,
+    prompts: Sequence[SdkMcpPrompt] | None = None,
+    instructions: str | None = None,
+    default_timeout: float | None = None,
+    max_concurrency: int | None = None,
+    page_size: int = 100,
+) -> McpSdkServerConfig:
+    """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
+
+    Returns ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.  Duplicate
+    tool names (resource URIs, prompt names) raise :class:`~ccwire.ToolDefinitionError`.
+    ``resources`` and ``prompts`` are made with :func:`~ccwire.resource` and
+    :func:`~ccwire.prompt`.  ``default_timeout`` (seconds) applies to tools without
+    their own ``timeout``; ``max_concurrency`` caps how many tool calls run at once;
+    ``page_size`` is how many entries one ``tools/list`` (``resources/list``, ...) page
+    holds before the client gets a ``nextCursor``; ``instructions`` is sent to the
+    client at ``initialize``.
+    """
+    server = SdkMcpServer(
+        name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
+        default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
+    )  # fmt: skip
+    return {"type": "sdk", "name": name, "instance": server}

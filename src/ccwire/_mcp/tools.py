@@ -1,0 +1,521 @@
+"""Tool definitions: the ``@tool`` decorator, :class:`SdkMcpTool`, annotations, context.
+
+Everything that can be computed about a tool (its JSON Schema, the compiled validator,
+how to call its handler, its ``tools/list`` entry) is computed once, when the tool is
+defined, so that a ``tools/call`` does no schema work and no introspection.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, TypeVar
+
+import anyio.from_thread
+
+from .._core.errors import ToolDefinitionError, ToolError
+from .._wire.content import (
+    CONTENT_TYPES,
+    audio_content,
+    dumps_json,
+    embedded_blob_resource,
+    embedded_text_resource,
+    error_result,
+    image_content,
+    resource_link,
+    text_content,
+    to_plain,
+)
+from . import validator as _validator
+from .handlers import as_async, kwargs_fields, read_signature
+from .schema import params_schema, to_json_schema
+from .validator import CompiledValidator, ValidationFailure
+
+__all__ = [
+    "SdkMcpTool",
+    "ToolAnnotations",
+    "ToolContext",
+    "audio_content",
+    "embedded_blob_resource",
+    "embedded_text_resource",
+    "error_result",
+    "image_content",
+    "resource_link",
+    "text_content",
+    "tool",
+]
+
+logger = logging.getLogger("ccwire")
+T = TypeVar("T")
+Sink = Callable[[dict[str, Any]], Awaitable[None]]
+"""Delivers one JSON-RPC notification to the CLI."""
+
+_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert",
+                     "emergency")  # fmt: skip
+"""MCP log levels, least severe first (``logging/setLevel`` and :meth:`ToolContext.log`)."""
+_LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
+_SCHEMA_KEYWORDS: Final = frozenset({
+    "type", "items", "prefixItems", "enum", "const", "format", "pattern", "minimum",
+    "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
+    "maxItems", "uniqueItems", "title", "description", "default", "examples", "nullable",
+})  # fmt: skip
+"""JSON Schema keywords of non-object schemas (to tell ``{"type": "string"}`` apart)."""
+
+
+# --------------------------------------------------------------------------- annotations
+
+
+@dataclass(frozen=True)
+class ToolAnnotations:
+    """Behaviour hints sent in ``tools/list`` (as ``readOnlyHint``, ``destructiveHint``, ...).
+
+    With ``read_only_hint=True`` the Claude Code CLI runs several calls of the tool
+    *concurrently* when the model asks for them in one turn (otherwise it runs them
+    one after another), so only set it for handlers that are safe to overlap.
+    Annotations are hints for the client, not a security mechanism: nothing enforces
+    them and clients must not trust them from untrusted servers.
+    """
+
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, ``None`` values left out."""
+        values = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
+        return {_camel(name): v for name, v in values if v is not None}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def annotations_to_dict(value: Any) -> dict[str, Any] | None:
+    """Wire form of ``annotations``: a :class:`ToolAnnotations`, a mapping (camelCase or
+    snake_case keys) or an object with ``model_dump`` (``mcp.types.ToolAnnotations``)."""
+    if value is None:
+        return None
+    if isinstance(value, ToolAnnotations):
+        wire = value.to_dict()
+    elif isinstance(value, Mapping):
+        wire = {_camel(str(k)): v for k, v in value.items() if v is not None}
+    elif callable(getattr(value, "model_dump", None)):
+        wire = {k: v for k, v in value.model_dump().items() if v is not None}
+    else:
+        raise ToolDefinitionError(f"annotations must be ToolAnnotations or a mapping: {value!r}")
+    return wire or None
+
+
+# --------------------------------------------------------------------------- context
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a handler written as ``(args, ctx)`` learns about its call.
+
+    ``tool_use_id`` is the model's ``tool_use`` id (from ``_meta["claudecode/toolUseId"]``),
+    ``request_id`` the JSON-RPC id of the ``tools/call``, ``progress_token`` the token
+    for :meth:`report_progress`.  ``send`` delivers notifications for this call to the
+    CLI; without it (or without a token) progress reports are dropped.  ``meta`` is the
+    call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold.
+    """
+
+    tool_name: str
+    server_name: str = ""
+    request_id: str | int | None = None
+    tool_use_id: str | None = None
+    session_id: str | None = None
+    progress_token: str | int | None = None
+    meta: Mapping[str, Any] | None = None
+    send: Sink | None = field(default=None, repr=False, compare=False)
+    log_level: str = "debug"
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """Send ``notifications/progress`` for this call (a no-op without a progress token).
+
+        Returns ``True`` once the client acknowledged it, ``False`` if it was dropped
+        (no token, no session, or delivery failed: logged, never raised).
+        """
+        if self.progress_token is None:
+            return False
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        return await self._notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """Send an MCP log message (``notifications/message``) at ``level`` ("info", ...).
+
+        Messages below the level the client set with ``logging/setLevel`` are dropped.
+        Returns ``True`` once the client acknowledged it (as :meth:`report_progress`).
+        A level MCP does not define raises ``ValueError``.
+        """
+        rank = _LOG_RANK.get(level)
+        if rank is None:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        if rank < _LOG_RANK.get(self.log_level, 0):
+            return False
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        return await self._notify("notifications/message", params)
+
+    def report_progress_sync(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> bool:
+        """:meth:`report_progress` for a plain ``def`` handler, from its worker thread.
+
+        The notification is sent on the event loop, and this returns once it was
+        delivered (same return value).  Only for the worker thread ccwire runs the
+        handler in: elsewhere it raises ``RuntimeError``.
+        """
+        return self._from_thread(self.report_progress, progress, total, message)
+
+    def log_sync(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """:meth:`log` for a plain ``def`` handler, from its worker thread (as
+        :meth:`report_progress_sync`)."""
+        return self._from_thread(self.log, level, data, logger)
+
+    def _from_thread(self, fn: Callable[..., Coroutine[Any, Any, bool]], *args: Any) -> bool:
+        try:
+            return anyio.from_thread.run(fn, *args)
+        except RuntimeError as exc:
+            if type(exc).__name__ == "RunFinishedError":
+                return False  # the event loop is gone: nobody to tell any more
+            if "worker thread" not in str(exc):
+                raise
+            name = fn.__name__
+            raise RuntimeError(
+                f"ToolContext.{name}_sync() can only be called from the worker thread of a "
+                f"plain def handler; in an async handler use await ctx.{name}(...)"
+            ) from exc
+
+    async def _notify(self, method: str, params: dict[str, Any]) -> bool:
+        if self.send is None:
+            return False
+        try:
+            await self.send({"jsonrpc": "2.0", "method": method, "params": params})
+        except Exception as exc:  # a lost notification must not fail the tool
+            logger.warning("ccwire: tool %r lost a %s: %s", self.tool_name, method, exc)
+            return False
+        return True
+
+
+# --------------------------------------------------------------------------- tools
+
+_Invoke = Callable[[Any, "ToolContext | None"], Awaitable[Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class SdkMcpTool(Generic[T]):
+    """A tool served by an in-process MCP server; made by :func:`tool`.
+
+    ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
+    it (or from the handler's signature when it is ``None``) and ``validator`` its
+    compiled validator, both computed once here.  ``handler`` may be ``async def`` or a
+    plain ``def`` (run in a worker thread) taking ``(args)``, ``(args, ctx)``, or, when
+    the schema was inferred, keyword arguments (plus an optional ``ctx: ToolContext``).
+    """
+
+    name: str
+    description: str
+    input_schema: Any
+    handler: Callable[..., Any]
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None
+    title: str | None = None
+    output_schema: Any = None
+    timeout: float | None = None
+    meta: Mapping[str, Any] | None = None
+    json_schema: dict[str, Any] = field(init=False, repr=False)
+    validator: CompiledValidator = field(init=False, repr=False)
+    output_json_schema: dict[str, Any] | None = field(init=False, repr=False)
+    wants_context: bool = field(init=False, repr=False)
+    definition: dict[str, Any] = field(init=False, repr=False)
+    _invoke: _Invoke = field(init=False, repr=False)
+    _output_validator: CompiledValidator | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ToolDefinitionError(
+                f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+            )
+        if not isinstance(self.description, str):
+            raise ToolDefinitionError(f"tool {self.name!r}: description must be a string")
+        if not callable(self.handler):
+            raise ToolDefinitionError(f"tool {self.name!r}: handler is not callable")
+        if self.timeout is not None and not (
+            isinstance(self.timeout, (int, float)) and self.timeout > 0
+        ):
+            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
+        schema, invoke, wants_ctx = _analyse(self)
+        output = None if self.output_schema is None else _output_schema(self)
+        entry: dict[str, Any] = {"name": self.name}
+        if self.title is not None:
+            entry["title"] = self.title
+        entry.update(description=self.description, inputSchema=schema)
+        if output is not None:
+            entry["outputSchema"] = output
+        wire_annotations = annotations_to_dict(self.annotations)
+        if wire_annotations:
+            entry["annotations"] = wire_annotations
+        if self.meta:
+            entry["_meta"] = dict(self.meta)
+        computed = {
+            "json_schema": schema, "validator": _validator.compile_validator(schema),
+            "output_json_schema": output, "wants_context": wants_ctx, "definition": entry,
+            "_invoke": invoke,
+            "_output_validator": None if output is None else _validator.compile_validator(output),
+        }  # fmt: skip
+        for key, value in computed.items():
+            object.__setattr__(self, key, value)
+
+    async def call(self, arguments: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        """Validate ``arguments``, run the handler and return a ``CallToolResult`` dict.
+
+        Never raises for tool failures (those become ``isError`` results); timeouts and
+        cancellation are applied by the server around this call.
+        """
+        args, failure = self.validator.validate({} if arguments is None else arguments)
+        if failure is not None:
+            return error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
+        if ctx is None and self.wants_context:
+            ctx = ToolContext(tool_name=self.name)
+        try:
+            return self._result(await self._invoke(args, ctx))
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            return error_result(f"{type(exc).__name__}: {exc}")
+
+    def _result(self, value: Any) -> dict[str, Any]:
+        if self._output_validator is not None:
+            return self._structured_result(value, self._output_validator)
+        if (
+            type(value) is dict
+            and "content" in value
+            and "is_error" not in value
+            and "structuredContent" not in value
+        ):
+            content = value["content"]  # the common shape: checked without copying
+            if type(content) is list:
+                for block in content:
+                    if type(block) is not dict:
+                        break
+                else:
+                    return value
+        if isinstance(value, dict):
+            if any(key in value for key in _RESULT_KEYS):
+                return self._mcp_result(value)
+            if value.get("type") in CONTENT_TYPES:
+                return {"content": [value]}
+        elif isinstance(value, str):
+            return {"content": [{"type": "text", "text": value}]}
+        elif isinstance(value, (list, tuple)):
+            return {"content": _blocks(value)}
+        elif value is None:
+            return {"content": []}
+        return {"content": [text_content(dumps_json(value))]}
+
+    def _structured_result(self, value: Any, validator: CompiledValidator) -> dict[str, Any]:
+        """A result for a tool with an output schema: every success carries
+        ``structuredContent`` that matches the schema (MCP requires it)."""
+        if isinstance(value, dict) and any(key in value for key in _RESULT_KEYS):
+            result = self._mcp_result(value)
+            if result.get("isError") or "structuredContent" in result:
+                return result
+            return self._derive(result, validator)
+        if isinstance(value, str):
+            return self._derive({"content": [text_content(value)]}, validator)
+        if isinstance(value, (list, tuple)):
+            return self._derive({"content": _blocks(value)}, validator)
+        if value is None:
+            return self._derive({"content": []}, validator)
+        data, failure = validator.validate(to_plain(value))
+        if failure is None and isinstance(data, Mapping):
+            data = data if type(data) is dict else dict(data)
+            return {"content": [text_content(dumps_json(data))], "structuredContent": data}
+        if isinstance(value, dict) and value.get("type") in CONTENT_TYPES:
+            return self._derive({"content": [value]}, validator)  # a content block, not data
+        return self._mismatch(failure)
+
+    def _derive(self, result: dict[str, Any], validator: CompiledValidator) -> dict[str, Any]:
+        """``result`` (content only) with ``structuredContent`` parsed from its single
+        JSON text block, or an error result saying that structured data is required."""
+        content = result.get("content")
+        if isinstance(content, list) and len(content) == 1:
+            block = content[0]  # content blocks are dicts by now
+            text = block.get("text")
+            if block.get("type") == "text" and isinstance(text, str):
+                try:
+                    data = json.loads(text)
+                except (ValueError, RecursionError):
+                    data = None
+                if isinstance(data, dict):
+                    checked, failure = validator.validate(data)
+                    if failure is not None:
+                        return self._mismatch(failure)
+                    return {**result, "structuredContent": checked}
+        return error_result(
+            f"Tool {self.name!r} has an output schema, so it must return structured data: "
+            "a dict, dataclass or pydantic model matching the schema, a result with "
+            "'structuredContent', or one text block holding that data as a JSON object; "
+            "it returned content without structured data"
+        )
+
+    def _mismatch(self, failure: ValidationFailure | None) -> dict[str, Any]:
+        why = "output must be object" if failure is None else failure.describe("output")
+        return error_result(
+            f"Tool {self.name!r} returned output that does not match its output schema: {why}"
+        )
+
+    def _mcp_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        if "is_error" in result:  # the reference SDK's spelling
+            result = {("isError" if k == "is_error" else k): v for k, v in result.items()}
+            result["isError"] = bool(result["isError"])
+        content = result.get("content")
+        if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+            if content is not None and not isinstance(content, (list, tuple, str)):
+                return error_result(f"Tool {self.name!r} returned invalid content: {content!r}")
+            items = [content] if isinstance(content, str) else content or []
+            result = {**result, "content": _blocks(items)}
+        if "structuredContent" in result and not isinstance(result["structuredContent"], dict):
+            return error_result(
+                f"Tool {self.name!r} returned structuredContent that is not a JSON object: "
+                f"{result['structuredContent']!r}"
+            )
+        validator = self._output_validator
+        if validator is not None and "structuredContent" in result and not result.get("isError"):
+            _, failure = validator.validate(result["structuredContent"])
+            if failure is not None:
+                return self._mismatch(failure)
+        return result
+
+
+def _blocks(items: Any) -> list[Any]:
+    return [
+        b if isinstance(b, dict) else text_content(b if isinstance(b, str) else dumps_json(b))
+        for b in items
+    ]
+
+
+def tool(
+    name: str,
+    description: str,
+    input_schema: Any = None,
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None,
+    *,
+    title: str | None = None,
+    output_schema: Any = None,
+    timeout: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
+    """Decorate a handler to make it an :class:`SdkMcpTool`.
+
+    ``@tool("greet", "Greet someone", {"name": str})`` on ``async def greet(args)``.
+    ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
+    dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
+    the handler's parameters (which are then passed as keyword arguments).  The name is
+    checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one raises
+    :class:`~ccwire.ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
+    ``output_schema`` (a JSON Schema, TypedDict, dataclass or pydantic model class)
+    makes dict/dataclass/model return values ``structuredContent``, validated against
+    it, plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
+    ``tools/list``.  ``annotations`` are sent as given (``read_only_hint=True`` lets
+    the CLI run several calls of the tool at once).
+    """
+
+    def decorator(handler: Callable[..., Any]) -> SdkMcpTool[Any]:
+        return SdkMcpTool(
+            name=name, description=description, input_schema=input_schema, handler=handler,
+            annotations=annotations, title=title, output_schema=output_schema,
+            timeout=timeout, meta=meta,
+        )  # fmt: skip
+
+    return decorator
+
+
+# --------------------------------------------------------------------------- handler analysis
+
+
+def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
+    """``(schema, invoke, wants_context)``, from the schema and the handler's signature."""
+    handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
+    sig = read_signature(handler, what=what, need_annotations=inferred)
+    params = list(sig.parameters.values()) if sig is not None else []
+    ctx_param = next((p for p in params if _is_ctx(p)), None)
+    ctx_name = ctx_param.name if ctx_param is not None else ""
+    P = inspect.Parameter
+    if inferred:
+        skip = () if ctx_param is None else (ctx_param,)
+        fields, extra = kwargs_fields(params, what=what, skip=skip)
+        schema = params_schema(fields, additional=extra)
+        mode = "kwargs_ctx" if ctx_param is not None else "kwargs"
+    else:
+        schema = to_json_schema(t.input_schema)
+        positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        if len(positional) >= 2 and (
+            positional[1].default is P.empty or positional[1] is ctx_param
+        ):
+            mode = "args_ctx"
+        elif ctx_param is not None and ctx_param.kind is P.KEYWORD_ONLY:
+            mode = "args_kwctx"
+        else:
+            mode = "args"
+    return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
+
+
+def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:
+    """The JSON Schema of ``output_schema``: it must describe an object, because MCP's
+    ``structuredContent`` always is one."""
+    spec = t.output_schema
+    if (
+        isinstance(spec, Mapping)
+        and isinstance(spec.get("type"), (str, list))
+        and spec["type"] != "object"
+        and (isinstance(spec["type"], list) or spec.keys() <= _SCHEMA_KEYWORDS)
+    ):  # {"type": "string"} is a JSON Schema here, not a {param: type} dict
+        schema = dict(spec)
+    else:
+        schema = to_json_schema(spec, "output_schema")
+    if schema.get("type") != "object":
+        raise ToolDefinitionError(
+            f'tool {t.name!r}: output_schema must be an object schema ("type": "object"), '
+            f"because MCP structured content is always a JSON object; got {schema!r}"
+        )
+    return schema
+
+
+def _is_ctx(p: inspect.Parameter) -> bool:
+    ann = p.annotation
+    if ann is ToolContext or (isinstance(ann, str) and ann.rsplit(".", 1)[-1] == "ToolContext"):
+        return True
+    return ann is inspect.Parameter.empty and p.name == "ctx"
+
+
+def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invoke:
+    call: Callable[[Any, ToolContext | None], Any]
+    if mode == "args":
+        call = lambda a, c: handler(a)  # noqa: E731
+    elif mode == "args_ctx":
+        call = handler
+    elif mode == "args_kwctx":
+        call = lambda a, c: handler(a, **{ctx_name: c})  # noqa: E731
+    elif mode == "kwargs":
+        call = lambda a, c: handler(**a)  # noqa: E731
+    else:
+        call = lambda a, c: handler(**a, **{ctx_name: c})  # noqa: E731
+    return as_async(call, handler)

@@ -1,0 +1,514 @@
+"""The control protocol: one reader, request correlation, a routing table, cancellation.
+
+:class:`ControlProtocol` sits on a :class:`~ccwire._transport.base.Transport`. It reads
+every line the CLI writes and
+
+* resolves our pending requests from ``control_response`` frames,
+* runs the handler registered for each incoming ``control_request`` subtype on its own
+  task (so slow tool calls never block anything else) and writes its answer,
+* cancels that task on ``control_cancel_request``,
+* hands every other frame, decoded, to ``on_message``.
+
+When the stream ends, every waiter fails at once with the same typed error.
+Background work never raises into the caller's task group: failures are reported
+through ``on_error`` and the message stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import itertools
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from .._core.errors import (
+    CcwireError,
+    CLIConnectionError,
+    ControlProtocolError,
+    ControlTimeoutError,
+    MessageDecodeError,
+    SessionStateError,
+)
+from .._transport.base import Transport
+from .._wire import codec
+from .._wire.framing import encode_line
+from .._wire.messages import Message
+from .workers import WorkerPool
+
+__all__ = [
+    "NO_REPLY",
+    "ConnectionState",
+    "ControlEvent",
+    "ControlObserver",
+    "ControlProtocol",
+    "IncomingCall",
+    "RouteHandler",
+]
+
+logger = logging.getLogger("ccwire")
+
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _parse_line(text: str) -> Any:
+    """``json.loads(text)`` for a line known to start with ``{``, minus its two regex
+    scans for surrounding blanks (a measurable share of every message)."""
+    obj, end = _raw_decode(text)
+    if end != len(text) and not text[end:].isspace():
+        raise ValueError(f"Extra data at character {end}")
+    return obj
+
+
+class _NoReply(enum.Enum):
+    NO_REPLY = "NO_REPLY"
+
+
+NO_REPLY: Final = _NoReply.NO_REPLY
+"""Returned by a route handler that must write nothing (a cancelled MCP call)."""
+
+
+class ConnectionState(enum.Enum):
+    """Lifecycle of one CLI connection."""
+
+    NEW = "new"
+    OPEN = "open"
+    CLOSING = "closing"
+    CLOSED = "closed"
+    FAILED = "failed"
+
+
+_TRANSITIONS: Final[dict[ConnectionState, frozenset[ConnectionState]]] = {
+    ConnectionState.NEW: frozenset(
+        {ConnectionState.OPEN, ConnectionState.CLOSED, ConnectionState.FAILED}
+    ),
+    ConnectionState.OPEN: frozenset(
+        {ConnectionState.CLOSING, ConnectionState.CLOSED, ConnectionState.FAILED}
+    ),
+    ConnectionState.CLOSING: frozenset({ConnectionState.CLOSED, ConnectionState.FAILED}),
+    ConnectionState.CLOSED: frozenset(),
+    ConnectionState.FAILED: frozenset(),
+}
+
+
+class IncomingCall:
+    """One in-flight request from the CLI. ``cancelled`` is set when the CLI withdraws it.
+
+    The event is created on first use: most requests are answered long before anyone
+    looks at it, and creating it for each of thousands of tool calls a second costs.
+    """
+
+    __slots__ = ("_event", "_withdrawn", "request_id", "scope", "subtype")
+
+    def __init__(self, request_id: str, subtype: str) -> None:
+        self.request_id = request_id
+        self.subtype = subtype
+        self.scope = anyio.CancelScope()
+        self._withdrawn = False
+        self._event: anyio.Event | None = None
+
+    @property
+    def cancelled(self) -> anyio.Event:
+        """Set once the CLI withdraws the request (or the connection ends)."""
+        if self._event is None:
+            self._event = anyio.Event()
+            if self._withdrawn:
+                self._event.set()
+        return self._event
+
+    @property
+    def withdrawn(self) -> bool:
+        """Whether :meth:`withdraw` was called."""
+        return self._withdrawn
+
+    def withdraw(self) -> None:
+        """Mark the request withdrawn and cancel its handler."""
+        self._withdrawn = True
+        if self._event is not None:
+            self._event.set()
+        self.scope.cancel()
+
+
+@dataclass(frozen=True)
+class ControlEvent:
+    """An incoming control request started (``outcome`` None) or finished.
+
+    ``outcome`` is ``"ok"``, ``"error"`` (``detail`` holds the message) or
+    ``"cancelled"`` (withdrawn by the CLI or the connection ended); ``response`` is the
+    answer body we sent, if any.
+    """
+
+    request_id: str
+    subtype: str
+    request: Mapping[str, Any]
+    outcome: str | None = None
+    response: Mapping[str, Any] | None = None
+    detail: str | None = None
+
+
+ControlObserver = Callable[[ControlEvent], None]
+"""Called synchronously when an incoming control request starts and when it finishes."""
+
+ReplyGate = Callable[[], Awaitable[None]]
+"""Awaited before every answer to the CLI is written (used to pause a session)."""
+
+RouteHandler = Callable[
+    [codec.ControlRequest, IncomingCall], Awaitable["Mapping[str, Any] | _NoReply | None"]
+]
+"""``async def handler(request, call) -> response body | None | NO_REPLY``."""
+
+
+@dataclass(eq=False)
+class _Pending:
+    subtype: str
+    done: anyio.Event = field(default_factory=anyio.Event)
+    response: codec.ControlResponse | None = None
+    error: BaseException | None = None
+
+
+class ControlProtocol:
+    """Speaks the control protocol over one transport. See the module docstring."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        routes: Mapping[str, RouteHandler],
+        on_message: Callable[[Message | MessageDecodeError], None],
+        on_closed: Callable[[CcwireError | None], None],
+        on_error: Callable[[str, BaseException], None] | None = None,
+        control_timeout: float = 60.0,
+    ) -> None:
+        self._transport = transport
+        self._routes = dict(routes)
+        self._on_message = on_message
+        self._on_closed = on_closed
+        self._on_error = on_error
+        self._control_timeout = control_timeout
+        self._state = ConnectionState.NEW
+        self._closed_error: CcwireError | None = None
+        self._pending: dict[str, _Pending] = {}
+        self._inflight: dict[str, IncomingCall] = {}
+        self._ids = itertools.count(1)
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._workers: WorkerPool | None = None
+        self._frame_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
+            codec.CONTROL_RESPONSE: self._on_control_response,
+            codec.CONTROL_REQUEST: self._on_control_request,
+            codec.CONTROL_CANCEL_REQUEST: self._on_cancel_request,
+            codec.KEEP_ALIVE: _ignore,
+        }
+        self._observers: list[ControlObserver] = []
+        self.reply_gate: ReplyGate | None = None
+        """If set, awaited before each answer to a CLI request is written."""
+        self.noise_lines = 0
+        """How many stdout lines were not JSON objects (logged, then skipped)."""
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def state(self) -> ConnectionState:
+        """The connection's lifecycle state."""
+        return self._state
+
+    @property
+    def closed_error(self) -> CcwireError | None:
+        """Why the connection ended, if it ended badly."""
+        return self._closed_error
+
+    def _transition(self, new: ConnectionState) -> None:
+        if new not in _TRANSITIONS[self._state]:
+            raise SessionStateError(f"connection cannot go from {self._state.value} to {new.value}")
+        self._state = new
+
+    def add_observer(self, observer: ControlObserver) -> Callable[[], None]:
+        """Watch incoming control requests; returns a function that stops watching."""
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
+    def _notify(self, event: ControlEvent) -> None:
+        for observer in tuple(self._observers):
+            try:
+                observer(event)
+            except Exception:
+                logger.exception("ccwire: a control observer raised")
+
+    def add_route(self, subtype: str, handler: RouteHandler) -> None:
+        """Register (or replace) the handler of an incoming request subtype."""
+        self._routes[subtype] = handler
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Start the transport and the reader in ``task_group``."""
+        self._tg = task_group
+        self._workers = WorkerPool(task_group)
+        await self._transport.start(task_group)
+        self._transition(ConnectionState.OPEN)
+        task_group.start_soon(self._reader)
+
+    async def end_input(self) -> None:
+        """Close the CLI's stdin: it finishes queued work and exits."""
+        if self._state is ConnectionState.OPEN:
+            self._transition(ConnectionState.CLOSING)
+        await self._transport.end_input()
+
+    async def aclose(self) -> None:
+        """Shut the transport down (bounded, shielded) and release every waiter."""
+        with anyio.CancelScope(shield=True):
+            if self._state is ConnectionState.OPEN:
+                self._transition(ConnectionState.CLOSING)
+            await self._transport.aclose()
+            self._finish(None)
+            for call in list(self._inflight.values()):
+                call.withdraw()
+
+    # ------------------------------------------------------------------ write
+
+    async def send_frame(self, frame: Mapping[str, Any]) -> None:
+        """Encode and write one frame (never a non-JSON line)."""
+        if self._state not in (ConnectionState.OPEN, ConnectionState.NEW):
+            raise self._closed_error or CLIConnectionError("the CLI connection is closed")
+        await self._transport.send_line(encode_line(frame))
+
+    async def request(
+        self, subtype: str, fields: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Mapping[str, Any]:
+        """Send a control request and wait (bounded) for its answer.
+
+        Raises :class:`ControlProtocolError` when the CLI answers with an error,
+        :class:`ControlTimeoutError` after ``timeout`` (default: the control timeout),
+        and the connection's error if it ends first.
+        """
+        if self._state is not ConnectionState.OPEN:
+            raise self._closed_error or CLIConnectionError(
+                f"cannot send {subtype!r}: the CLI connection is {self._state.value}"
+            )
+        limit = self._control_timeout if timeout is None else timeout
+        rid = f"req_{next(self._ids)}_{os.urandom(4).hex()}"
+        pending = _Pending(subtype)
+        self._pending[rid] = pending
+        try:
+            await self.send_frame(codec.encode_control_request(rid, subtype, fields or {}))
+            with anyio.move_on_after(limit) as scope:
+                await pending.done.wait()
+            if scope.cancelled_caught:
+                await self._withdraw(rid)
+                raise ControlTimeoutError(subtype, limit)
+        finally:
+            self._pending.pop(rid, None)
+        if pending.error is not None:
+            raise pending.error
+        resp = pending.response
+        assert resp is not None
+        if not resp.ok:
+            raise ControlProtocolError(
+                f"the CLI refused {subtype!r}: {resp.error}",
+                subtype=subtype,
+                error_code=resp.error_code,
+            )
+        return resp.response
+
+    async def _withdraw(self, rid: str) -> None:
+        with anyio.move_on_after(1.0, shield=True):
+            # if the connection is gone, its error reaches every waiter anyway
+            with contextlib.suppress(CcwireError):
+                await self.send_frame({"type": codec.CONTROL_CANCEL_REQUEST, "request_id": rid})
+
+    # ------------------------------------------------------------------- read
+
+    async def _reader(self) -> None:
+        error: CcwireError | None = None
+        try:
+            held = self._transport.push_lines(self._on_lines)
+            if held is not None:  # lines now come to _on_lines; here we wait for the end
+                self._on_lines(held)
+                del held
+            while True:
+                line = await self._transport.receive_line()
+                if line is None:
+                    break
+                batch = [line]
+                del line  # a 100 MB line must not stay alive while its text is parsed
+                self._on_lines(batch)
+        except CcwireError as exc:
+            error = exc
+        except Exception as exc:  # a bug below us must still release every waiter
+            error = CLIConnectionError(f"reading from the CLI failed: {exc!r}")
+            error.__cause__ = exc
+        self._finish(error)
+
+    def _on_lines(self, lines: list[bytes]) -> None:
+        """Handle ``lines`` in order, emptying the list as it goes."""
+        lines.reverse()
+        while lines:
+            line = lines.pop()
+            text = self._line_text(line)
+            del line  # a 100 MB line must not stay alive while its text is parsed
+            if text is not None:
+                self._dispatch_text(text)
+                del text
+
+    def _line_text(self, line: bytes) -> str | None:
+        """The text of a line that may be JSON; ``None`` (reported) for anything else."""
+        if not line.startswith(b"{"):
+            self.noise_lines += 1
+            logger.warning("ignoring non-JSON line from the CLI: %r", line[:200])
+            return None
+        try:
+            return line.decode("utf-8", "surrogatepass")  # what json.loads(bytes) does
+        except UnicodeDecodeError as exc:
+            self._bad_line("the CLI wrote a line that is not valid UTF-8", line, exc)
+            return None
+
+    def _bad_line(self, message: str, line: bytes | str, cause: BaseException | None) -> None:
+        preview = line[:200]
+        err = MessageDecodeError(
+            message,
+            line=preview.decode("utf-8", "replace") if isinstance(preview, bytes) else preview,
+        )
+        err.__cause__ = cause
+        self._on_message(err)
+
+    def _dispatch_text(self, text: str) -> None:
+        try:
+            obj = _parse_line(text)
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+            self._bad_line("the CLI wrote a line that is not valid JSON", text, exc)
+            return
+        if not isinstance(obj, dict):
+            self._bad_line("the CLI wrote JSON that is not an object", text, None)
+            return
+        handler = self._frame_handlers.get(obj.get("type"))  # type: ignore[arg-type]
+        if handler is not None:
+            handler(obj)
+            return
+        try:
+            message = codec.decode_message(obj)
+        except MessageDecodeError as exc:
+            self._on_message(exc)
+            return
+        self._on_message(message)
+
+    def _finish(self, error: CcwireError | None) -> None:
+        if self._state in (ConnectionState.CLOSED, ConnectionState.FAILED):
+            return
+        self._closed_error = error
+        self._transition(ConnectionState.FAILED if error is not None else ConnectionState.CLOSED)
+        waiter_error = error or CLIConnectionError(
+            "the CLI closed its output before answering this request"
+        )
+        for pending in self._pending.values():
+            pending.error = waiter_error
+            pending.done.set()
+        for call in self._inflight.values():
+            call.withdraw()
+        if self._workers is not None:
+            self._workers.close()  # idle workers end; busy ones after their (withdrawn) job
+        self._on_closed(error)
+
+    # ------------------------------------------------------- control frames
+
+    def _on_control_response(self, obj: dict[str, Any]) -> None:
+        try:
+            resp = codec.decode_control_response(obj)
+        except MessageDecodeError as exc:
+            self._report("control_response", exc)
+            return
+        pending = self._pending.get(resp.request_id)
+        if pending is None:
+            logger.debug("ignoring control_response for unknown request %s", resp.request_id)
+            return
+        pending.response = resp
+        pending.done.set()
+
+    def _on_cancel_request(self, obj: dict[str, Any]) -> None:
+        rid = codec.decode_cancel_request_id(obj)
+        call = self._inflight.get(rid) if rid is not None else None
+        if call is not None:
+            call.withdraw()
+
+    def _on_control_request(self, obj: dict[str, Any]) -> None:
+        try:
+            req = codec.decode_control_request(obj)
+        except MessageDecodeError as exc:
+            self._report("control_request", exc)
+            rid = obj.get("request_id")
+            if isinstance(rid, str) and self._tg is not None:
+                self._tg.start_soon(self._reply, rid, None, str(exc))
+            return
+        handler = self._routes.get(req.subtype)
+        assert self._tg is not None
+        if handler is None:
+            self._tg.start_soon(
+                self._reply,
+                req.request_id,
+                None,
+                f"Unsupported control request subtype: {req.subtype}",
+            )
+            return
+        call = IncomingCall(req.request_id, req.subtype)
+        self._inflight[req.request_id] = call
+        if self._observers:
+            self._notify(ControlEvent(req.request_id, req.subtype, req.request))
+        assert self._workers is not None
+        self._workers.submit(self._run_handler, req, handler, call)
+
+    async def _run_handler(
+        self, req: codec.ControlRequest, handler: RouteHandler, call: IncomingCall
+    ) -> None:
+        result: Mapping[str, Any] | _NoReply | None = NO_REPLY
+        error: str | None = None
+        try:
+            with call.scope:
+                try:
+                    result = await handler(req, call)
+                except Exception as exc:
+                    self._report(req.subtype, exc)
+                    error = str(exc) or type(exc).__name__
+        finally:
+            self._inflight.pop(req.request_id, None)
+        if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):
+            # withdrawn by the CLI (or we are closing): it ignores late answers
+            if self._observers:
+                self._notify(ControlEvent(req.request_id, req.subtype, req.request, "cancelled"))
+            return
+        if self.reply_gate is not None:
+            await self.reply_gate()
+        if self._observers:
+            body = result if isinstance(result, Mapping) else None
+            outcome = "error" if error is not None else "ok"
+            self._notify(
+                ControlEvent(req.request_id, req.subtype, req.request, outcome, body, error)
+            )
+        if error is not None:
+            await self._reply(req.request_id, None, error)
+        elif not isinstance(result, _NoReply):
+            await self._reply(req.request_id, result, None)
+
+    async def _reply(self, rid: str, body: Mapping[str, Any] | None, error: str | None) -> None:
+        frame = (
+            codec.encode_error(rid, error) if error is not None else codec.encode_success(rid, body)
+        )
+        try:
+            await self.send_frame(frame)
+        except CcwireError as exc:
+            if self._state is ConnectionState.OPEN:
+                self._report("reply", exc)
+
+    def _report(self, where: str, exc: BaseException) -> None:
+        if self._on_error is not None:
+            self._on_error(where, exc)
+        else:
+            logger.error("ccwire: error in %s: %s", where, exc, exc_info=exc)
+
+
+def _ignore(obj: dict[str, Any]) -> None:
+    return None

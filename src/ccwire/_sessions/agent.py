@@ -1,0 +1,275 @@
+"""``ClaudeCodeAgent``: starts, tracks and resumes sessions (seed 004 §3.3).
+
+An agent holds the options every session starts from, the store sessions save their
+snapshots to, and an optional limit on how many sessions run at once. In-process
+MCP servers in the options are shared by every session: each session has its own
+connection, and a tool handler that asks for a :class:`~ccwire.ToolContext` gets the
+session id of the call it serves.
+
+Sessions run in a task group: the agent's (``async with ClaudeCodeAgent(...) as
+agent``, then ``start_session``) or one of their own (``async with
+agent.session(prompt) as session``, which needs no agent context).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Literal
+
+import anyio
+import anyio.abc
+
+from .._conversation.argv import sdk_servers
+from .._conversation.options import ClaudeAgentOptions
+from .._core.errors import SessionInUseError, SessionStateError
+from .._transport.base import Transport
+from .machine import SessionMachine
+from .owner import current_owner, running_here, session_liveness
+from .session import Session, SessionPrompt
+from .state import SessionStats
+from .store import SessionStore, SQLiteSessionStore
+
+__all__ = ["ClaudeCodeAgent"]
+
+logger = logging.getLogger("ccwire")
+
+TransportFactory = Callable[[ClaudeAgentOptions], Transport]
+
+
+class ClaudeCodeAgent:
+    """Runs many :class:`Session` objects on shared options (seed 004 §3.3).
+
+    ``store`` keeps a snapshot of every session after each transition: the default
+    (``None``) is an :class:`~ccwire.SQLiteSessionStore` in the user's data directory,
+    ``False`` keeps nothing. ``max_concurrent_sessions`` limits how many sessions hold
+    a CLI process at once; the others wait (in state ``idle``) for a slot, and a slot is
+    freed when a session is closed. ``transport_factory`` replaces the CLI subprocess
+    (tests use an in-memory fake).
+
+    Usage::
+
+        async with ClaudeCodeAgent(options) as agent:
+            session = await agent.start_session("Calculate 15 + 27")
+            async for message in session.messages():
+                print(message)
+    """
+
+    def __init__(
+        self,
+        options: ClaudeAgentOptions | None = None,
+        *,
+        store: SessionStore | Literal[False] | None = None,
+        max_concurrent_sessions: int | None = None,
+        transport_factory: TransportFactory | None = None,
+    ) -> None:
+        if max_concurrent_sessions is not None and max_concurrent_sessions < 1:
+            raise ValueError("max_concurrent_sessions must be at least 1")
+        self.options = options or ClaudeAgentOptions()
+        self.store: SessionStore | None = (
+            None if store is False else store if store is not None else SQLiteSessionStore()
+        )
+        """Where snapshots go (``None`` when persistence is off)."""
+        self.max_concurrent_sessions = max_concurrent_sessions
+        self._transport_factory = transport_factory
+        self._capacity: anyio.CapacityLimiter | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._live: list[Session] = []
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> ClaudeCodeAgent:
+        if self._tg is not None:
+            raise SessionStateError("this agent is already running")
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        tg, self._tg = self._tg, None
+        assert tg is not None
+        try:
+            with anyio.CancelScope(shield=True):
+                await self.aclose_sessions()
+        except BaseException as error:
+            return await tg.__aexit__(type(error), error, error.__traceback__)
+        return await tg.__aexit__(exc_type, exc, tb)
+
+    async def aclose_sessions(self) -> None:
+        """Close every live session (in-flight work is cancelled), all at once, bounded."""
+        async with anyio.create_task_group() as tg:
+            for session in list(self._live):
+                tg.start_soon(session.close)
+
+    def sessions(self) -> list[Session]:
+        """The live sessions: started and not yet closed."""
+        return list(self._live)
+
+    # --------------------------------------------------------------- sessions
+
+    def create_session(
+        self,
+        prompt: SessionPrompt,
+        project_path: str | os.PathLike[str] | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> Session:
+        """A new session in state ``idle``: register callbacks, then ``await session.start()``.
+
+        ``project_path`` is the CLI's working directory (default: the options' ``cwd``,
+        else the current directory); ``session_id`` a UUID to use (default: a new one).
+        """
+        sid = session_id or str(uuid.uuid4())
+        cwd = self._project_path(project_path)
+        options = dataclasses.replace(
+            self.options,
+            cwd=cwd,
+            session_id=sid,
+            resume=None,
+            fork_session=False,
+            continue_conversation=False,
+        )
+        return self._make(prompt, options, sid)
+
+    async def start_session(
+        self, prompt: SessionPrompt, project_path: str | os.PathLike[str] | None = None
+    ) -> Session:
+        """Start a session and return it once the CLI is running and the prompt is on its
+        way. Needs ``async with agent``. Raises what the CLI start raises (for example
+        :class:`~ccwire.CLINotFoundError`); the session is then ``failed``."""
+        session = self.create_session(prompt, project_path)
+        await session.start()
+        return session
+
+    @asynccontextmanager
+    async def session(
+        self, prompt: SessionPrompt, project_path: str | os.PathLike[str] | None = None
+    ) -> AsyncIterator[Session]:
+        """``async with agent.session(prompt) as session:`` a started session, closed at the
+        end of the block (work still in flight is cancelled). Needs no agent context."""
+        session = self.create_session(prompt, project_path)
+        async with anyio.create_task_group() as tg:
+            await session._launch(tg)
+            try:
+                yield session
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await session.close()
+
+    async def resume_session(
+        self,
+        session_id: str,
+        prompt: SessionPrompt,
+        *,
+        fork: bool = False,
+        project_path: str | os.PathLike[str] | None = None,
+    ) -> Session:
+        """Continue a finished or crashed session in a new CLI process (``--resume``).
+
+        The CLI finds the conversation by id under the project directory it runs in, so
+        ``project_path`` defaults to the one the store recorded. Without ``fork`` the
+        session keeps its id and its statistics carry on; with ``fork`` the CLI copies the
+        conversation into a new session id. Needs ``async with agent``.
+
+        Raises :class:`~ccwire.SessionInUseError` (without ``fork``) if the session is
+        still live in this process, in this agent or another: continue it with
+        ``session.send()`` or close it first. A session whose stored snapshot says it
+        still runs in another process (see :func:`~ccwire.session_liveness`) is resumed,
+        with a warning on the ``ccwire`` logger.
+        """
+        saved = await self.store.load(session_id) if self.store is not None else None
+        # no await from here to session.start() registering the new session
+        live = running_here(session_id)
+        if live is not None and not fork:
+            raise SessionInUseError(
+                f"session {session_id} is still live in this process ({live.state.value}): "
+                "continue it with session.send(), or close it before resuming it "
+                "(fork=True copies it into a new session)",
+                session_id=session_id,
+                state=live.state.value,
+            )
+        if saved is not None and live is None and session_liveness(saved) == "live":
+            owner = saved.owner
+            logger.warning(
+                "ccwire: resuming session %s, which the store says is still %s in process %s on %s",
+                session_id,
+                saved.state.value,
+                owner.pid if owner else "?",
+                owner.host if owner else "?",
+            )
+        if project_path is None and saved is not None:
+            project_path = saved.project_path
+        cwd = self._project_path(project_path)
+        new_id = str(uuid.uuid4()) if fork else session_id
+        options = dataclasses.replace(
+            self.options,
+            cwd=cwd,
+            resume=session_id,
+            fork_session=fork,
+            session_id=new_id if fork else None,
+            continue_conversation=False,
+        )
+        prior = saved.stats if saved is not None and not fork else SessionStats()
+        session = self._make(prompt, options, new_id, resumed_from=session_id, prior=prior)
+        await session.start()
+        return session
+
+    # ------------------------------------------------------------- internals
+
+    def _make(
+        self,
+        prompt: SessionPrompt,
+        options: ClaudeAgentOptions,
+        session_id: str,
+        *,
+        resumed_from: str | None = None,
+        prior: SessionStats | None = None,
+    ) -> Session:
+        machine = SessionMachine(
+            session_id,
+            project_path=str(options.cwd) if options.cwd is not None else None,
+            resumed_from=resumed_from,
+            prior=prior,
+            sdk_servers=frozenset(sdk_servers(options.mcp_servers)),
+            owner=current_owner(),
+        )
+        transport = self._transport_factory(options) if self._transport_factory else None
+        return Session(self, prompt, options, machine, store=self.store, transport=transport)
+
+    def _project_path(self, project_path: str | os.PathLike[str] | None) -> str:
+        chosen = project_path if project_path is not None else self.options.cwd
+        return str(Path(chosen).resolve()) if chosen is not None else os.getcwd()
+
+    def _require_task_group(self) -> anyio.abc.TaskGroup:
+        if self._tg is None:
+            raise SessionStateError(
+                "the agent is not running: use `async with ClaudeCodeAgent(...) as agent:` "
+                "(or `async with agent.session(prompt) as session:`)"
+            )
+        return self._tg
+
+    def _limiter(self) -> anyio.CapacityLimiter | None:
+        if self.max_concurrent_sessions is None:
+            return None
+        if self._capacity is None:
+            self._capacity = anyio.CapacityLimiter(self.max_concurrent_sessions)
+        return self._capacity
+
+    def _register(self, session: Session) -> None:
+        self._live.append(session)
+
+    def _unregister(self, session: Session) -> None:
+        if session in self._live:
+            self._live.remove(session)

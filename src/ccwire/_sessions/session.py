@@ -1,0 +1,332 @@
+"""``Session``: one conversation you can watch (state, events) and steer (pause, cancel...).
+
+How it works is described in :mod:`ccwire._sessions.runtime`; the states and the
+transition table in :mod:`ccwire._sessions.state`.
+
+**Pause.** ``pause()`` is a gate on what *we* write to the CLI. While paused it holds
+back, in the order they become ready:
+
+* the answers to the CLI's control requests: the results of in-process (SDK MCP)
+  tool calls, ``can_use_tool`` permission decisions, hook callback answers (and any
+  other answer, such as an in-process server's ``tools/list``);
+* prompts passed to ``send()`` (queued; ``send`` returns at once).
+
+The tool handlers and callbacks still run; only their answers wait. ``interrupt()``
+and ``cancel()`` are never held. ``resume()`` releases what was held, in order. A
+turn that ended while paused is reported on ``resume()``.
+
+Pause does **not** stop work the CLI does without needing an answer from us: the
+model finishes the reply it is streaming, and tools the CLI runs by itself go on:
+built-in tools it may run without asking (allowed by ``allowed_tools``, the
+permission mode or its own rules, such as read-only tools) and tools of external
+MCP servers (stdio, HTTP, SSE), which the CLI calls directly. Their messages and
+``tool_call``/``tool_result`` events keep arriving and the state stays ``paused``;
+such a turn can even end while paused. So the session stops at the next point where
+the CLI needs us, not at once. To hold every tool call, make each one need an
+answer: a ``PreToolUse`` hook callback (matching every tool) is asked before a tool
+runs, and its answer is held. To stop work at once, use ``interrupt()`` or
+``cancel()``. The CLI may stop waiting for some answers after time limits of its
+own, so a very long pause can end a held request with a timeout on the CLI's side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Literal, overload
+
+import anyio
+import anyio.abc
+
+from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
+from .._wire.messages import Message, ResultMessage
+from .events import (
+    EVENT_NAMES,
+    ErrorOccurred,
+    MessageReceived,
+    PermissionRequested,
+    SessionCompleted,
+    SessionEvent,
+    SessionEventName,
+    StateChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from .owner import track, untrack
+from .runtime import (
+    _CANCEL_INTERRUPT_TIMEOUT,
+    _CLOSE_GRACE,
+    Callback,
+    SessionPrompt,
+    SessionRuntime,
+    Subscription,
+    _Input,
+    logger,
+)
+from .state import ACTIVE_STATES, FINAL_STATES, SessionState, SessionStateInfo
+
+__all__ = ["Session", "SessionPrompt", "Subscription"]
+
+
+class Session(SessionRuntime):
+    """One conversation with the Claude Code CLI, observable and steerable.
+
+    Made by :class:`~ccwire.ClaudeCodeAgent` (``start_session``, ``session``,
+    ``create_session``, ``resume_session``). The states are :class:`~ccwire.SessionState`;
+    ``get_state()`` returns an immutable :class:`~ccwire.SessionStateInfo`; events come
+    as typed objects from :meth:`events` or to callbacks registered with :meth:`on`.
+    """
+
+    def __repr__(self) -> str:
+        return f"<Session {self.session_id} {self.state.value}>"
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def session_id(self) -> str:
+        """The session id (the one the CLI uses, and the store's key)."""
+        return self._machine.session_id
+
+    @property
+    def state(self) -> SessionState:
+        """The current state (shortcut for ``get_state().state``)."""
+        return self._machine.state
+
+    def get_state(self) -> SessionStateInfo:
+        """An immutable snapshot: state, calls and permissions in flight, statistics."""
+        return self._machine.info
+
+    @property
+    def last_result(self) -> ResultMessage | None:
+        """The last :class:`~ccwire.ResultMessage` received, if any."""
+        return self._machine.last_result
+
+    @property
+    def closed(self) -> bool:
+        """True once the session released its CLI (or never started and was cancelled)."""
+        return self._closed.is_set()
+
+    async def messages(self) -> AsyncIterator[Message]:
+        """The conversation messages (the client's types), until the session comes to rest.
+
+        Ends once the state is ``completed``, ``failed`` or ``cancelled`` and every message
+        was yielded; after ``send()`` iterate again for the next turn. Each message is
+        yielded once, to whichever iterator takes it first.
+        """
+        while True:
+            if self._messages:
+                yield self._messages.popleft()
+                continue
+            if self.state in FINAL_STATES or self.closed:
+                return
+            await self._changed.wait()
+
+    async def events(self, *, replay: bool = True) -> AsyncIterator[SessionEvent]:
+        """Every event as a typed object, in order, until the session is closed.
+
+        With ``replay`` (the default) iteration starts at the session's first event, so
+        nothing is missed however late you start; otherwise at the next event.
+        """
+        async for event in self._log.read(0 if replay else len(self._log)):
+            yield event
+
+    @overload
+    def on(
+        self,
+        event: Literal["message"],
+        callback: Callable[[MessageReceived], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    @overload
+    def on(
+        self,
+        event: Literal["state_change"],
+        callback: Callable[[StateChanged], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    @overload
+    def on(
+        self,
+        event: Literal["tool_call"],
+        callback: Callable[[ToolCallStarted], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    @overload
+    def on(
+        self,
+        event: Literal["tool_result"],
+        callback: Callable[[ToolCallFinished], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    @overload
+    def on(
+        self,
+        event: Literal["permission_request"],
+        callback: Callable[[PermissionRequested], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    @overload
+    def on(
+        self,
+        event: Literal["complete"],
+        callback: Callable[[SessionCompleted], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    @overload
+    def on(
+        self,
+        event: Literal["error"],
+        callback: Callable[[ErrorOccurred], Awaitable[None] | None],
+        *,
+        replay: bool = False,
+    ) -> Subscription: ...
+    def on(
+        self, event: SessionEventName, callback: Callback, *, replay: bool = False
+    ) -> Subscription:
+        """Call ``callback(event_object)`` for every event named ``event``.
+
+        Names: ``message``, ``tool_call``, ``tool_result``, ``permission_request``,
+        ``state_change``, ``complete``, ``error``. The callback may be sync or async; it
+        runs in a task of its own, in event order, so a slow callback delays only
+        itself (a sync callback still runs on the event loop: keep it quick). If it
+        raises, an ``error`` event (source ``"callback"``) reports it and delivery goes
+        on. ``replay`` also delivers the matching events that already happened.
+        Returns a :class:`Subscription`; call it to unsubscribe.
+        """
+        if event not in EVENT_NAMES:
+            raise UnknownEventError(
+                f"unknown session event {event!r}; expected one of {sorted(EVENT_NAMES)}"
+            )
+        sub = Subscription(frozenset({event}), callback, 0 if replay else len(self._log))
+        self._subs.append(sub)
+        if self._outer is not None and not self._log.closed:
+            self._spawn(self._deliver, sub)
+        return sub
+
+    # -------------------------------------------------------------- control
+
+    async def start(self) -> None:
+        """Start a session made with ``agent.create_session()`` (in the agent's task group)."""
+        await self._launch(self._agent._require_task_group())
+
+    async def _launch(self, task_group: anyio.abc.TaskGroup) -> None:
+        if self._launched or self.state is not SessionState.IDLE:
+            raise SessionStateError(f"this session was already started ({self.state.value})")
+        self._launched = True
+        track(self)  # at once, so that a racing resume_session() sees it
+        try:
+            task_group.start_soon(self._run)  # which untracks it at its end
+        except BaseException:
+            untrack(self)
+            raise
+        await self._ready.wait()  # bounded by the initialize timeout
+        if self._start_error is not None:
+            raise self._start_error
+
+    async def send(self, prompt: SessionPrompt) -> None:
+        """Send a follow-up prompt.
+
+        After ``completed`` it starts a new turn; mid-turn the CLI folds it into the
+        running turn. While paused it is queued and written on ``resume()`` (``send``
+        then returns at once). Raises :class:`~ccwire.SessionStateError` if the session
+        ended (continue it with ``agent.resume_session``).
+        """
+        if self._client is None or self._close_requested.is_set():
+            hint = (
+                "wait until it is running"
+                if self.state in (SessionState.IDLE, SessionState.STARTING)
+                else "continue it with agent.resume_session()"
+            )
+            raise SessionStateError(f"session {self.session_id} is {self.state.value}: {hint}")
+        self._publish(self._machine.new_turn())
+        item = _Input(prompt, awaited=not self._gate_closed)
+        self._inputs.append(item)
+        self._input_signal.wake()
+        if not item.awaited:
+            return
+        await item.done.wait()  # the write is bounded by the transport
+        if item.error is not None:
+            raise item.error
+
+    async def interrupt(self) -> None:
+        """Stop the current turn (it ends as ``completed``); the session stays usable."""
+        client = self._require_client()
+        self._machine.interrupted()
+        await client.interrupt()
+
+    async def pause(self) -> None:
+        """Hold back our answers to the CLI and every prompt until :meth:`resume`.
+
+        Held: results of in-process tool calls, permission decisions, hook answers and
+        prompts from :meth:`send`. Not stopped: what the CLI does without asking us
+        (the reply being streamed, auto-approved built-in tools, external MCP tools).
+        Allowed while ``running``/``waiting_*``; see the module docstring for details.
+        A no-op when already paused.
+        """
+        events = self._machine.pause()
+        self._gate_closed = True
+        self._publish(events)
+
+    async def resume(self) -> None:
+        """Release what :meth:`pause` held back, in order (a no-op when not paused)."""
+        if self.state is not SessionState.PAUSED:
+            return
+        conn = self._connection()
+        owes = conn.owes_answer if conn is not None else True
+        self._publish(self._machine.resume(owes))
+        await self._open_gate()
+
+    async def cancel(self) -> None:
+        """End the session: interrupt the turn, close the CLI, state ``cancelled``.
+
+        Works in every state; on a session already at rest it only releases the CLI.
+        """
+        state = self.state
+        if state in FINAL_STATES:
+            await self.close()
+            return
+        self._publish(self._machine.cancel())
+        if state is SessionState.IDLE and not self._launched:
+            self._log.close()
+            self._closed.set()
+            self._changed.wake()
+            return
+        if state in (SessionState.IDLE, SessionState.STARTING):
+            self._run_scope.cancel()  # stop waiting for a slot, or for initialize
+        client = self._client
+        if client is not None and state in ACTIVE_STATES:
+            with anyio.move_on_after(_CANCEL_INTERRUPT_TIMEOUT):
+                try:
+                    await client.interrupt()
+                except CcwireError as exc:
+                    logger.debug("ccwire: interrupt during cancel failed: %s", exc)
+        await self.close()
+
+    async def close(self) -> None:
+        """Release the CLI; work still in flight is cancelled first. Idempotent, bounded."""
+        if self.state not in FINAL_STATES:
+            await self.cancel()  # ends in a final state, then comes back here
+            return
+        self._close_requested.set()
+        if self._launched:
+            with anyio.move_on_after(_CLOSE_GRACE * 3):
+                await self._closed.wait()
+
+    async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
+        """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns
+        the final snapshot. Raises :class:`~ccwire.SessionTimeoutError` after ``timeout``."""
+        with anyio.move_on_after(timeout) as scope:
+            while self.state not in FINAL_STATES:
+                if self.closed:
+                    raise SessionStateError("the session was closed before it started")
+                await self._changed.wait()
+        if scope.cancelled_caught:
+            raise SessionTimeoutError(
+                f"session {self.session_id} still {self.state.value} after {timeout:g} s"
+            )
+        return self.get_state()

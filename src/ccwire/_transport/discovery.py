@@ -1,0 +1,120 @@
+"""Find the Claude Code CLI executable.
+
+Order: the explicit ``cli_path``; the ``CCWIRE_CLI_PATH`` environment variable; ``claude``
+on ``PATH``; a project-local npm install (``node_modules/.bin/claude`` in the working
+directory or any parent); the usual global install locations.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from .._core.errors import CLINotFoundError
+
+__all__ = ["ENV_VAR", "find_cli"]
+
+ENV_VAR = "CCWIRE_CLI_PATH"
+"""Environment variable naming the CLI executable."""
+
+_NAME = "claude"
+_LOCAL_BIN = ("node_modules", ".bin", _NAME)
+_USUAL_LOCATIONS = (
+    "~/.npm-global/bin/claude",
+    "/usr/local/bin/claude",
+    "~/.local/bin/claude",
+    "~/node_modules/.bin/claude",
+    "~/.yarn/bin/claude",
+    "~/.claude/local/claude",
+)
+_INSTALL_HINT = (
+    "Install it with `npm install @anthropic-ai/claude-code` (or `npm install -g "
+    "@anthropic-ai/claude-code`), or pass cli_path= / set CCWIRE_CLI_PATH to the executable."
+)
+
+
+def _is_executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _checked(path: str, origin: str) -> str:
+    """Return ``path`` (absolute) if it is an executable file, else raise saying why."""
+    full = os.path.abspath(os.path.expanduser(path))
+    if not os.path.exists(full):
+        raise CLINotFoundError(
+            f"the Claude Code CLI given by {origin} does not exist: {full}. {_INSTALL_HINT}",
+            searched=(full,),
+        )
+    if not _is_executable(full):
+        raise CLINotFoundError(
+            f"the Claude Code CLI given by {origin} is not an executable file: {full}. "
+            f"{_INSTALL_HINT}",
+            searched=(full,),
+        )
+    return full
+
+
+def _expand_home(path: str, home: str | None) -> str:
+    if path.startswith("~/") and home:
+        return os.path.join(home, path[2:])
+    return os.path.expanduser(path)
+
+
+def find_cli(
+    cli_path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> str:
+    """Return the absolute path of the Claude Code CLI executable.
+
+    ``environ`` (default ``os.environ``) supplies ``CCWIRE_CLI_PATH``, ``PATH`` and
+    ``HOME``; a project-local ``node_modules/.bin/claude`` is looked for in ``cwd``
+    (the session's working directory, if given) and its parents, then in the current
+    directory and its parents. An explicit ``cli_path`` or
+    ``CCWIRE_CLI_PATH`` must name an executable file. Raises
+    :class:`~ccwire.CLINotFoundError` listing every place searched.
+    """
+    env = os.environ if environ is None else environ
+    if cli_path is not None:
+        return _checked(os.fspath(cli_path), "cli_path")
+    configured = env.get(ENV_VAR)
+    if configured:
+        return _checked(configured, ENV_VAR)
+
+    searched: list[str] = []
+    path_var = env.get("PATH", os.defpath)
+    searched.append(f"{_NAME!r} on PATH ({path_var})")
+    found = shutil.which(_NAME, path=path_var)
+    if found is not None:
+        return os.path.abspath(found)
+
+    # the session's working directory and then this process's (the user's project,
+    # where `npm install` put it, even when the session runs elsewhere)
+    starts = [Path(os.getcwd())]
+    if cwd is not None:
+        starts.insert(0, Path(os.fspath(cwd)).absolute())
+    for start in starts:
+        for directory in (start, *start.parents):
+            candidate = str(directory.joinpath(*_LOCAL_BIN))
+            if candidate in searched:
+                continue
+            searched.append(candidate)
+            if _is_executable(candidate):
+                return candidate
+
+    home = env.get("HOME")
+    for location in _USUAL_LOCATIONS:
+        candidate = _expand_home(location, home)
+        searched.append(candidate)
+        if _is_executable(candidate):
+            return candidate
+
+    listing = "\n".join(f"  - {item}" for item in searched)
+    raise CLINotFoundError(
+        f"Claude Code CLI not found. Searched:\n  - ${ENV_VAR} (not set)\n{listing}\n"
+        f"{_INSTALL_HINT}",
+        searched=tuple(searched),
+    )

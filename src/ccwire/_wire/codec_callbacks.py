@@ -1,0 +1,307 @@
+"""The codec, part two: the wire forms of the CLI's callbacks into the SDK.
+
+Permission requests and their answers (``can_use_tool``, ``PermissionUpdate``,
+``PermissionResult``) and hook callbacks (inputs, outputs, matcher registrations).
+:mod:`ccwire._wire.codec` re-exports everything here, so the rest of ccwire still reaches
+every wire name through that one module; the split only keeps each file readable.
+Decoders are lenient and raise only :class:`~ccwire.MessageDecodeError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from .._core.errors import MessageDecodeError
+from .permission_types import (
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+)
+
+if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
+    from .hook_input import BaseHookInput
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+# --------------------------------------------------------------------- permissions
+
+
+@dataclass(frozen=True, slots=True)
+class CanUseToolRequest:
+    """A decoded ``can_use_tool`` request."""
+
+    tool_name: str
+    input: dict[str, Any]
+    tool_use_id: str | None
+    suggestions: tuple[PermissionUpdate, ...]
+    agent_id: str | None = None
+    blocked_path: str | None = None
+    decision_reason: str | None = None
+    title: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def decode_permission_update(d: Mapping[str, Any]) -> PermissionUpdate:
+    """Decode one ``PermissionUpdate`` (a suggestion from the CLI)."""
+    rules = d.get("rules")
+    dirs = d.get("directories")
+    return PermissionUpdate(
+        type=d.get("type"),  # type: ignore[arg-type]
+        rules=tuple(
+            PermissionRuleValue(
+                tool_name=str(r.get("toolName", "")), rule_content=_opt_str(r.get("ruleContent"))
+            )
+            for r in rules
+            if isinstance(r, Mapping)
+        )
+        if isinstance(rules, list)
+        else None,
+        behavior=d.get("behavior"),
+        mode=d.get("mode"),
+        directories=tuple(str(x) for x in dirs) if isinstance(dirs, list) else None,
+        destination=d.get("destination"),
+    )
+
+
+def encode_permission_update(u: PermissionUpdate) -> dict[str, Any]:
+    """The wire form of a ``PermissionUpdate`` (destination defaults to ``session``)."""
+    out: dict[str, Any] = {"type": u.type, "destination": u.destination or "session"}
+    if u.rules is not None:
+        rules = []
+        for r in u.rules:
+            rule: dict[str, Any] = {"toolName": r.tool_name}
+            if r.rule_content is not None:
+                rule["ruleContent"] = r.rule_content
+            rules.append(rule)
+        out["rules"] = rules
+    if u.behavior is not None:
+        out["behavior"] = u.behavior
+    if u.mode is not None:
+        out["mode"] = u.mode
+    if u.directories is not None:
+        out["directories"] = list(u.directories)
+    return out
+
+
+def decode_can_use_tool(req: Mapping[str, Any]) -> CanUseToolRequest:
+    """Decode the body of a ``can_use_tool`` request."""
+    name = req.get("tool_name")
+    inp = req.get("input")
+    if not isinstance(name, str):
+        raise MessageDecodeError("can_use_tool without tool_name", line=str(req)[:200])
+    sugg = req.get("permission_suggestions")
+    return CanUseToolRequest(
+        tool_name=name,
+        input=dict(inp) if isinstance(inp, Mapping) else {},
+        tool_use_id=_opt_str(req.get("tool_use_id")),
+        suggestions=tuple(decode_permission_update(s) for s in sugg if isinstance(s, Mapping))
+        if isinstance(sugg, list)
+        else (),
+        agent_id=_opt_str(req.get("agent_id")),
+        blocked_path=_opt_str(req.get("blocked_path")),
+        decision_reason=_opt_str(req.get("decision_reason")),
+        title=_opt_str(req.get("title")),
+        display_name=_opt_str(req.get("display_name")),
+        description=_opt_str(req.get("description")),
+        raw=req,
+    )
+
+
+def encode_permission_result(
+    result: PermissionResultAllow | PermissionResultDeny, original_input: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The ``can_use_tool`` response body. Allow always carries ``updatedInput``."""
+    if isinstance(result, PermissionResultAllow):
+        out: dict[str, Any] = {
+            "behavior": "allow",
+            "updatedInput": dict(result.updated_input)
+            if result.updated_input is not None
+            else dict(original_input),
+        }
+        if result.updated_permissions is not None:
+            out["updatedPermissions"] = [
+                encode_permission_update(u) for u in result.updated_permissions
+            ]
+        return out
+    deny: dict[str, Any] = {"behavior": "deny", "message": result.message}
+    if result.interrupt:
+        deny["interrupt"] = True
+    return deny
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+@dataclass(frozen=True, slots=True)
+class HookCallbackRequest:
+    """A decoded ``hook_callback`` request."""
+
+    callback_id: str
+    input: Mapping[str, Any]
+    tool_use_id: str | None
+
+
+def decode_hook_callback(req: Mapping[str, Any]) -> HookCallbackRequest:
+    """Decode the body of a ``hook_callback`` request."""
+    cid = req.get("callback_id")
+    if not isinstance(cid, str):
+        raise MessageDecodeError("hook_callback without callback_id", line=str(req)[:200])
+    inp = req.get("input")
+    return HookCallbackRequest(
+        callback_id=cid,
+        input=inp if isinstance(inp, Mapping) else {},
+        tool_use_id=_opt_str(req.get("tool_use_id")),
+    )
+
+
+_PY_KEYWORD_KEYS = {"async_": "async", "continue_": "continue"}
+
+
+def encode_hook_output(output: Mapping[str, Any]) -> dict[str, Any]:
+    """Hook output for the wire: top-level ``async_``/``continue_`` lose the underscore."""
+    return {_PY_KEYWORD_KEYS.get(k, k): v for k, v in output.items()}
+
+
+def encode_hook_matchers(
+    matchers: Iterable[tuple[str | None, list[str], float | None]],
+) -> list[dict[str, Any]]:
+    """The initialize ``hooks`` entries of one event: (matcher, callback ids, timeout s)."""
+    out = []
+    for matcher, ids, timeout in matchers:
+        entry: dict[str, Any] = {"matcher": matcher, "hookCallbackIds": ids}
+        if timeout is not None:
+            entry["timeout"] = timeout
+        out.append(entry)
+    return out
+
+
+def encode_hook_matcher(
+    matcher: str | None, ids: list[str], timeout: float | None, on_failure: str | None
+) -> dict[str, Any]:
+    """One initialize ``hooks`` entry: matcher, callback ids, timeout (s), ``onFailure``."""
+    entry = encode_hook_matchers([(matcher, ids, timeout)])[0]
+    if on_failure is not None:
+        entry["onFailure"] = on_failure
+    return entry
+
+
+def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
+    """The typed input of a ``hook_callback`` (class chosen by ``hook_event_name``).
+
+    Hook inputs are snake_case on the wire, so fields are taken by name; missing ones
+    (and nulls where a value is expected) keep their defaults, so this never raises.
+    ``permission_suggestions`` become :class:`PermissionUpdate` values.
+    """
+    from .hook_input import HOOK_INPUT_TYPES, BaseHookInput
+
+    event = raw.get("hook_event_name")
+    cls = HOOK_INPUT_TYPES.get(event, BaseHookInput) if isinstance(event, str) else BaseHookInput
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name == "raw" or f.name not in raw:
+            continue
+        value = raw[f.name]
+        if f.name == "permission_suggestions":
+            value = tuple(
+                decode_permission_update(s)
+                for s in (value if isinstance(value, list) else ())
+                if isinstance(s, Mapping)
+            )
+        elif value is None and (
+            f.default_factory is not MISSING or (f.default is not MISSING and f.default is not None)
+        ):
+            continue  # null where a value is expected (tool_input: {}, ...): keep the default
+        kwargs[f.name] = value
+    return cls(**kwargs, raw=raw)
+
+
+_HOOK_WIRE_NAMES = {
+    "continue_": "continue",
+    "async_": "async",
+    "updated_mcp_tool_output": "updatedMCPToolOutput",
+}
+
+
+def _hook_wire_name(name: str) -> str:
+    wire = _HOOK_WIRE_NAMES.get(name)
+    if wire is not None:
+        return wire
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _hook_value(value: Any) -> Any:
+    if isinstance(value, PermissionResultAllow):
+        allow: dict[str, Any] = {"behavior": "allow"}
+        if value.updated_input is not None:
+            allow["updatedInput"] = dict(value.updated_input)
+        if value.updated_permissions is not None:
+            allow["updatedPermissions"] = [
+                encode_permission_update(u) for u in value.updated_permissions
+            ]
+        return allow
+    if isinstance(value, PermissionResultDeny):
+        deny: dict[str, Any] = {"behavior": "deny", "message": value.message}
+        if value.interrupt:
+            deny["interrupt"] = True
+        return deny
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def encode_hook_result(value: object, event: str) -> dict[str, Any]:
+    """The ``hook_callback`` response body for what a callback of ``event`` returned.
+
+    Accepts the typed outputs of :mod:`ccwire._wire.hook_output`, the dict form (sent as
+    given but for the ``async_``/``continue_`` keys) and ``None`` (``{}``). Raises
+    ``TypeError`` for anything else and ``ValueError`` when an event-specific output
+    belongs to another event.
+    """
+    if value is None:
+        return {}
+    from .hook_output import AsyncHookOutput, HookOutput, HookSpecificOutput
+
+    if isinstance(value, HookSpecificOutput):
+        value = HookOutput(hook_specific_output=value)
+    if isinstance(value, AsyncHookOutput):
+        out: dict[str, Any] = {"async": True}
+        if value.async_timeout is not None:
+            out["asyncTimeout"] = value.async_timeout
+        return out
+    if isinstance(value, HookOutput):
+        body: dict[str, Any] = {}
+        for f in fields(value):
+            item = getattr(value, f.name)
+            if item is None:
+                continue
+            if isinstance(item, HookSpecificOutput):
+                if event != item.EVENT:
+                    raise ValueError(
+                        f"{type(item).__name__} is the output of {item.EVENT} hooks, "
+                        f"but this hook is registered for {event}"
+                    )
+                specific = {"hookEventName": item.EVENT}
+                for g in fields(item):
+                    sub = getattr(item, g.name)
+                    if sub is not None:
+                        specific[_hook_wire_name(g.name)] = _hook_value(sub)
+                item = specific
+            body[_hook_wire_name(f.name)] = _hook_value(item)
+        return body
+    if isinstance(value, Mapping):
+        return encode_hook_output(value)
+    raise TypeError(
+        "expected a dict, None or a typed hook output (HookOutput, AsyncHookOutput, "
+        f"PreToolUseOutput, ...); got {type(value).__name__}"
+    )

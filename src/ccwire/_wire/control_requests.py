@@ -1,0 +1,398 @@
+"""The wire side of the runtime control requests (protocol reference §3.2).
+
+Subtype names, request fields and the decoding of each answer into the typed results
+of :mod:`ccwire._wire.control_types` live here (what the connected CLI supports is
+:mod:`ccwire._protocol.features`). Decoders are lenient: a missing or mistyped field gets its
+default, and the whole answer stays in ``raw``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .control_types import (
+    CliVersion,
+    ContextCategory,
+    ContextUsage,
+    FileContents,
+    FileSuggestions,
+    HookEventInfo,
+    HookListingEntry,
+    HooksListing,
+    InterruptResult,
+    McpServerStatus,
+    McpSetServersResult,
+    McpToolInfo,
+    ModelChange,
+    ModelInfo,
+    PermissionModeChange,
+    PermissionRuleInfo,
+    PermissionRules,
+    PluginReload,
+    RepoRootRegistration,
+    RewindFilesResult,
+    SessionUsage,
+    SettingsSnapshot,
+    SlashCommand,
+    TaskOutput,
+    UsageReport,
+)
+
+__all__ = ["mcp_server_fields", "optional_fields"]
+
+SET_MAX_THINKING_TOKENS = "set_max_thinking_tokens"
+REWIND_FILES = "rewind_files"
+MCP_STATUS = "mcp_status"
+MCP_RECONNECT = "mcp_reconnect"
+MCP_TOGGLE = "mcp_toggle"
+MCP_SET_SERVERS = "mcp_set_servers"
+MCP_CALL = "mcp_call"
+MCP_READ_RESOURCE = "mcp_read_resource"
+GET_CONTEXT_USAGE = "get_context_usage"
+STOP_TASK = "stop_task"
+BACKGROUND_TASKS = "background_tasks"
+GET_TASK_OUTPUT = "get_task_output"
+CANCEL_ASYNC_MESSAGE = "cancel_async_message"
+APPLY_FLAG_SETTINGS = "apply_flag_settings"
+GET_SETTINGS = "get_settings"
+UPDATE_SETTINGS = "update_settings"
+RENAME_SESSION = "rename_session"
+RELOAD_PLUGINS = "reload_plugins"
+RELOAD_SKILLS = "reload_skills"
+LIST_MODELS = "list_models"
+GET_BINARY_VERSION = "get_binary_version"
+LIST_PERMISSION_RULES = "list_permission_rules"
+GET_USAGE = "get_usage"
+GET_SESSION_COST = "get_session_cost"
+SET_COLOR = "set_color"
+SEED_READ_STATE = "seed_read_state"
+READ_FILE = "read_file"
+REGISTER_REPO_ROOT = "register_repo_root"
+RELOAD_OUTPUT_STYLES = "reload_output_styles"
+GET_HOOKS_LISTING = "get_hooks_listing"
+FILE_SUGGESTIONS = "file_suggestions"
+SET_HAS_SUBSCRIBERS = "set_has_subscribers"
+
+# ------------------------------------------------------------------------- decoding
+
+
+def _str(v: Any, default: str = "") -> str:
+    return v if isinstance(v, str) else default
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _opt_bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _opt_map(v: Any) -> Mapping[str, Any] | None:
+    return v if isinstance(v, Mapping) else None
+
+
+def _strs(v: Any) -> tuple[str, ...]:
+    return tuple(x for x in v if isinstance(x, str)) if isinstance(v, list) else ()
+
+
+def _maps(v: Any) -> tuple[Mapping[str, Any], ...]:
+    return tuple(x for x in v if isinstance(x, Mapping)) if isinstance(v, list) else ()
+
+
+def decode_interrupt(r: Mapping[str, Any]) -> InterruptResult:
+    """``interrupt`` answer."""
+    return InterruptResult(_strs(r.get("still_queued")), _strs(r.get("cancelled")), raw=r)
+
+
+def decode_permission_mode(r: Mapping[str, Any]) -> PermissionModeChange:
+    """``set_permission_mode`` answer."""
+    return PermissionModeChange(_opt_str(r.get("mode")), raw=r)
+
+
+def decode_model(r: Mapping[str, Any]) -> ModelChange:
+    """``set_model`` answer."""
+    return ModelChange(_opt_str(r.get("model")), raw=r)
+
+
+def _tool(t: Mapping[str, Any]) -> McpToolInfo:
+    return McpToolInfo(
+        name=_str(t.get("name")),
+        description=_opt_str(t.get("description")),
+        annotations=_opt_map(t.get("annotations")),
+        meta=_opt_map(t.get("_meta")),
+        raw=t,
+    )
+
+
+def decode_mcp_status(r: Mapping[str, Any]) -> list[McpServerStatus]:
+    """``mcp_status`` answer: one status per server."""
+    return [
+        McpServerStatus(
+            name=_str(s.get("name")),
+            status=_str(s.get("status")),
+            server_info=_opt_map(s.get("serverInfo")),
+            error=_opt_str(s.get("error")),
+            config=_opt_map(s.get("config")),
+            scope=_opt_str(s.get("scope")),
+            source=_opt_str(s.get("source")),
+            transport=_opt_str(s.get("transport")),
+            tools=tuple(_tool(t) for t in _maps(s.get("tools"))),
+            raw=s,
+        )
+        for s in _maps(r.get("mcpServers"))
+    ]
+
+
+def decode_set_servers(r: Mapping[str, Any]) -> McpSetServersResult:
+    """``mcp_set_servers`` answer."""
+    errors = r.get("errors")
+    return McpSetServersResult(
+        added=_strs(r.get("added")),
+        removed=_strs(r.get("removed")),
+        errors={str(k): str(v) for k, v in errors.items()} if isinstance(errors, Mapping) else {},
+        raw=r,
+    )
+
+
+def decode_context_usage(r: Mapping[str, Any]) -> ContextUsage:
+    """``get_context_usage`` answer."""
+    pct = r.get("percentage")
+    return ContextUsage(
+        categories=tuple(
+            ContextCategory(
+                name=_str(c.get("name")),
+                tokens=_opt_int(c.get("tokens")) or 0,
+                color=_opt_str(c.get("color")),
+                id=_opt_str(c.get("id")),
+                kind=_opt_str(c.get("kind")),
+                is_deferred=_opt_bool(c.get("isDeferred")),
+                raw=c,
+            )
+            for c in _maps(r.get("categories"))
+        ),
+        total_tokens=_opt_int(r.get("totalTokens")) or 0,
+        max_tokens=_opt_int(r.get("maxTokens")) or 0,
+        raw_max_tokens=_opt_int(r.get("rawMaxTokens")),
+        percentage=float(pct) if isinstance(pct, (int, float)) else None,
+        model=_opt_str(r.get("model")),
+        is_auto_compact_enabled=_opt_bool(r.get("isAutoCompactEnabled")),
+        auto_compact_threshold=_opt_int(r.get("autoCompactThreshold")),
+        raw=r,
+    )
+
+
+def decode_rewind(r: Mapping[str, Any]) -> RewindFilesResult:
+    """``rewind_files`` answer."""
+    return RewindFilesResult(
+        can_rewind=r.get("canRewind") is True,
+        error=_opt_str(r.get("error")),
+        files_changed=_strs(r.get("filesChanged")),
+        insertions=_opt_int(r.get("insertions")),
+        deletions=_opt_int(r.get("deletions")),
+        raw=r,
+    )
+
+
+def decode_settings(r: Mapping[str, Any]) -> SettingsSnapshot:
+    """``get_settings`` answer."""
+    return SettingsSnapshot(
+        effective=_opt_map(r.get("effective")) or {},
+        sources=_maps(r.get("sources")),
+        applied=_opt_map(r.get("applied")) or {},
+        raw=r,
+    )
+
+
+def decode_task_output(r: Mapping[str, Any]) -> TaskOutput:
+    """``get_task_output`` answer."""
+    return TaskOutput(
+        output=_str(r.get("output")),
+        total_bytes=_opt_int(r.get("total_bytes")) or 0,
+        truncated=r.get("truncated") is True,
+        raw=r,
+    )
+
+
+def decode_command(c: Mapping[str, Any]) -> SlashCommand:
+    """One slash command or skill."""
+    return SlashCommand(
+        name=_str(c.get("name")),
+        description=_str(c.get("description")),
+        argument_hint=_str(c.get("argumentHint")),
+        raw=c,
+    )
+
+
+def decode_skills(r: Mapping[str, Any]) -> list[SlashCommand]:
+    """``reload_skills`` answer."""
+    return [decode_command(c) for c in _maps(r.get("skills"))]
+
+
+def decode_plugin_reload(r: Mapping[str, Any]) -> PluginReload:
+    """``reload_plugins`` answer."""
+    return PluginReload(
+        commands=tuple(decode_command(c) for c in _maps(r.get("commands"))),
+        agents=_maps(r.get("agents")),
+        plugins=_maps(r.get("plugins")),
+        mcp_servers=_maps(r.get("mcpServers")),
+        error_count=_opt_int(r.get("error_count")) or 0,
+        raw=r,
+    )
+
+
+def decode_models(r: Mapping[str, Any]) -> list[ModelInfo]:
+    """``list_models`` answer."""
+    return [
+        ModelInfo(
+            value=_str(m.get("value")),
+            display_name=_str(m.get("displayName")),
+            description=_str(m.get("description")),
+            resolved_model=_opt_str(m.get("resolvedModel")),
+            raw=m,
+        )
+        for m in _maps(r.get("models"))
+    ]
+
+
+def decode_version(r: Mapping[str, Any]) -> CliVersion:
+    """``get_binary_version`` answer."""
+    return CliVersion(_str(r.get("version")), _opt_str(r.get("buildTime")), raw=r)
+
+
+def decode_file_contents(r: Mapping[str, Any]) -> FileContents:
+    """``read_file`` answer."""
+    return FileContents(
+        contents=_str(r.get("contents")),
+        abs_path=_opt_str(r.get("absPath")),
+        truncated=r.get("truncated") is True,
+        encoding=_opt_str(r.get("encoding")),
+        lossy=_opt_bool(r.get("lossy")),
+        raw=r,
+    )
+
+
+def decode_repo_root(r: Mapping[str, Any]) -> RepoRootRegistration:
+    """``register_repo_root`` answer."""
+    return RepoRootRegistration(_opt_str(r.get("directory")), raw=r)
+
+
+def decode_output_styles(r: Mapping[str, Any]) -> list[str]:
+    """``reload_output_styles`` answer: the names of the output styles available."""
+    return list(_strs(r.get("available_output_styles")))
+
+
+def _hook_event(e: Mapping[str, Any]) -> HookEventInfo:
+    return HookEventInfo(
+        name=_str(e.get("name")),
+        summary=_str(e.get("summary")),
+        supports_matcher=_opt_bool(e.get("supportsMatcher")),
+        hook_count=_opt_int(e.get("hookCount")),
+        raw=e,
+    )
+
+
+def decode_hooks_listing(r: Mapping[str, Any]) -> HooksListing:
+    """``get_hooks_listing`` answer."""
+    return HooksListing(
+        events=tuple(_hook_event(e) for e in _maps(r.get("events"))),
+        hooks=tuple(
+            HookListingEntry(
+                event=_str(h.get("event")),
+                matcher=_opt_str(h.get("matcher")),
+                source=_opt_str(h.get("source")),
+                source_label=_opt_str(h.get("sourceLabel")),
+                type=_opt_str(h.get("type")),
+                display_text=_opt_str(h.get("displayText")),
+                raw=h,
+            )
+            for h in _maps(r.get("hooks"))
+        ),
+        event_catalog=tuple(_hook_event(e) for e in _maps(r.get("eventCatalog"))),
+        policy=_opt_map(r.get("policy")),
+        raw=r,
+    )
+
+
+def decode_file_suggestions(r: Mapping[str, Any]) -> FileSuggestions:
+    """``file_suggestions`` answer."""
+    paths = tuple(
+        p for p in (_opt_str(s.get("path")) for s in _maps(r.get("suggestions"))) if p is not None
+    )
+    return FileSuggestions(paths=paths, cwd=_opt_str(r.get("cwd")), raw=r)
+
+
+def decode_usage(r: Mapping[str, Any]) -> UsageReport:
+    """``get_usage`` answer."""
+    s = _opt_map(r.get("session")) or {}
+    model_usage = _opt_map(s.get("model_usage")) or {}
+    return UsageReport(
+        session=SessionUsage(
+            total_cost_usd=_num(s.get("total_cost_usd")),
+            total_api_duration_ms=_opt_int(s.get("total_api_duration_ms")) or 0,
+            total_duration_ms=_opt_int(s.get("total_duration_ms")) or 0,
+            total_lines_added=_opt_int(s.get("total_lines_added")) or 0,
+            total_lines_removed=_opt_int(s.get("total_lines_removed")) or 0,
+            model_usage={str(k): v for k, v in model_usage.items() if isinstance(v, Mapping)},
+            raw=s,
+        ),
+        subscription_type=_opt_str(r.get("subscription_type")),
+        rate_limits_available=r.get("rate_limits_available") is True,
+        rate_limits=_opt_map(r.get("rate_limits")),
+        behaviors=_opt_map(r.get("behaviors")),
+        raw=r,
+    )
+
+
+def decode_permission_rules(r: Mapping[str, Any]) -> PermissionRules:
+    """``list_permission_rules`` answer (the rules are in its ``state``)."""
+    state = _opt_map(r.get("state")) or r
+    return PermissionRules(
+        rules=tuple(
+            PermissionRuleInfo(
+                rule=_str(x.get("rule")),
+                behavior=_str(x.get("behavior")),
+                source=_opt_str(x.get("source")),
+                editability=_opt_str(x.get("editability")),
+                description=_opt_map(x.get("description")),
+                raw=x,
+            )
+            for x in _maps(state.get("rules"))
+        ),
+        workspace_directories=_maps(state.get("workspaceDirectories")),
+        original_cwd=_opt_str(state.get("originalCwd")),
+        managed_only=_opt_bool(state.get("managedOnly")),
+        raw=r,
+    )
+
+
+# ----------------------------------------------------------------- request fields
+
+
+def mcp_server_fields(name: str) -> dict[str, Any]:
+    """Fields naming one MCP server (``mcp_reconnect``)."""
+    return {"serverName": name}
+
+
+def mcp_toggle_fields(name: str, enabled: bool) -> dict[str, Any]:
+    """Fields of ``mcp_toggle``."""
+    return {"serverName": name, "enabled": enabled}
+
+
+def mcp_read_resource_fields(server: str, uri: str) -> dict[str, Any]:
+    """Fields of ``mcp_read_resource``."""
+    return {"serverName": server, "uri": uri}
+
+
+def optional_fields(**values: Any) -> dict[str, Any]:
+    """The given fields without the ``None`` ones (their names are the wire names)."""
+    return {k: v for k, v in values.items() if v is not None}

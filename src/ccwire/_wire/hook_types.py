@@ -1,0 +1,184 @@
+"""Types of hook callbacks as users register them (``ClaudeAgentOptions.hooks``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
+    from .hook_output import HookCallbackResult
+
+__all__ = [
+    "LEGACY_TOOL_NAMES",
+    "HookCallback",
+    "HookContext",
+    "HookEvent",
+    "HookMatcher",
+    "matcher_matches",
+]
+
+HookEvent = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
+]
+"""Every hook event CLI 2.1.330 supports."""
+
+
+@dataclass(frozen=True)
+class HookContext:
+    """Passed to every hook callback. ``signal`` is set if the CLI withdraws the call."""
+
+    signal: anyio.Event = field(default_factory=anyio.Event, compare=False, repr=False)
+
+
+HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbackResult"]]
+"""``async def hook(input, tool_use_id, context) -> output``.
+
+``input`` is the typed input of the event (a :class:`~ccwire.BaseHookInput` subclass
+such as :class:`~ccwire.PreToolUseHookInput`), which is also a read-only mapping of the
+wire input, so callbacks written for plain dicts keep working. The output is a
+:class:`~ccwire.HookOutput`, an :class:`~ccwire.AsyncHookOutput`, an event-specific
+output such as :class:`~ccwire.PreToolUseOutput`, ``None``, or the reference SDK's dict
+form (camelCase keys; ``continue_``/``async_`` for the two Python keywords).
+"""
+
+# Events whose matchers the CLI also splits on commas (and allows spaces and hyphens in).
+_WIDE_LIST_EVENTS = frozenset(
+    {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PermissionRequest",
+        "PermissionDenied",
+        "UserPromptExpansion",
+        "SessionStart",
+        "SessionEnd",
+        "Setup",
+        "PreCompact",
+        "PostCompact",
+        "PreModelSwitch",
+        "PostModelSwitch",
+        "Notification",
+        "SubagentStart",
+        "SubagentStop",
+        "Elicitation",
+        "ElicitationResult",
+        "ConfigChange",
+        "InstructionsLoaded",
+        "DirectoryAdded",
+    }
+)
+_NAME_LIST = re.compile(r"[a-zA-Z0-9_|]+")
+_WIDE_NAME_LIST = re.compile(r"[a-zA-Z0-9_|, -]+")
+
+LEGACY_TOOL_NAMES: Mapping[str, str] = {
+    "Task": "Agent",
+    "KillShell": "TaskStop",
+    "KillBash": "TaskStop",
+    "ListPeers": "ListAgents",
+    "Brief": "SendUserMessage",
+    "ListMcpResources": "ListMcpResourcesTool",
+    "ReadMcpResource": "ReadMcpResourceTool",
+    "ReadMcpResourceDir": "ReadMcpResourceDirTool",
+    "ProposeGoal": "SetGoal",
+}
+"""Old tool names the CLI (2.1.330) still accepts in matchers, and the tool each now names."""
+
+
+def _canonical(name: str) -> str:
+    return LEGACY_TOOL_NAMES.get(name, name)
+
+
+def _legacy_names(name: str) -> list[str]:
+    return [old for old, new in LEGACY_TOOL_NAMES.items() if new == name]
+
+
+def matcher_matches(pattern: str | None, value: str | None, *, event: str | None = None) -> bool:
+    """Whether the CLI runs a matcher ``pattern`` for an event whose matcher value is
+    ``value`` (see :attr:`~ccwire.BaseHookInput.matcher_value`). The CLI does this
+    filtering itself; this mirrors its rule (CLI 2.1.330) for tests and tooling:
+
+    * ``None``, ``""`` and ``"*"`` match everything, as does any pattern on events
+      without a matcher value (Stop, UserPromptSubmit, ...);
+    * a pattern made only of letters, digits, ``_`` and ``|`` (for most events also
+      ``,``, space and ``-``) is a list of exact names: ``"Write|Edit"``; a legacy tool
+      name in it names the renamed tool (``"Task"`` matches ``Agent``, ``"KillShell"``
+      ``TaskStop``: :data:`LEGACY_TOOL_NAMES`);
+    * anything else is a regular expression searched in the value: ``"mcp__calc__.*"``
+      (an invalid one matches nothing); it also matches a tool whose legacy name it
+      matches (``"^Task$"`` matches ``Agent``).
+    """
+    if not pattern or pattern == "*" or value is None:
+        return True
+    wide = event in _WIDE_LIST_EVENTS
+    if (_WIDE_NAME_LIST if wide else _NAME_LIST).fullmatch(pattern):
+        names = (n.strip() for n in re.split(r"[|,]" if wide else r"\|", pattern))
+        return value in {_canonical(n) for n in names if n}
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return False
+    return any(compiled.search(v) is not None for v in (value, *_legacy_names(value)))
+
+
+@dataclass(frozen=True)
+class HookMatcher:
+    """Which callbacks run for an event.
+
+    ``matcher`` selects by the event's matcher value, which is the tool name for tool
+    events (``"Bash"``, ``"Write|Edit"``, ``"mcp__calc__.*"``); ``None`` matches
+    everything. The CLI applies it (rule: :func:`matcher_matches`). ``timeout`` is in
+    seconds (default 60): a callback still running then gets an error answer.
+    ``on_failure="block"`` makes a failing callback block the guarded action; ccwire
+    refuses to connect to a CLI that cannot honour it.
+    """
+
+    matcher: str | None = None
+    hooks: Sequence[HookCallback] = ()
+    timeout: float | None = None
+    on_failure: Literal["continue", "block"] | None = None
+
+    def matches(self, hook_input: Mapping[str, Any]) -> bool:
+        """Whether the CLI would run this matcher's hooks for ``hook_input`` (a typed
+        input or the wire dict)."""
+        from .hook_input import BaseHookInput, parse_hook_input
+
+        typed = hook_input if isinstance(hook_input, BaseHookInput) else None
+        if typed is None:
+            typed = parse_hook_input(hook_input)
+        return matcher_matches(self.matcher, typed.matcher_value, event=typed.hook_event_name)

@@ -1,0 +1,219 @@
+"""Typed messages and content blocks, as the CLI reports the conversation.
+
+These are plain frozen dataclasses; :mod:`ccwire._wire.codec` builds them from the wire.
+Every message and block keeps the decoded wire object in ``raw`` (excluded from
+equality and ``repr``), so nothing the CLI sent is ever lost, and anything ccwire does
+not model arrives as :class:`RawMessage` / :class:`UnknownBlock` instead of vanishing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+__all__ = [
+    "AssistantMessage",
+    "ContentBlock",
+    "Message",
+    "RawMessage",
+    "ResultMessage",
+    "ServerToolUseBlock",
+    "StreamEvent",
+    "SystemMessage",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolUseBlock",
+    "TranscriptMirrorMessage",
+    "UnknownBlock",
+    "UserMessage",
+]
+
+
+def _raw() -> Any:
+    return field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Text written by the model (or the user)."""
+
+    text: str
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """The model's visible reasoning, with the signature the API requires back."""
+
+    thinking: str
+    signature: str = ""
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """The model asks to run a tool. ``id`` links it to the matching ToolResultBlock."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """What a tool returned. ``content`` is a string, a list of content dicts, or None."""
+
+    tool_use_id: str
+    content: str | list[dict[str, Any]] | None = None
+    is_error: bool | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class ServerToolUseBlock:
+    """A tool the API runs itself (web search, code execution, ...)."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownBlock:
+    """A content block of a type ccwire does not model; ``raw`` holds all of it."""
+
+    type: str
+    raw: Mapping[str, Any] = _raw()
+
+
+ContentBlock = Union[
+    TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ServerToolUseBlock, UnknownBlock
+]
+"""One block of a message's ``content``: text, thinking, a tool call or its result, a
+server-side tool call, or an :class:`UnknownBlock` for block types ccwire does not model."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A user-role message: tool results the CLI produced, or echoed prompts."""
+
+    content: str | list[ContentBlock]
+    uuid: str | None = None
+    parent_tool_use_id: str | None = None
+    tool_use_result: Any = None
+    session_id: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """One assistant frame. While streaming, the CLI sends one content block per frame;
+    frames of one API message share ``message_id``."""
+
+    content: list[ContentBlock]
+    model: str
+    parent_tool_use_id: str | None = None
+    error: str | None = None
+    usage: Mapping[str, Any] | None = None
+    message_id: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """A ``system`` frame (``init``, ``status``, task events, ...); ``data`` is the frame."""
+
+    subtype: str
+    data: Mapping[str, Any]
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class ResultMessage:
+    """The end of a turn: outcome, timing, cost and usage.
+
+    ``total_cost_usd`` is cumulative over the CLI process; ``usage`` covers this turn.
+    """
+
+    subtype: str
+    duration_ms: int
+    duration_api_ms: int
+    is_error: bool
+    num_turns: int
+    session_id: str
+    stop_reason: str | None = None
+    total_cost_usd: float | None = None
+    usage: Mapping[str, Any] | None = None
+    result: str | None = None
+    structured_output: Any = None
+    errors: tuple[str, ...] = ()
+    permission_denials: tuple[Mapping[str, Any], ...] = ()
+    terminal_reason: str | None = None
+    model_usage: Mapping[str, Any] | None = None
+    user_message_uuids: tuple[str, ...] = ()
+    uuid: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """A raw Messages API stream event (only with ``include_partial_messages``)."""
+
+    uuid: str
+    session_id: str
+    event: Mapping[str, Any]
+    parent_tool_use_id: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
+class RawMessage:
+    """A frame of a type ccwire does not model (``rate_limit_event``, ``tool_progress``,
+    ``command_lifecycle``, future types...). Nothing is dropped: ``data`` is the frame."""
+
+    type: str
+    data: Mapping[str, Any]
+
+    @property
+    def raw(self) -> Mapping[str, Any]:
+        """The frame as received (same object as ``data``)."""
+        return self.data
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptMirrorMessage(RawMessage):
+    """A ``transcript_mirror`` frame: lines the CLI just wrote to its session file.
+
+    Sent only with ``session_mirror=True`` (``--session-mirror``). ``file_path`` is the
+    session's JSONL file, ``entries`` the new lines (one JSON object each), in order;
+    append them to your own store to keep a copy of the transcript. A
+    :class:`RawMessage`, so code that passes unknown frames through keeps working.
+    """
+
+    @property
+    def file_path(self) -> str:
+        """The session file the entries were written to."""
+        value = self.data.get("filePath")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def entries(self) -> list[Mapping[str, Any]]:
+        """The transcript lines, as written (JSON objects)."""
+        value = self.data.get("entries")
+        if not isinstance(value, list):
+            return []
+        return [e for e in value if isinstance(e, Mapping)]
+
+
+Message = Union[
+    UserMessage, AssistantMessage, SystemMessage, ResultMessage, StreamEvent, RawMessage
+]
+"""Anything ``query()`` and ``ClaudeSDKClient`` yield: a user, assistant, system or result
+message, a partial-message :class:`StreamEvent`, or a :class:`RawMessage` for frame types
+ccwire does not model (:class:`TranscriptMirrorMessage` is a typed one)."""
