@@ -1,6 +1,6 @@
-"""``ccwire demo``: the seed 004 calculator through the real Claude Code CLI.
+"""``ccwire demo``: the calculator through the real Claude Code CLI.
 
-Offline by default: a :class:`~ccwire.testing.ScriptedModel` plays the model, so no
+Offline by default: a `ScriptedModel` plays the model, so no
 API key is needed. With ``ANTHROPIC_API_KEY`` set (and ``--offline`` not given) the
 real model is used instead.
 """

@@ -1,8 +1,8 @@
 """What ``ccwire run`` reports: typed run events, and the tracker that produces them.
 
-:class:`RunTracker` is fed by the two observers of a
-:class:`~ccwire._conversation.connection.Connection` (every decoded message, and every control
-request the CLI sends us) and turns them into :class:`RunEvent` values for a renderer.
+`RunTracker` is fed by the two observers of a
+`Connection` (every decoded message, and every control
+request the CLI sends us) and turns them into `RunEvent` values for a renderer.
 It also keeps the live status the terminal shows: the CLI's session state, the model
 turns so far, the tools in flight with their durations, and the cost.
 
@@ -82,7 +82,7 @@ def result_text(block: ToolResultBlock) -> str:
 
 
 class RunTracker:
-    """Turns messages and control events into :class:`RunEvent` values (see module doc).
+    """Turns messages and control events into `RunEvent` values (see module doc).
 
     ``emit`` receives every event synchronously, in order; ``clock`` is a monotonic
     clock in seconds (injectable for tests).

@@ -2,11 +2,11 @@
 
 ``--tools package.module:attribute`` imports the module (the current directory is
 searched first, as ``python -m`` would) and takes the attribute: a config made by
-:func:`~ccwire.create_sdk_mcp_server`, an :class:`~ccwire.SdkMcpServer`, or a function
+`create_sdk_mcp_server()`, an `SdkMcpServer`, or a function
 with no arguments returning either. The server is registered under its own name.
 
 ``--scripted FILE.json`` holds the replies of an offline
-:class:`~ccwire.testing.ScriptedModel`: a JSON list of steps (or an object
+`ScriptedModel`: a JSON list of steps (or an object
 ``{"model": "...", "steps": [...]}``). A step is one of::
 
     "plain text"                                   a text reply

@@ -2,7 +2,7 @@
 
 Errors are reported as one line (``ccwire: error: ...``) plus a hint line; ``--verbose``
 shows the whole message and, for ``run``, the protocol trace. Exit codes are listed in
-:data:`EXIT_CODES` and in ``ccwire --help``.
+`EXIT_CODES` and in ``ccwire --help``.
 """
 
 from __future__ import annotations

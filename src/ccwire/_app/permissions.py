@@ -1,6 +1,6 @@
 """Permission decisions for ``ccwire run``: ask at the terminal, or apply the given policy.
 
-:class:`PermissionPrompter` is the run's ``can_use_tool`` callback. The CLI only asks
+`PermissionPrompter` is the run's ``can_use_tool`` callback. The CLI only asks
 about tools its own rules (``--allow``, ``--permission-mode``) did not settle. Then:
 
 * a name matching an ``--allow`` pattern (``fnmatch`` style, e.g. ``mcp__calc__*``) is

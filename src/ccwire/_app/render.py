@@ -1,9 +1,9 @@
 """How ``ccwire run`` shows a conversation: NDJSON, plain lines, or rich with a live status.
 
-Every renderer takes the :class:`~ccwire._app.events.RunEvent` stream through
-:meth:`Renderer.handle`. :class:`RichRenderer` also draws a live status line (session
+Every renderer takes the `RunEvent` stream through
+`Renderer.handle()`. `RichRenderer` also draws a live status line (session
 state, turn, tools in flight with spinners and durations, cost) from the
-:class:`~ccwire._app.events.RunTracker`; ``rich`` is imported only when it is used.
+`RunTracker`; ``rich`` is imported only when it is used.
 """
 
 from __future__ import annotations

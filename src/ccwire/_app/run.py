@@ -1,9 +1,9 @@
 """``ccwire run``: one prompt through the Claude Code CLI, shown live in the terminal.
 
-The conversation runs on :class:`~ccwire.ClaudeSDKClient`; its connection's two
-observers (messages, control requests) feed a :class:`~ccwire._app.events.RunTracker`,
+The conversation runs on `ClaudeSDKClient`; its connection's two
+observers (messages, control requests) feed a `RunTracker`,
 which drives the chosen renderer. Offline runs (``--offline``, ``--scripted FILE``)
-start a :class:`~ccwire.testing.ScriptedModel` and point the real CLI at it.
+start a `ScriptedModel` and point the real CLI at it.
 """
 
 from __future__ import annotations

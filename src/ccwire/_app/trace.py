@@ -1,7 +1,7 @@
 """``--verbose``: the protocol trace of ``ccwire run`` (every line in and out, CLI stderr).
 
-:func:`tracing_transport` builds the same subprocess transport a connection would
-build from the options, wrapped in :class:`TracingTransport`, which writes each line
+`tracing_transport()` builds the same subprocess transport a connection would
+build from the options, wrapped in `TracingTransport`, which writes each line
 (cut to a readable length) before passing it on. Nothing else changes.
 """
 

@@ -1,7 +1,7 @@
 """Hook callbacks: registration ids for ``initialize`` and answering ``hook_callback``.
 
 Every failure of a callback (it raised, ran past its timeout, or returned something
-that is not a hook output) becomes a :class:`~ccwire.CallbackError`: the CLI gets an
+that is not a hook output) becomes a `CallbackError`: the CLI gets an
 error answer carrying its message (never silence, so the turn never hangs), the
 control layer logs it on the ``ccwire`` logger, and the optional ``on_error``
 callable (``ClaudeAgentOptions.on_callback_error``) receives it.
@@ -136,8 +136,11 @@ class HookRegistry:
     def verify(self, server_info: Mapping[str, Any]) -> None:
         """Check the ``initialize`` answer: the CLI must know every event we registered
         hooks for (an older CLI drops the others silently), must have applied our hooks,
-        and must honour ``onFailure`` when a matcher asks to block (protocol reference
-        §3.3, §9). Raises :class:`~ccwire.UnsupportedFeatureError` otherwise."""
+        and must honour ``onFailure`` when a matcher asks to block.
+
+        Raises:
+            UnsupportedFeatureError: when the CLI falls short of any of these.
+        """
         if not self._config:
             return
         features = CliFeatures(server_info)

@@ -2,7 +2,7 @@
 
 A callback that raises or returns something that is not a permission result gives
 the CLI an error answer carrying the exception's message (as the reference SDK does),
-and is reported as a :class:`~ccwire.CallbackError` (logged on the ``ccwire`` logger
+and is reported as a `CallbackError` (logged on the ``ccwire`` logger
 and passed to ``ClaudeAgentOptions.on_callback_error``). When the CLI withdraws the
 request (``control_cancel_request``, e.g. after an interrupt), ``context.signal`` is
 set and the callback is cancelled; nothing is written back.
@@ -119,8 +119,8 @@ def drop_malformed_hook_updates(output: object) -> tuple[object, list[str]]:
     """A PermissionRequest hook's output without its decision's ``updatedPermissions`` if
     any of them is malformed (the CLI would reject them all), and the problems found.
 
-    Handles the typed forms (:class:`~ccwire.PermissionRequestOutput`, alone or in a
-    :class:`~ccwire.HookOutput`) and the dict form (``hookSpecificOutput.decision``).
+    Handles the typed forms (`PermissionRequestOutput`, alone or in a
+    `HookOutput`) and the dict form (``hookSpecificOutput.decision``).
     """
     from .._wire.hook_output import HookOutput, PermissionRequestOutput
 
@@ -148,7 +148,7 @@ def drop_malformed_hook_updates(output: object) -> tuple[object, list[str]]:
 def coerce_permission_result(value: object) -> PermissionResult:
     """Accept a result object, or the wire-like dict form ``{"behavior": "allow", ...}``.
 
-    Anything else is a bug in the callback and raises :class:`ControlProtocolError`
+    Anything else is a bug in the callback and raises `ControlProtocolError`
     (the CLI then gets an error answer, never silence).
     """
     if isinstance(value, (PermissionResultAllow, PermissionResultDeny)):

@@ -1,12 +1,12 @@
-"""Pure translation of :class:`ClaudeAgentOptions` into what the CLI is launched with.
+"""Pure translation of `ClaudeAgentOptions` into what the CLI is launched with.
 
-* :func:`build_argv`: the command line (protocol reference §1.2-1.7);
-* :func:`build_initialize_fields`: the option-derived fields of ``initialize`` (§3.3);
-* :func:`build_mcp_config`, :func:`sdk_servers`, :func:`agents_to_wire`: helpers.
+* `build_argv()`: the command line;
+* `build_initialize_fields()`: the option-derived fields of ``initialize``;
+* `build_mcp_config()`, `sdk_servers()`, `agents_to_wire()`: helpers.
 
-The subprocess environment (§1.8) is built in :mod:`ccwire._conversation.cli_env`. Nothing here
+The subprocess environment is built in `cli_env`. Nothing here
 starts processes or talks to the CLI. The only side effects are reading the
-``settings`` file when it must be merged with ``sandbox`` (§1.6) and, when a
+``settings`` file when it must be merged with ``sandbox`` and, when a
 ``spill_dir`` is given, writing over-long argument values to files in it.
 """
 
@@ -66,7 +66,7 @@ def build_mcp_config(
     """The ``--mcp-config`` value: ``{"mcpServers": {...}}``, a pass-through str, or None.
 
     SDK (in-process) servers keep every field except the live ``instance``. A str or
-    :class:`~pathlib.Path` (a config file path or JSON text) is returned as a str. An
+    `Path` (a config file path or JSON text) is returned as a str. An
     empty mapping or empty string gives None (no flag).
     """
     if mcp_servers is None:
@@ -137,7 +137,7 @@ def _agent_mcp_servers(value: Any) -> list[Any]:
 
 
 def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, dict[str, Any]]:
-    """``initialize`` ``agents``: camelCase keys, ``None`` fields left out (§8.1)."""
+    """``initialize`` ``agents``: camelCase keys, ``None`` fields left out."""
     wire: dict[str, dict[str, Any]] = {}
     for name, agent in (agents or {}).items():
         if not isinstance(agent, AgentDefinition):
@@ -186,13 +186,13 @@ def json_schema_in_initialize(options: ClaudeAgentOptions) -> bool:
 def build_initialize_fields(
     options: ClaudeAgentOptions, hook_config: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """The option-derived fields of the ``initialize`` request (§3.3).
+    """The option-derived fields of the ``initialize`` request.
 
     ``hooks`` is ``hook_config`` (the registration built by the hooks layer; ``None``
     when there are none, as the reference sends). ``agents``,
     ``excludeDynamicSections``, ``systemPromptSnapshot``, ``skills`` (only for an
     explicit list) and ``forwardSubagentText`` appear only when set; ``jsonSchema``
-    only for an ``output_format`` schema over :data:`SPILL_THRESHOLD` bytes (a shorter
+    only for an ``output_format`` schema over `SPILL_THRESHOLD` bytes (a shorter
     one is passed as ``--json-schema``).
     """
     fields: dict[str, Any] = {"hooks": dict(hook_config) if hook_config else None}
@@ -358,18 +358,18 @@ def _extra_args(extra: Mapping[str, str | None]) -> list[str]:
 def build_argv(
     options: ClaudeAgentOptions, *, cli_path: str, spill_dir: str | None = None
 ) -> list[str]:
-    """The full command line for ``options`` (§1.2-1.7).
+    """The full command line for ``options``.
 
     ``[cli_path, "--output-format", "stream-json", "--verbose", <option flags>,
     "--input-format", "stream-json"]``; ``extra_args`` come last among the option flags.
-    With ``spill_dir``, values over :data:`SPILL_THRESHOLD` bytes are written to files
+    With ``spill_dir``, values over `SPILL_THRESHOLD` bytes are written to files
     there: a long system prompt becomes ``--system-prompt-file PATH`` and a long
     ``--mcp-config`` or ``--settings`` value becomes the file's path. A long
     ``output_format`` schema is left out (with or without ``spill_dir``): it travels in
-    ``initialize`` (see :func:`build_initialize_fields`).
+    ``initialize`` (see `build_initialize_fields()`).
 
     Raises ``ValueError`` for inconsistent options and
-    :class:`~ccwire.CLIConnectionError` when ``settings`` must be merged with
+    `CLIConnectionError` when ``settings`` must be merged with
     ``sandbox`` but cannot be loaded.
     """
     validate_options(options)

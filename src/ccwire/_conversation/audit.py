@@ -1,6 +1,6 @@
 """The audit log: one JSON line per tool call, permission decision and hook decision.
 
-:class:`AuditLog` watches a connection's incoming control requests (the CLI asking us to
+`AuditLog` watches a connection's incoming control requests (the CLI asking us to
 run an in-process tool, to decide a permission, or to run a hook) and writes, when each
 one finishes, a record saying *who* decided or ran it, *what* it was about, the
 *arguments* (after redaction), the *outcome* and how long it took. Set it as
@@ -8,7 +8,7 @@ one finishes, a record saying *who* decided or ran it, *what* it was about, the
 sessions at once.
 
 Arguments pass through a redaction hook before they are written. The default one,
-:func:`redact_keys` with :data:`DEFAULT_SECRET_KEYS`, masks the values of keys that look
+`redact_keys()` with `DEFAULT_SECRET_KEYS`, masks the values of keys that look
 like secrets (``password``, ``token``, ``api_key``, ...) at any depth; pass your own
 callable, or ``redact=None`` to log arguments verbatim.
 """
@@ -32,7 +32,7 @@ logger = logging.getLogger("ccwire")
 
 AuditRecord = dict[str, Any]
 """One audit entry: ``ts``, ``kind``, ``who``, ``what``, ``arguments``, ``outcome``,
-``detail``, ``duration_ms``, ``request_id``, ``tool_use_id`` (see :class:`AuditLog`)."""
+``detail``, ``duration_ms``, ``request_id``, ``tool_use_id`` (see `AuditLog`)."""
 
 Redactor = Callable[[str, Any], Any]
 """``redact(what, arguments) -> arguments to write``; ``what`` names the tool or hook."""
@@ -81,7 +81,7 @@ class AuditLog:
     """Write one JSON line per tool call, permission decision and hook decision.
 
     ``target`` is a file path (opened for appending, created if missing) or a text
-    file-like object (written and flushed per record; not closed by :meth:`close`).
+    file-like object (written and flushed per record; not closed by `close()`).
     ``redact`` rewrites the arguments of each record before it is written (default:
     mask secret-looking keys; ``None``: write them as they are). A failure to write is
     logged on the ``ccwire`` logger and never disturbs the session.
@@ -129,7 +129,7 @@ class AuditLog:
     # ---------------------------------------------------------------- wiring
 
     def attach(self, connection: Any) -> Callable[[], None]:
-        """Watch ``connection`` (a :class:`~ccwire._conversation.connection.Connection` or a control
+        """Watch ``connection`` (a `Connection` or a control
         protocol); returns a function that stops watching."""
         add = getattr(connection, "add_control_observer", None) or connection.add_observer
         remove: Callable[[], None] = add(self.observe)

@@ -1,7 +1,7 @@
-"""The CLI's environment, built explicitly (protocol reference §1.8).
+"""The CLI's environment, built explicitly.
 
-:func:`build_env` layers what ``inherit_env`` lets through from the caller's
-environment (see :func:`inherited_env`), the SDK's own variables and ``options.env``.
+`build_env()` layers what ``inherit_env`` lets through from the caller's
+environment (see `inherited_env()`), the SDK's own variables and ``options.env``.
 Pure: nothing here reads ``os.environ`` itself; callers pass it as ``base_env``.
 """
 
@@ -88,10 +88,10 @@ def inherited_env(
 
 
 def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> dict[str, str]:
-    """The subprocess environment (§1.8), layered later-wins.
+    """The subprocess environment, layered later-wins.
 
     The variables of ``base_env`` that ``options.inherit_env`` selects (never
-    ``CLAUDECODE``; see :func:`inherited_env`); ``CLAUDE_CODE_ENTRYPOINT=sdk-py``;
+    ``CLAUDECODE``; see `inherited_env()`); ``CLAUDE_CODE_ENTRYPOINT=sdk-py``;
     ``options.env``; then ``CLAUDE_AGENT_SDK_VERSION`` (not overridable),
     ``CLAUDE_AGENT_SDK_CLIENT_APP`` (with ``client_app``),
     ``CLAUDE_CODE_SDK_READS_SESSION_STATE=1`` (unless already set),

@@ -21,7 +21,7 @@ __all__ = ["ClaudeSDKClient"]
 class ClaudeSDKClient(RuntimeControl):
     """A multi-turn conversation with one Claude Code CLI process.
 
-    Use it as an async context manager (or call :meth:`connect` / :meth:`disconnect`
+    Use it as an async context manager (or call `connect()` / `disconnect()`
     from the same task)::
 
         async with ClaudeSDKClient(options) as client:
@@ -30,15 +30,15 @@ class ClaudeSDKClient(RuntimeControl):
                 print(message)
 
     Prompts sent back to back may be merged by the CLI into one turn, and a prompt sent
-    mid-turn is folded into the running turn; :meth:`receive_response` knows this and
+    mid-turn is folded into the running turn; `receive_response()` knows this and
     never waits for a result that will not come.
 
-    While connected, the runtime control methods (:meth:`interrupt`,
-    :meth:`set_permission_mode`, :meth:`set_model`, :meth:`mcp_status`,
-    :meth:`mcp_set_servers`, :meth:`get_context_usage`, :meth:`rewind_files`, ...)
-    return typed results and raise :class:`~ccwire.UnsupportedFeatureError` when the
-    connected CLI lacks the feature; :attr:`capabilities`, :attr:`cli_version` and
-    :meth:`supports` tell what it has.
+    While connected, the runtime control methods (`interrupt()`,
+    `set_permission_mode()`, `set_model()`, `mcp_status()`,
+    `mcp_set_servers()`, `get_context_usage()`, `rewind_files()`, ...)
+    return typed results and raise `UnsupportedFeatureError` when the
+    connected CLI lacks the feature; `capabilities`, `cli_version` and
+    `supports()` tell what it has.
     """
 
     def __init__(
@@ -54,8 +54,8 @@ class ClaudeSDKClient(RuntimeControl):
         """Start the CLI and complete the handshake; optionally send a first prompt.
 
         ``prompt`` may be text or an async iterable of messages (streamed in the
-        background). Raises :class:`~ccwire.CLINotFoundError`,
-        :class:`~ccwire.ProcessError` or :class:`~ccwire.ControlTimeoutError`.
+        background). Raises `CLINotFoundError`,
+        `ProcessError` or `ControlTimeoutError`.
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
@@ -105,7 +105,7 @@ class ClaudeSDKClient(RuntimeControl):
         """Send a prompt (text, content blocks, or an async iterable of messages).
 
         Returns the ``uuid`` the prompt carries (None for an iterable): the id that
-        :meth:`rewind_files` and :meth:`cancel_async_message` take.
+        `rewind_files()` and `cancel_async_message()` take.
         """
         conn = self._connection()
         if isinstance(prompt, (str, list)):

@@ -1,6 +1,6 @@
 """One live conversation with one CLI process: the layer the client and sessions share.
 
-:class:`Connection` builds the transport from the options, wires the route handlers
+`Connection` builds the transport from the options, wires the route handlers
 (SDK servers, permissions, hooks) into the control protocol, performs ``initialize``,
 and keeps the bookkeeping that the message streams need:
 
@@ -62,7 +62,7 @@ Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
 
 
 class Connection:
-    """See the module docstring. Use :meth:`open` / :meth:`close` from one task."""
+    """See the module docstring. Use `open()` / `close()` from one task."""
 
     def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
         self.options = options
@@ -120,7 +120,7 @@ class Connection:
     def add_observer(
         self, observer: MessageObserver, *, system_only: bool = False
     ) -> Callable[[], None]:
-        """Watch every message (only each :class:`SystemMessage` with ``system_only``,
+        """Watch every message (only each `SystemMessage` with ``system_only``,
         which keeps it off the hot path of a streaming turn); returns a function that
         removes the observer."""
         observers = self._system_observers if system_only else self._observers
@@ -220,7 +220,7 @@ class Connection:
     async def close(self) -> None:
         """Stop the CLI (bounded, shielded) and release everything. Idempotent.
 
-        Must run in the task that called :meth:`open`: the background task group
+        Must run in the task that called `open()`: the background task group
         entered there is left here.
         """
         with anyio.CancelScope(shield=True):
@@ -288,7 +288,7 @@ class Connection:
         await self._inbox.wait()
 
     def wake(self) -> None:
-        """Wake whoever waits in :meth:`wait_activity` or :meth:`messages`."""
+        """Wake whoever waits in `wait_activity()` or `messages()`."""
         if self._inbox is not None:
             self._inbox.wake()
 
@@ -303,7 +303,7 @@ class Connection:
     async def messages(self, *, until_result: bool) -> AsyncGenerator[Message, None]:
         """Yield messages in order.
 
-        With ``until_result`` it stops after a :class:`ResultMessage`, or as soon as
+        With ``until_result`` it stops after a `ResultMessage`, or as soon as
         nothing is owed (so it never waits for a result that will not come). Otherwise
         it runs until the CLI's output ends. A decode error is raised where it occurred;
         iterating again continues after it. A connection failure is raised at the end.

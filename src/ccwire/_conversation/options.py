@@ -2,7 +2,7 @@
 
 The options are a plain, mutable dataclass (as in the reference SDK). Turning them into
 the CLI's argv, environment and ``initialize`` fields is done by the pure functions in
-:mod:`ccwire._conversation.argv`; this module only holds data and a few cheap sanity checks.
+`argv`; this module only holds data and a few cheap sanity checks.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ class ClaudeAgentOptions:
     ``initialize_timeout`` (seconds the ``initialize`` handshake may take),
     ``max_buffer_size=None`` meaning no limit on the length of one stdout line, and
     ``on_callback_error``: called (synchronously, in the connection's task) with a
-    :class:`~ccwire.CallbackError` whenever a hook or ``can_use_tool`` callback raises,
+    `CallbackError` whenever a hook or ``can_use_tool`` callback raises,
     times out or returns something unusable. Such failures are always answered to the
     CLI with an error and logged on the ``ccwire`` logger; this is how to act on them.
 
@@ -370,7 +370,7 @@ class ClaudeAgentOptions:
     JSON text), so options can be logged without leaking secrets.
 
     The CLI's environment is built explicitly: the variables of this process that
-    ``inherit_env`` selects (by default :data:`DEFAULT_INHERITED_ENV`, what the CLI
+    ``inherit_env`` selects (by default `DEFAULT_INHERITED_ENV`, what the CLI
     needs; ``True`` inherits everything, as ``claude-agent-sdk`` does; ``False``
     nothing), then ``env``, then ccwire's own few variables.
     """
@@ -425,7 +425,7 @@ class ClaudeAgentOptions:
     forward_subagent_text: bool | None = None
     session_mirror: bool = False
     """Launch the CLI with ``--session-mirror``: every transcript line it writes to its
-    session file also arrives as a :class:`~ccwire.TranscriptMirrorMessage` in the
+    session file also arrives as a `TranscriptMirrorMessage` in the
     message stream, to copy into your own store (``claude-agent-sdk`` calls this
     ``session_store`` and takes a store object)."""
 
@@ -434,7 +434,7 @@ class ClaudeAgentOptions:
     cwd: str | Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     inherit_env: bool | Iterable[str] = DEFAULT_INHERITED_ENV
-    """Which variables of this process the CLI inherits: :data:`DEFAULT_INHERITED_ENV`
+    """Which variables of this process the CLI inherits: `DEFAULT_INHERITED_ENV`
     (the default), ``True`` (all but ``CLAUDECODE``), ``False`` (none: only ``env`` and
     ccwire's own variables) or an iterable of names and shell-style patterns."""
     user: str | None = None
@@ -446,7 +446,7 @@ class ClaudeAgentOptions:
     control_timeout: float = 60.0
     initialize_timeout: float = 60.0
     audit_log: AuditLog | None = None
-    """ccwire addition: an :class:`~ccwire.AuditLog` that records every tool call,
+    """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""
 
     def __post_init__(self) -> None:

@@ -1,16 +1,16 @@
-"""Runtime control of a live conversation: the §3.2 requests as typed methods.
+"""Runtime control of a live conversation: the CLI's control requests as typed methods.
 
-:class:`RuntimeControl` is mixed into :class:`~ccwire.ClaudeSDKClient`. Every method
+`RuntimeControl` is mixed into `ClaudeSDKClient`. Every method
 sends one control request (bounded by ``options.control_timeout``) and returns a typed
 result. When the CLI refuses, the error is typed:
 
-* :class:`~ccwire.UnsupportedFeatureError` when the connected CLI does not know the
+* `UnsupportedFeatureError` when the connected CLI does not know the
   request (it answers "Unsupported control request subtype"), or when the request
   needs a capability the CLI is known not to have (checked before sending, so an old
   CLI never silently ignores a field);
-* :class:`~ccwire.ControlProtocolError` for any other refusal (``error_code`` set when
+* `ControlProtocolError` for any other refusal (``error_code`` set when
   the CLI gives one, e.g. ``invalid_mode``);
-* :class:`~ccwire.ControlTimeoutError` when no answer comes in time.
+* `ControlTimeoutError` when no answer comes in time.
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ class RuntimeControl:
 
     async def set_permission_mode(self, mode: PermissionMode) -> PermissionModeChange:
         """Change the permission mode for the rest of the conversation. A mode that is not
-        a :data:`~ccwire.PermissionMode` is refused before sending (older CLIs accept any
-        string), and a mode the CLI rejects raises :class:`~ccwire.ControlProtocolError`,
+        a `PermissionMode` is refused before sending (older CLIs accept any
+        string), and a mode the CLI rejects raises `ControlProtocolError`,
         both with ``error_code="invalid_mode"``."""
         if mode not in _PERMISSION_MODES:
             raise ControlProtocolError(
@@ -176,7 +176,7 @@ class RuntimeControl:
 
         An in-process server cannot be toggled on a CLI that reports no capabilities
         (older than 2.1.205: it ignores disabling and fails re-enabling); that raises
-        :class:`~ccwire.UnsupportedFeatureError` before sending.
+        `UnsupportedFeatureError` before sending.
         """
         features = self._features
         if features is not None and server_name in sdk_servers(self._mcp_servers):
@@ -284,10 +284,10 @@ class RuntimeControl:
         self, user_message_id: str, *, dry_run: bool = False
     ) -> RewindFilesResult:
         """Restore the files to their state before the prompt ``user_message_id`` (the
-        uuid :meth:`query` returned). Needs ``enable_file_checkpointing=True``.
+        uuid `query()` returned). Needs ``enable_file_checkpointing=True``.
 
         With ``dry_run`` the result tells whether it is possible; otherwise a refusal
-        (``can_rewind`` false) raises :class:`~ccwire.ControlProtocolError`.
+        (``can_rewind`` false) raises `ControlProtocolError`.
         """
         fields: dict[str, Any] = {"user_message_id": user_message_id}
         if dry_run:
@@ -349,7 +349,7 @@ class RuntimeControl:
 
     async def set_color(self, color: str) -> None:
         """Set the session's display color (a CLI without it for this kind of
-        connection refuses with :class:`~ccwire.UnsupportedFeatureError`)."""
+        connection refuses with `UnsupportedFeatureError`)."""
         await self._request(wire.SET_COLOR, {"color": color})
 
     async def set_has_subscribers(self, has_subscribers: bool | None) -> None:
@@ -366,7 +366,7 @@ class RuntimeControl:
         encoding: Literal["utf-8", "base64"] | None = None,
     ) -> FileContents:
         """Read a file through the CLI, under its read permission rules (a denied or
-        missing file raises :class:`~ccwire.ControlProtocolError`). ``max_bytes``
+        missing file raises `ControlProtocolError`). ``max_bytes``
         truncates; ``encoding="base64"`` returns binary-safe contents."""
         fields = optional_fields(path=os.fspath(path), max_bytes=max_bytes, encoding=encoding)
         return wire.decode_file_contents(await self._request(wire.READ_FILE, fields))

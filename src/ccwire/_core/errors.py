@@ -1,6 +1,6 @@
 """The one exception tree of ccwire.
 
-Everything ccwire raises on purpose derives from :class:`CcwireError`.  Foreign
+Everything ccwire raises on purpose derives from `CcwireError`.  Foreign
 exceptions (``OSError``, ``json.JSONDecodeError``, anyio's stream errors, ...) are
 translated into these at the layer boundary where they happen, with the original
 kept as ``__cause__``.
@@ -42,7 +42,7 @@ class CcwireError(Exception):
 
 
 ClaudeSDKError = CcwireError
-"""Alias of :class:`CcwireError` under the reference SDK's name."""
+"""Alias of `CcwireError` under the reference SDK's name."""
 
 
 class CLIConnectionError(CcwireError):
@@ -101,7 +101,7 @@ class MessageDecodeError(CcwireError):
 
 
 CLIJSONDecodeError = MessageDecodeError
-"""Alias of :class:`MessageDecodeError` under the reference SDK's name."""
+"""Alias of `MessageDecodeError` under the reference SDK's name."""
 
 
 class ControlProtocolError(CcwireError):

@@ -4,7 +4,7 @@
 importing all of them up front costs far more than most programs use. A package lists
 its re-exports once, as ordinary ``from .x import name`` statements inside an
 ``if TYPE_CHECKING:`` block (so type checkers, IDEs and documentation tools see plain
-imports), and calls :func:`lazy_exports`. At run time the first access to a name
+imports), and calls `lazy_exports()`. At run time the first access to a name
 imports only the module that defines it; the table of which module defines which name
 is read from that same block, so it cannot drift from what type checkers see.
 """

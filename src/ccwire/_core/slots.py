@@ -2,7 +2,7 @@
 
 A frozen dataclass's ``__init__`` stores each field through ``object.__setattr__``,
 which looks the attribute up by name: for a streamed assistant frame that is most of
-the cost of decoding it. :func:`slot_builder` makes a constructor that takes every field
+the cost of decoding it. `slot_builder()` makes a constructor that takes every field
 positionally and stores it through the slot's own descriptor, about 2.5 times faster.
 The instance is the same as ``cls(...)`` would make (tested), so the classes stay
 immutable for everyone else.

@@ -2,8 +2,8 @@
 
 Pass a low-level ``mcp.server.lowlevel.Server``, an ``mcp.server.mcpserver.MCPServer``
 (mcp 2.x) or an ``mcp.server.fastmcp.FastMCP`` (mcp 1.x) as a value of
-``ClaudeAgentOptions.mcp_servers``; :class:`McpBridge` gives it the interface of
-:class:`~ccwire.SdkMcpServer` (``handle`` / ``attach``) so the CLI reaches it over the
+``ClaudeAgentOptions.mcp_servers``; `McpBridge` gives it the interface of
+`SdkMcpServer` (``handle`` / ``attach``) so the CLI reaches it over the
 control protocol like any SDK server.
 
 Each session (one CLI connection) runs the official server's own loop
@@ -79,12 +79,12 @@ def _has_served_interface(obj: Any) -> bool:
 
 def is_server_object(obj: Any) -> bool:
     """True for a server given directly as an ``mcp_servers`` value: an
-    :class:`~ccwire.SdkMcpServer` (or anything with its interface) or an official one."""
+    `SdkMcpServer` (or anything with its interface) or an official one."""
     return not isinstance(obj, Mapping) and (_has_served_interface(obj) or is_official_server(obj))
 
 
 def as_served_server(obj: Any) -> Any | None:
-    """``obj`` if it can be served as is, a :class:`McpBridge` for an official server,
+    """``obj`` if it can be served as is, a `McpBridge` for an official server,
     else ``None``."""
     if _has_served_interface(obj):
         return obj
@@ -262,7 +262,7 @@ def _cancel_notice(request_id: int, reason: str) -> dict[str, Any]:
 
 
 class McpBridge:
-    """An official ``mcp`` server served in-process, with :class:`~ccwire.SdkMcpServer`'s
+    """An official ``mcp`` server served in-process, with `SdkMcpServer`'s
     ``handle``/``attach`` interface (see the module docstring).
 
     ``timeout`` (seconds, default none) bounds each forwarded request: the server's
@@ -330,7 +330,7 @@ class McpBridge:
     ) -> dict[str, Any] | None:
         """Forward one JSON-RPC message to the official server; its answer, or ``None``.
 
-        Same contract as :meth:`ccwire.SdkMcpServer.handle` (``cancel_scope`` is not
+        Same contract as `SdkMcpServer.handle()` (``cancel_scope`` is not
         needed: cancelling the caller cancels the forwarded request).
         """
         if not isinstance(message, Mapping):

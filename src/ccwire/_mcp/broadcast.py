@@ -1,19 +1,19 @@
 """Delivering a server's own notifications (``notifications/*/list_changed``) to sessions.
 
-A session registers an async *sink* with :meth:`Broadcaster.attach`.  Changes to a
+A session registers an async *sink* with `Broadcaster.attach()`.  Changes to a
 server's tools, resources or prompts happen in plain sync methods, so
-:meth:`Broadcaster.announce` only *schedules* one background delivery on the running
+`Broadcaster.announce()` only *schedules* one background delivery on the running
 event loop: an ``asyncio`` task on asyncio, a ``trio.lowlevel.spawn_system_task`` on
 trio (both legal from sync code running in the loop thread).  Called from a worker
-thread it hops onto the loop through the anyio token captured by :meth:`attach`;
+thread it hops onto the loop through the anyio token captured by `attach()`;
 called with no loop anywhere it leaves the change pending, and the next
-:meth:`flush` (the server calls it on every message) schedules it.  Announcements
+`flush()` (the server calls it on every message) schedules it.  Announcements
 made before the delivery runs are coalesced (one notification per method), sinks are
 sent to concurrently, and a failing sink is logged and never affects the others.
 
 A sink refuses a notification its session cannot act on by raising
-:class:`~ccwire.UnsupportedFeatureError` (a CLI that never re-lists tools). An awaited
-:meth:`Broadcaster.send_now` with ``strict=True`` raises it once every sink had its
+`UnsupportedFeatureError` (a CLI that never re-lists tools). An awaited
+`Broadcaster.send_now()` with ``strict=True`` raises it once every sink had its
 turn; a background delivery logs it as a warning, once per sink.
 """
 
@@ -95,7 +95,7 @@ class Broadcaster:
         self._busy: tuple[object, anyio.Event] | None = None  # (loop, set when all are done)
         self._refusing: dict[object, None] = {}  # keys of sinks that refused a notification
         self.pending = False
-        """True when a change waits for an event loop (see :meth:`flush`)."""
+        """True when a change waits for an event loop (see `flush()`)."""
 
     @property
     def sinks(self) -> list[Sink]:
@@ -179,7 +179,7 @@ class Broadcaster:
     async def send_now(self, method: str, *, strict: bool = False) -> None:
         """Send ``{"method": method}`` to every attached sink, now.
 
-        With ``strict``, a sink's :class:`~ccwire.UnsupportedFeatureError` is raised
+        With ``strict``, a sink's `UnsupportedFeatureError` is raised
         (the first one, after every sink had its turn) instead of logged.
         """
         self._queued.pop(method, None)

@@ -49,7 +49,7 @@ class McpHttpServerConfig(TypedDict):
 class McpSdkServerConfig(TypedDict):
     """An in-process server: ``instance`` serves its MCP traffic inside this Python process.
 
-    Made by :func:`ccwire.create_sdk_mcp_server`; the instance is never sent to the CLI.
+    Made by `create_sdk_mcp_server()`; the instance is never sent to the CLI.
     """
 
     type: Literal["sdk"]

@@ -30,7 +30,7 @@ def read_signature(
     """The handler's signature with string annotations resolved, or ``None`` if it has none.
 
     When the annotations are needed (a schema is inferred from them) a failure to
-    resolve them raises :class:`~ccwire.ToolDefinitionError` naming ``what``;
+    resolve them raises `ToolDefinitionError` naming ``what``;
     otherwise the unresolved signature is used.
     """
     try:

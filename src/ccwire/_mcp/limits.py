@@ -1,4 +1,4 @@
-"""Per-tool limits: output size and call rate, as wrappers around an :class:`SdkMcpTool`.
+"""Per-tool limits: output size and call rate, as wrappers around an `SdkMcpTool`.
 
 Both return a *new* tool with the same name, description, schemas, annotations and
 timeout, whose handler runs the original and enforces the limit. A tool over its limit
@@ -26,7 +26,7 @@ _TRUNCATION_NOTE = "\n[output truncated by ccwire: {dropped} of {total} characte
 
 
 def output_size(result: Mapping[str, Any]) -> int:
-    """The size of a ``CallToolResult`` in characters, as :func:`limit_output` counts it.
+    """The size of a ``CallToolResult`` in characters, as `limit_output()` counts it.
 
     Text blocks count their text, image/audio blocks their base64 data, embedded
     resources their text or blob, resource links their URI, and ``structuredContent``
@@ -66,7 +66,7 @@ def limit_output(
     *,
     on_exceed: Literal["error", "truncate"] = "error",
 ) -> SdkMcpTool[Any]:
-    """``tool`` with its output capped at ``max_chars`` characters (see :func:`output_size`).
+    """``tool`` with its output capped at ``max_chars`` characters (see `output_size()`).
 
     With ``on_exceed="error"`` (the default) an oversized result is replaced by an
     ``isError`` result: ``Tool 'x' returned N characters of output, over its limit of

@@ -76,14 +76,14 @@ def _message(value: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, eq=False)
 class SdkMcpPrompt:
-    """A prompt served by an SDK server; made by :func:`prompt`.
+    """A prompt served by an SDK server; made by `prompt()`.
 
     The handler (``async def`` or plain ``def``, run in a worker thread) returns: a
     ``str`` (one user message), a message dict ``{"role": ..., "content": ...}``
     (content as text or a content block), a content block, a list of those, or a
     complete ``{"messages": [...]}`` result.  Missing required arguments are refused
-    (-32602) before it runs; :class:`~ccwire.ToolError` raised by it answers -32602 with
-    exactly its message, :class:`~ccwire.McpError` answers as given, any other
+    (-32602) before it runs; `ToolError` raised by it answers -32602 with
+    exactly its message, `McpError` answers as given, any other
     exception -32603.
     """
 
@@ -194,7 +194,7 @@ def prompt(
     title: str | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], SdkMcpPrompt]:
-    """Decorate a handler to make it an :class:`SdkMcpPrompt`.
+    """Decorate a handler to make it an `SdkMcpPrompt`.
 
     ``@prompt("review", "Review code")`` on ``def review(code: str, style: str = "pep8")``
     infers the arguments from the parameters (required unless they have a default;
@@ -232,7 +232,7 @@ class PromptSet:
         return bool(self._all)
 
     def add(self, p: SdkMcpPrompt) -> None:
-        """Add ``p``; a name already taken raises :class:`~ccwire.ToolDefinitionError`."""
+        """Add ``p``; a name already taken raises `ToolDefinitionError`."""
         if not isinstance(p, SdkMcpPrompt):
             raise ToolDefinitionError(f"expected an SdkMcpPrompt (from @prompt), got {p!r}")
         if p.name in self._all:

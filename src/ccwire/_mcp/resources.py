@@ -77,14 +77,14 @@ def _compile_template(uri: str) -> tuple[re.Pattern[str] | None, list[str], list
 
 @dataclass(frozen=True, eq=False)
 class SdkMcpResource:
-    """A resource (or resource template) served by an SDK server; made by :func:`resource`.
+    """A resource (or resource template) served by an SDK server; made by `resource()`.
 
     The handler (``async def`` or plain ``def``, run in a worker thread) returns the
     contents: ``str`` (text), ``bytes`` (a base64 blob), a contents dict (``{"text": ...}``
     or ``{"blob": ...}``, ``uri`` filled in), a list of those, a complete
     ``{"contents": [...]}`` result, or anything else JSON-serializable (sent as JSON
-    text).  Raise :class:`~ccwire.ResourceNotFoundError` (or ``FileNotFoundError`` /
-    ``KeyError``) for "no such resource" (-32002), :class:`~ccwire.McpError` for any
+    text).  Raise `ResourceNotFoundError` (or ``FileNotFoundError`` /
+    ``KeyError``) for "no such resource" (-32002), `McpError` for any
     other JSON-RPC error; other exceptions become -32603.
     """
 
@@ -233,13 +233,13 @@ def resource(
     annotations: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], SdkMcpResource]:
-    """Decorate a handler to make it an :class:`SdkMcpResource`.
+    """Decorate a handler to make it an `SdkMcpResource`.
 
     ``@resource("config://app")`` on ``def app_config() -> str``, or a template:
     ``@resource("users://{user_id}/profile")`` on ``async def profile(user_id: int)``.
     ``name`` defaults to the handler's name and ``description`` to its docstring;
     ``annotations`` (``audience``, ``priority``, ``lastModified``) and ``meta`` are sent
-    in the listing as given.  Bad templates raise :class:`~ccwire.ToolDefinitionError`.
+    in the listing as given.  Bad templates raise `ToolDefinitionError`.
     """
 
     def decorator(handler: Callable[..., Any]) -> SdkMcpResource:
@@ -270,7 +270,7 @@ class ResourceSet:
         return bool(self._all)
 
     def add(self, r: SdkMcpResource) -> None:
-        """Add ``r``; a URI already taken raises :class:`~ccwire.ToolDefinitionError`."""
+        """Add ``r``; a URI already taken raises `ToolDefinitionError`."""
         if not isinstance(r, SdkMcpResource):
             raise ToolDefinitionError(f"expected an SdkMcpResource (from @resource), got {r!r}")
         if r.uri in self._all:

@@ -1,8 +1,8 @@
 """Routing ``mcp_message`` requests to in-process SDK servers, and their notifications back.
 
-Any object with the :class:`ServedServer` interface can be served: a
-:class:`~ccwire.SdkMcpServer`, or a bridged server of the official ``mcp`` package
-(:mod:`ccwire._mcp.bridge`).
+Any object with the `ServedServer` interface can be served: a
+`SdkMcpServer`, or a bridged server of the official ``mcp`` package
+(`bridge`).
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ class McpRouter:
     notifications: progress, logging, ``tools/list_changed``).
 
     The CLI introduces itself in each server's MCP ``initialize`` (``clientInfo``);
-    :attr:`features` is what that tells. A CLI known to lack
+    `features` is what that tells. A CLI known to lack
     ``sdk_mcp_tools_list_changed`` (one older than 2.1.205, like 2.1.197) acknowledges
     ``tools/list_changed`` but never re-lists the tools, so delivering it raises
-    :class:`~ccwire.UnsupportedFeatureError` instead of sending it to no effect.
+    `UnsupportedFeatureError` instead of sending it to no effect.
     """
 
     def __init__(
@@ -113,7 +113,7 @@ class McpRouter:
             self._detach.append(server.attach(self._senders[name]))
 
     def detach(self) -> None:
-        """Undo :meth:`attach`."""
+        """Undo `attach()`."""
         while self._detach:
             self._detach.pop()()
 

@@ -1,13 +1,13 @@
 """Pure helpers: turn tool input specs (and output specs) into JSON Schema.
 
-Conversion (:func:`to_json_schema`, :func:`params_schema`) accepts ``{param: type}``
+Conversion (`to_json_schema()`, `params_schema()`) accepts ``{param: type}``
 dicts, type-name strings (``{"a": "number"}``), full JSON Schema dicts (passed through
 unchanged), TypedDict and dataclass classes, and any object with ``model_json_schema()``
 (pydantic, never imported here).  A field is required unless it is ``Optional``/``X |
 None``, ``NotRequired`` or has a default; for function parameters only a default makes
 one optional, because the handler is called with keyword arguments.
 
-Validation lives in :mod:`ccwire._mcp.validator`.
+Validation lives in `validator`.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def looks_like_json_schema(spec: Mapping[str, Any]) -> bool:
 def to_json_schema(spec: Any, what: str = "input_schema") -> dict[str, Any]:
     """Convert a tool's ``input_schema`` (any accepted form but ``None``) to JSON Schema.
 
-    Raises :class:`~ccwire.ToolDefinitionError` for a form it cannot convert; ``what``
+    Raises `ToolDefinitionError` for a form it cannot convert; ``what``
     names the argument in its message (``"output_schema"`` for output schemas).
     """
     conv = _Converter()

@@ -1,7 +1,7 @@
 """``ccwire serve package.module:server``: a ccwire SDK server for any MCP client, over stdio.
 
 The target names an attribute holding a server: the config dict made by
-:func:`~ccwire.create_sdk_mcp_server`, an :class:`~ccwire.SdkMcpServer`, or a function
+`create_sdk_mcp_server()`, an `SdkMcpServer`, or a function
 with no arguments returning either.  The official ``mcp`` package provides the stdio
 transport (extra ``ccwire[mcp]``); every message is served in a task of its own, so
 calls overlap and ``notifications/cancelled`` cancels exactly its call, and the
@@ -70,7 +70,7 @@ async def serve_streams(server: Any, read_stream: Any, write_stream: Any) -> Non
     """Serve the ``SessionMessage`` items of ``read_stream`` until it ends.
 
     Answers (and the server's notifications) go to ``write_stream``, which is closed at
-    the end; when the input ends, calls still running get :data:`_DRAIN_SECONDS`.
+    the end; when the input ends, calls still running get `_DRAIN_SECONDS`.
     """
     from .bridge import from_message, to_session_message
 

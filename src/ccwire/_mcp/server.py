@@ -1,10 +1,10 @@
 """The in-process MCP server: JSON-RPC dispatch for the messages the CLI sends.
 
-The control layer hands every ``mcp_message`` to :meth:`SdkMcpServer.handle` (from a
+The control layer hands every ``mcp_message`` to `SdkMcpServer.handle()` (from a
 task of its own, so calls overlap) and writes back whatever it returns; ``None`` means
 "write no JSON-RPC response".  Dispatch goes through the ``_ROUTES`` table; tools are
-served here, resources and prompts by :class:`~ccwire._mcp.resources.ResourceSet` and
-:class:`~ccwire._mcp.prompts.PromptSet`.
+served here, resources and prompts by `ResourceSet` and
+`PromptSet`.
 """
 
 from __future__ import annotations
@@ -55,24 +55,24 @@ class SdkMcpServer:
     """An MCP server whose tools, resources and prompts run in this process.
 
     It is the ``instance`` of an SDK server config.  ``tools``, ``resources`` and
-    ``prompts`` are read-only live views; change them with :meth:`add_tool` /
-    :meth:`remove_tool`, :meth:`add_resource` / :meth:`remove_resource` and
-    :meth:`add_prompt` / :meth:`remove_prompt`.  One server may serve several sessions
+    ``prompts`` are read-only live views; change them with `add_tool()` /
+    `remove_tool()`, `add_resource()` / `remove_resource()` and
+    `add_prompt()` / `remove_prompt()`.  One server may serve several sessions
     at once: their in-flight calls are told apart by ``(session key, JSON-RPC id)``.
 
-    **How changes reach the CLI.**  :meth:`attach` registers an async *sink* (one per
+    **How changes reach the CLI.**  `attach()` registers an async *sink* (one per
     session).  Each change schedules one background delivery of
     ``notifications/tools/list_changed`` (or the resources/prompts one) to every sink
     on the running event loop, also when made from a worker thread (a sync tool
     handler) or with no loop at all (delivered on the next message); changes made
     before the delivery runs are coalesced, and a failing sink never affects the
-    others (see :mod:`ccwire._mcp.broadcast`).  Await :meth:`notify_tools_changed` to
+    others (see `broadcast`).  Await `notify_tools_changed()` to
     deliver at once instead.  The Claude Code CLI (2.1.330) re-lists the tools when
     told and offers the new ones to the model within the same turn.  A CLI without the
     ``sdk_mcp_tools_list_changed`` capability (one older than 2.1.205, like 2.1.197)
     acknowledges the notification but never re-lists, so the model never sees the
-    change: for such a session :meth:`notify_tools_changed` raises
-    :class:`~ccwire.UnsupportedFeatureError`, and a background announcement logs a
+    change: for such a session `notify_tools_changed()` raises
+    `UnsupportedFeatureError`, and a background announcement logs a
     warning on the ``ccwire`` logger (once per session).
 
     **A call that changes the tools** is answered only once the change is known to
@@ -166,7 +166,7 @@ class SdkMcpServer:
     def add_tool(self, tool: SdkMcpTool[Any]) -> None:
         """Add ``tool`` and announce ``tools/list_changed`` to attached sinks (see class doc).
 
-        Raises :class:`~ccwire.ToolDefinitionError` if the name is already taken.
+        Raises `ToolDefinitionError` if the name is already taken.
         """
         self._insert(tool)
         self._broadcast.announce(TOOLS_CHANGED)
@@ -181,7 +181,7 @@ class SdkMcpServer:
         return tool
 
     def add_resource(self, resource: SdkMcpResource) -> None:
-        """Add a resource (or template) made with :func:`~ccwire.resource` and announce
+        """Add a resource (or template) made with `resource()` and announce
         ``resources/list_changed``; a URI already taken raises ToolDefinitionError."""
         self._resources.add(resource)
         self._broadcast.announce(RESOURCES_CHANGED)
@@ -193,7 +193,7 @@ class SdkMcpServer:
         return found
 
     def add_prompt(self, prompt: SdkMcpPrompt) -> None:
-        """Add a prompt made with :func:`~ccwire.prompt` and announce
+        """Add a prompt made with `prompt()` and announce
         ``prompts/list_changed``; a name already taken raises ToolDefinitionError."""
         self._prompts.add(prompt)
         self._broadcast.announce(PROMPTS_CHANGED)
@@ -214,7 +214,7 @@ class SdkMcpServer:
     async def notify_tools_changed(self) -> None:
         """Send ``notifications/tools/list_changed`` to every attached sink, now.
 
-        Raises :class:`~ccwire.UnsupportedFeatureError` (after the other sessions were
+        Raises `UnsupportedFeatureError` (after the other sessions were
         told) when an attached session's CLI cannot re-list the tools (it lacks the
         ``sdk_mcp_tools_list_changed`` capability), so the model there would never see
         the change.
@@ -491,9 +491,9 @@ def create_sdk_mcp_server(
     """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
 
     Returns ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.  Duplicate
-    tool names (resource URIs, prompt names) raise :class:`~ccwire.ToolDefinitionError`.
-    ``resources`` and ``prompts`` are made with :func:`~ccwire.resource` and
-    :func:`~ccwire.prompt`.  ``default_timeout`` (seconds) applies to tools without
+    tool names (resource URIs, prompt names) raise `ToolDefinitionError`.
+    ``resources`` and ``prompts`` are made with `resource()` and
+    `prompt()`.  ``default_timeout`` (seconds) applies to tools without
     their own ``timeout``; ``max_concurrency`` caps how many tool calls run at once;
     ``page_size`` is how many entries one ``tools/list`` (``resources/list``, ...) page
     holds before the client gets a ``nextCursor``; ``instructions`` is sent to the

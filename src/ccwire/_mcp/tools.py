@@ -1,4 +1,4 @@
-"""Tool definitions: the ``@tool`` decorator, :class:`SdkMcpTool`, annotations, context.
+"""Tool definitions: the ``@tool`` decorator, `SdkMcpTool`, annotations, context.
 
 Everything that can be computed about a tool (its JSON Schema, the compiled validator,
 how to call its handler, its ``tools/list`` entry) is computed once, when the tool is
@@ -59,7 +59,7 @@ _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert",
                      "emergency")  # fmt: skip
-"""MCP log levels, least severe first (``logging/setLevel`` and :meth:`ToolContext.log`)."""
+"""MCP log levels, least severe first (``logging/setLevel`` and `ToolContext.log()`)."""
 _LOG_RANK: Final = {name: i for i, name in enumerate(LOG_LEVELS)}
 _SCHEMA_KEYWORDS: Final = frozenset({
     "type", "items", "prefixItems", "enum", "const", "format", "pattern", "minimum",
@@ -101,7 +101,7 @@ def _camel(name: str) -> str:
 
 
 def annotations_to_dict(value: Any) -> dict[str, Any] | None:
-    """Wire form of ``annotations``: a :class:`ToolAnnotations`, a mapping (camelCase or
+    """Wire form of ``annotations``: a `ToolAnnotations`, a mapping (camelCase or
     snake_case keys) or an object with ``model_dump`` (``mcp.types.ToolAnnotations``)."""
     if value is None:
         return None
@@ -125,7 +125,7 @@ class ToolContext:
 
     ``tool_use_id`` is the model's ``tool_use`` id (from ``_meta["claudecode/toolUseId"]``),
     ``request_id`` the JSON-RPC id of the ``tools/call``, ``progress_token`` the token
-    for :meth:`report_progress`.  ``send`` delivers notifications for this call to the
+    for `report_progress()`.  ``send`` delivers notifications for this call to the
     CLI; without it (or without a token) progress reports are dropped.  ``meta`` is the
     call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold.
     """
@@ -161,7 +161,7 @@ class ToolContext:
         """Send an MCP log message (``notifications/message``) at ``level`` ("info", ...).
 
         Messages below the level the client set with ``logging/setLevel`` are dropped.
-        Returns ``True`` once the client acknowledged it (as :meth:`report_progress`).
+        Returns ``True`` once the client acknowledged it (as `report_progress()`).
         A level MCP does not define raises ``ValueError``.
         """
         rank = _LOG_RANK.get(level)
@@ -177,7 +177,7 @@ class ToolContext:
     def report_progress_sync(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> bool:
-        """:meth:`report_progress` for a plain ``def`` handler, from its worker thread.
+        """`report_progress()` for a plain ``def`` handler, from its worker thread.
 
         The notification is sent on the event loop, and this returns once it was
         delivered (same return value).  Only for the worker thread ccwire runs the
@@ -186,8 +186,8 @@ class ToolContext:
         return self._from_thread(self.report_progress, progress, total, message)
 
     def log_sync(self, level: str, data: Any, logger: str | None = None) -> bool:
-        """:meth:`log` for a plain ``def`` handler, from its worker thread (as
-        :meth:`report_progress_sync`)."""
+        """`log()` for a plain ``def`` handler, from its worker thread (as
+        `report_progress_sync()`)."""
         return self._from_thread(self.log, level, data, logger)
 
     def _from_thread(self, fn: Callable[..., Coroutine[Any, Any, bool]], *args: Any) -> bool:
@@ -222,7 +222,7 @@ _Invoke = Callable[[Any, "ToolContext | None"], Awaitable[Any]]
 
 @dataclass(frozen=True, eq=False)
 class SdkMcpTool(Generic[T]):
-    """A tool served by an in-process MCP server; made by :func:`tool`.
+    """A tool served by an in-process MCP server; made by `tool()`.
 
     ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
     it (or from the handler's signature when it is ``None``) and ``validator`` its
@@ -423,14 +423,14 @@ def tool(
     timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
-    """Decorate a handler to make it an :class:`SdkMcpTool`.
+    """Decorate a handler to make it an `SdkMcpTool`.
 
     ``@tool("greet", "Greet someone", {"name": str})`` on ``async def greet(args)``.
     ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
     dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
     the handler's parameters (which are then passed as keyword arguments).  The name is
     checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one raises
-    :class:`~ccwire.ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
+    `ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
     ``output_schema`` (a JSON Schema, TypedDict, dataclass or pydantic model class)
     makes dict/dataclass/model return values ``structuredContent``, validated against
     it, plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in

@@ -1,9 +1,9 @@
 """The compiled validator: a JSON Schema turned into closures once, run per call.
 
-:func:`compile_validator` walks a schema once and returns a :class:`CompiledValidator`
-whose :meth:`~CompiledValidator.validate` does no schema work at all: it never
+`compile_validator()` walks a schema once and returns a `CompiledValidator`
+whose `validate()` does no schema work at all: it never
 raises, and returns the (possibly decoded) value and ``None``, or the original value
-and a :class:`ValidationFailure` naming the offending field and what was expected.
+and a `ValidationFailure` naming the offending field and what was expected.
 
 Supported keywords: ``type`` (JSON-encoded objects/arrays in a string are decoded when
 the schema wants an object or array), ``properties``, ``required``,
@@ -69,7 +69,7 @@ class ValidationFailure:
 
 
 Check = Callable[[Any], Any]
-"""A compiled check: returns the value (possibly decoded) or raises :class:`_Invalid`."""
+"""A compiled check: returns the value (possibly decoded) or raises `_Invalid`."""
 
 
 class _Invalid(Exception):
@@ -80,7 +80,7 @@ class _Invalid(Exception):
 
 
 class CompiledValidator:
-    """A schema compiled to closures; call :meth:`validate` as often as you like."""
+    """A schema compiled to closures; call `validate()` as often as you like."""
 
     __slots__ = ("_check", "schema")
 

@@ -1,6 +1,6 @@
 """The control protocol: one reader, request correlation, a routing table, cancellation.
 
-:class:`ControlProtocol` sits on a :class:`~ccwire._transport.base.Transport`. It reads
+`ControlProtocol` sits on a `Transport`. It reads
 every line the CLI writes and
 
 * resolves our pending requests from ``control_response`` frames,
@@ -125,7 +125,7 @@ class IncomingCall:
 
     @property
     def withdrawn(self) -> bool:
-        """Whether :meth:`withdraw` was called."""
+        """Whether `withdraw()` was called."""
         return self._withdrawn
 
     def withdraw(self) -> None:
@@ -283,8 +283,8 @@ class ControlProtocol:
     ) -> Mapping[str, Any]:
         """Send a control request and wait (bounded) for its answer.
 
-        Raises :class:`ControlProtocolError` when the CLI answers with an error,
-        :class:`ControlTimeoutError` after ``timeout`` (default: the control timeout),
+        Raises `ControlProtocolError` when the CLI answers with an error,
+        `ControlTimeoutError` after ``timeout`` (default: the control timeout),
         and the connection's error if it ends first.
         """
         if self._state is not ConnectionState.OPEN:

@@ -1,8 +1,8 @@
 """What the connected Claude Code CLI supports: its capabilities and version.
 
-:class:`CliFeatures` learns them from the ``initialize`` answer and every
+`CliFeatures` learns them from the ``initialize`` answer and every
 ``system/init``; the request layer asks it before sending a capability-gated field
-and turns a CLI's "unsupported subtype" answer into :class:`UnsupportedFeatureError`.
+and turns a CLI's "unsupported subtype" answer into `UnsupportedFeatureError`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ CAP_RELOAD_REFUSE_IF_BUSY = "reload_plugins_refuse_if_busy_v1"
 CAP_SDK_MCP_TOOLS_LIST_CHANGED = "sdk_mcp_tools_list_changed"
 
 CAPABILITIES_SINCE = (2, 1, 205)
-"""The first CLI version that reports ``capabilities`` (protocol reference §9)."""
+"""The first CLI version that reports ``capabilities``."""
 
 LEGACY_HOOK_EVENTS = frozenset(
     {
@@ -40,7 +40,7 @@ LEGACY_HOOK_EVENTS = frozenset(
 )  # fmt: skip
 """The 30 hook events CLI 2.1.197 knows (read from its bundle). A CLI that reports no
 capabilities knows at most these; CLI 2.1.330 adds PreModelSwitch, PostModelSwitch and
-DirectoryAdded (:data:`~ccwire.HookEvent` lists all 33)."""
+DirectoryAdded (`HookEvent` lists all 33)."""
 
 _VERSION = re.compile(r"\s*(\d+)\.(\d+)\.(\d+)")
 
@@ -93,7 +93,7 @@ class CliFeatures:
         return None
 
     def require(self, capability: str, what: str) -> None:
-        """Raise :class:`UnsupportedFeatureError` if ``capability`` is known to be missing."""
+        """Raise `UnsupportedFeatureError` if ``capability`` is known to be missing."""
         if self.supports(capability) is False:
             raise UnsupportedFeatureError(
                 f"{what} needs a Claude Code CLI with the {capability!r} capability; "
@@ -104,7 +104,7 @@ class CliFeatures:
         """The hook events among ``events`` the CLI is known not to have, in order.
 
         A CLI that reports no capabilities (older than 2.1.205) knows at most the 30
-        events of :data:`LEGACY_HOOK_EVENTS`: the newer ones it would silently drop.
+        events of `LEGACY_HOOK_EVENTS`: the newer ones it would silently drop.
         Events unknown to ccwire itself are left to the CLI.
         """
         if not self.legacy:
@@ -113,7 +113,7 @@ class CliFeatures:
         return [e for e in events if e in newer]
 
     def require_capabilities(self, what: str, why: str, *, subtype: str | None = None) -> None:
-        """Raise :class:`UnsupportedFeatureError` for a CLI that reports no capabilities
+        """Raise `UnsupportedFeatureError` for a CLI that reports no capabilities
         at all (older than 2.1.205), where ``what`` is known not to work (``why``)."""
         if self.legacy:
             raise UnsupportedFeatureError(

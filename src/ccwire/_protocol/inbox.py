@@ -52,7 +52,7 @@ class Inbox(Generic[T]):
 
     @property
     def closed(self) -> bool:
-        """True once :meth:`close` was called."""
+        """True once `close()` was called."""
         return self._closed
 
     @property
@@ -69,7 +69,7 @@ class Inbox(Generic[T]):
         return self._items
 
     async def wait(self) -> None:
-        """Wait until the next :meth:`put`, :meth:`close` or :meth:`wake`."""
+        """Wait until the next `put()`, `close()` or `wake()`."""
         event = self._wakeup
         if event is None:
             event = self._wakeup = anyio.Event()

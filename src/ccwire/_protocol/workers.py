@@ -36,7 +36,7 @@ class WorkerPool:
     def submit(self, job: _Job, *args: Any) -> None:
         """Run ``job(*args)`` on a free worker (never waits; ``job`` must not raise).
 
-        After :meth:`close` the job still runs, on a task of its own.
+        After `close()` the job still runs, on a task of its own.
         """
         if self._closed:
             self._tg.start_soon(job, *args)

@@ -1,9 +1,9 @@
-"""``ClaudeCodeAgent``: starts, tracks and resumes sessions (seed 004 §3.3).
+"""``ClaudeCodeAgent``: starts, tracks and resumes sessions.
 
 An agent holds the options every session starts from, the store sessions save their
 snapshots to, and an optional limit on how many sessions run at once. In-process
 MCP servers in the options are shared by every session: each session has its own
-connection, and a tool handler that asks for a :class:`~ccwire.ToolContext` gets the
+connection, and a tool handler that asks for a `ToolContext` gets the
 session id of the call it serves.
 
 Sessions run in a task group: the agent's (``async with ClaudeCodeAgent(...) as
@@ -44,10 +44,10 @@ TransportFactory = Callable[[ClaudeAgentOptions], Transport]
 
 
 class ClaudeCodeAgent:
-    """Runs many :class:`Session` objects on shared options (seed 004 §3.3).
+    """Runs many `Session` objects on shared options.
 
     ``store`` keeps a snapshot of every session after each transition: the default
-    (``None``) is an :class:`~ccwire.SQLiteSessionStore` in the user's data directory,
+    (``None``) is an `SQLiteSessionStore` in the user's data directory,
     ``False`` keeps nothing. ``max_concurrent_sessions`` limits how many sessions hold
     a CLI process at once; the others wait (in state ``idle``) for a slot, and a slot is
     freed when a session is closed. ``transport_factory`` replaces the CLI subprocess
@@ -148,7 +148,7 @@ class ClaudeCodeAgent:
     ) -> Session:
         """Start a session and return it once the CLI is running and the prompt is on its
         way. Needs ``async with agent``. Raises what the CLI start raises (for example
-        :class:`~ccwire.CLINotFoundError`); the session is then ``failed``."""
+        `CLINotFoundError`); the session is then ``failed``."""
         session = self.create_session(prompt, project_path)
         await session.start()
         return session
@@ -183,10 +183,10 @@ class ClaudeCodeAgent:
         session keeps its id and its statistics carry on; with ``fork`` the CLI copies the
         conversation into a new session id. Needs ``async with agent``.
 
-        Raises :class:`~ccwire.SessionInUseError` (without ``fork``) if the session is
+        Raises `SessionInUseError` (without ``fork``) if the session is
         still live in this process, in this agent or another: continue it with
         ``session.send()`` or close it first. A session whose stored snapshot says it
-        still runs in another process (see :func:`~ccwire.session_liveness`) is resumed,
+        still runs in another process (see `session_liveness()`) is resumed,
         with a warning on the ``ccwire`` logger.
         """
         saved = await self.store.load(session_id) if self.store is not None else None

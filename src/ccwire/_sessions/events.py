@@ -1,6 +1,6 @@
 """Typed session events, and the append-only log that streams and callbacks read.
 
-Every event a session produces is appended to one :class:`EventLog`, in order.
+Every event a session produces is appended to one `EventLog`, in order.
 ``Session.events()`` iterates the log (from its start by default) and every callback
 registered with ``Session.on`` is fed by its own reader task, so a slow callback only
 delays itself and never the session or the other subscribers.
@@ -172,7 +172,7 @@ class EventLog:
 
     @property
     def closed(self) -> bool:
-        """True once :meth:`close` was called."""
+        """True once `close()` was called."""
         return self._closed
 
     def __len__(self) -> int:

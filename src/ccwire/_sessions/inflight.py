@@ -1,6 +1,6 @@
 """What a session has in flight: tool calls and permission requests, plus per-tool totals.
 
-Pure bookkeeping for :class:`~ccwire._sessions.machine.SessionMachine` (no I/O, clocks
+Pure bookkeeping for `SessionMachine` (no I/O, clocks
 injected). In-process (SDK) tool calls are tracked from the control requests that
 carry them: a ``tools/call`` starting, and its answer being written. Every other tool
 (built-in, external MCP) is tracked from the model's ``tool_use`` block to the
@@ -141,7 +141,7 @@ class InFlight:
         return ToolCallStarted(tool_use_id, name, server, pending.arguments, pending.started_at)
 
     def start_sdk(self, event: ControlEvent) -> ToolCallStarted:
-        """An in-process ``tools/call`` arrived (check :meth:`is_sdk_start` first)."""
+        """An in-process ``tools/call`` arrived (check `is_sdk_start()` first)."""
         params = _tools_call(event) or {}
         meta = params.get("_meta")
         tool_use_id = meta.get("claudecode/toolUseId") if isinstance(meta, Mapping) else None

@@ -1,13 +1,13 @@
 """The session state machine: protocol facts in, transitions and events out.
 
-:class:`SessionMachine` is pure bookkeeping (no I/O; clocks are injectable). The
+`SessionMachine` is pure bookkeeping (no I/O; clocks are injectable). The
 session feeds it what happens on the wire (messages, the CLI's session states,
 control requests starting and finishing, the end of the process) and what the user
 asks (start, pause, resume, cancel, a new turn). It keeps every tool call and every
-permission request in flight (in :class:`~ccwire._sessions.inflight.InFlight`),
+permission request in flight (in `InFlight`),
 derives the state from them, and changes state only
-through :meth:`SessionMachine._go`, which checks :data:`TRANSITIONS` and raises
-:class:`~ccwire.InvalidTransitionError` for anything the table does not allow.
+through `SessionMachine._go()`, which checks `TRANSITIONS` and raises
+`InvalidTransitionError` for anything the table does not allow.
 
 How the state is derived while a turn is under way (first match wins): paused ->
 ``paused``; a permission request in flight -> ``waiting_permission``; a tool call in
@@ -268,7 +268,7 @@ class SessionMachine:
     def resume(self, owes_answer: bool | None = None) -> list[SessionEvent]:
         """``paused`` -> wherever the work in flight says (a no-op when not paused).
 
-        ``owes_answer`` refreshes whether the CLI still owes a result (see :meth:`settle`).
+        ``owes_answer`` refreshes whether the CLI still owes a result (see `settle()`).
         """
         out: list[SessionEvent] = []
         if self._state is not _S.PAUSED:

@@ -1,9 +1,9 @@
 """Which process runs a session, and telling a live session from the orphan of a crash.
 
-Every snapshot a session saves names its :class:`~ccwire.SessionOwner`: the host, the
+Every snapshot a session saves names its `SessionOwner`: the host, the
 pid and a random token drawn once per process. When the Python process dies mid-turn
 nothing writes a final snapshot, so the store keeps the session in an active state;
-:func:`session_liveness` tells such an orphan from a session that still runs.
+`session_liveness()` tells such an orphan from a session that still runs.
 
 This module also keeps the set of sessions running in this process, so that
 ``agent.resume_session`` can refuse to start a second CLI on a conversation that is
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 SessionLiveness = Literal["live", "orphaned", "ended", "unknown"]
-"""What :func:`session_liveness` says of a stored snapshot."""
+"""What `session_liveness()` says of a stored snapshot."""
 
 
 class _Running(Protocol):

@@ -1,10 +1,10 @@
-"""The machinery under :class:`~ccwire.Session`: the tasks that wire a client to a machine.
+"""The machinery under `Session`: the tasks that wire a client to a machine.
 
-A session is built on :class:`~ccwire.ClaudeSDKClient`, the same code path as every
+A session is built on `ClaudeSDKClient`, the same code path as every
 other conversation. It watches the client's connection (every decoded message, the
 CLI's hidden ``session_state_changed`` frames, and every incoming control request as
 it starts and finishes) and feeds those facts, in wire order, to a
-:class:`~ccwire._sessions.machine.SessionMachine`, which tracks every tool call and
+`SessionMachine`, which tracks every tool call and
 permission request in flight and owns the one transition table.
 
 **Tasks.** One runner task per session (in the agent's task group, or the one of
@@ -18,12 +18,12 @@ the processor, once the connection's own bookkeeping has seen the same frame.
 answer to a control request of the CLI (in-process tool results, permission
 decisions, hook answers) and every prompt waits at the gate; ``resume()`` lets them
 through one at a time, in the order they arrived. The gate holds only what we write:
-work the CLI does without asking us goes on (see :mod:`ccwire._sessions.session`).
+work the CLI does without asking us goes on (see `session`).
 
 **Snapshots.** A snapshot goes to the store after every transition, and whenever the
 tool calls or permission requests in flight change without one (a second parallel
 call starting or finishing), so a crash leaves an accurate record. Each names the
-process that runs the session (:mod:`ccwire._sessions.owner`).
+process that runs the session (`owner`).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class _Input:
 
 
 class Subscription:
-    """A callback registered with :meth:`Session.on`; call it (or :meth:`cancel`) to stop."""
+    """A callback registered with `Session.on()`; call it (or `cancel()`) to stop."""
 
     def __init__(self, names: frozenset[str], callback: Callback, start: int) -> None:
         self.names = names
@@ -115,12 +115,12 @@ class Subscription:
         self.active = False
 
     def __call__(self) -> None:
-        """Same as :meth:`cancel`."""
+        """Same as `cancel()`."""
         self.cancel()
 
 
 class SessionRuntime:
-    """Internal state and tasks of a session; :class:`~ccwire.Session` is the public face."""
+    """Internal state and tasks of a session; `Session` is the public face."""
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
 """``Session``: one conversation you can watch (state, events) and steer (pause, cancel...).
 
-How it works is described in :mod:`ccwire._sessions.runtime`; the states and the
-transition table in :mod:`ccwire._sessions.state`.
+How it works is described in `runtime`; the states and the
+transition table in `state`.
 
 **Pause.** ``pause()`` is a gate on what *we* write to the CLI. While paused it holds
 back, in the order they become ready:
@@ -70,10 +70,10 @@ __all__ = ["Session", "SessionPrompt", "Subscription"]
 class Session(SessionRuntime):
     """One conversation with the Claude Code CLI, observable and steerable.
 
-    Made by :class:`~ccwire.ClaudeCodeAgent` (``start_session``, ``session``,
-    ``create_session``, ``resume_session``). The states are :class:`~ccwire.SessionState`;
-    ``get_state()`` returns an immutable :class:`~ccwire.SessionStateInfo`; events come
-    as typed objects from :meth:`events` or to callbacks registered with :meth:`on`.
+    Made by `ClaudeCodeAgent` (``start_session``, ``session``,
+    ``create_session``, ``resume_session``). The states are `SessionState`;
+    ``get_state()`` returns an immutable `SessionStateInfo`; events come
+    as typed objects from `events()` or to callbacks registered with `on()`.
     """
 
     def __repr__(self) -> str:
@@ -97,7 +97,7 @@ class Session(SessionRuntime):
 
     @property
     def last_result(self) -> ResultMessage | None:
-        """The last :class:`~ccwire.ResultMessage` received, if any."""
+        """The last `ResultMessage` received, if any."""
         return self._machine.last_result
 
     @property
@@ -196,7 +196,7 @@ class Session(SessionRuntime):
         itself (a sync callback still runs on the event loop: keep it quick). If it
         raises, an ``error`` event (source ``"callback"``) reports it and delivery goes
         on. ``replay`` also delivers the matching events that already happened.
-        Returns a :class:`Subscription`; call it to unsubscribe.
+        Returns a `Subscription`; call it to unsubscribe.
         """
         if event not in EVENT_NAMES:
             raise UnknownEventError(
@@ -233,7 +233,7 @@ class Session(SessionRuntime):
 
         After ``completed`` it starts a new turn; mid-turn the CLI folds it into the
         running turn. While paused it is queued and written on ``resume()`` (``send``
-        then returns at once). Raises :class:`~ccwire.SessionStateError` if the session
+        then returns at once). Raises `SessionStateError` if the session
         ended (continue it with ``agent.resume_session``).
         """
         if self._client is None or self._close_requested.is_set():
@@ -260,10 +260,10 @@ class Session(SessionRuntime):
         await client.interrupt()
 
     async def pause(self) -> None:
-        """Hold back our answers to the CLI and every prompt until :meth:`resume`.
+        """Hold back our answers to the CLI and every prompt until `resume()`.
 
         Held: results of in-process tool calls, permission decisions, hook answers and
-        prompts from :meth:`send`. Not stopped: what the CLI does without asking us
+        prompts from `send()`. Not stopped: what the CLI does without asking us
         (the reply being streamed, auto-approved built-in tools, external MCP tools).
         Allowed while ``running``/``waiting_*``; see the module docstring for details.
         A no-op when already paused.
@@ -273,7 +273,7 @@ class Session(SessionRuntime):
         self._publish(events)
 
     async def resume(self) -> None:
-        """Release what :meth:`pause` held back, in order (a no-op when not paused)."""
+        """Release what `pause()` held back, in order (a no-op when not paused)."""
         if self.state is not SessionState.PAUSED:
             return
         conn = self._connection()
@@ -319,7 +319,7 @@ class Session(SessionRuntime):
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns
-        the final snapshot. Raises :class:`~ccwire.SessionTimeoutError` after ``timeout``."""
+        the final snapshot. Raises `SessionTimeoutError` after ``timeout``."""
         with anyio.move_on_after(timeout) as scope:
             while self.state not in FINAL_STATES:
                 if self.closed:

@@ -1,7 +1,7 @@
 """Session states, the one transition table, and the immutable state snapshot.
 
-The nine states are those of seed 004 §2.3; :data:`TRANSITIONS` is the diagram of
-§5.1 made explicit, plus the edges that concurrency and follow-up turns need:
+A session is in one of nine states; `TRANSITIONS` lists every allowed move,
+including the edges that concurrency and follow-up turns need:
 
 * ``waiting_tool_call`` <-> ``waiting_permission``: read-only tools run concurrently,
   so a permission request can arrive while another tool call is in flight;
@@ -11,7 +11,7 @@ The nine states are those of seed 004 §2.3; :data:`TRANSITIONS` is the diagram 
   started by itself;
 * ``failed`` and ``cancelled`` are terminal.
 
-Everything here is plain data: no I/O, no clocks. :class:`SessionStateInfo` converts
+Everything here is plain data: no I/O, no clocks. `SessionStateInfo` converts
 to and from a JSON-friendly dict for the session stores.
 """
 
@@ -40,7 +40,7 @@ __all__ = [
 
 
 class SessionState(str, enum.Enum):
-    """Where a session is (seed 004 §2.3). Compares equal to its string value."""
+    """Where a session is. Compares equal to its string value."""
 
     IDLE = "idle"
     """Not started."""
@@ -114,7 +114,7 @@ FINAL_STATES: Final = frozenset({_S.COMPLETED, _S.FAILED, _S.CANCELLED})
 
 
 def can_transition(from_state: SessionState, to_state: SessionState) -> bool:
-    """True if :data:`TRANSITIONS` allows ``from_state -> to_state``."""
+    """True if `TRANSITIONS` allows ``from_state -> to_state``."""
     return to_state in TRANSITIONS[from_state]
 
 
@@ -159,7 +159,7 @@ class PendingToolCall:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PendingToolCall:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of `to_dict()`."""
         started = _parse_time(data.get("started_at"))
         assert started is not None
         return cls(
@@ -194,7 +194,7 @@ class PendingPermission:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PendingPermission:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of `to_dict()`."""
         requested = _parse_time(data.get("requested_at"))
         assert requested is not None
         return cls(
@@ -224,7 +224,7 @@ class ToolStats:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolStats:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of `to_dict()`."""
         return cls(
             int(data.get("call_count", 0)),
             int(data.get("error_count", 0)),
@@ -234,7 +234,7 @@ class ToolStats:
 
 @dataclass(frozen=True)
 class SessionStats:
-    """Statistics of a session (seed 004 §2.3, plus per-tool totals, cost and usage).
+    """Statistics of a session.
 
     ``tool_call_count`` counts finished tool calls; ``message_count`` the conversation
     messages received; ``turn_count`` the results. ``total_cost_usd`` is the CLI's
@@ -266,7 +266,7 @@ class SessionStats:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionStats:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of `to_dict()`."""
         tools = data.get("tools")
         cost = data.get("total_cost_usd")
         return cls(
@@ -290,7 +290,7 @@ class SessionOwner:
     ``host`` is the machine's host name, ``pid`` the process id and ``token`` a random
     id drawn once per process (pids are reused; the token is not). A snapshot left in
     an active state by an owner that no longer runs is an orphan of a crash: see
-    :func:`~ccwire.session_liveness`.
+    `session_liveness()`.
     """
 
     host: str
@@ -303,7 +303,7 @@ class SessionOwner:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionOwner:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of `to_dict()`."""
         return cls(host=str(data["host"]), pid=int(data["pid"]), token=str(data["token"]))
 
 
@@ -368,7 +368,7 @@ class SessionStateInfo:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SessionStateInfo:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of `to_dict()`."""
         owner = data.get("owner")
         return cls(
             state=SessionState(data["state"]),

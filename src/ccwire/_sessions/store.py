@@ -1,9 +1,9 @@
 """Where session snapshots are kept, so a session can be found and resumed after a crash.
 
-A session saves a :class:`~ccwire.SessionStateInfo` snapshot after every transition.
-:class:`SessionStore` is the small interface a store implements; ccwire ships
-:class:`SQLiteSessionStore` (the default: one file under the user's data directory)
-and :class:`MemorySessionStore` (for tests and throw-away sessions).
+A session saves a `SessionStateInfo` snapshot after every transition.
+`SessionStore` is the small interface a store implements; ccwire ships
+`SQLiteSessionStore` (the default: one file under the user's data directory)
+and `MemorySessionStore` (for tests and throw-away sessions).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _sort_key(info: SessionStateInfo) -> str:
 
 
 class MemorySessionStore:
-    """A :class:`SessionStore` in a dict: nothing survives the process."""
+    """A `SessionStore` in a dict: nothing survives the process."""
 
     def __init__(self) -> None:
         self._data: dict[str, SessionStateInfo] = {}
@@ -95,12 +95,12 @@ class MemorySessionStore:
 
 
 class SQLiteSessionStore:
-    """A :class:`SessionStore` in an SQLite file (stdlib ``sqlite3``).
+    """A `SessionStore` in an SQLite file (stdlib ``sqlite3``).
 
-    ``path`` defaults to :func:`default_session_store_path`; its directory is created on first
+    ``path`` defaults to `default_session_store_path()`; its directory is created on first
     use. Every call opens a short-lived connection in a worker thread, so many sessions
     (and several processes) can share one file; the database runs in WAL mode with a
-    busy timeout. Snapshots are stored as JSON (:meth:`SessionStateInfo.to_dict`).
+    busy timeout. Snapshots are stored as JSON (`SessionStateInfo.to_dict()`).
     """
 
     def __init__(

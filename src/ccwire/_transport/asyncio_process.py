@@ -1,7 +1,7 @@
 """Start a child process on asyncio without anyio's backend; present it as an
 ``anyio.abc.Process``.
 
-On asyncio (POSIX), :func:`open_asyncio_process` replaces ``anyio.open_process``: the
+On asyncio (POSIX), `open_asyncio_process()` replaces ``anyio.open_process``: the
 streams and the process behave the same (same exceptions, same checkpoints). Two
 things make the CLI's start faster (see ``bench/README.md``, handshake):
 
@@ -12,7 +12,7 @@ things make the CLI's start faster (see ``bench/README.md``, handshake):
 
 Like anyio, process exit is tracked apart from the pipes (a pidfd on the loop on
 Linux, else a thread waiting for the child): a grandchild holding a pipe open does not
-delay :meth:`AsyncioProcess.wait`.
+delay `AsyncioProcess.wait()`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _CLEANUP_WAIT = 10.0  # seconds: a spawn ends with exec, a killed child exits at
 
 class _PipeReader(anyio.abc.ByteReceiveStream):
     """A child's stdout or stderr: ``receive`` raises ``EndOfStream`` at the end and
-    ``ClosedResourceError`` once :meth:`aclose` ran (waking a pending ``receive``)."""
+    ``ClosedResourceError`` once `aclose()` ran (waking a pending ``receive``)."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
@@ -56,7 +56,7 @@ class _PipeReader(anyio.abc.ByteReceiveStream):
 
 
 class _PipeWriter(anyio.abc.ByteSendStream):
-    """The child's stdin: ``send`` raises ``ClosedResourceError`` after :meth:`aclose`
+    """The child's stdin: ``send`` raises ``ClosedResourceError`` after `aclose()`
     and ``BrokenResourceError`` once the child closed its end."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
@@ -89,7 +89,7 @@ class _PipeWriter(anyio.abc.ByteSendStream):
 
 
 class AsyncioProcess(anyio.abc.Process):
-    """A child process started by :func:`open_asyncio_process`."""
+    """A child process started by `open_asyncio_process()`."""
 
     def __init__(
         self,

@@ -1,8 +1,8 @@
 """The transport interface: how the protocol layer moves lines to and from the CLI.
 
-A transport carries whole NDJSON lines. :class:`~ccwire._transport.subprocess.SubprocessTransport`
-runs the real CLI; :class:`~ccwire._transport.memory.MemoryTransport` is an in-memory stand-in
-for tests. :class:`StderrCollector` is the stderr handling both share.
+A transport carries whole NDJSON lines. `SubprocessTransport`
+runs the real CLI; `MemoryTransport` is an in-memory stand-in
+for tests. `StderrCollector` is the stderr handling both share.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
 logger = logging.getLogger("ccwire")
 
 CLI_EXITED = "the Claude Code CLI exited"
-"""Message of the :class:`~ccwire.ProcessError` raised when the CLI's output ends badly."""
+"""Message of the `ProcessError` raised when the CLI's output ends badly."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def pin_async_library() -> None:
 def check_line(line: bytes) -> None:
     """Check that ``line`` is exactly one complete line: one ``b"\\n"``, at its end.
 
-    Raises :class:`~ccwire.MessageEncodeError` otherwise (before anything is written): a
+    Raises `MessageEncodeError` otherwise (before anything is written): a
     line without its newline would be glued to the next one, and the CLI exits on the
     first line that is not JSON.
     """
@@ -84,28 +84,28 @@ class Transport(abc.ABC):
     """
 
     async def launch(self) -> None:  # noqa: B027 - optional; the default does nothing
-        """Optional early start: spawn the process now, before :meth:`start`.
+        """Optional early start: spawn the process now, before `start()`.
 
         Called (at most once) before the task group and the rest of the session exist,
-        so the CLI boots while they are set up. :meth:`start` launches the process
-        itself when this was not called; :meth:`aclose` stops a launched process that
-        was never started. Raises like :meth:`start`. The default does nothing.
+        so the CLI boots while they are set up. `start()` launches the process
+        itself when this was not called; `aclose()` stops a launched process that
+        was never started. Raises like `start()`. The default does nothing.
         """
 
     @abc.abstractmethod
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        """Start the process (unless :meth:`launch` did) and its background tasks in
+        """Start the process (unless `launch()` did) and its background tasks in
         ``task_group``.
 
-        Raises :class:`~ccwire.CLINotFoundError` or :class:`~ccwire.CLIConnectionError`.
+        Raises `CLINotFoundError` or `CLIConnectionError`.
         """
 
     @abc.abstractmethod
     async def send_line(self, line: bytes) -> None:
         """Write one complete encoded line (ending in ``b"\\n"``) to the CLI's stdin.
 
-        Raises :class:`~ccwire.CLIConnectionError` if input is closed or the pipe broke,
-        or :class:`~ccwire.ProcessError` if the process has already died.
+        Raises `CLIConnectionError` if input is closed or the pipe broke,
+        or `ProcessError` if the process has already died.
         """
 
     @abc.abstractmethod
@@ -113,7 +113,7 @@ class Transport(abc.ABC):
         """Return the next non-blank line from the CLI, without its newline.
 
         ``None`` at a clean end (end of output and exit status 0, or the transport was
-        closed by :meth:`aclose`). Raises :class:`~ccwire.ProcessError` when output ended
+        closed by `aclose()`). Raises `ProcessError` when output ended
         and the process failed.
         """
 
@@ -125,8 +125,8 @@ class Transport(abc.ABC):
         each read, in order, from the task that reads the CLI's output: no hand-over
         between tasks per line. The handler may empty the list as it goes (so a huge
         line can be freed before the next is parsed) and must not block.
-        :meth:`receive_line` then only reports the end (``None`` or the error). The
-        default returns ``None``: not supported, keep calling :meth:`receive_line`.
+        `receive_line()` then only reports the end (``None`` or the error). The
+        default returns ``None``: not supported, keep calling `receive_line()`.
         """
         return None
 

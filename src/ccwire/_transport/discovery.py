@@ -75,7 +75,7 @@ def find_cli(
     (the session's working directory, if given) and its parents, then in the current
     directory and its parents. An explicit ``cli_path`` or
     ``CCWIRE_CLI_PATH`` must name an executable file. Raises
-    :class:`~ccwire.CLINotFoundError` listing every place searched.
+    `CLINotFoundError` listing every place searched.
     """
     env = os.environ if environ is None else environ
     if cli_path is not None:

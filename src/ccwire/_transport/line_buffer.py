@@ -18,7 +18,7 @@ __all__ = ["LineBuffer"]
 
 
 class LineBuffer:
-    """FIFO of line batches: one producer (:meth:`put`), one consumer (:meth:`get`)."""
+    """FIFO of line batches: one producer (`put()`), one consumer (`get()`)."""
 
     def __init__(self, max_batches: int) -> None:
         self._batches: deque[list[bytes]] = deque()
@@ -30,7 +30,7 @@ class LineBuffer:
     async def put(self, batch: list[bytes]) -> None:
         """Append ``batch``, waiting while ``max_batches`` are buffered.
 
-        Raises :class:`anyio.ClosedResourceError` once the buffer is closed.
+        Raises `anyio.ClosedResourceError` once the buffer is closed.
         """
         while len(self._batches) >= self._max and not self._closed:
             space = self._has_space = anyio.Event()

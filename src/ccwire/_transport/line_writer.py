@@ -2,7 +2,7 @@
 
 A line of at most ``PIPE_BUF`` bytes sent while nothing else is being written goes out
 from the sender's own task (a pipe takes it whole or not at all). Other senders queue
-their line and wait; the writer task (:meth:`LineWriter.run`) takes everything queued
+their line and wait; the writer task (`LineWriter.run()`) takes everything queued
 and writes it in one go. A sender that is cancelled mid-write only stops waiting: the
 line is still written whole, because a torn line followed by the next one is a non-JSON
 line, and a single non-JSON line kills the CLI (a line the writer has not taken yet is
@@ -45,7 +45,7 @@ class _Write:
 
 
 class LineWriter:
-    """The writing side of one stdin. :meth:`run` is its writer task."""
+    """The writing side of one stdin. `run()` is its writer task."""
 
     def __init__(self) -> None:
         self._queue: deque[_Write] = deque()
@@ -61,8 +61,8 @@ class LineWriter:
         """Set once the writer task has closed stdin."""
 
     async def write(self, stdin: anyio.abc.ByteSendStream, line: bytes) -> None:
-        """Write ``line`` whole. Raises one of :data:`STREAM_ERRORS` (``ClosedResourceError``
-        once closed), or :class:`WriteInterrupted`."""
+        """Write ``line`` whole. Raises one of `STREAM_ERRORS` (``ClosedResourceError``
+        once closed), or `WriteInterrupted`."""
         if self.closed:
             raise anyio.ClosedResourceError
         if not self._queue and not self._busy and len(line) <= _ATOMIC_WRITE:

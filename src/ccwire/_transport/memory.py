@@ -1,8 +1,8 @@
 """An in-memory transport and a scriptable fake CLI, for tests.
 
-:func:`memory_transport_pair` returns a :class:`MemoryTransport` to hand to the SDK and
-a :class:`CLIPeer` that plays the CLI. Output from the peer goes through the same
-:class:`~ccwire._wire.framing.LineDecoder` as the real transport, so framing problems show up
+`memory_transport_pair()` returns a `MemoryTransport` to hand to the SDK and
+a `CLIPeer` that plays the CLI. Output from the peer goes through the same
+`LineDecoder` as the real transport, so framing problems show up
 in tests; input written by the SDK is checked to be JSON, because the real CLI exits on
 the first line that is not.
 """
@@ -29,9 +29,9 @@ __all__ = ["CLIPeer", "MemoryTransport", "memory_transport_pair"]
 class MemoryTransport(Transport):
     """The SDK's end of an in-memory connection; behaves like the subprocess transport.
 
-    Create it with :func:`memory_transport_pair`. :meth:`aclose` waits up to
-    ``close_grace`` s for the peer to :meth:`CLIPeer.exit` after input ends; if it does
-    not, the fake process counts as terminated by SIGTERM and :meth:`receive_line`
+    Create it with `memory_transport_pair()`. `aclose()` waits up to
+    ``close_grace`` s for the peer to `CLIPeer.exit()` after input ends; if it does
+    not, the fake process counts as terminated by SIGTERM and `receive_line()`
     returns ``None`` once the buffered lines are read.
     """
 
@@ -75,7 +75,7 @@ class MemoryTransport(Transport):
         self._started = True
 
     async def send_line(self, line: bytes) -> None:
-        """Deliver one encoded line to the peer; see :meth:`Transport.send_line`."""
+        """Deliver one encoded line to the peer; see `Transport.send_line()`."""
         check_line(line)
         if not self._started:
             raise CLIConnectionError("the transport is not started")
@@ -94,7 +94,7 @@ class MemoryTransport(Transport):
                 raise CLIConnectionError("the CLI's input is closed") from exc
 
     async def receive_line(self) -> bytes | None:
-        """Return the next line from the peer; see :meth:`Transport.receive_line`."""
+        """Return the next line from the peer; see `Transport.receive_line()`."""
         if not self._started:
             raise CLIConnectionError("the transport is not started")
         while not self._lines:
@@ -122,7 +122,7 @@ class MemoryTransport(Transport):
         raise ProcessError(CLI_EXITED, exit_code=rc, stderr=self._stderr.tail)
 
     async def end_input(self) -> None:
-        """Close the input: the peer's :meth:`CLIPeer.receive` returns ``None`` at its end."""
+        """Close the input: the peer's `CLIPeer.receive()` returns ``None`` at its end."""
         self._input_closed = True
         self._in_tx.close()
 
@@ -162,7 +162,7 @@ class MemoryTransport(Transport):
 
 
 class CLIPeer:
-    """The fake CLI's end of a :func:`memory_transport_pair`.
+    """The fake CLI's end of a `memory_transport_pair()`.
 
     Send objects (or raw bytes) as the CLI's stdout, read what the SDK wrote, write
     stderr and end the fake process with an exit code.
@@ -181,7 +181,7 @@ class CLIPeer:
 
     @property
     def exited(self) -> bool:
-        """True once the fake process has ended (by :meth:`exit`, or killed by ``aclose``)."""
+        """True once the fake process has ended (by `exit()`, or killed by ``aclose``)."""
         return self._t._returncode is not None
 
     async def send(self, obj: Mapping[str, Any]) -> None:
@@ -203,7 +203,7 @@ class CLIPeer:
     async def receive(self) -> dict[str, Any] | None:
         """Return the next JSON object the SDK wrote; ``None`` after it ended the input.
 
-        Raises :class:`~ccwire.MessageDecodeError` if the SDK wrote a line that is not a
+        Raises `MessageDecodeError` if the SDK wrote a line that is not a
         JSON object: the real CLI would exit on it.
         """
         while not self._lines:
@@ -228,7 +228,7 @@ class CLIPeer:
         """End the fake process: write ``stderr``, close its output, record ``code``.
 
         The SDK's ``receive_line`` then returns the buffered lines and ``None`` (code 0) or
-        raises :class:`~ccwire.ProcessError` with ``code`` and the stderr tail. A no-op
+        raises `ProcessError` with ``code`` and the stderr tail. A no-op
         if the process has already ended.
         """
         t = self._t
@@ -262,7 +262,7 @@ def memory_transport_pair(
     stderr_callback: Callable[[str], None] | None = None,
     close_grace: float = 0.0,
 ) -> tuple[MemoryTransport, CLIPeer]:
-    """Create a connected :class:`MemoryTransport` (for the SDK) and :class:`CLIPeer`."""
+    """Create a connected `MemoryTransport` (for the SDK) and `CLIPeer`."""
     transport = MemoryTransport(
         max_line_bytes=max_line_bytes, stderr_callback=stderr_callback, close_grace=close_grace
     )

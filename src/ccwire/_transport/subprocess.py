@@ -1,19 +1,19 @@
 """Run the Claude Code CLI as a child process and exchange NDJSON lines over its pipes.
 
-:meth:`SubprocessTransport.launch` spawns the process and nothing else: it needs no
+`SubprocessTransport.launch()` spawns the process and nothing else: it needs no
 event, task or cancel scope, so on asyncio it runs before anyio loads its event-loop
-backend (see :mod:`ccwire._transport.asyncio_process`), and the CLI boots while the caller sets
-up the rest. :meth:`~SubprocessTransport.start` then starts four background tasks in
+backend (see `asyncio_process`), and the CLI boots while the caller sets
+up the rest. `start()` then starts four background tasks in
 the task group it is given:
 
-- the **stdout reader** reads chunks and frames them with :class:`LineDecoder`. Once
-  a consumer called :meth:`~SubprocessTransport.push_lines` (the control protocol
+- the **stdout reader** reads chunks and frames them with `LineDecoder`. Once
+  a consumer called `push_lines()` (the control protocol
   does), it hands each read's lines to that handler right here; otherwise it passes
-  them, one batch per read, to :meth:`~SubprocessTransport.receive_line` through a
+  them, one batch per read, to `receive_line()` through a
   small bounded buffer (so a slow consumer slows the CLI down instead of growing
   memory);
 - the **stdin writer** performs the writes that cannot be done inline, and never
-  tears a line (:mod:`ccwire._transport.line_writer`);
+  tears a line (`line_writer`);
 - the **stderr drainer** always reads stderr (a full stderr pipe would stall the CLI),
   forwarding lines to the callback and keeping a tail for error messages;
 - the **exit watcher** reaps the process and, should a grandchild keep a pipe open after
@@ -78,11 +78,11 @@ class _Signals:
 
 
 class SubprocessTransport(Transport):
-    """A :class:`~ccwire._transport.base.Transport` over a child process's stdin/stdout/stderr.
+    """A `Transport` over a child process's stdin/stdout/stderr.
 
     ``stderr_callback`` gets every stderr line; ``stderr_tail_bytes`` bounds the tail
-    quoted in :class:`~ccwire.ProcessError`. ``max_line_bytes`` caps one stdout line
-    (default unlimited). :meth:`aclose` waits ``close_grace`` s after closing stdin, then
+    quoted in `ProcessError`. ``max_line_bytes`` caps one stdout line
+    (default unlimited). `aclose()` waits ``close_grace`` s after closing stdin, then
     sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
     exit status is awaited for at most ``exit_wait`` s.
     """
@@ -147,19 +147,19 @@ class SubprocessTransport(Transport):
 
     @property
     def pid(self) -> int | None:
-        """The child's process id, or ``None`` before :meth:`start`."""
+        """The child's process id, or ``None`` before `start()`."""
         return None if self._process is None else self._process.pid
 
     @property
     def exit_info(self) -> ProcessExit | None:
-        """How the process ended, or ``None`` while it runs (or before :meth:`start`)."""
+        """How the process ended, or ``None`` while it runs (or before `start()`)."""
         rc = None if self._process is None else self._process.returncode
         return None if rc is None else ProcessExit(rc, self._stderr.tail)
 
     # ------------------------------------------------------------------ start
 
     async def launch(self) -> None:
-        """Spawn the process; see :meth:`Transport.launch`."""
+        """Spawn the process; see `Transport.launch()`."""
         if self._phase is not _Phase.NEW:
             raise CLIConnectionError("this transport was already started (or closed)")
         self._phase = _Phase.LAUNCHING
@@ -178,7 +178,7 @@ class SubprocessTransport(Transport):
         self._phase = _Phase.LAUNCHED
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
-        """Spawn the process (unless :meth:`launch` did) and start the background tasks
+        """Spawn the process (unless `launch()` did) and start the background tasks
         in ``task_group``."""
         if self._phase is _Phase.NEW:
             await self.launch()
@@ -244,7 +244,7 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ input
 
     async def send_line(self, line: bytes) -> None:
-        """Write one encoded line; see :meth:`Transport.send_line`."""
+        """Write one encoded line; see `Transport.send_line()`."""
         check_line(line)
         proc = self._started()
         await self._check_input()
@@ -307,7 +307,7 @@ class SubprocessTransport(Transport):
 
     def push_lines(self, handler: Callable[[list[bytes]], None]) -> list[bytes] | None:
         """Deliver further lines by calling ``handler`` from the stdout reader task; see
-        :meth:`Transport.push_lines`. Returns the lines read before."""
+        `Transport.push_lines()`. Returns the lines read before."""
         held = list(self._leftover)
         self._leftover.clear()
         held.extend(self._lines.take_all())
@@ -315,7 +315,7 @@ class SubprocessTransport(Transport):
         return held
 
     async def receive_line(self) -> bytes | None:
-        """Return the next line; see :meth:`Transport.receive_line`."""
+        """Return the next line; see `Transport.receive_line()`."""
         self._started()
         if self._leftover:
             return self._leftover.popleft()

@@ -3,8 +3,8 @@
 Everything above this module works with typed values; everything below it (the
 transport) moves bytes. Decoders are lenient: unknown message types, block types and
 fields are kept (``RawMessage``, ``UnknownBlock``, ``raw``), never dropped. Decoders
-raise only :class:`~ccwire.MessageDecodeError`. The wire forms of permission requests
-and hook callbacks live in :mod:`ccwire._wire.codec_callbacks` and are re-exported here, so
+raise only `MessageDecodeError`. The wire forms of permission requests
+and hook callbacks live in `codec_callbacks` and are re-exported here, so
 ``codec.X`` reaches every wire name.
 """
 
@@ -148,7 +148,7 @@ _BLOCK_DECODERS: dict[str, Callable[[Mapping[str, Any]], ContentBlock]] = {
 
 
 def decode_block(b: Any) -> ContentBlock:
-    """Decode one content block; unknown types become :class:`UnknownBlock`."""
+    """Decode one content block; unknown types become `UnknownBlock`."""
     if not _is_map(b):
         return UnknownBlock(type="", raw={"value": b})
     t = b.get("type")
@@ -289,7 +289,7 @@ _MESSAGE_DECODERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
 
 
 def decode_message(obj: Mapping[str, Any]) -> Message:
-    """Decode a conversation frame; unknown types become :class:`RawMessage`."""
+    """Decode a conversation frame; unknown types become `RawMessage`."""
     t = obj.get("type")
     if type(t) is not str:  # frame_type(), inlined: this runs for every message
         t = frame_type(obj)

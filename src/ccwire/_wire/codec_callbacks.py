@@ -2,9 +2,9 @@
 
 Permission requests and their answers (``can_use_tool``, ``PermissionUpdate``,
 ``PermissionResult``) and hook callbacks (inputs, outputs, matcher registrations).
-:mod:`ccwire._wire.codec` re-exports everything here, so the rest of ccwire still reaches
+`codec` re-exports everything here, so the rest of ccwire still reaches
 every wire name through that one module; the split only keeps each file readable.
-Decoders are lenient and raise only :class:`~ccwire.MessageDecodeError`.
+Decoders are lenient and raise only `MessageDecodeError`.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
 
     Hook inputs are snake_case on the wire, so fields are taken by name; missing ones
     (and nulls where a value is expected) keep their defaults, so this never raises.
-    ``permission_suggestions`` become :class:`PermissionUpdate` values.
+    ``permission_suggestions`` become `PermissionUpdate` values.
     """
     from .hook_input import HOOK_INPUT_TYPES, BaseHookInput
 
@@ -263,7 +263,7 @@ def _hook_value(value: Any) -> Any:
 def encode_hook_result(value: object, event: str) -> dict[str, Any]:
     """The ``hook_callback`` response body for what a callback of ``event`` returned.
 
-    Accepts the typed outputs of :mod:`ccwire._wire.hook_output`, the dict form (sent as
+    Accepts the typed outputs of `hook_output`, the dict form (sent as
     given but for the ``async_``/``continue_`` keys) and ``None`` (``{}``). Raises
     ``TypeError`` for anything else and ``ValueError`` when an event-specific output
     belongs to another event.

@@ -1,7 +1,7 @@
 """Content blocks for tool results, resources and prompts: one helper per MCP content type.
 
 Binary payloads given as ``bytes`` are base64-encoded here; a ``str`` is taken to be
-base64 already.  :func:`error_result` builds the ``isError`` result a tool failure
+base64 already.  `error_result()` builds the ``isError`` result a tool failure
 becomes.
 """
 
@@ -103,5 +103,5 @@ def to_plain(value: Any) -> Any:
 
 
 def dumps_json(value: Any) -> str:
-    """``value`` (see :func:`to_plain`) as JSON text; unknown objects become strings."""
+    """``value`` (see `to_plain()`) as JSON text; unknown objects become strings."""
     return json.dumps(to_plain(value), ensure_ascii=False, default=str)

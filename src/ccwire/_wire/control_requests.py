@@ -1,8 +1,8 @@
-"""The wire side of the runtime control requests (protocol reference §3.2).
+"""The wire side of the runtime control requests.
 
 Subtype names, request fields and the decoding of each answer into the typed results
-of :mod:`ccwire._wire.control_types` live here (what the connected CLI supports is
-:mod:`ccwire._protocol.features`). Decoders are lenient: a missing or mistyped field gets its
+of `control_types` live here (what the connected CLI supports is
+`features`). Decoders are lenient: a missing or mistyped field gets its
 default, and the whole answer stays in ``raw``.
 """
 

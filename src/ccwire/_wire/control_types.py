@@ -2,7 +2,7 @@
 
 Plain frozen dataclasses; each keeps the CLI's whole answer in ``raw`` (excluded from
 equality and ``repr``), so fields a newer CLI adds are never lost. Decoding from the
-wire lives in :mod:`ccwire._wire.control_requests`.
+wire lives in `control_requests`.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class McpToolInfo:
 
 @dataclass(frozen=True)
 class McpServerStatus:
-    """One MCP server the CLI knows (protocol reference §7.5).
+    """One MCP server the CLI knows.
 
     ``status`` is ``connected``, ``failed``, ``needs-auth``, ``pending`` or
     ``disabled``; ``source``/``scope`` tell where it came from (``sdk`` for in-process
@@ -220,7 +220,7 @@ class CliVersion:
 class FileContents:
     """The answer to ``read_file``: a file as the CLI reads it (its permission rules apply).
 
-    ``contents`` is text, or base64 when ``encoding == "base64"`` (:meth:`as_bytes`
+    ``contents`` is text, or base64 when ``encoding == "base64"`` (`as_bytes()`
     decodes either); ``truncated`` when ``max_bytes`` cut it; ``lossy`` when text
     decoding replaced invalid bytes.
     """

@@ -1,10 +1,10 @@
 """NDJSON framing: split a byte stream into lines, and encode one object as one line.
 
 Pure functions and state machines only, no I/O. Both transports (the subprocess one and
-the in-memory one used in tests) frame through :class:`LineDecoder`, so framing bugs show
+the in-memory one used in tests) frame through `LineDecoder`, so framing bugs show
 up in every test.
 
-:class:`LineDecoder` is linear in its total input: pending partial data is appended to
+`LineDecoder` is linear in its total input: pending partial data is appended to
 one ``bytearray`` (amortised growth) and only each *new* chunk is searched for a newline,
 so a 100 MB line arriving in 4 KiB chunks costs the same as arriving in one piece, and
 its peak memory is the buffer plus the finished line (the many small chunks of a list
@@ -35,10 +35,10 @@ class LineDecoder:
     Each complete line is returned without its ``b"\\n"`` and without one trailing
     ``b"\\r"``; lines that are empty or only whitespace are skipped. ``max_line_bytes``
     (default: unlimited) caps one line, counted without its ``b"\\n"``. A longer line (or
-    a longer unfinished line) breaks the decoder: :attr:`error` is set and every further
-    call raises it as :class:`~ccwire.MessageDecodeError`. The call that meets the long
+    a longer unfinished line) breaks the decoder: `error` is set and every further
+    call raises it as `MessageDecodeError`. The call that meets the long
     line raises at once if it completed no line before it; otherwise it returns those
-    lines first (check :attr:`error` after each call).
+    lines first (check `error` after each call).
     """
 
     def __init__(self, max_line_bytes: int | None = None) -> None:
@@ -144,7 +144,7 @@ def encode_line(obj: object) -> bytes:
     """Encode ``obj`` as one compact UTF-8 JSON line ending in ``b"\\n"``.
 
     The result never holds a raw newline except the final one. Raises
-    :class:`~ccwire.MessageEncodeError` (nothing is written) for values JSON cannot
+    `MessageEncodeError` (nothing is written) for values JSON cannot
     represent: non-serializable objects, NaN/Infinity, circular references, lone
     surrogates.
     """

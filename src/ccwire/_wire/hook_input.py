@@ -2,7 +2,7 @@
 
 **Design choice.** A hook callback receives the input of its event as an instance of
 the matching class below (``PreToolUseHookInput`` for ``PreToolUse``, ...). Every class
-is a frozen dataclass *and* a read-only :class:`~collections.abc.Mapping` over the
+is a frozen dataclass *and* a read-only `Mapping` over the
 input exactly as the CLI sent it, so both styles work on the same object::
 
     async def guard(input, tool_use_id, context):
@@ -14,8 +14,8 @@ input exactly as the CLI sent it, so both styles work on the same object::
 Code written for Anthropic's ``claude-agent-sdk`` (which passes plain dicts) keeps
 working, ``isinstance(input, PreToolUseHookInput)`` narrows the type for mypy, and
 nothing the CLI sends is lost: unknown fields stay in the mapping, and an event
-ccwire does not know arrives as a plain :class:`BaseHookInput`. Use
-:func:`parse_hook_input` to build one from a dict (in tests, for example).
+ccwire does not know arrives as a plain `BaseHookInput`. Use
+`parse_hook_input()` to build one from a dict (in tests, for example).
 
 Field names are the wire's own (the CLI spells hook inputs in snake_case); missing
 fields take their defaults, so decoding never fails. ``tool_input`` and similar
@@ -112,7 +112,7 @@ class BaseHookInput(Mapping[str, Any]):
 
     @property
     def matcher_value(self) -> str | None:
-        """What the CLI tests a :class:`~ccwire.HookMatcher` pattern against for this
+        """What the CLI tests a `HookMatcher` pattern against for this
         event (the tool name for tool events, ``source`` for SessionStart, ...); None
         for events whose matchers are ignored."""
         if self.MATCH_FIELD is None:
@@ -122,7 +122,7 @@ class BaseHookInput(Mapping[str, Any]):
 
 
 HookInput = BaseHookInput
-"""What a hook callback receives: a :class:`BaseHookInput` subclass chosen by event."""
+"""What a hook callback receives: a `BaseHookInput` subclass chosen by event."""
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -536,7 +536,7 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
 
 def parse_hook_input(data: Mapping[str, Any]) -> BaseHookInput:
     """Build the typed input for a ``hook_callback`` input dict (chosen by its
-    ``hook_event_name``; unknown events give a :class:`BaseHookInput`). Never raises
+    ``hook_event_name``; unknown events give a `BaseHookInput`). Never raises
     for missing or unexpected fields."""
     from .codec import decode_hook_input
 

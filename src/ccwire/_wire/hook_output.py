@@ -2,9 +2,9 @@
 
 A callback returns one of:
 
-* :class:`HookOutput`: the synchronous answer (``continue_``, ``decision``,
+* `HookOutput`: the synchronous answer (``continue_``, ``decision``,
   ``system_message``, ... and an optional event-specific ``hook_specific_output``);
-* :class:`AsyncHookOutput`: "I run in the background" (``{"async": true}`` on the wire);
+* `AsyncHookOutput`: "I run in the background" (``{"async": true}`` on the wire);
 * an event-specific output alone (``PreToolUseOutput(permission_decision="deny")``),
   which is shorthand for ``HookOutput(hook_specific_output=...)``;
 * the reference SDK's dict form with the wire's camelCase keys, where the two Python
@@ -12,7 +12,7 @@ A callback returns one of:
   two top-level keys are renamed);
 * ``None``, meaning "no opinion" (``{}``).
 
-The wire names are applied by :mod:`ccwire._wire.codec` only. An event-specific output must
+The wire names are applied by `codec` only. An event-specific output must
 belong to the event the hook is registered for, or the CLI gets an error answer.
 """
 

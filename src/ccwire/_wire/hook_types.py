@@ -69,11 +69,11 @@ class HookContext:
 HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbackResult"]]
 """``async def hook(input, tool_use_id, context) -> output``.
 
-``input`` is the typed input of the event (a :class:`~ccwire.BaseHookInput` subclass
-such as :class:`~ccwire.PreToolUseHookInput`), which is also a read-only mapping of the
+``input`` is the typed input of the event (a `BaseHookInput` subclass
+such as `PreToolUseHookInput`), which is also a read-only mapping of the
 wire input, so callbacks written for plain dicts keep working. The output is a
-:class:`~ccwire.HookOutput`, an :class:`~ccwire.AsyncHookOutput`, an event-specific
-output such as :class:`~ccwire.PreToolUseOutput`, ``None``, or the reference SDK's dict
+`HookOutput`, an `AsyncHookOutput`, an event-specific
+output such as `PreToolUseOutput`, ``None``, or the reference SDK's dict
 form (camelCase keys; ``continue_``/``async_`` for the two Python keywords).
 """
 
@@ -130,7 +130,7 @@ def _legacy_names(name: str) -> list[str]:
 
 def matcher_matches(pattern: str | None, value: str | None, *, event: str | None = None) -> bool:
     """Whether the CLI runs a matcher ``pattern`` for an event whose matcher value is
-    ``value`` (see :attr:`~ccwire.BaseHookInput.matcher_value`). The CLI does this
+    ``value`` (see `BaseHookInput.matcher_value`). The CLI does this
     filtering itself; this mirrors its rule (CLI 2.1.330) for tests and tooling:
 
     * ``None``, ``""`` and ``"*"`` match everything, as does any pattern on events
@@ -138,7 +138,7 @@ def matcher_matches(pattern: str | None, value: str | None, *, event: str | None
     * a pattern made only of letters, digits, ``_`` and ``|`` (for most events also
       ``,``, space and ``-``) is a list of exact names: ``"Write|Edit"``; a legacy tool
       name in it names the renamed tool (``"Task"`` matches ``Agent``, ``"KillShell"``
-      ``TaskStop``: :data:`LEGACY_TOOL_NAMES`);
+      ``TaskStop``: `LEGACY_TOOL_NAMES`);
     * anything else is a regular expression searched in the value: ``"mcp__calc__.*"``
       (an invalid one matches nothing); it also matches a tool whose legacy name it
       matches (``"^Task$"`` matches ``Agent``).
@@ -162,7 +162,7 @@ class HookMatcher:
 
     ``matcher`` selects by the event's matcher value, which is the tool name for tool
     events (``"Bash"``, ``"Write|Edit"``, ``"mcp__calc__.*"``); ``None`` matches
-    everything. The CLI applies it (rule: :func:`matcher_matches`). ``timeout`` is in
+    everything. The CLI applies it (rule: `matcher_matches()`). ``timeout`` is in
     seconds (default 60): a callback still running then gets an error answer.
     ``on_failure="block"`` makes a failing callback block the guarded action; ccwire
     refuses to connect to a CLI that cannot honour it.

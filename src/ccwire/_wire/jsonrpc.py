@@ -55,7 +55,7 @@ def page(items: Sequence[Any], cursor: Any, size: int, key: str, kind: str) -> d
     """One page of a list result: ``{key: items[start:end], "nextCursor"?: ...}``.
 
     ``cursor`` is the client's ``params.cursor`` (``None`` for the first page); an
-    unknown cursor raises :class:`~ccwire.McpError` (-32602).  ``kind`` ties a cursor to one
+    unknown cursor raises `McpError` (-32602).  ``kind`` ties a cursor to one
     list method so a ``tools/list`` cursor is refused by ``prompts/list``.
     """
     prefix = f"{_CURSOR_PREFIX}{kind}:"

@@ -1,9 +1,9 @@
 """Typed messages and content blocks, as the CLI reports the conversation.
 
-These are plain frozen dataclasses; :mod:`ccwire._wire.codec` builds them from the wire.
+These are plain frozen dataclasses; `codec` builds them from the wire.
 Every message and block keeps the decoded wire object in ``raw`` (excluded from
 equality and ``repr``), so nothing the CLI sent is ever lost, and anything ccwire does
-not model arrives as :class:`RawMessage` / :class:`UnknownBlock` instead of vanishing.
+not model arrives as `RawMessage` / `UnknownBlock` instead of vanishing.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ ContentBlock = Union[
     TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ServerToolUseBlock, UnknownBlock
 ]
 """One block of a message's ``content``: text, thinking, a tool call or its result, a
-server-side tool call, or an :class:`UnknownBlock` for block types ccwire does not model."""
+server-side tool call, or an `UnknownBlock` for block types ccwire does not model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,7 +193,7 @@ class TranscriptMirrorMessage(RawMessage):
     Sent only with ``session_mirror=True`` (``--session-mirror``). ``file_path`` is the
     session's JSONL file, ``entries`` the new lines (one JSON object each), in order;
     append them to your own store to keep a copy of the transcript. A
-    :class:`RawMessage`, so code that passes unknown frames through keeps working.
+    `RawMessage`, so code that passes unknown frames through keeps working.
     """
 
     @property
@@ -215,5 +215,5 @@ Message = Union[
     UserMessage, AssistantMessage, SystemMessage, ResultMessage, StreamEvent, RawMessage
 ]
 """Anything ``query()`` and ``ClaudeSDKClient`` yield: a user, assistant, system or result
-message, a partial-message :class:`StreamEvent`, or a :class:`RawMessage` for frame types
-ccwire does not model (:class:`TranscriptMirrorMessage` is a typed one)."""
+message, a partial-message `StreamEvent`, or a `RawMessage` for frame types
+ccwire does not model (`TranscriptMirrorMessage` is a typed one)."""

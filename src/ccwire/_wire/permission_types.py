@@ -30,7 +30,7 @@ PermissionBehavior = Literal["allow", "deny", "ask"]
 PermissionUpdateDestination = Literal[
     "userSettings", "projectSettings", "localSettings", "session", "cliArg"
 ]
-"""Where a :class:`PermissionUpdate` is saved: one of the settings files (user, project,
+"""Where a `PermissionUpdate` is saved: one of the settings files (user, project,
 local), only the current session, or as if given on the CLI's command line."""
 
 
@@ -73,7 +73,7 @@ class ToolPermissionContext:
     ``signal`` is set when the CLI withdraws the request (for example after an
     interrupt); a callback that waits on something slow can watch it. ``suggestions``
     are the CLI's proposed rule updates, ready to return in
-    :attr:`PermissionResultAllow.updated_permissions`. ``raw`` holds the full request.
+    `PermissionResultAllow.updated_permissions`. ``raw`` holds the full request.
     """
 
     tool_use_id: str | None = None
@@ -107,8 +107,8 @@ class PermissionResultDeny:
 
 
 PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
-"""What a ``can_use_tool`` callback returns: :class:`PermissionResultAllow` or
-:class:`PermissionResultDeny`."""
+"""What a ``can_use_tool`` callback returns: `PermissionResultAllow` or
+`PermissionResultDeny`."""
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""

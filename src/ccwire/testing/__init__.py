@@ -1,7 +1,7 @@
 """Testing helpers for ccwire users: run the real Claude Code CLI fully offline.
 
-:class:`ScriptedModel` is a local Anthropic Messages API whose replies a test scripts;
-:func:`offline_env` builds the environment that points the ``claude`` CLI at it.  The
+`ScriptedModel` is a local Anthropic Messages API whose replies a test scripts;
+`offline_env()` builds the environment that points the ``claude`` CLI at it.  The
 pytest plugin (registered automatically) provides the ``scripted_model`` and
 ``offline_env`` fixtures::
 

@@ -25,7 +25,7 @@ def offline_env(
 ) -> dict[str, str]:
     """Return the variables that make the ``claude`` CLI talk only to ``model``.
 
-    ``model`` is a started :class:`~ccwire.testing.ScriptedModel` or a base URL.
+    ``model`` is a started `ScriptedModel` or a base URL.
     ``home`` becomes ``HOME``: use a fresh temporary directory, so no user settings,
     credentials or sessions leak into the run.  The result holds only what is needed:
 

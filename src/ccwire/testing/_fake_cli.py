@@ -1,6 +1,6 @@
 """A scriptable fake of the Claude Code CLI, for tests that need no subprocess.
 
-It drives the far end of :func:`ccwire.testing.memory_transport_pair`: the test plays
+It drives the far end of `memory_transport_pair()`: the test plays
 the CLI's side of the protocol step by step (answer ``initialize``, send a tool call,
 expect the SDK's answer, send a result, exit), with every wait bounded.
 """

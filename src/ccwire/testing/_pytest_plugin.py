@@ -2,9 +2,9 @@
 
 Fixtures:
 
-* ``scripted_model``: a started :class:`~ccwire.testing.ScriptedModel` with an empty
+* ``scripted_model``: a started `ScriptedModel` with an empty
   script (call ``scripted_model.add(...)``), stopped after the test.
-* ``offline_env``: the environment dict (see :func:`~ccwire.testing.offline_env`) that
+* ``offline_env``: the environment dict (see `offline_env()`) that
   points the ``claude`` CLI at ``scripted_model``, with a fresh ``HOME`` under
   ``tmp_path``; pass it as ``env=`` to the SDK options or to ``subprocess``.
 

@@ -1,4 +1,4 @@
-"""Reply builders for :class:`~ccwire.testing.ScriptedModel` and the view of a request.
+"""Reply builders for `ScriptedModel` and the view of a request.
 
 A test scripts what "the model" answers with the builders below::
 
@@ -160,7 +160,7 @@ def reply(
     """Build one assistant message out of ``blocks`` (several tool_use blocks allowed).
 
     ``stop_reason`` defaults to ``"tool_use"`` when any block is a tool_use, else
-    ``"end_turn"``.  ``usage`` entries override :data:`DEFAULT_USAGE` key by key.
+    ``"end_turn"``.  ``usage`` entries override `DEFAULT_USAGE` key by key.
     """
     for block in blocks:
         if not isinstance(block, (TextBlock, ToolUseBlock, ThinkingBlock)):
@@ -293,7 +293,7 @@ class ModelRequest:
     ``body`` is the parsed JSON body (``{}`` when there is none).  ``kind`` says how the
     server classified it: ``"turn"`` (a main-loop request that consumed a script step),
     or a side request: ``"count_tokens"``, ``"probe"``, ``"structured"``, ``"side"`` or
-    ``"other"`` (see :class:`~ccwire.testing.ScriptedModel`).
+    ``"other"`` (see `ScriptedModel`).
     """
 
     method: str

@@ -1,8 +1,8 @@
 """A scripted, offline stand-in for the Anthropic Messages API.
 
-:class:`ScriptedModel` is a small HTTP/1.1 server on a loopback address, run in a
+`ScriptedModel` is a small HTTP/1.1 server on a loopback address, run in a
 background thread (so it works the same from sync, asyncio and trio code).  Point the
-real ``claude`` CLI at it (see :func:`~ccwire.testing.offline_env`) and every
+real ``claude`` CLI at it (see `offline_env()`) and every
 main-loop request the CLI makes is answered by the next step of the test's script.
 
 **What the CLI 2.1.330 sends** (observed by logging every request offline):
@@ -23,7 +23,7 @@ utility request (``output_config.format`` set and no tools).  Everything else is
 side request with a canned answer: count_tokens ``{"input_tokens": len(json) // 4}``,
 a probe the text ``"Hi"``, a structured request a minimal instance of its JSON schema
 (``{"title": "scripted"}``), ``HEAD`` on any path ``200``, ``GET /v1/models`` a list
-with :attr:`ScriptedModel.model`, anything else a 404 error.  Side replies report zero
+with `ScriptedModel.model`, anything else a 404 error.  Side replies report zero
 usage, so the CLI's ``total_cost_usd`` counts scripted turns only.  Pass
 ``side_request=`` to replace the rule for ``POST /v1/messages`` (True means side).
 
@@ -94,15 +94,15 @@ class _Response:
 class ScriptedModel:
     """A local Messages API server whose replies are scripted by the test.
 
-    ``steps`` are consumed in order, one per main-loop request ("turn"); :meth:`add`
-    appends more.  A step is a :class:`Reply`, a bare block, an :class:`ErrorReply`, or a
+    ``steps`` are consumed in order, one per main-loop request ("turn"); `add()`
+    appends more.  A step is a `Reply`, a bare block, an `ErrorReply`, or a
     callable ``(ModelRequest) -> any of those`` (called in the server thread, so it may
     block, e.g. on an event, to hold a reply back).  When the script is exhausted the
     ``default`` step answers; without one the server answers HTTP 500 (with
     ``x-should-retry: false``, so the CLI gives up at once) and records the failure in
-    :attr:`errors`.  Side requests never consume steps (rule in the module docstring).
+    `errors`.  Side requests never consume steps (rule in the module docstring).
 
-    ``model`` is the model id :meth:`env` pins the CLI to (``ANTHROPIC_MODEL``) and the
+    ``model`` is the model id `env()` pins the CLI to (``ANTHROPIC_MODEL``) and the
     one reported when a request names none; replies echo the requested model, like the
     real API.  ``host`` must be a loopback address: the server has no authentication.
     """
@@ -184,7 +184,7 @@ class ScriptedModel:
     def env(
         self, home: str | os.PathLike[str], *, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
-        """Shortcut for :func:`~ccwire.testing.offline_env` with this model."""
+        """Shortcut for `offline_env()` with this model."""
         from ._env import offline_env
 
         return offline_env(self, home=home, extra=extra)
@@ -226,7 +226,7 @@ class ScriptedModel:
     def wait_for_turns(self, count: int, timeout: float = 10.0) -> list[ModelRequest]:
         """Block until ``count`` turn requests have arrived (replies may still be in flight).
 
-        Returns every turn request so far; raises :class:`TimeoutError` if fewer than
+        Returns every turn request so far; raises `TimeoutError` if fewer than
         ``count`` arrived within ``timeout`` seconds.
         """
         with self._lock:
@@ -236,7 +236,7 @@ class ScriptedModel:
             return self._turns()
 
     def assert_script_consumed(self) -> None:
-        """Raise :class:`AssertionError` if steps are left over or any error occurred."""
+        """Raise `AssertionError` if steps are left over or any error occurred."""
         with self._lock:
             left = [describe_step(s) for s in self._steps]
             errors = list(self._errors)
