@@ -15,7 +15,8 @@ import pytest
 
 from ccwire import ClaudeAgentOptions, ClaudeSDKClient
 from ccwire._core.errors import ToolDefinitionError, ToolError, UnsupportedFeatureError
-from ccwire._mcp.server import SdkMcpServer, create_sdk_mcp_server
+from ccwire._mcp.sdk import create_sdk_mcp_server
+from ccwire._mcp.server import SdkMcpServer
 from ccwire._mcp.tools import (
     SdkMcpTool,
     ToolAnnotations,

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
     from ._mcp.limits import limit_output, rate_limit
     from ._mcp.prompts import SdkMcpPrompt, prompt
     from ._mcp.resources import SdkMcpResource, resource
-    from ._mcp.server import SdkMcpServer, create_sdk_mcp_server
+    from ._mcp.sdk import create_sdk_mcp_server
+    from ._mcp.server import SdkMcpServer
     from ._mcp.tools import (
         SdkMcpTool,
         ToolAnnotations,
@@ -106,6 +107,7 @@ if TYPE_CHECKING:
         default_session_store_path,
     )
     from ._transport.base import Transport
+    from ._wire.codec_callbacks import parse_hook_input
     from ._wire.control_types import (
         CliVersion,
         ContextCategory,
@@ -170,7 +172,6 @@ if TYPE_CHECKING:
         UserPromptSubmitHookInput,
         WorktreeCreateHookInput,
         WorktreeRemoveHookInput,
-        parse_hook_input,
     )
     from ._wire.hook_output import (
         AsyncHookOutput,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
-from .._mcp.server import create_sdk_mcp_server
+from .._mcp.sdk import create_sdk_mcp_server
 from .._mcp.tools import tool
 from .._wire.messages import (
     AssistantMessage,
@@ -28,7 +28,7 @@ from .._wire.messages import (
 )
 
 if TYPE_CHECKING:
-    from .main import CliIO
+    from .io import CliIO
 
 __all__ = ["PROMPT", "calculator_server", "demo_command", "run_demo"]
 

@@ -306,7 +306,7 @@ async def probe_protocol(cli: str, *, timeout: float = 60.0) -> list[Check]:
 
     from .._conversation.client import ClaudeSDKClient
     from .._conversation.options import ClaudeAgentOptions
-    from .._mcp.server import create_sdk_mcp_server
+    from .._mcp.sdk import create_sdk_mcp_server
     from .._mcp.tools import tool
     from .._wire.messages import Message, ResultMessage, SystemMessage
     from ..testing import ScriptedModel, text, tool_use

@@ -37,7 +37,7 @@ from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_av
 
 if TYPE_CHECKING:
     from ..testing import ModelRequest, Step
-    from .main import CliIO
+    from .io import CliIO
 
 __all__ = [
     "RunSpec",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from .._protocol.control import IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
 from .._wire import codec
 from .._wire.hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+from .reporting import CallbackErrorHandler, callback_name, report_callback_error
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -46,25 +47,6 @@ guarantees the CLI is never left waiting, and the failure is reported either way
 """
 
 _WITHDRAWN_AT_TIMEOUT = 0.9  # a withdrawal this late (share of the timeout) is the CLI's timeout
-
-CallbackErrorHandler = Callable[[CallbackError], object]
-"""Told about every failed user callback (``ClaudeAgentOptions.on_callback_error``)."""
-
-
-def callback_name(callback: object) -> str:
-    """A readable name for a callback: its qualified name, else its repr."""
-    name = getattr(callback, "__qualname__", None) or getattr(callback, "__name__", None)
-    return str(name) if name else repr(callback)
-
-
-def report_callback_error(handler: CallbackErrorHandler | None, error: CallbackError) -> None:
-    """Hand ``error`` to the user's handler; a handler that raises is logged, not fatal."""
-    if handler is None:
-        return
-    try:
-        handler(error)
-    except Exception:
-        logger.exception("ccwire: on_callback_error raised while reporting %s", error)
 
 
 def _as_matcher(event: str, value: object) -> HookMatcher:

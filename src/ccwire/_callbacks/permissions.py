@@ -28,7 +28,7 @@ from .._wire.permission_types import (
     PermissionUpdateDestination,
     ToolPermissionContext,
 )
-from .hooks import CallbackErrorHandler, callback_name, report_callback_error
+from .reporting import CallbackErrorHandler, callback_name, report_callback_error
 
 __all__ = [
     "coerce_permission_result",

@@ -355,7 +355,7 @@ def _extra_args(extra: Mapping[str, str | None]) -> list[str]:
     return args
 
 
-def build_argv(
+def build_argv(  # noqa: C901 - one flag per option, in the order the CLI documents them
     options: ClaudeAgentOptions, *, cli_path: str, spill_dir: str | None = None
 ) -> list[str]:
     """The full command line for ``options``.

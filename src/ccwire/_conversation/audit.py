@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any, Final
 
+from .._core.public import publish
 from .._protocol.control import ControlEvent
 from .._wire import codec
 
@@ -305,3 +306,6 @@ def _hook_outcome(event: ControlEvent) -> tuple[str, str | None]:
     if body.get("continue") is False:
         return "stop", reason if isinstance(reason, str) else None
     return "ok", None
+
+
+publish(AuditLog, redact_keys)

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Any
 
 from .._core.errors import CLIConnectionError
+from .._core.public import publish
 from .._protocol.features import CliFeatures
 from .._transport.base import Transport
 from .._wire.messages import Message
@@ -140,3 +141,6 @@ class ClaudeSDKClient(RuntimeControl):
     def session_id(self) -> str | None:
         """The CLI's session id, once reported."""
         return self._conn.session_id if self._conn is not None else None
+
+
+publish(ClaudeSDKClient)

@@ -23,6 +23,8 @@ from .._wire.permission_types import CanUseTool, PermissionMode
 if TYPE_CHECKING:
     from .audit import AuditLog
 
+from .._core.public import publish
+
 __all__ = [
     "DEFAULT_INHERITED_ENV",
     "AgentDefinition",
@@ -469,3 +471,15 @@ class ClaudeAgentOptions:
                 value = _Named("DEFAULT_INHERITED_ENV")
             parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+publish(
+    AgentDefinition,
+    ClaudeAgentOptions,
+    OutputFormat,
+    SandboxSettings,
+    SdkPluginConfig,
+    SystemPromptFile,
+    SystemPromptPreset,
+    ToolsPreset,
+)

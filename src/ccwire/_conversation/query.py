@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
 
+from .._core.public import publish
 from .._transport.base import Transport
 from .._wire.messages import Message
 from .connection import Connection, Prompt
@@ -77,3 +78,6 @@ async def query(
             yield message
     finally:
         await conn.close()
+
+
+publish(query)

@@ -11,6 +11,8 @@ code written against it keeps working after changing the import.
 
 from __future__ import annotations
 
+from .._core.public import publish
+
 __all__ = [
     "CLIConnectionError",
     "CLIJSONDecodeError",
@@ -231,3 +233,29 @@ class UnknownEventError(CcwireError, ValueError):
 class MessageEncodeError(CcwireError, ValueError):
     """A value could not be encoded as a JSON protocol line (for example: NaN, or an object
     that is not JSON-serializable). Nothing was written to the CLI."""
+
+
+publish(
+    CLIConnectionError,
+    CLIJSONDecodeError,
+    CLINotFoundError,
+    CallbackError,
+    CcwireError,
+    ClaudeSDKError,
+    ControlProtocolError,
+    ControlTimeoutError,
+    InvalidTransitionError,
+    McpError,
+    MessageDecodeError,
+    MessageEncodeError,
+    ProcessError,
+    ResourceNotFoundError,
+    ResultError,
+    SessionInUseError,
+    SessionStateError,
+    SessionTimeoutError,
+    ToolDefinitionError,
+    ToolError,
+    UnknownEventError,
+    UnsupportedFeatureError,
+)

@@ -1,1 +1,10 @@
-"""TODO layer docstring."""
+"""MCP: tools, resources and prompts served in-process, and MCP servers elsewhere.
+
+`tools`, `schema` and `handlers` define tools and validate their input; `server`
+dispatches MCP requests to them (`calls`, `resources`, `prompts`, `limits`,
+`broadcast`); `routing` carries the CLI's ``mcp_message`` requests to the right
+server; `config` types every kind of server configuration; `bridge` hosts servers
+written with the official ``mcp`` package; `serve` serves ccwire tools to any MCP
+client. A tool call is handled here. May import: `_protocol`, `_transport`,
+`_wire`, `_core`; not `_callbacks`, its sibling.
+"""

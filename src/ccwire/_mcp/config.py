@@ -9,6 +9,8 @@ from typing_extensions import NotRequired
 if TYPE_CHECKING:
     from .server import SdkMcpServer
 
+from .._core.public import publish
+
 __all__ = [
     "McpHttpServerConfig",
     "McpSSEServerConfig",
@@ -61,3 +63,5 @@ McpServerConfig = Union[
     McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfig
 ]
 """Any of the server configurations ccwire understands."""
+
+publish(McpHttpServerConfig, McpSSEServerConfig, McpSdkServerConfig, McpStdioServerConfig)

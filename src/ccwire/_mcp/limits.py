@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from .._core.errors import ToolDefinitionError
+from .._core.public import publish
 from .tools import SdkMcpTool, ToolContext, error_result
 
 __all__ = ["limit_output", "output_size", "rate_limit"]
@@ -153,3 +154,6 @@ def rate_limit(tool: SdkMcpTool[Any], calls: int, per_seconds: float) -> SdkMcpT
         return await tool.call(args, ctx)
 
     return _rewrap(tool, limited)
+
+
+publish(limit_output, rate_limit)

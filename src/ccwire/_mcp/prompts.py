@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._core.errors import McpError, ToolDefinitionError, ToolError
+from .._core.public import publish
 from .._wire.content import CONTENT_TYPES, dumps_json, text_content
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
@@ -261,3 +262,6 @@ class PromptSet:
         if found is None:
             raise McpError(f"Invalid params: unknown prompt {name!r}", code=INVALID_PARAMS)
         return await found.get(params.get("arguments"))
+
+
+publish(SdkMcpPrompt, prompt)

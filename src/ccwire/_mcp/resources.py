@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
+from .._core.public import publish
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
@@ -314,3 +315,6 @@ class ResourceSet:
                 if values is not None:
                     return await r.read(uri, values)
         raise ResourceNotFoundError(uri)
+
+
+publish(SdkMcpResource, resource)

@@ -10,13 +10,14 @@ served here, resources and prompts by `ResourceSet` and
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar, Final
 
 import anyio
 
 from .._core.errors import McpError, ToolDefinitionError
+from .._core.public import publish
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -29,12 +30,11 @@ from .._wire.jsonrpc import (
 )
 from .broadcast import Broadcaster, Sink
 from .calls import CallRunner
-from .config import McpSdkServerConfig
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
 from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
 
-__all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer", "create_sdk_mcp_server"]
+__all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer"]
 
 logger = logging.getLogger("ccwire")
 
@@ -475,32 +475,4 @@ SdkMcpServer._ROUTES = {
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
 
-
-def create_sdk_mcp_server(
-    name: str,
-    version: str = "1.0.0",
-    tools: Sequence[SdkMcpTool[Any]] | None = None,
-    *,
-    resources: Sequence[SdkMcpResource] | None = None,
-    prompts: Sequence[SdkMcpPrompt] | None = None,
-    instructions: str | None = None,
-    default_timeout: float | None = None,
-    max_concurrency: int | None = None,
-    page_size: int = 100,
-) -> McpSdkServerConfig:
-    """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
-
-    Returns ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.  Duplicate
-    tool names (resource URIs, prompt names) raise `ToolDefinitionError`.
-    ``resources`` and ``prompts`` are made with `resource()` and
-    `prompt()`.  ``default_timeout`` (seconds) applies to tools without
-    their own ``timeout``; ``max_concurrency`` caps how many tool calls run at once;
-    ``page_size`` is how many entries one ``tools/list`` (``resources/list``, ...) page
-    holds before the client gets a ``nextCursor``; ``instructions`` is sent to the
-    client at ``initialize``.
-    """
-    server = SdkMcpServer(
-        name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
-        default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
-    )  # fmt: skip
-    return {"type": "sdk", "name": name, "instance": server}
+publish(SdkMcpServer)

@@ -19,6 +19,7 @@ from typing import Any, Final, Generic, TypeVar
 import anyio.from_thread
 
 from .._core.errors import ToolDefinitionError, ToolError
+from .._core.public import publish
 from .._wire.content import (
     CONTENT_TYPES,
     audio_content,
@@ -519,3 +520,6 @@ def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invo
     else:
         call = lambda a, c: handler(**a, **{ctx_name: c})  # noqa: E731
     return as_async(call, handler)
+
+
+publish(SdkMcpTool, ToolAnnotations, ToolContext, tool)

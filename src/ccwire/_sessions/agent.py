@@ -29,6 +29,7 @@ import anyio.abc
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import SessionInUseError, SessionStateError
+from .._core.public import publish
 from .._transport.base import Transport
 from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
@@ -246,7 +247,9 @@ class ClaudeCodeAgent:
             owner=current_owner(),
         )
         transport = self._transport_factory(options) if self._transport_factory else None
-        return Session(self, prompt, options, machine, store=self.store, transport=transport)
+        return Session(
+            _AgentHost(self), prompt, options, machine, store=self.store, transport=transport
+        )
 
     def _project_path(self, project_path: str | os.PathLike[str] | None) -> str:
         chosen = project_path if project_path is not None else self.options.cwd
@@ -267,9 +270,25 @@ class ClaudeCodeAgent:
             self._capacity = anyio.CapacityLimiter(self.max_concurrent_sessions)
         return self._capacity
 
-    def _register(self, session: Session) -> None:
-        self._live.append(session)
 
-    def _unregister(self, session: Session) -> None:
-        if session in self._live:
-            self._live.remove(session)
+class _AgentHost:
+    """An agent as its sessions see it (`SessionHost`): task group, slots, live list."""
+
+    def __init__(self, agent: ClaudeCodeAgent) -> None:
+        self._agent = agent
+
+    def task_group(self) -> anyio.abc.TaskGroup:
+        return self._agent._require_task_group()
+
+    def limiter(self) -> anyio.CapacityLimiter | None:
+        return self._agent._limiter()
+
+    def register(self, session: Session) -> None:
+        self._agent._live.append(session)
+
+    def unregister(self, session: Session) -> None:
+        if session in self._agent._live:
+            self._agent._live.remove(session)
+
+
+publish(ClaudeCodeAgent)

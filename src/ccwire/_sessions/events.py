@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final, Literal, Union
 
 import anyio
 
+from .._core.public import publish
 from .._wire.messages import Message, ResultMessage
 from .state import SessionState, SessionStateInfo
 
@@ -193,3 +194,14 @@ class EventLog:
             if self._closed:
                 return
             await self._wakeup.wait()
+
+
+publish(
+    ErrorOccurred,
+    MessageReceived,
+    PermissionRequested,
+    SessionCompleted,
+    StateChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+)

@@ -19,6 +19,7 @@ import uuid
 import weakref
 from typing import Literal, Protocol
 
+from .._core.public import publish
 from .state import FINAL_STATES, SessionOwner, SessionState, SessionStateInfo
 
 __all__ = [
@@ -128,3 +129,6 @@ def session_liveness(info: SessionStateInfo) -> SessionLiveness:
     if running is None:
         return "unknown"
     return "live" if running else "orphaned"
+
+
+publish(session_liveness)

@@ -33,7 +33,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union, cast
+from typing import Any, Protocol, Union
 
 import anyio
 import anyio.abc
@@ -42,21 +42,18 @@ from .._conversation.client import ClaudeSDKClient
 from .._conversation.connection import Connection
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, MessageDecodeError, SessionStateError
+from .._core.public import publish
 from .._protocol.control import ControlEvent
 from .._transport.base import Transport
 from .._wire import codec
 from .._wire.messages import Message, RawMessage, SystemMessage
 from .events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, StateChanged
+from .lifecycle import Lifecycle, ReplyGate, advance
 from .machine import SessionMachine
-from .owner import untrack
 from .state import SessionState, SessionStateInfo
 from .store import SessionStore
 
-if TYPE_CHECKING:
-    from .agent import ClaudeCodeAgent
-    from .session import Session
-
-__all__ = ["SessionPrompt", "SessionRuntime", "Subscription"]
+__all__ = ["RuntimeHost", "SessionPrompt", "SessionRuntime", "Subscription"]
 
 logger = logging.getLogger("ccwire")
 
@@ -71,6 +68,22 @@ SessionPrompt = Union[str, list[dict[str, Any]]]
 """A prompt: text, or a list of content blocks."""
 
 
+class RuntimeHost(Protocol):
+    """What a runtime needs from whoever runs it (the agent, through the session)."""
+
+    def limiter(self) -> anyio.CapacityLimiter | None:
+        """The slot to hold while the CLI runs, if sessions are limited."""
+        ...
+
+    def started(self) -> None:
+        """The runner started: the session is live."""
+        ...
+
+    def finished(self) -> None:
+        """The runner ended: the session released its CLI."""
+        ...
+
+
 class _Signal:
     """Wake every waiter; a new waiter waits for the next wake-up."""
 
@@ -83,14 +96,6 @@ class _Signal:
 
     async def wait(self) -> None:
         await self._event.wait()
-
-
-@dataclass(eq=False)
-class _Held:
-    """A writer stopped at the reply gate while paused."""
-
-    release: anyio.Event = field(default_factory=anyio.Event)
-    passed: anyio.Event = field(default_factory=anyio.Event)
 
 
 @dataclass(eq=False)
@@ -120,30 +125,39 @@ class Subscription:
 
 
 class SessionRuntime:
-    """Internal state and tasks of a session; `Session` is the public face."""
+    """The state and tasks of one session; `Session` is its public face.
+
+    Owns the machine (conversation state), the lifecycle (CLI state), the event log,
+    the reply gate and the runner task. `Session` composes one and calls the
+    methods below; nothing here knows the agent or the session object.
+    """
 
     def __init__(
         self,
-        agent: ClaudeCodeAgent,
         prompt: SessionPrompt,
         options: ClaudeAgentOptions,
         machine: SessionMachine,
         *,
+        host: RuntimeHost,
         store: SessionStore | None,
         transport: Transport | None = None,
     ) -> None:
-        self._agent = agent
         self._prompt = prompt
         self.options = options
-        """The options this session's CLI runs with (``cwd``, ``resume``...)."""
-        self._machine = machine
+        self.machine = machine
+        self.log = EventLog()
+        self.messages: deque[Message] = deque()
+        """Conversation messages not yet taken by `Session.messages()`."""
+        self.changed = _Signal()
+        """Woken after every change of state, message or lifecycle."""
+        self.lifecycle = Lifecycle.NEW
+        self.gate = ReplyGate(_RELEASE_TIMEOUT)
+        self.start_error: BaseException | None = None
+        self._host = host
         self._store = store
         self._transport = transport
-        self._log = EventLog()
         self._queue: deque[_Item] = deque()
         self._queue_signal = _Signal()
-        self._changed = _Signal()
-        self._messages: deque[Message] = deque()
         self._inputs: deque[_Input] = deque()
         self._input_signal = _Signal()
         self._subs: list[Subscription] = []
@@ -151,53 +165,97 @@ class SessionRuntime:
         self._snapshots: deque[SessionStateInfo] = deque()
         self._snapshot_signal = _Signal()
         self._saved_in_flight: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-        self._gate_closed = False  # paused, or still releasing what the pause held
-        self._held: deque[_Held] = deque()
         self._run_scope = anyio.CancelScope()
         self._busy = 0  # delivery and store tasks still working
         self._quiet = _Signal()
         self._ready = anyio.Event()
         self._close_requested = anyio.Event()
         self._closed = anyio.Event()
-        self._launched = False
-        self._start_error: BaseException | None = None
         self._client: ClaudeSDKClient | None = None
 
-    # ------------------------------------------------------------- internals
+    # ------------------------------------------------------------- lifecycle
 
-    async def _open_gate(self) -> None:
-        # One at a time: a released writer takes its place in the transport's write
-        # queue in the step it wakes up in, so waiting for it to pass keeps the order.
-        while self._held and self._machine.state is not SessionState.PAUSED:
-            held = self._held.popleft()
-            held.release.set()
-            with anyio.move_on_after(_RELEASE_TIMEOUT):
-                await held.passed.wait()
-        if self._machine.state is not SessionState.PAUSED:
-            self._gate_closed = False
+    def move(self, to: Lifecycle) -> None:
+        """Advance the lifecycle (see `lifecycle.advance`), waking whoever waits on it."""
+        new = advance(self.lifecycle, to)
+        if new is self.lifecycle:
+            return
+        self.lifecycle = new
+        if new in (Lifecycle.CLOSING, Lifecycle.CLOSED):
+            self._close_requested.set()
+        if new is Lifecycle.CLOSED:
+            self._ready.set()
+            self.log.close()
+            self._closed.set()
+        self.changed.wake()
 
-    def _require_client(self) -> ClaudeSDKClient:
-        if self._client is None or self._closed.is_set():
-            raise SessionStateError(f"session {self._machine.session_id} has no running CLI")
+    def launch(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Start the runner in ``task_group`` (it calls the host's ``finished`` at its end)."""
+        task_group.start_soon(self._run)
+        self.move(Lifecycle.LAUNCHED)
+
+    async def wait_ready(self) -> None:
+        """Wait until the CLI serves; raise what its start raised."""
+        await self._ready.wait()  # bounded by the initialize timeout
+        if self.start_error is not None:
+            raise self.start_error
+
+    async def wait_closed(self, timeout: float) -> None:
+        """Wait, at most ``timeout`` seconds, until the CLI was released."""
+        with anyio.move_on_after(timeout):
+            await self._closed.wait()
+
+    def stop_starting(self) -> None:
+        """Stop waiting for a slot, or for ``initialize`` (cancel before serving)."""
+        self._run_scope.cancel()
+
+    # ----------------------------------------------------------- operations
+
+    def subscribe(self, sub: Subscription) -> None:
+        """Deliver the log's events to ``sub`` from its start, in its own task."""
+        self._subs.append(sub)
+        if self._outer is not None and not self.log.closed:
+            self._spawn(self._deliver, sub)
+
+    def require_client(self) -> ClaudeSDKClient:
+        """The connected client. Raises `SessionStateError` when the CLI does not serve."""
+        if self.lifecycle is not Lifecycle.SERVING or self._client is None:
+            raise SessionStateError(f"session {self.machine.session_id} has no running CLI")
         return self._client
 
-    def _starting(self) -> bool:
-        return self._machine.state is SessionState.STARTING
+    def live_client(self) -> ClaudeSDKClient | None:
+        """The connected client, if the CLI serves."""
+        return self._client if self.lifecycle is Lifecycle.SERVING else None
 
-    def _connection(self) -> Connection | None:
-        client = self._client
-        return client._conn if client is not None else None
+    def owes_answer(self) -> bool:
+        """Whether the CLI waits for an answer of ours (true when unknown)."""
+        conn = self._client._conn if self._client is not None else None
+        return conn.owes_answer if conn is not None else True
 
-    def _publish(self, events: Iterable[SessionEvent]) -> None:
+    def enqueue_input(self, prompt: SessionPrompt, *, awaited: bool) -> _Input:
+        """Queue ``prompt`` for the input writer; ``awaited``: a caller waits for it."""
+        item = _Input(prompt, awaited=awaited)
+        self._inputs.append(item)
+        self._input_signal.wake()
+        return item
+
+    async def open_gate(self) -> None:
+        """Release what the gate held, in order, unless paused again meanwhile."""
+        await self.gate.open(lambda: self.machine.state is SessionState.PAUSED)
+
+    def publish(self, events: Iterable[SessionEvent]) -> None:
+        """Append ``events`` to the log, saving snapshots and keeping messages."""
         for event in events:
-            self._log.append(event)
+            self.log.append(event)
             if isinstance(event, StateChanged):
                 self._save(event.info)
                 if event.to_state is SessionState.FAILED:
-                    self._close_requested.set()
+                    self.move(Lifecycle.CLOSING)
             elif isinstance(event, MessageReceived):
-                self._messages.append(event.message)
-        self._changed.wake()
+                self.messages.append(event.message)
+        self.changed.wake()
+
+    # ------------------------------------------------------------- internals
 
     def _save(self, info: SessionStateInfo) -> None:
         if self._store is None:
@@ -208,6 +266,9 @@ class SessionRuntime:
             tuple(p.request_id for p in info.pending_permissions),
         )
         self._snapshot_signal.wake()
+
+    def _starting(self) -> bool:
+        return self.machine.state is SessionState.STARTING
 
     def _push(self, item: _Item) -> None:
         self._queue.append(item)
@@ -226,20 +287,10 @@ class SessionRuntime:
     def _on_control(self, event: ControlEvent) -> None:
         self._push(("control", event))
 
-    async def _gate(self) -> None:
-        if not self._gate_closed:
-            return
-        held = _Held()
-        self._held.append(held)
-        try:
-            await held.release.wait()
-        finally:
-            held.passed.set()
-
     # ------------------------------------------------------------ the runner
 
     async def _run(self) -> None:
-        self._agent._register(cast("Session", self))
+        self._host.started()
         try:
             async with anyio.create_task_group() as outer:
                 self._outer = outer
@@ -251,7 +302,7 @@ class SessionRuntime:
                     with self._run_scope:
                         await self._run_client()
                 finally:
-                    self._log.close()
+                    self.log.close()
                     self._snapshot_signal.wake()
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:
@@ -260,34 +311,32 @@ class SessionRuntime:
         finally:
             self._outer = None
             self._client = None
-            self._ready.set()
-            self._closed.set()
-            self._changed.wake()
-            self._agent._unregister(cast("Session", self))
-            untrack(cast("Session", self))
+            self.move(Lifecycle.CLOSED)
+            self._host.finished()
 
     async def _run_client(self) -> None:
-        limiter = self._agent._limiter()
+        limiter = self._host.limiter()
         if limiter is not None:
             await limiter.acquire_on_behalf_of(self)  # cancel() while waiting stops it
         try:
-            if self._machine.state is not SessionState.IDLE:
+            if self.machine.state is not SessionState.IDLE:
                 return  # cancelled before it could start
-            self._publish(self._machine.start())
+            self.publish(self.machine.start())
             client = ClaudeSDKClient(self.options, transport=self._transport)
             try:
                 await client.connect()
             except Exception as exc:
-                self._start_error = exc
-                self._publish(self._machine.start_failed(exc))
+                self.start_error = exc
+                self.publish(self.machine.start_failed(exc))
                 return
             try:
                 if self._starting():  # not cancelled meanwhile
                     await self._serve(client)
             except Exception as exc:  # a bug below us: fail the session, loudly
-                logger.exception("ccwire: session %s failed", self._machine.session_id)
-                self._publish(self._machine.process_ended(exc))
+                logger.exception("ccwire: session %s failed", self.machine.session_id)
+                self.publish(self.machine.process_ended(exc))
             finally:
+                self.move(Lifecycle.CLOSING)
                 self._client = None
                 await client.disconnect()  # shielded and bounded
         finally:
@@ -300,9 +349,10 @@ class SessionRuntime:
         conn = client._connection()
         conn.add_observer(self._on_message)
         conn.add_control_observer(self._on_control)
-        conn.set_reply_gate(self._gate)
+        conn.set_reply_gate(self.gate.wait)
         self._client = client
-        self._publish(self._machine.connected())
+        self.move(Lifecycle.SERVING)
+        self.publish(self.machine.connected())
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._process, conn)
             tg.start_soon(self._drain, client)
@@ -314,7 +364,7 @@ class SessionRuntime:
             tg.cancel_scope.cancel()
 
     async def _process(self, conn: Connection) -> None:
-        machine = self._machine
+        machine = self.machine
         while True:
             while self._queue:
                 kind, payload = self._queue.popleft()
@@ -329,11 +379,11 @@ class SessionRuntime:
                 elif kind == "decode_error":
                     events = [ErrorOccurred(payload, "decode")]
                 else:  # "end": the CLI's output is over
-                    self._publish(machine.process_ended(payload))
-                    self._close_requested.set()
+                    self.publish(machine.process_ended(payload))
+                    self.move(Lifecycle.CLOSING)
                     return
-                self._publish(events)
-                self._publish(machine.settle(conn.owes_answer))
+                self.publish(events)
+                self.publish(machine.settle(conn.owes_answer))
                 saved = self._saved_in_flight
                 if saved is not None and saved != machine.in_flight:
                     self._save(machine.info)  # a call or permission came or went, same state
@@ -362,7 +412,7 @@ class SessionRuntime:
                 except CcwireError as exc:
                     item.error = exc
                     if not item.awaited:  # nobody to tell: the session cannot go on
-                        self._publish(self._machine.process_ended(exc))
+                        self.publish(self.machine.process_ended(exc))
                 finally:
                     item.done.set()
             await self._input_signal.wait()
@@ -382,7 +432,7 @@ class SessionRuntime:
         self._outer.start_soon(run)
 
     async def _deliver(self, sub: Subscription) -> None:
-        async for event in self._log.read(sub.start):
+        async for event in self.log.read(sub.start):
             if not sub.active:
                 return
             if event.name not in sub.names:
@@ -394,7 +444,7 @@ class SessionRuntime:
             except Exception as exc:
                 logger.warning("ccwire: a session %r callback raised: %r", event.name, exc)
                 if not (isinstance(event, ErrorOccurred) and event.source == "callback"):
-                    self._publish([ErrorOccurred(exc, "callback")])
+                    self.publish([ErrorOccurred(exc, "callback")])
 
     async def _persist(self, store: SessionStore) -> None:
         while True:
@@ -404,7 +454,10 @@ class SessionRuntime:
                     await store.save(info)
                 except Exception as exc:
                     logger.warning("ccwire: saving session %s failed: %r", info.session_id, exc)
-                    self._publish([ErrorOccurred(exc, "store")])
-            if self._log.closed:
+                    self.publish([ErrorOccurred(exc, "store")])
+            if self.log.closed:
                 return
             await self._snapshot_signal.wait()
+
+
+publish(Subscription)

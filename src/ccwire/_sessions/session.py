@@ -32,12 +32,15 @@ own, so a very long pause can end a held request with a timeout on the CLI's sid
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Literal, overload
+from typing import Literal, Protocol, overload
 
 import anyio
 import anyio.abc
 
+from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
+from .._core.public import publish
+from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
 from .events import (
     EVENT_NAMES,
@@ -51,6 +54,8 @@ from .events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from .lifecycle import Lifecycle
+from .machine import SessionMachine
 from .owner import track, untrack
 from .runtime import (
     _CANCEL_INTERRUPT_TIMEOUT,
@@ -59,15 +64,53 @@ from .runtime import (
     SessionPrompt,
     SessionRuntime,
     Subscription,
-    _Input,
     logger,
 )
 from .state import ACTIVE_STATES, FINAL_STATES, SessionState, SessionStateInfo
+from .store import SessionStore
 
-__all__ = ["Session", "SessionPrompt", "Subscription"]
+__all__ = ["Session", "SessionHost", "SessionPrompt", "Subscription"]
 
 
-class Session(SessionRuntime):
+class SessionHost(Protocol):
+    """What a session needs from the agent that made it."""
+
+    def task_group(self) -> anyio.abc.TaskGroup:
+        """The task group sessions run in; raises `SessionStateError` if none."""
+        ...
+
+    def limiter(self) -> anyio.CapacityLimiter | None:
+        """The slot a session holds while its CLI runs, if sessions are limited."""
+        ...
+
+    def register(self, session: Session) -> None:
+        """``session`` is live."""
+        ...
+
+    def unregister(self, session: Session) -> None:
+        """``session`` released its CLI."""
+        ...
+
+
+class _RuntimeHost:
+    """The runtime's view of the agent: the slot, and live/ended for this session."""
+
+    def __init__(self, host: SessionHost, session: Session) -> None:
+        self._host = host
+        self._session = session
+
+    def limiter(self) -> anyio.CapacityLimiter | None:
+        return self._host.limiter()
+
+    def started(self) -> None:
+        self._host.register(self._session)
+
+    def finished(self) -> None:
+        self._host.unregister(self._session)
+        untrack(self._session)
+
+
+class Session:
     """One conversation with the Claude Code CLI, observable and steerable.
 
     Made by `ClaudeCodeAgent` (``start_session``, ``session``,
@@ -75,6 +118,31 @@ class Session(SessionRuntime):
     ``get_state()`` returns an immutable `SessionStateInfo`; events come
     as typed objects from `events()` or to callbacks registered with `on()`.
     """
+
+    def __init__(
+        self,
+        host: SessionHost,
+        prompt: SessionPrompt,
+        options: ClaudeAgentOptions,
+        machine: SessionMachine,
+        *,
+        store: SessionStore | None,
+        transport: Transport | None = None,
+    ) -> None:
+        self._host = host
+        self._rt = SessionRuntime(
+            prompt,
+            options,
+            machine,
+            host=_RuntimeHost(host, self),
+            store=store,
+            transport=transport,
+        )
+
+    @property
+    def options(self) -> ClaudeAgentOptions:
+        """The options this session's CLI runs with (``cwd``, ``resume``...)."""
+        return self._rt.options
 
     def __repr__(self) -> str:
         return f"<Session {self.session_id} {self.state.value}>"
@@ -84,26 +152,26 @@ class Session(SessionRuntime):
     @property
     def session_id(self) -> str:
         """The session id (the one the CLI uses, and the store's key)."""
-        return self._machine.session_id
+        return self._rt.machine.session_id
 
     @property
     def state(self) -> SessionState:
         """The current state (shortcut for ``get_state().state``)."""
-        return self._machine.state
+        return self._rt.machine.state
 
     def get_state(self) -> SessionStateInfo:
         """An immutable snapshot: state, calls and permissions in flight, statistics."""
-        return self._machine.info
+        return self._rt.machine.info
 
     @property
     def last_result(self) -> ResultMessage | None:
         """The last `ResultMessage` received, if any."""
-        return self._machine.last_result
+        return self._rt.machine.last_result
 
     @property
     def closed(self) -> bool:
         """True once the session released its CLI (or never started and was cancelled)."""
-        return self._closed.is_set()
+        return self._rt.lifecycle is Lifecycle.CLOSED
 
     async def messages(self) -> AsyncIterator[Message]:
         """The conversation messages (the client's types), until the session comes to rest.
@@ -113,12 +181,12 @@ class Session(SessionRuntime):
         yielded once, to whichever iterator takes it first.
         """
         while True:
-            if self._messages:
-                yield self._messages.popleft()
+            if self._rt.messages:
+                yield self._rt.messages.popleft()
                 continue
             if self.state in FINAL_STATES or self.closed:
                 return
-            await self._changed.wait()
+            await self._rt.changed.wait()
 
     async def events(self, *, replay: bool = True) -> AsyncIterator[SessionEvent]:
         """Every event as a typed object, in order, until the session is closed.
@@ -126,7 +194,8 @@ class Session(SessionRuntime):
         With ``replay`` (the default) iteration starts at the session's first event, so
         nothing is missed however late you start; otherwise at the next event.
         """
-        async for event in self._log.read(0 if replay else len(self._log)):
+        log = self._rt.log
+        async for event in log.read(0 if replay else len(log)):
             yield event
 
     @overload
@@ -202,31 +271,26 @@ class Session(SessionRuntime):
             raise UnknownEventError(
                 f"unknown session event {event!r}; expected one of {sorted(EVENT_NAMES)}"
             )
-        sub = Subscription(frozenset({event}), callback, 0 if replay else len(self._log))
-        self._subs.append(sub)
-        if self._outer is not None and not self._log.closed:
-            self._spawn(self._deliver, sub)
+        sub = Subscription(frozenset({event}), callback, 0 if replay else len(self._rt.log))
+        self._rt.subscribe(sub)
         return sub
 
     # -------------------------------------------------------------- control
 
     async def start(self) -> None:
         """Start a session made with ``agent.create_session()`` (in the agent's task group)."""
-        await self._launch(self._agent._require_task_group())
+        await self._launch(self._host.task_group())
 
     async def _launch(self, task_group: anyio.abc.TaskGroup) -> None:
-        if self._launched or self.state is not SessionState.IDLE:
+        if self._rt.lifecycle is not Lifecycle.NEW or self.state is not SessionState.IDLE:
             raise SessionStateError(f"this session was already started ({self.state.value})")
-        self._launched = True
         track(self)  # at once, so that a racing resume_session() sees it
         try:
-            task_group.start_soon(self._run)  # which untracks it at its end
+            self._rt.launch(task_group)  # the runner untracks it at its end
         except BaseException:
             untrack(self)
             raise
-        await self._ready.wait()  # bounded by the initialize timeout
-        if self._start_error is not None:
-            raise self._start_error
+        await self._rt.wait_ready()
 
     async def send(self, prompt: SessionPrompt) -> None:
         """Send a follow-up prompt.
@@ -236,17 +300,15 @@ class Session(SessionRuntime):
         then returns at once). Raises `SessionStateError` if the session
         ended (continue it with ``agent.resume_session``).
         """
-        if self._client is None or self._close_requested.is_set():
+        if self._rt.lifecycle is not Lifecycle.SERVING:
             hint = (
                 "wait until it is running"
                 if self.state in (SessionState.IDLE, SessionState.STARTING)
                 else "continue it with agent.resume_session()"
             )
             raise SessionStateError(f"session {self.session_id} is {self.state.value}: {hint}")
-        self._publish(self._machine.new_turn())
-        item = _Input(prompt, awaited=not self._gate_closed)
-        self._inputs.append(item)
-        self._input_signal.wake()
+        self._rt.publish(self._rt.machine.new_turn())
+        item = self._rt.enqueue_input(prompt, awaited=not self._rt.gate.holds)
         if not item.awaited:
             return
         await item.done.wait()  # the write is bounded by the transport
@@ -255,8 +317,8 @@ class Session(SessionRuntime):
 
     async def interrupt(self) -> None:
         """Stop the current turn (it ends as ``completed``); the session stays usable."""
-        client = self._require_client()
-        self._machine.interrupted()
+        client = self._rt.require_client()
+        self._rt.machine.interrupted()
         await client.interrupt()
 
     async def pause(self) -> None:
@@ -268,18 +330,16 @@ class Session(SessionRuntime):
         Allowed while ``running``/``waiting_*``; see the module docstring for details.
         A no-op when already paused.
         """
-        events = self._machine.pause()
-        self._gate_closed = True
-        self._publish(events)
+        events = self._rt.machine.pause()
+        self._rt.gate.close()
+        self._rt.publish(events)
 
     async def resume(self) -> None:
         """Release what `pause()` held back, in order (a no-op when not paused)."""
         if self.state is not SessionState.PAUSED:
             return
-        conn = self._connection()
-        owes = conn.owes_answer if conn is not None else True
-        self._publish(self._machine.resume(owes))
-        await self._open_gate()
+        self._rt.publish(self._rt.machine.resume(self._rt.owes_answer()))
+        await self._rt.open_gate()
 
     async def cancel(self) -> None:
         """End the session: interrupt the turn, close the CLI, state ``cancelled``.
@@ -290,15 +350,13 @@ class Session(SessionRuntime):
         if state in FINAL_STATES:
             await self.close()
             return
-        self._publish(self._machine.cancel())
-        if state is SessionState.IDLE and not self._launched:
-            self._log.close()
-            self._closed.set()
-            self._changed.wake()
+        self._rt.publish(self._rt.machine.cancel())
+        if self._rt.lifecycle is Lifecycle.NEW:
+            self._rt.move(Lifecycle.CLOSED)  # never started: nothing to release
             return
         if state in (SessionState.IDLE, SessionState.STARTING):
-            self._run_scope.cancel()  # stop waiting for a slot, or for initialize
-        client = self._client
+            self._rt.stop_starting()  # stop waiting for a slot, or for initialize
+        client = self._rt.live_client()
         if client is not None and state in ACTIVE_STATES:
             with anyio.move_on_after(_CANCEL_INTERRUPT_TIMEOUT):
                 try:
@@ -312,10 +370,10 @@ class Session(SessionRuntime):
         if self.state not in FINAL_STATES:
             await self.cancel()  # ends in a final state, then comes back here
             return
-        self._close_requested.set()
-        if self._launched:
-            with anyio.move_on_after(_CLOSE_GRACE * 3):
-                await self._closed.wait()
+        if self._rt.lifecycle is Lifecycle.NEW:
+            return
+        self._rt.move(Lifecycle.CLOSING)
+        await self._rt.wait_closed(_CLOSE_GRACE * 3)
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns
@@ -324,9 +382,12 @@ class Session(SessionRuntime):
             while self.state not in FINAL_STATES:
                 if self.closed:
                     raise SessionStateError("the session was closed before it started")
-                await self._changed.wait()
+                await self._rt.changed.wait()
         if scope.cancelled_caught:
             raise SessionTimeoutError(
                 f"session {self.session_id} still {self.state.value} after {timeout:g} s"
             )
         return self.get_state()
+
+
+publish(Session)

@@ -24,6 +24,8 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final
 
+from .._core.public import publish
+
 __all__ = [
     "ACTIVE_STATES",
     "FINAL_STATES",
@@ -388,3 +390,14 @@ class SessionStateInfo:
             updated_at=_parse_time(data.get("updated_at")),
             owner=SessionOwner.from_dict(owner) if isinstance(owner, Mapping) else None,
         )
+
+
+publish(
+    PendingPermission,
+    PendingToolCall,
+    SessionOwner,
+    SessionState,
+    SessionStateInfo,
+    SessionStats,
+    ToolStats,
+)

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 
 import anyio.to_thread
 
+from .._core.public import publish
 from .state import SessionStateInfo
 
 __all__ = ["MemorySessionStore", "SQLiteSessionStore", "SessionStore", "default_session_store_path"]
@@ -175,3 +176,6 @@ class SQLiteSessionStore:
     async def list(self) -> list[SessionStateInfo]:
         """Every stored snapshot, most recently updated first."""
         return await anyio.to_thread.run_sync(self._list)
+
+
+publish(MemorySessionStore, SQLiteSessionStore, SessionStore, default_session_store_path)

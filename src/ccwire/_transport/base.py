@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import anyio.abc
 
 from .._core.errors import MessageEncodeError
+from .._core.public import publish
 from .._wire.framing import LineDecoder
 
 __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
@@ -215,3 +216,6 @@ class StderrCollector:
         self._tail_size += len(raw) + 1
         while self._tail_size > self._tail_bytes and len(self._tail) > 1:
             self._tail_size -= len(self._tail.popleft()) + 1
+
+
+publish(Transport)

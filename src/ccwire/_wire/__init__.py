@@ -1,1 +1,8 @@
-"""TODO layer docstring."""
+"""The wire: what crosses the CLI's stdin and stdout, as bytes and as typed values.
+
+NDJSON framing (`framing`), the codec that alone knows the wire's field names
+(`codec`, `codec_callbacks`), and the typed frozen dataclasses above it: messages and
+content blocks, hook inputs and outputs, permission types, control request results,
+JSON-RPC shapes. Unknown frames pass through raw. Pure data and pure functions: no I/O.
+May import: `_core`.
+"""

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.public import publish
+
 __all__ = [
     "CliVersion",
     "ContextCategory",
@@ -348,3 +350,32 @@ class PermissionRules:
     original_cwd: str | None = None
     managed_only: bool | None = None
     raw: Mapping[str, Any] = _raw()
+
+
+publish(
+    CliVersion,
+    ContextCategory,
+    ContextUsage,
+    FileContents,
+    FileSuggestions,
+    HookEventInfo,
+    HookListingEntry,
+    HooksListing,
+    InterruptResult,
+    McpServerStatus,
+    McpSetServersResult,
+    McpToolInfo,
+    ModelChange,
+    ModelInfo,
+    PermissionModeChange,
+    PermissionRuleInfo,
+    PermissionRules,
+    PluginReload,
+    RepoRootRegistration,
+    RewindFilesResult,
+    SessionUsage,
+    SettingsSnapshot,
+    SlashCommand,
+    TaskOutput,
+    UsageReport,
+)

@@ -14,8 +14,8 @@ input exactly as the CLI sent it, so both styles work on the same object::
 Code written for Anthropic's ``claude-agent-sdk`` (which passes plain dicts) keeps
 working, ``isinstance(input, PreToolUseHookInput)`` narrows the type for mypy, and
 nothing the CLI sends is lost: unknown fields stay in the mapping, and an event
-ccwire does not know arrives as a plain `BaseHookInput`. Use
-`parse_hook_input()` to build one from a dict (in tests, for example).
+ccwire does not know arrives as a plain `BaseHookInput`.
+`parse_hook_input()` builds one from a dict, in tests for example.
 
 Field names are the wire's own (the CLI spells hook inputs in snake_case); missing
 fields take their defaults, so decoding never fails. ``tool_input`` and similar
@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .._core.public import publish
 from .permission_types import PermissionUpdate
 
 __all__ = [
@@ -69,7 +70,6 @@ __all__ = [
     "UserPromptSubmitHookInput",
     "WorktreeCreateHookInput",
     "WorktreeRemoveHookInput",
-    "parse_hook_input",
 ]
 
 
@@ -533,11 +533,41 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
 }
 """The input class of every hook event, by event name."""
 
-
-def parse_hook_input(data: Mapping[str, Any]) -> BaseHookInput:
-    """Build the typed input for a ``hook_callback`` input dict (chosen by its
-    ``hook_event_name``; unknown events give a `BaseHookInput`). Never raises
-    for missing or unexpected fields."""
-    from .codec import decode_hook_input
-
-    return decode_hook_input(data)
+publish(
+    BaseHookInput,
+    ConfigChangeHookInput,
+    CwdChangedHookInput,
+    DirectoryAddedHookInput,
+    ElicitationHookInput,
+    ElicitationResultHookInput,
+    FileChangedHookInput,
+    HookInput,
+    InstructionsLoadedHookInput,
+    MessageDisplayHookInput,
+    NotificationHookInput,
+    PermissionDeniedHookInput,
+    PermissionRequestHookInput,
+    PostCompactHookInput,
+    PostModelSwitchHookInput,
+    PostToolBatchHookInput,
+    PostToolUseFailureHookInput,
+    PostToolUseHookInput,
+    PreCompactHookInput,
+    PreModelSwitchHookInput,
+    PreToolUseHookInput,
+    SessionEndHookInput,
+    SessionStartHookInput,
+    SetupHookInput,
+    StopFailureHookInput,
+    StopHookInput,
+    SubagentStartHookInput,
+    SubagentStopHookInput,
+    TaskCompletedHookInput,
+    TaskCreatedHookInput,
+    TeammateIdleHookInput,
+    ToolHookInput,
+    UserPromptExpansionHookInput,
+    UserPromptSubmitHookInput,
+    WorktreeCreateHookInput,
+    WorktreeRemoveHookInput,
+)

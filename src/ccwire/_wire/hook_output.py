@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Union
 
+from .._core.public import publish
 from .permission_types import PermissionResultAllow, PermissionResultDeny
 
 __all__ = [
@@ -283,3 +284,31 @@ class AsyncHookOutput:
 
 HookCallbackResult = Union[HookOutput, AsyncHookOutput, HookSpecificOutput, Mapping[str, Any], None]
 """Anything a hook callback may return (see the module docstring)."""
+
+publish(
+    AsyncHookOutput,
+    CwdChangedOutput,
+    ElicitationOutput,
+    ElicitationResultOutput,
+    FileChangedOutput,
+    HookOutput,
+    HookSpecificOutput,
+    MessageDisplayOutput,
+    NotificationOutput,
+    PermissionDeniedOutput,
+    PermissionRequestOutput,
+    PostModelSwitchOutput,
+    PostToolBatchOutput,
+    PostToolUseFailureOutput,
+    PostToolUseOutput,
+    PreModelSwitchOutput,
+    PreToolUseOutput,
+    SessionStartOutput,
+    SetupOutput,
+    StopOutput,
+    SubagentStartOutput,
+    SubagentStopOutput,
+    UserPromptExpansionOutput,
+    UserPromptSubmitOutput,
+    WorktreeCreateOutput,
+)

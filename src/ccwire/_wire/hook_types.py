@@ -12,6 +12,8 @@ import anyio
 if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
     from .hook_output import HookCallbackResult
 
+from .._core.public import publish
+
 __all__ = [
     "LEGACY_TOOL_NAMES",
     "HookCallback",
@@ -176,9 +178,13 @@ class HookMatcher:
     def matches(self, hook_input: Mapping[str, Any]) -> bool:
         """Whether the CLI would run this matcher's hooks for ``hook_input`` (a typed
         input or the wire dict)."""
-        from .hook_input import BaseHookInput, parse_hook_input
+        from .codec_callbacks import parse_hook_input
+        from .hook_input import BaseHookInput
 
         typed = hook_input if isinstance(hook_input, BaseHookInput) else None
         if typed is None:
             typed = parse_hook_input(hook_input)
         return matcher_matches(self.matcher, typed.matcher_value, event=typed.hook_event_name)
+
+
+publish(HookContext, HookMatcher)

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .._core.public import publish
+
 __all__ = [
     "AssistantMessage",
     "ContentBlock",
@@ -217,3 +219,19 @@ Message = Union[
 """Anything ``query()`` and ``ClaudeSDKClient`` yield: a user, assistant, system or result
 message, a partial-message `StreamEvent`, or a `RawMessage` for frame types
 ccwire does not model (`TranscriptMirrorMessage` is a typed one)."""
+
+publish(
+    AssistantMessage,
+    RawMessage,
+    ResultMessage,
+    ServerToolUseBlock,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    TranscriptMirrorMessage,
+    UnknownBlock,
+    UserMessage,
+)

@@ -8,6 +8,8 @@ from typing import Any, Literal, Union
 
 import anyio
 
+from .._core.public import publish
+
 __all__ = [
     "CanUseTool",
     "PermissionBehavior",
@@ -112,3 +114,11 @@ PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""
+
+publish(
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ToolPermissionContext,
+)

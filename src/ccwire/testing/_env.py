@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from ._scripted_model import ScriptedModel
+from .._core.public import publish
 
 __all__ = ["OFFLINE_API_KEY", "offline_env"]
 
@@ -17,8 +16,22 @@ OFFLINE_API_KEY = "sk-ant-scripted-offline"
 _PASSTHROUGH = ("PATH", "LANG")
 
 
+class ModelEndpoint(Protocol):
+    """What `offline_env()` reads of a model server: a started `ScriptedModel` fits."""
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:40123``."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model id the server answers as."""
+        ...
+
+
 def offline_env(
-    model: ScriptedModel | str,
+    model: ModelEndpoint | str,
     *,
     home: str | os.PathLike[str],
     extra: Mapping[str, str] | None = None,
@@ -61,3 +74,6 @@ def offline_env(
     )
     env.update(extra or {})
     return env
+
+
+publish(offline_env, module="ccwire.testing")

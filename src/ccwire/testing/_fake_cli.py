@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from .._core.public import publish
 from .._transport.memory import CLIPeer
 
 __all__ = ["FakeCLI"]
@@ -270,3 +271,6 @@ def _is_response_to(frame: Mapping[str, Any], request_id: str) -> bool:
         and isinstance(resp, Mapping)
         and resp.get("request_id") == request_id
     )
+
+
+publish(FakeCLI, module="ccwire.testing")

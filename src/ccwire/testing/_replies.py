@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .._core.public import publish
+
 __all__ = [
     "Block",
     "ErrorReply",
@@ -422,3 +424,17 @@ def schema_example(schema: Any) -> Any:
     return {"array": [], "number": 0, "integer": 0, "boolean": False, "null": None}.get(
         str(kind), "scripted"
     )
+
+
+publish(
+    ErrorReply,
+    ModelRequest,
+    Reply,
+    ToolResult,
+    error,
+    reply,
+    text,
+    thinking,
+    tool_use,
+    module="ccwire.testing",
+)

@@ -71,6 +71,8 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
+from .._core.public import publish
+
 __all__ = ["DEFAULT_MODEL", "ScriptedModel"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -453,3 +455,6 @@ def _write_response(wfile: Any, response: _Response, *, head: bool) -> None:
     elif not head:
         wfile.write(response.body)
     wfile.flush()
+
+
+publish(ScriptedModel, module="ccwire.testing")

@@ -1,0 +1,59 @@
+"""What every ``ccwire`` subcommand shares: its streams (`CliIO`) and exit codes."""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO
+
+__all__ = ["EXIT_CODES", "CliIO", "ExitCode"]
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of the ``ccwire`` command."""
+
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    CLI_NOT_FOUND = 3
+    AUTH_MISSING = 4
+    INTERRUPTED = 130
+
+
+EXIT_CODES: Mapping[ExitCode, str] = {
+    ExitCode.OK: "success",
+    ExitCode.ERROR: "the run ended with an error result, or a runtime error",
+    ExitCode.USAGE: "usage error (bad arguments; --tools or --scripted that cannot be loaded)",
+    ExitCode.CLI_NOT_FOUND: "the Claude Code CLI was not found",
+    ExitCode.AUTH_MISSING: "no credentials for the real model (set ANTHROPIC_API_KEY or --offline)",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+
+@dataclass
+class CliIO:
+    """Where the command reads and writes (replaced by fakes in tests)."""
+
+    stdin: IO[str]
+    stdout: IO[str]
+    stderr: IO[str]
+    environ: Mapping[str, str]
+    handle_signals: bool = False
+    """Turn SIGINT into a clean stop with exit code 130 (only for the real process)."""
+
+    @classmethod
+    def system(cls) -> CliIO:
+        """The process's own streams and environment."""
+        return cls(sys.stdin, sys.stdout, sys.stderr, os.environ, handle_signals=True)
+
+    def ask(self, question: str) -> str:
+        """Write ``question`` to stderr and read one line; ``EOFError`` at end of input."""
+        self.stderr.write(question)
+        self.stderr.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
