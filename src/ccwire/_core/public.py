@@ -18,4 +18,4 @@ def publish(*objects: object, module: str = "ccwire") -> None:
         module: The public module they are re-exported from.
     """
     for obj in objects:
-        obj.__module__ = module  # type: ignore[attr-defined]
+        obj.__module__ = module
