@@ -174,7 +174,8 @@ class _Session:
             logger.exception("ccwire: the bridged MCP server %r failed", self._name)
         finally:
             self.closed = True
-            self._in_send.close()
+            for stream in (self._in_send, self._in_recv, self._out_recv):
+                stream.close()
             for waiter in self._pending.values():
                 waiter.response = error(
                     waiter.outer_id, INTERNAL_ERROR, f"MCP server {self._name!r} stopped"

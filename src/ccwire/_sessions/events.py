@@ -183,17 +183,34 @@ class EventLog:
         """Every event so far (a copy)."""
         return list(self._events)
 
-    async def read(self, start: int = 0) -> AsyncIterator[SessionEvent]:
-        """Yield the events from position ``start`` on, until the log is closed."""
-        position = start
-        while True:
-            while position < len(self._events):
-                event = self._events[position]
-                position += 1
-                yield event
-            if self._closed:
-                return
-            await self._wakeup.wait()
+    def read(self, start: int = 0) -> AsyncIterator[SessionEvent]:
+        """Iterate over the events from position ``start`` on, until the log is closed.
+
+        A plain iterator, not an async generator: leaving the loop early (``break``)
+        needs no ``aclosing()`` and leaves nothing behind.
+        """
+        return _LogReader(self, start)
+
+
+class _LogReader:
+    """An `EventLog` reader at its own position."""
+
+    def __init__(self, log: EventLog, position: int) -> None:
+        self._log = log
+        self._position = position
+
+    def __aiter__(self) -> _LogReader:
+        return self
+
+    async def __anext__(self) -> SessionEvent:
+        log = self._log
+        while self._position >= len(log._events):
+            if log._closed:
+                raise StopAsyncIteration
+            await log._wakeup.wait()
+        event = log._events[self._position]
+        self._position += 1
+        return event
 
 
 publish(

@@ -173,30 +173,24 @@ class Session:
         """True once the session released its CLI (or never started and was cancelled)."""
         return self._rt.lifecycle is Lifecycle.CLOSED
 
-    async def messages(self) -> AsyncIterator[Message]:
+    def messages(self) -> AsyncIterator[Message]:
         """The conversation messages (the client's types), until the session comes to rest.
 
         Ends once the state is ``completed``, ``failed`` or ``cancelled`` and every message
         was yielded; after ``send()`` iterate again for the next turn. Each message is
-        yielded once, to whichever iterator takes it first.
+        yielded once, to whichever iterator takes it first. Leaving the loop early needs
+        no ``aclosing()``.
         """
-        while True:
-            if self._rt.messages:
-                yield self._rt.messages.popleft()
-                continue
-            if self.state in FINAL_STATES or self.closed:
-                return
-            await self._rt.changed.wait()
+        return _MessageReader(self)
 
-    async def events(self, *, replay: bool = True) -> AsyncIterator[SessionEvent]:
+    def events(self, *, replay: bool = True) -> AsyncIterator[SessionEvent]:
         """Every event as a typed object, in order, until the session is closed.
 
         With ``replay`` (the default) iteration starts at the session's first event, so
         nothing is missed however late you start; otherwise at the next event.
         """
         log = self._rt.log
-        async for event in log.read(0 if replay else len(log)):
-            yield event
+        return log.read(0 if replay else len(log))
 
     @overload
     def on(
@@ -391,3 +385,22 @@ class Session:
 
 
 publish(Session)
+
+
+class _MessageReader:
+    """`Session.messages()`: takes queued messages until the session comes to rest."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __aiter__(self) -> _MessageReader:
+        return self
+
+    async def __anext__(self) -> Message:
+        session = self._session
+        queued = session._rt.messages
+        while not queued:
+            if session.state in FINAL_STATES or session.closed:
+                raise StopAsyncIteration
+            await session._rt.changed.wait()
+        return queued.popleft()
