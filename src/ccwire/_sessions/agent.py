@@ -34,7 +34,9 @@ from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
 from .session import Session, SessionPrompt
 from .state import SessionStats
-from .store import SessionStore, SQLiteSessionStore
+from .store import SnapshotStore, SQLiteSnapshotStore
+from .stores.protocol import SessionStore
+from .stores.snapshots import as_snapshot_store
 
 __all__ = ["ClaudeCodeAgent"]
 
@@ -47,8 +49,9 @@ class ClaudeCodeAgent:
     """Runs many `Session` objects on shared options.
 
     ``store`` keeps a snapshot of every session after each transition: the default
-    (``None``) is an `SQLiteSessionStore` in the user's data directory,
-    ``False`` keeps nothing. ``max_concurrent_sessions`` limits how many sessions hold
+    (``None``) is an `SQLiteSnapshotStore` in the user's data directory,
+    ``False`` keeps nothing; a transcript `SessionStore` (PostgreSQL, Redis...) keeps
+    them too, through `StoreSnapshots`. ``max_concurrent_sessions`` limits how many sessions hold
     a CLI process at once; the others wait (in state ``idle``) for a slot, and a slot is
     freed when a session is closed. ``transport_factory`` replaces the CLI subprocess
     (tests use an in-memory fake).
@@ -65,15 +68,19 @@ class ClaudeCodeAgent:
         self,
         options: ClaudeAgentOptions | None = None,
         *,
-        store: SessionStore | Literal[False] | None = None,
+        store: SnapshotStore | SessionStore | Literal[False] | None = None,
         max_concurrent_sessions: int | None = None,
         transport_factory: TransportFactory | None = None,
     ) -> None:
         if max_concurrent_sessions is not None and max_concurrent_sessions < 1:
             raise ValueError("max_concurrent_sessions must be at least 1")
         self.options = options or ClaudeAgentOptions()
-        self.store: SessionStore | None = (
-            None if store is False else store if store is not None else SQLiteSessionStore()
+        self.store: SnapshotStore | None = (
+            None
+            if store is False
+            else as_snapshot_store(store)
+            if store is not None
+            else SQLiteSnapshotStore()
         )
         """Where snapshots go (``None`` when persistence is off)."""
         self.max_concurrent_sessions = max_concurrent_sessions

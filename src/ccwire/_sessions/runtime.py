@@ -50,7 +50,7 @@ from .events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, Stat
 from .machine import SessionMachine
 from .owner import untrack
 from .state import SessionState, SessionStateInfo
-from .store import SessionStore
+from .store import SnapshotStore
 
 if TYPE_CHECKING:
     from .agent import ClaudeCodeAgent
@@ -129,7 +129,7 @@ class SessionRuntime:
         options: ClaudeAgentOptions,
         machine: SessionMachine,
         *,
-        store: SessionStore | None,
+        store: SnapshotStore | None,
         transport: Transport | None = None,
     ) -> None:
         self._agent = agent
@@ -396,7 +396,7 @@ class SessionRuntime:
                 if not (isinstance(event, ErrorOccurred) and event.source == "callback"):
                     self._publish([ErrorOccurred(exc, "callback")])
 
-    async def _persist(self, store: SessionStore) -> None:
+    async def _persist(self, store: SnapshotStore) -> None:
         while True:
             while self._snapshots:  # one write per transition, in order
                 info = self._snapshots.popleft()
