@@ -27,6 +27,7 @@ from ccwire import (
     SessionStats,
     SessionStoreError,
     SnapshotStore,
+    SnapshotTimeoutError,
     SQLiteSessionStore,
     SQLiteSnapshotStore,
     SQLiteStore,
@@ -34,8 +35,10 @@ from ccwire import (
     ToolStats,
     default_session_store_path,
 )
+from ccwire._core.errors import SessionInUseError
 from ccwire._sessions.owner import current_owner, session_liveness
 from ccwire._sessions.state import SessionOwner
+from tests.test_session_fake import finish_turn, harness, start
 
 pytestmark = pytest.mark.anyio
 
@@ -246,3 +249,83 @@ def test_an_agent_given_a_transcript_store_keeps_its_snapshots_there() -> None:
     assert ClaudeCodeAgent(store=snapshots).store is snapshots
     with pytest.raises(TypeError, match="not a session store"):
         ClaudeCodeAgent(store=object())  # type: ignore[arg-type]
+
+
+# ----------------------------------------------- closing waits for the last snapshot
+
+
+class _SlowStore(MemorySnapshotStore):
+    """Saves a final snapshot only when the test releases it."""
+
+    def __init__(self, *, snapshot_timeout: float) -> None:
+        super().__init__(snapshot_timeout=snapshot_timeout)
+        self.final_started = anyio.Event()
+        self.release = anyio.Event()
+
+    async def save(self, info: SessionStateInfo) -> None:
+        if info.is_final:
+            self.final_started.set()
+            await self.release.wait()
+        await super().save(info)
+
+
+async def test_close_waits_for_a_slow_final_snapshot() -> None:
+    store = _SlowStore(snapshot_timeout=60)
+    async with harness(store=store) as (agent, h):
+        session, fake, p = await start(agent, h)
+        fake.session_id = session.session_id
+        await finish_turn(fake, p["uuid"])
+        await session.wait_for_completion(5)
+        closed = anyio.Event()
+
+        async def close() -> None:
+            await session.close()
+            closed.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(close)
+            with anyio.fail_after(10):
+                await store.final_started.wait()
+            assert not closed.is_set()  # close() is still waiting for the store
+            store.release.set()
+        saved = await store.load(session.session_id)
+        assert saved is not None and saved.state is SessionState.COMPLETED
+        assert session.closed
+
+
+async def test_close_raises_a_typed_error_when_the_store_never_saves() -> None:
+    store = _SlowStore(snapshot_timeout=0.2)
+    async with harness(store=store) as (agent, h):
+        session, fake, p = await start(agent, h)
+        fake.session_id = session.session_id
+        await finish_turn(fake, p["uuid"])
+        await session.wait_for_completion(5)
+        with pytest.raises(SnapshotTimeoutError) as caught:
+            await session.close()
+        assert caught.value.session_id == session.session_id and caught.value.timeout == 0.2
+        assert isinstance(caught.value, SessionStoreError) and isinstance(
+            caught.value, TimeoutError
+        )
+        assert session.closed and agent.sessions() == []
+        await session.close()  # raised once; closing again is quiet
+        saved = await store.load(session.session_id)
+        assert saved is not None and saved.state is SessionState.RUNNING  # the older state
+
+
+async def test_one_owner_per_session_id_in_a_process() -> None:
+    async with harness() as (agent, h), harness(handshake=False) as (other, h2):
+        first = agent.create_session("hi", session_id="11111111-2222-3333-4444-555555555555")
+        await first.start()
+        twin = other.create_session("hi", session_id=first.session_id)  # another agent
+        with pytest.raises(SessionInUseError, match="already running") as caught:
+            await twin.start()
+        assert caught.value.session_id == first.session_id
+        assert len(h.fakes) == 1 and len(h2.fakes) == 1
+        assert h2.fakes[0].received == []  # the twin never started its CLI
+        fake = h.fakes[-1]
+        fake.session_id = first.session_id
+        p = await fake.receive("user")
+        await finish_turn(fake, p["uuid"])
+        await first.wait_for_completion(5)
+        await first.close()
+        await twin.close()  # never started: closing it is harmless

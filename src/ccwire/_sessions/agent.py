@@ -28,7 +28,7 @@ import anyio.abc
 
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
-from .._core.errors import SessionInUseError, SessionStateError
+from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
 from .._transport.base import Transport
 from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
@@ -115,10 +115,25 @@ class ClaudeCodeAgent:
         return await tg.__aexit__(exc_type, exc, tb)
 
     async def aclose_sessions(self) -> None:
-        """Close every live session (in-flight work is cancelled), all at once, bounded."""
+        """Close every live session (in-flight work is cancelled), all at once, bounded.
+
+        Raises:
+            SnapshotTimeoutError: A session's store did not save its last snapshots in
+                time (the first such error; every session is closed all the same).
+        """
+        late: list[SnapshotTimeoutError] = []
+
+        async def close(session: Session) -> None:
+            try:
+                await session.close()
+            except SnapshotTimeoutError as exc:
+                late.append(exc)
+
         async with anyio.create_task_group() as tg:
             for session in list(self._live):
-                tg.start_soon(session.close)
+                tg.start_soon(close, session)
+        if late:
+            raise late[0]
 
     def sessions(self) -> list[Session]:
         """The live sessions: started and not yet closed."""

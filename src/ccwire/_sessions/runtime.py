@@ -50,7 +50,7 @@ from .events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, Stat
 from .machine import SessionMachine
 from .owner import untrack
 from .state import SessionState, SessionStateInfo
-from .store import SnapshotStore
+from .store import SnapshotStore, wait_for_snapshots
 
 if TYPE_CHECKING:
     from .agent import ClaudeCodeAgent
@@ -150,6 +150,8 @@ class SessionRuntime:
         self._outer: anyio.abc.TaskGroup | None = None
         self._snapshots: deque[SessionStateInfo] = deque()
         self._snapshot_signal = _Signal()
+        self._snapshots_saved = anyio.Event()  # the writer saved the last one
+        self._close_error: BaseException | None = None  # raised once by close()
         self._saved_in_flight: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._gate_closed = False  # paused, or still releasing what the pause held
         self._held: deque[_Held] = deque()
@@ -253,6 +255,13 @@ class SessionRuntime:
                 finally:
                     self._log.close()
                     self._snapshot_signal.wake()
+                    if self._store is not None:  # bounded by the store's snapshot_timeout
+                        self._close_error = await wait_for_snapshots(
+                            self._snapshots_saved,
+                            self._store,
+                            session_id=self._machine.session_id,
+                            unsaved=len(self._snapshots) + 1,
+                        )
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:
                             await self._quiet.wait()
@@ -406,5 +415,6 @@ class SessionRuntime:
                     logger.warning("ccwire: saving session %s failed: %r", info.session_id, exc)
                     self._publish([ErrorOccurred(exc, "store")])
             if self._log.closed:
+                self._snapshots_saved.set()
                 return
             await self._snapshot_signal.wait()

@@ -63,6 +63,7 @@ from .runtime import (
     logger,
 )
 from .state import ACTIVE_STATES, FINAL_STATES, SessionState, SessionStateInfo
+from .store import snapshot_timeout
 
 __all__ = ["Session", "SessionPrompt", "Subscription"]
 
@@ -217,8 +218,8 @@ class Session(SessionRuntime):
     async def _launch(self, task_group: anyio.abc.TaskGroup) -> None:
         if self._launched or self.state is not SessionState.IDLE:
             raise SessionStateError(f"this session was already started ({self.state.value})")
+        track(self)  # at once, so that a racing resume_session() sees it; may refuse
         self._launched = True
-        track(self)  # at once, so that a racing resume_session() sees it
         try:
             task_group.start_soon(self._run)  # which untracks it at its end
         except BaseException:
@@ -308,14 +309,26 @@ class Session(SessionRuntime):
         await self.close()
 
     async def close(self) -> None:
-        """Release the CLI; work still in flight is cancelled first. Idempotent, bounded."""
+        """Release the CLI; work still in flight is cancelled first. Idempotent, bounded.
+
+        Waits for the store to save the session's last snapshots, at most the store's
+        `snapshot_timeout` (default `DEFAULT_SNAPSHOT_TIMEOUT`, 30 s).
+
+        Raises:
+            SnapshotTimeoutError: The store did not save the last snapshots in time
+                (raised once; the session is closed all the same).
+        """
         if self.state not in FINAL_STATES:
             await self.cancel()  # ends in a final state, then comes back here
             return
         self._close_requested.set()
         if self._launched:
-            with anyio.move_on_after(_CLOSE_GRACE * 3):
+            limit = _CLOSE_GRACE * 3 + (snapshot_timeout(self._store) if self._store else 0)
+            with anyio.move_on_after(limit):
                 await self._closed.wait()
+        error, self._close_error = self._close_error, None
+        if error is not None:
+            raise error  # SnapshotTimeoutError: the store kept an older state
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns

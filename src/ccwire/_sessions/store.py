@@ -24,9 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
+import anyio
 import anyio.to_thread
 
-from .._core.errors import SessionStoreError
+from .._core.errors import SessionStoreError, SnapshotTimeoutError
 from .state import SessionStateInfo
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "default_session_store_path",
     "encode_snapshot",
     "snapshot_timeout",
+    "wait_for_snapshots",
 ]
 
 _T = TypeVar("_T")
@@ -341,3 +343,26 @@ class SQLiteSessionStore(SQLiteSnapshotStore):
     ) -> None:
         _deprecated("SQLiteSessionStore", "SQLiteSnapshotStore")
         super().__init__(path, timeout=timeout, snapshot_timeout=snapshot_timeout)
+
+
+async def wait_for_snapshots(
+    saved: anyio.Event, store: object, *, session_id: str, unsaved: int
+) -> SnapshotTimeoutError | None:
+    """Wait, shielded, until a closing session's snapshot writer has saved everything.
+
+    Args:
+        saved: Set by the writer once it has saved the last snapshot.
+        store: The session's snapshot store (its `snapshot_timeout` bounds the wait).
+        session_id: The session, for the error.
+        unsaved: How many snapshots are not saved yet, for the error.
+
+    Returns:
+        `None` once everything is saved, or the `SnapshotTimeoutError` to raise from
+        `close()` when the store took longer than its `snapshot_timeout`.
+    """
+    timeout = snapshot_timeout(store)
+    with anyio.move_on_after(timeout, shield=True):
+        await saved.wait()
+    if saved.is_set():
+        return None
+    return SnapshotTimeoutError(session_id, timeout, max(unsaved, 1))
