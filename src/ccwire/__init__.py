@@ -110,6 +110,12 @@ if TYPE_CHECKING:
         SQLiteSnapshotStore,
         default_session_store_path,
     )
+    from ._sessions.stores.helpers import (
+        delete_session_via_store,
+        import_session_to_store,
+        rename_session_via_store,
+        tag_session_via_store,
+    )
     from ._sessions.stores.memory import InMemorySessionStore
     from ._sessions.stores.postgres import PostgresStore
     from ._sessions.stores.protocol import (
@@ -459,19 +465,23 @@ __all__ = [
     "audio_content",
     "create_sdk_mcp_server",
     "default_session_store_path",
+    "delete_session_via_store",
     "embedded_blob_resource",
     "embedded_text_resource",
     "fold_session_summary",
     "image_content",
+    "import_session_to_store",
     "limit_output",
     "parse_hook_input",
     "prompt",
     "query",
     "rate_limit",
     "redact_keys",
+    "rename_session_via_store",
     "resource",
     "resource_link",
     "session_liveness",
+    "tag_session_via_store",
     "text_content",
     "tool",
 ]
