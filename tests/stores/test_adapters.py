@@ -4,6 +4,8 @@ typed errors that never show a password, on each adapter against its real server
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -101,3 +103,16 @@ async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> 
         assert f"127.0.0.1:{port}" in str(caught.value)
         assert caught.value.__cause__ is not None
         await down.aclose()
+
+
+def test_the_drivers_are_imported_only_when_a_store_is_used() -> None:
+    code = (
+        "import sys, ccwire\n"
+        "for name in ccwire.__all__: getattr(ccwire, name)\n"
+        "ccwire.PostgresStore('postgresql://x@127.0.0.1/db'); ccwire.RedisStore('redis://x')\n"
+        "print(sorted(m for m in ('psycopg', 'redis') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"
