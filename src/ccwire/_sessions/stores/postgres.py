@@ -69,6 +69,8 @@ class PostgresStore(SessionStore):
             underscores).
         max_idle: How many idle connections to keep for reuse.
         connect_timeout: Seconds to wait for a connection.
+        statement_timeout: Seconds one statement may run before the server cancels it
+            (so a stuck server never holds a call, or a cancellation of it, forever).
 
     Raises:
         ValueError: `table_prefix` is not a plain identifier.
@@ -81,6 +83,7 @@ class PostgresStore(SessionStore):
         table_prefix: str = "ccwire",
         max_idle: int = 4,
         connect_timeout: float = 10.0,
+        statement_timeout: float = 30.0,
     ) -> None:
         if not _IDENTIFIER.fullmatch(table_prefix):
             raise ValueError(f"table_prefix must match {_IDENTIFIER.pattern}: {table_prefix!r}")
@@ -88,6 +91,7 @@ class PostgresStore(SessionStore):
         self.table_prefix = table_prefix
         self.max_idle = max_idle
         self.connect_timeout = connect_timeout
+        self.statement_timeout = statement_timeout
         self._idle: list[psycopg.Connection[Any]] = []
         self._lock = threading.Lock()
         self._ready = False
@@ -133,7 +137,10 @@ class PostgresStore(SessionStore):
                 if not conn.closed and not conn.broken:
                     return conn
         fresh: psycopg.Connection[Any] = _import_psycopg().connect(
-            self.dsn, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+            self.dsn,
+            autocommit=True,
+            connect_timeout=max(1, round(self.connect_timeout)),
+            options=f"-c statement_timeout={max(1, round(self.statement_timeout * 1000))}",
         )
         if not self._ready:
             with fresh.transaction():

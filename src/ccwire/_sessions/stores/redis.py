@@ -78,25 +78,35 @@ class RedisStore(SessionStore):
         prefix: The prefix of every key.
         client: A ready redis-py blocking client (`redis.Redis`) to use instead of
             `url`.
+        timeout: Seconds to connect and to wait for each reply (for the pool made
+            from `url`), so a stuck server never holds a call forever.
 
     Raises:
         ValueError: Neither `url` nor `client` was given.
     """
 
     def __init__(
-        self, url: str | None = None, *, prefix: str = "ccwire", client: redis.Redis | None = None
+        self,
+        url: str | None = None,
+        *,
+        prefix: str = "ccwire",
+        client: redis.Redis | None = None,
+        timeout: float = 30.0,
     ) -> None:
         if url is None and client is None:
             raise ValueError("RedisStore needs a url or a client")
         self.url = url
         self.prefix = prefix
+        self.timeout = timeout
         self._client: Any = client
         self._lock = threading.Lock()
 
     def _redis(self) -> Any:  # redis-py's own annotations are partial
         with self._lock:
             if self._client is None:
-                self._client = _import_redis().Redis.from_url(self.url)
+                self._client = _import_redis().Redis.from_url(
+                    self.url, socket_timeout=self.timeout, socket_connect_timeout=self.timeout
+                )
             return self._client
 
     def _where(self) -> str:
