@@ -303,6 +303,7 @@ async def test_close_raises_a_typed_error_when_the_store_never_saves() -> None:
         with pytest.raises(SnapshotTimeoutError) as caught:
             await session.close()
         assert caught.value.session_id == session.session_id and caught.value.timeout == 0.2
+        assert caught.value.unsaved == 1  # the final snapshot, stuck in save()
         assert isinstance(caught.value, SessionStoreError) and isinstance(
             caught.value, TimeoutError
         )

@@ -260,7 +260,7 @@ class SessionRuntime:
                             self._snapshots_saved,
                             self._store,
                             session_id=self._machine.session_id,
-                            unsaved=len(self._snapshots) + 1,
+                            queued=self._snapshots,
                         )
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:

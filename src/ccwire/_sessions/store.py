@@ -20,7 +20,7 @@ import sqlite3
 import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sized
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -346,7 +346,7 @@ class SQLiteSessionStore(SQLiteSnapshotStore):
 
 
 async def wait_for_snapshots(
-    saved: anyio.Event, store: object, *, session_id: str, unsaved: int
+    saved: anyio.Event, store: object, *, session_id: str, queued: Sized
 ) -> SnapshotTimeoutError | None:
     """Wait, shielded, until a closing session's snapshot writer has saved everything.
 
@@ -354,7 +354,8 @@ async def wait_for_snapshots(
         saved: Set by the writer once it has saved the last snapshot.
         store: The session's snapshot store (its `snapshot_timeout` bounds the wait).
         session_id: The session, for the error.
-        unsaved: How many snapshots are not saved yet, for the error.
+        queued: The snapshots still waiting for the writer (besides the one it is
+            saving), counted for the error.
 
     Returns:
         `None` once everything is saved, or the `SnapshotTimeoutError` to raise from
@@ -365,4 +366,4 @@ async def wait_for_snapshots(
         await saved.wait()
     if saved.is_set():
         return None
-    return SnapshotTimeoutError(session_id, timeout, max(unsaved, 1))
+    return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
