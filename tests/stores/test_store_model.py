@@ -53,7 +53,8 @@ _entry = st.builds(
     st.integers(0, 9),
     st.sampled_from([None, "t1", "t2"]),
 )
-_op = st.one_of(
+_Op = tuple[str, _Parts, list[dict[str, Any]]]
+_op: st.SearchStrategy[_Op] = st.one_of(
     st.tuples(st.just("append"), st.sampled_from(_KEYS), st.lists(_entry, max_size=4)),
     st.tuples(st.just("delete"), st.sampled_from(_KEYS), st.just([])),
 )
