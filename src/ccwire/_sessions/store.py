@@ -105,11 +105,11 @@ def snapshot_timeout(store: object) -> float:
 
 
 def default_session_store_path() -> Path:
-    """``sessions.sqlite3`` in ccwire's directory under the user's data directory.
+    """`sessions.sqlite3` in ccwire's directory under the user's data directory.
 
-    ``$XDG_DATA_HOME/ccwire`` (default ``~/.local/share/ccwire``) on Linux and other
-    Unix systems, ``~/Library/Application Support/ccwire`` on macOS and
-    ``%LOCALAPPDATA%\\ccwire`` on Windows.
+    `$XDG_DATA_HOME/ccwire` (default `~/.local/share/ccwire`) on Linux and other
+    Unix systems, `~/Library/Application Support/ccwire` on macOS and
+    `%LOCALAPPDATA%\\ccwire` on Windows.
     """
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
