@@ -26,7 +26,7 @@ import anyio
 from ccwire import (
     ClaudeAgentOptions,
     ClaudeCodeAgent,
-    SQLiteSessionStore,
+    SQLiteSnapshotStore,
     StateChanged,
     ToolAnnotations,
     ToolCallFinished,
@@ -125,7 +125,7 @@ async def main(live: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="ccwire-data-") as tmp, model_env(live) as env:
         data = Path(tmp)
         make_data(data)
-        store = SQLiteSessionStore(data / "sessions.sqlite3")
+        store = SQLiteSnapshotStore(data / "sessions.sqlite3")
         options = ClaudeAgentOptions(
             mcp_servers={"processor": processor(data)},
             allowed_tools=["mcp__processor__list_csv", "mcp__processor__summarize"],

@@ -22,7 +22,7 @@ from ccwire import (
     ClaudeCodeAgent,
     ErrorOccurred,
     HookMatcher,
-    MemorySessionStore,
+    MemorySnapshotStore,
     MessageReceived,
     PermissionRequested,
     PermissionResultAllow,
@@ -57,7 +57,7 @@ S = SessionState
 NO_SUCH_PID = 2**22 + 1  # above any pid_max: no process has it
 
 
-class RecordingStore(MemorySessionStore):
+class RecordingStore(MemorySnapshotStore):
     """Remembers every snapshot saved, in order."""
 
     def __init__(self) -> None:
@@ -125,14 +125,14 @@ async def harness(
     options: ClaudeAgentOptions | None = None,
     *,
     handshake: bool = True,
-    store: MemorySessionStore | None = None,
+    store: MemorySnapshotStore | None = None,
     **agent_kw: Any,
 ) -> AsyncIterator[tuple[ClaudeCodeAgent, Harness]]:
     async with anyio.create_task_group() as tg:
         h = Harness(tg, handshake)
         agent = ClaudeCodeAgent(
             options or ClaudeAgentOptions(),
-            store=store if store is not None else MemorySessionStore(),
+            store=store if store is not None else MemorySnapshotStore(),
             transport_factory=h.factory,
             **agent_kw,
         )
@@ -923,7 +923,7 @@ async def test_shared_server_gives_each_session_its_own_context() -> None:
 
 
 async def test_resume_and_fork_run_the_cli_with_its_resume_options(tmp_path: Path) -> None:
-    store = MemorySessionStore()
+    store = MemorySnapshotStore()
     crashed = SessionStateInfo(
         state=S.WAITING_TOOL_CALL,
         session_id="old-sid",
@@ -1022,7 +1022,7 @@ async def test_resuming_a_session_another_live_process_owns_warns(
 ) -> None:
     if os.getppid() <= 0:
         pytest.skip("no parent process to stand for another live process")
-    store = MemorySessionStore()
+    store = MemorySnapshotStore()
     elsewhere = SessionOwner(socket.gethostname(), os.getppid(), "another-process")
     busy = SessionStateInfo(state=S.RUNNING, session_id="busy", owner=elsewhere)
     await store.save(busy)

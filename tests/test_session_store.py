@@ -1,4 +1,5 @@
-"""Session stores: the SQLite default, the in-memory store, and the snapshot format."""
+"""Snapshot stores: the SQLite default, the in-memory store, snapshots kept in a transcript
+`SessionStore`, the deprecated old names, corrupt files, and the snapshot format."""
 
 from __future__ import annotations
 
@@ -16,19 +17,28 @@ import pytest
 
 from ccwire import (
     ClaudeCodeAgent,
+    InMemorySessionStore,
     MemorySessionStore,
+    MemorySnapshotStore,
     PendingPermission,
     PendingToolCall,
     SessionState,
     SessionStateInfo,
     SessionStats,
-    SessionStore,
+    SessionStoreError,
+    SnapshotStore,
+    SnapshotTimeoutError,
     SQLiteSessionStore,
+    SQLiteSnapshotStore,
+    SQLiteStore,
+    StoreSnapshots,
     ToolStats,
     default_session_store_path,
 )
+from ccwire._core.errors import SessionInUseError
 from ccwire._sessions.owner import current_owner, session_liveness
 from ccwire._sessions.state import SessionOwner
+from tests.test_session_fake import finish_turn, harness, start
 
 pytestmark = pytest.mark.anyio
 
@@ -67,8 +77,8 @@ def snapshot(
 
 async def test_sqlite_store_round_trips_overwrites_and_lists(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "dir" / "sessions.sqlite3"
-    store = SQLiteSessionStore(path)
-    assert isinstance(store, SessionStore)
+    store = SQLiteSnapshotStore(path)
+    assert isinstance(store, SnapshotStore)
     assert await store.load("nope") is None
     first = snapshot("a", at=1)
     await store.save(first)
@@ -87,7 +97,7 @@ async def test_sqlite_store_round_trips_overwrites_and_lists(tmp_path: Path) -> 
         ("a", SessionState.COMPLETED),
         ("b", SessionState.RUNNING),
     ]
-    again = SQLiteSessionStore(path)  # another instance (or process) sees the same rows
+    again = SQLiteSnapshotStore(path)  # another instance (or process) sees the same rows
     assert (await again.load("a")) == done
     with sqlite3.connect(path) as db:
         row = db.execute("SELECT state, snapshot FROM sessions WHERE session_id='b'").fetchone()
@@ -96,7 +106,7 @@ async def test_sqlite_store_round_trips_overwrites_and_lists(tmp_path: Path) -> 
 
 
 async def test_sqlite_store_takes_many_concurrent_writers(tmp_path: Path) -> None:
-    store = SQLiteSessionStore(tmp_path / "s.sqlite3")
+    store = SQLiteSnapshotStore(tmp_path / "s.sqlite3")
     async with anyio.create_task_group() as tg:
         for i in range(20):
             for state in (SessionState.STARTING, SessionState.RUNNING, SessionState.COMPLETED):
@@ -106,8 +116,8 @@ async def test_sqlite_store_takes_many_concurrent_writers(tmp_path: Path) -> Non
 
 
 async def test_memory_store_orders_by_update_time() -> None:
-    store = MemorySessionStore()
-    assert isinstance(store, SessionStore)
+    store = MemorySnapshotStore()
+    assert isinstance(store, SnapshotStore)
     await store.save(snapshot("old", at=1))
     await store.save(snapshot("new", at=5))
     assert [i.session_id for i in await store.list()] == ["new", "old"]
@@ -126,7 +136,7 @@ def test_default_path_follows_xdg_data_home(
     expected = tmp_path / "home" / ".local" / "share" / "ccwire" / "sessions.sqlite3"
     assert default_session_store_path() == expected
     agent = ClaudeCodeAgent()
-    assert isinstance(agent.store, SQLiteSessionStore) and agent.store.path == expected
+    assert isinstance(agent.store, SQLiteSnapshotStore) and agent.store.path == expected
     assert not expected.exists()  # created on first save, not before
     assert ClaudeCodeAgent(store=False).store is None
 
@@ -159,3 +169,164 @@ def test_liveness_tells_live_orphaned_ended_and_unknown_snapshots() -> None:
         assert liveness(S.RUNNING, SessionOwner(here, 2**22 + 1, "crashed")) == "orphaned"
     if sys.platform != "win32" and os.getppid() > 0:
         assert liveness(S.STARTING, SessionOwner(here, os.getppid(), "parent")) == "live"
+
+
+def test_old_store_names_still_work_with_a_deprecation_warning(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="MemorySnapshotStore"):
+        memory = MemorySessionStore()
+    with pytest.warns(DeprecationWarning, match="SQLiteSnapshotStore"):
+        sqlite = SQLiteSessionStore(tmp_path / "old.sqlite3")
+    assert isinstance(memory, MemorySnapshotStore) and isinstance(sqlite, SQLiteSnapshotStore)
+    assert isinstance(memory, SnapshotStore) and sqlite.path == tmp_path / "old.sqlite3"
+
+
+async def test_a_file_that_is_not_a_database_is_a_store_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "sessions.sqlite3"
+    bad.write_bytes(b"this is not an SQLite database, just some bytes " * 100)
+    for store in (SQLiteSnapshotStore(bad), SQLiteStore(bad)):
+        with pytest.raises(SessionStoreError) as caught:
+            await store.load("s-1") if isinstance(store, SQLiteSnapshotStore) else await store.load(
+                {"project_key": "p", "session_id": "s-1"}
+            )
+        assert caught.value.path == str(bad) and str(bad) in str(caught.value)
+        assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
+
+
+async def test_a_corrupt_snapshot_row_is_a_store_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteSnapshotStore(path)
+    await store.save(snapshot("good", at=1))
+    await store.save(snapshot("bad", at=2))
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE sessions SET snapshot = '{\"state\": tru' WHERE session_id = 'bad'")
+        db.execute("INSERT INTO sessions VALUES ('list', 'running', NULL, '[1, 2]')")
+    assert await store.load("good") == snapshot("good", at=1)
+    for call in (lambda: store.load("bad"), lambda: store.load("list"), store.list):
+        with pytest.raises(SessionStoreError, match="corrupt session snapshot") as caught:
+            await call()
+        assert caught.value.path == str(path)
+
+
+async def test_a_corrupt_transcript_entry_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite3"
+    store = SQLiteStore(path)
+    key = {"project_key": "p", "session_id": "s"}
+    await store.append(key, [{"type": "user", "uuid": "u1"}])  # type: ignore[arg-type]
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE ccwire_entries SET entry = '{oops'")
+    with pytest.raises(SessionStoreError, match="not valid JSON") as caught:
+        await store.load(key)  # type: ignore[arg-type]
+    assert caught.value.path == str(path)
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_snapshots_persist_through_a_transcript_store(tmp_path: Path, kind: str) -> None:
+    backing = InMemorySessionStore() if kind == "memory" else SQLiteStore(tmp_path / "t.sqlite3")
+    store = StoreSnapshots(backing)
+    assert isinstance(store, SnapshotStore)
+    assert await store.load("a") is None and await store.list() == []
+    await store.save(snapshot("a", at=1))
+    await store.save(snapshot("b", at=2))
+    done = SessionStateInfo(
+        state=SessionState.COMPLETED, session_id="a", updated_at=T0 + timedelta(seconds=3)
+    )
+    await store.save(done)
+    assert await store.load("a") == done
+    assert await store.load("b") == snapshot("b", at=2)
+    assert [i.session_id for i in await store.list()] == ["a", "b"]
+    # the transcripts' own listing is not disturbed: snapshots live under their own key
+    assert await backing.list_sessions("p") == []
+    if kind == "sqlite":  # another instance (another process) reads them back
+        again = StoreSnapshots(SQLiteStore(tmp_path / "t.sqlite3"))
+        assert await again.load("a") == done
+
+
+def test_an_agent_given_a_transcript_store_keeps_its_snapshots_there() -> None:
+    backing = InMemorySessionStore()
+    agent = ClaudeCodeAgent(store=backing)
+    assert isinstance(agent.store, StoreSnapshots) and agent.store.store is backing
+    snapshots = MemorySnapshotStore()
+    assert ClaudeCodeAgent(store=snapshots).store is snapshots
+    with pytest.raises(TypeError, match="not a session store"):
+        ClaudeCodeAgent(store=object())  # type: ignore[arg-type]
+
+
+# ----------------------------------------------- closing waits for the last snapshot
+
+
+class _SlowStore(MemorySnapshotStore):
+    """Saves a final snapshot only when the test releases it."""
+
+    def __init__(self, *, snapshot_timeout: float) -> None:
+        super().__init__(snapshot_timeout=snapshot_timeout)
+        self.final_started = anyio.Event()
+        self.release = anyio.Event()
+
+    async def save(self, info: SessionStateInfo) -> None:
+        if info.is_final:
+            self.final_started.set()
+            await self.release.wait()
+        await super().save(info)
+
+
+async def test_close_waits_for_a_slow_final_snapshot() -> None:
+    store = _SlowStore(snapshot_timeout=60)
+    async with harness(store=store) as (agent, h):
+        session, fake, p = await start(agent, h)
+        fake.session_id = session.session_id
+        await finish_turn(fake, p["uuid"])
+        await session.wait_for_completion(5)
+        closed = anyio.Event()
+
+        async def close() -> None:
+            await session.close()
+            closed.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(close)
+            with anyio.fail_after(10):
+                await store.final_started.wait()
+            assert not closed.is_set()  # close() is still waiting for the store
+            store.release.set()
+        saved = await store.load(session.session_id)
+        assert saved is not None and saved.state is SessionState.COMPLETED
+        assert session.closed
+
+
+async def test_close_raises_a_typed_error_when_the_store_never_saves() -> None:
+    store = _SlowStore(snapshot_timeout=0.2)
+    async with harness(store=store) as (agent, h):
+        session, fake, p = await start(agent, h)
+        fake.session_id = session.session_id
+        await finish_turn(fake, p["uuid"])
+        await session.wait_for_completion(5)
+        with pytest.raises(SnapshotTimeoutError) as caught:
+            await session.close()
+        assert caught.value.session_id == session.session_id and caught.value.timeout == 0.2
+        assert caught.value.unsaved == 1  # the final snapshot, stuck in save()
+        assert isinstance(caught.value, SessionStoreError) and isinstance(
+            caught.value, TimeoutError
+        )
+        assert session.closed and agent.sessions() == []
+        await session.close()  # raised once; closing again is quiet
+        saved = await store.load(session.session_id)
+        assert saved is not None and saved.state is SessionState.RUNNING  # the older state
+
+
+async def test_one_owner_per_session_id_in_a_process() -> None:
+    async with harness() as (agent, h), harness(handshake=False) as (other, h2):
+        first = agent.create_session("hi", session_id="11111111-2222-3333-4444-555555555555")
+        await first.start()
+        twin = other.create_session("hi", session_id=first.session_id)  # another agent
+        with pytest.raises(SessionInUseError, match="already running") as caught:
+            await twin.start()
+        assert caught.value.session_id == first.session_id
+        assert len(h.fakes) == 1 and len(h2.fakes) == 1
+        assert h2.fakes[0].received == []  # the twin never started its CLI
+        fake = h.fakes[-1]
+        fake.session_id = first.session_id
+        p = await fake.receive("user")
+        await finish_turn(fake, p["uuid"])
+        await first.wait_for_completion(5)
+        await first.close()
+        await twin.close()  # never started: closing it is harmless

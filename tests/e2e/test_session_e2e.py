@@ -17,10 +17,10 @@ import pytest
 
 from ccwire import (
     ClaudeCodeAgent,
-    MemorySessionStore,
+    MemorySnapshotStore,
     PermissionResultAllow,
     SessionState,
-    SQLiteSessionStore,
+    SQLiteSnapshotStore,
     StateChanged,
     ToolCallFinished,
     ToolCallStarted,
@@ -91,7 +91,7 @@ async def test_state_tracking_run_like_seed_004_10_3(
     pending_tools: list[str] = []
     timings: dict[str, float] = {}
     with anyio.fail_after(TIMEOUT):
-        async with ClaudeCodeAgent(options, store=MemorySessionStore()) as agent:
+        async with ClaudeCodeAgent(options, store=MemorySnapshotStore()) as agent:
             session = agent.create_session("Calculate 100 + 50, then subtract 25")
 
             def on_state(ev: StateChanged) -> None:
@@ -230,12 +230,12 @@ _CHILD = textwrap.dedent(
     """
     import json, sys
     import anyio
-    from ccwire import ClaudeAgentOptions, ClaudeCodeAgent, SQLiteSessionStore
+    from ccwire import ClaudeAgentOptions, ClaudeCodeAgent, SQLiteSnapshotStore
     from ccwire import create_sdk_mcp_server, tool
 
     cli, cwd, db, env = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 
-    class Announcing(SQLiteSessionStore):
+    class Announcing(SQLiteSnapshotStore):
         async def save(self, info):
             await super().save(info)
             print("SAVED", info.state.value, info.session_id, flush=True)
@@ -300,7 +300,7 @@ async def test_resume_after_the_python_process_is_killed(
         if child.stdout is not None:
             child.stdout.close()
 
-    store = SQLiteSessionStore(db)
+    store = SQLiteSnapshotStore(db)
     crashed = await store.load(sid)
     assert crashed is not None and crashed.state is S.WAITING_TOOL_CALL
     assert crashed.pending_tool_call is not None
@@ -348,7 +348,7 @@ async def test_ten_concurrent_sessions_share_one_server(
     )
     finals: dict[str, Any] = {}
     with anyio.fail_after(TIMEOUT * 4):
-        async with ClaudeCodeAgent(options, store=MemorySessionStore()) as agent:
+        async with ClaudeCodeAgent(options, store=MemorySnapshotStore()) as agent:
 
             async def one(i: int) -> None:
                 session = await agent.start_session(f"identify yourself as s{i}")

@@ -31,7 +31,9 @@ __all__ = [
     "ResultError",
     "SessionInUseError",
     "SessionStateError",
+    "SessionStoreError",
     "SessionTimeoutError",
+    "SnapshotTimeoutError",
     "ToolDefinitionError",
     "ToolError",
     "UnknownEventError",
@@ -222,6 +224,41 @@ class SessionInUseError(SessionStateError):
         self.state = state
 
 
+class SessionStoreError(CcwireError):
+    """A session store could not read or write what it keeps.
+
+    Raised for a corrupt snapshot, an unreadable database file, or a database server
+    that refused or dropped a request; the driver's own exception is kept as
+    `__cause__`.
+
+    Attributes:
+        path: The file or server address the store was using, when it has one.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"{message} ({path})" if path else message)
+        self.path = path
+
+
+class SnapshotTimeoutError(SessionStoreError, TimeoutError):
+    """Closing a session could not save its last snapshot within the time allowed.
+
+    Attributes:
+        session_id: The session whose final snapshots were not saved.
+        timeout: The time allowed, in seconds.
+        unsaved: How many snapshots were still waiting (the last one is the newest).
+    """
+
+    def __init__(self, session_id: str, timeout: float, unsaved: int) -> None:
+        super().__init__(
+            f"session {session_id}: the store did not save the last {unsaved} snapshot(s) "
+            f"within {timeout:g} s of closing; the stored state is older than the session's"
+        )
+        self.session_id = session_id
+        self.timeout = timeout
+        self.unsaved = unsaved
+
+
 class SessionTimeoutError(CcwireError, TimeoutError):
     """A session did not reach the awaited state within the time limit."""
 
@@ -237,11 +274,9 @@ class MessageEncodeError(CcwireError, ValueError):
 
 publish(
     CLIConnectionError,
-    CLIJSONDecodeError,
     CLINotFoundError,
     CallbackError,
     CcwireError,
-    ClaudeSDKError,
     ControlProtocolError,
     ControlTimeoutError,
     InvalidTransitionError,
@@ -253,7 +288,9 @@ publish(
     ResultError,
     SessionInUseError,
     SessionStateError,
+    SessionStoreError,
     SessionTimeoutError,
+    SnapshotTimeoutError,
     ToolDefinitionError,
     ToolError,
     UnknownEventError,

@@ -64,4 +64,5 @@ McpServerConfig = Union[
 ]
 """Any of the server configurations ccwire understands."""
 
+
 publish(McpHttpServerConfig, McpSSEServerConfig, McpSdkServerConfig, McpStdioServerConfig)

@@ -475,4 +475,5 @@ SdkMcpServer._ROUTES = {
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
 
+
 publish(SdkMcpServer)

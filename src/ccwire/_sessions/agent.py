@@ -28,14 +28,16 @@ import anyio.abc
 
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
-from .._core.errors import SessionInUseError, SessionStateError
+from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
 from .._core.public import publish
 from .._transport.base import Transport
 from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
 from .session import Session, SessionPrompt
 from .state import SessionStats
-from .store import SessionStore, SQLiteSessionStore
+from .store import SnapshotStore, SQLiteSnapshotStore
+from .stores.protocol import SessionStore
+from .stores.snapshots import as_snapshot_store
 
 __all__ = ["ClaudeCodeAgent"]
 
@@ -48,8 +50,9 @@ class ClaudeCodeAgent:
     """Runs many `Session` objects on shared options.
 
     ``store`` keeps a snapshot of every session after each transition: the default
-    (``None``) is an `SQLiteSessionStore` in the user's data directory,
-    ``False`` keeps nothing. ``max_concurrent_sessions`` limits how many sessions hold
+    (``None``) is an `SQLiteSnapshotStore` in the user's data directory,
+    ``False`` keeps nothing; a transcript `SessionStore` (PostgreSQL, Redis...) keeps
+    them too, through `StoreSnapshots`. ``max_concurrent_sessions`` limits how many sessions hold
     a CLI process at once; the others wait (in state ``idle``) for a slot, and a slot is
     freed when a session is closed. ``transport_factory`` replaces the CLI subprocess
     (tests use an in-memory fake).
@@ -66,15 +69,19 @@ class ClaudeCodeAgent:
         self,
         options: ClaudeAgentOptions | None = None,
         *,
-        store: SessionStore | Literal[False] | None = None,
+        store: SnapshotStore | SessionStore | Literal[False] | None = None,
         max_concurrent_sessions: int | None = None,
         transport_factory: TransportFactory | None = None,
     ) -> None:
         if max_concurrent_sessions is not None and max_concurrent_sessions < 1:
             raise ValueError("max_concurrent_sessions must be at least 1")
         self.options = options or ClaudeAgentOptions()
-        self.store: SessionStore | None = (
-            None if store is False else store if store is not None else SQLiteSessionStore()
+        self.store: SnapshotStore | None = (
+            None
+            if store is False
+            else as_snapshot_store(store)
+            if store is not None
+            else SQLiteSnapshotStore()
         )
         """Where snapshots go (``None`` when persistence is off)."""
         self.max_concurrent_sessions = max_concurrent_sessions
@@ -109,10 +116,25 @@ class ClaudeCodeAgent:
         return await tg.__aexit__(exc_type, exc, tb)
 
     async def aclose_sessions(self) -> None:
-        """Close every live session (in-flight work is cancelled), all at once, bounded."""
+        """Close every live session (in-flight work is cancelled), all at once, bounded.
+
+        Raises:
+            SnapshotTimeoutError: A session's store did not save its last snapshots in
+                time (the first such error; every session is closed all the same).
+        """
+        late: list[SnapshotTimeoutError] = []
+
+        async def close(session: Session) -> None:
+            try:
+                await session.close()
+            except SnapshotTimeoutError as exc:
+                late.append(exc)
+
         async with anyio.create_task_group() as tg:
             for session in list(self._live):
-                tg.start_soon(session.close)
+                tg.start_soon(close, session)
+        if late:
+            raise late[0]
 
     def sessions(self) -> list[Session]:
         """The live sessions: started and not yet closed."""

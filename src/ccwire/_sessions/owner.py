@@ -19,6 +19,7 @@ import uuid
 import weakref
 from typing import Literal, Protocol
 
+from .._core.errors import SessionInUseError
 from .._core.public import publish
 from .state import FINAL_STATES, SessionOwner, SessionState, SessionStateInfo
 
@@ -63,7 +64,28 @@ def current_owner() -> SessionOwner:
 
 
 def track(session: _Running) -> None:
-    """``session`` runs in this process (from its start until it released its CLI)."""
+    """Claim `session`'s id for it in this process, from its start until it releases its CLI.
+
+    One owner per session id: two CLIs writing one conversation would interleave their
+    transcripts, so a second session with the id of one still running here (started
+    by any agent, through `start()`, `resume_session()` or an explicit `session_id`)
+    is refused.
+
+    Args:
+        session: The session about to start.
+
+    Raises:
+        SessionInUseError: Another session with this id runs in this process.
+    """
+    live = running_here(session.session_id)
+    if live is not None and live is not session:
+        raise SessionInUseError(
+            f"session {session.session_id} is already running in this process "
+            f"({live.state.value}): one session id has one owner; continue it with "
+            "session.send(), or close it first",
+            session_id=session.session_id,
+            state=live.state.value,
+        )
     _running.add(session)
 
 

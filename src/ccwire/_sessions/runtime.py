@@ -51,7 +51,7 @@ from .events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, Stat
 from .lifecycle import Lifecycle, ReplyGate, advance
 from .machine import SessionMachine
 from .state import SessionState, SessionStateInfo
-from .store import SessionStore
+from .store import SnapshotStore, snapshot_timeout, wait_for_snapshots
 
 __all__ = ["RuntimeHost", "SessionPrompt", "SessionRuntime", "Subscription"]
 
@@ -139,7 +139,7 @@ class SessionRuntime:
         machine: SessionMachine,
         *,
         host: RuntimeHost,
-        store: SessionStore | None,
+        store: SnapshotStore | None,
         transport: Transport | None = None,
     ) -> None:
         self._prompt = prompt
@@ -164,6 +164,8 @@ class SessionRuntime:
         self._outer: anyio.abc.TaskGroup | None = None
         self._snapshots: deque[SessionStateInfo] = deque()
         self._snapshot_signal = _Signal()
+        self._snapshots_saved = anyio.Event()  # the writer saved the last one
+        self._close_error: BaseException | None = None  # raised once by close()
         self._saved_in_flight: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._run_scope = anyio.CancelScope()
         self._busy = 0  # delivery and store tasks still working
@@ -204,6 +206,15 @@ class SessionRuntime:
         """Wait, at most ``timeout`` seconds, until the CLI was released."""
         with anyio.move_on_after(timeout):
             await self._closed.wait()
+
+    def snapshot_wait(self) -> float:
+        """Seconds closing may wait for the store to save the last snapshots."""
+        return snapshot_timeout(self._store) if self._store is not None else 0.0
+
+    def take_close_error(self) -> BaseException | None:
+        """The error closing met (the store timed out), reported once."""
+        error, self._close_error = self._close_error, None
+        return error
 
     def stop_starting(self) -> None:
         """Stop waiting for a slot, or for ``initialize`` (cancel before serving)."""
@@ -304,6 +315,13 @@ class SessionRuntime:
                 finally:
                     self.log.close()
                     self._snapshot_signal.wake()
+                    if self._store is not None:  # bounded by the store's snapshot_timeout
+                        self._close_error = await wait_for_snapshots(
+                            self._snapshots_saved,
+                            self._store,
+                            session_id=self.machine.session_id,
+                            queued=self._snapshots,
+                        )
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:
                             await self._quiet.wait()
@@ -446,7 +464,7 @@ class SessionRuntime:
                 if not (isinstance(event, ErrorOccurred) and event.source == "callback"):
                     self.publish([ErrorOccurred(exc, "callback")])
 
-    async def _persist(self, store: SessionStore) -> None:
+    async def _persist(self, store: SnapshotStore) -> None:
         while True:
             while self._snapshots:  # one write per transition, in order
                 info = self._snapshots.popleft()
@@ -456,6 +474,7 @@ class SessionRuntime:
                     logger.warning("ccwire: saving session %s failed: %r", info.session_id, exc)
                     self.publish([ErrorOccurred(exc, "store")])
             if self.log.closed:
+                self._snapshots_saved.set()
                 return
             await self._snapshot_signal.wait()
 

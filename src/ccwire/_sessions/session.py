@@ -67,7 +67,7 @@ from .runtime import (
     logger,
 )
 from .state import ACTIVE_STATES, FINAL_STATES, SessionState, SessionStateInfo
-from .store import SessionStore
+from .store import SnapshotStore
 
 __all__ = ["Session", "SessionHost", "SessionPrompt", "Subscription"]
 
@@ -126,7 +126,7 @@ class Session:
         options: ClaudeAgentOptions,
         machine: SessionMachine,
         *,
-        store: SessionStore | None,
+        store: SnapshotStore | None,
         transport: Transport | None = None,
     ) -> None:
         self._host = host
@@ -278,7 +278,7 @@ class Session:
     async def _launch(self, task_group: anyio.abc.TaskGroup) -> None:
         if self._rt.lifecycle is not Lifecycle.NEW or self.state is not SessionState.IDLE:
             raise SessionStateError(f"this session was already started ({self.state.value})")
-        track(self)  # at once, so that a racing resume_session() sees it
+        track(self)  # at once, so that a racing resume_session() sees it; may refuse
         try:
             self._rt.launch(task_group)  # the runner untracks it at its end
         except BaseException:
@@ -360,14 +360,25 @@ class Session:
         await self.close()
 
     async def close(self) -> None:
-        """Release the CLI; work still in flight is cancelled first. Idempotent, bounded."""
+        """Release the CLI; work still in flight is cancelled first. Idempotent, bounded.
+
+        Waits for the store to save the session's last snapshots, at most the store's
+        `snapshot_timeout` (default `DEFAULT_SNAPSHOT_TIMEOUT`, 30 s).
+
+        Raises:
+            SnapshotTimeoutError: The store did not save the last snapshots in time
+                (raised once; the session is closed all the same).
+        """
         if self.state not in FINAL_STATES:
             await self.cancel()  # ends in a final state, then comes back here
             return
         if self._rt.lifecycle is Lifecycle.NEW:
             return
         self._rt.move(Lifecycle.CLOSING)
-        await self._rt.wait_closed(_CLOSE_GRACE * 3)
+        await self._rt.wait_closed(_CLOSE_GRACE * 3 + self._rt.snapshot_wait())
+        error = self._rt.take_close_error()
+        if error is not None:
+            raise error  # SnapshotTimeoutError: the store kept an older state
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns
@@ -382,9 +393,6 @@ class Session:
                 f"session {self.session_id} still {self.state.value} after {timeout:g} s"
             )
         return self.get_state()
-
-
-publish(Session)
 
 
 class _MessageReader:
@@ -404,3 +412,6 @@ class _MessageReader:
                 raise StopAsyncIteration
             await session._rt.changed.wait()
         return queued.popleft()
+
+
+publish(Session)

@@ -1,9 +1,15 @@
 """Where session snapshots are kept, so a session can be found and resumed after a crash.
 
 A session saves a `SessionStateInfo` snapshot after every transition.
-`SessionStore` is the small interface a store implements; ccwire ships
-`SQLiteSessionStore` (the default: one file under the user's data directory)
-and `MemorySessionStore` (for tests and throw-away sessions).
+`SnapshotStore` is the small interface a snapshot store implements; ccwire ships
+`SQLiteSnapshotStore` (the default: one file under the user's data directory),
+`MemorySnapshotStore` (for tests and throw-away sessions), and `StoreSnapshots`,
+which keeps snapshots in any transcript `SessionStore` (PostgreSQL, Redis...), so one
+store serves both needs.
+
+`MemorySessionStore` and `SQLiteSessionStore` are the old names of the first two,
+kept for one release with a `DeprecationWarning`: `SessionStore` now names the
+reference SDK's transcript store protocol.
 """
 
 from __future__ import annotations
@@ -13,15 +19,33 @@ import os
 import sqlite3
 import sys
 import threading
+import warnings
+from collections.abc import Callable, Sized
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
+import anyio
 import anyio.to_thread
 
+from .._core.errors import SessionStoreError, SnapshotTimeoutError
 from .._core.public import publish
 from .state import SessionStateInfo
 
-__all__ = ["MemorySessionStore", "SQLiteSessionStore", "SessionStore", "default_session_store_path"]
+__all__ = [
+    "DEFAULT_SNAPSHOT_TIMEOUT",
+    "MemorySessionStore",
+    "MemorySnapshotStore",
+    "SQLiteSessionStore",
+    "SQLiteSnapshotStore",
+    "SnapshotStore",
+    "decode_snapshot",
+    "default_session_store_path",
+    "encode_snapshot",
+    "snapshot_timeout",
+    "wait_for_snapshots",
+]
+
+_T = TypeVar("_T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -34,20 +58,25 @@ CREATE TABLE IF NOT EXISTS sessions (
 
 
 @runtime_checkable
-class SessionStore(Protocol):
+class SnapshotStore(Protocol):
     """Keeps the latest snapshot of each session, by session id.
 
-    ``save`` replaces the snapshot stored for ``info.session_id``; ``load`` returns it
-    (``None`` if unknown); ``list`` returns every stored snapshot, most recently updated
-    first. Implementations must tolerate concurrent calls from many sessions.
+    `save` replaces the snapshot stored for `info.session_id`; `load` returns it
+    (`None` if unknown); `list` returns every stored snapshot, most recently updated
+    first. Implementations must tolerate concurrent calls from many sessions, and
+    report a corrupt or unreachable store as `SessionStoreError`.
+
+    A store may set a `snapshot_timeout` attribute (seconds): closing a session
+    waits that long for its last snapshots to be saved (default
+    `DEFAULT_SNAPSHOT_TIMEOUT`), then raises `SnapshotTimeoutError`.
     """
 
     async def save(self, info: SessionStateInfo) -> None:
-        """Store ``info`` as the latest snapshot of its session."""
+        """Store `info` as the latest snapshot of its session."""
         ...
 
     async def load(self, session_id: str) -> SessionStateInfo | None:
-        """The latest snapshot of ``session_id``, or ``None``."""
+        """The latest snapshot of `session_id`, or `None`."""
         ...
 
     async def list(self) -> list[SessionStateInfo]:
@@ -55,12 +84,33 @@ class SessionStore(Protocol):
         ...
 
 
-def default_session_store_path() -> Path:
-    """``sessions.sqlite3`` in ccwire's directory under the user's data directory.
+DEFAULT_SNAPSHOT_TIMEOUT = 30.0
+"""Seconds a closing session waits for its last snapshots, unless its store says
+otherwise with a `snapshot_timeout` attribute."""
 
-    ``$XDG_DATA_HOME/ccwire`` (default ``~/.local/share/ccwire``) on Linux and other
-    Unix systems, ``~/Library/Application Support/ccwire`` on macOS and
-    ``%LOCALAPPDATA%\\ccwire`` on Windows.
+
+def snapshot_timeout(store: object) -> float:
+    """How long closing a session waits for `store` to save its last snapshots.
+
+    Args:
+        store: The session's snapshot store.
+
+    Returns:
+        The store's `snapshot_timeout` attribute when it is a positive number, else
+        `DEFAULT_SNAPSHOT_TIMEOUT`.
+    """
+    value = getattr(store, "snapshot_timeout", None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return DEFAULT_SNAPSHOT_TIMEOUT
+
+
+def default_session_store_path() -> Path:
+    """`sessions.sqlite3` in ccwire's directory under the user's data directory.
+
+    `$XDG_DATA_HOME/ccwire` (default `~/.local/share/ccwire`) on Linux and other
+    Unix systems, `~/Library/Application Support/ccwire` on macOS and
+    `%LOCALAPPDATA%\\ccwire` on Windows.
     """
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
@@ -76,18 +126,62 @@ def _sort_key(info: SessionStateInfo) -> str:
     return info.updated_at.isoformat() if info.updated_at else ""
 
 
-class MemorySessionStore:
-    """A `SessionStore` in a dict: nothing survives the process."""
+def decode_snapshot(text: str | bytes, *, where: str) -> SessionStateInfo:
+    """A snapshot from its stored JSON text.
 
-    def __init__(self) -> None:
+    Args:
+        text: The JSON of `SessionStateInfo.to_dict()`.
+        where: The file or server it came from, for the error message.
+
+    Returns:
+        The snapshot.
+
+    Raises:
+        SessionStoreError: The text is not a valid snapshot.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SessionStoreError(f"corrupt session snapshot: {exc}", path=where) from exc
+    if not isinstance(data, dict):
+        raise SessionStoreError(
+            f"corrupt session snapshot: a JSON {type(data).__name__}, not an object", path=where
+        )
+    try:
+        return SessionStateInfo.from_dict(data)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise SessionStoreError(f"corrupt session snapshot: {exc!r}", path=where) from exc
+
+
+def encode_snapshot(info: SessionStateInfo) -> str:
+    """The JSON text a snapshot is stored as.
+
+    Args:
+        info: The snapshot.
+
+    Returns:
+        Compact JSON of `SessionStateInfo.to_dict()`.
+    """
+    return json.dumps(info.to_dict(), separators=(",", ":"), default=str)
+
+
+class MemorySnapshotStore:
+    """A `SnapshotStore` in a dict: nothing survives the process.
+
+    Attributes:
+        snapshot_timeout: Seconds a closing session waits for its last snapshots.
+    """
+
+    def __init__(self, *, snapshot_timeout: float = DEFAULT_SNAPSHOT_TIMEOUT) -> None:
         self._data: dict[str, SessionStateInfo] = {}
+        self.snapshot_timeout = snapshot_timeout
 
     async def save(self, info: SessionStateInfo) -> None:
-        """Store ``info`` as the latest snapshot of its session."""
+        """Store `info` as the latest snapshot of its session."""
         self._data[info.session_id] = info
 
     async def load(self, session_id: str) -> SessionStateInfo | None:
-        """The latest snapshot of ``session_id``, or ``None``."""
+        """The latest snapshot of `session_id`, or `None`."""
         return self._data.get(session_id)
 
     async def list(self) -> list[SessionStateInfo]:
@@ -95,20 +189,32 @@ class MemorySessionStore:
         return sorted(self._data.values(), key=_sort_key, reverse=True)
 
 
-class SQLiteSessionStore:
-    """A `SessionStore` in an SQLite file (stdlib ``sqlite3``).
+class SQLiteSnapshotStore:
+    """A `SnapshotStore` in an SQLite file (stdlib `sqlite3`).
 
-    ``path`` defaults to `default_session_store_path()`; its directory is created on first
-    use. Every call opens a short-lived connection in a worker thread, so many sessions
-    (and several processes) can share one file; the database runs in WAL mode with a
-    busy timeout. Snapshots are stored as JSON (`SessionStateInfo.to_dict()`).
+    `path` defaults to `default_session_store_path()`; its directory is created on
+    first use. Every call opens a short-lived connection in a worker thread, so many
+    sessions (and several processes) can share one file; the database runs in WAL
+    mode with a busy timeout. Snapshots are stored as JSON
+    (`SessionStateInfo.to_dict()`) in the table `sessions`. A file that is not a
+    database, or a corrupt snapshot, raises `SessionStoreError` naming the file.
+
+    Attributes:
+        path: The database file.
+        timeout: How long a call waits for another writer's lock, in seconds.
+        snapshot_timeout: Seconds a closing session waits for its last snapshots.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str] | None = None, *, timeout: float = 10.0
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        timeout: float = 10.0,
+        snapshot_timeout: float = DEFAULT_SNAPSHOT_TIMEOUT,
     ) -> None:
         self.path = Path(path) if path is not None else default_session_store_path()
         self.timeout = timeout
+        self.snapshot_timeout = snapshot_timeout
         self._ready = False
         self._lock = threading.Lock()
 
@@ -127,10 +233,26 @@ class SQLiteSessionStore:
                     self._ready = True
         return sqlite3.connect(self.path, timeout=self.timeout)
 
-    def _save(self, info: SessionStateInfo) -> None:
-        data = json.dumps(info.to_dict(), separators=(",", ":"), default=str)
-        db = self._connect()
+    def _call(self, what: str, fn: Callable[[sqlite3.Connection], _T]) -> _T:
         try:
+            db = self._connect()
+        except (sqlite3.Error, OSError) as exc:
+            raise SessionStoreError(
+                f"cannot open the session store database: {exc}", path=str(self.path)
+            ) from exc
+        try:
+            return fn(db)
+        except sqlite3.Error as exc:
+            raise SessionStoreError(
+                f"session store {what} failed: {exc}", path=str(self.path)
+            ) from exc
+        finally:
+            db.close()
+
+    def _save(self, info: SessionStateInfo) -> None:
+        data = encode_snapshot(info)
+
+        def write(db: sqlite3.Connection) -> None:
             with db:
                 db.execute(
                     "INSERT INTO sessions (session_id, state, updated_at, snapshot) "
@@ -144,38 +266,115 @@ class SQLiteSessionStore:
                         data,
                     ),
                 )
-        finally:
-            db.close()
+
+        self._call("save", write)
 
     def _load(self, session_id: str) -> SessionStateInfo | None:
-        db = self._connect()
-        try:
-            row = db.execute(
+        row = self._call(
+            "load",
+            lambda db: db.execute(
                 "SELECT snapshot FROM sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-        finally:
-            db.close()
-        return SessionStateInfo.from_dict(json.loads(row[0])) if row else None
+            ).fetchone(),
+        )
+        return decode_snapshot(row[0], where=str(self.path)) if row else None
 
     def _list(self) -> list[SessionStateInfo]:
-        db = self._connect()
-        try:
-            rows = db.execute("SELECT snapshot FROM sessions ORDER BY updated_at DESC").fetchall()
-        finally:
-            db.close()
-        return [SessionStateInfo.from_dict(json.loads(r[0])) for r in rows]
+        rows = self._call(
+            "list",
+            lambda db: db.execute(
+                "SELECT snapshot FROM sessions ORDER BY updated_at DESC"
+            ).fetchall(),
+        )
+        return [decode_snapshot(r[0], where=str(self.path)) for r in rows]
 
     async def save(self, info: SessionStateInfo) -> None:
-        """Store ``info`` as the latest snapshot of its session."""
+        """Store `info` as the latest snapshot of its session.
+
+        Raises:
+            SessionStoreError: The database could not be opened or written.
+        """
         await anyio.to_thread.run_sync(self._save, info)
 
     async def load(self, session_id: str) -> SessionStateInfo | None:
-        """The latest snapshot of ``session_id``, or ``None``."""
+        """The latest snapshot of `session_id`, or `None`.
+
+        Raises:
+            SessionStoreError: The database could not be read, or the snapshot is
+                corrupt.
+        """
         return await anyio.to_thread.run_sync(self._load, session_id)
 
     async def list(self) -> list[SessionStateInfo]:
-        """Every stored snapshot, most recently updated first."""
+        """Every stored snapshot, most recently updated first.
+
+        Raises:
+            SessionStoreError: The database could not be read, or a snapshot is
+                corrupt.
+        """
         return await anyio.to_thread.run_sync(self._list)
 
 
-publish(MemorySessionStore, SQLiteSessionStore, SessionStore, default_session_store_path)
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(
+        f"ccwire.{old} is deprecated and will be removed in the next release: it is now "
+        f"ccwire.{new} (ccwire.SessionStore is the transcript store protocol of the "
+        "reference SDK)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+class MemorySessionStore(MemorySnapshotStore):
+    """Deprecated: the old name of `MemorySnapshotStore`, for one release."""
+
+    def __init__(self, *, snapshot_timeout: float = DEFAULT_SNAPSHOT_TIMEOUT) -> None:
+        _deprecated("MemorySessionStore", "MemorySnapshotStore")
+        super().__init__(snapshot_timeout=snapshot_timeout)
+
+
+class SQLiteSessionStore(SQLiteSnapshotStore):
+    """Deprecated: the old name of `SQLiteSnapshotStore`, for one release."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        timeout: float = 10.0,
+        snapshot_timeout: float = DEFAULT_SNAPSHOT_TIMEOUT,
+    ) -> None:
+        _deprecated("SQLiteSessionStore", "SQLiteSnapshotStore")
+        super().__init__(path, timeout=timeout, snapshot_timeout=snapshot_timeout)
+
+
+async def wait_for_snapshots(
+    saved: anyio.Event, store: object, *, session_id: str, queued: Sized
+) -> SnapshotTimeoutError | None:
+    """Wait, shielded, until a closing session's snapshot writer has saved everything.
+
+    Args:
+        saved: Set by the writer once it has saved the last snapshot.
+        store: The session's snapshot store (its `snapshot_timeout` bounds the wait).
+        session_id: The session, for the error.
+        queued: The snapshots still waiting for the writer (besides the one it is
+            saving), counted for the error.
+
+    Returns:
+        `None` once everything is saved, or the `SnapshotTimeoutError` to raise from
+        `close()` when the store took longer than its `snapshot_timeout`.
+    """
+    timeout = snapshot_timeout(store)
+    with anyio.move_on_after(timeout, shield=True):
+        await saved.wait()
+    if saved.is_set():
+        return None
+    return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
+
+
+publish(
+    MemorySessionStore,
+    MemorySnapshotStore,
+    SQLiteSessionStore,
+    SQLiteSnapshotStore,
+    SnapshotStore,
+    default_session_store_path,
+)

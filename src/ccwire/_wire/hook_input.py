@@ -533,6 +533,7 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
 }
 """The input class of every hook event, by event name."""
 
+
 publish(
     BaseHookInput,
     ConfigChangeHookInput,
@@ -541,7 +542,6 @@ publish(
     ElicitationHookInput,
     ElicitationResultHookInput,
     FileChangedHookInput,
-    HookInput,
     InstructionsLoadedHookInput,
     MessageDisplayHookInput,
     NotificationHookInput,

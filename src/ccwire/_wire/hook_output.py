@@ -285,6 +285,7 @@ class AsyncHookOutput:
 HookCallbackResult = Union[HookOutput, AsyncHookOutput, HookSpecificOutput, Mapping[str, Any], None]
 """Anything a hook callback may return (see the module docstring)."""
 
+
 publish(
     AsyncHookOutput,
     CwdChangedOutput,

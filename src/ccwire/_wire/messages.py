@@ -220,6 +220,7 @@ Message = Union[
 message, a partial-message `StreamEvent`, or a `RawMessage` for frame types
 ccwire does not model (`TranscriptMirrorMessage` is a typed one)."""
 
+
 publish(
     AssistantMessage,
     RawMessage,

@@ -115,6 +115,7 @@ PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""
 
+
 publish(
     PermissionResultAllow,
     PermissionResultDeny,

@@ -31,6 +31,7 @@ from ._replies import (
     tool_use,
 )
 from ._scripted_model import DEFAULT_MODEL, ScriptedModel
+from ._store_conformance import run_session_store_conformance
 
 __all__ = [
     "Block",
@@ -50,6 +51,7 @@ __all__ = [
     "memory_transport_pair",
     "offline_env",
     "reply",
+    "run_session_store_conformance",
     "text",
     "thinking",
     "tool_use",

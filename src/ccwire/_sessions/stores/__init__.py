@@ -1,0 +1,1 @@
+"""`SessionStore` adapters: in memory, SQLite, PostgreSQL and Redis."""

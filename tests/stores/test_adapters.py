@@ -1,0 +1,118 @@
+"""Beyond the conformance contracts: concurrent writers, idempotent uuids, odd JSON, and
+typed errors that never show a password, on each adapter against its real server."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import pytest
+
+from ccwire import (
+    PostgresStore,
+    RedisStore,
+    SessionKey,
+    SessionStore,
+    SessionStoreEntry,
+    SessionStoreError,
+    SQLiteStore,
+    fold_session_summary,
+)
+
+pytestmark = pytest.mark.anyio
+
+KEY: SessionKey = {"project_key": "proj", "session_id": "sess"}
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # nothing listens there once it is closed
+
+
+@pytest.fixture(params=["sqlite", "postgres", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    kind = request.param
+    made: Any
+    if kind == "sqlite":
+        made = SQLiteStore(tmp_path / "s.sqlite3")
+    elif kind == "postgres":
+        dsn = request.getfixturevalue("postgres_dsn")
+        made = PostgresStore(dsn, table_prefix=f"a{uuid.uuid4().hex[:12]}")
+    else:
+        made = RedisStore(request.getfixturevalue("redis_url"), prefix=uuid.uuid4().hex)
+    yield made
+    if hasattr(made, "aclose"):
+        await made.aclose()
+
+
+def e(**fields: Any) -> SessionStoreEntry:
+    return cast("SessionStoreEntry", {"type": "x", **fields})
+
+
+async def test_concurrent_appends_keep_every_entry_and_a_consistent_summary(
+    store: SessionStore,
+) -> None:
+    async with anyio.create_task_group() as tg:
+        for i in range(16):
+            tg.start_soon(store.append, KEY, [e(uuid=f"u{i}", customTitle=f"t{i}")])
+    loaded = await store.load(KEY)
+    assert loaded is not None and sorted(x["uuid"] for x in loaded) == sorted(
+        f"u{i}" for i in range(16)
+    )
+    (summary,) = await store.list_session_summaries("proj")
+    # the summary is the fold of the entries in stored order: no fold was lost to a race
+    assert summary["data"] == fold_session_summary(None, KEY, loaded)["data"]
+
+
+async def test_uuids_are_idempotency_keys_and_entries_without_one_are_kept(
+    store: SessionStore,
+) -> None:
+    await store.append(KEY, [e(uuid="a"), e(n=1), e(uuid="a")])
+    await store.append(KEY, [e(uuid="a"), e(n=1)])
+    assert await store.load(KEY) == [e(uuid="a"), e(n=1), e(n=1)]
+
+
+async def test_any_json_round_trips(store: SessionStore) -> None:
+    odd = e(
+        uuid="odd",
+        text="nul \u0000, emoji \U0001f600, lone surrogate-free \u2028",
+        nested={"list": [1, 2.5, None, True, {"k": "v"}], "empty": {}},
+        big=2**53 + 1,
+    )
+    await store.append(KEY, [odd])
+    assert await store.load(KEY) == [odd]
+
+
+async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> None:
+    port = _closed_port()
+    stores: list[Any] = [
+        PostgresStore(f"postgresql://app:hunter2@127.0.0.1:{port}/db", connect_timeout=5),
+        RedisStore(f"redis://:hunter2@127.0.0.1:{port}/0"),
+    ]
+    for down in stores:
+        with pytest.raises(SessionStoreError) as caught:
+            await down.load(KEY)
+        assert "hunter2" not in str(caught.value) and "hunter2" not in (caught.value.path or "")
+        assert f"127.0.0.1:{port}" in str(caught.value)
+        assert caught.value.__cause__ is not None
+        await down.aclose()
+
+
+def test_the_drivers_are_imported_only_when_a_store_is_used() -> None:
+    code = (
+        "import sys, ccwire\n"
+        "for name in ccwire.__all__: getattr(ccwire, name)\n"
+        "ccwire.PostgresStore('postgresql://x@127.0.0.1/db'); ccwire.RedisStore('redis://x')\n"
+        "print(sorted(m for m in ('psycopg', 'redis') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"

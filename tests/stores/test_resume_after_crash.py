@@ -1,0 +1,165 @@
+"""Resume after a crash, with the snapshots in each transcript store on a real server.
+
+A child Python process runs a session (the real CLI against the scripted model) with
+`ClaudeCodeAgent(store=<SQLiteStore | PostgresStore | RedisStore>)`, so its snapshots
+go through `StoreSnapshots`. It is SIGKILLed while a tool call is in flight. A new
+agent in this process then finds the orphaned snapshot in the same store and resumes
+the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from ccwire import (
+    ClaudeAgentOptions,
+    ClaudeCodeAgent,
+    PostgresStore,
+    RedisStore,
+    SessionState,
+    SessionStore,
+    SQLiteStore,
+    StoreSnapshots,
+)
+from ccwire.testing import ScriptedModel, text, tool_use
+from tests.e2e.conftest import CLI_PATH
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.e2e,
+    pytest.mark.skipif(CLI_PATH is None, reason="Claude Code CLI not installed (run `make cli`)"),
+]
+
+TIMEOUT = 60
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    import anyio
+    from ccwire import ClaudeAgentOptions, ClaudeCodeAgent, StoreSnapshots
+    from ccwire import PostgresStore, RedisStore, SQLiteStore
+    from ccwire import create_sdk_mcp_server, tool
+
+    cli, cwd, spec, env = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    kinds = {"sqlite": SQLiteStore, "postgres": PostgresStore, "redis": RedisStore}
+
+    class Announcing(StoreSnapshots):
+        async def save(self, info):
+            await super().save(info)
+            print("SAVED", info.state.value, info.session_id, flush=True)
+
+    @tool("slow", "A job that never ends", {"job": str})
+    async def slow(args):
+        await anyio.sleep_forever()
+
+    async def main():
+        options = ClaudeAgentOptions(
+            cli_path=cli, cwd=cwd, env=env, allowed_tools=["mcp__jobs__slow"],
+            mcp_servers={"jobs": create_sdk_mcp_server("jobs", tools=[slow])},
+        )
+        store = Announcing(kinds[spec["kind"]](spec["where"]))
+        async with ClaudeCodeAgent(options, store=store) as agent:
+            await agent.start_session("Remember the word PAPAYA, then run job C.")
+            await anyio.sleep_forever()
+
+    anyio.run(main)
+    """
+)
+
+
+def _spawn(argv: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def _make_store(spec: dict[str, str]) -> SessionStore:
+    kinds: dict[str, Any] = {"sqlite": SQLiteStore, "postgres": PostgresStore, "redis": RedisStore}
+    store: SessionStore = kinds[spec["kind"]](spec["where"])
+    return store
+
+
+@pytest.fixture(params=["sqlite", "postgres", "redis"])
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    kind = str(request.param)
+    if kind == "sqlite":
+        return {"kind": kind, "where": str(tmp_path / "store.sqlite3")}
+    if kind == "postgres":
+        return {"kind": kind, "where": str(request.getfixturevalue("postgres_dsn"))}
+    return {"kind": kind, "where": str(request.getfixturevalue("redis_url"))}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # each run starts two real CLIs
+async def test_a_crashed_session_resumes_from_the_store(
+    scripted_model: ScriptedModel,
+    offline_env: dict[str, str],
+    tmp_path: Path,
+    store_spec: dict[str, str],
+) -> None:
+    psutil = pytest.importorskip("psutil")
+    scripted_model.add(tool_use("mcp__jobs__slow", {"job": "C"}))
+    scripted_model.default = text("The word was PAPAYA.")
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    assert CLI_PATH is not None
+    argv = [sys.executable, "-c", _CHILD, CLI_PATH, str(cwd), json.dumps(store_spec)]
+    argv.append(json.dumps(offline_env))
+    child = _spawn(argv)
+    try:
+
+        def wait_for_tool_state() -> str:
+            assert child.stdout is not None
+            for line in child.stdout:
+                parts = line.split()
+                if parts[:2] == ["SAVED", "waiting_tool_call"]:
+                    return parts[2]
+            raise AssertionError("the child ended before its tool call was saved")
+
+        with anyio.fail_after(TIMEOUT):
+            sid = await anyio.to_thread.run_sync(wait_for_tool_state, abandon_on_cancel=True)
+        orphans = psutil.Process(child.pid).children(recursive=True)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(10)
+        _, alive = await anyio.to_thread.run_sync(lambda: psutil.wait_procs(orphans, timeout=30))
+        for proc in alive:
+            proc.kill()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+        if child.stdout is not None:
+            child.stdout.close()
+
+    store = _make_store(store_spec)  # a new connection, as a new process would make
+    crashed = await StoreSnapshots(store).load(sid)
+    assert crashed is not None and crashed.state is SessionState.WAITING_TOOL_CALL
+    assert crashed.pending_tool_call is not None
+    assert crashed.pending_tool_call.tool_name == "mcp__jobs__slow"
+
+    options = ClaudeAgentOptions(
+        cli_path=CLI_PATH, cwd=str(cwd), env=offline_env, allowed_tools=["mcp__jobs__slow"]
+    )
+    try:
+        with anyio.fail_after(TIMEOUT):
+            async with ClaudeCodeAgent(options, store=store) as agent:
+                session = await agent.resume_session(sid, "What was the word?")
+                final = await session.wait_for_completion(TIMEOUT)
+        assert final.state is SessionState.COMPLETED and final.result == "The word was PAPAYA."
+        assert final.session_id == sid and final.resumed_from == sid
+        history = json.dumps(scripted_model.turn_requests[-1].body["messages"])
+        assert "Remember the word PAPAYA" in history and "What was the word?" in history
+        saved = await StoreSnapshots(store).load(sid)
+        assert saved is not None and saved.state is SessionState.COMPLETED
+    finally:
+        aclose = getattr(store, "aclose", None)
+        if aclose is not None:
+            await aclose()
