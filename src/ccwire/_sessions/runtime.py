@@ -46,7 +46,14 @@ from .._protocol.control import ControlEvent
 from .._transport.base import Transport
 from .._wire import codec
 from .._wire.messages import Message, RawMessage, SystemMessage
-from .events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, StateChanged
+from .events import (
+    Cursor,
+    ErrorOccurred,
+    EventLog,
+    MessageReceived,
+    SessionEvent,
+    StateChanged,
+)
 from .machine import SessionMachine
 from .owner import untrack
 from .state import SessionState, SessionStateInfo
@@ -244,7 +251,7 @@ class SessionRuntime:
             async with anyio.create_task_group() as outer:
                 self._outer = outer
                 for sub in self._subs:
-                    self._spawn(self._deliver, sub)
+                    self._spawn(self._deliver, sub, self._log.cursor(sub.start))
                 if self._store is not None:
                     self._spawn(self._persist, self._store)
                 try:
@@ -381,8 +388,8 @@ class SessionRuntime:
 
         self._outer.start_soon(run)
 
-    async def _deliver(self, sub: Subscription) -> None:
-        async for event in self._log.read(sub.start):
+    async def _deliver(self, sub: Subscription, cursor: Cursor) -> None:
+        async for event in self._log.follow(cursor):  # wait_for_completion() drains it
             if not sub.active:
                 return
             if event.name not in sub.names:
@@ -395,6 +402,7 @@ class SessionRuntime:
                 logger.warning("ccwire: a session %r callback raised: %r", event.name, exc)
                 if not (isinstance(event, ErrorOccurred) and event.source == "callback"):
                     self._publish([ErrorOccurred(exc, "callback")])
+        cursor.close()  # also when unsubscribed (the generator is left unfinished)
 
     async def _persist(self, store: SessionStore) -> None:
         while True:
