@@ -119,3 +119,18 @@ async def test_a_working_guard_is_unchanged(anyio_backend: str) -> None:
 
     answer = await ask(options_for("PreToolUse", allow, []), "PreToolUse", **PRE_TOOL)
     assert answer["response"]["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+async def test_the_deny_reason_does_not_leak_a_secret_from_the_exception(
+    anyio_backend: str,
+) -> None:
+    secret = "sk-ant-api03-leakedKey_0123456789"
+
+    async def leaky(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> Any:
+        raise PermissionError(f"vault refused key {secret}")
+
+    reported: list[CallbackError] = []
+    answer = await ask(options_for("PreToolUse", leaky, reported), "PreToolUse", **PRE_TOOL)
+    reason = answer["response"]["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "vault refused key ***" in reason and secret not in str(answer)
+    assert secret not in str(reported[0])

@@ -220,3 +220,11 @@ def test_in_process_servers_alone_stay_inline(tmp_path: Path) -> None:
     value = argv[argv.index("--mcp-config") + 1]
     assert json.loads(value) == {"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.timeout(120)  # a hang bound: quadratic matching took hours here
+@pytest.mark.parametrize("unit", ["a-", "a_", "a.", "x://a:", "eyJa.", 'password="', "?token"])
+def test_redaction_stays_linear_on_long_hostile_text(unit: str) -> None:
+    text = (unit * 100_000)[:200_000]
+    masked = redact_text(text + f" {ANT}")
+    assert masked.endswith(" ***") and ANT not in masked

@@ -86,22 +86,24 @@ def is_secret_key(key: object) -> bool:
 
 
 # In free text. Each pattern masks its last group (or the whole match when it has none).
+# (found by its last word: ``db_password``, ``X-Api-Key``; searching for the word itself,
+# not for a prefix, keeps every pattern linear in the length of the text)
 _KEYWORD: Final = (
-    r"[A-Za-z0-9_.-]*?(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|"
+    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|"
     r"apikey|authorization|auth|bearer|cookie|credentials?|private[_-]?key|access[_-]?key)"
 )
 _SHAPES: Final[tuple[re.Pattern[str], ...]] = (
     # a URL's password: scheme://user:PASSWORD@host
-    re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@"),
+    re.compile(r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@"),
     # name=value or "name": "value" with a secret name (also in headers: "X-Api-Key: v")
     re.compile(
-        r"(?i)(?<![A-Za-z0-9])" + _KEYWORD + r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
-        r"(?:\"([^\"\n]*)\"|'([^'\n]*)'|((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+))"
+        r"(?i)" + _KEYWORD + r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
+        r"(?:\"([^\"\n]{0,1024})\"|'([^'\n]{0,1024})'|((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+))"
     ),
     # secret query parameters: ?token=..., &key=...
     re.compile(
-        r"(?i)[?&;](?:[a-z0-9_.-]*?(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|"
-        r"auth|signature|credential)[a-z0-9_.-]*|key|sig|code|pass)=([^&#\s\"']+)"
+        r"(?i)[?&;](?:[a-z0-9_.-]{0,32}?(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|"
+        r"auth|signature|credential)[a-z0-9_.-]{0,32}|key|sig|code|pass)=([^&#\s\"']+)"
     ),
     re.compile(r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})"),
     re.compile(r"\bsk-ant-[A-Za-z0-9_-]{8,}"),
@@ -111,8 +113,10 @@ _SHAPES: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
     re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
     re.compile(r"\bAIza[0-9A-Za-z_-]{35}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
+    re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
+    re.compile(
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
+    ),
 )
 
 
