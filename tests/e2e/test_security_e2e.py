@@ -112,7 +112,7 @@ async def test_mcp_server_secrets_never_reach_the_cli_command_line(
         assert secret not in line
     # the CLI read its MCP config from the 0600 file, removed when the client closed
     config = Path(argv[argv.index("--mcp-config") + 1])
-    assert config.name.startswith("mcp-config-") and not config.exists()
+    assert config.name.startswith("mcp-config-") and not await anyio.Path(config).exists()
     # and the server got its secret through that file: it ran the tool
     seen = [r.content for req in model.turn_requests for r in req.tool_results()]
     assert seen == ["6 * 7 = 42"]

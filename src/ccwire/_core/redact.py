@@ -115,7 +115,8 @@ _SHAPES: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"\bAIza[0-9A-Za-z_-]{35}"),
     re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
     re.compile(
-        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]*?"
+        r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
     ),
 )
 
