@@ -228,3 +228,18 @@ def test_redaction_stays_linear_on_long_hostile_text(unit: str) -> None:
     text = (unit * 100_000)[:200_000]
     masked = redact_text(text + f" {ANT}")
     assert masked.endswith(" ***") and ANT not in masked
+
+
+@pytest.mark.anyio
+async def test_a_handler_exception_reaches_the_model_without_its_secret(
+    anyio_backend: str,
+) -> None:
+    server = create_sdk_mcp_server("s", tools=[deploy])["instance"]
+    reply = await server.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "deploy", "arguments": {"target": "prod"}}}
+    )  # fmt: skip
+    assert reply is not None
+    (block,) = reply["result"]["content"]
+    assert reply["result"]["isError"] and ANT not in block["text"]
+    assert block["text"] == "RuntimeError: could not log in with *** to prod"

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
+from .._core.redact import redact_text
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
@@ -253,7 +254,7 @@ class SdkMcpResource:
         except (FileNotFoundError, KeyError):
             raise ResourceNotFoundError(uri) from None
         except Exception as exc:
-            message = f"Error reading resource {uri}: {type(exc).__name__}: {exc}"
+            message = redact_text(f"Error reading resource {uri}: {type(exc).__name__}: {exc}")
             raise McpError(message, code=INTERNAL_ERROR) from exc
         if isinstance(value, Mapping) and "contents" in value:
             return dict(value)
