@@ -78,6 +78,8 @@ def test_secret_shapes_in_free_text(secret: str) -> None:
         ("curl -H 'x-api-key: 12345'", "curl -H 'x-api-key: ***'"),
         ('{"db_password": "p@ss w", "max_tokens": 9}', '{"db_password": "***", "max_tokens": 9}'),
         ("GITHUB_TOKEN=abc DEBUG=1", "GITHUB_TOKEN=*** DEBUG=1"),
+        ("SECRET_KEY=django-insecure-x token_value: 7", "SECRET_KEY=*** token_value: ***"),
+        ("token_count=5, max_tokens=9", "token_count=5, max_tokens=9"),
         ("set-cookie: sid=abc; Path=/", "set-cookie: ***; Path=/"),
         ("used 9 input_tokens, max_tokens=4096", "used 9 input_tokens, max_tokens=4096"),
         ("the author: Ann", "the author: Ann"),

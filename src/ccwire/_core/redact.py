@@ -97,7 +97,8 @@ _SHAPES: Final[tuple[re.Pattern[str], ...]] = (
     re.compile(r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@"),
     # name=value or "name": "value" with a secret name (also in headers: "X-Api-Key: v")
     re.compile(
-        r"(?i)" + _KEYWORD + r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
+        r"(?i)" + _KEYWORD + r"(?:[_.-]?(?:key|value|string|str|b64|hash))?"
+        r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
         r"(?:\"([^\"\n]{0,1024})\"|'([^'\n]{0,1024})'|((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+))"
     ),
     # secret query parameters: ?token=..., &key=...
