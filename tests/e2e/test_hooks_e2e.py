@@ -329,6 +329,29 @@ async def test_a_crashing_pre_tool_use_hook_fails_closed_by_default(
     assert refused.is_error and "guard crashed" in str(refused.content)
 
 
+async def test_a_crashing_user_prompt_submit_hook_blocks_the_prompt(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    async def broken(inp: UserPromptSubmitHookInput, tid: str | None, ctx: HookContext) -> Any:
+        raise RuntimeError("prompt guard crashed")
+
+    model.add(text("never asked"))
+    options = make_options(
+        on_callback_error=lambda e: None,
+        hooks={"UserPromptSubmit": [HookMatcher(hooks=[broken])]},
+    )
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="hello", options=options)]
+    assert model.turn_requests == []  # the prompt never reached the model
+    final = messages[-1]
+    assert isinstance(final, ResultMessage) and final.num_turns == 0
+    if cli_version() >= (2, 1, 330):
+        (blocked,) = [
+            m for m in messages if isinstance(m, SystemMessage) and "blocked" in str(m.data)
+        ]
+        assert "prompt guard crashed" in str(blocked.data)
+
+
 async def test_on_failure_block_blocks_or_is_refused_by_old_clis(
     model: ScriptedModel, make_options: Any
 ) -> None:
