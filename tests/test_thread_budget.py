@@ -172,3 +172,41 @@ async def test_a_waiting_call_that_is_cancelled_leaves_the_queue(anyio_backend: 
 def test_a_budget_needs_a_thread() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ThreadBudget(0)
+
+
+async def test_an_abandoned_thread_hands_its_slot_to_the_next_call(anyio_backend: str) -> None:
+    budget = ThreadBudget(1, what="t")
+    gate = threading.Event()
+    entered = anyio.Event()
+    ran: list[str] = []
+
+    def work(tag: str) -> str:
+        ran.append(tag)
+        if tag == "stuck":
+            anyio.from_thread.run_sync(entered.set)
+            gate.wait(BOUND * 3)
+        return tag
+
+    with anyio.fail_after(BOUND):
+        with anyio.CancelScope() as abandoned:
+            async with anyio.create_task_group() as tg:
+
+                async def give_up() -> None:
+                    await entered.wait()
+                    abandoned.cancel()  # like a timeout: the thread keeps running
+
+                tg.start_soon(give_up)
+                await budget.run(work, "stuck")
+        assert (budget.busy, budget.waiting) == (1, 0)  # the thread still counts
+        async with anyio.create_task_group() as tg:
+            got: list[str] = []
+
+            async def next_call() -> None:
+                got.append(await budget.run(work, "next"))
+
+            tg.start_soon(next_call)
+            await anyio.wait_all_tasks_blocked()
+            assert budget.waiting == 1 and ran == ["stuck"]
+            gate.set()  # the worker thread returns and wakes the waiter itself
+    assert got == ["next"] and ran == ["stuck", "next"]
+    assert (budget.busy, budget.waiting) == (0, 0)
