@@ -46,6 +46,7 @@ from ccwire import (
     tool,
 )
 from ccwire._core.errors import SessionInUseError
+from ccwire._sessions import events as session_events
 from ccwire._sessions.owner import session_liveness
 from ccwire._sessions.state import SessionOwner
 from ccwire._transport.base import Transport
@@ -760,7 +761,10 @@ async def test_cancel_works_in_every_state(state: str) -> None:
 # ------------------------------------------------------------------- callbacks
 
 
-async def test_callbacks_slow_failing_sync_async_and_unsubscribe() -> None:
+async def test_callbacks_slow_failing_sync_async_and_unsubscribe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(session_events, "EVENT_DRAIN_TIMEOUT", 0.05)
     gate = anyio.Event()
     slow_seen: list[str] = []
     sync_seen: list[str] = []
@@ -790,7 +794,7 @@ async def test_callbacks_slow_failing_sync_async_and_unsubscribe() -> None:
         fake = h.fakes[-1]
         p = await fake.receive("user")
         await finish_turn(fake, p["uuid"])
-        await session.wait_for_completion(5)  # not held up by the slow callback
+        await session.wait_for_completion(5)  # held up by the slow callback only so long
         assert slow_seen == []
         with anyio.fail_after(5):
             while "completed" not in async_seen:

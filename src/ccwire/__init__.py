@@ -14,7 +14,7 @@ from ._version import __version__
 # The public names, imported on first use (see ``_lazy``): ``import ccwire`` stays
 # fast, and this block is the one list of which module defines which name.
 if TYPE_CHECKING:
-    from ._conversation.audit import AuditLog, redact_keys
+    from ._conversation.audit import AuditLog, redact_keys, redact_secrets
     from ._conversation.client import ClaudeSDKClient
     from ._conversation.options import (
         DEFAULT_INHERITED_ENV,
@@ -478,6 +478,7 @@ __all__ = [
     "query",
     "rate_limit",
     "redact_keys",
+    "redact_secrets",
     "rename_session_via_store",
     "resource",
     "resource_link",

@@ -263,7 +263,9 @@ async def test_failing_and_slow_hooks_answer_with_errors_and_are_reported(
         mcp_servers={"demo": greeter.server},
         allowed_tools=["mcp__demo__greet"],
         on_callback_error=reported.append,
-        hooks={"PreToolUse": [HookMatcher(hooks=[troublesome], timeout=1)]},
+        # fail open, to see the CLI's own handling of error answers (the default for
+        # PreToolUse fails closed: see the next test)
+        hooks={"PreToolUse": [HookMatcher(hooks=[troublesome], timeout=1, on_failure="continue")]},
     )
     caplog.set_level(logging.ERROR, logger="ccwire")
     with anyio.fail_after(TIMEOUT):
@@ -299,6 +301,55 @@ async def test_failing_and_slow_hooks_answer_with_errors_and_are_reported(
     assert {"name": "slow"} not in greeter.ran
     (refused,) = model.turn_requests[2].tool_results()
     assert refused.is_error and refused.content != "Hello, slow!"
+
+
+async def test_a_crashing_pre_tool_use_hook_fails_closed_by_default(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    greeter = Greeter()
+    reported: list[CallbackError] = []
+
+    async def broken(inp: PreToolUseHookInput, tid: str | None, ctx: HookContext) -> Any:
+        raise RuntimeError("guard crashed")
+
+    model.add(tool_use("mcp__demo__greet", {"name": "Ann"}), text("denied"))
+    options = make_options(
+        mcp_servers={"demo": greeter.server},
+        allowed_tools=["mcp__demo__greet"],
+        on_callback_error=reported.append,
+        hooks={"PreToolUse": [HookMatcher(hooks=[broken])]},
+    )
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="greet Ann", options=options)]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "denied"
+    assert greeter.ran == []  # the crashed guard denied the call, on every CLI version
+    (error,) = reported
+    assert "guard crashed" in str(error)
+    (refused,) = model.turn_requests[1].tool_results()
+    assert refused.is_error and "guard crashed" in str(refused.content)
+
+
+async def test_a_crashing_user_prompt_submit_hook_blocks_the_prompt(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    async def broken(inp: UserPromptSubmitHookInput, tid: str | None, ctx: HookContext) -> Any:
+        raise RuntimeError("prompt guard crashed")
+
+    model.add(text("never asked"))
+    options = make_options(
+        on_callback_error=lambda e: None,
+        hooks={"UserPromptSubmit": [HookMatcher(hooks=[broken])]},
+    )
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="hello", options=options)]
+    assert model.turn_requests == []  # the prompt never reached the model
+    final = messages[-1]
+    assert isinstance(final, ResultMessage) and final.num_turns == 0
+    if cli_version() >= (2, 1, 330):
+        (blocked,) = [
+            m for m in messages if isinstance(m, SystemMessage) and "blocked" in str(m.data)
+        ]
+        assert "prompt guard crashed" in str(blocked.data)
 
 
 async def test_on_failure_block_blocks_or_is_refused_by_old_clis(

@@ -5,6 +5,11 @@ that is not a hook output) becomes a `CallbackError`: the CLI gets an
 error answer carrying its message (never silence, so the turn never hangs), the
 control layer logs it on the ``ccwire`` logger, and the optional ``on_error``
 callable (``ClaudeAgentOptions.on_callback_error``) receives it.
+
+Hooks that guard an action fail closed: for `FAIL_CLOSED_EVENTS` (``PreToolUse``,
+``PermissionRequest``, ``UserPromptSubmit``), unless the matcher sets ``on_failure``,
+the CLI gets a deny (or block) answer naming the failure instead of the error answer,
+so a crashed guard never lets the action through.
 """
 
 from __future__ import annotations
@@ -21,7 +26,13 @@ from .._core.errors import CallbackError, ControlProtocolError, UnsupportedFeatu
 from .._protocol.control import IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
 from .._wire import codec
-from .._wire.hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+from .._wire.hook_types import (
+    FAIL_CLOSED_EVENTS,
+    HookCallback,
+    HookContext,
+    HookEvent,
+    HookMatcher,
+)
 from .reporting import CallbackErrorHandler, callback_name, report_callback_error
 
 __all__ = [
@@ -68,6 +79,22 @@ class _Registered:
     callback: HookCallback
     timeout: float
     callback_id: str
+    fail_closed: bool = False
+
+
+def _closed_answer(event: str, reason: str) -> Mapping[str, Any]:
+    """The answer that denies (or blocks) what a failed ``event`` hook was guarding."""
+    from .._wire.hook_output import HookOutput, PermissionRequestOutput, PreToolUseOutput
+    from .._wire.permission_types import PermissionResultDeny
+
+    output: object
+    if event == "PreToolUse":
+        output = PreToolUseOutput(permission_decision="deny", permission_decision_reason=reason)
+    elif event == "PermissionRequest":
+        output = PermissionRequestOutput(decision=PermissionResultDeny(message=reason))
+    else:  # UserPromptSubmit
+        output = HookOutput(decision="block", reason=reason)
+    return codec.encode_hook_result(output, event)
 
 
 class HookRegistry:
@@ -98,7 +125,8 @@ class HookRegistry:
                     timeout = (
                         matcher.timeout if matcher.timeout is not None else DEFAULT_HOOK_TIMEOUT
                     )
-                    self._by_id[cid] = _Registered(event, callback, timeout, cid)
+                    closed = matcher.on_failure is None and event in FAIL_CLOSED_EVENTS
+                    self._by_id[cid] = _Registered(event, callback, timeout, cid, closed)
                     ids.append(cid)
                 if ids:
                     entries.append(
@@ -148,7 +176,14 @@ class HookRegistry:
                 subtype=codec.INITIALIZE,
             )
 
-    def _failure(self, reg: _Registered, what: str, *, timed_out: bool = False) -> CallbackError:
+    def _failure(
+        self,
+        reg: _Registered,
+        what: str,
+        *,
+        timed_out: bool = False,
+        cause: BaseException | None = None,
+    ) -> CallbackError:
         name = callback_name(reg.callback)
         error = CallbackError(
             f"{reg.event} hook {name} ({reg.callback_id}) {what}",
@@ -158,8 +193,25 @@ class HookRegistry:
             timed_out=timed_out,
             subtype=codec.HOOK_CALLBACK,
         )
+        error.__cause__ = cause
         report_callback_error(self._on_error, error)
         return error
+
+    def _failed(
+        self,
+        reg: _Registered,
+        what: str,
+        cause: BaseException | None = None,
+        *,
+        timed_out: bool = False,
+    ) -> Mapping[str, Any]:
+        """The answer for a failed callback: a deny/block when it fails closed, else the
+        `CallbackError` is raised (the CLI gets an error answer)."""
+        error = self._failure(reg, what, timed_out=timed_out, cause=cause)
+        if reg.fail_closed:
+            logger.error("ccwire: %s; failing closed: the CLI is told to deny", error)
+            return _closed_answer(reg.event, f"ccwire: the hook failed, so denied: {error}")
+        raise error from cause
 
     def _checked_decision(self, reg: _Registered, output: object) -> object:
         """``output`` without the ``updatedPermissions`` of its decision if the CLI would
@@ -207,7 +259,7 @@ class HookRegistry:
                     produced: Any = reg.callback(hook_input, decoded.tool_use_id, context)
                     output = await produced if inspect.isawaitable(produced) else produced
             except Exception as exc:
-                raise self._failure(reg, f"raised {type(exc).__name__}: {exc}") from exc
+                return self._failed(reg, f"raised {type(exc).__name__}: {exc}", exc)
             finally:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).
@@ -219,12 +271,12 @@ class HookRegistry:
                         timed_out=True,
                     )
             if scope.cancelled_caught:
-                raise self._failure(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
+                return self._failed(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
             if reg.event == "PermissionRequest":
                 output = self._checked_decision(reg, output)
             try:
                 return codec.encode_hook_result(output, reg.event)
             except (TypeError, ValueError) as exc:
-                raise self._failure(reg, f"returned an unusable output: {exc}") from exc
+                return self._failed(reg, f"returned an unusable output: {exc}", exc)
 
         return handle

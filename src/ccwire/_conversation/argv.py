@@ -7,7 +7,10 @@
 The subprocess environment is built in `cli_env`. Nothing here
 starts processes or talks to the CLI. The only side effects are reading the
 ``settings`` file when it must be merged with ``sandbox`` and, when a
-``spill_dir`` is given, writing over-long argument values to files in it.
+``spill_dir`` is given, writing over-long argument values to files in it, and the
+MCP config and settings whenever they may hold secrets (external servers' ``env``,
+``headers``, URLs; settings ``env``): secrets go to 0600 files, never on the command
+line, where ``ps`` would show them.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import dataclasses
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .._core.errors import CLIConnectionError
+from .._core.redact import redact_value
 from .options import (
     AgentDefinition,
     ClaudeAgentOptions,
@@ -234,6 +238,38 @@ class _Spill:
         """For flags that take JSON text or a file path."""
         return self.write(value, stem, ".json") if self.wanted(value) else value
 
+    def private_json(self, value: str, stem: str, secret: Callable[[Any], bool]) -> str:
+        """Like `json_or_path()`, but JSON text that ``secret`` says may hold secrets
+        always goes to a file (0600, in the connection's 0700 directory): never argv."""
+        if self.directory is not None and value.lstrip().startswith("{"):
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                loaded = None
+            if loaded is not None and secret(loaded):
+                return self.write(value, stem, ".json")
+        return self.json_or_path(value, stem)
+
+
+def _mcp_may_hold_secrets(config: Any) -> bool:
+    """True when an MCP config names any server but in-process ones: its ``env``,
+    ``headers``, ``url`` or ``args`` may carry credentials, and anything secret-looking
+    counts too."""
+    servers = config.get("mcpServers") if isinstance(config, Mapping) else None
+    if not isinstance(servers, Mapping):
+        return bool(redact_value(config) != config)
+    return (
+        any(not (isinstance(c, Mapping) and c.get("type") == "sdk") for c in servers.values())
+        or redact_value(config) != config
+    )
+
+
+def _settings_may_hold_secrets(settings: Any) -> bool:
+    """True when settings carry ``env`` values, an ``apiKeyHelper`` or anything secret-looking."""
+    if isinstance(settings, Mapping) and (settings.get("env") or settings.get("apiKeyHelper")):
+        return True
+    return bool(redact_value(settings) != settings)
+
 
 def _dumps(value: object, what: str) -> str:
     try:
@@ -364,7 +400,9 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
     "--input-format", "stream-json"]``; ``extra_args`` come last among the option flags.
     With ``spill_dir``, values over `SPILL_THRESHOLD` bytes are written to files
     there: a long system prompt becomes ``--system-prompt-file PATH`` and a long
-    ``--mcp-config`` or ``--settings`` value becomes the file's path. A long
+    ``--mcp-config`` or ``--settings`` value becomes the file's path; so does one that
+    may hold secrets (an MCP config naming external servers, settings with ``env``),
+    whatever its length: without ``spill_dir`` those stay inline. A long
     ``output_format`` schema is left out (with or without ``spill_dir``): it travels in
     ``initialize`` (see `build_initialize_fields()`).
 
@@ -418,7 +456,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
 
     settings = _settings_value(options)
     if settings is not None:
-        argv += ["--settings", spill.json_or_path(settings, "settings")]
+        argv += ["--settings", spill.private_json(settings, "settings", _settings_may_hold_secrets)]
     sources = options.setting_sources
     if sources is None and options.skills is not None:
         sources = ["user", "project"]
@@ -430,7 +468,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
     mcp = build_mcp_config(options.mcp_servers)
     if mcp is not None:
         text = mcp if isinstance(mcp, str) else _dumps(mcp, "mcp_servers")
-        argv += ["--mcp-config", spill.json_or_path(text, "mcp-config")]
+        argv += ["--mcp-config", spill.private_json(text, "mcp-config", _mcp_may_hold_secrets)]
     if options.strict_mcp_config:
         argv.append("--strict-mcp-config")
     if options.include_partial_messages:

@@ -8,9 +8,12 @@ one finishes, a record saying *who* decided or ran it, *what* it was about, the
 sessions at once.
 
 Arguments pass through a redaction hook before they are written. The default one,
-`redact_keys()` with `DEFAULT_SECRET_KEYS`, masks the values of keys that look
-like secrets (``password``, ``token``, ``api_key``, ...) at any depth; pass your own
-callable, or ``redact=None`` to log arguments verbatim.
+`redact_secrets()`, masks the values of keys whose name looks secret
+(``password``, ``x-api-key``, ``clientSecret``, ``aws_secret_access_key``...) at any
+depth, and secret-shaped values anywhere (``sk-ant-...``, ``ghp_...``, ``AKIA...``,
+JWTs, URL passwords, ``?token=``); the ``detail`` text is masked by shape too. Pass
+your own callable (`redact_keys()` masks exact names only), or ``redact=None`` to log
+arguments and details verbatim.
 """
 
 from __future__ import annotations
@@ -24,10 +27,18 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any, Final
 
 from .._core.public import publish
+from .._core.redact import redact_text, redact_value
 from .._protocol.control import ControlEvent
 from .._wire import codec
 
-__all__ = ["DEFAULT_SECRET_KEYS", "AuditLog", "AuditRecord", "Redactor", "redact_keys"]
+__all__ = [
+    "DEFAULT_SECRET_KEYS",
+    "AuditLog",
+    "AuditRecord",
+    "Redactor",
+    "redact_keys",
+    "redact_secrets",
+]
 
 logger = logging.getLogger("ccwire")
 
@@ -75,7 +86,42 @@ def redact_keys(keys: Iterable[str] = DEFAULT_SECRET_KEYS, *, mask: str = MASK) 
     return redact
 
 
-_DEFAULT_REDACTOR: Final = redact_keys()
+def redact_secrets(extra_keys: Iterable[str] = (), *, mask: str = MASK) -> Redactor:
+    """The default redactor: secrets masked by key name and by value shape.
+
+    A value under a key whose name looks secret (its words include ``password``,
+    ``pwd``, ``secret``, ``token``, ``bearer``, ``cookie``..., or ``api key``,
+    ``private key``...) is masked whole, at any depth; strings anywhere have their
+    secret-shaped parts masked (``sk-ant-...``, ``ghp_...``, ``AKIA...``, JWTs,
+    ``https://user:***@``, ``?token=...``, ``password=...``). ``max_tokens`` and the
+    like are kept: names are compared word by word.
+
+    Args:
+        extra_keys: more key names to mask (compared case-insensitively, ``-`` as ``_``).
+        mask: the replacement.
+
+    Returns:
+        A `Redactor`.
+    """
+    extra = frozenset(k.lower().replace("-", "_") for k in extra_keys)
+
+    def walk(value: Any) -> Any:
+        if extra and isinstance(value, Mapping):
+            return {
+                k: mask if str(k).lower().replace("-", "_") in extra else walk(v)
+                for k, v in value.items()
+            }
+        if extra and isinstance(value, (list, tuple)):
+            return [walk(v) for v in value]
+        return redact_value(value, mask=mask)
+
+    def redact(what: str, arguments: Any) -> Any:
+        return walk(arguments)
+
+    return redact
+
+
+_DEFAULT_REDACTOR: Final = redact_secrets()
 
 
 class AuditLog:
@@ -84,7 +130,8 @@ class AuditLog:
     ``target`` is a file path (opened for appending, created if missing) or a text
     file-like object (written and flushed per record; not closed by `close()`).
     ``redact`` rewrites the arguments of each record before it is written (default:
-    mask secret-looking keys; ``None``: write them as they are). A failure to write is
+    `redact_secrets()`, which masks by key name and value shape; ``None``: write them,
+    and the ``detail`` text, as they are). A failure to write is
     logged on the ``ccwire`` logger and never disturbs the session.
 
     Each record is an object with these keys:
@@ -216,11 +263,18 @@ class AuditLog:
             "what": what,
             "arguments": arguments,
             "outcome": outcome,
-            "detail": None if detail is None else detail[:_DETAIL_CHARS],
+            "detail": None if detail is None else self._detail(detail),
             "duration_ms": None,
             "request_id": event.request_id,
             "tool_use_id": tool_use_id if isinstance(tool_use_id, str) else None,
         }
+
+    def _detail(self, detail: str) -> str:
+        return (
+            redact_text(detail)[:_DETAIL_CHARS]
+            if self._redact is not None
+            else detail[:_DETAIL_CHARS]
+        )
 
     # ---------------------------------------------------------------- output
 
@@ -308,4 +362,4 @@ def _hook_outcome(event: ControlEvent) -> tuple[str, str | None]:
     return "ok", None
 
 
-publish(AuditLog, redact_keys)
+publish(AuditLog, redact_keys, redact_secrets)

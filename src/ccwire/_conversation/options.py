@@ -8,6 +8,7 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
 from typing_extensions import NotRequired
 
 from .._core.errors import CallbackError
+from .._core.redact import is_secret_key, redact_text
 from .._mcp.config import McpServerConfig
 from .._wire.hook_types import HookEvent, HookMatcher
 from .._wire.permission_types import CanUseTool, PermissionMode
@@ -294,6 +296,7 @@ def validate_options(options: ClaudeAgentOptions) -> None:
 
 
 _MASK = "***"
+_HARMLESS_ARG = re.compile(r"[0-9.]{1,12}|[a-z][a-z-]{0,15}|true|false")
 _MCP_SECRET_KEYS = ("env", "headers")
 
 
@@ -342,6 +345,17 @@ def _masked_settings(value: object) -> object:
         loaded["env"] = _mask_mapping(loaded["env"])
         return json.dumps(loaded)
     return value
+
+
+def _masked_extra_args(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Flag values masked, but for harmless ones (``None``, numbers, short words) of
+    flags whose name is not secret."""
+    return {
+        flag: arg
+        if arg is None or (_HARMLESS_ARG.fullmatch(str(arg)) and not is_secret_key(flag))
+        else _MASK
+        for flag, arg in value.items()
+    }
 
 
 class _Named:
@@ -467,10 +481,13 @@ class ClaudeAgentOptions:
                 value = _masked_agents(value)
             elif f.name == "settings":
                 value = _masked_settings(value)
+            elif f.name == "extra_args" and isinstance(value, Mapping):
+                value = _masked_extra_args(value)
             elif f.name == "inherit_env" and value == DEFAULT_INHERITED_ENV:
                 value = _Named("DEFAULT_INHERITED_ENV")
             parts.append(f"{f.name}={value!r}")
-        return f"{type(self).__name__}({', '.join(parts)})"
+        # and whatever else looks secret: URL passwords, ?token=, sk-ant-..., JWTs
+        return redact_text(f"{type(self).__name__}({', '.join(parts)})")
 
 
 publish(

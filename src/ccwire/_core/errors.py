@@ -7,11 +7,17 @@ kept as ``__cause__``.
 
 The names used by Anthropic's ``claude-agent-sdk`` are available as aliases so that
 code written against it keeps working after changing the import.
+
+The text of every ccwire error is shown with secret-shaped parts masked
+(`redact_text()`), and so is every record of the ``ccwire`` logger.
 """
 
 from __future__ import annotations
 
 from .._core.public import publish
+from .redact import install_log_filter, redact_text
+
+install_log_filter()  # the ccwire logger masks secrets in its records
 
 __all__ = [
     "CLIConnectionError",
@@ -42,7 +48,17 @@ __all__ = [
 
 
 class CcwireError(Exception):
-    """Base class of every error ccwire raises."""
+    """Base class of every error ccwire raises.
+
+    Its text (``str()``, ``repr()``, and so tracebacks and logs) has secret-shaped parts masked:
+    API keys, tokens, URL passwords (see `redact_text()`); ``args`` keep the original.
+    """
+
+    def __str__(self) -> str:
+        return redact_text(super().__str__())
+
+    def __repr__(self) -> str:
+        return redact_text(super().__repr__())
 
 
 ClaudeSDKError = CcwireError

@@ -1,8 +1,10 @@
 """Reading user handlers once, at definition time: signature, parameters, sync or async.
 
 Tools, resources and prompts all accept ``async def`` and plain ``def`` handlers.  A
-plain one runs in a worker thread so it never blocks the event loop; what to call and
-how is decided here once, so that serving a request does no introspection.
+plain one runs in a worker thread so it never blocks the event loop, within a thread
+budget of its own (`ThreadBudget`), so that a stuck handler can't take the threads of
+the others; what to call and how is decided here once, so that serving a request does
+no introspection.
 """
 
 from __future__ import annotations
@@ -13,9 +15,8 @@ import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-import anyio.to_thread
-
 from .._core.errors import ToolDefinitionError
+from .threads import DEFAULT_THREAD_BUDGET, ThreadBudget
 
 __all__ = ["as_async", "is_async", "kwargs_fields", "read_signature", "str_converter"]
 
@@ -68,21 +69,27 @@ def is_async(handler: Any) -> bool:
 
 
 def as_async(
-    call: Callable[..., Any], handler: Callable[..., Any]
+    call: Callable[..., Any], handler: Callable[..., Any], *, threads: int | None = None
 ) -> Callable[..., Awaitable[Any]]:
     """``call`` itself when ``handler`` is async, else a coroutine running it in a thread.
 
-    A cancelled or timed-out call answers at once (``abandon_on_cancel``); the thread
-    itself cannot be interrupted and finishes in the background.  A sync handler that
-    returns an awaitable has it awaited on the event loop.
+    The threads come from a `ThreadBudget` of this handler alone (``threads`` of them,
+    default `DEFAULT_THREAD_BUDGET`), never from the event loop's shared pool. A
+    cancelled or timed-out call answers at once; the thread itself cannot be
+    interrupted and finishes in the background, counted against the budget until it
+    returns.  A sync handler that returns an awaitable has it awaited on the event loop.
+    The budget is the wrapper's ``thread_budget`` attribute.
     """
     if is_async(handler):
         return call
+    name = getattr(handler, "__qualname__", None) or repr(handler)
+    budget = ThreadBudget(threads or DEFAULT_THREAD_BUDGET, what=str(name))
 
     async def in_thread(*args: Any) -> Any:
-        result = await anyio.to_thread.run_sync(call, *args, abandon_on_cancel=True)
+        result = await budget.run(call, *args)
         return await result if inspect.isawaitable(result) else result
 
+    in_thread.thread_budget = budget  # type: ignore[attr-defined]
     return in_thread
 
 

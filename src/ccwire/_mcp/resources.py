@@ -12,6 +12,13 @@ keyword arguments.  Supported expressions (a subset of RFC 6570):
 
 Variables are converted to ``int``/``float``/``bool`` when the handler parameter is
 annotated so.  A handler parameter called ``uri`` (not a variable) gets the URI read.
+
+Path variables (``{name}``, ``{+name}``, ``{/name}``) are checked after
+percent-decoding, so a template such as ``file:///docs/{name}`` cannot be walked out
+of: a ``..`` segment, an absolute path (``/etc``, ``\\share``, ``C:``), a NUL, an
+encoded separator (``%2F``, ``%5C``) and a value still percent-encoded after decoding
+(``%252E%252E``) are refused with an "Invalid params" error (-32602) before the handler
+runs.  Query and fragment values are passed as decoded, unchecked.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any, Final
 
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
 from .._core.public import publish
+from .._core.redact import redact_text
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
@@ -36,10 +44,42 @@ _EXPRESSION: Final = re.compile(r"\{([^{}]*)\}")
 _VARNAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPERATORS: Final = {"": r"([^/?#]+)", "+": r"([^?#]+)", "/": r"/([^/?#]+)", "#": r"#(.+)"}
 _BINARY: Final = (bytes, bytearray, memoryview)
+_PATH_OPS: Final = frozenset({"", "+", "/"})
+_ENCODED_SEPARATOR: Final = re.compile(r"%(?:2f|5c)", re.IGNORECASE)
+_STILL_ENCODED: Final = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
+_SEPARATORS: Final = re.compile(r"[/\\]")
+_DRIVE: Final = re.compile(r"[A-Za-z]:(?:[/\\]|$)")
 
 
-def _compile_template(uri: str) -> tuple[re.Pattern[str] | None, list[str], list[str]]:
+def unsafe_path(raw: str, decoded: str, *, one_segment: bool) -> str | None:
+    """Why the decoded path variable ``decoded`` (``raw`` before decoding) is unsafe to
+    join to a directory, or ``None`` when it is safe.
+
+    Unsafe: an encoded separator (``%2F``, ``%5C``), a separator at all in a one-segment
+    variable, a ``..`` segment, an absolute path (leading ``/`` or ``\\``, a drive letter),
+    a NUL, or percent-encoding left after decoding (double encoding).
+    """
+    if _ENCODED_SEPARATOR.search(raw):
+        return "an encoded path separator"
+    if "\x00" in decoded:
+        return "a NUL character"
+    if _STILL_ENCODED.search(decoded):
+        return "percent-encoding left after decoding"
+    if one_segment and _SEPARATORS.search(decoded):
+        return "a path separator"
+    if decoded[:1] in ("/", "\\") or _DRIVE.match(decoded):
+        return "an absolute path"
+    if ".." in _SEPARATORS.split(decoded):
+        return "a '..' segment"
+    return None
+
+
+def _compile_template(
+    uri: str, ops: list[str] | None = None
+) -> tuple[re.Pattern[str] | None, list[str], list[str]]:
     """``(pattern, variables, query variables)``; no pattern for a fixed URI.
+
+    ``ops``, when given, receives each variable's operator (``""``, ``"+"``...) in order.
 
     The pattern has one group per variable in order, with the (single) query
     expression's group holding the whole query string in the query's place.
@@ -61,10 +101,14 @@ def _compile_template(uri: str) -> tuple[re.Pattern[str] | None, list[str], list
                 raise ToolDefinitionError(f"URI template {uri!r} has two query expressions")
             query.extend(body)
             names.append("?")
+            if ops is not None:
+                ops.append("?")
             parts.append(r"(?:\?([^#]*))?")
         else:
             names.append(body[0])
             parts.append(_OPERATORS[op])
+            if ops is not None:
+                ops.append(op)
     rest = uri[pos:]
     if any("{" in p or "}" in p for p in [*parts, rest]):
         raise ToolDefinitionError(f"malformed URI template {uri!r}")
@@ -103,6 +147,7 @@ class SdkMcpResource:
     _pattern: re.Pattern[str] | None = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
     _query: tuple[str, ...] = field(init=False, repr=False)
+    _ops: tuple[str, ...] = field(init=False, repr=False)
     _bind: Callable[[dict[str, str], str], dict[str, Any]] = field(init=False, repr=False)
     _invoke: Callable[..., Any] = field(init=False, repr=False)
 
@@ -111,7 +156,8 @@ class SdkMcpResource:
             raise ToolDefinitionError(f"resource URI must be a non-empty string: {self.uri!r}")
         if not callable(self.handler):
             raise ToolDefinitionError(f"resource {self.uri!r}: handler is not callable")
-        pattern, names, query = _compile_template(self.uri)
+        ops: list[str] = []
+        pattern, names, query = _compile_template(self.uri, ops)
         name = self.name or getattr(self.handler, "__name__", "") or self.uri
         if name == "<lambda>":
             name = self.uri
@@ -126,7 +172,7 @@ class SdkMcpResource:
         entry.update((k, v) for k, v in optional.items() if v is not None)
         computed = {
             "is_template": pattern is not None, "definition": entry, "_pattern": pattern,
-            "_names": tuple(names), "_query": tuple(query),
+            "_names": tuple(names), "_query": tuple(query), "_ops": tuple(ops),
             "_bind": self._binder(names, query),
             "_invoke": as_async(lambda kw: self.handler(**kw), self.handler),
         }  # fmt: skip
@@ -173,16 +219,27 @@ class SdkMcpResource:
         return bind
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The template variables if ``uri`` matches this resource, else ``None``."""
+        """The template variables if ``uri`` matches this resource, else ``None``.
+
+        Raises:
+            McpError: "Invalid params" (-32602) when a path variable, once decoded, is
+                unsafe (see `unsafe_path()`).
+        """
         if self._pattern is None:
             return {} if uri == self.uri else None
         m = self._pattern.fullmatch(uri)
         if m is None:
             return None
         values: dict[str, str] = {}
-        for name, text in zip(self._names, m.groups(), strict=True):
+        for name, op, text in zip(self._names, self._ops, m.groups(), strict=True):
             if name != "?":
-                values[name] = urllib.parse.unquote(text)
+                decoded = urllib.parse.unquote(text)
+                if op in _PATH_OPS:
+                    why = unsafe_path(text, decoded, one_segment=op != "+")
+                    if why is not None:
+                        message = f"Invalid params: {name} in {uri!r} has {why}"
+                        raise McpError(message, code=INVALID_PARAMS)
+                values[name] = decoded
             elif text:
                 pairs = urllib.parse.parse_qsl(text, keep_blank_values=True)
                 values.update((k, v) for k, v in pairs if k in self._query)
@@ -198,7 +255,7 @@ class SdkMcpResource:
         except (FileNotFoundError, KeyError):
             raise ResourceNotFoundError(uri) from None
         except Exception as exc:
-            message = f"Error reading resource {uri}: {type(exc).__name__}: {exc}"
+            message = redact_text(f"Error reading resource {uri}: {type(exc).__name__}: {exc}")
             raise McpError(message, code=INTERNAL_ERROR) from exc
         if isinstance(value, Mapping) and "contents" in value:
             return dict(value)

@@ -20,6 +20,7 @@ import anyio.from_thread
 
 from .._core.errors import ToolDefinitionError, ToolError
 from .._core.public import publish
+from .._core.redact import redact_text
 from .._wire.content import (
     CONTENT_TYPES,
     audio_content,
@@ -299,8 +300,8 @@ class SdkMcpTool(Generic[T]):
             return self._result(await self._invoke(args, ctx))
         except ToolError as exc:
             return error_result(str(exc))
-        except Exception as exc:
-            return error_result(f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # its text reaches the model: secrets masked
+            return error_result(redact_text(f"{type(exc).__name__}: {exc}"))
 
     def _result(self, value: Any) -> dict[str, Any]:
         if self._output_validator is not None:

@@ -4,11 +4,19 @@ Every event a session produces is appended to one `EventLog`, in order.
 ``Session.events()`` iterates the log (from its start by default) and every callback
 registered with ``Session.on`` is fed by its own reader task, so a slow callback only
 delays itself and never the session or the other subscribers.
+
+Those reader tasks follow the log with a `Cursor` whose progress can be awaited:
+`EventLog.drained()` waits until every callback has handled the events up to a
+position, and `drain()` does so within `EVENT_DRAIN_TIMEOUT`. This is how
+``Session.wait_for_completion()`` makes sure the final ``state_change`` reached the
+callbacks before it returns.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Final, Literal, Union
@@ -20,7 +28,9 @@ from .._wire.messages import Message, ResultMessage
 from .state import SessionState, SessionStateInfo
 
 __all__ = [
+    "EVENT_DRAIN_TIMEOUT",
     "EVENT_NAMES",
+    "Cursor",
     "ErrorOccurred",
     "EventLog",
     "MessageReceived",
@@ -31,7 +41,15 @@ __all__ = [
     "StateChanged",
     "ToolCallFinished",
     "ToolCallStarted",
+    "drain",
 ]
+
+logger = logging.getLogger("ccwire")
+
+EVENT_DRAIN_TIMEOUT = 5.0
+"""Seconds `drain()` waits for callbacks to catch up before giving up (with a warning)."""
+
+_FOLLOWING: ContextVar[Cursor | None] = ContextVar("ccwire_following", default=None)
 
 SessionEventName = Literal[
     "message", "tool_call", "tool_result", "permission_request", "state_change", "complete", "error"
@@ -144,6 +162,27 @@ EVENT_NAMES: Final[frozenset[str]] = frozenset(
 )
 
 
+class Cursor:
+    """A follower's position in an `EventLog`, which `EventLog.drained()` waits on.
+
+    Made by `EventLog.cursor()` (registered at once, before its reader runs); the
+    position counts the events the follower has finished handling. `close()` it when
+    the follower stops.
+
+    Attributes:
+        position: the index of the next event to handle.
+    """
+
+    def __init__(self, log: EventLog, position: int) -> None:
+        self._log = log
+        self.position = position
+
+    def close(self) -> None:
+        """Stop counting this follower (idempotent)."""
+        self._log._cursors.discard(self)
+        self._log._progressed()
+
+
 class EventLog:
     """An append-only list of events with a wake-up, closed once the session ends.
 
@@ -154,6 +193,8 @@ class EventLog:
         self._events: list[SessionEvent] = []
         self._wakeup = anyio.Event()
         self._closed = False
+        self._cursors: set[Cursor] = set()
+        self._progress = anyio.Event()
 
     def append(self, event: SessionEvent) -> None:
         """Add an event and wake every reader (ignored once closed)."""
@@ -170,6 +211,10 @@ class EventLog:
     def _wake(self) -> None:
         self._wakeup.set()
         self._wakeup = anyio.Event()
+
+    def _progressed(self) -> None:
+        self._progress.set()
+        self._progress = anyio.Event()
 
     @property
     def closed(self) -> bool:
@@ -191,6 +236,41 @@ class EventLog:
         """
         return _LogReader(self, start)
 
+    def cursor(self, start: int) -> Cursor:
+        """A `Cursor` at ``start``, counted by `drained()` from now on."""
+        cursor = Cursor(self, start)
+        self._cursors.add(cursor)
+        return cursor
+
+    async def follow(self, cursor: Cursor) -> AsyncIterator[SessionEvent]:
+        """Yield the events from ``cursor`` on, until the log is closed.
+
+        An event counts as handled (the cursor moves past it) when the next one is
+        asked for; the cursor is closed when this generator ends.
+        """
+        _FOLLOWING.set(cursor)  # this task's own context: its callbacks see it
+        try:
+            while True:
+                while cursor.position < len(self._events):
+                    yield self._events[cursor.position]
+                    cursor.position += 1
+                    self._progressed()
+                if self._closed:
+                    return
+                await self._wakeup.wait()
+        finally:
+            cursor.close()
+
+    async def drained(self, position: int) -> None:
+        """Wait until every open cursor has handled the events before ``position``.
+
+        The cursor of the calling task (a callback waiting for its own session) is
+        not waited for. Unbounded: see `drain()`.
+        """
+        own = _FOLLOWING.get()
+        while any(c.position < position for c in self._cursors if c is not own):
+            await self._progress.wait()
+
 
 class _LogReader:
     """An `EventLog` reader at its own position."""
@@ -211,6 +291,29 @@ class _LogReader:
         event = log._events[self._position]
         self._position += 1
         return event
+
+
+async def drain(log: EventLog, timeout: float | None = None) -> bool:
+    """Wait, at most ``timeout`` seconds, until the callbacks handled every event
+    appended so far. Returns False (and logs a warning) when they did not.
+
+    Args:
+        log: the session's event log.
+        timeout: the bound in seconds (default `EVENT_DRAIN_TIMEOUT`).
+
+    Returns:
+        True when every callback caught up in time.
+    """
+    if timeout is None:
+        timeout = EVENT_DRAIN_TIMEOUT
+    position = len(log)
+    with anyio.move_on_after(timeout):
+        await log.drained(position)
+        return True
+    logger.warning(
+        "ccwire: session event callbacks still busy after %g s; not waiting for them", timeout
+    )
+    return False
 
 
 publish(

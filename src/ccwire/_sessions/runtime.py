@@ -47,7 +47,14 @@ from .._protocol.control import ControlEvent
 from .._transport.base import Transport
 from .._wire import codec
 from .._wire.messages import Message, RawMessage, SystemMessage
-from .events import ErrorOccurred, EventLog, MessageReceived, SessionEvent, StateChanged
+from .events import (
+    Cursor,
+    ErrorOccurred,
+    EventLog,
+    MessageReceived,
+    SessionEvent,
+    StateChanged,
+)
 from .lifecycle import Lifecycle, ReplyGate, advance
 from .machine import SessionMachine
 from .state import SessionState, SessionStateInfo
@@ -226,7 +233,7 @@ class SessionRuntime:
         """Deliver the log's events to ``sub`` from its start, in its own task."""
         self._subs.append(sub)
         if self._outer is not None and not self.log.closed:
-            self._spawn(self._deliver, sub)
+            self._spawn(self._deliver, sub, self.log.cursor(sub.start))
 
     def require_client(self) -> ClaudeSDKClient:
         """The connected client. Raises `SessionStateError` when the CLI does not serve."""
@@ -306,7 +313,7 @@ class SessionRuntime:
             async with anyio.create_task_group() as outer:
                 self._outer = outer
                 for sub in self._subs:
-                    self._spawn(self._deliver, sub)
+                    self._spawn(self._deliver, sub, self.log.cursor(sub.start))
                 if self._store is not None:
                     self._spawn(self._persist, self._store)
                 try:
@@ -449,8 +456,8 @@ class SessionRuntime:
 
         self._outer.start_soon(run)
 
-    async def _deliver(self, sub: Subscription) -> None:
-        async for event in self.log.read(sub.start):
+    async def _deliver(self, sub: Subscription, cursor: Cursor) -> None:
+        async for event in self.log.follow(cursor):  # wait_for_completion() drains it
             if not sub.active:
                 return
             if event.name not in sub.names:
@@ -463,6 +470,7 @@ class SessionRuntime:
                 logger.warning("ccwire: a session %r callback raised: %r", event.name, exc)
                 if not (isinstance(event, ErrorOccurred) and event.source == "callback"):
                     self.publish([ErrorOccurred(exc, "callback")])
+        cursor.close()  # also when unsubscribed (the generator is left unfinished)
 
     async def _persist(self, store: SnapshotStore) -> None:
         while True:

@@ -53,6 +53,7 @@ from .events import (
     StateChanged,
     ToolCallFinished,
     ToolCallStarted,
+    drain,
 )
 from .lifecycle import Lifecycle
 from .machine import SessionMachine
@@ -382,13 +383,19 @@ class Session:
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns
-        the final snapshot. Raises `SessionTimeoutError` after ``timeout``."""
+        the final snapshot. Raises `SessionTimeoutError` after ``timeout``.
+
+        Before returning it waits until the callbacks registered with `on()` have
+        handled every event so far, the final ``state_change`` included, within
+        ``EVENT_DRAIN_TIMEOUT`` (5 s) and ``timeout``; a callback still busy then is
+        logged and not waited for (a callback waiting for its own session is skipped)."""
         with anyio.move_on_after(timeout) as scope:
             while self.state not in FINAL_STATES:
                 if self.closed:
                     raise SessionStateError("the session was closed before it started")
                 await self._rt.changed.wait()
-        if scope.cancelled_caught:
+            await drain(self._rt.log)  # the final events reached the callbacks (bounded)
+        if scope.cancelled_caught and self.state not in FINAL_STATES:
             raise SessionTimeoutError(
                 f"session {self.session_id} still {self.state.value} after {timeout:g} s"
             )

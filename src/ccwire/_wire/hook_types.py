@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: f
 from .._core.public import publish
 
 __all__ = [
+    "FAIL_CLOSED_EVENTS",
     "LEGACY_TOOL_NAMES",
     "HookCallback",
     "HookContext",
@@ -158,6 +159,12 @@ def matcher_matches(pattern: str | None, value: str | None, *, event: str | None
     return any(compiled.search(v) is not None for v in (value, *_legacy_names(value)))
 
 
+FAIL_CLOSED_EVENTS: Final[frozenset[str]] = frozenset(
+    {"PreToolUse", "PermissionRequest", "UserPromptSubmit"}
+)
+"""Hook events whose failing callbacks deny or block by default (see `HookMatcher`)."""
+
+
 @dataclass(frozen=True)
 class HookMatcher:
     """Which callbacks run for an event.
@@ -166,8 +173,20 @@ class HookMatcher:
     events (``"Bash"``, ``"Write|Edit"``, ``"mcp__calc__.*"``); ``None`` matches
     everything. The CLI applies it (rule: `matcher_matches()`). ``timeout`` is in
     seconds (default 60): a callback still running then gets an error answer.
-    ``on_failure="block"`` makes a failing callback block the guarded action; ccwire
-    refuses to connect to a CLI that cannot honour it.
+    ``on_failure`` says what a callback that fails (raises, times out, or returns
+    something that is not a hook output) does to the guarded action:
+
+    * ``None`` (default): fail closed for the events that guard an action,
+      `FAIL_CLOSED_EVENTS` (``PreToolUse``, ``PermissionRequest``,
+      ``UserPromptSubmit``): ccwire answers the CLI with a deny (``PreToolUse``,
+      ``PermissionRequest``) or a block (``UserPromptSubmit``) whose reason names the
+      failure, on every CLI version. Other events fail open (the CLI goes on).
+    * ``"continue"``: fail open: the CLI gets an error answer and goes on as if the
+      callback had said nothing (the tool runs).
+    * ``"block"``: the CLI gets an error answer and blocks the action itself; ccwire
+      refuses to connect to a CLI that cannot honour it.
+
+    The failure is reported to ``on_callback_error`` and logged in every case.
     """
 
     matcher: str | None = None
