@@ -20,7 +20,7 @@ from ccwire import (
     ClaudeSDKClient,
     ControlProtocolError,
     InterruptResult,
-    McpServerStatus,
+    McpServerState,
     Message,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -150,7 +150,7 @@ async def test_mcp_status_toggle_context_and_settings(
         async with ClaudeSDKClient(options) as client:
             await _turn(client, "hi")  # the SDK server is connected by now
             before = await client.mcp_status()
-            disabled: list[McpServerStatus] = []
+            disabled: list[McpServerState] = []
             if cli_version() >= NEW_CLI:  # older CLIs do not toggle in-process servers
                 await client.mcp_toggle("demo", False)
                 disabled = await client.mcp_status()

@@ -293,7 +293,7 @@ def test_decode_message_returns_a_message_or_raises_the_typed_error(frame: dict[
     if isinstance(message, ResultMessage):
         assert all(isinstance(x, int) for x in (message.duration_ms, message.num_turns))
         assert message.total_cost_usd is None or isinstance(message.total_cost_usd, float)
-        assert all(isinstance(e, str) for e in message.errors)
+        assert all(isinstance(e, str) for e in message.errors or ())
 
 
 @fuzz_settings(300)
