@@ -116,7 +116,7 @@ def _describe_class(cls: type, exported: dict[int, str]) -> dict[str, Any]:
         b.__name__ for b in cls.__mro__[1:] if b.__module__ == "builtins" and b is not object
     ]
     methods: dict[str, Any] = {}
-    abstract = getattr(cls, "__abstractmethods__", frozenset())
+    abstract: frozenset[str] = getattr(cls, "__abstractmethods__", frozenset())
     for name in dir(cls):
         if name.startswith("_") and name not in ("__init__", "__aenter__", "__aexit__"):
             continue

@@ -31,7 +31,9 @@ def normalize(value: Any) -> Any:
 
 
 def main(paths: list[str]) -> None:
-    from claude_agent_sdk._internal.message_parser import parse_message
+    from claude_agent_sdk._internal.message_parser import (  # type: ignore[import-not-found]
+        parse_message,
+    )
 
     out = []
     for path in paths:

@@ -231,7 +231,7 @@ async def test_interrupt_cancels_a_pending_permission_callback(
     assert outcome == ["signalled"]  # control_cancel_request reached the callback
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.subtype == "error_during_execution"
-    assert [d.get("tool_name") for d in final.permission_denials] == ["mcp__demo__greet"]
+    assert [d.get("tool_name") for d in final.permission_denials or []] == ["mcp__demo__greet"]
     assert answer.still_queued == ()
     assert isinstance(follow_up[-1], ResultMessage) and follow_up[-1].result == "after interrupt"
 
