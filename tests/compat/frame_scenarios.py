@@ -7,7 +7,9 @@ frame it sent (the ``raw`` of each message, in order):
   (``task_started``, ``task_progress`` twice, ``task_updated``, ``task_notification``);
 * `background_subagent`: a background subagent whose completion starts a second turn
   (a result whose ``origin`` is ``{"kind": "task-notification", ...}``);
-* `clear_conversation`: a turn, ``/clear`` (``conversation_reset``), another turn.
+* `clear_conversation`: a turn, ``/clear`` (``conversation_reset``), another turn;
+* `rate_limited`: a turn whose API answers carry rate-limit headers (added by
+  `HeaderProxy`), with an OAuth-style token: the CLI sends a ``rate_limit_event``.
 
 ``python -m tests.compat.frame_scenarios CLI_PATH`` runs them all and rewrites the
 fixtures under ``tests/fixtures/frames/`` (one JSON frame per line).
@@ -26,6 +28,7 @@ import anyio
 
 from ccwire import AgentDefinition, ClaudeAgentOptions, ClaudeSDKClient
 from ccwire.testing import ModelRequest, ScriptedModel, text, tool_use
+from tests.compat.header_proxy import HeaderProxy
 
 FRAMES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "frames"
 TIMEOUT = 120
@@ -125,10 +128,37 @@ async def clear_conversation(cli_path: str, tmp: Path) -> Frames:
             return await _turns(options, ["hello", "/clear", "hello again"])
 
 
+RATE_LIMIT_HEADERS = {
+    "anthropic-ratelimit-unified-status": "allowed_warning",
+    "anthropic-ratelimit-unified-reset": "1900000000",
+    "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    "anthropic-ratelimit-unified-5h-status": "allowed_warning",
+    "anthropic-ratelimit-unified-5h-utilization": "0.91",
+    "anthropic-ratelimit-unified-5h-reset": "1900000000",
+}
+"""What the API sends a subscriber close to the five-hour limit."""
+
+
+async def rate_limited(cli_path: str, tmp: Path) -> Frames:
+    """A turn whose API answers report rate limits."""
+    with ScriptedModel() as model, HeaderProxy(model.url, RATE_LIMIT_HEADERS) as proxy:
+        model.add(text("within limits"))
+        options = _options(model, cli_path, tmp)
+        env = dict(options.env)
+        env["ANTHROPIC_BASE_URL"] = proxy.url
+        # rate limits are reported to subscribers (an OAuth token), not to API keys
+        del env["ANTHROPIC_API_KEY"]
+        env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-offline-test-token"
+        options.env = env
+        with anyio.fail_after(TIMEOUT):
+            return await _turns(options, ["hello"])
+
+
 SCENARIOS: dict[str, Callable[[str, Path], Awaitable[Frames]]] = {
     "subagent_foreground": subagent_with_tools,
     "subagent_background": background_subagent,
     "conversation_reset": clear_conversation,
+    "rate_limit": rate_limited,
 }
 
 
