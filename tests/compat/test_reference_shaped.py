@@ -286,3 +286,45 @@ async def test_a_shadowed_can_use_tool_warns_on_connect() -> None:
     shadow = [w for w in caught if issubclass(w.category, CanUseToolShadowedWarning)]
     assert len(shadow) == 1 and "Read" in str(shadow[0].message)
     assert "Bash" not in str(shadow[0].message)
+
+
+# ---------------------------------------------------------------- live, real CLI
+
+
+@pytest.mark.e2e
+async def test_live_get_mcp_status_and_toggle(tmp_path: Any) -> None:
+    from ccwire import create_sdk_mcp_server, tool
+    from ccwire.testing import ScriptedModel, text
+    from tests.compat.test_new_frames import CLI
+
+    if CLI is None:
+        pytest.skip("Claude Code CLI not installed (run `make cli`)")
+
+    @tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    cwd.mkdir()
+    with ScriptedModel(text("ready")) as model:
+        options = ClaudeAgentOptions(
+            cli_path=CLI,
+            cwd=str(cwd),
+            env=model.env(str(home)),
+            mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
+        )
+        with anyio.fail_after(90):
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                [m async for m in client.receive_response()]  # the server is connected now
+                status = await client.get_mcp_status()
+                await client.toggle_mcp_server("calc", enabled=False)
+                disabled = await client.get_mcp_status()
+                await client.toggle_mcp_server("calc", enabled=True)
+                enabled = await client.get_mcp_status()
+    calc = next(s for s in status["mcpServers"] if s["name"] == "calc")
+    assert calc["status"] == "connected" and calc["serverInfo"]["name"] == "calc"
+    assert [t["name"] for t in calc.get("tools", [])] == ["add"]
+    assert next(s for s in disabled["mcpServers"] if s["name"] == "calc")["status"] == "disabled"
+    assert next(s for s in enabled["mcpServers"] if s["name"] == "calc")["status"] == "connected"
