@@ -273,6 +273,7 @@ class Transport(metaclass=_TransportMeta):
 
 
 _CLOSE_TIMEOUT = 10.0
+"""Seconds the default `aclose()` waits for `close()`."""
 
 
 async def _read_messages(transport: Transport) -> AsyncIterator[dict[str, Any]]:
@@ -312,25 +313,23 @@ class _Bridge:
     async def _pump(self, transport: Transport) -> None:
         end: bytes | BaseException | None = None
         try:
-            async for message in transport.read_messages():
-                await self.send.send(json.dumps(message).encode("utf-8"))
-        except anyio.get_cancelled_exc_class():
-            raise
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return
-        except CcwireError as exc:
-            end = exc
-        except Exception as exc:
-            end = CLIConnectionError(f"the transport's read_messages() failed: {exc!r}")
-            end.__cause__ = exc
-        # report the end; bounded, in case nobody reads any more
-        with (
-            anyio.CancelScope(shield=True),
-            anyio.move_on_after(_CLOSE_TIMEOUT),
-            contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError),
-        ):
-            await self.send.send(end)
-        self.send.close()
+            try:
+                async for message in transport.read_messages():
+                    await self.send.send(json.dumps(message).encode("utf-8"))
+            except anyio.get_cancelled_exc_class():
+                raise
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the reading side is gone: nobody to tell
+            except CcwireError as exc:
+                end = exc
+            except Exception as exc:
+                end = CLIConnectionError(f"the transport's read_messages() failed: {exc!r}")
+                end.__cause__ = exc
+            # the end (None: clean), after every message; waits for the reader like them
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self.send.send(end)
+        finally:
+            self.send.close()
 
     async def receive(self) -> bytes | None:
         if self.closed:
