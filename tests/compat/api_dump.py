@@ -120,7 +120,10 @@ def _describe_class(cls: type, exported: dict[int, str]) -> dict[str, Any]:
     for name in dir(cls):
         if name.startswith("_") and name not in ("__init__", "__aenter__", "__aexit__"):
             continue
-        attr = inspect.getattr_static(cls, name)
+        try:
+            attr = inspect.getattr_static(cls, name)
+        except AttributeError:  # listed by dir() but not found statically (Python 3.10)
+            continue
         if isinstance(attr, property):
             methods[name] = {"kind": "property", "abstract": name in abstract}
             continue
@@ -138,6 +141,16 @@ def _describe_class(cls: type, exported: dict[int, str]) -> dict[str, Any]:
     return {"bases": bases, "builtin_bases": builtin_bases, "methods": methods}
 
 
+def _describe_alias(obj: Any) -> dict[str, Any]:
+    literals = _literal_values(obj)
+    if literals is not None:
+        return {"kind": "literal", "values": sorted(map(str, literals))}
+    origin = typing.get_origin(obj)
+    if origin in (typing.Union, types.UnionType):
+        return {"kind": "union", "members": sorted(_type_name(a) for a in typing.get_args(obj))}
+    return {"kind": "generic", "origin": _type_name(origin)}
+
+
 def describe(name: str, obj: Any, exported: dict[int, str]) -> dict[str, Any]:
     """Describe one public object (see the module docstring for the shapes)."""
     if _is_typeddict(obj):
@@ -146,6 +159,8 @@ def describe(name: str, obj: Any, exported: dict[int, str]) -> dict[str, Any]:
             "required": sorted(obj.__required_keys__),
             "optional": sorted(obj.__optional_keys__),
         }
+    if isinstance(obj, types.GenericAlias) or typing.get_origin(obj) is not None:
+        return _describe_alias(obj)  # (on Python 3.10 `dict[str, int]` passes isinstance(type))
     if isinstance(obj, type) and dataclasses.is_dataclass(obj):
         desc = _describe_class(obj, exported)
         desc["kind"] = "dataclass"
@@ -162,14 +177,6 @@ def describe(name: str, obj: Any, exported: dict[int, str]) -> dict[str, Any]:
         desc = _describe_class(obj, exported)
         desc["kind"] = "class"
         return desc
-    literals = _literal_values(obj)
-    if literals is not None:
-        return {"kind": "literal", "values": sorted(map(str, literals))}
-    origin = typing.get_origin(obj)
-    if origin in (typing.Union, types.UnionType):
-        return {"kind": "union", "members": sorted(_type_name(a) for a in typing.get_args(obj))}
-    if origin is not None:
-        return {"kind": "generic", "origin": _type_name(origin)}
     if inspect.isfunction(obj) or inspect.isbuiltin(obj):
         return {"kind": "function", "call": _callable_kind(obj), "params": _params(obj)}
     if isinstance(obj, (frozenset, set)):
