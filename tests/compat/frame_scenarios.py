@@ -8,11 +8,14 @@ frame it sent (the ``raw`` of each message, in order):
 * `background_subagent`: a background subagent whose completion starts a second turn
   (a result whose ``origin`` is ``{"kind": "task-notification", ...}``);
 * `clear_conversation`: a turn, ``/clear`` (``conversation_reset``), another turn;
+* `hook_events`: a ``Read`` call guarded by a command hook from the settings, with
+  ``include_hook_events`` (``hook_started``, ``hook_response``);
 * `rate_limited`: a turn whose API answers carry rate-limit headers (added by
   `HeaderProxy`), with an OAuth-style token: the CLI sends a ``rate_limit_event``.
 
-``python -m tests.compat.frame_scenarios CLI_PATH`` runs them all and rewrites the
-fixtures under ``tests/fixtures/frames/`` (one JSON frame per line).
+``python -m tests.compat.frame_scenarios CLI_PATH [NAME...]`` runs them (all, or the
+named ones) and rewrites their fixtures under ``tests/fixtures/frames/`` (one JSON
+frame per line).
 """
 
 from __future__ import annotations
@@ -128,6 +131,26 @@ async def clear_conversation(cli_path: str, tmp: Path) -> Frames:
             return await _turns(options, ["hello", "/clear", "hello again"])
 
 
+async def hook_events(cli_path: str, tmp: Path) -> Frames:
+    """A tool call whose command hook the CLI reports (``include_hook_events``)."""
+    target = tmp / "work" / "a.txt"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("x\n", encoding="utf-8")
+    hooks = {"PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": "true"}]}]}
+    with ScriptedModel() as model:
+        model.add(tool_use("Read", {"file_path": str(target)}), text("read it"))
+        options = _options(
+            model,
+            cli_path,
+            tmp,
+            include_hook_events=True,
+            allowed_tools=["Read"],
+            settings=json.dumps({"hooks": hooks}),
+        )
+        with anyio.fail_after(TIMEOUT):
+            return await _turns(options, ["read a.txt"])
+
+
 RATE_LIMIT_HEADERS = {
     "anthropic-ratelimit-unified-status": "allowed_warning",
     "anthropic-ratelimit-unified-reset": "1900000000",
@@ -159,6 +182,7 @@ SCENARIOS: dict[str, Callable[[str, Path], Awaitable[Frames]]] = {
     "subagent_background": background_subagent,
     "conversation_reset": clear_conversation,
     "rate_limit": rate_limited,
+    "hook_events": hook_events,
 }
 
 
@@ -168,9 +192,11 @@ def load_fixture(name: str) -> Frames:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-async def _capture(cli_path: str) -> None:
+async def _capture(cli_path: str, *names: str) -> None:
     FRAMES_DIR.mkdir(parents=True, exist_ok=True)
     for name, scenario in SCENARIOS.items():
+        if names and name not in names:
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             frames = await scenario(cli_path, Path(tmp))
         path = FRAMES_DIR / f"{name}.jsonl"
@@ -179,4 +205,4 @@ async def _capture(cli_path: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(_capture, sys.argv[1])
+    anyio.run(_capture, *sys.argv[1:])

@@ -22,6 +22,7 @@ from ccwire import (
     TERMINAL_TASK_STATUSES,
     AssistantMessage,
     ConversationResetMessage,
+    HookEventMessage,
     Message,
     RateLimitEvent,
     RateLimitInfo,
@@ -102,6 +103,13 @@ def test_rate_limit_headers_decode_to_a_rate_limit_event() -> None:
     assert info.raw is events[0].raw["rate_limit_info"]  # with the keys not modelled
     assert events[0].session_id and events[0].uuid
     assert isinstance(messages[-1], ResultMessage)
+
+
+def test_hook_events_decode_to_hook_event_messages() -> None:
+    events = [m for m in _decode("hook_events") if isinstance(m, HookEventMessage)]
+    assert [m.subtype for m in events] == ["hook_started", "hook_response"]
+    assert all(m.hook_event_name == "PreToolUse" and m.session_id and m.uuid for m in events)
+    assert events[1].data["hook_name"] == "PreToolUse:Read"
 
 
 def _common(ref: Any, ours: Any, where: str) -> list[str]:
