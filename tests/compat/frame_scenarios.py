@@ -205,4 +205,4 @@ async def _capture(cli_path: str, *names: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(_capture, *sys.argv[1:])
+    anyio.run(_capture, sys.argv[1], *sys.argv[2:])
