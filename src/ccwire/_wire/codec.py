@@ -10,6 +10,7 @@ and hook callbacks live in `codec_callbacks` and are re-exported here, so
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -420,7 +421,10 @@ def _stream_event(obj: Mapping[str, Any]) -> Message:
 
 
 def _num(v: Any) -> Any:
-    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    """A finite number, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v if isinstance(v, int) or math.isfinite(v) else None
 
 
 def _rate_limit_event(obj: Mapping[str, Any]) -> Message:
