@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench clean
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -44,9 +44,11 @@ unit: venv
 # Branch coverage of the main run is printed; COVERAGE_FLOOR is today's figure and may only rise.
 COVERAGE_FLOOR := 0
 
-test: venv cli lint typecheck docs
-	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/pytest --cov=ccwire --cov-branch \
-	  --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR)
+# tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
+test: venv cli ref-venv lint typecheck docs
+	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
+	  $(BIN)/pytest --cov=ccwire --cov-branch --cov-report=term:skip-covered \
+	  --cov-fail-under=$(COVERAGE_FLOOR)
 	@$(MAKE) --no-print-directory test-pythons
 
 # The suite again on the oldest and the newest supported Python (the main run above uses
@@ -64,11 +66,12 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 	.venv-$*/bin/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-test-pythons: cli $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+test-pythons: cli ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
 	@set -e; for v in $(FOUND_PYTHONS); do \
 	  echo "== the test suite on Python $$v"; \
-	  CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) .venv-$$v/bin/pytest -q -p no:cacheprovider; \
+	  CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
+	    .venv-$$v/bin/pytest -q -p no:cacheprovider; \
 	done
 
 demo: venv cli
@@ -94,6 +97,9 @@ $(REF_PY):
 	$(PY) -m venv bench/.venv-ref
 	$(REF_PY) -m pip install --quiet --upgrade pip
 	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
+
+# Anthropic's claude-agent-sdk in its own venv: the bench's reference and tests/compat's
+ref-venv: $(REF_PY)
 
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)

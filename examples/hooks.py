@@ -111,7 +111,7 @@ async def main() -> None:
         async for message in query(prompt=prompt, options=options):
             if isinstance(message, ResultMessage):
                 print(f"assistant    {message.result}")
-                denied = [d.get("tool_name") for d in message.permission_denials]
+                denied = [d.get("tool_name") for d in message.permission_denials or []]
                 print(f"denied       {denied}")
     print(f"commands run {RAN}")
 

@@ -248,7 +248,7 @@ async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
 async def test_unknown_and_malformed_lines_are_surfaced_not_dropped() -> None:
     async with connected() as (client, fake):
         await client.query("hi")
-        await fake.send({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}})
+        await fake.send({"type": "tool_progress", "tool_use_id": "t1", "elapsed_time_seconds": 1})
         await fake.peer.send_raw(b'{"type": "assistant", broken\n')
         await fake.assistant({"type": "text", "text": "ok"}, {"type": "mystery_block", "x": 1})
         await fake.result("ok")
@@ -257,7 +257,7 @@ async def test_unknown_and_malformed_lines_are_surfaced_not_dropped() -> None:
             async for m in client.receive_response():
                 first.append(m)
         rest = [m async for m in client.receive_response()]
-    assert isinstance(first[0], RawMessage) and first[0].type == "rate_limit_event"
+    assert isinstance(first[0], RawMessage) and first[0].type == "tool_progress"
     assert isinstance(rest[0], AssistantMessage)
     assert isinstance(rest[0].content[0], TextBlock)
     assert type(rest[0].content[1]).__name__ == "UnknownBlock"

@@ -82,7 +82,7 @@ RESULT = {
 }
 SYSTEM = {"type": "system", "subtype": "init", "session_id": "s1", "tools": ["Bash"]}
 STREAM = {"type": "stream_event", "event": {"type": "message_stop"}, "session_id": "s", "uuid": "u"}
-UNKNOWN = {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}, "uuid": "u9"}
+UNKNOWN = {"type": "tool_progress", "tool_use_id": "t1", "uuid": "u9"}
 
 
 @pytest.mark.parametrize("frame", [ASSISTANT, USER, RESULT, SYSTEM, STREAM, UNKNOWN])
@@ -105,16 +105,16 @@ def test_decoded_types_and_fields() -> None:
     assert isinstance(block, ToolResultBlock) and block.content == "ok" and block.is_error is False
     r = codec.decode_message(RESULT)
     assert isinstance(r, ResultMessage)
-    assert r.structured_output == {"answer": 42} and r.user_message_uuids == ("p1", "p2")
+    assert r.structured_output == {"answer": 42} and r.user_message_uuids == ["p1", "p2"]
     assert (
         r.total_cost_usd == 0.5
         and r.num_turns == 2
-        and r.permission_denials[0]["tool_name"] == "Bash"
+        and (r.permission_denials or [])[0]["tool_name"] == "Bash"
     )
     assert isinstance(codec.decode_message(SYSTEM), SystemMessage)
     assert isinstance(codec.decode_message(STREAM), StreamEvent)
     raw = codec.decode_message(UNKNOWN)
-    assert isinstance(raw, RawMessage) and raw.type == "rate_limit_event" and raw.data is UNKNOWN
+    assert isinstance(raw, RawMessage) and raw.type == "tool_progress" and raw.data is UNKNOWN
 
 
 def test_user_text_content_and_messages_are_lenient() -> None:

@@ -20,7 +20,7 @@ from ccwire import (
     ClaudeSDKClient,
     ControlProtocolError,
     InterruptResult,
-    McpServerStatus,
+    McpServerState,
     Message,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -150,7 +150,7 @@ async def test_mcp_status_toggle_context_and_settings(
         async with ClaudeSDKClient(options) as client:
             await _turn(client, "hi")  # the SDK server is connected by now
             before = await client.mcp_status()
-            disabled: list[McpServerStatus] = []
+            disabled: list[McpServerState] = []
             if cli_version() >= NEW_CLI:  # older CLIs do not toggle in-process servers
                 await client.mcp_toggle("demo", False)
                 disabled = await client.mcp_status()
@@ -231,7 +231,7 @@ async def test_interrupt_cancels_a_pending_permission_callback(
     assert outcome == ["signalled"]  # control_cancel_request reached the callback
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.subtype == "error_during_execution"
-    assert [d.get("tool_name") for d in final.permission_denials] == ["mcp__demo__greet"]
+    assert [d.get("tool_name") for d in final.permission_denials or []] == ["mcp__demo__greet"]
     assert answer.still_queued == ()
     assert isinstance(follow_up[-1], ResultMessage) and follow_up[-1].result == "after interrupt"
 

@@ -156,7 +156,7 @@ async def test_pre_tool_use_allow_deny_ask_and_updated_input(
     ]
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.result == "all done"
-    assert [d.get("tool_input") for d in final.permission_denials] == [{"name": "deny-me"}]
+    assert [d.get("tool_input") for d in final.permission_denials or []] == [{"name": "deny-me"}]
 
 
 async def test_outputs_reach_the_model_and_continue_false_stops(

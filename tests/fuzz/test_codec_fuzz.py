@@ -24,12 +24,14 @@ from hypothesis import example, given, strategies as st
 
 from ccwire import (
     AssistantMessage,
+    ConversationResetMessage,
     MessageDecodeError,
     MessageEncodeError,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionRuleValue,
     PermissionUpdate,
+    RateLimitEvent,
     RawMessage,
     ResultMessage,
     StreamEvent,
@@ -198,6 +200,56 @@ _FRAMES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         {"uuid": _ids, "session_id": _ids, "event": _wire_dicts, "parent_tool_use_id": _ids},
         st.just("stream_event"),
     ),
+    "system_typed": _frame(
+        {
+            "subtype": st.sampled_from(
+                [
+                    "task_started",
+                    "task_progress",
+                    "task_updated",
+                    "task_notification",
+                    "hook_started",
+                    "hook_response",
+                ]
+            ),
+            "task_id": _ids,
+            "description": st.text(max_size=6),
+            "usage": _wire_dicts,
+            "patch": st.one_of(_wire_dicts, _frame({"status": wire_scalars})),
+            "status": st.sampled_from(["completed", "failed", "stopped"]),
+            "output_file": st.text(max_size=6),
+            "summary": st.text(max_size=6),
+            "tool_use_id": _ids,
+            "hook_event": wire_values,
+            "uuid": _ids,
+            "session_id": _ids,
+        },
+        st.just("system"),
+    ),
+    "rate_limit_event": _frame(
+        {
+            "rate_limit_info": st.one_of(
+                _frame(
+                    {
+                        "status": st.sampled_from(["allowed", "allowed_warning", "rejected"]),
+                        "resetsAt": st.one_of(st.integers(), st.floats()),
+                        "utilization": st.floats(),
+                        "rateLimitType": st.sampled_from(["five_hour", "seven_day"]),
+                        "overageStatus": wire_scalars,
+                        "overageResetsAt": st.one_of(st.integers(), st.floats()),
+                    }
+                ),
+                wire_values,
+            ),
+            "uuid": _ids,
+            "session_id": _ids,
+        },
+        st.just("rate_limit_event"),
+    ),
+    "conversation_reset": _frame(
+        {"new_conversation_id": _ids, "uuid": _ids, "session_id": _ids},
+        st.just("conversation_reset"),
+    ),
     codec.CONTROL_REQUEST: _frame(
         {"request_id": _ids, "request": _control_request_body}, st.just(codec.CONTROL_REQUEST)
     ),
@@ -235,12 +287,15 @@ _FRAMES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 frames = st.one_of(*_FRAMES.values(), _wire_dicts)
 """Any JSON object a CLI line can hold, biased towards every frame type ccwire knows."""
 
-_MESSAGE_CLASSES: dict[str, type] = {
+_MESSAGE_CLASSES: dict[str, type | tuple[type, ...]] = {
     "user": UserMessage,
     "assistant": AssistantMessage,
     "system": SystemMessage,
     "result": ResultMessage,
     "stream_event": StreamEvent,
+    # decoded when the frame has what they need, else passed through raw
+    "rate_limit_event": (RateLimitEvent, RawMessage),
+    "conversation_reset": (ConversationResetMessage, RawMessage),
 }
 
 
@@ -270,7 +325,10 @@ def test_decode_message_returns_a_message_or_raises_the_typed_error(frame: dict[
         assert not isinstance(frame.get("message"), Mapping)
         return
     expected = _MESSAGE_CLASSES.get(kind, RawMessage)
-    assert type(message) is expected
+    if kind == "system":  # task and hook frames decode to SystemMessage subclasses
+        assert isinstance(message, SystemMessage)
+    else:
+        assert type(message) in (expected if isinstance(expected, tuple) else (expected,))
     if isinstance(message, RawMessage):
         assert message.type == kind
         assert message.data is frame
@@ -293,7 +351,7 @@ def test_decode_message_returns_a_message_or_raises_the_typed_error(frame: dict[
     if isinstance(message, ResultMessage):
         assert all(isinstance(x, int) for x in (message.duration_ms, message.num_turns))
         assert message.total_cost_usd is None or isinstance(message.total_cost_usd, float)
-        assert all(isinstance(e, str) for e in message.errors)
+        assert all(isinstance(e, str) for e in message.errors or ())
 
 
 @fuzz_settings(300)

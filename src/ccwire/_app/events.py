@@ -233,7 +233,7 @@ class RunTracker:
             duration_ms=message.duration_ms,
             session_id=message.session_id,
             stop_reason=message.stop_reason,
-            errors=list(message.errors),
+            errors=list(message.errors or ()),
         )
         if not self._state_reported:  # after the result, as a CLI reporting states does
             self._set_state("idle")

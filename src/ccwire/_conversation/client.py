@@ -15,6 +15,7 @@ from .._wire.messages import Message
 from .connection import Connection, Prompt
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
+from .shadow_warning import warn_if_can_use_tool_shadowed
 
 __all__ = ["ClaudeSDKClient"]
 
@@ -43,7 +44,7 @@ class ClaudeSDKClient(RuntimeControl):
     """
 
     def __init__(
-        self, options: ClaudeAgentOptions | None = None, *, transport: Transport | None = None
+        self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None
     ) -> None:
         self.options = options or ClaudeAgentOptions()
         self._transport = transport
@@ -60,6 +61,7 @@ class ClaudeSDKClient(RuntimeControl):
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
+        warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
         await conn.open()
         self._conn = conn

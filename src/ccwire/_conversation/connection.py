@@ -257,6 +257,8 @@ class Connection:
             frame = codec.encode_user_message(
                 prompt, session_id=session_id, uuid=str(uuid_mod.uuid4())
             )
+        if self.options.verbatim_prompts:
+            codec.mark_client_composed(frame)
         if self._gate is not None:
             await self._gate()
         mid = codec.user_message_uuid(frame)
@@ -372,7 +374,7 @@ class Connection:
             self.last_result = item
             if item.session_id:
                 self.session_id = item.session_id
-            self._turns.on_result(item.user_message_uuids)
+            self._turns.on_result(tuple(item.user_message_uuids or ()))
         inbox.put(item)
 
     def _on_closed(self, error: CcwireError | None) -> None:

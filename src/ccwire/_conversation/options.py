@@ -9,18 +9,37 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
-
-from typing_extensions import NotRequired
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.errors import CallbackError
 from .._core.redact import is_secret_key, redact_text
 from .._mcp.config import McpServerConfig
 from .._wire.hook_types import HookEvent, HookMatcher
 from .._wire.permission_types import CanUseTool, PermissionMode
+from .option_types import (
+    EffortLevel as EffortLevel,
+    OutputFormat as OutputFormat,
+    SandboxIgnoreViolations as SandboxIgnoreViolations,
+    SandboxNetworkConfig as SandboxNetworkConfig,
+    SandboxSettings as SandboxSettings,
+    SdkBeta as SdkBeta,
+    SdkPluginConfig as SdkPluginConfig,
+    SettingSource as SettingSource,
+    SystemPromptCustom as SystemPromptCustom,
+    SystemPromptFile as SystemPromptFile,
+    SystemPromptPreset as SystemPromptPreset,
+    TaskBudget as TaskBudget,
+    ThinkingConfig as ThinkingConfig,
+    ThinkingConfigAdaptive as ThinkingConfigAdaptive,
+    ThinkingConfigDisabled as ThinkingConfigDisabled,
+    ThinkingConfigEnabled as ThinkingConfigEnabled,
+    ThinkingDisplay as ThinkingDisplay,
+    ToolsPreset as ToolsPreset,
+)
 
 if TYPE_CHECKING:
     from .audit import AuditLog
@@ -33,7 +52,10 @@ __all__ = [
     "ClaudeAgentOptions",
     "EffortLevel",
     "OutputFormat",
+    "SandboxIgnoreViolations",
+    "SandboxNetworkConfig",
     "SandboxSettings",
+    "SdkBeta",
     "SdkPluginConfig",
     "SettingSource",
     "SystemPromptCustom",
@@ -47,113 +69,6 @@ __all__ = [
     "ToolsPreset",
 ]
 
-EffortLevel = Literal["low", "medium", "high", "xhigh", "max"]
-"""How much effort the model spends (``--effort``)."""
-
-SettingSource = Literal["user", "project", "local"]
-"""A filesystem settings source the CLI may load (``--setting-sources``)."""
-
-ThinkingDisplay = Literal["summarized", "omitted"]
-
-
-class SystemPromptPreset(TypedDict):
-    """Claude Code's own system prompt, optionally with text appended.
-
-    ``exclude_dynamic_sections`` and ``snapshot`` travel in ``initialize``
-    (``excludeDynamicSections``, ``systemPromptSnapshot``).
-    """
-
-    type: Literal["preset"]
-    preset: Literal["claude_code"]
-    append: NotRequired[str]
-    exclude_dynamic_sections: NotRequired[bool]
-    snapshot: NotRequired[bool]
-
-
-class SystemPromptCustom(TypedDict):
-    """A custom system prompt with an optional ``snapshot`` flag (sent in ``initialize``)."""
-
-    type: Literal["custom"]
-    prompt: str
-    snapshot: NotRequired[bool]
-
-
-class SystemPromptFile(TypedDict):
-    """A system prompt the CLI reads from a file (``--system-prompt-file``)."""
-
-    type: Literal["file"]
-    path: str
-
-
-class ToolsPreset(TypedDict):
-    """Claude Code's default set of built-in tools (``--tools default``)."""
-
-    type: Literal["preset"]
-    preset: Literal["claude_code"]
-
-
-class SandboxSettings(TypedDict, total=False):
-    """Sandbox settings, merged into ``--settings`` under ``"sandbox"`` and passed through.
-
-    Keys use the CLI's camelCase names; nested objects are passed on unchanged.
-    """
-
-    enabled: bool
-    failIfUnavailable: bool
-    autoAllowBashIfSandboxed: bool
-    allowUnsandboxedCommands: bool
-    excludedCommands: list[str]
-    network: dict[str, Any]
-    filesystem: dict[str, Any]
-    credentials: dict[str, Any]
-    ignoreViolations: dict[str, list[str]]
-    enableWeakerNestedSandbox: bool
-
-
-class SdkPluginConfig(TypedDict):
-    """A plugin loaded from a local directory (``--plugin-dir``)."""
-
-    type: Literal["local"]
-    path: str
-
-
-class ThinkingConfigAdaptive(TypedDict):
-    """Let the model decide when and how much to think (``--thinking adaptive``)."""
-
-    type: Literal["adaptive"]
-    display: NotRequired[ThinkingDisplay]
-
-
-class ThinkingConfigEnabled(TypedDict):
-    """Extended thinking with a token budget (``--max-thinking-tokens N``)."""
-
-    type: Literal["enabled"]
-    budget_tokens: int
-    display: NotRequired[ThinkingDisplay]
-
-
-class ThinkingConfigDisabled(TypedDict):
-    """No extended thinking (``--thinking disabled``)."""
-
-    type: Literal["disabled"]
-
-
-ThinkingConfig: TypeAlias = ThinkingConfigAdaptive | ThinkingConfigEnabled | ThinkingConfigDisabled
-"""Any of the thinking configurations."""
-
-
-class OutputFormat(TypedDict):
-    """Structured output: the final result must match ``schema`` (``--json-schema``)."""
-
-    type: Literal["json_schema"]
-    schema: dict[str, Any]
-
-
-class TaskBudget(TypedDict):
-    """An API-side token budget for the whole task (``--task-budget N``)."""
-
-    total: int
-
 
 @dataclass(frozen=True)
 class AgentDefinition:
@@ -161,6 +76,14 @@ class AgentDefinition:
 
     ``None`` fields are left out on the wire (``tools=None`` means: inherit all tools).
     ``mcp_servers`` lists server names or ``{name: config}`` mappings.
+
+    The camelCase fields (``disallowedTools``, ``mcpServers``, ``initialPrompt``,
+    ``maxTurns``, ``permissionMode``) are the names ``claude-agent-sdk`` uses; each is
+    an alias of its snake_case twin: pass either, and both read the same value.
+    ``dataclasses.replace()`` takes the snake_case names.
+
+    Raises:
+        ValueError: When a field and its alias are both passed, with different values.
     """
 
     description: str
@@ -176,6 +99,74 @@ class AgentDefinition:
     background: bool | None = None
     effort: EffortLevel | int | None = None
     permission_mode: PermissionMode | None = None
+    # claude-agent-sdk's spellings: always the same values as their snake_case twins
+    disallowedTools: Sequence[str] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    mcpServers: Sequence[str | Mapping[str, McpServerConfig]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    initialPrompt: str | None = field(default=None, init=False, repr=False, compare=False)
+    maxTurns: int | None = field(default=None, init=False, repr=False, compare=False)
+    permissionMode: PermissionMode | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def __init__(
+        self,
+        description: str,
+        prompt: str,
+        tools: Sequence[str] | None = None,
+        disallowed_tools: Sequence[str] | None = None,
+        model: str | None = None,
+        skills: Sequence[str] | None = None,
+        memory: Literal["user", "project", "local"] | None = None,
+        mcp_servers: Sequence[str | Mapping[str, McpServerConfig]] | None = None,
+        initial_prompt: str | None = None,
+        max_turns: int | None = None,
+        background: bool | None = None,
+        effort: EffortLevel | int | None = None,
+        permission_mode: PermissionMode | None = None,
+        *,
+        disallowedTools: Sequence[str] | None = None,
+        mcpServers: Sequence[str | Mapping[str, McpServerConfig]] | None = None,
+        initialPrompt: str | None = None,
+        maxTurns: int | None = None,
+        permissionMode: PermissionMode | None = None,
+    ) -> None:
+        given = dict(locals())
+        for name in _AGENT_PLAIN_FIELDS:
+            object.__setattr__(self, name, given[name])
+        for snake, camel in AGENT_FIELD_ALIASES.items():
+            a, b = given[snake], given[camel]
+            if a is not None and b is not None and a != b:
+                raise ValueError(
+                    f"AgentDefinition: {snake}={a!r} and {camel}={b!r} disagree; pass one"
+                )
+            value = a if a is not None else b
+            object.__setattr__(self, snake, value)
+            object.__setattr__(self, camel, value)
+
+
+AGENT_FIELD_ALIASES: dict[str, str] = {
+    "disallowed_tools": "disallowedTools",
+    "mcp_servers": "mcpServers",
+    "initial_prompt": "initialPrompt",
+    "max_turns": "maxTurns",
+    "permission_mode": "permissionMode",
+}
+"""`AgentDefinition`'s snake_case fields and their ``claude-agent-sdk`` aliases."""
+
+_AGENT_PLAIN_FIELDS = (
+    "description",
+    "prompt",
+    "tools",
+    "model",
+    "skills",
+    "memory",
+    "background",
+    "effort",
+)
 
 
 DEFAULT_INHERITED_ENV: tuple[str, ...] = (
@@ -416,6 +407,9 @@ class ClaudeAgentOptions:
     session_id: str | None = None
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
+    load_timeout_ms: int = 60_000
+    """How long (milliseconds) loading a session from a session store may take when
+    resuming from one."""
 
     # --- model and limits
     model: str | None = None
@@ -439,6 +433,9 @@ class ClaudeAgentOptions:
     include_partial_messages: bool = False
     include_hook_events: bool = False
     forward_subagent_text: bool | None = None
+    verbatim_prompts: bool = False
+    """Mark every user message sent as composed by the client (``client_composed``), so
+    the CLI delivers its text as written, without expanding it."""
     session_mirror: bool = False
     """Launch the CLI with ``--session-mirror``: every transcript line it writes to its
     session file also arrives as a `TranscriptMirrorMessage` in the
@@ -455,6 +452,9 @@ class ClaudeAgentOptions:
     ccwire's own variables) or an iterable of names and shell-style patterns."""
     user: str | None = None
     stderr: Callable[[str], None] | None = None
+    debug_stderr: Any = sys.stderr
+    """Kept for code written for ``claude-agent-sdk``, where it is deprecated and not
+    read either: use ``stderr``."""
     extra_args: dict[str, str | None] = field(default_factory=dict)
     client_app: str | None = None
     enable_file_checkpointing: bool = False
@@ -490,13 +490,4 @@ class ClaudeAgentOptions:
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")
 
 
-publish(
-    AgentDefinition,
-    ClaudeAgentOptions,
-    OutputFormat,
-    SandboxSettings,
-    SdkPluginConfig,
-    SystemPromptFile,
-    SystemPromptPreset,
-    ToolsPreset,
-)
+publish(AgentDefinition, ClaudeAgentOptions)

@@ -31,7 +31,7 @@ from .._wire.control_types import (
     FileSuggestions,
     HooksListing,
     InterruptResult,
-    McpServerStatus,
+    McpServerState,
     McpSetServersResult,
     ModelChange,
     ModelInfo,
@@ -47,6 +47,7 @@ from .._wire.control_types import (
 )
 from .._wire.permission_types import PermissionMode
 from .argv import build_mcp_config, sdk_servers
+from .status_types import McpStatusResponse
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
@@ -162,10 +163,42 @@ class RuntimeControl:
 
     # ------------------------------------------------------------------- MCP
 
-    async def mcp_status(self) -> list[McpServerStatus]:
+    async def mcp_status(self) -> list[McpServerState]:
         """The MCP servers the CLI knows and their state (right after connecting, a
         server may still be missing or ``pending``)."""
         return wire.decode_mcp_status(await self._request(wire.MCP_STATUS))
+
+    async def get_mcp_status(self) -> McpStatusResponse:
+        """The MCP servers the CLI knows, as ``claude-agent-sdk`` returns them: the CLI's
+        answer as a dict, ``{"mcpServers": [...]}`` with its camelCase keys.
+
+        `mcp_status()` returns the same as typed `McpServerState` values.
+
+        Returns:
+            The `McpStatusResponse`.
+        """
+        answer = await self._request(wire.MCP_STATUS)
+        return wire.mcp_status_response(answer)  # type: ignore[return-value]
+
+    async def reconnect_mcp_server(self, server_name: str) -> None:
+        """Reconnect an MCP server that failed or disconnected (``claude-agent-sdk``'s
+        name for `mcp_reconnect()`).
+
+        Args:
+            server_name: The server's name.
+        """
+        await self.mcp_reconnect(server_name)
+
+    async def toggle_mcp_server(self, server_name: str, enabled: bool) -> None:
+        """Disable or re-enable an MCP server (``claude-agent-sdk``'s name for
+        `mcp_toggle()`).
+
+        Args:
+            server_name: The server's name.
+            enabled: ``False`` disconnects it and removes its tools; ``True`` brings it
+                back.
+        """
+        await self.mcp_toggle(server_name, enabled)
 
     async def mcp_reconnect(self, server_name: str) -> None:
         """Reconnect an MCP server the CLI dialed (not an in-process one)."""

@@ -8,14 +8,18 @@ for tests. `StderrCollector` is the stderr handling both share.
 from __future__ import annotations
 
 import abc
+import contextlib
+import json
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
+import anyio
 import anyio.abc
 
-from .._core.errors import MessageEncodeError
+from .._core.errors import CcwireError, CLIConnectionError, MessageDecodeError, MessageEncodeError
 from .._core.public import publish
 from .._wire.framing import LineDecoder
 
@@ -77,14 +81,67 @@ def check_line(line: bytes) -> None:
         )
 
 
-class Transport(abc.ABC):
+_NATIVE_SHAPE = ("start", "send_line", "receive_line", "end_input", "aclose", "exit_info")
+_REFERENCE_SHAPE = ("connect", "write", "read_messages", "close", "is_ready", "end_input")
+
+
+def _overrides(cls: type, name: str) -> bool:
+    """Whether ``cls`` has its own ``name`` (not only the base `Transport`'s)."""
+    return any(name in vars(klass) for klass in cls.__mro__ if not _is_base(klass))
+
+
+def _is_base(klass: type) -> bool:
+    """Whether ``klass`` is the `Transport` base class itself (not a subclass)."""
+    return vars(klass).get("_transport_base", False) is True
+
+
+class _TransportMeta(abc.ABCMeta):
+    """Makes abstract, in each `Transport` class, what is missing from the shape it
+    implements (the one of the two with fewer methods missing)."""
+
+    def __new__(
+        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> _TransportMeta:
+        cls = super().__new__(mcs, name, bases, namespace, **kwargs)
+        missing_native = {n for n in _NATIVE_SHAPE if not _overrides(cls, n)}
+        missing_reference = {n for n in _REFERENCE_SHAPE if not _overrides(cls, n)}
+        if not missing_native or not missing_reference:
+            missing: set[str] = set()
+        elif len(missing_reference) < len(missing_native):
+            missing = missing_reference
+        else:
+            missing = missing_native
+        others = {
+            n
+            for n in getattr(cls, "__abstractmethods__", ())
+            if n not in _NATIVE_SHAPE + _REFERENCE_SHAPE
+        }
+        cls.__abstractmethods__ = frozenset(missing | others)
+        return cls
+
+
+class Transport(metaclass=_TransportMeta):
     """A bidirectional line channel to one CLI process.
 
-    ``send_line`` may be called from many tasks at once (writes never interleave);
-    ``receive_line`` from one task only.
+    A subclass implements one of two shapes, and gets the other from this class:
+
+    * ccwire's: `start()`, `send_line()`, `receive_line()`, `end_input()`,
+      `aclose()` and `exit_info` (optionally `launch()` and `push_lines()`);
+      `send_line` may be called from many tasks at once (writes never interleave),
+      ``receive_line`` from one task only;
+    * ``claude-agent-sdk``'s: `connect()`, `write()`, `read_messages()`,
+      `close()`, `is_ready()` and `end_input()`, so a custom transport written for
+      it plugs into ``ClaudeSDKClient(options, transport)`` unchanged.
+
+    A class that implements neither shape completely cannot be instantiated (its
+    missing methods are abstract).
     """
 
-    async def launch(self) -> None:  # noqa: B027 - optional; the default does nothing
+    _transport_base = True  # this class, not a subclass: see `_overrides`
+
+    # ----------------------------------------------------------- ccwire's shape
+
+    async def launch(self) -> None:
         """Optional early start: spawn the process now, before `start()`.
 
         Called (at most once) before the task group and the rest of the session exist,
@@ -93,30 +150,49 @@ class Transport(abc.ABC):
         was never started. Raises like `start()`. The default does nothing.
         """
 
-    @abc.abstractmethod
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
         """Start the process (unless `launch()` did) and its background tasks in
         ``task_group``.
 
-        Raises `CLINotFoundError` or `CLIConnectionError`.
-        """
+        The default (for a transport of ``claude-agent-sdk``'s shape) awaits
+        `connect()` and reads `read_messages()` in ``task_group``.
 
-    @abc.abstractmethod
+        Raises:
+            CLINotFoundError: The CLI cannot be found.
+            CLIConnectionError: It cannot be started or reached.
+        """
+        await _bridge(self).start(self, task_group)
+
     async def send_line(self, line: bytes) -> None:
         """Write one complete encoded line (ending in ``b"\\n"``) to the CLI's stdin.
 
-        Raises `CLIConnectionError` if input is closed or the pipe broke,
-        or `ProcessError` if the process has already died.
-        """
+        The default passes the line, as text, to `write()`.
 
-    @abc.abstractmethod
+        Raises:
+            CLIConnectionError: Input is closed or the pipe broke.
+            ProcessError: The process has already died.
+        """
+        check_line(line)
+        try:
+            await self.write(line.decode("utf-8"))
+        except CcwireError:
+            raise
+        except Exception as exc:
+            raise CLIConnectionError(f"the transport's write() failed: {exc!r}") from exc
+
     async def receive_line(self) -> bytes | None:
         """Return the next non-blank line from the CLI, without its newline.
 
-        ``None`` at a clean end (end of output and exit status 0, or the transport was
-        closed by `aclose()`). Raises `ProcessError` when output ended
-        and the process failed.
+        The default returns the next message of `read_messages()`, encoded.
+
+        Returns:
+            The line, or ``None`` at a clean end (end of output and exit status 0, or
+            the transport was closed by `aclose()`).
+
+        Raises:
+            ProcessError: Output ended and the process failed.
         """
+        return await _bridge(self).receive()
 
     def push_lines(self, handler: Callable[[list[bytes]], None]) -> list[bytes] | None:
         """Optional fast path: deliver every further batch of lines by calling ``handler``.
@@ -131,18 +207,152 @@ class Transport(abc.ABC):
         """
         return None
 
-    @abc.abstractmethod
     async def end_input(self) -> None:
         """Close the CLI's stdin. Idempotent; never raises for an already-closed pipe."""
+        raise NotImplementedError  # pragma: no cover - abstract in every concrete shape
 
-    @abc.abstractmethod
     async def aclose(self) -> None:
-        """Stop the CLI (bounded, shielded, idempotent) and release every resource."""
+        """Stop the CLI (bounded, shielded, idempotent) and release every resource.
+
+        The default awaits `close()` (shielded, at most 10 seconds).
+        """
+        bridge = _bridge(self)
+        bridge.closed = True
+        bridge.received.close()  # a reader still pumping stops at its next message
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
+            await self.close()
 
     @property
-    @abc.abstractmethod
     def exit_info(self) -> ProcessExit | None:
-        """How the process ended, or ``None`` while it is running."""
+        """How the process ended, or ``None`` while it is running (or unknown)."""
+        return None
+
+    # -------------------------------------------------- claude-agent-sdk's shape
+
+    async def connect(self) -> None:
+        """Connect the transport (``claude-agent-sdk``'s name for starting it).
+
+        ccwire's own transports start inside a session's task group (`start()`):
+        pass them to ``ClaudeSDKClient`` or ``query()``, which do it.
+
+        Raises:
+            CLIConnectionError: Always, for a transport of ccwire's shape.
+        """
+        raise CLIConnectionError(
+            f"{type(self).__name__} starts with start(task_group): pass it to "
+            "ClaudeSDKClient(options, transport) or query(..., transport=...)"
+        )
+
+    async def write(self, data: str) -> None:
+        """Write raw text (one or more JSON lines) to the CLI.
+
+        Args:
+            data: The text; each line is sent with `send_line()`.
+        """
+        for line in data.splitlines():
+            if line.strip():
+                await self.send_line(line.encode("utf-8") + b"\n")
+
+    def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        """The CLI's output as decoded JSON objects, until it ends.
+
+        Returns:
+            An async iterator of the messages (each line of `receive_line()`,
+            decoded).
+        """
+        return _read_messages(self)
+
+    async def close(self) -> None:
+        """Close the transport and release its resources (awaits `aclose()`)."""
+        await self.aclose()
+
+    def is_ready(self) -> bool:
+        """Whether the transport can send and receive now.
+
+        Returns:
+            ``True`` until the process has ended or the transport was closed.
+        """
+        bridge = _bridge(self)
+        return not bridge.closed and self.exit_info is None
+
+
+_CLOSE_TIMEOUT = 10.0
+"""Seconds the default `aclose()` waits for `close()`."""
+
+
+async def _read_messages(transport: Transport) -> AsyncIterator[dict[str, Any]]:
+    while True:
+        line = await transport.receive_line()
+        if line is None:
+            return
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise MessageDecodeError(
+                f"not JSON: {exc}", line=line[:200].decode("utf-8", "replace")
+            ) from exc
+        if isinstance(value, dict):
+            yield value
+
+
+class _Bridge:
+    """The state behind the ccwire-shape methods of a ``claude-agent-sdk``-shaped
+    transport: the messages `read_messages()` produced, handed to `receive_line()`."""
+
+    def __init__(self) -> None:
+        self.closed = False
+        self.send, self.received = anyio.create_memory_object_stream[bytes | BaseException | None](
+            16
+        )
+
+    async def start(self, transport: Transport, task_group: anyio.abc.TaskGroup) -> None:
+        try:
+            await transport.connect()
+        except CcwireError:
+            raise
+        except Exception as exc:
+            raise CLIConnectionError(f"the transport's connect() failed: {exc!r}") from exc
+        task_group.start_soon(self._pump, transport)
+
+    async def _pump(self, transport: Transport) -> None:
+        end: bytes | BaseException | None = None
+        try:
+            try:
+                async for message in transport.read_messages():
+                    await self.send.send(json.dumps(message).encode("utf-8"))
+            except anyio.get_cancelled_exc_class():
+                raise
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the reading side is gone: nobody to tell
+            except CcwireError as exc:
+                end = exc
+            except Exception as exc:
+                end = CLIConnectionError(f"the transport's read_messages() failed: {exc!r}")
+                end.__cause__ = exc
+            # the end (None: clean), after every message; waits for the reader like them
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self.send.send(end)
+        finally:
+            self.send.close()
+
+    async def receive(self) -> bytes | None:
+        if self.closed:
+            return None
+        try:
+            item = await self.received.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+
+def _bridge(transport: Transport) -> _Bridge:
+    bridge: _Bridge | None = transport.__dict__.get("_ccwire_bridge")
+    if bridge is None:
+        bridge = _Bridge()
+        transport.__dict__["_ccwire_bridge"] = bridge
+    return bridge
 
 
 class StderrCollector:

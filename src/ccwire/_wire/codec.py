@@ -10,6 +10,7 @@ and hook callbacks live in `codec_callbacks` and are re-exported here, so
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -36,12 +37,22 @@ from .codec_callbacks import (
 from .messages import (
     AssistantMessage,
     ContentBlock,
+    ConversationResetMessage,
+    DeferredToolUse,
+    HookEventMessage,
     Message,
+    RateLimitEvent,
+    RateLimitInfo,
     RawMessage,
     ResultMessage,
+    ServerToolResultBlock,
     ServerToolUseBlock,
     StreamEvent,
     SystemMessage,
+    TaskNotificationMessage,
+    TaskProgressMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -147,6 +158,16 @@ _BLOCK_DECODERS: dict[str, Callable[[Mapping[str, Any]], ContentBlock]] = {
 }
 
 
+def _server_tool_result(b: Mapping[str, Any], t: str) -> ContentBlock:
+    """A ``<server tool>_tool_result`` block (``advisor_tool_result``, ...) whose content
+    is an object; anything else stays an `UnknownBlock`."""
+    content = b.get("content")
+    tid = b.get("tool_use_id")
+    if isinstance(content, dict) and isinstance(tid, str):
+        return ServerToolResultBlock(tool_use_id=tid, content=content, raw=b)
+    return UnknownBlock(type=t, raw=b)
+
+
 def decode_block(b: Any) -> ContentBlock:
     """Decode one content block; unknown types become `UnknownBlock`."""
     if not _is_map(b):
@@ -154,6 +175,8 @@ def decode_block(b: Any) -> ContentBlock:
     t = b.get("type")
     decoder = _BLOCK_DECODERS.get(t) if isinstance(t, str) else None
     if decoder is None:
+        if isinstance(t, str) and t.endswith("_tool_result"):
+            return _server_tool_result(b, t)
         return UnknownBlock(type=t if isinstance(t, str) else "", raw=b)
     return decoder(b)
 
@@ -183,9 +206,22 @@ def _user(obj: Mapping[str, Any]) -> Message:
         uuid=_opt_str(obj.get("uuid")),
         parent_tool_use_id=_opt_str(obj.get("parent_tool_use_id")),
         tool_use_result=obj.get("tool_use_result"),
+        origin=_origin(obj),
         session_id=_opt_str(obj.get("session_id")),
         raw=obj,
     )
+
+
+def _origin(obj: Mapping[str, Any]) -> Any:
+    """``obj["origin"]`` when it is an object with a string ``kind``, else None."""
+    origin = obj.get("origin")
+    if isinstance(origin, dict) and isinstance(origin.get("kind"), str):
+        return origin
+    return None
+
+
+def _str_list(v: Any) -> list[str] | None:
+    return [x for x in v if isinstance(x, str)] if isinstance(v, list) else None
 
 
 def _assistant(obj: Mapping[str, Any]) -> Message:
@@ -210,6 +246,7 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
     ptu, err, mid, uuid, sid = (
         get("parent_tool_use_id"), get("error"), msg.get("id"), get("uuid"), get("session_id")
     )  # fmt: skip
+    stop, umu, umus = msg.get("stop_reason"), get("user_message_uuid"), get("user_message_uuids")
     return _new_assistant(  # the fields of AssistantMessage, in order
         blocks,
         model if type(model) is str else str(model),
@@ -217,14 +254,112 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
         err if type(err) is str else None,
         usage if _is_map(usage) else None,
         mid if type(mid) is str else None,
-        uuid if type(uuid) is str else None,
+        stop if type(stop) is str else None,
         sid if type(sid) is str else None,
+        uuid if type(uuid) is str else None,
+        umu if type(umu) is str else None,
+        None if umus is None else _str_list(umus),
         obj,
     )
 
 
+_NO_USAGE: Any = {"total_tokens": 0, "tool_uses": 0, "duration_ms": 0}
+
+
+def _task_usage(v: Any) -> Any:
+    """A task's ``usage`` object (a `TaskUsage` dict, passed on as sent), else None."""
+    return v if isinstance(v, dict) else None
+
+
+def _task_started(obj: Mapping[str, Any], subtype: str) -> Message:
+    return TaskStartedMessage(
+        subtype,
+        obj,
+        str(obj["task_id"]),
+        str(obj.get("description", "")),
+        str(obj.get("uuid", "")),
+        str(obj.get("session_id", "")),
+        _opt_str(obj.get("tool_use_id")),
+        _opt_str(obj.get("task_type")),
+        raw=obj,
+    )
+
+
+def _task_progress(obj: Mapping[str, Any], subtype: str) -> Message:
+    return TaskProgressMessage(
+        subtype,
+        obj,
+        str(obj["task_id"]),
+        str(obj.get("description", "")),
+        _task_usage(obj.get("usage")) or _NO_USAGE,
+        str(obj.get("uuid", "")),
+        str(obj.get("session_id", "")),
+        _opt_str(obj.get("tool_use_id")),
+        _opt_str(obj.get("last_tool_name")),
+        raw=obj,
+    )
+
+
+def _task_notification(obj: Mapping[str, Any], subtype: str) -> Message:
+    return TaskNotificationMessage(
+        subtype,
+        obj,
+        str(obj["task_id"]),
+        str(obj.get("status", "")),  # type: ignore[arg-type]  # an open set on the wire
+        str(obj.get("output_file", "")),
+        str(obj.get("summary", "")),
+        str(obj.get("uuid", "")),
+        str(obj.get("session_id", "")),
+        _opt_str(obj.get("tool_use_id")),
+        _task_usage(obj.get("usage")),
+        raw=obj,
+    )
+
+
+def _task_updated(obj: Mapping[str, Any], subtype: str) -> Message:
+    patch = obj.get("patch")
+    patch = patch if isinstance(patch, dict) else {}
+    return TaskUpdatedMessage(
+        subtype,
+        obj,
+        str(obj["task_id"]),
+        patch,
+        _opt_str(patch.get("status")),  # type: ignore[arg-type]  # an open set on the wire
+        _opt_str(obj.get("session_id")),
+        _opt_str(obj.get("uuid")),
+        raw=obj,
+    )
+
+
+def _hook_event(obj: Mapping[str, Any], subtype: str) -> Message:
+    name = obj.get("hook_event") or obj.get("hook_name") or obj.get("hook_event_name")
+    return HookEventMessage(
+        subtype,
+        obj,
+        name if isinstance(name, str) else "",
+        _opt_str(obj.get("session_id")),
+        _opt_str(obj.get("uuid")),
+        raw=obj,
+    )
+
+
+_SYSTEM_DECODERS: dict[str, Callable[[Mapping[str, Any], str], Message]] = {
+    "task_started": _task_started,
+    "task_progress": _task_progress,
+    "task_notification": _task_notification,
+    "task_updated": _task_updated,
+    "hook_started": _hook_event,
+    "hook_response": _hook_event,
+}
+
+
 def _system(obj: Mapping[str, Any]) -> Message:
-    return SystemMessage(subtype=str(obj.get("subtype", "")), data=obj, raw=obj)
+    subtype = str(obj.get("subtype", ""))
+    decoder = _SYSTEM_DECODERS.get(subtype)
+    # a task frame without its task id stays a plain SystemMessage: nothing is lost
+    if decoder is not None and (not subtype.startswith("task_") or "task_id" in obj):
+        return decoder(obj, subtype)
+    return SystemMessage(subtype=subtype, data=obj, raw=obj)
 
 
 def _result(obj: Mapping[str, Any]) -> Message:
@@ -233,7 +368,8 @@ def _result(obj: Mapping[str, Any]) -> Message:
     model_usage = obj.get("modelUsage")
     errors = obj.get("errors")
     denials = obj.get("permission_denials")
-    uuids = obj.get("user_message_uuids")
+    deferred = obj.get("deferred_tool_use")
+    api_status = obj.get("api_error_status")
     return ResultMessage(
         subtype=str(obj.get("subtype", "")),
         duration_ms=_int(obj.get("duration_ms")),
@@ -246,17 +382,28 @@ def _result(obj: Mapping[str, Any]) -> Message:
         usage=usage if isinstance(usage, Mapping) else None,
         result=_opt_str(obj.get("result")),
         structured_output=obj.get("structured_output"),
-        errors=tuple(str(e) for e in errors) if isinstance(errors, list) else (),
-        permission_denials=tuple(d for d in denials if isinstance(d, Mapping))
-        if isinstance(denials, list)
-        else (),
-        terminal_reason=_opt_str(obj.get("terminal_reason")),
         model_usage=model_usage if isinstance(model_usage, Mapping) else None,
-        user_message_uuids=tuple(u for u in uuids if isinstance(u, str))
-        if isinstance(uuids, list)
-        else (),
+        permission_denials=list(denials) if isinstance(denials, list) else None,
+        deferred_tool_use=_deferred(deferred) if _is_map(deferred) else None,
+        errors=[str(e) for e in errors] if isinstance(errors, list) else None,
+        api_error_status=api_status
+        if isinstance(api_status, int) and not isinstance(api_status, bool)
+        else None,
         uuid=_opt_str(obj.get("uuid")),
+        terminal_reason=_opt_str(obj.get("terminal_reason")),
+        origin=_origin(obj),
+        user_message_uuid=_opt_str(obj.get("user_message_uuid")),
+        user_message_uuids=_str_list(obj.get("user_message_uuids")),
         raw=obj,
+    )
+
+
+def _deferred(d: Mapping[str, Any]) -> DeferredToolUse:
+    inp = d.get("input")
+    return DeferredToolUse(
+        id=str(d.get("id", "")),
+        name=str(d.get("name", "")),
+        input=inp if isinstance(inp, dict) else {},
     )
 
 
@@ -267,10 +414,57 @@ def _stream_event(obj: Mapping[str, Any]) -> Message:
         session_id=str(obj.get("session_id", "")),
         event=event if isinstance(event, Mapping) else {},
         parent_tool_use_id=_opt_str(obj.get("parent_tool_use_id")),
+        user_message_uuid=_opt_str(obj.get("user_message_uuid")),
+        user_message_uuids=_str_list(obj.get("user_message_uuids")),
         raw=obj,
     )
 
 
+def _num(v: Any) -> Any:
+    """A finite number, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v if isinstance(v, int) or math.isfinite(v) else None
+
+
+def _rate_limit_event(obj: Mapping[str, Any]) -> Message:
+    info = obj.get("rate_limit_info")
+    if not isinstance(info, dict) or not isinstance(info.get("status"), str):
+        return RawMessage(type=RATE_LIMIT_EVENT, data=obj)
+    resets, overage_resets, util = (
+        _num(info.get("resetsAt")), _num(info.get("overageResetsAt")), _num(info.get("utilization"))
+    )  # fmt: skip
+    return RateLimitEvent(
+        rate_limit_info=RateLimitInfo(
+            status=info["status"],
+            resets_at=int(resets) if resets is not None else None,
+            rate_limit_type=_opt_str(info.get("rateLimitType")),  # type: ignore[arg-type]
+            utilization=float(util) if util is not None else None,
+            overage_status=_opt_str(info.get("overageStatus")),  # type: ignore[arg-type]
+            overage_resets_at=int(overage_resets) if overage_resets is not None else None,
+            overage_disabled_reason=_opt_str(info.get("overageDisabledReason")),
+            raw=info,
+        ),
+        uuid=str(obj.get("uuid", "")),
+        session_id=str(obj.get("session_id", "")),
+        raw=obj,
+    )
+
+
+def _conversation_reset(obj: Mapping[str, Any]) -> Message:
+    new_id = obj.get("new_conversation_id")
+    if not isinstance(new_id, str):
+        return RawMessage(type=CONVERSATION_RESET, data=obj)
+    return ConversationResetMessage(
+        new_conversation_id=new_id,
+        uuid=str(obj.get("uuid", "")),
+        session_id=str(obj.get("session_id", "")),
+        raw=obj,
+    )
+
+
+RATE_LIMIT_EVENT = "rate_limit_event"
+CONVERSATION_RESET = "conversation_reset"
 TRANSCRIPT_MIRROR = "transcript_mirror"
 
 
@@ -284,6 +478,8 @@ _MESSAGE_DECODERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
     "system": _system,
     "result": _result,
     "stream_event": _stream_event,
+    RATE_LIMIT_EVENT: _rate_limit_event,
+    CONVERSATION_RESET: _conversation_reset,
     TRANSCRIPT_MIRROR: _transcript_mirror,
 }
 
@@ -329,6 +525,12 @@ def encode_user_message(
     if uuid is not None:
         frame["uuid"] = uuid
     return frame
+
+
+def mark_client_composed(frame: dict[str, Any]) -> None:
+    """Mark a user message frame as composed by the client (``verbatim_prompts``): the
+    CLI then delivers its text as written."""
+    frame["client_composed"] = True
 
 
 def user_message_uuid(frame: Mapping[str, Any]) -> str | None:

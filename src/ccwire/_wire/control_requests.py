@@ -21,9 +21,9 @@ from .control_types import (
     HookListingEntry,
     HooksListing,
     InterruptResult,
-    McpServerStatus,
+    McpServerState,
+    McpServerTool,
     McpSetServersResult,
-    McpToolInfo,
     ModelChange,
     ModelInfo,
     PermissionModeChange,
@@ -124,8 +124,8 @@ def decode_model(r: Mapping[str, Any]) -> ModelChange:
     return ModelChange(_opt_str(r.get("model")), raw=r)
 
 
-def _tool(t: Mapping[str, Any]) -> McpToolInfo:
-    return McpToolInfo(
+def _tool(t: Mapping[str, Any]) -> McpServerTool:
+    return McpServerTool(
         name=_str(t.get("name")),
         description=_opt_str(t.get("description")),
         annotations=_opt_map(t.get("annotations")),
@@ -134,10 +134,10 @@ def _tool(t: Mapping[str, Any]) -> McpToolInfo:
     )
 
 
-def decode_mcp_status(r: Mapping[str, Any]) -> list[McpServerStatus]:
+def decode_mcp_status(r: Mapping[str, Any]) -> list[McpServerState]:
     """``mcp_status`` answer: one status per server."""
     return [
-        McpServerStatus(
+        McpServerState(
             name=_str(s.get("name")),
             status=_str(s.get("status")),
             server_info=_opt_map(s.get("serverInfo")),
@@ -151,6 +151,14 @@ def decode_mcp_status(r: Mapping[str, Any]) -> list[McpServerStatus]:
         )
         for s in _maps(r.get("mcpServers"))
     ]
+
+
+def mcp_status_response(r: Mapping[str, Any]) -> dict[str, Any]:
+    """``mcp_status`` answer as ``claude-agent-sdk`` returns it: the answer's own dict,
+    with ``mcpServers`` a list (empty when the CLI sent none)."""
+    answer = dict(r)
+    answer["mcpServers"] = [dict(s) for s in _maps(r.get("mcpServers"))]
+    return answer
 
 
 def decode_set_servers(r: Mapping[str, Any]) -> McpSetServersResult:

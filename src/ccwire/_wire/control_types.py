@@ -8,7 +8,7 @@ wire lives in `control_requests`.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +24,9 @@ __all__ = [
     "HookListingEntry",
     "HooksListing",
     "InterruptResult",
-    "McpServerStatus",
+    "McpServerState",
+    "McpServerTool",
     "McpSetServersResult",
-    "McpToolInfo",
     "ModelChange",
     "ModelInfo",
     "PermissionModeChange",
@@ -75,8 +75,13 @@ class ModelChange:
 
 
 @dataclass(frozen=True)
-class McpToolInfo:
-    """One tool of an MCP server as ``mcp_status`` lists it."""
+class McpServerTool:
+    """One tool of an MCP server as `mcp_status()` lists it.
+
+    Called ``McpToolInfo`` in earlier ccwire releases; that name is now
+    ``claude-agent-sdk``'s dict shape of the same thing (`get_mcp_status()` returns
+    those).
+    """
 
     name: str
     description: str | None = None
@@ -86,8 +91,12 @@ class McpToolInfo:
 
 
 @dataclass(frozen=True)
-class McpServerStatus:
-    """One MCP server the CLI knows.
+class McpServerState:
+    """One MCP server the CLI knows, as `mcp_status()` returns it.
+
+    Called ``McpServerStatus`` in earlier ccwire releases; that name is now
+    ``claude-agent-sdk``'s dict shape of the same thing (`get_mcp_status()` returns
+    those).
 
     ``status`` is ``connected``, ``failed``, ``needs-auth``, ``pending`` or
     ``disabled``; ``source``/``scope`` tell where it came from (``sdk`` for in-process
@@ -102,7 +111,7 @@ class McpServerStatus:
     scope: str | None = None
     source: str | None = None
     transport: str | None = None
-    tools: tuple[McpToolInfo, ...] = ()
+    tools: tuple[McpServerTool, ...] = ()
     raw: Mapping[str, Any] = _raw()
 
 
@@ -130,8 +139,13 @@ class ContextCategory:
 
 
 @dataclass(frozen=True)
-class ContextUsage:
-    """The answer to ``get_context_usage``: how full the context window is."""
+class ContextUsage(Mapping[str, Any]):
+    """The answer to ``get_context_usage``: how full the context window is.
+
+    Also a read-only mapping over the CLI's answer, so code written for
+    ``claude-agent-sdk`` (whose `ContextUsageResponse` is that dict) keeps working:
+    ``usage["totalTokens"]`` and ``usage.total_tokens`` read the same number.
+    """
 
     categories: tuple[ContextCategory, ...]
     total_tokens: int
@@ -142,6 +156,15 @@ class ContextUsage:
     is_auto_compact_enabled: bool | None = None
     auto_compact_threshold: int | None = None
     raw: Mapping[str, Any] = _raw()
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
 
 
 @dataclass(frozen=True)
@@ -362,9 +385,9 @@ publish(
     HookListingEntry,
     HooksListing,
     InterruptResult,
-    McpServerStatus,
+    McpServerState,
+    McpServerTool,
     McpSetServersResult,
-    McpToolInfo,
     ModelChange,
     ModelInfo,
     PermissionModeChange,

@@ -13,16 +13,50 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from .._core.public import publish
+from .message_types import (
+    AssistantMessageError,
+    MessageOrigin,
+    MessageOriginKind,
+    RateLimitStatus,
+    RateLimitType,
+    ServerToolName,
+    TaskNotificationOriginSubkind,
+    TaskNotificationStatus,
+    TaskUpdatedStatus,
+    TaskUsage,
+)
 
 __all__ = [
+    "TERMINAL_TASK_STATUSES",
     "AssistantMessage",
+    "AssistantMessageError",
     "ContentBlock",
+    "ConversationResetMessage",
+    "DeferredToolUse",
+    "HookEventMessage",
     "Message",
+    "MessageOrigin",
+    "MessageOriginKind",
+    "MirrorErrorMessage",
+    "RateLimitEvent",
+    "RateLimitInfo",
+    "RateLimitStatus",
+    "RateLimitType",
     "RawMessage",
     "ResultMessage",
+    "ServerToolName",
+    "ServerToolResultBlock",
     "ServerToolUseBlock",
     "StreamEvent",
     "SystemMessage",
+    "TaskNotificationMessage",
+    "TaskNotificationOriginSubkind",
+    "TaskNotificationStatus",
+    "TaskProgressMessage",
+    "TaskStartedMessage",
+    "TaskUpdatedMessage",
+    "TaskUpdatedStatus",
+    "TaskUsage",
     "TextBlock",
     "ThinkingBlock",
     "ToolResultBlock",
@@ -85,6 +119,18 @@ class ServerToolUseBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerToolResultBlock:
+    """The result of a tool the API ran itself (an ``advisor_tool_result`` block, ...).
+
+    ``content`` is the API's dict, unchanged; look at ``content["type"]``.
+    """
+
+    tool_use_id: str
+    content: dict[str, Any]
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True, slots=True)
 class UnknownBlock:
     """A content block of a type ccwire does not model; ``raw`` holds all of it."""
 
@@ -93,10 +139,17 @@ class UnknownBlock:
 
 
 ContentBlock = Union[
-    TextBlock, ThinkingBlock, ToolUseBlock, ToolResultBlock, ServerToolUseBlock, UnknownBlock
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    ToolResultBlock,
+    ServerToolUseBlock,
+    ServerToolResultBlock,
+    UnknownBlock,
 ]
 """One block of a message's ``content``: text, thinking, a tool call or its result, a
-server-side tool call, or an `UnknownBlock` for block types ccwire does not model."""
+server-side tool call or its result, or an `UnknownBlock` for block types ccwire does
+not model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +160,9 @@ class UserMessage:
     uuid: str | None = None
     parent_tool_use_id: str | None = None
     tool_use_result: Any = None
+    origin: MessageOrigin | None = None
+    """What started this message (see `MessageOrigin`); ``None`` when the CLI did not
+    attribute it. Tool results never carry one."""
     session_id: str | None = None
     raw: Mapping[str, Any] = _raw()
 
@@ -122,18 +178,172 @@ class AssistantMessage:
     error: str | None = None
     usage: Mapping[str, Any] | None = None
     message_id: str | None = None
-    uuid: str | None = None
+    stop_reason: str | None = None
+    """Why the API message ended (``end_turn``, ``tool_use``, ...), when the CLI says."""
     session_id: str | None = None
+    uuid: str | None = None
+    user_message_uuid: str | None = None
+    """The ``uuid`` of the user message this turn answers; set on the first top-level
+    assistant message after it changes, ``None`` on the others."""
+    user_message_uuids: list[str] | None = None
+    """The ``uuid`` of every user message the turn has taken in so far (set on the same
+    messages as ``user_message_uuid``)."""
     raw: Mapping[str, Any] = _raw()
 
 
 @dataclass(frozen=True, slots=True)
 class SystemMessage:
-    """A ``system`` frame (``init``, ``status``, task events, ...); ``data`` is the frame."""
+    """A ``system`` frame (``init``, ``status``, ...); ``data`` is the frame.
+
+    Task events, hook events and mirror errors arrive as the typed subclasses below;
+    ``isinstance(msg, SystemMessage)`` still matches them. For ``subtype == "init"``,
+    ``data`` has the shape of `SystemInitData`.
+    """
 
     subtype: str
     data: Mapping[str, Any]
-    raw: Mapping[str, Any] = _raw()
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+
+
+TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed"})
+"""Task statuses that mean the task has finished, from either a
+`TaskNotificationMessage` (``stopped``) or a `TaskUpdatedMessage` (``killed``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStartedMessage(SystemMessage):
+    """A subagent or background task started (``system``/``task_started``).
+
+    Attributes:
+        task_id: The task's id.
+        description: What the task was asked to do.
+        uuid: The frame's id.
+        session_id: The session it runs in.
+        tool_use_id: The tool call (``Task``/``Agent``) that started it.
+        task_type: The kind of task (``local_agent``, ``local_bash``, ...).
+    """
+
+    task_id: str
+    description: str
+    uuid: str
+    session_id: str
+    tool_use_id: str | None = None
+    task_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskProgressMessage(SystemMessage):
+    """A running task reports progress (``system``/``task_progress``).
+
+    Attributes:
+        task_id: The task's id.
+        description: What the task is doing now.
+        usage: What it has used so far (`TaskUsage`).
+        uuid: The frame's id.
+        session_id: The session it runs in.
+        tool_use_id: The tool call that started it.
+        last_tool_name: The tool the task used last.
+    """
+
+    task_id: str
+    description: str
+    usage: TaskUsage
+    uuid: str
+    session_id: str
+    tool_use_id: str | None = None
+    last_tool_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskNotificationMessage(SystemMessage):
+    """A task completed, failed or was stopped (``system``/``task_notification``).
+
+    Not every finished task sends one: clear a task on a terminal status from this or
+    from a `TaskUpdatedMessage` (see `TERMINAL_TASK_STATUSES`).
+
+    Attributes:
+        task_id: The task's id.
+        status: ``completed``, ``failed`` or ``stopped``.
+        output_file: The file holding the task's output.
+        summary: A summary of the outcome.
+        uuid: The frame's id.
+        session_id: The session it ran in.
+        tool_use_id: The tool call that started it.
+        usage: What it used (`TaskUsage`), when reported.
+    """
+
+    task_id: str
+    status: TaskNotificationStatus
+    output_file: str
+    summary: str
+    uuid: str
+    session_id: str
+    tool_use_id: str | None = None
+    usage: TaskUsage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskUpdatedMessage(SystemMessage):
+    """A background task's state changed (``system``/``task_updated``).
+
+    Attributes:
+        task_id: The task's id.
+        patch: The changed fields (``status``, ``end_time``, ...).
+        status: ``patch["status"]`` when present (`TaskUpdatedStatus`).
+        session_id: The session it runs in.
+        uuid: The frame's id.
+    """
+
+    task_id: str
+    patch: dict[str, Any]
+    status: TaskUpdatedStatus | None = None
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorErrorMessage(SystemMessage):
+    """Copying transcript lines to a session store failed (``subtype`` ``mirror_error``).
+
+    Not fatal: the CLI's own transcript is intact; the store may miss the batch.
+
+    Attributes:
+        key: The store key of the batch (a `SessionKey` dict), when known.
+        error: What went wrong.
+    """
+
+    key: Mapping[str, Any] | None = None
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HookEventMessage(SystemMessage):
+    """A hook ran (``hook_started``/``hook_response``; with ``include_hook_events``).
+
+    Attributes:
+        hook_event_name: The hook event (``PreToolUse``, ``Stop``, ...).
+        session_id: The session, when the frame names it.
+        uuid: The frame's id, when present.
+    """
+
+    hook_event_name: str = ""
+    session_id: str | None = None
+    uuid: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredToolUse:
+    """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``).
+
+    Attributes:
+        id: The tool call's id.
+        name: The tool's name.
+        input: The tool's arguments.
+    """
+
+    id: str
+    name: str
+    input: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +364,23 @@ class ResultMessage:
     usage: Mapping[str, Any] | None = None
     result: str | None = None
     structured_output: Any = None
-    errors: tuple[str, ...] = ()
-    permission_denials: tuple[Mapping[str, Any], ...] = ()
-    terminal_reason: str | None = None
     model_usage: Mapping[str, Any] | None = None
-    user_message_uuids: tuple[str, ...] = ()
+    permission_denials: list[Any] | None = None
+    deferred_tool_use: DeferredToolUse | None = None
+    """The tool call a ``PreToolUse`` hook deferred, which stopped the run."""
+    errors: list[str] | None = None
+    api_error_status: int | None = None
+    """The HTTP status (429, 500, 529, ...) of the failed API call behind an error
+    result; ``None`` otherwise."""
     uuid: str | None = None
+    terminal_reason: str | None = None
+    """Why the query loop ended (``completed``, ``max_turns``, ``aborted_streaming``...)."""
+    origin: MessageOrigin | None = None
+    """What started this turn (see `MessageOrigin`)."""
+    user_message_uuid: str | None = None
+    """The ``uuid`` of the user message that started this turn."""
+    user_message_uuids: list[str] | None = None
+    """The ``uuid`` of every user message this turn took in, in order (at most 64)."""
     raw: Mapping[str, Any] = _raw()
 
 
@@ -171,12 +392,76 @@ class StreamEvent:
     session_id: str
     event: Mapping[str, Any]
     parent_tool_use_id: str | None = None
+    user_message_uuid: str | None = None
+    """As `AssistantMessage.user_message_uuid`."""
+    user_message_uuids: list[str] | None = None
+    """As `AssistantMessage.user_message_uuids`."""
     raw: Mapping[str, Any] = _raw()
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimitInfo:
+    """Where the account stands against a rate limit.
+
+    Attributes:
+        status: ``allowed``, ``allowed_warning`` (close to the limit) or ``rejected``.
+        resets_at: When the window resets (Unix time).
+        rate_limit_type: Which window (`RateLimitType`).
+        utilization: The fraction of the limit used (0.0 to 1.0).
+        overage_status: The status of pay-as-you-go overage, if any.
+        overage_resets_at: When the overage window resets (Unix time).
+        overage_disabled_reason: Why overage is unavailable.
+        raw: The CLI's ``rate_limit_info`` object, unchanged.
+    """
+
+    status: RateLimitStatus
+    resets_at: int | None = None
+    rate_limit_type: RateLimitType | None = None
+    utilization: float | None = None
+    overage_status: RateLimitStatus | None = None
+    overage_resets_at: int | None = None
+    overage_disabled_reason: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitEvent:
+    """The account's rate limit status changed (a ``rate_limit_event`` frame).
+
+    Attributes:
+        rate_limit_info: The new status.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    rate_limit_info: RateLimitInfo
+    uuid: str
+    session_id: str
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationResetMessage:
+    """The conversation was replaced without ending the connection (``/clear``, ...).
+
+    Running totals on later results (``total_cost_usd``) start again from zero, and
+    later messages carry a new ``session_id``.
+
+    Attributes:
+        new_conversation_id: An id for the fresh conversation (not its session id).
+        uuid: The frame's id.
+        session_id: The session that was reset.
+    """
+
+    new_conversation_id: str
+    uuid: str
+    session_id: str
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
 class RawMessage:
-    """A frame of a type ccwire does not model (``rate_limit_event``, ``tool_progress``,
+    """A frame of a type ccwire does not model (``tool_progress``,
     ``command_lifecycle``, future types...). Nothing is dropped: ``data`` is the frame."""
 
     type: str
@@ -214,20 +499,39 @@ class TranscriptMirrorMessage(RawMessage):
 
 
 Message = Union[
-    UserMessage, AssistantMessage, SystemMessage, ResultMessage, StreamEvent, RawMessage
+    UserMessage,
+    AssistantMessage,
+    SystemMessage,
+    ResultMessage,
+    StreamEvent,
+    RateLimitEvent,
+    ConversationResetMessage,
+    RawMessage,
 ]
 """Anything ``query()`` and ``ClaudeSDKClient`` yield: a user, assistant, system or result
-message, a partial-message `StreamEvent`, or a `RawMessage` for frame types
-ccwire does not model (`TranscriptMirrorMessage` is a typed one)."""
+message, a partial-message `StreamEvent`, a `RateLimitEvent`, a
+`ConversationResetMessage`, or a `RawMessage` for frame types ccwire does not model
+(`TranscriptMirrorMessage` is a typed one)."""
 
 
 publish(
     AssistantMessage,
+    ConversationResetMessage,
+    DeferredToolUse,
+    HookEventMessage,
+    MirrorErrorMessage,
+    RateLimitEvent,
+    RateLimitInfo,
     RawMessage,
     ResultMessage,
+    ServerToolResultBlock,
     ServerToolUseBlock,
     StreamEvent,
     SystemMessage,
+    TaskNotificationMessage,
+    TaskProgressMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
