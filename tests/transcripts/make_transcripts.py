@@ -54,7 +54,9 @@ class Made:
     forked: str
 
 
-def _options(model: ScriptedModel, home: Path, work: Path, cli: str, **kw: Any) -> ClaudeAgentOptions:
+def _options(
+    model: ScriptedModel, home: Path, work: Path, cli: str, **kw: Any
+) -> ClaudeAgentOptions:
     return ClaudeAgentOptions(
         cli_path=cli, cwd=str(work), env=model.env(str(home)), allowed_tools=["Bash"], **kw
     )
@@ -153,6 +155,7 @@ def make_transcripts(home: Path, work: Path, cli: str) -> Made:
     Returns:
         The ids of the sessions made.
     """
+
     async def bounded(model: ScriptedModel) -> Made:
         with anyio.fail_after(TIMEOUT):
             return await _run(model, home, work, cli)

@@ -59,7 +59,9 @@ def _append(session_id: str, line: str, directory: str | None) -> None:
     for project_dir, _ in candidate_project_dirs(directory):
         if _try_append(project_dir / name, data):
             return
-    raise _not_found(session_id, directory)
+    if directory:
+        raise _not_found(session_id, directory)
+    raise SessionNotFoundError(f"Session {session_id} not found in any project directory")
 
 
 def rename_session(session_id: str, title: str, directory: str | None = None) -> None:
