@@ -90,6 +90,9 @@ $(REF_PY):
 	$(REF_PY) -m pip install --quiet --upgrade pip
 	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
 
+# The transcript tests compare ccwire's session helpers with the reference's.
+test: $(REF_PY)
+
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)
 
