@@ -105,6 +105,8 @@ def last_string_field(text: str, key: str) -> str | None:
     Returns:
         The unescaped value, or `None` if there is none.
     """
+    if f'"{key}"' not in text:  # one forward scan rules out both spellings
+        return None
     for pattern in (f'"{key}": "', f'"{key}":"'):
         end = len(text)
         while True:
@@ -200,8 +202,13 @@ def first_prompt_from_head(head: str) -> FirstPrompt:
     skipped = 0
     pos = 0
     n = len(head)
+    # The next occurrence of each marker at or after `pos` (-1: none left).
+    nexts = [head.find(m) for m in _USER_MARKERS]
     while pos < n:
-        hits = [i for i in (head.find(m, pos) for m in _USER_MARKERS) if i >= 0]
+        for i, found in enumerate(nexts):
+            if 0 <= found < pos:
+                nexts[i] = head.find(_USER_MARKERS[i], pos)
+        hits = [i for i in nexts if i >= 0]
         if not hits:
             break
         hit = min(hits)
@@ -261,6 +268,20 @@ def _tag(tail: str) -> str | None:
     return last_string_field(line, "tag") or None
 
 
+def _title(head: str, tail: str) -> str | None:
+    """The last custom title, else the last AI title (tail first, then head)."""
+    # Both keys end in `Title"`: one scan per text usually rules them all out.
+    in_tail = 'Title"' in tail
+    in_head = head is not tail and 'Title"' in head
+    for key in ("customTitle", "aiTitle"):
+        value = (last_string_field(tail, key) if in_tail else None) or (
+            last_string_field(head, key) if in_head else None
+        )
+        if value:
+            return value
+    return None
+
+
 def info_from_head_tail(
     session_id: str,
     head: str,
@@ -287,13 +308,7 @@ def info_from_head_tail(
     first_line = head if newline < 0 else head[:newline]
     if '"isSidechain":true' in first_line or '"isSidechain": true' in first_line:
         return None, 0
-    custom_title = (
-        last_string_field(tail, "customTitle")
-        or last_string_field(head, "customTitle")
-        or last_string_field(tail, "aiTitle")
-        or last_string_field(head, "aiTitle")
-        or None
-    )
+    custom_title = _title(head, tail)
     prompt = first_prompt_from_head(head)
     first_prompt = prompt.text or None
     summary = (
