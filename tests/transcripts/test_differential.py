@@ -7,6 +7,7 @@ The reference (`claude-agent-sdk==0.2.187`) runs in its own venv through
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 import ccwire
+from ccwire._app.main import CliIO, main
 
 from ..e2e.conftest import CLI_PATH
 from .conftest import Captured, RefRunner
@@ -193,4 +195,15 @@ def test_fresh_real_cli_transcripts_match_the_reference(
     monkeypatch.setenv("HOME", str(home))
     _assert_same(calls[:3], run_ref)
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    # `ccwire sessions` and `ccwire show --html` on what the real CLI just wrote.
+    out = io.StringIO()
+    cli_io = CliIO(io.StringIO(), out, io.StringIO(), environ={})
+    assert main(["sessions", "--project", str(work), "--json"], io=cli_io) == 0
+    rows = {row["session_id"]: row for row in json.loads(out.getvalue())}
+    assert set(rows) == {made.multi_turn, made.subagent, made.forked}
+    assert (rows[made.multi_turn]["turns"], rows[made.forked]["turns"]) == (3, 4)
+    assert all(row["cost_usd"] > 0 for row in rows.values())
+    page = tmp_path / "page.html"
+    assert main(["show", made.subagent, "--html", str(page)], io=cli_io) == 0
+    assert "The helper says: done." in page.read_text()
     _twin_mutations(config, tmp_path, monkeypatch, run_ref)
