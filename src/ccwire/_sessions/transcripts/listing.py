@@ -1,7 +1,7 @@
 """`list_sessions` and `get_session_info`: session metadata straight from the files.
 
-Each transcript costs one `open`, one `fstat` and at most two 64 KiB reads; the
-metadata is then computed by `lite.info_from_head_tail`.
+Each transcript costs one `open`, one `fstat` and at most two unbuffered 64 KiB
+reads; the metadata is then computed by `lite.info_from_head_tail`.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def _read_info(
             return None
         size = st.st_size
         if size > LITE_READ_BUF_SIZE:
-            tail_bytes = os.pread(fd, LITE_READ_BUF_SIZE, size - LITE_READ_BUF_SIZE)
+            os.lseek(fd, size - LITE_READ_BUF_SIZE, os.SEEK_SET)
+            tail_bytes = os.read(fd, LITE_READ_BUF_SIZE)
             tail = tail_bytes.decode("utf-8", errors="replace")
             head = head_bytes.decode("utf-8", errors="replace")
         else:

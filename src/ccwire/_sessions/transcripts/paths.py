@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
+    "CASE_INSENSITIVE",
     "MAX_SANITIZED_LENGTH",
     "candidate_project_dirs",
     "canonicalize_path",
@@ -38,6 +39,9 @@ _UUID_RE = re.compile(
 )
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+CASE_INSENSITIVE = sys.platform == "win32"
+"""Whether project keys compare case-insensitively (Windows file systems)."""
 
 
 def valid_uuid(value: str) -> bool:
@@ -233,7 +237,3 @@ def candidate_project_dirs(directory: str | None) -> Iterator[tuple[Path, str | 
         found = find_project_dir(tree)
         if found is not None:
             yield found, tree
-
-
-CASE_INSENSITIVE = sys.platform == "win32"
-"""Whether project keys compare case-insensitively (Windows file systems)."""
