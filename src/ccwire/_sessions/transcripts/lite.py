@@ -22,6 +22,7 @@ __all__ = [
     "FirstPrompt",
     "first_prompt_from_head",
     "first_string_field",
+    "has_spaced_fields",
     "info_from_head_tail",
     "iso_to_epoch_ms",
     "last_string_field",
@@ -73,17 +74,42 @@ def _string_at(text: str, start: int) -> str | None:
     return None
 
 
-def first_string_field(text: str, key: str) -> str | None:
+def _patterns(key: str, spaced: bool) -> tuple[str, ...]:
+    compact = f'"{key}":"'
+    return (compact, f'"{key}": "') if spaced else (compact,)
+
+
+def has_spaced_fields(text: str) -> bool:
+    """Tell whether `text` may hold `"key": "value"` fields (JSON written with spaces).
+
+    The CLI writes compact JSON, so this one scan usually lets every field lookup skip
+    the spaced spelling.
+
+    Args:
+        text: Raw JSONL text.
+
+    Returns:
+        `False` when no spaced string field can occur in `text`.
+    """
+    return '": "' in text
+
+
+def first_string_field(text: str, key: str, spaced: bool | None = None) -> str | None:
     """The value of the first complete `"key":"..."` string field in `text`.
+
+    The compact spelling is looked for first, then the spaced one (`"key": "`).
 
     Args:
         text: Raw JSONL text, possibly cut at either end.
         key: The field name.
+        spaced: `has_spaced_fields(text)`, if already known.
 
     Returns:
         The unescaped value, or `None` if there is none.
     """
-    for pattern in (f'"{key}":"', f'"{key}": "'):
+    if spaced is None:
+        spaced = has_spaced_fields(text)
+    for pattern in _patterns(key, spaced):
         idx = text.find(pattern)
         if idx >= 0:
             value = _string_at(text, idx + len(pattern))
@@ -92,7 +118,7 @@ def first_string_field(text: str, key: str) -> str | None:
     return None
 
 
-def last_string_field(text: str, key: str) -> str | None:
+def last_string_field(text: str, key: str, spaced: bool | None = None) -> str | None:
     """The value of the last complete `"key":"..."` string field in `text`.
 
     The compact spelling (`"key":"`) is looked at only when no spaced one
@@ -101,13 +127,14 @@ def last_string_field(text: str, key: str) -> str | None:
     Args:
         text: Raw JSONL text, possibly cut at either end.
         key: The field name.
+        spaced: `has_spaced_fields(text)`, if already known.
 
     Returns:
         The unescaped value, or `None` if there is none.
     """
-    if f'"{key}"' not in text:  # one forward scan rules out both spellings
-        return None
-    for pattern in (f'"{key}": "', f'"{key}":"'):
+    if spaced is None:
+        spaced = has_spaced_fields(text)
+    for pattern in reversed(_patterns(key, spaced)):
         end = len(text)
         while True:
             idx = text.rfind(pattern, 0, end)
@@ -186,7 +213,7 @@ def _user_texts(line: str) -> list[str] | None:
     return []
 
 
-def first_prompt_from_head(head: str) -> FirstPrompt:
+def first_prompt_from_head(head: str, spaced: bool | None = None) -> FirstPrompt:
     """Find the first meaningful user prompt in a transcript's head.
 
     Tool results, meta entries, compaction summaries, slash commands and
@@ -194,20 +221,24 @@ def first_prompt_from_head(head: str) -> FirstPrompt:
 
     Args:
         head: The first bytes of the transcript, decoded.
+        spaced: `has_spaced_fields(head)`, if already known.
 
     Returns:
         The prompt, and how many candidate lines could not be parsed.
     """
+    if spaced is None:
+        spaced = has_spaced_fields(head)
+    markers = _USER_MARKERS if spaced else _USER_MARKERS[:1]
     command = ""
     skipped = 0
     pos = 0
     n = len(head)
     # The next occurrence of each marker at or after `pos` (-1: none left).
-    nexts = [head.find(m) for m in _USER_MARKERS]
+    nexts = [head.find(m) for m in markers]
     while pos < n:
         for i, found in enumerate(nexts):
             if 0 <= found < pos:
-                nexts[i] = head.find(_USER_MARKERS[i], pos)
+                nexts[i] = head.find(markers[i], pos)
         hits = [i for i in nexts if i >= 0]
         if not hits:
             break
@@ -268,14 +299,14 @@ def _tag(tail: str) -> str | None:
     return last_string_field(line, "tag") or None
 
 
-def _title(head: str, tail: str) -> str | None:
+def _title(head: str, tail: str, head_sp: bool, tail_sp: bool) -> str | None:
     """The last custom title, else the last AI title (tail first, then head)."""
     # Both keys end in `Title"`: one scan per text usually rules them all out.
     in_tail = 'Title"' in tail
     in_head = head is not tail and 'Title"' in head
     for key in ("customTitle", "aiTitle"):
-        value = (last_string_field(tail, key) if in_tail else None) or (
-            last_string_field(head, key) if in_head else None
+        value = (last_string_field(tail, key, tail_sp) if in_tail else None) or (
+            last_string_field(head, key, head_sp) if in_head else None
         )
         if value:
             return value
@@ -308,22 +339,27 @@ def info_from_head_tail(
     first_line = head if newline < 0 else head[:newline]
     if '"isSidechain":true' in first_line or '"isSidechain": true' in first_line:
         return None, 0
-    custom_title = _title(head, tail)
-    prompt = first_prompt_from_head(head)
+    # One scan each decides whether the spaced spellings need looking for at all.
+    head_sp = has_spaced_fields(head)
+    tail_sp = head_sp if tail is head else has_spaced_fields(tail)
+    custom_title = _title(head, tail, head_sp, tail_sp)
+    prompt = first_prompt_from_head(head, head_sp)
     first_prompt = prompt.text or None
     summary = (
         custom_title
-        or last_string_field(tail, "lastPrompt")
-        or last_string_field(tail, "summary")
+        or last_string_field(tail, "lastPrompt", tail_sp)
+        or last_string_field(tail, "summary", tail_sp)
         or first_prompt
     )
     if not summary:
         return None, prompt.skipped
     git_branch = (
-        last_string_field(tail, "gitBranch") or first_string_field(head, "gitBranch") or None
+        last_string_field(tail, "gitBranch", tail_sp)
+        or first_string_field(head, "gitBranch", head_sp)
+        or None
     )
-    cwd = first_string_field(head, "cwd") or project_path or None
-    first_timestamp = first_string_field(head, "timestamp")
+    cwd = first_string_field(head, "cwd", head_sp) or project_path or None
+    first_timestamp = first_string_field(head, "timestamp", head_sp)
     created_at = iso_to_epoch_ms(first_timestamp) if first_timestamp else None
     info = SDKSessionInfo(
         session_id=session_id,
