@@ -185,9 +185,10 @@ def main() -> None:
         "",
         "Why: one `open`, `fstat` and at most two reads per file on `os.scandir` entries",
         "(no `Path` objects); the first-prompt scan jumps to the user lines with",
-        "`str.find` instead of splitting the head into lines; a field absent from a file is",
-        "ruled out with one forward scan, and a present one found with `rfind` from the end",
-        "instead of scanning every occurrence.",
+        "`str.find` instead of splitting the head into lines; one scan per text tells",
+        "whether the spaced JSON spelling needs looking for at all (the CLI writes compact",
+        "JSON), one more rules out both title fields, and a field's last value is found",
+        "with `rfind` from the end instead of scanning every occurrence.",
         "",
     ]
     Path(args.out).write_text("\n".join(lines), encoding="utf-8")
