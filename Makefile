@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench clean ref-venv
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -103,6 +103,10 @@ ref-venv: $(REF_PY)
 
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)
+
+# list_sessions on 10,000 synthetic transcripts, ccwire vs the reference (bench/SESSIONS_RESULTS.md).
+bench-sessions: venv $(REF_PY)
+	$(BIN)/python bench/sessions_bench.py --ref-python $(REF_PY)
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

@@ -16,40 +16,12 @@ from typing import Any
 # out of the "must exist" set until that work lands; remove this list when it does.
 PENDING_ELSEWHERE: frozenset[str] = frozenset(
     {
-        # sessions over the CLI's transcripts
-        "list_sessions",
-        "get_session_info",
-        "get_session_messages",
-        "list_subagents",
-        "get_subagent_messages",
-        "fork_session",
-        "rename_session",
-        "tag_session",
-        "delete_session",
-        "project_key_for_directory",
-        "fold_session_summary",
-        "SDKSessionInfo",
-        "SessionMessage",
-        "ForkSessionResult",
-        # the SessionStore protocol and its types
-        "SessionStore",
-        "SessionKey",
-        "SessionStoreEntry",
-        "SessionStoreFlushMode",
-        "SessionStoreListEntry",
-        "SessionSummaryEntry",
-        "SessionListSubkeysKey",
-        "InMemorySessionStore",
-        "import_session_to_store",
         # *_from_store / *_via_store helpers
         "list_sessions_from_store",
         "get_session_info_from_store",
         "get_session_messages_from_store",
         "list_subagents_from_store",
         "get_subagent_messages_from_store",
-        "rename_session_via_store",
-        "tag_session_via_store",
-        "delete_session_via_store",
         "fork_session_via_store",
     }
 )

@@ -1,4 +1,4 @@
-"""The ``ccwire`` command line: ``run``, ``demo``, ``doctor`` and ``serve``.
+"""The ``ccwire`` command line: ``run``, ``demo``, ``doctor``, ``sessions``, ``show``, ``serve``.
 
 Errors are reported as one line (``ccwire: error: ...``) plus a hint line; ``--verbose``
 shows the whole message and, for ``run``, the protocol trace. Exit codes are listed in
@@ -66,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--cli-path", metavar="PATH", help="check this claude executable")
     doctor.add_argument("--quick", action="store_true", help="skip the offline round trip")
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    from .sessions import add_sessions_arguments, add_show_arguments
+
+    add_sessions_arguments(
+        sub.add_parser("sessions", help="list past sessions (from the CLI's transcripts)")
+    )
+    add_show_arguments(sub.add_parser("show", help="show one past session (--html: as a web page)"))
     sub.add_parser(
         "serve",
         add_help=False,
@@ -174,6 +180,16 @@ def _doctor(args: argparse.Namespace, io: CliIO) -> int:
     return doctor_exit_code(checks)
 
 
+def _sessions(args: argparse.Namespace, io: CliIO) -> int:
+    from .sessions import SessionsCommandError, sessions_command, show_command
+
+    command = sessions_command if args.command == "sessions" else show_command
+    try:
+        return command(args, io.stdout)
+    except SessionsCommandError as exc:
+        return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
+
+
 def _serve(argv: Sequence[str], io: CliIO) -> int:
     try:
         serve_main = importlib.import_module("ccwire._mcp.serve").serve_main
@@ -205,4 +221,6 @@ _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {
     "run": _run,
     "demo": _demo,
     "doctor": _doctor,
+    "sessions": _sessions,
+    "show": _sessions,
 }

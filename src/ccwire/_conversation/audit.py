@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any, Final
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .._core.redact import redact_text, redact_value
 from .._protocol.control import ControlEvent
 from .._wire import codec
@@ -362,4 +362,4 @@ def _hook_outcome(event: ControlEvent) -> tuple[str, str | None]:
     return "ok", None
 
 
-publish(AuditLog, redact_keys, redact_secrets)
+publish_module(__name__)

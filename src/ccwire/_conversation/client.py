@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any
 
 from .._core.errors import CLIConnectionError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._protocol.features import CliFeatures
 from .._transport.base import Transport
 from .._wire.messages import Message
@@ -145,4 +145,4 @@ class ClaudeSDKClient(RuntimeControl):
         return self._conn.session_id if self._conn is not None else None
 
 
-publish(ClaudeSDKClient)
+publish_module(__name__)

@@ -9,8 +9,6 @@ from typing import Any, Literal, TypeAlias
 
 from typing_extensions import NotRequired, TypedDict
 
-from .._core.public import publish
-
 __all__ = [
     "EffortLevel",
     "OutputFormat",
@@ -171,18 +169,3 @@ class TaskBudget(TypedDict):
     """An API-side token budget for the whole task (``--task-budget N``)."""
 
     total: int
-
-
-publish(
-    OutputFormat,
-    SandboxNetworkConfig,
-    SandboxSettings,
-    SdkPluginConfig,
-    SystemPromptFile,
-    SystemPromptPreset,
-    TaskBudget,
-    ThinkingConfigAdaptive,
-    ThinkingConfigDisabled,
-    ThinkingConfigEnabled,
-    ToolsPreset,
-)

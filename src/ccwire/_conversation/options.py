@@ -44,7 +44,7 @@ from .option_types import (
 if TYPE_CHECKING:
     from .audit import AuditLog
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
@@ -490,4 +490,4 @@ class ClaudeAgentOptions:
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")
 
 
-publish(AgentDefinition, ClaudeAgentOptions)
+publish_module(__name__)

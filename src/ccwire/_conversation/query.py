@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .._transport.base import Transport
 from .._wire.messages import Message
 from .connection import Connection, Prompt
@@ -80,4 +80,4 @@ async def query(
         await conn.close()
 
 
-publish(query)
+publish_module(__name__)

@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Iterable
 
 from .._core.errors import CcwireError
-from .._core.public import publish
+from .._core.public import publish_module
 from .options import ClaudeAgentOptions
 
 __all__ = ["CanUseToolShadowedWarning", "shadowed_message", "warn_if_can_use_tool_shadowed"]
@@ -82,4 +82,4 @@ def warn_if_can_use_tool_shadowed(options: ClaudeAgentOptions) -> None:
         warnings.warn(message, CanUseToolShadowedWarning, stacklevel=3)
 
 
-publish(CanUseToolShadowedWarning)
+publish_module(__name__)

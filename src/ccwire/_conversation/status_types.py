@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .._mcp.config import McpHttpServerConfig, McpSSEServerConfig, McpStdioServerConfig
 
 __all__ = [
@@ -145,12 +145,4 @@ class ContextUsageResponse(TypedDict):
     apiUsage: NotRequired[dict[str, Any] | None]
 
 
-publish(
-    ContextUsageCategory,
-    ContextUsageResponse,
-    McpServerInfo,
-    McpServerStatus,
-    McpStatusResponse,
-    McpToolAnnotations,
-    McpToolInfo,
-)
+publish_module(__name__)

@@ -14,7 +14,7 @@ The text of every ccwire error is shown with secret-shaped parts masked
 
 from __future__ import annotations
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .redact import install_log_filter, redact_text
 
 install_log_filter()  # the ccwire logger masks secrets in its records
@@ -288,27 +288,4 @@ class MessageEncodeError(CcwireError, ValueError):
     that is not JSON-serializable). Nothing was written to the CLI."""
 
 
-publish(
-    CLIConnectionError,
-    CLINotFoundError,
-    CallbackError,
-    CcwireError,
-    ControlProtocolError,
-    ControlTimeoutError,
-    InvalidTransitionError,
-    McpError,
-    MessageDecodeError,
-    MessageEncodeError,
-    ProcessError,
-    ResourceNotFoundError,
-    ResultError,
-    SessionInUseError,
-    SessionStateError,
-    SessionStoreError,
-    SessionTimeoutError,
-    SnapshotTimeoutError,
-    ToolDefinitionError,
-    ToolError,
-    UnknownEventError,
-    UnsupportedFeatureError,
-)
+publish_module(__name__)

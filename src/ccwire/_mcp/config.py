@@ -9,7 +9,7 @@ from typing_extensions import NotRequired
 if TYPE_CHECKING:
     from .server import SdkMcpServer
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "McpHttpServerConfig",
@@ -65,4 +65,4 @@ McpServerConfig = Union[
 """Any of the server configurations ccwire understands."""
 
 
-publish(McpHttpServerConfig, McpSSEServerConfig, McpSdkServerConfig, McpStdioServerConfig)
+publish_module(__name__)

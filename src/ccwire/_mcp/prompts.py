@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._core.errors import McpError, ToolDefinitionError, ToolError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._wire.content import CONTENT_TYPES, dumps_json, text_content
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
@@ -264,4 +264,4 @@ class PromptSet:
         return await found.get(params.get("arguments"))
 
 
-publish(SdkMcpPrompt, prompt)
+publish_module(__name__)

@@ -32,7 +32,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
@@ -374,4 +374,4 @@ class ResourceSet:
         raise ResourceNotFoundError(uri)
 
 
-publish(SdkMcpResource, resource)
+publish_module(__name__)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .config import McpSdkServerConfig
 from .prompts import SdkMcpPrompt
 from .resources import SdkMcpResource
@@ -45,4 +45,4 @@ def create_sdk_mcp_server(
     return {"type": "sdk", "name": name, "instance": server}
 
 
-publish(create_sdk_mcp_server)
+publish_module(__name__)

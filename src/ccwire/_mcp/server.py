@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Final
 import anyio
 
 from .._core.errors import McpError, ToolDefinitionError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -476,4 +476,4 @@ SdkMcpServer._ROUTES = {
 }
 
 
-publish(SdkMcpServer)
+publish_module(__name__)

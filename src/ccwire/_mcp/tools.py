@@ -19,7 +19,7 @@ from typing import Any, Final, Generic, TypeVar
 import anyio.from_thread
 
 from .._core.errors import ToolDefinitionError, ToolError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import (
     CONTENT_TYPES,
@@ -523,4 +523,4 @@ def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invo
     return as_async(call, handler)
 
 
-publish(SdkMcpTool, ToolAnnotations, ToolContext, tool)
+publish_module(__name__)

@@ -29,7 +29,7 @@ import anyio.abc
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._transport.base import Transport
 from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
@@ -313,4 +313,4 @@ class _AgentHost:
             self._agent._live.remove(session)
 
 
-publish(ClaudeCodeAgent)
+publish_module(__name__)

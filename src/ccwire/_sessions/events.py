@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final, Literal, Union
 
 import anyio
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .._wire.messages import Message, ResultMessage
 from .state import SessionState, SessionStateInfo
 
@@ -316,12 +316,4 @@ async def drain(log: EventLog, timeout: float | None = None) -> bool:
     return False
 
 
-publish(
-    ErrorOccurred,
-    MessageReceived,
-    PermissionRequested,
-    SessionCompleted,
-    StateChanged,
-    ToolCallFinished,
-    ToolCallStarted,
-)
+publish_module(__name__)

@@ -20,7 +20,7 @@ import weakref
 from typing import Literal, Protocol
 
 from .._core.errors import SessionInUseError
-from .._core.public import publish
+from .._core.public import publish_module
 from .state import FINAL_STATES, SessionOwner, SessionState, SessionStateInfo
 
 __all__ = [
@@ -153,4 +153,4 @@ def session_liveness(info: SessionStateInfo) -> SessionLiveness:
     return "live" if running else "orphaned"
 
 
-publish(session_liveness)
+publish_module(__name__)

@@ -42,7 +42,6 @@ from .._conversation.client import ClaudeSDKClient
 from .._conversation.connection import Connection
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, MessageDecodeError, SessionStateError
-from .._core.public import publish
 from .._protocol.control import ControlEvent
 from .._transport.base import Transport
 from .._wire import codec
@@ -485,6 +484,3 @@ class SessionRuntime:
                 self._snapshots_saved.set()
                 return
             await self._snapshot_signal.wait()
-
-
-publish(Subscription)

@@ -39,7 +39,7 @@ import anyio.abc
 
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
 from .events import (
@@ -421,4 +421,4 @@ class _MessageReader:
         return queued.popleft()
 
 
-publish(Session)
+publish_module(__name__)

@@ -24,7 +24,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "ACTIVE_STATES",
@@ -392,12 +392,4 @@ class SessionStateInfo:
         )
 
 
-publish(
-    PendingPermission,
-    PendingToolCall,
-    SessionOwner,
-    SessionState,
-    SessionStateInfo,
-    SessionStats,
-    ToolStats,
-)
+publish_module(__name__)

@@ -28,7 +28,7 @@ import anyio
 import anyio.to_thread
 
 from .._core.errors import SessionStoreError, SnapshotTimeoutError
-from .._core.public import publish
+from .._core.public import publish_module
 from .state import SessionStateInfo
 
 __all__ = [
@@ -370,11 +370,4 @@ async def wait_for_snapshots(
     return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
 
 
-publish(
-    MemorySessionStore,
-    MemorySnapshotStore,
-    SQLiteSessionStore,
-    SQLiteSnapshotStore,
-    SnapshotStore,
-    default_session_store_path,
-)
+publish_module(__name__)

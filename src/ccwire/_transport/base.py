@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CcwireError, CLIConnectionError, MessageDecodeError, MessageEncodeError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._wire.framing import LineDecoder
 
 __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
@@ -428,4 +428,4 @@ class StderrCollector:
             self._tail_size -= len(self._tail.popleft()) + 1
 
 
-publish(Transport)
+publish_module(__name__)

@@ -20,7 +20,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CLIConnectionError, MessageDecodeError, ProcessError
-from .._core.public import publish
+from .._core.public import publish_module
 from .._wire.framing import LineDecoder, encode_line
 from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line
 
@@ -270,4 +270,4 @@ def memory_transport_pair(
     return transport, CLIPeer(transport)
 
 
-publish(CLIPeer, MemoryTransport, memory_transport_pair, module="ccwire.testing")
+publish_module(__name__)

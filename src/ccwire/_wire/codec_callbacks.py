@@ -14,7 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import MessageDecodeError
-from .._core.public import publish
+from .._core.public import publish_module
 from .permission_types import (
     PermissionResultAllow,
     PermissionResultDeny,
@@ -323,4 +323,4 @@ def parse_hook_input(data: Mapping[str, Any]) -> BaseHookInput:
     return decode_hook_input(data)
 
 
-publish(parse_hook_input)
+publish_module(__name__)

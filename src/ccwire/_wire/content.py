@@ -12,8 +12,6 @@ import dataclasses
 import json
 from typing import Any, Final
 
-from .._core.public import publish
-
 __all__ = [
     "CONTENT_TYPES",
     "audio_content",
@@ -107,13 +105,3 @@ def to_plain(value: Any) -> Any:
 def dumps_json(value: Any) -> str:
     """``value`` (see `to_plain()`) as JSON text; unknown objects become strings."""
     return json.dumps(to_plain(value), ensure_ascii=False, default=str)
-
-
-publish(
-    audio_content,
-    embedded_blob_resource,
-    embedded_text_resource,
-    image_content,
-    resource_link,
-    text_content,
-)

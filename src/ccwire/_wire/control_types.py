@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "CliVersion",
@@ -375,30 +375,4 @@ class PermissionRules:
     raw: Mapping[str, Any] = _raw()
 
 
-publish(
-    CliVersion,
-    ContextCategory,
-    ContextUsage,
-    FileContents,
-    FileSuggestions,
-    HookEventInfo,
-    HookListingEntry,
-    HooksListing,
-    InterruptResult,
-    McpServerState,
-    McpServerTool,
-    McpSetServersResult,
-    ModelChange,
-    ModelInfo,
-    PermissionModeChange,
-    PermissionRuleInfo,
-    PermissionRules,
-    PluginReload,
-    RepoRootRegistration,
-    RewindFilesResult,
-    SessionUsage,
-    SettingsSnapshot,
-    SlashCommand,
-    TaskOutput,
-    UsageReport,
-)
+publish_module(__name__)

@@ -29,7 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .permission_types import PermissionUpdate
 
 __all__ = [
@@ -534,40 +534,4 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
 """The input class of every hook event, by event name."""
 
 
-publish(
-    BaseHookInput,
-    ConfigChangeHookInput,
-    CwdChangedHookInput,
-    DirectoryAddedHookInput,
-    ElicitationHookInput,
-    ElicitationResultHookInput,
-    FileChangedHookInput,
-    InstructionsLoadedHookInput,
-    MessageDisplayHookInput,
-    NotificationHookInput,
-    PermissionDeniedHookInput,
-    PermissionRequestHookInput,
-    PostCompactHookInput,
-    PostModelSwitchHookInput,
-    PostToolBatchHookInput,
-    PostToolUseFailureHookInput,
-    PostToolUseHookInput,
-    PreCompactHookInput,
-    PreModelSwitchHookInput,
-    PreToolUseHookInput,
-    SessionEndHookInput,
-    SessionStartHookInput,
-    SetupHookInput,
-    StopFailureHookInput,
-    StopHookInput,
-    SubagentStartHookInput,
-    SubagentStopHookInput,
-    TaskCompletedHookInput,
-    TaskCreatedHookInput,
-    TeammateIdleHookInput,
-    ToolHookInput,
-    UserPromptExpansionHookInput,
-    UserPromptSubmitHookInput,
-    WorktreeCreateHookInput,
-    WorktreeRemoveHookInput,
-)
+publish_module(__name__)

@@ -13,7 +13,7 @@ from typing import Any, Literal, Union
 
 from typing_extensions import NotRequired, TypedDict
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "AsyncHookJSONOutput",
@@ -260,29 +260,4 @@ HookJSONOutput = Union[AsyncHookJSONOutput, SyncHookJSONOutput]
 """What a hook callback returns in ``claude-agent-sdk``'s dict form."""
 
 
-publish(
-    BackgroundTaskSummary,
-    CwdChangedHookSpecificOutput,
-    ElicitationHookSpecificOutput,
-    ElicitationResultHookSpecificOutput,
-    FileChangedHookSpecificOutput,
-    HookEffort,
-    MessageDisplayHookSpecificOutput,
-    NotificationHookSpecificOutput,
-    PermissionDeniedHookSpecificOutput,
-    PermissionRequestHookSpecificOutput,
-    PostModelSwitchHookSpecificOutput,
-    PostToolBatchHookSpecificOutput,
-    PostToolUseFailureHookSpecificOutput,
-    PostToolUseHookSpecificOutput,
-    PreModelSwitchHookSpecificOutput,
-    PreToolUseHookSpecificOutput,
-    SessionCronSummary,
-    SessionStartHookSpecificOutput,
-    StopHookSpecificOutput,
-    SubagentStartHookSpecificOutput,
-    SubagentStopHookSpecificOutput,
-    UserPromptExpansionHookSpecificOutput,
-    UserPromptSubmitHookSpecificOutput,
-    WorktreeCreateHookSpecificOutput,
-)
+publish_module(__name__)

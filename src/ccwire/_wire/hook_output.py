@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Union
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .permission_types import PermissionResultAllow, PermissionResultDeny
 
 __all__ = [
@@ -286,30 +286,4 @@ HookCallbackResult = Union[HookOutput, AsyncHookOutput, HookSpecificOutput, Mapp
 """Anything a hook callback may return (see the module docstring)."""
 
 
-publish(
-    AsyncHookOutput,
-    CwdChangedOutput,
-    ElicitationOutput,
-    ElicitationResultOutput,
-    FileChangedOutput,
-    HookOutput,
-    HookSpecificOutput,
-    MessageDisplayOutput,
-    NotificationOutput,
-    PermissionDeniedOutput,
-    PermissionRequestOutput,
-    PostModelSwitchOutput,
-    PostToolBatchOutput,
-    PostToolUseFailureOutput,
-    PostToolUseOutput,
-    PreModelSwitchOutput,
-    PreToolUseOutput,
-    SessionStartOutput,
-    SetupOutput,
-    StopOutput,
-    SubagentStartOutput,
-    SubagentStopOutput,
-    UserPromptExpansionOutput,
-    UserPromptSubmitOutput,
-    WorktreeCreateOutput,
-)
+publish_module(__name__)

@@ -14,7 +14,7 @@ from typing import Literal
 # typing_extensions' TypedDict honours Required/NotRequired on Python 3.10 too
 from typing_extensions import NotRequired, Required, TypedDict
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "AssistantMessageError",
@@ -215,12 +215,4 @@ class SystemInitData(TypedDict):
     capabilities: NotRequired[list[str]]
 
 
-publish(
-    MessageOrigin,
-    ModelUsage,
-    SystemInitData,
-    SystemInitMcpServer,
-    SystemInitPlugin,
-    SystemInitPluginError,
-    TaskUsage,
-)
+publish_module(__name__)

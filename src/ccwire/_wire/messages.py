@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .message_types import (
     AssistantMessageError,
     MessageOrigin,
@@ -514,29 +514,4 @@ message, a partial-message `StreamEvent`, a `RateLimitEvent`, a
 (`TranscriptMirrorMessage` is a typed one)."""
 
 
-publish(
-    AssistantMessage,
-    ConversationResetMessage,
-    DeferredToolUse,
-    HookEventMessage,
-    MirrorErrorMessage,
-    RateLimitEvent,
-    RateLimitInfo,
-    RawMessage,
-    ResultMessage,
-    ServerToolResultBlock,
-    ServerToolUseBlock,
-    StreamEvent,
-    SystemMessage,
-    TaskNotificationMessage,
-    TaskProgressMessage,
-    TaskStartedMessage,
-    TaskUpdatedMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-    TranscriptMirrorMessage,
-    UnknownBlock,
-    UserMessage,
-)
+publish_module(__name__)

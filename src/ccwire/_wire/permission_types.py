@@ -8,7 +8,7 @@ from typing import Any, Literal, Union
 
 import anyio
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "CanUseTool",
@@ -116,10 +116,4 @@ CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[Pe
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""
 
 
-publish(
-    PermissionResultAllow,
-    PermissionResultDeny,
-    PermissionRuleValue,
-    PermissionUpdate,
-    ToolPermissionContext,
-)
+publish_module(__name__)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = ["OFFLINE_API_KEY", "offline_env"]
 
@@ -76,4 +76,4 @@ def offline_env(
     return env
 
 
-publish(offline_env, module="ccwire.testing")
+publish_module(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .._transport.memory import CLIPeer
 
 __all__ = ["FakeCLI"]
@@ -273,4 +273,4 @@ def _is_response_to(frame: Mapping[str, Any], request_id: str) -> bool:
     )
 
 
-publish(FakeCLI, module="ccwire.testing")
+publish_module(__name__)

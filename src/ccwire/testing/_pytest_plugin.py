@@ -22,6 +22,7 @@ import pytest
 if TYPE_CHECKING:
     from ._scripted_model import ScriptedModel
 
+
 __all__ = ["offline_env", "scripted_model"]
 
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = [
     "Block",
@@ -426,15 +426,4 @@ def schema_example(schema: Any) -> Any:
     )
 
 
-publish(
-    ErrorReply,
-    ModelRequest,
-    Reply,
-    ToolResult,
-    error,
-    reply,
-    text,
-    thinking,
-    tool_use,
-    module="ccwire.testing",
-)
+publish_module(__name__)

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-from .._core.public import publish
+from .._core.public import publish_module
 
 __all__ = ["DEFAULT_MODEL", "ScriptedModel"]
 
@@ -457,4 +457,4 @@ def _write_response(wfile: Any, response: _Response, *, head: bool) -> None:
     wfile.flush()
 
 
-publish(ScriptedModel, module="ccwire.testing")
+publish_module(__name__)

@@ -11,7 +11,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from .._core.public import publish
+from .._core.public import publish_module
 from .._sessions.stores.protocol import (
     OPTIONAL_METHODS,
     SessionKey,
@@ -243,4 +243,4 @@ async def run_session_store_conformance(  # noqa: C901 - one check after another
         assert await store.list_subkeys(_k("proj", "never-appended")) == [], "13: unknown"
 
 
-publish(run_session_store_conformance, module="ccwire.testing")
+publish_module(__name__)

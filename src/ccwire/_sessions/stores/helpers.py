@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import anyio.to_thread
 
-from ..._core.public import publish
+from ..._core.public import publish_module
 from .mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
 from .resume import project_key_for_directory
@@ -284,9 +284,4 @@ async def import_session_to_store(
             await store.append(key, [cast("SessionStoreEntry", {**meta, "type": "agent_metadata"})])
 
 
-publish(
-    delete_session_via_store,
-    import_session_to_store,
-    rename_session_via_store,
-    tag_session_via_store,
-)
+publish_module(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ..._core.public import publish
+from ..._core.public import publish_module
 from .protocol import (
     SessionKey,
     SessionListSubkeysKey,
@@ -162,4 +162,4 @@ class InMemorySessionStore(SessionStore):
         self._summaries.clear()
 
 
-publish(InMemorySessionStore)
+publish_module(__name__)

@@ -45,7 +45,7 @@ from .summary import fold_session_summary
 if TYPE_CHECKING:
     import psycopg
 
-from ..._core.public import publish
+from ..._core.public import publish_module
 
 __all__ = ["PostgresStore"]
 
@@ -381,4 +381,4 @@ class PostgresStore(SessionStore):
         return [r[0] for r in rows]
 
 
-publish(PostgresStore)
+publish_module(__name__)

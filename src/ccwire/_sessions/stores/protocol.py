@@ -12,13 +12,11 @@ subclass `SessionStore`). The defaults on the protocol raise `NotImplementedErro
 so a subclass can inherit them as "absent".
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal, Protocol
 
 from typing_extensions import NotRequired, Required, TypedDict
 
-from ..._core.public import publish
+from ..._core.public import publish_module
 
 __all__ = [
     "OPTIONAL_METHODS",
@@ -239,11 +237,4 @@ def key_parts(key: SessionKey) -> tuple[str, str, str]:
     return key["project_key"], key["session_id"], subpath or ""
 
 
-publish(
-    SessionKey,
-    SessionListSubkeysKey,
-    SessionStore,
-    SessionStoreEntry,
-    SessionStoreListEntry,
-    SessionSummaryEntry,
-)
+publish_module(__name__)

@@ -48,7 +48,7 @@ from .summary import fold_session_summary
 if TYPE_CHECKING:
     import redis
 
-from ..._core.public import publish
+from ..._core.public import publish_module
 
 __all__ = ["RedisStore"]
 
@@ -342,4 +342,4 @@ class RedisStore(SessionStore):
         return sorted(_str(m) for m in rows)
 
 
-publish(RedisStore)
+publish_module(__name__)

@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import tempfile
-import unicodedata
 from collections.abc import Awaitable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import anyio
 import anyio.to_thread
 
 from ..._core.errors import SessionStoreError
+from ..transcripts.paths import project_key_for_directory
 from .protocol import SessionKey, SessionStore, store_implements
 
 __all__ = ["MaterializedResume", "materialize_resume_session", "project_key_for_directory"]
@@ -52,25 +52,6 @@ def _djb2_base36(text: str) -> str:
         out = digits[r] + out
         if not h:
             return out
-
-
-def project_key_for_directory(directory: str | os.PathLike[str] | None = None) -> str:
-    """The `project_key` of a directory: the name the CLI gives its project folder.
-
-    Args:
-        directory: The working directory (default: the current one); resolved with
-            `realpath` and NFC-normalized.
-
-    Returns:
-        Every non-alphanumeric character replaced by `-`; a name longer than 200
-        characters is cut and suffixed with a hash of the path.
-    """
-    path = os.fspath(directory) if directory is not None else "."
-    with suppress(OSError):
-        path = os.path.realpath(path)
-    path = unicodedata.normalize("NFC", path)
-    key = _NOT_ALNUM.sub("-", path)
-    return key if len(key) <= _MAX_KEY else f"{key[:_MAX_KEY]}-{_djb2_base36(path)}"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import json
 from typing import Any, cast
 
 from ..._core.errors import SessionStoreError
-from ..._core.public import publish
+from ..._core.public import publish_module
 from ..state import SessionStateInfo
 from ..store import DEFAULT_SNAPSHOT_TIMEOUT, SnapshotStore, decode_snapshot, encode_snapshot
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
@@ -137,4 +137,4 @@ def as_snapshot_store(store: SnapshotStore | SessionStore) -> SnapshotStore:
     )
 
 
-publish(StoreSnapshots)
+publish_module(__name__)

@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from ..._core.errors import SessionStoreError
-from ..._core.public import publish
+from ..._core.public import publish_module
 from .memory import MonotonicMillis
 from .protocol import (
     SessionKey,
@@ -345,4 +345,4 @@ class SQLiteStore(SessionStore):
         return [r[0] for r in rows]
 
 
-publish(SQLiteStore)
+publish_module(__name__)

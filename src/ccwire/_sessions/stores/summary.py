@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..._core.public import publish
+from ..._core.public import publish_module
 from .protocol import SessionKey, SessionStoreEntry, SessionSummaryEntry
 
 __all__ = ["fold_session_summary"]
@@ -147,4 +147,4 @@ def fold_session_summary(
     return summary
 
 
-publish(fold_session_summary)
+publish_module(__name__)

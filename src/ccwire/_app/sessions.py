@@ -1,0 +1,290 @@
+"""`ccwire sessions` and `ccwire show`: browse past sessions from the CLI's transcripts.
+
+`ccwire sessions` lists them (id, title, when, turns, cost, tag) as a table or JSON;
+`ccwire show SESSION_ID` prints one conversation with tool calls folded to one line
+each (`--full` unfolds them), in colour with `rich` when it is installed and
+writing to a terminal; `--html FILE` writes it as one self-contained page instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from .._core.errors import CcwireError
+from .._sessions.transcripts.chain import parse_transcript, session_messages
+from .._sessions.transcripts.listing import list_sessions
+from .._sessions.transcripts.paths import projects_dir
+from .._sessions.transcripts.reading import find_session_file
+from .._sessions.transcripts.types import SDKSessionInfo
+from .render import rich_available, short_json
+from .transcript_view import (
+    SessionView,
+    TextItem,
+    ToolCall,
+    Turn,
+    build_turns,
+    cost_from_text,
+    format_when,
+    turn_count,
+)
+
+__all__ = [
+    "SessionsCommandError",
+    "add_sessions_arguments",
+    "add_show_arguments",
+    "format_when",
+    "render_text",
+    "sessions_command",
+    "show_command",
+    "turn_count",
+]
+
+
+class SessionsCommandError(CcwireError):
+    """`ccwire sessions` or `show` cannot do what was asked.
+
+    Attributes:
+        hint: How to fix it, for the `ccwire: hint:` line.
+    """
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def add_sessions_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of `ccwire sessions`.
+
+    Args:
+        parser: The subcommand's parser.
+    """
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--project", metavar="DIR", help="sessions of this project (default: .)")
+    where.add_argument("--all", action="store_true", help="sessions of every project")
+    parser.add_argument("--limit", type=int, default=50, help="at most N sessions (0: all)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def add_show_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of `ccwire show`.
+
+    Args:
+        parser: The subcommand's parser.
+    """
+    parser.add_argument("session_id", metavar="SESSION_ID", help="the session's id")
+    parser.add_argument("--project", metavar="DIR", help="look only in this project")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
+    parser.add_argument("--full", action="store_true", help="unfold tool inputs and results")
+    parser.add_argument("--plain", action="store_true", help="no colours, even on a terminal")
+
+
+def _row(info: SDKSessionInfo) -> dict[str, Any]:
+    """The listing fields plus turns and cost (one full read of the transcript)."""
+    row: dict[str, Any] = {
+        "session_id": info.session_id,
+        "title": info.summary,
+        "first_prompt": info.first_prompt,
+        "last_modified": info.last_modified,
+        "created_at": info.created_at,
+        "cwd": info.cwd,
+        "git_branch": info.git_branch,
+        "tag": info.tag,
+        "turns": None,
+        "cost_usd": None,
+    }
+    found = find_session_file(info.session_id, info.cwd) or find_session_file(info.session_id, None)
+    if found is None:
+        return row
+    try:
+        text = found[0].read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return row
+    turns = build_turns(session_messages(parse_transcript(text).entries))
+    row["turns"] = sum(1 for t in turns if t.prompt)
+    cost = cost_from_text(text)
+    row["cost_usd"] = cost.usd if cost else None
+    return row
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def _table(rows: list[dict[str, Any]], out: IO[str]) -> None:
+    header = f"{'SESSION':36}  {'WHEN':16}  {'TURNS':>5}  {'COST':>8}  {'TAG':10}  TITLE"
+    out.write(header + "\n")
+    for r in rows:
+        cost = f"${r['cost_usd']:.4f}" if r["cost_usd"] is not None else "-"
+        turns = str(r["turns"]) if r["turns"] is not None else "-"
+        out.write(
+            f"{r['session_id']:36}  {format_when(r['last_modified']):16}  {turns:>5}  "
+            f"{cost:>8}  {_cut(r['tag'] or '', 10):10}  {_cut(r['title'], 60)}\n"
+        )
+
+
+def _quiet_transcript_log() -> None:
+    # The command reports unreadable lines itself; keep the library's warnings off stderr.
+    logging.getLogger("ccwire.transcripts").setLevel(logging.ERROR)
+
+
+def sessions_command(args: argparse.Namespace, out: IO[str]) -> int:
+    """Run `ccwire sessions`.
+
+    Args:
+        args: The parsed options.
+        out: Where to print.
+
+    Returns:
+        The exit code (0).
+    """
+    _quiet_transcript_log()
+    if args.all:
+        infos = list_sessions(limit=args.limit or None)
+    else:
+        # The directory need not exist any more: its transcripts outlive it.
+        infos = list_sessions(args.project or os.getcwd(), limit=args.limit or None)
+    rows = [_row(info) for info in infos]
+    if args.json:
+        out.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+    elif not rows:
+        where = "any project" if args.all else (args.project or "this directory")
+        out.write(f"No sessions for {where} under {projects_dir()}.\n")
+    else:
+        _table(rows, out)
+    return 0
+
+
+def _fold(text: str, full: bool, width: int = 100) -> str:
+    if full:
+        return text
+    return _cut(text, width)
+
+
+def _turn_lines(turns: list[Turn], full: bool, indent: str = "") -> list[tuple[str, str]]:
+    """(line, rich style) pairs for a conversation."""
+    lines: list[tuple[str, str]] = []
+    for number, turn in enumerate(turns, 1):
+        if turn.prompt:
+            lines.append((f"{indent}[{number}] > {_fold(turn.prompt, full, 200)}", "bold cyan"))
+        for item in turn.items:
+            if isinstance(item, TextItem):
+                style = "dim italic" if item.kind == "thinking" else ""
+                label = "(thinking) " if item.kind == "thinking" else ""
+                for line in f"{label}{item.text}".splitlines() or [""]:
+                    lines.append((f"{indent}    {line}", style))
+                continue
+            lines.extend(_call_lines(item, full, indent))
+    return lines
+
+
+def _call_lines(call: ToolCall, full: bool, indent: str) -> list[tuple[str, str]]:
+    given = (
+        json.dumps(call.input, ensure_ascii=False, indent=2) if full else short_json(call.input, 90)
+    )
+    lines = [(f"{indent}    \u2699 {call.name} {given}", "yellow")]
+    if call.subagent:
+        lines += _turn_lines(call.subagent, full, indent + "      \u2502 ")
+    if call.result is None:
+        lines.append((f"{indent}      \u21b3 (no result recorded)", "dim"))
+    else:
+        label = "error" if call.is_error else "\u21b3"
+        result = call.result if full else _fold(call.result, False)
+        style = "red" if call.is_error else "green"
+        for line in result.splitlines() or [""]:
+            lines.append((f"{indent}      {label} {line}", style))
+            label = " "
+    return lines
+
+
+def _header(view: SessionView) -> list[tuple[str, str]]:
+    info = view.info
+    facts = [turn_count(view.turns)]
+    if view.cost is not None:
+        facts.append(
+            f"${view.cost.usd:.4f} ({view.cost.input_tokens} in / "
+            f"{view.cost.output_tokens} out tokens; {', '.join(view.cost.models)})"
+        )
+    if info is not None:
+        facts.insert(0, f"started {format_when(info.created_at)}")
+        if info.tag:
+            facts.append(f"tag: {info.tag}")
+    lines = [(f"Session {view.session_id}: {view.title}", "bold")]
+    if info is not None and info.cwd:
+        lines.append(
+            (f"  project {info.cwd}" + (f" ({info.git_branch})" if info.git_branch else ""), "dim")
+        )
+    lines.append(("  " + " \u00b7 ".join(facts), "dim"))
+    if view.skipped_lines:
+        lines.append((f"  ({view.skipped_lines} unreadable transcript line(s) skipped)", "red"))
+    return lines
+
+
+def render_text(view: SessionView, *, full: bool = False) -> list[tuple[str, str]]:
+    """The whole session as lines of text, each with a rich style name.
+
+    Args:
+        view: The session.
+        full: Unfold tool inputs and results instead of one line each.
+
+    Returns:
+        `(line, style)` pairs; the style is `""` for plain text.
+    """
+    return [*_header(view), ("", ""), *_turn_lines(view.turns, full)]
+
+
+def _write(lines: list[tuple[str, str]], out: IO[str], use_rich: bool) -> None:
+    if use_rich:
+        from rich.console import Console
+        from rich.text import Text
+
+        console = Console(file=out, highlight=False, soft_wrap=True)
+        for line, style in lines:
+            console.print(Text(line, style=style or ""))
+        return
+    out.write("".join(f"{line}\n" for line, _ in lines))
+
+
+def show_command(args: argparse.Namespace, out: IO[str]) -> int:
+    """Run `ccwire show`.
+
+    Args:
+        args: The parsed options.
+        out: Where to print.
+
+    Returns:
+        The exit code (0).
+
+    Raises:
+        SessionsCommandError: No such session, or the HTML file cannot be written.
+    """
+    from .transcript_view import load_session_view
+
+    _quiet_transcript_log()
+    view = load_session_view(args.session_id, args.project)
+    if view is None:
+        where = f"project {args.project}" if args.project else str(projects_dir())
+        raise SessionsCommandError(
+            f"no session {args.session_id} in {where}",
+            "`ccwire sessions --all` lists the sessions there are",
+        )
+    if args.html:
+        from .html import render_html
+
+        try:
+            Path(args.html).write_text(render_html(view), encoding="utf-8")
+        except OSError as exc:
+            raise SessionsCommandError(
+                f"cannot write {args.html}: {exc.strerror or exc}", "choose a writable path"
+            ) from exc
+        out.write(f"wrote {args.html}\n")
+        return 0
+    isatty = getattr(out, "isatty", None)
+    use_rich = not args.plain and rich_available() and bool(isatty and isatty())
+    _write(render_text(view, full=args.full), out, use_rich)
+    return 0
