@@ -75,7 +75,7 @@ def _sections(api: str) -> dict[str, str]:
     """Each documented object's own part of the page: from its heading to the next one."""
     marks = [(m.group(1), m.start()) for m in HEADING.finditer(api)]
     ends = [start for _, start in marks[1:]] + [len(api)]
-    return {name: api[start:end] for (name, start), end in zip(marks, ends)}
+    return {name: api[start:end] for (name, start), end in zip(marks, ends, strict=True)}
 
 
 def _has_summary(section: str) -> bool:
