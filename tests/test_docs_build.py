@@ -132,3 +132,45 @@ def test_every_message_field_is_documented(api: str, cls: type) -> None:
     fields = [f.name for f in dataclasses.fields(cls)]
     missing = [n for n in fields if not _field_documented(api, sections, owner, n)]
     assert not missing, f"{cls.__name__} fields without documentation: {missing}"
+
+
+# --------------------------------------------------------------------------- diagrams
+
+ARCHITECTURE = ROOT / "docs" / "concepts" / "architecture.md"
+
+
+def _mermaid_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```mermaid\n(.*?)^```", markdown, re.DOTALL | re.MULTILINE)
+
+
+def test_the_state_diagram_is_the_transition_table() -> None:
+    """The committed diagram is what `python -m ccwire._sessions.diagram` prints."""
+    from ccwire._sessions.diagram import state_diagram
+
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire._sessions.diagram"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert done.stdout == state_diagram()
+    states = [b for b in _mermaid_blocks(ARCHITECTURE.read_text()) if "stateDiagram" in b]
+    assert states == [state_diagram()], "run `python -m ccwire._sessions.diagram` and paste it"
+    from ccwire._sessions.state import TRANSITIONS
+
+    edges = sum(len(targets) for targets in TRANSITIONS.values())
+    assert states[0].count(" --> ") == edges + 1 + sum(not t for t in TRANSITIONS.values())
+
+
+def test_the_diagrams_render_offline(site: Path) -> None:
+    """Every mermaid fence becomes a `<pre class="mermaid">` that the vendored mermaid draws;
+    the page loads it from the site itself, never from a CDN."""
+    page = (site / "concepts" / "architecture" / "index.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'<pre class="mermaid"><code>(.*?)</code></pre>', page, re.DOTALL)
+    sources = _mermaid_blocks(ARCHITECTURE.read_text())
+    assert len(blocks) == len(sources) == 4
+    kinds = [html.unescape(b).split()[0] for b in blocks]
+    assert kinds == ["flowchart", "stateDiagram-v2", "sequenceDiagram", "sequenceDiagram"]
+    scripts = re.findall(r'<script src="([^"]+)"', page)
+    assert any(s.endswith("javascripts/mermaid.min.js") for s in scripts), scripts
+    assert not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
+    vendored = (site / "javascripts" / "mermaid.min.js").read_text(encoding="utf-8")
+    assert 'globalThis["mermaid"]' in vendored  # defines `mermaid`: material skips its CDN
