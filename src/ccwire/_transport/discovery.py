@@ -125,7 +125,7 @@ def find_cli(
     listing = "\n".join(f"  - {item}" for item in searched)
     raise CLINotFoundError(
         f"the Claude Code CLI was not found (${ENV_VAR} is not set; not on PATH, in "
-        f"node_modules/.bin or a usual install location). Searched:\n"
+        f"node_modules/.bin or a usual install location)\nSearched:\n"
         f"  - ${ENV_VAR} (not set)\n{listing}\n"
         f"{_INSTALL_HINT}",
         searched=tuple(searched),
