@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +170,26 @@ def test_docs_blocks_run_offline(
         talks = any(re.search(r"^(async (with|for)|await) ", c, re.M) for c, _ in _blocks(page))
         assert bool(model.requests) == talks  # a page that converses reached the model
     assert ran > 0
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
+    """The quickstart's `calc_tools.py` and its `ccwire run ... --tools calc_tools:server`
+    line, offline (`--scripted` added: the model calls `add`, then answers)."""
+    page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    module = next(code for code, _ in _blocks(DOCS / "quickstart.md") if "server =" in code)
+    (tmp_path / "calc_tools.py").write_text(module)
+    line = next(ln for ln in page.splitlines() if ln.startswith("ccwire run ") and "--tools" in ln)
+    steps = [{"tool_use": {"name": "mcp__calc__add", "input": {"a": 2, "b": 2}}}, "2 + 2 = 4."]
+    (tmp_path / "script.json").write_text(json.dumps(steps))
+    argv = [*shlex.split(line)[1:], "--scripted", "script.json", "--plain"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(CCWIRE_CLI_PATH=str(_cli()), PYTHONPATH=str(tmp_path), HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", *argv],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "tool result  mcp__calc__add" in done.stdout and ": 4" in done.stdout, done.stdout
+    assert "2 + 2 = 4." in done.stdout
