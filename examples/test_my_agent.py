@@ -4,7 +4,7 @@ Run it:  pytest examples/test_my_agent.py      (or: python examples/test_my_agen
 
 ccwire installs a pytest plugin with two fixtures:
 
-* ``scripted_model``: a started :class:`~ccwire.testing.ScriptedModel` (a local stand-in
+* ``scripted_model``: a started `ccwire.testing.ScriptedModel` (a local stand-in
   for the Anthropic API) whose replies the test scripts with ``add(...)``;
 * ``offline_env``: the environment that points the Claude Code CLI at it (fresh HOME,
   dummy key, no other network traffic). Pass it as ``ClaudeAgentOptions(env=...)``.

@@ -74,7 +74,7 @@ async def test_initialize_carries_hooks_and_returns_server_info() -> None:
     assert info is not None and info["pid"] == 7
 
 
-async def test_seed_000_greet_flow_over_fake_cli() -> None:
+async def test_greet_flow_over_fake_cli() -> None:
     server = create_sdk_mcp_server("demo_tools", tools=[greet])
     seen: list[tuple[str, dict[str, Any], str | None]] = []
 

@@ -117,10 +117,10 @@ def test_locate_cli_reports_origin_or_fix(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("output", "code", "status", "words"),
     [
-        ("2.1.330 (Claude Code)", 0, CheckStatus.OK, "2.1.330 (tested: 2.1.197 to 2.1.330)"),
-        ("2.1.250 (Claude Code)", 0, CheckStatus.OK, "2.1.250"),
+        ("2.1.330 (Claude Code)", 0, CheckStatus.OK, "2.1.330 (the pinned version; tested:"),
+        ("2.1.250 (Claude Code)", 0, CheckStatus.WARN, "2.1.250 is not the pinned 2.1.330"),
         ("2.0.5 (Claude Code)", 0, CheckStatus.WARN, "older than tested"),
-        ("2.2.0 (Claude Code)", 0, CheckStatus.INFO, "newer than tested"),
+        ("2.2.0 (Claude Code)", 0, CheckStatus.WARN, "newer than tested"),
         ("no version here", 0, CheckStatus.FAIL, "exited 0"),
         ("2.1.330", 3, CheckStatus.FAIL, "exited 3"),
     ],

@@ -1,4 +1,4 @@
-"""The seed 004 examples run offline (real CLI, scripted model) and print what they should."""
+"""The watched-session examples run offline (real CLI, scripted model), as they should."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def run_example(name: str) -> str:
 
 
 def test_calculator_example() -> None:
-    out = run_example("seed004_calculator.py")
+    out = run_example("calculator.py")
     assert "tool call    mcp__calc__add {'a': 100, 'b': 50}" in out
     assert "tool result  100 + 50 = 150" in out
     assert "tool result  150 - 25 = 125" in out
@@ -21,7 +21,7 @@ def test_calculator_example() -> None:
 
 
 def test_sqlite_query_example() -> None:
-    out = run_example("seed004_sqlite_query.py")
+    out = run_example("sqlite_query.py")
     assert "tool error   Only SELECT queries are allowed" in out
     assert "tool error   Query error: no such column: nme" in out
     assert "answer: Under 10: pencil (1.5, 120 in stock), pen (2.2, 0 in stock)" in out
@@ -30,7 +30,7 @@ def test_sqlite_query_example() -> None:
 
 
 def test_state_tracking_example() -> None:
-    out = run_example("seed004_state_tracking.py")
+    out = run_example("state_tracking.py")
     states = [
         line.removeprefix("State: ") for line in out.splitlines() if line.startswith("State:")
     ]

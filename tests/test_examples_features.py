@@ -12,8 +12,8 @@ def run_example(*args: str) -> str:
     return _run(*args, banner="[offline: a scripted model plays Claude")
 
 
-def test_greet_seed000() -> None:
-    out = run_example("examples/greet_seed000.py")
+def test_greet() -> None:
+    out = run_example("examples/greet.py")
     assert "init         tools from our server: ['mcp__demo_tools__greet']" in out
     assert "tool call    mcp__demo_tools__greet {'name': 'Alice'}" in out
     assert "permission   allow mcp__demo_tools__greet {'name': 'Alice'}" in out

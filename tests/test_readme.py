@@ -1,15 +1,21 @@
-"""The README's example is the documented one, and it runs: offline, against the real CLI."""
+"""The README's example is the documented one, and it runs: offline, against the real CLI;
+and so does every python block of the docs pages (or the example file it includes)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from ccwire._transport.discovery import INSTALL_COMMAND
 from ccwire.testing import ScriptedModel, text, tool_use
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,6 +27,7 @@ def first_python_block(markdown: str) -> str:
     return match.group(1)
 
 
+NO_CLI = f"Claude Code CLI not installed: {INSTALL_COMMAND}"
 README_CODE = first_python_block((ROOT / "README.md").read_text(encoding="utf-8"))
 
 
@@ -38,7 +45,7 @@ def test_readme_example_is_the_one_in_the_docs() -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(_cli() is None, reason="Claude Code CLI not installed (run `make cli`)")
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
 def test_readme_example_runs_offline(tmp_path: Path) -> None:
     script = tmp_path / "readme_example.py"
     script.write_text(README_CODE, encoding="utf-8")
@@ -58,3 +65,131 @@ def test_readme_example_runs_offline(tmp_path: Path) -> None:
     assert "ToolUseBlock(id=" in done.stdout and "name='mcp__demo_tools__greet'" in done.stdout
     assert "Hello, Alice! Welcome." in done.stdout
     assert done.stdout.rstrip().splitlines()[-1].startswith("ResultMessage(subtype='success'")
+
+
+# --------------------------------------------------------------------------- every docs block
+
+DOCS = ROOT / "docs"
+OTHERS = {  # pages written and tested elsewhere
+    "migration.md",
+    "reliability.md",
+    "security.md",
+    "concepts/session-stores.md",
+    "concepts/transcripts.md",
+    "how-to/batch-evaluation.md",
+}
+SKIP = re.compile(r"<!-- docs-test: skip: (.+?) -->\n```python\n", re.DOTALL)
+BLOCK = re.compile(r"^(?:<!-- docs-test: skip: .+? -->\n)?```python\n(.*?)^```", re.M | re.DOTALL)
+INCLUDE = re.compile(r'^--8<-- "([^"]+)"\s*$')
+
+
+def _pages() -> list[Path]:
+    return [
+        p
+        for p in sorted(DOCS.rglob("*.md"))
+        if p.relative_to(DOCS).as_posix() not in OTHERS and "snippets" not in p.parts
+    ]
+
+
+def _blocks(page: Path) -> list[tuple[str, str | None]]:
+    """`(code, skip reason or None)` of each python block of `page`, in order."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in BLOCK.finditer(text):
+        skip = SKIP.match(text, match.start())
+        found.append((match.group(1), skip.group(1) if skip else None))
+    return found
+
+
+def _tested_files() -> str:
+    """The sources of the tests that run whole files (examples, the README snippet)."""
+    return (
+        "".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_examples*.py"))
+        + "docs/snippets/readme_greet.py"
+    )
+
+
+def test_skipped_docs_blocks_are_few() -> None:
+    skipped = [reason for page in _pages() for _, reason in _blocks(page) if reason]
+    assert len(skipped) <= 3, skipped
+
+
+def test_included_files_are_run_by_a_test() -> None:
+    tested = _tested_files()
+    for page in _pages():
+        for code, _ in _blocks(page):
+            include = INCLUDE.match(code.strip())
+            if include:
+                path = include.group(1)
+                assert (ROOT / path).is_file(), (page, path)
+                assert Path(path).name in tested, f"{page}: {path} is not run by any test"
+
+
+async def _run_page(page: Path, namespace: dict[str, object]) -> int:
+    ran = 0
+    for i, (code, skip) in enumerate(_blocks(page), 1):
+        if skip or INCLUDE.match(code.strip()):
+            continue
+        compiled = compile(
+            code, f"{page.relative_to(ROOT)}[{i}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        )
+        result = eval(compiled, namespace)  # the block itself, as the reader would run it
+        if inspect.isawaitable(result):
+            await result
+        ran += 1
+    return ran
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_docs_blocks_run_offline(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page's python blocks run in order in one namespace (a reader following the
+    page), offline: `options` is given, pointing the real CLI at a scripted model that
+    echoes the prompt; top-level `await` and `async for` are allowed."""
+    if not any(not skip and not INCLUDE.match(c.strip()) for c, skip in _blocks(page)):
+        pytest.skip("no inline python block")
+    import anyio
+
+    from ccwire import ClaudeAgentOptions
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    with ScriptedModel(default=text("Done.")) as model:
+        namespace: dict[str, object] = {
+            "__name__": "docs_block",
+            "options": ClaudeAgentOptions(
+                env=model.env(home), cwd=str(tmp_path), cli_path=_cli(), max_turns=3
+            ),
+        }
+        ran = anyio.run(_run_page, page, namespace)
+        talks = any(re.search(r"^(async (with|for)|await) ", c, re.M) for c, _ in _blocks(page))
+        assert bool(model.requests) == talks  # a page that converses reached the model
+    assert ran > 0
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
+    """The quickstart's `calc_tools.py` and its `ccwire run ... --tools calc_tools:server`
+    line, offline (`--scripted` added: the model calls `add`, then answers)."""
+    page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    module = next(code for code, _ in _blocks(DOCS / "quickstart.md") if "server =" in code)
+    (tmp_path / "calc_tools.py").write_text(module)
+    line = next(ln for ln in page.splitlines() if ln.startswith("ccwire run ") and "--tools" in ln)
+    steps = [{"tool_use": {"name": "mcp__calc__add", "input": {"a": 2, "b": 2}}}, "2 + 2 = 4."]
+    (tmp_path / "script.json").write_text(json.dumps(steps))
+    argv = [*shlex.split(line)[1:], "--scripted", "script.json", "--plain"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(CCWIRE_CLI_PATH=str(_cli()), PYTHONPATH=str(tmp_path), HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", *argv],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "tool result  mcp__calc__add" in done.stdout and ": 4" in done.stdout, done.stdout
+    assert "2 + 2 = 4." in done.stdout

@@ -1,4 +1,4 @@
-"""Sessions over the in-memory fake CLI: every transition of seed 004 §5.1 driven by real
+"""Sessions over the in-memory fake CLI: every documented transition driven by real
 protocol traffic, failure paths, cancel in every state, pause/resume, callbacks, limits."""
 
 from __future__ import annotations

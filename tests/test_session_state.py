@@ -42,7 +42,7 @@ from ccwire._sessions.state import TRANSITIONS
 
 S = SessionState
 
-# every edge of seed 004 §5.1, plus the documented concurrency / follow-up edges
+# every edge of the documented session diagram, plus the documented concurrency / follow-up edges
 EXPECTED_EDGES = {
     (S.IDLE, S.STARTING),
     (S.IDLE, S.CANCELLED),

@@ -1,7 +1,13 @@
-"""The built wheel installs into a fresh venv and serves every public name from there."""
+"""The README's install lines, on a fresh venv: the built wheel and sdist pass `twine check`,
+the wheel installs and serves every public name and the `ccwire` command (`--version`,
+`doctor`); a checkout installs with `pip install .`. The pinned CLI version is written
+once in the package, and the Makefile and package.json agree with it."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import subprocess
 import sys
 import venv
@@ -25,16 +31,48 @@ print(len(ccwire.__all__), len(ccwire.testing.__all__))
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build`: the sdist, and the wheel built from it, in a fresh directory."""
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)],
+        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
         check=True,
         capture_output=True,
-        timeout=300,
+        timeout=600,
     )
-    (found,) = out.glob("ccwire-*.whl")
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(dist: Path) -> Path:
+    (found,) = dist.glob("ccwire-*.whl")
     return found
+
+
+def test_wheel_and_sdist_pass_twine_check(dist: Path) -> None:
+    (sdist,) = dist.glob("ccwire-*.tar.gz")
+    (built,) = dist.glob("ccwire-*.whl")
+    done = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(built), str(sdist)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+def test_the_pinned_cli_version_is_written_once() -> None:
+    from ccwire._transport.discovery import INSTALL_COMMAND, PINNED_CLI_VERSION
+
+    makefile = (ROOT / "Makefile").read_text()
+    (make_version,) = re.findall(r"^CLI_VERSION := (\S+)$", makefile, re.MULTILINE)
+    assert make_version == PINNED_CLI_VERSION
+    package = json.loads((ROOT / "package.json").read_text())
+    assert package["dependencies"]["@anthropic-ai/claude-code"] == PINNED_CLI_VERSION
+    readme = (ROOT / "README.md").read_text()
+    assert INSTALL_COMMAND in readme
 
 
 def test_the_wheel_installs_and_imports_every_public_name(wheel: Path, tmp_path: Path) -> None:
@@ -67,3 +105,52 @@ def test_the_wheel_installs_and_imports_every_public_name(wheel: Path, tmp_path:
         [str(script), "--help"], capture_output=True, text=True, timeout=60, check=False
     )
     assert usage.returncode == 0 and "run" in usage.stdout, usage.stderr
+
+    from ccwire._transport.discovery import PINNED_CLI_VERSION
+
+    nowhere = {"PATH": str(env_dir / "bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    version = subprocess.run(
+        [str(script), "--version"], env=nowhere, cwd=tmp_path,
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert version.returncode == 0, version.stderr
+    assert version.stdout.splitlines() == [
+        f"ccwire {ccwire.__version__}",
+        f"Claude Code CLI pinned: {PINNED_CLI_VERSION}",
+        "Claude Code CLI found: not found",
+    ]
+    # without a CLI the doctor runs, prints its report with the install command, exits 3
+    doctor = subprocess.run(
+        [str(script), "doctor"], env=nowhere, cwd=tmp_path,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert doctor.returncode == 3, doctor.stdout + doctor.stderr
+    assert doctor.stdout.startswith("ccwire doctor\n") and "Traceback" not in doctor.stderr
+    assert f"npm install @anthropic-ai/claude-code@{PINNED_CLI_VERSION}" in doctor.stdout
+    assert re.search(r"^\d+ problem\(s\), \d+ warning\(s\)$", doctor.stdout, re.MULTILINE)
+    cli = os.environ.get("CCWIRE_CLI_PATH")
+    if cli and os.access(cli, os.X_OK):  # with the real CLI: found, and its version shown
+        found = subprocess.run(
+            [str(script), "--version"], env={**nowhere, "CCWIRE_CLI_PATH": cli}, cwd=tmp_path,
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert f"Claude Code CLI found: {PINNED_CLI_VERSION}" in found.stdout, found.stdout
+
+
+def test_a_checkout_installs_with_pip(tmp_path: Path) -> None:
+    """The README's `pip install .`, from a copy of the checkout, into a fresh venv."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    done = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet", str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    version = subprocess.run(
+        [str(env_dir / "bin" / "ccwire"), "--version"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert version.returncode == 0 and version.stdout.startswith("ccwire "), version.stderr

@@ -49,7 +49,7 @@ def _tool_result_texts(model: ScriptedModel) -> list[str]:
     return [r.content for req in model.turn_requests for r in req.tool_results()]
 
 
-async def test_seed_000_greet_flow(model: ScriptedModel, make_options: Any) -> None:
+async def test_greet_flow(model: ScriptedModel, make_options: Any) -> None:
     model.add(tool_use("mcp__demo_tools__greet", {"name": "Alice"}), text("I greeted Alice."))
     permission_calls: list[tuple[str, dict[str, Any], str | None]] = []
 

@@ -24,7 +24,7 @@ from importlib import metadata
 from typing import IO, Any
 
 from .._core.errors import CcwireError, CLINotFoundError
-from .._transport.discovery import ENV_VAR, find_cli
+from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 
 __all__ = [
     "TESTED_CLI_VERSIONS",
@@ -42,8 +42,9 @@ __all__ = [
     "probe_protocol",
 ]
 
-TESTED_CLI_VERSIONS = ("2.1.197", "2.1.330")
-"""The oldest and newest Claude Code versions ccwire's test suite runs against."""
+TESTED_CLI_VERSIONS = ("2.1.197", PINNED_CLI_VERSION)
+"""The oldest and newest Claude Code versions ccwire's test suite runs against (the newest
+is the pinned version, `PINNED_CLI_VERSION`)."""
 
 _TRACE_HINT = "run `ccwire run --offline --verbose hi` to see the protocol trace"
 AUTH_HINT = (
@@ -208,8 +209,7 @@ def locate_cli(
                 "cli",
                 CheckStatus.FAIL,
                 first.rstrip("."),
-                "npm install @anthropic-ai/claude-code (in this project: `make cli`), "
-                f"or set {ENV_VAR} to the executable",
+                f"{INSTALL_COMMAND}, or set {ENV_VAR} to the executable",
             ),
             None,
         )
@@ -240,7 +240,7 @@ def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
             "cli version",
             CheckStatus.FAIL,
             f"`claude --version` failed: {exc}",
-            "reinstall: npm install @anthropic-ai/claude-code",
+            f"reinstall: {INSTALL_COMMAND}",
         )
     output = (done.stdout or done.stderr).strip()
     version = _parse_version(output)
@@ -249,21 +249,20 @@ def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
             "cli version",
             CheckStatus.FAIL,
             f"`claude --version` exited {done.returncode}: {output[:200]!r}",
-            "reinstall: npm install @anthropic-ai/claude-code",
+            f"reinstall: {INSTALL_COMMAND}",
         )
     shown = ".".join(map(str, version))
-    low, high = (_parse_version(v) for v in TESTED_CLI_VERSIONS)
+    low = _parse_version(TESTED_CLI_VERSIONS[0])
     tested = f"tested: {TESTED_CLI_VERSIONS[0]} to {TESTED_CLI_VERSIONS[1]}"
+    if version == _parse_version(PINNED_CLI_VERSION):
+        return Check("cli version", CheckStatus.OK, f"{shown} (the pinned version; {tested})")
     if low is not None and version < low:
-        return Check(
-            "cli version",
-            CheckStatus.WARN,
-            f"{shown} is older than tested ({tested})",
-            "npm install @anthropic-ai/claude-code@latest",
-        )
-    if high is not None and version > high:
-        return Check("cli version", CheckStatus.INFO, f"{shown} is newer than tested ({tested})")
-    return Check("cli version", CheckStatus.OK, f"{shown} ({tested})")
+        detail = f"{shown} is older than tested ({tested})"
+    elif version > (_parse_version(PINNED_CLI_VERSION) or version):
+        detail = f"{shown} is newer than tested ({tested}); ccwire pins {PINNED_CLI_VERSION}"
+    else:
+        detail = f"{shown} is not the pinned {PINNED_CLI_VERSION} ({tested})"
+    return Check("cli version", CheckStatus.WARN, detail, INSTALL_COMMAND)
 
 
 # --------------------------------------------------------------------------- report

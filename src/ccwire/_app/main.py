@@ -1,8 +1,10 @@
-"""The ``ccwire`` command line: ``run``, ``demo``, ``doctor``, ``sessions``, ``show``, ``serve``.
+"""The `ccwire` command line: `run`, `demo`, `doctor`, `sessions`, `show` and `serve`.
 
-Errors are reported as one line (``ccwire: error: ...``) plus a hint line; ``--verbose``
-shows the whole message and, for ``run``, the protocol trace. Exit codes are listed in
-`EXIT_CODES` and in ``ccwire --help``.
+Every failure is reported as one line (`ccwire: error: <cause>`), the CLI's stderr tail
+when there is one, and an optional `ccwire: hint: <fix>` line; with `--json` it is also
+the last NDJSON event (`{"type": "error", ...}`). Exception groups from task groups are
+unwrapped to the real cause. `--verbose` adds the traceback and, for `run`, the
+protocol trace. Exit codes are listed in `EXIT_CODES` and in `ccwire --help`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import subprocess
 import sys
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 
 from .._core.errors import (
@@ -21,7 +25,18 @@ from .._core.errors import (
 )
 from .io import EXIT_CODES, CliIO, ExitCode
 
-__all__ = ["EXIT_CODES", "CliIO", "ExitCode", "main"]
+__all__ = [
+    "EXIT_CODES",
+    "CliIO",
+    "ExitCode",
+    "classify",
+    "main",
+    "report_error",
+    "root_cause",
+    "version_report",
+]
+
+_STDERR_TAIL_LINES = 10
 
 
 _EPILOG = "exit codes:\n" + "\n".join(f"  {int(c):<4} {text}" for c, text in EXIT_CODES.items())
@@ -36,7 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="print ccwire's version, the pinned and the found Claude Code CLI version",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser(
         "run",
         help="run one prompt, streamed live (offline with --offline/--scripted)",
@@ -81,63 +101,215 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
-    """Entry point of ``ccwire`` and ``python -m ccwire``; returns the exit code."""
+    """Entry point of `ccwire` and `python -m ccwire`; returns the exit code.
+
+    Args:
+        argv: The arguments (default: `sys.argv[1:]`).
+        io: The streams and environment (default: the process's own).
+
+    Returns:
+        The exit code, one of `ExitCode`.
+    """
     io = io or CliIO.system()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["serve"]:
-        return _serve(args_list[1:], io)
+        verbose = any(a in ("--verbose", "-v") for a in args_list[1:])
+        return _guarded(lambda: _serve(args_list[1:], io), io, verbose=verbose, as_json=False)
+    parser = _parser()
     try:
-        args = _parser().parse_args(args_list)
+        args = parser.parse_args(args_list)
+        if args.version:
+            io.stdout.write(version_report(io.environ))
+            return ExitCode.OK
+        if args.command is None:
+            parser.error("a COMMAND is required (run, demo, doctor, serve)")
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
     verbose = bool(getattr(args, "verbose", False))
     as_json = bool(getattr(args, "json", False)) and args.command != "doctor"
+    return _guarded(
+        lambda: int(_COMMANDS[args.command](args, io)), io, verbose=verbose, as_json=as_json
+    )
+
+
+def _guarded(command: Callable[[], int], io: CliIO, *, verbose: bool, as_json: bool) -> int:
+    """Run `command`; turn any failure into its one-line report and exit code."""
     try:
-        return int(_COMMANDS[args.command](args, io))
-    except KeyboardInterrupt:
-        io.stderr.write("ccwire: interrupted\n")
-        return ExitCode.INTERRUPTED
-    except CcwireError as exc:
-        code, hint = classify(exc)
-        return report_error(io, exc, code, hint, verbose=verbose, as_json=as_json)
+        return command()
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # every failure of a command is reported, none escapes
+        cause = root_cause(exc)
+        if isinstance(cause, (SystemExit, GeneratorExit)):
+            raise
+        if verbose:
+            io.stderr.write("".join(traceback.format_exception(exc)))
+        code, hint = classify(cause)
+        return report_error(io, cause, code, hint, verbose=verbose, as_json=as_json)
 
 
-def classify(exc: CcwireError) -> tuple[ExitCode, str]:
-    """The exit code and the hint for an error."""
+def _is_cancellation(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return name in ("CancelledError", "Cancelled") and not isinstance(exc, Exception)
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The real failure inside `exc`: exception groups (from task groups) are unwrapped.
+
+    A `KeyboardInterrupt` anywhere wins; then the first ccwire error; then the first
+    other exception that is not a cancellation.
+
+    Args:
+        exc: What the command raised.
+
+    Returns:
+        The leaf exception to report.
+    """
+    leaves: list[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        inner = getattr(e, "exceptions", None)
+        if isinstance(e, BaseException) and isinstance(inner, tuple) and inner:
+            for sub in inner:
+                walk(sub)
+        else:
+            leaves.append(e)
+
+    walk(exc)
+    for wanted in (KeyboardInterrupt, CcwireError):
+        for leaf in leaves:
+            if isinstance(leaf, wanted):
+                return leaf
+    for leaf in leaves:
+        if not _is_cancellation(leaf):
+            return leaf
+    return leaves[0] if leaves else exc
+
+
+def classify(exc: BaseException) -> tuple[ExitCode, str]:
+    """The exit code and the hint for a failure.
+
+    Args:
+        exc: The failure (already unwrapped by `root_cause`).
+
+    Returns:
+        `(exit code, hint)`; the hint may be empty.
+    """
+    from .._transport.discovery import ENV_VAR, INSTALL_COMMAND
     from .doctor import AUTH_HINT, AuthMissingError
     from .loaders import UsageError
 
+    if isinstance(exc, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED, ""
     if isinstance(exc, UsageError):
         return ExitCode.USAGE, "see `ccwire run --help`"
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
-            "install it with `npm install @anthropic-ai/claude-code` (here: `make cli`) or set "
-            "CCWIRE_CLI_PATH; `ccwire doctor` shows where ccwire looked"
+            f"install it with `{INSTALL_COMMAND}` or set {ENV_VAR} to the executable; "
+            "`ccwire doctor` shows where ccwire looked"
         )
     if isinstance(exc, AuthMissingError):
         return ExitCode.AUTH_MISSING, AUTH_HINT
     if isinstance(exc, ProcessError):
-        return ExitCode.ERROR, "the CLI stopped; rerun with --verbose for its stderr and the trace"
+        return ExitCode.ERROR, (
+            "the Claude Code CLI stopped; `ccwire doctor` checks it, --verbose shows the trace"
+        )
     if isinstance(exc, ControlTimeoutError):
         return ExitCode.ERROR, "the CLI did not answer in time; `ccwire doctor` checks the setup"
-    return ExitCode.ERROR, "rerun with --verbose for the protocol trace"
+    if isinstance(exc, CcwireError):
+        return ExitCode.ERROR, "rerun with --verbose for the protocol trace"
+    if isinstance(exc, OSError):
+        return ExitCode.ERROR, "rerun with --verbose for the traceback"
+    return ExitCode.ERROR, "this looks like a bug in ccwire: rerun with --verbose for the traceback"
+
+
+def _describe(exc: BaseException) -> tuple[str, str]:
+    """`(cause, stderr tail)` of a failure: the cause is one line."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)", ""
+    stderr = getattr(exc, "stderr", "") if isinstance(exc, ProcessError) else ""
+    text = str(exc)
+    if stderr and "\nCLI stderr (tail):" in text:
+        text = text.split("\nCLI stderr (tail):", 1)[0]
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    if not isinstance(exc, CcwireError):
+        first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    tail = "\n".join(str(stderr).strip().splitlines()[-_STDERR_TAIL_LINES:]) if stderr else ""
+    return first, tail
 
 
 def report_error(
     io: CliIO, exc: BaseException, code: int, hint: str, *, verbose: bool, as_json: bool
 ) -> int:
-    """Write the error (one line unless verbose) and its hint; return ``code``."""
-    text = str(exc) or type(exc).__name__
-    message = text if verbose else text.splitlines()[0]
+    """Write the failure as `ccwire: error: <cause>` (the whole message when verbose), the
+    CLI's stderr tail, the hint, and with `as_json` a final `{"type": "error"}` event.
+
+    Args:
+        io: Where to write.
+        exc: The failure.
+        code: Its exit code.
+        hint: What to do about it (may be empty).
+        verbose: Write the whole message, not only its first line.
+        as_json: Also write the NDJSON error event to stdout.
+
+    Returns:
+        `code`.
+    """
+    message, tail = _describe(exc)
+    if verbose and not isinstance(exc, KeyboardInterrupt) and str(exc).strip():
+        message = str(exc).strip()
+        tail = ""  # already in the whole message
     io.stderr.write(f"ccwire: error: {message}\n")
+    if tail:
+        io.stderr.write("ccwire: the CLI's stderr ended with:\n")
+        io.stderr.write("".join(f"  | {line}\n" for line in tail.splitlines()))
     if hint:
         io.stderr.write(f"ccwire: hint: {hint}\n")
     io.stderr.flush()
     if as_json:
-        event = {"event": "error", "message": message, "hint": hint, "exit_code": int(code)}
+        event = {
+            "type": "error",
+            "event": "error",
+            "message": message,
+            "hint": hint,
+            "exit_code": int(code),
+            "stderr": tail or None,
+        }
         io.stdout.write(json.dumps(event) + "\n")
         io.stdout.flush()
     return code
+
+
+def version_report(environ: Mapping[str, str]) -> str:
+    """What `ccwire --version` prints: ccwire's version, the pinned and the found CLI.
+
+    Args:
+        environ: The environment used to find the CLI (`CCWIRE_CLI_PATH`, `PATH`).
+
+    Returns:
+        Three lines of text.
+    """
+    from .._transport.discovery import PINNED_CLI_VERSION, find_cli
+    from .._version import __version__
+
+    try:
+        cli = find_cli(None, environ=environ)
+    except CcwireError:
+        found = "not found"
+    else:
+        try:
+            done = subprocess.run(
+                [cli, "--version"], capture_output=True, text=True, timeout=30, check=False
+            )
+            shown = (done.stdout or done.stderr).strip().splitlines()
+            found = f"{shown[0] if shown else '?'} ({cli})"
+        except (OSError, subprocess.SubprocessError) as exc:
+            found = f"{cli} (`--version` failed: {exc})"
+    return (
+        f"ccwire {__version__}\n"
+        f"Claude Code CLI pinned: {PINNED_CLI_VERSION}\n"
+        f"Claude Code CLI found: {found}\n"
+    )
 
 
 def _run(args: argparse.Namespace, io: CliIO) -> int:
@@ -195,26 +367,11 @@ def _serve(argv: Sequence[str], io: CliIO) -> int:
         serve_main = importlib.import_module("ccwire._mcp.serve").serve_main
     except ImportError as exc:
         if exc.name == "ccwire._mcp.serve":
-            return report_error(
-                io,
-                exc.__class__("`ccwire serve` is not available in this version of ccwire"),
-                ExitCode.ERROR,
-                "upgrade ccwire",
-                verbose=False,
-                as_json=False,
-            )
-        return report_error(
-            io,
-            exc,
-            ExitCode.ERROR,
-            "install the MCP extra: pip install 'ccwire[mcp]'",
-            verbose=False,
-            as_json=False,
-        )
-    try:
-        return int(serve_main(argv))
-    except KeyboardInterrupt:
-        return ExitCode.INTERRUPTED
+            raise CcwireError("`ccwire serve` is not available in this version of ccwire") from exc
+        raise CcwireError(
+            f"`ccwire serve` needs the MCP extra ({exc}): pip install 'ccwire[mcp]'"
+        ) from exc
+    return int(serve_main(argv))
 
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {

@@ -187,6 +187,8 @@ class RichRenderer(Renderer):
         self._seen_init = False
         self._live: Any = None
         self._spinners: dict[str, Any] = {}
+        self._row_lengths: list[int] = []  # the status rows last drawn, in cells
+        self._drawn_width = 0  # the terminal's width when they were drawn
 
     # -------------------------------------------------------------- lifecycle
 
@@ -201,8 +203,33 @@ class RichRenderer(Renderer):
             redirect_stdout=False,
             redirect_stderr=False,
         )
+        live_render = self._live._live_render
+        position_cursor = live_render.position_cursor
+
+        def reposition() -> Any:
+            self._count_reflowed_rows(live_render)
+            return position_cursor()
+
+        live_render.position_cursor = reposition
         self._live.start()
         return self
+
+    def _count_reflowed_rows(self, live_render: Any) -> None:
+        """After the terminal got narrower, count the rows the status now takes.
+
+        Terminals (tmux, VTE, iTerm2, Windows Terminal, ...) re-wrap the rows already
+        on screen when they shrink: a status row drawn at the old width may now take
+        two rows, and erasing only as many rows as were drawn would leave the rest
+        behind. The rows are never wider than the terminal they were drawn on.
+        """
+        width = self._console.width
+        shape = live_render._shape
+        if shape is not None and self._drawn_width and width < self._drawn_width:
+            drawn = [min(n, self._drawn_width - 1) for n in self._row_lengths]
+            rows = sum(max(1, -(-n // width)) for n in drawn)
+            if rows > shape[1]:
+                live_render._shape = (shape[0], rows)
+        self._drawn_width = width
 
     def __exit__(self, *exc_info: object) -> None:
         live, self._live = self._live, None
@@ -234,7 +261,11 @@ class RichRenderer(Renderer):
         if found is None:
             return
         line, style = found
-        self._console.print(Text(line, style=style or ""), soft_wrap=True)
+        live = self._live
+        # Live's refresh thread redraws the status under this lock; printing outside it
+        # lets both erase-and-redraw at once, leaving a copy of the status behind.
+        with live._lock if live is not None else contextlib.nullcontext():
+            self._console.print(Text(line, style=style or ""), soft_wrap=True)
 
     def _spinner(self, key: str) -> Any:
         from rich.spinner import Spinner
@@ -245,29 +276,37 @@ class RichRenderer(Renderer):
         return spinner
 
     def _status(self) -> Any:
+        """The status rows, each cut to one terminal row (minus a column, so that no
+        terminal wraps them: a wrapped row would be miscounted when it is erased)."""
         from rich.console import Group
         from rich.text import Text
 
         t = self._tracker
-        main = self._spinner("")
-        main.update(
-            text=Text(
+        room = max(self._console.width - 3, 10)  # the spinner and its space take 2
+        rows: list[Any] = []
+        texts = [
+            (
+                "",
                 f"{t.state} - turn {t.turns} - tools {t.tools_done} done - "
                 f"{format_duration(t.elapsed)} - {_cost(t.cost_usd)}",
-                style="dim",
+                "dim",
             )
-        )
-        rows: list[Any] = [main]
-        for status in t.active_tools():
-            spinner = self._spinner(status.id)
-            spinner.update(
-                text=Text(
-                    f"{status.name} - {status.phase.value} "
-                    f"{format_duration(t.tool_seconds(status))}",
-                    style="yellow",
-                )
+        ]
+        texts += [
+            (
+                status.id,
+                f"{status.name} - {status.phase.value} {format_duration(t.tool_seconds(status))}",
+                "yellow",
             )
+            for status in t.active_tools()
+        ]
+        self._row_lengths = []
+        for key, line, style in texts:
+            spinner = self._spinner(key)
+            shown = _cut(line, room)
+            spinner.update(text=Text(shown, style=style, no_wrap=True))
             rows.append(spinner)
+            self._row_lengths.append(len(shown) + 2)
         return Group(*rows)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import re
 import shutil
 import signal
 import tempfile
@@ -146,6 +148,9 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
     )
     if args.max_turns is not None and args.max_turns < 1:
         raise UsageError("--max-turns must be at least 1")
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        why = "does not exist" if not os.path.exists(args.cwd) else "is not a directory"
+        raise UsageError(f"--cwd {args.cwd}: {why}")
     for item in args.tools:
         config = load_server(item)
         if config["name"] in spec.servers:
@@ -201,7 +206,12 @@ def run_command(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -> int:
-    """Run ``spec`` to its end; returns 0, 1 (error result) or 130 (interrupted)."""
+    """Run `spec` to its end; returns 0 or 1 (an error result).
+
+    Raises:
+        KeyboardInterrupt: The run was interrupted (Ctrl-C); `main` maps it to 130.
+        AuthMissingError: A real-model run whose result says the credentials are refused.
+    """
 
     async def ask(question: str) -> str:
         with renderer.suspended():
@@ -239,11 +249,18 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
         anyio.run(_main, options, spec, tracker, io, interrupted)
     if interrupted:
         tracker.emit("interrupted")
-        return 130
+        raise KeyboardInterrupt
     result = tracker.result
     if result is None:
         raise CcwireError("the conversation ended without a result")
+    if result.is_error and not spec.offline and _AUTH_FAILURE.search(str(result.result or "")):
+        raise AuthMissingError(f"the model refused the credentials: {result.result}")
     return 1 if result.is_error else 0
+
+
+_AUTH_FAILURE = re.compile(
+    r"invalid api key|/login|authentication|unauthorized|x-api-key|credit balance", re.IGNORECASE
+)
 
 
 @contextlib.contextmanager

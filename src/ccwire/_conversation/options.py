@@ -380,6 +380,105 @@ class ClaudeAgentOptions:
     ``inherit_env`` selects (by default `DEFAULT_INHERITED_ENV`, what the CLI
     needs; ``True`` inherits everything, as ``claude-agent-sdk`` does; ``False``
     nothing), then ``env``, then ccwire's own few variables.
+
+    Example:
+        ```python
+        options = ClaudeAgentOptions(
+            mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
+            allowed_tools=["mcp__calc__add"],
+            max_turns=4,
+        )
+        ```
+
+    Attributes:
+        tools: The built-in tools the model gets: a list of names (`[]` for none) or
+            `{"type": "preset", "preset": "claude_code"}`. Default `None`: the CLI's own set.
+        allowed_tools: Tools (names or patterns such as `"mcp__calc__*"`) the CLI may
+            call without asking. Default `[]`.
+        disallowed_tools: Tools removed from the model's list. Default `[]`.
+        system_prompt: A string, a preset (`SystemPromptPreset`), a `SystemPromptCustom`
+            or a `SystemPromptFile`. Default `None`: no system prompt, as in the reference SDK.
+        mcp_servers: MCP servers by name (in-process ones from `create_sdk_mcp_server`,
+            or stdio/SSE/HTTP configs), or the path or JSON text of an MCP config file.
+            Default `{}`.
+        strict_mcp_config: Use only `mcp_servers`, ignoring every other MCP
+            configuration (`--strict-mcp-config`). Default `False`.
+        skills: The skills to enable: a list of names or `"all"`. Default `None`: the
+            CLI's default.
+        agents: Programmatic subagents by name (`AgentDefinition`). Default `None`.
+        plugins: Local plugins to load (`SdkPluginConfig`). Default `[]`.
+        permission_mode: The CLI's permission mode (`"default"`, `"acceptEdits"`,
+            `"plan"`, `"bypassPermissions"`, ...). Default `None`: the CLI's default.
+        permission_prompt_tool_name: An MCP tool that answers permission prompts
+            (`--permission-prompt-tool`); set automatically to `"stdio"` with
+            `can_use_tool`. Default `None`.
+        can_use_tool: An async callback deciding each permission request
+            (`PermissionResultAllow` or `PermissionResultDeny`). Default `None`.
+        hooks: Hook callbacks by event (`HookMatcher` lists). Default `None`.
+        on_callback_error: Called with a `CallbackError` whenever a hook or `can_use_tool`
+            callback fails (ccwire addition). Default `None`.
+        continue_conversation: Continue the most recent session of `cwd` (`--continue`).
+            Default `False`.
+        resume: The id of a session to resume (`--resume`). Default `None`.
+        fork_session: With `resume`, continue in a new session id instead of appending
+            to the old one. Default `False`.
+        session_id: The id to give a new session (`--session-id`). Default `None`: the
+            CLI picks one.
+        resume_session_at: With `resume`, resume from this message id
+            (`--resume-session-at`). Default `None`.
+        resume_drops_turn: With `resume`, drop the turn of this message id
+            (`--resume-drops-turn`). Default `None`.
+        model: The model to use (`--model`). Default `None`: the CLI's default.
+        fallback_model: The model to fall back to when the main one is overloaded.
+            Default `None`.
+        betas: Anthropic API beta headers to enable (`--betas`). Default `[]`.
+        max_turns: Stop after this many model turns (`--max-turns`). Default `None`: no limit.
+        max_budget_usd: Stop when the session has cost this many dollars.
+            Default `None`: no limit.
+        task_budget: An API-side token budget for the whole task (`TaskBudget`).
+            Default `None`.
+        thinking: Extended thinking: `ThinkingConfigAdaptive`, `ThinkingConfigEnabled`
+            or `ThinkingConfigDisabled`. Default `None`: the CLI's default.
+        max_thinking_tokens: The thinking budget in tokens (older form of `thinking`).
+            Default `None`.
+        effort: How much effort the model spends (`"low"` to `"max"`). Default `None`.
+        output_format: Structured output: `{"type": "json_schema", "schema": {...}}`; the
+            result's `structured_output` then holds the parsed value. Default `None`.
+        settings: A settings file path or JSON text (`--settings`). Default `None`.
+        setting_sources: Which filesystem settings the CLI loads (`"user"`,
+            `"project"`, `"local"`). Default `None`: none, as in the reference SDK.
+        sandbox: Bash sandbox settings (`SandboxSettings`), merged into `settings`.
+            Default `None`.
+        add_dirs: More directories the CLI may read and edit (`--add-dir`). Default `[]`.
+        include_partial_messages: Also yield `StreamEvent`s (token-level deltas).
+            Default `False`.
+        include_hook_events: Also yield the CLI's hook lifecycle messages. Default `False`.
+        forward_subagent_text: Forward subagents' text messages into the stream.
+            Default `None`: the CLI's default.
+        session_mirror: Mirror every transcript line as a `TranscriptMirrorMessage`
+            (`--session-mirror`). Default `False`.
+        cli_path: The `claude` executable. Default `None`: found by `find_cli` rules
+            (`CCWIRE_CLI_PATH`, `PATH`, `node_modules/.bin`).
+        cwd: The CLI's working directory. Default `None`: this process's.
+        env: Variables added to the CLI's environment. Default `{}`.
+        inherit_env: Which variables of this process the CLI inherits.
+            Default `DEFAULT_INHERITED_ENV`.
+        user: Run the CLI as this OS user. Default `None`.
+        stderr: Called with each line the CLI writes to stderr. Default `None`: the
+            lines are kept for error messages only.
+        extra_args: More CLI flags: `{"flag": "value"}` or `{"flag": None}` for a bare
+            `--flag`. Default `{}`.
+        client_app: Your application's name, reported to the CLI
+            (`CLAUDE_AGENT_SDK_CLIENT_APP`). Default `None`.
+        enable_file_checkpointing: Let the CLI checkpoint files so that
+            `rewind_files()` can restore them. Default `False`.
+        max_buffer_size: The longest stdout line accepted, in bytes. Default `None`: no limit.
+        control_timeout: Seconds each SDK-to-CLI control request may take (ccwire
+            addition). Default `60.0`.
+        initialize_timeout: Seconds the `initialize` handshake may take (ccwire
+            addition). Default `60.0`.
+        audit_log: An `AuditLog` recording every tool call, permission and hook decision
+            (ccwire addition). Default `None`.
     """
 
     # --- tools and prompt

@@ -14,10 +14,20 @@ from pathlib import Path
 
 from .._core.errors import CLINotFoundError
 
-__all__ = ["ENV_VAR", "find_cli"]
+__all__ = ["CLI_PACKAGE", "ENV_VAR", "INSTALL_COMMAND", "PINNED_CLI_VERSION", "find_cli"]
 
 ENV_VAR = "CCWIRE_CLI_PATH"
 """Environment variable naming the CLI executable."""
+
+PINNED_CLI_VERSION = "2.1.330"
+"""The Claude Code CLI version ccwire is tested with: the one place it is written
+(the Makefile's `CLI_VERSION` and `package.json` are checked against it by the tests)."""
+
+CLI_PACKAGE = "@anthropic-ai/claude-code"
+"""The npm package of the Claude Code CLI."""
+
+INSTALL_COMMAND = f"npm install {CLI_PACKAGE}@{PINNED_CLI_VERSION}"
+"""The command that installs the pinned CLI (into `./node_modules`, where ccwire finds it)."""
 
 _NAME = "claude"
 _LOCAL_BIN = ("node_modules", ".bin", _NAME)
@@ -30,8 +40,8 @@ _USUAL_LOCATIONS = (
     "~/.claude/local/claude",
 )
 _INSTALL_HINT = (
-    "Install it with `npm install @anthropic-ai/claude-code` (or `npm install -g "
-    "@anthropic-ai/claude-code`), or pass cli_path= / set CCWIRE_CLI_PATH to the executable."
+    f"Install it with `{INSTALL_COMMAND}` (add -g for a global install), "
+    f"or pass cli_path= / set {ENV_VAR} to the executable."
 )
 
 
@@ -44,12 +54,12 @@ def _checked(path: str, origin: str) -> str:
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(full):
         raise CLINotFoundError(
-            f"the Claude Code CLI given by {origin} does not exist: {full}. {_INSTALL_HINT}",
+            f"the Claude Code CLI given by {origin} does not exist: {full}\n{_INSTALL_HINT}",
             searched=(full,),
         )
     if not _is_executable(full):
         raise CLINotFoundError(
-            f"the Claude Code CLI given by {origin} is not an executable file: {full}. "
+            f"the Claude Code CLI given by {origin} is not an executable file: {full}\n"
             f"{_INSTALL_HINT}",
             searched=(full,),
         )
@@ -114,7 +124,9 @@ def find_cli(
 
     listing = "\n".join(f"  - {item}" for item in searched)
     raise CLINotFoundError(
-        f"Claude Code CLI not found. Searched:\n  - ${ENV_VAR} (not set)\n{listing}\n"
+        f"the Claude Code CLI was not found (${ENV_VAR} is not set; not on PATH, in "
+        f"node_modules/.bin or a usual install location)\nSearched:\n"
+        f"  - ${ENV_VAR} (not set)\n{listing}\n"
         f"{_INSTALL_HINT}",
         searched=tuple(searched),
     )

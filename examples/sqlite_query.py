@@ -1,7 +1,7 @@
-"""Seed 004 §10.2, a read-only SQL query tool over an SQLite database.
+"""A read-only SQL query tool over an SQLite database.
 
-    python examples/seed004_sqlite_query.py          # offline: a scripted model answers
-    python examples/seed004_sqlite_query.py --live   # the real model (ANTHROPIC_API_KEY)
+    python examples/sqlite_query.py          # offline: a scripted model answers
+    python examples/sqlite_query.py --live   # the real model (ANTHROPIC_API_KEY)
 
 Only ``SELECT`` statements run (and the database is opened read-only as well);
 anything else, and every SQL error, comes back to the model as a tool error, so the

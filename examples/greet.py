@@ -1,6 +1,6 @@
-"""Seed 000: a Python tool served in-process, called by Claude, with a permission callback.
+"""A Python tool served in-process, called by Claude, with a permission callback.
 
-Run it:  python examples/greet_seed000.py
+Run it:  python examples/greet.py
 
 Offline by default: a local ScriptedModel plays Claude, so no API key is needed and
 the real Claude Code CLI still does everything else. With ANTHROPIC_API_KEY set, the

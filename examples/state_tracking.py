@@ -1,7 +1,7 @@
-"""Seed 004 §10.3, file processing with state tracking.
+"""File processing with state tracking.
 
-    python examples/seed004_state_tracking.py          # offline: a scripted model answers
-    python examples/seed004_state_tracking.py --live   # the real model (ANTHROPIC_API_KEY)
+    python examples/state_tracking.py          # offline: a scripted model answers
+    python examples/state_tracking.py --live   # the real model (ANTHROPIC_API_KEY)
 
 A ``processor`` server summarizes CSV files. The session is watched through callbacks
 (state changes, tool calls and their timings) and its snapshots go to an SQLite store,

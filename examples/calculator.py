@@ -1,9 +1,9 @@
-"""Seed 004 §10.1, the simple calculator, as a watched session.
+"""The simple calculator, as a watched session.
 
-    python examples/seed004_calculator.py          # offline: a scripted model answers
-    python examples/seed004_calculator.py --live   # the real model (ANTHROPIC_API_KEY)
+    python examples/calculator.py          # offline: a scripted model answers
+    python examples/calculator.py --live   # the real model (ANTHROPIC_API_KEY)
 
-Offline, a :class:`ccwire.testing.ScriptedModel` plays the model, so the real Claude
+Offline, a `ccwire.testing.ScriptedModel` plays the model, so the real Claude
 Code CLI runs without network or key; the tools run in this process either way.
 """
 
