@@ -182,7 +182,9 @@ def test_ctrl_c_exits_130(workdir: Path) -> None:
             proc.kill()
             proc.wait()
     assert proc.returncode == 130, err
-    assert json.loads(rest.splitlines()[-1]) == {"event": "interrupted"}
+    events = [json.loads(line) for line in rest.splitlines()]
+    assert {"event": "interrupted"} in events
+    assert events[-1]["type"] == "error" and events[-1]["exit_code"] == 130
 
 
 def test_demo_runs_offline() -> None:

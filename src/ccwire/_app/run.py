@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import tempfile
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ import anyio.to_thread
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.shadow_warning import CanUseToolShadowedWarning
 from .._core.errors import CcwireError
 from .._mcp.config import McpServerConfig
 from .._transport.base import Transport
@@ -324,15 +326,20 @@ async def converse(
             trace_io.stderr.flush()
 
         transport, spill = tracing_transport(options, write)
+    client = ClaudeSDKClient(options, transport=transport)
     try:
-        async with ClaudeSDKClient(options, transport=transport) as client:
-            conn = client._connection()
-            conn.add_observer(tracker.on_message)
-            conn.add_control_observer(tracker.on_control)
-            await client.query(prompt)
-            async for _ in client.receive_response():
-                pass  # the observers report everything, in real time
+        with warnings.catch_warnings():
+            # `--allow` means "run without asking": that it bypasses the prompter is the point
+            warnings.simplefilter("ignore", CanUseToolShadowedWarning)
+            await client.connect()
+        conn = client._connection()
+        conn.add_observer(tracker.on_message)
+        conn.add_control_observer(tracker.on_control)
+        await client.query(prompt)
+        async for _ in client.receive_response():
+            pass  # the observers report everything, in real time
     finally:
+        await client.disconnect()  # shielded and bounded
         if spill is not None:
             shutil.rmtree(spill, ignore_errors=True)
     return tracker.result
