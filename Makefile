@@ -42,7 +42,7 @@ unit: venv
 	$(BIN)/pytest -m "not e2e"
 
 # Branch coverage of the main run is printed; COVERAGE_FLOOR is today's figure and may only rise.
-COVERAGE_FLOOR := 0
+COVERAGE_FLOOR := 89
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
 test: venv cli ref-venv lint typecheck docs

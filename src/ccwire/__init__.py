@@ -14,6 +14,7 @@ from ._version import __version__
 # The public names, imported on first use (see ``_lazy``): ``import ccwire`` stays
 # fast, and this block is the one list of which module defines which name.
 if TYPE_CHECKING:
+    # --- The conversation: client, one-shot query, options, audit log, runtime results
     from ._conversation.audit import AuditLog, redact_keys, redact_secrets
     from ._conversation.client import ClaudeSDKClient
     from ._conversation.options import (
@@ -50,6 +51,8 @@ if TYPE_CHECKING:
         McpToolAnnotations,
         McpToolInfo,
     )
+
+    # --- Errors: one tree rooted at CcwireError
     from ._core.errors import (
         CallbackError,
         CcwireError,
@@ -76,6 +79,8 @@ if TYPE_CHECKING:
         UnknownEventError,
         UnsupportedFeatureError,
     )
+
+    # --- Tools and MCP servers: @tool, create_sdk_mcp_server, resources, prompts, configs
     from ._mcp.config import (
         McpHttpServerConfig,
         McpSdkServerConfig,
@@ -100,6 +105,8 @@ if TYPE_CHECKING:
         text_content,
         tool,
     )
+
+    # --- Sessions you can watch and steer: agent, session, states, events, snapshot stores
     from ._sessions.agent import ClaudeCodeAgent
     from ._sessions.events import (
         ErrorOccurred,
@@ -132,6 +139,8 @@ if TYPE_CHECKING:
         SQLiteSnapshotStore,
         default_session_store_path,
     )
+
+    # --- Transcript stores: the SessionStore protocol and its adapters
     from ._sessions.stores.helpers import (
         delete_session_via_store,
         import_session_to_store,
@@ -153,6 +162,8 @@ if TYPE_CHECKING:
     from ._sessions.stores.snapshots import StoreSnapshots
     from ._sessions.stores.sqlite import SQLiteStore
     from ._sessions.stores.summary import fold_session_summary
+
+    # --- Past sessions: the CLI's own transcripts
     from ._sessions.transcripts import (
         ForkSessionResult,
         SDKSessionInfo,
@@ -170,8 +181,14 @@ if TYPE_CHECKING:
         rename_session,
         tag_session,
     )
+
+    # --- Custom transports
     from ._transport.base import Transport
+
+    # --- Hooks: a typed hook input from its wire dict (for tests)
     from ._wire.codec_callbacks import parse_hook_input
+
+    # --- Results of runtime control requests (MCP status, context usage, models...)
     from ._wire.control_types import (
         CliVersion,
         ContextCategory,
@@ -199,6 +216,8 @@ if TYPE_CHECKING:
         TaskOutput,
         UsageReport,
     )
+
+    # --- Hooks and permissions: inputs, outputs, matchers, decisions
     from ._wire.hook_input import (
         BaseHookInput,
         ConfigChangeHookInput,
@@ -293,6 +312,8 @@ if TYPE_CHECKING:
         WorktreeCreateOutput,
     )
     from ._wire.hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+
+    # --- Messages and content blocks, as decoded from the CLI
     from ._wire.message_types import (
         FastModeDisabledReason,
         FastModeState,

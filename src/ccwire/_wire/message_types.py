@@ -78,6 +78,7 @@ MessageOrigin = TypedDict(
     },
     total=False,
 )
+"""What started a user-role message (or, on a `ResultMessage`, the turn): `kind` and more."""
 MessageOrigin.__doc__ = """What started a user-role message (or, on a `ResultMessage`, the turn).
 
 Only ``kind`` is always present: ``human``, ``channel`` (``server`` names the MCP

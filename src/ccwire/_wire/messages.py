@@ -155,7 +155,10 @@ class ServerToolUseBlock:
 class ServerToolResultBlock:
     """The result of a tool the API ran itself (an ``advisor_tool_result`` block, ...).
 
-    ``content`` is the API's dict, unchanged; look at ``content["type"]``.
+    Attributes:
+        tool_use_id: The id of the `ServerToolUseBlock` this answers.
+        content: The API's dict, unchanged; look at `content["type"]`.
+        raw: The block as received.
     """
 
     tool_use_id: str
@@ -282,6 +285,9 @@ class TaskStartedMessage(SystemMessage):
     """A subagent or background task started (``system``/``task_started``).
 
     Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
         task_id: The task's id.
         description: What the task was asked to do.
         uuid: The frame's id.
@@ -303,6 +309,9 @@ class TaskProgressMessage(SystemMessage):
     """A running task reports progress (``system``/``task_progress``).
 
     Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
         task_id: The task's id.
         description: What the task is doing now.
         usage: What it has used so far (`TaskUsage`).
@@ -329,6 +338,9 @@ class TaskNotificationMessage(SystemMessage):
     from a `TaskUpdatedMessage` (see `TERMINAL_TASK_STATUSES`).
 
     Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
         task_id: The task's id.
         status: ``completed``, ``failed`` or ``stopped``.
         output_file: The file holding the task's output.
@@ -354,6 +366,9 @@ class TaskUpdatedMessage(SystemMessage):
     """A background task's state changed (``system``/``task_updated``).
 
     Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
         task_id: The task's id.
         patch: The changed fields (``status``, ``end_time``, ...).
         status: ``patch["status"]`` when present (`TaskUpdatedStatus`).
@@ -375,6 +390,9 @@ class MirrorErrorMessage(SystemMessage):
     Not fatal: the CLI's own transcript is intact; the store may miss the batch.
 
     Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
         key: The store key of the batch (a `SessionKey` dict), when known.
         error: What went wrong.
     """
@@ -388,6 +406,9 @@ class HookEventMessage(SystemMessage):
     """A hook ran (``hook_started``/``hook_response``; with ``include_hook_events``).
 
     Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
         hook_event_name: The hook event (``PreToolUse``, ``Stop``, ...).
         session_id: The session, when the frame names it.
         uuid: The frame's id, when present.
@@ -528,6 +549,7 @@ class RateLimitEvent:
         rate_limit_info: The new status.
         uuid: The frame's id.
         session_id: The session.
+        raw: The frame as received.
     """
 
     rate_limit_info: RateLimitInfo
@@ -547,6 +569,7 @@ class ConversationResetMessage:
         new_conversation_id: An id for the fresh conversation (not its session id).
         uuid: The frame's id.
         session_id: The session that was reset.
+        raw: The frame as received.
     """
 
     new_conversation_id: str
