@@ -1,4 +1,4 @@
-"""The ``ccwire`` command line: ``run``, ``demo``, ``doctor`` and ``serve``.
+"""The ``ccwire`` command line: ``run``, ``batch``, ``demo``, ``doctor`` and ``serve``.
 
 Errors are reported as one line (``ccwire: error: ...``) plus a hint line; ``--verbose``
 shows the whole message and, for ``run``, the protocol trace. Exit codes are listed in
@@ -77,6 +77,7 @@ class CliIO:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .batch import add_batch_arguments
     from .run import add_run_arguments
 
     parser = argparse.ArgumentParser(
@@ -107,6 +108,15 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true", help="print NDJSON events")
     out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
     demo.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
+    batch = sub.add_parser(
+        "batch",
+        help="run every task of a JSONL file, resumably, with live progress (or on Ray)",
+        description="Run one session per task of TASKS.jsonl; results go to -o as they "
+        "finish, and a re-run skips the ids already there.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_batch_arguments(batch)
     doctor = sub.add_parser(
         "doctor",
         help="check Python, the CLI, the protocol and credentials; print fixes",
@@ -141,17 +151,24 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
         io.stderr.write("ccwire: interrupted\n")
         return ExitCode.INTERRUPTED
     except CcwireError as exc:
-        code, hint = classify(exc)
+        code, hint = classify(exc, args.command)
         return report_error(io, exc, code, hint, verbose=verbose, as_json=as_json)
 
 
-def classify(exc: CcwireError) -> tuple[ExitCode, str]:
+def classify(exc: CcwireError, command: str = "run") -> tuple[ExitCode, str]:
     """The exit code and the hint for an error."""
+    from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
     from .doctor import AUTH_HINT, AuthMissingError
     from .loaders import UsageError
 
     if isinstance(exc, UsageError):
-        return ExitCode.USAGE, "see `ccwire run --help`"
+        return ExitCode.USAGE, f"see `ccwire {command} --help`"
+    if isinstance(exc, DuplicateTaskIdError):
+        return ExitCode.USAGE, "every task needs its own id; fix the task file and run again"
+    if isinstance(exc, BatchInputError):
+        return ExitCode.USAGE, "fix the line, or drop --strict to skip malformed lines"
+    if isinstance(exc, BatchConfigError):
+        return ExitCode.USAGE, "nothing ran; see `ccwire batch --help`"
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
             "install it with `npm install @anthropic-ai/claude-code` (here: `make cli`) or set "
@@ -187,6 +204,12 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
     from .run import run_command
 
     return run_command(args, io)
+
+
+def _batch(args: argparse.Namespace, io: CliIO) -> int:
+    from .batch import batch_command
+
+    return batch_command(args, io)
 
 
 def _demo(args: argparse.Namespace, io: CliIO) -> int:
@@ -252,6 +275,7 @@ def _serve(argv: Sequence[str], io: CliIO) -> int:
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {
     "run": _run,
+    "batch": _batch,
     "demo": _demo,
     "doctor": _doctor,
 }

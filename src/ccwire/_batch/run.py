@@ -183,6 +183,7 @@ class BatchRun:
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
+        self._stopping = False
         self._failure: BaseException | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
@@ -224,6 +225,16 @@ class BatchRun:
         if exc is None and self._failure is not None:
             raise self._failure
         return None
+
+    def stop(self) -> None:
+        """Stop the batch: start no more tasks, cancel the running ones.
+
+        A task that fails after this (its CLI got the same Ctrl-C, say) is not
+        recorded: it was interrupted, not failed, and a re-run runs it again.
+        """
+        self._stopping = True
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
 
     def __aiter__(self) -> AsyncIterator[BatchResult]:
         """Results in the order tasks finish."""
@@ -283,8 +294,16 @@ class BatchRun:
 
     async def finish(self, send: MemoryObjectSendStream[BatchResult], result: BatchResult) -> None:
         """Record `result` (results file first), report it, and hand it to the reader."""
+        if self._stopping and not result.ok:
+            return
         if self._writer is not None:
-            self._writer.write(result)
+            try:
+                self._writer.write(result)
+            except OSError as exc:  # disk full...: stop; unwritten tasks run again next time
+                if self._failure is None:
+                    self._failure = BatchError(f"cannot write the results file: {exc}")
+                self.stop()
+                return
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
         await send.send(result)
 
