@@ -216,7 +216,8 @@ class BatchRun:
         assert tg is not None
         tg.cancel_scope.cancel()
         try:
-            await tg.__aexit__(exc_type, exc, tb)
+            # the body's own exception (or cancellation) propagates as it is, unwrapped
+            await tg.__aexit__(None, None, None)
         finally:
             if self._receive is not None:
                 self._receive.close()
