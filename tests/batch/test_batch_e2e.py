@@ -35,7 +35,7 @@ def options(script: BatchScript, cli_path: str, tmp_path: Path) -> Any:
 async def test_retries_only_what_is_retryable(
     options: ClaudeAgentOptions, script: BatchScript, tmp_path: Path
 ) -> None:
-    tasks = [
+    tasks: list[dict[str, Any]] = [
         {"id": "rate", "prompt": "rate limited once"},
         {"id": "overload", "prompt": "overload twice"},
         {"id": "hopeless", "prompt": "hopeless case"},

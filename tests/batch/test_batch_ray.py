@@ -20,7 +20,7 @@ from .scripted import BatchScript
 ray = pytest.importorskip("ray", reason="the Ray test needs `pip install 'ccwire[ray]'`")
 
 QUICK = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
-TASKS = [
+TASKS: list[dict[str, Any]] = [
     {"id": "echo", "prompt": "hello there"},
     {"id": "tool", "prompt": "add 20 22", "metadata": {"expected": "42"}},
     {"id": "rate", "prompt": "rate limited once"},
