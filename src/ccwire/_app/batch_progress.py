@@ -90,14 +90,16 @@ class BatchProgress:
         items.sort(key=lambda kv: kv[1][0])
         return [(tid, now - start, attempt) for tid, (start, attempt) in items[:count]]
 
-    def line(self) -> str:
-        """One status line."""
+    def lines(self) -> list[str]:
+        """The status, in three short lines (counts; rate and ETA; tokens and cost)."""
         eta = format_duration(self.eta) if self.eta is not None else "-"
-        return (
+        return [
             f"done {self.done}/{self.total}  failed {self.failed}  running {len(self.running)}"
-            f"  retries {self.retries}  |  {self.rate * 60:.1f}/min  ETA {eta}  |  tokens "
-            f"{self.input_tokens:,} in, {self.output_tokens:,} out  ${self.cost_usd:.4f}"
-        )
+            f"  retries {self.retries}",
+            f"rate {self.rate * 60:.1f}/min  ETA {eta}",
+            f"tokens {self.input_tokens:,} in, {self.output_tokens:,} out"
+            f"  cost ${self.cost_usd:.4f}",
+        ]
 
     def summary(self) -> dict[str, Any]:
         """The totals as JSON."""
@@ -257,14 +259,13 @@ class RichBatchDisplay(BatchDisplay):
 
     def _panel(self) -> Any:
         from rich.console import Group
-        from rich.progress_bar import ProgressBar
         from rich.text import Text
 
         p = self.progress
-        rows: list[Any] = [
-            ProgressBar(total=max(p.total, 1), completed=p.done, width=60),
-            Text(p.line()),
-        ]
+        filled = int(40 * p.done / p.total) if p.total else 40
+        bar = Text.assemble(("━" * filled, "green"), ("━" * (40 - filled), "grey37"))
+        bar.append(f" {100 * p.done / p.total if p.total else 100:.0f}%")
+        rows: list[Any] = [bar, *(Text(line) for line in p.lines())]
         for task_id, seconds, attempt in p.slowest():
             again = f" (attempt {attempt})" if attempt > 1 else ""
             rows.append(Text(f"  running {task_id}: {format_duration(seconds)}{again}", "dim"))
