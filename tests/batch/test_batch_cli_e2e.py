@@ -4,6 +4,7 @@ that finishes the rest: one result per id."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from ccwire._app.main import CliIO, main
 
 TASKS = 200
 
@@ -70,3 +73,27 @@ def test_two_hundred_tasks_survive_ctrl_c_and_a_rerun(cli_path: str, tmp_path: P
     assert sorted(ids) == sorted(f"task-{i:03d}" for i in range(TASKS))  # one per id
     rows = [json.loads(x) for x in results.read_text().splitlines()]
     assert all(r["ok"] and r["result"] == f"(offline echo) item {int(r['id'][5:])}" for r in rows)
+
+
+def test_every_session_plays_the_scripted_steps_with_tools_by_reference(
+    cli_path: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "steps.json"
+    script.write_text(json.dumps([
+        {"tool_use": {"name": "mcp__calc__add", "input": {"a": 2, "b": 40}}},
+        {"text": "the sum is {tool_results}"},
+    ]))  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": f"s{i}", "prompt": f"go {i}"}) + "\n"
+                             for i in range(3)))  # fmt: skip
+    results = tmp_path / "results.jsonl"
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), {"CCWIRE_CLI_PATH": cli_path})
+    code = main(["batch", str(tasks), "-o", str(results), "-j", "3", "--scripted", str(script),
+                 "--tools", "tests.batch.calc_tools:server", "--plain"], io=cli_io)  # fmt: skip
+    assert code == 0, cli_io.stderr.getvalue()  # type: ignore[attr-defined]
+    rows = {r["id"]: r for r in map(json.loads, results.read_text().splitlines())}
+    assert set(rows) == {"s0", "s1", "s2"}
+    for row in rows.values():
+        assert (row["ok"], row["result"], row["tool_calls"], row["num_turns"]) == (
+            True, "the sum is 42", 1, 2,
+        )  # fmt: skip
