@@ -15,7 +15,6 @@ from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CLIConnectionError, CLINotFoundError
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
-from .errors import BatchConfigError
 from .results import BatchResult, ErrorKind, RetryPolicy, api_error_retryable
 from .tasks import BatchTask
 
@@ -73,6 +72,7 @@ class Attempt:
         error: What went wrong, if anything.
         error_kind: Its category.
         retryable: Whether another attempt may succeed.
+        returned: The task function returned (without raising).
     """
 
     session_id: str | None = None
@@ -84,6 +84,7 @@ class Attempt:
     error: str | None = None
     error_kind: ErrorKind | None = None
     retryable: bool = False
+    returned: bool = False
 
     def observe(self, message: object) -> None:
         """Count what the session says (a connection observer)."""
@@ -106,7 +107,8 @@ class Attempt:
             return
         res = self.result
         if res is None:
-            self.error, self.error_kind = "the session ended without a result", "crash"
+            if not self.returned:  # a task function that returned needs no result message
+                self.error, self.error_kind = "the session ended without a result", "crash"
             return
         if not res.is_error:
             return
@@ -138,6 +140,7 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
             if task.run is not None:
                 try:
                     attempt.output = await task.run(client)
+                    attempt.returned = True
                 except anyio.get_cancelled_exc_class():
                     raise
                 except Exception as exc:
@@ -150,7 +153,7 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
                     pass
     except anyio.get_cancelled_exc_class():
         raise
-    except (CLINotFoundError, BatchConfigError) as exc:
+    except CLINotFoundError as exc:
         attempt.error, attempt.error_kind = str(exc).splitlines()[0], "config"
     except CLIConnectionError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
