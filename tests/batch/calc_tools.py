@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ccwire import create_sdk_mcp_server, tool
+from ccwire import HookMatcher, create_sdk_mcp_server, tool
 
 
 @tool("add", "Add two numbers", {"a": float, "b": float})
@@ -17,3 +17,10 @@ async def add(args: dict[str, Any]) -> dict[str, Any]:
 server = create_sdk_mcp_server("calc", tools=[add])
 
 not_a_server = 42
+
+
+async def _note(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    return {}
+
+
+HOOKS = {"PreToolUse": [HookMatcher(matcher="mcp__calc__add", hooks=[_note])]}

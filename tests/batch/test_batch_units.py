@@ -222,6 +222,8 @@ def test_tools_and_hooks_by_reference() -> None:
     with pytest.raises(BatchConfigError, match="expected a mapping"):
         resolve_hooks("tests.batch.calc_tools:not_a_server")
     assert resolve_hooks(None) is None
+    hooks = resolve_hooks("tests.batch.calc_tools:HOOKS")
+    assert hooks is not None and list(hooks) == ["PreToolUse"]
 
 
 # ----------------------------------------------------------------------------- run_batch
