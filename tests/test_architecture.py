@@ -12,6 +12,7 @@ import grimp
 import pytest
 
 import ccwire
+import ccwire.batch
 import ccwire.testing
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +114,8 @@ def test_the_root_only_re_exports() -> None:
 
 
 @pytest.mark.parametrize(
-    ("package", "public"), [(ccwire, "ccwire"), (ccwire.testing, "ccwire.testing")]
+    ("package", "public"),
+    [(ccwire, "ccwire"), (ccwire.testing, "ccwire.testing"), (ccwire.batch, "ccwire.batch")],
 )
 def test_public_objects_report_the_public_module(package: Any, public: str) -> None:
     names = package.__all__

@@ -1,4 +1,4 @@
-"""The `ccwire` command line: `run`, `demo`, `doctor`, `sessions`, `show` and `serve`.
+"""The `ccwire` command line: `run`, `batch`, `demo`, `doctor`, `sessions`, `show` and `serve`.
 
 Every failure is reported as one line (`ccwire: error: <cause>`), the CLI's stderr tail
 when there is one, and an optional `ccwire: hint: <fix>` line; with `--json` it is also
@@ -43,6 +43,7 @@ _EPILOG = "exit codes:\n" + "\n".join(f"  {int(c):<4} {text}" for c, text in EXI
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .batch import add_batch_arguments
     from .run import add_run_arguments
 
     parser = argparse.ArgumentParser(
@@ -78,6 +79,15 @@ def _parser() -> argparse.ArgumentParser:
     out.add_argument("--json", action="store_true", help="print NDJSON events")
     out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
     demo.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
+    batch = sub.add_parser(
+        "batch",
+        help="run every task of a JSONL file, resumably, with live progress (or on Ray)",
+        description="Run one session per task of TASKS.jsonl; results go to -o as they "
+        "finish, and a re-run skips the ids already there.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_batch_arguments(batch)
     doctor = sub.add_parser(
         "doctor",
         help="check Python, the CLI, the protocol and credentials; print fixes",
@@ -114,7 +124,9 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["serve"]:
         verbose = any(a in ("--verbose", "-v") for a in args_list[1:])
-        return _guarded(lambda: _serve(args_list[1:], io), io, verbose=verbose, as_json=False)
+        return _guarded(
+            lambda: _serve(args_list[1:], io), io, verbose=verbose, as_json=False, name="serve"
+        )
     parser = _parser()
     try:
         args = parser.parse_args(args_list)
@@ -122,17 +134,23 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
             io.stdout.write(version_report(io.environ))
             return ExitCode.OK
         if args.command is None:
-            parser.error("a COMMAND is required (run, demo, doctor, serve)")
+            parser.error("a COMMAND is required (run, batch, demo, doctor, sessions, show, serve)")
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
     verbose = bool(getattr(args, "verbose", False))
     as_json = bool(getattr(args, "json", False)) and args.command != "doctor"
     return _guarded(
-        lambda: int(_COMMANDS[args.command](args, io)), io, verbose=verbose, as_json=as_json
+        lambda: int(_COMMANDS[args.command](args, io)),
+        io,
+        verbose=verbose,
+        as_json=as_json,
+        name=args.command,
     )
 
 
-def _guarded(command: Callable[[], int], io: CliIO, *, verbose: bool, as_json: bool) -> int:
+def _guarded(
+    command: Callable[[], int], io: CliIO, *, verbose: bool, as_json: bool, name: str
+) -> int:
     """Run `command`; turn any failure into its one-line report and exit code."""
     try:
         return command()
@@ -144,7 +162,7 @@ def _guarded(command: Callable[[], int], io: CliIO, *, verbose: bool, as_json: b
             raise
         if verbose:
             io.stderr.write("".join(traceback.format_exception(exc)))
-        code, hint = classify(cause)
+        code, hint = classify(cause, name)
         return report_error(io, cause, code, hint, verbose=verbose, as_json=as_json)
 
 
@@ -186,15 +204,17 @@ def root_cause(exc: BaseException) -> BaseException:
     return leaves[0] if leaves else exc
 
 
-def classify(exc: BaseException) -> tuple[ExitCode, str]:
+def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
     """The exit code and the hint for a failure.
 
     Args:
         exc: The failure (already unwrapped by `root_cause`).
+        command: The subcommand that failed, for the usage hint.
 
     Returns:
         `(exit code, hint)`; the hint may be empty.
     """
+    from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
     from .._transport.discovery import ENV_VAR, INSTALL_COMMAND
     from .doctor import AUTH_HINT, AuthMissingError
     from .loaders import UsageError
@@ -202,7 +222,13 @@ def classify(exc: BaseException) -> tuple[ExitCode, str]:
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED, ""
     if isinstance(exc, UsageError):
-        return ExitCode.USAGE, "see `ccwire run --help`"
+        return ExitCode.USAGE, f"see `ccwire {command} --help`"
+    if isinstance(exc, DuplicateTaskIdError):
+        return ExitCode.USAGE, "every task needs its own id; fix the task file and run again"
+    if isinstance(exc, BatchInputError):
+        return ExitCode.USAGE, "fix the line, or drop --strict to skip malformed lines"
+    if isinstance(exc, BatchConfigError):
+        return ExitCode.USAGE, "nothing ran; see `ccwire batch --help`"
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
             f"install it with `{INSTALL_COMMAND}` or set {ENV_VAR} to the executable; "
@@ -318,6 +344,12 @@ def _run(args: argparse.Namespace, io: CliIO) -> int:
     return run_command(args, io)
 
 
+def _batch(args: argparse.Namespace, io: CliIO) -> int:
+    from .batch import batch_command
+
+    return batch_command(args, io)
+
+
 def _demo(args: argparse.Namespace, io: CliIO) -> int:
     from .demo import demo_command
 
@@ -376,6 +408,7 @@ def _serve(argv: Sequence[str], io: CliIO) -> int:
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {
     "run": _run,
+    "batch": _batch,
     "demo": _demo,
     "doctor": _doctor,
     "sessions": _sessions,

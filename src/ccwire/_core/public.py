@@ -18,7 +18,7 @@ from functools import cache
 
 __all__ = ["publish_module"]
 
-_PUBLIC_PACKAGES = ("ccwire", "ccwire.testing")
+_PUBLIC_PACKAGES = ("ccwire", "ccwire.testing", "ccwire.batch")
 
 
 def publish_module(module_name: str) -> None:

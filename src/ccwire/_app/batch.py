@@ -1,0 +1,262 @@
+"""``ccwire batch``: run every task of a JSONL file, resumably, with live progress.
+
+The tasks go through `run_batch` (local subprocesses, or Ray with ``--ray``). Malformed
+lines are reported with their line numbers and skipped (``--strict``: the command
+stops before anything runs); duplicate ids and an unwritable results file stop it
+before anything runs too. Offline runs (``--offline``, ``--scripted FILE``) start one
+`ScriptedModel` that plays each session's script from its first step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import signal
+import tempfile
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .._batch.output import read_results
+from .._batch.refs import resolve_tools
+from .._batch.results import RetryPolicy
+from .._batch.run import BatchRun, run_batch
+from .._batch.session import BatchEvent
+from .._batch.taskfile import iter_task_file, scan_task_file
+from .._conversation.options import ClaudeAgentOptions
+from .._transport.discovery import find_cli
+from .batch_progress import (
+    BatchDisplay,
+    BatchProgress,
+    JsonBatchDisplay,
+    PlainBatchDisplay,
+    RichBatchDisplay,
+)
+from .doctor import AuthMissingError, detect_auth
+from .loaders import UsageError, load_script, parse_step
+from .render import rich_available
+from .run import PERMISSION_MODES
+
+if TYPE_CHECKING:
+    from ..testing import ModelRequest, Step
+    from .io import CliIO
+
+__all__ = ["add_batch_arguments", "batch_command", "per_session_script"]
+
+_ECHO = "(offline echo) {prompt}"
+
+
+def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``ccwire batch``."""
+    parser.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON task per line")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="RESULTS.jsonl",
+        help="results file (appended; finished ids are skipped on a re-run; .parquet with pyarrow)",
+    )
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=4, metavar="N", help="sessions at once (default 4)"
+    )
+    offline = parser.add_mutually_exclusive_group()
+    offline.add_argument(
+        "--offline",
+        action="store_true",
+        help="no API key needed: a local scripted model echoes each prompt",
+    )
+    offline.add_argument(
+        "--scripted",
+        metavar="FILE.json",
+        help="offline; every session plays the steps of FILE.json in order",
+    )
+    parser.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE:SERVER",
+        help="an in-process MCP server by reference, its tools allowed; repeatable",
+    )
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="allow a tool without asking; repeatable",
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        metavar="MODE",
+        help="the CLI's permission mode",
+    )
+    parser.add_argument("--model", help="model for tasks that name none")
+    parser.add_argument("--max-turns", type=int, metavar="N", help="turn limit per session")
+    parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=3,
+        metavar="N",
+        help="retries of a rate-limited/overloaded task (default 3)",
+    )
+    parser.add_argument(
+        "--rerun-failed",
+        action="store_true",
+        help="run again the tasks whose recorded result failed",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="reject the whole file if any line is malformed"
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="run sessions as Ray tasks (ADDRESS, else RAY_ADDRESS, else a local Ray)",
+    )
+    parser.add_argument(
+        "--num-cpus", type=float, default=1.0, metavar="N", help="Ray: CPUs per task (default 1)"
+    )
+    parser.add_argument("--memory-mb", type=int, metavar="MB", help="Ray: memory per task")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="NDJSON progress events (for scripts)")
+    out.add_argument("--plain", action="store_true", help="plain lines, no live display")
+    out.add_argument("--live", action="store_true", help=argparse.SUPPRESS)  # tests: force rich
+    parser.add_argument("--verbose", "-v", action="store_true", help="full error messages")
+
+
+def per_session_script(steps: list[Step]) -> Step:
+    """A `ScriptedModel` default step that plays `steps` from the start in every session.
+
+    Turn ``k`` of a session (``k`` assistant messages already in its request) gets
+    ``steps[k]``; past the script, the prompt is echoed. Sessions running at once do
+    not disturb each other, whatever their order.
+    """
+    echo = parse_step(_ECHO)
+
+    def step(request: ModelRequest) -> Any:
+        turn = sum(1 for m in request.messages if m.get("role") == "assistant")
+        chosen = steps[turn] if turn < len(steps) else echo
+        return chosen(request) if callable(chosen) else chosen
+
+    return step
+
+
+@contextlib.contextmanager
+def _offline(args: argparse.Namespace) -> Iterator[dict[str, str]]:
+    if not (args.offline or args.scripted):
+        yield {}
+        return
+    from ..testing import DEFAULT_MODEL, ScriptedModel
+
+    steps, model_name = load_script(args.scripted) if args.scripted else ([], None)
+    home = tempfile.mkdtemp(prefix="ccwire-batch-")
+    model = ScriptedModel(default=per_session_script(steps), model=model_name or DEFAULT_MODEL)
+    try:
+        with model:
+            yield model.env(home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _display(args: argparse.Namespace, io: CliIO, progress: BatchProgress) -> BatchDisplay:
+    if args.json:
+        return JsonBatchDisplay(progress, io.stdout)
+    if args.live or (not args.plain and io.stdout.isatty() and rich_available()):
+        return RichBatchDisplay(progress, io.stdout, force=args.live)
+    return PlainBatchDisplay(progress, io.stdout)
+
+
+def batch_command(args: argparse.Namespace, io: CliIO) -> int:
+    """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
+    if args.jobs < 1:
+        raise UsageError(f"-j must be at least 1, got {args.jobs}")
+    if args.retries < 0:
+        raise UsageError("--retries must be >= 0")
+    report = scan_task_file(args.tasks, strict=args.strict)
+    prior = {r.id: r.ok for r in read_results(args.output)}
+    cli_path = find_cli(args.cli_path, environ=io.environ)
+    offline = bool(args.offline or args.scripted)
+    if not offline and detect_auth(io.environ).found is False:
+        raise AuthMissingError(detect_auth(io.environ).detail)
+    servers = resolve_tools(args.tools)  # fail here, before any task, if one cannot load
+    allowed = [*args.allow, *(f"mcp__{name}" for name in servers)]
+    progress = BatchProgress(total=0)
+    display = _display(args, io, progress)
+    notes = [f"{args.tasks} line {line}: {message}; skipped" for line, message in report.bad]
+    if report.bad_count > len(report.bad):
+        notes.append(f"{report.bad_count - len(report.bad)} more malformed lines skipped")
+    for note in notes:
+        io.stderr.write(f"ccwire: warning: {note}\n")
+        display.note(note)
+
+    def on_event(event: BatchEvent) -> None:
+        progress.on_event(event)
+        display.event(event)
+
+    interrupted: list[bool] = []
+    with _offline(args) as env:
+        options = ClaudeAgentOptions(
+            cli_path=cli_path,
+            env=env,
+            allowed_tools=allowed,
+            model=args.model,
+            max_turns=args.max_turns,
+            permission_mode=args.permission_mode,
+        )
+        run = run_batch(
+            iter_task_file(args.tasks),
+            options=options,
+            concurrency=args.jobs,
+            executor="ray" if args.ray is not None else "local",
+            retries=RetryPolicy(max_attempts=args.retries + 1),
+            output=args.output,
+            rerun_failed=args.rerun_failed,
+            tools=args.tools,
+            events=on_event,
+            ray_address=args.ray or None,
+            num_cpus=args.num_cpus,
+            memory=args.memory_mb * 2**20 if args.memory_mb else None,
+        )
+        skip = {i for i, ok in prior.items() if ok or not args.rerun_failed}
+        progress.total = report.tasks - len(skip)
+        progress.skipped = len(skip)
+        progress.prior_failed = sum(1 for i in skip if not prior[i])
+        with display:
+            anyio.run(_main, run, io, interrupted)
+        display.finish(interrupted=bool(interrupted))
+    if interrupted:
+        io.stderr.write(
+            f"ccwire: interrupted: {progress.done} results saved in {args.output}; "
+            "run the same command again to continue\n"
+        )
+        return 130
+    return 1 if progress.failed or progress.prior_failed else 0
+
+
+async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> None:
+    async with anyio.create_task_group() as tg:
+        if io.handle_signals:
+            tg.start_soon(_watch_sigint, run, tg.cancel_scope, interrupted)
+        async with run as results:
+            async for _ in results:
+                pass
+        tg.cancel_scope.cancel()
+
+
+async def _watch_sigint(run: BatchRun, scope: anyio.CancelScope, interrupted: list[bool]) -> None:
+    """On Ctrl-C: stop recording failures (the CLIs got the signal too), then cancel."""
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+        return
+    with receiver as signals:
+        async for _ in signals:
+            interrupted.append(True)
+            run.stop()
+            scope.cancel()
+            return

@@ -1,0 +1,1 @@
+"""Many agent sessions from one task list: bounded, retried, resumable (``ccwire.batch``)."""

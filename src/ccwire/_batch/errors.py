@@ -1,0 +1,45 @@
+"""The errors of batch runs (all under `CcwireError`)."""
+
+from __future__ import annotations
+
+from .._core.errors import CcwireError
+from .._core.public import publish_module
+
+__all__ = ["BatchConfigError", "BatchError", "BatchInputError", "DuplicateTaskIdError"]
+
+
+class BatchError(CcwireError):
+    """Base class of the errors a batch run raises."""
+
+
+class BatchInputError(BatchError, ValueError):
+    """A task (or a line of a task file) is malformed.
+
+    Attributes:
+        line: The 1-based line number in the task file, or `None` when the task did
+            not come from a file.
+    """
+
+    def __init__(self, message: str, *, line: int | None = None) -> None:
+        super().__init__(f"line {line}: {message}" if line is not None else message)
+        self.line = line
+
+
+class DuplicateTaskIdError(BatchInputError):
+    """Two tasks of one batch have the same id.
+
+    Attributes:
+        task_id: The repeated id.
+    """
+
+    def __init__(self, task_id: str, *, line: int | None = None, first: int | None = None) -> None:
+        where = f" (first seen on line {first})" if first is not None else ""
+        super().__init__(f"duplicate task id {task_id!r}{where}", line=line)
+        self.task_id = task_id
+
+
+class BatchConfigError(BatchError, ValueError):
+    """The batch cannot run as configured (output path, executor, references...)."""
+
+
+publish_module(__name__)

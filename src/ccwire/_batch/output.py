@@ -1,0 +1,200 @@
+"""The results file: one line per finished task, written so that a crash loses nothing.
+
+JSONL (the default): each result is one ``write()`` of a whole line to a file opened
+for appending, then ``fsync``; a line is either entirely there or not at all. A torn
+last line (power loss) is cut off when the file is opened again. Parquet (a path
+ending in ``.parquet``, needs pyarrow): results are journaled to
+``<path>.journal.jsonl`` the same way, and folded into the Parquet file (written to a
+temporary file, then renamed) when the batch ends or is interrupted.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .._core.public import publish_module
+from .errors import BatchConfigError
+from .results import BatchResult
+
+__all__ = ["ResultsFile", "read_results"]
+
+
+def _journal(path: Path) -> Path:
+    return path.with_name(path.name + ".journal.jsonl")
+
+
+def _is_parquet(path: Path) -> bool:
+    return path.suffix.lower() == ".parquet"
+
+
+def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                return  # a torn last line: ignored (and cut off by ResultsFile)
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                yield data
+
+
+def read_results(path: str | os.PathLike[str]) -> Iterator[BatchResult]:
+    """Every result in a results file (JSONL or Parquet with its journal), in order.
+
+    Args:
+        path: The results file; a missing file has no results.
+
+    Returns:
+        An iterator of results; unreadable lines are skipped.
+    """
+    target = Path(path)
+    if _is_parquet(target):
+        if target.exists():
+            pq = _pyarrow_parquet()
+            for row in pq.read_table(target).to_pylist():
+                yield BatchResult.from_json(_from_parquet_row(row))
+        target = _journal(target)
+    for data in _read_jsonl(target):
+        yield BatchResult.from_json(data)
+
+
+def _pyarrow_parquet() -> Any:
+    try:
+        pq = importlib.import_module("pyarrow.parquet")
+    except ImportError:
+        raise BatchConfigError(
+            "a .parquet results file needs pyarrow: pip install pyarrow (or use .jsonl)"
+        ) from None
+    return pq
+
+
+_JSON_COLUMNS = ("usage", "metadata", "output")
+
+
+def _to_parquet_row(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.dumps(v) if k in _JSON_COLUMNS else v for k, v in data.items()}
+
+
+def _from_parquet_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.loads(v) if k in _JSON_COLUMNS and v else v for k, v in row.items()}
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Truncate `path` after its last newline (drops a half-written last line)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(max(0, size - 1))
+        if handle.read(1) == b"\n":
+            return
+        block, end = 65536, size
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            chunk = handle.read(end - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                handle.truncate(start + cut + 1)
+                return
+            end = start
+        handle.truncate(0)
+
+
+class ResultsFile:
+    """Appends results to a results file; see the module docstring.
+
+    Args:
+        path: ``*.jsonl`` (or any other name) for JSON lines, ``*.parquet`` for Parquet.
+        fsync: Force each line to disk before the task counts as written.
+
+    Raises:
+        BatchConfigError: The file (or its directory) cannot be written, or Parquet was
+            asked for without pyarrow. Raised by the constructor, before any task runs.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.parquet = _is_parquet(self.path)
+        self.fsync = fsync
+        if self.parquet:
+            _pyarrow_parquet()
+        self._lines = _journal(self.path) if self.parquet else self.path
+        if self.path.is_dir():
+            raise BatchConfigError(f"results file {str(self.path)!r} is a directory")
+        try:
+            _cut_torn_tail(self._lines)
+            self._fd: int | None = os.open(
+                self._lines, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
+            )
+        except OSError as exc:
+            raise BatchConfigError(
+                f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
+            ) from exc
+        if self.parquet and self.path.exists() and not os.access(self.path, os.W_OK):
+            self.close()
+            raise BatchConfigError(f"cannot write the results file {str(self.path)!r}")
+
+    def write(self, result: BatchResult) -> None:
+        """Append `result` as one line (one ``write``, then ``fsync`` when enabled).
+
+        Args:
+            result: The result.
+        """
+        if self._fd is None:
+            raise BatchConfigError("the results file is closed")
+        line = (json.dumps(result.to_json(), ensure_ascii=False, default=str) + "\n").encode()
+        view = memoryview(line)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        if self.fsync:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """Close the file; for Parquet, fold the journal into the Parquet file."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        os.close(fd)
+        if self.parquet:
+            self._fold()
+
+    def _fold(self) -> None:
+        journal = _journal(self.path)
+        rows = [r.to_json() for r in read_results(self.path)]
+        if not journal.exists():
+            return
+        pa = importlib.import_module("pyarrow")
+        pq = _pyarrow_parquet()
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        pq.write_table(pa.Table.from_pylist([_to_parquet_row(r) for r in rows]), tmp)
+        with tmp.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+        journal.unlink()
+
+    def __enter__(self) -> ResultsFile:
+        """Return self."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the file."""
+        self.close()
+
+
+publish_module(__name__)

@@ -1,0 +1,174 @@
+"""What a batch yields per task (`BatchResult`) and how failures are retried (`RetryPolicy`)."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from .._core.public import publish_module
+
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "BatchResult",
+    "ErrorKind",
+    "RetryPolicy",
+    "api_error_retryable",
+]
+
+ErrorKind = Literal["api", "model", "crash", "start", "exception", "config"]
+"""Why a task failed: ``api`` (an API error result: 429, 529...), ``model`` (an error
+result of the session itself: max turns, budget...), ``start`` (the CLI did not
+start or died before its first message), ``crash`` (the CLI died mid-session),
+``exception`` (a task function raised), ``config`` (the task cannot run here)."""
+
+RETRYABLE_STATUSES = frozenset({429, 529})
+"""API statuses worth another attempt: rate limited (429) and overloaded (529)."""
+
+_RETRYABLE_TYPES = frozenset({"rate_limit_error", "overloaded_error"})
+_RETRYABLE_ASSISTANT_ERRORS = frozenset({"rate_limit", "overloaded"})
+_RETRYABLE_TEXT = re.compile(r"API Error: (?:Request rejected )?\(?(?:429|529)\b|overloaded", re.I)
+
+
+def api_error_retryable(
+    status: object, error_type: object, assistant_error: object, text: object
+) -> bool:
+    """Whether an API error reported by the CLI is worth retrying.
+
+    Args:
+        status: The result's ``api_error_status`` (an int, or `None`).
+        error_type: The result's ``api_error_type`` (e.g. ``overloaded_error``).
+        assistant_error: The ``error`` field of the CLI's synthetic assistant message.
+        text: The result text (``API Error: 529 Overloaded...``), the last resort.
+
+    Returns:
+        True for rate limits (429) and overloads (529), however they are reported.
+    """
+    if isinstance(status, int) and not isinstance(status, bool):
+        return status in RETRYABLE_STATUSES
+    if error_type in _RETRYABLE_TYPES or assistant_error in _RETRYABLE_ASSISTANT_ERRORS:
+        return True
+    return isinstance(text, str) and bool(_RETRYABLE_TEXT.search(text))
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries with jittered exponential backoff, for retryable failures only.
+
+    Attributes:
+        max_attempts: Attempts per task, the first included (1 disables retries).
+        base_delay: Seconds before the first retry.
+        max_delay: Upper bound of one delay.
+        jitter: Fraction of each delay that is random (0 to 1): "full jitter" is 1.
+    """
+
+    max_attempts: int = 4
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    jitter: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("RetryPolicy.max_attempts must be at least 1")
+        if self.base_delay < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
+            raise ValueError("RetryPolicy delays must be >= 0 and jitter within [0, 1]")
+
+    def delay(self, attempt: int, rng: random.Random | None = None) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based).
+
+        Args:
+            attempt: The attempt that just failed.
+            rng: The random source (the module's by default).
+
+        Returns:
+            ``min(max_delay, base_delay * 2 ** (attempt - 1))``, of which the `jitter`
+            fraction is drawn at random.
+        """
+        cap = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        draw = float((rng or random).random())
+        return cap * (1 - self.jitter) + cap * self.jitter * draw
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """The outcome of one task, after its last attempt.
+
+    Attributes:
+        id: The task id.
+        ok: True when the session ended with a successful result.
+        session_id: The CLI session id of the last attempt (`None` if it never started).
+        result: The final result text.
+        is_error: The result's ``is_error`` (True for every failure).
+        subtype: The result's subtype (``success``, ``error_max_turns``...), if any.
+        num_turns: Turns of the last attempt.
+        tool_calls: Tool calls made by the model in the last attempt.
+        cost_usd: The CLI's ``total_cost_usd`` over all attempts.
+        usage: The token usage of the last attempt (the CLI's ``usage`` object).
+        duration_s: Wall time of the task, all attempts and backoff included.
+        attempts: How many attempts ran.
+        error: What went wrong (`None` when `ok`).
+        error_kind: The category of `error` (see `ErrorKind`).
+        retryable: Whether the last failure was of a retryable kind.
+        output: What a task function returned (JSON-able), else `None`.
+        metadata: The task's metadata.
+    """
+
+    id: str
+    ok: bool
+    session_id: str | None = None
+    result: str | None = None
+    is_error: bool = False
+    subtype: str | None = None
+    num_turns: int = 0
+    tool_calls: int = 0
+    cost_usd: float = 0.0
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+    attempts: int = 1
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    retryable: bool = False
+    output: Any = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def input_tokens(self) -> int:
+        """Input tokens of the last attempt, cache reads and writes included."""
+        u = self.usage
+        return sum(
+            int(u.get(k) or 0)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+
+    @property
+    def output_tokens(self) -> int:
+        """Output tokens of the last attempt."""
+        return int(self.usage.get("output_tokens") or 0)
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as one JSON object (a line of the results file)."""
+        out = asdict(self)
+        out["usage"] = dict(self.usage)
+        out["metadata"] = dict(self.metadata)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BatchResult:
+        """Read a result written by `to_json` (unknown keys are ignored).
+
+        Args:
+            data: One parsed line of a results file.
+
+        Returns:
+            The result.
+        """
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["usage"] = dict(kwargs.get("usage") or {})
+        kwargs["metadata"] = dict(kwargs.get("metadata") or {})
+        return cls(**kwargs)
+
+
+publish_module(__name__)

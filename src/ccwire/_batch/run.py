@@ -1,0 +1,354 @@
+"""`run_batch`: many tasks, bounded concurrency, results as they finish, resumable."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from types import TracebackType
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .._conversation.options import ClaudeAgentOptions
+from .._core.public import publish_module
+from .._sessions.stores.protocol import SessionStore
+from .errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
+from .output import ResultsFile, read_results
+from .refs import check_reference, resolve_hooks, resolve_tools
+from .results import BatchResult, RetryPolicy
+from .session import BatchEvent, EventSink, emit, run_task
+from .tasks import BatchTask, TaskLike, coerce_task
+
+__all__ = ["DEFAULT_RETRIES", "BatchRun", "Executor", "finished_ids", "run_batch"]
+
+DEFAULT_RETRIES = RetryPolicy()
+"""Up to 4 attempts, backoff from 1 s (half of each delay random), at most 60 s."""
+
+Executor = Literal["local", "ray"]
+"""Where sessions run: ``local`` (subprocesses of this process) or ``ray`` (Ray tasks)."""
+
+
+def finished_ids(path: str | os.PathLike[str], *, rerun_failed: bool = False) -> set[str]:
+    """The ids a results file already has a final result for.
+
+    Args:
+        path: The results file (a missing file has none).
+        rerun_failed: Count only successful results, so that failed tasks run again.
+
+    Returns:
+        The ids to skip.
+    """
+    done: set[str] = set()
+    for result in read_results(path):
+        if result.ok or not rerun_failed:
+            done.add(result.id)
+        else:
+            done.discard(result.id)
+    return done
+
+
+def run_batch(
+    tasks: Iterable[TaskLike] | AsyncIterable[TaskLike],
+    *,
+    options: ClaudeAgentOptions | None = None,
+    concurrency: int = 4,
+    store: SessionStore | None = None,
+    executor: Executor = "local",
+    retries: RetryPolicy | int = DEFAULT_RETRIES,
+    output: str | os.PathLike[str] | None = None,
+    rerun_failed: bool = False,
+    tools: Sequence[str] = (),
+    hooks: str | None = None,
+    events: EventSink | None = None,
+    ray_address: str | None = None,
+    num_cpus: float = 1.0,
+    memory: int | None = None,
+    seed: int | None = None,
+) -> BatchRun:
+    """Run every task in its own session; results arrive as tasks finish.
+
+    ```python
+    async with run_batch(tasks, options=opts, concurrency=8, output="out.jsonl") as results:
+        async for result in results:
+            print(result.id, result.ok, result.result)
+    ```
+
+    Args:
+        tasks: `BatchTask`s, mappings with task fields (``id``, ``prompt``, ``cwd``,
+            ``model``, ``max_turns``, ``system_prompt``, ``allowed_tools``,
+            ``metadata``), dataclasses with those fields, or async functions taking a
+            connected `ClaudeSDKClient`. Consumed lazily: at most `concurrency` tasks
+            are held at a time, so the iterable may be huge.
+        options: The options every session starts from (task fields override them).
+        concurrency: Sessions running at once.
+        store: Accepted for the session store of the drop-in API and type-checked;
+            this version records results only in `output`.
+        executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``).
+        retries: A `RetryPolicy`, or the number of retries after the first attempt.
+            Only rate limits (429), overloads (529) and a CLI that fails to start are
+            retried; a model's error result is final.
+        output: A results file (JSONL; ``.parquet`` with pyarrow). Each result is
+            written before it is yielded, and ids already in it are skipped.
+        rerun_failed: With `output`, run again the tasks whose recorded result failed.
+        tools: In-process MCP servers by reference (``package.module:attribute``),
+            added to every session; required instead of in-process objects with Ray.
+        hooks: A hooks mapping by reference (``package.module:attribute``).
+        events: Called with a `BatchEvent` when a task starts, is retried or finishes.
+        ray_address: The Ray cluster to join (default: ``RAY_ADDRESS``, else a local
+            instance); ignored by the local executor.
+        num_cpus: Ray resource hint: CPUs per task.
+        memory: Ray resource hint: bytes of memory per task.
+        seed: Seed of the backoff jitter (for reproducible runs).
+
+    Returns:
+        A `BatchRun`: use it with ``async with`` and iterate it.
+
+    Raises:
+        BatchConfigError: A bad argument, or an output file that cannot be written
+            (raised here, before any task starts).
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise BatchConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if executor not in ("local", "ray"):
+        raise BatchConfigError(f"executor must be 'local' or 'ray', got {executor!r}")
+    if store is not None and not all(
+        callable(getattr(store, method, None)) for method in ("append", "load")
+    ):
+        raise BatchConfigError("store must implement SessionStore (append and load)")
+    if isinstance(retries, int):
+        if retries < 0:
+            raise BatchConfigError("retries must be >= 0")
+        retries = RetryPolicy(max_attempts=retries + 1)
+    for ref in tools:
+        check_reference(ref, "tools")
+    if hooks is not None:
+        check_reference(hooks, "hooks")
+    skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
+    writer = ResultsFile(output) if output is not None else None
+    return BatchRun(
+        tasks,
+        options=options or ClaudeAgentOptions(),
+        concurrency=concurrency,
+        executor=executor,
+        policy=retries,
+        writer=writer,
+        skip=skip,
+        tools=tuple(tools),
+        hooks=hooks,
+        events=events,
+        ray_options={"address": ray_address, "num_cpus": num_cpus, "memory": memory},
+        rng=random.Random(seed),
+    )
+
+
+class BatchRun:
+    """A running batch (made by `run_batch`): an async context manager to iterate.
+
+    Leaving the ``async with`` block early cancels the running sessions (their CLIs
+    are ended) and closes the results file; results already written stay, so the same
+    call continues where this one stopped.
+
+    Attributes:
+        skipped: Ids skipped because the results file already had them.
+        submitted: Tasks started so far.
+    """
+
+    def __init__(
+        self,
+        tasks: Iterable[TaskLike] | AsyncIterable[TaskLike],
+        *,
+        options: ClaudeAgentOptions,
+        concurrency: int,
+        executor: Executor,
+        policy: RetryPolicy,
+        writer: ResultsFile | None,
+        skip: set[str],
+        tools: tuple[str, ...],
+        hooks: str | None,
+        events: EventSink | None,
+        ray_options: dict[str, Any],
+        rng: random.Random,
+    ) -> None:
+        self._tasks = tasks
+        self._options = options
+        self._concurrency = concurrency
+        self._executor = executor
+        self._policy = policy
+        self._writer = writer
+        self._skip = skip
+        self._tools = tools
+        self._hooks = hooks
+        self._events = events
+        self._ray_options = ray_options
+        self._rng = rng
+        self._seen: set[str] = set()
+        self._stopping = False
+        self._failure: BaseException | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
+        self.skipped: list[str] = []
+        self.submitted = 0
+
+    async def __aenter__(self) -> BatchRun:
+        """Start feeding tasks to the executor."""
+        send, receive = anyio.create_memory_object_stream[BatchResult](self._concurrency)
+        self._receive = receive
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        if self._executor == "ray":
+            from .ray_executor import feed_ray
+
+            tg.start_soon(feed_ray, self, send)
+        else:
+            tg.start_soon(self._feed_local, send)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        """Cancel what still runs, close the results file, raise a feeding failure."""
+        tg, self._tg = self._tg, None
+        assert tg is not None
+        tg.cancel_scope.cancel()
+        try:
+            # the body's own exception (or cancellation) propagates as it is, unwrapped
+            await tg.__aexit__(None, None, None)
+        finally:
+            if self._receive is not None:
+                self._receive.close()
+            if self._writer is not None:
+                self._writer.close()
+        if exc is None and self._failure is not None:
+            raise self._failure
+        return None
+
+    def stop(self) -> None:
+        """Stop the batch: start no more tasks, cancel the running ones.
+
+        A task that fails after this (its CLI got the same Ctrl-C, say) is not
+        recorded: it was interrupted, not failed, and a re-run runs it again.
+        """
+        self._stopping = True
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    def __aiter__(self) -> AsyncIterator[BatchResult]:
+        """Results in the order tasks finish."""
+        if self._receive is None:
+            raise BatchError("iterate a batch inside `async with run_batch(...) as results:`")
+        return self._results()
+
+    async def _results(self) -> AsyncIterator[BatchResult]:
+        assert self._receive is not None
+        async for result in self._receive:
+            yield result
+        if self._failure is not None:
+            raise self._failure
+
+    async def collect(self) -> list[BatchResult]:
+        """Every result (after all tasks finished), in finishing order."""
+        return [r async for r in self]
+
+    # ----------------------------------------------------------------- feeding
+
+    async def next_tasks(self) -> AsyncIterator[BatchTask]:
+        """The tasks still to run: validated, deduplicated, finished ones skipped.
+
+        A malformed task or a duplicate id stops the feeding; tasks already running
+        finish, then iterating the results raises the error.
+        """
+        try:
+            async for raw in _aiter(self._tasks):
+                task = self._admit(raw)
+                if task.id in self._skip:
+                    self.skipped.append(task.id)
+                    continue
+                yield task
+        except BatchInputError as exc:
+            self._failure = exc
+        except Exception as exc:
+            self._failure = BatchInputError(f"the task iterable raised {exc!r}")
+
+    def _admit(self, raw: TaskLike) -> BatchTask:
+        task = coerce_task(raw)
+        if task.id in self._seen:
+            raise DuplicateTaskIdError(task.id)
+        self._seen.add(task.id)
+        return task
+
+    def local_options(self) -> ClaudeAgentOptions:
+        """The batch options with the referenced tools and hooks resolved here."""
+        opts = self._options
+        if self._tools:
+            servers = opts.mcp_servers
+            if not isinstance(servers, dict):
+                raise BatchConfigError("tools= needs options.mcp_servers to be a dict")
+            opts = dataclasses.replace(opts, mcp_servers={**servers, **resolve_tools(self._tools)})
+        if self._hooks is not None:
+            opts = dataclasses.replace(opts, hooks=resolve_hooks(self._hooks))
+        return opts
+
+    async def finish(self, send: MemoryObjectSendStream[BatchResult], result: BatchResult) -> None:
+        """Record `result` (results file first), report it, and hand it to the reader."""
+        if self._stopping and not result.ok:
+            return
+        if self._writer is not None:
+            try:
+                self._writer.write(result)
+            except OSError as exc:  # disk full...: stop; unwritten tasks run again next time
+                if self._failure is None:
+                    self._failure = BatchError(f"cannot write the results file: {exc}")
+                self.stop()
+                return
+        emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
+        await send.send(result)
+
+    async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
+        async with send:
+            try:
+                options = self.local_options()
+            except BatchError as exc:
+                self._failure = exc
+                return
+            slots = anyio.Semaphore(self._concurrency)
+            assert self._tg is not None
+            tg = self._tg
+            async for task in self.next_tasks():
+                await slots.acquire()
+                self.submitted += 1
+                tg.start_soon(self._work, task, options, slots, send.clone())
+
+    async def _work(
+        self,
+        task: BatchTask,
+        options: ClaudeAgentOptions,
+        slots: anyio.Semaphore,
+        send: MemoryObjectSendStream[BatchResult],
+    ) -> None:
+        async with send:
+            try:
+                result = await run_task(task, options, self._policy, events=self._events,
+                                        rng=self._rng)  # fmt: skip
+                await self.finish(send, result)
+            finally:
+                slots.release()
+
+
+async def _aiter(tasks: Iterable[TaskLike] | AsyncIterable[TaskLike]) -> AsyncIterator[TaskLike]:
+    if isinstance(tasks, AsyncIterable):
+        async for item in tasks:
+            yield item
+    else:
+        for item in tasks:
+            yield item
+
+
+publish_module(__name__)

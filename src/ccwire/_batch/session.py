@@ -1,0 +1,242 @@
+"""One task end to end: its session(s), retries with backoff, and its `BatchResult`."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from .._conversation.client import ClaudeSDKClient
+from .._conversation.options import ClaudeAgentOptions
+from .._core.errors import CLIConnectionError, CLINotFoundError
+from .._core.public import publish_module
+from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
+from .results import BatchResult, ErrorKind, RetryPolicy, api_error_retryable
+from .tasks import BatchTask
+
+__all__ = ["Attempt", "BatchEvent", "EventSink", "run_task"]
+
+logger = logging.getLogger("ccwire.batch")
+
+
+@dataclass(frozen=True)
+class BatchEvent:
+    """Progress of a batch, for displays: a task started, was retried, or finished.
+
+    Attributes:
+        kind: ``started``, ``retry`` or ``finished``.
+        task_id: The task.
+        attempt: The attempt number (1-based).
+        delay: Seconds until the retry (``retry`` only).
+        reason: Why the attempt failed (``retry`` only).
+        result: The result (``finished`` only).
+    """
+
+    kind: str
+    task_id: str
+    attempt: int = 1
+    delay: float = 0.0
+    reason: str | None = None
+    result: BatchResult | None = None
+
+
+EventSink = Callable[[BatchEvent], None]
+"""Receives `BatchEvent`s; an exception it raises is logged and ignored."""
+
+
+def emit(sink: EventSink | None, event: BatchEvent) -> None:
+    """Deliver `event` to `sink`; its failure never reaches the batch."""
+    if sink is None:
+        return
+    try:
+        sink(event)
+    except Exception:
+        logger.exception("batch event callback failed on %s", event.kind)
+
+
+@dataclass
+class Attempt:
+    """What one session of a task produced (mutable while it runs).
+
+    Attributes:
+        session_id: From the CLI's first message.
+        started: The CLI answered the handshake.
+        result: The last `ResultMessage`.
+        assistant_error: The ``error`` field of the last assistant message with one.
+        tool_calls: Tool calls made by the model.
+        output: What a task function returned.
+        error: What went wrong, if anything.
+        error_kind: Its category.
+        retryable: Whether another attempt may succeed.
+        returned: The task function returned (without raising).
+    """
+
+    session_id: str | None = None
+    started: bool = False
+    result: ResultMessage | None = None
+    assistant_error: str | None = None
+    tool_calls: int = 0
+    output: Any = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    retryable: bool = False
+    returned: bool = False
+
+    def observe(self, message: object) -> None:
+        """Count what the session says (a connection observer)."""
+        if isinstance(message, AssistantMessage):
+            if message.parent_tool_use_id is None:
+                self.tool_calls += sum(isinstance(b, ToolUseBlock) for b in message.content)
+            if message.error:
+                self.assistant_error = message.error
+            self.session_id = self.session_id or message.session_id
+        elif isinstance(message, ResultMessage):
+            self.result = message
+            self.session_id = message.session_id or self.session_id
+        elif isinstance(message, SystemMessage) and self.session_id is None:
+            sid = message.data.get("session_id")
+            self.session_id = sid if isinstance(sid, str) else None
+
+    def judge(self) -> None:
+        """Set `error`, `error_kind` and `retryable` from the result (if no error yet)."""
+        if self.error is not None:
+            return
+        res = self.result
+        if res is None:
+            if not self.returned:  # a task function that returned needs no result message
+                self.error, self.error_kind = "the session ended without a result", "crash"
+            return
+        if not res.is_error:
+            return
+        raw = res.raw
+        status, etype = raw.get("api_error_status"), raw.get("api_error_type")
+        is_api = status is not None or raw.get("terminal_reason") == "api_error"
+        text = res.result or (res.errors[0] if res.errors else None) or res.subtype
+        self.error = text
+        self.error_kind = "api" if is_api or self.assistant_error else "model"
+        if self.error_kind == "api":
+            self.retryable = api_error_retryable(status, etype, self.assistant_error, res.result)
+
+
+async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
+    """Run one session of `task`; never raises except cancellation.
+
+    Args:
+        task: The task.
+        options: The session's options (task overrides already applied).
+
+    Returns:
+        What the session produced, judged.
+    """
+    attempt = Attempt()
+    try:
+        async with ClaudeSDKClient(options) as client:
+            attempt.started = True
+            client._connection().add_observer(attempt.observe)
+            if task.run is not None:
+                try:
+                    attempt.output = await task.run(client)
+                    attempt.returned = True
+                except anyio.get_cancelled_exc_class():
+                    raise
+                except Exception as exc:
+                    attempt.error = f"{type(exc).__name__}: {exc}"
+                    attempt.error_kind = "exception"
+            else:
+                assert task.prompt is not None
+                await client.query(task.prompt)
+                async for _ in client.receive_response():
+                    pass
+    except anyio.get_cancelled_exc_class():
+        raise
+    except CLINotFoundError as exc:
+        attempt.error, attempt.error_kind = str(exc).splitlines()[0], "config"
+    except CLIConnectionError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if attempt.error is None:
+            attempt.error = first
+            attempt.error_kind = "crash" if attempt.result or attempt.session_id else "start"
+            attempt.retryable = attempt.error_kind == "start"
+    except Exception as exc:
+        if attempt.error is None:
+            attempt.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            attempt.error_kind = "crash" if attempt.started else "start"
+            attempt.retryable = not attempt.started
+    attempt.judge()
+    return attempt
+
+
+async def run_task(
+    task: BatchTask,
+    options: ClaudeAgentOptions,
+    policy: RetryPolicy,
+    *,
+    events: EventSink | None = None,
+    rng: random.Random | None = None,
+) -> BatchResult:
+    """Run `task` until it succeeds, fails for good, or runs out of attempts.
+
+    Args:
+        task: The task.
+        options: The batch options (the task's overrides are applied here).
+        policy: The retry policy.
+        events: Receives ``started`` and ``retry`` events.
+        rng: The random source of the backoff jitter.
+
+    Returns:
+        The task's result (failures included); only cancellation propagates.
+    """
+    began = time.monotonic()
+    opts = task.apply(options)
+    cost = 0.0
+    number = 0
+    while True:
+        number += 1
+        emit(events, BatchEvent("started", task.id, attempt=number))
+        attempt = await run_attempt(task, opts)
+        res = attempt.result
+        if res is not None and res.total_cost_usd:
+            cost += res.total_cost_usd
+        if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
+            break
+        delay = policy.delay(number, rng)
+        emit(events, BatchEvent("retry", task.id, number, delay=delay, reason=attempt.error))
+        await anyio.sleep(delay)
+    return BatchResult(
+        id=task.id,
+        ok=attempt.error is None,
+        session_id=attempt.session_id,
+        result=res.result if res is not None else None,
+        is_error=attempt.error is not None,
+        subtype=res.subtype if res is not None else None,
+        num_turns=res.num_turns if res is not None else 0,
+        tool_calls=attempt.tool_calls,
+        cost_usd=round(cost, 10),
+        usage=_token_counts(res.usage if res is not None else None),
+        duration_s=round(time.monotonic() - began, 4),
+        attempts=number,
+        error=attempt.error,
+        error_kind=attempt.error_kind,
+        retryable=attempt.retryable,
+        output=attempt.output,
+        metadata=dict(task.metadata),
+    )
+
+
+def _token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
+    """The flat token counts of a usage object (nested details dropped)."""
+    if not usage:
+        return {}
+    return {
+        k: int(v)
+        for k, v in usage.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+
+
+publish_module(__name__)

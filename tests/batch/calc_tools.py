@@ -1,0 +1,26 @@
+"""An in-process MCP server named by reference (``tests.batch.calc_tools:server``) in the
+batch tests, locally and on Ray workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ccwire import HookMatcher, create_sdk_mcp_server, tool
+
+
+@tool("add", "Add two numbers", {"a": float, "b": float})
+async def add(args: dict[str, Any]) -> dict[str, Any]:
+    """Return the sum as text."""
+    return {"content": [{"type": "text", "text": f"{args['a'] + args['b']:g}"}]}
+
+
+server = create_sdk_mcp_server("calc", tools=[add])
+
+not_a_server = 42
+
+
+async def _note(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    return {}
+
+
+HOOKS = {"PreToolUse": [HookMatcher(matcher="mcp__calc__add", hooks=[_note])]}

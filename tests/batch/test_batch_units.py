@@ -1,0 +1,351 @@
+"""The batch building blocks without a CLI: tasks, task files, retry rules, results files,
+resumption, references, and `run_batch` itself against a CLI that cannot start."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccwire import ClaudeAgentOptions, InMemorySessionStore
+from ccwire._batch.refs import resolve_hooks, resolve_tools
+from ccwire._batch.results import api_error_retryable
+from ccwire._batch.tasks import coerce_task
+from ccwire.batch import (
+    BatchConfigError,
+    BatchInputError,
+    BatchResult,
+    BatchTask,
+    DuplicateTaskIdError,
+    ResultsFile,
+    RetryPolicy,
+    finished_ids,
+    iter_task_file,
+    read_results,
+    run_batch,
+    scan_task_file,
+)
+
+# ----------------------------------------------------------------------------- tasks
+
+
+def test_a_task_from_a_mapping_carries_its_overrides() -> None:
+    task = coerce_task(
+        {"id": 7, "prompt": "hi", "model": "m", "max_turns": 2, "allowed_tools": ["Read"]}
+    )
+    assert task.id == "7"
+    assert task.allowed_tools == ("Read",)
+    opts = task.apply(ClaudeAgentOptions(model="base", cwd="/tmp"))
+    assert (opts.model, opts.max_turns, opts.allowed_tools, opts.cwd) == ("m", 2, ["Read"], "/tmp")
+
+
+def test_a_task_from_a_dataclass_and_from_a_function() -> None:
+    @dataclasses.dataclass
+    class Item:
+        id: str
+        prompt: str
+        expected: int = 3  # not a task field: ignored
+
+    assert coerce_task(Item("a", "p")) == BatchTask(id="a", prompt="p")
+
+    async def review_repo(client: Any) -> str:
+        return "done"
+
+    task = coerce_task(review_repo)
+    assert task.id == "review_repo"
+    assert task.run is review_repo
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"prompt": "x"}, "'id' must be"),
+        ({"id": "a"}, "'prompt' must be a non-empty string"),
+        ({"id": "a", "prompt": "x", "max_turns": 0}, "'max_turns' must be a positive"),
+        ({"id": "a", "prompt": "x", "allowed_tools": "Read"}, "'allowed_tools' must be a list"),
+        ({"id": "a", "prompt": "x", "prmpt": "y"}, "unknown key(s) 'prmpt'"),
+        ({"id": True, "prompt": "x"}, "'id' must be"),
+    ],
+)
+def test_a_malformed_task_is_a_typed_error(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(BatchInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        coerce_task(data)
+
+
+def test_something_that_is_not_a_task() -> None:
+    with pytest.raises(BatchInputError, match="not int"):
+        coerce_task(42)
+
+
+# ----------------------------------------------------------------------------- task files
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def test_a_task_file_reports_malformed_lines_with_their_numbers(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "t.jsonl",
+        ['{"id": "a", "prompt": "x"}', "{oops", "", "[1, 2]", '{"id": "b", "prompt": "y"}'],
+    )
+    report = scan_task_file(path)
+    assert report.tasks == 2
+    assert [line for line, _ in report.bad] == [2, 4]
+    assert "not valid JSON" in report.bad[0][1]
+    assert "expected a JSON object" in report.bad[1][1]
+    assert [t.id for t in iter_task_file(path)] == ["a", "b"]
+    with pytest.raises(BatchInputError, match="line 2: not valid JSON") as caught:
+        scan_task_file(path, strict=True)
+    assert caught.value.line == 2
+
+
+def test_duplicate_ids_in_a_task_file_are_an_error(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "t.jsonl",
+        ['{"id": "a", "prompt": "x"}', '{"id": "b", "prompt": "x"}', '{"id": "a", "prompt": "z"}'],
+    )
+    with pytest.raises(DuplicateTaskIdError, match=r"line 3: duplicate task id 'a'.*line 1"):
+        scan_task_file(path)
+
+
+def test_a_missing_task_file(tmp_path: Path) -> None:
+    with pytest.raises(BatchConfigError, match="cannot read the task file"):
+        scan_task_file(tmp_path / "nope.jsonl")
+
+
+# ----------------------------------------------------------------------------- retry rules
+
+
+@pytest.mark.parametrize(
+    ("status", "etype", "assistant", "text", "expected"),
+    [
+        (429, "rate_limit_error", "rate_limit", "API Error: Request rejected (429)", True),
+        (529, "overloaded_error", "server_error", "API Error: 529 Overloaded.", True),
+        (400, "invalid_request_error", "invalid_request", "API Error: 400", False),
+        (500, "api_error", "server_error", "API Error: 500", False),
+        (None, None, "overloaded", None, True),
+        (None, None, None, "API Error: 529 Overloaded", True),
+        (None, None, None, "the answer is 42", False),
+    ],
+)
+def test_which_api_errors_are_retried(
+    status: int | None, etype: str | None, assistant: str | None, text: str | None, expected: bool
+) -> None:
+    assert api_error_retryable(status, etype, assistant, text) is expected
+
+
+def test_backoff_grows_is_capped_and_jittered() -> None:
+    policy = RetryPolicy(max_attempts=10, base_delay=1.0, max_delay=8.0, jitter=0.5)
+    rng = random.Random(1)
+    delays = [policy.delay(n, rng) for n in range(1, 8)]
+    caps = [1, 2, 4, 8, 8, 8, 8]
+    for delay, cap in zip(delays, caps, strict=True):
+        assert cap / 2 <= delay <= cap
+    assert len(set(delays[3:])) > 1  # jitter: equal caps, different delays
+    assert RetryPolicy(jitter=0).delay(2) == 2.0
+    with pytest.raises(ValueError, match="at least 1"):
+        RetryPolicy(max_attempts=0)
+
+
+# ----------------------------------------------------------------------------- results files
+
+
+def result(task_id: str, ok: bool = True) -> BatchResult:
+    return BatchResult(
+        id=task_id, ok=ok, result="r" if ok else None, is_error=not ok,
+        error=None if ok else "boom", error_kind=None if ok else "model",
+        usage={"input_tokens": 10, "output_tokens": 2}, metadata={"k": 1},
+    )  # fmt: skip
+
+
+def test_results_round_trip_through_jsonl(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    with ResultsFile(path) as out:
+        out.write(result("a"))
+        out.write(result("b", ok=False))
+    assert list(read_results(path)) == [result("a"), result("b", ok=False)]
+    assert all(line.endswith("\n") for line in path.read_text().splitlines(keepends=True))
+    assert finished_ids(path) == {"a", "b"}
+    assert finished_ids(path, rerun_failed=True) == {"a"}
+
+
+def test_a_torn_last_line_is_ignored_and_cut_before_appending(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    line = json.dumps(result("a").to_json())
+    path.write_text(line + "\n" + line[: len(line) // 2])  # a crash mid-write
+    assert [r.id for r in read_results(path)] == ["a"]
+    with ResultsFile(path) as out:
+        out.write(result("b"))
+    lines = path.read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == ["a", "b"]
+
+
+def test_results_round_trip_through_parquet(tmp_path: Path) -> None:
+    path = tmp_path / "out.parquet"
+    with ResultsFile(path) as out:
+        out.write(result("a"))
+    with ResultsFile(path) as out:  # a second run appends
+        out.write(result("b", ok=False))
+    assert not (tmp_path / "out.parquet.journal.jsonl").exists()
+    assert list(read_results(path)) == [result("a"), result("b", ok=False)]
+    assert finished_ids(path, rerun_failed=True) == {"a"}
+
+
+def test_an_unwritable_results_file_fails_at_once(tmp_path: Path) -> None:
+    with pytest.raises(BatchConfigError, match="cannot write the results file"):
+        ResultsFile(tmp_path / "no" / "such" / "dir" / "out.jsonl")
+    with pytest.raises(BatchConfigError, match="is a directory"):
+        ResultsFile(tmp_path)
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def test_tools_and_hooks_by_reference() -> None:
+    servers = resolve_tools(["tests.batch.calc_tools:server"])
+    assert list(servers) == ["calc"]
+    with pytest.raises(BatchConfigError, match="cannot import 'no_such_module_xyz'"):
+        resolve_tools(["no_such_module_xyz:server"])
+    with pytest.raises(BatchConfigError, match="has no 'missing'"):
+        resolve_tools(["tests.batch.calc_tools:missing"])
+    with pytest.raises(BatchConfigError, match="expected an in-process MCP server, got int"):
+        resolve_tools(["tests.batch.calc_tools:not_a_server"])
+    with pytest.raises(BatchConfigError, match=r"expected package\.module:attribute"):
+        resolve_tools(["calc_tools"])
+    with pytest.raises(BatchConfigError, match="expected a mapping"):
+        resolve_hooks("tests.batch.calc_tools:not_a_server")
+    assert resolve_hooks(None) is None
+    hooks = resolve_hooks("tests.batch.calc_tools:HOOKS")
+    assert hooks is not None and list(hooks) == ["PreToolUse"]
+
+
+# ----------------------------------------------------------------------------- run_batch
+
+
+@pytest.fixture
+def dead_cli(tmp_path: Path) -> str:
+    """A 'CLI' that exits at once: every session fails to start."""
+    path = tmp_path / "dead-cli"
+    path.write_text("#!/bin/sh\necho 'cannot start' >&2\nexit 3\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def quick(attempts: int) -> RetryPolicy:
+    return RetryPolicy(max_attempts=attempts, base_delay=0.001, max_delay=0.002)
+
+
+@pytest.mark.anyio
+async def test_a_cli_that_fails_to_start_is_retried_then_reported(
+    dead_cli: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.jsonl"
+    tasks = [{"id": f"t{i}", "prompt": "x"} for i in range(3)]
+    events: list[str] = []
+    async with run_batch(
+        tasks, options=ClaudeAgentOptions(cli_path=dead_cli), concurrency=2,
+        retries=quick(3), output=out, events=lambda e: events.append(e.kind),
+    ) as results:  # fmt: skip
+        got = await results.collect()
+    assert sorted(r.id for r in got) == ["t0", "t1", "t2"]
+    for r in got:
+        assert (r.ok, r.error_kind, r.attempts, r.retryable) == (False, "start", 3, True)
+    assert events.count("retry") == 6
+    assert events.count("finished") == 3
+    assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
+
+
+class Source:
+    """A huge lazy task iterable that counts what was taken from it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.taken = 0
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        for i in range(self.size):
+            self.taken += 1
+            yield {"id": f"t{i}", "prompt": "x"}
+
+
+@pytest.mark.anyio
+async def test_the_task_iterable_is_consumed_lazily(dead_cli: str) -> None:
+    source = Source(10**9)
+    opts = ClaudeAgentOptions(cli_path=dead_cli)
+    async with run_batch(source, options=opts, concurrency=2, retries=0) as results:
+        seen = 0
+        async for _ in results:
+            seen += 1
+            # never more than: results seen + the result buffer + running + one pending
+            assert source.taken <= seen + 2 + 2 + 1
+            if seen == 5:
+                break
+    assert source.taken < 20
+
+
+@pytest.mark.anyio
+async def test_resuming_skips_finished_ids(dead_cli: str, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    with ResultsFile(out) as f:
+        f.write(result("t0"))
+        f.write(result("t1", ok=False))
+    tasks = [{"id": f"t{i}", "prompt": "x"} for i in range(3)]
+    opts = ClaudeAgentOptions(cli_path=dead_cli)
+    async with run_batch(tasks, options=opts, retries=0, output=out) as results:
+        assert [r.id for r in await results.collect()] == ["t2"]
+        assert results.skipped == ["t0", "t1"]
+    async with run_batch(tasks, options=opts, retries=0, output=out, rerun_failed=True) as again:
+        assert sorted(r.id for r in await again.collect()) == ["t1", "t2"]  # t2 had failed
+    assert [r.id for r in read_results(out)][:3] == ["t0", "t1", "t2"]
+    assert finished_ids(out, rerun_failed=True) == {"t0"}
+
+
+@pytest.mark.anyio
+async def test_a_duplicate_id_stops_feeding_and_is_raised(dead_cli: str) -> None:
+    tasks = [{"id": "a", "prompt": "x"}, {"id": "b", "prompt": "x"}, {"id": "a", "prompt": "y"}]
+    opts = ClaudeAgentOptions(cli_path=dead_cli)
+    got: list[str] = []
+    with pytest.raises(DuplicateTaskIdError, match="'a'"):
+        async with run_batch(tasks, options=opts, retries=0) as results:
+            async for r in results:
+                got.append(r.id)
+    assert sorted(got) == ["a", "b"]  # what was started still finished
+
+
+def test_bad_arguments_fail_before_anything_runs(tmp_path: Path) -> None:
+    tasks = [{"id": "a", "prompt": "x"}]
+    with pytest.raises(BatchConfigError, match="concurrency"):
+        run_batch(tasks, concurrency=0)
+    with pytest.raises(BatchConfigError, match="executor"):
+        run_batch(tasks, executor="dask")  # type: ignore[arg-type]
+    with pytest.raises(BatchConfigError, match="cannot write the results file"):
+        run_batch(tasks, output=tmp_path / "missing" / "out.jsonl")
+    with pytest.raises(BatchConfigError, match="store"):
+        run_batch(tasks, store=object())  # type: ignore[arg-type]
+    with pytest.raises(BatchConfigError, match=r"package\.module:attribute"):
+        run_batch(tasks, tools=["nocolon"])
+    run_batch(tasks, store=InMemorySessionStore())  # accepted
+
+
+@pytest.mark.anyio
+async def test_ray_refuses_in_process_objects(tmp_path: Path) -> None:
+    from ccwire._batch.ray_executor import portable_options
+
+    servers = resolve_tools(["tests.batch.calc_tools:server"])
+    with pytest.raises(BatchConfigError, match=r"tools=\['package.module:server'\]"):
+        portable_options(ClaudeAgentOptions(mcp_servers=dict(servers)))
+    with pytest.raises(BatchConfigError, match="stderr"):
+        portable_options(ClaudeAgentOptions(stderr=print))
+
+
+def test_iterating_outside_async_with_is_a_clear_error() -> None:
+    run = run_batch([{"id": "a", "prompt": "x"}])
+    with pytest.raises(Exception, match="async with run_batch"):
+        run.__aiter__()
