@@ -22,8 +22,8 @@ __all__ = ["exports_table", "lazy_exports"]
 def exports_table(source: str) -> dict[str, tuple[str, str]]:
     """``{public name: (relative module, attribute)}`` from the ``TYPE_CHECKING`` block.
 
-    Pure: ``source`` is the package ``__init__``'s text. Only ``from .mod import a, b
-    as c`` statements directly inside ``if TYPE_CHECKING:`` count.
+    Pure: ``source`` is the package ``__init__``'s text. Only relative ``from .mod import
+    a, b as c`` (or ``from ..mod``) statements directly inside ``if TYPE_CHECKING:`` count.
     """
     import ast
 
@@ -32,9 +32,10 @@ def exports_table(source: str) -> dict[str, tuple[str, str]]:
         if not (isinstance(node, ast.If) and _is_type_checking(node.test)):
             continue
         for stmt in node.body:
-            if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and stmt.module:
+            if isinstance(stmt, ast.ImportFrom) and stmt.level >= 1 and stmt.module:
                 for alias in stmt.names:
-                    table[alias.asname or alias.name] = ("." + stmt.module, alias.name)
+                    where = "." * stmt.level + stmt.module
+                    table[alias.asname or alias.name] = (where, alias.name)
     return table
 
 

@@ -13,25 +13,32 @@ pytest plugin (registered automatically) provides the ``scripted_model`` and
         scripted_model.assert_script_consumed()
 """
 
-from .._transport.memory import CLIPeer, MemoryTransport, memory_transport_pair
-from ._env import OFFLINE_API_KEY, offline_env
-from ._fake_cli import FakeCLI
-from ._replies import (
-    Block,
-    ErrorReply,
-    ModelRequest,
-    Reply,
-    Step,
-    StepResult,
-    ToolResult,
-    error,
-    reply,
-    text,
-    thinking,
-    tool_use,
-)
-from ._scripted_model import DEFAULT_MODEL, ScriptedModel
-from ._store_conformance import run_session_store_conformance
+from typing import TYPE_CHECKING
+
+from .._core.lazy import lazy_exports
+
+# Imported on first use, like the root package: `import ccwire.testing` (and the pytest
+# plugin, which lives in it) stays cheap until a test uses a name.
+if TYPE_CHECKING:
+    from .._transport.memory import CLIPeer, MemoryTransport, memory_transport_pair
+    from ._env import OFFLINE_API_KEY, offline_env
+    from ._fake_cli import FakeCLI
+    from ._replies import (
+        Block,
+        ErrorReply,
+        ModelRequest,
+        Reply,
+        Step,
+        StepResult,
+        ToolResult,
+        error,
+        reply,
+        text,
+        thinking,
+        tool_use,
+    )
+    from ._scripted_model import DEFAULT_MODEL, ScriptedModel
+    from ._store_conformance import run_session_store_conformance
 
 __all__ = [
     "Block",
@@ -56,3 +63,5 @@ __all__ = [
     "thinking",
     "tool_use",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__)
