@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions clean ref-venv
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -112,6 +112,12 @@ bench: venv cli $(REF_PY)
 # list_sessions on 10,000 synthetic transcripts, ccwire vs the reference (bench/SESSIONS_RESULTS.md).
 bench-sessions: venv $(REF_PY)
 	$(BIN)/python bench/sessions_bench.py --ref-python $(REF_PY)
+
+# Batches: run_batch's local and Ray executors against an `xargs -P N` floor, 1,000 fake-CLI
+# sessions per N and 50 on the real CLI, plus the parent's memory with 100,000 queued tasks
+# (bench/BATCH_RESULTS.md).
+bench-batch: venv cli
+	$(BIN)/python bench/batch_bench.py --real-cli $(abspath $(CLAUDE)) $(BENCH_ARGS)
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

@@ -161,16 +161,30 @@ async def _collect(
     ray: Any, run: Any, pending: dict[Any, str], send: MemoryObjectSendStream[BatchResult]
 ) -> None:
     refs = list(pending)
-    ready, _ = await anyio.to_thread.run_sync(
-        lambda: ray.wait(refs, num_returns=1, timeout=_WAIT_SECONDS)
-    )
-    for ref in ready:
+    # one thread hop per wake-up: wait for the first result, then take every result that
+    # is ready by then, fetched in the same call
+    for ref, data in await anyio.to_thread.run_sync(_wait_and_get, ray, refs):
         task_id = pending.pop(ref)
-        try:
-            data = await anyio.to_thread.run_sync(ray.get, ref)
-            result = BatchResult.from_json(data)
-        except Exception as exc:
-            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        if isinstance(data, BaseException):
+            first = (str(data).splitlines() or [type(data).__name__])[0]
             result = BatchResult(id=task_id, ok=False, is_error=True, error_kind="crash",
                                  error=f"the Ray task failed: {first}")  # fmt: skip
+        else:
+            result = BatchResult.from_json(data)
         await run.finish(send, result)
+
+
+def _wait_and_get(ray: Any, refs: list[Any]) -> list[tuple[Any, Any]]:
+    """The finished tasks among ``refs`` and their results (or the error ``ray.get``
+    raised), waiting at most ``_WAIT_SECONDS`` for the first."""
+    ready, rest = ray.wait(refs, num_returns=1, timeout=_WAIT_SECONDS)
+    if ready and rest:
+        more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+        ready += more
+    out: list[tuple[Any, Any]] = []
+    for ref in ready:
+        try:
+            out.append((ref, ray.get(ref)))
+        except Exception as exc:  # the worker died or the task raised: that task's failure
+            out.append((ref, exc))
+    return out
