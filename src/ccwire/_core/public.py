@@ -14,6 +14,7 @@ import ast
 import importlib.util
 import inspect
 import sys
+import types
 from functools import cache
 
 __all__ = ["publish_module"]
@@ -33,6 +34,10 @@ def publish_module(module_name: str) -> None:
             if source != module_name:
                 continue
             obj = namespace.get(attr)
+            # a generic alias (``Callable[...]``) passes isclass() on Python 3.10 but its
+            # ``__module__`` is read-only: only real classes and functions are renamed
+            if isinstance(obj, types.GenericAlias):
+                continue
             if inspect.isclass(obj) or inspect.isfunction(obj):
                 obj.__module__ = package
 
