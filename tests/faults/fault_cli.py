@@ -240,6 +240,19 @@ def slow_reader(count: int) -> None:
     result()
 
 
+def flood(count: int) -> None:
+    """``count`` assistant messages of 1 MiB each, as fast as the pipe takes them; the
+    number written so far goes to the file named by ``FAULT_PROGRESS``."""
+    progress = os.environ.get("FAULT_PROGRESS")
+    text = "z" * (1 << 20)
+    for i in range(count):
+        assistant(f"{i}:{text}")
+        if progress:
+            with open(progress, "w") as f:
+                f.write(str(i + 1))
+    result()
+
+
 def stdin_closes() -> None:
     system_init()
     os.close(0)
@@ -296,6 +309,8 @@ def main() -> None:
         return
     elif sc == "huge_line":
         huge_line(int(arg))
+    elif sc == "flood":
+        flood(int(arg))
     elif sc == "slow_reader":
         slow_reader(int(arg or 50))
     elif sc == "stdin_closes":

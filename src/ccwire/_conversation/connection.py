@@ -157,7 +157,9 @@ class Connection:
             raise SessionStateError("already connected")
         opts = self.options
         hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
-        self._inbox = Inbox()
+        self._inbox = Inbox(
+            opts.max_buffered_bytes, on_full=self._pause_reading, on_drained=self._resume_reading
+        )
         try:
             fields = codec.initialize_fields(
                 hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
@@ -313,10 +315,9 @@ class Connection:
         inbox = self._inbox
         if inbox is None:
             raise SessionStateError("not connected: call connect() first")
-        items = inbox.items
         while True:
-            if items:
-                item = items.popleft()
+            if len(inbox):
+                item = inbox.take()
                 if isinstance(item, MessageDecodeError):
                     raise item
                 yield item
@@ -333,6 +334,15 @@ class Connection:
 
     # -------------------------------------------------------------- callbacks
 
+    def _pause_reading(self) -> None:
+        # more output is buffered than max_buffered_bytes: the CLI's pipe fills up
+        if self._protocol is not None:
+            self._protocol.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self._protocol is not None:
+            self._protocol.resume_reading()
+
     def _on_message(self, item: Message | MessageDecodeError) -> None:
         inbox = self._inbox
         assert inbox is not None
@@ -341,8 +351,9 @@ class Connection:
             return
         if self._observers:
             _notify(self._observers, item)
+        size = self._protocol.line_size if self._protocol is not None else 0
         if type(item) is AssistantMessage:  # the hot path of a streaming turn
-            inbox.put(item)  # nothing to track
+            inbox.put(item, size)  # nothing to track
             return
         if isinstance(item, SystemMessage):
             if self._system_observers:
@@ -375,7 +386,7 @@ class Connection:
             if item.session_id:
                 self.session_id = item.session_id
             self._turns.on_result(tuple(item.user_message_uuids or ()))
-        inbox.put(item)
+        inbox.put(item, size)
 
     def _on_closed(self, error: CcwireError | None) -> None:
         self._turns.clear()

@@ -275,6 +275,10 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         value = getattr(options, name)
         if not value > 0:
             raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    if options.max_buffered_bytes is not None and options.max_buffered_bytes <= 0:
+        raise ValueError(
+            f"max_buffered_bytes must be positive or None, got {options.max_buffered_bytes}"
+        )
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
     skills = options.skills
@@ -473,6 +477,13 @@ class ClaudeAgentOptions:
         enable_file_checkpointing: Let the CLI checkpoint files so that
             `rewind_files()` can restore them. Default `False`.
         max_buffer_size: The longest stdout line accepted, in bytes. Default `None`: no limit.
+        max_buffered_bytes: How much of the CLI's output (the length of the messages' JSON
+            text) ccwire holds for you while you are not reading (ccwire addition).
+            Past it, ccwire stops reading the CLI's output until you have read half of
+            it: the CLI then waits on its own output, and memory stays flat however much
+            it writes. Control requests (tool calls, permission requests) and answers
+            to your own control requests queue behind unread output meanwhile. Default
+            32 MiB; `None`: no limit.
         control_timeout: Seconds each SDK-to-CLI control request may take (ccwire
             addition). Default `60.0`.
         initialize_timeout: Seconds the `initialize` handshake may take (ccwire
@@ -558,6 +569,7 @@ class ClaudeAgentOptions:
     client_app: str | None = None
     enable_file_checkpointing: bool = False
     max_buffer_size: int | None = None
+    max_buffered_bytes: int | None = 32 * 1024 * 1024
     control_timeout: float = 60.0
     initialize_timeout: float = 60.0
     audit_log: AuditLog | None = None

@@ -38,6 +38,7 @@ from .._core.errors import (
     SessionStateError,
 )
 from .._transport.base import Transport
+from .._transport.flow import ReadGate
 from .._wire import codec
 from .._wire.framing import encode_line
 from .._wire.messages import Message
@@ -210,6 +211,12 @@ class ControlProtocol:
         """If set, awaited before each answer to a CLI request is written."""
         self.noise_lines = 0
         """How many stdout lines were not JSON objects (logged, then skipped)."""
+        self.line_size = 0
+        """The length of the line being handed to ``on_message`` (its JSON text)."""
+        gate = getattr(transport, "read_gate", None)
+        # the transport's own gate stops its reader task; any other transport is paused
+        # here, between two receive_line() calls
+        self._gate: ReadGate = gate if isinstance(gate, ReadGate) else ReadGate()
 
     # ------------------------------------------------------------------ state
 
@@ -324,6 +331,21 @@ class ControlProtocol:
 
     # ------------------------------------------------------------------- read
 
+    def pause_reading(self) -> None:
+        """Stop reading the CLI's output until `resume_reading()` (backpressure: the
+        CLI's pipe fills up and the CLI waits). Answers to control requests sent
+        meanwhile wait too."""
+        self._gate.close()
+
+    def resume_reading(self) -> None:
+        """Read the CLI's output again."""
+        self._gate.open()
+
+    @property
+    def reading_paused(self) -> bool:
+        """Whether `pause_reading()` is in effect."""
+        return not self._gate.is_open
+
     async def _reader(self) -> None:
         error: CcwireError | None = None
         try:
@@ -331,7 +353,10 @@ class ControlProtocol:
             if held is not None:  # lines now come to _on_lines; here we wait for the end
                 self._on_lines(held)
                 del held
+            gate = self._gate
             while True:
+                if not gate.is_open:
+                    await gate.wait_open()
                 line = await self._transport.receive_line()
                 if line is None:
                     break
@@ -378,6 +403,7 @@ class ControlProtocol:
         self._on_message(err)
 
     def _dispatch_text(self, text: str) -> None:
+        self.line_size = len(text)
         try:
             obj = _parse_line(text)
         except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting

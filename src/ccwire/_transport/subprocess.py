@@ -44,6 +44,7 @@ from .base import (
     logger,
     pin_async_library,
 )
+from .flow import ReadGate
 from .line_buffer import LineBuffer
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
 
@@ -119,6 +120,8 @@ class SubprocessTransport(Transport):
         self._process: anyio.abc.Process | None = None
         self._lines = LineBuffer(_LINE_BUFFER)
         self._push: Callable[[list[bytes]], None] | None = None
+        self.read_gate = ReadGate()
+        """Closed by the consumer while it is behind: stdout is not read (backpressure)."""
         # lines of the batch being consumed, and batches still buffered when aclose() ran
         self._leftover: deque[bytes] = deque()
         self._read_scope: anyio.CancelScope | None = None
@@ -353,7 +356,13 @@ class SubprocessTransport(Transport):
         pin_async_library()  # the protocol's handlers are started from this task
         try:
             with self._sig.reader_scope:
-                while (chunk := await self._read_chunk(stdout)) is not None:
+                gate = self.read_gate
+                while True:
+                    if not gate.is_open:  # the consumer is behind: let the pipe fill up
+                        await gate.wait_open()
+                    chunk = await self._read_chunk(stdout)
+                    if chunk is None:
+                        break
                     lines = self._decoder.feed(chunk)
                     del chunk
                     if lines:
