@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -99,7 +100,7 @@ async def test_sqlite_store_round_trips_overwrites_and_lists(tmp_path: Path) -> 
     ]
     again = SQLiteSnapshotStore(path)  # another instance (or process) sees the same rows
     assert (await again.load("a")) == done
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db:
         row = db.execute("SELECT state, snapshot FROM sessions WHERE session_id='b'").fetchone()
     assert row[0] == "running" and json.loads(row[1])["project_path"] == "/srv/project"
     assert json.loads(row[1])["owner"] == {"host": "build-host", "pid": 4242, "token": "0f1e2d3c"}
@@ -197,7 +198,7 @@ async def test_a_corrupt_snapshot_row_is_a_store_error_naming_the_file(tmp_path:
     store = SQLiteSnapshotStore(path)
     await store.save(snapshot("good", at=1))
     await store.save(snapshot("bad", at=2))
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE sessions SET snapshot = '{\"state\": tru' WHERE session_id = 'bad'")
         db.execute("INSERT INTO sessions VALUES ('list', 'running', NULL, '[1, 2]')")
     assert await store.load("good") == snapshot("good", at=1)
@@ -212,7 +213,7 @@ async def test_a_corrupt_transcript_entry_is_a_store_error(tmp_path: Path) -> No
     store = SQLiteStore(path)
     key = {"project_key": "p", "session_id": "s"}
     await store.append(key, [{"type": "user", "uuid": "u1"}])  # type: ignore[arg-type]
-    with sqlite3.connect(path) as db:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE ccwire_entries SET entry = '{oops'")
     with pytest.raises(SessionStoreError, match="not valid JSON") as caught:
         await store.load(key)  # type: ignore[arg-type]
