@@ -34,6 +34,7 @@ from .._core.errors import (
     ProcessError,
     SessionStateError,
 )
+from .._core.tasks import TaskHost
 from .._mcp.routing import McpRouter
 from .._protocol.control import ConnectionState, ControlObserver, ControlProtocol, ReplyGate
 from .._protocol.inbox import Inbox
@@ -70,6 +71,7 @@ class Connection:
         self._transport: Transport | None = None
         self._protocol: ControlProtocol | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        self._host: TaskHost | None = None
         self._spill_dir: str | None = None
         self._inbox: Inbox[Message | MessageDecodeError] | None = None
         self._router: McpRouter | None = None
@@ -168,9 +170,10 @@ class Connection:
             # the CLI boots while the rest is set up (on asyncio, spawning comes before
             # anyio loads its event-loop backend: the two overlap)
             await self._transport.launch()
-            tg = anyio.create_task_group()
-            await tg.__aenter__()
-            self._tg = tg
+            # the background tasks live in a host task of their own, not in the caller's
+            # scopes: close() may run in another task or scope than open()
+            self._host = TaskHost("ccwire connection")
+            tg = self._tg = await self._host.start()
             protocol = ControlProtocol(
                 self._transport,
                 routes={},
@@ -222,8 +225,7 @@ class Connection:
     async def close(self) -> None:
         """Stop the CLI (bounded, shielded) and release everything. Idempotent.
 
-        Must run in the task that called `open()`: the background task group
-        entered there is left here.
+        May run in any task and any cancel scope, not only where `open()` ran.
         """
         with anyio.CancelScope(shield=True):
             if self._router is not None:
@@ -237,12 +239,12 @@ class Connection:
             if self._spill_dir is not None:
                 shutil.rmtree(self._spill_dir, ignore_errors=True)
                 self._spill_dir = None
-        tg, self._tg = self._tg, None
-        if tg is not None:
+        self._tg = None
+        host, self._host = self._host, None
+        if host is not None:
             # every background task ends by itself once the transport is closed;
             # cancelling only hurries the stragglers
-            tg.cancel_scope.cancel()
-            await tg.__aexit__(None, None, None)
+            await host.aclose()
 
     # ------------------------------------------------------------------ input
 

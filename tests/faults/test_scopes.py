@@ -1,0 +1,98 @@
+"""A connection is not tied to the task or cancel scope that opened it.
+
+- ``connect()`` inside ``anyio.fail_after(...)`` and ``disconnect()`` outside it;
+- ``connect()`` in one task and ``disconnect()`` in another;
+- ``break`` out of ``async for m in query(...)`` without ``aclosing``: the generator
+  is closed by its finalizer, and the caller's task is never cancelled by it.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import anyio
+import anyio.to_thread
+import psutil
+import pytest
+
+from ccwire import AssistantMessage, ClaudeSDKClient, ResultMessage, query
+
+from .conftest import FAULT_CLI, FaultOptions, no_leaks
+
+pytestmark = pytest.mark.anyio
+
+
+def _fault_clis() -> list[psutil.Process]:
+    out = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and str(FAULT_CLI) in " ".join(
+                child.cmdline()
+            ):
+                out.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return out
+
+
+async def test_connect_inside_fail_after_and_disconnect_outside(
+    fault_options: FaultOptions,
+) -> None:
+    async with no_leaks():
+        client = ClaudeSDKClient(fault_options("plain"))
+        with anyio.fail_after(10):
+            await client.connect()
+        with anyio.fail_after(10):
+            await client.query("hi")
+            messages = [m async for m in client.receive_response()]
+        await client.disconnect()  # outside the scope connect() ran in: no RuntimeError
+    assert isinstance(messages[-1], ResultMessage)
+
+
+async def test_connect_in_one_task_and_disconnect_in_another(
+    fault_options: FaultOptions,
+) -> None:
+    client = ClaudeSDKClient(fault_options("plain"))
+    async with no_leaks():
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.connect)
+            await client.query("hi")
+            async for message in client.receive_response():
+                if isinstance(message, ResultMessage):
+                    break
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.disconnect)
+    assert not _fault_clis()
+
+
+async def test_a_connect_that_times_out_leaves_nothing_behind(
+    fault_options: FaultOptions,
+) -> None:
+    async with no_leaks():
+        with pytest.raises(TimeoutError), anyio.fail_after(1):
+            async with ClaudeSDKClient(fault_options("never_initialize")):
+                pytest.fail("connected to a CLI that never answers initialize")
+    assert not _fault_clis()
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_break_without_aclosing_does_not_cancel_the_caller(
+    fault_options: FaultOptions,
+) -> None:
+    """asyncio closes an abandoned async generator from its own finalizer task."""
+    with anyio.fail_after(20):
+        messages = query(prompt="hi", options=fault_options("plain"))
+        async for message in messages:
+            if isinstance(message, AssistantMessage):
+                break
+        clis = _fault_clis()
+        assert clis  # the generator is suspended: its CLI still runs
+        del messages, message
+        gc.collect()  # the finalizer schedules the generator's aclose()
+        _, alive = await anyio.to_thread.run_sync(psutil.wait_procs, clis, 15)
+        assert not alive
+        # the caller's task carries on: were the generator's cleanup to cancel a scope
+        # of this task, the next checkpoints would raise
+        for _ in range(20):
+            await anyio.sleep(0.01)
