@@ -30,6 +30,7 @@ from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
 from .._core.public import publish_module
+from .._core.tasks import TaskHost
 from .._transport.base import Transport
 from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
@@ -88,6 +89,7 @@ class ClaudeCodeAgent:
         self._transport_factory = transport_factory
         self._capacity: anyio.CapacityLimiter | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        self._host: TaskHost | None = None
         self._live: list[Session] = []
 
     # -------------------------------------------------------------- lifecycle
@@ -95,9 +97,10 @@ class ClaudeCodeAgent:
     async def __aenter__(self) -> ClaudeCodeAgent:
         if self._tg is not None:
             raise SessionStateError("this agent is already running")
-        tg = anyio.create_task_group()
-        await tg.__aenter__()
-        self._tg = tg
+        # the sessions' tasks live in a host task of their own (not in the scopes of the
+        # task that entered): leaving the agent from another scope or task is safe
+        self._host = TaskHost("ccwire agent")
+        self._tg = await self._host.start()
         return self
 
     async def __aexit__(
@@ -106,14 +109,15 @@ class ClaudeCodeAgent:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        tg, self._tg = self._tg, None
-        assert tg is not None
+        self._tg = None
+        host, self._host = self._host, None
+        assert host is not None
         try:
             with anyio.CancelScope(shield=True):
                 await self.aclose_sessions()
-        except BaseException as error:
-            return await tg.__aexit__(type(error), error, error.__traceback__)
-        return await tg.__aexit__(exc_type, exc, tb)
+        finally:
+            await host.aclose()
+        return None
 
     async def aclose_sessions(self) -> None:
         """Close every live session (in-flight work is cancelled), all at once, bounded.
