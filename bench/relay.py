@@ -4,8 +4,9 @@
 ways unchanged. It timestamps, with ``time.perf_counter_ns``:
 
 * each ``tools/call`` request: from the moment the relay has read the CLI's line (just
-  before handing it to the SDK) to the moment the SDK's answer line reaches the relay (the SDK's share: its
-  read, decode, tool call, encode and write, plus the relay's write and one pipe hop each way);
+  before handing it to the SDK) to the moment the SDK's answer line reaches the relay
+  (the SDK's share: its read, decode, tool call, encode and write, plus the relay's
+  write and one pipe hop each way);
 * the turn: from the SDK's prompt line to the CLI's ``result`` line (the whole round
   trip of the user's turn, model requests included).
 
@@ -14,6 +15,7 @@ Statistics go to ``BENCH_SPEC["out"]`` (JSON) when the turn ends and again at ex
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -58,10 +60,8 @@ def main() -> int:
                 cli_in.flush()
             except BrokenPipeError:
                 break
-        try:
+        with contextlib.suppress(BrokenPipeError):
             cli_in.close()
-        except BrokenPipeError:
-            pass
 
     threading.Thread(target=from_sdk, daemon=True).start()
     sdk_out = sys.stdout.buffer

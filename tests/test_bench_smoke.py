@@ -25,6 +25,16 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
         for impl in ("ccwire", "floor"):
             runs = per_impl[impl]
             assert runs and all(r["ok"] for r in runs), (scenario, impl, runs)
-    assert {"handshake", "tools_seq", "messages", "big_100MB", "many_10"} <= set(raw["results"])
+    assert {"handshake", "tools_seq", "messages", "big_100MB", "many_10", "sessions_100"} <= set(
+        raw["results"]
+    )
+    hundred = raw["results"]["sessions_100"]["ccwire"][0]
+    assert hundred["messages"] == 3 * 5 and hundred["rss_per_idle_session"] > 0
+    imports = raw["imports"]
+    assert {"usual", "anyio_asyncio", "bare"} <= set(imports)
+    assert all(len(v["wall_s"]) == 3 and len(v["import_s"]) == 3 for v in imports.values())
+    assert imports["bare"]["heavy"] == []  # `import ccwire` pulls no heavy package
     page = out.read_text()
     assert "SMOKE RUN" in page and "## Targets" in page
+    for target in ("usual import", "tools/call p50", "16 in flight", "100 sessions", "100 MB"):
+        assert target in page, target
