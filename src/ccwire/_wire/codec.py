@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
@@ -61,6 +60,11 @@ from .messages import (
     UnknownBlock,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
     pass

@@ -9,8 +9,8 @@ not model arrives as `RawMessage` / `UnknownBlock` instead of vanishing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Union
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, Union
 
 from .._core.public import publish_module
 from .message_types import (
@@ -25,6 +25,11 @@ from .message_types import (
     TaskUpdatedStatus,
     TaskUsage,
 )
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = [
     "TERMINAL_TASK_STATUSES",
