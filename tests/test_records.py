@@ -62,7 +62,40 @@ def _define(decorator: Any) -> dict[str, Any]:
 
         a: int = 0
 
-    return {"Block": Block, "Base": Base, "Child": Child, "Plain": Plain, "Identity": Identity}
+    @decorator(kw_only=True, repr=False)
+    class Opts:
+        """Mutable, keyword-only, with its own repr and a __post_init__."""
+
+        a: int = 0
+        b: list[int] = dataclasses.field(default_factory=list)
+        c: str | None = dataclasses.field(default=None, init=False, repr=False, compare=False)
+        d: list[int] = dataclasses.field(default_factory=list, init=False)
+
+        def __post_init__(self) -> None:
+            self.c = f"a={self.a}"
+
+        def __repr__(self) -> str:
+            return f"Opts({self.a})"
+
+    @decorator(frozen=True, slots=True)
+    class Post:
+        """Frozen, with a __post_init__."""
+
+        a: int
+        b: int = 0
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "b", self.a + 1)
+
+    return {
+        "Block": Block,
+        "Base": Base,
+        "Child": Child,
+        "Plain": Plain,
+        "Identity": Identity,
+        "Opts": Opts,
+        "Post": Post,
+    }
 
 
 REAL: dict[str, Any] = _define(dataclasses.dataclass)
@@ -74,6 +107,8 @@ SAMPLES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "Child": (("task", {"a": 1}, "t1"), {"extra": 5, "raw": {}}),
     "Plain": ((1,), {"b": [2]}),
     "Identity": ((), {"a": 7}),
+    "Opts": ((), {"a": 2, "b": [1]}),
+    "Post": ((5,), {}),
 }
 
 
@@ -135,6 +170,13 @@ def test_a_fast_record_is_the_same_dataclass(name: str) -> None:
             assert hash(f1) == expected
     changed = dataclasses.replace(f1)
     assert type(changed) is fast and (changed == f1) == (dataclasses.replace(r1) == r1)
+    assert [getattr(f1, f.name) for f in dataclasses.fields(fast)] == [
+        getattr(r1, f.name) for f in dataclasses.fields(real)
+    ]
+    if not rp.frozen:
+        f1.a = r1.a = 9
+        assert f1.a == 9 and (f1 == r1) is False  # different classes
+        return
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field"):
         f1.a = 1
     with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field"):
@@ -187,22 +229,22 @@ def test_mistakes_are_refused_as_dataclasses_refuse_them() -> None:
 
 
 def test_other_classes_go_to_dataclasses() -> None:
-    @records.dataclass(frozen=True, slots=True)
-    class Post:
-        """Has a __post_init__."""
-
-        a: int
-
-        def __post_init__(self) -> None:
-            object.__setattr__(self, "a", self.a + 1)
-
-    @records.dataclass
-    class Mutable:
-        """Not frozen."""
+    @records.dataclass(frozen=True, order=True)
+    class Ordered:
+        """An option the fast path does not take."""
 
         a: int = 0
 
-    assert Post(1).a == 2  # type: ignore[call-arg]
-    m = Mutable()
-    m.a = 3
-    assert m.a == 3
+    @records.dataclass(frozen=True)
+    class OwnEq:
+        """Defines what the decorator would write."""
+
+        a: int = 0
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    assert inspect.isfunction(vars(Ordered)["__init__"]) and Ordered(1) < Ordered(2)
+    assert inspect.isfunction(vars(OwnEq)["__init__"]) and OwnEq(1) == OwnEq(2)

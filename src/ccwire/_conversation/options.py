@@ -11,7 +11,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +40,11 @@ from .option_types import (
     ThinkingDisplay as ThinkingDisplay,
     ToolsPreset as ToolsPreset,
 )
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 if TYPE_CHECKING:
     from .audit import AuditLog

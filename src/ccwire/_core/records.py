@@ -14,10 +14,9 @@ The result is a real dataclass: ``dataclasses.fields()``, ``asdict()``, ``replac
 ``is_dataclass()``, pickling, ``__match_args__`` and ``__slots__`` behave as they do for
 ``dataclasses.dataclass`` (tests compare the two). Type checkers see
 ``dataclasses.dataclass`` itself (modules import this one only at run time). Any class
-outside the simple case (``__post_init__``, ``ClassVar``/``InitVar`` fields, fields with
-``init=False``, methods the decorator would write defined by hand, options other than
-``frozen``/``slots``/``eq``/``repr``/``kw_only``) is handed to ``dataclasses.dataclass``
-unchanged.
+outside the simple case (``ClassVar``/``InitVar`` fields, methods the decorator would
+write defined by hand, options other than ``frozen``/``slots``/``eq``/``repr``/``kw_only``)
+is handed to ``dataclasses.dataclass`` unchanged.
 """
 
 from __future__ import annotations
@@ -78,11 +77,11 @@ def dataclass(
     kw_only: bool = False,
     **options: Any,
 ) -> Any:
-    """``dataclasses.dataclass`` for frozen classes, without compiling at definition.
+    """``dataclasses.dataclass``, without compiling methods at definition.
 
     Args:
         cls: The class (when used without parentheses).
-        frozen: As for ``dataclasses.dataclass`` (the fast path needs True).
+        frozen: As for ``dataclasses.dataclass``.
         slots: As for ``dataclasses.dataclass``.
         eq: As for ``dataclasses.dataclass``.
         repr: As for ``dataclasses.dataclass``.
@@ -94,36 +93,36 @@ def dataclass(
     """
 
     def wrap(c: type[T]) -> type[T]:
-        if not frozen or options or not _simple(c):
+        if options or not _simple(c, frozen=frozen, eq=eq, repr_=repr):
             real = dataclasses.dataclass(
                 frozen=frozen, slots=slots, eq=eq, repr=repr, kw_only=kw_only, **options
             )
             return real(c)
-        built: type[T] = _build(c, slots=slots, eq=eq, repr_=repr, kw_only=kw_only)
+        built: type[T] = _build(c, frozen=frozen, slots=slots, eq=eq, repr_=repr, kw_only=kw_only)
         return built
 
     return wrap if cls is None else wrap(cls)
 
 
-def _simple(cls: type) -> bool:
+def _simple(cls: type, *, frozen: bool, eq: bool, repr_: bool) -> bool:
     own = cls.__dict__
     annotations = own.get("__annotations__", {})
     if any(
         not isinstance(a, str) or any(w in a for w in _FALLBACK_WORDS) for a in annotations.values()
     ):
         return False
-    if any(name in own for name in (*_OWN_METHODS, "__slots__", "__match_args__")):
-        return False
-    if hasattr(cls, "__post_init__") or cls.__doc__ is None:
+    written = ["__init__", "__hash__", "__slots__", "__match_args__"]
+    written += ["__repr__"] * repr_ + ["__eq__"] * eq + ["__setattr__", "__delattr__"] * frozen
+    if any(name in own for name in written) or cls.__doc__ is None:
         return False
     for base in cls.__mro__[1:-1]:
         params = base.__dict__.get("__dataclass_params__")
-        if params is not None and not params.frozen:
+        if params is not None and params.frozen != frozen:
             return False  # dataclasses refuses this; let it say so
-    return not any(isinstance(v, dataclasses.Field) and not v.init for v in own.values())
+    return True
 
 
-def _build(cls: Any, *, slots: bool, eq: bool, repr_: bool, kw_only: bool) -> Any:
+def _build(cls: Any, *, frozen: bool, slots: bool, eq: bool, repr_: bool, kw_only: bool) -> Any:
     marker = _field_marker()
     fields: dict[str, Any] = {}
     for base in cls.__mro__[-1:0:-1]:
@@ -155,7 +154,7 @@ def _build(cls: Any, *, slots: bool, eq: bool, repr_: bool, kw_only: bool) -> An
     _check_order(fields)
     names = tuple(fields)
     namespace["__dataclass_fields__"] = fields
-    namespace["__dataclass_params__"] = _params(True, eq, repr_, slots)
+    namespace["__dataclass_params__"] = _params(frozen, eq, repr_, slots)
     namespace["__match_args__"] = tuple(f.name for f in fields.values() if f.init and not f.kw_only)
     namespace["__init__"] = _LazyInit()
     if slots:
@@ -167,8 +166,9 @@ def _build(cls: Any, *, slots: bool, eq: bool, repr_: bool, kw_only: bool) -> An
         namespace.pop("__weakref__", None)
         new: Any = type(cls)(cls.__name__, cls.__bases__, namespace)
         new.__qualname__ = cls.__qualname__
-        new.__getstate__ = _getstate  # pickling without __dict__
-        new.__setstate__ = _setstate
+        if frozen:
+            new.__getstate__ = _getstate  # pickling without __dict__
+            new.__setstate__ = _setstate
     else:
         new = cls
         for key, value in namespace.items():
@@ -177,7 +177,7 @@ def _build(cls: Any, *, slots: bool, eq: bool, repr_: bool, kw_only: bool) -> An
         for n in names:
             if n in cls.__dict__ and fields[n].default is _MISSING:
                 delattr(new, n)
-    _add_methods(new, fields, eq=eq, repr_=repr_)
+    _add_methods(new, fields, frozen=frozen, eq=eq, repr_=repr_)
     return new
 
 
@@ -207,7 +207,7 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 def _add_methods(
-    cls: Any, fields: dict[str, dataclasses.Field[Any]], *, eq: bool, repr_: bool
+    cls: Any, fields: dict[str, dataclasses.Field[Any]], *, frozen: bool, eq: bool, repr_: bool
 ) -> None:
     frozen_names = frozenset(fields)
 
@@ -221,7 +221,9 @@ def _add_methods(
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         super(cls, self).__delattr__(name)
 
-    methods: dict[str, Any] = {"__setattr__": __setattr__, "__delattr__": __delattr__}
+    methods: dict[str, Any] = {}
+    if frozen:
+        methods["__setattr__"], methods["__delattr__"] = __setattr__, __delattr__
     if repr_:
         shown = tuple(f.name for f in fields.values() if f.repr)
 
@@ -245,10 +247,14 @@ def _add_methods(
         def __hash__(self: Any) -> int:
             return hash(hashed(self))
 
-        methods["__eq__"], methods["__hash__"] = __eq__, __hash__
+        methods["__eq__"] = __eq__
+        if frozen:
+            methods["__hash__"] = __hash__
     for name, fn in methods.items():
         fn.__qualname__ = f"{cls.__qualname__}.{name}"
         setattr(cls, name, fn)
+    if eq and not frozen:
+        cls.__hash__ = None  # mutable and compared by value: unhashable, as dataclasses does
 
 
 def _getstate(self: Any) -> list[Any]:
@@ -271,30 +277,44 @@ class _LazyInit:
         return fn if obj is None else fn.__get__(obj, owner)
 
 
-def _make_init(cls: type) -> Callable[..., None]:
-    """The ``__init__`` ``dataclasses`` would write for ``cls`` (frozen: stores through
-    ``object.__setattr__``; a ``default_factory`` runs when its argument is omitted)."""
-    fields = [f for f in dataclasses.fields(cls) if f.init]
+def _make_init(cls: Any) -> Callable[..., None]:
+    """The ``__init__`` ``dataclasses`` would write for ``cls``: a frozen class stores
+    through ``object.__setattr__``, a ``default_factory`` runs when its argument is
+    omitted, fields with ``init=False`` get their default, ``__post_init__`` runs last."""
+    frozen = cls.__dataclass_params__.frozen
+    all_fields = dataclasses.fields(cls)
+    fields = [f for f in all_fields if f.init]
     namespace: dict[str, Any] = {"_set": object.__setattr__, "_HAS_FACTORY": _HAS_FACTORY}
     params: list[str] = []
     kw_params: list[str] = []
     body: list[str] = []
-    for f in fields:
+
+    def store(name: str, value: str) -> None:
+        body.append(
+            f"    _set(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}"
+        )
+
+    for f in all_fields:
         name = f.name
         if f.default_factory is not _MISSING:
             namespace[f"_factory_{name}"] = f.default_factory
+        elif f.default is not _MISSING:
+            namespace[f"_default_{name}"] = f.default
+        if not f.init:
+            if f.default_factory is not _MISSING:
+                store(name, f"_factory_{name}()")
+            elif f.default is not _MISSING:
+                store(name, f"_default_{name}")
+            continue
+        if f.default_factory is not _MISSING:
             param = f"{name}=_HAS_FACTORY"
-            body.append(
-                f"    _set(self, {name!r}, _factory_{name}() if {name} is _HAS_FACTORY else {name})"
-            )
+            store(name, f"_factory_{name}() if {name} is _HAS_FACTORY else {name}")
         else:
-            if f.default is not _MISSING:
-                namespace[f"_default_{name}"] = f.default
-                param = f"{name}=_default_{name}"
-            else:
-                param = name
-            body.append(f"    _set(self, {name!r}, {name})")
+            param = f"{name}=_default_{name}" if f.default is not _MISSING else name
+            store(name, name)
         (kw_params if f.kw_only else params).append(param)
+    if hasattr(cls, "__post_init__"):
+        body.append("    self.__post_init__()")
     signature = ", ".join(["self", *params, *(["*", *kw_params] if kw_params else [])])
     source = f"def __init__({signature}):\n" + ("\n".join(body) or "    pass") + "\n"
     exec(source, namespace)  # generated from the field names only
