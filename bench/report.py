@@ -7,13 +7,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 Metric = tuple[str, str, Callable[[dict[str, Any]], "float | None"]]
-NAMES = {"ccwire": "ccwire", "ref": "reference", "floor": "floor"}
+NAMES = {"ccwire": "ccwire", "ref": "reference", "floor": "floor", "before": "before"}
 _USUAL = "ClaudeSDKClient, ClaudeAgentOptions, tool, create_sdk_mcp_server, query, HookMatcher"
 IMPORT_LABELS = {
     "usual": f"from ccwire import {_USUAL}",
     "anyio_asyncio": "import anyio, asyncio",
     "bare": "import ccwire",
     "ref_usual": f"from claude_agent_sdk import {_USUAL}",
+    "before_usual": f"from ccwire import {_USUAL} (before)",
 }
 
 
@@ -71,7 +72,7 @@ def spread(raw: dict[str, Any], metrics: dict[str, list[Metric]], names: Sequenc
         if name not in raw["results"]:
             continue
         fn = metrics["handshake"][0][2]
-        for impl in ("ccwire", "ref", "floor"):
+        for impl in ("ccwire", "ref", "floor", "before"):
             vals = sorted(_values(raw, name, impl, fn))
             if not vals:
                 continue
@@ -243,7 +244,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def details(raw: dict[str, Any], metrics: dict[str, list[Metric]], scenarios: Any) -> str:
-    impls = [i for i in ("ccwire", "ref", "floor") if i in raw["impls"]]
+    impls = [i for i in ("ccwire", "ref", "floor", "before") if i in raw["impls"]]
     rows = []
     for sc in scenarios:
         if sc.name not in raw["results"]:
@@ -260,11 +261,15 @@ def details(raw: dict[str, Any], metrics: dict[str, list[Metric]], scenarios: An
             if "ref" in impls:
                 row.append(_fmt(_ratio(vals["ccwire"], vals["ref"])))
             row.append(_fmt(_ratio(vals["ccwire"], vals.get("floor"))))
+            if "before" in impls:
+                row.append(_fmt(_paired(raw, sc.name, fn, base="before")))
             rows.append(row)
     header = ["scenario", "metric", *[NAMES[i] for i in impls]]
     if "ref" in impls:
         header.append("ccwire / reference")
     header.append("ccwire / floor")
+    if "before" in impls:
+        header.append("ccwire / before (paired)")
     return _table(header, rows)
 
 
@@ -287,6 +292,19 @@ def profiles(raw: dict[str, Any]) -> str:
         return "Not profiled in this run (`bench/run.py --profile`; `make bench` does)."
     parts = []
     for name, prof in profs.items():
+        if name == "import" and "error" not in prof:
+            parts.append(
+                f"**The usual import** ({prof['command']}, median of 5 runs): "
+                f"{prof['modules']} modules beyond `anyio` and `asyncio`, "
+                f"{prof['total_ms']:.1f} ms of self time (as `-X importtime` counts it, "
+                f"inflated by its own bookkeeping), {prof['ccwire_ms']:.1f} ms of it in "
+                "ccwire's modules. The modules by self time:\n\n"
+                + _table(
+                    ["module", "self time", "share"],
+                    [[f"`{m}`", f"{ms:.2f} ms", f"{share:.1f}%"] for m, ms, share in prof["top"]],
+                )
+            )
+            continue
         if "error" in prof:
             parts.append(f"**{name}**: profiling failed: `{prof['error'][:200]}`")
             continue
@@ -303,6 +321,18 @@ def profiles(raw: dict[str, Any]) -> str:
             )
         )
     return "\n\n".join(parts)
+
+
+def _before_imports(raw: dict[str, Any]) -> str:
+    if "before_usual" not in (raw.get("imports") or {}):
+        return ""
+    wall = _import_ratio(raw, "usual", "before_usual", "wall_s")
+    stmt = _import_ratio(raw, "usual", "before_usual", "import_s")
+    return (
+        f"\nThe usual import against the same import before the optimisations (`--before`), "
+        f"paired by repetition: process wall {_fmt(wall)}x, the import statement "
+        f"{_fmt(stmt)}x.\n"
+    )
 
 
 def render(raw: dict[str, Any], metrics: dict[str, list[Metric]], scenarios: Any) -> str:
@@ -352,6 +382,7 @@ Imports: each statement in a fresh process (`python -c`), interleaved, bytecode 
 starlette, ray, jsonschema, opentelemetry) found in `sys.modules` afterwards:
 
 {_table(["import", "process wall", "statement", "runs", "heavy packages loaded"], imp_rows)}
+{_before_imports(raw)}
 
 Spread of the handshake, spawn to first result (ms), every run. `handshake` is the
 first connect of a fresh process; `handshake_warm` the second (one untimed session ran

@@ -31,6 +31,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 IMPLS = ("ccwire", "ref", "floor")
+# ``--before DIR``: ccwire's ``src`` before the optimisations (e.g. ``git archive BASE
+# src``), measured as a fourth implementation, "before", interleaved in the same run.
+BEFORE_SRC: str | None = None
 MB = 1_000_000
 
 
@@ -149,6 +152,10 @@ def run_driver(
         env["BENCH_CLI_ENV"] = json.dumps(cli_env)
     if impl == "ref":
         env.pop("PYTHONPATH", None)
+    if impl == "before":
+        assert BEFORE_SRC is not None
+        env["PYTHONPATH"] = BEFORE_SRC
+        cmd[cmd.index("--impl") + 1] = "ccwire"
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
@@ -205,6 +212,7 @@ IMPORTS = {  # name: (implementation whose Python runs it, import statement)
     "anyio_asyncio": ("ccwire", "import anyio, asyncio"),
     "bare": ("ccwire", "import ccwire"),
     "ref_usual": ("ref", f"from claude_agent_sdk import {USUAL_NAMES}"),
+    "before_usual": ("before", f"from ccwire import {USUAL_NAMES}"),
 }
 HEAVY = ("pydantic", "mcp", "httpx", "starlette", "ray", "jsonschema", "opentelemetry")
 _IMPORT_PROBE = """
@@ -246,16 +254,19 @@ def import_suite(
     rotates), each in a fresh process, after one untimed run that fills the bytecode
     cache; per repetition also the paired ratios against ``import anyio, asyncio``."""
     env = import_env(work)
+    envs = {impl: env for impl in impls}
+    if BEFORE_SRC is not None:
+        envs["before"] = {**env, "PYTHONPATH": BEFORE_SRC}
     names = [n for n, (impl, _) in IMPORTS.items() if impl in impls]
     for name in names:
         impl, stmt = IMPORTS[name]
-        import_once(pythons[impl], stmt, env)
+        import_once(pythons[impl], stmt, envs[impl])
     out: dict[str, Any] = {n: {"import_s": [], "wall_s": [], "heavy": []} for n in names}
     for rep in range(reps):
         order = names[rep % len(names) :] + names[: rep % len(names)]
         for name in order:
             impl, stmt = IMPORTS[name]
-            took, wall, heavy = import_once(pythons[impl], stmt, env)
+            took, wall, heavy = import_once(pythons[impl], stmt, envs[impl])
             out[name]["import_s"].append(took)
             out[name]["wall_s"].append(wall)
             out[name]["heavy"] = sorted(set(out[name]["heavy"]) | set(heavy))
@@ -370,6 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--impls", default=",".join(IMPLS))
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--import-reps", type=int, default=30, help="fresh processes per import")
+    p.add_argument(
+        "--before",
+        default=None,
+        help="a ccwire src directory from before the optimisations, measured alongside",
+    )
     p.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
     p.add_argument("--only", default="", help="comma-separated scenario names")
     p.add_argument("--out", default=str(HERE / "RESULTS.md"))
@@ -383,6 +399,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     impls = [i for i in args.impls.split(",") if i]
+    global BEFORE_SRC
+    if args.before:
+        BEFORE_SRC = str(Path(args.before).resolve())
+        impls.append("before")
     if "ref" in impls and not Path(args.ref_python).exists():
         print(f"no reference SDK at {args.ref_python}: skipping it", file=sys.stderr)
         impls.remove("ref")
@@ -390,7 +410,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenarios = [s for s in SCENARIOS if not args.only or s.name in args.only.split(",")]
     if not args.real_cli or args.smoke:
         scenarios = [s for s in scenarios if not s.real_cli]
-    pythons = {"ccwire": args.python, "floor": args.python, "ref": args.ref_python}
+    pythons = {
+        "ccwire": args.python,
+        "floor": args.python,
+        "ref": args.ref_python,
+        "before": args.python,
+    }
 
     raw: dict[str, Any] = {"results": {}, "imports": {}}
     do_imports = not args.only or "import" in args.only.split(",")
@@ -435,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.profile:
             from profile_hot import profile_all  # noqa: PLC0415
 
+            os.environ["BENCH_PYTHON"] = args.python
             profiles = profile_all(args.ref_python, cli, work)
 
     raw["machine"] = machine()
