@@ -248,3 +248,22 @@ def test_other_classes_go_to_dataclasses() -> None:
 
     assert inspect.isfunction(vars(Ordered)["__init__"]) and Ordered(1) < Ordered(2)
     assert inspect.isfunction(vars(OwnEq)["__init__"]) and OwnEq(1) == OwnEq(2)
+
+
+def test_the_lazy_init_behaves_as_a_function_for_every_lookup() -> None:
+    @records.dataclass(frozen=True, slots=True)
+    class Fresh:
+        """Not instantiated yet."""
+
+        a: int
+        b: str = "x"
+
+    class Sub(Fresh):  # a plain subclass (what users may write) uses Fresh's __init__
+        __slots__ = ()
+
+    # inspect (3.13) asks the descriptor with the class as the instance and its
+    # metaclass as the owner: a function would give a bound method, so does this
+    bound = vars(Fresh)["__init__"].__get__(Fresh, type)
+    assert bound.__self__ is Fresh and inspect.isfunction(vars(Fresh)["__init__"])
+    assert str(inspect.signature(Fresh)) == "(a: 'int', b: 'str' = 'x') -> None"
+    assert Sub(1).b == "x" and Sub(2, "y") == Sub(2, "y")

@@ -26,6 +26,7 @@ import functools
 import itertools
 import operator
 import reprlib
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -106,6 +107,8 @@ def dataclass(
 
 def _simple(cls: type, *, frozen: bool, eq: bool, repr_: bool) -> bool:
     own = cls.__dict__
+    if "__annotations__" not in own and "__annotate__" in own:
+        return False  # annotations evaluated lazily (3.14): dataclasses knows how
     annotations = own.get("__annotations__", {})
     if any(
         not isinstance(a, str) or any(w in a for w in _FALLBACK_WORDS) for a in annotations.values()
@@ -156,7 +159,7 @@ def _build(cls: Any, *, frozen: bool, slots: bool, eq: bool, repr_: bool, kw_onl
     namespace["__dataclass_fields__"] = fields
     namespace["__dataclass_params__"] = _params(frozen, eq, repr_, slots)
     namespace["__match_args__"] = tuple(f.name for f in fields.values() if f.init and not f.kw_only)
-    namespace["__init__"] = _LazyInit()
+    lazy_init = namespace["__init__"] = _LazyInit()
     if slots:
         inherited = set(itertools.chain.from_iterable(_slots_of(b) for b in cls.__mro__[1:-1]))
         namespace["__slots__"] = tuple(n for n in names if n not in inherited)
@@ -177,6 +180,7 @@ def _build(cls: Any, *, frozen: bool, slots: bool, eq: bool, repr_: bool, kw_onl
         for n in names:
             if n in cls.__dict__ and fields[n].default is _MISSING:
                 delattr(new, n)
+    lazy_init.cls = new
     _add_methods(new, fields, frozen=frozen, eq=eq, repr_=repr_)
     return new
 
@@ -253,6 +257,13 @@ def _add_methods(
     for name, fn in methods.items():
         fn.__qualname__ = f"{cls.__qualname__}.{name}"
         setattr(cls, name, fn)
+    if sys.version_info >= (3, 13):  # copy.replace(), as dataclasses gives it from 3.13
+
+        def __replace__(self: Any, /, **changes: Any) -> Any:
+            return dataclasses.replace(self, **changes)
+
+        __replace__.__qualname__ = f"{cls.__qualname__}.__replace__"
+        cls.__replace__ = __replace__
     if eq and not frozen:
         cls.__hash__ = None  # mutable and compared by value: unhashable, as dataclasses does
 
@@ -269,12 +280,14 @@ def _setstate(self: Any, state: list[Any]) -> None:
 class _LazyInit:
     """``__init__`` until first looked up: then the generated one replaces it."""
 
+    cls: type | None = None  # the class it belongs to (set once the class exists)
+
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        assert owner is not None
-        cls = next(c for c in owner.__mro__ if c.__dict__.get("__init__") is self)
+        cls = self.cls
+        assert cls is not None
         fn = _make_init(cls)
         type.__setattr__(cls, "__init__", fn)
-        return fn if obj is None else fn.__get__(obj, owner)
+        return fn if obj is None else fn.__get__(obj, owner)  # as a function would
 
 
 def _make_init(cls: Any) -> Callable[..., None]:
