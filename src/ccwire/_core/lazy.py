@@ -11,14 +11,10 @@ is read from that same block, so it cannot drift from what type checkers see.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import ast
+from typing import Any
 
 __all__ = ["exports_table", "lazy_exports", "lazy_module"]
 
@@ -54,7 +50,7 @@ def exports_table(source: str) -> dict[str, tuple[str, str]]:
     import ast
 
     table: dict[str, tuple[str, str]] = {}
-    for node in parse_source(source).body:
+    for node in ast.parse(source).body:
         if not (isinstance(node, ast.If) and _is_type_checking(node.test)):
             continue
         for stmt in node.body:
@@ -62,15 +58,6 @@ def exports_table(source: str) -> dict[str, tuple[str, str]]:
                 for alias in stmt.names:
                     table[alias.asname or alias.name] = ("." + stmt.module, alias.name)
     return table
-
-
-@functools.cache
-def parse_source(source: str) -> ast.Module:
-    """``ast.parse(source)``, once per text: the root ``__init__`` is read here and by
-    `ccwire._core.public` (one parse of it takes about a millisecond)."""
-    import ast
-
-    return ast.parse(source)
 
 
 def _is_type_checking(test: object) -> bool:

@@ -14,10 +14,7 @@ import ast
 import importlib.util
 import inspect
 import sys
-from collections.abc import Iterator
 from functools import cache
-
-from .lazy import parse_source
 
 __all__ = ["publish_module"]
 
@@ -40,21 +37,6 @@ def publish_module(module_name: str) -> None:
                 obj.__module__ = package
 
 
-def _import_froms(body: list[ast.stmt]) -> Iterator[ast.ImportFrom]:
-    """The ``from ... import`` statements of ``body`` and of the blocks in it (``if``,
-    ``try``): statements only, a tenth of the nodes `ast.walk` visits."""
-    for node in body:
-        if isinstance(node, ast.ImportFrom):
-            yield node
-        elif isinstance(node, (ast.If, ast.Try)):
-            yield from _import_froms(node.body)
-            yield from _import_froms(node.orelse)
-            if isinstance(node, ast.Try):
-                for handler in node.handlers:
-                    yield from _import_froms(handler.body)
-                yield from _import_froms(node.finalbody)
-
-
 @cache
 def _exports(package: str) -> dict[str, tuple[str, str]]:
     """``{public name: (absolute source module, attribute)}`` for ``package``'s ``__all__``."""
@@ -63,7 +45,7 @@ def _exports(package: str) -> dict[str, tuple[str, str]]:
         return {}
     with open(spec.origin, encoding="utf-8") as f:  # the __init__ source, however it loads
         source = f.read()
-    tree = parse_source(source)  # shared with the lazy re-exports' table
+    tree = ast.parse(source)
     public: set[str] = set()
     for node in tree.body:
         if (
@@ -73,8 +55,8 @@ def _exports(package: str) -> dict[str, tuple[str, str]]:
         ):
             public = {str(e.value) for e in node.value.elts if isinstance(e, ast.Constant)}
     table: dict[str, tuple[str, str]] = {}
-    for found in _import_froms(tree.body):  # imports under TYPE_CHECKING count too
-        if found.level >= 1 and found.module:
+    for found in ast.walk(tree):  # imports under TYPE_CHECKING count too
+        if isinstance(found, ast.ImportFrom) and found.level >= 1 and found.module:
             level, module = found.level, found.module
             base = package.rsplit(".", level - 1)[0] if level > 1 else package
             for alias in found.names:
