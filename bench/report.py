@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 Metric = tuple[str, str, Callable[[dict[str, Any]], "float | None"]]
@@ -335,6 +336,12 @@ def _before_imports(raw: dict[str, Any]) -> str:
     )
 
 
+def optimisations() -> str:
+    """The hand-kept record of each optimisation's before/after (``OPTIMISATIONS.md``)."""
+    path = Path(__file__).resolve().parent / "OPTIMISATIONS.md"
+    return "\n" + path.read_text(encoding="utf-8") if path.exists() else ""
+
+
 def render(raw: dict[str, Any], metrics: dict[str, list[Metric]], scenarios: Any) -> str:
     mach = raw["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in raw["versions"].items())
@@ -395,7 +402,7 @@ the real Claude Code CLI (`--real-cli`), offline, answered by ccwire's scripted 
 
 {failures(raw)}
 
-## Where the time goes (ccwire, sampled with pyinstrument)
+## Where the time goes (ccwire, sampled with pyinstrument; the import with `-X importtime`)
 
 {profiles(raw)}
-"""
+{optimisations()}"""
