@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from .audit import AuditLog
 
 from .._core.public import publish_module
+from .._core.records import prepare
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
@@ -595,3 +596,6 @@ class ClaudeAgentOptions:
 
 
 publish_module(__name__)
+
+# every connection builds these: their __init__ now, not in the first handshake
+prepare(ClaudeAgentOptions)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
+from .._core.records import prepare
 from .._core.slots import slot_builder
 
 # permissions and hooks live in _codec_callbacks; every wire name is still codec.X
@@ -717,3 +718,7 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     if obj.get("subtype") == SESSION_STATE_CHANGED:
         return _opt_str(obj.get("state"))
     return None
+
+
+# every connection builds these: their __init__ now, not in the first handshake
+prepare(ControlRequest, ControlResponse, McpMessageRequest)

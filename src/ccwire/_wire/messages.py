@@ -13,6 +13,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, Union
 
 from .._core.public import publish_module
+from .._core.records import prepare
 from .message_types import (
     AssistantMessageError,
     MessageOrigin,
@@ -648,3 +649,6 @@ message, a partial-message `StreamEvent`, a `RateLimitEvent`, a
 
 
 publish_module(__name__)
+
+# every connection builds these: their __init__ now, not in the first handshake
+prepare(SystemMessage, ResultMessage)
