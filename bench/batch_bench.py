@@ -72,7 +72,9 @@ def one(cli: str, task_id: str) -> None:
     sys.stdout.write(json.dumps(line) + "\n")
 
 
-def run_floor(cli: str, sessions: int, jobs: int, env: dict[str, str], work: Path) -> dict[str, Any]:
+def run_floor(
+    cli: str, sessions: int, jobs: int, env: dict[str, str], work: Path
+) -> dict[str, Any]:
     out = work / f"floor-{jobs}.jsonl"
     me = shlex.quote(str(Path(__file__).resolve()))
     py = shlex.quote(sys.executable)

@@ -14,13 +14,20 @@ What is timed here (the fake CLI times the tool-call scenarios itself):
   one-time costs of a process, such as anyio loading its event-loop backend, are paid);
 * ``messages``/``big``: from sending the prompt to the ``ResultMessage``;
 * ``many``: ``sessions`` complete sessions at once: wall time, this process's CPU time
-  (children excluded) and peak-RSS growth.
+  (children excluded) and peak-RSS growth;
+* ``hundred``: ``sessions`` (100) clients in this one process: all connected at once,
+  then idle (RSS growth per idle session, after one untimed warm-up session), then all
+  prompted at once (messages per second over all of them, and the event loop's lag:
+  how late a 5 ms ticker task wakes up meanwhile);
+* ``tool_real``: one turn with one tool call on the real CLI through ``relay.py``,
+  which times the SDK's share of the tool call (see there).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -106,6 +113,8 @@ def sdk_session_factory(impl: str, cli: str, spec: dict[str, Any], max_buffer: i
         kwargs: dict[str, Any] = {}
         if max_buffer is not None:
             kwargs["max_buffer_size"] = max_buffer
+        if spec.get("allowed_tools"):
+            kwargs["allowed_tools"] = list(spec["allowed_tools"])
         options = Options(
             cli_path=cli,
             mcp_servers={"bench": server},
@@ -138,7 +147,8 @@ def floor_session_factory(cli: str, spec: dict[str, Any]):  # type: ignore[no-un
         s = dict(spec)
         if out:
             s["out"] = out
-        fs = FloorSession(floor_argv(cli), floor_env({**CLI_ENV, "BENCH_SPEC": json.dumps(s)}))
+        argv = floor_argv(cli, spec.get("allowed_tools", ()))
+        fs = FloorSession(argv, floor_env({**CLI_ENV, "BENCH_SPEC": json.dumps(s)}))
         try:
             result = await fs.run(on_prompt=lambda: _mark_prompt(marks))
             marks.t_result = time.perf_counter()
@@ -156,7 +166,148 @@ def _mark_prompt(marks: Marks) -> None:
     marks.t_prompt = time.perf_counter()
 
 
+async def _lag_monitor(stop: asyncio.Event, lags: list[float], interval: float = 0.005) -> None:
+    """How late a ticker task wakes up (s), every ``interval``, until ``stop``."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        t = loop.time()
+        await asyncio.sleep(interval)
+        lags.append(max(0.0, loop.time() - t - interval))
+
+
+def _sdk_pair(impl: str, cli: str, spec: dict[str, Any]):  # type: ignore[no-untyped-def]
+    """``(connect, converse, close)`` over one SDK client each."""
+    if impl == "ccwire":
+        import ccwire as sdk
+    else:
+        import claude_agent_sdk as sdk  # type: ignore[import-not-found,no-redef]
+
+    @sdk.tool("echo", "Echo the text", {"text": str})
+    async def echo(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": args["text"]}]}
+
+    server = sdk.create_sdk_mcp_server("bench", tools=[echo])
+    AssistantMessage = sdk.AssistantMessage
+    env = {**CLI_ENV, "BENCH_SPEC": json.dumps(spec)}
+
+    async def connect() -> Any:
+        opts = sdk.ClaudeAgentOptions(cli_path=cli, mcp_servers={"bench": server}, env=env)
+        client = sdk.ClaudeSDKClient(opts)
+        await client.connect()
+        return client
+
+    async def converse(client: Any) -> int:
+        await client.query("go")
+        return sum([isinstance(m, AssistantMessage) async for m in client.receive_response()])
+
+    async def close(client: Any) -> None:
+        await client.disconnect()
+
+    return connect, converse, close
+
+
+def _floor_pair(cli: str, spec: dict[str, Any]):  # type: ignore[no-untyped-def]
+    env = floor_env({**CLI_ENV, "BENCH_SPEC": json.dumps(spec)})
+
+    async def connect() -> FloorSession:
+        fs = FloorSession(floor_argv(cli), env)
+        await fs.start()
+        return fs
+
+    async def converse(fs: FloorSession) -> int:
+        before = fs.messages
+        await fs.converse()
+        return fs.messages - before
+
+    async def close(fs: FloorSession) -> None:
+        await fs.close()
+
+    return connect, converse, close
+
+
+async def _first(event: asyncio.Event, tasks: asyncio.Future[Any]) -> None:
+    """Wait for ``event``; raise at once if ``tasks`` fail first."""
+    waiter = asyncio.ensure_future(event.wait())
+    await asyncio.wait([waiter, tasks], return_when=asyncio.FIRST_COMPLETED)
+    if not waiter.done():
+        waiter.cancel()
+        await tasks  # raises the failure
+        raise RuntimeError("sessions ended early")
+
+
+async def measure_hundred(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``hundred`` scenario (see the module docstring)."""
+    spec = json.loads(args.spec)
+    spec.setdefault("scenario", "messages")
+    if args.impl == "floor":
+        connect, converse, close = _floor_pair(args.cli, spec)
+    else:
+        connect, converse, close = _sdk_pair(args.impl, args.cli, spec)
+    warm = await connect()  # one untimed session: lazy imports, first-use caches
+    await converse(warm)
+    await close(warm)
+    k = args.sessions
+    gc.collect()
+    rss0 = _rss_now()
+    # A client is connected, used and closed in one task (anyio's rule), so each
+    # session is a task that waits for the others between its phases.
+    connected, go, conversed = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    counts: list[int] = []
+
+    async def one() -> None:
+        client = await connect()
+        try:
+            ready.append(1)
+            if len(ready) == k:
+                connected.set()
+            await go.wait()
+            counts.append(await converse(client))
+            if len(counts) == k:
+                conversed.set()
+        finally:
+            await close(client)
+
+    ready: list[int] = []
+    t0 = time.perf_counter()
+    sessions = asyncio.gather(*(one() for _ in range(k)))
+    await _first(connected, sessions)
+    connect_s = time.perf_counter() - t0
+    await asyncio.sleep(0.2)
+    gc.collect()
+    rss_idle = _rss_now()
+    stop, lags = asyncio.Event(), []  # type: ignore[var-annotated]
+    monitor = asyncio.ensure_future(_lag_monitor(stop, lags))
+    t1 = time.perf_counter()
+    go.set()
+    await _first(conversed, sessions)
+    wall = time.perf_counter() - t1
+    stop.set()
+    await monitor
+    await sessions
+    lags.sort()
+    total = sum(counts)
+    expected = int(spec.get("n", 0))
+    return {
+        "impl": args.impl,
+        "scenario": args.scenario,
+        "ok": True,
+        "sessions": k,
+        "results_ok": sum(c == expected for c in counts),
+        "connect_s": connect_s,
+        "rss_idle_growth": rss_idle - rss0,
+        "rss_per_idle_session": (rss_idle - rss0) / k,
+        "messages": total,
+        "wall_s": wall,
+        "msgs_per_s": total / wall if wall else None,
+        "lag_p50_ms": lags[len(lags) // 2] * 1000 if lags else None,
+        "lag_p99_ms": lags[min(len(lags) - 1, int(len(lags) * 0.99))] * 1000 if lags else None,
+        "lag_max_ms": lags[-1] * 1000 if lags else None,
+    }
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    if args.scenario == "hundred":
+        return await measure_hundred(args)
     spec = json.loads(args.spec)
     spec.setdefault("scenario", args.scenario if args.scenario != "many" else "session")
     if args.impl == "floor":

@@ -279,8 +279,10 @@ def main() -> int:
     stats: dict = {"scenario": scenario}
 
     init = peer.wait_for(
-        lambda f: f.get("type") == "control_request"
-        and f.get("request", {}).get("subtype") == "initialize"
+        lambda f: (
+            f.get("type") == "control_request"
+            and f.get("request", {}).get("subtype") == "initialize"
+        )
     )
     servers = sdk_servers(sys.argv[1:], init["request"])
     server = servers[0] if servers else "bench"

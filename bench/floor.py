@@ -54,6 +54,13 @@ class FloorSession:
 
         ``on_prompt`` is called just before the prompt is written.
         """
+        await self.start()
+        if on_prompt is not None:
+            on_prompt()
+        return await self.converse(prompt)
+
+    async def start(self) -> None:
+        """Spawn the CLI, write ``initialize`` and read until its answer."""
         proc = await asyncio.create_subprocess_exec(
             *self.argv,
             stdin=asyncio.subprocess.PIPE,
@@ -63,26 +70,45 @@ class FloorSession:
             limit=_LIMIT,
         )
         self.proc = proc
-        assert proc.stdin is not None and proc.stdout is not None
-        stdin, stdout = proc.stdin, proc.stdout
-
-        def write(obj: Any) -> None:
-            stdin.write(_dumps(obj).encode() + b"\n")
-
-        write(
+        self._write(
             {
                 "type": "control_request",
                 "request_id": "req_1",
                 "request": {"subtype": "initialize", "hooks": None},
             }
         )
-        await stdin.drain()
-        initialized = False
-        result: dict[str, Any] = {}
+        assert proc.stdin is not None
+        await proc.stdin.drain()
+        await self._read_until("control_response")
+
+    async def converse(self, prompt: str = "go") -> dict[str, Any]:
+        """Write one prompt and read until the result; returns the result frame."""
+        assert self.proc is not None and self.proc.stdin is not None
+        self._write(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": prompt},
+                "parent_tool_use_id": None,
+                "session_id": "default",
+            }
+        )
+        await self.proc.stdin.drain()
+        return await self._read_until("result")
+
+    def _write(self, obj: Any) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(_dumps(obj).encode() + b"\n")
+
+    async def _read_until(self, wanted: str) -> dict[str, Any]:
+        """Answer control requests and count messages until a ``wanted`` frame."""
+        assert self.proc is not None
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        write = self._write
         while True:
             line = await stdout.readline()
             if not line:
-                break
+                return {}
             obj = json.loads(line)
             t = obj.get("type")
             if t == "control_request":
@@ -93,29 +119,16 @@ class FloorSession:
                     write(_success(obj["request_id"], {}))
                 if stdin.transport.get_write_buffer_size() > 65536:
                     await stdin.drain()
-            elif t == "control_response":
-                if not initialized and obj["response"].get("request_id") == "req_1":
-                    initialized = True
-                    if on_prompt is not None:
-                        on_prompt()
-                    write(
-                        {
-                            "type": "user",
-                            "message": {"role": "user", "content": prompt},
-                            "parent_tool_use_id": None,
-                            "session_id": "default",
-                        }
-                    )
-                    await stdin.drain()
             elif t == "assistant":
                 self.messages += 1
                 for block in obj["message"]["content"]:
                     if block.get("type") == "text":
                         self.text_bytes += len(block["text"])
-            elif t == "result":
-                result = obj
-                break
-        return result
+            if t == wanted:
+                if t == "control_response" and obj["response"].get("request_id") != "req_1":
+                    continue
+                await stdin.drain()
+                return dict(obj)
 
     async def close(self) -> None:
         """Close stdin and reap the process."""
@@ -157,11 +170,13 @@ def _answer(rid: str, message: dict[str, Any]) -> dict[str, Any]:
     return _success(rid, {"mcp_response": reply})
 
 
-def floor_argv(cli: str) -> list[str]:
+def floor_argv(cli: str, allowed_tools: Sequence[str] = ()) -> list[str]:
     """The command line the floor starts the CLI with (the flags both SDKs pass)."""
     config = {"mcpServers": {"bench": {"type": "sdk", "name": "bench"}}}
+    extra = ["--allowedTools", ",".join(allowed_tools)] if allowed_tools else []
     return [
         cli,
+        *extra,
         "--output-format",
         "stream-json",
         "--verbose",

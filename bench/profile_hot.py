@@ -69,6 +69,49 @@ def summarise(tree: dict[str, Any]) -> tuple[list[tuple[str, float]], list[tuple
     return [a for a in top_areas if a[1] >= 0.5], top_funcs[:15]
 
 
+USUAL = (
+    "from ccwire import ClaudeSDKClient, ClaudeAgentOptions, tool, create_sdk_mcp_server, "
+    "query, HookMatcher"
+)
+
+
+def import_profile(python: str, work: Path, runs: int = 5) -> dict[str, Any]:
+    """Where the usual import's time goes: ``python -X importtime`` after ``import anyio,
+    asyncio`` (bytecode cached), the modules it loads beyond those, by self time
+    (median of ``runs``)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "PYTHONPYCACHEPREFIX": str(work / "pycache"),
+    }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    code = f"import anyio, asyncio; {USUAL}"
+    per_module: dict[str, list[int]] = defaultdict(list)
+    for _ in range(runs + 1):  # the first fills the bytecode cache
+        proc = subprocess.run(
+            [python, "-X", "importtime", "-c", code], env=env, capture_output=True, text=True
+        )
+        rows = [ln.split("|") for ln in proc.stderr.splitlines() if ln.startswith("import time:")]
+        rows = [r for r in rows if "self" not in r[0]]
+        names = [r[2].rstrip() for r in rows]
+        top = [
+            i for i, n in enumerate(names) if n.strip() == "asyncio" and not n[1:].startswith(" ")
+        ]
+        for r in rows[top[0] + 1 :] if top else rows:
+            per_module[r[2].strip()].append(int(r[0].split(":")[1]))
+    med = {m: sorted(v)[len(v) // 2] for m, v in per_module.items() if len(v) > runs // 2}
+    total = sum(med.values()) or 1
+    ours = sum(v for m, v in med.items() if m.startswith("ccwire"))
+    ranked = sorted(med.items(), key=lambda kv: -kv[1])
+    return {
+        "command": f'`python -X importtime -c "import anyio, asyncio; {USUAL}"`',
+        "modules": len(med),
+        "total_ms": total / 1000,
+        "ccwire_ms": ours / 1000,
+        "top": [(m, us / 1000, us / total * 100) for m, us in ranked[:20]],
+    }
+
+
 def profile_all(ref_python: str, cli: Path, work: Path) -> dict[str, Any]:
     """Profile each scenario of :data:`PROFILES`; returns summaries by name."""
     out: dict[str, Any] = {}
@@ -104,4 +147,8 @@ def profile_all(ref_python: str, cli: Path, work: Path) -> dict[str, Any]:
             "top": top,
         }
         print(f"profiled {name}", flush=True)
+    try:
+        out["import"] = import_profile(os.environ.get("BENCH_PYTHON", "python3"), work)
+    except (OSError, IndexError, ValueError) as exc:
+        out["import"] = {"error": repr(exc)}
     return out

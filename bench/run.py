@@ -31,6 +31,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 IMPLS = ("ccwire", "ref", "floor")
+# ``--before DIR``: ccwire's ``src`` before the optimisations (e.g. ``git archive BASE
+# src``), measured as a fourth implementation, "before", interleaved in the same run.
+BEFORE_SRC: str | None = None
 MB = 1_000_000
 
 
@@ -51,6 +54,7 @@ class Scenario:
 
 
 SESSION_WORKLOAD = {"n": 100, "messages": 100, "size": 200}
+TOOL_NAME = "mcp__bench__echo"
 SCENARIOS = [
     Scenario("handshake", "handshake", {}, repeat=5),
     Scenario("handshake_warm", "handshake", {}, repeat=5, warmup=1),
@@ -62,9 +66,7 @@ SCENARIOS = [
         {"n": 4000, "concurrency": 16},
         smoke_spec={"n": 40, "concurrency": 16},
     ),
-    Scenario(
-        "messages", "messages", {"n": 20000, "size": 200}, smoke_spec={"n": 50, "size": 200}
-    ),
+    Scenario("messages", "messages", {"n": 20000, "size": 200}, smoke_spec={"n": 50, "size": 200}),
     Scenario("big_1MB", "big", {"size": 1 * MB}, smoke_spec={"size": 100_000}),
     Scenario("big_10MB", "big", {"size": 10 * MB}, smoke_spec={"size": 200_000}),
     Scenario("big_100MB", "big", {"size": 100 * MB}, smoke_spec={"size": 300_000}, rounds=3),
@@ -85,6 +87,22 @@ SCENARIOS = [
         smoke_spec={"n": 5, "messages": 5},
         smoke_sessions=3,
         rounds=3,
+    ),
+    Scenario(
+        "sessions_100",
+        "hundred",
+        {"n": 400, "size": 200},
+        sessions=100,
+        smoke_spec={"n": 5, "size": 200},
+        smoke_sessions=3,
+        rounds=3,
+    ),
+    Scenario(
+        "tool_real",
+        "tool_real",
+        {"allowed_tools": [TOOL_NAME]},
+        repeat=3,
+        real_cli=True,
     ),
 ]
 
@@ -134,6 +152,10 @@ def run_driver(
         env["BENCH_CLI_ENV"] = json.dumps(cli_env)
     if impl == "ref":
         env.pop("PYTHONPATH", None)
+    if impl == "before":
+        assert BEFORE_SRC is not None
+        env["PYTHONPATH"] = BEFORE_SRC
+        cmd[cmd.index("--impl") + 1] = "ccwire"
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
@@ -149,6 +171,30 @@ def run_driver(
     return result
 
 
+def make_relay(work: Path, python: str) -> Path:
+    """A shell wrapper running :mod:`relay` (the real CLI behind a timing relay)."""
+    path = work / "claude-relay"
+    path.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} -I -S {HERE / "relay.py"} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def tool_model_env(stack: contextlib.ExitStack, work: Path, real_cli: Path) -> dict[str, str]:
+    """A scripted model for ``tool_real``: every turn first calls the bench's echo tool,
+    then (once the tool's result is in the request) says ``done``."""
+    from ccwire.testing import ScriptedModel, text, tool_use  # noqa: PLC0415
+
+    def step(request: Any) -> Any:
+        if request.tool_results():
+            return text("done")
+        return tool_use(TOOL_NAME, {"text": "hello"})
+
+    model = stack.enter_context(ScriptedModel(default=step))
+    home = work / "home-tool"
+    home.mkdir()
+    return {**model.env(home), "BENCH_REAL_CLI": str(real_cli)}
+
+
 def scripted_model_env(stack: contextlib.ExitStack, work: Path) -> dict[str, str]:
     """Start ccwire's scripted model (every reply: the text ``done``) for as long as
     ``stack`` is open; returns the environment that points the real CLI at it."""
@@ -160,21 +206,71 @@ def scripted_model_env(stack: contextlib.ExitStack, work: Path) -> dict[str, str
     return model.env(home)
 
 
-def import_time(python: str, modules: Sequence[str]) -> float:
-    """Cumulative import time (s) of ``modules`` from ``python -X importtime``."""
-    code = "import " + ", ".join(modules)
-    proc = subprocess.run(
-        [python, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True
-    )
-    total = 0
-    for line in proc.stderr.splitlines():
-        if not line.startswith("import time:"):
-            continue
-        parts = line.split("|")
-        name = parts[2]
-        if name.strip() in modules and not name[1:].startswith(" "):  # top level only
-            total += int(parts[1])
-    return total / 1e6
+USUAL_NAMES = "ClaudeSDKClient, ClaudeAgentOptions, tool, create_sdk_mcp_server, query, HookMatcher"
+IMPORTS = {  # name: (implementation whose Python runs it, import statement)
+    "usual": ("ccwire", f"from ccwire import {USUAL_NAMES}"),
+    "anyio_asyncio": ("ccwire", "import anyio, asyncio"),
+    "bare": ("ccwire", "import ccwire"),
+    "ref_usual": ("ref", f"from claude_agent_sdk import {USUAL_NAMES}"),
+    "before_usual": ("before", f"from ccwire import {USUAL_NAMES}"),
+}
+HEAVY = ("pydantic", "mcp", "httpx", "starlette", "ray", "jsonschema", "opentelemetry")
+_IMPORT_PROBE = """
+import sys, time
+t0 = time.perf_counter()
+{stmt}
+t1 = time.perf_counter()
+heavy = sorted(m for m in {heavy!r} if m in sys.modules)
+print(repr((t1 - t0, heavy)))
+"""
+
+
+def import_env(work: Path) -> dict[str, str]:
+    """The environment of the import runs: bytecode cached (as for any installed
+    package) in a private prefix, so the checkout stays clean."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    return env
+
+
+def import_once(python: str, stmt: str, env: dict[str, str]) -> tuple[float, float, list[str]]:
+    """One fresh process running ``stmt``: (import statement s, process wall s, heavy
+    packages it loaded)."""
+    code = _IMPORT_PROBE.format(stmt=stmt, heavy=HEAVY)
+    t0 = time.perf_counter()
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{stmt!r} failed: {proc.stderr[-300:]}")
+    took, heavy = eval(proc.stdout.strip().splitlines()[-1])  # our own repr() above
+    return took, wall, heavy
+
+
+def import_suite(
+    pythons: dict[str, str], impls: Sequence[str], reps: int, work: Path
+) -> dict[str, Any]:
+    """Every statement of :data:`IMPORTS` ``reps`` times, interleaved (the order
+    rotates), each in a fresh process, after one untimed run that fills the bytecode
+    cache; per repetition also the paired ratios against ``import anyio, asyncio``."""
+    env = import_env(work)
+    envs = {impl: env for impl in impls}
+    if BEFORE_SRC is not None:
+        envs["before"] = {**env, "PYTHONPATH": BEFORE_SRC}
+    names = [n for n, (impl, _) in IMPORTS.items() if impl in impls]
+    for name in names:
+        impl, stmt = IMPORTS[name]
+        import_once(pythons[impl], stmt, envs[impl])
+    out: dict[str, Any] = {n: {"import_s": [], "wall_s": [], "heavy": []} for n in names}
+    for rep in range(reps):
+        order = names[rep % len(names) :] + names[: rep % len(names)]
+        for name in order:
+            impl, stmt = IMPORTS[name]
+            took, wall, heavy = import_once(pythons[impl], stmt, envs[impl])
+            out[name]["import_s"].append(took)
+            out[name]["wall_s"].append(wall)
+            out[name]["heavy"] = sorted(set(out[name]["heavy"]) | set(heavy))
+    return out
 
 
 # ---------------------------------------------------------------------------- metrics
@@ -200,6 +296,13 @@ def calls_per_s(r: dict[str, Any]) -> float | None:
     return c["calls"] / (c["elapsed_ns"] / 1e9) if c.get("elapsed_ns") else None
 
 
+def sdk_share(r: dict[str, Any]) -> float | None:
+    """The SDK's share of a real tool round trip: its time on the tool calls over the
+    whole turn (both timed by relay.py)."""
+    c = r.get("cli", {})
+    return sum(c["sdk_ns"]) / c["turn_ns"] if c.get("turn_ns") and c.get("sdk_ns") else None
+
+
 def msgs_per_s(r: dict[str, Any]) -> float | None:
     t = r.get("prompt_to_result_s")
     return r["messages"] / t if t else None
@@ -214,10 +317,26 @@ METRICS: dict[str, list[tuple[str, str, Callable[[dict[str, Any]], float | None]
         ("prompt to result", "ms", lambda r: r["prompt_to_result_s"] * 1000),
         ("peak RSS growth", "MB", lambda r: r["peak_rss_growth_after_connect"] / MB),
     ],
+    "hundred": [
+        ("SDK RSS growth per idle session", "MB", lambda r: r["rss_per_idle_session"] / MB),
+        ("messages/s over all sessions", "msgs/s", lambda r: r["msgs_per_s"]),
+        ("event-loop lag p50", "ms", lambda r: r["lag_p50_ms"]),
+        ("event-loop lag p99", "ms", lambda r: r["lag_p99_ms"]),
+        ("connect all", "s", lambda r: r["connect_s"]),
+    ],
+    "tool_real": [
+        ("SDK share of the turn", "%", lambda r: sdk_share(r) * 100),
+        ("SDK time per tool call", "us", lambda r: statistics.median(r["cli"]["sdk_ns"]) / 1000),
+        ("whole turn, prompt to result", "ms", lambda r: r["cli"]["turn_ns"] / 1e6),
+    ],
     "many": [
         ("wall", "s", lambda r: r["wall_s"]),
         ("SDK CPU per session", "ms", lambda r: r["cpu_s"] / r["sessions"] * 1000),
-        ("SDK peak RSS growth per session", "MB", lambda r: r["peak_rss_growth"] / r["sessions"] / MB),
+        (
+            "SDK peak RSS growth per session",
+            "MB",
+            lambda r: r["peak_rss_growth"] / r["sessions"] / MB,
+        ),
     ],
 }
 
@@ -261,6 +380,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--python", default=sys.executable, help="Python with ccwire installed")
     p.add_argument("--impls", default=",".join(IMPLS))
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--import-reps", type=int, default=30, help="fresh processes per import")
+    p.add_argument(
+        "--before",
+        default=None,
+        help="a ccwire src directory from before the optimisations, measured alongside",
+    )
     p.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
     p.add_argument("--only", default="", help="comma-separated scenario names")
     p.add_argument("--out", default=str(HERE / "RESULTS.md"))
@@ -274,6 +399,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     impls = [i for i in args.impls.split(",") if i]
+    global BEFORE_SRC
+    if args.before:
+        BEFORE_SRC = str(Path(args.before).resolve())
+        impls.append("before")
     if "ref" in impls and not Path(args.ref_python).exists():
         print(f"no reference SDK at {args.ref_python}: skipping it", file=sys.stderr)
         impls.remove("ref")
@@ -281,34 +410,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenarios = [s for s in SCENARIOS if not args.only or s.name in args.only.split(",")]
     if not args.real_cli or args.smoke:
         scenarios = [s for s in scenarios if not s.real_cli]
-    pythons = {"ccwire": args.python, "floor": args.python, "ref": args.ref_python}
+    pythons = {
+        "ccwire": args.python,
+        "floor": args.python,
+        "ref": args.ref_python,
+        "before": args.python,
+    }
 
     raw: dict[str, Any] = {"results": {}, "imports": {}}
+    do_imports = not args.only or "import" in args.only.split(",")
     started = time.time()
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ccwire-bench-")))
         cli = make_cli(work, args.python)
+        if do_imports:
+            reps = 3 if args.smoke else args.import_reps
+            raw["imports"] = import_suite(pythons, impls, reps, work)
+            print(f"import suite: {reps} repetitions", flush=True)
         real: tuple[Path, dict[str, str]] | None = None
+        relay: tuple[Path, dict[str, str]] | None = None
         if any(s.real_cli for s in scenarios):
-            real = (Path(args.real_cli).resolve(), scripted_model_env(stack, work))
+            real_cli = Path(args.real_cli).resolve()
+            real = (real_cli, scripted_model_env(stack, work))
+            relay = (make_relay(work, args.python), tool_model_env(stack, work, real_cli))
         for rnd in range(rounds):
             order = impls[rnd % len(impls) :] + impls[: rnd % len(impls)]
-            if not args.only or "import" in args.only.split(","):
-                imports = {
-                    "ccwire": (args.python, ["ccwire"]),
-                    "anyio": (args.python, ["anyio"]),
-                    "floor": (args.python, ["asyncio", "json"]),
-                }
-                if "ref" in impls:
-                    imports["ref"] = (args.ref_python, ["claude_agent_sdk"])
-                for name, (py, mods) in imports.items():
-                    raw["imports"].setdefault(name, []).append(import_time(py, mods))
             for sc in scenarios:
                 if sc.rounds is not None and rnd >= sc.rounds and not args.smoke:
                     continue
                 for _ in range(1 if args.smoke else sc.repeat):
                     for impl in order:
-                        if sc.real_cli and real is not None:
+                        if sc.name == "tool_real" and relay is not None:
+                            r = run_driver(
+                                pythons[impl], impl, sc, relay[0], work, args.smoke, relay[1]
+                            )
+                        elif sc.real_cli and real is not None:
                             r = run_driver(
                                 pythons[impl], impl, sc, real[0], work, args.smoke, real[1]
                             )
@@ -324,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.profile:
             from profile_hot import profile_all  # noqa: PLC0415
 
+            os.environ["BENCH_PYTHON"] = args.python
             profiles = profile_all(args.ref_python, cli, work)
 
     raw["machine"] = machine()

@@ -15,16 +15,27 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--impls", "ccwire,floor",
-         "--out", str(out)],
+         "--out", str(out), "--before", str(ROOT / "src"), "--only",
+         "import,handshake,tools_seq,tools_conc,messages,big_100MB,many_10,sessions_100"],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     raw = json.loads(out.with_suffix(".json").read_text())
     assert raw["smoke"] is True
     for scenario, per_impl in raw["results"].items():
-        for impl in ("ccwire", "floor"):
+        for impl in ("ccwire", "floor", "before"):
             runs = per_impl[impl]
             assert runs and all(r["ok"] for r in runs), (scenario, impl, runs)
-    assert {"handshake", "tools_seq", "messages", "big_100MB", "many_10"} <= set(raw["results"])
+    assert {"handshake", "tools_seq", "messages", "big_100MB", "many_10", "sessions_100"} <= set(
+        raw["results"]
+    )
+    hundred = raw["results"]["sessions_100"]["ccwire"][0]
+    assert hundred["messages"] == 3 * 5 and hundred["rss_per_idle_session"] > 0
+    imports = raw["imports"]
+    assert {"usual", "anyio_asyncio", "bare", "before_usual"} <= set(imports)
+    assert all(len(v["wall_s"]) == 3 and len(v["import_s"]) == 3 for v in imports.values())
+    assert imports["bare"]["heavy"] == []  # `import ccwire` pulls no heavy package
     page = out.read_text()
-    assert "SMOKE RUN" in page and "## Targets" in page
+    assert "SMOKE RUN" in page and "## Targets" in page and "ccwire / before" in page
+    for target in ("usual import", "tools/call p50", "16 in flight", "100 sessions", "100 MB"):
+        assert target in page, target

@@ -17,8 +17,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -34,6 +33,11 @@ from .._wire.hook_types import (
     HookMatcher,
 )
 from .reporting import CallbackErrorHandler, callback_name, report_callback_error
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",

@@ -11,7 +11,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,9 +42,15 @@ from .option_types import (
 )
 
 if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
+
+if TYPE_CHECKING:
     from .audit import AuditLog
 
 from .._core.public import publish_module
+from .._core.records import prepare
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
@@ -602,3 +608,6 @@ class ClaudeAgentOptions:
 
 
 publish_module(__name__)
+
+# every connection builds these: their __init__ now, not in the first handshake
+prepare(ClaudeAgentOptions)

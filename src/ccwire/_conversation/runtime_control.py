@@ -20,38 +20,42 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .._core.errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
+from .._core.lazy import lazy_module
 from .._protocol import features as cli
 from .._protocol.features import CliFeatures, is_unsupported_answer
-from .._wire import codec, control_requests as wire
-from .._wire.control_requests import optional_fields
-from .._wire.control_types import (
-    CliVersion,
-    ContextUsage,
-    FileContents,
-    FileSuggestions,
-    HooksListing,
-    InterruptResult,
-    McpServerState,
-    McpSetServersResult,
-    ModelChange,
-    ModelInfo,
-    PermissionModeChange,
-    PermissionRules,
-    PluginReload,
-    RepoRootRegistration,
-    RewindFilesResult,
-    SettingsSnapshot,
-    SlashCommand,
-    TaskOutput,
-    UsageReport,
-)
+from .._wire import codec
 from .._wire.permission_types import PermissionMode
 from .argv import build_mcp_config, sdk_servers
-from .status_types import McpStatusResponse
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
+    from .._wire import control_requests as wire
+    from .._wire.control_types import (
+        CliVersion,
+        ContextUsage,
+        FileContents,
+        FileSuggestions,
+        HooksListing,
+        InterruptResult,
+        McpServerState,
+        McpSetServersResult,
+        ModelChange,
+        ModelInfo,
+        PermissionModeChange,
+        PermissionRules,
+        PluginReload,
+        RepoRootRegistration,
+        RewindFilesResult,
+        SettingsSnapshot,
+        SlashCommand,
+        TaskOutput,
+        UsageReport,
+    )
     from .connection import Connection
+    from .status_types import McpStatusResponse
+
+else:  # loaded by the first runtime request: importing the client stays cheap
+    wire = lazy_module("ccwire._wire.control_requests")
 
 __all__ = ["RuntimeControl"]
 
@@ -158,7 +162,7 @@ class RuntimeControl:
     ) -> ContextUsage:
         """How full the context window is, by category."""
         return wire.decode_context_usage(
-            await self._request(wire.GET_CONTEXT_USAGE, optional_fields(detail=detail))
+            await self._request(wire.GET_CONTEXT_USAGE, wire.optional_fields(detail=detail))
         )
 
     # ------------------------------------------------------------------- MCP
@@ -271,7 +275,7 @@ class RuntimeControl:
             self._require(cli.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)")
         if check_permissions is not None:
             self._require(cli.CAP_MCP_CALL_CHECK_PERMISSIONS, "mcp_call(check_permissions=...)")
-        fields = optional_fields(
+        fields = wire.optional_fields(
             tool=tool,
             arguments=dict(arguments) if arguments is not None else None,
             timeout_ms=timeout_ms,
@@ -298,7 +302,7 @@ class RuntimeControl:
     async def background_tasks(self, tool_use_id: str | None = None) -> bool:
         """Move running tool calls (or one of them) to the background; True if any moved."""
         answer = await self._request(
-            wire.BACKGROUND_TASKS, optional_fields(tool_use_id=tool_use_id)
+            wire.BACKGROUND_TASKS, wire.optional_fields(tool_use_id=tool_use_id)
         )
         return answer.get("backgrounded") is True
 
@@ -358,7 +362,7 @@ class RuntimeControl:
         if refuse_if_busy is not None:
             self._require(cli.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)")
         answer = await self._request(
-            wire.RELOAD_PLUGINS, optional_fields(refuse_if_busy=refuse_if_busy)
+            wire.RELOAD_PLUGINS, wire.optional_fields(refuse_if_busy=refuse_if_busy)
         )
         return wire.decode_plugin_reload(answer)
 
@@ -401,7 +405,7 @@ class RuntimeControl:
         """Read a file through the CLI, under its read permission rules (a denied or
         missing file raises `ControlProtocolError`). ``max_bytes``
         truncates; ``encoding="base64"`` returns binary-safe contents."""
-        fields = optional_fields(path=os.fspath(path), max_bytes=max_bytes, encoding=encoding)
+        fields = wire.optional_fields(path=os.fspath(path), max_bytes=max_bytes, encoding=encoding)
         return wire.decode_file_contents(await self._request(wire.READ_FILE, fields))
 
     async def seed_read_state(self, path: str | os.PathLike[str], mtime_ms: float) -> None:
@@ -422,7 +426,7 @@ class RuntimeControl:
         """Add a repository below the working directory (or an ``add_dirs`` root) as a
         working directory of the session, optionally reloading its CLAUDE.md, plugins
         and skills. The CLI refuses a directory outside them, or one already registered."""
-        fields = optional_fields(
+        fields = wire.optional_fields(
             directory=os.fspath(directory),
             reload_claude_md=reload_claude_md,
             reload_plugins=reload_plugins,
@@ -451,7 +455,7 @@ class RuntimeControl:
         """Cost and usage so far (per model in ``session.model_usage``), and rate limits
         when known. ``skip_behaviors=True`` leaves out the usage-behavior summary."""
         return wire.decode_usage(
-            await self._request(wire.GET_USAGE, optional_fields(skip_behaviors=skip_behaviors))
+            await self._request(wire.GET_USAGE, wire.optional_fields(skip_behaviors=skip_behaviors))
         )
 
     async def get_session_cost(self) -> str:

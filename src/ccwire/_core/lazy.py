@@ -16,7 +16,29 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["exports_table", "lazy_exports"]
+__all__ = ["exports_table", "lazy_exports", "lazy_module"]
+
+
+def lazy_module(name: str) -> Any:
+    """The module ``name``, executed on first attribute access (`importlib.util.LazyLoader`).
+
+    For modules only a rarely used path needs: importing the caller stays cheap. Type
+    checkers should see a plain import (``if TYPE_CHECKING: from . import x`` / ``else:
+    x = lazy_module(...)``).
+    """
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no module named {name!r}", name=name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def exports_table(source: str) -> dict[str, tuple[str, str]]:

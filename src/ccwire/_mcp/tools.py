@@ -13,8 +13,8 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Generic, TypeVar
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import anyio.from_thread
 
@@ -37,6 +37,11 @@ from . import validator as _validator
 from .handlers import as_async, kwargs_fields, read_signature
 from .schema import params_schema, to_json_schema
 from .validator import CompiledValidator, ValidationFailure
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = [
     "SdkMcpTool",

@@ -13,8 +13,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -22,6 +21,11 @@ import anyio.abc
 from .._core.errors import CcwireError, CLIConnectionError, MessageDecodeError, MessageEncodeError
 from .._core.public import publish_module
 from .._wire.framing import LineDecoder
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
 

@@ -15,10 +15,16 @@ import contextlib
 import logging
 import select
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = ["STREAM_ERRORS", "LineWriter", "WriteInterrupted", "close_quietly"]
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
+from .._core.records import prepare
 from .._core.slots import slot_builder
 
 # permissions and hooks live in _codec_callbacks; every wire name is still codec.X
@@ -61,6 +61,11 @@ from .messages import (
     UnknownBlock,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
     pass
@@ -713,3 +718,7 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     if obj.get("subtype") == SESSION_STATE_CHANGED:
         return _opt_str(obj.get("state"))
     return None
+
+
+# every connection builds these: their __init__ now, not in the first handshake
+prepare(ControlRequest, ControlResponse, McpMessageRequest)
