@@ -33,14 +33,19 @@ from .calls import CallRunner
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
 from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
+from .versions import (
+    MODERN_VERSIONS,
+    PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    modern_result,
+    negotiate,
+    request_version,
+)
 
 __all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer"]
 
 logger = logging.getLogger("ccwire")
 
-PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-"""MCP protocol versions this server speaks; a client asking for another gets 2025-06-18."""
-_DEFAULT_VERSION: Final = "2025-06-18"
 _NO_PARAMS: Final[Mapping[str, Any]] = MappingProxyType({})
 _SETTLE_SECONDS: Final = 5.0
 _SESSIONS_REMEMBERED: Final = 1024
@@ -280,6 +285,12 @@ class SdkMcpServer:
         fn, is_notification = route
         if not has_id and not is_notification:
             return None  # a request sent as a notification: nobody waits for an answer
+        version = request_version(params)
+        if version is not None and version not in PROTOCOL_VERSIONS:
+            return _error(
+                req_id, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}",
+                {"supported": list(PROTOCOL_VERSIONS), "requested": version},
+            )  # fmt: skip
         key = session_key if session_key is not None else send if send is not None else session_id
         try:
             hash(key)
@@ -296,24 +307,40 @@ class SdkMcpServer:
             return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         if is_notification:
             return _result(req_id, {}) if has_id else None
+        if version in MODERN_VERSIONS and response is not None:
+            response = modern_result(method, response, self._info())
         return response
+
+    def _info(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+    def _capabilities(self) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
+        if self._resources:
+            capabilities["resources"] = {"listChanged": True}
+        if self._prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        return capabilities
 
     # ------------------------------------------------------------------ routes
 
     async def _initialize(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
-        asked = params.get("protocolVersion")
         self._calls.forget_session(key)  # JSON-RPC ids restart at 0
-        capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
-        if self._resources:
-            capabilities["resources"] = {"listChanged": True}
-        if self._prompts:
-            capabilities["prompts"] = {"listChanged": True}
         result: dict[str, Any] = {
-            "protocolVersion": asked if asked in PROTOCOL_VERSIONS else _DEFAULT_VERSION,
-            "capabilities": capabilities,
-            "serverInfo": {"name": self.name, "version": self.version},
+            "protocolVersion": negotiate(params.get("protocolVersion")),
+            "capabilities": self._capabilities(),
+            "serverInfo": self._info(),
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return _result(req_id, result)
+
+    async def _discover(self, req_id: Any, *_: Any) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(PROTOCOL_VERSIONS),
+            "capabilities": self._capabilities(),
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
@@ -462,6 +489,7 @@ def _remember(table: dict[Hashable, Any], key: Hashable, value: Any) -> None:
 
 SdkMcpServer._ROUTES = {
     "initialize": (SdkMcpServer._initialize, False),
+    "server/discover": (SdkMcpServer._discover, False),
     "ping": (SdkMcpServer._ping, False),
     "tools/list": (SdkMcpServer._tools_list, False),
     "tools/call": (SdkMcpServer._tools_call, False),
