@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -37,7 +38,10 @@ TARGET = "tests.fixtures.mcp_serve_server:server"
 
 
 def server_params(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-c", ENTRY, "serve", *args], cwd=str(ROOT))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    return StdioServerParameters(
+        command=sys.executable, args=["-c", ENTRY, "serve", *args], cwd=str(ROOT), env=env
+    )
 
 
 async def test_official_client_over_stdio() -> None:
@@ -183,3 +187,20 @@ async def test_cancelled_notification_cancels_the_call_in_process() -> None:
         remaining = [m async for m in from_server]
     assert remaining == []  # the cancelled call was never answered
     assert mcp_serve_server.SLEEPY_ENDED  # and its handler was cancelled
+
+
+async def test_official_client_speaks_2026_07_28_over_stdio() -> None:
+    """mode="auto": the client probes server/discover and adopts the newest version."""
+    from mcp.client.client import Client
+    from mcp_types.version import LATEST_MODERN_VERSION
+
+    with anyio.fail_after(60):
+        async with Client(server_params(TARGET), mode="auto") as client:
+            assert client.session.protocol_version == LATEST_MODERN_VERSION
+            assert [t.name for t in (await client.list_tools()).tools] == ["add", "count", "sleepy"]
+            added = await client.call_tool("add", {"a": 1, "b": 2})
+            assert added.structured_content == {"sum": 3}
+            read = await client.read_resource("memo://greeting")
+            assert isinstance(read.contents[0], types.TextResourceContents)
+            got = await client.get_prompt("haiku", {"topic": "x"})
+            assert got.messages
