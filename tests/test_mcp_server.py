@@ -110,7 +110,9 @@ async def test_initialize_is_repeatable_and_negotiates_the_version() -> None:
     old = {**init, "params": {"protocolVersion": "2024-11-05"}}
     assert (await server.handle(old) or {})["result"]["protocolVersion"] == "2024-11-05"
     unknown = {**init, "params": {"protocolVersion": "1999-01-01"}}
-    assert (await server.handle(unknown) or {})["result"]["protocolVersion"] == "2025-11-25"  # the newest
+    assert (await server.handle(unknown) or {})["result"][
+        "protocolVersion"
+    ] == "2025-11-25"  # the newest
 
 
 async def test_initialize_reports_instructions_and_version() -> None:

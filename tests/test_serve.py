@@ -141,7 +141,7 @@ def test_load_server_forms() -> None:
     assert load_server("tests.fixtures.mcp_serve_server:server.instance")["instance"] is server
     made = load_server("tests.fixtures.mcp_serve_server:make_server")
     assert made["name"] == "made"
-    with pytest.raises(UsageError, match="package.module:attribute"):
+    with pytest.raises(UsageError, match=r"package\.module:attribute"):
         load_server(":server", option="serve")
 
 
@@ -204,3 +204,39 @@ async def test_official_client_speaks_2026_07_28_over_stdio() -> None:
             assert isinstance(read.contents[0], types.TextResourceContents)
             got = await client.get_prompt("haiku", {"topic": "x"})
             assert got.messages
+
+
+@pytest.mark.parametrize(
+    ("target", "tool", "arguments", "answer"),
+    [
+        ("official_serve_server:fast", "shout", {"word": "hey"}, "HEY!"),
+        ("official_serve_server:lowlevel", "double", {"n": 21}, "42"),
+    ],
+)
+async def test_serve_hosts_official_servers_found_in_the_current_directory(
+    target: str, tool: str, arguments: dict[str, Any], answer: str
+) -> None:
+    """An MCPServer and a low-level Server, imported from the current directory."""
+    params = server_params(target)
+    params.cwd = str(ROOT / "tests" / "fixtures")
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            assert [t.name for t in (await client.list_tools()).tools] == [tool]
+            called = await client.call_tool(tool, arguments)
+            assert isinstance(called.content[0], types.TextContent)
+            assert called.content[0].text == answer
+
+
+def test_run_tools_loads_official_servers() -> None:
+    from ccwire import McpBridge
+
+    fixtures = str(ROOT / "tests" / "fixtures")
+    for target, name in [("official_serve_server:fast", "fast"),
+                         ("official_serve_server:lowlevel", "low")]:  # fmt: skip
+        config = load_server(target, search_path=fixtures)
+        assert config["name"] == name
+        assert isinstance(config["instance"], McpBridge)

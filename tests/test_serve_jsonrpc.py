@@ -38,8 +38,11 @@ CASES: list[tuple[str, Any, Any]] = [
     ("null", -32600, None),
     ("true", -32600, None),
     ('{"foo":1}', -32600, None),
-    ('[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]',
-     -32600, None),  # fmt: skip
+    (
+        '[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]',
+        -32600,
+        None,
+    ),
     ('{"jsonrpc":"1.0","id":"v1","method":"ping"}', -32600, "v1"),
     ('{"id":"nov","method":"ping"}', -32600, "nov"),
     ('{"jsonrpc":2.0,"id":"numv","method":"ping"}', -32600, "numv"),
@@ -54,16 +57,28 @@ CASES: list[tuple[str, Any, Any]] = [
     ('{"jsonrpc":"2.0","id":"um","method":"no/such/method"}', -32601, "um"),
     ('{"jsonrpc":"2.0","method":"no/such/notification"}', None, None),
     ('{"jsonrpc":"2.0","id":"tc","method":"tools/call","params":{"name":"nope"}}', -32602, "tc"),
-    ('{"jsonrpc":"2.0","id":"ll","method":"logging/setLevel","params":{"level":"loud"}}',
-     -32602, "ll"),  # fmt: skip
-    ('{"jsonrpc":"2.0","id":"cur","method":"tools/list","params":{"cursor":"bogus"}}',
-     -32602, "cur"),  # fmt: skip
+    (
+        '{"jsonrpc":"2.0","id":"ll","method":"logging/setLevel","params":{"level":"loud"}}',
+        -32602,
+        "ll",
+    ),
+    (
+        '{"jsonrpc":"2.0","id":"cur","method":"tools/list","params":{"cursor":"bogus"}}',
+        -32602,
+        "cur",
+    ),
     ('{"jsonrpc":"2.0","id":"gp","method":"prompts/get","params":{}}', -32602, "gp"),
-    ('{"jsonrpc":"2.0","id":"rr","method":"resources/read","params":{"uri":"x://none"}}',
-     -32002, "rr"),  # fmt: skip
-    ('{"jsonrpc":"2.0","id":"ver","method":"tools/list",'
-     '"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}',
-     -32022, "ver"),  # fmt: skip
+    (
+        '{"jsonrpc":"2.0","id":"rr","method":"resources/read","params":{"uri":"x://none"}}',
+        -32002,
+        "rr",
+    ),
+    (
+        '{"jsonrpc":"2.0","id":"ver","method":"tools/list",'
+        '"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}}',
+        -32022,
+        "ver",
+    ),
     ('{"jsonrpc":"2.0","id":7,"result":{}}', None, None),  # a response to nothing we sent
     ('{"jsonrpc":"2.0","id":"r1","result":{},"error":{"code":1,"message":"m"}}', -32600, "r1"),
     ('{"jsonrpc":"2.0","id":"ok","method":"tools/list","params":{}}', "ok", "ok"),
@@ -88,7 +103,7 @@ def _converse(lines: list[str]) -> list[dict[str, Any]]:
 def test_every_edge_case_is_answered_as_the_spec_says() -> None:
     init = json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": INIT})
     last = '{"jsonrpc":"2.0","id":"last","method":"ping"}'
-    table = NOT_INITIALIZED + [(init, "ok", "init")] + CASES
+    table = [*NOT_INITIALIZED, (init, "ok", "init"), *CASES]
     answers = _converse([line for line, _, _ in table] + [last])
     assert answers[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}  # nothing hangs
     answers = answers[:-1]
@@ -96,7 +111,7 @@ def test_every_edge_case_is_answered_as_the_spec_says() -> None:
     assert len(answers) == len(expected), answers
     by_id = {json.dumps(a["id"]): a for a in answers if a["id"] is not None}
     anonymous = [a for a in answers if a["id"] is None]
-    for (line, code, rid) in [t for t in table if t[1] is not None]:
+    for line, code, rid in [t for t in table if t[1] is not None]:
         answer = by_id.pop(json.dumps(rid)) if rid is not None else anonymous.pop(0)
         assert answer["jsonrpc"] == "2.0"
         if code == "ok":

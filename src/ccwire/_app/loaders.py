@@ -29,7 +29,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CcwireError
 from .._mcp.bridge import McpBridge, is_official_server
@@ -104,8 +104,7 @@ def _as_config(obj: Any) -> McpSdkServerConfig | None:
     if isinstance(obj, SdkMcpServer):
         return {"type": "sdk", "name": obj.name, "instance": obj}
     if is_official_server(obj):
-        bridge = McpBridge(obj)
-        return {"type": "sdk", "name": bridge.name, "instance": cast("SdkMcpServer", bridge)}
+        return McpBridge(obj).config()
     if (
         isinstance(obj, Mapping)
         and obj.get("type") == "sdk"

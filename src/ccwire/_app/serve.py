@@ -62,9 +62,7 @@ def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None]:
         else:
             targets.append(arg)
     if len(targets) != 1:
-        raise UsageError(
-            "serve expects one PACKAGE.MODULE:ATTRIBUTE (see `ccwire serve --help`)"
-        )
+        raise UsageError("serve expects one PACKAGE.MODULE:ATTRIBUTE (see `ccwire serve --help`)")
     return targets[0], http
 
 

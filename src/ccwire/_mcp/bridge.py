@@ -29,10 +29,11 @@ import logging
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from .._core.public import publish_module
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -42,6 +43,10 @@ from .._wire.jsonrpc import (
     valid_id,
 )
 from .broadcast import Sink, spawn_background
+
+if TYPE_CHECKING:
+    from .config import McpSdkServerConfig
+    from .server import SdkMcpServer
 
 __all__ = ["McpBridge", "as_served_server", "is_official_server", "is_server_object"]
 
@@ -263,12 +268,49 @@ def _cancel_notice(request_id: int, reason: str) -> dict[str, Any]:
 
 
 class McpBridge:
-    """An official ``mcp`` server served in-process, with `SdkMcpServer`'s
-    ``handle``/``attach`` interface (see the module docstring).
+    """A server written with the official ``mcp`` package, hosted by ccwire.
 
-    ``timeout`` (seconds, default none) bounds each forwarded request: the server's
-    handler is then cancelled and the client gets error -32001.  ``shutdown_grace``
-    bounds how long a session's loop may take to finish once detached.
+    Wraps a ``FastMCP`` (mcp 1.x), an ``MCPServer`` (mcp 2.x) or a low-level
+    ``mcp.server.lowlevel.Server`` and gives it `SdkMcpServer`'s
+    ``handle``/``attach`` interface, so that it can be a value of
+    ``ClaudeAgentOptions.mcp_servers`` (the Claude Code CLI then reaches it in-process,
+    over the control protocol, like a ccwire server), be served by ``ccwire serve``,
+    or be loaded by ``ccwire run --tools``.  A server object given directly to
+    ``mcp_servers``, ``serve`` or ``--tools`` is wrapped in a bridge automatically;
+    make one yourself to set ``timeout`` or ``name``.
+
+    Each session (one CLI or client connection) runs the server's own loop, with its
+    lifespan, over in-memory streams; requests are forwarded and answered when the
+    server answers, its notifications (progress, log messages, list changes) reach
+    the client, and ``notifications/cancelled`` cancels its handler.  Requests the
+    server sends to the client (sampling, elicitation, roots) are refused with
+    -32601; ``ping`` is answered.  Needs the ``mcp`` package (``ccwire[mcp]``).
+
+    Example:
+        ```python
+        from mcp.server.mcpserver import MCPServer  # FastMCP in mcp 1.x
+        from ccwire import ClaudeAgentOptions, McpBridge
+
+        weather = MCPServer("weather")
+
+        @weather.tool()
+        def forecast(city: str) -> str:
+            return f"Sunny in {city}"
+
+        options = ClaudeAgentOptions(mcp_servers={"weather": McpBridge(weather).config()})
+        ```
+
+    Args:
+        server: The official server object.
+        name: The name the server goes by (default: the server's own name).
+        timeout: Seconds each forwarded request may take (default: no limit); the
+            server's handler is then cancelled and the client gets error -32001.
+        shutdown_grace: Seconds a session's server loop may take to finish once the
+            connection closed.
+
+    Raises:
+        TypeError: ``server`` is not a server of the ``mcp`` package.
+        ImportError: The ``mcp`` package is not installed.
     """
 
     def __init__(
@@ -294,6 +336,15 @@ class McpBridge:
 
     def __repr__(self) -> str:
         return f"McpBridge({self.server!r})"
+
+    def config(self) -> McpSdkServerConfig:
+        """This bridge as an ``mcp_servers`` entry: ``{"type": "sdk", "name": ...,
+        "instance": self}`` (typed as the config of an in-process server).
+
+        Returns:
+            The config, named after the server.
+        """
+        return {"type": "sdk", "name": self.name, "instance": cast("SdkMcpServer", self)}
 
     def attach(self, sink: Sink) -> Callable[[], None]:
         """Register a session's sink; the returned function detaches it and ends the
@@ -370,3 +421,6 @@ class McpBridge:
             if "id" not in message:
                 return None
             return error(message.get("id"), INVALID_REQUEST, f"Invalid Request: {exc}")
+
+
+publish_module(__name__)

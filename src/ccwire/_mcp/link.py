@@ -125,7 +125,9 @@ class ClientLink:
         method = message["method"]
         if "id" in message and not self._may_serve(method, message.get("params") or {}):
             if method not in getattr(self.server, "_ROUTES", (method,)):
-                await self._write(error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}"))
+                await self._write(
+                    error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
+                )
             else:
                 await self._write(
                     _invalid(message["id"], f"{method} before initialize: initialize first")
@@ -172,7 +174,9 @@ class ClientLink:
         req_id = f"ccwire-{next(self._ids)}"
         pending = self._pending[req_id] = _Pending()
         try:
-            await self._write({"jsonrpc": "2.0", "id": req_id, "method": method, "params": dict(params)})
+            await self._write(
+                {"jsonrpc": "2.0", "id": req_id, "method": method, "params": dict(params)}
+            )
             with anyio.move_on_after(_REQUEST_TIMEOUT if timeout is None else timeout):
                 await pending.done.wait()
         finally:

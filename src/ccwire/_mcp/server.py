@@ -33,14 +33,7 @@ from .calls import CallRunner
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
 from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
-from .versions import (
-    MODERN_VERSIONS,
-    PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
-    modern_result,
-    negotiate,
-    request_version,
-)
+from .versions import PROTOCOL_VERSIONS, modern_result, negotiate, request_version, unsupported
 
 __all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer"]
 
@@ -286,16 +279,9 @@ class SdkMcpServer:
         if not has_id and not is_notification:
             return None  # a request sent as a notification: nobody waits for an answer
         version = request_version(params)
-        if version is not None and version not in PROTOCOL_VERSIONS:
-            return _error(
-                req_id, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}",
-                {"supported": list(PROTOCOL_VERSIONS), "requested": version},
-            )  # fmt: skip
-        key = session_key if session_key is not None else send if send is not None else session_id
-        try:
-            hash(key)
-        except TypeError:
-            key = id(key)
+        if (refused := unsupported(req_id, version)) is not None:
+            return refused
+        key = _session_key(session_key, send, session_id)
         try:
             response = await fn(self, req_id, params, key, session_id, send, cancel_scope)
         except McpError as exc:
@@ -307,9 +293,7 @@ class SdkMcpServer:
             return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         if is_notification:
             return _result(req_id, {}) if has_id else None
-        if version in MODERN_VERSIONS and response is not None:
-            response = modern_result(method, response, self._info())
-        return response
+        return modern_result(method, version, response, self._info())
 
     def _info(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version}
@@ -477,6 +461,15 @@ class SdkMcpServer:
         target = params.get("requestId")
         if valid_id(target):
             self._calls.cancel((key, target))
+
+
+def _session_key(session_key: Hashable | None, send: Any, session_id: str | None) -> Hashable:
+    key = session_key if session_key is not None else send if send is not None else session_id
+    try:
+        hash(key)
+    except TypeError:
+        return id(key)
+    return key
 
 
 def _remember(table: dict[Hashable, Any], key: Hashable, value: Any) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from .._wire.jsonrpc import error
+
 __all__ = [
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
@@ -25,6 +27,7 @@ __all__ = [
     "modern_result",
     "negotiate",
     "request_version",
+    "unsupported",
 ]
 
 HANDSHAKE_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -57,12 +60,25 @@ def request_version(params: Mapping[str, Any]) -> Any:
     return meta.get(PROTOCOL_VERSION_META) if isinstance(meta, Mapping) else None
 
 
+def unsupported(req_id: Any, version: Any) -> dict[str, Any] | None:
+    """The -32022 error for a request naming a version not spoken (``None`` if it is,
+    or if it names none)."""
+    if version is None or version in PROTOCOL_VERSIONS:
+        return None
+    return error(
+        req_id, UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}",
+        {"supported": list(PROTOCOL_VERSIONS), "requested": version},
+    )  # fmt: skip
+
+
 def modern_result(
-    method: str, response: dict[str, Any], server_info: Mapping[str, Any]
-) -> dict[str, Any]:
-    """``response`` with the fields a 2026-07-28 result needs (``resultType``, the
-    server's ``serverInfo`` in ``_meta``, and ``ttlMs``/``cacheScope`` for list and
-    read results) added where missing."""
+    method: str, version: Any, response: dict[str, Any] | None, server_info: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """``response`` to a request of ``version``; for a 2026-07-28 one, with the fields
+    its result needs (``resultType``, the server's ``serverInfo`` in ``_meta``, and
+    ``ttlMs``/``cacheScope`` for list and read results) added where missing."""
+    if version not in MODERN_VERSIONS or response is None:
+        return response
     body = response.get("result")
     if isinstance(body, dict):
         body.setdefault("resultType", "complete")
