@@ -52,7 +52,7 @@ def model_env(*steps: Step) -> Iterator[dict[str, str]]:
         yield {}
         return
     with tempfile.TemporaryDirectory() as home, ScriptedModel(*steps) as model:
-        print("[offline: a scripted model plays Claude; set ANTHROPIC_API_KEY for the real one]")
+        print("[offline: scripted model plays Claude; set ANTHROPIC_API_KEY for the real one]")
         yield model.env(home)
 
 
