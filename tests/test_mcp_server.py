@@ -195,9 +195,9 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
             5,
         ),
         (
-            {"jsonrpc": "2.0", "id": 6, "method": "resources/subscribe"},
+            {"jsonrpc": "2.0", "id": 6, "method": "resources/watch"},
             -32601,
-            "Method not found: resources/subscribe",
+            "Method not found: resources/watch",
             6,
         ),
         (

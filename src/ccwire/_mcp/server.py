@@ -32,6 +32,7 @@ from .broadcast import Broadcaster, Sink
 from .calls import CallRunner
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
+from .subscriptions import Subscriptions, complete_route, subscribe_route, unsubscribe_route
 from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
 from .versions import PROTOCOL_VERSIONS, modern_result, negotiate, request_version, unsupported
 
@@ -122,6 +123,7 @@ class SdkMcpServer:
         self._prompts = PromptSet(name, prompts or ())
         self._broadcast = Broadcaster(f"MCP server {name!r}")
         self._calls = CallRunner()
+        self._subscriptions = Subscriptions()
         self._log_levels: dict[Hashable, str] = {}
         self._tools_version = 0  # counts changes of the tool set
         self._listed: dict[Hashable, int] = {}  # session -> version it last listed
@@ -201,6 +203,15 @@ class SdkMcpServer:
         found = self._prompts.remove(name)
         self._broadcast.announce(PROMPTS_CHANGED)
         return found
+
+    async def notify_resource_updated(self, uri: str, *, title: str | None = None) -> int:
+        """Tell every client subscribed to ``uri`` (``resources/subscribe``) that the
+        resource changed (``notifications/resources/updated``); they read it again.
+
+        Returns how many sessions were told.  From a plain ``def`` handler, run it with
+        ``anyio.from_thread.run(server.notify_resource_updated, uri)``.
+        """
+        return await self._subscriptions.notify(uri, title)
 
     # ------------------------------------------------------------------ sinks
 
@@ -301,9 +312,11 @@ class SdkMcpServer:
     def _capabilities(self) -> dict[str, Any]:
         capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
         if self._resources:
-            capabilities["resources"] = {"listChanged": True}
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
         if self._prompts:
             capabilities["prompts"] = {"listChanged": True}
+        if self._prompts.completes or self._resources.completes:
+            capabilities["completions"] = {}
         return capabilities
 
     # ------------------------------------------------------------------ routes
@@ -492,6 +505,9 @@ SdkMcpServer._ROUTES = {
     "prompts/list": (SdkMcpServer._prompts_list, False),
     "prompts/get": (SdkMcpServer._prompts_get, False),
     "logging/setLevel": (SdkMcpServer._set_level, False),
+    "resources/subscribe": (subscribe_route, False),
+    "resources/unsubscribe": (unsubscribe_route, False),
+    "completion/complete": (complete_route, False),
     "notifications/initialized": (SdkMcpServer._noop, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
