@@ -13,8 +13,9 @@ after ``mcp_toggle``) starts a fresh loop.  Requests are forwarded under ids of 
 bridge's own and answered when the server answers; the server's notifications
 (progress, log messages, list changes) go to the session's sink; the CLI's
 ``notifications/cancelled`` cancels the server's handler and withdraws the answer.
-Requests the server sends to the client (sampling, elicitation, roots) are refused
-with -32601, ``ping`` is answered.  Detaching the session (the connection closing)
+Requests the server sends to the client (sampling, elicitation, roots) are relayed
+to the client when the host can reach it (``ccwire serve``), else refused with
+-32601; ``ping`` is answered.  Detaching the session (the connection closing)
 ends the stream, so the loop finishes (bounded by ``shutdown_grace``).
 
 Nothing here imports ``mcp`` until a bridge is made.
@@ -32,7 +33,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+import anyio.abc
 
+from .._core.errors import McpError
 from .._core.public import publish_module
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -43,6 +46,7 @@ from .._wire.jsonrpc import (
     valid_id,
 )
 from .broadcast import Sink, spawn_background
+from .outbound import Requester
 
 if TYPE_CHECKING:
     from .config import McpSdkServerConfig
@@ -154,6 +158,8 @@ class _Session:
         self._scope = anyio.CancelScope()
         self.done = anyio.Event()
         self.closed = False
+        self.requester: Requester | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
 
     def start(self) -> bool:
         return spawn_background(self._run)
@@ -169,6 +175,7 @@ class _Session:
         try:
             with self._scope:
                 async with anyio.create_task_group() as tg:
+                    self._tg = tg
                     tg.start_soon(self._pump)
                     try:
                         options = self._lowlevel.create_initialization_options()
@@ -199,19 +206,33 @@ class _Session:
                 if waiter is not None:
                     waiter.response = {**data, "id": waiter.outer_id}
                     waiter.done.set()
-            elif "id" in data:  # a request to the client: only ping is answered
+            elif "id" in data:  # a request to the client: relayed when it can be
                 method = data["method"]
-                reply = (
-                    result(data["id"], {})
-                    if method == "ping"
-                    else error(data["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
-                )
-                self._forward(reply)
+                if method == "ping":
+                    self._forward(result(data["id"], {}))
+                elif self.requester is not None and self._tg is not None:
+                    self._tg.start_soon(self._relay, self.requester, data)
+                else:
+                    self._forward(
+                        error(data["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
+                    )
             elif self.sink is not None:
                 try:
                     await self.sink(data)
                 except Exception as exc:
                     logger.warning("ccwire: %r lost a %s: %s", self._name, data["method"], exc)
+
+    async def _relay(self, requester: Requester, data: dict[str, Any]) -> None:
+        """Ask the client what the server asked (sampling, elicitation, roots)."""
+        params = data.get("params")
+        try:
+            answer = await requester(
+                data["method"], params if isinstance(params, Mapping) else {}, None
+            )
+        except McpError as exc:
+            self._forward(error(data["id"], exc.code, exc.message, exc.data))
+        else:
+            self._forward(result(data["id"], dict(answer)))
 
     def _forward(self, data: Mapping[str, Any]) -> bool:
         try:
@@ -283,8 +304,9 @@ class McpBridge:
     lifespan, over in-memory streams; requests are forwarded and answered when the
     server answers, its notifications (progress, log messages, list changes) reach
     the client, and ``notifications/cancelled`` cancels its handler.  Requests the
-    server sends to the client (sampling, elicitation, roots) are refused with
-    -32601; ``ping`` is answered.  Needs the ``mcp`` package (``ccwire[mcp]``).
+    server sends to the client (sampling, elicitation, roots) are relayed to the
+    client under ``ccwire serve``; the Claude Code CLI refuses them (-32601), as it
+    does for ccwire tools.  ``ping`` is answered.  Needs the ``mcp`` package (``ccwire[mcp]``).
 
     Example:
         ```python
@@ -379,11 +401,14 @@ class McpBridge:
         send: Sink | None = None,
         session_key: Hashable | None = None,
         cancel_scope: anyio.CancelScope | None = None,
+        request: Requester | None = None,
     ) -> dict[str, Any] | None:
         """Forward one JSON-RPC message to the official server; its answer, or ``None``.
 
         Same contract as `SdkMcpServer.handle()` (``cancel_scope`` is not
-        needed: cancelling the caller cancels the forwarded request).
+        needed: cancelling the caller cancels the forwarded request).  With ``request``,
+        the server's own requests to the client (sampling, elicitation, roots) are
+        relayed to the client instead of refused.
         """
         if not isinstance(message, Mapping):
             return error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
@@ -415,6 +440,8 @@ class McpBridge:
                 return error(message.get("id"), INTERNAL_ERROR, "no event loop to serve on")
             self._sessions[key] = session
             self._live = [s for s in self._live if not s.done.is_set()] + [session]
+        if request is not None:
+            session.requester = request
         try:
             return await session.handle(message, self.timeout)
         except Exception as exc:  # e.g. a message the mcp package refuses to parse

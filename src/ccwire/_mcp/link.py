@@ -14,7 +14,7 @@ prescribe, before the server sees it:
   client sent ``initialize`` (a 2026-07-28 request naming its version in ``_meta``
   needs no handshake): -32600;
 * a response (``result``/``error`` and an id) answers one of the server's own requests
-  to the client (`request()`: elicitation, sampling, ping).
+  to the client (`Outbound`: elicitation, sampling, ping).
 
 Every request is served in a task of its own (calls overlap, and
 ``notifications/cancelled`` cancels exactly its call) and is always answered, unless
@@ -23,7 +23,6 @@ the client cancelled it.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -32,8 +31,8 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from .._core.errors import McpError
 from .._wire.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
+from .outbound import Outbound
 from .versions import request_version
 
 __all__ = ["PARSE_ERROR", "ClientLink", "check_request"]
@@ -42,7 +41,6 @@ logger = logging.getLogger("ccwire")
 
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
-_REQUEST_TIMEOUT: Final = 300.0
 
 Writer = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -77,12 +75,6 @@ def check_request(message: Any) -> dict[str, Any] | None:
     return None
 
 
-class _Pending:
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.reply: dict[str, Any] | None = None
-
-
 class ClientLink:
     """Serves one client connection (see the module docstring).
 
@@ -97,8 +89,7 @@ class ClientLink:
         self.key = key
         self._tg = tg
         self.initialized = False
-        self._ids = itertools.count(1)
-        self._pending: dict[str, _Pending] = {}
+        self.outbound = Outbound(write, "ccwire-")
 
     async def send(self, message: dict[str, Any]) -> None:
         """Deliver one of the server's notifications (or a reply) to the client."""
@@ -120,7 +111,8 @@ class ClientLink:
             await self._write(problem)
             return
         if "method" not in message:
-            self._answered(message)
+            if not self.outbound.answered(message):
+                logger.debug("ccwire serve: a response to no request: %r", message.get("id"))
             return
         method = message["method"]
         if "id" in message and not self._may_serve(method, message.get("params") or {}):
@@ -144,8 +136,9 @@ class ClientLink:
         with anyio.CancelScope() as scope:
             try:
                 reply = await self.server.handle(
-                    message, send=self.send, session_key=self.key, cancel_scope=scope
-                )
+                    message, send=self.send, session_key=self.key, cancel_scope=scope,
+                    request=self.outbound.request,
+                )  # fmt: skip
             except Exception as exc:  # the server promises not to raise; be sure
                 logger.exception("ccwire serve: serving %s failed", message.get("method"))
                 reply = error(message.get("id"), -32603, f"Internal error: {exc}")
@@ -154,54 +147,6 @@ class ClientLink:
         if scope.cancelled_caught and "id" in message:
             logger.debug("ccwire serve: request %r was cancelled", message["id"])
 
-    def _answered(self, message: Mapping[str, Any]) -> None:
-        pending = self._pending.pop(str(message.get("id")), None)
-        if pending is None:
-            logger.debug("ccwire serve: a response to no request: %r", message.get("id"))
-            return
-        pending.reply = dict(message)
-        pending.done.set()
-
-    async def request(
-        self, method: str, params: Mapping[str, Any], timeout: float | None = None
-    ) -> Mapping[str, Any]:
-        """Send a request to the client and return its result.
-
-        Raises `McpError` with the client's error, or -32001 when no answer came within
-        ``timeout`` seconds (default 300); a cancelled wait tells the client with
-        ``notifications/cancelled``.
-        """
-        req_id = f"ccwire-{next(self._ids)}"
-        pending = self._pending[req_id] = _Pending()
-        try:
-            await self._write(
-                {"jsonrpc": "2.0", "id": req_id, "method": method, "params": dict(params)}
-            )
-            with anyio.move_on_after(_REQUEST_TIMEOUT if timeout is None else timeout):
-                await pending.done.wait()
-        finally:
-            self._pending.pop(req_id, None)
-            if pending.reply is None:
-                notice = {"requestId": req_id, "reason": "cancelled or timed out"}
-                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
-                    await self._write(
-                        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice}
-                    )
-        reply = pending.reply
-        if reply is None:
-            limit = _REQUEST_TIMEOUT if timeout is None else timeout
-            raise McpError(f"the client did not answer {method} within {limit:g} s", code=-32001)
-        if "error" in reply:
-            err = reply["error"] if isinstance(reply["error"], Mapping) else {}
-            raise McpError(
-                str(err.get("message", "error")), code=int(err.get("code", -32603)),
-                data=err.get("data"),
-            )  # fmt: skip
-        result = reply.get("result")
-        return result if isinstance(result, Mapping) else {}
-
     def close(self) -> None:
         """Fail every request still waiting for the client (the connection ended)."""
-        for pending in self._pending.values():
-            pending.done.set()
-        self._pending.clear()
+        self.outbound.close()

@@ -30,11 +30,19 @@ from .._wire.jsonrpc import (
 )
 from .broadcast import Broadcaster, Sink
 from .calls import CallRunner
+from .outbound import Requester
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
 from .subscriptions import Subscriptions, complete_route, subscribe_route, unsubscribe_route
 from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
-from .versions import PROTOCOL_VERSIONS, modern_result, negotiate, request_version, unsupported
+from .versions import (
+    CLIENT_CAPABILITIES_META,
+    PROTOCOL_VERSIONS,
+    modern_result,
+    negotiate,
+    request_version,
+    unsupported,
+)
 
 __all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer"]
 
@@ -125,6 +133,7 @@ class SdkMcpServer:
         self._calls = CallRunner()
         self._subscriptions = Subscriptions()
         self._log_levels: dict[Hashable, str] = {}
+        self._client_caps: dict[Hashable, Mapping[str, Any]] = {}
         self._tools_version = 0  # counts changes of the tool set
         self._listed: dict[Hashable, int] = {}  # session -> version it last listed
         self._relist_waiters: dict[Hashable, list[anyio.Event]] = {}
@@ -241,6 +250,7 @@ class SdkMcpServer:
         send: Sink | None = None,
         session_key: Hashable | None = None,
         cancel_scope: anyio.CancelScope | None = None,
+        request: Requester | None = None,
     ) -> dict[str, Any] | None:
         """Serve one JSON-RPC message from the CLI and return the response to write back.
 
@@ -256,6 +266,9 @@ class SdkMcpServer:
         scope, so the cancellation propagates out of ``handle`` to its owner instead of
         ``None`` being returned, and the call costs no cancel scope of its own (unless it
         has a timeout).
+
+        ``request`` sends a request to the client (`ToolContext.elicit()`,
+        `ToolContext.sample()`); without it a tool cannot ask the client anything.
         """
         if self._broadcast.pending:
             self._broadcast.flush()
@@ -294,7 +307,7 @@ class SdkMcpServer:
             return refused
         key = _session_key(session_key, send, session_id)
         try:
-            response = await fn(self, req_id, params, key, session_id, send, cancel_scope)
+            response = await fn(self, req_id, params, key, session_id, send, cancel_scope, request)
         except McpError as exc:
             return _error(req_id, exc.code, exc.message, exc.data) if has_id else None
         except Exception as exc:  # a bug here must not take the connection down
@@ -325,6 +338,8 @@ class SdkMcpServer:
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
         self._calls.forget_session(key)  # JSON-RPC ids restart at 0
+        capabilities = params.get("capabilities")
+        _remember(self._client_caps, key, capabilities if isinstance(capabilities, Mapping) else {})
         result: dict[str, Any] = {
             "protocolVersion": negotiate(params.get("protocolVersion")),
             "capabilities": self._capabilities(),
@@ -419,13 +434,14 @@ class SdkMcpServer:
         session_id: str | None,
         send: Sink | None,
         outer: anyio.CancelScope | None,
+        request: Requester | None,
     ) -> dict[str, Any] | None:
         name = params.get("name")
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return _error(req_id, INVALID_PARAMS, f"Unknown tool: {name}")
         ctx = (
-            self._context(tool, req_id, params, key, session_id, send)
+            self._context(tool, req_id, params, key, session_id, send, request)
             if tool.wants_context
             else None
         )
@@ -456,9 +472,11 @@ class SdkMcpServer:
         key: Hashable,
         session_id: str | None,
         send: Sink | None,
+        request: Requester | None,
     ) -> ToolContext:
         meta = params.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
+        capabilities = meta.get(CLIENT_CAPABILITIES_META, self._client_caps.get(key))
         tool_use_id = meta.get("claudecode/toolUseId")
         token = meta.get("progressToken")
         return ToolContext(
@@ -466,6 +484,7 @@ class SdkMcpServer:
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
             session_id=session_id, progress_token=token if valid_id(token) else None,
             meta=meta, send=send, log_level=self._log_levels.get(key, "debug"),
+            request=request, client_capabilities=capabilities,
         )  # fmt: skip
 
     async def _cancelled(

@@ -34,6 +34,7 @@ from .._wire.content import (
     to_plain,
 )
 from . import validator as _validator
+from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
 from .schema import params_schema, to_json_schema
 from .validator import CompiledValidator, ValidationFailure
@@ -122,7 +123,7 @@ def annotations_to_dict(value: Any) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class ToolContext:
+class ToolContext(AskingClient):
     """What a handler written as ``(args, ctx)`` learns about its call.
 
     ``tool_use_id`` is the model's ``tool_use`` id (from ``_meta["claudecode/toolUseId"]``),
@@ -130,6 +131,8 @@ class ToolContext:
     for `report_progress()`.  ``send`` delivers notifications for this call to the
     CLI; without it (or without a token) progress reports are dropped.  ``meta`` is the
     call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold.
+    `elicit()` and `sample()` ask the client (the user, its model) through ``request``;
+    ``client_capabilities`` is what the client declared it supports.
     """
 
     tool_name: str
@@ -141,6 +144,8 @@ class ToolContext:
     meta: Mapping[str, Any] | None = None
     send: Sink | None = field(default=None, repr=False, compare=False)
     log_level: str = "debug"
+    request: Requester | None = field(default=None, repr=False, compare=False)
+    client_capabilities: Mapping[str, Any] | None = field(default=None, repr=False)
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

@@ -18,6 +18,7 @@ from typing import Any, Final
 from .._wire.jsonrpc import error
 
 __all__ = [
+    "CLIENT_CAPABILITIES_META",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "MODERN_VERSIONS",
@@ -39,6 +40,7 @@ PROTOCOL_VERSIONS: Final = MODERN_VERSIONS + HANDSHAKE_VERSIONS
 LATEST_HANDSHAKE_VERSION: Final = HANDSHAKE_VERSIONS[0]
 PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
 """The ``_meta`` key naming a 2026-07-28 (or later) request's version."""
+CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_META: Final = "io.modelcontextprotocol/serverInfo"
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
