@@ -107,7 +107,7 @@ def test_completers_are_checked_at_definition() -> None:
     with pytest.raises(ToolDefinitionError, match="unknown argument"):
         prompt("p", complete={"nope": ["x"]})(lambda code: code)
     with pytest.raises(ToolDefinitionError, match="must be strings"):
-        resource("a://{x}", complete={"x": [1, 2]})(lambda x: x)
+        resource("a://{x}", complete={"x": [1, 2]})(lambda x: x)  # type: ignore[list-item]
 
 
 async def test_subscribed_sessions_are_told_of_updates_until_they_unsubscribe() -> None:

@@ -32,7 +32,7 @@ import anyio
 import anyio.abc
 
 from .._wire.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
-from .outbound import Outbound
+from .outbound import Outbound, Requester
 from .versions import request_version
 
 __all__ = ["PARSE_ERROR", "ClientLink", "check_request"]
@@ -42,7 +42,9 @@ logger = logging.getLogger("ccwire")
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
 
-Writer = Callable[[dict[str, Any]], Awaitable[None]]
+Writer = Callable[..., Awaitable[None]]
+"""``write(message, related=None)``: ``related`` is the id of the client's request a
+notification or request belongs to (Streamable HTTP sends it on that request's stream)."""
 
 
 def _invalid(req_id: Any, why: str) -> dict[str, Any]:
@@ -133,11 +135,15 @@ class ClientLink:
         return self.initialized or method in _NO_HANDSHAKE or request_version(params) is not None
 
     async def _serve(self, message: dict[str, Any]) -> None:
+        send: Writer = self.send
+        request: Requester = self.outbound.request
+        if message["method"] == "tools/call" and "id" in message:
+            send, request = self._for_call(message["id"])
         with anyio.CancelScope() as scope:
             try:
                 reply = await self.server.handle(
-                    message, send=self.send, session_key=self.key, cancel_scope=scope,
-                    request=self.outbound.request,
+                    message, send=send, session_key=self.key, cancel_scope=scope,
+                    request=request,
                 )  # fmt: skip
             except Exception as exc:  # the server promises not to raise; be sure
                 logger.exception("ccwire serve: serving %s failed", message.get("method"))
@@ -146,6 +152,20 @@ class ClientLink:
                 await self._write(reply)
         if scope.cancelled_caught and "id" in message:
             logger.debug("ccwire serve: request %r was cancelled", message["id"])
+
+    def _for_call(self, call_id: Any) -> tuple[Writer, Requester]:
+        """The notification sink and client requester of one tools/call: what they send
+        belongs to that call."""
+
+        async def send(message: dict[str, Any]) -> None:
+            await self._write(message, related=call_id)
+
+        async def request(
+            method: str, params: Mapping[str, Any], timeout: float | None
+        ) -> Mapping[str, Any]:
+            return await self.outbound.request(method, params, timeout, related=call_id)
+
+        return send, request
 
     def close(self) -> None:
         """Fail every request still waiting for the client (the connection ended)."""

@@ -36,7 +36,7 @@ class _Pending:
 class Outbound:
     """The requests one connection's server sent its client, waiting for answers."""
 
-    def __init__(self, write: Callable[[dict[str, Any]], Awaitable[Any]], prefix: str) -> None:
+    def __init__(self, write: Callable[..., Awaitable[Any]], prefix: str) -> None:
         self._write = write
         self._prefix = prefix
         self._ids = itertools.count(1)
@@ -53,9 +53,17 @@ class Outbound:
         return True
 
     async def request(
-        self, method: str, params: Mapping[str, Any], timeout: float | None = None
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        timeout: float | None = None,
+        *,
+        related: Any = None,
     ) -> Mapping[str, Any]:
         """Send the request and return the client's result.
+
+        ``related`` (the id of the client request this one belongs to) is passed on to
+        the writer as its ``related`` keyword when given.
 
         Raises `McpError`: the client's error as it sent it, or -32001 when no answer
         came within ``timeout`` seconds (or the connection closed first).
@@ -64,9 +72,10 @@ class Outbound:
         req_id = f"{self._prefix}{next(self._ids)}"
         pending = self._pending[req_id] = _Pending()
         message = {"jsonrpc": "2.0", "id": req_id, "method": method, "params": dict(params)}
+        tag = {} if related is None else {"related": related}
         try:
             with anyio.move_on_after(limit):
-                await self._write(message)
+                await self._write(message, **tag)
                 await pending.done.wait()
         finally:
             self._pending.pop(req_id, None)
@@ -74,7 +83,8 @@ class Outbound:
                 notice = {"requestId": req_id, "reason": "no longer waited for"}
                 with anyio.CancelScope(shield=True), anyio.move_on_after(1):
                     await self._write(
-                        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice}
+                        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": notice},
+                        **tag,
                     )
         reply = pending.reply
         if reply is None:

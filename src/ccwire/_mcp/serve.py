@@ -16,7 +16,7 @@ interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import anyio
@@ -65,7 +65,7 @@ async def _read_lines(fd: int) -> AsyncIterator[bytes]:
             yield line
 
 
-def _fd_writer(fd: int) -> Callable[[dict[str, Any]], Any]:
+def _fd_writer(fd: int) -> Writer:
     lock = anyio.Lock()
 
     def write_all(data: bytes) -> None:
@@ -73,7 +73,7 @@ def _fd_writer(fd: int) -> Callable[[dict[str, Any]], Any]:
         while view:
             view = view[os.write(fd, view) :]
 
-    async def write(message: dict[str, Any]) -> None:
+    async def write(message: dict[str, Any], related: Any = None) -> None:
         data = encode_line(message)
         async with lock:
             if len(data) <= 4096:  # fits a pipe's buffer: no thread needed
