@@ -85,8 +85,17 @@ class ClientLink:
     from another's on the same server.
     """
 
-    def __init__(self, server: Any, write: Writer, key: Any, tg: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self,
+        server: Any,
+        write: Writer,
+        key: Any,
+        tg: anyio.abc.TaskGroup,
+        *,
+        on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> None:
         self.server = server
+        self._on_unanswered = on_unanswered
         self._write = write
         self.key = key
         self._tg = tg
@@ -139,6 +148,7 @@ class ClientLink:
         request: Requester = self.outbound.request
         if message["method"] == "tools/call" and "id" in message:
             send, request = self._for_call(message["id"])
+        reply: dict[str, Any] | None = None
         with anyio.CancelScope() as scope:
             try:
                 reply = await self.server.handle(
@@ -150,8 +160,9 @@ class ClientLink:
                 reply = error(message.get("id"), -32603, f"Internal error: {exc}")
             if reply is not None:
                 await self._write(reply)
-        if scope.cancelled_caught and "id" in message:
-            logger.debug("ccwire serve: request %r was cancelled", message["id"])
+        if reply is None and "id" in message and self._on_unanswered is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self._on_unanswered(message["id"])
 
     def _for_call(self, call_id: Any) -> tuple[Writer, Requester]:
         """The notification sink and client requester of one tools/call: what they send

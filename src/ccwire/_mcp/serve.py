@@ -16,7 +16,7 @@ interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
 import anyio
@@ -32,13 +32,20 @@ _READ_BYTES: Final = 1 << 16
 _MAX_LINE_BYTES: Final = 64 << 20
 
 
-async def serve_lines(server: Any, lines: AsyncIterator[bytes | str | Any], write: Writer) -> None:
+async def serve_lines(
+    server: Any,
+    lines: AsyncIterator[bytes | str | Any],
+    write: Writer,
+    *,
+    on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
+) -> None:
     """Serve one client connection: every item of ``lines`` is one raw message (bytes or
     text to parse; any other value is taken as already parsed), every answer and
     notification goes to ``write``.  Returns once ``lines`` ended and the calls still
-    running finished (or `DRAIN_SECONDS` passed)."""
+    running finished (or `DRAIN_SECONDS` passed).  ``on_unanswered`` is told the id of
+    a request that gets no answer (the client cancelled it)."""
     async with anyio.create_task_group() as tg:
-        link = ClientLink(server, write, object(), tg)
+        link = ClientLink(server, write, object(), tg, on_unanswered=on_unanswered)
         detach = server.attach(link.send)
         try:
             async for line in lines:
