@@ -55,6 +55,8 @@ __all__ = ["EVENTS_KEPT", "IDLE_SECONDS", "McpHttpApp", "security_settings", "se
 logger = logging.getLogger("ccwire")
 
 IDLE_SECONDS: Final = 30 * 60.0
+RETRY_MS: Final = 1000
+"""The reconnection delay suggested to clients in SSE priming events."""
 EVENTS_KEPT: Final = 1000
 ENDPOINT: Final = "/mcp"
 _LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
@@ -150,7 +152,7 @@ class McpHttpApp:
         session_id = uuid.uuid4().hex
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id, event_store=_MemoryEventStore(),
-            security_settings=self.security, idle_timeout=IDLE_SECONDS,
+            security_settings=self.security, idle_timeout=IDLE_SECONDS, retry_interval=RETRY_MS,
         )  # fmt: skip
         self.sessions[session_id] = transport
         status: list[int] = []
