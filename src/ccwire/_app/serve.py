@@ -8,6 +8,7 @@ the command line reports as one ``ccwire: error: ...`` line (exit code 2).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
 from typing import Any, Final
@@ -81,7 +82,12 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
                 f"serve --http needs the HTTP extra ({exc.name}): pip install 'ccwire[http]'"
             ) from exc
         host, port = http
-        anyio.run(serve_http, server, host, port)
+        try:
+            anyio.run(functools.partial(serve_http, server, host, port, announce=sys.stderr))
+        except OSError as exc:
+            raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
+        except KeyboardInterrupt:
+            return 130
         return 0
     from .._mcp.serve import serve_stdio
 

@@ -243,12 +243,31 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
     await serve_lines(server, messages(), writer, on_unanswered=on_unanswered)
 
 
-async def serve_http(server: Any, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped."""
+async def serve_http(
+    server: Any, host: str = "127.0.0.1", port: int = 8000, *, announce: Any = None
+) -> None:
+    """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
+
+    Once the port is bound (``port`` 0 picks a free one), one line naming the URL is
+    written to ``announce`` (a text stream, e.g. stderr), if given.
+    """
+    import socket
+
     import uvicorn
 
-    app = McpHttpApp(server, security_settings(host, port))
-    config = uvicorn.Config(
-        app.starlette(), host=host, port=port, log_level="warning", lifespan="on"
-    )
-    await uvicorn.Server(config).serve()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    app = McpHttpApp(server, security_settings(host, bound))
+    config = uvicorn.Config(app.starlette(), log_level="warning", lifespan="on")
+    if announce is not None:
+        shown = f"[{host}]" if ":" in host else host
+        announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
+        announce.flush()
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
