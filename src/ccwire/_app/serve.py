@@ -78,8 +78,9 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
         try:
             from .._mcp.http import serve_http
         except ImportError as exc:
+            missing = (exc.name or "?").split(".")[0]
             raise UsageError(
-                f"serve --http needs the HTTP extra ({exc.name}): pip install 'ccwire[http]'"
+                f"serve --http needs the HTTP extra ({missing}): pip install 'ccwire[http]'"
             ) from exc
         host, port = http
         try:
