@@ -151,7 +151,7 @@ async def test_the_official_client_uses_every_feature(transport: str) -> None:
             async def on_progress(p: float, total: float | None, message: str | None) -> None:
                 progress.append(p)
 
-            await client.call_tool("test_tool_with_progress", progress_callback=on_progress)
+            await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
             assert progress == [0, 50, 100]
             failed = await client.call_tool("test_error_handling")
             assert failed.is_error and "intentionally" in _text(failed)
