@@ -146,13 +146,15 @@ async def test_the_official_client_uses_every_feature(transport: str) -> None:
                 b.type for b in (await client.call_tool("test_multiple_content_types")).content
             ]
             assert kinds == ["text", "image", "resource"]
-            progress: list[float] = []
+            reported: list[float] = []
 
-            async def on_progress(p: float, total: float | None, message: str | None) -> None:
-                progress.append(p)
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                reported.append(progress)
 
             await client.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
-            assert progress == [0, 50, 100]
+            assert reported == [0, 50, 100]
             failed = await client.call_tool("test_error_handling")
             assert failed.is_error and "intentionally" in _text(failed)
             # logging/setLevel filters the log messages
