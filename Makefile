@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions clean ref-venv
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-mcp conformance clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -111,6 +111,14 @@ bench: venv cli $(REF_PY)
 # list_sessions on 10,000 synthetic transcripts, ccwire vs the reference (bench/SESSIONS_RESULTS.md).
 bench-sessions: venv $(REF_PY)
 	$(BIN)/python bench/sessions_bench.py --ref-python $(REF_PY)
+
+# `ccwire serve` vs the official MCP SDK's own server, same tools (a section of bench/RESULTS.md).
+bench-mcp: venv
+	$(BIN)/python bench/mcp_bench.py
+
+# The official MCP conformance suite (Node 22 from package.json) against `ccwire serve --http`.
+conformance: venv cli
+	$(BIN)/python -m pytest tests/test_mcp_interop.py -q -k conformance
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

@@ -356,7 +356,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cli_stats["p99_us"] = sorted(lat)[int(len(lat) * 0.99)] / 1000
                 r.pop("cli_all", None)
     json_path.write_text(json.dumps(slim, indent=1))
-    out.write_text(render(raw, METRICS, SCENARIOS))
+    text = render(raw, METRICS, SCENARIOS)
+    mcp_section = HERE / "MCP_RESULTS.md"  # written by bench/mcp_bench.py
+    if mcp_section.exists():
+        text = text.rstrip("\n") + "\n\n" + mcp_section.read_text()
+    out.write_text(text)
     print(f"wrote {out} and {json_path}")
     failed = [
         (name, impl)
