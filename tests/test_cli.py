@@ -144,7 +144,8 @@ def test_serve_usage_errors_are_one_line_reports() -> None:
 
 def test_serve_http_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "ccwire._mcp.http", raising=False)
-    monkeypatch.setitem(sys.modules, "starlette", None)  # import raises ImportError
+    for name in ("starlette", "starlette.applications", "uvicorn"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it raises ImportError
     cli_io = make_io()
     code = main(["serve", "--http", "0", "tests.fixtures.mcp_serve_server:server"], io=cli_io)
     assert code == ExitCode.USAGE
@@ -529,7 +530,7 @@ def test_load_server_accepts_configs_servers_and_factories(
     [
         ("missing", "has no attribute 'missing'"),
         ("broken", "calling broken() failed: RuntimeError: no"),
-        ("not_a_server", "expected an in-process MCP server"),
+        ("not_a_server", "expected an MCP server"),
     ],
 )
 def test_load_server_errors(tools_module: str, tmp_path: Path, attr: str, message: str) -> None:
