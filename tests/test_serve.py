@@ -7,7 +7,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -204,6 +204,26 @@ async def test_official_client_speaks_2026_07_28_over_stdio() -> None:
             assert isinstance(read.contents[0], types.TextResourceContents)
             got = await client.get_prompt("haiku", {"topic": "x"})
             assert got.messages
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("level", [None, "info", "error"])
+async def test_at_2026_07_28_log_messages_need_the_requests_opt_in(
+    level: Literal["info", "error"] | None,
+) -> None:
+    from mcp.client.client import Client
+
+    logs: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    with anyio.fail_after(60):
+        async with Client(
+            server_params(TARGET), mode="auto", log_level=level, logging_callback=on_log
+        ) as client:
+            await client.call_tool("count", {"n": 1})
+    assert logs == (["counted"] if level == "info" else [])
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,9 @@ from .subscriptions import Subscriptions, complete_route, subscribe_route, unsub
 from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
 from .versions import (
     CLIENT_CAPABILITIES_META,
+    LOG_LEVEL_META,
+    MODERN_VERSIONS,
+    PROTOCOL_VERSION_META,
     PROTOCOL_VERSIONS,
     modern_result,
     negotiate,
@@ -483,7 +486,7 @@ class SdkMcpServer:
             tool_name=tool.name, server_name=self.name, request_id=req_id,
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
             session_id=session_id, progress_token=token if valid_id(token) else None,
-            meta=meta, send=send, log_level=self._log_levels.get(key, "debug"),
+            meta=meta, send=send, log_level=_log_level(meta, self._log_levels.get(key, "debug")),
             request=request, client_capabilities=capabilities,
         )  # fmt: skip
 
@@ -493,6 +496,15 @@ class SdkMcpServer:
         target = params.get("requestId")
         if valid_id(target):
             self._calls.cancel((key, target))
+
+
+def _log_level(meta: Mapping[str, Any], session_level: str) -> str:
+    """A 2026-07-28 request opts in to log messages in its ``_meta``; others follow the
+    session's ``logging/setLevel``."""
+    if meta.get(PROTOCOL_VERSION_META) not in MODERN_VERSIONS:
+        return session_level
+    level = meta.get(LOG_LEVEL_META)
+    return level if level in LOG_LEVELS else "off"
 
 
 def _session_key(session_key: Hashable | None, send: Any, session_id: str | None) -> Hashable:

@@ -130,7 +130,9 @@ class ToolContext(AskingClient):
     ``request_id`` the JSON-RPC id of the ``tools/call``, ``progress_token`` the token
     for `report_progress()`.  ``send`` delivers notifications for this call to the
     CLI; without it (or without a token) progress reports are dropped.  ``meta`` is the
-    call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold.
+    call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold
+    (``"off"`` when the client did not opt in to log messages: a 2026-07-28 request
+    without a ``logLevel`` in its ``_meta``).
     `elicit()` and `sample()` ask the client (the user, its model) through ``request``;
     ``client_capabilities`` is what the client declared it supports.
     """
@@ -174,7 +176,7 @@ class ToolContext(AskingClient):
         rank = _LOG_RANK.get(level)
         if rank is None:
             raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
-        if rank < _LOG_RANK.get(self.log_level, 0):
+        if rank < _LOG_RANK.get(self.log_level, len(LOG_LEVELS)):  # "off": nothing is sent
             return False
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:

@@ -19,6 +19,7 @@ from .._wire.jsonrpc import error
 
 __all__ = [
     "CLIENT_CAPABILITIES_META",
+    "LOG_LEVEL_META",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "MODERN_VERSIONS",
@@ -41,6 +42,8 @@ LATEST_HANDSHAKE_VERSION: Final = HANDSHAKE_VERSIONS[0]
 PROTOCOL_VERSION_META: Final = "io.modelcontextprotocol/protocolVersion"
 """The ``_meta`` key naming a 2026-07-28 (or later) request's version."""
 CLIENT_CAPABILITIES_META: Final = "io.modelcontextprotocol/clientCapabilities"
+LOG_LEVEL_META: Final = "io.modelcontextprotocol/logLevel"
+"""A 2026-07-28 request's opt-in to log messages, at or above this level."""
 SERVER_INFO_META: Final = "io.modelcontextprotocol/serverInfo"
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
