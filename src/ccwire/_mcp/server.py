@@ -33,13 +33,24 @@ from .calls import CallRunner
 from .outbound import Requester
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
+from .routes import (
+    discover_route,
+    key_of,
+    log_level,
+    noop_route,
+    ping_route,
+    prompts_get_route,
+    prompts_list_route,
+    remember,
+    resources_list_route,
+    resources_read_route,
+    set_level_route,
+    templates_list_route,
+)
 from .subscriptions import Subscriptions, complete_route, subscribe_route, unsubscribe_route
-from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
+from .tools import SdkMcpTool, ToolContext
 from .versions import (
     CLIENT_CAPABILITIES_META,
-    LOG_LEVEL_META,
-    MODERN_VERSIONS,
-    PROTOCOL_VERSION_META,
     PROTOCOL_VERSIONS,
     modern_result,
     negotiate,
@@ -53,7 +64,6 @@ logger = logging.getLogger("ccwire")
 
 _NO_PARAMS: Final[Mapping[str, Any]] = MappingProxyType({})
 _SETTLE_SECONDS: Final = 5.0
-_SESSIONS_REMEMBERED: Final = 1024
 TOOLS_CHANGED: Final = "notifications/tools/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
 PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
@@ -308,7 +318,7 @@ class SdkMcpServer:
         version = request_version(params)
         if (refused := unsupported(req_id, version)) is not None:
             return refused
-        key = _session_key(session_key, send, session_id)
+        key = key_of(session_key, send, session_id)
         try:
             response = await fn(self, req_id, params, key, session_id, send, cancel_scope, request)
         except McpError as exc:
@@ -342,7 +352,7 @@ class SdkMcpServer:
     ) -> dict[str, Any]:
         self._calls.forget_session(key)  # JSON-RPC ids restart at 0
         capabilities = params.get("capabilities")
-        _remember(self._client_caps, key, capabilities if isinstance(capabilities, Mapping) else {})
+        remember(self._client_caps, key, capabilities if isinstance(capabilities, Mapping) else {})
         result: dict[str, Any] = {
             "protocolVersion": negotiate(params.get("protocolVersion")),
             "capabilities": self._capabilities(),
@@ -352,30 +362,6 @@ class SdkMcpServer:
             result["instructions"] = self.instructions
         return _result(req_id, result)
 
-    async def _discover(self, req_id: Any, *_: Any) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(PROTOCOL_VERSIONS),
-            "capabilities": self._capabilities(),
-        }
-        if self.instructions is not None:
-            result["instructions"] = self.instructions
-        return _result(req_id, result)
-
-    async def _ping(self, req_id: Any, *_: Any) -> dict[str, Any]:
-        return _result(req_id, {})
-
-    async def _noop(self, *_: Any) -> None:
-        return None
-
-    async def _set_level(
-        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
-    ) -> dict[str, Any]:
-        level = params.get("level")
-        if level not in LOG_LEVELS:
-            return _error(req_id, INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        self._log_levels[key] = level
-        return _result(req_id, {})
-
     async def _tools_list(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
@@ -383,7 +369,7 @@ class SdkMcpServer:
         if definitions is None:
             definitions = self._definitions = [t.definition for t in self._tools.values()]
         listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
-        _remember(self._listed, key, self._tools_version)
+        remember(self._listed, key, self._tools_version)
         for waiter in self._relist_waiters.pop(key, ()):
             waiter.set()
         return _result(req_id, listed)
@@ -404,30 +390,7 @@ class SdkMcpServer:
                     if not waiters and self._relist_waiters.get(key) is waiters:
                         del self._relist_waiters[key]
         if scope.cancelled_caught:
-            _remember(self._no_relist, key, None)
-
-    async def _resources_list(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, self._resources.list(params, self.page_size))
-
-    async def _templates_list(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, self._resources.templates(params, self.page_size))
-
-    async def _resources_read(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, await self._resources.read(params))
-
-    async def _prompts_list(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, self._prompts.list(params, self.page_size))
-
-    async def _prompts_get(self, req_id: Any, params: Mapping[str, Any], *_: Any) -> dict[str, Any]:
-        return _result(req_id, await self._prompts.get(params))
+            remember(self._no_relist, key, None)
 
     async def _tools_call(
         self,
@@ -486,7 +449,7 @@ class SdkMcpServer:
             tool_name=tool.name, server_name=self.name, request_id=req_id,
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
             session_id=session_id, progress_token=token if valid_id(token) else None,
-            meta=meta, send=send, log_level=_log_level(meta, self._log_levels.get(key, "debug")),
+            meta=meta, send=send, log_level=log_level(meta, self._log_levels.get(key, "debug")),
             request=request, client_capabilities=capabilities,
         )  # fmt: skip
 
@@ -498,48 +461,22 @@ class SdkMcpServer:
             self._calls.cancel((key, target))
 
 
-def _log_level(meta: Mapping[str, Any], session_level: str) -> str:
-    """A 2026-07-28 request opts in to log messages in its ``_meta``; others follow the
-    session's ``logging/setLevel``."""
-    if meta.get(PROTOCOL_VERSION_META) not in MODERN_VERSIONS:
-        return session_level
-    level = meta.get(LOG_LEVEL_META)
-    return level if level in LOG_LEVELS else "off"
-
-
-def _session_key(session_key: Hashable | None, send: Any, session_id: str | None) -> Hashable:
-    key = session_key if session_key is not None else send if send is not None else session_id
-    try:
-        hash(key)
-    except TypeError:
-        return id(key)
-    return key
-
-
-def _remember(table: dict[Hashable, Any], key: Hashable, value: Any) -> None:
-    """Set ``table[key]``, keeping only the most recently used sessions."""
-    table.pop(key, None)
-    table[key] = value
-    if len(table) > _SESSIONS_REMEMBERED:
-        del table[next(iter(table))]
-
-
 SdkMcpServer._ROUTES = {
     "initialize": (SdkMcpServer._initialize, False),
-    "server/discover": (SdkMcpServer._discover, False),
-    "ping": (SdkMcpServer._ping, False),
+    "server/discover": (discover_route, False),
+    "ping": (ping_route, False),
     "tools/list": (SdkMcpServer._tools_list, False),
     "tools/call": (SdkMcpServer._tools_call, False),
-    "resources/list": (SdkMcpServer._resources_list, False),
-    "resources/templates/list": (SdkMcpServer._templates_list, False),
-    "resources/read": (SdkMcpServer._resources_read, False),
-    "prompts/list": (SdkMcpServer._prompts_list, False),
-    "prompts/get": (SdkMcpServer._prompts_get, False),
-    "logging/setLevel": (SdkMcpServer._set_level, False),
+    "resources/list": (resources_list_route, False),
+    "resources/templates/list": (templates_list_route, False),
+    "resources/read": (resources_read_route, False),
+    "prompts/list": (prompts_list_route, False),
+    "prompts/get": (prompts_get_route, False),
+    "logging/setLevel": (set_level_route, False),
     "resources/subscribe": (subscribe_route, False),
     "resources/unsubscribe": (unsubscribe_route, False),
     "completion/complete": (complete_route, False),
-    "notifications/initialized": (SdkMcpServer._noop, True),
+    "notifications/initialized": (noop_route, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
 
