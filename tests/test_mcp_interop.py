@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -301,3 +302,57 @@ def test_the_official_conformance_suite_passes(tmp_path: Path) -> None:
     passed, failed = int(total[1]), int(total[2])
     assert failed == 0, summary
     assert passed >= 44, summary
+
+
+def test_a_stream_cut_mid_call_is_resumed_with_last_event_id() -> None:
+    """The client drops a tools/call's SSE stream after its first event; a GET with
+    Last-Event-ID then replays what it missed: the progress and the result."""
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    init = {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+    with http_server() as url:
+        port = int(re.search(r":(\d+)/", url)[1])  # type: ignore[index]
+
+        def post(body: dict[str, Any], **extra: str) -> tuple[Any, Any]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("POST", "/mcp", json.dumps(body), {**headers, **extra})
+            return conn, conn.getresponse()
+
+        conn, opened = post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        session = opened.getheader("mcp-session-id")
+        opened.read()
+        conn.close()
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        conn, noted = post(note, **{"Mcp-Session-Id": session})
+        assert noted.status == 202
+        conn.close()
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "test_tool_with_progress", "arguments": {},
+                           "_meta": {"progressToken": "p"}}}  # fmt: skip
+        conn, streamed = post(call, **{"Mcp-Session-Id": session})
+        first = b""
+        while b"\r\n\r\n" not in first:
+            first += streamed.read1(1)
+        conn.close()  # cut after the priming event
+        last = re.search(rb"id: (\S+)", first)
+        assert last is not None, first
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        resume = {**headers, "Mcp-Session-Id": session, "Last-Event-ID": last[1].decode()}
+        conn.request("GET", "/mcp", headers=resume)
+        replay = conn.getresponse()
+        assert replay.status == 200
+        seen = b""
+        while b'"id":2' not in seen:
+            chunk = replay.read1(4096)
+            assert chunk, seen
+            seen += chunk
+        conn.close()
+    events = [
+        json.loads(line[6:]) for line in seen.decode().splitlines() if line.startswith("data: {")
+    ]
+    assert [e["params"]["progress"] for e in events if "method" in e] == [0, 50, 100]
+    assert events[-1]["result"]["content"][0]["text"] == "Progress test completed"
