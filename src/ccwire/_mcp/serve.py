@@ -15,6 +15,7 @@ interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
@@ -26,6 +27,8 @@ from .._wire.framing import LineDecoder, encode_line
 from .link import ClientLink, Writer
 
 __all__ = ["DRAIN_SECONDS", "serve_lines", "serve_stdio"]
+
+logger = logging.getLogger("ccwire")
 
 DRAIN_SECONDS: Final = 5.0
 _READ_BYTES: Final = 1 << 16
@@ -83,18 +86,18 @@ def _fd_writer(fd: int) -> Writer:
     async def write(message: dict[str, Any], related: Any = None) -> None:
         data = encode_line(message)
         async with lock:
-            if len(data) <= 4096:  # fits a pipe's buffer: no thread needed
-                write_all(data)
-            else:
-                await anyio.to_thread.run_sync(write_all, data)
+            try:
+                if len(data) <= 4096:  # fits a pipe's buffer: no thread needed
+                    write_all(data)
+                else:
+                    await anyio.to_thread.run_sync(write_all, data)
+            except (BrokenPipeError, ConnectionResetError):
+                logger.debug("ccwire serve: the client closed stdout; %s dropped", message)
 
     return write
 
 
 async def serve_stdio(server: Any, *, stdin: int = 0, stdout: int = 1) -> None:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
-    until stdin ends."""
-    try:
-        await serve_lines(server, _read_lines(stdin), _fd_writer(stdout))
-    except BrokenPipeError:
-        return  # the client went away: nobody left to answer
+    until stdin ends (what cannot be written once the client closed stdout is dropped)."""
+    await serve_lines(server, _read_lines(stdin), _fd_writer(stdout))
