@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch clean ref-venv
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp conformance clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -118,6 +118,14 @@ bench-sessions: venv $(REF_PY)
 # (bench/BATCH_RESULTS.md).
 bench-batch: venv cli
 	$(BIN)/python bench/batch_bench.py --real-cli $(abspath $(CLAUDE)) $(BENCH_ARGS)
+
+# `ccwire serve` vs the official MCP SDK's own server, same tools (a section of bench/RESULTS.md).
+bench-mcp: venv
+	$(BIN)/python bench/mcp_bench.py
+
+# The official MCP conformance suite (Node 22 from package.json) against `ccwire serve --http`.
+conformance: venv cli
+	$(BIN)/python -m pytest tests/test_mcp_interop.py -q -k conformance
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

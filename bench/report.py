@@ -342,6 +342,28 @@ def optimisations() -> str:
     return "\n" + path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+# Pages written by the other benchmarks (``make bench-mcp``, ``bench-sessions``, ``bench-batch``),
+# spliced at the end of RESULTS.md under this marker so one page holds every figure.
+SPLICE_MARKER = "<!-- the other benchmarks' pages follow (bench/report.py splice) -->"
+SPLICED = ("MCP_RESULTS.md", "SESSIONS_RESULTS.md", "BATCH_RESULTS.md")
+
+
+def splice(text: str, here: Path | None = None) -> str:
+    """``text`` (a RESULTS.md) with the other benchmarks' pages appended, replacing any
+    spliced before; their headings move one level down."""
+    here = here or Path(__file__).resolve().parent
+    text = text.split(SPLICE_MARKER)[0].rstrip("\n") + "\n\n" + SPLICE_MARKER + "\n"
+    for name in SPLICED:
+        path = here / name
+        if not path.exists():
+            continue
+        page = path.read_text(encoding="utf-8").strip("\n")
+        if page.startswith("# "):  # a page of its own: every heading one level down
+            page = "\n".join("#" + ln if ln.startswith("#") else ln for ln in page.split("\n"))
+        text += f"\n{page}\n"
+    return text
+
+
 def render(raw: dict[str, Any], metrics: dict[str, list[Metric]], scenarios: Any) -> str:
     mach = raw["machine"]
     versions = ", ".join(f"{k} {v}" for k, v in raw["versions"].items())
@@ -406,3 +428,9 @@ the real Claude Code CLI (`--real-cli`), offline, answered by ccwire's scripted 
 
 {profiles(raw)}
 {optimisations()}"""
+
+
+if __name__ == "__main__":  # python bench/report.py: re-splice the other pages into RESULTS.md
+    _results = Path(__file__).resolve().parent / "RESULTS.md"
+    _results.write_text(splice(_results.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"spliced {', '.join(SPLICED)} into {_results}")

@@ -478,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw["smoke"] = args.smoke
     raw["profiles"] = profiles
 
-    from report import render  # noqa: PLC0415
+    from report import render, splice  # noqa: PLC0415
 
     out = Path(args.out)
     json_path = Path(args.json) if args.json else out.with_suffix(".json")
@@ -493,7 +493,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cli_stats["p99_us"] = sorted(lat)[int(len(lat) * 0.99)] / 1000
                 r.pop("cli_all", None)
     json_path.write_text(json.dumps(slim, indent=1))
-    out.write_text(render(raw, METRICS, SCENARIOS))
+    out.write_text(splice(render(raw, METRICS, SCENARIOS)))
     print(f"wrote {out} and {json_path}")
     failed = [
         (name, impl)

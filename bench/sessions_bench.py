@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from report import splice
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
@@ -192,6 +194,8 @@ def main() -> None:
         "",
     ]
     Path(args.out).write_text("\n".join(lines), encoding="utf-8")
+    results = HERE / "RESULTS.md"  # the one page with every figure
+    results.write_text(splice(results.read_text()))
     print("\n".join(lines))
 
 

@@ -8,7 +8,6 @@ import json
 import re
 import sys
 import textwrap
-import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,25 +133,24 @@ def test_classify_maps_errors_to_exit_codes() -> None:
     assert classify(CcwireError("other"))[0] == ExitCode.ERROR
 
 
-def test_serve_delegates_to_serve_main(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
-
-    def serve_main(argv: Any) -> int:
-        seen.append(list(argv))
-        return 7
-
-    module = types.ModuleType("ccwire._mcp.serve")
-    module.serve_main = serve_main  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ccwire._mcp.serve", module)
-    assert main(["serve", "pkg.mod:server", "--flag"], io=make_io()) == 7
-    assert seen == [["pkg.mod:server", "--flag"]]
-
-
-def test_serve_missing_module_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "ccwire._mcp.serve", None)  # import raises ImportError
+def test_serve_usage_errors_are_one_line_reports() -> None:
     cli_io = make_io()
-    assert main(["serve", "pkg.mod:server"], io=cli_io) == 1
-    assert err(cli_io).startswith("ccwire: error: ")
+    assert main(["serve"], io=cli_io) == ExitCode.USAGE
+    assert err(cli_io).startswith("ccwire: error: serve expects one PACKAGE.MODULE:ATTRIBUTE")
+    cli_io = make_io()
+    assert main(["serve", "--http", "x:y", "pkg.mod:server"], io=cli_io) == ExitCode.USAGE
+    assert err(cli_io).startswith("ccwire: error: serve --http expects [HOST:]PORT")
+
+
+def test_serve_http_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "ccwire._mcp.http", raising=False)
+    for name in ("starlette", "starlette.applications", "uvicorn"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it raises ImportError
+    cli_io = make_io()
+    code = main(["serve", "--http", "0", "tests.fixtures.mcp_serve_server:server"], io=cli_io)
+    assert code == ExitCode.USAGE
+    assert err(cli_io).startswith("ccwire: error: serve --http needs the HTTP extra (starlette)")
+    assert "pip install 'ccwire[http]'" in err(cli_io)
 
 
 # --------------------------------------------------------------------------- the tracker
@@ -532,7 +530,7 @@ def test_load_server_accepts_configs_servers_and_factories(
     [
         ("missing", "has no attribute 'missing'"),
         ("broken", "calling broken() failed: RuntimeError: no"),
-        ("not_a_server", "expected an in-process MCP server"),
+        ("not_a_server", "expected an MCP server"),
     ],
 )
 def test_load_server_errors(tools_module: str, tmp_path: Path, attr: str, message: str) -> None:

@@ -48,3 +48,10 @@ def test_state_tracking_example() -> None:
     assert "sales_q1.csv: 3 rows, total 295; sales_q2.csv: 2 rows, total 210" in out
     assert "tool calls: 3" in out and "mcp__processor__summarize: 2 calls" in out
     assert "Stored snapshot: completed (sessions.sqlite3)" in out
+
+
+def test_official_mcp_server_example() -> None:
+    out = run_example("official_mcp_server.py")
+    assert "tool call    mcp__weather__forecast {'city': 'Oslo', 'days': 2}" in out
+    assert "Oslo: sunny for 2 day(s)" in out
+    assert "result       success, 2 turns" in out

@@ -110,7 +110,9 @@ async def test_initialize_is_repeatable_and_negotiates_the_version() -> None:
     old = {**init, "params": {"protocolVersion": "2024-11-05"}}
     assert (await server.handle(old) or {})["result"]["protocolVersion"] == "2024-11-05"
     unknown = {**init, "params": {"protocolVersion": "1999-01-01"}}
-    assert (await server.handle(unknown) or {})["result"]["protocolVersion"] == "2025-06-18"
+    assert (await server.handle(unknown) or {})["result"][
+        "protocolVersion"
+    ] == "2025-11-25"  # the newest
 
 
 async def test_initialize_reports_instructions_and_version() -> None:
@@ -193,9 +195,9 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
             5,
         ),
         (
-            {"jsonrpc": "2.0", "id": 6, "method": "resources/subscribe"},
+            {"jsonrpc": "2.0", "id": 6, "method": "resources/watch"},
             -32601,
-            "Method not found: resources/subscribe",
+            "Method not found: resources/watch",
             6,
         ),
         (

@@ -98,7 +98,9 @@ async def test_initialize_advertises_only_what_is_there() -> None:
         "clientInfo": {"name": "t", "version": "1"},
     }
     caps = (await result_of(make_server(), "initialize", init))["capabilities"]
-    assert caps["resources"] == {"listChanged": True} and caps["prompts"] == {"listChanged": True}
+    assert caps["resources"] == {"subscribe": True, "listChanged": True} and caps["prompts"] == {
+        "listChanged": True
+    }
     bare = create_sdk_mcp_server("bare")["instance"]
     caps = (await result_of(bare, "initialize", init))["capabilities"]
     assert (

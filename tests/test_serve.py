@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import mcp_types as types
@@ -14,7 +15,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from ccwire._mcp.serve import load_server, serve_main, serve_streams
+from ccwire._app.loaders import UsageError, load_server
+from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
 from tests.fixtures.mcp_schema import checking_schema
 
@@ -31,15 +33,15 @@ def _conforms_to_the_mcp_schema() -> Iterator[None]:
 
 
 ROOT = Path(__file__).resolve().parents[1]
-ENTRY = (
-    "import sys; from ccwire._mcp.serve import serve_main; "
-    "raise SystemExit(serve_main(sys.argv[1:]))"
-)
+ENTRY = "import sys; from ccwire._app.main import main; raise SystemExit(main(sys.argv[1:]))"
 TARGET = "tests.fixtures.mcp_serve_server:server"
 
 
 def server_params(*args: str) -> StdioServerParameters:
-    return StdioServerParameters(command=sys.executable, args=["-c", ENTRY, *args], cwd=str(ROOT))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    return StdioServerParameters(
+        command=sys.executable, args=["-c", ENTRY, "serve", *args], cwd=str(ROOT), env=env
+    )
 
 
 async def test_official_client_over_stdio() -> None:
@@ -86,7 +88,7 @@ async def test_official_client_over_stdio() -> None:
 
 def _run_main(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
+        [sys.executable, "-c", ENTRY, "serve", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -95,18 +97,22 @@ def _run_main(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert serve_main(["--help"]) == 0
-    assert "usage: ccwire serve" in capsys.readouterr().out
-    assert serve_main([]) == 2
-    assert serve_main(["tests.fixtures.mcp_serve_server:nothing"]) == 2
-    assert "nothing" in capsys.readouterr().err
-    assert serve_main(["tests.fixtures.mcp_serve_server:SUM_SCHEMA"]) == 2
-    assert "not a ccwire SDK server" in capsys.readouterr().err
-    assert serve_main(["no_colon_here"]) == 2
-    assert "PACKAGE.MODULE:ATTRIBUTE" in capsys.readouterr().err
-    assert serve_main(["no_such_module_xyz:server"]) == 2
-    assert "no_such_module_xyz" in capsys.readouterr().err
+def test_usage_errors_exit_2() -> None:
+    helped = _run_main("--help")
+    assert helped.returncode == 0 and "usage: ccwire serve" in helped.stdout
+    for args, words in [
+        ((), "one PACKAGE.MODULE:ATTRIBUTE"),
+        (("tests.fixtures.mcp_serve_server:nothing",), "nothing"),
+        (("tests.fixtures.mcp_serve_server:SUM_SCHEMA",), "expected an MCP server"),
+        (("no_colon_here",), "package.module:attribute"),
+        (("no_such_module_xyz:server",), "no_such_module_xyz"),
+        (("--http", "nope", TARGET), "--http expects [HOST:]PORT"),
+        (("--bogus", TARGET), "unknown option"),
+    ]:
+        done = _run_main(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        first = done.stderr.splitlines()[0]
+        assert first.startswith("ccwire: error: serve") and words in first, (args, first)
 
 
 def test_stdin_closed_at_once_exits_cleanly() -> None:
@@ -115,36 +121,34 @@ def test_stdin_closed_at_once_exits_cleanly() -> None:
     assert done.stdout == ""
 
 
-def test_missing_mcp_package_gives_the_install_hint() -> None:
+def test_serve_needs_no_mcp_package_for_stdio() -> None:
     code = (
-        "import sys; sys.modules['mcp'] = None; sys.modules['mcp.server'] = None\n"
-        "sys.modules['mcp.server.stdio'] = None\n"
-        "from ccwire._mcp.serve import serve_main\n"
-        f"raise SystemExit(serve_main([{TARGET!r}]))\n"
+        "import sys; sys.modules['mcp'] = None\n"
+        "from ccwire._app.main import main\n"
+        f"raise SystemExit(main(['serve', {TARGET!r}]))\n"
     )
+    line = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, input=line, timeout=60
     )
-    assert done.returncode == 2
-    assert "pip install 'ccwire[mcp]'" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
 
 
 def test_load_server_forms() -> None:
     server = mcp_serve_server.server["instance"]
-    assert load_server(TARGET) is server
-    assert load_server("tests.fixtures.mcp_serve_server:server.instance") is server
+    assert load_server(TARGET)["instance"] is server
+    assert load_server("tests.fixtures.mcp_serve_server:server.instance")["instance"] is server
     made = load_server("tests.fixtures.mcp_serve_server:make_server")
-    assert made.name == "made"
-    with pytest.raises(ValueError, match="PACKAGE"):
-        load_server(":server")
+    assert made["name"] == "made"
+    with pytest.raises(UsageError, match=r"package\.module:attribute"):
+        load_server(":server", option="serve")
 
 
 async def test_cancelled_notification_cancels_the_call_in_process() -> None:
-    """serve_streams over in-memory streams: a cancelled call writes no response."""
-    from ccwire._mcp.bridge import from_message, to_session_message
-
+    """serve_lines over in-memory streams: a cancelled call writes no response."""
     to_server, server_in = anyio.create_memory_object_stream[Any](10)
-    server_out, from_server = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
     server = mcp_serve_server.server["instance"]
     mcp_serve_server.SLEEPY_ENDED.clear()
     init = {
@@ -167,22 +171,92 @@ async def test_cancelled_notification_cancels_the_call_in_process() -> None:
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tg:
-            tg.start_soon(serve_streams, server, server_in, server_out)
-            await to_server.send(to_session_message(init))
-            assert from_message(await from_server.receive())["id"] == 0
-            await to_server.send(to_session_message(sleepy))
+            tg.start_soon(serve_lines, server, server_in, server_out.send)
+            await to_server.send(init)
+            assert (await from_server.receive())["id"] == 0
+            await to_server.send(sleepy)
             await anyio.wait_all_tasks_blocked()
-            await to_server.send(to_session_message(cancel))
-            await to_server.send(to_session_message(ping))
-            assert from_message(await from_server.receive()) == {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "result": {},
-            }
-            await to_server.send(ValueError("not json"))
-            parse_error = from_message(await from_server.receive())
+            await to_server.send(cancel)
+            await to_server.send(ping)
+            assert await from_server.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+            await to_server.send(b"not json")
+            parse_error = await from_server.receive()
             assert parse_error["error"]["code"] == -32700 and parse_error["id"] is None
             to_server.close()
-        remaining = [from_message(m) async for m in from_server]  # closed by serve_streams
+        server_out.close()
+        remaining = [m async for m in from_server]
     assert remaining == []  # the cancelled call was never answered
     assert mcp_serve_server.SLEEPY_ENDED  # and its handler was cancelled
+
+
+async def test_official_client_speaks_2026_07_28_over_stdio() -> None:
+    """mode="auto": the client probes server/discover and adopts the newest version."""
+    from mcp.client.client import Client
+    from mcp_types.version import LATEST_MODERN_VERSION
+
+    with anyio.fail_after(60):
+        async with Client(server_params(TARGET), mode="auto") as client:
+            assert client.session.protocol_version == LATEST_MODERN_VERSION
+            assert [t.name for t in (await client.list_tools()).tools] == ["add", "count", "sleepy"]
+            added = await client.call_tool("add", {"a": 1, "b": 2})
+            assert added.structured_content == {"sum": 3}
+            read = await client.read_resource("memo://greeting")
+            assert isinstance(read.contents[0], types.TextResourceContents)
+            got = await client.get_prompt("haiku", {"topic": "x"})
+            assert got.messages
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("level", [None, "info", "error"])
+async def test_at_2026_07_28_log_messages_need_the_requests_opt_in(
+    level: Literal["info", "error"] | None,
+) -> None:
+    from mcp.client.client import Client
+
+    logs: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    with anyio.fail_after(60):
+        async with Client(
+            server_params(TARGET), mode="auto", log_level=level, logging_callback=on_log
+        ) as client:
+            await client.call_tool("count", {"n": 1})
+    assert logs == (["counted"] if level == "info" else [])
+
+
+@pytest.mark.parametrize(
+    ("target", "tool", "arguments", "answer"),
+    [
+        ("official_serve_server:fast", "shout", {"word": "hey"}, "HEY!"),
+        ("official_serve_server:lowlevel", "double", {"n": 21}, "42"),
+    ],
+)
+async def test_serve_hosts_official_servers_found_in_the_current_directory(
+    target: str, tool: str, arguments: dict[str, Any], answer: str
+) -> None:
+    """An MCPServer and a low-level Server, imported from the current directory."""
+    params = server_params(target)
+    params.cwd = str(ROOT / "tests" / "fixtures")
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            assert [t.name for t in (await client.list_tools()).tools] == [tool]
+            called = await client.call_tool(tool, arguments)
+            assert isinstance(called.content[0], types.TextContent)
+            assert called.content[0].text == answer
+
+
+def test_run_tools_loads_official_servers() -> None:
+    from ccwire import McpBridge
+
+    fixtures = str(ROOT / "tests" / "fixtures")
+    for target, name in [("official_serve_server:fast", "fast"),
+                         ("official_serve_server:lowlevel", "low")]:  # fmt: skip
+        config = load_server(target, search_path=fixtures)
+        assert config["name"] == name
+        assert isinstance(config["instance"], McpBridge)

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     )
 
     # --- Tools and MCP servers: @tool, create_sdk_mcp_server, resources, prompts, configs
+    from ._mcp.bridge import McpBridge
     from ._mcp.config import (
         McpHttpServerConfig,
         McpSdkServerConfig,
@@ -444,6 +445,7 @@ __all__ = [
     "InstructionsLoadedHookInput",
     "InterruptResult",
     "InvalidTransitionError",
+    "McpBridge",
     "McpError",
     "McpHttpServerConfig",
     "McpSSEServerConfig",

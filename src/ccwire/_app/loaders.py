@@ -1,9 +1,11 @@
 """Loading what ``ccwire run`` is pointed at: ``--tools`` servers and ``--scripted`` files.
 
-``--tools package.module:attribute`` imports the module (the current directory is
-searched first, as ``python -m`` would) and takes the attribute: a config made by
-`create_sdk_mcp_server()`, an `SdkMcpServer`, or a function
-with no arguments returning either. The server is registered under its own name.
+``--tools package.module:attribute`` (and ``ccwire serve``) imports the module (the
+current directory is searched first, as ``python -m`` would) and takes the attribute:
+a config made by `create_sdk_mcp_server()`, an `SdkMcpServer`, a server of the
+official ``mcp`` package (``FastMCP``, ``MCPServer``, a low-level ``Server``: hosted
+by `McpBridge`), or a function with no arguments returning one of them. The server is
+registered under its own name.
 
 ``--scripted FILE.json`` holds the replies of an offline
 `ScriptedModel`: a JSON list of steps (or an object
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CcwireError
+from .._mcp.bridge import McpBridge, is_official_server
 from .._mcp.config import McpSdkServerConfig
 from .._mcp.server import SdkMcpServer
 
@@ -45,47 +48,63 @@ class UsageError(CcwireError, ValueError):
     """The command line is wrong (exit code 2); the message says how."""
 
 
-def load_server(spec: str, *, search_path: str | None = None) -> McpSdkServerConfig:
-    """Import ``package.module:attribute`` and return it as an SDK server config."""
+def load_server(
+    spec: str, *, search_path: str | None = None, option: str = "--tools"
+) -> McpSdkServerConfig:
+    """Import ``package.module:attribute`` and return it as an SDK server config.
+
+    The attribute may be a config made by `create_sdk_mcp_server()`, an
+    `SdkMcpServer`, a server of the official ``mcp`` package (``FastMCP``,
+    ``MCPServer`` or a low-level ``Server``, hosted by `McpBridge`), or a function
+    with no arguments returning one of them.  The current directory (or
+    ``search_path``) is searched first.  ``option`` names the option (or command) in
+    error messages.
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise UsageError(f"--tools expects package.module:attribute, got {spec!r}")
+        raise UsageError(f"{option} expects package.module:attribute, got {spec!r}")
     where = os.getcwd() if search_path is None else search_path
     if where not in sys.path:
         sys.path.insert(0, where)
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"--tools {spec}: cannot import {module_name!r} ({exc})") from exc
+        raise UsageError(f"{option} {spec}: cannot import {module_name!r} ({exc})") from exc
     except Exception as exc:
         raise UsageError(
-            f"--tools {spec}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+            f"{option} {spec}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
         ) from exc
     for part in attr.split("."):
         try:
-            obj = getattr(obj, part)
+            obj = obj[part] if isinstance(obj, Mapping) and part in obj else getattr(obj, part)
         except AttributeError as exc:
-            raise UsageError(f"--tools {spec}: {module_name!r} has no attribute {attr!r}") from exc
+            raise UsageError(f"{option} {spec}: {module_name!r} has no attribute {attr!r}") from exc
     config = _as_config(obj)
-    if config is None and callable(obj) and not isinstance(obj, type):
+    if config is None and callable(obj) and not isinstance(obj, type) and not _is_server(obj):
         try:
             made = obj()
         except Exception as exc:
             raise UsageError(
-                f"--tools {spec}: calling {attr}() failed: {type(exc).__name__}: {exc}"
+                f"{option} {spec}: calling {attr}() failed: {type(exc).__name__}: {exc}"
             ) from exc
         config = _as_config(made)
     if config is None:
         raise UsageError(
-            f"--tools {spec}: expected an in-process MCP server (create_sdk_mcp_server(...) "
-            f"or SdkMcpServer), got {type(obj).__name__}"
+            f"{option} {spec}: expected an MCP server (create_sdk_mcp_server(...), "
+            f"SdkMcpServer, or a FastMCP / mcp Server), got {type(obj).__name__}"
         )
     return config
+
+
+def _is_server(obj: Any) -> bool:
+    return isinstance(obj, SdkMcpServer) or is_official_server(obj)
 
 
 def _as_config(obj: Any) -> McpSdkServerConfig | None:
     if isinstance(obj, SdkMcpServer):
         return {"type": "sdk", "name": obj.name, "instance": obj}
+    if is_official_server(obj):
+        return McpBridge(obj).config()
     if (
         isinstance(obj, Mapping)
         and obj.get("type") == "sdk"

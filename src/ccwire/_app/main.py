@@ -10,7 +10,6 @@ protocol trace. Exit codes are listed in `EXIT_CODES` and in `ccwire --help`.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import subprocess
 import sys
@@ -105,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "serve",
         add_help=False,
-        help="serve package.module:server over MCP stdio (`ccwire serve --help`)",
+        help="serve package.module:server over MCP stdio or HTTP (`ccwire serve --help`)",
     )
     return parser
 
@@ -395,15 +394,9 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _serve(argv: Sequence[str], io: CliIO) -> int:
-    try:
-        serve_main = importlib.import_module("ccwire._mcp.serve").serve_main
-    except ImportError as exc:
-        if exc.name == "ccwire._mcp.serve":
-            raise CcwireError("`ccwire serve` is not available in this version of ccwire") from exc
-        raise CcwireError(
-            f"`ccwire serve` needs the MCP extra ({exc}): pip install 'ccwire[mcp]'"
-        ) from exc
-    return int(serve_main(argv))
+    from .serve import serve_command
+
+    return serve_command(argv, io.stdout)
 
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {

@@ -13,8 +13,9 @@ after ``mcp_toggle``) starts a fresh loop.  Requests are forwarded under ids of 
 bridge's own and answered when the server answers; the server's notifications
 (progress, log messages, list changes) go to the session's sink; the CLI's
 ``notifications/cancelled`` cancels the server's handler and withdraws the answer.
-Requests the server sends to the client (sampling, elicitation, roots) are refused
-with -32601, ``ping`` is answered.  Detaching the session (the connection closing)
+Requests the server sends to the client (sampling, elicitation, roots) are relayed
+to the client when the host can reach it (``ccwire serve``), else refused with
+-32601; ``ping`` is answered.  Detaching the session (the connection closing)
 ends the stream, so the loop finishes (bounded by ``shutdown_grace``).
 
 Nothing here imports ``mcp`` until a bridge is made.
@@ -29,10 +30,13 @@ import logging
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
+import anyio.abc
 
+from .._core.errors import McpError
+from .._core.public import publish_module
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -42,6 +46,11 @@ from .._wire.jsonrpc import (
     valid_id,
 )
 from .broadcast import Sink, spawn_background
+from .outbound import Requester
+
+if TYPE_CHECKING:
+    from .config import McpSdkServerConfig
+    from .server import SdkMcpServer
 
 __all__ = ["McpBridge", "as_served_server", "is_official_server", "is_server_object"]
 
@@ -149,6 +158,8 @@ class _Session:
         self._scope = anyio.CancelScope()
         self.done = anyio.Event()
         self.closed = False
+        self.requester: Requester | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
 
     def start(self) -> bool:
         return spawn_background(self._run)
@@ -164,6 +175,7 @@ class _Session:
         try:
             with self._scope:
                 async with anyio.create_task_group() as tg:
+                    self._tg = tg
                     tg.start_soon(self._pump)
                     try:
                         options = self._lowlevel.create_initialization_options()
@@ -194,19 +206,33 @@ class _Session:
                 if waiter is not None:
                     waiter.response = {**data, "id": waiter.outer_id}
                     waiter.done.set()
-            elif "id" in data:  # a request to the client: only ping is answered
+            elif "id" in data:  # a request to the client: relayed when it can be
                 method = data["method"]
-                reply = (
-                    result(data["id"], {})
-                    if method == "ping"
-                    else error(data["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
-                )
-                self._forward(reply)
+                if method == "ping":
+                    self._forward(result(data["id"], {}))
+                elif self.requester is not None and self._tg is not None:
+                    self._tg.start_soon(self._relay, self.requester, data)
+                else:
+                    self._forward(
+                        error(data["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
+                    )
             elif self.sink is not None:
                 try:
                     await self.sink(data)
                 except Exception as exc:
                     logger.warning("ccwire: %r lost a %s: %s", self._name, data["method"], exc)
+
+    async def _relay(self, requester: Requester, data: dict[str, Any]) -> None:
+        """Ask the client what the server asked (sampling, elicitation, roots)."""
+        params = data.get("params")
+        try:
+            answer = await requester(
+                data["method"], params if isinstance(params, Mapping) else {}, None
+            )
+        except McpError as exc:
+            self._forward(error(data["id"], exc.code, exc.message, exc.data))
+        else:
+            self._forward(result(data["id"], dict(answer)))
 
     def _forward(self, data: Mapping[str, Any]) -> bool:
         try:
@@ -263,12 +289,50 @@ def _cancel_notice(request_id: int, reason: str) -> dict[str, Any]:
 
 
 class McpBridge:
-    """An official ``mcp`` server served in-process, with `SdkMcpServer`'s
-    ``handle``/``attach`` interface (see the module docstring).
+    """A server written with the official ``mcp`` package, hosted by ccwire.
 
-    ``timeout`` (seconds, default none) bounds each forwarded request: the server's
-    handler is then cancelled and the client gets error -32001.  ``shutdown_grace``
-    bounds how long a session's loop may take to finish once detached.
+    Wraps a ``FastMCP`` (mcp 1.x), an ``MCPServer`` (mcp 2.x) or a low-level
+    ``mcp.server.lowlevel.Server`` and gives it `SdkMcpServer`'s
+    ``handle``/``attach`` interface, so that it can be a value of
+    ``ClaudeAgentOptions.mcp_servers`` (the Claude Code CLI then reaches it in-process,
+    over the control protocol, like a ccwire server), be served by ``ccwire serve``,
+    or be loaded by ``ccwire run --tools``.  A server object given directly to
+    ``mcp_servers``, ``serve`` or ``--tools`` is wrapped in a bridge automatically;
+    make one yourself to set ``timeout`` or ``name``.
+
+    Each session (one CLI or client connection) runs the server's own loop, with its
+    lifespan, over in-memory streams; requests are forwarded and answered when the
+    server answers, its notifications (progress, log messages, list changes) reach
+    the client, and ``notifications/cancelled`` cancels its handler.  Requests the
+    server sends to the client (sampling, elicitation, roots) are relayed to the
+    client under ``ccwire serve``; the Claude Code CLI refuses them (-32601), as it
+    does for ccwire tools.  ``ping`` is answered.  Needs the ``mcp`` package (``ccwire[mcp]``).
+
+    Example:
+        ```python
+        from mcp.server.mcpserver import MCPServer  # FastMCP in mcp 1.x
+        from ccwire import ClaudeAgentOptions, McpBridge
+
+        weather = MCPServer("weather")
+
+        @weather.tool()
+        def forecast(city: str) -> str:
+            return f"Sunny in {city}"
+
+        options = ClaudeAgentOptions(mcp_servers={"weather": McpBridge(weather).config()})
+        ```
+
+    Args:
+        server: The official server object.
+        name: The name the server goes by (default: the server's own name).
+        timeout: Seconds each forwarded request may take (default: no limit); the
+            server's handler is then cancelled and the client gets error -32001.
+        shutdown_grace: Seconds a session's server loop may take to finish once the
+            connection closed.
+
+    Raises:
+        TypeError: ``server`` is not a server of the ``mcp`` package.
+        ImportError: The ``mcp`` package is not installed.
     """
 
     def __init__(
@@ -294,6 +358,15 @@ class McpBridge:
 
     def __repr__(self) -> str:
         return f"McpBridge({self.server!r})"
+
+    def config(self) -> McpSdkServerConfig:
+        """This bridge as an ``mcp_servers`` entry: ``{"type": "sdk", "name": ...,
+        "instance": self}`` (typed as the config of an in-process server).
+
+        Returns:
+            The config, named after the server.
+        """
+        return {"type": "sdk", "name": self.name, "instance": cast("SdkMcpServer", self)}
 
     def attach(self, sink: Sink) -> Callable[[], None]:
         """Register a session's sink; the returned function detaches it and ends the
@@ -328,11 +401,14 @@ class McpBridge:
         send: Sink | None = None,
         session_key: Hashable | None = None,
         cancel_scope: anyio.CancelScope | None = None,
+        request: Requester | None = None,
     ) -> dict[str, Any] | None:
         """Forward one JSON-RPC message to the official server; its answer, or ``None``.
 
         Same contract as `SdkMcpServer.handle()` (``cancel_scope`` is not
-        needed: cancelling the caller cancels the forwarded request).
+        needed: cancelling the caller cancels the forwarded request).  With ``request``,
+        the server's own requests to the client (sampling, elicitation, roots) are
+        relayed to the client instead of refused.
         """
         if not isinstance(message, Mapping):
             return error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
@@ -364,9 +440,14 @@ class McpBridge:
                 return error(message.get("id"), INTERNAL_ERROR, "no event loop to serve on")
             self._sessions[key] = session
             self._live = [s for s in self._live if not s.done.is_set()] + [session]
+        if request is not None:
+            session.requester = request
         try:
             return await session.handle(message, self.timeout)
         except Exception as exc:  # e.g. a message the mcp package refuses to parse
             if "id" not in message:
                 return None
             return error(message.get("id"), INVALID_REQUEST, f"Invalid Request: {exc}")
+
+
+publish_module(__name__)

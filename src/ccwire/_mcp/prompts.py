@@ -19,6 +19,7 @@ from .._core.errors import McpError, ToolDefinitionError, ToolError
 from .._core.public import publish_module
 from .._wire.content import CONTENT_TYPES, dumps_json, text_content
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
+from .completions import Completer, Completers, check_completers, complete as _complete
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
 
 if TYPE_CHECKING:
@@ -99,7 +100,9 @@ class SdkMcpPrompt:
     arguments: Any = None
     title: str | None = None
     meta: Mapping[str, Any] | None = None
+    complete: Completers | None = field(default=None, repr=False)
     definition: dict[str, Any] = field(init=False, repr=False)
+    completers: dict[str, Completer] = field(init=False, repr=False)
     _required: tuple[str, ...] = field(init=False, repr=False)
     _known: frozenset[str] | None = field(init=False, repr=False)  # None: pass all
     _converters: dict[str, Callable[[str], Any]] = field(init=False, repr=False)
@@ -139,6 +142,7 @@ class SdkMcpPrompt:
             "_known": None if extra else frozenset(declared),
             "_converters": {n: c for n, a, _ in fields if (c := str_converter(a)) is not None},
             "_invoke": as_async(lambda kw: self.handler(**kw), self.handler),
+            "completers": check_completers(self.complete, declared | handled, what),
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -199,6 +203,7 @@ def prompt(
     *,
     title: str | None = None,
     meta: Mapping[str, Any] | None = None,
+    complete: Completers | None = None,
 ) -> Callable[[Callable[..., Any]], SdkMcpPrompt]:
     """Decorate a handler to make it an `SdkMcpPrompt`.
 
@@ -208,12 +213,18 @@ def prompt(
     given as a list of names (all required), of ``{"name", "description", "required"}``
     dicts, or a ``{name: description}`` mapping (all required).  ``description``
     defaults to the handler's docstring.
+
+    ``complete`` offers values for arguments (``completion/complete``): it maps an
+    argument name to a list of values (those starting with what was typed are
+    offered) or to a function ``(value, context) -> values`` (sync or async;
+    ``context`` holds the arguments already given), for example
+    ``complete={"style": ["pep8", "google"]}``.
     """
 
     def decorator(handler: Callable[..., Any]) -> SdkMcpPrompt:
         return SdkMcpPrompt(
             name=name, handler=handler, description=description, arguments=arguments,
-            title=title, meta=meta,
+            title=title, meta=meta, complete=complete,
         )  # fmt: skip
 
     return decorator
@@ -267,6 +278,18 @@ class PromptSet:
         if found is None:
             raise McpError(f"Invalid params: unknown prompt {name!r}", code=INVALID_PARAMS)
         return await found.get(params.get("arguments"))
+
+    async def complete(self, name: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``completion/complete`` result for an argument of prompt ``name``."""
+        found = self._all.get(name) if isinstance(name, str) else None
+        if found is None:
+            raise McpError(f"Invalid params: unknown prompt {name!r}", code=INVALID_PARAMS)
+        return await _complete(found.completers, params)
+
+    @property
+    def completes(self) -> bool:
+        """True when any prompt offers completions."""
+        return any(p.completers for p in self._all.values())
 
 
 publish_module(__name__)

@@ -36,6 +36,7 @@ from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
+from .completions import Completer, Completers, check_completers, complete as _complete
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
 
 if TYPE_CHECKING:
@@ -147,7 +148,9 @@ class SdkMcpResource:
     size: int | None = None
     annotations: Mapping[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
+    complete: Completers | None = field(default=None, repr=False)
     is_template: bool = field(init=False)
+    completers: dict[str, Completer] = field(init=False, repr=False)
     definition: dict[str, Any] = field(init=False, repr=False)
     _pattern: re.Pattern[str] | None = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
@@ -180,6 +183,9 @@ class SdkMcpResource:
             "_names": tuple(names), "_query": tuple(query), "_ops": tuple(ops),
             "_bind": self._binder(names, query),
             "_invoke": as_async(lambda kw: self.handler(**kw), self.handler),
+            "completers": check_completers(
+                self.complete, [*names, *query], f"resource {self.uri!r}"
+            ),
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -295,6 +301,7 @@ def resource(
     size: int | None = None,
     annotations: Mapping[str, Any] | None = None,
     meta: Mapping[str, Any] | None = None,
+    complete: Completers | None = None,
 ) -> Callable[[Callable[..., Any]], SdkMcpResource]:
     """Decorate a handler to make it an `SdkMcpResource`.
 
@@ -303,12 +310,19 @@ def resource(
     ``name`` defaults to the handler's name and ``description`` to its docstring;
     ``annotations`` (``audience``, ``priority``, ``lastModified``) and ``meta`` are sent
     in the listing as given.  Bad templates raise `ToolDefinitionError`.
+
+    ``complete`` offers values for a template's variables (``completion/complete``):
+    it maps a variable name to a list of values (those starting with what was typed
+    are offered) or to a function ``(value, context) -> values`` (sync or async;
+    ``context`` holds the variables already given), for example
+    ``complete={"user_id": lambda value, context: ids_starting_with(value)}``.
+    Subscribed clients are told of a change with `SdkMcpServer.notify_resource_updated()`.
     """
 
     def decorator(handler: Callable[..., Any]) -> SdkMcpResource:
         return SdkMcpResource(
             uri=uri, handler=handler, name=name, description=description, mime_type=mime_type,
-            title=title, size=size, annotations=annotations, meta=meta,
+            title=title, size=size, annotations=annotations, meta=meta, complete=complete,
         )  # fmt: skip
 
     return decorator
@@ -377,6 +391,25 @@ class ResourceSet:
                 if values is not None:
                     return await r.read(uri, values)
         raise ResourceNotFoundError(uri)
+
+    async def complete(self, template: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``completion/complete`` result for a variable of URI template ``template``."""
+        found = self._all.get(template) if isinstance(template, str) else None
+        if found is None:
+            raise McpError(f"Invalid params: unknown resource {template!r}", code=INVALID_PARAMS)
+        return await _complete(found.completers, params)
+
+    @property
+    def completes(self) -> bool:
+        """True when any template offers completions."""
+        return any(r.completers for r in self._all.values())
+
+    def has(self, uri: str) -> bool:
+        """True when ``uri`` is a resource served here (fixed, or matching a template)."""
+        fixed = self._all.get(uri)
+        if fixed is not None and not fixed.is_template:
+            return True
+        return any(r.is_template and r.match(uri) is not None for r in self._all.values())
 
 
 publish_module(__name__)

@@ -2,7 +2,9 @@
 
 Any object with the `ServedServer` interface can be served: a
 `SdkMcpServer`, or a bridged server of the official ``mcp`` package
-(`bridge`).
+(`bridge`).  A server's own requests to the CLI (`ToolContext.elicit()`, ...)
+travel in ``mcp_message`` control requests too; the CLI's JSON-RPC answer comes back
+as an ``mcp_message`` of its own, which wakes the waiting request (`Outbound`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from .._core.errors import UnsupportedFeatureError
 from .._protocol.control import NO_REPLY, IncomingCall, RouteHandler, _NoReply
 from .._protocol.features import CAP_SDK_MCP_TOOLS_LIST_CHANGED, CliFeatures
 from .._wire import codec
+from .outbound import Outbound, Requester as OutboundRequester
 
 if TYPE_CHECKING:
     import anyio
@@ -37,6 +40,7 @@ class ServedServer(Protocol):
         send: Sink | None = None,
         session_key: Hashable | None = None,
         cancel_scope: anyio.CancelScope | None = None,
+        request: OutboundRequester | None = None,
     ) -> dict[str, Any] | None:
         """Serve one JSON-RPC message; the response to write back, or ``None``."""
         ...
@@ -69,6 +73,7 @@ class McpRouter:
         self._request = request
         self._session_id = session_id
         self._senders: dict[str, Sink] = {name: self._sender(name) for name in self._servers}
+        self._outbound = {name: Outbound(self._senders[name], "ccwire-") for name in self._servers}
         self._detach: list[Callable[[], None]] = []
         self.features: CliFeatures | None = None
         """What the CLI is known to support (None until it introduced itself)."""
@@ -113,7 +118,9 @@ class McpRouter:
             self._detach.append(server.attach(self._senders[name]))
 
     def detach(self) -> None:
-        """Undo `attach()`."""
+        """Undo `attach()` (requests still waiting for the CLI fail at once)."""
+        for outbound in self._outbound.values():
+            outbound.close()
         while self._detach:
             self._detach.pop()()
 
@@ -128,12 +135,15 @@ class McpRouter:
             server = self._servers.get(decoded.server_name)
             if server is None:
                 return codec.mcp_server_not_found(decoded.server_name, message.get("id"))
+            if "method" not in message and self._outbound[decoded.server_name].answered(message):
+                return codec.mcp_notification_ack()  # the CLI answered a request of ours
             self._learn(message)
             reply = await server.handle(
                 message,
                 session_id=self._session_id(),
                 send=self._senders[decoded.server_name],
                 cancel_scope=call.scope,
+                request=self._outbound[decoded.server_name].request,
             )
             if reply is not None:
                 return codec.mcp_response(reply)

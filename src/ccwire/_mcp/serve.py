@@ -1,131 +1,103 @@
-"""``ccwire serve package.module:server``: a ccwire SDK server for any MCP client, over stdio.
+"""``ccwire serve``: a server for any MCP client, over stdio (NDJSON) or Streamable HTTP.
 
-The target names an attribute holding a server: the config dict made by
-`create_sdk_mcp_server()`, an `SdkMcpServer`, or a function
-with no arguments returning either.  The official ``mcp`` package provides the stdio
-transport (extra ``ccwire[mcp]``); every message is served in a task of its own, so
-calls overlap and ``notifications/cancelled`` cancels exactly its call, and the
-server's notifications (progress, log messages, list changes) are written to stdout.
+ccwire frames stdio itself (one JSON-RPC message per line, `LineDecoder`), so
+every message the client sends, malformed or not, reaches `ClientLink`, which
+answers it as JSON-RPC prescribes.  Every request is served in a task of its own, so
+calls overlap and ``notifications/cancelled`` cancels exactly its call; the server's
+notifications (progress, log messages, list changes) are written to stdout.  When
+stdin ends, calls still running get `DRAIN_SECONDS` to finish.
+
+The served object is anything with `SdkMcpServer`'s ``handle``/``attach``
+interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
+``mcp`` package.  The command line itself (loading the target, ``--http``) is
+``ccwire._app.serve``; HTTP is `serve_http`.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
 import anyio
+import anyio.abc
 
-from .._wire.jsonrpc import error
+from .._wire.framing import LineDecoder, encode_line
+from .link import ClientLink, Writer
 
-__all__ = ["load_server", "serve_main", "serve_streams"]
+__all__ = ["DRAIN_SECONDS", "serve_lines", "serve_stdio"]
 
 logger = logging.getLogger("ccwire")
 
-USAGE: Final = """\
-usage: ccwire serve PACKAGE.MODULE:ATTRIBUTE
-
-Serve a ccwire SDK server to any MCP client over stdin/stdout.
-ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer,
-or a function without arguments returning one (dots reach into objects).
-Needs the official mcp package: pip install 'ccwire[mcp]'.
-"""
-INSTALL_HINT: Final = "ccwire serve needs the official mcp package: pip install 'ccwire[mcp]'"
-_PARSE_ERROR: Final = -32700
-_DRAIN_SECONDS: Final = 5.0
+DRAIN_SECONDS: Final = 5.0
+_READ_BYTES: Final = 1 << 16
+_MAX_LINE_BYTES: Final = 64 << 20
 
 
-def _served(obj: Any) -> Any | None:
-    if isinstance(obj, Mapping):
-        obj = obj.get("instance") if obj.get("type") == "sdk" else None
-    if callable(getattr(obj, "handle", None)) and callable(getattr(obj, "attach", None)):
-        return obj
-    return None
+async def serve_lines(
+    server: Any,
+    lines: AsyncIterator[bytes | str | Any],
+    write: Writer,
+    *,
+    on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
+) -> None:
+    """Serve one client connection: every item of ``lines`` is one raw message (bytes or
+    text to parse; any other value is taken as already parsed), every answer and
+    notification goes to ``write``.  Returns once ``lines`` ended and the calls still
+    running finished (or `DRAIN_SECONDS` passed).  ``on_unanswered`` is told the id of
+    a request that gets no answer (the client cancelled it)."""
+    async with anyio.create_task_group() as tg:
+        link = ClientLink(server, write, object(), tg, on_unanswered=on_unanswered)
+        detach = server.attach(link.send)
+        try:
+            async for line in lines:
+                if isinstance(line, (bytes, str)):
+                    await link.receive_bytes(line)
+                else:
+                    await link.receive(line)
+            tg.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
+        finally:
+            link.close()
+            detach()
 
 
-def load_server(target: str) -> Any:
-    """Import ``package.module:attribute`` and return the server it names (the dotted
-    path may go through attributes and mapping keys).
-
-    Raises ``ValueError`` for a malformed target or an object that is not a server
-    (and ``ImportError``/``AttributeError`` when it cannot be found).
-    """
-    module_name, sep, attribute = target.partition(":")
-    if not sep or not module_name or not attribute:
-        raise ValueError(f"expected PACKAGE.MODULE:ATTRIBUTE, got {target!r}")
-    obj: Any = importlib.import_module(module_name)
-    for part in attribute.split("."):
-        obj = obj[part] if isinstance(obj, Mapping) and part in obj else getattr(obj, part)
-    server = _served(obj)
-    if server is None and callable(obj) and not isinstance(obj, type):
-        server = _served(obj())
-    if server is None:
-        raise ValueError(f"{target} is not a ccwire SDK server (create_sdk_mcp_server())")
-    return server
+async def _read_lines(fd: int) -> AsyncIterator[bytes]:
+    decoder = LineDecoder(_MAX_LINE_BYTES)
+    while True:
+        chunk = await anyio.to_thread.run_sync(os.read, fd, _READ_BYTES, abandon_on_cancel=True)
+        if not chunk:
+            rest = decoder.flush()
+            if rest is not None:
+                yield rest
+            return
+        for line in decoder.feed(chunk):
+            yield line
 
 
-async def serve_streams(server: Any, read_stream: Any, write_stream: Any) -> None:
-    """Serve the ``SessionMessage`` items of ``read_stream`` until it ends.
+def _fd_writer(fd: int) -> Writer:
+    lock = anyio.Lock()
 
-    Answers (and the server's notifications) go to ``write_stream``, which is closed at
-    the end; when the input ends, calls still running get `_DRAIN_SECONDS`.
-    """
-    from .bridge import from_message, to_session_message
+    def write_all(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
 
-    async def send(message: dict[str, Any]) -> None:
-        await write_stream.send(to_session_message(message))
+    async def write(message: dict[str, Any], related: Any = None) -> None:
+        data = encode_line(message)
+        async with lock:
+            try:
+                if len(data) <= 4096:  # fits a pipe's buffer: no thread needed
+                    write_all(data)
+                else:
+                    await anyio.to_thread.run_sync(write_all, data)
+            except (BrokenPipeError, ConnectionResetError):
+                logger.debug("ccwire serve: the client closed stdout; %s dropped", message)
 
-    async def serve_one(message: dict[str, Any]) -> None:
-        with anyio.CancelScope() as scope:
-            reply = await server.handle(message, send=send, session_key="stdio", cancel_scope=scope)
-            if reply is not None:
-                await send(reply)
-
-    detach = server.attach(send)
-    try:
-        async with anyio.create_task_group() as tg:
-            async for item in read_stream:
-                if isinstance(item, Exception):
-                    await send(error(None, _PARSE_ERROR, f"Parse error: {type(item).__name__}"))
-                    continue
-                tg.start_soon(serve_one, from_message(item))
-            tg.cancel_scope.deadline = anyio.current_time() + _DRAIN_SECONDS
-    finally:
-        detach()
-        with anyio.CancelScope(shield=True):
-            await write_stream.aclose()  # the transport's writer ends with it
+    return write
 
 
-async def _serve_stdio(server: Any) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read_stream, write_stream):
-        await serve_streams(server, read_stream, write_stream)
-
-
-def serve_main(argv: Sequence[str]) -> int:
-    """Entry point of ``ccwire serve``; returns the process exit status."""
-    args = list(argv)
-    if args and args[0] in ("-h", "--help"):
-        sys.stdout.write(USAGE)
-        return 0
-    if len(args) != 1:
-        sys.stderr.write(USAGE)
-        return 2
-    try:
-        import mcp.server.stdio  # noqa: F401
-    except ImportError:
-        sys.stderr.write(INSTALL_HINT + "\n")
-        return 2
-    try:
-        server = load_server(args[0])
-    except (ImportError, AttributeError, ValueError) as exc:
-        sys.stderr.write(f"ccwire serve: {exc}\n")
-        return 2
-    try:
-        anyio.run(_serve_stdio, server)
-    except KeyboardInterrupt:
-        return 130
-    return 0
+async def serve_stdio(server: Any, *, stdin: int = 0, stdout: int = 1) -> None:
+    """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
+    until stdin ends (what cannot be written once the client closed stdout is dropped)."""
+    await serve_lines(server, _read_lines(stdin), _fd_writer(stdout))

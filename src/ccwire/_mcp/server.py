@@ -30,20 +30,40 @@ from .._wire.jsonrpc import (
 )
 from .broadcast import Broadcaster, Sink
 from .calls import CallRunner
+from .outbound import Requester
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
-from .tools import LOG_LEVELS, SdkMcpTool, ToolContext
+from .routes import (
+    discover_route,
+    key_of,
+    log_level,
+    noop_route,
+    ping_route,
+    prompts_get_route,
+    prompts_list_route,
+    remember,
+    resources_list_route,
+    resources_read_route,
+    set_level_route,
+    templates_list_route,
+)
+from .subscriptions import Subscriptions, complete_route, subscribe_route, unsubscribe_route
+from .tools import SdkMcpTool, ToolContext
+from .versions import (
+    CLIENT_CAPABILITIES_META,
+    PROTOCOL_VERSIONS,
+    modern_result,
+    negotiate,
+    request_version,
+    unsupported,
+)
 
 __all__ = ["PROTOCOL_VERSIONS", "SdkMcpServer"]
 
 logger = logging.getLogger("ccwire")
 
-PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-"""MCP protocol versions this server speaks; a client asking for another gets 2025-06-18."""
-_DEFAULT_VERSION: Final = "2025-06-18"
 _NO_PARAMS: Final[Mapping[str, Any]] = MappingProxyType({})
 _SETTLE_SECONDS: Final = 5.0
-_SESSIONS_REMEMBERED: Final = 1024
 TOOLS_CHANGED: Final = "notifications/tools/list_changed"
 RESOURCES_CHANGED: Final = "notifications/resources/list_changed"
 PROMPTS_CHANGED: Final = "notifications/prompts/list_changed"
@@ -124,7 +144,9 @@ class SdkMcpServer:
         self._prompts = PromptSet(name, prompts or ())
         self._broadcast = Broadcaster(f"MCP server {name!r}")
         self._calls = CallRunner()
+        self._subscriptions = Subscriptions()
         self._log_levels: dict[Hashable, str] = {}
+        self._client_caps: dict[Hashable, Mapping[str, Any]] = {}
         self._tools_version = 0  # counts changes of the tool set
         self._listed: dict[Hashable, int] = {}  # session -> version it last listed
         self._relist_waiters: dict[Hashable, list[anyio.Event]] = {}
@@ -204,6 +226,15 @@ class SdkMcpServer:
         self._broadcast.announce(PROMPTS_CHANGED)
         return found
 
+    async def notify_resource_updated(self, uri: str, *, title: str | None = None) -> int:
+        """Tell every client subscribed to ``uri`` (``resources/subscribe``) that the
+        resource changed (``notifications/resources/updated``); they read it again.
+
+        Returns how many sessions were told.  From a plain ``def`` handler, run it with
+        ``anyio.from_thread.run(server.notify_resource_updated, uri)``.
+        """
+        return await self._subscriptions.notify(uri, title)
+
     # ------------------------------------------------------------------ sinks
 
     def attach(self, sink: Sink) -> Callable[[], None]:
@@ -232,6 +263,7 @@ class SdkMcpServer:
         send: Sink | None = None,
         session_key: Hashable | None = None,
         cancel_scope: anyio.CancelScope | None = None,
+        request: Requester | None = None,
     ) -> dict[str, Any] | None:
         """Serve one JSON-RPC message from the CLI and return the response to write back.
 
@@ -247,6 +279,9 @@ class SdkMcpServer:
         scope, so the cancellation propagates out of ``handle`` to its owner instead of
         ``None`` being returned, and the call costs no cancel scope of its own (unless it
         has a timeout).
+
+        ``request`` sends a request to the client (`ToolContext.elicit()`,
+        `ToolContext.sample()`); without it a tool cannot ask the client anything.
         """
         if self._broadcast.pending:
             self._broadcast.flush()
@@ -280,13 +315,12 @@ class SdkMcpServer:
         fn, is_notification = route
         if not has_id and not is_notification:
             return None  # a request sent as a notification: nobody waits for an answer
-        key = session_key if session_key is not None else send if send is not None else session_id
+        version = request_version(params)
+        if (refused := unsupported(req_id, version)) is not None:
+            return refused
+        key = key_of(session_key, send, session_id)
         try:
-            hash(key)
-        except TypeError:
-            key = id(key)
-        try:
-            response = await fn(self, req_id, params, key, session_id, send, cancel_scope)
+            response = await fn(self, req_id, params, key, session_id, send, cancel_scope, request)
         except McpError as exc:
             return _error(req_id, exc.code, exc.message, exc.data) if has_id else None
         except Exception as exc:  # a bug here must not take the connection down
@@ -296,43 +330,37 @@ class SdkMcpServer:
             return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         if is_notification:
             return _result(req_id, {}) if has_id else None
-        return response
+        return modern_result(method, version, response, self._info())
+
+    def _info(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+    def _capabilities(self) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
+        if self._resources:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        if self._prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        if self._prompts.completes or self._resources.completes:
+            capabilities["completions"] = {}
+        return capabilities
 
     # ------------------------------------------------------------------ routes
 
     async def _initialize(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
-        asked = params.get("protocolVersion")
         self._calls.forget_session(key)  # JSON-RPC ids restart at 0
-        capabilities: dict[str, Any] = {"tools": {"listChanged": True}, "logging": {}}
-        if self._resources:
-            capabilities["resources"] = {"listChanged": True}
-        if self._prompts:
-            capabilities["prompts"] = {"listChanged": True}
+        capabilities = params.get("capabilities")
+        remember(self._client_caps, key, capabilities if isinstance(capabilities, Mapping) else {})
         result: dict[str, Any] = {
-            "protocolVersion": asked if asked in PROTOCOL_VERSIONS else _DEFAULT_VERSION,
-            "capabilities": capabilities,
-            "serverInfo": {"name": self.name, "version": self.version},
+            "protocolVersion": negotiate(params.get("protocolVersion")),
+            "capabilities": self._capabilities(),
+            "serverInfo": self._info(),
         }
         if self.instructions is not None:
             result["instructions"] = self.instructions
         return _result(req_id, result)
-
-    async def _ping(self, req_id: Any, *_: Any) -> dict[str, Any]:
-        return _result(req_id, {})
-
-    async def _noop(self, *_: Any) -> None:
-        return None
-
-    async def _set_level(
-        self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
-    ) -> dict[str, Any]:
-        level = params.get("level")
-        if level not in LOG_LEVELS:
-            return _error(req_id, INVALID_PARAMS, f"Invalid params: unknown log level {level!r}")
-        self._log_levels[key] = level
-        return _result(req_id, {})
 
     async def _tools_list(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
@@ -341,7 +369,7 @@ class SdkMcpServer:
         if definitions is None:
             definitions = self._definitions = [t.definition for t in self._tools.values()]
         listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
-        _remember(self._listed, key, self._tools_version)
+        remember(self._listed, key, self._tools_version)
         for waiter in self._relist_waiters.pop(key, ()):
             waiter.set()
         return _result(req_id, listed)
@@ -362,30 +390,7 @@ class SdkMcpServer:
                     if not waiters and self._relist_waiters.get(key) is waiters:
                         del self._relist_waiters[key]
         if scope.cancelled_caught:
-            _remember(self._no_relist, key, None)
-
-    async def _resources_list(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, self._resources.list(params, self.page_size))
-
-    async def _templates_list(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, self._resources.templates(params, self.page_size))
-
-    async def _resources_read(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, await self._resources.read(params))
-
-    async def _prompts_list(
-        self, req_id: Any, params: Mapping[str, Any], *_: Any
-    ) -> dict[str, Any]:
-        return _result(req_id, self._prompts.list(params, self.page_size))
-
-    async def _prompts_get(self, req_id: Any, params: Mapping[str, Any], *_: Any) -> dict[str, Any]:
-        return _result(req_id, await self._prompts.get(params))
+            remember(self._no_relist, key, None)
 
     async def _tools_call(
         self,
@@ -395,13 +400,14 @@ class SdkMcpServer:
         session_id: str | None,
         send: Sink | None,
         outer: anyio.CancelScope | None,
+        request: Requester | None,
     ) -> dict[str, Any] | None:
         name = params.get("name")
         tool = self._tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return _error(req_id, INVALID_PARAMS, f"Unknown tool: {name}")
         ctx = (
-            self._context(tool, req_id, params, key, session_id, send)
+            self._context(tool, req_id, params, key, session_id, send, request)
             if tool.wants_context
             else None
         )
@@ -432,16 +438,19 @@ class SdkMcpServer:
         key: Hashable,
         session_id: str | None,
         send: Sink | None,
+        request: Requester | None,
     ) -> ToolContext:
         meta = params.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
+        capabilities = meta.get(CLIENT_CAPABILITIES_META, self._client_caps.get(key))
         tool_use_id = meta.get("claudecode/toolUseId")
         token = meta.get("progressToken")
         return ToolContext(
             tool_name=tool.name, server_name=self.name, request_id=req_id,
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
             session_id=session_id, progress_token=token if valid_id(token) else None,
-            meta=meta, send=send, log_level=self._log_levels.get(key, "debug"),
+            meta=meta, send=send, log_level=log_level(meta, self._log_levels.get(key, "debug")),
+            request=request, client_capabilities=capabilities,
         )  # fmt: skip
 
     async def _cancelled(
@@ -452,26 +461,22 @@ class SdkMcpServer:
             self._calls.cancel((key, target))
 
 
-def _remember(table: dict[Hashable, Any], key: Hashable, value: Any) -> None:
-    """Set ``table[key]``, keeping only the most recently used sessions."""
-    table.pop(key, None)
-    table[key] = value
-    if len(table) > _SESSIONS_REMEMBERED:
-        del table[next(iter(table))]
-
-
 SdkMcpServer._ROUTES = {
     "initialize": (SdkMcpServer._initialize, False),
-    "ping": (SdkMcpServer._ping, False),
+    "server/discover": (discover_route, False),
+    "ping": (ping_route, False),
     "tools/list": (SdkMcpServer._tools_list, False),
     "tools/call": (SdkMcpServer._tools_call, False),
-    "resources/list": (SdkMcpServer._resources_list, False),
-    "resources/templates/list": (SdkMcpServer._templates_list, False),
-    "resources/read": (SdkMcpServer._resources_read, False),
-    "prompts/list": (SdkMcpServer._prompts_list, False),
-    "prompts/get": (SdkMcpServer._prompts_get, False),
-    "logging/setLevel": (SdkMcpServer._set_level, False),
-    "notifications/initialized": (SdkMcpServer._noop, True),
+    "resources/list": (resources_list_route, False),
+    "resources/templates/list": (templates_list_route, False),
+    "resources/read": (resources_read_route, False),
+    "prompts/list": (prompts_list_route, False),
+    "prompts/get": (prompts_get_route, False),
+    "logging/setLevel": (set_level_route, False),
+    "resources/subscribe": (subscribe_route, False),
+    "resources/unsubscribe": (unsubscribe_route, False),
+    "completion/complete": (complete_route, False),
+    "notifications/initialized": (noop_route, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
 

@@ -34,6 +34,7 @@ from .._wire.content import (
     to_plain,
 )
 from . import validator as _validator
+from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
 from .schema import params_schema, to_json_schema
 from .validator import CompiledValidator, ValidationFailure
@@ -127,14 +128,18 @@ def annotations_to_dict(value: Any) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
-class ToolContext:
+class ToolContext(AskingClient):
     """What a handler written as ``(args, ctx)`` learns about its call.
 
     ``tool_use_id`` is the model's ``tool_use`` id (from ``_meta["claudecode/toolUseId"]``),
     ``request_id`` the JSON-RPC id of the ``tools/call``, ``progress_token`` the token
     for `report_progress()`.  ``send`` delivers notifications for this call to the
     CLI; without it (or without a token) progress reports are dropped.  ``meta`` is the
-    call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold.
+    call's raw ``_meta`` and ``log_level`` the client's ``logging/setLevel`` threshold
+    (``"off"`` when the client did not opt in to log messages: a 2026-07-28 request
+    without a ``logLevel`` in its ``_meta``).
+    `elicit()` and `sample()` ask the client (the user, its model) through ``request``;
+    ``client_capabilities`` is what the client declared it supports.
     """
 
     tool_name: str
@@ -146,6 +151,8 @@ class ToolContext:
     meta: Mapping[str, Any] | None = None
     send: Sink | None = field(default=None, repr=False, compare=False)
     log_level: str = "debug"
+    request: Requester | None = field(default=None, repr=False, compare=False)
+    client_capabilities: Mapping[str, Any] | None = field(default=None, repr=False)
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -174,7 +181,7 @@ class ToolContext:
         rank = _LOG_RANK.get(level)
         if rank is None:
             raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
-        if rank < _LOG_RANK.get(self.log_level, 0):
+        if rank < _LOG_RANK.get(self.log_level, len(LOG_LEVELS)):  # "off": nothing is sent
             return False
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:

@@ -1,0 +1,99 @@
+"""``ccwire serve [--http [HOST:]PORT] PACKAGE.MODULE:ATTRIBUTE``: the command line.
+
+Loads the target like ``ccwire run --tools`` (the current directory first; ccwire SDK
+servers and servers of the official ``mcp`` package alike) and serves it over stdio,
+or over Streamable HTTP with ``--http``.  Usage errors raise `UsageError`, which
+the command line reports as one ``ccwire: error: ...`` line (exit code 2).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Sequence
+from typing import Any, Final
+
+import anyio
+
+from .loaders import UsageError, load_server
+
+__all__ = ["USAGE", "parse_http_address", "serve_command"]
+
+USAGE: Final = """\
+usage: ccwire serve [--http [HOST:]PORT] PACKAGE.MODULE:ATTRIBUTE
+
+Serve an MCP server to any MCP client: over stdin/stdout (one JSON-RPC message per
+line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
+127.0.0.1; --http needs pip install 'ccwire[http]').
+
+ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer, a server
+of the official mcp package (FastMCP, MCPServer, a low-level Server), or a function
+without arguments returning one (dots reach into objects).  The current directory is
+searched first.
+"""
+_LOOPBACK: Final = "127.0.0.1"
+
+
+def parse_http_address(value: str) -> tuple[str, int]:
+    """``"PORT"``, ``"HOST:PORT"`` or ``"[V6]:PORT"`` as ``(host, port)``."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = _LOOPBACK, value
+    host = host.strip("[]") or _LOOPBACK
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(f"serve --http expects [HOST:]PORT, got {value!r}")
+    return host, int(port)
+
+
+def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None]:
+    args = list(argv)
+    http: tuple[str, int] | None = None
+    targets: list[str] = []
+    while args:
+        arg = args.pop(0)
+        if arg == "--http" or arg.startswith("--http="):
+            value = arg.partition("=")[2] if "=" in arg else (args.pop(0) if args else "")
+            if not value:
+                raise UsageError("serve --http expects [HOST:]PORT")
+            http = parse_http_address(value)
+        elif arg in ("-v", "--verbose"):
+            continue
+        elif arg.startswith("-"):
+            raise UsageError(f"serve: unknown option {arg!r} (see `ccwire serve --help`)")
+        else:
+            targets.append(arg)
+    if len(targets) != 1:
+        raise UsageError("serve expects one PACKAGE.MODULE:ATTRIBUTE (see `ccwire serve --help`)")
+    return targets[0], http
+
+
+def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
+    """Run ``ccwire serve``; returns the exit code (raises `UsageError`)."""
+    if any(a in ("-h", "--help") for a in argv):
+        (stdout or sys.stdout).write(USAGE)
+        return 0
+    target, http = _parse(argv)
+    server = load_server(target, option="serve")["instance"]
+    if http is not None:
+        try:
+            from .._mcp.http import serve_http
+        except ImportError as exc:
+            missing = (exc.name or "?").split(".")[0]
+            raise UsageError(
+                f"serve --http needs the HTTP extra ({missing}): pip install 'ccwire[http]'"
+            ) from exc
+        host, port = http
+        try:
+            anyio.run(functools.partial(serve_http, server, host, port, announce=sys.stderr))
+        except OSError as exc:
+            raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
+        except KeyboardInterrupt:
+            return 130
+        return 0
+    from .._mcp.serve import serve_stdio
+
+    try:
+        anyio.run(serve_stdio, server)
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,183 @@
+"""One MCP client connection of ``ccwire serve``: JSON-RPC checked to the letter.
+
+`ClientLink` receives every raw message the client sends (one NDJSON line on stdio,
+one POST body over HTTP) and makes sure each gets the answer JSON-RPC 2.0 and MCP
+prescribe, before the server sees it:
+
+* text that is not JSON: -32700 (id ``null``);
+* JSON that is not a request object (``[]``, ``42``, ``"s"``, ``null``, ``{"foo": 1}``,
+  a batch array, a ``jsonrpc`` other than ``"2.0"``, a method that is not a string,
+  ``params`` that are not an object, an id that is ``null``, an object, an array
+  or a boolean): -32600 (with the request's id when it has a usable one, else ``null``);
+* a method the server does not have: -32601; bad params: -32602 (from the server);
+* a request other than ``initialize``, ``ping`` or ``server/discover`` before the
+  client sent ``initialize`` (a 2026-07-28 request naming its version in ``_meta``
+  needs no handshake): -32600;
+* a response (``result``/``error`` and an id) answers one of the server's own requests
+  to the client (`Outbound`: elicitation, sampling, ping).
+
+Every request is served in a task of its own (calls overlap, and
+``notifications/cancelled`` cancels exactly its call) and is always answered, unless
+the client cancelled it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+
+from .._wire.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
+from .outbound import Outbound, Requester
+from .versions import request_version
+
+__all__ = ["PARSE_ERROR", "ClientLink", "check_request"]
+
+logger = logging.getLogger("ccwire")
+
+PARSE_ERROR: Final = -32700
+_NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
+
+Writer = Callable[..., Awaitable[None]]
+"""``write(message, related=None)``: ``related`` is the id of the client's request a
+notification or request belongs to (Streamable HTTP sends it on that request's stream)."""
+
+
+def _invalid(req_id: Any, why: str) -> dict[str, Any]:
+    return error(req_id, INVALID_REQUEST, f"Invalid Request: {why}")
+
+
+def check_request(message: Any) -> dict[str, Any] | None:
+    """The -32600 error for a parsed JSON value that is not a valid JSON-RPC 2.0 request,
+    notification or response object; ``None`` when it is one."""
+    if isinstance(message, list):
+        return _invalid(None, "batches are not supported" if message else "empty batch")
+    if not isinstance(message, dict):
+        return _invalid(None, f"a message must be a JSON object, got {type(message).__name__}")
+    has_id = "id" in message
+    req_id = message.get("id")
+    usable_id = req_id if has_id and valid_id(req_id) else None
+    if message.get("jsonrpc") != "2.0":
+        return _invalid(usable_id, 'jsonrpc must be "2.0"')
+    if has_id and not valid_id(req_id):
+        return _invalid(None, "id must be a string or a number")
+    method = message.get("method")
+    if "method" not in message:
+        if has_id and (("result" in message) != ("error" in message)):
+            return None  # a response
+        return _invalid(usable_id, "neither a request nor a response")
+    if not isinstance(method, str):
+        return _invalid(usable_id, "method must be a string")
+    if "params" in message and not isinstance(message["params"], dict):
+        return _invalid(usable_id, "params must be an object")
+    return None
+
+
+class ClientLink:
+    """Serves one client connection (see the module docstring).
+
+    ``server`` has `SdkMcpServer`'s ``handle``/``attach`` interface; ``write``
+    delivers one message to the client; ``key`` keeps this connection's calls apart
+    from another's on the same server.
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        write: Writer,
+        key: Any,
+        tg: anyio.abc.TaskGroup,
+        *,
+        on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> None:
+        self.server = server
+        self._on_unanswered = on_unanswered
+        self._write = write
+        self.key = key
+        self._tg = tg
+        self.initialized = False
+        self.outbound = Outbound(write, "ccwire-")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Deliver one of the server's notifications (or a reply) to the client."""
+        await self._write(message)
+
+    async def receive_bytes(self, data: bytes | str) -> None:
+        """Take one raw message (a line on stdio, a body over HTTP)."""
+        try:
+            message = json.loads(data)
+        except ValueError as exc:
+            await self._write(error(None, PARSE_ERROR, f"Parse error: {exc}"))
+            return
+        await self.receive(message)
+
+    async def receive(self, message: Any) -> None:
+        """Take one parsed message: check it, then serve it in a task of its own."""
+        problem = check_request(message)
+        if problem is not None:
+            await self._write(problem)
+            return
+        if "method" not in message:
+            if not self.outbound.answered(message):
+                logger.debug("ccwire serve: a response to no request: %r", message.get("id"))
+            return
+        method = message["method"]
+        if "id" in message and not self._may_serve(method, message.get("params") or {}):
+            if method not in getattr(self.server, "_ROUTES", (method,)):
+                await self._write(
+                    error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
+                )
+            else:
+                await self._write(
+                    _invalid(message["id"], f"{method} before initialize: initialize first")
+                )
+            return
+        if method == "initialize":
+            self.initialized = True
+        self._tg.start_soon(self._serve, message)
+
+    def _may_serve(self, method: str, params: Mapping[str, Any]) -> bool:
+        return self.initialized or method in _NO_HANDSHAKE or request_version(params) is not None
+
+    async def _serve(self, message: dict[str, Any]) -> None:
+        send: Writer = self.send
+        request: Requester = self.outbound.request
+        if message["method"] == "tools/call" and "id" in message:
+            send, request = self._for_call(message["id"])
+        reply: dict[str, Any] | None = None
+        with anyio.CancelScope() as scope:
+            try:
+                reply = await self.server.handle(
+                    message, send=send, session_key=self.key, cancel_scope=scope,
+                    request=request,
+                )  # fmt: skip
+            except Exception as exc:  # the server promises not to raise; be sure
+                logger.exception("ccwire serve: serving %s failed", message.get("method"))
+                reply = error(message.get("id"), -32603, f"Internal error: {exc}")
+            if reply is not None:
+                await self._write(reply)
+        if reply is None and "id" in message and self._on_unanswered is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+                await self._on_unanswered(message["id"])
+
+    def _for_call(self, call_id: Any) -> tuple[Writer, Requester]:
+        """The notification sink and client requester of one tools/call: what they send
+        belongs to that call."""
+
+        async def send(message: dict[str, Any]) -> None:
+            await self._write(message, related=call_id)
+
+        async def request(
+            method: str, params: Mapping[str, Any], timeout: float | None
+        ) -> Mapping[str, Any]:
+            return await self.outbound.request(method, params, timeout, related=call_id)
+
+        return send, request
+
+    def close(self) -> None:
+        """Fail every request still waiting for the client (the connection ended)."""
+        self.outbound.close()
