@@ -170,6 +170,22 @@ def callbacks() -> None:
     result("callbacks done", structured_output=got)
 
 
+def unencodable() -> None:
+    """Requests whose callbacks answer with values JSON cannot carry; every answer goes
+    back in the result."""
+    got: dict[str, object] = {}
+    for n, name in enumerate(("surrogate", "a_set", "nan", "filename")):
+        tools_call(f"t{n}", name, n + 10)
+        got[name] = response_to(f"t{n}")
+    request("p1", "can_use_tool", tool_name="Write", input={"x": 1}, tool_use_id="p1")
+    got["perm"] = response_to("p1")
+    request("h1", "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"})
+    got["hook"] = response_to("h1")
+    tools_call("t9", "fine", 99)
+    got["fine"] = response_to("t9")
+    result("unencodable done", structured_output=got)
+
+
 def garbage() -> None:
     system_init()
     write(b"not json at all\n")
@@ -302,6 +318,8 @@ def main() -> None:
         die("exit", 4)
     elif sc == "callbacks":
         callbacks()
+    elif sc == "unencodable":
+        unencodable()
     elif sc == "garbage":
         garbage()
     elif sc == "partial_lines":

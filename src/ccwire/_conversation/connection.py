@@ -20,17 +20,20 @@ import shutil
 import tempfile
 import uuid as uuid_mod
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Final, Union
 
 import anyio
 import anyio.abc
 
 from .._callbacks.hooks import HookRegistry
 from .._callbacks.permissions import permission_route
+from .._callbacks.reporting import report_callback_error
 from .._core.errors import (
+    CallbackError,
     CcwireError,
     CLIConnectionError,
     MessageDecodeError,
+    MessageEncodeError,
     ProcessError,
     SessionStateError,
 )
@@ -186,7 +189,9 @@ class Connection:
             self._router = McpRouter(
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
-            protocol.add_route(codec.MCP_MESSAGE, self._router.route())
+            protocol.add_route(
+                codec.MCP_MESSAGE, self._router.route(), unencodable=_mcp_unencodable
+            )
             protocol.add_route(
                 codec.CAN_USE_TOOL,
                 permission_route(opts.can_use_tool, on_error=opts.on_callback_error),
@@ -416,6 +421,28 @@ class Connection:
 
     def _on_handler_error(self, where: str, exc: BaseException) -> None:
         logger.error("ccwire: %s handler failed: %s", where, exc, exc_info=exc)
+        if isinstance(exc, MessageEncodeError):  # an answer the wire cannot carry
+            kind = _ANSWER_KINDS.get(where, where)
+            error = CallbackError(
+                f"the answer to a {where} request could not be encoded as JSON: {exc}",
+                kind=kind,
+                callback_name=kind,
+                subtype=where,
+            )
+            error.__cause__ = exc
+            report_callback_error(self.options.on_callback_error, error)
+
+
+_ANSWER_KINDS: Final = {
+    codec.MCP_MESSAGE: "tool",
+    codec.CAN_USE_TOOL: "can_use_tool",
+    codec.HOOK_CALLBACK: "hook",
+}
+"""The kind of `CallbackError` reported for an unencodable answer, by request subtype."""
+
+
+def _mcp_unencodable(req: codec.ControlRequest, exc: MessageEncodeError) -> Mapping[str, Any]:
+    return codec.mcp_unencodable(req.request.get("message"), str(exc))
 
 
 def require_open(conn: Connection | None) -> Connection:

@@ -35,6 +35,7 @@ from .._core.errors import (
     ControlProtocolError,
     ControlTimeoutError,
     MessageDecodeError,
+    MessageEncodeError,
     SessionStateError,
 )
 from .._transport.base import Transport
@@ -165,6 +166,9 @@ RouteHandler = Callable[
 ]
 """``async def handler(request, call) -> response body | None | NO_REPLY``."""
 
+UnencodableAnswer = Callable[[codec.ControlRequest, MessageEncodeError], "Mapping[str, Any]"]
+"""The answer to send instead of a route's answer that cannot be encoded as JSON."""
+
 
 @dataclass(eq=False)
 class _Pending:
@@ -189,6 +193,7 @@ class ControlProtocol:
     ) -> None:
         self._transport = transport
         self._routes = dict(routes)
+        self._unencodable: dict[str, UnencodableAnswer] = {}
         self._on_message = on_message
         self._on_closed = on_closed
         self._on_error = on_error
@@ -247,9 +252,22 @@ class ControlProtocol:
             except Exception:
                 logger.exception("ccwire: a control observer raised")
 
-    def add_route(self, subtype: str, handler: RouteHandler) -> None:
-        """Register (or replace) the handler of an incoming request subtype."""
+    def add_route(
+        self,
+        subtype: str,
+        handler: RouteHandler,
+        *,
+        unencodable: UnencodableAnswer | None = None,
+    ) -> None:
+        """Register (or replace) the handler of an incoming request subtype.
+
+        ``unencodable(request, cause)`` gives the answer to send instead of one that
+        cannot be encoded as JSON; without it (or if its answer cannot be encoded either)
+        the CLI gets an error answer naming the cause.
+        """
         self._routes[subtype] = handler
+        if unencodable is not None:
+            self._unencodable[subtype] = unencodable
 
     # -------------------------------------------------------------- lifecycle
 
@@ -515,19 +533,54 @@ class ControlProtocol:
                 ControlEvent(req.request_id, req.subtype, req.request, outcome, body, error)
             )
         if error is not None:
-            await self._reply(req.request_id, None, error)
+            await self._reply(req.request_id, None, error, req)
         elif not isinstance(result, _NoReply):
-            await self._reply(req.request_id, result, None)
+            await self._reply(req.request_id, result, None, req)
 
-    async def _reply(self, rid: str, body: Mapping[str, Any] | None, error: str | None) -> None:
+    async def _reply(
+        self,
+        rid: str,
+        body: Mapping[str, Any] | None,
+        error: str | None,
+        req: codec.ControlRequest | None = None,
+    ) -> None:
+        """The one way an answer reaches the CLI: every request gets exactly one answer.
+
+        An answer that cannot be encoded (a lone surrogate, NaN, a ``set``, ...) becomes
+        an error answer naming the cause, and the `MessageEncodeError` is reported (the
+        connection hands it to ``on_callback_error`` and the session's events).
+        """
         frame = (
             codec.encode_error(rid, error) if error is not None else codec.encode_success(rid, body)
         )
         try:
-            await self.send_frame(frame)
+            line = encode_line(frame)
+        except MessageEncodeError as exc:
+            subtype = req.subtype if req is not None else "request"
+            self._report(subtype, exc)
+            line = self._substitute(rid, req, exc)
+        try:
+            if self._state not in (ConnectionState.OPEN, ConnectionState.NEW):
+                raise self._closed_error or CLIConnectionError("the CLI connection is closed")
+            await self._transport.send_line(line)
         except CcwireError as exc:
             if self._state is ConnectionState.OPEN:
                 self._report("reply", exc)
+
+    def _substitute(
+        self, rid: str, req: codec.ControlRequest | None, exc: MessageEncodeError
+    ) -> bytes:
+        """The line to send instead of an answer that cannot be encoded."""
+        fallback = self._unencodable.get(req.subtype) if req is not None else None
+        if fallback is not None and req is not None:
+            try:
+                return encode_line(codec.encode_success(rid, fallback(req, exc)))
+            except Exception as again:  # the plain error answer below
+                logger.debug("ccwire: the substitute answer failed too: %r", again)
+        subtype = req.subtype if req is not None else "request"
+        return encode_line(
+            codec.encode_error(rid, f"ccwire could not encode the answer to {subtype}: {exc}")
+        )
 
     def _report(self, where: str, exc: BaseException) -> None:
         if self._on_error is not None:

@@ -130,8 +130,10 @@ class SessionCompleted:
 @dataclass(frozen=True)
 class ErrorOccurred:
     """Something went wrong. ``source`` says where: ``"cli"`` (the CLI failed or ended),
-    ``"result"`` (an error result), ``"decode"`` (an unreadable line), ``"callback"`` (an
-    event callback raised), ``"store"`` (a snapshot could not be saved)."""
+    ``"result"`` (an error result), ``"decode"`` (an unreadable line), ``"callback"`` (a
+    user callback failed: an event callback raised, or a hook, ``can_use_tool`` or tool
+    answer failed or could not be encoded, a `CallbackError`), ``"store"`` (a snapshot
+    could not be saved)."""
 
     name: ClassVar[SessionEventName] = "error"
     error: BaseException

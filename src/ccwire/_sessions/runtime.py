@@ -28,6 +28,7 @@ process that runs the session (`owner`).
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 from collections import deque
@@ -38,10 +39,11 @@ from typing import Any, Protocol, Union
 import anyio
 import anyio.abc
 
+from .._callbacks.reporting import report_callback_error
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.connection import Connection
 from .._conversation.options import ClaudeAgentOptions
-from .._core.errors import CcwireError, MessageDecodeError, SessionStateError
+from .._core.errors import CallbackError, CcwireError, MessageDecodeError, SessionStateError
 from .._protocol.control import ControlEvent
 from .._transport.base import Transport
 from .._wire import codec
@@ -338,6 +340,18 @@ class SessionRuntime:
             self.move(Lifecycle.CLOSED)
             self._host.finished()
 
+    def _client_options(self) -> ClaudeAgentOptions:
+        """The options with callback failures (hooks, permissions, unencodable answers)
+        also published as ``error`` events of source ``"callback"``."""
+        user = self.options.on_callback_error
+
+        def on_callback_error(error: CallbackError) -> None:
+            self.publish([ErrorOccurred(error, "callback")])
+            if user is not None:
+                report_callback_error(user, error)
+
+        return dataclasses.replace(self.options, on_callback_error=on_callback_error)
+
     async def _run_client(self) -> None:
         limiter = self._host.limiter()
         if limiter is not None:
@@ -346,7 +360,7 @@ class SessionRuntime:
             if self.machine.state is not SessionState.IDLE:
                 return  # cancelled before it could start
             self.publish(self.machine.start())
-            client = ClaudeSDKClient(self.options, transport=self._transport)
+            client = ClaudeSDKClient(self._client_options(), transport=self._transport)
             try:
                 await client.connect()
             except Exception as exc:

@@ -657,6 +657,18 @@ def mcp_response(message: Mapping[str, Any]) -> dict[str, Any]:
     return {"mcp_response": message}
 
 
+def mcp_unencodable(message: Any, cause: str) -> dict[str, Any]:
+    """The body sent instead of an MCP answer that cannot be encoded as JSON: a failed
+    tool result for ``tools/call`` (the model sees why), else JSON-RPC internal error."""
+    jsonrpc_id = message.get("id") if isinstance(message, Mapping) else None
+    text = f"ccwire could not encode the answer: {cause}"
+    if isinstance(message, Mapping) and message.get("method") == "tools/call":
+        result = {"content": [{"type": "text", "text": text}], "isError": True}
+        return {"mcp_response": {"jsonrpc": "2.0", "id": jsonrpc_id, "result": result}}
+    error = {"code": -32603, "message": text}
+    return {"mcp_response": {"jsonrpc": "2.0", "id": jsonrpc_id, "error": error}}
+
+
 def mcp_notification_ack() -> dict[str, Any]:
     """What we answer to a JSON-RPC notification (the reference SDK's choice)."""
     return {"mcp_response": {"jsonrpc": "2.0", "result": {}}}

@@ -151,4 +151,15 @@ def encode_line(obj: object) -> bytes:
     try:
         return _encode(obj).encode("utf-8") + b"\n"
     except (TypeError, ValueError, RecursionError) as exc:
-        raise MessageEncodeError(f"cannot encode the message as JSON: {exc}") from exc
+        raise MessageEncodeError(f"cannot encode the message as JSON: {_why(exc)}") from exc
+
+
+def _why(exc: BaseException) -> str:
+    """The reason an encoding failed, in words a user recognises."""
+    if isinstance(exc, UnicodeEncodeError):
+        return f"{exc.object[exc.start : exc.end]!r} is a lone surrogate, not text UTF-8 can carry"
+    if isinstance(exc, ValueError) and "Out of range float" in str(exc):
+        return "NaN and Infinity have no spelling in JSON"
+    if isinstance(exc, RecursionError):
+        return "the value is nested too deeply"
+    return str(exc)
