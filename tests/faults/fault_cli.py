@@ -186,6 +186,22 @@ def unencodable() -> None:
     result("unencodable done", structured_output=got)
 
 
+def each_callback(tools: list[str]) -> None:
+    """One call of each tool in ``tools``, one permission request, one hook callback,
+    then one more call of the first tool; every answer goes back in the result."""
+    got: dict[str, object] = {}
+    for n, name in enumerate(tools):
+        tools_call(f"t{n}", name, n + 10)
+        got[name] = response_to(f"t{n}")
+    request("p1", "can_use_tool", tool_name="Write", input={"x": 1}, tool_use_id="p1")
+    got["perm"] = response_to("p1")
+    request("h1", "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"})
+    got["hook"] = response_to("h1")
+    tools_call("again", tools[-1], 99)
+    got["again"] = response_to("again")
+    result("each callback done", structured_output=got)
+
+
 def garbage() -> None:
     system_init()
     write(b"not json at all\n")
@@ -318,6 +334,8 @@ def main() -> None:
         die("exit", 4)
     elif sc == "callbacks":
         callbacks()
+    elif sc == "each_callback":
+        each_callback(arg.split(","))
     elif sc == "unencodable":
         unencodable()
     elif sc == "garbage":

@@ -13,6 +13,7 @@ import anyio
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
+from .._core.cancel import raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError
 from .._core.public import publish_module
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
@@ -142,9 +143,9 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
                 try:
                     attempt.output = await task.run(client)
                     attempt.returned = True
-                except anyio.get_cancelled_exc_class():
-                    raise
-                except Exception as exc:
+                except BaseException as exc:
+                    if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                        raise  # a cancellation of ours
                     attempt.error = f"{type(exc).__name__}: {exc}"
                     attempt.error_kind = "exception"
             else:

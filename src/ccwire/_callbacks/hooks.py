@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, ControlProtocolError, UnsupportedFeatureError
 from .._protocol.control import IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
@@ -264,6 +265,10 @@ class HookRegistry:
                     output = await produced if inspect.isawaitable(produced) else produced
             except Exception as exc:
                 return self._failed(reg, f"raised {type(exc).__name__}: {exc}", exc)
+            except BaseException as exc:  # a cancellation the hook raised is its failure
+                if not raised_by_callback(exc):
+                    raise
+                return self._failed(reg, f"raised {type(exc).__name__}", exc)
             finally:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).

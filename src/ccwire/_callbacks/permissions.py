@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, get_args
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, ControlProtocolError
 from .._protocol.control import IncomingCall, RouteHandler
 from .._wire import codec
@@ -217,6 +218,10 @@ def permission_route(
             answer = await callback(decoded.tool_name, dict(decoded.input), context)
         except Exception as exc:
             raise failure(str(exc) or type(exc).__name__) from exc
+        except BaseException as exc:  # a cancellation the callback raised is its failure
+            if not raised_by_callback(exc):
+                raise
+            raise failure(f"raised {type(exc).__name__}") from exc
         try:
             result = coerce_permission_result(answer)
         except ControlProtocolError as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError
 
 __all__ = ["CallbackErrorHandler", "callback_name", "report_callback_error"]
@@ -30,5 +31,7 @@ def report_callback_error(handler: CallbackErrorHandler | None, error: CallbackE
         return
     try:
         handler(error)
-    except Exception:
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and not raised_by_callback(exc):
+            raise
         logger.exception("ccwire: on_callback_error raised while reporting %s", error)

@@ -15,6 +15,7 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import McpError, ToolDefinitionError, ToolError
 from .._core.public import publish_module
 from .._wire.content import CONTENT_TYPES, dumps_json, text_content
@@ -179,7 +180,9 @@ class SdkMcpPrompt:
             raise
         except ToolError as exc:
             raise McpError(str(exc), code=INVALID_PARAMS) from exc
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                raise  # a cancellation of ours
             message = f"Error in prompt {self.name!r}: {type(exc).__name__}: {exc}"
             raise McpError(message, code=INTERNAL_ERROR) from exc
 

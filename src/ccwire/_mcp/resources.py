@@ -31,6 +31,7 @@ from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
 from .._core.public import publish_module
 from .._core.redact import redact_text
@@ -265,7 +266,9 @@ class SdkMcpResource:
             raise
         except (FileNotFoundError, KeyError):
             raise ResourceNotFoundError(uri) from None
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                raise  # a cancellation of ours
             message = redact_text(f"Error reading resource {uri}: {type(exc).__name__}: {exc}")
             raise McpError(message, code=INTERNAL_ERROR) from exc
         if isinstance(value, Mapping) and "contents" in value:

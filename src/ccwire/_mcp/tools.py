@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import anyio.from_thread
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError
 from .._core.public import publish_module
 from .._core.redact import redact_text
@@ -314,6 +315,10 @@ class SdkMcpTool(Generic[T]):
             return error_result(str(exc))
         except Exception as exc:  # its text reaches the model: secrets masked
             return error_result(redact_text(f"{type(exc).__name__}: {exc}"))
+        except BaseException as exc:  # a cancellation the handler raised is its error
+            if not raised_by_callback(exc):
+                raise
+            return error_result(f"{type(exc).__name__}: the tool cancelled itself")
 
     def _result(self, value: Any) -> dict[str, Any]:
         if self._output_validator is not None:

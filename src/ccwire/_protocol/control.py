@@ -29,6 +29,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import (
     CcwireError,
     CLIConnectionError,
@@ -517,6 +518,11 @@ class ControlProtocol:
                 except Exception as exc:
                     self._report(req.subtype, exc)
                     error = str(exc) or type(exc).__name__
+                except BaseException as exc:  # a cancellation raised below, not ours
+                    if not raised_by_callback(exc):
+                        raise
+                    self._report(req.subtype, exc)
+                    error = f"the handler raised {type(exc).__name__}"
         finally:
             self._inflight.pop(req.request_id, None)
         if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):

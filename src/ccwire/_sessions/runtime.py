@@ -43,6 +43,7 @@ from .._callbacks.reporting import report_callback_error
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.connection import Connection
 from .._conversation.options import ClaudeAgentOptions
+from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, CcwireError, MessageDecodeError, SessionStateError
 from .._protocol.control import ControlEvent
 from .._transport.base import Transport
@@ -479,7 +480,9 @@ class SessionRuntime:
                 outcome = sub.callback(event)
                 if inspect.isawaitable(outcome):
                     await outcome
-            except Exception as exc:
+            except BaseException as exc:
+                if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                    raise  # our own cancellation, or KeyboardInterrupt and the like
                 logger.warning("ccwire: a session %r callback raised: %r", event.name, exc)
                 if not (isinstance(event, ErrorOccurred) and event.source == "callback"):
                     self.publish([ErrorOccurred(exc, "callback")])
@@ -491,7 +494,9 @@ class SessionRuntime:
                 info = self._snapshots.popleft()
                 try:
                     await store.save(info)
-                except Exception as exc:
+                except BaseException as exc:
+                    if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                        raise
                     logger.warning("ccwire: saving session %s failed: %r", info.session_id, exc)
                     self.publish([ErrorOccurred(exc, "store")])
             if self.log.closed:
