@@ -23,6 +23,7 @@ from ccwire import (
     PermissionResultDeny,
     ProcessError,
     RawMessage,
+    ResultError,
     ResultMessage,
     TextBlock,
     ToolPermissionContext,
@@ -331,7 +332,9 @@ async def test_control_errors_and_timeouts_are_typed() -> None:
     assert withdrawn["request_id"].startswith("req_")
 
 
-async def test_merged_prompts_do_not_wait_for_a_second_result() -> None:
+async def test_merged_prompts_then_receive_response_waits_for_the_next_turn() -> None:
+    # two prompts merged into one turn: one result; a second receive_response() waits
+    # for the next messages (as the reference SDK does) and ends with the next result
     async with connected() as (client, fake):
         await client.query("one")
         await client.query("two")
@@ -341,16 +344,59 @@ async def test_merged_prompts_do_not_wait_for_a_second_result() -> None:
         await fake.result("both", user_message_uuids=[p1["uuid"], p2["uuid"]])
         await fake.state("idle")
         first = [m async for m in client.receive_response()]
-        with anyio.fail_after(1):
-            second = [m async for m in client.receive_response()]
+        second: list[Any] = []
+        async with anyio.create_task_group() as tg:
+
+            async def read_second() -> None:
+                second.extend([m async for m in client.receive_response()])
+
+            tg.start_soon(read_second)
+            await client.query("three")
+            p3 = await fake.receive("user")
+            await fake.assistant({"type": "text", "text": "third"})
+            await fake.result("three", user_message_uuids=[p3["uuid"]])
     assert isinstance(first[-1], ResultMessage) and first[-1].result == "both"
-    assert second == []
+    assert [type(m).__name__ for m in second] == ["AssistantMessage", "ResultMessage"]
+    assert second[-1].result == "three"
 
 
-async def test_receive_response_before_any_prompt_returns_at_once() -> None:
-    async with connected() as (client, _):
-        with anyio.fail_after(1):
-            assert [m async for m in client.receive_response()] == []
+async def test_receive_response_before_any_prompt_waits_for_the_next_message() -> None:
+    # the reference's streaming pattern: receive_response() in a loop under a timeout;
+    # with nothing pending it waits (it does not spin) until the timeout
+    async with connected() as (client, fake):
+        got: list[Any] = []
+        with anyio.move_on_after(0.3) as scope:
+            async for m in client.receive_response():
+                got.append(m)
+        assert scope.cancelled_caught and got == []
+        async with anyio.create_task_group() as tg:
+            received: list[Any] = []
+
+            async def read() -> None:
+                received.extend([m async for m in client.receive_response()])
+
+            tg.start_soon(read)
+            await fake.assistant({"type": "text", "text": "unprompted"})
+            await fake.result("late")
+    assert [type(m).__name__ for m in received] == ["AssistantMessage", "ResultMessage"]
+
+
+async def test_idle_before_the_result_does_not_shift_turns() -> None:
+    # the CLI may report idle before the turn's result frame: each receive_response()
+    # still ends with its own turn's result
+    async with connected() as (client, fake):
+        results = []
+        for n in range(3):
+            await client.query(f"turn {n}")
+            p = await fake.receive("user")
+            await fake.state("running")
+            await fake.assistant({"type": "text", "text": f"answer {n}"})
+            await fake.state("idle")  # before the result
+            await fake.result(f"result {n}", user_message_uuids=[p["uuid"]])
+            got = [m async for m in client.receive_response()]
+            assert [type(m).__name__ for m in got] == ["AssistantMessage", "ResultMessage"]
+            results.append(got[-1].result)
+    assert results == ["result 0", "result 1", "result 2"]
 
 
 async def test_session_state_frames_are_tracked_not_surfaced() -> None:
@@ -386,22 +432,59 @@ async def test_query_one_shot_closes_stdin_after_the_answer() -> None:
     assert isinstance(collected[-1], ResultMessage) and collected[-1].result == "4"
 
 
-async def test_query_error_result_then_exit_1_is_not_an_exception() -> None:
+async def test_query_error_result_then_exit_1_raises_result_error() -> None:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
 
     async def cli_side() -> None:
         await fake.handshake()
         p = await fake.receive("user")
-        await fake.result("API error", is_error=True, user_message_uuids=[p["uuid"]])
+        await fake.result(
+            "API Error: 404 model not found",
+            is_error=True,
+            user_message_uuids=[p["uuid"]],
+            api_error_status=404,
+            terminal_reason="api_error",
+        )
         await fake.expect_eof()
         await fake.exit(1, "")
 
+    got: list[Any] = []
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(cli_side)
-            got = [m async for m in query(prompt="x", transport=transport)]
-    assert isinstance(got[-1], ResultMessage) and got[-1].is_error
+            with pytest.raises(ResultError) as info:
+                async for m in query(prompt="x", transport=transport):
+                    got.append(m)
+    assert isinstance(got[-1], ResultMessage) and got[-1].is_error  # yielded first
+    error = info.value
+    assert isinstance(error, ProcessError) and error.exit_code == 1
+    assert str(error).startswith(
+        "Claude Code returned an error result: API Error: 404 model not found"
+    )
+    assert (error.subtype, error.api_error_status, error.terminal_reason) == (
+        "success",
+        404,
+        "api_error",
+    )
+    assert error.result == "API Error: 404 model not found" and error.errors == []
+    assert error.data["is_error"] is True and error.session_id == got[-1].session_id
+
+
+async def test_a_crash_after_more_output_is_a_plain_process_error() -> None:
+    # an error result followed by more conversation: a later exit is a fresh crash
+    async with connected() as (client, fake):
+        await client.query("x")
+        p = await fake.receive("user")
+        await fake.result("bad", is_error=True, user_message_uuids=[p["uuid"]])
+        await fake.assistant({"type": "text", "text": "moving on"})
+        await fake.exit(3, "crash")
+        seen: list[str] = []
+        with pytest.raises(ProcessError) as info:
+            async for m in client.receive_messages():
+                seen.append(type(m).__name__)
+    assert seen == ["ResultMessage", "AssistantMessage"]
+    assert not isinstance(info.value, ResultError) and info.value.exit_code == 3
 
 
 async def test_query_streaming_prompts_wait_for_answers() -> None:

@@ -24,6 +24,7 @@ from ccwire import (
     Message,
     PermissionResultAllow,
     PermissionResultDeny,
+    ResultError,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -247,11 +248,15 @@ async def test_deny_with_interrupt_stops_the_turn(model: ScriptedModel, make_opt
         mcp_servers={"demo": create_sdk_mcp_server("demo", tools=[greet])},
         can_use_tool=deny_and_stop,
     )
-    with anyio.fail_after(TIMEOUT):
-        messages = [m async for m in query(prompt="greet Ann", options=options)]
-    final = messages[-1]
+    messages: list[Any] = []
+    with anyio.fail_after(TIMEOUT), pytest.raises(ResultError) as info:
+        async for m in query(prompt="greet Ann", options=options):
+            messages.append(m)
+    final = messages[-1]  # the error result is yielded, then the CLI's exit raises
     assert isinstance(final, ResultMessage) and final.is_error
     assert final.subtype == "error_during_execution"
+    assert info.value.subtype == "error_during_execution" and info.value.exit_code == 1
+    assert info.value.session_id == final.session_id
     assert len(model.turn_requests) == 1 and model.remaining == 1  # the model was not asked again
     assert any(b.is_error for b in _blocks(messages, ToolResultBlock))
 

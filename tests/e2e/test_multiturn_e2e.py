@@ -1,5 +1,5 @@
 """Multi-turn semantics end to end: merged prompts, prompts folded into a running turn,
-interrupts, streaming input, and ``receive_response()`` never waiting in vain."""
+interrupts, streaming input, and ``receive_response()`` ending with each turn's own result."""
 
 from __future__ import annotations
 
@@ -67,8 +67,7 @@ async def test_sequential_turns_each_get_their_result(
                 messages = await _drain(client)
                 assert isinstance(messages[-1], ResultMessage)
                 results.append(messages[-1].result)
-            leftover = await _drain(client)  # nothing owed: returns at once
-    assert results == ["first", "second", "third"] and leftover == []
+    assert results == ["first", "second", "third"]
     assert [r.last_user_text() for r in model.turn_requests] == ["one", "two", "three"]
 
 
@@ -77,19 +76,21 @@ async def test_back_to_back_prompts_are_merged_into_one_turn(
 ) -> None:
     # Prompts queued while the CLI cannot start a turn yet (here: it is still connecting
     # the in-process server, right after initialize) are merged into one user message.
-    model.add(text("answered both"))
+    model.add(text("answered both"), text("the next one"))
     options = make_options(mcp_servers={"demo": create_sdk_mcp_server("demo", tools=[])})
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
             first = await client.query("first question")
             second = await client.query("second question")
             messages = await _drain(client)
-            again = await _drain(client)  # the merged prompt is owed nothing more
+            # the merged prompt is owed nothing more: the next response is the next turn's
+            again = await _turn(client, "third question")
     results = [m for m in messages if isinstance(m, ResultMessage)]
-    assert [r.result for r in results] == ["answered both"] and again == []
+    assert [r.result for r in results] == ["answered both"]
+    assert [r.result for r in again if isinstance(r, ResultMessage)] == ["the next one"]
     if cli_version() >= NEW_CLI:  # older CLIs do not name the prompts a result answers
         assert set(results[0].user_message_uuids or []) == {first, second}
-    (turn,) = model.turn_requests
+    turn, _ = model.turn_requests
     assert "first question" in turn.last_user_text()
     assert "second question" in turn.last_user_text()
 
@@ -98,7 +99,7 @@ async def test_prompt_sent_mid_turn_is_folded_into_it(
     model: ScriptedModel, make_options: Any
 ) -> None:
     gate = Gate()
-    model.add(tool_use("mcp__gate__wait", {}), text("done, and noted"))
+    model.add(tool_use("mcp__gate__wait", {}), text("done, and noted"), text("next"))
     options = make_options(mcp_servers={"gate": gate.server}, allowed_tools=["mcp__gate__wait"])
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
@@ -107,11 +108,13 @@ async def test_prompt_sent_mid_turn_is_folded_into_it(
             await client.query("also: use metric units")  # while the tool call is pending
             gate.release.set()
             messages = await _drain(client)
-            again = await _drain(client)
+            again = await _turn(client, "and now?")  # the next response: the next turn
     results = [m for m in messages if isinstance(m, ResultMessage)]
-    assert [r.result for r in results] == ["done, and noted"] and again == []
-    assert len(model.turn_requests) == 2  # no separate turn for the second prompt
+    assert [r.result for r in results] == ["done, and noted"]
+    assert [r.result for r in again if isinstance(r, ResultMessage)] == ["next"]
+    assert len(model.turn_requests) == 3  # no separate turn for the second prompt
     assert "also: use metric units" in str(model.turn_requests[1].messages)
+    assert model.turn_requests[2].last_user_text() == "and now?"
 
 
 async def test_interrupt_during_a_tool_call_then_continue(

@@ -123,7 +123,10 @@ class ClaudeSDKClient(RuntimeControl):
     def receive_response(self) -> AsyncGenerator[Message, None]:
         """Messages up to and including the next ``ResultMessage`` (an async iterator).
 
-        Returns early, without waiting, when no prompt is owed an answer.
+        With no turn pending it waits for the next messages, as the reference SDK does.
+        A turn ends with its result frame, whatever order the CLI's status frames come
+        in. If the CLI then exits after an error result, `ResultError` is raised
+        after that result was yielded.
         """
         return self._connection().messages(until_result=True)
 

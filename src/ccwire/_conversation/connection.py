@@ -35,7 +35,9 @@ from .._core.errors import (
     MessageDecodeError,
     MessageEncodeError,
     ProcessError,
+    ResultError,
     SessionStateError,
+    result_error_text,
 )
 from .._core.tasks import TaskHost
 from .._mcp.routing import McpRouter
@@ -88,6 +90,8 @@ class Connection:
         self.capabilities: frozenset[str] = frozenset()
         self.last_result: ResultMessage | None = None
         self._input_ended = False
+        self._turn_open = False  # a turn's output has begun and its result not yet come
+        self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
 
     # ------------------------------------------------------------- properties
 
@@ -110,8 +114,11 @@ class Connection:
 
     @property
     def owes_answer(self) -> bool:
-        """True while a prompt we sent is not yet answered, or the CLI is mid-turn."""
-        return self._turns.owed or self._cli_state in ("running", "requires_action")
+        """True while a prompt we sent is not yet answered, the CLI is mid-turn, or a
+        turn's output has begun and its result not yet arrived."""
+        return (
+            self._turns.owed or self._turn_open or self._cli_state in ("running", "requires_action")
+        )
 
     def add_control_observer(self, observer: ControlObserver) -> Callable[[], None]:
         """Watch incoming control requests (tool calls, permissions, hooks)."""
@@ -311,13 +318,17 @@ class Connection:
 
     # ----------------------------------------------------------------- output
 
-    async def messages(self, *, until_result: bool) -> AsyncGenerator[Message, None]:
+    async def messages(
+        self, *, until_result: bool, until_settled: bool = False
+    ) -> AsyncGenerator[Message, None]:
         """Yield messages in order.
 
-        With ``until_result`` it stops after a `ResultMessage`, or as soon as
-        nothing is owed (so it never waits for a result that will not come). Otherwise
-        it runs until the CLI's output ends. A decode error is raised where it occurred;
-        iterating again continues after it. A connection failure is raised at the end.
+        With ``until_result`` it stops after a `ResultMessage` (waiting for one if no
+        turn is pending, as ``receive_response()`` does); with ``until_settled`` also as
+        soon as nothing is owed (so it never waits for a result that will not come).
+        Otherwise it runs until the CLI's output ends. A decode error is raised where it
+        occurred; iterating again continues after it. A connection failure is raised at
+        the end.
         """
         inbox = self._inbox
         if inbox is None:
@@ -335,7 +346,7 @@ class Connection:
                 if inbox.error is not None:
                     raise inbox.error
                 return
-            if until_result and not self.owes_answer:
+            if until_settled and not self.owes_answer:
                 return
             await inbox.wait()
 
@@ -360,7 +371,9 @@ class Connection:
             _notify(self._observers, item)
         size = self._protocol.line_size if self._protocol is not None else 0
         if type(item) is AssistantMessage:  # the hot path of a streaming turn
-            inbox.put(item, size)  # nothing to track
+            self._turn_open = True
+            self._error_result = None
+            inbox.put(item, size)
             return
         if isinstance(item, SystemMessage):
             if self._system_observers:
@@ -368,10 +381,13 @@ class Connection:
             state = codec.session_state(item.data)
             if state is not None:
                 self._cli_state = state
-                if state == "idle":
+                if state == "idle" and not self._turn_open:
+                    # an idle that overtakes its turn's result settles nothing: the
+                    # turn ends with its result (below)
                     self._turns.on_idle()
                 inbox.wake()
                 return
+            self._error_result = None
             if item.subtype == "init":
                 sid = item.data.get("session_id")
                 if isinstance(sid, str):
@@ -388,25 +404,37 @@ class Connection:
                 self._turns.on_lifecycle(*command)
                 inbox.wake()
                 return
+            self._error_result = None
         elif isinstance(item, ResultMessage):
             self.last_result = item
             if item.session_id:
                 self.session_id = item.session_id
             self._turns.on_result(tuple(item.user_message_uuids or ()))
+            self._turn_open = False
+            if self._cli_state == "idle":  # the idle came first: it settles now
+                self._turns.on_idle()
+            self._error_result = item.raw if item.is_error else None
+        else:
+            self._error_result = None
         inbox.put(item, size)
 
     def _on_closed(self, error: CcwireError | None) -> None:
         self._turns.clear()
+        self._turn_open = False
         if (
             isinstance(error, ProcessError)
-            and error.exit_code == 1
-            and self._input_ended
-            and self.last_result is not None
-            and self.last_result.is_error
+            and not isinstance(error, ResultError)
+            and self._error_result is not None
         ):
-            # The CLI exits 1 after a final error result; that result already told the
-            # story (it is in the stream), so the end of input is a clean end here.
-            error = None
+            # The CLI exits non-zero after a final error result, on purpose: the exit
+            # becomes a ResultError carrying that result (raised after it was yielded).
+            data = dict(self._error_result)
+            text = result_error_text(data)
+            typed = ResultError(
+                f"Claude Code returned an error result: {text}", data, error.exit_code
+            )
+            typed.__cause__ = error
+            error = typed
         if self._inbox is not None:
             if isinstance(error, MessageDecodeError):
                 # A decode error that ends the stream (a line over max_buffer_size) is

@@ -64,7 +64,7 @@ async def query(
             feeder = _Feeder(conn, prompt)
             conn.start_soon(feeder.run)
         while True:
-            async for message in conn.messages(until_result=True):
+            async for message in conn.messages(until_result=True, until_settled=True):
                 yield message
             if feeder is not None and feeder.error is not None:
                 raise feeder.error

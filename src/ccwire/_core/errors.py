@@ -14,6 +14,9 @@ The text of every ccwire error is shown with secret-shaped parts masked
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from .._core.public import publish_module
 from .redact import install_log_filter, redact_text
 
@@ -87,7 +90,8 @@ class ProcessError(CLIConnectionError):
     could not be collected) and ``stderr`` the last part of what it wrote to stderr.
     """
 
-    def __init__(self, message: str, *, exit_code: int | None, stderr: str = "") -> None:
+    def __init__(self, message: str, exit_code: int | None = None, stderr: str | None = "") -> None:
+        stderr = stderr or ""
         detail = message
         if exit_code is not None:
             detail += f" (exit code {exit_code})"
@@ -99,14 +103,81 @@ class ProcessError(CLIConnectionError):
 
 
 class ResultError(ProcessError):
-    """The CLI exited with an error status after reporting an error result.
+    """The CLI exited after reporting a terminal error result.
 
-    ``result`` is the text of that final result.
+    The CLI ends a failed run with a ``result`` frame whose ``is_error`` is true
+    (yielded as a `ResultMessage`) and then exits non-zero. This error replaces the
+    bare "exit code 1" `ProcessError` for that case; it is raised after the error
+    result was yielded, by `query()` and by ``receive_messages()`` /
+    ``receive_response()``. Being a `ProcessError`, ``except ProcessError`` still
+    catches it.
+
+    Attributes:
+        subtype: The result's subtype (``"error_max_turns"``,
+            ``"error_during_execution"``, or ``"success"`` when the last turn was an
+            API error), or None.
+        errors: The error strings the CLI reported (may be empty).
+        result: The result text, if any (``"API Error: ..."`` for API failures).
+        api_error_status: The HTTP status of the failing API call, if any.
+        terminal_reason: Why the run ended (``"api_error"``, ``"max_turns"``...).
+        session_id: The session the result belongs to, if reported.
+        data: The raw ``result`` frame as the CLI wrote it.
+        exit_code: The CLI's exit status.
     """
 
-    def __init__(self, result: str, *, exit_code: int | None, stderr: str = "") -> None:
-        super().__init__(f"the CLI reported an error: {result}", exit_code=exit_code, stderr=stderr)
-        self.result = result
+    def __init__(
+        self,
+        message: str,
+        data: dict[str, Any] | None = None,
+        exit_code: int | None = None,
+        *,
+        stderr: str = "",
+    ) -> None:
+        # ``data`` is optional so that ``type(e)(*e.args)`` (pickle, copy) still works
+        data = data if isinstance(data, dict) else {}
+        super().__init__(message, exit_code=exit_code, stderr=stderr)
+        self.data = data
+        self.subtype: str | None = _str_or_none(data.get("subtype"))
+        self.errors: list[str] = result_error_strings(data.get("errors"))
+        self.result: str | None = _str_or_none(data.get("result"))
+        status = data.get("api_error_status")
+        self.api_error_status: int | None = (
+            status if isinstance(status, int) and not isinstance(status, bool) else None
+        )
+        self.terminal_reason: str | None = _str_or_none(data.get("terminal_reason"))
+        self.session_id: str | None = _str_or_none(data.get("session_id"))
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def result_error_strings(raw: Any) -> list[str]:
+    """The ``errors`` of a result frame as clean strings (a bare string is one error;
+    blank and non-string entries are dropped)."""
+    if isinstance(raw, str):
+        raw = [raw]
+    elif not isinstance(raw, list):
+        return []
+    return [e.strip() for e in raw if isinstance(e, str) and e.strip()]
+
+
+def result_error_text(data: Mapping[str, Any]) -> str:
+    """The most telling text of an error result: its errors, else its result text,
+    else a non-success subtype, else its HTTP status."""
+    errors = result_error_strings(data.get("errors"))
+    if errors:
+        return "; ".join(errors)
+    result = data.get("result")
+    if isinstance(result, str) and result.strip():
+        return result.strip()
+    subtype = data.get("subtype")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        return subtype
+    status = data.get("api_error_status")
+    if status is not None:
+        return f"API error (HTTP {status})"
+    return "unknown error"
 
 
 class MessageDecodeError(CcwireError):
