@@ -395,7 +395,9 @@ async def test_idle_before_the_result_does_not_shift_turns() -> None:
             await fake.result(f"result {n}", user_message_uuids=[p["uuid"]])
             got = [m async for m in client.receive_response()]
             assert [type(m).__name__ for m in got] == ["AssistantMessage", "ResultMessage"]
-            results.append(got[-1].result)
+            final = got[-1]
+            assert isinstance(final, ResultMessage)
+            results.append(final.result)
     assert results == ["result 0", "result 1", "result 2"]
 
 
