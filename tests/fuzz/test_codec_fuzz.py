@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from hypothesis import example, given, strategies as st
 
 from ccwire import (
@@ -319,8 +320,14 @@ def test_decode_message_returns_a_message_or_raises_the_typed_error(frame: dict[
     assert isinstance(kind, str)
     try:
         message = codec.decode_message(frame)
-    except MessageDecodeError:
-        # The one documented refusal: an assistant frame without its message object.
+    except MessageDecodeError as exc:
+        # The documented refusals: an assistant frame without its message object, and
+        # a known content block with the wrong shape.
+        if "malformed" in str(exc):
+            inner = frame.get("message")
+            content = inner.get("content") if isinstance(inner, Mapping) else None
+            assert isinstance(content, list) and not all(_well_formed(b) for b in content)
+            return
         assert kind == "assistant"
         assert not isinstance(frame.get("message"), Mapping)
         return
@@ -354,10 +361,41 @@ def test_decode_message_returns_a_message_or_raises_the_typed_error(frame: dict[
         assert all(isinstance(e, str) for e in message.errors or ())
 
 
+_REQUIRED: dict[str, dict[str, tuple[type, ...]]] = {
+    "text": {"text": (str,)},
+    "thinking": {"thinking": (str,)},
+    "tool_use": {"id": (str,), "name": (str,)},
+    "server_tool_use": {"id": (str,), "name": (str,)},
+    "tool_result": {"tool_use_id": (str,)},
+}
+_OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {
+    "thinking": {"signature": (str,)},
+    "tool_use": {"input": (dict,)},
+    "server_tool_use": {"input": (dict,)},
+    "tool_result": {"content": (str, list, type(None)), "is_error": (bool, type(None))},
+}
+
+
+def _well_formed(value: Any) -> bool:
+    """The shape the wire promises for the known block types (others always decode)."""
+    if not isinstance(value, Mapping) or value.get("type") not in _REQUIRED:
+        return True
+    kind = value["type"]
+    required = all(type(value.get(f)) in ts for f, ts in _REQUIRED[kind].items())
+    optional = all(
+        f not in value or isinstance(value[f], ts) for f, ts in _OPTIONAL.get(kind, {}).items()
+    )
+    return required and optional
+
+
 @fuzz_settings(300)
 @given(value=st.one_of(_block, wire_values))
 @counted
-def test_decode_block_never_raises(value: Any) -> None:
+def test_decode_block_returns_a_block_or_names_the_malformed_field(value: Any) -> None:
+    if not _well_formed(value):
+        with pytest.raises(MessageDecodeError, match=r"malformed \w+ block: '\w+' must be"):
+            codec.decode_block(value)
+        return
     block = codec.decode_block(value)
     if isinstance(value, Mapping):
         assert block.raw is value
@@ -520,8 +558,13 @@ def test_user_message_round_trip(
         content, session_id=session_id, parent_tool_use_id=parent, uuid=uuid
     )
     assert codec.user_message_uuid(frame) == uuid
+    malformed = not isinstance(content, str) and not all(_well_formed(b) for b in content)
     for obj in (frame, _json_round_trip(frame)):
         if obj is None:
+            continue
+        if malformed:  # a block of a known type with the wrong shape: a typed error
+            with pytest.raises(MessageDecodeError, match="malformed"):
+                codec.decode_message(obj)
             continue
         message = codec.decode_message(obj)
         assert isinstance(message, UserMessage)

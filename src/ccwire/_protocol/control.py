@@ -22,6 +22,8 @@ import itertools
 import json
 import logging
 import os
+import re
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -425,8 +427,11 @@ class ControlProtocol:
         self.line_size = len(text)
         try:
             obj = _parse_line(text)
-        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        except ValueError as exc:
             self._bad_line("the CLI wrote a line that is not valid JSON", text, exc)
+            return
+        except RecursionError as exc:
+            self._too_deep(text, exc)
             return
         if not isinstance(obj, dict):
             self._bad_line("the CLI wrote JSON that is not an object", text, None)
@@ -441,6 +446,22 @@ class ControlProtocol:
             self._on_message(exc)
             return
         self._on_message(message)
+
+    def _too_deep(self, text: str, exc: RecursionError) -> None:
+        """A frame nested deeper than JSON decoding allows: a typed decode error, and if
+        it is a control request whose id can be read, an error answer (never silence)."""
+        self._bad_line(
+            f"the CLI wrote a frame nested deeper than {sys.getrecursionlimit()} levels", text, exc
+        )
+        head = text[:_ID_SCAN]
+        rid = _REQUEST_ID.search(head)
+        if rid is not None and _CONTROL_REQUEST.search(head) is not None and self._tg is not None:
+            self._tg.start_soon(
+                self._reply,
+                rid.group(1),
+                None,
+                "ccwire: the request is nested too deeply to decode",
+            )
 
     def _finish(self, error: CcwireError | None) -> None:
         if self._state in (ConnectionState.CLOSED, ConnectionState.FAILED):
@@ -593,6 +614,11 @@ class ControlProtocol:
             self._on_error(where, exc)
         else:
             logger.error("ccwire: error in %s: %s", where, exc, exc_info=exc)
+
+
+_ID_SCAN: Final = 4096  # how far into an undecodable frame its request id is looked for
+_REQUEST_ID: Final = re.compile(r'"request_id"\s*:\s*"([^"\\]{1,200})"')
+_CONTROL_REQUEST: Final = re.compile(r'"type"\s*:\s*"control_request"')
 
 
 def _ignore(obj: dict[str, Any]) -> None:

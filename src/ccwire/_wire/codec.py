@@ -110,47 +110,63 @@ _new_text = slot_builder(TextBlock)
 _new_assistant = slot_builder(AssistantMessage)
 
 
+def _malformed(b: Mapping[str, Any], field: str, want: str) -> MessageDecodeError:
+    """The error for a known block whose ``field`` does not have the wire's shape."""
+    got = type(b.get(field)).__name__ if field in b else "nothing"
+    return MessageDecodeError(
+        f"malformed {b.get('type')} block: {field!r} must be {want}, got {got}",
+        line=repr(dict(b))[:200],
+    )
+
+
+def _str_field(b: Mapping[str, Any], field: str, default: str | None = None) -> str:
+    value = b.get(field, default)
+    if type(value) is not str:
+        raise _malformed(b, field, "a string")
+    return value
+
+
+def _input_field(b: Mapping[str, Any]) -> dict[str, Any]:
+    inp = b.get("input", {})
+    if not isinstance(inp, dict):
+        raise _malformed(b, "input", "an object")
+    return inp
+
+
 def _text(b: Mapping[str, Any]) -> ContentBlock:
-    text = b.get("text", "")
-    return TextBlock(text=text if type(text) is str else str(text), raw=b)
+    text = b.get("text")
+    if type(text) is not str:
+        raise _malformed(b, "text", "a string")
+    return TextBlock(text=text, raw=b)
 
 
 def _thinking(b: Mapping[str, Any]) -> ContentBlock:
     return ThinkingBlock(
-        thinking=str(b.get("thinking", "")), signature=str(b.get("signature", "")), raw=b
+        thinking=_str_field(b, "thinking"), signature=_str_field(b, "signature", ""), raw=b
     )
 
 
 def _tool_use(b: Mapping[str, Any]) -> ContentBlock:
-    inp = b.get("input")
     return ToolUseBlock(
-        id=str(b.get("id", "")),
-        name=str(b.get("name", "")),
-        input=inp if isinstance(inp, dict) else {},
-        raw=b,
+        id=_str_field(b, "id"), name=_str_field(b, "name"), input=_input_field(b), raw=b
     )
 
 
 def _server_tool_use(b: Mapping[str, Any]) -> ContentBlock:
-    inp = b.get("input")
     return ServerToolUseBlock(
-        id=str(b.get("id", "")),
-        name=str(b.get("name", "")),
-        input=inp if isinstance(inp, dict) else {},
-        raw=b,
+        id=_str_field(b, "id"), name=_str_field(b, "name"), input=_input_field(b), raw=b
     )
 
 
 def _tool_result(b: Mapping[str, Any]) -> ContentBlock:
     content = b.get("content")
     if not (content is None or isinstance(content, (str, list))):
-        content = None
+        raise _malformed(b, "content", "a string, a list of blocks or absent")
     is_error = b.get("is_error")
+    if not (is_error is None or isinstance(is_error, bool)):
+        raise _malformed(b, "is_error", "a boolean or absent")
     return ToolResultBlock(
-        tool_use_id=str(b.get("tool_use_id", "")),
-        content=content,
-        is_error=is_error if isinstance(is_error, bool) else None,
-        raw=b,
+        tool_use_id=_str_field(b, "tool_use_id"), content=content, is_error=is_error, raw=b
     )
 
 
