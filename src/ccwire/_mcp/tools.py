@@ -33,11 +33,11 @@ from .._wire.content import (
     text_content,
     to_plain,
 )
-from . import validator as _validator
+from . import validation as _validation
 from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
 from .schema import params_schema, to_json_schema
-from .validator import CompiledValidator, ValidationFailure
+from .validation import CompiledValidator, ValidationFailure
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
@@ -240,7 +240,8 @@ class SdkMcpTool(Generic[T]):
 
     ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
     it (or from the handler's signature when it is ``None``) and ``validator`` its
-    compiled validator, both computed once here.  ``handler`` may be ``async def`` or a
+    compiled validator (JSON Schema draft 2020-12 unless ``$schema`` says otherwise,
+    ``format`` checked unless ``validate_formats`` is false), both computed once here.  ``handler`` may be ``async def`` or a
     plain ``def`` (run in a worker thread) taking ``(args)``, ``(args, ctx)``, or, when
     the schema was inferred, keyword arguments (plus an optional ``ctx: ToolContext``).
     """
@@ -254,6 +255,7 @@ class SdkMcpTool(Generic[T]):
     output_schema: Any = None
     timeout: float | None = None
     meta: Mapping[str, Any] | None = None
+    validate_formats: bool = True
     json_schema: dict[str, Any] = field(init=False, repr=False)
     validator: CompiledValidator = field(init=False, repr=False)
     output_json_schema: dict[str, Any] | None = field(init=False, repr=False)
@@ -289,10 +291,10 @@ class SdkMcpTool(Generic[T]):
         if self.meta:
             entry["_meta"] = dict(self.meta)
         computed = {
-            "json_schema": schema, "validator": _validator.compile_validator(schema),
-            "output_json_schema": output, "wants_context": wants_ctx, "definition": entry,
-            "_invoke": invoke,
-            "_output_validator": None if output is None else _validator.compile_validator(output),
+            "json_schema": schema, "output_json_schema": output, "wants_context": wants_ctx,
+            "definition": entry, "_invoke": invoke,
+            "validator": _compile(self, schema, "input_schema", formats=self.validate_formats),
+            "_output_validator": None if output is None else _compile(self, output, "output_schema"),
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -436,15 +438,21 @@ def tool(
     output_schema: Any = None,
     timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    validate_formats: bool = True,
 ) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
     """Decorate a handler to make it an `SdkMcpTool`.
 
     ``@tool("greet", "Greet someone", {"name": str})`` on ``async def greet(args)``.
     ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
     dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
-    the handler's parameters (which are then passed as keyword arguments).  The name is
-    checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one raises
-    `ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
+    the handler's parameters (which are then passed as keyword arguments).  It is
+    compiled here (JSON Schema draft 2020-12 unless its ``$schema`` names another
+    draft); arguments that do not match it become an ``isError`` result naming each
+    offending field and the failing rule, and the handler is not called.  ``format`` is
+    checked (``"format": "email"`` refuses ``"x"``) unless ``validate_formats=False``,
+    which leaves it an annotation, as JSON Schema does by default.  The name is
+    checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one, or a schema
+    that is not valid JSON Schema, raises `ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
     ``output_schema`` (a JSON Schema, TypedDict, dataclass or pydantic model class)
     makes dict/dataclass/model return values ``structuredContent``, validated against
     it, plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
@@ -456,7 +464,7 @@ def tool(
         return SdkMcpTool(
             name=name, description=description, input_schema=input_schema, handler=handler,
             annotations=annotations, title=title, output_schema=output_schema,
-            timeout=timeout, meta=meta,
+            timeout=timeout, meta=meta, validate_formats=validate_formats,
         )  # fmt: skip
 
     return decorator
@@ -490,6 +498,17 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
         else:
             mode = "args"
     return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
+
+
+def _compile(
+    t: SdkMcpTool[Any], schema: Any, what: str, *, formats: bool = False
+) -> CompiledValidator:
+    """The compiled validator of ``schema``; ``format`` is an annotation in an output
+    schema (JSON Schema's default) and checked in an input schema unless switched off."""
+    try:
+        return _validation.compile_validator(schema, validate_formats=formats)
+    except ToolDefinitionError as exc:
+        raise ToolDefinitionError(f"tool {t.name!r}: {what} {exc}") from None
 
 
 def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:
