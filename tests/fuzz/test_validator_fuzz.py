@@ -78,6 +78,10 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 @dataclass
 class Verdict:
     value: Any  # the arguments as the handler should see them (JSON strings decoded)
@@ -100,7 +104,7 @@ def model(node: Any, v: Any, path: Path = ()) -> Verdict:
         decoded: Any = None
         if wants_container and "string" not in types and isinstance(v, str):
             try:
-                decoded = json.loads(v)
+                decoded = json.loads(v, parse_constant=_not_a_number)
             except (ValueError, RecursionError):
                 decoded = None
         if isinstance(decoded, (dict, list)) and any(_TYPE_TESTS[t](decoded) for t in types):
@@ -119,7 +123,7 @@ def model(node: Any, v: Any, path: Path = ()) -> Verdict:
     if not _bounds_ok(node, v):
         errors.add(path)
     pattern = node.get("pattern")
-    if isinstance(v, str) and isinstance(pattern, str) and re.search(pattern, v) is None:
+    if isinstance(v, str) and isinstance(pattern, str) and re.search(ecma(pattern), v) is None:
         errors.add(path)
     branches = node.get("anyOf")
     if isinstance(branches, list) and branches:
@@ -132,6 +136,12 @@ def model(node: Any, v: Any, path: Path = ()) -> Verdict:
             for x in verdicts:
                 errors |= x.errors
     return Verdict(v, errors)
+
+
+def ecma(pattern: str) -> str:
+    """A pattern of the strategies below, as Python's ``re`` reads ECMA-262 (what JSON
+    Schema means): ``\\d`` is an ASCII digit, ``$`` only the end of the string."""
+    return pattern.replace("\\d", "[0-9]").replace("$", "\\Z")
 
 
 def _object(node: Mapping[str, Any], v: dict[str, Any], path: Path, errors: set[Path]) -> Any:
@@ -244,7 +254,8 @@ def _object_schema(
     props = draw(st.dictionaries(_names, children, max_size=4))
     required = [k for k in props if draw(st.booleans())]
     if draw(st.integers(0, 9)) == 0:
-        required.append(draw(_names))  # required but not described
+        extra = draw(_names)  # required but not described (each name once: JSON Schema)
+        required += [] if extra in required else [extra]
     schema: dict[str, Any] = {
         "type": ["object", "null"] if nullable else "object",
         "properties": props,
@@ -373,9 +384,19 @@ def make_probe(schema: Any, name: str = "probe") -> Probe:
     return Probe(tool(name, "records its arguments", schema)(handler), calls)
 
 
+def not_json(v: Any, path: Path = ()) -> set[Path]:
+    """Where ``v`` holds NaN or an infinity: not JSON, so refused whatever the schema."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return {path}
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    return {p for key, item in items for p in not_json(item, (*path, key))}
+
+
 def check_call(probe: Probe, schema: Any, arguments: Any, result: Any) -> None:
     """The result of one call agrees with the model of the schema."""
-    verdict = model(schema, {} if arguments is None else arguments)
+    arguments = {} if arguments is None else arguments
+    bad = not_json(arguments)
+    verdict = Verdict(arguments, bad) if bad else model(schema, arguments)
     assert isinstance(result, dict)
     depth = min((len(p) for p in verdict.errors), default=None)
     event("valid" if depth is None else f"invalid, shallowest wrong field at depth {depth}")
@@ -506,12 +527,19 @@ garbage_schemas = st.recursive(
 def test_any_schema_call_never_raises_and_the_handler_runs_only_on_success(
     schema: Any, arguments: Any, backend: str
 ) -> None:
-    """Malformed keyword values are ignored (never refused), so with a schema that has
-    no model every call still ends in the handler's result or an ``isError`` result."""
+    """A schema that is not valid JSON Schema is refused when the tool is defined, with
+    `ToolDefinitionError`; with any other, every call ends in the handler's result or an
+    ``isError`` result."""
     if not isinstance(schema, dict):
         schema = {"type": "object", "allOf": [schema]}
     schema = {**schema, "type": "object"}  # so that it is taken as a JSON Schema
-    probe = make_probe(schema)
+    try:
+        probe = make_probe(schema)
+    except ToolDefinitionError as exc:
+        event("refused at definition")
+        assert str(exc).startswith("tool 'probe': input_schema is not a valid JSON Schema: ")
+        return
+    event("defined")
     result = call_tool(probe, arguments, backend)
     assert isinstance(result, dict)
     if result.get("isError"):
@@ -583,22 +611,36 @@ _REGEX_ALPHABET = "ab01.*+?|()[]{}^$\\-,dws"
     backend=_BACKENDS,
 )
 @counted
-def test_a_pattern_is_searched_or_ignored_when_python_cannot_compile_it(
+def test_a_pattern_is_searched_as_ecma_262_or_the_tool_is_refused(
     pattern: str, value: str, backend: str
 ) -> None:
+    """A pattern that is not an ECMA-262 regular expression refuses the tool; any other
+    is searched (not matched in full) in the value, as Python's ``re`` searches it
+    wherever both read the pattern alike."""
     schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}
-    probe = make_probe(schema)
-    result = call_tool(probe, {"a": value}, backend)
     try:
-        matches = re.search(pattern, value) is not None
-    except re.error:
-        matches = True  # (ECMA-only syntax): the keyword is ignored
-    if matches:
-        assert result == RESULT
+        probe = make_probe(schema)
+    except ToolDefinitionError as exc:
+        event("refused")
+        assert "is not a \"regex\" (at properties/a/pattern)" in str(exc)
+        return
+    result = call_tool(probe, {"a": value}, backend)
+    if result == RESULT:
         assert probe.calls == [{"a": value}]
+        matched = True
     else:
         assert probe.calls == []
-        assert result["content"][0]["text"].endswith(f"'a' must match pattern {pattern!r}")
+        text = result["content"][0]["text"]
+        assert text.endswith(f"'a' must match pattern {pattern!r} (rule: pattern)")
+        matched = False
+    try:
+        python = re.search(ecma(pattern), value) is not None
+    except re.error:
+        event("accepted, and Python's re cannot compile it")
+        return
+    event(f"accepted, {'matches' if matched else 'does not match'}")
+    if not set(pattern) & set("{}\\"):  # (quantifier braces and escapes differ in ECMA)
+        assert matched == python
 
 
 @fuzz_settings(30)

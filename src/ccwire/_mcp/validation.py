@@ -157,8 +157,8 @@ class CompiledValidator:
             if self._is_valid(value):
                 return value, None
             return self._explain(value)
-        except ValueError as exc:  # a value jsonschema-rs cannot take (a custom object)
-            return value, _failure((), f"could not be validated: {exc}", "")
+        except Exception as exc:  # a value jsonschema-rs cannot take
+            return value, _failure((), f"could not be validated ({type(exc).__name__}: {exc})", "")
 
     def _explain(self, value: Any) -> tuple[Any, ValidationFailure]:
         current, errors = value, list(islice(self._errors(value), _COLLECTED))
@@ -260,14 +260,14 @@ def _decode(value: Any, errors: Sequence[jsonschema_rs.ValidationError]) -> Any:
         if error.kind.name == "type":
             types = set(error.kind.types)
             if "string" not in types and types & {"object", "array"}:
-                wanted.setdefault(tuple(error.instance_path), set()).update(types)
+                path, found, text = _locate(value, error)
+                if found and isinstance(text, str):
+                    wanted.setdefault(path, set()).update(types)
     out, changed = value, False
     for path, types in wanted.items():
-        found, text = _lookup(out, path)
-        if not found or not isinstance(text, str):
-            continue
+        text = _at(out, path)
         try:
-            decoded = json.loads(text)
+            decoded = json.loads(text, parse_constant=_not_a_number)
         except (ValueError, RecursionError):
             continue
         kind = "object" if isinstance(decoded, dict) else "array" if type(decoded) is list else ""
@@ -276,13 +276,65 @@ def _decode(value: Any, errors: Sequence[jsonschema_rs.ValidationError]) -> Any:
     return out if changed else None
 
 
-def _lookup(value: Any, path: Path) -> tuple[bool, Any]:
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _locate(root: Any, error: Any) -> tuple[Path, bool, Any]:
+    """``(path, found, value)`` of the instance an error is about.
+
+    jsonschema-rs's ``instance_path`` leaves out properties named ``""`` and gives
+    properties named like a number (``"0"``, ``"01"``) as an ``int``, so it is read
+    against ``root``: of the paths it may stand for, the one whose value is the
+    error's instance.
+    """
+    parts = list(error.instance_path)
+    readings = list(islice(_readings(root, parts, ()), 64))
+    if not readings:
+        return tuple(parts), False, None
+    if len(readings) > 1:
+        target = error.instance
+        for path, value in readings:
+            if value == target:
+                return path, True, value
+    path, value = readings[0]
+    return path, True, value
+
+
+def _readings(value: Any, parts: list[Any], path: Path) -> Iterator[tuple[Path, Any]]:
+    if isinstance(value, Mapping):
+        if parts:
+            head = parts[0]
+            keys = _number_keys(value, head) if isinstance(head, int) else [head]
+            for key in keys:
+                if key in value:
+                    yield from _readings(value[key], parts[1:], (*path, key))
+        else:
+            yield path, value
+        if "" in value:  # a property named "" the path left out
+            yield from _readings(value[""], parts, (*path, ""))
+    elif not parts:
+        yield path, value
+    elif isinstance(value, (list, tuple)) and isinstance(parts[0], int):
+        if 0 <= parts[0] < len(value):
+            yield from _readings(value[parts[0]], parts[1:], (*path, parts[0]))
+
+
+def _number_keys(obj: Mapping[str, Any], n: int) -> Iterator[str]:
+    """The keys ``n`` may stand for: ``"7"``, and ``"07"`` or ``"+7"`` if ``obj`` has them."""
+    yield str(n)
+    for key in obj:
+        digits = key[1:] if isinstance(key, str) and key[:1] == "+" else key
+        if not isinstance(digits, str) or key == str(n) or len(digits) > 30:
+            continue
+        if digits.isascii() and digits.isdigit() and int(digits) == n:
+            yield key
+
+
+def _at(value: Any, path: Path) -> Any:
     for part in path:
-        try:
-            value = value[part]
-        except (LookupError, TypeError):
-            return False, None
-    return True, value
+        value = value[part]
+    return value
 
 
 def _replace(value: Any, path: Path, new: Any) -> Any:
@@ -310,8 +362,7 @@ def _describe(error: Any, root: Any) -> list[Problem]:
     """The problems one jsonschema-rs error stands for (``additionalProperties`` may
     name several properties), worded for the model."""
     kind, rule = error.kind, str(error.kind.name)
-    path: Path = tuple(error.instance_path)
-    found, instance = _lookup(root, path)
+    path, found, instance = _locate(root, error)
     got = _show(instance) if found else "?"
     which = type(kind).__name__
     if which == "Type":
@@ -363,10 +414,10 @@ def _message(which: str, kind: Any, instance: Any, got: str, found: bool) -> str
 def _alternatives(error: Any, path: Path, instance: Any, root: Any) -> list[Problem]:
     """An ``anyOf``/``oneOf`` that no branch matched: the one branch of the right type
     says why, else the types the branches want."""
-    rule = str(error.kind.name)
+    rule, here = str(error.kind.name), list(error.instance_path)
     branches: list[list[Any]] = list(error.kind.context or ())
     wrong_type = [
-        [e for e in branch if e.kind.name == "type" and tuple(e.instance_path) == path]
+        [e for e in branch if e.kind.name == "type" and list(e.instance_path) == here]
         for branch in branches
     ]
     right = [branch for branch, wrong in zip(branches, wrong_type, strict=True) if not wrong]
