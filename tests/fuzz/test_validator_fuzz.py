@@ -4,9 +4,10 @@ Tools are built with ``ccwire.tool(...)`` over random input schemas (JSON Schema
 nested objects, arrays, enums, consts, bounds, patterns, ``anyOf`` and optional fields;
 and the ``{param: type}`` form) and called with arguments drawn near the schema (valid,
 or broken at a random depth) or as arbitrary JSON. An independent model of the
-documented validation rules (``ccwire._mcp.validator``'s docstring: JSON Schema, plus
-JSON-encoded objects/arrays in a string decoded where an object/array is wanted) says
-whether the arguments are valid and which fields are wrong. For every call:
+documented validation rules (``ccwire._mcp.validation``'s docstring: JSON Schema draft
+2020-12 with ECMA-262 patterns, plus JSON-encoded objects/arrays in a string decoded
+where an object/array is wanted; NaN and infinities refused) says whether the arguments
+are valid and which fields are wrong. For every call:
 
 * nothing is raised;
 * valid arguments: the handler runs once, with the arguments (decoded), and its result
@@ -129,8 +130,8 @@ def model(node: Any, v: Any, path: Path = ()) -> Verdict:
     if isinstance(branches, list) and branches:
         verdicts = [model(b, v, path) for b in branches]
         good = [x for x in verdicts if not x.errors]
-        if good:
-            v = good[0].value
+        if good:  # a value some branch takes as it is stays as it is
+            v = next((x.value for x in good if same(x.value, v)), good[0].value)
         else:
             errors.add(path)
             for x in verdicts:
