@@ -193,15 +193,18 @@ def _bounds_ok(node: Mapping[str, Any], v: Any) -> bool:
 
 
 def describe(path: Path) -> str:
-    """How an error message names the field at ``path``: ``'a.b[2]'``, or ``arguments``."""
+    """How an error message names the field at ``path``: ``'a.b[2]'``, ``'a["x.y"]'``,
+    or ``arguments``."""
     if not path:
         return "arguments "
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
-        else:
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", part):
             text += f".{part}" if text else part
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
     return f"'{text}' "
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
@@ -50,6 +51,7 @@ reports no error for an instance deeper than about 250 levels)."""
 Retriever = Callable[[str], Any]
 """Returns the JSON document at a URI (a remote ``$ref``), or raises."""
 
+_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _SHOWN: Final = 3  # problems spelled out in one message
 _COLLECTED: Final = 20  # errors read from the validator per round
 _ROUNDS: Final = 16  # decoding rounds (nested JSON-encoded strings)
@@ -122,14 +124,17 @@ class ValidationFailure:
 
 
 def _where(path: Path, root: str) -> str:
+    """``'a.b[2]'``; a key that is not a plain name in brackets: ``'a["x.y"]["0"]'``."""
     if not path:
         return root
     text = ""
     for part in path:
         if isinstance(part, int) and not isinstance(part, bool):
             text += f"[{part}]"
-        else:
+        elif _NAME.fullmatch(str(part)):
             text += f".{part}" if text else str(part)
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
     return f"'{text}'"
 
 
@@ -374,6 +379,8 @@ def _describe(error: Any, root: Any) -> list[Problem]:
         return [Problem((*path, k), "is not an allowed property", rule) for k in kind.unexpected]
     if which == "UnevaluatedItems":
         return [Problem((*path, i), "is not allowed", rule) for i in kind.unexpected]
+    if which == "AdditionalItems" and found:
+        return [Problem((*path, i), "is not allowed", rule) for i in range(kind.limit, len(instance))]
     if which in ("AnyOf", "OneOfNotValid"):
         return _alternatives(error, path, instance, root)
     message = _message(which, kind, instance, got, found)
