@@ -395,7 +395,10 @@ async def test_validation_failure_never_reaches_the_handler() -> None:
     assert reply is not None
     assert reply["result"] == {
         "content": [
-            {"type": "text", "text": "Invalid arguments for tool 'add': 'b' is required (rule: required)"}
+            {
+                "type": "text",
+                "text": "Invalid arguments for tool 'add': 'b' is required (rule: required)",
+            }
         ],
         "isError": True,
     }

@@ -58,7 +58,12 @@ CASES: list[tuple[str, Any, Any, str | None]] = [
         "'user.tags[1]' must be string, got integer (rule: type)",
     ),
     ("integer-valued float", obj(n=INT), {"n": 3.0}, None),
-    ("boolean is no integer", obj(n=INT), {"n": True}, "'n' must be integer, got boolean (rule: type)"),
+    (
+        "boolean is no integer",
+        obj(n=INT),
+        {"n": True},
+        "'n' must be integer, got boolean (rule: type)",
+    ),
     (
         "enum",
         obj(k={"enum": ["bug", "task"]}),
@@ -127,14 +132,14 @@ CASES: list[tuple[str, Any, Any, str | None]] = [
         "a property named like a number",
         {"type": "object", "additionalProperties": S},
         {"01": "x", "7": 1, "a.b": None},
-        '\'["7"]\' must be string, got integer (rule: type); '
-        '\'["a.b"]\' must be string, got null (rule: type)',
+        "'[\"7\"]' must be string, got integer (rule: type); "
+        "'[\"a.b\"]' must be string, got null (rule: type)",
     ),
     (
         "a property named ''",
         obj(**{"": obj(x=S)}),
         {"": {"x": 1}},
-        '\'[""].x\' must be string, got integer (rule: type)',
+        "'[\"\"].x' must be string, got integer (rule: type)",
     ),
     (
         "several problems",
@@ -288,7 +293,7 @@ def test_an_invalid_schema_is_refused_at_definition(schema: Any, why: str) -> No
 
 def test_an_invalid_output_schema_is_refused_at_definition() -> None:
     bad = {"type": "object", "properties": {"n": {"type": 3}}}
-    with pytest.raises(ToolDefinitionError, match="^tool 't': output_schema is not a valid"):
+    with pytest.raises(ToolDefinitionError, match=r"^tool 't': output_schema is not a valid"):
         tool("t", "d", {}, output_schema=bad)(lambda args: {})
 
 

@@ -240,10 +240,11 @@ class SdkMcpTool(Generic[T]):
 
     ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
     it (or from the handler's signature when it is ``None``) and ``validator`` its
-    compiled validator (JSON Schema draft 2020-12 unless ``$schema`` says otherwise,
-    ``format`` checked unless ``validate_formats`` is false), both computed once here.  ``handler`` may be ``async def`` or a
-    plain ``def`` (run in a worker thread) taking ``(args)``, ``(args, ctx)``, or, when
-    the schema was inferred, keyword arguments (plus an optional ``ctx: ToolContext``).
+    compiled validator (JSON Schema draft 2020-12 unless ``$schema`` says otherwise;
+    ``format`` checked unless ``validate_formats`` is false), both computed once here.
+    ``handler`` may be ``async def`` or a plain ``def`` (run in a worker thread) taking
+    ``(args)``, ``(args, ctx)``, or, when the schema was inferred, keyword arguments
+    (plus an optional ``ctx: ToolContext``).
     """
 
     name: str
@@ -290,11 +291,12 @@ class SdkMcpTool(Generic[T]):
             entry["annotations"] = wire_annotations
         if self.meta:
             entry["_meta"] = dict(self.meta)
+        validator = _compile(self, schema, "input_schema", formats=self.validate_formats)
+        out_validator = None if output is None else _compile(self, output, "output_schema")
         computed = {
-            "json_schema": schema, "output_json_schema": output, "wants_context": wants_ctx,
-            "definition": entry, "_invoke": invoke,
-            "validator": _compile(self, schema, "input_schema", formats=self.validate_formats),
-            "_output_validator": None if output is None else _compile(self, output, "output_schema"),
+            "json_schema": schema, "validator": validator, "output_json_schema": output,
+            "wants_context": wants_ctx, "definition": entry, "_invoke": invoke,
+            "_output_validator": out_validator,
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -446,16 +448,18 @@ def tool(
     ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
     dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
     the handler's parameters (which are then passed as keyword arguments).  It is
-    compiled here (JSON Schema draft 2020-12 unless its ``$schema`` names another
-    draft); arguments that do not match it become an ``isError`` result naming each
-    offending field and the failing rule, and the handler is not called.  ``format`` is
-    checked (``"format": "email"`` refuses ``"x"``) unless ``validate_formats=False``,
+    compiled here, as JSON Schema draft 2020-12 unless its ``$schema`` names another
+    draft.  Arguments that do not match it become an ``isError`` result naming each
+    offending field and the failing rule, and the handler is not called; a string
+    holding a JSON object or array is decoded where the schema wants one.  ``format``
+    is checked (``"format": "email"`` refuses ``"x"``) unless ``validate_formats=False``,
     which leaves it an annotation, as JSON Schema does by default.  The name is
-    checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one, or a schema
-    that is not valid JSON Schema, raises `ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
-    ``output_schema`` (a JSON Schema, TypedDict, dataclass or pydantic model class)
-    makes dict/dataclass/model return values ``structuredContent``, validated against
-    it, plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
+    checked here too (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one, or a
+    schema that is not valid JSON Schema, raises `ToolDefinitionError`.
+    ``timeout`` (seconds) bounds each call; ``output_schema`` (a JSON Schema,
+    TypedDict, dataclass or pydantic model class) makes dict/dataclass/model return
+    values ``structuredContent``, validated against it (``format`` as an annotation),
+    plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
     ``tools/list``.  ``annotations`` are sent as given (``read_only_hint=True`` lets
     the CLI run several calls of the tool at once).
     """
