@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp conformance clean ref-venv
+.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -122,6 +122,11 @@ bench-batch: venv cli
 # `ccwire serve` vs the official MCP SDK's own server, same tools (a section of bench/RESULTS.md).
 bench-mcp: venv
 	$(BIN)/python bench/mcp_bench.py
+
+# Tool argument validation: jsonschema-rs vs the hand-written validator it replaced
+# (bench/old_validator.py): compile and per-call cost (bench/SCHEMA_RESULTS.md).
+bench-schema: venv
+	$(BIN)/python bench/schema_bench.py
 
 # The official MCP conformance suite (Node 22 from package.json) against `ccwire serve --http`.
 conformance: venv cli

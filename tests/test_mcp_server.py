@@ -394,7 +394,12 @@ async def test_validation_failure_never_reaches_the_handler() -> None:
     reply = await make_server(add).handle(call("add", {"a": 2}))
     assert reply is not None
     assert reply["result"] == {
-        "content": [{"type": "text", "text": "Invalid arguments for tool 'add': 'b' is required"}],
+        "content": [
+            {
+                "type": "text",
+                "text": "Invalid arguments for tool 'add': 'b' is required (rule: required)",
+            }
+        ],
         "isError": True,
     }
     assert calls == []

@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 import anyio.to_thread
 import pytest
 
-import ccwire._mcp.validator
+import ccwire._mcp.validation
 from ccwire._core.errors import ToolDefinitionError, ToolError
 from ccwire._mcp.tools import (
     SdkMcpTool,
@@ -130,13 +130,13 @@ def test_annotations_with_model_dump_are_accepted() -> None:
 @pytest.mark.anyio
 async def test_schema_is_computed_once_at_definition(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[Any] = []
-    real = ccwire._mcp.validator.compile_validator
+    real = ccwire._mcp.validation.compile_validator
 
-    def spy(schema: Any) -> Any:
-        compiled.append(real(schema))
+    def spy(schema: Any, **options: Any) -> Any:
+        compiled.append(real(schema, **options))
         return compiled[-1]
 
-    monkeypatch.setattr(ccwire._mcp.validator, "compile_validator", spy)
+    monkeypatch.setattr(ccwire._mcp.validation, "compile_validator", spy)
     t = tool("t", "d", {"n": int}, output_schema={"n2": int})(lambda args: {"n2": args["n"] * 2})
     assert t.json_schema is t.definition["inputSchema"]
     assert len(compiled) == 2  # the input and the output schema, once each
@@ -267,7 +267,9 @@ async def test_validation_failure_prevents_the_call() -> None:
     result = await add.call({"a": 1, "b": "two"})
     assert result == {
         "content": [
-            text_content("Invalid arguments for tool 'add': 'b' must be number, got string")
+            text_content(
+                "Invalid arguments for tool 'add': 'b' must be number, got string (rule: type)"
+            )
         ],
         "isError": True,
     }
@@ -444,7 +446,7 @@ async def test_a_tool_with_an_output_schema_must_return_structured_data(value: A
     if isinstance(value, int):
         assert text == (
             "Tool 'weather' returned output that does not match its output schema: "
-            "output must be object, got integer"
+            "output must be object, got integer (rule: type)"
         )
     else:
         assert text.startswith("Tool 'weather' has an output schema, so it must return structured")
@@ -478,7 +480,7 @@ async def test_a_derived_structure_must_match_the_schema_too() -> None:
         "content": [
             text_content(
                 "Tool 'weather' returned output that does not match its output schema: "
-                "'city' must be string, got integer"
+                "'city' must be string, got integer (rule: type)"
             )
         ],
         "isError": True,

@@ -4,9 +4,10 @@ Tools are built with ``ccwire.tool(...)`` over random input schemas (JSON Schema
 nested objects, arrays, enums, consts, bounds, patterns, ``anyOf`` and optional fields;
 and the ``{param: type}`` form) and called with arguments drawn near the schema (valid,
 or broken at a random depth) or as arbitrary JSON. An independent model of the
-documented validation rules (``ccwire._mcp.validator``'s docstring: JSON Schema, plus
-JSON-encoded objects/arrays in a string decoded where an object/array is wanted) says
-whether the arguments are valid and which fields are wrong. For every call:
+documented validation rules (``ccwire._mcp.validation``'s docstring: JSON Schema draft
+2020-12 with ECMA-262 patterns, plus JSON-encoded objects/arrays in a string decoded
+where an object/array is wanted; NaN and infinities refused) says whether the arguments
+are valid and which fields are wrong. For every call:
 
 * nothing is raised;
 * valid arguments: the handler runs once, with the arguments (decoded), and its result
@@ -78,6 +79,10 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 @dataclass
 class Verdict:
     value: Any  # the arguments as the handler should see them (JSON strings decoded)
@@ -100,7 +105,7 @@ def model(node: Any, v: Any, path: Path = ()) -> Verdict:
         decoded: Any = None
         if wants_container and "string" not in types and isinstance(v, str):
             try:
-                decoded = json.loads(v)
+                decoded = json.loads(v, parse_constant=_not_a_number)
             except (ValueError, RecursionError):
                 decoded = None
         if isinstance(decoded, (dict, list)) and any(_TYPE_TESTS[t](decoded) for t in types):
@@ -119,19 +124,25 @@ def model(node: Any, v: Any, path: Path = ()) -> Verdict:
     if not _bounds_ok(node, v):
         errors.add(path)
     pattern = node.get("pattern")
-    if isinstance(v, str) and isinstance(pattern, str) and re.search(pattern, v) is None:
+    if isinstance(v, str) and isinstance(pattern, str) and re.search(ecma(pattern), v) is None:
         errors.add(path)
     branches = node.get("anyOf")
     if isinstance(branches, list) and branches:
         verdicts = [model(b, v, path) for b in branches]
         good = [x for x in verdicts if not x.errors]
-        if good:
-            v = good[0].value
+        if good:  # a value some branch takes as it is stays as it is
+            v = next((x.value for x in good if same(x.value, v)), good[0].value)
         else:
             errors.add(path)
             for x in verdicts:
                 errors |= x.errors
     return Verdict(v, errors)
+
+
+def ecma(pattern: str) -> str:
+    """A pattern of the strategies below, as Python's ``re`` reads ECMA-262 (what JSON
+    Schema means): ``\\d`` is an ASCII digit, ``$`` only the end of the string."""
+    return pattern.replace("\\d", "[0-9]").replace("$", "\\Z")
 
 
 def _object(node: Mapping[str, Any], v: dict[str, Any], path: Path, errors: set[Path]) -> Any:
@@ -182,15 +193,18 @@ def _bounds_ok(node: Mapping[str, Any], v: Any) -> bool:
 
 
 def describe(path: Path) -> str:
-    """How an error message names the field at ``path``: ``'a.b[2]'``, or ``arguments``."""
+    """How an error message names the field at ``path``: ``'a.b[2]'``, ``'a["x.y"]'``,
+    or ``arguments``."""
     if not path:
         return "arguments "
     text = ""
     for part in path:
         if isinstance(part, int):
             text += f"[{part}]"
-        else:
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", part):
             text += f".{part}" if text else part
+        else:
+            text += f"[{json.dumps(part, ensure_ascii=False)}]"
     return f"'{text}' "
 
 
@@ -244,7 +258,8 @@ def _object_schema(
     props = draw(st.dictionaries(_names, children, max_size=4))
     required = [k for k in props if draw(st.booleans())]
     if draw(st.integers(0, 9)) == 0:
-        required.append(draw(_names))  # required but not described
+        name = draw(_names)  # required but not described (each name once: JSON Schema)
+        required += [] if name in required else [name]
     schema: dict[str, Any] = {
         "type": ["object", "null"] if nullable else "object",
         "properties": props,
@@ -373,9 +388,27 @@ def make_probe(schema: Any, name: str = "probe") -> Probe:
     return Probe(tool(name, "records its arguments", schema)(handler), calls)
 
 
+def not_json(v: Any, path: Path = ()) -> set[Path]:
+    """Where ``v`` holds NaN or an infinity: not JSON, so refused whatever the schema."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return {path}
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    return {p for key, item in items for p in not_json(item, (*path, key))}
+
+
+def make_probe_or_why(schema: Any) -> tuple[Probe | None, str]:
+    """``(probe, "")``, or ``(None, why)`` if the tool was refused (`ToolDefinitionError`)."""
+    try:
+        return make_probe(schema), ""
+    except ToolDefinitionError as exc:
+        return None, str(exc)
+
+
 def check_call(probe: Probe, schema: Any, arguments: Any, result: Any) -> None:
     """The result of one call agrees with the model of the schema."""
-    verdict = model(schema, {} if arguments is None else arguments)
+    arguments = {} if arguments is None else arguments
+    bad = not_json(arguments)
+    verdict = Verdict(arguments, bad) if bad else model(schema, arguments)
     assert isinstance(result, dict)
     depth = min((len(p) for p in verdict.errors), default=None)
     event("valid" if depth is None else f"invalid, shallowest wrong field at depth {depth}")
@@ -506,12 +539,18 @@ garbage_schemas = st.recursive(
 def test_any_schema_call_never_raises_and_the_handler_runs_only_on_success(
     schema: Any, arguments: Any, backend: str
 ) -> None:
-    """Malformed keyword values are ignored (never refused), so with a schema that has
-    no model every call still ends in the handler's result or an ``isError`` result."""
+    """A schema that is not valid JSON Schema is refused when the tool is defined, with
+    `ToolDefinitionError`; with any other, every call ends in the handler's result or an
+    ``isError`` result."""
     if not isinstance(schema, dict):
         schema = {"type": "object", "allOf": [schema]}
     schema = {**schema, "type": "object"}  # so that it is taken as a JSON Schema
-    probe = make_probe(schema)
+    probe, refused = make_probe_or_why(schema)
+    if probe is None:
+        event("refused at definition")
+        assert refused.startswith("tool 'probe': input_schema is not a valid JSON Schema: ")
+        return
+    event("defined")
     result = call_tool(probe, arguments, backend)
     assert isinstance(result, dict)
     if result.get("isError"):
@@ -583,22 +622,35 @@ _REGEX_ALPHABET = "ab01.*+?|()[]{}^$\\-,dws"
     backend=_BACKENDS,
 )
 @counted
-def test_a_pattern_is_searched_or_ignored_when_python_cannot_compile_it(
+def test_a_pattern_is_searched_as_ecma_262_or_the_tool_is_refused(
     pattern: str, value: str, backend: str
 ) -> None:
+    """A pattern that is not an ECMA-262 regular expression refuses the tool; any other
+    is searched (not matched in full) in the value, as Python's ``re`` searches it
+    wherever both read the pattern alike."""
     schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}
-    probe = make_probe(schema)
+    probe, refused = make_probe_or_why(schema)
+    if probe is None:
+        event("refused")
+        assert 'is not a "regex" (at properties/a/pattern)' in refused
+        return
     result = call_tool(probe, {"a": value}, backend)
-    try:
-        matches = re.search(pattern, value) is not None
-    except re.error:
-        matches = True  # (ECMA-only syntax): the keyword is ignored
-    if matches:
-        assert result == RESULT
+    if result == RESULT:
         assert probe.calls == [{"a": value}]
+        matched = True
     else:
         assert probe.calls == []
-        assert result["content"][0]["text"].endswith(f"'a' must match pattern {pattern!r}")
+        text = result["content"][0]["text"]
+        assert text.endswith(f"'a' must match pattern {pattern!r} (rule: pattern)")
+        matched = False
+    try:
+        python = re.search(ecma(pattern), value) is not None
+    except re.error:
+        event("accepted, and Python's re cannot compile it")
+        return
+    event(f"accepted, {'matches' if matched else 'does not match'}")
+    if not set(pattern) & set("{}\\"):  # (quantifier braces and escapes differ in ECMA)
+        assert matched == python
 
 
 @fuzz_settings(30)

@@ -58,6 +58,7 @@ def _rewrap(tool: SdkMcpTool[Any], handler: Callable[..., Any]) -> SdkMcpTool[An
         name=tool.name, description=tool.description, input_schema=tool.json_schema,
         handler=handler, annotations=tool.annotations, title=tool.title,
         output_schema=tool.output_schema, timeout=tool.timeout, meta=tool.meta,
+        validate_formats=tool.validate_formats,
     )  # fmt: skip
 
 

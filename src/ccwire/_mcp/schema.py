@@ -7,7 +7,7 @@ unchanged), TypedDict and dataclass classes, and any object with ``model_json_sc
 None``, ``NotRequired`` or has a default; for function parameters only a default makes
 one optional, because the handler is called with keyword arguments.
 
-Validation lives in `validator`.
+Validation lives in `validation`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Final, Union
 import typing_extensions
 
 from .._core.errors import ToolDefinitionError
-from .validator import json_type_name
+from .validation import json_type_name
 
 __all__ = [
     "looks_like_json_schema",

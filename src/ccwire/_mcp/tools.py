@@ -34,11 +34,11 @@ from .._wire.content import (
     text_content,
     to_plain,
 )
-from . import validator as _validator
+from . import validation as _validation
 from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
 from .schema import params_schema, to_json_schema
-from .validator import CompiledValidator, ValidationFailure
+from .validation import CompiledValidator, ValidationFailure
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
@@ -241,9 +241,11 @@ class SdkMcpTool(Generic[T]):
 
     ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
     it (or from the handler's signature when it is ``None``) and ``validator`` its
-    compiled validator, both computed once here.  ``handler`` may be ``async def`` or a
-    plain ``def`` (run in a worker thread) taking ``(args)``, ``(args, ctx)``, or, when
-    the schema was inferred, keyword arguments (plus an optional ``ctx: ToolContext``).
+    compiled validator (JSON Schema draft 2020-12 unless ``$schema`` says otherwise;
+    ``format`` checked unless ``validate_formats`` is false), both computed once here.
+    ``handler`` may be ``async def`` or a plain ``def`` (run in a worker thread) taking
+    ``(args)``, ``(args, ctx)``, or, when the schema was inferred, keyword arguments
+    (plus an optional ``ctx: ToolContext``).
     """
 
     name: str
@@ -255,6 +257,7 @@ class SdkMcpTool(Generic[T]):
     output_schema: Any = None
     timeout: float | None = None
     meta: Mapping[str, Any] | None = None
+    validate_formats: bool = True
     json_schema: dict[str, Any] = field(init=False, repr=False)
     validator: CompiledValidator = field(init=False, repr=False)
     output_json_schema: dict[str, Any] | None = field(init=False, repr=False)
@@ -289,11 +292,12 @@ class SdkMcpTool(Generic[T]):
             entry["annotations"] = wire_annotations
         if self.meta:
             entry["_meta"] = dict(self.meta)
+        validator = _compile(self, schema, "input_schema", formats=self.validate_formats)
+        out_validator = None if output is None else _compile(self, output, "output_schema")
         computed = {
-            "json_schema": schema, "validator": _validator.compile_validator(schema),
-            "output_json_schema": output, "wants_context": wants_ctx, "definition": entry,
-            "_invoke": invoke,
-            "_output_validator": None if output is None else _validator.compile_validator(output),
+            "json_schema": schema, "validator": validator, "output_json_schema": output,
+            "wants_context": wants_ctx, "definition": entry, "_invoke": invoke,
+            "_output_validator": out_validator,
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -441,18 +445,26 @@ def tool(
     output_schema: Any = None,
     timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    validate_formats: bool = True,
 ) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
     """Decorate a handler to make it an `SdkMcpTool`.
 
     ``@tool("greet", "Greet someone", {"name": str})`` on ``async def greet(args)``.
     ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
     dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
-    the handler's parameters (which are then passed as keyword arguments).  The name is
-    checked here (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one raises
-    `ToolDefinitionError`.  ``timeout`` (seconds) bounds each call;
-    ``output_schema`` (a JSON Schema, TypedDict, dataclass or pydantic model class)
-    makes dict/dataclass/model return values ``structuredContent``, validated against
-    it, plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
+    the handler's parameters (which are then passed as keyword arguments).  It is
+    compiled here, as JSON Schema draft 2020-12 unless its ``$schema`` names another
+    draft.  Arguments that do not match it become an ``isError`` result naming each
+    offending field and the failing rule, and the handler is not called; a string
+    holding a JSON object or array is decoded where the schema wants one.  ``format``
+    is checked (``"format": "email"`` refuses ``"x"``) unless ``validate_formats=False``,
+    which leaves it an annotation, as JSON Schema does by default.  The name is
+    checked here too (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one, or a
+    schema that is not valid JSON Schema, raises `ToolDefinitionError`.
+    ``timeout`` (seconds) bounds each call; ``output_schema`` (a JSON Schema,
+    TypedDict, dataclass or pydantic model class) makes dict/dataclass/model return
+    values ``structuredContent``, validated against it (``format`` as an annotation),
+    plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
     ``tools/list``.  ``annotations`` are sent as given (``read_only_hint=True`` lets
     the CLI run several calls of the tool at once).
     """
@@ -461,7 +473,7 @@ def tool(
         return SdkMcpTool(
             name=name, description=description, input_schema=input_schema, handler=handler,
             annotations=annotations, title=title, output_schema=output_schema,
-            timeout=timeout, meta=meta,
+            timeout=timeout, meta=meta, validate_formats=validate_formats,
         )  # fmt: skip
 
     return decorator
@@ -495,6 +507,17 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
         else:
             mode = "args"
     return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
+
+
+def _compile(
+    t: SdkMcpTool[Any], schema: Any, what: str, *, formats: bool = False
+) -> CompiledValidator:
+    """The compiled validator of ``schema``; ``format`` is an annotation in an output
+    schema (JSON Schema's default) and checked in an input schema unless switched off."""
+    try:
+        return _validation.compile_validator(schema, validate_formats=formats)
+    except ToolDefinitionError as exc:
+        raise ToolDefinitionError(f"tool {t.name!r}: {what} {exc}") from None
 
 
 def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:

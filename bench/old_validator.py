@@ -1,4 +1,8 @@
-"""The compiled validator: a JSON Schema turned into closures once, run per call.
+"""The hand-written validator ccwire used before jsonschema-rs, kept for bench/schema_bench.py.
+
+(Formerly ``ccwire._mcp.validator``, unchanged below this paragraph.)
+
+The compiled validator: a JSON Schema turned into closures once, run per call.
 
 `compile_validator()` walks a schema once and returns a `CompiledValidator`
 whose `validate()` does no schema work at all: it never
