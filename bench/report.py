@@ -345,7 +345,13 @@ def optimisations() -> str:
 # Pages written by the other benchmarks (``make bench-mcp``, ``bench-sessions``, ``bench-batch``),
 # spliced at the end of RESULTS.md under this marker so one page holds every figure.
 SPLICE_MARKER = "<!-- the other benchmarks' pages follow (bench/report.py splice) -->"
-SPLICED = ("MCP_RESULTS.md", "SESSIONS_RESULTS.md", "BATCH_RESULTS.md", "SCHEMA_RESULTS.md")
+SPLICED = (
+    "MCP_RESULTS.md",
+    "SESSIONS_RESULTS.md",
+    "BATCH_RESULTS.md",
+    "BATCH_NOTES.md",  # hand-kept: how batch throughput scales, read from the table
+    "SCHEMA_RESULTS.md",
+)
 
 
 def splice(text: str, here: Path | None = None) -> str:
