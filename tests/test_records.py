@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import inspect
 import pickle
+import sys
 import types
 from collections.abc import Mapping
 from typing import Any
@@ -135,7 +136,13 @@ def test_a_fast_record_is_the_same_dataclass(name: str) -> None:
     assert _field_view(fast) == _field_view(real)
     assert str(inspect.signature(fast)) == str(inspect.signature(real))
     assert fast.__match_args__ == real.__match_args__
-    assert vars(fast).get("__slots__") == vars(real).get("__slots__")
+    if sys.version_info >= (3, 11):
+        assert vars(fast).get("__slots__") == vars(real).get("__slots__")
+    else:  # 3.10's dataclasses re-declare inherited slots; records declare their own only
+        inherited = {n for b in real.__mro__[1:] for n in vars(b).get("__slots__", ())}
+        real_slots = vars(real).get("__slots__")
+        own = None if real_slots is None else tuple(n for n in real_slots if n not in inherited)
+        assert vars(fast).get("__slots__") == own
     rp, fp = real.__dataclass_params__, fast.__dataclass_params__
     assert (rp.frozen, rp.eq, rp.init, rp.repr) == (fp.frozen, fp.eq, fp.init, fp.repr)
     assert fast.__doc__ == real.__doc__ and fast.__qualname__.endswith(name)
