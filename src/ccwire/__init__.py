@@ -150,7 +150,7 @@ if TYPE_CHECKING:
     )
     from ._sessions.stores.memory import InMemorySessionStore
     from ._sessions.stores.postgres import PostgresStore
-    from ._sessions.stores.protocol import (
+    from ._conversation.transcript_store.protocol import (
         SessionKey,
         SessionListSubkeysKey,
         SessionStore,

@@ -19,9 +19,9 @@ from typing import Any, cast
 import anyio.to_thread
 
 from ..._core.public import publish_module
-from .mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
+from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
-from .resume import project_key_for_directory
+from ..._conversation.cli_paths import project_key_for_directory
 
 __all__ = [
     "delete_session_via_store",
