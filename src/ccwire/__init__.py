@@ -52,6 +52,17 @@ if TYPE_CHECKING:
         McpToolInfo,
     )
 
+    # --- Transcript stores: the SessionStore protocol (its adapters and helpers below)
+    from ._conversation.transcript_store.protocol import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStore,
+        SessionStoreEntry,
+        SessionStoreFlushMode,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
     # --- Errors: one tree rooted at CcwireError
     from ._core.errors import (
         CallbackError,
@@ -141,7 +152,7 @@ if TYPE_CHECKING:
         default_session_store_path,
     )
 
-    # --- Transcript stores: the SessionStore protocol and its adapters
+    # --- Transcript stores: the adapters, and helpers that read and write through a store
     from ._sessions.stores.helpers import (
         delete_session_via_store,
         import_session_to_store,
@@ -150,15 +161,6 @@ if TYPE_CHECKING:
     )
     from ._sessions.stores.memory import InMemorySessionStore
     from ._sessions.stores.postgres import PostgresStore
-    from ._conversation.transcript_store.protocol import (
-        SessionKey,
-        SessionListSubkeysKey,
-        SessionStore,
-        SessionStoreEntry,
-        SessionStoreFlushMode,
-        SessionStoreListEntry,
-        SessionSummaryEntry,
-    )
     from ._sessions.stores.redis import RedisStore
     from ._sessions.stores.snapshots import StoreSnapshots
     from ._sessions.stores.sqlite import SQLiteStore

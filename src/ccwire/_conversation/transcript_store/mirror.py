@@ -1,5 +1,10 @@
 """`TranscriptMirrorBatcher`: the CLI's `transcript_mirror` frames, batched into a store.
 
+It lives in the conversation layer (not with the store adapters in
+`ccwire._sessions.stores`) because the connection drives it for the `session_store`
+option, and a layer only imports downwards; it needs nothing but the `SessionStore`
+protocol.
+
 With `--session-mirror` the CLI sends, next to its messages, a `transcript_mirror`
 frame (`{"filePath", "entries"}`) for every batch of lines it writes to a transcript.
 The batcher collects them and appends them to a `SessionStore`: at the end of each
@@ -190,7 +195,7 @@ class TranscriptMirrorBatcher:
         for file_path, entries in by_path.items():
             if not entries:
                 continue
-            key = file_path_to_session_key(file_path, self.projects_dir)
+            key = self._key(file_path)
             if key is None:
                 logger.warning(
                     "ccwire: dropping transcript mirror entries: %s is not under %s "
@@ -203,6 +208,14 @@ class TranscriptMirrorBatcher:
             if failure is not None:
                 logger.error("ccwire: mirroring %s to the store failed: %s", file_path, failure)
                 errors.append((key, failure))
+
+    def _key(self, file_path: str) -> SessionKey | None:
+        key = file_path_to_session_key(file_path, self.projects_dir)
+        if key is None:  # the CLI may name the file by its resolved path (a symlinked HOME)
+            resolved = os.path.realpath(self.projects_dir)
+            if resolved != self.projects_dir:
+                key = file_path_to_session_key(file_path, resolved)
+        return key
 
     async def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> str | None:
         last: BaseException | None = None

@@ -18,10 +18,10 @@ from typing import Any, cast
 
 import anyio.to_thread
 
-from ..._core.public import publish_module
-from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
-from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
 from ..._conversation.cli_paths import project_key_for_directory
+from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
+from ..._core.public import publish_module
+from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
 
 __all__ = [
     "delete_session_via_store",
