@@ -145,7 +145,7 @@ class StoreLink:
         waits does not lose the batch.
         """
         batcher, tg = self._batcher, self._tg
-        if batcher is None or tg is None or not batcher.pending:
+        if batcher is None or tg is None or not (batcher.pending or batcher.busy):
             return
         done = anyio.Event()
 

@@ -161,6 +161,12 @@ class TranscriptMirrorBatcher:
         """How many entries wait for the next flush."""
         return self._pending_entries
 
+    @property
+    def busy(self) -> bool:
+        """Whether a flush is in flight (or waiting for one)."""
+        stats = self._lock.statistics()
+        return stats.locked or stats.tasks_waiting > 0
+
     async def flush(self) -> None:
         """Append everything pending (after any flush in flight). Never raises."""
         await self._drain()
