@@ -74,7 +74,7 @@ class Recording(InMemorySessionStore):
         self.appended = anyio.Event()
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        self.calls.append((dict(key), [e.get("uuid", "") for e in entries]))  # type: ignore[arg-type]
+        self.calls.append((key, [e.get("uuid", "") for e in entries]))
         await super().append(key, entries)
         self.appended.set()
 
@@ -89,7 +89,7 @@ async def test_a_turn_is_in_the_store_when_its_result_arrives() -> None:
         assert not any(isinstance(m, TranscriptMirrorMessage) for m in got)  # not surfaced
         got = await _turn(client, fake, _frame("d"))
         assert store.calls[-1] == (MAIN_KEY, ["d"])
-    assert [e["uuid"] for e in store.get_entries(MAIN_KEY)] == ["a", "b", "c", "d"]  # type: ignore[typeddict-item]
+    assert [e["uuid"] for e in store.get_entries(MAIN_KEY)] == ["a", "b", "c", "d"]
 
 
 async def test_with_session_mirror_too_the_frames_are_also_surfaced() -> None:
@@ -179,7 +179,7 @@ def test_the_cli_is_asked_to_mirror_when_a_store_is_set() -> None:
 
 
 class Minimal:
-    """A store with only the two required methods."""
+    """A store with only the two required methods (mypy wants all six: `type: ignore`)."""
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         return None
@@ -190,12 +190,12 @@ class Minimal:
 
 def test_option_combinations_the_reference_refuses_are_refused() -> None:
     with pytest.raises(ValueError, match="requires the store to implement list_sessions"):
-        ClaudeAgentOptions(session_store=Minimal(), continue_conversation=True)
+        ClaudeAgentOptions(session_store=Minimal(), continue_conversation=True)  # type: ignore[arg-type]
     # with resume set, resume wins: list_sessions() is never needed
-    ClaudeAgentOptions(session_store=Minimal(), continue_conversation=True, resume=SID)
+    ClaudeAgentOptions(session_store=Minimal(), continue_conversation=True, resume=SID)  # type: ignore[arg-type]
     ClaudeAgentOptions(session_store=InMemorySessionStore(), continue_conversation=True)
     with pytest.raises(ValueError, match="enable_file_checkpointing"):
-        ClaudeAgentOptions(session_store=Minimal(), enable_file_checkpointing=True)
+        ClaudeAgentOptions(session_store=Minimal(), enable_file_checkpointing=True)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="session_store_flush must be"):
         ClaudeAgentOptions(session_store_flush="lazy")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="session_store must be a SessionStore"):

@@ -28,6 +28,7 @@ from pathlib import PurePath, PurePosixPath
 import anyio
 import anyio.abc
 
+from ..._core.cancel import raised_by_callback
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, SessionStoreFlushMode
 
 __all__ = [
@@ -235,5 +236,9 @@ class TranscriptMirrorBatcher:
             except TimeoutError as exc:  # the call may still land: a retry could duplicate
                 return f"append timed out after {self.send_timeout:g} s: {exc!r}"
             except Exception as exc:  # the adapter is user code
+                last = exc
+            except BaseException as exc:  # its own cancellation exception is its failure
+                if not raised_by_callback(exc):
+                    raise
                 last = exc
         return f"{type(last).__name__}: {last}" if last is not None else "append failed"
