@@ -199,7 +199,9 @@ def _sqlite(tmp_path: Path, name: str, fill: list[list[Any]]) -> Path:
     return path
 
 
-def _run_both(ref_python: str, job: dict[str, Any], tmp_path: Path, fill: list[list[Any]]) -> None:
+def _run_both(
+    ref_python: str, job: dict[str, Any], tmp_path: Path, fill: list[list[Any]]
+) -> list[dict[str, Any]]:
     if job["store"].startswith("sqlite"):  # forks write: each package gets its own copy
         ours_job, ref_job = dict(job), dict(job)
         for side, side_job in (("ours", ours_job), ("ref", ref_job)):
