@@ -226,3 +226,21 @@ async def test_with_a_custom_transport_a_resume_loads_nothing_from_the_store() -
     async with connected(_options(store, resume=SID)) as (client, fake):
         await _turn(client, fake)
     assert store.loads == 0
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio's Cancelled cannot be raised
+async def test_a_store_raising_its_own_cancellation_is_a_failed_append() -> None:
+    import asyncio
+
+    class Cancelling(Failing):
+        async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+            self.attempts += 1
+            raise asyncio.CancelledError
+
+    store = Cancelling()
+    async with connected(_options(store)) as (client, fake):
+        got = await _turn(client, fake, _frame("a"))
+        assert [type(m) for m in got] == [MirrorErrorMessage, ResultMessage]
+        assert store.attempts == 3
+        got = await _turn(client, fake)  # the connection lives on
+        assert [type(m) for m in got] == [ResultMessage]
