@@ -244,3 +244,40 @@ async def test_a_store_raising_its_own_cancellation_is_a_failed_append() -> None
         assert store.attempts == 3
         got = await _turn(client, fake)  # the connection lives on
         assert [type(m) for m in got] == [ResultMessage]
+
+
+async def test_a_reader_cancelled_while_the_result_waits_for_the_store_loses_nothing() -> None:
+    class Slow(Recording):
+        def __init__(self) -> None:
+            super().__init__()
+            self.entered = anyio.Event()
+            self.release = anyio.Event()
+
+        async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+            self.entered.set()
+            await self.release.wait()
+            await super().append(key, entries)
+
+    store = Slow()
+    async with connected(_options(store)) as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        await fake.send(_frame("a"))
+        await fake.result()
+        seen: list[Message] = []
+        with anyio.CancelScope() as scope:
+
+            async def read() -> None:
+                async for message in client.receive_response():
+                    seen.append(message)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read)
+                with anyio.fail_after(5):
+                    await store.entered.wait()  # the result waits for this append
+                scope.cancel()
+        assert not any(isinstance(m, ResultMessage) for m in seen)
+        store.release.set()  # the flush goes on without the reader
+        got = [m async for m in client.receive_response()]
+        assert isinstance(got[-1], ResultMessage)
+        assert store.calls == [(MAIN_KEY, ["a"])]

@@ -347,19 +347,23 @@ class Connection:
         if inbox is None:
             raise SessionStateError("not connected: call connect() first")
         link = self._link
+        flushed: object = None
         while True:
             if link is not None and link.has_errors:  # a store append that gave up
                 for error in link.take_errors():
                     yield error
                 continue
             if len(inbox):
+                head = inbox.peek()
+                if link is not None and isinstance(head, ResultMessage) and head is not flushed:
+                    # whoever sees the result finds the turn stored; flushed before the
+                    # result is taken, so a reader cancelled meanwhile loses nothing
+                    flushed = head
+                    await link.flush()
+                    continue
                 item = inbox.take()
                 if isinstance(item, MessageDecodeError):
                     raise item
-                if link is not None and isinstance(item, ResultMessage):
-                    await link.flush()  # whoever sees the result finds the turn stored
-                    for error in link.take_errors():
-                        yield error
                 yield item
                 if until_result and isinstance(item, ResultMessage):
                     return
