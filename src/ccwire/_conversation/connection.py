@@ -354,7 +354,7 @@ class Connection:
                     yield error
                 continue
             if len(inbox):
-                head = inbox.peek()
+                head = inbox.peek() if link is not None else None
                 if link is not None and isinstance(head, ResultMessage) and head is not flushed:
                     # whoever sees the result finds the turn stored; flushed before the
                     # result is taken, so a reader cancelled meanwhile loses nothing
