@@ -52,6 +52,17 @@ if TYPE_CHECKING:
         McpToolInfo,
     )
 
+    # --- Transcript stores: the SessionStore protocol (its adapters and helpers below)
+    from ._conversation.transcript_store.protocol import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStore,
+        SessionStoreEntry,
+        SessionStoreFlushMode,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
     # --- Errors: one tree rooted at CcwireError
     from ._core.errors import (
         CallbackError,
@@ -141,23 +152,22 @@ if TYPE_CHECKING:
         default_session_store_path,
     )
 
-    # --- Transcript stores: the SessionStore protocol and its adapters
+    # --- Transcript stores: the adapters, and helpers that read and write through a store
     from ._sessions.stores.helpers import (
         delete_session_via_store,
+        fork_session_via_store,
         import_session_to_store,
         rename_session_via_store,
         tag_session_via_store,
     )
     from ._sessions.stores.memory import InMemorySessionStore
     from ._sessions.stores.postgres import PostgresStore
-    from ._sessions.stores.protocol import (
-        SessionKey,
-        SessionListSubkeysKey,
-        SessionStore,
-        SessionStoreEntry,
-        SessionStoreFlushMode,
-        SessionStoreListEntry,
-        SessionSummaryEntry,
+    from ._sessions.stores.reading import (
+        get_session_info_from_store,
+        get_session_messages_from_store,
+        get_subagent_messages_from_store,
+        list_sessions_from_store,
+        list_subagents_from_store,
     )
     from ._sessions.stores.redis import RedisStore
     from ._sessions.stores.snapshots import StoreSnapshots
@@ -667,14 +677,20 @@ __all__ = [
     "embedded_text_resource",
     "fold_session_summary",
     "fork_session",
+    "fork_session_via_store",
     "get_session_info",
+    "get_session_info_from_store",
     "get_session_messages",
+    "get_session_messages_from_store",
     "get_subagent_messages",
+    "get_subagent_messages_from_store",
     "image_content",
     "import_session_to_store",
     "limit_output",
     "list_sessions",
+    "list_sessions_from_store",
     "list_subagents",
+    "list_subagents_from_store",
     "parse_hook_input",
     "project_key_for_directory",
     "prompt",

@@ -70,7 +70,9 @@ METHOD_NOTES: dict[str, str] = {
 
 OPTION_NOTES: dict[str, str] = {
     "debug_stderr": "accepted and not read, as in the reference (deprecated there): use `stderr`",
-    "load_timeout_ms": "accepted; used when resuming from a session store",
+    "session_store": (
+        "same; a failing store call while resuming raises `SessionStoreError` (not `RuntimeError`)"
+    ),
     "verbatim_prompts": "same: each user message is sent with `client_composed: true`",
     "max_buffer_size": "same; `None` means no limit on one stdout line",
 }

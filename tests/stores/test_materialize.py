@@ -9,7 +9,8 @@ from typing import Any, cast
 import pytest
 
 from ccwire import InMemorySessionStore, SessionKey, SessionStoreEntry, SessionStoreError
-from ccwire._sessions.stores.resume import materialize_resume_session, project_key_for_directory
+from ccwire._conversation.cli_paths import project_key_for_directory
+from ccwire._conversation.transcript_store.resume import materialize_resume_session
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from ccwire import InMemorySessionStore, SessionKey, SessionStoreEntry
-from ccwire._sessions.stores.mirror import (
+from ccwire._conversation.transcript_store.mirror import (
     MIRROR_APPEND_ATTEMPTS,
     TranscriptMirrorBatcher,
     file_path_to_session_key,

@@ -23,7 +23,8 @@ import anyio.to_thread
 import pytest
 
 from ccwire import ClaudeAgentOptions, ClaudeSDKClient, PostgresStore, ResultMessage
-from ccwire._sessions.stores.resume import materialize_resume_session, project_key_for_directory
+from ccwire._conversation.cli_paths import project_key_for_directory
+from ccwire._conversation.transcript_store.resume import materialize_resume_session
 from ccwire.testing import ScriptedModel, text, tool_use
 from tests.e2e.conftest import CLI_PATH
 
@@ -41,7 +42,7 @@ _CHILD = textwrap.dedent(
     import anyio
     from ccwire import ClaudeAgentOptions, ClaudeSDKClient, PostgresStore
     from ccwire import TranscriptMirrorMessage, create_sdk_mcp_server, tool
-    from ccwire._sessions.stores.mirror import TranscriptMirrorBatcher
+    from ccwire._conversation.transcript_store.mirror import TranscriptMirrorBatcher
 
     cli, cwd, dsn, env = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 

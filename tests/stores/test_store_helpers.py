@@ -19,7 +19,8 @@ from ccwire import (
     rename_session_via_store,
     tag_session_via_store,
 )
-from ccwire._sessions.stores.resume import materialize_resume_session, project_key_for_directory
+from ccwire._conversation.cli_paths import project_key_for_directory
+from ccwire._conversation.transcript_store.resume import materialize_resume_session
 from ccwire.testing import ScriptedModel, text
 from tests.e2e.conftest import CLI_PATH
 

@@ -480,7 +480,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
         argv.append("--include-partial-messages")
     if options.include_hook_events:
         argv.append("--include-hook-events")
-    if options.session_mirror:
+    if options.session_mirror or options.session_store is not None:
         argv.append("--session-mirror")
     for plugin in options.plugins:
         if plugin.get("type") != "local":

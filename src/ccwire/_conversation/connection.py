@@ -10,6 +10,9 @@ and keeps the bookkeeping that the message streams need:
 * the CLI's own session state (``session_state_changed`` frames are tracked here and
   not surfaced, as both reference SDKs do);
 * the session id and capabilities the CLI reported.
+
+With ``session_store`` set, a `StoreLink` resumes the session from the store and
+mirrors its transcript into it (see `transcript_store.link`).
 """
 
 from __future__ import annotations
@@ -48,10 +51,18 @@ from .._transport.base import Transport
 from .._transport.discovery import find_cli
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
-from .._wire.messages import AssistantMessage, Message, RawMessage, ResultMessage, SystemMessage
+from .._wire.messages import (
+    AssistantMessage,
+    Message,
+    RawMessage,
+    ResultMessage,
+    SystemMessage,
+    TranscriptMirrorMessage,
+)
 from .argv import build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
-from .options import ClaudeAgentOptions
+from .options import ClaudeAgentOptions, validate_session_store_options
+from .transcript_store.link import StoreLink
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
@@ -72,6 +83,8 @@ class Connection:
 
     def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
         self.options = options
+        self._launch_options = options  # what the CLI starts with (a resume may change it)
+        self._link: StoreLink | None = None
         self._custom_transport = transport
         self._transport: Transport | None = None
         self._protocol: ControlProtocol | None = None
@@ -149,7 +162,7 @@ class Connection:
     def _make_transport(self) -> Transport:
         if self._custom_transport is not None:
             return self._custom_transport
-        opts = self.options
+        opts = self._launch_options
         cli = find_cli(opts.cli_path, cwd=opts.cwd)
         self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
@@ -172,10 +185,17 @@ class Connection:
         self._inbox = Inbox(
             opts.max_buffered_bytes, on_full=self._pause_reading, on_drained=self._resume_reading
         )
+        if opts.session_store is not None:
+            validate_session_store_options(opts)  # the options may have changed since
+            self._link = StoreLink(opts)
         try:
             fields = codec.initialize_fields(
                 hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
             )
+            if self._link is not None:  # a resume loads the session from the store first
+                self._launch_options = await self._link.prepare(
+                    materialize=self._custom_transport is None
+                )
             self._transport = self._make_transport()
             # the CLI boots while the rest is set up (on asyncio, spawning comes before
             # anyio loads its event-loop backend: the two overlap)
@@ -184,6 +204,8 @@ class Connection:
             # scopes: close() may run in another task or scope than open()
             self._host = TaskHost("ccwire connection")
             tg = self._tg = await self._host.start()
+            if self._link is not None:
+                self._link.start(self._launch_options, tg, self.wake)
             protocol = ControlProtocol(
                 self._transport,
                 routes={},
@@ -248,6 +270,8 @@ class Connection:
                 await self._transport.aclose()
             if self._inbox is not None:
                 self._inbox.close(self._protocol.closed_error if self._protocol else None)
+            if self._link is not None:  # the CLI has exited: the last frames are in
+                await self._link.aclose()
             if self._spill_dir is not None:
                 shutil.rmtree(self._spill_dir, ignore_errors=True)
                 self._spill_dir = None
@@ -301,7 +325,7 @@ class Connection:
         """Wait until a message arrives, a prompt is sent, or the state changes."""
         if self._inbox is None:
             raise SessionStateError("not connected")
-        if self._inbox.closed or len(self._inbox):
+        if self._inbox.closed or len(self._inbox) or self._mirror_errors_waiting:
             return
         await self._inbox.wait()
 
@@ -333,8 +357,21 @@ class Connection:
         inbox = self._inbox
         if inbox is None:
             raise SessionStateError("not connected: call connect() first")
+        link = self._link
+        flushed: object = None
         while True:
+            if link is not None and link.has_errors:  # a store append that gave up
+                for error in link.take_errors():
+                    yield error
+                continue
             if len(inbox):
+                head = inbox.peek() if link is not None else None
+                if link is not None and isinstance(head, ResultMessage) and head is not flushed:
+                    # whoever sees the result finds the turn stored; flushed before the
+                    # result is taken, so a reader cancelled meanwhile loses nothing
+                    flushed = head
+                    await link.flush()
+                    continue
                 item = inbox.take()
                 if isinstance(item, MessageDecodeError):
                     raise item
@@ -349,6 +386,10 @@ class Connection:
             if until_settled and not self.owes_answer:
                 return
             await inbox.wait()
+
+    @property
+    def _mirror_errors_waiting(self) -> bool:
+        return self._link is not None and self._link.has_errors
 
     # -------------------------------------------------------------- callbacks
 
@@ -398,6 +439,10 @@ class Connection:
                     if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
                         self._turns.lifecycle_reported = True
         elif isinstance(item, RawMessage):
+            if self._link is not None and isinstance(item, TranscriptMirrorMessage):
+                self._link.feed(item)  # for the store, not the caller
+                if not self.options.session_mirror:
+                    return
             command = codec.command_lifecycle(item.data)
             if command is not None and self._turns.issued(command[0]):
                 # lifecycle of a prompt we stamped: bookkeeping, not conversation

@@ -48,6 +48,7 @@ else:  # the same dataclasses, defined without compiling (import time)
 
 if TYPE_CHECKING:
     from .audit import AuditLog
+    from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
 from .._core.public import publish_module
 from .._core.records import prepare
@@ -287,6 +288,7 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
+    validate_session_store_options(options)
     skills = options.skills
     if isinstance(skills, str):
         if skills != "all":
@@ -294,6 +296,46 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     elif skills is not None:
         for name in skills:
             check_skill_name(name)
+
+
+def validate_session_store_options(options: ClaudeAgentOptions) -> None:
+    """The `session_store` combinations the reference SDK refuses, and a store's shape.
+
+    Raises:
+        TypeError: `session_store` has no `append` and `load` methods.
+        ValueError: `session_store_flush` is not `"batched"` or `"eager"`;
+            `continue_conversation` (without `resume`) with a store lacking
+            `list_sessions`; or a store with `enable_file_checkpointing`.
+    """
+    if options.session_store_flush not in ("batched", "eager"):
+        raise ValueError(
+            f"session_store_flush must be 'batched' or 'eager', got {options.session_store_flush!r}"
+        )
+    store = options.session_store
+    if store is None:
+        return
+    if not callable(getattr(store, "append", None)) or not callable(getattr(store, "load", None)):
+        raise TypeError(
+            "session_store must be a SessionStore (with async append() and load()), "
+            f"got {type(store).__name__}"
+        )
+    from .transcript_store.protocol import store_implements
+
+    if (
+        options.continue_conversation
+        and options.resume is None
+        and not store_implements(store, "list_sessions")
+    ):
+        # with resume set, resume wins and list_sessions() is never called
+        raise ValueError(
+            "continue_conversation with session_store requires the store to implement "
+            "list_sessions()"
+        )
+    if options.enable_file_checkpointing:
+        raise ValueError(
+            "session_store cannot be combined with enable_file_checkpointing "
+            "(checkpoints are local-disk only and would diverge from the mirrored transcript)"
+        )
 
 
 _MASK = "***"
@@ -438,6 +480,20 @@ class ClaudeAgentOptions:
             (`--resume-session-at`). Default `None`.
         resume_drops_turn: With `resume`, drop the turn of this message id
             (`--resume-drops-turn`). Default `None`.
+        session_store: A `SessionStore` that gets a copy of every transcript line the
+            CLI writes (`--session-mirror`, appended in batches, each batch tried 3
+            times; a batch that still fails is dropped and reported as a
+            `MirrorErrorMessage`, the session goes on). With `resume` (or
+            `continue_conversation`), the session is loaded from the store into a
+            temporary config directory the CLI resumes from, removed afterwards; a
+            session the store lacks is resumed from local disk. Cannot be combined with
+            `enable_file_checkpointing`. Default `None`.
+        session_store_flush: When mirrored entries reach `session_store`:
+            `"batched"` (before each `ResultMessage` is handed to you, and whenever 500
+            entries or 1 MiB are pending) or `"eager"` (in the background after every
+            frame). Ignored without a store. Default `"batched"`.
+        load_timeout_ms: How long each store call may take while resuming from
+            `session_store`, in milliseconds. Default `60000`.
         model: The model to use (`--model`). Default `None`: the CLI's default.
         fallback_model: The model to fall back to when the main one is overloaded.
             Default `None`.
@@ -466,7 +522,8 @@ class ClaudeAgentOptions:
         forward_subagent_text: Forward subagents' text messages into the stream.
             Default `None`: the CLI's default.
         session_mirror: Mirror every transcript line as a `TranscriptMirrorMessage`
-            (`--session-mirror`). Default `False`.
+            (`--session-mirror`), for code that stores them itself (ccwire addition;
+            `session_store` does it for you). Default `False`.
         cli_path: The `claude` executable. Default `None`: found by `find_cli` rules
             (`CCWIRE_CLI_PATH`, `PATH`, `node_modules/.bin`).
         cwd: The CLI's working directory. Default `None`: this process's.
@@ -523,9 +580,14 @@ class ClaudeAgentOptions:
     session_id: str | None = None
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
+    session_store: SessionStore | None = None
+    """Mirror the session's transcripts to this store, and resume from it."""
+    session_store_flush: SessionStoreFlushMode = "batched"
+    """When mirrored transcript entries reach ``session_store``: ``"batched"`` or
+    ``"eager"``."""
     load_timeout_ms: int = 60_000
-    """How long (milliseconds) loading a session from a session store may take when
-    resuming from one."""
+    """How long (milliseconds) each store call may take when resuming from
+    ``session_store``."""
 
     # --- model and limits
     model: str | None = None
@@ -555,8 +617,8 @@ class ClaudeAgentOptions:
     session_mirror: bool = False
     """Launch the CLI with ``--session-mirror``: every transcript line it writes to its
     session file also arrives as a `TranscriptMirrorMessage` in the
-    message stream, to copy into your own store (``claude-agent-sdk`` calls this
-    ``session_store`` and takes a store object)."""
+    message stream, to copy wherever you like (``session_store`` does it for you, into a
+    `SessionStore`; with both, the frames go to the store and are surfaced too)."""
 
     # --- process
     cli_path: str | Path | None = None

@@ -72,6 +72,10 @@ class Inbox(Generic[T]):
             self._on_drained()
         return self._items.popleft()
 
+    def peek(self) -> T:
+        """The oldest item, left in place (there must be one)."""
+        return self._items[0]
+
     def close(self, error: BaseException | None = None) -> None:
         """Mark the end of the stream; ``error`` is raised once the buffer is drained."""
         if not self._closed:

@@ -41,6 +41,7 @@ from .messages import (
     DeferredToolUse,
     HookEventMessage,
     Message,
+    MirrorErrorMessage,
     RateLimitEvent,
     RateLimitInfo,
     RawMessage,
@@ -364,6 +365,17 @@ def _hook_event(obj: Mapping[str, Any], subtype: str) -> Message:
     )
 
 
+def _mirror_error(obj: Mapping[str, Any], subtype: str) -> Message:
+    key, error = obj.get("key"), obj.get("error")
+    return MirrorErrorMessage(
+        subtype=subtype,
+        data=obj,
+        key=key if isinstance(key, Mapping) else None,
+        error=error if isinstance(error, str) else "",
+        raw=obj,
+    )
+
+
 _SYSTEM_DECODERS: dict[str, Callable[[Mapping[str, Any], str], Message]] = {
     "task_started": _task_started,
     "task_progress": _task_progress,
@@ -371,6 +383,7 @@ _SYSTEM_DECODERS: dict[str, Callable[[Mapping[str, Any], str], Message]] = {
     "task_updated": _task_updated,
     "hook_started": _hook_event,
     "hook_response": _hook_event,
+    "mirror_error": _mirror_error,
 }
 
 

@@ -1,7 +1,8 @@
-"""Session helpers over a `SessionStore`: rename, tag, delete, and importing local transcripts.
+"""Session helpers over a `SessionStore`: rename, tag, delete, fork, import local transcripts.
 
 The same signatures and results as the reference SDK's `rename_session_via_store`,
-`tag_session_via_store`, `delete_session_via_store` and `import_session_to_store`.
+`tag_session_via_store`, `delete_session_via_store`, `fork_session_via_store` and
+`import_session_to_store`.
 """
 
 from __future__ import annotations
@@ -18,25 +19,30 @@ from typing import Any, cast
 
 import anyio.to_thread
 
+from ..._conversation.cli_paths import project_key_for_directory, valid_uuid
+from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
 from ..._core.public import publish_module
-from .mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
+from ..transcripts.errors import SessionNotFoundError, TranscriptArgumentError
+from ..transcripts.fork import fork_lines
+from ..transcripts.lite import first_prompt_from_head
+from ..transcripts.types import ForkSessionResult
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
-from .resume import project_key_for_directory
 
 __all__ = [
     "delete_session_via_store",
+    "fork_session_via_store",
     "import_session_to_store",
     "rename_session_via_store",
     "tag_session_via_store",
 ]
 
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+_FORK_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ue000-\uf8ff]")
 _HIDDEN_CATEGORIES = frozenset({"Cf", "Co", "Cn"})
 
 
 def _check_id(session_id: str) -> None:
-    if not _UUID.match(session_id):
+    if not valid_uuid(session_id):
         raise ValueError(f"Invalid session_id: {session_id}")
 
 
@@ -147,6 +153,89 @@ async def delete_session_via_store(
     _check_id(session_id)
     if store_implements(session_store, "delete"):
         await session_store.delete(_key(session_id, directory))
+
+
+def _title_of(entries: list[Any]) -> str | None:
+    """The last custom title, else the last AI title, else the first prompt."""
+    custom = ai = None
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if isinstance(entry.get("customTitle"), str) and entry["customTitle"]:
+            custom = entry["customTitle"]
+        if isinstance(entry.get("aiTitle"), str) and entry["aiTitle"]:
+            ai = entry["aiTitle"]
+    if custom or ai:
+        return custom or ai
+    jsonl = "\n".join(json.dumps(e, separators=(",", ":")) for e in entries) + "\n"
+    return first_prompt_from_head(jsonl).text or None
+
+
+async def fork_session_via_store(
+    session_store: SessionStore,
+    session_id: str,
+    directory: str | None = None,
+    up_to_message_id: str | None = None,
+    title: str | None = None,
+) -> ForkSessionResult:
+    """Copy a session kept in a store into a new session of the same store.
+
+    The store-backed twin of `fork_session`: the copy gets a new session id and new
+    entry ids (the `parentUuid` chain is kept, each entry records its origin in
+    `forkedFrom`), and a title: the given one, else the source's title plus
+    " (fork)". It is appended to the store under the same `project_key`, so it can be
+    resumed with `session_store=...` and `resume=<new id>`. A copy made by the storage
+    itself would not do: every entry is rewritten.
+
+    Args:
+        session_store: The store to read the session from and write the fork to.
+        session_id: The source session's UUID.
+        directory: The project directory that gives the `project_key` (default: the
+            current directory).
+        up_to_message_id: Copy up to and including this entry (a
+            `SessionMessage.uuid`); `None` copies everything.
+        title: The new session's title.
+
+    Returns:
+        The new session's id.
+
+    Raises:
+        TranscriptArgumentError: An id is not a UUID, there is nothing to fork, or
+            `up_to_message_id` is not in the session (also a `ValueError`).
+        SessionNotFoundError: The store does not have the session (also a
+            `FileNotFoundError`).
+    """
+    if not valid_uuid(session_id):
+        raise TranscriptArgumentError(f"Invalid session_id: {session_id}")
+    if up_to_message_id and not valid_uuid(up_to_message_id):
+        raise TranscriptArgumentError(f"Invalid up_to_message_id: {up_to_message_id}")
+    source = _key(session_id, directory)
+    loaded = await session_store.load(source)
+    if not loaded:
+        raise SessionNotFoundError(f"Session {session_id} not found")
+    raw: list[Any] = list(loaded)
+    entries: list[dict[str, Any]] = []
+    replacements: list[Any] = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type")
+        if kind in _FORK_TYPES and isinstance(entry.get("uuid"), str):
+            entries.append(entry)
+        elif (
+            kind == "content-replacement"
+            and entry.get("sessionId") == session_id
+            and isinstance(entry.get("replacements"), list)
+        ):
+            replacements.extend(entry["replacements"])
+    fork_id, lines = fork_lines(
+        entries, replacements, session_id, up_to_message_id, title, lambda: _title_of(raw)
+    )
+    await session_store.append(
+        {"project_key": source["project_key"], "session_id": fork_id},
+        [json.loads(line) for line in lines],
+    )
+    return ForkSessionResult(session_id=fork_id)
 
 
 def _projects_dir() -> Path:

@@ -26,32 +26,13 @@ import anyio
 import anyio.to_thread
 
 from ..._core.errors import SessionStoreError
-from ..transcripts.paths import project_key_for_directory
+from ..cli_paths import project_key_for_directory, valid_uuid
 from .protocol import SessionKey, SessionStore, store_implements
 
-__all__ = ["MaterializedResume", "materialize_resume_session", "project_key_for_directory"]
+__all__ = ["MaterializedResume", "materialize_resume_session"]
 
 _T = TypeVar("_T")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
-_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
-_MAX_KEY = 200
 _STRIPPED_SETTINGS = ("enabledPlugins", "extraKnownMarketplaces")
-
-
-def _djb2_base36(text: str) -> str:
-    h = 0
-    for ch in text:  # JavaScript's 32-bit `(h << 5) - h + c | 0`
-        h = ((h << 5) - h + ord(ch)) & 0xFFFFFFFF
-    if h >= 0x80000000:
-        h -= 0x100000000
-    h = abs(h)
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        h, r = divmod(h, 36)
-        out = digits[r] + out
-        if not h:
-            return out
 
 
 @dataclass(frozen=True)
@@ -106,7 +87,7 @@ async def _continue_candidate(
     listed = await _bounded(store.list_sessions(project_key), timeout, "list_sessions()")
     for candidate in sorted(listed, key=lambda s: s["mtime"], reverse=True):
         sid = candidate["session_id"]
-        if not _UUID.match(sid):
+        if not valid_uuid(sid):
             continue
         entries = await _load(store, {"project_key": project_key, "session_id": sid}, timeout)
         if not entries:
@@ -207,7 +188,7 @@ async def materialize_resume_session(
         return None
     project_key = project_key_for_directory(cwd)
     if resume is not None:
-        if not _UUID.match(resume):
+        if not valid_uuid(resume):
             return None
         entries = await _load(
             store, {"project_key": project_key, "session_id": resume}, load_timeout

@@ -1,5 +1,10 @@
 """`TranscriptMirrorBatcher`: the CLI's `transcript_mirror` frames, batched into a store.
 
+It lives in the conversation layer (not with the store adapters in
+`ccwire._sessions.stores`) because the connection drives it for the `session_store`
+option, and a layer only imports downwards; it needs nothing but the `SessionStore`
+protocol.
+
 With `--session-mirror` the CLI sends, next to its messages, a `transcript_mirror`
 frame (`{"filePath", "entries"}`) for every batch of lines it writes to a transcript.
 The batcher collects them and appends them to a `SessionStore`: at the end of each
@@ -23,6 +28,7 @@ from pathlib import PurePath, PurePosixPath
 import anyio
 import anyio.abc
 
+from ..._core.cancel import raised_by_callback
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, SessionStoreFlushMode
 
 __all__ = [
@@ -156,6 +162,12 @@ class TranscriptMirrorBatcher:
         """How many entries wait for the next flush."""
         return self._pending_entries
 
+    @property
+    def busy(self) -> bool:
+        """Whether a flush is in flight (or waiting for one)."""
+        stats = self._lock.statistics()
+        return stats.locked or stats.tasks_waiting > 0
+
     async def flush(self) -> None:
         """Append everything pending (after any flush in flight). Never raises."""
         await self._drain()
@@ -190,7 +202,7 @@ class TranscriptMirrorBatcher:
         for file_path, entries in by_path.items():
             if not entries:
                 continue
-            key = file_path_to_session_key(file_path, self.projects_dir)
+            key = self._key(file_path)
             if key is None:
                 logger.warning(
                     "ccwire: dropping transcript mirror entries: %s is not under %s "
@@ -204,6 +216,14 @@ class TranscriptMirrorBatcher:
                 logger.error("ccwire: mirroring %s to the store failed: %s", file_path, failure)
                 errors.append((key, failure))
 
+    def _key(self, file_path: str) -> SessionKey | None:
+        key = file_path_to_session_key(file_path, self.projects_dir)
+        if key is None:  # the CLI may name the file by its resolved path (a symlinked HOME)
+            resolved = os.path.realpath(self.projects_dir)
+            if resolved != self.projects_dir:
+                key = file_path_to_session_key(file_path, resolved)
+        return key
+
     async def _append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> str | None:
         last: BaseException | None = None
         for attempt in range(MIRROR_APPEND_ATTEMPTS):
@@ -216,5 +236,9 @@ class TranscriptMirrorBatcher:
             except TimeoutError as exc:  # the call may still land: a retry could duplicate
                 return f"append timed out after {self.send_timeout:g} s: {exc!r}"
             except Exception as exc:  # the adapter is user code
+                last = exc
+            except BaseException as exc:  # its own cancellation exception is its failure
+                if not raised_by_callback(exc):
+                    raise
                 last = exc
         return f"{type(last).__name__}: {last}" if last is not None else "append failed"
