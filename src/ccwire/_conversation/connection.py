@@ -430,14 +430,7 @@ class Connection:
                 return
             self._error_result = None
             if item.subtype == "init":
-                sid = item.data.get("session_id")
-                if isinstance(sid, str):
-                    self.session_id = sid
-                caps = item.data.get("capabilities")
-                if isinstance(caps, list):
-                    self.capabilities = self.capabilities | {c for c in caps if isinstance(c, str)}
-                    if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
-                        self._turns.lifecycle_reported = True
+                self._on_init(item)
         elif isinstance(item, RawMessage):
             if self._link is not None and isinstance(item, TranscriptMirrorMessage):
                 self._link.feed(item)  # for the store, not the caller
@@ -462,6 +455,16 @@ class Connection:
         else:
             self._error_result = None
         inbox.put(item, size)
+
+    def _on_init(self, item: SystemMessage) -> None:
+        sid = item.data.get("session_id")
+        if isinstance(sid, str):
+            self.session_id = sid
+        caps = item.data.get("capabilities")
+        if isinstance(caps, list):
+            self.capabilities = self.capabilities | {c for c in caps if isinstance(c, str)}
+            if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
+                self._turns.lifecycle_reported = True
 
     def _on_closed(self, error: CcwireError | None) -> None:
         self._turns.clear()
