@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         UnknownEventError,
         UnsupportedFeatureError,
     )
+    from ._mcp.annotations import ToolAnnotations
 
     # --- Tools and MCP servers: @tool, create_sdk_mcp_server, resources, prompts, configs
     from ._mcp.bridge import McpBridge
@@ -107,7 +108,6 @@ if TYPE_CHECKING:
     from ._mcp.server import SdkMcpServer
     from ._mcp.tools import (
         SdkMcpTool,
-        ToolAnnotations,
         ToolContext,
         audio_content,
         embedded_blob_resource,

@@ -40,12 +40,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 }
 
 # Known gaps still to close (each fails its own strict-xfail test until it is fixed).
-OPEN_GAPS: dict[str, str] = {
-    "ToolAnnotations": (
-        "ccwire's is a dataclass with snake_case fields (`read_only_hint=True`); the "
-        "reference re-exports MCP's model, built as `ToolAnnotations(readOnlyHint=True)`"
-    ),
-}
+OPEN_GAPS: dict[str, str] = {}
 
 # Classes whose public methods are compared one by one (for the others only the
 # bases: their methods are implementation details or come from pydantic).

@@ -7,7 +7,6 @@ defined, so that a ``tools/call`` does no schema work and no introspection.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import logging
@@ -35,6 +34,7 @@ from .._wire.content import (
     to_plain,
 )
 from . import validation as _validation
+from .annotations import ToolAnnotations, read_annotations
 from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
 from .schema import params_schema, to_json_schema
@@ -76,53 +76,6 @@ _SCHEMA_KEYWORDS: Final = frozenset({
     "maxItems", "uniqueItems", "title", "description", "default", "examples", "nullable",
 })  # fmt: skip
 """JSON Schema keywords of non-object schemas (to tell ``{"type": "string"}`` apart)."""
-
-
-# --------------------------------------------------------------------------- annotations
-
-
-@dataclass(frozen=True)
-class ToolAnnotations:
-    """Behaviour hints sent in ``tools/list`` (as ``readOnlyHint``, ``destructiveHint``, ...).
-
-    With ``read_only_hint=True`` the Claude Code CLI runs several calls of the tool
-    *concurrently* when the model asks for them in one turn (otherwise it runs them
-    one after another), so only set it for handlers that are safe to overlap.
-    Annotations are hints for the client, not a security mechanism: nothing enforces
-    them and clients must not trust them from untrusted servers.
-    """
-
-    title: str | None = None
-    read_only_hint: bool | None = None
-    destructive_hint: bool | None = None
-    idempotent_hint: bool | None = None
-    open_world_hint: bool | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire form: camelCase keys, ``None`` values left out."""
-        values = ((f.name, getattr(self, f.name)) for f in dataclasses.fields(self))
-        return {_camel(name): v for name, v in values if v is not None}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def annotations_to_dict(value: Any) -> dict[str, Any] | None:
-    """Wire form of ``annotations``: a `ToolAnnotations`, a mapping (camelCase or
-    snake_case keys) or an object with ``model_dump`` (``mcp.types.ToolAnnotations``)."""
-    if value is None:
-        return None
-    if isinstance(value, ToolAnnotations):
-        wire = value.to_dict()
-    elif isinstance(value, Mapping):
-        wire = {_camel(str(k)): v for k, v in value.items() if v is not None}
-    elif callable(getattr(value, "model_dump", None)):
-        wire = {k: v for k, v in value.model_dump().items() if v is not None}
-    else:
-        raise ToolDefinitionError(f"annotations must be ToolAnnotations or a mapping: {value!r}")
-    return wire or None
 
 
 # --------------------------------------------------------------------------- context
@@ -287,11 +240,12 @@ class SdkMcpTool(Generic[T]):
         entry.update(description=self.description, inputSchema=schema)
         if output is not None:
             entry["outputSchema"] = output
-        wire_annotations = annotations_to_dict(self.annotations)
-        if wire_annotations:
-            entry["annotations"] = wire_annotations
-        if self.meta:
-            entry["_meta"] = dict(self.meta)
+        hints = read_annotations(self.annotations)
+        if hints is not None and hints.to_dict():
+            entry["annotations"] = hints.to_dict()
+        meta = {**(hints.meta() if hints is not None else {}), **(self.meta or {})}
+        if meta:
+            entry["_meta"] = meta
         validator = _compile(self, schema, "input_schema", formats=self.validate_formats)
         out_validator = None if output is None else _compile(self, output, "output_schema")
         computed = {
