@@ -74,15 +74,18 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
     return dataclasses.replace(options, debug_stderr=None)
 
 
-def run_on_worker(payload: dict[str, Any]) -> dict[str, Any]:
+def run_on_worker(payload: dict[str, Any], shared: dict[str, Any] | None = None) -> dict[str, Any]:
     """The body of one Ray task: run a task with retries, return its result as JSON.
 
     Args:
-        payload: ``task``, ``options``, ``policy``, ``tools``, ``hooks``, ``seed``.
+        payload: ``task`` and ``seed``, and any of the shared entries.
+        shared: What every task of the batch shares (``options``, ``policy``,
+            ``tools``, ``hooks``), put in Ray's object store once per batch.
 
     Returns:
         `BatchResult.to_json` of the task's result (failures included).
     """
+    payload = {**(shared or {}), **payload}
     task: BatchTask = payload["task"]
     options: ClaudeAgentOptions = payload["options"]
     try:
@@ -130,15 +133,18 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
         if run._ray_options["memory"]:
             hints["memory"] = run._ray_options["memory"]
         remote = ray.remote(run_on_worker).options(**hints)
+        # the parts every task shares are serialised once, not once per task
+        shared = await anyio.to_thread.run_sync(ray.put, {
+            "options": options, "policy": run._policy, "tools": run._tools,
+            "hooks": run._hooks,
+        })  # fmt: skip
         pending: dict[Any, str] = {}
         try:
             async for task in run.next_tasks():
                 while len(pending) >= run._concurrency:
                     await _collect(ray, run, pending, send)
-                payload = {"task": task, "options": options, "policy": run._policy,
-                           "tools": run._tools, "hooks": run._hooks,
-                           "seed": run._rng.getrandbits(32)}  # fmt: skip
-                pending[remote.remote(payload)] = task.id
+                payload = {"task": task, "seed": run._rng.getrandbits(32)}
+                pending[remote.remote(payload, shared)] = task.id
                 run.submitted += 1
                 emit(run._events, BatchEvent("started", task.id))
             while pending:
