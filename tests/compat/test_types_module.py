@@ -1,0 +1,95 @@
+"""``ccwire.types`` answers every import that code written for claude-agent-sdk makes
+from ``claude_agent_sdk.types`` (the reference's names are read live from its venv)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import pytest
+
+import ccwire
+import ccwire.types
+
+_REFERENCE_SCRIPT = r"""
+import collections.abc, dataclasses, json, pathlib, types, typing, typing_extensions
+import claude_agent_sdk.types as t
+stdlib = (typing, dataclasses, collections.abc, pathlib, typing_extensions)
+out = {}
+for name in dir(t):
+    value = getattr(t, name)
+    if name.startswith("_") or isinstance(value, types.ModuleType):
+        continue
+    if any(getattr(m, name, None) is value for m in stdlib):
+        continue
+    keys = sorted(getattr(value, "__annotations__", {})) if typing.is_typeddict(value) else None
+    out[name] = keys
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def reference_types(reference_python: Path) -> dict[str, list[str] | None]:
+    out = subprocess.run(
+        [str(reference_python), "-c", _REFERENCE_SCRIPT],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    names: dict[str, list[str] | None] = json.loads(out)
+    return names
+
+
+def test_every_reference_type_imports_from_ccwire_types(
+    reference_types: dict[str, list[str] | None],
+) -> None:
+    missing = sorted(set(reference_types) - set(ccwire.types.__all__))
+    assert missing == []
+    for name in reference_types:
+        value = getattr(ccwire.types, name)
+        if name in ccwire.__all__:
+            assert value is getattr(ccwire, name), name
+
+
+def test_typed_dicts_have_the_reference_keys(
+    reference_types: dict[str, list[str] | None],
+) -> None:
+    checked = 0
+    for name, keys in reference_types.items():
+        value = getattr(ccwire.types, name)
+        if keys is None or not isinstance(value, type):
+            continue
+        ours = {k for cls in value.__mro__ for k in getattr(cls, "__annotations__", {})}
+        assert set(keys) <= ours, (name, sorted(set(keys) - ours))
+        checked += 1
+    assert checked >= 20  # the control frames, hook outputs, MCP configs and more
+
+
+def test_the_import_line_of_reference_code_works() -> None:
+    code = (
+        "from ccwire.types import HookContext, HookInput, HookJSONOutput, HookMatcher,"
+        " SDKControlRequest, SyncHookJSONOutput, McpServer\n"
+        "import ccwire\n"
+        "assert McpServer is ccwire.SdkMcpServer\n"
+        "print(SDKControlRequest.__module__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "ccwire.types"
+
+
+def test_control_frame_dicts_resolve_their_hints() -> None:
+    hints = get_type_hints(ccwire.types.SDKControlRequest)
+    assert set(hints) == {"type", "request_id", "request"}
+    frame: Any = {"type": "control_request", "request_id": "r1",
+                  "request": {"subtype": "interrupt"}}  # fmt: skip
+    typed: ccwire.types.SDKControlRequest = frame
+    assert typed["request"]["subtype"] == "interrupt"
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchType'"):
+        _ = ccwire.types.NoSuchType
+    assert "SDKControlRequest" in dir(ccwire.types)
