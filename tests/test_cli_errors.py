@@ -155,7 +155,7 @@ def test_cli_not_executable(tmp_path: Path) -> None:
 def test_cli_crashing_at_start(tmp_path: Path) -> None:
     crash = script(tmp_path, "claude", "#!/bin/sh\necho 'boom: cannot start' >&2\nexit 3\n")
     outcome = run_ccwire(["run", "hi", "--offline", "--json", "--cli-path", str(crash)], tmp_path)
-    assert_reported(outcome, ExitCode.ERROR, "exit code 3", stderr_tail="boom: cannot start")
+    assert_reported(outcome, ExitCode.ERROR, "exit code: 3", stderr_tail="boom: cannot start")
     plain = run_ccwire(["run", "hi", "--offline", "--plain", "--cli-path", str(crash)], tmp_path)
     assert plain.code == ExitCode.ERROR and "Traceback" not in plain.stderr
     assert plain.stderr.startswith("ccwire: error: ") and "  | boom: cannot start" in plain.stderr
@@ -177,7 +177,7 @@ def test_cli_killed_or_exiting_mid_run(tmp_path: Path, scenario: str) -> None:
         f'exec {shlex.quote(sys.executable)} {shlex.quote(str(FAULT_CLI))} "$@"\n',
     )
     outcome = run_ccwire(["run", "hi", "--offline", "--json", "--cli-path", str(cli)], tmp_path)
-    code = "exit code -9" if scenario.startswith("kill") else "exit code 2"
+    code = "exit code: -9" if scenario.startswith("kill") else "exit code: 2"
     assert_reported(outcome, ExitCode.ERROR, code, stderr_tail="fatal: mid-turn")
 
 
@@ -188,7 +188,9 @@ def test_cli_exiting_mid_tool_call(tmp_path: Path) -> None:
         ["run", "hi", "--offline", "--json", "--cli-path", str(cli), *BLOCKING],
         tmp_path,
     )
-    assert_reported(outcome, ExitCode.ERROR, "exit code 5", stderr_tail="fatal: gone mid-tool-call")
+    assert_reported(
+        outcome, ExitCode.ERROR, "exit code: 5", stderr_tail="fatal: gone mid-tool-call"
+    )
 
 
 # --------------------------------------------------------------------------- the command line

@@ -169,7 +169,7 @@ def test_permission_results_on_the_wire() -> None:
     }
     update = PermissionUpdate(
         type="addRules",
-        rules=(PermissionRuleValue("Bash", "npm test:*"), PermissionRuleValue("Read")),
+        rules=[PermissionRuleValue("Bash", "npm test:*"), PermissionRuleValue("Read")],
         behavior="allow",
     )
     wire = codec.encode_permission_result(
@@ -214,7 +214,7 @@ def test_can_use_tool_request_decoding() -> None:
         }
     )
     assert req.tool_name == "mcp__d__greet" and req.tool_use_id == "toolu_1"
-    assert req.suggestions[0].rules == (PermissionRuleValue("mcp__d__greet"),)
+    assert req.suggestions[0].rules == [PermissionRuleValue("mcp__d__greet")]
     assert req.suggestions[0].destination == "localSettings" and req.display_name == "Greet"
 
 

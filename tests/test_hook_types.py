@@ -376,7 +376,7 @@ EVENTS: dict[str, tuple[str, dict[str, Any], str | None]] = {
 SUGGESTIONS = (
     PermissionUpdate(
         type="addRules",
-        rules=(PermissionRuleValue(tool_name="Bash", rule_content="npm test:*"),),
+        rules=[PermissionRuleValue(tool_name="Bash", rule_content="npm test:*")],
         behavior="allow",
         destination="localSettings",
     ),
@@ -527,7 +527,7 @@ def test_malformed_permission_suggestions_are_skipped_not_fatal() -> None:
     )
     assert isinstance(parsed, ccwire.PermissionRequestHookInput)
     assert parsed.permission_suggestions == (
-        PermissionUpdate(type="addDirectories", directories=("/x",), destination="session"),
+        PermissionUpdate(type="addDirectories", directories=["/x"], destination="session"),
     )
 
 
@@ -712,7 +712,7 @@ ALLOW = PermissionResultAllow(
     updated_permissions=[
         PermissionUpdate(
             type="addRules",
-            rules=(PermissionRuleValue(tool_name="Bash", rule_content="npm test:*"),),
+            rules=[PermissionRuleValue(tool_name="Bash", rule_content="npm test:*")],
             behavior="allow",
             destination="session",
         )

@@ -59,10 +59,10 @@ VARIANTS: dict[str, tuple[PermissionUpdate, dict[str, Any]]] = {
     "addRules": (
         PermissionUpdate(
             type="addRules",
-            rules=(
+            rules=[
                 PermissionRuleValue(tool_name="Bash", rule_content="npm test:*"),
                 PermissionRuleValue(tool_name="Read"),
-            ),
+            ],
             behavior="allow",
         ),
         {
@@ -74,7 +74,7 @@ VARIANTS: dict[str, tuple[PermissionUpdate, dict[str, Any]]] = {
     "replaceRules": (
         PermissionUpdate(
             type="replaceRules",
-            rules=(PermissionRuleValue(tool_name="WebFetch", rule_content="domain:example.com"),),
+            rules=[PermissionRuleValue(tool_name="WebFetch", rule_content="domain:example.com")],
             behavior="deny",
         ),
         {
@@ -85,7 +85,7 @@ VARIANTS: dict[str, tuple[PermissionUpdate, dict[str, Any]]] = {
     ),
     "removeRules": (
         PermissionUpdate(
-            type="removeRules", rules=(PermissionRuleValue("mcp__calc__add"),), behavior="ask"
+            type="removeRules", rules=[PermissionRuleValue("mcp__calc__add")], behavior="ask"
         ),
         {"type": "removeRules", "rules": [{"toolName": "mcp__calc__add"}], "behavior": "ask"},
     ),
@@ -94,11 +94,11 @@ VARIANTS: dict[str, tuple[PermissionUpdate, dict[str, Any]]] = {
         {"type": "setMode", "mode": "acceptEdits"},
     ),
     "addDirectories": (
-        PermissionUpdate(type="addDirectories", directories=("/work/a", "/work/b")),
+        PermissionUpdate(type="addDirectories", directories=["/work/a", "/work/b"]),
         {"type": "addDirectories", "directories": ["/work/a", "/work/b"]},
     ),
     "removeDirectories": (
-        PermissionUpdate(type="removeDirectories", directories=("/work/a",)),
+        PermissionUpdate(type="removeDirectories", directories=["/work/a"]),
         {"type": "removeDirectories", "directories": ["/work/a"]},
     ),
 }
@@ -159,7 +159,7 @@ def test_set_mode_carries_every_permission_mode(mode: str) -> None:
 
 def test_a_whole_tool_rule_never_sends_a_null_rule_content() -> None:
     update = PermissionUpdate(
-        type="addRules", rules=(PermissionRuleValue("Read", None),), behavior="allow"
+        type="addRules", rules=[PermissionRuleValue("Read", None)], behavior="allow"
     )
     (rule,) = encode_permission_update(update)["rules"]
     assert rule == {"toolName": "Read"} and "null" not in json.dumps(rule)
@@ -172,7 +172,7 @@ def test_a_whole_tool_rule_never_sends_a_null_rule_content() -> None:
             "destination": "session",
         }
     )
-    assert decoded.rules == (PermissionRuleValue(tool_name="Read", rule_content=None),)
+    assert decoded.rules == [PermissionRuleValue(tool_name="Read", rule_content=None)]
 
 
 def test_decoding_is_lenient_and_keeps_rule_order() -> None:
@@ -187,7 +187,7 @@ def test_decoding_is_lenient_and_keeps_rule_order() -> None:
     )
     assert decoded == PermissionUpdate(
         type="addRules",
-        rules=(PermissionRuleValue("B"), PermissionRuleValue("A", "x")),
+        rules=[PermissionRuleValue("B"), PermissionRuleValue("A", "x")],
         behavior="allow",
         destination="projectSettings",
     )
@@ -195,10 +195,10 @@ def test_decoding_is_lenient_and_keeps_rule_order() -> None:
 
 # ------------------------------------------------------------------ invalid updates
 
-RULE = (PermissionRuleValue("Bash"),)
+RULE = [PermissionRuleValue("Bash")]
 INVALID: list[tuple[object, str]] = [
     (PermissionUpdate(type="addRules", behavior="allow"), "addRules needs rules"),
-    (PermissionUpdate(type="replaceRules", rules=(), behavior="deny"), "replaceRules needs rules"),
+    (PermissionUpdate(type="replaceRules", rules=[], behavior="deny"), "replaceRules needs rules"),
     (
         PermissionUpdate(type="removeRules", rules=RULE),
         "removeRules needs a behavior (allow, deny or ask)",
@@ -214,7 +214,7 @@ INVALID: list[tuple[object, str]] = [
     ),
     (PermissionUpdate(type="addDirectories"), "addDirectories needs directories"),
     (
-        PermissionUpdate(type="removeDirectories", directories=()),
+        PermissionUpdate(type="removeDirectories", directories=[]),
         "removeDirectories needs directories",
     ),
     (
@@ -736,3 +736,44 @@ async def test_the_client_learns_the_full_list_from_system_init() -> None:
         assert client.supports("interrupt_cancel_queued_v1") is True
         assert client.supports("no_such_capability_v1") is False
         assert set(SYSTEM_INIT_CAPS) <= client.capabilities
+
+
+# --------------------------------------------------------------------------- to_dict / from_dict
+
+
+@pytest.mark.parametrize(
+    ("update", "missing"),
+    [
+        (PermissionUpdate(type="addRules", behavior="allow"), "rules"),
+        (PermissionUpdate(type="removeRules", rules=RULE), "behavior"),
+        (PermissionUpdate(type="setMode"), "mode"),
+        (PermissionUpdate(type="addDirectories"), "directories"),
+    ],
+)
+def test_to_dict_refuses_an_update_missing_what_its_type_needs(
+    update: PermissionUpdate, missing: str
+) -> None:
+    with pytest.raises(ValueError, match=f"has no {missing}"):
+        update.to_dict()
+
+
+def test_to_dict_refuses_an_unknown_type_and_sends_only_the_type_s_fields() -> None:
+    odd = PermissionUpdate(type="addSomething")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'addSomething', which this version"):
+        odd.to_dict()
+    mixed = PermissionUpdate(type="setMode", mode="plan", rules=RULE, behavior="deny")
+    assert mixed.to_dict() == {"type": "setMode", "destination": "session", "mode": "plan"}
+
+
+@pytest.mark.parametrize("kind", sorted(VARIANTS))
+def test_from_dict_and_to_dict_are_inverse(kind: str) -> None:
+    update, wire = variant(kind, "localSettings")
+    assert PermissionUpdate.from_dict(wire) == update
+    assert PermissionUpdate.from_dict(wire).to_dict() == wire
+    assert update.to_dict() == wire
+
+
+def test_sequences_are_kept_as_lists() -> None:
+    update = PermissionUpdate(type="addDirectories", directories=("/a", "/b"))  # type: ignore[arg-type]
+    assert update.directories == ["/a", "/b"]
+    assert PermissionUpdate.from_dict(update.to_dict()).directories == ["/a", "/b"]

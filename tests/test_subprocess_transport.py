@@ -194,7 +194,7 @@ sys.exit(3)
     assert err.stderr.endswith("err line 199\nlast words")
     assert len(err.stderr) <= 100
     assert "err line 0\n" not in err.stderr
-    assert "exit code 3" in str(err)
+    assert "exit code: 3" in str(err)
     assert seen == [f"err line {i}" for i in range(200)] + ["last words"]
     assert t.exit_info is not None
     assert t.exit_info.returncode == 3

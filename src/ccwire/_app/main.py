@@ -254,8 +254,8 @@ def _describe(exc: BaseException) -> tuple[str, str]:
         return "interrupted (Ctrl-C)", ""
     stderr = getattr(exc, "stderr", "") if isinstance(exc, ProcessError) else ""
     text = str(exc)
-    if stderr and "\nCLI stderr (tail):" in text:
-        text = text.split("\nCLI stderr (tail):", 1)[0]
+    if stderr and "\nError output: " in text:
+        text = text.split("\nError output: ", 1)[0]
     first = text.strip().splitlines()[0] if text.strip() else ""
     if not isinstance(exc, CcwireError):
         first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__

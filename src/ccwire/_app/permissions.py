@@ -96,7 +96,7 @@ class PermissionPrompter:
             self.remembered.add(tool_name)
             update = PermissionUpdate(
                 type="addRules",
-                rules=(PermissionRuleValue(tool_name),),
+                rules=[PermissionRuleValue(tool_name)],
                 behavior="allow",
                 destination="session",
             )

@@ -78,8 +78,14 @@ class CLINotFoundError(CLIConnectionError):
     The message lists every place that was searched and how to install the CLI.
     """
 
-    def __init__(self, message: str, *, searched: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str = "Claude Code not found",
+        cli_path: str | None = None,
+        *,
+        searched: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(f"{message}: {cli_path}" if cli_path else message)
         self.searched = searched
 
 
@@ -94,9 +100,9 @@ class ProcessError(CLIConnectionError):
         stderr = stderr or ""
         detail = message
         if exit_code is not None:
-            detail += f" (exit code {exit_code})"
+            detail += f" (exit code: {exit_code})"
         if stderr:
-            detail += f"\nCLI stderr (tail):\n{stderr}"
+            detail += f"\nError output: {stderr}"
         super().__init__(detail)
         self.exit_code = exit_code
         self.stderr = stderr

@@ -18,8 +18,8 @@ from .._core.public import publish_module
 from .permission_types import (
     PermissionResultAllow,
     PermissionResultDeny,
-    PermissionRuleValue,
     PermissionUpdate,
+    rule_to_wire,
 )
 
 if TYPE_CHECKING:
@@ -57,37 +57,18 @@ class CanUseToolRequest:
 
 def decode_permission_update(d: Mapping[str, Any]) -> PermissionUpdate:
     """Decode one ``PermissionUpdate`` (a suggestion from the CLI)."""
-    rules = d.get("rules")
-    dirs = d.get("directories")
-    return PermissionUpdate(
-        type=d.get("type"),  # type: ignore[arg-type]
-        rules=tuple(
-            PermissionRuleValue(
-                tool_name=str(r.get("toolName", "")), rule_content=_opt_str(r.get("ruleContent"))
-            )
-            for r in rules
-            if isinstance(r, Mapping)
-        )
-        if isinstance(rules, list)
-        else None,
-        behavior=d.get("behavior"),
-        mode=d.get("mode"),
-        directories=tuple(str(x) for x in dirs) if isinstance(dirs, list) else None,
-        destination=d.get("destination"),
-    )
+    return PermissionUpdate.from_dict(d)
 
 
 def encode_permission_update(u: PermissionUpdate) -> dict[str, Any]:
-    """The wire form of a ``PermissionUpdate`` (destination defaults to ``session``)."""
+    """The wire form of a ``PermissionUpdate`` (destination defaults to ``session``).
+
+    Lenient where `PermissionUpdate.to_dict` is strict: every field that is set is
+    sent (callers check updates with the permission layer's rules first).
+    """
     out: dict[str, Any] = {"type": u.type, "destination": u.destination or "session"}
     if u.rules is not None:
-        rules = []
-        for r in u.rules:
-            rule: dict[str, Any] = {"toolName": r.tool_name}
-            if r.rule_content is not None:
-                rule["ruleContent"] = r.rule_content
-            rules.append(rule)
-        out["rules"] = rules
+        out["rules"] = [rule_to_wire(r) for r in u.rules]
     if u.behavior is not None:
         out["behavior"] = u.behavior
     if u.mode is not None:

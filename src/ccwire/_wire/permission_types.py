@@ -56,6 +56,7 @@ class PermissionUpdate:
     ``type`` selects which other fields matter: ``addRules``/``replaceRules``/``removeRules``
     use ``rules`` and ``behavior``; ``setMode`` uses ``mode``; ``addDirectories`` and
     ``removeDirectories`` use ``directories``. A missing destination is sent as ``session``.
+    ``rules`` and ``directories`` may be given as any sequence; they are kept as lists.
     """
 
     type: Literal[
@@ -66,11 +67,97 @@ class PermissionUpdate:
         "addDirectories",
         "removeDirectories",
     ]
-    rules: tuple[PermissionRuleValue, ...] | None = None
+    rules: list[PermissionRuleValue] | None = None
     behavior: PermissionBehavior | None = None
     mode: PermissionMode | None = None
-    directories: tuple[str, ...] | None = None
+    directories: list[str] | None = None
     destination: PermissionUpdateDestination | None = None
+
+    def __post_init__(self) -> None:
+        if self.rules is not None and not isinstance(self.rules, list):
+            object.__setattr__(self, "rules", list(self.rules))
+        if self.directories is not None and not isinstance(self.directories, list):
+            object.__setattr__(self, "directories", list(self.directories))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The update as the control protocol sends it.
+
+        Only the fields ``type`` uses are sent; a rule without ``rule_content`` has no
+        ``ruleContent`` key (the CLI rejects a null one); a missing ``destination`` is
+        sent as ``"session"``.
+
+        Returns:
+            The wire dict.
+
+        Raises:
+            ValueError: A field the type needs is ``None`` (``rules`` and ``behavior``
+                for the rule types, ``mode`` for ``setMode``, ``directories`` for the
+                directory types), or the type is none of the six.
+        """
+        out: dict[str, Any] = {"type": self.type, "destination": self.destination or "session"}
+        if self.type in ("addRules", "replaceRules", "removeRules"):
+            rules = self._needed("rules", "a list of PermissionRuleValue")
+            out["rules"] = [rule_to_wire(rule) for rule in rules]
+            out["behavior"] = self._needed("behavior", "'allow', 'deny' or 'ask'")
+        elif self.type == "setMode":
+            out["mode"] = self._needed("mode", "a permission mode such as 'acceptEdits'")
+        elif self.type in ("addDirectories", "removeDirectories"):
+            out["directories"] = list(self._needed("directories", "a list of paths"))
+        else:
+            raise ValueError(
+                f"PermissionUpdate has type {self.type!r}, which this version of ccwire "
+                "cannot send: use addRules, replaceRules, removeRules, setMode, "
+                "addDirectories or removeDirectories"
+            )
+        return out
+
+    def _needed(self, name: str, what: str) -> Any:
+        value = getattr(self, name)
+        if value is None:
+            raise ValueError(
+                f"PermissionUpdate(type={self.type!r}) has no {name}: set it to {what}"
+            )
+        return value
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PermissionUpdate:
+        """The update from its control-protocol dict (the inverse of `to_dict`).
+
+        Lenient, as for anything the CLI sends: rules that are not objects are skipped.
+
+        Args:
+            data: The wire dict, e.g. one of the CLI's permission suggestions.
+
+        Returns:
+            The update.
+        """
+        rules = data.get("rules")
+        dirs = data.get("directories")
+        return cls(
+            type=data.get("type"),  # type: ignore[arg-type]
+            rules=[
+                PermissionRuleValue(
+                    tool_name=str(r.get("toolName", "")),
+                    rule_content=c if isinstance(c := r.get("ruleContent"), str) else None,
+                )
+                for r in rules
+                if isinstance(r, Mapping)
+            ]
+            if isinstance(rules, list)
+            else None,
+            behavior=data.get("behavior"),
+            mode=data.get("mode"),
+            directories=[str(x) for x in dirs] if isinstance(dirs, list) else None,
+            destination=data.get("destination"),
+        )
+
+
+def rule_to_wire(rule: PermissionRuleValue) -> dict[str, Any]:
+    """A rule's wire form: ``ruleContent`` left out when there is none."""
+    out: dict[str, Any] = {"toolName": rule.tool_name}
+    if rule.rule_content is not None:
+        out["ruleContent"] = rule.rule_content
+    return out
 
 
 @dataclass(frozen=True)
