@@ -271,8 +271,14 @@ def test_agent_definition_takes_both_spellings() -> None:
         "maxTurns": 3,
         "permissionMode": "plan",
     }
-    changed = dataclasses.replace(ref_style, max_turns=5)
+    changed = dataclasses.replace(ref_style, maxTurns=5)
     assert changed.maxTurns == 5 == changed.max_turns
+    # as in the reference, asdict() has the camelCase fields only
+    assert {k: v for k, v in dataclasses.asdict(ref_style).items() if v is not None} == {
+        "description": "d", "prompt": "p", "disallowedTools": ["Bash"],
+        "mcpServers": ["calc"], "initialPrompt": "start", "maxTurns": 3,
+        "permissionMode": "plan",
+    }  # fmt: skip
     with pytest.raises(ValueError, match="disagree"):
         AgentDefinition(description="d", prompt="p", max_turns=1, maxTurns=2)
 

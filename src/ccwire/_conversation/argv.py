@@ -26,14 +26,11 @@ from typing import TYPE_CHECKING, Any, cast
 from .._core.errors import CLIConnectionError
 from .._core.redact import redact_value
 from .options import (
-    AGENT_FIELD_ALIASES,
     AgentDefinition,
     ClaudeAgentOptions,
     check_skill_name,
     validate_options,
 )
-
-_AGENT_ALIASES = frozenset(AGENT_FIELD_ALIASES.values())
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
@@ -151,13 +148,11 @@ def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, di
             raise TypeError(f"agents[{name!r}] must be an AgentDefinition, got {agent!r}")
         entry: dict[str, Any] = {}
         for f in dataclasses.fields(agent):
-            if f.name in _AGENT_ALIASES:  # the same value as its snake_case twin
-                continue
             attr, key = f.name, _camel(f.name)
             value = getattr(agent, attr)
             if value is None:
                 continue
-            if attr == "mcp_servers":
+            if attr == "mcpServers":
                 value = _agent_mcp_servers(value)
             elif isinstance(value, (list, tuple)):
                 value = list(value)

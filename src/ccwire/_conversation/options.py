@@ -82,64 +82,53 @@ class AgentDefinition:
     """A programmatic subagent, sent in ``initialize`` ``agents`` with camelCase keys.
 
     ``None`` fields are left out on the wire (``tools=None`` means: inherit all tools).
-    ``mcp_servers`` lists server names or ``{name: config}`` mappings.
+    ``mcpServers`` lists server names or ``{name: config}`` mappings.
 
-    The camelCase fields (``disallowedTools``, ``mcpServers``, ``initialPrompt``,
-    ``maxTurns``, ``permissionMode``) are the names ``claude-agent-sdk`` uses; each is
-    an alias of its snake_case twin: pass either, and both read the same value.
-    ``dataclasses.replace()`` takes the snake_case names.
+    The fields are claude-agent-sdk's, with its camelCase names (``disallowedTools``,
+    ``mcpServers``, ``initialPrompt``, ``maxTurns``, ``permissionMode``), so
+    ``dataclasses.asdict()`` gives the same dict. Each also takes and reads under its
+    snake_case name (``max_turns=3``, ``agent.max_turns``).
 
     Raises:
-        ValueError: When a field and its alias are both passed, with different values.
+        ValueError: When a field and its snake_case alias are both passed, with
+            different values.
     """
 
     description: str
     prompt: str
     tools: Sequence[str] | None = None
-    disallowed_tools: Sequence[str] | None = None
+    disallowedTools: Sequence[str] | None = None
     model: str | None = None
     skills: Sequence[str] | None = None
     memory: Literal["user", "project", "local"] | None = None
-    mcp_servers: Sequence[str | Mapping[str, McpServerConfig]] | None = None
-    initial_prompt: str | None = None
-    max_turns: int | None = None
+    mcpServers: Sequence[str | Mapping[str, McpServerConfig]] | None = None
+    initialPrompt: str | None = None
+    maxTurns: int | None = None
     background: bool | None = None
     effort: EffortLevel | int | None = None
-    permission_mode: PermissionMode | None = None
-    # claude-agent-sdk's spellings: always the same values as their snake_case twins
-    disallowedTools: Sequence[str] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    mcpServers: Sequence[str | Mapping[str, McpServerConfig]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    initialPrompt: str | None = field(default=None, init=False, repr=False, compare=False)
-    maxTurns: int | None = field(default=None, init=False, repr=False, compare=False)
-    permissionMode: PermissionMode | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    permissionMode: PermissionMode | None = None
 
     def __init__(
         self,
         description: str,
         prompt: str,
         tools: Sequence[str] | None = None,
-        disallowed_tools: Sequence[str] | None = None,
+        disallowedTools: Sequence[str] | None = None,
         model: str | None = None,
         skills: Sequence[str] | None = None,
         memory: Literal["user", "project", "local"] | None = None,
-        mcp_servers: Sequence[str | Mapping[str, McpServerConfig]] | None = None,
-        initial_prompt: str | None = None,
-        max_turns: int | None = None,
-        background: bool | None = None,
-        effort: EffortLevel | int | None = None,
-        permission_mode: PermissionMode | None = None,
-        *,
-        disallowedTools: Sequence[str] | None = None,
         mcpServers: Sequence[str | Mapping[str, McpServerConfig]] | None = None,
         initialPrompt: str | None = None,
         maxTurns: int | None = None,
+        background: bool | None = None,
+        effort: EffortLevel | int | None = None,
         permissionMode: PermissionMode | None = None,
+        *,
+        disallowed_tools: Sequence[str] | None = None,
+        mcp_servers: Sequence[str | Mapping[str, McpServerConfig]] | None = None,
+        initial_prompt: str | None = None,
+        max_turns: int | None = None,
+        permission_mode: PermissionMode | None = None,
     ) -> None:
         given = dict(locals())
         for name in _AGENT_PLAIN_FIELDS:
@@ -150,9 +139,33 @@ class AgentDefinition:
                 raise ValueError(
                     f"AgentDefinition: {snake}={a!r} and {camel}={b!r} disagree; pass one"
                 )
-            value = a if a is not None else b
-            object.__setattr__(self, snake, value)
-            object.__setattr__(self, camel, value)
+            object.__setattr__(self, camel, a if a is not None else b)
+
+    # the snake_case names of the camelCase fields
+    @property
+    def disallowed_tools(self) -> Sequence[str] | None:
+        """Same as ``disallowedTools``: tools the agent may not use."""
+        return self.disallowedTools
+
+    @property
+    def mcp_servers(self) -> Sequence[str | Mapping[str, McpServerConfig]] | None:
+        """Same as ``mcpServers``: server names or ``{name: config}`` mappings."""
+        return self.mcpServers
+
+    @property
+    def initial_prompt(self) -> str | None:
+        """Same as ``initialPrompt``: the agent's first user turn."""
+        return self.initialPrompt
+
+    @property
+    def max_turns(self) -> int | None:
+        """Same as ``maxTurns``: the agent's turn limit."""
+        return self.maxTurns
+
+    @property
+    def permission_mode(self) -> PermissionMode | None:
+        """Same as ``permissionMode``: the agent's permission mode."""
+        return self.permissionMode
 
 
 AGENT_FIELD_ALIASES: dict[str, str] = {
@@ -162,7 +175,7 @@ AGENT_FIELD_ALIASES: dict[str, str] = {
     "max_turns": "maxTurns",
     "permission_mode": "permissionMode",
 }
-"""`AgentDefinition`'s snake_case fields and their ``claude-agent-sdk`` aliases."""
+"""`AgentDefinition`'s snake_case names and its camelCase fields (claude-agent-sdk's)."""
 
 _AGENT_PLAIN_FIELDS = (
     "description",
@@ -371,7 +384,7 @@ def _masked_agents(value: object) -> object:
                 _masked_mcp_servers(item) if isinstance(item, Mapping) else item
                 for item in agent.mcp_servers
             ]
-            agent = replace(agent, mcp_servers=servers)  # type: ignore[arg-type]
+            agent = replace(agent, mcpServers=servers)  # type: ignore[arg-type]
         masked[name] = agent
     return masked
 
