@@ -65,10 +65,13 @@ find_python = $(firstword $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1
   $(shell python$(1) -c 'import sys; print(sys.executable)' 2>/dev/null))
 FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 
+# --no-cache-dir: these venvs repeat the main one's packages; a second copy of every
+# wheel in pip's cache would only cost disk. `df` shows the room left, for CI logs.
 .venv-%/.installed: pyproject.toml
+	@echo "== a venv for Python $*"; df -h . | tail -1
 	$(call find_python,$*) -m venv .venv-$*
-	.venv-$*/bin/python -m pip install --quiet --upgrade pip
-	.venv-$*/bin/python -m pip install --quiet -e '.[dev]'
+	.venv-$*/bin/python -m pip install --quiet --no-cache-dir --upgrade pip
+	.venv-$*/bin/python -m pip install --quiet --no-cache-dir -e '.[dev]'
 	touch $@
 
 test-pythons: cli ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
