@@ -206,3 +206,17 @@ def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert bad.returncode != 0 and "['NOWHERE']" in bad.stderr
+
+
+def test_cli_json_decode_error_has_the_reference_signature() -> None:
+    import json
+
+    from ccwire import CLIJSONDecodeError, MessageDecodeError
+
+    try:
+        json.loads("{bad")
+    except json.JSONDecodeError as exc:
+        error = CLIJSONDecodeError("{bad", exc)
+    assert isinstance(error, MessageDecodeError)
+    assert error.line == "{bad" and isinstance(error.original_error, json.JSONDecodeError)
+    assert str(error).startswith("Failed to decode JSON: {bad")

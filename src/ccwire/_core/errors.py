@@ -197,8 +197,18 @@ class MessageDecodeError(CcwireError):
         self.line = line
 
 
-CLIJSONDecodeError = MessageDecodeError
-"""Alias of `MessageDecodeError` under the reference SDK's name."""
+class CLIJSONDecodeError(MessageDecodeError):
+    """A line from the CLI is not JSON (claude-agent-sdk's name and signature).
+
+    Args:
+        line: The offending line (the message shows its first 100 characters).
+        original_error: The JSON decoder's error.
+    """
+
+    def __init__(self, line: str, original_error: Exception | None = None) -> None:
+        CcwireError.__init__(self, f"Failed to decode JSON: {line[:100]}...")
+        self.line = line
+        self.original_error = original_error
 
 
 class ControlProtocolError(CcwireError):

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from .._core.errors import CcwireError, CLIConnectionError, MessageDecodeError, MessageEncodeError
+from .._core.errors import (
+    CcwireError,
+    CLIConnectionError,
+    CLIJSONDecodeError,
+    MessageEncodeError,
+)
 from .._core.public import publish_module
 from .._wire.framing import LineDecoder
 
@@ -292,9 +297,7 @@ async def _read_messages(transport: Transport) -> AsyncIterator[dict[str, Any]]:
         try:
             value = json.loads(line)
         except ValueError as exc:
-            raise MessageDecodeError(
-                f"not JSON: {exc}", line=line[:200].decode("utf-8", "replace")
-            ) from exc
+            raise CLIJSONDecodeError(line[:200].decode("utf-8", "replace"), exc) from exc
         if isinstance(value, dict):
             yield value
 
