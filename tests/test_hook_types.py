@@ -1132,3 +1132,14 @@ async def test_an_output_for_another_event_becomes_an_error_answer_and_is_report
     assert isinstance(error, CallbackError) and isinstance(error.__cause__, ValueError)
     assert (error.kind, error.event, error.timed_out) == ("hook", "PostToolUse", False)
     assert "returned an unusable output" in str(error)
+
+
+def test_hook_inputs_declare_typed_dict_key_sets() -> None:
+    # as claude-agent-sdk's TypedDict hook inputs do: keys the CLI may leave out are optional
+    from ccwire import BaseHookInput, PostToolUseFailureHookInput, SubagentStopHookInput
+
+    assert {"prompt_id", "effort", "agent_id"} <= BaseHookInput.__optional_keys__  # type: ignore[attr-defined]
+    assert {"session_id", "cwd", "hook_event_name"} <= BaseHookInput.__required_keys__  # type: ignore[attr-defined]
+    assert "duration_ms" in PostToolUseFailureHookInput.__optional_keys__  # type: ignore[attr-defined]
+    assert "last_assistant_message" in SubagentStopHookInput.__optional_keys__  # type: ignore[attr-defined]
+    assert "raw" not in SubagentStopHookInput.__required_keys__  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ nested values are the CLI's JSON, unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field
@@ -537,6 +538,20 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
     )
 }
 """The input class of every hook event, by event name."""
+
+
+def _declare_keys(cls: type[BaseHookInput]) -> None:
+    # the key sets a TypedDict of the same input has (claude-agent-sdk's hook inputs are
+    # TypedDicts): a field that defaults to None is a key the CLI may leave out
+    keys = [f for f in dataclasses.fields(cls) if f.name != "raw"]
+    optional = frozenset(f.name for f in keys if f.default is None)
+    cls.__optional_keys__ = optional  # type: ignore[attr-defined]
+    cls.__required_keys__ = frozenset(f.name for f in keys) - optional  # type: ignore[attr-defined]
+
+
+_ALL_INPUTS: list[type[BaseHookInput]] = [BaseHookInput, *HOOK_INPUT_TYPES.values()]
+for _cls in _ALL_INPUTS:
+    _declare_keys(_cls)
 
 
 publish_module(__name__)
