@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
-from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
 from .._core.public import publish_module
-from .._protocol.features import CliFeatures
-from .._transport.base import Transport
-from .._wire.messages import Message
-from .connection import Connection, Prompt
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
-from .shadow_warning import warn_if_can_use_tool_shadowed
+
+if TYPE_CHECKING:
+    from .._transport.base import Transport
+    from .._wire.messages import Message
+    from .connection import Connection, Prompt
 
 __all__ = ["ClaudeSDKClient"]
 
@@ -61,6 +60,13 @@ class ClaudeSDKClient(RuntimeControl):
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
+        # the connection machinery loads with the first connect: importing the client stays cheap
+        from pathlib import Path
+
+        from .._protocol.features import CliFeatures
+        from .connection import Connection
+        from .shadow_warning import warn_if_can_use_tool_shadowed
+
         warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
         await conn.open()

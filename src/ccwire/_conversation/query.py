@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
+from typing import TYPE_CHECKING
 
 from .._core.public import publish_module
-from .._transport.base import Transport
-from .._wire.messages import Message
-from .connection import Connection, Prompt
 from .options import ClaudeAgentOptions
+
+if TYPE_CHECKING:
+    from .._transport.base import Transport
+    from .._wire.messages import Message
+    from .connection import Connection, Prompt
 
 __all__ = ["query"]
 
@@ -54,6 +57,8 @@ async def query(
                 if done(message):
                     break  # the CLI is stopped when the block exits
     """
+    from .connection import Connection  # loads with the first query: importing query() stays cheap
+
     conn = Connection(options or ClaudeAgentOptions(), transport)
     await conn.open()
     try:

@@ -21,15 +21,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .._core.errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
 from .._core.lazy import lazy_module
-from .._protocol import features as cli
-from .._protocol.features import CliFeatures, is_unsupported_answer
-from .._wire import codec
 from .._wire.permission_types import PermissionMode
-from .argv import build_mcp_config, sdk_servers
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
-    from .._wire import control_requests as wire
+    from .._protocol import features as cli
+    from .._protocol.features import CliFeatures
+    from .._wire import codec, control_requests as wire
     from .._wire.control_types import (
         CliVersion,
         ContextUsage,
@@ -51,11 +49,15 @@ if TYPE_CHECKING:
         TaskOutput,
         UsageReport,
     )
+    from . import argv
     from .connection import Connection
     from .status_types import McpStatusResponse
 
-else:  # loaded by the first runtime request: importing the client stays cheap
+else:  # loaded by the first runtime request (or connect): importing the client stays cheap
     wire = lazy_module("ccwire._wire.control_requests")
+    cli = lazy_module("ccwire._protocol.features")
+    codec = lazy_module("ccwire._wire.codec")
+    argv = lazy_module("ccwire._conversation.argv")
 
 __all__ = ["RuntimeControl"]
 
@@ -79,7 +81,7 @@ class RuntimeControl:
         except UnsupportedFeatureError:
             raise
         except ControlProtocolError as exc:
-            if is_unsupported_answer(exc):
+            if cli.is_unsupported_answer(exc):
                 raise cli.unsupported_error(subtype, self._features, exc) from exc
             raise
 
@@ -216,7 +218,7 @@ class RuntimeControl:
         `UnsupportedFeatureError` before sending.
         """
         features = self._features
-        if features is not None and server_name in sdk_servers(self._mcp_servers):
+        if features is not None and server_name in argv.sdk_servers(self._mcp_servers):
             features.require_capabilities(
                 f"mcp_toggle of the in-process MCP server {server_name!r}",
                 "it acknowledges disabling an in-process server but keeps using it, "
@@ -232,13 +234,13 @@ class RuntimeControl:
         served from now on. Per-server failures are in the result's ``errors``."""
         conn = self._connection()
         previous = self._mcp_servers
-        config = build_mcp_config(dict(servers))
+        config = argv.build_mcp_config(dict(servers))
         wire_servers = config.get("mcpServers", {}) if isinstance(config, dict) else {}
-        conn.serve_sdk_servers(sdk_servers(servers))
+        conn.serve_sdk_servers(argv.sdk_servers(servers))
         try:
             answer = await self._request(wire.MCP_SET_SERVERS, {"servers": wire_servers})
         except BaseException:
-            conn.serve_sdk_servers(sdk_servers(previous or {}))
+            conn.serve_sdk_servers(argv.sdk_servers(previous or {}))
             raise
         self._mcp_servers = dict(servers)
         return wire.decode_set_servers(answer)

@@ -38,6 +38,9 @@ def lazy_module(name: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    parent, _, child = name.rpartition(".")
+    if parent:  # as an import would: ``import a.b`` then ``a.b.x`` works
+        setattr(sys.modules[parent], child, module)
     return module
 
 
