@@ -22,8 +22,6 @@ from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import anyio
-import anyio.lowlevel
-import anyio.to_thread
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
@@ -40,6 +38,8 @@ DEFAULT_THREAD_BUDGET: Final = 8
 
 def _waker() -> Callable[[Callable[[], object]], object]:
     """A thread-safe, non-blocking way to run a callback on the current event loop."""
+    import anyio.lowlevel  # on first use: importing the tools stays cheap
+
     native: Any = anyio.lowlevel.current_token().native_token
     run_soon = getattr(native, "run_sync_soon", None)  # trio
     if run_soon is None:
@@ -50,7 +50,8 @@ def _waker() -> Callable[[Callable[[], object]], object]:
 @dataclass(eq=False)
 class _Waiter:
     wake: Callable[[Callable[[], object]], object]
-    event: anyio.Event = field(default_factory=anyio.Event)
+    # a lambda: touching anyio.Event at import would load anyio's synchronization module
+    event: anyio.Event = field(default_factory=lambda: anyio.Event())
     granted: bool = False
 
 
@@ -115,6 +116,8 @@ class ThreadBudget:
                     release = call.abandoned
                 if release:
                     self._release()
+
+        import anyio.to_thread  # on first use: importing the tools stays cheap
 
         try:
             # a limiter of its own: the shared default pool is never used

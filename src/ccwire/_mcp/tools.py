@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-import anyio.from_thread
-
 from .._core.cancel import raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError
 from .._core.public import publish_module
@@ -159,6 +157,8 @@ class ToolContext(AskingClient):
         return self._from_thread(self.log, level, data, logger)
 
     def _from_thread(self, fn: Callable[..., Coroutine[Any, Any, bool]], *args: Any) -> bool:
+        import anyio.from_thread  # on first use: it loads much of anyio
+
         try:
             return anyio.from_thread.run(fn, *args)
         except RuntimeError as exc:

@@ -71,7 +71,8 @@ HookEvent = Literal[
 class HookContext:
     """Passed to every hook callback. ``signal`` is set if the CLI withdraws the call."""
 
-    signal: anyio.Event = field(default_factory=anyio.Event, compare=False, repr=False)
+    # a lambda: touching anyio.Event at import would load anyio's synchronization module
+    signal: anyio.Event = field(default_factory=lambda: anyio.Event(), compare=False, repr=False)
 
 
 HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbackResult"]]

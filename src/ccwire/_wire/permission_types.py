@@ -172,7 +172,8 @@ class ToolPermissionContext:
 
     tool_use_id: str | None = None
     suggestions: tuple[PermissionUpdate, ...] = ()
-    signal: anyio.Event = field(default_factory=anyio.Event, compare=False, repr=False)
+    # a lambda: touching anyio.Event at import would load anyio's synchronization module
+    signal: anyio.Event = field(default_factory=lambda: anyio.Event(), compare=False, repr=False)
     agent_id: str | None = None
     blocked_path: str | None = None
     decision_reason: str | None = None
