@@ -5,9 +5,13 @@ No ``from __future__ import annotations`` here on purpose: `TypedDict` needs to 
 ``NotRequired`` at class creation to tell optional keys from required ones.
 """
 
+import sys
 from typing import Any, Literal, TypeAlias
 
-from typing_extensions import NotRequired, TypedDict
+if sys.version_info >= (3, 11):  # typing's own: importing typing_extensions costs 2 ms
+    from typing import NotRequired, TypedDict
+else:  # 3.10's TypedDict does not see NotRequired
+    from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
     "EffortLevel",

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Literal, TypedDict, Union
 
-from typing_extensions import NotRequired
+if sys.version_info >= (3, 11):  # typing's own: importing typing_extensions costs 2 ms
+    from typing import NotRequired
+else:
+    from typing_extensions import NotRequired
 
 if TYPE_CHECKING:
     from .server import SdkMcpServer

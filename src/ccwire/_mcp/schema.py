@@ -15,13 +15,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+import sys
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from inspect import Parameter
 from typing import Any, Final, Union
-
-import typing_extensions
 
 from .._core.errors import ToolDefinitionError
 from .validation import json_type_name
@@ -60,16 +59,24 @@ _ARRAY_ORIGINS: Final = {
 }  # fmt: skip
 _OBJECT_ORIGINS: Final = {dict, Mapping, typing.MutableMapping}
 _UNION_ORIGINS: Final = {Union, types.UnionType}
-# typing has these from Python 3.11 on; never let a missing one (None) match a plain
-# annotation, whose get_origin() is None too
-_NOT_REQUIRED: Final = {typing_extensions.NotRequired, getattr(typing, "NotRequired", None)} - {
-    None
-}
-_REQUIRED: Final = {typing_extensions.Required, getattr(typing, "Required", None)} - {None}
+if sys.version_info >= (3, 11):  # typing_extensions re-exports these (and costs 2 ms to import)
+    _NOT_REQUIRED: Final = {typing.NotRequired}
+    _REQUIRED: Final = {typing.Required}
+else:
+    import typing_extensions
+
+    _NOT_REQUIRED: Final = {typing_extensions.NotRequired}
+    _REQUIRED: Final = {typing_extensions.Required}
 _SCHEMA_MARKERS: Final = ("$schema", "$ref", "$defs", "anyOf", "oneOf", "allOf")
 
 Field = tuple[str, Any, bool]
 """``(name, annotation, may_be_absent)``: one property of a generated object schema."""
+
+
+def _is_typeddict(cls: type) -> bool:
+    import typing_extensions  # on first use (2 ms): it also knows its own TypedDicts
+
+    return typing_extensions.is_typeddict(cls)
 
 
 def looks_like_json_schema(spec: Mapping[str, Any]) -> bool:
@@ -96,9 +103,7 @@ def to_json_schema(spec: Any, what: str = "input_schema") -> dict[str, Any]:
             raise ToolDefinitionError(f"{what} keys must be strings, got {bad[0]!r}")
         return conv.finish(conv.object((k, v, False) for k, v in spec.items()))
     if isinstance(spec, type) and (
-        hasattr(spec, "model_json_schema")
-        or typing_extensions.is_typeddict(spec)
-        or dataclasses.is_dataclass(spec)
+        hasattr(spec, "model_json_schema") or _is_typeddict(spec) or dataclasses.is_dataclass(spec)
     ):
         return conv.finish(conv.convert(spec)[0])
     raise ToolDefinitionError(
@@ -192,7 +197,7 @@ class _Converter:
             schema = dict(cls.model_json_schema())
             self.defs.update(schema.pop("$defs", {}))
             return schema
-        is_td = typing_extensions.is_typeddict(cls)
+        is_td = _is_typeddict(cls)
         if not is_td and not dataclasses.is_dataclass(cls):
             named = _NAMED.get((cls.__module__, cls.__qualname__))
             if named is not None:
