@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from types import MappingProxyType
@@ -242,6 +241,8 @@ class SdkMcpResource:
         m = self._pattern.fullmatch(uri)
         if m is None:
             return None
+        import urllib.parse  # on first use: importing it costs 1.5 ms
+
         values: dict[str, str] = {}
         for name, op, text in zip(self._names, self._ops, m.groups(), strict=True):
             if name != "?":
