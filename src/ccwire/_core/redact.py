@@ -27,6 +27,7 @@ import itertools
 import logging
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Final
 
 __all__ = [
@@ -92,34 +93,43 @@ _KEYWORD: Final = (
     r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|"
     r"apikey|authorization|auth|bearer|cookie|credentials?|private[_-]?key|access[_-]?key)"
 )
-_SHAPES: Final[tuple[re.Pattern[str], ...]] = (
-    # a URL's password: scheme://user:PASSWORD@host
-    re.compile(r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@"),
-    # name=value or "name": "value" with a secret name (also in headers: "X-Api-Key: v")
-    re.compile(
-        r"(?i)" + _KEYWORD + r"(?:[_.-]?(?:key|value|string|str|b64|hash))?"
-        r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
-        r"(?:\"([^\"\n]{0,1024})\"|'([^'\n]{0,1024})'|((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+))"
-    ),
-    # secret query parameters: ?token=..., &key=...
-    re.compile(
-        r"(?i)[?&;](?:[a-z0-9_.-]{0,32}?(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|"
-        r"auth|signature|credential)[a-z0-9_.-]{0,32}|key|sig|code|pass)=([^&#\s\"']+)"
-    ),
-    re.compile(r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})"),
-    re.compile(r"\bsk-ant-[A-Za-z0-9_-]{8,}"),
-    re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}"),
-    re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
-    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
-    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}"),
-    re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),
-    re.compile(
-        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]*?"
-        r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
-    ),
-)
+
+
+@cache
+def _shapes() -> tuple[re.Pattern[str], ...]:
+    """The patterns, compiled on first use (2 ms): importing ccwire stays cheap."""
+    return (
+        # a URL's password: scheme://user:PASSWORD@host
+        re.compile(
+            r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@"
+        ),
+        # name=value or "name": "value" with a secret name (also in headers: "X-Api-Key: v")
+        re.compile(
+            r"(?i)" + _KEYWORD + r"(?:[_.-]?(?:key|value|string|str|b64|hash))?"
+            r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
+            r"(?:\"([^\"\n]{0,1024})\"|'([^'\n]{0,1024})'|((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+))"
+        ),
+        # secret query parameters: ?token=..., &key=...
+        re.compile(
+            r"(?i)[?&;](?:[a-z0-9_.-]{0,32}?(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|"
+            r"auth|signature|credential)[a-z0-9_.-]{0,32}|key|sig|code|pass)=([^&#\s\"']+)"
+        ),
+        re.compile(r"(?i)\b(?:bearer|basic)\s+([A-Za-z0-9._~+/=-]{8,})"),
+        re.compile(r"\bsk-ant-[A-Za-z0-9_-]{8,}"),
+        re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}"),
+        re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}"),
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+        re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+        re.compile(r"\bAIza[0-9A-Za-z_-]{35}"),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"
+        ),
+        re.compile(
+            r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[\s\S]*?"
+            r"(?:-----END [A-Z ]{0,40}PRIVATE KEY-----|$)"
+        ),
+    )
 
 
 def _masker(mask: str) -> Any:
@@ -148,7 +158,7 @@ def redact_text(text: str, *, mask: str = MASK) -> str:
         return text
     replace = _masker(mask)
     out = text
-    for pattern in _SHAPES:
+    for pattern in _shapes():
         out = pattern.sub(replace, out)
     return text if out == text else out
 
