@@ -235,6 +235,42 @@ def test_mistakes_are_refused_as_dataclasses_refuse_them() -> None:
             b: int
 
 
+def test_an_own_init_is_kept_as_dataclasses_keeps_it() -> None:
+    def define(decorator: Any) -> Any:
+        @decorator(frozen=True)
+        class Aliased:
+            """Takes its field under a second name too."""
+
+            maxTurns: int | None = None
+            label: str = ""
+
+            def __init__(self, maxTurns: int | None = None, *, max_turns: int | None = None):
+                object.__setattr__(self, "maxTurns", maxTurns if max_turns is None else max_turns)
+                object.__setattr__(self, "label", "set")
+
+        return Aliased
+
+    real, fast = define(dataclasses.dataclass), define(records.dataclass)
+    assert inspect.isfunction(vars(fast)["__init__"])  # its own, not one generated
+    assert _field_view(fast) == _field_view(real)
+    assert str(inspect.signature(fast)) == str(inspect.signature(real))
+    rp, fp = real.__dataclass_params__, fast.__dataclass_params__
+    assert (rp.frozen, rp.eq, rp.init, rp.repr) == (fp.frozen, fp.eq, fp.init, fp.repr)
+    r, f = real(max_turns=3), fast(max_turns=3)
+    assert repr(f).replace(fast.__qualname__, "X") == repr(r).replace(real.__qualname__, "X")
+    assert (
+        f == fast(3)
+        and hash(f) == hash(fast(3))
+        and dataclasses.asdict(f)
+        == {
+            "maxTurns": 3,
+            "label": "set",
+        }
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.label = "x"
+
+
 def test_other_classes_go_to_dataclasses() -> None:
     @records.dataclass(frozen=True, order=True)
     class Ordered:

@@ -15,12 +15,14 @@ The result is a real dataclass: ``dataclasses.fields()``, ``asdict()``, ``replac
 ``dataclasses.dataclass`` (tests compare the two). Type checkers see
 ``dataclasses.dataclass`` itself (modules import this one only at run time). Any class
 outside the simple case (``ClassVar``/``InitVar`` fields, methods the decorator would
-write defined by hand, options other than ``frozen``/``slots``/``eq``/``repr``/``kw_only``)
-is handed to ``dataclasses.dataclass`` unchanged.
+write defined by hand but ``__init__``, which is kept as ``dataclasses`` keeps it, options
+other than ``frozen``/``slots``/``eq``/``repr``/``kw_only``) is handed to
+``dataclasses.dataclass`` unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import itertools
@@ -34,7 +36,6 @@ __all__ = ["dataclass", "prepare"]
 
 T = TypeVar("T")
 _MISSING: Any = dataclasses.MISSING
-_OWN_METHODS = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
 _FALLBACK_WORDS = ("ClassVar", "InitVar", "KW_ONLY")
 
 
@@ -49,22 +50,28 @@ _HAS_FACTORY = _FactorySentinel()
 
 
 @functools.cache
-def _params(frozen: bool, eq: bool, repr_: bool, slots: bool) -> Any:
-    """The ``__dataclass_params__`` ``dataclasses`` gives a class with these flags (taken
-    from an empty prototype, so no private constructor is used)."""
-    proto = type("_Proto", (), {"__module__": __name__, "__annotations__": {}, "__doc__": "-"})
-    real: Any = dataclasses.dataclass(frozen=frozen, eq=eq, repr=repr_, slots=slots)(proto)
-    return real.__dataclass_params__
-
-
-@functools.cache
-def _field_marker() -> Any:
-    """The marker ``dataclasses.fields()`` selects fields by."""
+def _prototype() -> Any:
+    """A real dataclass with one field and no methods (none compiled: one prototype is
+    cheaper than one per set of flags), so that no private constructor is used."""
     proto = type(
         "_Proto", (), {"__module__": __name__, "__annotations__": {"x": "int"}, "__doc__": "-"}
     )
-    real: Any = dataclasses.dataclass(proto)
-    return real.__dataclass_fields__["x"]._field_type
+    return dataclasses.dataclass(init=False, repr=False, eq=False)(proto)
+
+
+@functools.cache
+def _params(frozen: bool, eq: bool, repr_: bool, slots: bool) -> Any:
+    """The ``__dataclass_params__`` ``dataclasses`` gives a class with these flags."""
+    params = copy.copy(_prototype().__dataclass_params__)
+    params.init, params.repr, params.eq, params.frozen = True, repr_, eq, frozen
+    if hasattr(params, "slots"):  # Python 3.12+
+        params.slots = slots
+    return params
+
+
+def _field_marker() -> Any:
+    """The marker ``dataclasses.fields()`` selects fields by."""
+    return _prototype().__dataclass_fields__["x"]._field_type
 
 
 def dataclass(
@@ -124,7 +131,7 @@ def _simple(cls: type, *, frozen: bool, eq: bool, repr_: bool) -> bool:
         not isinstance(a, str) or any(w in a for w in _FALLBACK_WORDS) for a in annotations.values()
     ):
         return False
-    written = ["__init__", "__hash__", "__slots__", "__match_args__"]
+    written = ["__hash__", "__slots__", "__match_args__"]  # an own __init__ is kept, as there
     written += ["__repr__"] * repr_ + ["__eq__"] * eq + ["__setattr__", "__delattr__"] * frozen
     if any(name in own for name in written) or cls.__doc__ is None:
         return False
@@ -169,7 +176,9 @@ def _build(cls: Any, *, frozen: bool, slots: bool, eq: bool, repr_: bool, kw_onl
     namespace["__dataclass_fields__"] = fields
     namespace["__dataclass_params__"] = _params(frozen, eq, repr_, slots)
     namespace["__match_args__"] = tuple(f.name for f in fields.values() if f.init and not f.kw_only)
-    lazy_init = namespace["__init__"] = _LazyInit()
+    lazy_init = None
+    if "__init__" not in namespace:  # dataclasses keeps an __init__ the class defines
+        lazy_init = namespace["__init__"] = _LazyInit()
     if slots:
         inherited = set(itertools.chain.from_iterable(_slots_of(b) for b in cls.__mro__[1:-1]))
         namespace["__slots__"] = tuple(n for n in names if n not in inherited)
@@ -190,7 +199,8 @@ def _build(cls: Any, *, frozen: bool, slots: bool, eq: bool, repr_: bool, kw_onl
         for n in names:
             if n in cls.__dict__ and fields[n].default is _MISSING:
                 delattr(new, n)
-    lazy_init.cls = new
+    if lazy_init is not None:
+        lazy_init.cls = new
     _add_methods(new, fields, frozen=frozen, eq=eq, repr_=repr_)
     return new
 

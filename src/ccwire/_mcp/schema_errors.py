@@ -9,12 +9,16 @@ the value itself.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = [
     "Path",
@@ -55,7 +59,7 @@ def json_type_name(value: Any) -> str:
     return type(value).__name__
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class Problem:
     """One reason a value does not match its schema.
 
@@ -74,7 +78,7 @@ class Problem:
         return f"{_where(self.path, root)} {self.message}{rule}"
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class ValidationFailure:
     """Why a value does not match its schema: one `Problem` or more, first found first."""
 

@@ -49,6 +49,8 @@ def _waker() -> Callable[[Callable[[], object]], object]:
 
 @dataclass(eq=False)
 class _Waiter:
+    """A call waiting for a thread of the budget."""
+
     wake: Callable[[Callable[[], object]], object]
     # a lambda: touching anyio.Event at import would load anyio's synchronization module
     event: anyio.Event = field(default_factory=lambda: anyio.Event())
@@ -57,6 +59,8 @@ class _Waiter:
 
 @dataclass(eq=False)
 class _Call:
+    """Where one call's thread is (what `ThreadBudget.run()` and its thread share)."""
+
     started: bool = False
     done: bool = False
     skip: bool = False  # abandoned before its thread started: don't run it
