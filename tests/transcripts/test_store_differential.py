@@ -17,6 +17,7 @@ writes (up to its new ids and time stamps).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -272,7 +273,9 @@ def test_stale_and_missing_summaries_are_loaded_the_same_way(
     write_project(config / "projects", "-proj-a", "/proj/a", 12, 11)
     fill = _fill(config, "/proj/a")
     path = _sqlite(tmp_path, "stale", fill)
-    with sqlite3.connect(path) as db:  # one summary gone, one older than its session
+    # one summary gone, one older than its session (closing(): a connection's own
+    # context manager commits but does not close)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
         rows = db.execute("SELECT session_id FROM ccwire_summaries ORDER BY session_id").fetchall()
         db.execute("DELETE FROM ccwire_summaries WHERE session_id = ?", rows[0])
         db.execute("UPDATE ccwire_summaries SET mtime = 0 WHERE session_id = ?", rows[1])
