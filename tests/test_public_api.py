@@ -208,6 +208,62 @@ def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "['NOWHERE']" in bad.stderr
 
 
+def _relative_imports_by_ast(source: str) -> list[tuple[bool, str, str, str]]:
+    """``(directly under TYPE_CHECKING, relative module, attribute, bound name)``."""
+    tree = ast.parse(source)
+    direct = {
+        id(stmt)
+        for node in tree.body
+        if isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+        for stmt in node.body
+    }
+    return [
+        (id(node) in direct, "." * node.level + node.module, alias.name, alias.asname or alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module
+        for alias in node.names
+    ]
+
+
+def _public_names_by_ast(source: str) -> set[str]:
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            assert isinstance(node.value, (ast.List, ast.Tuple))
+            return {str(e.value) for e in node.value.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
+def test_the_import_tables_match_what_ast_reads() -> None:
+    """The lazy-export and public-module tables are read with patterns (cheaper than
+    ``ast.parse`` on every import); for the public packages they say what ast says."""
+    from ccwire._core.lazy import exports_table, relative_imports
+    from ccwire._core.public import _ALL, _QUOTED, _exports
+
+    for package in ("ccwire", "ccwire.testing", "ccwire.batch"):
+        path = Path(__import__(package, fromlist=["_"]).__file__ or "")
+        source = path.read_text(encoding="utf-8")
+        found = _relative_imports_by_ast(source)
+        assert found, package
+        assert sorted(relative_imports(source)) == sorted(found), package
+        lazy = {name: (module, attr) for direct, module, attr, name in found if direct}
+        assert exports_table(source) == lazy, package
+        public = _public_names_by_ast(source)
+        assert public, package
+        listed = _ALL.search(source)  # how __all__ is read before the package has it
+        assert listed is not None and set(_QUOTED.findall(listed[1])) == public, package
+        absolute = {}
+        for _, module, attr, name in found:
+            if name in public:
+                level = len(module) - len(module.lstrip("."))
+                base = package.rsplit(".", level - 1)[0] if level > 1 else package
+                absolute[name] = (f"{base}.{module.lstrip('.')}", attr)
+        assert _exports(package) == absolute, package
+
+
 def test_cli_json_decode_error_has_the_reference_signature() -> None:
     import json
 

@@ -12,11 +12,20 @@ is read from that same block, so it cannot drift from what type checkers see.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterable
+from functools import cache
 from typing import Any
 
-__all__ = ["exports_table", "lazy_exports", "lazy_module"]
+__all__ = [
+    "Import",
+    "exports_table",
+    "lazy_exports",
+    "lazy_module",
+    "package_init",
+    "relative_imports",
+]
 
 
 def lazy_module(name: str) -> Any:
@@ -44,32 +53,71 @@ def lazy_module(name: str) -> Any:
     return module
 
 
+# The package ``__init__``'s relative imports are read with patterns, not ``ast.parse``
+# (a fifth of the cost, paid by every program that imports ccwire), once for both
+# `lazy_exports()` and `publish_module()`; tests/test_public_api.py checks them
+# against ``ast`` for the public packages.
+_FROM_IMPORT = re.compile(
+    r"^(?P<indent>[ \t]*)from[ \t]+(?P<module>\.+[\w.]*)[ \t]+import[ \t]+"
+    r"(?:\((?P<group>[^)]*)\)|(?P<line>[^\n]*))",
+    re.MULTILINE,
+)
+_TYPE_CHECKING_BLOCK = re.compile(
+    r"^if[ \t]+(?:typing\.)?TYPE_CHECKING[ \t]*:[^\n]*\n(?:[ \t]*\n)*(?P<indent>[ \t]+)"
+    r"[^\n]*\n(?:(?:[ \t]+[^\n]*)?\n)*",
+    re.MULTILINE,
+)
+_ITEM = re.compile(r"(\w+)(?:[ \t]+as[ \t]+(\w+))?")
+_COMMENT = re.compile(r"#[^\n]*")
+
+Import = tuple[bool, str, str, str]
+"""``(directly inside if TYPE_CHECKING:, relative module, attribute, bound name)``."""
+
+
+def relative_imports(source: str) -> list[Import]:
+    """Every ``from .mod import a, b as c`` (or ``from ..mod``) statement of ``source``
+    (Python text), however deep, name by name."""
+    blocks = [(b.start(), b.end(), b["indent"]) for b in _TYPE_CHECKING_BLOCK.finditer(source)]
+    found: list[Import] = []
+    for stmt in _FROM_IMPORT.finditer(source):
+        at, indent = stmt.start(), stmt["indent"]
+        direct = any(start < at < end and indent == inner for start, end, inner in blocks)
+        names = _COMMENT.sub("", stmt["group"] if stmt["group"] is not None else stmt["line"])
+        for attr, name in _ITEM.findall(names):
+            found.append((direct, stmt["module"], attr, name or attr))
+    return found
+
+
 def exports_table(source: str) -> dict[str, tuple[str, str]]:
     """``{public name: (relative module, attribute)}`` from the ``TYPE_CHECKING`` block.
 
     Pure: ``source`` is the package ``__init__``'s text. Only relative ``from .mod import
     a, b as c`` (or ``from ..mod``) statements directly inside ``if TYPE_CHECKING:`` count.
     """
-    import ast
-
-    table: dict[str, tuple[str, str]] = {}
-    for node in ast.parse(source).body:
-        if not (isinstance(node, ast.If) and _is_type_checking(node.test)):
-            continue
-        for stmt in node.body:
-            if isinstance(stmt, ast.ImportFrom) and stmt.level >= 1 and stmt.module:
-                for alias in stmt.names:
-                    where = "." * stmt.level + stmt.module
-                    table[alias.asname or alias.name] = (where, alias.name)
-    return table
+    return {
+        name: (module, attr) for direct, module, attr, name in relative_imports(source) if direct
+    }
 
 
-def _is_type_checking(test: object) -> bool:
-    import ast
+@cache
+def package_init(package: str) -> tuple[str, list[Import]]:
+    """The source of ``package``'s ``__init__`` and its `relative_imports()` (read once;
+    the package need not be imported)."""
+    module = sys.modules.get(package)
+    if module is not None:
+        spec = module.__spec__
+    else:
+        import importlib.util
 
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
+        spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"no package named {package!r}", name=package)
+    get_source = getattr(spec.loader, "get_source", None)
+    source = get_source(package) if get_source is not None else None
+    if source is None:  # no loader that knows the source: read the file
+        with open(spec.origin, encoding="utf-8") as f:
+            source = f.read()
+    return source, relative_imports(source)
 
 
 def lazy_exports(
@@ -86,14 +134,8 @@ def lazy_exports(
     def load_table() -> dict[str, tuple[str, str]]:
         if not table:
             module = sys.modules[package]
-            loader: Any = module.__spec__.loader if module.__spec__ is not None else None
-            get_source = getattr(loader, "get_source", None)
-            source = get_source(package) if get_source is not None else None
-            if source is None:  # no loader that knows the source: read the file
-                assert module.__file__ is not None
-                with open(module.__file__, encoding="utf-8") as f:
-                    source = f.read()
-            table.update(exports_table(source))
+            imports = package_init(package)[1]
+            table.update((name, (mod, attr)) for direct, mod, attr, name in imports if direct)
             missing = sorted(n for n in names if n not in table and n not in vars(module))
             if missing:
                 raise ImportError(f"{package}.__all__ names {missing} but does not import them")

@@ -10,14 +10,18 @@ imports and ``__all__``), so nothing here can drift from it.
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import inspect
+import re
 import sys
 import types
 from functools import cache
 
+from .lazy import package_init
+
 __all__ = ["publish_module"]
+
+_ALL = re.compile(r"^__all__[ \t]*=[ \t]*[\[(]([^\])]*)[\])]", re.MULTILINE)
+_QUOTED = re.compile(r"""["'](\w+)["']""")
 
 _PUBLIC_PACKAGES = ("ccwire", "ccwire.testing", "ccwire.batch")
 
@@ -29,43 +33,43 @@ def publish_module(module_name: str) -> None:
         module_name: The module's ``__name__``.
     """
     namespace = vars(sys.modules[module_name])
-    for package in _PUBLIC_PACKAGES:
-        for source, attr in _exports(package).values():
-            if source != module_name:
-                continue
-            obj = namespace.get(attr)
-            # a generic alias (``Callable[...]``) passes isclass() on Python 3.10 but its
-            # ``__module__`` is read-only: only real classes and functions are renamed
-            if isinstance(obj, types.GenericAlias):
-                continue
-            if inspect.isclass(obj) or inspect.isfunction(obj):
-                obj.__module__ = package
+    for attr, package in _published().get(module_name, ()):
+        obj = namespace.get(attr)
+        # a generic alias (``Callable[...]``) passes isclass() on Python 3.10 but its
+        # ``__module__`` is read-only: only real classes and functions are renamed
+        if isinstance(obj, types.GenericAlias):
+            continue
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            obj.__module__ = package
 
 
 @cache
 def _exports(package: str) -> dict[str, tuple[str, str]]:
     """``{public name: (absolute source module, attribute)}`` for ``package``'s ``__all__``."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
+    try:
+        source, imports = package_init(package)
+    except ImportError:
         return {}
-    with open(spec.origin, encoding="utf-8") as f:  # the __init__ source, however it loads
-        source = f.read()
-    tree = ast.parse(source)
-    public: set[str] = set()
-    for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and isinstance(node.value, (ast.List, ast.Tuple))
-            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
-        ):
-            public = {str(e.value) for e in node.value.elts if isinstance(e, ast.Constant)}
+    listed = getattr(sys.modules.get(package), "__all__", None)
+    if listed is None:  # not imported, or still running its imports: read its source
+        found = _ALL.search(source)
+        listed = _QUOTED.findall(found[1]) if found else ()
+    public = set(listed)
     table: dict[str, tuple[str, str]] = {}
-    for found in ast.walk(tree):  # imports under TYPE_CHECKING count too
-        if isinstance(found, ast.ImportFrom) and found.level >= 1 and found.module:
-            level, module = found.level, found.module
+    for _, relative, attr, name in imports:  # imports under TYPE_CHECKING count too
+        if name in public:
+            module = relative.lstrip(".")
+            level = len(relative) - len(module)
             base = package.rsplit(".", level - 1)[0] if level > 1 else package
-            for alias in found.names:
-                name = alias.asname or alias.name
-                if name in public:
-                    table[name] = (f"{base}.{module}", alias.name)
+            table[name] = (f"{base}.{module}", attr)
     return table
+
+
+@cache
+def _published() -> dict[str, list[tuple[str, str]]]:
+    """``{source module: [(attribute, public package), ...]}`` over the public packages."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for package in _PUBLIC_PACKAGES:
+        for source, attr in _exports(package).values():
+            found.setdefault(source, []).append((attr, package))
+    return found
