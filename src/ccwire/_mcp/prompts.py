@@ -30,7 +30,7 @@ else:  # the same dataclasses, defined without compiling (import time)
 
 __all__ = ["PromptSet", "SdkMcpPrompt", "prompt"]
 
-_NAME: Final = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")
+_NAME: Final = r"[A-Za-z0-9_.\-/]{1,128}"  # compiled on first use (re's cache)
 _ROLES: Final = frozenset({"user", "assistant"})
 
 
@@ -111,7 +111,7 @@ class SdkMcpPrompt:
 
     def __post_init__(self) -> None:
         what = f"prompt {self.name!r}"
-        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+        if not isinstance(self.name, str) or not re.fullmatch(_NAME, self.name):
             raise ToolDefinitionError(f"invalid prompt name {self.name!r}")
         if not callable(self.handler):
             raise ToolDefinitionError(f"{what}: handler is not callable")

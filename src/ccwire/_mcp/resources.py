@@ -46,15 +46,16 @@ else:  # the same dataclasses, defined without compiling (import time)
 
 __all__ = ["ResourceSet", "SdkMcpResource", "resource"]
 
-_EXPRESSION: Final = re.compile(r"\{([^{}]*)\}")
-_VARNAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# the patterns are compiled on first use (re's cache), not when ccwire is imported
+_EXPRESSION: Final = r"\{([^{}]*)\}"
+_VARNAME: Final = r"[A-Za-z_][A-Za-z0-9_]*"
 _OPERATORS: Final = {"": r"([^/?#]+)", "+": r"([^?#]+)", "/": r"/([^/?#]+)", "#": r"#(.+)"}
 _BINARY: Final = (bytes, bytearray, memoryview)
 _PATH_OPS: Final = frozenset({"", "+", "/"})
-_ENCODED_SEPARATOR: Final = re.compile(r"%(?:2f|5c)", re.IGNORECASE)
-_STILL_ENCODED: Final = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
-_SEPARATORS: Final = re.compile(r"[/\\]")
-_DRIVE: Final = re.compile(r"[A-Za-z]:(?:[/\\]|$)")
+_ENCODED_SEPARATOR: Final = r"(?i)%(?:2f|5c)"
+_STILL_ENCODED: Final = r"(?i)%(?:2e|2f|5c|00)"
+_SEPARATORS: Final = r"[/\\]"
+_DRIVE: Final = r"[A-Za-z]:(?:[/\\]|$)"
 
 
 def unsafe_path(raw: str, decoded: str, *, one_segment: bool) -> str | None:
@@ -65,17 +66,17 @@ def unsafe_path(raw: str, decoded: str, *, one_segment: bool) -> str | None:
     variable, a ``..`` segment, an absolute path (leading ``/`` or ``\\``, a drive letter),
     a NUL, or percent-encoding left after decoding (double encoding).
     """
-    if _ENCODED_SEPARATOR.search(raw):
+    if re.search(_ENCODED_SEPARATOR, raw):
         return "an encoded path separator"
     if "\x00" in decoded:
         return "a NUL character"
-    if _STILL_ENCODED.search(decoded):
+    if re.search(_STILL_ENCODED, decoded):
         return "percent-encoding left after decoding"
-    if one_segment and _SEPARATORS.search(decoded):
+    if one_segment and re.search(_SEPARATORS, decoded):
         return "a path separator"
-    if decoded[:1] in ("/", "\\") or _DRIVE.match(decoded):
+    if decoded[:1] in ("/", "\\") or re.match(_DRIVE, decoded):
         return "an absolute path"
-    if ".." in _SEPARATORS.split(decoded):
+    if ".." in re.split(_SEPARATORS, decoded):
         return "a '..' segment"
     return None
 
@@ -94,13 +95,13 @@ def _compile_template(
     names: list[str] = []
     query: list[str] = []
     pos = 0
-    for m in _EXPRESSION.finditer(uri):
+    for m in re.finditer(_EXPRESSION, uri):
         parts.append(re.escape(uri[pos : m.start()]))
         pos = m.end()
         expr = m.group(1)
         op = expr[:1] if expr[:1] in "+/#?" else ""
         body = expr[len(op) :].split(",")
-        if not all(_VARNAME.fullmatch(n) for n in body) or (op != "?" and len(body) > 1):
+        if not all(re.fullmatch(_VARNAME, n) for n in body) or (op != "?" and len(body) > 1):
             raise ToolDefinitionError(f"unsupported URI template expression {m.group(0)!r}")
         if op == "?":
             if query:

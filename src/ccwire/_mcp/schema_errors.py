@@ -9,7 +9,6 @@ the value itself.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
@@ -32,7 +31,7 @@ __all__ = [
 
 Path = tuple["str | int", ...]
 
-_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
+_NAME: Final = r"[A-Za-z_][A-Za-z0-9_\-]*"  # compiled on first use (re's cache)
 _SHOWN: Final = 3  # problems spelled out in one message
 _JSON_TYPES: Final = (
     (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
@@ -103,11 +102,13 @@ def _where(path: Path, root: str) -> str:
     """``'a.b[2]'``; a key that is not a plain name in brackets: ``'a["x.y"]["0"]'``."""
     if not path:
         return root
+    import json  # on first use: importing json costs 1 ms
+
     text = ""
     for part in path:
         if isinstance(part, int) and not isinstance(part, bool):
             text += f"[{part}]"
-        elif _NAME.fullmatch(str(part)):
+        elif re.fullmatch(_NAME, str(part)):
             text += f".{part}" if text else str(part)
         else:
             text += f"[{json.dumps(part, ensure_ascii=False)}]"
@@ -176,6 +177,8 @@ def _number_keys(obj: Mapping[str, Any], n: int) -> Iterator[str]:
 
 
 def _show(value: Any) -> str:
+    import json  # on first use: importing json costs 1 ms
+
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):

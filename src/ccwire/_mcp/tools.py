@@ -8,7 +8,6 @@ defined, so that a ``tools/call`` does no schema work and no introspection.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -62,7 +61,7 @@ T = TypeVar("T")
 Sink = Callable[[dict[str, Any]], Awaitable[None]]
 """Delivers one JSON-RPC notification to the CLI."""
 
-_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_NAME: Final = r"[A-Za-z0-9_.\-]{1,128}"  # compiled on first use (re's cache)
 _RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert",
                      "emergency")  # fmt: skip
@@ -220,7 +219,7 @@ class SdkMcpTool(Generic[T]):
     _output_validator: CompiledValidator | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+        if not isinstance(self.name, str) or not re.fullmatch(_NAME, self.name):
             raise ToolDefinitionError(
                 f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
             )
@@ -332,6 +331,8 @@ class SdkMcpTool(Generic[T]):
     def _derive(self, result: dict[str, Any], validator: CompiledValidator) -> dict[str, Any]:
         """``result`` (content only) with ``structuredContent`` parsed from its single
         JSON text block, or an error result saying that structured data is required."""
+        import json  # on first use: importing json costs 1 ms
+
         content = result.get("content")
         if isinstance(content, list) and len(content) == 1:
             block = content[0]  # content blocks are dicts by now

@@ -112,8 +112,9 @@ _WIDE_LIST_EVENTS = frozenset(
         "DirectoryAdded",
     }
 )
-_NAME_LIST = re.compile(r"[a-zA-Z0-9_|]+")
-_WIDE_NAME_LIST = re.compile(r"[a-zA-Z0-9_|, -]+")
+# compiled on first use (re's cache), not when ccwire is imported
+_NAME_LIST = r"[a-zA-Z0-9_|]+"
+_WIDE_NAME_LIST = r"[a-zA-Z0-9_|, -]+"
 
 LEGACY_TOOL_NAMES: Mapping[str, str] = {
     "Task": "Agent",
@@ -155,7 +156,7 @@ def matcher_matches(pattern: str | None, value: str | None, *, event: str | None
     if not pattern or pattern == "*" or value is None:
         return True
     wide = event in _WIDE_LIST_EVENTS
-    if (_WIDE_NAME_LIST if wide else _NAME_LIST).fullmatch(pattern):
+    if re.fullmatch(_WIDE_NAME_LIST if wide else _NAME_LIST, pattern):
         names = (n.strip() for n in re.split(r"[|,]" if wide else r"\|", pattern))
         return value in {_canonical(n) for n in names if n}
     try:
