@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._core.public import publish_module
 from .config import McpSdkServerConfig
-from .prompts import SdkMcpPrompt
-from .resources import SdkMcpResource
-from .server import SdkMcpServer
-from .tools import SdkMcpTool
+
+if TYPE_CHECKING:
+    from .prompts import SdkMcpPrompt
+    from .resources import SdkMcpResource
+    from .tools import SdkMcpTool
 
 __all__ = ["create_sdk_mcp_server"]
 
@@ -38,6 +39,8 @@ def create_sdk_mcp_server(
     holds before the client gets a ``nextCursor``; ``instructions`` is sent to the
     client at ``initialize``.
     """
+    from .server import SdkMcpServer  # loads with the first server: importing ccwire stays cheap
+
     server = SdkMcpServer(
         name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
         default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,

@@ -30,15 +30,13 @@ from .._wire.content import (
     text_content,
     to_plain,
 )
-from . import validation as _validation
 from .annotations import ToolAnnotations, read_annotations
 from .asking import AskingClient, Requester
-from .handlers import as_async, kwargs_fields, read_signature
-from .schema import params_schema, to_json_schema
-from .validation import CompiledValidator, ValidationFailure
 
 if TYPE_CHECKING:
     from dataclasses import dataclass
+
+    from .validation import CompiledValidator, ValidationFailure
 else:  # the same dataclasses, defined without compiling (import time)
     from .._core.records import dataclass
 
@@ -439,6 +437,10 @@ def tool(
 
 def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     """``(schema, invoke, wants_context)``, from the schema and the handler's signature."""
+    # the schema and signature machinery loads with the first tool: importing ccwire stays cheap
+    from .handlers import kwargs_fields, read_signature
+    from .schema import params_schema, to_json_schema
+
     handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
     sig = read_signature(handler, what=what, need_annotations=inferred)
     params = list(sig.parameters.values()) if sig is not None else []
@@ -469,8 +471,10 @@ def _compile(
 ) -> CompiledValidator:
     """The compiled validator of ``schema``; ``format`` is an annotation in an output
     schema (JSON Schema's default) and checked in an input schema unless switched off."""
+    from .validation import compile_validator  # loads with the first tool (as above)
+
     try:
-        return _validation.compile_validator(schema, validate_formats=formats)
+        return compile_validator(schema, validate_formats=formats)
     except ToolDefinitionError as exc:
         raise ToolDefinitionError(f"tool {t.name!r}: {what} {exc}") from None
 
@@ -487,6 +491,8 @@ def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:
     ):  # {"type": "string"} is a JSON Schema here, not a {param: type} dict
         schema = dict(spec)
     else:
+        from .schema import to_json_schema  # loads with the first tool (as above)
+
         schema = to_json_schema(spec, "output_schema")
     if schema.get("type") != "object":
         raise ToolDefinitionError(
@@ -504,6 +510,8 @@ def _is_ctx(p: inspect.Parameter) -> bool:
 
 
 def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invoke:
+    from .handlers import as_async  # loads with the first tool (as above)
+
     call: Callable[[Any, ToolContext | None], Any]
     if mode == "args":
         call = lambda a, c: handler(a)  # noqa: E731
