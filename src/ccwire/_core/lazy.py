@@ -56,19 +56,18 @@ def lazy_module(name: str) -> Any:
 # The package ``__init__``'s relative imports are read with patterns, not ``ast.parse``
 # (a fifth of the cost, paid by every program that imports ccwire), once for both
 # `lazy_exports()` and `publish_module()`; tests/test_public_api.py checks them
-# against ``ast`` for the public packages.
-_FROM_IMPORT = re.compile(
-    r"^(?P<indent>[ \t]*)from[ \t]+(?P<module>\.+[\w.]*)[ \t]+import[ \t]+"
-    r"(?:\((?P<group>[^)]*)\)|(?P<line>[^\n]*))",
-    re.MULTILINE,
+# against ``ast`` for the public packages. The patterns are compiled by the first lookup
+# (re's cache), so that a bare ``import ccwire`` does not pay for them.
+_FROM_IMPORT = (
+    r"(?m)^(?P<indent>[ \t]*)from[ \t]+(?P<module>\.+[\w.]*)[ \t]+import[ \t]+"
+    r"(?:\((?P<group>[^)]*)\)|(?P<line>[^\n]*))"
 )
-_TYPE_CHECKING_BLOCK = re.compile(
-    r"^if[ \t]+(?:typing\.)?TYPE_CHECKING[ \t]*:[^\n]*\n(?:[ \t]*\n)*(?P<indent>[ \t]+)"
-    r"[^\n]*\n(?:(?:[ \t]+[^\n]*)?\n)*",
-    re.MULTILINE,
+_TYPE_CHECKING_BLOCK = (
+    r"(?m)^if[ \t]+(?:typing\.)?TYPE_CHECKING[ \t]*:[^\n]*\n(?:[ \t]*\n)*(?P<indent>[ \t]+)"
+    r"[^\n]*\n(?:(?:[ \t]+[^\n]*)?\n)*"
 )
-_ITEM = re.compile(r"(\w+)(?:[ \t]+as[ \t]+(\w+))?")
-_COMMENT = re.compile(r"#[^\n]*")
+_ITEM = r"(\w+)(?:[ \t]+as[ \t]+(\w+))?"
+_COMMENT = r"#[^\n]*"
 
 Import = tuple[bool, str, str, str]
 """``(directly inside if TYPE_CHECKING:, relative module, attribute, bound name)``."""
@@ -77,13 +76,13 @@ Import = tuple[bool, str, str, str]
 def relative_imports(source: str) -> list[Import]:
     """Every ``from .mod import a, b as c`` (or ``from ..mod``) statement of ``source``
     (Python text), however deep, name by name."""
-    blocks = [(b.start(), b.end(), b["indent"]) for b in _TYPE_CHECKING_BLOCK.finditer(source)]
+    blocks = [(b.start(), b.end(), b["indent"]) for b in re.finditer(_TYPE_CHECKING_BLOCK, source)]
     found: list[Import] = []
-    for stmt in _FROM_IMPORT.finditer(source):
+    for stmt in re.finditer(_FROM_IMPORT, source):
         at, indent = stmt.start(), stmt["indent"]
         direct = any(start < at < end and indent == inner for start, end, inner in blocks)
-        names = _COMMENT.sub("", stmt["group"] if stmt["group"] is not None else stmt["line"])
-        for attr, name in _ITEM.findall(names):
+        names = re.sub(_COMMENT, "", stmt["group"] if stmt["group"] is not None else stmt["line"])
+        for attr, name in re.findall(_ITEM, names):
             found.append((direct, stmt["module"], attr, name or attr))
     return found
 
