@@ -15,7 +15,15 @@ import pytest
 from ccwire import ClaudeSDKClient, ResultMessage
 from ccwire.testing import ScriptedModel, text
 
-pytestmark = pytest.mark.anyio
+from ..conftest import cli_version
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(
+        bool(cli_version()) and cli_version() < (2, 1, 210),
+        reason="the CLI echoes a host-stamped origin from 2.1.210 on",
+    ),
+]
 
 TIMEOUT = 60
 
