@@ -94,7 +94,7 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .venv-3.* node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref
+	rm -rf $(VENV) .venv-3.* node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
 
 # --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
 # all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.
@@ -104,10 +104,19 @@ REF_PY := bench/.venv-ref/bin/python
 $(REF_PY):
 	$(PY) -m venv bench/.venv-ref
 	$(REF_PY) -m pip install --quiet --upgrade pip
-	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
+	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument trio
+
+# Its example programs, from its sdist (tests/compat/test_reference_examples.py runs them
+# on ccwire and on the reference); unpacked here, never committed.
+REF_SRC := bench/.ref-src/claude_agent_sdk-0.2.187/examples/quick_start.py
+
+$(REF_SRC): | $(REF_PY)
+	$(REF_PY) -m pip download --quiet --no-deps --no-binary :all: '$(REF_SDK)' -d bench/.ref-src
+	tar xzf bench/.ref-src/claude_agent_sdk-0.2.187.tar.gz -C bench/.ref-src
+	touch $@
 
 # Anthropic's claude-agent-sdk in its own venv: the bench's reference and tests/compat's
-ref-venv: $(REF_PY)
+ref-venv: $(REF_PY) $(REF_SRC)
 
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)
