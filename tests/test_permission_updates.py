@@ -254,6 +254,38 @@ async def connected(
 
 
 @pytest.mark.anyio
+async def test_suggestions_are_a_list_as_in_the_reference() -> None:
+    # claude-agent-sdk's ToolPermissionContext.suggestions is a list: its own
+    # tool_permission_callback.py example prints it, and callbacks extend it
+    # (`ctx.suggestions + [rule]`), which a tuple refuses
+    extra = PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")
+    seen: list[ToolPermissionContext] = []
+
+    async def extend(
+        name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        seen.append(ctx)
+        more = ctx.suggestions + [extra]  # noqa: RUF005 (as callbacks written for it do)
+        return PermissionResultAllow(updated_permissions=more)
+
+    update, wire = variant("addRules", "localSettings")
+    async with connected(ClaudeAgentOptions(can_use_tool=extend)) as (_, fake):
+        answer = await fake.request(
+            "can_use_tool",
+            tool_name="Bash",
+            input={"command": "npm test"},
+            tool_use_id="toolu_1",
+            permission_suggestions=[wire],
+        )
+    (ctx,) = seen
+    assert type(ctx.suggestions) is list
+    assert repr(ctx.suggestions).startswith("[PermissionUpdate(type='addRules'")
+    assert ctx.suggestions == [update]
+    assert answer["response"]["updatedPermissions"] == [wire, extra.to_dict()]
+    assert ToolPermissionContext().suggestions == []
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("destination", DESTINATIONS)
 async def test_cli_suggestions_arrive_typed_and_go_back_exactly(destination: str) -> None:
     pairs = [variant(kind, destination) for kind in VARIANTS]
@@ -275,7 +307,7 @@ async def test_cli_suggestions_arrive_typed_and_go_back_exactly(destination: str
             permission_suggestions=wire,
         )
     (ctx,) = contexts
-    assert ctx.suggestions == tuple(u for u, _ in pairs)
+    assert ctx.suggestions == [u for u, _ in pairs]
     assert answer["subtype"] == "success"
     assert answer["response"] == {
         "behavior": "allow",

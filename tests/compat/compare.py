@@ -29,9 +29,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "an `anyio.Event` set when the CLI withdraws the request, instead of the "
         "reference's always-None placeholder"
     ),
-    "ToolPermissionContext.suggestions": (
-        "a tuple of `PermissionUpdate` (the context is immutable) instead of a list"
-    ),
     "HookMatcher.hooks": "defaults to an empty tuple instead of an empty list",
     "HookContext": (
         "a dataclass with the same `signal` attribute (an `anyio.Event`), "

@@ -204,7 +204,7 @@ def permission_route(
         decoded = codec.decode_can_use_tool(req.request)
         context = ToolPermissionContext(
             tool_use_id=decoded.tool_use_id,
-            suggestions=decoded.suggestions,
+            suggestions=list(decoded.suggestions),
             signal=call.cancelled,
             agent_id=decoded.agent_id,
             blocked_path=decoded.blocked_path,

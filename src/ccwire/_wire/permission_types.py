@@ -167,11 +167,13 @@ class ToolPermissionContext:
     ``signal`` is set when the CLI withdraws the request (for example after an
     interrupt); a callback that waits on something slow can watch it. ``suggestions``
     are the CLI's proposed rule updates, ready to return in
-    `PermissionResultAllow.updated_permissions`. ``raw`` holds the full request.
+    `PermissionResultAllow.updated_permissions`: a new list per request, as the
+    reference SDK gives (the context itself is immutable, the list is the callback's).
+    ``raw`` holds the full request.
     """
 
     tool_use_id: str | None = None
-    suggestions: tuple[PermissionUpdate, ...] = ()
+    suggestions: list[PermissionUpdate] = field(default_factory=list)
     # a lambda: touching anyio.Event at import would load anyio's synchronization module
     signal: anyio.Event = field(default_factory=lambda: anyio.Event(), compare=False, repr=False)
     agent_id: str | None = None
