@@ -18,6 +18,7 @@ from ccwire import (
     ControlProtocolError,
     ControlTimeoutError,
     HookMatcher,
+    Message,
     MessageDecodeError,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -25,6 +26,8 @@ from ccwire import (
     RawMessage,
     ResultError,
     ResultMessage,
+    StreamEvent,
+    SystemMessage,
     TextBlock,
     ToolPermissionContext,
     ToolUseBlock,
@@ -712,3 +715,84 @@ async def test_spawn_failures_never_quote_env_values(tmp_path: Any) -> None:
     for exc in failures:
         _assert_no_secret(exc)
     assert "does not exist" in str(failures[0])
+
+
+# The reference SDK sends prompts without a uuid, so the frames of their turns name no
+# prompt: ``user_message_uuid(s)`` stay None and are absent from a system frame's data
+# (its plugin_example.py prints those keys, include_partial_messages.py the messages).
+# ccwire stamps each prompt to know when it is answered, and hides its own stamps.
+
+
+_Turn = tuple[SystemMessage, SystemMessage, StreamEvent, AssistantMessage, ResultMessage]
+
+
+def _split_turn(messages: list[Message]) -> _Turn:
+    init, status, event, assistant, result = messages
+    assert isinstance(init, SystemMessage) and isinstance(status, SystemMessage)
+    assert isinstance(event, StreamEvent) and isinstance(assistant, AssistantMessage)
+    assert isinstance(result, ResultMessage)
+    return init, status, event, assistant, result
+
+
+def _turn_frames(session_id: str, uids: list[str]) -> list[dict[str, Any]]:
+    """A turn's frames as CLI 2.1.330 writes them for prompts that carry ``uids``."""
+    named = {"user_message_uuid": uids[-1], "user_message_uuids": uids}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+               "content": [{"type": "text", "text": "hi"}], "stop_reason": None}  # fmt: skip
+    return [
+        {"type": "system", "subtype": "init", "session_id": session_id,
+         "capabilities": ["msg_lifecycle_v1"], "user_message_uuids": uids},
+        {"type": "system", "subtype": "status", "status": "requesting",
+         "session_id": session_id, "user_message_uuids": uids},
+        {"type": "stream_event", "uuid": "e1", "session_id": session_id,
+         "event": {"type": "message_start"}, "parent_tool_use_id": None, **named},
+        {"type": "assistant", "message": message, "parent_tool_use_id": None,
+         "session_id": session_id, "uuid": "a1", **named},
+        {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1,
+         "duration_api_ms": 1, "num_turns": 1, "result": "hi", "session_id": session_id,
+         "total_cost_usd": 0.0, "usage": {}, "uuid": "r1", "user_message_uuids": uids},
+    ]  # fmt: skip
+
+
+async def test_the_prompt_uuids_ccwire_stamps_are_not_shown() -> None:
+    async with connected() as (client, fake):
+        stamped = await client.query("hello")
+        prompt = await fake.receive("user")
+        assert stamped is not None and prompt["uuid"] == stamped
+        for frame in _turn_frames(fake.session_id, [stamped]):
+            await fake.send(frame)
+        messages = [m async for m in client.receive_response()]
+        # the stamp still does its work: the result settled the prompt it names, on a
+        # CLI that reports lifecycles (where a result naming nothing settles nothing)
+        assert not client._connection().owes_answer
+    init, status, event, assistant, result = _split_turn(messages)
+    assert init.data == {"type": "system", "subtype": "init", "session_id": fake.session_id,
+                         "capabilities": ["msg_lifecycle_v1"]}  # fmt: skip
+    assert "user_message_uuids" not in status.data
+    turn: tuple[StreamEvent | AssistantMessage | ResultMessage, ...] = (event, assistant, result)
+    for m in turn:
+        assert (m.user_message_uuid, m.user_message_uuids) == (None, None), m
+        assert stamped not in repr(m) and stamped not in str(m.raw)
+    assert repr(assistant).endswith("user_message_uuid=None, user_message_uuids=None)")
+
+
+async def test_prompt_uuids_the_caller_gives_are_shown() -> None:
+    async def prompts() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "user", "message": {"role": "user", "content": "hi"},
+               "parent_tool_use_id": None, "session_id": "default", "uuid": "mine"}  # fmt: skip
+
+    async with connected() as (client, fake):
+        await client.query(prompts())
+        assert (await fake.receive("user"))["uuid"] == "mine"
+        stamped = await client.query("and another")  # merged into the same turn
+        assert stamped is not None and (await fake.receive("user"))["uuid"] == stamped
+        for frame in _turn_frames(fake.session_id, ["mine", stamped]):
+            await fake.send(frame)
+        messages = [m async for m in client.receive_response()]
+        assert not client._connection().owes_answer
+    init, status, event, assistant, result = _split_turn(messages)
+    assert init.data["user_message_uuids"] == status.data["user_message_uuids"] == ["mine"]
+    turn: tuple[StreamEvent | AssistantMessage | ResultMessage, ...] = (event, assistant, result)
+    for m in turn:
+        assert m.user_message_uuids == ["mine"]
+    assert event.user_message_uuid is None and assistant.user_message_uuid is None

@@ -96,6 +96,7 @@ class Connection:
         self._observers: list[MessageObserver] = []
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
         self._turns = PromptLedger()
+        self._stamped: set[str] = set()  # prompt uuids ccwire made up (not the caller's)
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
@@ -292,11 +293,10 @@ class Connection:
         """
         if isinstance(prompt, Mapping):
             frame = dict(prompt)
-            frame.setdefault("uuid", str(uuid_mod.uuid4()))
+            if "uuid" not in frame:
+                frame["uuid"] = self._stamp()
         else:
-            frame = codec.encode_user_message(
-                prompt, session_id=session_id, uuid=str(uuid_mod.uuid4())
-            )
+            frame = codec.encode_user_message(prompt, session_id=session_id, uuid=self._stamp())
         if self.options.verbatim_prompts:
             codec.mark_client_composed(frame)
         if self._gate is not None:
@@ -313,6 +313,14 @@ class Connection:
                 self._turns.settle(mid)
             raise
         return mid
+
+    def _stamp(self) -> str:
+        """A new prompt uuid of ccwire's own. The CLI names it in the frames of the turn
+        that answers the prompt; those are shown to the caller without it (`_shown`), as
+        the reference SDK, which stamps nothing, shows them."""
+        uid = str(uuid_mod.uuid4())
+        self._stamped.add(uid)
+        return uid
 
     async def stream_prompts(
         self, prompts: AsyncIterable[Prompt], *, session_id: str = "default"
@@ -408,17 +416,18 @@ class Connection:
         if isinstance(item, MessageDecodeError):
             inbox.put(item)  # observers see messages only
             return
+        shown = self._shown(item) if self._stamped else item  # item: for the bookkeeping
         if self._observers:
-            _notify(self._observers, item)
+            _notify(self._observers, shown)
         size = self._protocol.line_size if self._protocol is not None else 0
         if type(item) is AssistantMessage:  # the hot path of a streaming turn
             self._turn_open = True
             self._error_result = None
-            inbox.put(item, size)
+            inbox.put(shown, size)
             return
         if isinstance(item, SystemMessage):
             if self._system_observers:
-                _notify(self._system_observers, item)
+                _notify(self._system_observers, shown)
             state = codec.session_state(item.data)
             if state is not None:
                 self._cli_state = state
@@ -444,17 +453,30 @@ class Connection:
                 return
             self._error_result = None
         elif isinstance(item, ResultMessage):
-            self.last_result = item
+            self.last_result = shown if isinstance(shown, ResultMessage) else item
             if item.session_id:
                 self.session_id = item.session_id
             self._turns.on_result(tuple(item.user_message_uuids or ()))
             self._turn_open = False
             if self._cli_state == "idle":  # the idle came first: it settles now
                 self._turns.on_idle()
-            self._error_result = item.raw if item.is_error else None
+            self._error_result = shown.raw if item.is_error else None
         else:
             self._error_result = None
-        inbox.put(item, size)
+        inbox.put(shown, size)
+
+    def _shown(self, item: Message) -> Message:
+        """``item`` as the caller sees it: without the uuids ccwire stamped on prompts.
+
+        The reference SDK sends prompts without a ``uuid``, so their ``user_message_uuid``
+        and ``user_message_uuids`` stay unset (and absent from a `SystemMessage`'s
+        ``data``) unless the caller gave the prompt one, which is shown as sent.
+        """
+        raw = item.raw
+        if "user_message_uuids" not in raw and "user_message_uuid" not in raw:
+            return item
+        frame = codec.without_prompt_uuids(raw, self._stamped)
+        return item if frame is None else codec.decode_message(frame)
 
     def _on_init(self, item: SystemMessage) -> None:
         sid = item.data.get("session_id")

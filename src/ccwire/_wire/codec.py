@@ -11,7 +11,7 @@ and hook callbacks live in `codec_callbacks` and are re-exported here, so
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
@@ -570,6 +570,29 @@ def mark_client_composed(frame: dict[str, Any]) -> None:
 def user_message_uuid(frame: Mapping[str, Any]) -> str | None:
     """The ``uuid`` a user message frame carries, if any."""
     return _opt_str(frame.get("uuid"))
+
+
+def without_prompt_uuids(frame: Mapping[str, Any], hidden: Container[str]) -> dict[str, Any] | None:
+    """A copy of ``frame`` whose ``user_message_uuid`` and ``user_message_uuids`` (where
+    the CLI names the prompts a frame belongs to) no longer name those in ``hidden``: a
+    field left naming none is removed, as if never sent. None when it names none of them."""
+    single, several = frame.get("user_message_uuid"), frame.get("user_message_uuids")
+    drop_single = isinstance(single, str) and single in hidden
+    kept: list[Any] | None = None  # the new list, None if unchanged
+    if isinstance(several, list):
+        kept = [u for u in several if not (isinstance(u, str) and u in hidden)]
+        if len(kept) == len(several):
+            kept = None
+    if not drop_single and kept is None:
+        return None
+    out = dict(frame)
+    if drop_single:
+        del out["user_message_uuid"]
+    if kept:
+        out["user_message_uuids"] = kept
+    elif kept is not None:
+        del out["user_message_uuids"]
+    return out
 
 
 # ----------------------------------------------------------------- control frames
