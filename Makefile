@@ -104,7 +104,7 @@ REF_PY := bench/.venv-ref/bin/python
 $(REF_PY):
 	$(PY) -m venv bench/.venv-ref
 	$(REF_PY) -m pip install --quiet --upgrade pip
-	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument trio
+	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
 
 # Its example programs, from its sdist (tests/compat/test_reference_examples.py runs them
 # on ccwire and on the reference); unpacked here, never committed.
@@ -115,8 +115,16 @@ $(REF_SRC): | $(REF_PY)
 	tar xzf bench/.ref-src/claude_agent_sdk-0.2.187.tar.gz -C bench/.ref-src
 	touch $@
 
+# What its examples import besides the SDK (streaming_mode_trio.py: trio; the Redis
+# session store adapter: redis). A stamp of its own, so an older venv gets them too.
+REF_EXAMPLE_DEPS := bench/.venv-ref/.example-deps
+
+$(REF_EXAMPLE_DEPS): | $(REF_PY)
+	$(REF_PY) -m pip install --quiet trio redis
+	touch $@
+
 # Anthropic's claude-agent-sdk in its own venv: the bench's reference and tests/compat's
-ref-venv: $(REF_PY) $(REF_SRC)
+ref-venv: $(REF_PY) $(REF_SRC) $(REF_EXAMPLE_DEPS)
 
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)

@@ -29,6 +29,9 @@ a printed ``set``), must be equal; so must the exit codes, the exception a run e
 made (`Outcome.requests`): the same options must give the same CLI behaviour, not only
 the same printed lines.
 
+**Not only programs.** ``examples/session_stores/redis_session_store.py`` is a module; our
+`session_store_program` uses it as its README shows, on both SDKs alike.
+
 **Timing.** Four sub-examples of ``streaming_mode.py`` race fixed ``sleep()`` calls
 (prompts 3 s apart, an interrupt after 2 s, a 3 s timeout, a 30 s wait for a result that
 never comes). They are still compared exactly: the scripted model answers at once and the
@@ -46,6 +49,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -69,10 +73,14 @@ waits 30 s by design)."""
 
 @dataclass(frozen=True)
 class Case:
-    """One run: ``examples/<script> <args>``."""
+    """One run: ``examples/<script> <args>``, or ``program`` for a script that is none."""
 
     script: str
     args: tuple[str, ...] = ()
+    program: str | None = None
+    """A program of ours (beside this module) that drives ``script``, a module."""
+    redis: bool = False
+    """Whether the run needs a Redis server (``STORE_REDIS_URL``)."""
 
     @property
     def id(self) -> str:
@@ -122,8 +130,14 @@ SUB_EXAMPLES: Mapping[str, tuple[str, ...]] = {
 does the example without one (it prints its usage); ``all`` is not run: it calls the
 same functions one after the other."""
 
+REDIS_STORE = Case(
+    "session_stores/redis_session_store.py", program="session_store_program.py", redis=True
+)
+"""The Redis adapter, driven as its README shows (`session_store_program`)."""
+
 CASES: list[Case] = [
     *(Case(script) for script in PROGRAMS),
+    REDIS_STORE,
     *(
         case
         for script, names in SUB_EXAMPLES.items()
@@ -138,16 +152,12 @@ NOT_RUN: Mapping[str, str] = {
         "not a program, Python refuses the file"
     ),
     "session_stores/s3_session_store.py": (
-        "a SessionStore adapter module, not a program (no ``__main__``); it needs boto3 and "
-        "an S3 endpoint, neither of which either venv has"
-    ),
-    "session_stores/redis_session_store.py": (
-        "a SessionStore adapter module, not a program (no ``__main__``); it needs a Redis "
-        "server and redis-py in the reference's venv"
+        "a SessionStore adapter module, not a program; it needs boto3 and an S3 endpoint "
+        "(offline: moto), none of which either venv has (its Redis sibling runs)"
     ),
     "session_stores/postgres_session_store.py": (
-        "a SessionStore adapter module, not a program (no ``__main__``); it needs asyncpg, "
-        "which neither venv has, and a PostgreSQL server"
+        "a SessionStore adapter module, not a program; it needs asyncpg, which neither "
+        "venv has (ccwire's own PostgresStore uses psycopg; its Redis sibling runs)"
     ),
 }
 """The Python files under ``examples/`` that are not run, each with the reason."""
@@ -444,16 +454,14 @@ class Outcome:
     """The main-loop model requests, in order: their JSON bodies, normalised."""
 
 
-_IMPORT = re.compile(r"^(\s*)(from|import)(\s+)claude_agent_sdk\b", re.MULTILINE)
-
-
-def switch_imports(source: str) -> str:
-    """``source`` with its import lines naming ``ccwire`` instead of ``claude_agent_sdk``.
+def switch_imports(source: str, old: str = "claude_agent_sdk", new: str = "ccwire") -> str:
+    """``source`` with its import lines naming package ``new`` instead of ``old``.
 
     Only ``from claude_agent_sdk... import`` and ``import claude_agent_sdk...`` change:
     a prompt that mentions ``src/claude_agent_sdk/types.py`` stays as it is.
     """
-    return _IMPORT.sub(r"\1\2\3ccwire", source)
+    line = re.compile(rf"^(\s*)(from|import)(\s+){re.escape(old)}\b", re.MULTILINE)
+    return line.sub(rf"\1\2\3{new}", source)
 
 
 _TEST_AGENT = """\
@@ -474,14 +482,16 @@ Create a git commit with a short message describing the staged changes.
 """
 
 
-def layout(into: Path, script: str, *, ccwire: bool) -> Path:
+def layout(into: Path, case: Case, *, ccwire: bool) -> Path:
     """Copy the sdist to ``into/claude-agent-sdk`` as the examples expect it; returns it.
 
     Adds what the SDK's repository has beside its examples and the sdist lacks: a
     project agent (``.claude/agents/test-agent.md``, which filesystem_agents.py looks
     for) and a project command (``.claude/commands/commit.md``, which setting_sources.py
-    looks for). With ``ccwire`` the example's imports are switched (`switch_imports`).
+    looks for). With ``ccwire`` the example's imports are switched (`switch_imports`);
+    the case's own program goes to the root, its imports switched for the reference.
     """
+    script = case.script
     root = into / "claude-agent-sdk"
     shutil.copytree(SDIST, root)
     (root / ".claude" / "agents").mkdir(parents=True)
@@ -492,6 +502,11 @@ def layout(into: Path, script: str, *, ccwire: bool) -> Path:
         original, target = EXAMPLES / script, root / "examples" / script
         target.write_text(switch_imports(original.read_text(encoding="utf-8")), encoding="utf-8")
         shutil.copystat(original, target)  # Glob lists the newest files first
+    if case.program is not None:
+        program = (Path(__file__).parent / case.program).read_text(encoding="utf-8")
+        if not ccwire:
+            program = switch_imports(program, "ccwire", "claude_agent_sdk")
+        (root / case.program).write_text(program, encoding="utf-8")
     return root
 
 
@@ -502,18 +517,24 @@ lets writes under ``/tmp/`` through as they are and redirects the others (its
 
 
 def run_example(
-    python: str, script: str, args: Sequence[str], *, ccwire: bool, cli: str | None = None
+    python: str,
+    case: Case,
+    *,
+    ccwire: bool,
+    cli: str | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """Run ``examples/<script> <args>`` in a fresh copy against a fresh scripted model."""
+    """Run ``case`` in a fresh copy against a fresh scripted model."""
     with ScriptedModel(default=respond) as model, tempfile.TemporaryDirectory(dir=_TMP) as tmp:
-        root = layout(Path(tmp), script, ccwire=ccwire)
+        root = layout(Path(tmp), case, ccwire=ccwire)
         home = Path(tmp) / "home"
         home.mkdir()
-        env = model.env(home)  # nothing else of this process's environment
+        env = model.env(home, extra=extra_env)  # nothing else of this process's environment
         if cli is not None:
             env["CCWIRE_CLI_PATH"] = cli
+        command = [case.program] if case.program else [f"examples/{case.script}", *case.args]
         done = subprocess.run(
-            [python, f"examples/{script}", *args],
+            [python, *command],
             cwd=root, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
             timeout=TIMEOUT, check=False,
         )  # fmt: skip
@@ -524,12 +545,25 @@ def run_example(
 
 
 def run_both(
-    script: str, args: Sequence[str], reference_python: str, cli: str
+    case: Case, reference_python: str, cli: str, redis_url: str | None = None
 ) -> tuple[Outcome, Outcome]:
-    """``(reference, ccwire)`` outcomes of ``examples/<script> <args>``, run side by side."""
+    """``(reference, ccwire)`` outcomes of ``case``, run side by side.
+
+    With ``redis_url`` each run gets its own key prefix on that server.
+    """
+
+    def env(who: str) -> dict[str, str]:
+        if redis_url is None:
+            return {}
+        return {"STORE_REDIS_URL": redis_url, "STORE_PREFIX": f"{who}-{uuid.uuid4()}"}
+
     with ThreadPoolExecutor(2) as pool:
-        theirs = pool.submit(run_example, reference_python, script, args, ccwire=False)
-        ours = pool.submit(run_example, sys.executable, script, args, ccwire=True, cli=cli)
+        theirs = pool.submit(
+            run_example, reference_python, case, ccwire=False, extra_env=env("reference")
+        )
+        ours = pool.submit(
+            run_example, sys.executable, case, ccwire=True, cli=cli, extra_env=env("ccwire")
+        )
         return theirs.result(), ours.result()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,7 @@ from tests.compat.reference_examples import (
     switch_imports,
 )
 from tests.e2e.conftest import CLI_PATH
+from tests.stores.conftest import redis_url  # noqa: F401 (a fixture: the Redis adapter's server)
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +65,9 @@ def test_every_example_runs_or_is_excused(examples: Path) -> None:
 
 
 def test_only_the_imports_are_switched() -> None:
+    assert switch_imports("from ccwire import query\n", "ccwire", "claude_agent_sdk") == (
+        "from claude_agent_sdk import query\n"
+    )
     source = (
         "from claude_agent_sdk import query\n"
         "    from claude_agent_sdk.types import (\n"
@@ -77,12 +82,27 @@ def test_only_the_imports_are_switched() -> None:
     )
 
 
+def _needs_redis(request: pytest.FixtureRequest, reference_python: Path) -> str:
+    """A Redis server's URL, once the reference's venv has redis-py."""
+    found = subprocess.run(
+        [str(reference_python), "-c", "import redis"], capture_output=True, check=False
+    )
+    if found.returncode != 0:
+        message = "redis-py is not in the reference's venv: run `make ref-venv`"
+        if os.environ.get("CCWIRE_REQUIRE_REF") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    url: str = request.getfixturevalue("redis_url")
+    return url
+
+
 @pytest.mark.e2e
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_example_runs_as_on_the_reference(
-    case: Case, examples: Path, reference_python: Path, cli: str
+    case: Case, examples: Path, reference_python: Path, cli: str, request: pytest.FixtureRequest
 ) -> None:
-    theirs, ours = run_both(case.script, case.args, str(reference_python), cli)
+    redis = _needs_redis(request, reference_python) if case.redis else None
+    theirs, ours = run_both(case, str(reference_python), cli, redis)
     # No traceback, except where the reference ends with one too (max_budget_usd.py: its
     # last query raises ResultError on both); then the same exception.
     assert raised(ours.stderr) == raised(theirs.stderr), ours.stderr[-3000:]
