@@ -53,11 +53,6 @@ Linux refuses any single argument of 128 KiB or more (``MAX_ARG_STRLEN``).
 """
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
 def _strip_instance(config: Mapping[str, Any]) -> dict[str, Any]:
     if config.get("type") == "sdk":
         return {k: v for k, v in config.items() if k != "instance"}
@@ -141,18 +136,19 @@ def _agent_mcp_servers(value: Any) -> list[Any]:
 
 
 def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, dict[str, Any]]:
-    """``initialize`` ``agents``: camelCase keys, ``None`` fields left out."""
+    """``initialize`` ``agents``: the fields under their own (camelCase, wire) names,
+    ``None`` fields left out."""
     wire: dict[str, dict[str, Any]] = {}
     for name, agent in (agents or {}).items():
         if not isinstance(agent, AgentDefinition):
             raise TypeError(f"agents[{name!r}] must be an AgentDefinition, got {agent!r}")
         entry: dict[str, Any] = {}
         for f in dataclasses.fields(agent):
-            attr, key = f.name, _camel(f.name)
-            value = getattr(agent, attr)
+            key = f.name
+            value = getattr(agent, key)
             if value is None:
                 continue
-            if attr == "mcpServers":
+            if key == "mcpServers":
                 value = _agent_mcp_servers(value)
             elif isinstance(value, (list, tuple)):
                 value = list(value)
