@@ -81,3 +81,38 @@ async def test_concurrent_jobs_get_enough_workers() -> None:
             await anyio.wait_all_tasks_blocked()
             pool.close()
     assert pool.workers == 16
+
+
+async def test_a_burst_of_quick_jobs_costs_two_workers_and_a_waiting_one_hands_on() -> None:
+    """Sixteen jobs submitted at once whose handlers never wait run on one worker (a
+    second is sent for the rest and finds the queue empty); when the first job waits,
+    the second worker takes the next one at once."""
+    done: list[int] = []
+    release = anyio.Event()
+
+    async def quick(i: int) -> None:
+        done.append(i)
+
+    async def slow() -> None:
+        await release.wait()
+        done.append(-1)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            pool = WorkerPool(tg)
+            for i in range(16):
+                pool.submit(quick, i)
+            await anyio.wait_all_tasks_blocked()
+            assert done == list(range(16))
+            assert pool.workers == 2
+            pool.submit(slow)
+            pool.submit(quick, 16)
+            pool.submit(quick, 17)
+            await anyio.wait_all_tasks_blocked()
+            assert done[16:] == [16, 17]  # not behind the waiting job
+            release.set()
+            await anyio.wait_all_tasks_blocked()
+            assert done[-1] == -1
+            pool.close()
+    # the one that took job 16 sent a third on its way, in case job 16 waited
+    assert pool.workers == 3

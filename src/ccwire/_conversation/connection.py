@@ -66,6 +66,7 @@ from .transcript_store.link import StoreLink
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
+    from .early_launch import EarlyLaunch
 
 __all__ = ["Connection", "MessageObserver"]
 
@@ -81,8 +82,15 @@ Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
 class Connection:
     """See the module docstring. Use `open()` / `close()` from one task."""
 
-    def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        options: ClaudeAgentOptions,
+        transport: Transport | None = None,
+        *,
+        early: EarlyLaunch | None = None,
+    ) -> None:
         self.options = options
+        self._early = early  # the CLI, already started by launch_early()
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
         self._custom_transport = transport
@@ -164,6 +172,26 @@ class Connection:
         if self._custom_transport is not None:
             return self._custom_transport
         opts = self._launch_options
+        early, self._early = self._early, None
+        if early is not None and self._link is None:
+            try:
+                transport = SubprocessTransport(
+                    early.argv,
+                    env=early.env,
+                    cwd=opts.cwd,
+                    user=opts.user,
+                    stderr_callback=opts.stderr,
+                    max_line_bytes=opts.max_buffer_size,
+                    started=early.started,
+                )
+            except BaseException:
+                early.abandon()
+                raise
+            early.taken = True  # the transport owns the child and the spill directory
+            self._spill_dir = early.spill_dir
+            return transport
+        if early is not None:
+            early.abandon()
         cli = find_cli(opts.cli_path, cwd=opts.cwd)
         self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
@@ -263,6 +291,9 @@ class Connection:
         May run in any task and any cancel scope, not only where `open()` ran.
         """
         with anyio.CancelScope(shield=True):
+            if self._early is not None:  # started early, never taken over
+                await self._early.aclose()
+                self._early = None
             if self._router is not None:
                 self._router.detach()
             if self._protocol is not None:

@@ -1,11 +1,17 @@
 """Reusable worker tasks for the CLI's control requests.
 
-Every request from the CLI (a tool call, a permission question, a hook) runs on a task
-of its own, so one slow handler never holds up another. Starting a fresh task for each
+Every request from the CLI (a tool call, a permission question, a hook) runs on a
+worker task, so one slow handler never holds up another. Starting a fresh task for each
 costs more than the rest of a tool call's bookkeeping, so finished workers wait for the
-next job instead of ending. The rule that keeps handlers independent: every job
-submitted either wakes an idle worker or starts a new one, so there are always at
-least as many free workers as queued jobs, and no job waits behind a busy handler.
+next job instead of ending.
+
+The rule that keeps handlers independent: while a job is queued, some worker is on its
+way to the queue (woken, or started, and not yet in a job). A worker about to run a job
+while others are still queued first sends one more worker on its way, in case this
+job's handler waits. Sixteen requests read at once thus cost two wake-ups, not sixteen,
+when their handlers never wait (the first worker runs them one after the other and the
+second finds the queue empty); when one waits, the next job is taken by the worker
+already on its way.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ class WorkerPool:
         self._tg = task_group
         self._jobs: deque[tuple[_Job, tuple[Any, ...]]] = deque()
         self._idle: list[anyio.Event] = []
+        self._coming = 0  # workers woken or started, not yet at the queue
         self._closed = False
+        self._new_event: Callable[[], anyio.Event] | None = None
         self.workers = 0
         """How many worker tasks were started (for tests and diagnostics)."""
 
@@ -42,6 +50,12 @@ class WorkerPool:
             self._tg.start_soon(job, *args)
             return
         self._jobs.append((job, args))
+        if not self._coming:
+            self._send_one()
+
+    def _send_one(self) -> None:
+        """Wake an idle worker, or start one, for the queue."""
+        self._coming += 1
         if self._idle:
             self._idle.pop().set()
         else:
@@ -52,17 +66,26 @@ class WorkerPool:
         """Take no more jobs; idle workers end now, busy ones after their job."""
         self._closed = True
         while self._idle:
+            self._coming += 1
             self._idle.pop().set()
 
     async def _work(self) -> None:
         jobs = self._jobs
         while True:
+            self._coming -= 1  # at the queue now
             while jobs:
                 job, args = jobs.popleft()
+                if jobs and not self._coming and not self._closed:
+                    self._send_one()  # for the rest, in case this job waits
                 await job(*args)
                 del job, args
             if self._closed:
                 return
-            wake = anyio.Event()
+            new_event = self._new_event
+            if new_event is None:  # the backend's own class: no backend lookup per wait
+                new_event = self._new_event = type(anyio.Event())
+            wake = new_event()
             self._idle.append(wake)
             await wake.wait()
+            if self._closed and not jobs:
+                return

@@ -29,7 +29,9 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-__all__ = ["AsyncioProcess", "open_asyncio_process", "running_asyncio"]
+from .spawn import kill_quietly, spawn_kwargs, start_popen
+
+__all__ = ["AsyncioProcess", "open_asyncio_process", "running_asyncio", "spawn_kwargs"]
 
 _LIMIT = 2**16  # what asyncio's subprocess streams use
 _CLEANUP_WAIT = 10.0  # seconds: a spawn ends with exec, a killed child exits at once
@@ -82,6 +84,21 @@ class _PipeWriter(anyio.abc.ByteSendStream):
         # every send is a checkpoint, even when the pipe took the data at once
         await anyio.lowlevel.cancel_shielded_checkpoint()
 
+    def write_now(self, item: bytes) -> bool:
+        """Hand ``item`` to the pipe now, without waiting or yielding; ``False`` (nothing
+        written) unless the pipe's buffer was empty and stays under its limit, so that
+        no drain is due. Writing never tears ``item``: the transport keeps what the pipe
+        did not take, in order."""
+        writer = self._writer
+        transport = writer.transport
+        if self._closed or transport.is_closing() or transport.get_write_buffer_size():
+            return False
+        try:
+            transport.write(item)
+        except (OSError, RuntimeError):  # uvloop, on a closed pipe: `send` reports it
+            return False
+        return True
+
     async def aclose(self) -> None:
         self._closed = True
         self._writer.close()
@@ -120,7 +137,7 @@ class AsyncioProcess(anyio.abc.Process):
                 await self.wait()
             except BaseException:
                 scope.shield = True
-                _kill(self._popen)
+                kill_quietly(self._popen)
                 await self.wait()
                 raise
 
@@ -167,11 +184,6 @@ class AsyncioProcess(anyio.abc.Process):
     def stderr(self) -> anyio.abc.ByteReceiveStream:
         """The child's standard error."""
         return self._stderr
-
-
-def _kill(popen: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):  # exited, not yet reaped
-        popen.kill()
 
 
 def _watch_exit(loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes]) -> asyncio.Event:
@@ -221,46 +233,14 @@ def _wait_in_thread(
     threading.Thread(target=wait, name=f"ccwire wait {popen.pid}", daemon=True).start()
 
 
-async def _popen_in_thread(
-    loop: asyncio.AbstractEventLoop, argv: Sequence[str], kwargs: dict[str, Any]
+async def _await_popen(
+    loop: asyncio.AbstractEventLoop, done: asyncio.Future[subprocess.Popen[bytes]]
 ) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen`` in a short-lived thread.
-
-    Spawned from this loop's thread, the child usually shared this loop's CPU while
-    the session was being set up. The kernel puts a new thread on an idle CPU, and the
-    child it forks starts there: in our measurements the CLI's boot then no longer
-    waited for this loop (see ``bench/README.md``, handshake).
+    """The child of a `start_popen()` future.
 
     Cancelled meanwhile, it waits for the spawn to end (bounded), then kills and reaps
     the child before it re-raises: nothing is left running.
     """
-    done: asyncio.Future[subprocess.Popen[bytes]] = loop.create_future()
-
-    def settle(popen: subprocess.Popen[bytes] | None, exc: BaseException | None) -> None:
-        if done.cancelled():  # abandoned (see below): nobody takes the child
-            if popen is not None:
-                _kill(popen)
-                _watch_exit(loop, popen)
-        elif exc is not None:
-            done.set_exception(exc)
-        else:
-            done.set_result(popen)  # type: ignore[arg-type]
-
-    def spawn() -> None:
-        popen: subprocess.Popen[bytes] | None = None
-        error: BaseException | None = None
-        try:
-            popen = subprocess.Popen(argv, **kwargs)
-        except BaseException as exc:  # handed to the awaiting task
-            error = exc
-        try:
-            loop.call_soon_threadsafe(settle, popen, error)
-        except RuntimeError:  # the loop is closed: reap the child here
-            if popen is not None:
-                _kill(popen)
-                popen.wait()
-
-    threading.Thread(target=spawn, name="ccwire spawn", daemon=True).start()
     try:
         return await asyncio.shield(done)
     except asyncio.CancelledError:
@@ -271,13 +251,13 @@ async def _popen_in_thread(
                 pass
             else:
                 await _kill_and_reap(popen, _watch_exit(loop, popen))
-        done.cancel()  # still spawning after all: settle() kills the child
+        done.cancel()  # still spawning after all: the spawn kills the child
         raise
 
 
 async def _kill_and_reap(popen: subprocess.Popen[bytes], exited: asyncio.Event) -> None:
     """Kill the child; return once ``exited`` (its exit watcher's event) is set."""
-    _kill(popen)
+    kill_quietly(popen)
     await exited.wait()
 
 
@@ -287,24 +267,19 @@ async def open_asyncio_process(
     cwd: str | os.PathLike[str] | None,
     env: Mapping[str, str] | None,
     user: str | None,
+    started: asyncio.Future[subprocess.Popen[bytes]] | None = None,
 ) -> AsyncioProcess:
     """Spawn ``argv`` with three pipes on the running asyncio loop (POSIX).
 
+    ``started``: the child was already started by `start_popen()` with
+    `spawn_kwargs()` (``argv``, ``cwd``, ``env`` and ``user`` then only describe it).
     Raises what ``subprocess.Popen`` raises (``FileNotFoundError``, ...). Cancelled, or
     failing after the spawn, it kills and reaps the child before it raises.
     """
     loop = asyncio.get_running_loop()
-    kwargs: dict[str, Any] = {
-        "stdin": subprocess.PIPE,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-        "cwd": cwd,
-        "env": env,
-        "bufsize": 0,
-    }
-    if user is not None:
-        kwargs["user"] = user
-    popen = await _popen_in_thread(loop, argv, kwargs)
+    if started is None:
+        started = start_popen(loop, argv, spawn_kwargs(cwd=cwd, env=env, user=user))
+    popen = await _await_popen(loop, started)
     exited = _watch_exit(loop, popen)
     try:
         return await _connect_pipes(loop, popen, exited)

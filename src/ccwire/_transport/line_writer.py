@@ -89,6 +89,20 @@ class LineWriter:
         if item.error is not None:
             raise item.error
 
+    def write_now(self, stdin: anyio.abc.ByteSendStream, line: bytes) -> bool:
+        """Write ``line`` now, from the caller's task, without yielding; ``False`` (nothing
+        written) unless nothing else is being written, the line is at most ``PIPE_BUF``
+        bytes and ``stdin`` can take it at once (the asyncio pipe's `write_now`)."""
+        write = getattr(stdin, "write_now", None)
+        if write is None or self.closed or self._queue or self._busy or len(line) > _ATOMIC_WRITE:
+            return False
+        try:
+            return bool(write(line))
+        except STREAM_ERRORS as exc:  # the pipe is gone: the writer task closes stdin
+            self.error = exc
+            self.stop()
+            return False
+
     async def _write_inline(self, stdin: anyio.abc.ByteSendStream, line: bytes) -> None:
         """Write ``line`` from the caller's task: the fast path when nothing else is being
         written (a tool call's answer then costs no hand-over to the writer task).

@@ -22,6 +22,7 @@ the task group it is given:
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import os
 import subprocess
@@ -47,6 +48,7 @@ from .base import (
 from .flow import ReadGate
 from .line_buffer import LineBuffer
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
+from .spawn import abandon_popen
 
 __all__ = ["SubprocessTransport"]
 
@@ -85,7 +87,10 @@ class SubprocessTransport(Transport):
     quoted in `ProcessError`. ``max_line_bytes`` caps one stdout line
     (default unlimited). `aclose()` waits ``close_grace`` s after closing stdin, then
     sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
-    exit status is awaited for at most ``exit_wait`` s.
+    exit status is awaited for at most ``exit_wait`` s. ``started``: the process was
+    already started, with ``argv``, ``env``, ``cwd`` and ``user``, by
+    ``spawn.start_popen()`` with ``asyncio_process.spawn_kwargs()`` (on asyncio); the
+    transport takes it over (and kills it if closed before `launch()`).
     """
 
     def __init__(
@@ -102,6 +107,7 @@ class SubprocessTransport(Transport):
         close_grace: float = 5.0,
         terminate_grace: float = 5.0,
         exit_wait: float = 10.0,
+        started: asyncio.Future[subprocess.Popen[bytes]] | None = None,
     ) -> None:
         if isinstance(argv, str) or not argv:
             raise ValueError("argv must be a non-empty sequence of strings")
@@ -115,6 +121,7 @@ class SubprocessTransport(Transport):
         self._close_grace = close_grace
         self._terminate_grace = terminate_grace
         self._exit_wait = exit_wait
+        self._started_popen = started
 
         self._phase = _Phase.NEW
         self._process: anyio.abc.Process | None = None
@@ -125,7 +132,6 @@ class SubprocessTransport(Transport):
         # lines of the batch being consumed, and batches still buffered when aclose() ran
         self._leftover: deque[bytes] = deque()
         self._read_scope: anyio.CancelScope | None = None
-        self._abandon_stdout = False
         self._read_error: CcwireError | None = None
         self._input_closed = False
         self._signalled = False
@@ -210,9 +216,10 @@ class SubprocessTransport(Transport):
     async def _spawn(self) -> anyio.abc.Process:
         exe = self._argv[0]
         try:
-            if os.name == "posix" and running_asyncio():
+            started, self._started_popen = self._started_popen, None
+            if started is not None or (os.name == "posix" and running_asyncio()):
                 return await open_asyncio_process(
-                    self._argv, cwd=self._cwd, env=self._env, user=self._user
+                    self._argv, cwd=self._cwd, env=self._env, user=self._user, started=started
                 )
             return await anyio.open_process(
                 self._argv,
@@ -260,6 +267,22 @@ class SubprocessTransport(Transport):
             ) from None
         except STREAM_ERRORS as exc:
             raise await self._input_failure(exc) from exc
+
+    def write_now(self, line: bytes) -> bool:
+        """Write one encoded line now, without yielding, if that can be done at once (see
+        `LineWriter.write_now`); ``False`` (nothing written) otherwise, and then
+        `send_line()` is the way. For lines made by ``encode_line`` (not checked again).
+        """
+        proc = self._process
+        if (
+            proc is None
+            or self._phase is not _Phase.RUNNING
+            or self._input_closed
+            or proc.returncode is not None
+            or proc.stdin is None
+        ):
+            return False
+        return self._writer.write_now(proc.stdin, line)
 
     async def _check_input(self) -> None:
         proc = self._started()
@@ -356,23 +379,14 @@ class SubprocessTransport(Transport):
         pin_async_library()  # the protocol's handlers are started from this task
         try:
             with self._sig.reader_scope:
-                gate = self.read_gate
-                while True:
-                    if not gate.is_open:  # the consumer is behind: let the pipe fill up
-                        await gate.wait_open()
-                    chunk = await self._read_chunk(stdout)
-                    if chunk is None:
-                        break
-                    lines = self._decoder.feed(chunk)
-                    del chunk
-                    if lines:
-                        push = self._push
-                        if push is None:
-                            await self._lines.put(lines)
-                        else:  # handled right here: no hand-over to another task
-                            push(lines)
-                    del lines  # hold no reference to a (possibly huge) line while waiting
-                    _raise_if_broken(self._decoder)
+                # one scope for every read (not one per read): `_watch_exit` cancels it
+                # to give up on a pipe that a grandchild holds open
+                with anyio.CancelScope() as scope:
+                    self._read_scope = scope
+                    await self._pump(stdout, abandoned=False)
+                self._read_scope = None
+                if scope.cancelled_caught:  # read what is left, while it keeps coming
+                    await self._pump(stdout, abandoned=True)
                 self._sig.stdout_eof.set()
                 rest = self._decoder.flush()
                 if rest is not None:
@@ -398,22 +412,35 @@ class SubprocessTransport(Transport):
             self._lines.close()
             await close_quietly(stdout)
 
-    async def _read_chunk(self, stdout: anyio.abc.ByteReceiveStream) -> bytes | None:
-        """The next chunk of stdout, ``None`` at its end."""
-        try:
-            while True:
-                if self._abandon_stdout:
+    async def _pump(self, stdout: anyio.abc.ByteReceiveStream, *, abandoned: bool) -> None:
+        """Read, frame and deliver stdout until its end; ``abandoned``: until nothing
+        arrives for ``_ABANDONED_READ_TIMEOUT`` s."""
+        gate = self.read_gate
+        size = self._chunk_size
+        while True:
+            if not gate.is_open:  # the consumer is behind: let the pipe fill up
+                await gate.wait_open()
+            try:
+                if abandoned:
+                    chunk = b""
                     with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
-                        return await stdout.receive(self._chunk_size)
-                    return None
-                with anyio.CancelScope() as scope:
-                    self._read_scope = scope
-                    try:
-                        return await stdout.receive(self._chunk_size)
-                    finally:
-                        self._read_scope = None
-        except anyio.EndOfStream:
-            return None
+                        chunk = await stdout.receive(size)
+                    if not chunk:
+                        return
+                else:
+                    chunk = await stdout.receive(size)
+            except anyio.EndOfStream:
+                return
+            lines = self._decoder.feed(chunk)
+            del chunk
+            if lines:
+                push = self._push
+                if push is None:
+                    await self._lines.put(lines)
+                else:  # handled right here: no hand-over to another task
+                    push(lines)
+            del lines  # hold no reference to a (possibly huge) line while waiting
+            _raise_if_broken(self._decoder)
 
     # ----------------------------------------------------------------- stderr
 
@@ -441,10 +468,8 @@ class SubprocessTransport(Transport):
         with anyio.move_on_after(_EOF_GRACE):
             await self._sig.stdout_eof.wait()
             await self._sig.stderr_done.wait()
-        if not self._sig.stdout_eof.is_set():
-            self._abandon_stdout = True  # a grandchild holds stdout open
-            if self._read_scope is not None:
-                self._read_scope.cancel()
+        if not self._sig.stdout_eof.is_set() and self._read_scope is not None:
+            self._read_scope.cancel()  # a grandchild holds stdout open
         if not self._sig.stderr_done.is_set():
             self._sig.stderr_scope.cancel()
 
@@ -459,6 +484,9 @@ class SubprocessTransport(Transport):
                     await self._sig.close_done.wait()
                 return
             self._phase = _Phase.CLOSED
+            if self._started_popen is not None:  # started for us, never launched
+                abandon_popen(self._started_popen)
+                self._started_popen = None
             try:
                 if phase is _Phase.RUNNING:
                     await self._shutdown()
