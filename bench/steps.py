@@ -69,7 +69,7 @@ def main() -> None:
                 results[label].append(metric(scenario, d))
     first = results[trees[0][0]]
     for label, values in results.items():
-        paired = statistics.median(a / b for a, b in zip(values, first))
+        paired = statistics.median(a / b for a, b in zip(values, first, strict=True))
         print(f"{label:12s} median {statistics.median(values):10.2f}   "
               f"paired vs {trees[0][0]}: {paired:.3f}   n={len(values)}")  # fmt: skip
 
