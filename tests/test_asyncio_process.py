@@ -1,12 +1,15 @@
 """The CLI's process on asyncio: spawned in a helper thread, its exit watched apart from
 its pipes. What must hold whichever way it is spawned: a cancelled spawn leaves no
-process behind, and exit tracking works without a pidfd (macOS, old kernels)."""
+process behind, exit tracking works without a pidfd (macOS, old kernels), and many
+children started and ended at once in one process keep their own descriptors."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import threading
 
 import anyio
 import anyio.lowlevel
@@ -60,6 +63,59 @@ async def test_cancelled_connect_leaves_no_process(anyio_backend: object) -> Non
         with anyio.fail_after(LIMIT):
             await client.disconnect()
         assert children() == before
+
+
+async def test_children_started_while_others_end_keep_their_pipes(anyio_backend: object) -> None:
+    """Four children at a time, 400 in all, in one process, while a thread opens and
+    closes descriptors: every spawn works, every child answers and its exit is seen.
+
+    On uvloop, closing a pipe transport closed its descriptor twice (libuv, then the
+    file object); the second close hit whatever another thread had opened with that
+    number in between: spawns failed with EBADF or EEXIST, exits went unseen.
+    """
+    cat = shutil.which("cat")
+    if cat is None:
+        pytest.skip("needs cat")
+    stop = threading.Event()
+    broken: list[str] = []
+
+    def churn() -> None:  # opens descriptors while the loop closes others
+        while not stop.is_set():
+            r, w = os.pipe()
+            try:
+                os.write(w, b"x")
+                if os.read(r, 1) != b"x":
+                    broken.append("a pipe lost its content")
+            except OSError as exc:
+                broken.append(repr(exc))
+            for fd in (r, w):
+                try:
+                    os.close(fd)
+                except OSError as exc:
+                    broken.append(repr(exc))
+
+    async def run_children(count: int) -> None:
+        for i in range(count):
+            async with anyio.create_task_group() as tg:
+                transport = SubprocessTransport([cat])
+                await transport.start(tg)
+                await transport.send_line(b"ping %d\n" % i)
+                line = await transport.receive_line()
+                assert line is not None and line.strip() == b"ping %d" % i
+                await transport.aclose()
+            assert transport.exit_info is not None and transport.exit_info.returncode == 0
+
+    thread = threading.Thread(target=churn, daemon=True)
+    thread.start()
+    try:
+        with anyio.fail_after(4 * LIMIT):
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(run_children, 100)
+    finally:
+        stop.set()
+        thread.join()
+    assert broken == []
 
 
 WITHOUT_PIDFD = """

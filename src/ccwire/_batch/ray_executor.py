@@ -1,17 +1,28 @@
-"""The Ray executor: each task is a Ray task running one session in a worker process.
+"""The Ray executor: a pool of async Ray actors, each running several sessions at once.
 
-Ray is imported only here, and only when a batch asks for it. A worker gets the task,
-the batch options (without in-process objects) and the references of the tools and
-hooks, which it imports itself; it runs the same retry loop as the local executor and
-returns the result as JSON. Results stream back as they finish (``ray.wait``).
+Ray is imported only here, and only when a batch asks for it. The batch starts
+``ceil(concurrency / per_actor)`` actors (`SessionHost`, in ``ray_actors``), each
+reserving ``per_actor`` times the per-task resource hints and running up to
+``per_actor`` sessions concurrently on its own event loop. An actor gets the batch
+options (without in-process objects) and the references of the tools and hooks once,
+at creation; each task is one actor method call, sent to the least-loaded actor that
+is up, and returns its result as JSON. Results stream back as they finish
+(``ray.wait``). An actor that dies turns its tasks in flight into ``crash`` results
+and is replaced. The actors are killed when the batch ends, however it ends.
+
+Actor method calls go straight from this process to the actor's worker, without the
+raylet's scheduling of each task that a Ray task pays (see ``bench/BATCH_NOTES.md``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
+import math
 import os
-import random
+import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -20,14 +31,19 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from .._conversation.options import ClaudeAgentOptions
 from .errors import BatchConfigError
-from .refs import resolve_hooks, resolve_tools
-from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, emit, run_task
-from .tasks import BatchTask
+from .ray_actors import SessionHost
+from .results import BatchResult
+from .session import BatchEvent, emit
 
-__all__ = ["feed_ray", "portable_options", "run_on_worker"]
+__all__ = ["default_per_actor", "feed_ray", "portable_options"]
 
 _WAIT_SECONDS = 0.25  # one ray.wait() call in a thread; cancellation is seen between calls
+# after cancelling, how long the sessions get to end their CLIs: a session's close waits
+# up to 5 s for the CLI to exit once its input ends, then 5 s after SIGTERM (SIGKILL then)
+_SETTLE_SECONDS = 12.0
+_CLEANUP_SECONDS = 15.0  # the whole shutdown (cancel, settle, kill), shielded
+MAX_PER_ACTOR = 16
+"""The most sessions one actor runs by default (an actor crash loses them all)."""
 
 
 def _import_ray() -> Any:
@@ -74,114 +90,210 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
     return dataclasses.replace(options, debug_stderr=None)
 
 
-def run_on_worker(payload: dict[str, Any], shared: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The body of one Ray task: run a task with retries, return its result as JSON.
+def default_per_actor(
+    nodes: list[dict[str, Any]], concurrency: int, num_cpus: float, memory: int | None
+) -> int:
+    """How many sessions one actor runs when the caller does not say.
+
+    As many as the smallest node that can hold a session has room for (so that every
+    such node can host an actor), at most `concurrency` and `MAX_PER_ACTOR`.
 
     Args:
-        payload: ``task`` and ``seed``, and any of the shared entries.
-        shared: What every task of the batch shares (``options``, ``policy``,
-            ``tools``, ``hooks``), put in Ray's object store once per batch.
+        nodes: ``ray.nodes()``.
+        concurrency: The batch's concurrency.
+        num_cpus: CPUs per session.
+        memory: Bytes of memory per session.
 
     Returns:
-        `BatchResult.to_json` of the task's result (failures included).
+        Sessions per actor, at least 1.
     """
-    payload = {**(shared or {}), **payload}
-    task: BatchTask = payload["task"]
-    options: ClaudeAgentOptions = payload["options"]
-    try:
-        servers = resolve_tools(payload["tools"], where="on the Ray worker")
-        hooks = resolve_hooks(payload["hooks"], where="on the Ray worker")
-    except BatchConfigError as exc:
-        failed = BatchResult(id=task.id, ok=False, is_error=True, error=str(exc),
-                             error_kind="config", metadata=dict(task.metadata))  # fmt: skip
-        return failed.to_json()
-    if servers:
-        base = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
-        options = dataclasses.replace(options, mcp_servers={**base, **servers})
-    if hooks is not None:
-        options = dataclasses.replace(options, hooks=hooks)
-    policy: RetryPolicy = payload["policy"]
-    rng = random.Random(payload["seed"])
-    result = anyio.run(lambda: run_task(task, options, policy, rng=rng))
-    return result.to_json()
+    fits = []
+    for node in nodes:
+        if not node.get("Alive", True):
+            continue
+        res = node.get("Resources") or {}
+        fit = concurrency
+        if num_cpus > 0:
+            fit = min(fit, math.floor(res.get("CPU", 0) / num_cpus + 1e-9))
+        if memory:
+            fit = min(fit, math.floor(res.get("memory", 0) / memory))
+        if fit >= 1:
+            fits.append(fit)
+    return max(1, min(min(fits, default=1), concurrency, MAX_PER_ACTOR))
 
 
-def _init_ray(ray: Any, address: str | None) -> None:
-    if ray.is_initialized():
-        return
-    target = address or os.environ.get("RAY_ADDRESS") or None
-    try:
-        ray.init(address=target, include_dashboard=False, log_to_driver=False,
-                 ignore_reinit_error=True)  # fmt: skip
-    except Exception as exc:
-        where = target or "a local instance"
-        raise BatchConfigError(f"cannot start or join Ray ({where}): {exc}") from exc
+def _init_ray(ray: Any, address: str | None) -> list[dict[str, Any]]:
+    if not ray.is_initialized():
+        target = address or os.environ.get("RAY_ADDRESS") or None
+        try:
+            ray.init(address=target, include_dashboard=False, log_to_driver=False,
+                     ignore_reinit_error=True)  # fmt: skip
+        except Exception as exc:
+            where = target or "a local instance"
+            raise BatchConfigError(f"cannot start or join Ray ({where}): {exc}") from exc
+    return list(ray.nodes())
+
+
+@dataclass(eq=False)
+class _Host:
+    """One actor of the pool, as the driver tracks it."""
+
+    handle: Any
+    up: bool = False  # answered `ready`: tasks go only to actors that are up
+    dead: bool = False
+    load: int = 0  # its tasks in flight
+
+
+@dataclass(eq=False)
+class _Pool:
+    """The batch's actors, and every reference the driver waits on."""
+
+    ray: Any
+    actor: Any  # ray.remote(SessionHost)
+    hints: dict[str, Any]  # its options: resources, max_concurrency...
+    shared: dict[str, Any]
+    per_actor: int
+    size: int
+    prefix: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
+    hosts: list[_Host] = dataclasses.field(default_factory=list)
+    # what each reference waited on is: (None, host) its `ready`, (task id, host) a task
+    waiting: dict[Any, tuple[str | None, _Host]] = dataclasses.field(default_factory=dict)
+    in_flight: int = 0
+    broken: BatchConfigError | None = None
+    _names: itertools.count[int] = dataclasses.field(default_factory=itertools.count)
+
+    def spawn(self) -> None:
+        """Start one actor (it is used once its `ready` answers)."""
+        name = f"ccwire-batch-{self.prefix}-{next(self._names)}"
+        host = _Host(self.actor.options(name=name, **self.hints).remote(self.shared))
+        self.hosts.append(host)
+        self.waiting[host.handle.ready.remote()] = (None, host)
+
+    def pick(self) -> _Host | None:
+        """The least-loaded actor that is up and has room, if any."""
+        free = [h for h in self.hosts if h.up and not h.dead and h.load < self.per_actor]
+        return min(free, key=lambda h: h.load) if free else None
+
+    def submit(self, host: _Host, task_id: str, *args: Any) -> None:
+        self.waiting[host.handle.run.remote(*args)] = (task_id, host)
+        host.load += 1
+        self.in_flight += 1
+
+    def task_refs(self) -> list[Any]:
+        return [ref for ref, (task_id, _) in self.waiting.items() if task_id is not None]
 
 
 async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
-    """Submit `run`'s tasks as Ray tasks (at most its concurrency in flight) and stream
-    their results back as they finish; cancelling this cancels the Ray tasks."""
+    """Run `run`'s tasks on a pool of Ray actors (at most its concurrency in flight) and
+    stream their results back as they finish; cancelling this cancels the sessions, and
+    the actors never outlive it."""
     async with send:
+        ropts = run._ray_options
         try:
             ray = _import_ray()
             options = portable_options(run._options)
-            await anyio.to_thread.run_sync(_init_ray, ray, run._ray_options["address"])
+            nodes = await anyio.to_thread.run_sync(_init_ray, ray, ropts["address"])
         except BatchConfigError as exc:
             run._failure = exc
             return
-        hints: dict[str, Any] = {"num_cpus": run._ray_options["num_cpus"], "max_retries": 0}
-        if run._ray_options["memory"]:
-            hints["memory"] = run._ray_options["memory"]
-        remote = ray.remote(run_on_worker).options(**hints)
-        # the parts every task shares are serialised once, not once per task
-        shared = await anyio.to_thread.run_sync(ray.put, {
-            "options": options, "policy": run._policy, "tools": run._tools,
-            "hooks": run._hooks,
-        })  # fmt: skip
-        pending: dict[Any, str] = {}
+        concurrency: int = run._concurrency
+        per_actor = ropts.get("per_actor") or default_per_actor(
+            nodes, concurrency, ropts["num_cpus"], ropts["memory"]
+        )
+        per_actor = min(per_actor, concurrency)
+        hints: dict[str, Any] = {"num_cpus": ropts["num_cpus"] * per_actor,
+                                 "max_concurrency": per_actor, "max_restarts": 0,
+                                 "max_task_retries": 0}  # fmt: skip
+        if ropts["memory"]:
+            hints["memory"] = ropts["memory"] * per_actor
+        shared = {"options": options, "policy": run._policy, "tools": run._tools,
+                  "hooks": run._hooks}  # fmt: skip
+        pool = _Pool(ray, ray.remote(SessionHost), hints, shared, per_actor,
+                     size=math.ceil(concurrency / per_actor))  # fmt: skip
         try:
-            async for task in run.next_tasks():
-                while len(pending) >= run._concurrency:
-                    await _collect(ray, run, pending, send)
-                payload = {"task": task, "seed": run._rng.getrandbits(32)}
-                pending[remote.remote(payload, shared)] = task.id
-                run.submitted += 1
-                emit(run._events, BatchEvent("started", task.id))
-            while pending:
-                await _collect(ray, run, pending, send)
+            for _ in range(pool.size):
+                pool.spawn()
+            async with contextlib.aclosing(run.next_tasks()) as tasks:
+                async for task in tasks:
+                    host = None
+                    while pool.broken is None:
+                        host = pool.pick() if pool.in_flight < concurrency else None
+                        if host is not None:
+                            break
+                        await _collect(pool, run, send)
+                    if host is None:
+                        break
+                    pool.submit(host, task.id, task, run._rng.getrandbits(32))
+                    run.submitted += 1
+                    emit(run._events, BatchEvent("started", task.id))
+            while pool.in_flight:
+                await _collect(pool, run, send)
+            if pool.broken is not None and run._failure is None:
+                run._failure = pool.broken
         finally:
-            if pending:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(10):
-                    await anyio.to_thread.run_sync(_cancel_all, ray, list(pending))
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_SECONDS):
+                await anyio.to_thread.run_sync(_shut_down, pool, abandon_on_cancel=True)
 
 
-def _cancel_all(ray: Any, refs: list[Any]) -> None:
+def _shut_down(pool: _Pool) -> None:
+    """Cancel the sessions still running, give them a bounded time to end their CLIs,
+    then kill every actor of the pool (in a worker thread)."""
+    refs = pool.task_refs()
     for ref in refs:
-        # KeyboardInterrupt in the worker, whose CLI is then ended cleanly; an error
-        # means the task already finished or the cluster is gone
+        # CancelledError in the actor's coroutine: the session ends its CLI; an error
+        # means the call already finished or the cluster is gone
         with contextlib.suppress(Exception):
-            ray.cancel(ref)
+            pool.ray.cancel(ref)
+    if refs:
+        with contextlib.suppress(Exception):
+            pool.ray.wait(refs, num_returns=len(refs), timeout=_SETTLE_SECONDS)
+    for host in pool.hosts:
+        with contextlib.suppress(Exception):
+            pool.ray.kill(host.handle, no_restart=True)
 
 
-async def _collect(
-    ray: Any, run: Any, pending: dict[Any, str], send: MemoryObjectSendStream[BatchResult]
-) -> None:
-    refs = list(pending)
-    # one thread hop per wake-up: wait for the first result, then take every result that
+async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
+    """Wait (at most `_WAIT_SECONDS`) for what the pool waits on, and handle every
+    reference ready by then: actors coming up, results, actors that died."""
+    # one thread hop per wake-up: wait for the first, then take every reference that
     # is ready by then, fetched in the same call
-    for ref, data in await anyio.to_thread.run_sync(_wait_and_get, ray, refs):
-        task_id = pending.pop(ref)
+    assert pool.waiting, "nothing to wait for"
+    ready = await anyio.to_thread.run_sync(_wait_and_get, pool.ray, list(pool.waiting))
+    for ref, data in ready:
+        task_id, host = pool.waiting.pop(ref)
+        if task_id is None:  # an actor's `ready`
+            if isinstance(data, BaseException):
+                host.dead = True
+                first = (str(data).splitlines() or [type(data).__name__])[0]
+                pool.broken = BatchConfigError(f"cannot start a Ray actor for the batch: {first}")
+            else:
+                host.up = True
+            continue
+        host.load -= 1
+        pool.in_flight -= 1
         if isinstance(data, BaseException):
-            first = (str(data).splitlines() or [type(data).__name__])[0]
-            result = BatchResult(id=task_id, ok=False, is_error=True, error_kind="crash",
-                                 error=f"the Ray task failed: {first}")  # fmt: skip
+            result = _crash(pool, host, task_id, data)
         else:
             result = BatchResult.from_json(data)
         await run.finish(send, result)
 
 
+def _crash(pool: _Pool, host: _Host, task_id: str, exc: BaseException) -> BatchResult:
+    """The failed result of a task whose call raised; a dead actor is replaced."""
+    first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    if isinstance(exc, pool.ray.exceptions.RayActorError):
+        error = f"the Ray actor running it died: {first}"
+        if not host.dead:  # its first failed task: replace it (it is killed at the end)
+            host.dead = True
+            if pool.broken is None:
+                pool.spawn()
+    else:
+        error = f"the Ray task failed: {first}"
+    return BatchResult(id=task_id, ok=False, is_error=True, error_kind="crash", error=error)
+
+
 def _wait_and_get(ray: Any, refs: list[Any]) -> list[tuple[Any, Any]]:
-    """The finished tasks among ``refs`` and their results (or the error ``ray.get``
+    """The ready references among ``refs`` and their values (or the error ``ray.get``
     raised), waiting at most ``_WAIT_SECONDS`` for the first."""
     ready, rest = ray.wait(refs, num_returns=1, timeout=_WAIT_SECONDS)
     if ready and rest:
@@ -191,6 +303,6 @@ def _wait_and_get(ray: Any, refs: list[Any]) -> list[tuple[Any, Any]]:
     for ref in ready:
         try:
             out.append((ref, ray.get(ref)))
-        except Exception as exc:  # the worker died or the task raised: that task's failure
+        except Exception as exc:  # the actor died or the call raised: that task's failure
             out.append((ref, exc))
     return out

@@ -29,7 +29,7 @@ DEFAULT_RETRIES = RetryPolicy()
 """Up to 4 attempts, backoff from 1 s (half of each delay random), at most 60 s."""
 
 Executor = Literal["local", "ray"]
-"""Where sessions run: ``local`` (subprocesses of this process) or ``ray`` (Ray tasks)."""
+"""Where sessions run: ``local`` (subprocesses of this process) or ``ray`` (Ray actors)."""
 
 
 def finished_ids(path: str | os.PathLike[str], *, rerun_failed: bool = False) -> set[str]:
@@ -68,6 +68,7 @@ def run_batch(
     num_cpus: float = 1.0,
     memory: int | None = None,
     seed: int | None = None,
+    sessions_per_actor: int | None = None,
 ) -> BatchRun:
     """Run every task in its own session; results arrive as tasks finish.
 
@@ -100,9 +101,15 @@ def run_batch(
         events: Called with a `BatchEvent` when a task starts, is retried or finishes.
         ray_address: The Ray cluster to join (default: ``RAY_ADDRESS``, else a local
             instance); ignored by the local executor.
-        num_cpus: Ray resource hint: CPUs per task.
-        memory: Ray resource hint: bytes of memory per task.
+        num_cpus: Ray resource hint: CPUs per task (an actor running k sessions
+            reserves k times this).
+        memory: Ray resource hint: bytes of memory per task (likewise).
         seed: Seed of the backoff jitter (for reproducible runs).
+        sessions_per_actor: Ray: sessions one actor (a Ray worker process) runs at
+            once; the batch starts ``ceil(concurrency / sessions_per_actor)`` actors.
+            Default: as many as the smallest node that can hold a session has room
+            for by `num_cpus` and `memory`, at most `concurrency` and 16. Ignored by
+            the local executor.
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it.
@@ -113,6 +120,14 @@ def run_batch(
     """
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise BatchConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if sessions_per_actor is not None and (
+        isinstance(sessions_per_actor, bool)
+        or not isinstance(sessions_per_actor, int)
+        or sessions_per_actor < 1
+    ):
+        raise BatchConfigError(
+            f"sessions_per_actor must be a positive integer, got {sessions_per_actor!r}"
+        )
     if executor not in ("local", "ray"):
         raise BatchConfigError(f"executor must be 'local' or 'ray', got {executor!r}")
     if store is not None and not all(
@@ -140,7 +155,12 @@ def run_batch(
         tools=tuple(tools),
         hooks=hooks,
         events=events,
-        ray_options={"address": ray_address, "num_cpus": num_cpus, "memory": memory},
+        ray_options={
+            "address": ray_address,
+            "num_cpus": num_cpus,
+            "memory": memory,
+            "per_actor": sessions_per_actor,
+        },
         rng=random.Random(seed),
     )
 

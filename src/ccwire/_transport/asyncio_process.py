@@ -289,18 +289,43 @@ async def open_asyncio_process(
         raise
 
 
+def _closes_fds_itself(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop``'s pipe transports close the descriptor themselves (uvloop:
+    libuv closes it, then the loop closes the file object too)."""
+    return type(loop).__module__.partition(".")[0] == "uvloop"
+
+
+def _hand_over(pipe: Any, loop_closes: bool) -> Any:
+    """The file object to give ``connect_*_pipe`` for one of the child's pipes.
+
+    On uvloop, closing a pipe transport closes its descriptor twice: libuv closes it,
+    then uvloop closes the file object, expecting ``EBADF``. When another thread opened
+    a descriptor in between (a concurrent spawn: its pipes, its ``errpipe``), it got
+    the same number, and the second close closes that one: spawns failed with ``EBADF``
+    or ``EEXIST`` and exits went unseen, several sessions at once in one process (a Ray
+    actor). So uvloop gets a duplicate that only libuv closes; the original is closed
+    here, at once.
+    """
+    if not loop_closes:
+        return pipe
+    fd = os.dup(pipe.fileno())
+    pipe.close()
+    return open(fd, pipe.mode, buffering=0, closefd=False)  # only libuv closes fd
+
+
 async def _connect_pipes(
     loop: asyncio.AbstractEventLoop, popen: subprocess.Popen[bytes], exited: asyncio.Event
 ) -> AsyncioProcess:
     assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
     pipes: list[asyncio.BaseTransport] = []
+    own = _closes_fds_itself(loop)
     try:
         stdin_t, stdin_p = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, popen.stdin
+            asyncio.streams.FlowControlMixin, _hand_over(popen.stdin, own)
         )
         pipes.append(stdin_t)
-        stdout = await _connect_reader(loop, popen.stdout, pipes)
-        stderr = await _connect_reader(loop, popen.stderr, pipes)
+        stdout = await _connect_reader(loop, _hand_over(popen.stdout, own), pipes)
+        stderr = await _connect_reader(loop, _hand_over(popen.stderr, own), pipes)
     except BaseException:
         for pipe in pipes:
             pipe.close()
