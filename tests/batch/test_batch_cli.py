@@ -111,6 +111,7 @@ def test_an_unwritable_output_fails_before_any_task(
     ("extra", "message"),
     [
         (["-j", "0"], "-j must be at least 1"),
+        (["--ray", "--sessions-per-actor", "0"], "--sessions-per-actor must be at least 1"),
         (["--tools", "no_such_module_xyz:server"], "cannot import 'no_such_module_xyz'"),
         (["--tools", "tests.batch.calc_tools:not_a_server"], "expected an in-process MCP"),
     ],

@@ -331,7 +331,30 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path: Path) -> None:
         run_batch(tasks, store=object())  # type: ignore[arg-type]
     with pytest.raises(BatchConfigError, match=r"package\.module:attribute"):
         run_batch(tasks, tools=["nocolon"])
+    with pytest.raises(BatchConfigError, match="sessions_per_actor"):
+        run_batch(tasks, executor="ray", sessions_per_actor=0)
     run_batch(tasks, store=InMemorySessionStore())  # accepted
+
+
+def test_sessions_per_actor_by_default_fill_the_smallest_node_that_fits_one() -> None:
+    from ccwire._batch.ray_executor import MAX_PER_ACTOR, default_per_actor
+
+    def node(cpus: float, memory: float = 64e9, alive: bool = True) -> dict[str, Any]:
+        return {"Alive": alive, "Resources": {"CPU": cpus, "memory": memory}}
+
+    assert default_per_actor([node(16)] * 4, 64, 1.0, None) == 16
+    assert default_per_actor([node(16), node(4)], 64, 1.0, None) == 4
+    assert default_per_actor([node(0), node(8)], 64, 1.0, None) == 8  # a head without CPUs
+    assert default_per_actor([node(2, alive=False), node(8)], 64, 1.0, None) == 8
+    assert default_per_actor([node(4)], 4, 1.0, None) == 4
+    assert default_per_actor([node(2)], 4, 1.0, None) == 2
+    assert default_per_actor([node(2)], 4, 0.5, None) == 4
+    assert default_per_actor([node(3)], 8, 1.5, None) == 2
+    assert default_per_actor([node(16, memory=20e9)], 64, 1.0, int(8e9)) == 2
+    assert default_per_actor([node(256)], 1000, 1.0, None) == MAX_PER_ACTOR
+    assert default_per_actor([node(8)], 3, 0.0, None) == 3  # no CPU hint: concurrency
+    assert default_per_actor([node(0.5)], 4, 1.0, None) == 1  # fits nowhere: one per actor
+    assert default_per_actor([], 4, 1.0, None) == 1
 
 
 @pytest.mark.anyio

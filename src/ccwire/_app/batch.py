@@ -116,12 +116,18 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         const="",
         default=None,
         metavar="ADDRESS",
-        help="run sessions as Ray tasks (ADDRESS, else RAY_ADDRESS, else a local Ray)",
+        help="run sessions on Ray actors (ADDRESS, else RAY_ADDRESS, else a local Ray)",
     )
     parser.add_argument(
         "--num-cpus", type=float, default=1.0, metavar="N", help="Ray: CPUs per task (default 1)"
     )
     parser.add_argument("--memory-mb", type=int, metavar="MB", help="Ray: memory per task")
+    parser.add_argument(
+        "--sessions-per-actor",
+        type=int,
+        metavar="K",
+        help="Ray: sessions one actor runs at once (default: from the cluster's nodes)",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="NDJSON progress events (for scripts)")
     out.add_argument("--plain", action="store_true", help="plain lines, no live display")
@@ -177,6 +183,8 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
     if args.retries < 0:
         raise UsageError("--retries must be >= 0")
+    if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
+        raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
     report = scan_task_file(args.tasks, strict=args.strict)
     prior = {r.id: r.ok for r in read_results(args.output)}
     cli_path = find_cli(args.cli_path, environ=io.environ)
@@ -221,6 +229,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             ray_address=args.ray or None,
             num_cpus=args.num_cpus,
             memory=args.memory_mb * 2**20 if args.memory_mb else None,
+            sessions_per_actor=args.sessions_per_actor,
         )
         skip = {i for i, ok in prior.items() if ok or not args.rerun_failed}
         progress.total = report.tasks - len(skip)
