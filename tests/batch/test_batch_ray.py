@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 import pytest
 
 import ccwire
@@ -25,7 +26,6 @@ from . import worker_faults
 from .scripted import BatchScript, first_prompt
 
 ray = pytest.importorskip("ray", reason="the Ray test needs `pip install 'ccwire[ray]'`")
-psutil = pytest.importorskip("psutil")
 
 QUICK = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 TASKS: list[dict[str, Any]] = [
