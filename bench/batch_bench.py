@@ -34,6 +34,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -220,23 +221,19 @@ def report(rows: list[dict[str, Any]], rss: dict[str, Any], cores: int) -> str:
         ray_cells = (f"{ray['rate']:.2f}/s", f"{ray['rate'] / lo:.2f}x") if ray else ("-", "-")
         lines.append(f"| {r['cli']} | {r['sessions']} | {r['jobs']} | {f:.2f}/s | {lo:.2f}/s | "
                      f"{lo / f:.2f}x | {ray_cells[0]} | {ray_cells[1]} |")  # fmt: skip
-    lines += [
-        "",
-        "The Ray column runs the batch on async Ray actors ("
-        + "; ".join(
-            f"{r['cli']} N={r['jobs']}: {r['ray'].get('per_actor', 0)} sessions per actor"
-            for r in rows
-            if r.get("ray")
-        )
-        + "). Its clock starts after the Ray instance is up and N worker processes have",
-        "imported ccwire (a one-off cost, paid once per cluster, not per session): "
-        + "; ".join(
-            f"{r['cli']} N={r['jobs']}: {r['ray'].get('warmup_s', 0):.1f} s"
-            for r in rows
-            if r.get("ray")
-        )
-        + "; starting the batch's actors is timed.",
-    ]
+    on_ray = [r for r in rows if r.get("ray")]
+    per_actor = "; ".join(
+        f"{r['cli']} N={r['jobs']}: {r['ray'].get('per_actor', 0)} sessions per actor"
+        for r in on_ray
+    )
+    warmup = "; ".join(f"{r['cli']} N={r['jobs']}: {r['ray']['warmup_s']:.1f} s" for r in on_ray)
+    about_ray = (
+        f"The Ray column runs the batch on a pool of async Ray actors ({per_actor}). Its "
+        "clock starts after the Ray instance is up and N worker processes have imported "
+        f"ccwire (a one-off cost, paid once per cluster, not per session): {warmup}; "
+        "starting the batch's actors is timed."
+    )
+    lines += ["", *textwrap.wrap(about_ray, 88)]
     lines += ["", "Every session succeeded in every run unless noted:", ""]
     for r in rows:
         bad = [k for k in ("floor", "local", "ray") if k in r and r[k]["ok"] != r["sessions"]]
