@@ -173,37 +173,33 @@ class Connection:
             return self._custom_transport
         opts = self._launch_options
         early, self._early = self._early, None
-        if early is not None and self._link is None:
-            try:
-                transport = SubprocessTransport(
-                    early.argv,
-                    env=early.env,
-                    cwd=opts.cwd,
-                    user=opts.user,
-                    stderr_callback=opts.stderr,
-                    max_line_bytes=opts.max_buffer_size,
-                    started=early.started,
-                )
-            except BaseException:
-                early.abandon()
-                raise
-            early.taken = True  # the transport owns the child and the spill directory
-            self._spill_dir = early.spill_dir
-            return transport
-        if early is not None:
+        if early is not None and self._link is not None:  # a resume launches with other options
             early.abandon()
-        cli = find_cli(opts.cli_path, cwd=opts.cwd)
-        self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
-        argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
-        env = build_env(opts, base_env=os.environ)
-        return SubprocessTransport(
-            argv,
-            env=env,
-            cwd=opts.cwd,
-            user=opts.user,
-            stderr_callback=opts.stderr,
-            max_line_bytes=opts.max_buffer_size,
-        )
+            early = None
+        if early is not None:
+            argv, env, self._spill_dir = early.argv, early.env, early.spill_dir
+        else:
+            cli = find_cli(opts.cli_path, cwd=opts.cwd)
+            self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
+            argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
+            env = build_env(opts, base_env=os.environ)
+        try:
+            transport = SubprocessTransport(
+                argv,
+                env=env,
+                cwd=opts.cwd,
+                user=opts.user,
+                stderr_callback=opts.stderr,
+                max_line_bytes=opts.max_buffer_size,
+                started=early.started if early is not None else None,
+            )
+        except BaseException:
+            if early is not None:
+                early.abandon()
+            raise
+        if early is not None:
+            early.taken = True  # the transport owns the child now
+        return transport
 
     async def open(self) -> None:
         """Start the CLI and complete ``initialize``. On failure everything is cleaned up."""

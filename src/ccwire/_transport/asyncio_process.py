@@ -31,7 +31,7 @@ import anyio.lowlevel
 
 from .spawn import kill_quietly, spawn_kwargs, start_popen
 
-__all__ = ["AsyncioProcess", "open_asyncio_process", "running_asyncio", "spawn_kwargs"]
+__all__ = ["AsyncioProcess", "open_asyncio_process", "running_asyncio"]
 
 _LIMIT = 2**16  # what asyncio's subprocess streams use
 _CLEANUP_WAIT = 10.0  # seconds: a spawn ends with exec, a killed child exits at once

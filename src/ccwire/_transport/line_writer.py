@@ -96,12 +96,7 @@ class LineWriter:
         write = getattr(stdin, "write_now", None)
         if write is None or self.closed or self._queue or self._busy or len(line) > _ATOMIC_WRITE:
             return False
-        try:
-            return bool(write(line))
-        except STREAM_ERRORS as exc:  # the pipe is gone: the writer task closes stdin
-            self.error = exc
-            self.stop()
-            return False
+        return bool(write(line))  # a pipe that is gone takes nothing: `write()` then reports it
 
     async def _write_inline(self, stdin: anyio.abc.ByteSendStream, line: bytes) -> None:
         """Write ``line`` from the caller's task: the fast path when nothing else is being

@@ -89,7 +89,7 @@ class SubprocessTransport(Transport):
     sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
     exit status is awaited for at most ``exit_wait`` s. ``started``: the process was
     already started, with ``argv``, ``env``, ``cwd`` and ``user``, by
-    ``spawn.start_popen()`` with ``asyncio_process.spawn_kwargs()`` (on asyncio); the
+    ``spawn.start_popen()`` with ``spawn.spawn_kwargs()`` (on asyncio); the
     transport takes it over (and kills it if closed before `launch()`).
     """
 
