@@ -244,7 +244,10 @@ class Connection:
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
             protocol.add_route(
-                codec.MCP_MESSAGE, self._router.route(), unencodable=_mcp_unencodable
+                codec.MCP_MESSAGE,
+                self._router.route(),
+                unencodable=_mcp_unencodable,
+                now=self._router.route_now(),
             )
             protocol.add_route(
                 codec.CAN_USE_TOOL,
@@ -270,7 +273,7 @@ class Connection:
         """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
         tells the CLI about them, so their handshake finds them)."""
         router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
-        self.protocol.add_route(codec.MCP_MESSAGE, router.route())
+        self.protocol.add_route(codec.MCP_MESSAGE, router.route(), now=router.route_now())
         if self._router is not None:
             self._router.detach()
         router.attach()

@@ -48,6 +48,10 @@ class CallRunner:
         while len(self._precancelled) > _PRECANCEL_LIMIT:
             del self._precancelled[next(iter(self._precancelled))]
 
+    def withdrawn_early(self, call_key: CallKey) -> bool:
+        """Whether a cancellation is waiting for the call ``call_key`` (it came first)."""
+        return bool(self._precancelled) and call_key in self._precancelled
+
     async def run(
         self,
         tool: SdkMcpTool[Any],

@@ -214,6 +214,8 @@ class SdkMcpTool(Generic[T]):
     wants_context: bool = field(init=False, repr=False)
     definition: dict[str, Any] = field(init=False, repr=False)
     _invoke: _Invoke = field(init=False, repr=False)
+    runs_now: bool = field(init=False, repr=False)
+    """Whether the handler is an ``async def`` with no ``await``: `call_now()` serves it."""
     _output_validator: CompiledValidator | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -229,6 +231,8 @@ class SdkMcpTool(Generic[T]):
             isinstance(self.timeout, (int, float)) and self.timeout > 0
         ):
             raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
+        from .handlers import never_suspends  # loads with the first tool (as below)
+
         schema, invoke, wants_ctx = _analyse(self)
         output = None if self.output_schema is None else _output_schema(self)
         entry: dict[str, Any] = {"name": self.name}
@@ -248,7 +252,7 @@ class SdkMcpTool(Generic[T]):
         computed = {
             "json_schema": schema, "validator": validator, "output_json_schema": output,
             "wants_context": wants_ctx, "definition": entry, "_invoke": invoke,
-            "_output_validator": out_validator,
+            "_output_validator": out_validator, "runs_now": never_suspends(self.handler),
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -259,21 +263,53 @@ class SdkMcpTool(Generic[T]):
         Never raises for tool failures (those become ``isError`` results); timeouts and
         cancellation are applied by the server around this call.
         """
-        args, failure = self.validator.validate({} if arguments is None else arguments)
-        if failure is not None:
-            return error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
+        args, refused = self._arguments(arguments)
+        if refused is not None:
+            return refused
         if ctx is None and self.wants_context:
             ctx = ToolContext(tool_name=self.name)
         try:
             return self._result(await self._invoke(args, ctx))
-        except ToolError as exc:
+        except BaseException as exc:
+            return self._failed(exc)
+
+    def call_now(self, arguments: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
+        """`call()` for a handler that cannot suspend (`runs_now`), run to the end here.
+
+        Its coroutine finishes at the first step, so no task, cancel scope or event-loop
+        turn is needed; anything else raises ``RuntimeError`` (a bug of the caller).
+        """
+        if not self.runs_now:
+            raise RuntimeError(f"tool {self.name!r}: its handler can suspend; await call()")
+        args, refused = self._arguments(arguments)
+        if refused is not None:
+            return refused
+        if ctx is None and self.wants_context:
+            ctx = ToolContext(tool_name=self.name)
+        try:
+            self._invoke(args, ctx).send(None)  # type: ignore[attr-defined]
+        except StopIteration as done:  # the coroutine's return
+            return self._result(done.value)
+        except BaseException as exc:
+            return self._failed(exc)
+        raise AssertionError("unreachable: a handler with no await suspended")  # pragma: no cover
+
+    def _arguments(self, arguments: Any) -> tuple[Any, dict[str, Any] | None]:
+        """The validated arguments, or the error result refusing them."""
+        args, failure = self.validator.validate({} if arguments is None else arguments)
+        if failure is not None:
+            return args, error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
+        return args, None
+
+    def _failed(self, exc: BaseException) -> dict[str, Any]:
+        """The error result for an exception the handler raised (ours propagate)."""
+        if isinstance(exc, ToolError):
             return error_result(str(exc))
-        except Exception as exc:  # its text reaches the model: secrets masked
+        if isinstance(exc, Exception):  # its text reaches the model: secrets masked
             return error_result(redact_text(f"{type(exc).__name__}: {exc}"))
-        except BaseException as exc:  # a cancellation the handler raised is its error
-            if not raised_by_callback(exc):
-                raise
-            return error_result(f"{type(exc).__name__}: the tool cancelled itself")
+        if not raised_by_callback(exc):  # a cancellation the handler raised is its error
+            raise exc
+        return error_result(f"{type(exc).__name__}: the tool cancelled itself")
 
     def _result(self, value: Any) -> dict[str, Any]:
         if self._output_validator is not None:

@@ -62,7 +62,11 @@ def negotiate(asked: Any) -> str:
 def request_version(params: Mapping[str, Any]) -> Any:
     """The version a request names in its ``_meta`` (``None`` for a handshake-era one)."""
     meta = params.get("_meta")
-    return meta.get(PROTOCOL_VERSION_META) if isinstance(meta, Mapping) else None
+    if meta is None:  # the common cases first, without an ABC check
+        return None
+    if type(meta) is dict or isinstance(meta, Mapping):
+        return meta.get(PROTOCOL_VERSION_META)
+    return None
 
 
 def unsupported(req_id: Any, version: Any) -> dict[str, Any] | None:

@@ -55,6 +55,7 @@ __all__ = [
     "ControlObserver",
     "ControlProtocol",
     "IncomingCall",
+    "NowHandler",
     "RouteHandler",
 ]
 
@@ -112,10 +113,12 @@ class IncomingCall:
 
     __slots__ = ("_event", "_withdrawn", "request_id", "scope", "subtype")
 
-    def __init__(self, request_id: str, subtype: str) -> None:
+    def __init__(
+        self, request_id: str, subtype: str, scope: anyio.CancelScope | None = None
+    ) -> None:
         self.request_id = request_id
         self.subtype = subtype
-        self.scope = anyio.CancelScope()
+        self.scope = anyio.CancelScope() if scope is None else scope
         self._withdrawn = False
         self._event: anyio.Event | None = None
 
@@ -169,6 +172,26 @@ RouteHandler = Callable[
 ]
 """``async def handler(request, call) -> response body | None | NO_REPLY``."""
 
+NowHandler = Callable[
+    [codec.ControlRequest], "Mapping[str, Any] | Awaitable[Mapping[str, Any]] | None"
+]
+"""``handler(request) -> response body | awaitable of it | None``: serves a request at
+once, in the reading task, when it can (``None``: the route's async handler serves it).
+It must not raise."""
+
+
+class _Later:
+    """The route handler finishing an answer that a `NowHandler` began."""
+
+    __slots__ = ("_answer",)
+
+    def __init__(self, answer: Awaitable[Mapping[str, Any]]) -> None:
+        self._answer = answer
+
+    def __call__(self, req: codec.ControlRequest, call: IncomingCall) -> Awaitable[Any]:
+        return self._answer
+
+
 UnencodableAnswer = Callable[[codec.ControlRequest, MessageEncodeError], "Mapping[str, Any]"]
 """The answer to send instead of a route's answer that cannot be encoded as JSON."""
 
@@ -197,6 +220,7 @@ class ControlProtocol:
         self._transport = transport
         self._routes = dict(routes)
         self._unencodable: dict[str, UnencodableAnswer] = {}
+        self._now: dict[str, NowHandler] = {}
         self._on_message = on_message
         self._on_closed = on_closed
         self._on_error = on_error
@@ -208,6 +232,7 @@ class ControlProtocol:
         self._ids = itertools.count(1)
         self._tg: anyio.abc.TaskGroup | None = None
         self._workers: WorkerPool | None = None
+        self._new_scope: Callable[[], anyio.CancelScope] = anyio.CancelScope
         self._frame_handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             codec.CONTROL_RESPONSE: self._on_control_response,
             codec.CONTROL_REQUEST: self._on_control_request,
@@ -262,16 +287,22 @@ class ControlProtocol:
         handler: RouteHandler,
         *,
         unencodable: UnencodableAnswer | None = None,
+        now: NowHandler | None = None,
     ) -> None:
         """Register (or replace) the handler of an incoming request subtype.
 
         ``unencodable(request, cause)`` gives the answer to send instead of one that
         cannot be encoded as JSON; without it (or if its answer cannot be encoded either)
-        the CLI gets an error answer naming the cause.
+        the CLI gets an error answer naming the cause. ``now(request)`` serves the
+        requests it can at once, without a worker (see `NowHandler`).
         """
         self._routes[subtype] = handler
         if unencodable is not None:
             self._unencodable[subtype] = unencodable
+        if now is not None:
+            self._now[subtype] = now
+        else:
+            self._now.pop(subtype, None)
 
     # -------------------------------------------------------------- lifecycle
 
@@ -279,6 +310,8 @@ class ControlProtocol:
         """Start the transport and the reader in ``task_group``."""
         self._tg = task_group
         self._workers = WorkerPool(task_group)
+        # the backend's own scope class: no backend lookup per incoming request
+        self._new_scope = type(anyio.CancelScope())
         await self._transport.start(task_group)
         self._transition(ConnectionState.OPEN)
         task_group.start_soon(self._reader)
@@ -521,12 +554,31 @@ class ControlProtocol:
                 f"Unsupported control request subtype: {req.subtype}",
             )
             return
-        call = IncomingCall(req.request_id, req.subtype)
+        now = self._now.get(req.subtype)
+        if now is not None and self.reply_gate is None:
+            answer = now(req)  # served here: no worker, no cancel scope, no loop turn
+            if answer is not None:
+                if self._observers:
+                    self._notify(ControlEvent(req.request_id, req.subtype, req.request))
+                if type(answer) is dict or isinstance(answer, Mapping):
+                    self._answer_now(req, answer)
+                    return
+                handler = _Later(answer)  # finishing it needs to wait: a worker does
+        call = IncomingCall(req.request_id, req.subtype, self._new_scope())
         self._inflight[req.request_id] = call
-        if self._observers:
+        if self._observers and not isinstance(handler, _Later):
             self._notify(ControlEvent(req.request_id, req.subtype, req.request))
         assert self._workers is not None
         self._workers.submit(self._run_handler, req, handler, call)
+
+    def _answer_now(self, req: codec.ControlRequest, body: Mapping[str, Any]) -> None:
+        """Write the answer a `NowHandler` gave, at once if the pipe takes it."""
+        if self._observers:
+            self._notify(ControlEvent(req.request_id, req.subtype, req.request, "ok", body))
+        line = self._answer_line(req.request_id, body, None, req)
+        if not self._written_at_once(line):
+            assert self._workers is not None
+            self._workers.submit(self._send_answer, line)
 
     async def _run_handler(
         self, req: codec.ControlRequest, handler: RouteHandler, call: IncomingCall
@@ -578,21 +630,40 @@ class ControlProtocol:
         an error answer naming the cause, and the `MessageEncodeError` is reported (the
         connection hands it to ``on_callback_error`` and the session's events).
         """
+        line = self._answer_line(rid, body, error, req)
+        if not self._written_at_once(line):
+            await self._send_answer(line)
+
+    def _written_at_once(self, line: bytes) -> bool:
+        """Hand ``line`` to the pipe without yielding, if it takes it now (the common
+        case: one event-loop turn less per answer)."""
+        write_now = self._write_now
+        return self._state is ConnectionState.OPEN and write_now is not None and write_now(line)
+
+    def _answer_line(
+        self,
+        rid: str,
+        body: Mapping[str, Any] | None,
+        error: str | None,
+        req: codec.ControlRequest | None,
+    ) -> bytes:
+        """The encoded answer; one naming the cause if it cannot be encoded."""
         frame = (
             codec.encode_error(rid, error) if error is not None else codec.encode_success(rid, body)
         )
         try:
-            line = encode_line(frame)
+            return encode_line(frame)
         except MessageEncodeError as exc:
             subtype = req.subtype if req is not None else "request"
             self._report(subtype, exc)
-            line = self._substitute(rid, req, exc)
+            return self._substitute(rid, req, exc)
+
+    async def _send_answer(self, line: bytes) -> None:
+        """Write an answer, waiting for the pipe; a closed connection is reported."""
         try:
             if self._state not in (ConnectionState.OPEN, ConnectionState.NEW):
                 raise self._closed_error or CLIConnectionError("the CLI connection is closed")
-            # the common case: written at once, no yield (one event-loop turn less per call)
-            if self._write_now is None or not self._write_now(line):
-                await self._transport.send_line(line)
+            await self._transport.send_line(line)
         except CcwireError as exc:
             if self._state is ConnectionState.OPEN:
                 self._report("reply", exc)

@@ -644,7 +644,7 @@ def decode_control_request(obj: Mapping[str, Any]) -> ControlRequest:
     req = obj.get("request")
     if not isinstance(rid, str):
         raise MessageDecodeError("control_request without a request_id", line=str(obj)[:200])
-    if not isinstance(req, Mapping):
+    if type(req) is not dict and not isinstance(req, Mapping):  # dict first: no ABC check
         raise MessageDecodeError("control_request without a request object", line=str(obj)[:200])
     subtype = req.get("subtype")
     return ControlRequest(
@@ -699,7 +699,9 @@ def decode_mcp_message(req: Mapping[str, Any]) -> McpMessageRequest:
     """Decode the body of an ``mcp_message`` request."""
     name = req.get("server_name")
     msg = req.get("message")
-    if not isinstance(name, str) or not isinstance(msg, Mapping):
+    if (type(name) is not str or type(msg) is not dict) and (  # exact types: no ABC check
+        not isinstance(name, str) or not isinstance(msg, Mapping)
+    ):
         raise MessageDecodeError("mcp_message without server_name/message", line=str(req)[:200])
     return McpMessageRequest(server_name=name, message=msg)
 
