@@ -18,7 +18,6 @@ from ccwire import (
     AuditLog,
     ClaudeAgentOptions,
     ClaudeSDKClient,
-    SdkMcpServer,
     ToolContext,
     ToolError,
     create_sdk_mcp_server,
@@ -118,12 +117,12 @@ async def test_served_in_the_reading_task_or_by_a_worker() -> None:
 
     @tool("now", "d", {})
     async def now(args: dict[str, Any]) -> str:
-        seen["now"] = anyio.get_current_task().name
+        seen["now"] = str(anyio.get_current_task().name)
         return "ok"
 
     @tool("later", "d", {})
     async def later(args: dict[str, Any]) -> str:
-        seen["later"] = anyio.get_current_task().name
+        seen["later"] = str(anyio.get_current_task().name)
         await anyio.lowlevel.checkpoint()
         return "ok"
 
@@ -179,10 +178,10 @@ async def test_limits_and_versions_take_the_worker_path() -> None:
 
     @tool("now", "d", {})
     async def now(args: dict[str, Any]) -> str:
-        seen.append(anyio.get_current_task().name)
+        seen.append(str(anyio.get_current_task().name))
         return "ok"
 
-    limited = SdkMcpServer("s", tools=[now], max_concurrency=1)
+    limited = create_sdk_mcp_server("s", tools=[now], max_concurrency=1)
     async with connected(ClaudeAgentOptions(mcp_servers={"s": limited})) as fake:
         await call(fake, "now", {})
     server = create_sdk_mcp_server("s", tools=[now])

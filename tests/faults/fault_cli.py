@@ -186,6 +186,40 @@ def unencodable() -> None:
     result("unencodable done", structured_output=got)
 
 
+def burst(tools: list[str], count: int) -> None:
+    """``count`` tool calls written at once (one write), cycling through ``tools``, each
+    with a 300-character argument; then every answer is read. The result tells which
+    calls were answered, and how often each."""
+    lines = []
+    for n in range(count):
+        message = {
+            "method": "tools/call",
+            "params": {"name": tools[n % len(tools)], "arguments": {"text": f"{n:03d}" * 100}},
+            "jsonrpc": "2.0",
+            "id": n,
+        }
+        body = {"subtype": "mcp_message", "server_name": "s", "message": message}
+        frame = {"type": "control_request", "request_id": f"b{n}", "request": body}
+        lines.append(json.dumps(frame).encode() + b"\n")
+    write(b"".join(lines))
+    answers: dict[str, int] = {}
+    texts: dict[str, str] = {}
+    while len(answers) < count:
+        frame = read_until(lambda f: f.get("type") == "control_response")
+        rid = frame["response"]["request_id"]
+        answers[rid] = answers.get(rid, 0) + 1
+        reply = frame["response"].get("response", {}).get("mcp_response", {})
+        texts[rid] = reply.get("result", {}).get("content", [{}])[0].get("text", "")
+    request("last", "can_use_tool", tool_name="Write", input={}, tool_use_id="last")
+    while True:  # a round trip: an answer sent twice would arrive before this one's
+        frame = read_until(lambda f: f.get("type") == "control_response")
+        rid = frame["response"]["request_id"]
+        if rid == "last":
+            break
+        answers[rid] = answers.get(rid, 0) + 1
+    result("burst done", structured_output={"answers": answers, "texts": texts})
+
+
 def each_callback(tools: list[str]) -> None:
     """One call of each tool in ``tools``, one permission request, one hook callback,
     then one more call of the first tool; every answer goes back in the result."""
@@ -338,6 +372,9 @@ def main() -> None:
         each_callback(arg.split(","))
     elif sc == "unencodable":
         unencodable()
+    elif sc == "burst":
+        tools, count = arg.split(":")
+        burst(tools.split(","), int(count))
     elif sc == "garbage":
         garbage()
     elif sc == "partial_lines":

@@ -149,3 +149,53 @@ async def test_a_session_publishes_them_as_callback_errors(
     assert len(callback_errors) == 6 and all(isinstance(e, CallbackError) for e in callback_errors)
     assert len(reported) == 6  # the user's own handler still hears of each
     _expect_broken_results(mcp_schema_check)
+
+
+@tool("echo", "Answers at once (no await)", {"text": str})
+async def echo(args: dict[str, Any]) -> dict[str, Any]:
+    return _text(args["text"])
+
+
+@tool("slow_echo", "Answers after a checkpoint (a worker serves it)", {"text": str})
+async def slow_echo(args: dict[str, Any]) -> dict[str, Any]:
+    await anyio.lowlevel.checkpoint()
+    return _text(args["text"])
+
+
+@tool("bad_echo", "Answers at once with what JSON cannot carry", {"text": str})
+async def bad_echo(args: dict[str, Any]) -> dict[str, Any]:
+    return {**_text(args["text"]), "structuredContent": {"ids": {1}}}
+
+
+async def test_a_burst_of_calls_gets_every_answer_once(
+    fault_options: FaultOptions, mcp_schema_check: SchemaCheck
+) -> None:
+    """40 calls in one write: the answers given at once are written together after the
+    burst (in writes a pipe takes whole), those of workers on their own; each exactly once."""
+    server = create_sdk_mcp_server("s", tools=[echo, slow_echo, bad_echo])
+    count = 40
+    options = fault_options(
+        "burst",
+        f"echo,slow_echo,echo,bad_echo:{count}",
+        mcp_servers={"s": server},
+        on_callback_error=lambda error: None,
+    )
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(options) as client:
+                await client.query("hi")
+                items = [m async for m in client.receive_response()]
+    final = items[-1]
+    assert isinstance(final, ResultMessage) and final.result == "burst done"
+    got = final.structured_output
+    assert isinstance(got, dict)
+    assert got["answers"] == {f"b{n}": 1 for n in range(count)}
+    for n in range(count):
+        text = got["texts"][f"b{n}"]
+        if n % 4 == 3:
+            assert text.startswith("ccwire could not encode the answer"), text
+        else:
+            assert text == f"{n:03d}" * 100
+    assert len(mcp_schema_check.failures) == count // 4  # the sets: not sent, as checked
+    assert all("lost fields" in f for f in mcp_schema_check.failures)
+    mcp_schema_check.failures.clear()

@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import re
+import select
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ __all__ = [
 logger = logging.getLogger("ccwire")
 
 _raw_decode = json.JSONDecoder().raw_decode
+# answers written together at most this long: a pipe takes such a write whole (POSIX)
+_BATCH_BYTES: Final = getattr(select, "PIPE_BUF", 512)
 
 
 def _parse_line(text: str) -> Any:
@@ -221,6 +224,7 @@ class ControlProtocol:
         self._routes = dict(routes)
         self._unencodable: dict[str, UnencodableAnswer] = {}
         self._now: dict[str, NowHandler] = {}
+        self._held: list[bytes] | None = None  # answers waiting for the end of a batch
         self._on_message = on_message
         self._on_closed = on_closed
         self._on_error = on_error
@@ -426,15 +430,48 @@ class ControlProtocol:
         self._finish(error)
 
     def _on_lines(self, lines: list[bytes]) -> None:
-        """Handle ``lines`` in order, emptying the list as it goes."""
-        lines.reverse()
-        while lines:
-            line = lines.pop()
-            text = self._line_text(line)
-            del line  # a 100 MB line must not stay alive while its text is parsed
-            if text is not None:
-                self._dispatch_text(text)
-                del text
+        """Handle ``lines`` in order, emptying the list as it goes; the answers given at
+        once meanwhile are written together after the last (one write, not one each)."""
+        if len(lines) == 1:  # the CLI is not busy: nothing to batch
+            self._on_line(lines.pop())
+            return
+        held = self._held = []
+        try:
+            lines.reverse()
+            while lines:
+                line = lines.pop()
+                text = self._line_text(line)
+                del line  # a 100 MB line must not stay alive while its text is parsed
+                if text is not None:
+                    self._dispatch_text(text)
+                    del text
+        finally:
+            self._held = None
+            if held:
+                self._write_held(held)
+
+    def _on_line(self, line: bytes) -> None:
+        text = self._line_text(line)
+        del line  # a 100 MB line must not stay alive while its text is parsed
+        if text is not None:
+            self._dispatch_text(text)
+
+    def _write_held(self, held: list[bytes]) -> None:
+        """Write answers in as few pipe writes as take them at once; the rest by workers."""
+        start, size = 0, 0
+        for end, line in enumerate(held):
+            if size + len(line) > _BATCH_BYTES and end > start:
+                self._write_lines(held[start:end])
+                start, size = end, 0
+            size += len(line)
+        self._write_lines(held[start:])
+
+    def _write_lines(self, lines: list[bytes]) -> None:
+        if self._written_at_once(lines[0] if len(lines) == 1 else b"".join(lines)):
+            return
+        assert self._workers is not None
+        for line in lines:
+            self._workers.submit(self._send_answer, line)
 
     def _line_text(self, line: bytes) -> str | None:
         """The text of a line that may be JSON; ``None`` (reported) for anything else."""
@@ -576,7 +613,9 @@ class ControlProtocol:
         if self._observers:
             self._notify(ControlEvent(req.request_id, req.subtype, req.request, "ok", body))
         line = self._answer_line(req.request_id, body, None, req)
-        if not self._written_at_once(line):
+        if self._held is not None:
+            self._held.append(line)  # written with the others of this batch of lines
+        elif not self._written_at_once(line):
             assert self._workers is not None
             self._workers.submit(self._send_answer, line)
 
