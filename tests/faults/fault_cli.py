@@ -199,8 +199,8 @@ def burst(tools: list[str], count: int) -> None:
             "id": n,
         }
         body = {"subtype": "mcp_message", "server_name": "s", "message": message}
-        frame = {"type": "control_request", "request_id": f"b{n}", "request": body}
-        lines.append(json.dumps(frame).encode() + b"\n")
+        call: dict[str, Any] = {"type": "control_request", "request_id": f"b{n}", "request": body}
+        lines.append(json.dumps(call).encode() + b"\n")
     write(b"".join(lines))
     answers: dict[str, int] = {}
     texts: dict[str, str] = {}
