@@ -5,7 +5,8 @@
 Each ``SRC`` is a directory holding a ``ccwire`` package (``floor`` for the floor
 driver). Every round runs ``bench/driver.py`` once per tree, the order rotating each
 round; the metric is the scenario's own (the handshake in ms, the p50 round trip in us
-for ``tools_seq``, calls/s for ``tools_conc``, prompt to result in ms otherwise).
+for ``tools_seq``, calls/s for ``tools_conc``, messages/s over 100 sessions for
+``hundred``, prompt to result in ms otherwise).
 Printed: each tree's median, and the median of its ratios to the first tree paired by
 round. Bytecode is compiled first, so that no tree pays for compiling.
 """
@@ -34,6 +35,8 @@ def fake_cli(work: Path) -> str:
 
 
 def metric(scenario: str, d: dict[str, Any]) -> float:
+    if scenario == "hundred":
+        return float(d["msgs_per_s"])
     cli = d.get("cli") or {}
     if "latencies_ns" in cli:
         lat = sorted(cli["latencies_ns"])
@@ -62,6 +65,8 @@ def main() -> None:
                 run_env = {**env, "PYTHONPATH": str(ROOT / "src") if src == "floor" else src}
                 cmd = [sys.executable, str(HERE / "driver.py"), "--impl", impl, "--scenario",
                        scenario, "--cli", cli, "--work", tmp, "--spec", spec]  # fmt: skip
+                if scenario == "hundred":
+                    cmd += ["--sessions", "100"]
                 out = subprocess.run(cmd, env=run_env, capture_output=True, text=True, check=True)
                 d = json.loads(out.stdout.strip().splitlines()[-1])
                 if not d.get("ok"):

@@ -44,7 +44,13 @@ from .._core.errors import (
 )
 from .._core.tasks import TaskHost
 from .._mcp.routing import McpRouter
-from .._protocol.control import ConnectionState, ControlObserver, ControlProtocol, ReplyGate
+from .._protocol.control import (
+    ConnectionState,
+    ControlObserver,
+    ControlProtocol,
+    ReplyGate,
+    decode_deferred,
+)
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
 from .._transport.base import Transport
@@ -99,7 +105,7 @@ class Connection:
         self._tg: anyio.abc.TaskGroup | None = None
         self._host: TaskHost | None = None
         self._spill_dir: str | None = None
-        self._inbox: Inbox[Message | MessageDecodeError] | None = None
+        self._inbox: Inbox[Message | MessageDecodeError | str] | None = None
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
@@ -239,6 +245,7 @@ class Connection:
                 on_error=self._on_handler_error,
                 control_timeout=opts.control_timeout,
             )
+            protocol.take_assistant_text = self._take_assistant_text
             self._protocol = protocol
             self._router = McpRouter(
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
@@ -411,6 +418,8 @@ class Connection:
                     await link.flush()
                     continue
                 item = inbox.take()
+                if isinstance(item, str):  # an assistant message's line, decoded now
+                    item = self._decoded(item)
                 if isinstance(item, MessageDecodeError):
                     raise item
                 yield item
@@ -439,6 +448,24 @@ class Connection:
     def _resume_reading(self) -> None:
         if self._protocol is not None:
             self._protocol.resume_reading()
+
+    def _decoded(self, text: str) -> Message | MessageDecodeError:
+        """A line `_take_assistant_text` queued, decoded as `_on_message` would show it."""
+        item = decode_deferred(text)
+        if self._stamped and not isinstance(item, MessageDecodeError):
+            return self._shown(item)  # (the stamped uuids only grow: the same as then)
+        return item
+
+    def _take_assistant_text(self, text: str) -> bool:
+        """Queue an assistant message's line undecoded, when nobody watches messages as
+        they arrive: decoded when read, it holds no GC-tracked objects while queued."""
+        if self._observers:
+            return False
+        self._turn_open = True
+        self._error_result = None
+        assert self._inbox is not None
+        self._inbox.put(text, len(text))
+        return True
 
     def _on_message(self, item: Message | MessageDecodeError) -> None:
         inbox = self._inbox

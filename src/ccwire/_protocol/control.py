@@ -58,6 +58,7 @@ __all__ = [
     "IncomingCall",
     "NowHandler",
     "RouteHandler",
+    "decode_deferred",
 ]
 
 logger = logging.getLogger("ccwire")
@@ -74,6 +75,38 @@ def _parse_line(text: str) -> Any:
     if end != len(text) and not text[end:].isspace():
         raise ValueError(f"Extra data at character {end}")
     return obj
+
+
+_ASSISTANT_HEAD: Final = '{"type":"assistant",'  # how the CLI writes an assistant message
+
+
+def decode_deferred(text: str) -> Message | MessageDecodeError:
+    """Decode a line a `ControlProtocol.take_assistant_text` handler took undecoded: the
+    message, or the decode error the line would have given when read."""
+    try:
+        obj = _parse_line(text)
+    except ValueError as exc:
+        return _decode_error("the CLI wrote a line that is not valid JSON", text, exc)
+    except RecursionError as exc:
+        return _decode_error(
+            f"the CLI wrote a frame nested deeper than {sys.getrecursionlimit()} levels", text, exc
+        )
+    try:
+        return codec.decode_message(obj)
+    except MessageDecodeError as exc:
+        return exc
+
+
+def _decode_error(
+    message: str, line: bytes | str, cause: BaseException | None
+) -> MessageDecodeError:
+    preview = line[:200]
+    err = MessageDecodeError(
+        message,
+        line=preview.decode("utf-8", "replace") if isinstance(preview, bytes) else preview,
+    )
+    err.__cause__ = cause
+    return err
 
 
 class _NoReply(enum.Enum):
@@ -244,6 +277,11 @@ class ControlProtocol:
             codec.KEEP_ALIVE: _ignore,
         }
         self._observers: list[ControlObserver] = []
+        self.take_assistant_text: Callable[[str], bool] | None = None
+        """If set, offered each assistant message's line undecoded (it starts with
+        ``{"type":"assistant",``); returning True takes it, to be decoded with
+        `decode_deferred` when read. A queued message then holds no objects the garbage
+        collector tracks: many queued messages cost it nothing."""
         self.reply_gate: ReplyGate | None = None
         """If set, awaited before each answer to a CLI request is written."""
         self.noise_lines = 0
@@ -486,16 +524,13 @@ class ControlProtocol:
             return None
 
     def _bad_line(self, message: str, line: bytes | str, cause: BaseException | None) -> None:
-        preview = line[:200]
-        err = MessageDecodeError(
-            message,
-            line=preview.decode("utf-8", "replace") if isinstance(preview, bytes) else preview,
-        )
-        err.__cause__ = cause
-        self._on_message(err)
+        self._on_message(_decode_error(message, line, cause))
 
     def _dispatch_text(self, text: str) -> None:
         self.line_size = len(text)
+        take = self.take_assistant_text
+        if take is not None and text.startswith(_ASSISTANT_HEAD) and take(text):
+            return  # decoded by its reader (`decode_deferred`): nothing for the GC meanwhile
         try:
             obj = _parse_line(text)
         except ValueError as exc:

@@ -1,0 +1,96 @@
+"""Assistant messages waiting to be read are kept as their line and decoded when read:
+a backlog holds nothing the garbage collector tracks, and reads exactly as before."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import (
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    MessageDecodeError,
+    ResultMessage,
+    TextBlock,
+)
+from ccwire.testing import FakeCLI, memory_transport_pair
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def connected() -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI, Any]]:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake, None)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(ClaudeAgentOptions(), transport=transport) as client:
+                yield client, fake, peer
+
+
+def alive(kind: type) -> int:
+    return sum(type(o) is kind for o in gc.get_objects())
+
+
+async def test_a_backlog_of_assistant_messages_holds_no_decoded_objects() -> None:
+    count = 300
+    async with connected() as (client, fake, _):
+        await client.query("go")
+        await fake.receive("user")
+        before = alive(AssistantMessage)
+        for n in range(count):
+            await fake.assistant({"type": "text", "text": f"part {n}"})
+        await fake.result("done")
+        await fake.request("no_such_subtype")  # a round trip: every line above was read
+        assert alive(AssistantMessage) == before  # queued as lines, not as objects
+        messages = [m async for m in client.receive_response()]
+    texts = [
+        b.text for m in messages if isinstance(m, AssistantMessage) for b in m.content
+        if isinstance(b, TextBlock)
+    ]  # fmt: skip
+    assert texts == [f"part {n}" for n in range(count)]
+    assert isinstance(messages[-1], ResultMessage)
+
+
+async def test_a_bad_assistant_line_is_raised_where_it_was_and_reading_goes_on() -> None:
+    nested = '{"type":"assistant","message":' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    async with connected() as (client, fake, peer):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "text", "text": "one"})
+        await peer.send_raw(b'{"type":"assistant", this is not JSON}\n')
+        await fake.assistant({"type": "text", "text": "two"})
+        await peer.send_raw(nested.encode())
+        await fake.assistant({"type": "text", "content": "no text field"})
+        await fake.assistant({"type": "text", "text": "three"})
+        await fake.result("done")
+        seen: list[Any] = []
+        while not (seen and isinstance(seen[-1], ResultMessage)):
+            try:
+                async for m in client.receive_response():
+                    seen.append(m)
+            except MessageDecodeError as exc:
+                seen.append(exc)
+    kinds = [
+        m.content[0].text if isinstance(m, AssistantMessage) else type(m).__name__  # type: ignore[union-attr]
+        for m in seen
+    ]
+    assert kinds == [
+        "one",
+        "MessageDecodeError",
+        "two",
+        "MessageDecodeError",
+        "MessageDecodeError",
+        "three",
+        "ResultMessage",
+    ]
+    assert "not valid JSON" in str(seen[1])
+    assert "nested deeper" in str(seen[3])
+    assert "text" in str(seen[4])
