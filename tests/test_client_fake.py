@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -759,6 +760,8 @@ async def test_the_prompt_uuids_ccwire_stamps_are_not_shown() -> None:
         stamped = await client.query("hello")
         prompt = await fake.receive("user")
         assert stamped is not None and prompt["uuid"] == stamped
+        made = uuid.UUID(stamped)  # a random UUID, as uuid.uuid4() makes them
+        assert str(made) == stamped and made.version == 4 and made.variant == uuid.RFC_4122
         for frame in _turn_frames(fake.session_id, [stamped]):
             await fake.send(frame)
         messages = [m async for m in client.receive_response()]

@@ -5,6 +5,11 @@ and errors come out as they did before."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
 
 import anyio
 import pytest
@@ -49,3 +54,51 @@ async def test_a_cli_that_cannot_start_raises_as_before(fault_options: FaultOpti
     async with no_leaks():
         with anyio.fail_after(LIMIT), pytest.raises(CLIConnectionError, match="does not exist"):
             await ClaudeSDKClient(missing).connect()
+
+
+async def test_the_spill_directory_is_made_only_for_a_value_too_long_for_argv(
+    fault_options: FaultOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spills = tmp_path / "tmp"
+    spills.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spills))
+
+    async def converse(**options: object) -> list[str]:
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(fault_options("plain", **options)) as client:
+                made = sorted(p.name for p in spills.iterdir())
+                await client.query("hi")
+                [m async for m in client.receive_response()]
+        return made
+
+    assert await converse() == []  # nothing spilled: no directory
+    made = await converse(system_prompt="x" * 200_000)  # spilled to a file
+    assert len(made) == 1 and made[0].startswith("ccwire-")
+    assert list(spills.iterdir()) == []  # removed with the connection
+
+
+def test_a_first_connect_loads_only_what_it_needs(fault_options: FaultOptions) -> None:
+    """Without a session store, a spilled value or a server object, the first connect
+    loads no transcript store, no MCP bridge, and none of ``uuid``, ``tempfile``,
+    ``shutil`` (nor what they load)."""
+    options = fault_options("plain")
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from ccwire import ClaudeAgentOptions, ClaudeSDKClient
+        async def main():
+            opts = ClaudeAgentOptions(cli_path={options.cli_path!r}, cwd={options.cwd!r},
+                                      env={dict(options.env)!r})
+            async with ClaudeSDKClient(opts) as client:
+                await client.query("hi")
+                [m async for m in client.receive_response()]
+        asyncio.run(main())
+        unwanted = ("uuid", "tempfile", "shutil", "platform", "ccwire._mcp.bridge",
+                    "ccwire._conversation.transcript_store.link")
+        print(sorted(m for m in unwanted if m in sys.modules))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=LIMIT, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr

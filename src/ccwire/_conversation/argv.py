@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -98,12 +97,12 @@ def sdk_servers(
     """
     if mcp_servers is None or isinstance(mcp_servers, (str, Path)):
         return {}
-    from .._mcp.bridge import as_served_server
-
     found: dict[str, SdkMcpServer] = {}
     for name, config in mcp_servers.items():
         cfg = cast("Mapping[str, Any]", config)
         if not isinstance(cfg, Mapping):
+            from .._mcp.bridge import as_served_server  # a server object: rare, lazy
+
             served = as_served_server(cfg)
             if served is not None:
                 found[name] = cast("SdkMcpServer", served)
@@ -116,7 +115,13 @@ def sdk_servers(
                 f"mcp_servers[{name!r}] has type 'sdk' but no 'instance'; "
                 "make SDK servers with ccwire.create_sdk_mcp_server()"
             )
-        found[name] = cast("SdkMcpServer", as_served_server(instance) or instance)
+        from .._mcp.server import SdkMcpServer as Ours  # loaded: it made the instance
+
+        if not isinstance(instance, Ours):  # ours is served as is (no bridge to load)
+            from .._mcp.bridge import as_served_server  # another kind: rare, lazy
+
+            instance = as_served_server(instance) or instance
+        found[name] = cast("SdkMcpServer", instance)
     return found
 
 
@@ -214,18 +219,50 @@ def build_initialize_fields(
     return fields
 
 
+class SpillDir:
+    """A connection's private directory for over-long argument values, made (0700, by
+    ``tempfile.mkdtemp``) when the first one is written: most connections never need it,
+    and their first connect then loads neither ``tempfile`` nor ``shutil``."""
+
+    __slots__ = ("path",)
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        """The directory, once made."""
+
+    def make(self) -> str:
+        """The directory's path, made now if it was not yet."""
+        if self.path is None:
+            import tempfile  # on first use (as above)
+
+            self.path = tempfile.mkdtemp(prefix="ccwire-")
+        return self.path
+
+    def remove(self) -> None:
+        """Delete the directory and what is in it, if it was made (idempotent)."""
+        path, self.path = self.path, None
+        if path is not None:
+            import shutil  # on first use (as above)
+
+            shutil.rmtree(path, ignore_errors=True)
+
+
 class _Spill:
     """Writes over-long values to files in ``directory`` (when one is given)."""
 
-    def __init__(self, directory: str | None) -> None:
+    def __init__(self, directory: str | SpillDir | None) -> None:
         self.directory = directory
 
     def wanted(self, value: str) -> bool:
         return self.directory is not None and _too_long(value)
 
     def write(self, value: str, stem: str, suffix: str) -> str:
-        assert self.directory is not None
-        fd, path = tempfile.mkstemp(prefix=f"{stem}-", suffix=suffix, dir=self.directory)
+        import tempfile  # with the first spilled value (see SpillDir)
+
+        directory = self.directory
+        assert directory is not None
+        where = directory if isinstance(directory, str) else directory.make()
+        fd, path = tempfile.mkstemp(prefix=f"{stem}-", suffix=suffix, dir=where)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(value)
         return path
@@ -388,7 +425,7 @@ def _extra_args(extra: Mapping[str, str | None]) -> list[str]:
 
 
 def build_argv(  # noqa: C901 - one flag per option, in the order the CLI documents them
-    options: ClaudeAgentOptions, *, cli_path: str, spill_dir: str | None = None
+    options: ClaudeAgentOptions, *, cli_path: str, spill_dir: str | SpillDir | None = None
 ) -> list[str]:
     """The full command line for ``options``.
 

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
-import tempfile
-import uuid as uuid_mod
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Union
 
@@ -65,14 +62,14 @@ from .._wire.messages import (
     SystemMessage,
     TranscriptMirrorMessage,
 )
-from .argv import build_argv, build_initialize_fields, sdk_servers
+from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
-from .transcript_store.link import StoreLink
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
     from .early_launch import EarlyLaunch
+    from .transcript_store.link import StoreLink
 
 __all__ = ["Connection", "MessageObserver"]
 
@@ -104,7 +101,7 @@ class Connection:
         self._protocol: ControlProtocol | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._host: TaskHost | None = None
-        self._spill_dir: str | None = None
+        self._spill_dir: SpillDir | None = None
         self._inbox: Inbox[Message | MessageDecodeError | str] | None = None
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
@@ -186,7 +183,7 @@ class Connection:
             argv, env, self._spill_dir = early.argv, early.env, early.spill_dir
         else:
             cli = find_cli(opts.cli_path, cwd=opts.cwd)
-            self._spill_dir = tempfile.mkdtemp(prefix="ccwire-")
+            self._spill_dir = SpillDir()
             argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
             env = build_env(opts, base_env=os.environ)
         try:
@@ -218,6 +215,8 @@ class Connection:
         )
         if opts.session_store is not None:
             validate_session_store_options(opts)  # the options may have changed since
+            from .transcript_store.link import StoreLink  # only with a store: lazy
+
             self._link = StoreLink(opts)
         try:
             fields = codec.initialize_fields(
@@ -311,7 +310,7 @@ class Connection:
             if self._link is not None:  # the CLI has exited: the last frames are in
                 await self._link.aclose()
             if self._spill_dir is not None:
-                shutil.rmtree(self._spill_dir, ignore_errors=True)
+                self._spill_dir.remove()
                 self._spill_dir = None
         self._tg = None
         host, self._host = self._host, None
@@ -355,7 +354,7 @@ class Connection:
         """A new prompt uuid of ccwire's own. The CLI names it in the frames of the turn
         that answers the prompt; those are shown to the caller without it (`_shown`), as
         the reference SDK, which stamps nothing, shows them."""
-        uid = str(uuid_mod.uuid4())
+        uid = _uuid4()
         self._stamped.add(uid)
         return uid
 
@@ -605,6 +604,16 @@ def require_open(conn: Connection | None) -> Connection:
     if conn is None or conn.protocol.state is not ConnectionState.OPEN:
         raise CLIConnectionError("not connected: call connect() first")
     return conn
+
+
+def _uuid4() -> str:
+    """``str(uuid.uuid4())``, without importing ``uuid`` (and ``platform``) into the
+    first connect: 16 random bytes with the version 4 and RFC 4122 variant bits."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40
+    b[8] = (b[8] & 0x3F) | 0x80
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _notify(observers: list[MessageObserver], message: Message) -> None:

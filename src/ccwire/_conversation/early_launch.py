@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
-import tempfile
 from typing import TYPE_CHECKING
 
 from .._transport.discovery import find_cli
 from .._transport.spawn import abandon_popen, kill_quietly, spawn_kwargs, start_popen
-from .argv import build_argv
+from .argv import SpillDir, build_argv
 from .cli_env import build_env
 
 if TYPE_CHECKING:
@@ -38,7 +36,7 @@ class EarlyLaunch:
         self,
         argv: list[str],
         env: dict[str, str],
-        spill_dir: str,
+        spill_dir: SpillDir,
         started: asyncio.Future[subprocess.Popen[bytes]],
     ) -> None:
         self.argv = argv
@@ -72,7 +70,7 @@ class EarlyLaunch:
         finally:
             if not done:  # killed and reaped later, whenever the spawn ends
                 abandon_popen(self.started)
-            shutil.rmtree(self.spill_dir, ignore_errors=True)
+            self.spill_dir.remove()
 
     def abandon(self) -> None:
         """Kill and reap the child and remove its spill directory, unless a transport
@@ -81,7 +79,7 @@ class EarlyLaunch:
             return
         self.taken = True
         abandon_popen(self.started)
-        shutil.rmtree(self.spill_dir, ignore_errors=True)
+        self.spill_dir.remove()
 
 
 def launch_early(options: ClaudeAgentOptions) -> EarlyLaunch | None:
@@ -97,15 +95,13 @@ def launch_early(options: ClaudeAgentOptions) -> EarlyLaunch | None:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # trio
         return None
-    spill_dir: str | None = None
+    spill_dir = SpillDir()
     try:
         cli = find_cli(options.cli_path, cwd=options.cwd)
-        spill_dir = tempfile.mkdtemp(prefix="ccwire-")
         argv = build_argv(options, cli_path=cli, spill_dir=spill_dir)
         env = build_env(options, base_env=os.environ)
     except Exception:  # raised again, in order, by the connection's own launch
-        if spill_dir is not None:
-            shutil.rmtree(spill_dir, ignore_errors=True)
+        spill_dir.remove()
         return None
     kwargs = spawn_kwargs(cwd=options.cwd, env=env, user=options.user)
     return EarlyLaunch(argv, env, spill_dir, start_popen(loop, argv, kwargs))

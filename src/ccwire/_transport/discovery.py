@@ -8,7 +8,6 @@ directory or any parent); the usual global install locations.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -97,6 +96,8 @@ def find_cli(
     searched: list[str] = []
     path_var = env.get("PATH", os.defpath)
     searched.append(f"{_NAME!r} on PATH ({path_var})")
+    import shutil  # only for a search: a given path needs none (the first connect's imports)
+
     found = shutil.which(_NAME, path=path_var)
     if found is not None:
         return os.path.abspath(found)
