@@ -263,11 +263,9 @@ class SdkMcpTool(Generic[T]):
         Never raises for tool failures (those become ``isError`` results); timeouts and
         cancellation are applied by the server around this call.
         """
-        args, refused = self._arguments(arguments)
+        args, ctx, refused = self._prepared(arguments, ctx)
         if refused is not None:
             return refused
-        if ctx is None and self.wants_context:
-            ctx = ToolContext(tool_name=self.name)
         try:
             return self._result(await self._invoke(args, ctx))
         except BaseException as exc:
@@ -281,11 +279,9 @@ class SdkMcpTool(Generic[T]):
         """
         if not self.runs_now:
             raise RuntimeError(f"tool {self.name!r}: its handler can suspend; await call()")
-        args, refused = self._arguments(arguments)
+        args, ctx, refused = self._prepared(arguments, ctx)
         if refused is not None:
             return refused
-        if ctx is None and self.wants_context:
-            ctx = ToolContext(tool_name=self.name)
         try:
             self._invoke(args, ctx).send(None)  # type: ignore[attr-defined]
         except StopIteration as done:  # the coroutine's return
@@ -294,12 +290,16 @@ class SdkMcpTool(Generic[T]):
             return self._failed(exc)
         raise AssertionError("unreachable: a handler with no await suspended")  # pragma: no cover
 
-    def _arguments(self, arguments: Any) -> tuple[Any, dict[str, Any] | None]:
-        """The validated arguments, or the error result refusing them."""
+    def _prepared(
+        self, arguments: Any, ctx: ToolContext | None
+    ) -> tuple[Any, ToolContext | None, dict[str, Any] | None]:
+        """The validated arguments and the call's context, or the result refusing them."""
         args, failure = self.validator.validate({} if arguments is None else arguments)
         if failure is not None:
-            return args, error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
-        return args, None
+            return args, ctx, error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
+        if ctx is None and self.wants_context:
+            ctx = ToolContext(tool_name=self.name)
+        return args, ctx, None
 
     def _failed(self, exc: BaseException) -> dict[str, Any]:
         """The error result for an exception the handler raised (ours propagate)."""

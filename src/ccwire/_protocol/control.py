@@ -471,26 +471,24 @@ class ControlProtocol:
         """Handle ``lines`` in order, emptying the list as it goes; the answers given at
         once meanwhile are written together after the last (one write, not one each)."""
         if len(lines) == 1:  # the CLI is not busy: nothing to batch
-            self._on_line(lines.pop())
+            self._on_last_line(lines)
             return
         held = self._held = []
         try:
             lines.reverse()
             while lines:
-                line = lines.pop()
-                text = self._line_text(line)
-                del line  # a 100 MB line must not stay alive while its text is parsed
-                if text is not None:
-                    self._dispatch_text(text)
-                    del text
+                self._on_last_line(lines)
         finally:
             self._held = None
             if held:
                 self._write_held(held)
 
-    def _on_line(self, line: bytes) -> None:
+    def _on_last_line(self, lines: list[bytes]) -> None:
+        """Take the last of ``lines`` off the list and handle it (popped here, not by the
+        caller: no reference to a 100 MB line stays alive while its text is parsed)."""
+        line = lines.pop()
         text = self._line_text(line)
-        del line  # a 100 MB line must not stay alive while its text is parsed
+        del line
         if text is not None:
             self._dispatch_text(text)
 
