@@ -75,8 +75,10 @@ def main() -> None:
     first = results[trees[0][0]]
     for label, values in results.items():
         paired = statistics.median(a / b for a, b in zip(values, first, strict=True))
+        q1, _, q3 = statistics.quantiles(values, n=4) if len(values) > 1 else (values * 3)
         print(f"{label:12s} median {statistics.median(values):10.2f}   "
-              f"paired vs {trees[0][0]}: {paired:.3f}   n={len(values)}")  # fmt: skip
+              f"paired vs {trees[0][0]}: {paired:.3f}   n={len(values)}   "
+              f"quartiles {q1:.2f} .. {q3:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

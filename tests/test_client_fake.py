@@ -198,6 +198,20 @@ async def test_callback_errors_become_error_answers() -> None:
     assert unknown["error"] == "Unsupported control request subtype: no_such_subtype"
 
 
+@pytest.mark.anyio
+async def test_callback_requests_without_callbacks_get_the_same_error_answers() -> None:
+    # a session with no hooks and no can_use_tool loads the callback code only when such a
+    # request arrives; the answers are those of a session that has callbacks
+    async with connected(ClaudeAgentOptions()) as (_, fake):
+        perm = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="a")
+        again = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="b")
+        hook = await fake.request("hook_callback", callback_id="hook_0", input={})
+    for answer in (perm, again):
+        assert answer["subtype"] == "error"
+        assert answer["error"] == "canUseTool callback is not provided"
+    assert hook["subtype"] == "error" and "hook_0" in hook["error"]
+
+
 async def test_hook_output_keywords_and_timeout() -> None:
     async def stop_it(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
         return {"continue_": False, "stopReason": "enough", "async_": False}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from ccwire import (
     AuditLog,
@@ -21,7 +22,7 @@ from ccwire import (
     tool,
 )
 from ccwire._conversation.argv import build_argv
-from ccwire._core.redact import is_secret_key, redact_text, redact_value
+from ccwire._core.redact import _shapes as redact_shapes, is_secret_key, redact_text, redact_value
 from tests.test_audit import call, connected, records
 
 # what the issue found passing through, and more of the same kind
@@ -222,6 +223,33 @@ def test_in_process_servers_alone_stay_inline(tmp_path: Path) -> None:
     value = argv[argv.index("--mcp-config") + 1]
     assert json.loads(value) == {"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}
     assert os.listdir(tmp_path) == []
+
+
+# the pieces the patterns are made of, so that short texts come close to matching
+_NEAR = st.sampled_from(
+    ["sk-ant-", "sk_live_", "xoxb-", "AKIA", "eyJ", "basic ", "bearer ", "token", "a", "Z",
+     "0", "-", "_", ".", " ", "\t", "/", "@", "?", "&", "'", '"', "-----BEGIN "]
+)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(_NEAR, max_size=8)
+    .map("".join)
+    .filter(lambda t: len(t) < 14 and ":" not in t and "=" not in t)
+)
+def test_short_texts_without_colon_or_equals_skip_the_patterns_safely(text: str) -> None:
+    # redact_text returns such texts without running the patterns: running them all
+    # must find nothing in them either
+    for pattern in redact_shapes():
+        assert pattern.search(text) is None, (pattern.pattern, text)
+    assert redact_text(text) is text
+
+
+def test_the_shortest_shaped_secrets_are_still_masked() -> None:
+    assert redact_text("basic abcdefgh") == "basic ***"  # 14 characters, no : or =
+    assert redact_text("token=b") == "token=***"
+    assert redact_text("pwd:x") == "pwd:***"
 
 
 @pytest.mark.timeout(120)  # a hang bound: quadratic matching took hours here

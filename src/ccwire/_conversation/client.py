@@ -70,9 +70,11 @@ class ClaudeSDKClient(RuntimeControl):
 
             from .._protocol.features import CliFeatures
             from .connection import Connection
-            from .shadow_warning import warn_if_can_use_tool_shadowed
 
-            warn_if_can_use_tool_shadowed(self.options)
+            if self.options.can_use_tool is not None:
+                from .shadow_warning import warn_if_can_use_tool_shadowed
+
+                warn_if_can_use_tool_shadowed(self.options)
             conn = Connection(self.options, self._transport, early=early)
             await conn.open()
         except BaseException:

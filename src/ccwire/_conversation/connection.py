@@ -25,9 +25,6 @@ from typing import TYPE_CHECKING, Any, Final, Union
 import anyio
 import anyio.abc
 
-from .._callbacks.hooks import HookRegistry
-from .._callbacks.permissions import permission_route
-from .._callbacks.reporting import report_callback_error
 from .._core.errors import (
     CallbackError,
     CcwireError,
@@ -46,6 +43,7 @@ from .._protocol.control import (
     ControlObserver,
     ControlProtocol,
     ReplyGate,
+    RouteHandler,
     decode_deferred,
 )
 from .._protocol.inbox import Inbox
@@ -209,7 +207,12 @@ class Connection:
         if self._protocol is not None:
             raise SessionStateError("already connected")
         opts = self.options
-        hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
+        hooks = None
+        if opts.hooks:  # the callbacks' modules load with the first callback
+            from .._callbacks.hooks import HookRegistry
+
+            hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
+        hooks_config = None if hooks is None else hooks.initialize_config
         self._inbox = Inbox(
             opts.max_buffered_bytes, on_full=self._pause_reading, on_drained=self._resume_reading
         )
@@ -220,7 +223,7 @@ class Connection:
             self._link = StoreLink(opts)
         try:
             fields = codec.initialize_fields(
-                hooks.initialize_config, build_initialize_fields(opts, hooks.initialize_config)
+                hooks_config, build_initialize_fields(opts, hooks_config)
             )
             if self._link is not None:  # a resume loads the session from the store first
                 self._launch_options = await self._link.prepare(
@@ -255,11 +258,11 @@ class Connection:
                 unencodable=_mcp_unencodable,
                 now=self._router.route_now(),
             )
+            protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
             protocol.add_route(
-                codec.CAN_USE_TOOL,
-                permission_route(opts.can_use_tool, on_error=opts.on_callback_error),
+                codec.HOOK_CALLBACK,
+                hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route),
             )
-            protocol.add_route(codec.HOOK_CALLBACK, hooks.route())
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
             await protocol.start(tg)
@@ -267,7 +270,8 @@ class Connection:
             self.server_info = await protocol.request(
                 codec.INITIALIZE, fields, timeout=opts.initialize_timeout
             )
-            hooks.verify(self.server_info)
+            if hooks is not None:
+                hooks.verify(self.server_info)
             caps = self.server_info.get("capabilities")
             if isinstance(caps, list):
                 self.capabilities = frozenset(c for c in caps if isinstance(c, str))
@@ -584,7 +588,34 @@ class Connection:
                 subtype=where,
             )
             error.__cause__ = exc
+            from .._callbacks.reporting import report_callback_error
+
             report_callback_error(self.options.on_callback_error, error)
+
+    def _permission_route(self) -> RouteHandler:
+        from .._callbacks.permissions import permission_route
+
+        opts = self.options
+        return permission_route(opts.can_use_tool, on_error=opts.on_callback_error)
+
+    def _no_hooks_route(self) -> RouteHandler:
+        # answers a hook_callback for an id that was never registered, as a registry does
+        from .._callbacks.hooks import HookRegistry
+
+        return HookRegistry(None, on_error=self.options.on_callback_error).route()
+
+
+def _on_first_call(make: Callable[[], RouteHandler]) -> RouteHandler:
+    """A route handler made by ``make()`` when the first request arrives (the callback
+    modules are loaded only by a session that gets such a request)."""
+    made: list[RouteHandler] = []
+
+    def route(req: Any, call: Any) -> Any:
+        if not made:
+            made.append(make())
+        return made[0](req, call)
+
+    return route
 
 
 _ANSWER_KINDS: Final = {

@@ -95,6 +95,11 @@ _KEYWORD: Final = (
 )
 
 
+# Every pattern below without ``:`` or ``=`` in it matches at least this many characters
+# ("basic " and 8 more); a shorter text with neither character cannot hold a secret.
+_SHORTEST: Final = 14
+
+
 @cache
 def _shapes() -> tuple[re.Pattern[str], ...]:
     """The patterns, compiled on first use (2 ms): importing ccwire stays cheap."""
@@ -156,6 +161,8 @@ def redact_text(text: str, *, mask: str = MASK) -> str:
     """
     if not isinstance(text, str) or not text:
         return text
+    if len(text) < _SHORTEST and ":" not in text and "=" not in text:
+        return text  # no pattern can match (and none is compiled): names, ids, flags
     replace = _masker(mask)
     out = text
     for pattern in _shapes():

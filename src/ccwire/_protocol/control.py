@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import itertools
 import json
 import logging
@@ -26,8 +27,7 @@ import re
 import select
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -48,6 +48,11 @@ from .._wire import codec
 from .._wire.framing import encode_line
 from .._wire.messages import Message
 from .workers import WorkerPool
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same dataclasses, defined without compiling (import time)
+    from .._core.records import dataclass
 
 __all__ = [
     "NO_REPLY",
@@ -232,12 +237,16 @@ UnencodableAnswer = Callable[[codec.ControlRequest, MessageEncodeError], "Mappin
 """The answer to send instead of a route's answer that cannot be encoded as JSON."""
 
 
-@dataclass(eq=False)
 class _Pending:
-    subtype: str
-    done: anyio.Event = field(default_factory=anyio.Event)
-    response: codec.ControlResponse | None = None
-    error: BaseException | None = None
+    """One request of ours awaiting its ``control_response``."""
+
+    __slots__ = ("done", "error", "response", "subtype")
+
+    def __init__(self, subtype: str) -> None:
+        self.subtype = subtype
+        self.done = anyio.Event()
+        self.response: codec.ControlResponse | None = None
+        self.error: BaseException | None = None
 
 
 class ControlProtocol:
@@ -558,8 +567,9 @@ class ControlProtocol:
             f"the CLI wrote a frame nested deeper than {sys.getrecursionlimit()} levels", text, exc
         )
         head = text[:_ID_SCAN]
-        rid = _REQUEST_ID.search(head)
-        if rid is not None and _CONTROL_REQUEST.search(head) is not None and self._tg is not None:
+        request_id, control_request = _id_patterns()
+        rid = request_id.search(head)
+        if rid is not None and control_request.search(head) is not None and self._tg is not None:
             self._tg.start_soon(
                 self._reply,
                 rid.group(1),
@@ -763,8 +773,16 @@ class ControlProtocol:
 
 
 _ID_SCAN: Final = 4096  # how far into an undecodable frame its request id is looked for
-_REQUEST_ID: Final = re.compile(r'"request_id"\s*:\s*"([^"\\]{1,200})"')
-_CONTROL_REQUEST: Final = re.compile(r'"type"\s*:\s*"control_request"')
+
+
+@functools.cache
+def _id_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The request id and the control-request type in raw text (compiled on first use:
+    only an undecodable frame needs them, and the first connect imports this module)."""
+    return (
+        re.compile(r'"request_id"\s*:\s*"([^"\\]{1,200})"'),
+        re.compile(r'"type"\s*:\s*"control_request"'),
+    )
 
 
 def _write_now(transport: Transport) -> Callable[[bytes], bool] | None:
