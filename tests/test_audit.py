@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ import pytest
 from ccwire import (
     AuditLog,
     ClaudeAgentOptions,
-    ClaudeSDKClient,
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -24,7 +22,8 @@ from ccwire import (
     redact_keys,
     tool,
 )
-from ccwire.testing import FakeCLI, memory_transport_pair
+from ccwire.testing import FakeCLI
+from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
 
@@ -37,17 +36,6 @@ async def login(args: dict[str, Any]) -> dict[str, Any]:
 @tool("explode", "Always fails", {})
 async def explode(args: dict[str, Any]) -> dict[str, Any]:
     raise RuntimeError("kaboom")
-
-
-@asynccontextmanager
-async def connected(options: ClaudeAgentOptions) -> AsyncIterator[FakeCLI]:
-    transport, peer = memory_transport_pair()
-    fake = FakeCLI(peer)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake, None)
-        with anyio.fail_after(15):
-            async with ClaudeSDKClient(options, transport=transport):
-                yield fake
 
 
 def records(buf: io.StringIO) -> list[dict[str, Any]]:
@@ -83,7 +71,7 @@ async def test_tool_calls_permissions_and_hooks_are_recorded() -> None:
         hooks={"PreToolUse": [HookMatcher(hooks=[pre])]},
         audit_log=AuditLog(buf),
     )
-    async with connected(opts) as fake:
+    async with connected(opts) as (_, fake):
         await fake.mcp("s", "tools/list")  # not audited
         await call(fake, "login", {"user": "alice", "password": "hunter2"}, "toolu_1")
         await call(fake, "explode", {}, "toolu_2")
@@ -127,7 +115,7 @@ async def test_tool_calls_permissions_and_hooks_are_recorded() -> None:
 
 async def test_missing_permission_callback_is_recorded_as_error() -> None:
     buf = io.StringIO()
-    async with connected(ClaudeAgentOptions(audit_log=AuditLog(buf))) as fake:
+    async with connected(ClaudeAgentOptions(audit_log=AuditLog(buf))) as (_, fake):
         answer = await fake.request("can_use_tool", tool_name="Bash", input={"command": "ls"})
     assert answer["subtype"] == "error"
     (record,) = records(buf)
@@ -147,7 +135,7 @@ async def test_withdrawn_tool_call_is_recorded_as_cancelled() -> None:
     buf = io.StringIO()
     server = create_sdk_mcp_server("s", tools=[hang])
     opts = ClaudeAgentOptions(mcp_servers={"s": server}, audit_log=AuditLog(buf))
-    async with connected(opts) as fake:
+    async with connected(opts) as (_, fake):
         rid = await fake.start_request(
             "mcp_message",
             server_name="s",
@@ -173,7 +161,7 @@ async def test_custom_none_and_broken_redactors() -> None:
     for redact in (upper, None, broken, redact_keys(["user"], mask="<hidden>")):
         buf = io.StringIO()
         opts = ClaudeAgentOptions(mcp_servers={"s": server}, audit_log=AuditLog(buf, redact=redact))
-        async with connected(opts) as fake:
+        async with connected(opts) as (_, fake):
             await call(fake, "login", {"user": "bob", "password": "pw"}, "t")
         outputs.append(records(buf)[0]["arguments"])
     assert outputs == [
@@ -190,7 +178,7 @@ async def test_path_target_appends_json_lines(tmp_path: Path) -> None:
     for n in range(2):
         log = AuditLog(path)
         opts = ClaudeAgentOptions(mcp_servers={"s": server}, audit_log=log)
-        async with connected(opts) as fake:
+        async with connected(opts) as (_, fake):
             await call(fake, "login", {"user": f"u{n}", "password": "x"}, f"t{n}")
         log.close()
         assert log.records_written == 1

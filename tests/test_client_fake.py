@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -37,6 +36,7 @@ from ccwire import (
     tool,
 )
 from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
 
@@ -44,23 +44,6 @@ pytestmark = pytest.mark.anyio
 @tool("greet", "Greet someone by name", {"name": str})
 async def greet(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"Hello, {args['name']}! Welcome."}]}
-
-
-@asynccontextmanager
-async def connected(
-    options: ClaudeAgentOptions | None = None, *, init: Mapping[str, Any] | None = None
-) -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI]]:
-    transport, peer = memory_transport_pair()
-    fake = FakeCLI(peer)
-    # The client's own task group is entered in connect() and left in disconnect(), so
-    # it must nest inside ours: the fake CLI's handshake task runs in the outer group.
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake, init)
-        with anyio.fail_after(15):
-            async with ClaudeSDKClient(
-                options or ClaudeAgentOptions(), transport=transport
-            ) as client:
-                yield client, fake
 
 
 async def test_initialize_carries_hooks_and_returns_server_info() -> None:

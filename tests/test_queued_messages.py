@@ -4,35 +4,19 @@ a backlog holds nothing the garbage collector tracks, and reads exactly as befor
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import pytest
 
 from ccwire import (
     AssistantMessage,
-    ClaudeAgentOptions,
-    ClaudeSDKClient,
     MessageDecodeError,
     ResultMessage,
     TextBlock,
 )
-from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
-
-
-@asynccontextmanager
-async def connected() -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI, Any]]:
-    transport, peer = memory_transport_pair()
-    fake = FakeCLI(peer)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake, None)
-        with anyio.fail_after(15):
-            async with ClaudeSDKClient(ClaudeAgentOptions(), transport=transport) as client:
-                yield client, fake, peer
 
 
 def alive(kind: type) -> int:
@@ -41,7 +25,7 @@ def alive(kind: type) -> int:
 
 async def test_a_backlog_of_assistant_messages_holds_no_decoded_objects() -> None:
     count = 300
-    async with connected() as (client, fake, _):
+    async with connected() as (client, fake):
         await client.query("go")
         await fake.receive("user")
         before = alive(AssistantMessage)
@@ -61,7 +45,8 @@ async def test_a_backlog_of_assistant_messages_holds_no_decoded_objects() -> Non
 
 async def test_a_bad_assistant_line_is_raised_where_it_was_and_reading_goes_on() -> None:
     nested = '{"type":"assistant","message":' + "[" * 100_000 + "]" * 100_000 + "}\n"
-    async with connected() as (client, fake, peer):
+    async with connected() as (client, fake):
+        peer = fake.peer
         await client.query("go")
         await fake.receive("user")
         await fake.assistant({"type": "text", "text": "one"})

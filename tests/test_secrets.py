@@ -113,7 +113,7 @@ async def test_the_audit_log_masks_arguments_and_details(anyio_backend: str) -> 
     buf = io.StringIO()
     server = create_sdk_mcp_server("s", tools=[deploy])
     options = ClaudeAgentOptions(mcp_servers={"s": server}, audit_log=AuditLog(buf))
-    async with connected(options) as fake:
+    async with connected(options) as (_, fake):
         target = "https://deploy:hunter2@example.com/?token=abc"
         await call(fake, "deploy", {"target": target}, "toolu_1")
     (record,) = records(buf)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -17,28 +16,17 @@ import pytest
 from ccwire import (
     AuditLog,
     ClaudeAgentOptions,
-    ClaudeSDKClient,
     ToolContext,
     ToolError,
     create_sdk_mcp_server,
     tool,
 )
-from ccwire.testing import FakeCLI, memory_transport_pair
+from ccwire.testing import FakeCLI
+from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
 
 WORKER = "ccwire control request"  # the name of the tasks serving requests that wait
-
-
-@asynccontextmanager
-async def connected(options: ClaudeAgentOptions) -> AsyncIterator[FakeCLI]:
-    transport, peer = memory_transport_pair()
-    fake = FakeCLI(peer)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake, None)
-        with anyio.fail_after(15):
-            async with ClaudeSDKClient(options, transport=transport):
-                yield fake
 
 
 def twins(body: Callable[[dict[str, Any]], Any]) -> tuple[Any, Any]:
@@ -102,7 +90,7 @@ async def test_the_same_answer_at_once_and_from_a_worker(
     now, later = twins(body)
     assert now.runs_now and not later.runs_now
     server = create_sdk_mcp_server("s", tools=[now, later])
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as fake:
+    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
         first = await call(fake, "now", arguments)
         second = await call(fake, "later", arguments)
         after = await call(fake, "now", {"n": 9}, mid=2)  # the session goes on
@@ -127,7 +115,7 @@ async def test_served_in_the_reading_task_or_by_a_worker() -> None:
         return "ok"
 
     server = create_sdk_mcp_server("s", tools=[now, later])
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as fake:
+    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
         await call(fake, "now", {})
         await call(fake, "later", {})
     assert seen["later"] == WORKER
@@ -137,7 +125,7 @@ async def test_served_in_the_reading_task_or_by_a_worker() -> None:
 async def test_a_call_cancelled_before_it_ran_gets_no_answer_either_way() -> None:
     now, later = twins(plain)
     server = create_sdk_mcp_server("s", tools=[now, later])
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as fake:
+    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
         for mid, name in ((1, "now"), (2, "later")):
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
             cancel["params"] = {"requestId": mid}  # type: ignore[assignment]
@@ -161,7 +149,7 @@ async def test_a_tool_with_a_context_and_the_audit_log() -> None:
     buf = io.StringIO()
     server = create_sdk_mcp_server("s", tools=[where])
     opts = ClaudeAgentOptions(mcp_servers={"s": server}, audit_log=AuditLog(buf))
-    async with connected(opts) as fake:
+    async with connected(opts) as (_, fake):
         params = {"name": "where", "arguments": {}, "_meta": {"claudecode/toolUseId": "tu_1"}}
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
         response = await fake.request("mcp_message", server_name="s", message=message)
@@ -182,10 +170,10 @@ async def test_limits_and_versions_take_the_worker_path() -> None:
         return "ok"
 
     limited = create_sdk_mcp_server("s", tools=[now], max_concurrency=1)
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": limited})) as fake:
+    async with connected(ClaudeAgentOptions(mcp_servers={"s": limited})) as (_, fake):
         await call(fake, "now", {})
     server = create_sdk_mcp_server("s", tools=[now])
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as fake:
+    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
         meta = {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}
         params = {"name": "now", "arguments": {}, "_meta": meta}
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}

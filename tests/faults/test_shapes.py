@@ -12,35 +12,20 @@ connection goes on, and a control request is always answered.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import pytest
 
 from ccwire import (
     AssistantMessage,
-    ClaudeAgentOptions,
     ClaudeSDKClient,
     MessageDecodeError,
     ResultMessage,
 )
-from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
 DEPTH = 100_000
-
-
-@asynccontextmanager
-async def connected() -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI]]:
-    transport, peer = memory_transport_pair()
-    fake = FakeCLI(peer)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake, None)
-        with anyio.fail_after(15):
-            async with ClaudeSDKClient(ClaudeAgentOptions(), transport=transport) as client:
-                yield client, fake
 
 
 async def _all(client: ClaudeSDKClient) -> tuple[list[Any], list[MessageDecodeError]]:

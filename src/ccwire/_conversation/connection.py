@@ -464,6 +464,7 @@ class Connection:
         they arrive: decoded when read, it holds no GC-tracked objects while queued."""
         if self._observers:
             return False
+        # the bookkeeping of an AssistantMessage in _on_message, inlined (the hot path)
         self._turn_open = True
         self._error_result = None
         assert self._inbox is not None
@@ -481,6 +482,7 @@ class Connection:
             _notify(self._observers, shown)
         size = self._protocol.line_size if self._protocol is not None else 0
         if type(item) is AssistantMessage:  # the hot path of a streaming turn
+            # (the same bookkeeping as _take_assistant_text's for a queued line)
             self._turn_open = True
             self._error_result = None
             inbox.put(shown, size)
