@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from ccwire import CallbackError, ClaudeAgentOptions, HookMatcher
-from tests.test_client_fake import connected
+from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
 
