@@ -610,12 +610,13 @@ class Connection:
 def _on_first_call(make: Callable[[], RouteHandler]) -> RouteHandler:
     """A route handler made by ``make()`` when the first request arrives (the callback
     modules are loaded only by a session that gets such a request)."""
-    made: list[RouteHandler] = []
+    handler: RouteHandler | None = None
 
     def route(req: Any, call: Any) -> Any:
-        if not made:
-            made.append(make())
-        return made[0](req, call)
+        nonlocal handler
+        if handler is None:
+            handler = make()
+        return handler(req, call)
 
     return route
 
