@@ -104,3 +104,31 @@ def test_a_first_connect_loads_only_what_it_needs(fault_options: FaultOptions) -
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=LIMIT, check=True
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
+
+
+def test_a_child_abandoned_while_spawning_is_reaped_without_the_loop() -> None:
+    """Abandoned before ``Popen`` returned, on a loop that never runs again (one about to
+    close): the spawning thread itself kills and reaps the child."""
+    script = textwrap.dedent(
+        """
+        import asyncio, os, sys, threading, time
+        from ccwire._transport.spawn import abandon_popen, spawn_kwargs, start_popen
+        loop = asyncio.new_event_loop()
+        kwargs = spawn_kwargs(cwd=None, env=None, user=None)
+        kwargs["preexec_fn"] = lambda: time.sleep(0.5)  # Popen returns after this
+        started = start_popen(loop, [sys.executable, "-c", "import time; time.sleep(60)"], kwargs)
+        abandon_popen(started)  # still spawning
+        for t in threading.enumerate():
+            if t.name == "ccwire spawn":
+                t.join(15)
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+            print("child left" if pid == 0 else "reaped now")
+        except ChildProcessError:
+            print("no child")
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=LIMIT, check=True
+    )
+    assert out.stdout.strip() == "no child", out.stdout + out.stderr

@@ -74,6 +74,11 @@ def start_popen(
             popen = subprocess.Popen(argv, **kwargs)
         except BaseException as exc:  # handed to the awaiting task
             error = exc
+        if done.cancelled():  # abandoned while spawning: reaped here, not by settle(),
+            if popen is not None:  # which a loop about to close may never run
+                kill_quietly(popen)
+                popen.wait()
+            return
         try:
             loop.call_soon_threadsafe(settle, popen, error)
         except RuntimeError:  # the loop is closed: reap the child here
