@@ -39,12 +39,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from floor import FloorSession, floor_argv, floor_env  # noqa: E402
+from floor import FloorSession, floor_argv, floor_env, touch_anyio  # noqa: E402
 
 TIMEOUT = 600.0
 # Extra environment for the CLI (JSON in BENCH_CLI_ENV): run.py points the real CLI at
 # a local scripted model this way.
 CLI_ENV: dict[str, str] = json.loads(os.environ.get("BENCH_CLI_ENV") or "{}")
+# BENCH_FLOOR_ANYIO=1: the floor also pays anyio's first use while the CLI boots
+# (`floor.touch_anyio`); anyio itself is imported here, untimed, as the SDKs import it.
+FLOOR_ANYIO = bool(os.environ.get("BENCH_FLOOR_ANYIO"))
+if FLOOR_ANYIO:
+    import anyio  # noqa: F401
 
 
 def _maxrss() -> int:
@@ -149,6 +154,8 @@ def floor_session_factory(cli: str, spec: dict[str, Any]):  # type: ignore[no-un
             s["out"] = out
         argv = floor_argv(cli, spec.get("allowed_tools", ()))
         fs = FloorSession(argv, floor_env({**CLI_ENV, "BENCH_SPEC": json.dumps(s)}))
+        if FLOOR_ANYIO:  # the floor plus anyio's first use
+            fs.after_spawn = touch_anyio
         try:
             result = await fs.run(on_prompt=lambda: _mark_prompt(marks))
             marks.t_result = time.perf_counter()

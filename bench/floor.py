@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -46,6 +46,9 @@ class FloorSession:
         self.proc: asyncio.subprocess.Process | None = None
         self.messages = 0
         self.text_bytes = 0
+        self.after_spawn: Callable[[], Awaitable[None]] | None = None
+        """Run right after the spawn, while the CLI boots (``driver.py`` uses it for a
+        floor that also pays anyio's first use: see `touch_anyio`)."""
 
     async def run(
         self, prompt: str = "go", on_prompt: Callable[[], None] | None = None
@@ -70,6 +73,8 @@ class FloorSession:
             limit=_LIMIT,
         )
         self.proc = proc
+        if self.after_spawn is not None:
+            await self.after_spawn()
         self._write(
             {
                 "type": "control_request",
@@ -190,3 +195,18 @@ def floor_argv(cli: str, allowed_tools: Sequence[str] = ()) -> list[str]:
 def floor_env(extra: dict[str, str]) -> dict[str, str]:
     """``os.environ`` plus ``extra`` (as both SDKs build it)."""
     return {**os.environ, **extra}
+
+
+async def touch_anyio() -> None:
+    """What any anyio program pays on its first use of anyio on asyncio: a task group,
+    an event, a cancel scope and a memory stream (anyio then loads its asyncio backend
+    and the modules it imports lazily). Nothing more: no SDK code."""
+    import importlib
+
+    import anyio
+
+    async with anyio.create_task_group():
+        anyio.Event()
+        anyio.CancelScope()
+        anyio.create_memory_object_stream[bytes]()
+        importlib.import_module("anyio.abc")

@@ -160,6 +160,9 @@ def run_driver(
         env["BENCH_CLI_ENV"] = json.dumps(cli_env)
     if impl == "ref":
         env.pop("PYTHONPATH", None)
+    if impl == "floor_anyio":  # the floor plus anyio's first use (floor.touch_anyio)
+        env["BENCH_FLOOR_ANYIO"] = "1"
+        cmd[cmd.index("--impl") + 1] = "floor"
     if impl == "before":
         assert BEFORE_SRC is not None
         env["PYTHONPATH"] = BEFORE_SRC
@@ -423,6 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "floor": args.python,
         "ref": args.ref_python,
         "before": args.python,
+        "floor_anyio": args.python,
     }
 
     raw: dict[str, Any] = {"results": {}, "imports": {}}
@@ -442,10 +446,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             real = (real_cli, scripted_model_env(stack, work))
             relay = (make_relay(work, args.python), tool_model_env(stack, work, real_cli))
         for rnd in range(rounds):
-            order = impls[rnd % len(impls) :] + impls[: rnd % len(impls)]
             for sc in scenarios:
                 if sc.rounds is not None and rnd >= sc.rounds and not args.smoke:
                     continue
+                # the first connect also runs the floor plus anyio's first use
+                anyio_too = sc.name == "handshake" and "floor" in impls
+                names = [*impls, "floor_anyio"] if anyio_too else impls
+                order = names[rnd % len(names) :] + names[: rnd % len(names)]
                 for _ in range(1 if args.smoke else sc.repeat):
                     for impl in order:
                         if sc.name == "tool_real" and relay is not None:

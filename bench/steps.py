@@ -3,10 +3,11 @@
 ``python bench/steps.py SCENARIO SPEC ROUNDS LABEL=SRC [LABEL=SRC ...]``
 
 Each ``SRC`` is a directory holding a ``ccwire`` package (``floor`` for the floor
-driver). Every round runs ``bench/driver.py`` once per tree, the order rotating each
-round; the metric is the scenario's own (the handshake in ms, the p50 round trip in us
-for ``tools_seq``, calls/s for ``tools_conc``, messages/s over 100 sessions for
-``hundred``, prompt to result in ms otherwise).
+driver, ``floor+anyio`` for the floor that also pays anyio's first use while the CLI
+boots: `floor.touch_anyio`). Every round runs ``bench/driver.py`` once per tree, the
+order rotating each round; the metric is the scenario's own (the handshake in ms, the
+p50 round trip in us for ``tools_seq``, calls/s for ``tools_conc``, messages/s over 100
+sessions for ``hundred``, prompt to result in ms otherwise).
 Printed: each tree's median, and the median of its ratios to the first tree paired by
 round. Bytecode is compiled first, so that no tree pays for compiling.
 """
@@ -53,7 +54,7 @@ def main() -> None:
     trees = [arg.split("=", 1) for arg in sys.argv[4:]]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for _, src in trees:
-        if src != "floor":
+        if not src.startswith("floor"):
             compileall.compile_dir(src, quiet=1)
     results: dict[str, list[float]] = {label: [] for label, _ in trees}
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,8 +62,10 @@ def main() -> None:
         for r in range(rounds):
             k = r % len(trees)
             for label, src in trees[k:] + trees[:k]:
-                impl = "floor" if src == "floor" else "ccwire"
-                run_env = {**env, "PYTHONPATH": str(ROOT / "src") if src == "floor" else src}
+                impl = "floor" if src.startswith("floor") else "ccwire"
+                run_env = {**env, "PYTHONPATH": str(ROOT / "src") if impl == "floor" else src}
+                if src == "floor+anyio":
+                    run_env["BENCH_FLOOR_ANYIO"] = "1"
                 cmd = [sys.executable, str(HERE / "driver.py"), "--impl", impl, "--scenario",
                        scenario, "--cli", cli, "--work", tmp, "--spec", spec]  # fmt: skip
                 if scenario == "hundred":

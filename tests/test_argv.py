@@ -971,3 +971,14 @@ def test_env_errors_never_quote_values() -> None:
     with pytest.raises(TypeError) as info:
         build_env(ClaudeAgentOptions(env=bad), base_env={})
     assert "sk-bytes-secret" not in str(info.value) and "TOKEN" in str(info.value)
+
+
+def test_mcp_servers_any_path_like_passed_through() -> None:
+    class ConfigPath:  # an os.PathLike that is not a pathlib.Path
+        def __fspath__(self) -> str:
+            return "/x/mcp.json"
+
+    o = ClaudeAgentOptions(mcp_servers=ConfigPath())  # type: ignore[arg-type]
+    assert flags(o) == ["--mcp-config", "/x/mcp.json"]
+    assert sdk_servers(ConfigPath()) == {}  # type: ignore[arg-type]
+    assert sdk_servers(Path("/x/mcp.json")) == {}

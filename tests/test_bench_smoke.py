@@ -29,6 +29,9 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     assert {"handshake", "tools_seq", "messages", "big_100MB", "many_10", "sessions_100"} <= set(
         raw["results"]
     )
+    anyio_floor = raw["results"]["handshake"]["floor_anyio"]  # the floor + anyio's first use
+    assert anyio_floor and all(r["ok"] and r["handshake_s"] > 0 for r in anyio_floor)
+    assert "floor_anyio" not in raw["results"]["messages"]  # the first connect only
     hundred = raw["results"]["sessions_100"]["ccwire"][0]
     assert hundred["messages"] == 3 * 5 and hundred["rss_per_idle_session"] > 0
     imports = raw["imports"]
@@ -37,5 +40,6 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     assert imports["bare"]["heavy"] == []  # `import ccwire` pulls no heavy package
     page = out.read_text()
     assert "SMOKE RUN" in page and "## Targets" in page and "ccwire / before" in page
+    assert "the floor plus anyio's first use alone" in page and "floor + anyio" in page
     for target in ("usual import", "tools/call p50", "16 in flight", "100 sessions", "100 MB"):
         assert target in page, target

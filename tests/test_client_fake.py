@@ -796,3 +796,17 @@ async def test_prompt_uuids_the_caller_gives_are_shown() -> None:
     for m in turn:
         assert m.user_message_uuids == ["mine"]
     assert event.user_message_uuid is None and assistant.user_message_uuid is None
+
+
+async def test_an_mcp_config_given_as_a_path_like_connects() -> None:
+    """A ``--mcp-config`` file given as any ``os.PathLike`` (not only a ``Path``) is
+    passed to the CLI as a path, with no in-process servers behind it."""
+
+    class ConfigPath:
+        def __fspath__(self) -> str:
+            return "/x/mcp.json"
+
+    for config in (ConfigPath(), "/x/mcp.json"):
+        options = ClaudeAgentOptions(mcp_servers=config)  # type: ignore[arg-type]
+        async with connected(options) as (client, _fake):  # it raised TypeError
+            assert await client.get_server_info() is not None

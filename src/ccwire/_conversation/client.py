@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncGenerator, AsyncIterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -66,8 +67,6 @@ class ClaudeSDKClient(RuntimeControl):
         # importing the client stays cheap)
         early = launch_early(self.options) if self._transport is None else None
         try:
-            from pathlib import Path
-
             from .._protocol.features import CliFeatures
             from .connection import Connection
 
@@ -86,7 +85,8 @@ class ClaudeSDKClient(RuntimeControl):
         conn.add_observer(features.observe, system_only=True)
         self._features = features
         servers = self.options.mcp_servers
-        self._mcp_servers = None if isinstance(servers, (str, Path)) else dict(servers)
+        # os.PathLike, not pathlib.Path: the first connect imports no pathlib (~1 ms)
+        self._mcp_servers = None if isinstance(servers, (str, os.PathLike)) else dict(servers)
         if isinstance(prompt, str):
             await conn.send_prompt(prompt)
         elif prompt is not None:
