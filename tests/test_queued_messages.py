@@ -79,3 +79,47 @@ async def test_a_bad_assistant_line_is_raised_where_it_was_and_reading_goes_on()
     assert "not valid JSON" in str(seen[1])
     assert "nested deeper" in str(seen[3])
     assert "text" in str(seen[4])
+
+
+ODD_ASSISTANT_LINES = [
+    b'{"type":"assistant","message":{"content":[{"type":"text","text":"\xff"}]}}\n',  # not UTF-8
+    b'{"type":"assistant","type":"user","message":{"role":"user","content":"dup"}}\n',
+    b'{"type":"assistant","message":"not an object"}\n',
+    b'{"type":"assistant","message":{"content":[]}} trailing\n',
+    b'{"type":"assistant","message":{"content":[{"type":"text","text":"ok"}]}}  \n',
+]
+
+
+async def _read_odd_lines(watched: bool) -> list[str]:
+    """What the odd lines above read as: queued undecoded (nobody watches messages as
+    they arrive) or decoded at once (an observer watches)."""
+    async with connected() as (client, fake):
+        if watched:
+            client._connection().add_observer(lambda message: None)
+        await client.query("go")
+        await fake.receive("user")
+        for line in ODD_ASSISTANT_LINES:
+            await fake.peer.send_raw(line)
+        await fake.result("done")
+        seen: list[str] = []
+        while not (seen and seen[-1] == "ResultMessage"):
+            try:
+                async for m in client.receive_response():
+                    seen.append(type(m).__name__)
+            except MessageDecodeError as exc:
+                seen.append(f"MessageDecodeError: {str(exc).splitlines()[0]}")
+    return seen
+
+
+async def test_odd_assistant_lines_read_the_same_queued_or_decoded_at_once() -> None:
+    queued, at_once = await _read_odd_lines(False), await _read_odd_lines(True)
+    assert queued == at_once
+    assert [kind.split(":")[0] for kind in queued] == [
+        "MessageDecodeError",  # not UTF-8
+        "UserMessage",  # the last "type" wins, as in any JSON reader
+        "MessageDecodeError",  # no message object
+        "MessageDecodeError",  # not one JSON value
+        "AssistantMessage",  # trailing blanks are fine
+        "ResultMessage",
+    ]
+    assert "UTF-8" in queued[0] and "'message' object" in queued[2] and "JSON" in queued[3]

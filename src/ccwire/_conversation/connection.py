@@ -421,8 +421,10 @@ class Connection:
                     await link.flush()
                     continue
                 item = inbox.take()
-                if isinstance(item, str):  # an assistant message's line, decoded now
-                    item = self._decoded(item)
+                if isinstance(item, str):  # a line _take_assistant_text queued, decoded now
+                    item = decode_deferred(item)  # as _on_message would have shown it:
+                    if self._stamped and not isinstance(item, MessageDecodeError):
+                        item = self._shown(item)  # (the stamped uuids only grow)
                 if isinstance(item, MessageDecodeError):
                     raise item
                 yield item
@@ -451,13 +453,6 @@ class Connection:
     def _resume_reading(self) -> None:
         if self._protocol is not None:
             self._protocol.resume_reading()
-
-    def _decoded(self, text: str) -> Message | MessageDecodeError:
-        """A line `_take_assistant_text` queued, decoded as `_on_message` would show it."""
-        item = decode_deferred(text)
-        if self._stamped and not isinstance(item, MessageDecodeError):
-            return self._shown(item)  # (the stamped uuids only grow: the same as then)
-        return item
 
     def _take_assistant_text(self, text: str) -> bool:
         """Queue an assistant message's line undecoded, when nobody watches messages as

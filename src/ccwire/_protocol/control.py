@@ -83,20 +83,26 @@ def _parse_line(text: str) -> Any:
 
 
 _ASSISTANT_HEAD: Final = '{"type":"assistant",'  # how the CLI writes an assistant message
+_ASSISTANT_HEAD_BYTES: Final = _ASSISTANT_HEAD.encode()
 
 
 def decode_deferred(text: str) -> Message | MessageDecodeError:
     """Decode a line a `ControlProtocol.take_assistant_text` handler took undecoded: the
     message, or the decode error the line would have given when read."""
     try:
-        obj = _parse_line(text)
+        obj, end = _raw_decode(text)  # _parse_line, inlined (once per message)
     except ValueError as exc:
         return _decode_error("the CLI wrote a line that is not valid JSON", text, exc)
     except RecursionError as exc:
         return _decode_error(
             f"the CLI wrote a frame nested deeper than {sys.getrecursionlimit()} levels", text, exc
         )
+    if end != len(text) and not text[end:].isspace():
+        extra = ValueError(f"Extra data at character {end}")
+        return _decode_error("the CLI wrote a line that is not valid JSON", text, extra)
     try:
+        if obj.get("type") == "assistant":  # decode_message's lookup, skipped
+            return codec.decode_assistant(obj)
         return codec.decode_message(obj)
     except MessageDecodeError as exc:
         return exc
@@ -496,6 +502,20 @@ class ControlProtocol:
         """Take the last of ``lines`` off the list and handle it (popped here, not by the
         caller: no reference to a 100 MB line stays alive while its text is parsed)."""
         line = lines.pop()
+        take = self.take_assistant_text
+        if take is not None and line.startswith(_ASSISTANT_HEAD_BYTES):
+            # a streamed assistant message, queued undecoded: _line_text and
+            # _dispatch_text inlined (once per message)
+            try:
+                queued = line.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                pass  # reported by _line_text
+            else:
+                del line
+                self.line_size = len(queued)
+                if not take(queued):
+                    self._dispatch_text(queued)
+                return
         text = self._line_text(line)
         del line
         if text is not None:

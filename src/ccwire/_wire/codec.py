@@ -531,7 +531,22 @@ def decode_message(obj: Mapping[str, Any]) -> Message:
     except MessageDecodeError:
         raise
     except (TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise MessageDecodeError(f"malformed {t!r} frame ({exc})", line=str(obj)[:200]) from exc
+        raise _malformed_frame(t, obj, exc) from exc
+
+
+def decode_assistant(obj: Mapping[str, Any]) -> Message:
+    """`decode_message` for a frame whose ``type`` is ``"assistant"`` (a streamed turn's
+    frames, read one by one: no lookup of the decoder)."""
+    try:
+        return _assistant(obj)
+    except MessageDecodeError:
+        raise
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise _malformed_frame("assistant", obj, exc) from exc
+
+
+def _malformed_frame(t: str, obj: Mapping[str, Any], exc: Exception) -> MessageDecodeError:
+    return MessageDecodeError(f"malformed {t!r} frame ({exc})", line=str(obj)[:200])
 
 
 def encode_message(message: Message) -> dict[str, Any]:
