@@ -82,24 +82,20 @@ def _parse_line(text: str) -> Any:
     return obj
 
 
-_ASSISTANT_HEAD: Final = '{"type":"assistant",'  # how the CLI writes an assistant message
-_ASSISTANT_HEAD_BYTES: Final = _ASSISTANT_HEAD.encode()
+_ASSISTANT_HEAD: Final = b'{"type":"assistant",'  # how the CLI writes an assistant message
 
 
 def decode_deferred(text: str) -> Message | MessageDecodeError:
     """Decode a line a `ControlProtocol.take_assistant_text` handler took undecoded: the
     message, or the decode error the line would have given when read."""
     try:
-        obj, end = _raw_decode(text)  # _parse_line, inlined (once per message)
+        obj = _parse_line(text)
     except ValueError as exc:
         return _decode_error("the CLI wrote a line that is not valid JSON", text, exc)
     except RecursionError as exc:
         return _decode_error(
             f"the CLI wrote a frame nested deeper than {sys.getrecursionlimit()} levels", text, exc
         )
-    if end != len(text) and not text[end:].isspace():
-        extra = ValueError(f"Extra data at character {end}")
-        return _decode_error("the CLI wrote a line that is not valid JSON", text, extra)
     try:
         if obj.get("type") == "assistant":  # decode_message's lookup, skipped
             return codec.decode_assistant(obj)
@@ -503,18 +499,19 @@ class ControlProtocol:
         caller: no reference to a 100 MB line stays alive while its text is parsed)."""
         line = lines.pop()
         take = self.take_assistant_text
-        if take is not None and line.startswith(_ASSISTANT_HEAD_BYTES):
-            # a streamed assistant message, queued undecoded: _line_text and
-            # _dispatch_text inlined (once per message)
+        if take is not None and line.startswith(_ASSISTANT_HEAD):
+            # a streamed assistant message, queued undecoded to be decoded by its reader
+            # (`decode_deferred`): nothing for the GC meanwhile; _line_text inlined (once
+            # per message)
             try:
                 queued = line.decode("utf-8", "surrogatepass")
             except UnicodeDecodeError:
                 pass  # reported by _line_text
             else:
                 del line
-                self.line_size = len(queued)
-                if not take(queued):
-                    self._dispatch_text(queued)
+                if take(queued):
+                    return
+                self._dispatch_text(queued)  # someone watches: decoded now
                 return
         text = self._line_text(line)
         del line
@@ -555,9 +552,6 @@ class ControlProtocol:
 
     def _dispatch_text(self, text: str) -> None:
         self.line_size = len(text)
-        take = self.take_assistant_text
-        if take is not None and text.startswith(_ASSISTANT_HEAD) and take(text):
-            return  # decoded by its reader (`decode_deferred`): nothing for the GC meanwhile
         try:
             obj = _parse_line(text)
         except ValueError as exc:
