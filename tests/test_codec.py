@@ -234,3 +234,14 @@ def test_user_message_frame() -> None:
         "session_id": "default",
         "uuid": "u",
     }
+
+
+def test_the_callbacks_wire_forms_are_reached_through_the_codec() -> None:
+    """They load with the first use (a connection without callbacks never needs them);
+    every name is still ``codec.X``, and a name that is not there is an AttributeError."""
+    from ccwire._wire import codec_callbacks
+
+    for name in ("CanUseToolRequest", "decode_hook_callback", "encode_permission_result"):
+        assert getattr(codec, name) is getattr(codec_callbacks, name)
+    with pytest.raises(AttributeError, match="no_such_name"):
+        codec.no_such_name  # noqa: B018

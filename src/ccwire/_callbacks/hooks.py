@@ -80,6 +80,8 @@ def _as_matcher(event: str, value: object) -> HookMatcher:
 
 @dataclass(frozen=True)
 class _Registered:
+    """One registered hook callback: its event, the callback and its timeout."""
+
     event: str
     callback: HookCallback
     timeout: float

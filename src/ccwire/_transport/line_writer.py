@@ -43,6 +43,10 @@ class WriteInterrupted(Exception):
 
 @dataclass(eq=False)
 class _Write:
+    """One line waiting to be written, and how its writing ended."""
+
+    # (a docstring keeps this record on the no-compile path of _core.records: ~0.6 ms
+    # of the first connect)
     data: bytes
     done: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None

@@ -17,23 +17,6 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from .._core.errors import MessageDecodeError
 from .._core.records import prepare
 from .._core.slots import slot_builder
-
-# permissions and hooks live in _codec_callbacks; every wire name is still codec.X
-from .codec_callbacks import (
-    CanUseToolRequest as CanUseToolRequest,
-    HookCallbackRequest as HookCallbackRequest,
-    _opt_str,
-    decode_can_use_tool as decode_can_use_tool,
-    decode_hook_callback as decode_hook_callback,
-    decode_hook_input as decode_hook_input,
-    decode_permission_update as decode_permission_update,
-    encode_hook_matcher as encode_hook_matcher,
-    encode_hook_matchers as encode_hook_matchers,
-    encode_hook_output as encode_hook_output,
-    encode_hook_result as encode_hook_result,
-    encode_permission_result as encode_permission_result,
-    encode_permission_update as encode_permission_update,
-)
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -68,8 +51,24 @@ if TYPE_CHECKING:
 else:  # the same dataclasses, defined without compiling (import time)
     from .._core.records import dataclass
 
-if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
-    pass
+# permissions and hooks live in codec_callbacks; every wire name is still codec.X, but
+# that module loads on first use (`__getattr__` below): a connection without
+# callbacks never needs it (~0.5 ms of the first connect)
+if TYPE_CHECKING:
+    from .codec_callbacks import (
+        CanUseToolRequest as CanUseToolRequest,
+        HookCallbackRequest as HookCallbackRequest,
+        decode_can_use_tool as decode_can_use_tool,
+        decode_hook_callback as decode_hook_callback,
+        decode_hook_input as decode_hook_input,
+        decode_permission_update as decode_permission_update,
+        encode_hook_matcher as encode_hook_matcher,
+        encode_hook_matchers as encode_hook_matchers,
+        encode_hook_output as encode_hook_output,
+        encode_hook_result as encode_hook_result,
+        encode_permission_result as encode_permission_result,
+        encode_permission_update as encode_permission_update,
+    )
 
 
 # Top-level frame types that belong to the control protocol.
@@ -90,6 +89,39 @@ SET_PERMISSION_MODE = "set_permission_mode"
 SET_MODEL = "set_model"
 
 SESSION_STATE_CHANGED = "session_state_changed"
+
+
+_CALLBACK_NAMES = frozenset(
+    (
+        "CanUseToolRequest",
+        "HookCallbackRequest",
+        "decode_can_use_tool",
+        "decode_hook_callback",
+        "decode_hook_input",
+        "decode_permission_update",
+        "encode_hook_matcher",
+        "encode_hook_matchers",
+        "encode_hook_output",
+        "encode_hook_result",
+        "encode_permission_result",
+        "encode_permission_update",
+    )
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The callbacks' wire forms (`codec_callbacks`), loaded on first use."""
+    if name in _CALLBACK_NAMES:
+        from . import codec_callbacks
+
+        value = getattr(codec_callbacks, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _opt_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 def frame_type(obj: Mapping[str, Any]) -> str:

@@ -364,6 +364,8 @@ class TeammateIdleHookInput(BaseHookInput):
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class _TaskHookInput(BaseHookInput):
+    """The fields the task events share."""
+
     task_id: str = ""
     task_subject: str = ""
     task_description: str | None = None

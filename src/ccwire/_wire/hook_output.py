@@ -93,6 +93,8 @@ class PostToolUseOutput(HookSpecificOutput):
 
 @dataclass(frozen=True, kw_only=True)
 class _ContextOutput(HookSpecificOutput):
+    """An output that may add context for the model."""
+
     additional_context: str | None = None
 
 
@@ -208,6 +210,8 @@ class PreModelSwitchOutput(HookSpecificOutput):
 
 @dataclass(frozen=True, kw_only=True)
 class _ElicitationAnswer(HookSpecificOutput):
+    """An answer to an elicitation: the action and the content."""
+
     action: Literal["accept", "decline", "cancel"] | None = None
     content: Mapping[str, Any] | None = None
 
