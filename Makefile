@@ -104,7 +104,7 @@ REF_PY := bench/.venv-ref/bin/python
 $(REF_PY):
 	$(PY) -m venv bench/.venv-ref
 	$(REF_PY) -m pip install --quiet --upgrade pip
-	$(REF_PY) -m pip install --quiet '$(REF_SDK)' pyinstrument
+	$(REF_PY) -m pip install --quiet '$(REF_SDK)'
 
 # Its example programs, from its sdist (tests/compat/test_reference_examples.py runs them
 # on ccwire and on the reference); unpacked here, never committed.

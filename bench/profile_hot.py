@@ -1,7 +1,9 @@
 """Profile ccwire's hot paths with pyinstrument and summarise where the time goes.
 
-pyinstrument lives in the reference venv (``make bench`` installs it there); ccwire is
-imported from ``src/`` through ``PYTHONPATH``, so the profiled code is this checkout.
+The driver runs under ccwire's own Python (the one ``make bench`` runs ccwire with,
+where the ``dev`` extra installs pyinstrument), with ``src/`` first on ``PYTHONPATH``, so
+the profiled code is this checkout with its own dependencies. A profile of a driver run
+that failed is reported as a failure, never summarised: it would only show start-up.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ PROFILES = {
     "tools_conc (8000 calls, 16 in flight)": ("tools_conc", {"n": 8000, "concurrency": 16}),
     "messages (40000 x 200 B)": ("messages", {"n": 40000, "size": 200}),
     "big (100 MB)": ("big", {"size": 100_000_000}),
+}
+SMOKE_PROFILES = {  # the same paths, tiny (``run.py --smoke --profile``)
+    "tools_seq (20 calls)": ("tools_seq", {"n": 20}),
+    "messages (50 x 200 B)": ("messages", {"n": 50, "size": 200}),
 }
 
 
@@ -112,12 +118,33 @@ def import_profile(python: str, work: Path, runs: int = 5) -> dict[str, Any]:
     }
 
 
-def profile_all(ref_python: str, cli: Path, work: Path) -> dict[str, Any]:
-    """Profile each scenario of :data:`PROFILES`; returns summaries by name."""
+def driver_failure(proc: subprocess.CompletedProcess[str]) -> str | None:
+    """Why a profiled driver run failed, or ``None``: the driver prints one JSON line
+    with ``"ok"`` (and exits 0 even when the measurement failed)."""
+    if proc.returncode != 0:
+        return proc.stderr[-500:] or f"exit {proc.returncode}"
+    lines = proc.stdout.strip().splitlines()
+    try:
+        verdict = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        verdict = None
+    if not isinstance(verdict, dict):
+        return f"no verdict from the driver: {proc.stdout[-300:]!r}"
+    if not verdict.get("ok"):
+        return str(verdict.get("error", "the driver reported a failure"))[:500]
+    return None
+
+
+def profile_all(
+    python: str, cli: Path, work: Path, *, smoke: bool = False
+) -> dict[str, Any]:
+    """Profile each scenario of :data:`PROFILES` (`SMOKE_PROFILES` with ``smoke``) with
+    ``python`` (ccwire's); returns summaries by name."""
     out: dict[str, Any] = {}
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    for name, (scenario, spec) in PROFILES.items():
+    for name, (scenario, spec) in (SMOKE_PROFILES if smoke else PROFILES).items():
         target = work / f"profile-{scenario}.json"
+        target.unlink(missing_ok=True)
         driver = [
             "bench/driver.py",
             "--impl",
@@ -131,12 +158,15 @@ def profile_all(ref_python: str, cli: Path, work: Path) -> dict[str, Any]:
             "--spec",
             json.dumps(spec),
         ]
-        cmd = [ref_python, "-m", "pyinstrument", "-i", "0.0002", "-r", "json", "-o", str(target)]
+        cmd = [python, "-m", "pyinstrument", "-i", "0.0002", "-r", "json", "-o", str(target)]
         proc = subprocess.run(
             [*cmd, *driver], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
         )
-        if proc.returncode != 0 or not target.exists():
-            out[name] = {"error": proc.stderr[-500:] or f"exit {proc.returncode}"}
+        failure = driver_failure(proc)
+        if failure is None and not target.exists():
+            failure = "pyinstrument wrote no profile"
+        if failure is not None:
+            out[name] = {"error": failure}
             continue
         tree = json.loads(target.read_text())
         areas, top = summarise(tree)

@@ -477,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from profile_hot import profile_all  # noqa: PLC0415
 
             os.environ["BENCH_PYTHON"] = args.python
-            profiles = profile_all(args.ref_python, cli, work)
+            profiles = profile_all(args.python, cli, work, smoke=args.smoke)
 
     raw["machine"] = machine()
     raw["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -15,7 +15,7 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--impls", "ccwire,floor",
-         "--out", str(out), "--before", str(ROOT / "src"), "--only",
+         "--out", str(out), "--before", str(ROOT / "src"), "--profile", "--only",
          "import,handshake,tools_seq,tools_conc,messages,big_100MB,many_10,sessions_100"],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
     )  # fmt: skip
@@ -38,8 +38,14 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     assert {"usual", "anyio_asyncio", "bare", "before_usual"} <= set(imports)
     assert all(len(v["wall_s"]) == 3 and len(v["import_s"]) == 3 for v in imports.values())
     assert imports["bare"]["heavy"] == []  # `import ccwire` pulls no heavy package
+    profiles = raw["profiles"]  # profiled runs of the driver that succeeded, not start-up
+    assert {"tools_seq (20 calls)", "messages (50 x 200 B)", "import"} <= set(profiles)
+    for name, prof in profiles.items():
+        assert "error" not in prof, (name, prof)
+    assert any("ccwire." in area for area, _ in profiles["tools_seq (20 calls)"]["areas"])
     page = out.read_text()
     assert "SMOKE RUN" in page and "## Targets" in page and "ccwire / before" in page
     assert "the floor plus anyio's first use alone" in page and "floor + anyio" in page
     for target in ("usual import", "tools/call p50", "16 in flight", "100 sessions", "100 MB"):
         assert target in page, target
+    assert "profiling failed" not in page and "**tools_seq (20 calls)**" in page
