@@ -245,3 +245,20 @@ def test_the_callbacks_wire_forms_are_reached_through_the_codec() -> None:
         assert getattr(codec, name) is getattr(codec_callbacks, name)
     with pytest.raises(AttributeError, match="no_such_name"):
         codec.no_such_name  # noqa: B018
+
+
+def test_the_names_type_checkers_see_are_the_names_the_codec_resolves() -> None:
+    """``codec`` lists the callbacks' wire forms twice: for type checkers (an import under
+    ``TYPE_CHECKING``) and for run time (the names its ``__getattr__`` resolves). The two
+    lists must agree."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(codec))
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "codec_callbacks"
+        for alias in node.names
+    }
+    assert imported == set(codec._CALLBACK_NAMES)
