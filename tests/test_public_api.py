@@ -208,6 +208,39 @@ def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "['NOWHERE']" in bad.stderr
 
 
+def test_lazy_exports_of_a_plain_module_resolve_next_to_it(tmp_path: Path) -> None:
+    """In a module that is not a package, the block's relative imports resolve from the
+    module's own package, and without ``__all__`` every name the block imports is lazy."""
+    pkg = tmp_path / "lazymod"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_impl.py").write_text("VALUE = 42\n")
+    (pkg / "front.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from ccwire._core.lazy import lazy_exports\n"
+        "if TYPE_CHECKING:\n"
+        "    from ._impl import VALUE as RENAMED\n"
+        "OWN = 1\n"
+        "__getattr__, __dir__ = lazy_exports(__name__)\n"
+    )
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from lazymod import front\n"
+        "assert 'lazymod._impl' not in sys.modules\n"
+        "assert 'RENAMED' in dir(front) and 'OWN' in dir(front)\n"
+        "assert front.RENAMED == 42 and 'lazymod._impl' in sys.modules\n"
+        "try:\n"
+        "    front.MISSING\n"
+        "except AttributeError as exc:\n"
+        "    print('attr', exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "has no attribute 'MISSING'" in out.stdout
+
+
 def _relative_imports_by_ast(source: str) -> list[tuple[bool, str, str, str]]:
     """``(directly under TYPE_CHECKING, relative module, attribute, bound name)``."""
     tree = ast.parse(source)

@@ -120,14 +120,17 @@ def package_init(package: str) -> tuple[str, list[Import]]:
 
 
 def lazy_exports(
-    package: str, public: Iterable[str]
+    package: str, public: Iterable[str] | None = None
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` that import names on first use.
 
-    ``public`` is the package's ``__all__``. A name in it that the ``TYPE_CHECKING``
-    block does not import is a bug, reported at the first lazy access.
+    ``package`` is a package (its ``__init__``) or a plain module: the relative imports of
+    its ``TYPE_CHECKING`` block resolve as they would in its source. ``public`` is its
+    ``__all__``; a name in it that the ``TYPE_CHECKING`` block does not import is a bug,
+    reported at the first lazy access. Without ``public``, every name the block imports
+    is resolved lazily.
     """
-    names = frozenset(public)
+    names = None if public is None else frozenset(public)
     table: dict[str, tuple[str, str]] = {}
 
     def load_table() -> dict[str, tuple[str, str]]:
@@ -135,22 +138,24 @@ def lazy_exports(
             module = sys.modules[package]
             imports = package_init(package)[1]
             table.update((name, (mod, attr)) for direct, mod, attr, name in imports if direct)
-            missing = sorted(n for n in names if n not in table and n not in vars(module))
+            missing = sorted(n for n in names or () if n not in table and n not in vars(module))
             if missing:
                 raise ImportError(f"{package}.__all__ names {missing} but does not import them")
         return table
 
     def __getattr__(name: str) -> object:
-        if name not in names:
+        if names is not None and name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         where = load_table().get(name)
         if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(where[0], package), where[1])
-        setattr(sys.modules[package], name, value)  # later accesses skip this hook
+        module = sys.modules[package]
+        value = getattr(importlib.import_module(where[0], module.__package__), where[1])
+        setattr(module, name, value)  # later accesses skip this hook
         return value
 
     def __dir__() -> list[str]:
-        return sorted(names | set(vars(sys.modules[package])))
+        lazy = load_table().keys() if names is None else names
+        return sorted(set(lazy) | set(vars(sys.modules[package])))
 
     return __getattr__, __dir__

@@ -15,6 +15,7 @@ from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
+from .._core.lazy import lazy_exports
 from .._core.records import prepare
 from .._core.slots import slot_builder
 from .messages import (
@@ -52,7 +53,7 @@ else:  # the same dataclasses, defined without compiling (import time)
     from .._core.records import dataclass
 
 # permissions and hooks live in codec_callbacks; every wire name is still codec.X, but
-# that module loads on first use (`__getattr__` below): a connection without
+# that module loads on first use (`lazy_exports` below): a connection without
 # callbacks never needs it (~0.5 ms of the first connect)
 if TYPE_CHECKING:
     from .codec_callbacks import (
@@ -91,33 +92,9 @@ SET_MODEL = "set_model"
 SESSION_STATE_CHANGED = "session_state_changed"
 
 
-_CALLBACK_NAMES = frozenset(
-    (
-        "CanUseToolRequest",
-        "HookCallbackRequest",
-        "decode_can_use_tool",
-        "decode_hook_callback",
-        "decode_hook_input",
-        "decode_permission_update",
-        "encode_hook_matcher",
-        "encode_hook_matchers",
-        "encode_hook_output",
-        "encode_hook_result",
-        "encode_permission_result",
-        "encode_permission_update",
-    )
-)
-
-
-def __getattr__(name: str) -> Any:
-    """The callbacks' wire forms (`codec_callbacks`), loaded on first use."""
-    if name in _CALLBACK_NAMES:
-        from . import codec_callbacks
-
-        value = getattr(codec_callbacks, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the callbacks' wire forms: every name the TYPE_CHECKING block above imports from
+# codec_callbacks, resolved on first use
+__getattr__, __dir__ = lazy_exports(__name__)
 
 
 def _opt_str(v: Any) -> str | None:
