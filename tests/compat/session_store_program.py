@@ -33,12 +33,23 @@ from redis_session_store import RedisSessionStore  # type: ignore[import-not-fou
 # come (seen on a loaded machine): how many there are depends on timing, not on the SDK.
 _TIMING: frozenset[str] = frozenset({"last-prompt", "atis-latch"})
 
+# The session's metadata, which the CLI stamps again as it exits. That write can overtake
+# the turn's last queued entry: seen in 2 of 16 runs on ccwire, whose query() ends the
+# CLI's input once the turn is answered (the reference, which needs no channel here, ends
+# it right after the prompt). So how many there are is compared, not where they land.
+_AT_EXIT: frozenset[str] = frozenset(
+    {"mode", "permission-mode", "custom-title", "ai-title", "tag", "agent-name"}
+)
+
 
 def _shown(entries: list[dict[str, Any]]) -> str:
-    """The entries' types, the timing-dependent bookkeeping ones left out (but noted)."""
-    kept = [e.get("type") for e in entries if e.get("type") not in _TIMING]
-    noted = any(e.get("type") in _TIMING for e in entries)
-    return f"{kept} (with bookkeeping records: {noted})"
+    """The entries' types in order: the timing-dependent bookkeeping ones left out (but
+    noted), the metadata stamped at exit counted instead of placed."""
+    types = [e.get("type") for e in entries]
+    kept = [t for t in types if t not in _TIMING and t not in _AT_EXIT]
+    noted = any(t in _TIMING for t in types)
+    at_exit = sorted((t, types.count(t)) for t in _AT_EXIT if t in types)
+    return f"{kept} (with bookkeeping records: {noted}; stamped at exit: {at_exit})"
 
 
 async def _ask(prompt: str, options: ClaudeAgentOptions) -> str | None:
