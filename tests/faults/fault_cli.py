@@ -319,6 +319,13 @@ def flood(count: int) -> None:
     result()
 
 
+def lines_at_once(path: str) -> None:
+    """The lines of the file ``path``, in one write, then a result."""
+    with open(path, "rb") as f:
+        write(f.read())
+    result()
+
+
 def stdin_closes() -> None:
     system_init()
     os.close(0)
@@ -388,6 +395,8 @@ def main() -> None:
         slow_reader(int(arg or 50))
     elif sc == "stdin_closes":
         stdin_closes()
+    elif sc == "lines_at_once":
+        lines_at_once(arg)
     else:  # plain, stderr_flood_ok
         assistant("hello")
         result()
