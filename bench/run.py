@@ -414,6 +414,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     global BEFORE_SRC
     if args.before:
         BEFORE_SRC = str(Path(args.before).resolve())
+        if not (Path(BEFORE_SRC) / "ccwire" / "__init__.py").is_file():
+            # else PYTHONPATH finds no ccwire there, and "before" silently runs this tree
+            p.error(f"--before {args.before}: no ccwire package in it (give the src directory)")
         impls.append("before")
     if "ref" in impls and not Path(args.ref_python).exists():
         print(f"no reference SDK at {args.ref_python}: skipping it", file=sys.stderr)
