@@ -58,11 +58,10 @@ async def test_a_burst_of_lines_switches_to_the_fast_parser_which_reads_as_json_
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"".join(DISPUTED_LINES * 3))  # 21 lines, written at once
     monkeypatch.setattr(control, "_parse_line", parse_object)
-    monkeypatch.setattr(control, "_parser_chosen", True)  # json only
+    monkeypatch.setattr(control, "_burst_lines", control._FAST_PARSE_AFTER)  # json only
     with_json = await _read(fault_options, path)
     assert control._parse_line is parse_object
-    monkeypatch.setattr(control, "_parser_chosen", False)  # as in a fresh process
-    monkeypatch.setattr(control, "_burst_lines", 0)
+    monkeypatch.setattr(control, "_burst_lines", 0)  # as in a fresh process
     monkeypatch.setattr(control, "_FAST_PARSE_AFTER", 16)
     with_msgspec = await _read(fault_options, path)
     assert control._parse_line.__qualname__ == "fast_object_parser.<msgspec>"
@@ -92,9 +91,9 @@ async def test_without_msgspec_json_parses_every_line(
     for name in ("msgspec", "msgspec.json"):  # not installed
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setattr(control, "_parse_line", parse_object)
-    monkeypatch.setattr(control, "_parser_chosen", False)
     monkeypatch.setattr(control, "_burst_lines", 0)
     monkeypatch.setattr(control, "_FAST_PARSE_AFTER", 16)
     items = await _read(fault_options, path)
-    assert control._parser_chosen and control._parse_line is parse_object
+    assert control._burst_lines >= control._FAST_PARSE_AFTER  # the switch came
+    assert control._parse_line is parse_object
     assert len(items) == 22 and items[4].startswith("MessageDecodeError")

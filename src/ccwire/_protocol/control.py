@@ -78,14 +78,13 @@ before msgspec, when installed, parses every line: its import (about 6 ms, once 
 process) pays for itself within a few thousand lines (about 1.4 us saved each), and a
 process that never streams never pays it."""
 _burst_lines = 0
-_parser_chosen = False
+"""Lines read in bursts so far; counting stops at `_FAST_PARSE_AFTER` (parser chosen)."""
 
 
 def _count_burst(lines: int) -> None:
-    global _burst_lines, _parse_line, _parser_chosen  # one switch, once per process
+    global _burst_lines, _parse_line  # one switch, once per process
     _burst_lines += lines
     if _burst_lines >= _FAST_PARSE_AFTER:
-        _parser_chosen = True
         _parse_line = fast_object_parser() or parse_object
 
 
@@ -497,7 +496,7 @@ class ControlProtocol:
         if len(lines) == 1:  # the CLI is not busy: nothing to batch
             self._on_last_line(lines)
             return
-        if not _parser_chosen:
+        if _burst_lines < _FAST_PARSE_AFTER:
             _count_burst(len(lines))
         held = self._held = []
         try:
