@@ -169,6 +169,21 @@ def test_import_does_not_pull_heavy_packages() -> None:
     assert out.stdout.strip() == ""
 
 
+def _missing_probe(module: str) -> str:
+    """Snippet lines that print the `AttributeError` of ``module.MISSING``."""
+    return f"try:\n    {module}.MISSING\nexcept AttributeError as exc:\n    print('attr', exc)\n"
+
+
+def _run_lazy_snippet(code: str, path: Path) -> None:
+    """Run ``code`` in a fresh interpreter with ``path`` on ``sys.path``; it must succeed
+    and its `_missing_probe` must report the missing name."""
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert "has no attribute 'MISSING'" in out.stdout
+
+
 def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
     pkg = tmp_path / "lazypkg"
     pkg.mkdir()
@@ -187,16 +202,8 @@ def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
         "assert 'lazypkg._impl' not in sys.modules\n"
         "assert lazypkg.VALUE == 42 and lazypkg.RENAMED == 'x'\n"
         "assert 'lazypkg._impl' in sys.modules and 'VALUE' in dir(lazypkg)\n"
-        "try:\n"
-        "    lazypkg.MISSING\n"
-        "except AttributeError as exc:\n"
-        "    print('attr', exc)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    assert "has no attribute 'MISSING'" in out.stdout
+    _run_lazy_snippet(code + _missing_probe("lazypkg"), tmp_path)
     # a name in __all__ that the block does not import is reported at the first access
     (pkg / "__init__.py").write_text(
         (pkg / "__init__.py").read_text().replace("'VALUE']", "'VALUE', 'NOWHERE']")
@@ -230,16 +237,8 @@ def test_lazy_exports_of_a_plain_module_resolve_next_to_it(tmp_path: Path) -> No
         "assert 'lazymod._impl' not in sys.modules\n"
         "assert 'RENAMED' in dir(front) and 'OWN' in dir(front)\n"
         "assert front.RENAMED == 42 and 'lazymod._impl' in sys.modules\n"
-        "try:\n"
-        "    front.MISSING\n"
-        "except AttributeError as exc:\n"
-        "    print('attr', exc)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    assert "has no attribute 'MISSING'" in out.stdout
+    _run_lazy_snippet(code + _missing_probe("front"), tmp_path)
 
 
 def _relative_imports_by_ast(source: str) -> list[tuple[bool, str, str, str]]:
