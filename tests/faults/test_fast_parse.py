@@ -1,8 +1,8 @@
-"""Lines read many at a time switch the process to the fast JSON parser (msgspec), which
-reads every line as json does: the same messages, values and decode errors, in order.
+"""A busy process switches to the fast JSON parser and encoder (msgspec), which read
+every line as json does: the same messages, values and decode errors, in order.
 
-The switch comes after `control._FAST_PARSE_AFTER` lines read in bursts (two or more a
-read); these tests lower it to 16, and write 21 lines at once."""
+The switch comes after `control._FAST_JSON_AFTER` lines read or answers written; these
+tests lower it to 16, and write 21 lines at once."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from ccwire import AssistantMessage, ClaudeSDKClient, MessageDecodeError
 from ccwire._protocol import control
-from ccwire._wire.framing import parse_object
+from ccwire._wire.framing import encode_line, parse_object
 
 from .conftest import FaultOptions, no_leaks
 from .test_faults import LIMIT, collect
@@ -58,13 +58,15 @@ async def test_a_burst_of_lines_switches_to_the_fast_parser_which_reads_as_json_
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"".join(DISPUTED_LINES * 3))  # 21 lines, written at once
     monkeypatch.setattr(control, "_parse_line", parse_object)
-    monkeypatch.setattr(control, "_burst_lines", control._FAST_PARSE_AFTER)  # json only
+    monkeypatch.setattr(control, "_encode_line", encode_line)
+    monkeypatch.setattr(control, "_lines_seen", control._FAST_JSON_AFTER)  # json only
     with_json = await _read(fault_options, path)
-    assert control._parse_line is parse_object
-    monkeypatch.setattr(control, "_burst_lines", 0)  # as in a fresh process
-    monkeypatch.setattr(control, "_FAST_PARSE_AFTER", 16)
+    assert control._parse_line is parse_object and control._encode_line is encode_line
+    monkeypatch.setattr(control, "_lines_seen", 0)  # as in a fresh process
+    monkeypatch.setattr(control, "_FAST_JSON_AFTER", 16)
     with_msgspec = await _read(fault_options, path)
     assert control._parse_line.__qualname__ == "fast_object_parser.<msgspec>"
+    assert control._encode_line.__qualname__ == "fast_line_encoder.<msgspec>"
     assert with_msgspec == with_json
     assert with_json[:7] == [
         "Assistant [ToolUseBlock(id='t1', name='x', input={'big': 123456789012345678901234567890,"
@@ -91,9 +93,10 @@ async def test_without_msgspec_json_parses_every_line(
     for name in ("msgspec", "msgspec.json"):  # not installed
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setattr(control, "_parse_line", parse_object)
-    monkeypatch.setattr(control, "_burst_lines", 0)
-    monkeypatch.setattr(control, "_FAST_PARSE_AFTER", 16)
+    monkeypatch.setattr(control, "_encode_line", encode_line)
+    monkeypatch.setattr(control, "_lines_seen", 0)
+    monkeypatch.setattr(control, "_FAST_JSON_AFTER", 16)
     items = await _read(fault_options, path)
-    assert control._burst_lines >= control._FAST_PARSE_AFTER  # the switch came
-    assert control._parse_line is parse_object
+    assert control._lines_seen >= control._FAST_JSON_AFTER  # the switch came
+    assert control._parse_line is parse_object and control._encode_line is encode_line
     assert len(items) == 22 and items[4].startswith("MessageDecodeError")
