@@ -222,6 +222,8 @@ USUAL_NAMES = "ClaudeSDKClient, ClaudeAgentOptions, tool, create_sdk_mcp_server,
 IMPORTS = {  # name: (implementation whose Python runs it, import statement)
     "usual": ("ccwire", f"from ccwire import {USUAL_NAMES}"),
     "anyio_asyncio": ("ccwire", "import anyio, asyncio"),
+    # what an asyncio program pays: the usual import does not load asyncio itself
+    "asyncio_usual": ("ccwire", f"import anyio, asyncio; from ccwire import {USUAL_NAMES}"),
     "bare": ("ccwire", "import ccwire"),
     "ref_usual": ("ref", f"from claude_agent_sdk import {USUAL_NAMES}"),
     "before_usual": ("before", f"from ccwire import {USUAL_NAMES}"),

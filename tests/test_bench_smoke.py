@@ -35,7 +35,7 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     hundred = raw["results"]["sessions_100"]["ccwire"][0]
     assert hundred["messages"] == 3 * 5 and hundred["rss_per_idle_session"] > 0
     imports = raw["imports"]
-    assert {"usual", "anyio_asyncio", "bare", "before_usual"} <= set(imports)
+    assert {"usual", "anyio_asyncio", "asyncio_usual", "bare", "before_usual"} <= set(imports)
     assert all(len(v["wall_s"]) == 3 and len(v["import_s"]) == 3 for v in imports.values())
     assert imports["bare"]["heavy"] == []  # `import ccwire` pulls no heavy package
     profiles = raw["profiles"]  # profiled runs of the driver that succeeded, not start-up
@@ -46,6 +46,7 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     page = out.read_text()
     assert "SMOKE RUN" in page and "## Targets" in page and "ccwire / before" in page
     assert "<= 1.2x the floor plus anyio's first use" in page and "(the bare floor " in page
+    assert "as an asyncio program runs it" in page  # the usual import loads no asyncio
     for target in ("usual import", "tools/call p50", "16 in flight", "100 sessions", "100 MB"):
         assert target in page, target
     assert "profiling failed" not in page and "**tools_seq (20 calls)**" in page

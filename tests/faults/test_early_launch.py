@@ -107,6 +107,42 @@ def test_a_first_connect_loads_only_what_it_needs(fault_options: FaultOptions) -
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr
 
 
+def test_a_trio_program_never_loads_asyncio(fault_options: FaultOptions) -> None:
+    """The usual import loads no asyncio, and neither does a conversation on trio, nor
+    telling a cancellation a callback raised from one of ours (that code looks asyncio
+    up, and finds none)."""
+    options = fault_options("plain")
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from ccwire import (ClaudeAgentOptions, ClaudeSDKClient, tool, create_sdk_mcp_server,
+                            query, HookMatcher)
+        assert "asyncio" not in sys.modules, "the usual import loaded asyncio"
+        import trio
+        async def main():
+            opts = ClaudeAgentOptions(cli_path={options.cli_path!r}, cwd={options.cwd!r},
+                                      env={dict(options.env)!r})
+            async with ClaudeSDKClient(opts) as client:
+                await client.query("hi")
+                return [type(m).__name__ async for m in client.receive_response()]
+        print(trio.run(main))
+        from ccwire._core.cancel import raised_by_callback
+        async def own_cancel():
+            try:
+                raise trio.Cancelled._create()
+            except BaseException as exc:
+                return raised_by_callback(exc)
+        print(trio.run(own_cancel), "asyncio" in sys.modules)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=LIMIT, check=True
+    )
+    lines = out.stdout.strip().splitlines()
+    assert lines[-2].endswith("'ResultMessage']"), out.stdout + out.stderr
+    assert lines[-1] == "True False", out.stdout + out.stderr
+
+
 def test_a_child_abandoned_while_spawning_is_reaped_without_the_loop() -> None:
     """Abandoned before ``Popen`` returned, on a loop that never runs again (one about to
     close): the spawning thread itself kills and reaps the child."""

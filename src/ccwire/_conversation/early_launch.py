@@ -9,17 +9,19 @@ instead of adding up. It needs only the standard library and the options' own mo
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 from typing import TYPE_CHECKING
 
+from .._core.loops import running_asyncio_loop
 from .._transport.discovery import find_cli
 from .._transport.spawn import abandon_popen, kill_quietly, spawn_kwargs, start_popen
 from .argv import SpillDir, build_argv
 from .cli_env import build_env
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .options import ClaudeAgentOptions
 
 __all__ = ["EarlyLaunch", "launch_early"]
@@ -91,9 +93,8 @@ def launch_early(options: ClaudeAgentOptions) -> EarlyLaunch | None:
     """
     if os.name != "posix" or options.session_store is not None:
         return None
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # trio
+    loop = running_asyncio_loop()
+    if loop is None:  # trio
         return None
     spill_dir = SpillDir()
     try:

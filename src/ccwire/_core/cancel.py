@@ -9,7 +9,7 @@ was cancelled) always propagates.
 
 from __future__ import annotations
 
-import asyncio
+import sys
 
 import anyio
 
@@ -24,7 +24,11 @@ def raised_by_callback(exc: BaseException) -> bool:
     ``BaseException`` (``KeyboardInterrupt``, ``SystemExit``, ...) and for a real
     cancellation, which the caller must re-raise.
     """
-    if not isinstance(exc, (asyncio.CancelledError, anyio.get_cancelled_exc_class())):
+    # asyncio is looked up, not imported: `import ccwire` must not load it (a trio
+    # program never does), and without it no asyncio.CancelledError can exist
+    asyncio = sys.modules.get("asyncio")
+    ours = anyio.get_cancelled_exc_class()
+    if not isinstance(exc, ours if asyncio is None else (asyncio.CancelledError, ours)):
         return False
     if anyio.current_effective_deadline() <= anyio.current_time():
         return False  # an enclosing scope was cancelled (-inf) or its deadline has passed
@@ -32,6 +36,9 @@ def raised_by_callback(exc: BaseException) -> bool:
 
 
 def _asyncio_task_cancelling() -> bool:
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:  # no asyncio task can be running
+        return False
     try:
         task = asyncio.current_task()
     except RuntimeError:  # no asyncio loop running: trio

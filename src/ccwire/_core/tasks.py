@@ -21,6 +21,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .loops import running_asyncio_loop
+
 __all__ = ["TaskHost"]
 
 logger = logging.getLogger("ccwire")
@@ -50,11 +52,8 @@ class TaskHost:
         """Start the host task and return its task group once it is open."""
         ready = self._ready = anyio.Event()
         self._done = anyio.Event()
-        import asyncio
-
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not asyncio: trio, anyio's other backend
+        loop = running_asyncio_loop()
+        if loop is None:  # not asyncio: trio, anyio's other backend
             import trio
 
             trio.lowlevel.spawn_system_task(self._run, name=self._name)

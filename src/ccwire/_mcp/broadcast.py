@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 
 from .._core.errors import UnsupportedFeatureError
+from .._core.loops import running_asyncio_loop
 
 __all__ = ["Broadcaster", "Sink", "current_loop", "spawn_background"]
 
@@ -41,11 +42,9 @@ _BACKGROUND: set[Any] = set()  # strong references to asyncio tasks
 
 def current_loop() -> object | None:
     """An identity for the event loop running in this thread (asyncio loop or trio token)."""
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is not None:
-        with contextlib.suppress(RuntimeError):
-            loop: object = asyncio.get_running_loop()
-            return loop
+    loop = running_asyncio_loop()
+    if loop is not None:
+        return loop
     trio = sys.modules.get("trio")
     if trio is not None:
         with contextlib.suppress(RuntimeError):
@@ -60,17 +59,12 @@ def spawn_background(fn: Callable[[], Awaitable[None]]) -> bool:
 
     ``fn`` must handle its own exceptions: on trio an escaping one is fatal.
     """
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is not None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is not None:
-            task = loop.create_task(fn())
-            _BACKGROUND.add(task)
-            task.add_done_callback(_BACKGROUND.discard)
-            return True
+    loop: Any = running_asyncio_loop()  # fn() is any awaitable, as asyncio takes it
+    if loop is not None:
+        task = loop.create_task(fn())
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
+        return True
     trio = sys.modules.get("trio")
     if trio is not None:
         try:

@@ -9,13 +9,15 @@ handshake). `start_popen()` returns at once with a future of the child;
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["abandon_popen", "kill_quietly", "spawn_kwargs", "start_popen"]
 

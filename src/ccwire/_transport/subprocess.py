@@ -22,20 +22,20 @@ the task group it is given:
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import os
 import subprocess
+import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
 from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from .._wire.framing import LineDecoder
-from .asyncio_process import open_asyncio_process, running_asyncio
 from .base import (
     CLI_EXITED,
     ProcessExit,
@@ -49,6 +49,9 @@ from .flow import ReadGate
 from .line_buffer import LineBuffer
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
 from .spawn import abandon_popen
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["SubprocessTransport"]
 
@@ -217,7 +220,9 @@ class SubprocessTransport(Transport):
         exe = self._argv[0]
         try:
             started, self._started_popen = self._started_popen, None
-            if started is not None or (os.name == "posix" and running_asyncio()):
+            if started is not None or (os.name == "posix" and _on_asyncio()):
+                from .asyncio_process import open_asyncio_process
+
                 return await open_asyncio_process(
                     self._argv, cwd=self._cwd, env=self._env, user=self._user, started=started
                 )
@@ -554,3 +559,13 @@ async def _wait_exit(proc: anyio.abc.Process, seconds: float) -> bool:
     with anyio.move_on_after(seconds):
         await proc.wait()
     return proc.returncode is not None
+
+
+def _on_asyncio() -> bool:
+    """Whether the calling task runs on asyncio, asked without importing asyncio (a trio
+    program never loads it; without it loaded, no asyncio loop can be running)."""
+    if "asyncio" not in sys.modules:
+        return False
+    from .asyncio_process import running_asyncio
+
+    return running_asyncio()
