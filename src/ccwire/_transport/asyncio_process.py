@@ -31,7 +31,7 @@ import anyio.lowlevel
 
 from .spawn import kill_quietly, spawn_kwargs, start_popen
 
-__all__ = ["AsyncioProcess", "open_asyncio_process", "running_asyncio"]
+__all__ = ["AsyncioProcess", "open_asyncio_process"]
 
 _LIMIT = 2**16  # what asyncio's subprocess streams use
 _CLEANUP_WAIT = 10.0  # seconds: a spawn ends with exec, a killed child exits at once
@@ -341,19 +341,3 @@ async def _connect_reader(
     transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
     pipes.append(transport)
     return reader
-
-
-def running_asyncio() -> bool:
-    """True when the calling task runs on asyncio (not trio, not outside a loop)."""
-    try:
-        import sniffio
-    except ImportError:  # pragma: no cover - anyio >= 4.12 no longer needs sniffio
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return True
-    try:
-        return sniffio.current_async_library() == "asyncio"
-    except sniffio.AsyncLibraryNotFoundError:
-        return False

@@ -25,7 +25,6 @@ from __future__ import annotations
 import enum
 import os
 import subprocess
-import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
@@ -35,6 +34,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
+from .._core.loops import running_asyncio
 from .._wire.framing import LineDecoder
 from .base import (
     CLI_EXITED,
@@ -220,7 +220,7 @@ class SubprocessTransport(Transport):
         exe = self._argv[0]
         try:
             started, self._started_popen = self._started_popen, None
-            if started is not None or (os.name == "posix" and _on_asyncio()):
+            if started is not None or (os.name == "posix" and running_asyncio()):
                 from .asyncio_process import open_asyncio_process
 
                 return await open_asyncio_process(
@@ -559,13 +559,3 @@ async def _wait_exit(proc: anyio.abc.Process, seconds: float) -> bool:
     with anyio.move_on_after(seconds):
         await proc.wait()
     return proc.returncode is not None
-
-
-def _on_asyncio() -> bool:
-    """Whether the calling task runs on asyncio, asked without importing asyncio (a trio
-    program never loads it; without it loaded, no asyncio loop can be running)."""
-    if "asyncio" not in sys.modules:
-        return False
-    from .asyncio_process import running_asyncio
-
-    return running_asyncio()
