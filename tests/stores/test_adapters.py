@@ -3,7 +3,10 @@ typed errors that never show a password, on each adapter against its real server
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -88,6 +91,48 @@ async def test_any_json_round_trips(store: SessionStore) -> None:
     )
     await store.append(KEY, [odd])
     assert await store.load(KEY) == [odd]
+
+
+def _corrupt_the_summary(store: Any) -> None:
+    """Overwrite the stored summary of `KEY` with text that is not JSON, with the driver."""
+    if isinstance(store, SQLiteStore):
+        with contextlib.closing(sqlite3.connect(store.path)) as db, db:
+            db.execute("UPDATE ccwire_summaries SET data = '{oops'")
+    elif isinstance(store, PostgresStore):
+        import psycopg
+
+        with psycopg.connect(store.dsn, autocommit=True) as conn:
+            conn.execute(f"UPDATE {store.table_prefix}_summaries SET data = '{{oops'")
+    else:
+        import redis
+
+        with redis.Redis.from_url(store.url) as client:
+            tag = json.dumps([KEY["project_key"], KEY["session_id"]], separators=(",", ":"))
+            client.set(f"{store.prefix}:summary:{tag}", "{oops")
+
+
+async def test_a_failed_append_leaves_nothing_behind_and_the_store_keeps_working(
+    store: SessionStore,
+) -> None:
+    await store.append(KEY, [e(uuid="a")])
+    (before,) = await store.list_sessions("proj")
+    _corrupt_the_summary(store)
+    with pytest.raises(SessionStoreError, match="not valid JSON"):
+        await store.append(KEY, [e(uuid="b"), e(n=1)])
+    # the entries, the write time and the summary are as they were: one transaction
+    assert await store.load(KEY) == [e(uuid="a")]
+    assert await store.list_sessions("proj") == [before]
+    with pytest.raises(SessionStoreError, match="not valid JSON"):
+        await store.list_session_summaries("proj")
+    sub: SessionKey = {**KEY, "subpath": "subagents/agent-1"}
+    await store.append(sub, [e(uuid="c")])  # no summary there: the same connections serve
+    assert await store.load(sub) == [e(uuid="c")]
+    await store.delete(KEY)
+    await store.append(KEY, [e(uuid="b")])
+    assert await store.load(KEY) == [e(uuid="b")]
+    assert [s["data"]["is_sidechain"] for s in await store.list_session_summaries("proj")] == [
+        False
+    ]
 
 
 async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> None:
