@@ -135,6 +135,23 @@ async def test_a_failed_append_leaves_nothing_behind_and_the_store_keeps_working
     ]
 
 
+async def test_sqlite_reads_go_on_while_another_process_writes(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteStore(path, timeout=0)  # a call that needs the write lock fails at once
+    await store.append(KEY, [e(uuid="a")])
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        assert await store.load(KEY) == [e(uuid="a")]
+        assert [s["session_id"] for s in await store.list_sessions("proj")] == ["sess"]
+        assert len(await store.list_session_summaries("proj")) == 1
+        assert await store.list_subkeys(KEY) == []
+        with pytest.raises(SessionStoreError, match="locked"):
+            await store.append(KEY, [e(uuid="b")])
+        writer.execute("ROLLBACK")
+    await store.append(KEY, [e(uuid="b")])
+    assert await store.load(KEY) == [e(uuid="a"), e(uuid="b")]
+
+
 async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> None:
     port = _closed_port()
     stores: list[Any] = [

@@ -15,9 +15,9 @@ opens, reuses and closes a DB-API connection). Three tables, named after a prefi
 * `<prefix>_summaries(project_key, session_id, mtime, data)`: the folded summary of
   each main transcript, `data` JSON text.
 
-Every call is one transaction on a connection in autocommit mode (`begin` ...
-`COMMIT`); an append first takes the dialect's lock on its session, which serializes
-the summary fold across connections and processes.
+A read is one `SELECT`; a write is one transaction (`begin` ... `COMMIT`, on a
+connection in autocommit mode), and an append first takes the dialect's lock on its
+session, which serializes the summary fold across connections and processes.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Dialect:
         serial: The column definition of `seq`: an auto-incrementing primary key.
         greatest: The name of the function that returns the larger of two values.
         now_ms: An expression for the write time, in epoch milliseconds.
-        begin: The statement that starts a transaction.
+        begin: The statement that starts a write transaction.
         lock: A statement that takes a transaction-level lock on the `?` key (a JSON
             text), or `""` when `begin` already keeps other writers out.
         setup: Statements run once per store, outside a transaction, before the
@@ -184,14 +184,21 @@ class SqlBackend:
             self._transaction(conn, create)
             self._ready = True
 
-    def _run(self, fn: Callable[[Any], _T]) -> _T:
+    def _connected(self, fn: Callable[[Any], _T]) -> _T:
         conn = self._connections.open()
         try:
             if not self._ready:
                 self._create_tables(conn)
-            return self._transaction(conn, fn)
+            return fn(conn)
         finally:
             self._connections.release(conn)
+
+    def _write(self, fn: Callable[[Any], None]) -> None:
+        self._connected(lambda conn: self._transaction(conn, fn))
+
+    def _read(self, name: str, *args: str) -> list[Any]:
+        """The rows of one `SELECT`: atomic on its own, so it takes no lock."""
+        return self._connected(lambda conn: conn.execute(self._sql[name], args).fetchall())
 
     def append(self, batch: Append) -> None:
         """Store the new rows, stamp the transcript and fold the summary, in one transaction."""
@@ -209,20 +216,19 @@ class SqlBackend:
             data = batch.summary(None if row is None else decode_json(row[0], self.where))
             conn.execute(sql["fold"], (*session, now, encode_json(data)))
 
-        self._run(write)
+        self._write(write)
 
     def load(self, parts: Parts) -> list[str]:
         """The JSON texts of a transcript, in append order."""
-        return [r[0] for r in self._run(lambda c: c.execute(self._sql["load"], parts).fetchall())]
+        return [r[0] for r in self._read("load", *parts)]
 
-    def sessions(self, project_key: str) -> list[tuple[str, int]]:
+    def sessions(self, project_key: str) -> list[Any]:
         """`(session_id, mtime)` of each main transcript of a project."""
-        rows = self._run(lambda c: c.execute(self._sql["sessions"], (project_key,)).fetchall())
-        return [(r[0], r[1]) for r in rows]
+        return self._read("sessions", project_key)
 
     def summaries(self, project_key: str) -> list[tuple[str, int, Any]]:
         """`(session_id, mtime, data)` of each summary of a project."""
-        rows = self._run(lambda c: c.execute(self._sql["summaries"], (project_key,)).fetchall())
+        rows = self._read("summaries", project_key)
         return [(r[0], r[1], decode_json(r[2], self.where)) for r in rows]
 
     def delete(self, parts: Parts) -> None:
@@ -235,12 +241,11 @@ class SqlBackend:
             for table in tables:
                 conn.execute(f"DELETE FROM {table} WHERE {where}", args)
 
-        self._run(remove)
+        self._write(remove)
 
     def subkeys(self, project_key: str, session_id: str) -> list[str]:
         """The subpaths stored under a session."""
-        args = (project_key, session_id)
-        return [r[0] for r in self._run(lambda c: c.execute(self._sql["subkeys"], args).fetchall())]
+        return [r[0] for r in self._read("subkeys", project_key, session_id)]
 
     def close(self) -> None:
         """Close the connections kept for reuse."""
