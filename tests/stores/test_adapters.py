@@ -167,6 +167,28 @@ async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> 
         await down.aclose()
 
 
+async def test_a_redis_store_on_a_given_client_leaves_it_open(redis_url: str) -> None:
+    import redis
+
+    with redis.Redis.from_url(redis_url) as client:
+        store = RedisStore(client=client, prefix=uuid.uuid4().hex)
+        await store.append(KEY, [e(uuid="a")])
+        await store.aclose()
+        assert await store.load(KEY) == [e(uuid="a")]  # the client still answers
+        tag = json.dumps(["proj", "sess"], separators=(",", ":"))
+        client.set(f"{store.prefix}:summary:{tag}", "{")
+        with pytest.raises(SessionStoreError) as caught:
+            await store.list_session_summaries("proj")
+        assert caught.value.path == "redis"
+
+
+def test_bad_store_arguments_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="table_prefix"):
+        PostgresStore("postgresql://x@127.0.0.1/db", table_prefix="no-dashes")
+    with pytest.raises(ValueError, match="url or a client"):
+        RedisStore()
+
+
 def test_the_drivers_are_imported_only_when_a_store_is_used() -> None:
     code = (
         "import sys, ccwire\n"
