@@ -206,8 +206,8 @@ class ProtocolCore:
         """What one line of the CLI's output is (its newline already removed).
 
         * a line that does not start with ``{`` is noise a CLI may print: `LineSkipped`;
-        * a line that is not UTF-8, not JSON, too deeply nested or not an object, and a
-          conversation frame its decoder refuses: `MessageReceived` carrying the
+        * a line that is not UTF-8, not JSON or too deeply nested, and a conversation
+          frame its decoder refuses: `MessageReceived` carrying the
           `MessageDecodeError` (the reader of the messages sees it where it was);
         * ``control_request``: `RequestReceived` (now owed an answer), or, malformed,
           `ProtocolViolation` with the error answer owed for it; too deeply nested to
@@ -237,11 +237,7 @@ class ProtocolCore:
             )
         except RecursionError as exc:
             return self._too_deep(text, exc, size)
-        if not isinstance(obj, dict):
-            return MessageReceived(
-                _decode_error("the CLI wrote JSON that is not an object", text, None), size
-            )
-        kind = obj.get("type")
+        kind = obj.get("type")  # a JSON text that starts with "{" is an object
         if kind == codec.CONTROL_REQUEST:
             return self._request(obj)
         if kind == codec.CONTROL_RESPONSE:
