@@ -29,37 +29,12 @@ from ccwire import (
     create_sdk_mcp_server,
     tool,
 )
-from ccwire._protocol import control
-from ccwire._wire.framing import encode_line, fast_line_encoder
 from tests.fixtures.mcp_schema import SchemaCheck
 
 from .conftest import FaultOptions, no_leaks
 
 pytestmark = pytest.mark.anyio
 LIMIT = 30
-
-
-@pytest.fixture(params=["json", "msgspec", "switch"])
-def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """How answers are encoded: json (a fresh process), msgspec (a busy one), or json
-    until the 16th line, then msgspec (the switch comes during the test)."""
-    fast = fast_line_encoder()
-    if request.param != "json" and fast is None:
-        pytest.skip("msgspec is not installed")
-    monkeypatch.setattr(control, "_encode_line", encode_line)
-    monkeypatch.setattr(control, "_lines_seen", control._FAST_JSON_AFTER)  # no switch
-    if request.param == "msgspec":
-        monkeypatch.setattr(control, "_encode_line", fast)
-    elif request.param == "switch":
-        monkeypatch.setattr(control, "_lines_seen", 0)
-        monkeypatch.setattr(control, "_FAST_JSON_AFTER", 16)
-    return str(request.param)
-
-
-def _check_encoder(encoder: str) -> None:
-    """The encoder the test asked for is the one that wrote the answers."""
-    switched = control._encode_line.__qualname__ == "fast_line_encoder.<msgspec>"
-    assert switched == (encoder != "json"), (encoder, control._encode_line)
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -142,7 +117,7 @@ def _expect_broken_results(check: SchemaCheck) -> None:
 
 
 async def test_every_unencodable_answer_gets_an_answer_and_an_error(
-    fault_options: FaultOptions, mcp_schema_check: SchemaCheck, encoder: str
+    fault_options: FaultOptions, mcp_schema_check: SchemaCheck
 ) -> None:
     reported: list[CallbackError] = []
     async with no_leaks():
@@ -151,7 +126,6 @@ async def test_every_unencodable_answer_gets_an_answer_and_an_error(
                 await client.query("hi")
                 items = [m async for m in client.receive_response()]
     _check_answers(items[-1])
-    _check_encoder(encoder)
     assert sorted(e.kind for e in reported) == ["can_use_tool", "hook"] + ["tool"] * 4
     assert all("could not be encoded as JSON" in str(e) for e in reported)
     _expect_broken_results(mcp_schema_check)
@@ -194,7 +168,7 @@ async def bad_echo(args: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_a_burst_of_calls_gets_every_answer_once(
-    fault_options: FaultOptions, mcp_schema_check: SchemaCheck, encoder: str
+    fault_options: FaultOptions, mcp_schema_check: SchemaCheck
 ) -> None:
     """40 calls in one write: the answers given at once are written together after the
     burst (in writes a pipe takes whole), those of workers on their own; each exactly once."""
@@ -213,7 +187,6 @@ async def test_a_burst_of_calls_gets_every_answer_once(
                 items = [m async for m in client.receive_response()]
     final = items[-1]
     assert isinstance(final, ResultMessage) and final.result == "burst done"
-    _check_encoder(encoder)
     got = final.structured_output
     assert isinstance(got, dict)
     assert got["answers"] == {f"b{n}": 1 for n in range(count)}

@@ -61,25 +61,15 @@ class ClaudeSDKClient(RuntimeControl):
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
-        from .early_launch import launch_early
+        from .._protocol.features import CliFeatures
+        from .connection import Connection
 
-        # the CLI boots while the connection machinery loads (imported on first use:
-        # importing the client stays cheap)
-        early = launch_early(self.options) if self._transport is None else None
-        try:
-            from .._protocol.features import CliFeatures
-            from .connection import Connection
+        if self.options.can_use_tool is not None:
+            from .shadow_warning import warn_if_can_use_tool_shadowed
 
-            if self.options.can_use_tool is not None:
-                from .shadow_warning import warn_if_can_use_tool_shadowed
-
-                warn_if_can_use_tool_shadowed(self.options)
-            conn = Connection(self.options, self._transport, early=early)
-            await conn.open()
-        except BaseException:
-            if early is not None:
-                await early.aclose()
-            raise
+            warn_if_can_use_tool_shadowed(self.options)
+        conn = Connection(self.options, self._transport)
+        await conn.open()
         self._conn = conn
         features = CliFeatures(conn.server_info)
         conn.add_observer(features.observe, system_only=True)

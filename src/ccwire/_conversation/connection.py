@@ -44,7 +44,6 @@ from .._protocol.control import (
     ControlProtocol,
     ReplyGate,
     RouteHandler,
-    decode_deferred,
 )
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
@@ -66,7 +65,6 @@ from .options import ClaudeAgentOptions, validate_session_store_options
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
-    from .early_launch import EarlyLaunch
     from .transcript_store.link import StoreLink
 
 __all__ = ["Connection", "MessageObserver"]
@@ -83,15 +81,8 @@ Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
 class Connection:
     """See the module docstring. Use `open()` / `close()` from one task."""
 
-    def __init__(
-        self,
-        options: ClaudeAgentOptions,
-        transport: Transport | None = None,
-        *,
-        early: EarlyLaunch | None = None,
-    ) -> None:
+    def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
         self.options = options
-        self._early = early  # the CLI, already started by launch_early()
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
         self._custom_transport = transport
@@ -100,7 +91,7 @@ class Connection:
         self._tg: anyio.abc.TaskGroup | None = None
         self._host: TaskHost | None = None
         self._spill_dir: SpillDir | None = None
-        self._inbox: Inbox[Message | MessageDecodeError | str] | None = None
+        self._inbox: Inbox[Message | MessageDecodeError] | None = None
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
@@ -173,34 +164,18 @@ class Connection:
         if self._custom_transport is not None:
             return self._custom_transport
         opts = self._launch_options
-        early, self._early = self._early, None
-        if early is not None and self._link is not None:  # a resume launches with other options
-            early.abandon()
-            early = None
-        if early is not None:
-            argv, env, self._spill_dir = early.argv, early.env, early.spill_dir
-        else:
-            cli = find_cli(opts.cli_path, cwd=opts.cwd)
-            self._spill_dir = SpillDir()
-            argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
-            env = build_env(opts, base_env=os.environ)
-        try:
-            transport = SubprocessTransport(
-                argv,
-                env=env,
-                cwd=opts.cwd,
-                user=opts.user,
-                stderr_callback=opts.stderr,
-                max_line_bytes=opts.max_buffer_size,
-                started=early.started if early is not None else None,
-            )
-        except BaseException:
-            if early is not None:
-                early.abandon()
-            raise
-        if early is not None:
-            early.taken = True  # the transport owns the child now
-        return transport
+        cli = find_cli(opts.cli_path, cwd=opts.cwd)
+        self._spill_dir = SpillDir()
+        argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
+        env = build_env(opts, base_env=os.environ)
+        return SubprocessTransport(
+            argv,
+            env=env,
+            cwd=opts.cwd,
+            user=opts.user,
+            stderr_callback=opts.stderr,
+            max_line_bytes=opts.max_buffer_size,
+        )
 
     async def open(self) -> None:
         """Start the CLI and complete ``initialize``. On failure everything is cleaned up."""
@@ -230,9 +205,7 @@ class Connection:
                     materialize=self._custom_transport is None
                 )
             self._transport = self._make_transport()
-            # the CLI boots while the rest is set up (on asyncio, spawning comes before
-            # anyio loads its event-loop backend: the two overlap)
-            await self._transport.launch()
+            await self._transport.launch()  # the CLI boots while the rest is set up
             # the background tasks live in a host task of their own, not in the caller's
             # scopes: close() may run in another task or scope than open()
             self._host = TaskHost("ccwire connection")
@@ -241,22 +214,17 @@ class Connection:
                 self._link.start(self._launch_options, tg, self.wake)
             protocol = ControlProtocol(
                 self._transport,
-                routes={},
                 on_message=self._on_message,
                 on_closed=self._on_closed,
                 on_error=self._on_handler_error,
                 control_timeout=opts.control_timeout,
             )
-            protocol.take_assistant_text = self._take_assistant_text
             self._protocol = protocol
             self._router = McpRouter(
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
             protocol.add_route(
-                codec.MCP_MESSAGE,
-                self._router.route(),
-                unencodable=_mcp_unencodable,
-                now=self._router.route_now(),
+                codec.MCP_MESSAGE, self._router.route(), unencodable=_mcp_unencodable
             )
             protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
             protocol.add_route(
@@ -265,7 +233,7 @@ class Connection:
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
-            await protocol.start(tg)
+            await tg.start(protocol.run)
             self._router.attach()
             self.server_info = await protocol.request(
                 codec.INITIALIZE, fields, timeout=opts.initialize_timeout
@@ -283,7 +251,7 @@ class Connection:
         """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
         tells the CLI about them, so their handshake finds them)."""
         router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
-        self.protocol.add_route(codec.MCP_MESSAGE, router.route(), now=router.route_now())
+        self.protocol.add_route(codec.MCP_MESSAGE, router.route(), unencodable=_mcp_unencodable)
         if self._router is not None:
             self._router.detach()
         router.attach()
@@ -300,9 +268,6 @@ class Connection:
         May run in any task and any cancel scope, not only where `open()` ran.
         """
         with anyio.CancelScope(shield=True):
-            if self._early is not None:  # started early, never taken over
-                await self._early.aclose()
-                self._early = None
             if self._router is not None:
                 self._router.detach()
             if self._protocol is not None:
@@ -421,10 +386,6 @@ class Connection:
                     await link.flush()
                     continue
                 item = inbox.take()
-                if isinstance(item, str):  # a line _take_assistant_text queued, decoded now
-                    item = decode_deferred(item)  # as _on_message would have shown it:
-                    if self._stamped and not isinstance(item, MessageDecodeError):
-                        item = self._shown(item)  # (the stamped uuids only grow)
                 if isinstance(item, MessageDecodeError):
                     raise item
                 yield item
@@ -454,19 +415,7 @@ class Connection:
         if self._protocol is not None:
             self._protocol.resume_reading()
 
-    def _take_assistant_text(self, text: str) -> bool:
-        """Queue an assistant message's line undecoded, when nobody watches messages as
-        they arrive: decoded when read, it holds no GC-tracked objects while queued."""
-        if self._observers:
-            return False
-        # the bookkeeping of an AssistantMessage in _on_message, inlined (the hot path)
-        self._turn_open = True
-        self._error_result = None
-        assert self._inbox is not None
-        self._inbox.put(text, len(text))
-        return True
-
-    def _on_message(self, item: Message | MessageDecodeError) -> None:
+    def _on_message(self, item: Message | MessageDecodeError, size: int) -> None:
         inbox = self._inbox
         assert inbox is not None
         if isinstance(item, MessageDecodeError):
@@ -475,26 +424,14 @@ class Connection:
         shown = self._shown(item) if self._stamped else item  # item: for the bookkeeping
         if self._observers:
             _notify(self._observers, shown)
-        size = self._protocol.line_size if self._protocol is not None else 0
-        if type(item) is AssistantMessage:  # the hot path of a streaming turn
-            # (the same bookkeeping as _take_assistant_text's for a queued line)
-            self._turn_open = True
-            self._error_result = None
-            inbox.put(shown, size)
-            return
         if isinstance(item, SystemMessage):
             if self._system_observers:
                 _notify(self._system_observers, shown)
             state = codec.session_state(item.data)
-            if state is not None:
-                self._cli_state = state
-                if state == "idle" and not self._turn_open:
-                    # an idle that overtakes its turn's result settles nothing: the
-                    # turn ends with its result (below)
-                    self._turns.on_idle()
+            if state is not None:  # the CLI's own state: bookkeeping, not conversation
+                self._on_cli_state(state)
                 inbox.wake()
                 return
-            self._error_result = None
             if item.subtype == "init":
                 self._on_init(item)
         elif isinstance(item, RawMessage):
@@ -508,19 +445,30 @@ class Connection:
                 self._turns.on_lifecycle(*command)
                 inbox.wake()
                 return
-            self._error_result = None
         elif isinstance(item, ResultMessage):
-            self.last_result = shown if isinstance(shown, ResultMessage) else item
-            if item.session_id:
-                self.session_id = item.session_id
-            self._turns.on_result(tuple(item.user_message_uuids or ()))
-            self._turn_open = False
-            if self._cli_state == "idle":  # the idle came first: it settles now
-                self._turns.on_idle()
-            self._error_result = shown.raw if item.is_error else None
-        else:
+            self._on_result(item, shown)
+        if not isinstance(item, ResultMessage):
             self._error_result = None
+            if isinstance(item, AssistantMessage):
+                self._turn_open = True
         inbox.put(shown, size)
+
+    def _on_cli_state(self, state: str) -> None:
+        self._cli_state = state
+        if state == "idle" and not self._turn_open:
+            # an idle that overtakes its turn's result settles nothing: the turn ends
+            # with its result (`_on_result`)
+            self._turns.on_idle()
+
+    def _on_result(self, item: ResultMessage, shown: Message) -> None:
+        self.last_result = shown if isinstance(shown, ResultMessage) else item
+        if item.session_id:
+            self.session_id = item.session_id
+        self._turns.on_result(tuple(item.user_message_uuids or ()))
+        self._turn_open = False
+        if self._cli_state == "idle":  # the idle came first: it settles now
+            self._turns.on_idle()
+        self._error_result = shown.raw if item.is_error else None
 
     def _shown(self, item: Message) -> Message:
         """``item`` as the caller sees it: without the uuids ccwire stamped on prompts.

@@ -57,21 +57,11 @@ async def query(
                 if done(message):
                     break  # the CLI is stopped when the block exits
     """
-    from .early_launch import launch_early
+    from .connection import Connection
 
     options = options or ClaudeAgentOptions()
-    # the CLI boots while the connection machinery loads (on first use: importing
-    # query() stays cheap)
-    early = launch_early(options) if transport is None else None
-    try:
-        from .connection import Connection
-
-        conn = Connection(options, transport, early=early)
-        await conn.open()
-    except BaseException:
-        if early is not None:
-            await early.aclose()
-        raise
+    conn = Connection(options, transport)
+    await conn.open()
     try:
         feeder: _Feeder | None = None
         if isinstance(prompt, str):

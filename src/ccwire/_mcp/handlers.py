@@ -10,7 +10,6 @@ no introspection.
 from __future__ import annotations
 
 import inspect
-import opcode
 import types
 import typing
 from collections.abc import Awaitable, Callable
@@ -23,7 +22,6 @@ __all__ = [
     "as_async",
     "is_async",
     "kwargs_fields",
-    "never_suspends",
     "read_signature",
     "str_converter",
 ]
@@ -74,29 +72,6 @@ def is_async(handler: Any) -> bool:
     """True for coroutine functions and objects whose ``__call__`` is one."""
     dunder_call = getattr(type(handler), "__call__", None)  # noqa: B004
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(dunder_call)
-
-
-def never_suspends(handler: Any) -> bool:
-    """True for an ``async def`` function (or a method of one) whose own code has no
-    ``await``, ``async with`` or ``async for``: its coroutine runs to the end at the
-    first step, so a request can be served by it at once, without a task of its own.
-
-    Read from the bytecode: a coroutine suspends only at a yield in its own code (the
-    functions it calls synchronously cannot suspend it). Anything else, a callable
-    object, a ``functools.partial``, a wrapper, is conservatively ``False``.
-    """
-    func = handler.__func__ if isinstance(handler, types.MethodType) else handler
-    if not isinstance(func, types.FunctionType):
-        return False
-    code = func.__code__
-    if not code.co_flags & inspect.CO_COROUTINE:
-        return False
-    return _YIELDS.isdisjoint(code.co_code[::2])  # every instruction is 2 bytes: opcode, arg
-
-
-_YIELDS: Final = frozenset(
-    op for name, op in opcode.opmap.items() if name in ("YIELD_VALUE", "YIELD_FROM")
-)
 
 
 def as_async(

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._core.errors import UnsupportedFeatureError
-from .._protocol.control import NO_REPLY, IncomingCall, NowHandler, RouteHandler, _NoReply
+from .._protocol.control import NO_REPLY, IncomingCall, RouteHandler, _NoReply
 from .._protocol.features import CAP_SDK_MCP_TOOLS_LIST_CHANGED, CliFeatures
 from .._wire import codec
 from .outbound import Outbound, Requester as OutboundRequester
@@ -124,32 +124,6 @@ class McpRouter:
         while self._detach:
             self._detach.pop()()
 
-    def route_now(self) -> NowHandler:
-        """The handler serving an ``mcp_message`` here and now when it can (a tool call
-        whose handler cannot suspend); ``None`` sends it to `route()`'s handler."""
-
-        def handle_now(
-            req: codec.ControlRequest,
-        ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any]] | None:
-            body = req.request
-            name, message = body.get("server_name"), body.get("message")
-            if type(name) is not str or type(message) is not dict:
-                return None
-            now = getattr(self._servers.get(name), "handle_now", None)
-            if now is None:
-                return None
-            reply = now(
-                message,
-                session_id=self._session_id(),
-                send=self._senders[name],
-                request=self._outbound[name].request,
-            )
-            if reply is None or type(reply) is dict:
-                return reply if reply is None else codec.mcp_response(reply)
-            return _answer_later(reply)
-
-        return handle_now
-
     def route(self) -> RouteHandler:
         """The route handler for ``mcp_message`` requests."""
 
@@ -178,7 +152,3 @@ class McpRouter:
             return codec.mcp_notification_ack()
 
         return handle
-
-
-async def _answer_later(reply: Awaitable[dict[str, Any]]) -> Mapping[str, Any]:
-    return codec.mcp_response(await reply)

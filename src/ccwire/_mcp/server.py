@@ -436,61 +436,6 @@ class SdkMcpServer:
         ):
             await self._await_relist(key)
 
-    def handle_now(
-        self,
-        message: Mapping[str, Any],
-        *,
-        session_id: str | None = None,
-        send: Sink | None = None,
-        session_key: Hashable | None = None,
-        request: Requester | None = None,
-    ) -> dict[str, Any] | Awaitable[dict[str, Any]] | None:
-        """Serve a ``tools/call`` whose handler cannot suspend, here and now.
-
-        The answer, as `handle()` would give it; or, when the call changed the server,
-        an awaitable of it (awaiting it announces the change first); or ``None`` when
-        the message is anything else, which `handle()` must serve. Never raises.
-        """
-        if self._broadcast.pending or type(message) is not dict:
-            return None
-        params = message.get("params")
-        req_id = message.get("id")
-        if (
-            message.get("method") != "tools/call"
-            or type(params) is not dict
-            or (type(req_id) is not int and type(req_id) is not str)
-            or request_version(params) is not None  # versioned answers: handle()
-            or self.max_concurrency is not None  # a slot may have to be waited for
-        ):
-            return None
-        name = params.get("name")
-        tool = self._tools.get(name) if type(name) is str else None
-        if tool is None or not tool.runs_now:
-            return None
-        key = key_of(session_key, send, session_id)
-        if self._calls.withdrawn_early((key, req_id)):
-            return None  # cancelled before it ran: handle() answers with nothing
-        ctx = (
-            self._context(tool, req_id, params, key, session_id, send, request)
-            if tool.wants_context
-            else None
-        )
-        version = self._tools_version
-        try:
-            result = tool.call_now(params.get("arguments"), ctx)
-        except Exception as exc:  # a bug here must not take the connection down
-            logger.exception("ccwire: MCP server %r failed on tools/call", self.name)
-            return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
-        if self._broadcast.busy or self._tools_version != version:
-            return self._announced(key, version, _result(req_id, result))
-        return _result(req_id, result)
-
-    async def _announced(
-        self, key: Hashable, version: int, answer: dict[str, Any]
-    ) -> dict[str, Any]:
-        await self._announce(key, version)
-        return answer
-
     def _context(
         self,
         tool: SdkMcpTool[Any],

@@ -214,8 +214,6 @@ class SdkMcpTool(Generic[T]):
     wants_context: bool = field(init=False, repr=False)
     definition: dict[str, Any] = field(init=False, repr=False)
     _invoke: _Invoke = field(init=False, repr=False)
-    runs_now: bool = field(init=False, repr=False)
-    """Whether the handler is an ``async def`` with no ``await``: `call_now()` serves it."""
     _output_validator: CompiledValidator | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -231,8 +229,6 @@ class SdkMcpTool(Generic[T]):
             isinstance(self.timeout, (int, float)) and self.timeout > 0
         ):
             raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
-        from .handlers import never_suspends  # loads with the first tool (as below)
-
         schema, invoke, wants_ctx = _analyse(self)
         output = None if self.output_schema is None else _output_schema(self)
         entry: dict[str, Any] = {"name": self.name}
@@ -252,7 +248,7 @@ class SdkMcpTool(Generic[T]):
         computed = {
             "json_schema": schema, "validator": validator, "output_json_schema": output,
             "wants_context": wants_ctx, "definition": entry, "_invoke": invoke,
-            "_output_validator": out_validator, "runs_now": never_suspends(self.handler),
+            "_output_validator": out_validator,
         }  # fmt: skip
         for key, value in computed.items():
             object.__setattr__(self, key, value)
@@ -270,25 +266,6 @@ class SdkMcpTool(Generic[T]):
             return self._result(await self._invoke(args, ctx))
         except BaseException as exc:
             return self._failed(exc)
-
-    def call_now(self, arguments: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
-        """`call()` for a handler that cannot suspend (`runs_now`), run to the end here.
-
-        Its coroutine finishes at the first step, so no task, cancel scope or event-loop
-        turn is needed; anything else raises ``RuntimeError`` (a bug of the caller).
-        """
-        if not self.runs_now:
-            raise RuntimeError(f"tool {self.name!r}: its handler can suspend; await call()")
-        args, ctx, refused = self._prepared(arguments, ctx)
-        if refused is not None:
-            return refused
-        try:
-            self._invoke(args, ctx).send(None)  # type: ignore[attr-defined]
-        except StopIteration as done:  # the coroutine's return
-            return self._result(done.value)
-        except BaseException as exc:
-            return self._failed(exc)
-        raise AssertionError("unreachable: a handler with no await suspended")  # pragma: no cover
 
     def _prepared(
         self, arguments: Any, ctx: ToolContext | None

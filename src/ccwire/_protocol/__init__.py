@@ -1,8 +1,9 @@
 """The control protocol: requests both ways over one transport.
 
-`control` reads frames, correlates our requests with the CLI's answers, routes the
-CLI's requests to handlers and answers each one exactly once; `inbox` queues
-conversation messages for the reader; `ledger` tracks what is in flight; `workers`
-runs handlers; `features` tells what the connected CLI supports.
+`core` is the protocol without I/O (lines in, events out; answers in, lines out);
+`control` is the one async driver around it, which reads the transport, serves the
+CLI's requests and correlates ours with the CLI's answers; `inbox` queues
+conversation messages for the reader; `ledger` tracks which prompts are owed an
+answer; `features` tells what the connected CLI supports.
 May import: `_transport`, `_wire`, `_core`.
 """

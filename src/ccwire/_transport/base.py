@@ -52,28 +52,6 @@ class ProcessExit:
     stderr_tail: str
 
 
-def pin_async_library() -> None:
-    """Record, for the current task and the tasks it starts, which async library runs it.
-
-    anyio asks sniffio for the library whenever it creates an event or a cancel scope;
-    unless the program was started with ``anyio.run`` (which records it), sniffio then
-    inspects the running loop every time, several times per tool call. Setting
-    sniffio's context variable (its documented way to say it) in a task of ccwire's own
-    makes that a variable read; only that task and the tasks it starts see it.
-    """
-    try:
-        import sniffio
-    except ImportError:  # pragma: no cover
-        return
-    if sniffio.current_async_library_cvar.get() is not None:
-        return
-    try:
-        name = sniffio.current_async_library()
-    except sniffio.AsyncLibraryNotFoundError:  # pragma: no cover
-        return
-    sniffio.current_async_library_cvar.set(name)
-
-
 def check_line(line: bytes) -> None:
     """Check that ``line`` is exactly one complete line: one ``b"\\n"``, at its end.
 
@@ -135,7 +113,7 @@ class Transport(metaclass=_TransportMeta):
     A subclass implements one of two shapes, and gets the other from this class:
 
     * ccwire's: `start()`, `send_line()`, `receive_line()`, `end_input()`,
-      `aclose()` and `exit_info` (optionally `launch()` and `push_lines()`);
+      `aclose()` and `exit_info` (optionally `launch()`);
       `send_line` may be called from many tasks at once (writes never interleave),
       ``receive_line`` from one task only;
     * ``claude-agent-sdk``'s: `connect()`, `write()`, `read_messages()`,
@@ -202,19 +180,6 @@ class Transport(metaclass=_TransportMeta):
             ProcessError: Output ended and the process failed.
         """
         return await _bridge(self).receive()
-
-    def push_lines(self, handler: Callable[[list[bytes]], None]) -> list[bytes] | None:
-        """Optional fast path: deliver every further batch of lines by calling ``handler``.
-
-        A transport that supports it returns the lines it already holds (to be handled
-        first, in order) and from then on calls ``handler(lines)`` with the lines of
-        each read, in order, from the task that reads the CLI's output: no hand-over
-        between tasks per line. The handler may empty the list as it goes (so a huge
-        line can be freed before the next is parsed) and must not block.
-        `receive_line()` then only reports the end (``None`` or the error). The
-        default returns ``None``: not supported, keep calling `receive_line()`.
-        """
-        return None
 
     async def end_input(self) -> None:
         """Close the CLI's stdin. Idempotent; never raises for an already-closed pipe."""

@@ -1,23 +1,18 @@
 """Run the Claude Code CLI as a child process and exchange NDJSON lines over its pipes.
 
-`SubprocessTransport.launch()` spawns the process and nothing else: it needs no
-event, task or cancel scope, so on asyncio it runs before anyio loads its event-loop
-backend (see `asyncio_process`), and the CLI boots while the caller sets
-up the rest. `start()` then starts four background tasks in
-the task group it is given:
+`SubprocessTransport.launch()` spawns the process (with ``anyio.open_process``) and
+nothing else, so a caller can let the CLI boot while it sets up the rest; `start()`
+then starts three background tasks in the task group it is given:
 
-- the **stdout reader** reads chunks and frames them with `LineDecoder`. Once
-  a consumer called `push_lines()` (the control protocol
-  does), it hands each read's lines to that handler right here; otherwise it passes
-  them, one batch per read, to `receive_line()` through a
-  small bounded buffer (so a slow consumer slows the CLI down instead of growing
-  memory);
-- the **stdin writer** performs the writes that cannot be done inline, and never
-  tears a line (`line_writer`);
+- the **stdin writer** writes the lines senders queue, whole (`line_writer`);
 - the **stderr drainer** always reads stderr (a full stderr pipe would stall the CLI),
   forwarding lines to the callback and keeping a tail for error messages;
-- the **exit watcher** reaps the process and, should a grandchild keep a pipe open after
-  the CLI exited, stops waiting for that pipe's end after a grace period.
+- the **exit watcher** reaps the process and, should a grandchild keep stdout open
+  after the CLI exited, stops waiting for that pipe's end after a grace period.
+
+stdout is read by `receive_line()` itself, in the consumer's task: a consumer that
+stops reading lets the pipe fill up, and the CLI waits (backpressure, no buffer here
+beyond the lines of the last read).
 """
 
 from __future__ import annotations
@@ -27,35 +22,17 @@ import os
 import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from functools import cached_property
-from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 
 from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
-from .._core.loops import running_asyncio
 from .._wire.framing import LineDecoder
-from .base import (
-    CLI_EXITED,
-    ProcessExit,
-    StderrCollector,
-    Transport,
-    check_line,
-    logger,
-    pin_async_library,
-)
-from .flow import ReadGate
-from .line_buffer import LineBuffer
+from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
-from .spawn import abandon_popen
-
-if TYPE_CHECKING:
-    import asyncio
 
 __all__ = ["SubprocessTransport"]
 
-_LINE_BUFFER = 16  # batches (the lines of one read) read ahead of the consumer
 _STDERR_CHUNK = 64 * 1024
 _EOF_GRACE = 2.0  # after exit, how long a pipe may stay open before we stop waiting for it
 _ABANDONED_READ_TIMEOUT = 0.1  # read timeout once a pipe has been given up on
@@ -72,17 +49,6 @@ class _Phase(enum.Enum):
     CLOSED = "closed"  # aclose() began, or launching failed
 
 
-class _Signals:
-    """The transport's events and cancel scopes."""
-
-    def __init__(self) -> None:
-        self.reader_scope = anyio.CancelScope()
-        self.stderr_scope = anyio.CancelScope()
-        self.stdout_eof = anyio.Event()
-        self.stderr_done = anyio.Event()
-        self.close_done = anyio.Event()
-
-
 class SubprocessTransport(Transport):
     """A `Transport` over a child process's stdin/stdout/stderr.
 
@@ -90,10 +56,7 @@ class SubprocessTransport(Transport):
     quoted in `ProcessError`. ``max_line_bytes`` caps one stdout line
     (default unlimited). `aclose()` waits ``close_grace`` s after closing stdin, then
     sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
-    exit status is awaited for at most ``exit_wait`` s. ``started``: the process was
-    already started, with ``argv``, ``env``, ``cwd`` and ``user``, by
-    ``spawn.start_popen()`` with ``spawn.spawn_kwargs()`` (on asyncio); the
-    transport takes it over (and kills it if closed before `launch()`).
+    exit status is awaited for at most ``exit_wait`` s.
     """
 
     def __init__(
@@ -110,7 +73,6 @@ class SubprocessTransport(Transport):
         close_grace: float = 5.0,
         terminate_grace: float = 5.0,
         exit_wait: float = 10.0,
-        started: asyncio.Future[subprocess.Popen[bytes]] | None = None,
     ) -> None:
         if isinstance(argv, str) or not argv:
             raise ValueError("argv must be a non-empty sequence of strings")
@@ -124,29 +86,20 @@ class SubprocessTransport(Transport):
         self._close_grace = close_grace
         self._terminate_grace = terminate_grace
         self._exit_wait = exit_wait
-        self._started_popen = started
 
         self._phase = _Phase.NEW
         self._process: anyio.abc.Process | None = None
-        self._lines = LineBuffer(_LINE_BUFFER)
-        self._push: Callable[[list[bytes]], None] | None = None
-        self.read_gate = ReadGate()
-        """Closed by the consumer while it is behind: stdout is not read (backpressure)."""
-        # lines of the batch being consumed, and batches still buffered when aclose() ran
-        self._leftover: deque[bytes] = deque()
-        self._read_scope: anyio.CancelScope | None = None
-        self._read_error: CcwireError | None = None
+        self._writer = LineWriter()
+        self._lines: deque[bytes] = deque()  # read, not yet received
+        self._stdout_eof = False
+        self._read_scope: anyio.CancelScope | None = None  # of the read in progress
+        self._abandoned = False  # the CLI exited and a grandchild holds stdout open
+        self._stdout_done = anyio.Event()  # stdout reached its end (or was given up)
+        self._stderr_done = anyio.Event()
+        self._stderr_scope = anyio.CancelScope()
+        self._close_done = anyio.Event()
         self._input_closed = False
         self._signalled = False
-
-    @cached_property
-    def _writer(self) -> LineWriter:
-        return LineWriter()  # made on first use, after the spawn, like _sig
-
-    @cached_property
-    def _sig(self) -> _Signals:
-        # made on first use, after the spawn: making an event loads anyio's backend
-        return _Signals()
 
     def __repr__(self) -> str:
         proc = self._process
@@ -179,8 +132,8 @@ class SubprocessTransport(Transport):
             proc = await self._spawn()
         except BaseException:
             self._phase = _Phase.CLOSED
-            self._close_streams()
-            self._sig.close_done.set()  # nothing to close: aclose() must not wait for it
+            self._writer.close()
+            self._close_done.set()  # nothing to close: aclose() must not wait for it
             raise
         self._process = proc
         if self._phase is not _Phase.LAUNCHING:  # aclose() ran while we were spawning
@@ -199,11 +152,9 @@ class SubprocessTransport(Transport):
         self._phase = _Phase.RUNNING
         proc = self._started()
         assert proc.stdin is not None
-        assert proc.stdout is not None
         assert proc.stderr is not None
         try:
             task_group.start_soon(self._drain_stderr, proc.stderr, name="ccwire stderr")
-            task_group.start_soon(self._read_stdout, proc.stdout, name="ccwire stdout")
             task_group.start_soon(self._writer.run, proc.stdin, name="ccwire stdin")
             task_group.start_soon(self._watch_exit, proc, name="ccwire exit watcher")
         except BaseException:  # e.g. the task group is already closed: leave no orphan
@@ -212,20 +163,13 @@ class SubprocessTransport(Transport):
                 self._signal(proc, kill=True)
                 await _wait_exit(proc, _KILL_WAIT)
                 await proc.aclose()
-            self._close_streams()
-            self._sig.close_done.set()
+            self._writer.close()
+            self._close_done.set()
             raise
 
     async def _spawn(self) -> anyio.abc.Process:
         exe = self._argv[0]
         try:
-            started, self._started_popen = self._started_popen, None
-            if started is not None or (os.name == "posix" and running_asyncio()):
-                from .asyncio_process import open_asyncio_process
-
-                return await open_asyncio_process(
-                    self._argv, cwd=self._cwd, env=self._env, user=self._user, started=started
-                )
             return await anyio.open_process(
                 self._argv,
                 stdin=subprocess.PIPE,
@@ -262,38 +206,17 @@ class SubprocessTransport(Transport):
         """Write one encoded line; see `Transport.send_line()`."""
         check_line(line)
         proc = self._started()
-        await self._check_input()
-        assert proc.stdin is not None
+        error = self._writer.error
+        if self._input_closed or error is not None or proc.returncode is not None:
+            raise await self._input_failure(error) from error
         try:
-            await self._writer.write(proc.stdin, line)
+            await self._writer.write(line)
         except WriteInterrupted:
             raise CLIConnectionError(
                 "the CLI's input was closed while this line was being written"
             ) from None
         except STREAM_ERRORS as exc:
             raise await self._input_failure(exc) from exc
-
-    def write_now(self, line: bytes) -> bool:
-        """Write one encoded line now, without yielding, if that can be done at once (see
-        `LineWriter.write_now`); ``False`` (nothing written) otherwise, and then
-        `send_line()` is the way. For lines made by ``encode_line`` (not checked again).
-        """
-        proc = self._process
-        if (
-            proc is None
-            or self._phase is not _Phase.RUNNING
-            or self._input_closed
-            or proc.returncode is not None
-            or proc.stdin is None
-        ):
-            return False
-        return self._writer.write_now(proc.stdin, line)
-
-    async def _check_input(self) -> None:
-        proc = self._started()
-        error = self._writer.error
-        if self._input_closed or error is not None or proc.returncode is not None:
-            raise await self._input_failure(error) from error
 
     async def _input_failure(self, exc: BaseException | None) -> CcwireError:
         proc = self._started()
@@ -304,7 +227,7 @@ class SubprocessTransport(Transport):
                 await proc.wait()
         if proc.returncode is not None:
             with anyio.move_on_after(_STDERR_WAIT):  # let the quoted tail be complete
-                await self._sig.stderr_done.wait()
+                await self._stderr_done.wait()
             return ProcessError(
                 "cannot write to the Claude Code CLI: it has exited",
                 exit_code=proc.returncode,
@@ -313,8 +236,8 @@ class SubprocessTransport(Transport):
         return CLIConnectionError(f"writing to the CLI's stdin failed: {exc!r}")
 
     async def end_input(self) -> None:
-        """Close stdin once the line being written (if any) is out (waits at most
-        ``close_grace`` s for it); idempotent, never raises for a closed or broken pipe.
+        """Close stdin once the lines queued are out (waits at most ``close_grace`` s for
+        them); idempotent, never raises for a closed or broken pipe.
         """
         with anyio.CancelScope(shield=True):
             first = not self._input_closed
@@ -336,30 +259,47 @@ class SubprocessTransport(Transport):
 
     # ----------------------------------------------------------------- output
 
-    def push_lines(self, handler: Callable[[list[bytes]], None]) -> list[bytes] | None:
-        """Deliver further lines by calling ``handler`` from the stdout reader task; see
-        `Transport.push_lines()`. Returns the lines read before."""
-        held = list(self._leftover)
-        self._leftover.clear()
-        held.extend(self._lines.take_all())
-        self._push = handler
-        return held
-
     async def receive_line(self) -> bytes | None:
         """Return the next line; see `Transport.receive_line()`."""
-        self._started()
-        if self._leftover:
-            return self._leftover.popleft()
-        batch = await self._lines.get()
-        if batch is not None:
-            if len(batch) == 1:
-                return batch[0]
-            self._leftover.extend(batch)
-            return self._leftover.popleft()
-        if self._read_error is not None:
-            raise self._read_error
-        await self._verdict()
-        return None
+        proc = self._started()
+        while not self._lines:
+            if self._decoder.error is not None:  # a line over max_line_bytes
+                raise self._decoder.error
+            if self._stdout_eof:
+                await self._verdict()
+                return None
+            chunk = await self._read_chunk(proc)
+            if chunk:
+                self._lines.extend(self._decoder.feed(chunk))
+                continue
+            self._stdout_eof = True
+            self._stdout_done.set()
+            rest = self._decoder.flush()
+            if rest is not None:
+                return rest
+        return self._lines.popleft()
+
+    async def _read_chunk(self, proc: anyio.abc.Process) -> bytes:
+        """The next chunk of stdout; ``b""`` at its end (or once given up on)."""
+        stdout = proc.stdout
+        assert stdout is not None
+        try:
+            if not self._abandoned:
+                with anyio.CancelScope() as scope:
+                    self._read_scope = scope  # `_watch_exit` cancels it to give up the pipe
+                    try:
+                        return await stdout.receive(self._chunk_size)
+                    finally:
+                        self._read_scope = None
+            # the CLI exited and a grandchild holds stdout open: read what is left, as
+            # long as it keeps coming
+            with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+                return await stdout.receive(self._chunk_size)
+            return b""
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return b""  # the end, or closed by aclose()
+        except (anyio.BrokenResourceError, OSError) as exc:
+            raise CLIConnectionError(f"reading the CLI's output failed: {exc!r}") from exc
 
     async def _verdict(self) -> None:
         proc = self._started()
@@ -367,7 +307,7 @@ class SubprocessTransport(Transport):
             await proc.wait()
         if proc.returncode is not None:
             with anyio.move_on_after(_STDERR_WAIT):  # let the tail be complete
-                await self._sig.stderr_done.wait()
+                await self._stderr_done.wait()
         rc = proc.returncode
         if rc is None:
             raise ProcessError(
@@ -380,78 +320,11 @@ class SubprocessTransport(Transport):
             return None  # a clean exit, or the end we forced in aclose()
         raise ProcessError(CLI_EXITED, exit_code=rc, stderr=self._stderr.tail)
 
-    async def _read_stdout(self, stdout: anyio.abc.ByteReceiveStream) -> None:
-        pin_async_library()  # the protocol's handlers are started from this task
-        try:
-            with self._sig.reader_scope:
-                # one scope for every read (not one per read): `_watch_exit` cancels it
-                # to give up on a pipe that a grandchild holds open
-                with anyio.CancelScope() as scope:
-                    self._read_scope = scope
-                    await self._pump(stdout, abandoned=False)
-                self._read_scope = None
-                if scope.cancelled_caught:  # read what is left, while it keeps coming
-                    await self._pump(stdout, abandoned=True)
-                self._sig.stdout_eof.set()
-                rest = self._decoder.flush()
-                if rest is not None:
-                    batch = [rest]
-                    del rest
-                    if self._push is not None:
-                        self._push(batch)
-                    else:
-                        await self._lines.put(batch)
-        except CcwireError as exc:  # an oversized line
-            self._read_error = exc
-        except (anyio.BrokenResourceError, OSError) as exc:
-            self._read_error = CLIConnectionError(f"reading the CLI's output failed: {exc!r}")
-            self._read_error.__cause__ = exc
-        except anyio.ClosedResourceError:
-            pass  # closed by aclose()
-        except Exception as exc:
-            logger.exception("ccwire: the stdout reader failed")
-            self._read_error = CLIConnectionError(f"reading the CLI's output failed: {exc!r}")
-            self._read_error.__cause__ = exc
-        finally:
-            self._sig.stdout_eof.set()
-            self._lines.close()
-            await close_quietly(stdout)
-
-    async def _pump(self, stdout: anyio.abc.ByteReceiveStream, *, abandoned: bool) -> None:
-        """Read, frame and deliver stdout until its end; ``abandoned``: until nothing
-        arrives for ``_ABANDONED_READ_TIMEOUT`` s."""
-        gate = self.read_gate
-        size = self._chunk_size
-        while True:
-            if not gate.is_open:  # the consumer is behind: let the pipe fill up
-                await gate.wait_open()
-            try:
-                if abandoned:
-                    chunk = b""
-                    with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
-                        chunk = await stdout.receive(size)
-                    if not chunk:
-                        return
-                else:
-                    chunk = await stdout.receive(size)
-            except anyio.EndOfStream:
-                return
-            lines = self._decoder.feed(chunk)
-            del chunk
-            if lines:
-                push = self._push
-                if push is None:
-                    await self._lines.put(lines)
-                else:  # handled right here: no hand-over to another task
-                    push(lines)
-            del lines  # hold no reference to a (possibly huge) line while waiting
-            _raise_if_broken(self._decoder)
-
     # ----------------------------------------------------------------- stderr
 
     async def _drain_stderr(self, stderr: anyio.abc.ByteReceiveStream) -> None:
         try:
-            with self._sig.stderr_scope:
+            with self._stderr_scope:
                 while True:
                     try:
                         chunk = await stderr.receive(_STDERR_CHUNK)
@@ -462,7 +335,7 @@ class SubprocessTransport(Transport):
             logger.exception("ccwire: the stderr drainer failed")
         finally:
             self._stderr.flush()
-            self._sig.stderr_done.set()
+            self._stderr_done.set()
             await close_quietly(stderr)
 
     # --------------------------------------------------------------- shutdown
@@ -471,12 +344,18 @@ class SubprocessTransport(Transport):
         await proc.wait()  # also reaps the child on trio
         self._writer.stop()  # nothing more can be written; lets the writer task end
         with anyio.move_on_after(_EOF_GRACE):
-            await self._sig.stdout_eof.wait()
-            await self._sig.stderr_done.wait()
-        if not self._sig.stdout_eof.is_set() and self._read_scope is not None:
-            self._read_scope.cancel()  # a grandchild holds stdout open
-        if not self._sig.stderr_done.is_set():
-            self._sig.stderr_scope.cancel()
+            await self._stdout_done.wait()
+            await self._stderr_done.wait()
+        self._give_up_pipes()
+
+    def _give_up_pipes(self) -> None:
+        """Stop waiting for the ends of pipes a grandchild may hold open."""
+        if not self._stdout_done.is_set():
+            self._abandoned = True
+            if self._read_scope is not None:
+                self._read_scope.cancel()
+        if not self._stderr_done.is_set():
+            self._stderr_scope.cancel()
 
     async def aclose(self) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL, reap; bounded, shielded, idempotent."""
@@ -486,25 +365,17 @@ class SubprocessTransport(Transport):
                 with anyio.move_on_after(
                     2 * self._close_grace + self._terminate_grace + _KILL_WAIT + 5
                 ):
-                    await self._sig.close_done.wait()
+                    await self._close_done.wait()
                 return
             self._phase = _Phase.CLOSED
-            if self._started_popen is not None:  # started for us, never launched
-                abandon_popen(self._started_popen)
-                self._started_popen = None
             try:
                 if phase is _Phase.RUNNING:
                     await self._shutdown()
                 elif phase is _Phase.LAUNCHED:
                     await self._kill_unstarted(self._process)
             finally:
-                self._close_streams()
-                self._sig.close_done.set()
-
-    def _close_streams(self) -> None:
-        self._lines.close()
-        self._writer.close()
-        self._leftover.extend(self._lines.take_all())  # keep what was read, not yet received
+                self._writer.close()
+                self._close_done.set()
 
     async def _shutdown(self) -> None:
         proc = self._process
@@ -519,10 +390,8 @@ class SubprocessTransport(Transport):
                     logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
                     return
         with anyio.move_on_after(_STDERR_WAIT):
-            await self._sig.stdout_eof.wait()
-            await self._sig.stderr_done.wait()
-        self._sig.reader_scope.cancel()
-        self._sig.stderr_scope.cancel()
+            await self._stderr_done.wait()
+        self._give_up_pipes()
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
@@ -548,11 +417,6 @@ class SubprocessTransport(Transport):
                 proc.terminate()
         except ProcessLookupError:
             pass  # exited in the meantime
-
-
-def _raise_if_broken(decoder: LineDecoder) -> None:
-    if decoder.error is not None:
-        raise decoder.error
 
 
 async def _wait_exit(proc: anyio.abc.Process, seconds: float) -> bool:

@@ -15,27 +15,14 @@ boundary inside a multi-byte UTF-8 sequence is harmless.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from .._core.errors import MessageDecodeError, MessageEncodeError
 
-__all__ = [
-    "LineDecoder",
-    "encode_line",
-    "fast_line_encoder",
-    "fast_object_parser",
-    "parse_object",
-]
+__all__ = ["LineDecoder", "encode_line", "parse_object"]
 
 _PREVIEW = 200
 _raw_decode = json.JSONDecoder().raw_decode
-FAST_PARSE_MAX_CHARS = 1 << 20
-"""Longer lines are parsed by `json` only (msgspec would keep a UTF-8 copy of a long
-non-ASCII line while parsing it)."""
-FAST_ENCODE_MAX_BYTES = 1 << 20
-"""Longer lines are encoded by `json` only (the fast encoder reads its line back to check
-it, which would hold a second copy of a long one)."""
 # one encoder for every line (json.dumps with options builds a new one per call)
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -192,62 +179,3 @@ def parse_object(text: str) -> Any:
     if end != len(text) and not text[end:].isspace():
         raise ValueError(f"Extra data at character {end}")
     return obj
-
-
-def fast_object_parser() -> Callable[[str], Any] | None:
-    """`parse_object` through msgspec (about twice as fast), or ``None`` without it.
-
-    The result is always `parse_object`'s: msgspec reads every JSON text it accepts
-    as `json` does (integers of any size included), and what it refuses (``NaN``,
-    ``Infinity``, ``1e400``, a lone surrogate, blanks other than JSON's after the
-    value, any malformed line) goes to `parse_object`, which decides, errors
-    included. Lines over `FAST_PARSE_MAX_CHARS` go there too.
-    """
-    try:
-        from msgspec.json import decode
-    except ImportError:
-        return None
-
-    def parse(text: str) -> Any:
-        if len(text) <= FAST_PARSE_MAX_CHARS:
-            try:
-                return decode(text)
-            except Exception:  # json decides what msgspec refused
-                pass
-        return parse_object(text)
-
-    parse.__qualname__ = "fast_object_parser.<msgspec>"
-    return parse
-
-
-def fast_line_encoder() -> Callable[[object], bytes] | None:
-    """`encode_line` through msgspec (about twice as fast, checks included), or ``None``
-    without it.
-
-    The line always carries `encode_line`'s value: msgspec writes it, and reading it
-    back must give a value equal to ``obj``. What msgspec writes differently fails that
-    check and goes to `encode_line`, which decides, errors included: NaN and Infinity
-    (msgspec writes ``null``), values JSON has no type for (a ``set``, ``bytes``, a
-    ``datetime``, a dataclass: msgspec writes them as arrays, strings, objects),
-    non-string keys, tuples, lone surrogates, circular or too deeply nested values.
-    So does a line over `FAST_ENCODE_MAX_BYTES`. Numbers may be spelled differently
-    (``1e16`` for ``1e+16``): the same value.
-    """
-    try:
-        from msgspec.json import Decoder, Encoder
-    except ImportError:
-        return None
-    encode, decode = Encoder().encode, Decoder().decode
-
-    def encode_fast(obj: object) -> bytes:
-        try:
-            data = encode(obj)
-            if len(data) <= FAST_ENCODE_MAX_BYTES and decode(data) == obj:
-                return data + b"\n"
-        except Exception:  # json decides what msgspec refused
-            pass
-        data = b""  # a long line's first encoding is freed before json's
-        return encode_line(obj)
-
-    encode_fast.__qualname__ = "fast_line_encoder.<msgspec>"
-    return encode_fast

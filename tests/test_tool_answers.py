@@ -1,9 +1,7 @@
-"""Tools whose handler never awaits are served at once, in the task reading the CLI's
-output, with the same answers as a handler that awaits (served by a worker)."""
+"""What a tool call answers, whether its handler awaits or not: one path for both."""
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 from collections.abc import Callable
@@ -25,8 +23,6 @@ from ccwire.testing import FakeCLI
 from tests.fixtures.fake_session import connected
 
 pytestmark = pytest.mark.anyio
-
-WORKER = "ccwire control request"  # the name of the tasks serving requests that wait
 
 
 def twins(body: Callable[[dict[str, Any]], Any]) -> tuple[Any, Any]:
@@ -84,11 +80,10 @@ def structured(args: dict[str, Any]) -> Any:
         (structured, {"n": 5}),
     ],
 )
-async def test_the_same_answer_at_once_and_from_a_worker(
+async def test_the_same_answer_whether_the_handler_awaits_or_not(
     body: Callable[[dict[str, Any]], Any], arguments: Any
 ) -> None:
     now, later = twins(body)
-    assert now.runs_now and not later.runs_now
     server = create_sdk_mcp_server("s", tools=[now, later])
     async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
         first = await call(fake, "now", arguments)
@@ -98,28 +93,6 @@ async def test_the_same_answer_at_once_and_from_a_worker(
     assert after["id"] == 2 and "result" in after
     if body is crash:
         assert "sk-ant-api03" not in json.dumps(first)
-
-
-async def test_served_in_the_reading_task_or_by_a_worker() -> None:
-    seen: dict[str, str] = {}
-
-    @tool("now", "d", {})
-    async def now(args: dict[str, Any]) -> str:
-        seen["now"] = str(anyio.get_current_task().name)
-        return "ok"
-
-    @tool("later", "d", {})
-    async def later(args: dict[str, Any]) -> str:
-        seen["later"] = str(anyio.get_current_task().name)
-        await anyio.lowlevel.checkpoint()
-        return "ok"
-
-    server = create_sdk_mcp_server("s", tools=[now, later])
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
-        await call(fake, "now", {})
-        await call(fake, "later", {})
-    assert seen["later"] == WORKER
-    assert seen["now"] != WORKER
 
 
 async def test_a_call_cancelled_before_it_ran_gets_no_answer_either_way() -> None:
@@ -145,7 +118,6 @@ async def test_a_tool_with_a_context_and_the_audit_log() -> None:
     async def where(args: dict[str, Any], ctx: ToolContext) -> str:
         return f"{ctx.tool_name} {ctx.tool_use_id}"
 
-    assert where.runs_now
     buf = io.StringIO()
     server = create_sdk_mcp_server("s", tools=[where])
     opts = ClaudeAgentOptions(mcp_servers={"s": server}, audit_log=AuditLog(buf))
@@ -157,67 +129,3 @@ async def test_a_tool_with_a_context_and_the_audit_log() -> None:
     assert result == {"content": [{"type": "text", "text": "where tu_1"}]}
     (record,) = [json.loads(line) for line in buf.getvalue().splitlines()]
     assert record["what"] == "where" and record["outcome"] == "ok"
-
-
-async def test_limits_and_versions_take_the_worker_path() -> None:
-    """A server with a concurrency limit (a slot may have to be waited for), and a
-    request naming its protocol version (its answer may need fields), go to workers."""
-    seen: list[str] = []
-
-    @tool("now", "d", {})
-    async def now(args: dict[str, Any]) -> str:
-        seen.append(str(anyio.get_current_task().name))
-        return "ok"
-
-    limited = create_sdk_mcp_server("s", tools=[now], max_concurrency=1)
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": limited})) as (_, fake):
-        await call(fake, "now", {})
-    server = create_sdk_mcp_server("s", tools=[now])
-    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
-        meta = {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}
-        params = {"name": "now", "arguments": {}, "_meta": meta}
-        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-        response = await fake.request("mcp_message", server_name="s", message=message)
-        await call(fake, "now", {}, mid=2)
-    assert response["response"]["mcp_response"]["result"]["content"][0]["text"] == "ok"
-    assert seen[:2] == [WORKER, WORKER] and seen[2] != WORKER
-
-
-def test_which_handlers_run_at_once() -> None:
-    async def awaits(args: dict[str, Any]) -> Any:
-        await anyio.lowlevel.checkpoint()
-
-    async def async_with(args: dict[str, Any]) -> Any:
-        async with anyio.Lock():
-            return "x"
-
-    async def async_for(args: dict[str, Any]) -> Any:
-        async for _ in args["it"]:
-            pass
-
-    async def comprehension(args: dict[str, Any]) -> Any:
-        return [x async for x in args["it"]]
-
-    async def nested(args: dict[str, Any]) -> Any:
-        async def inner() -> None:
-            await anyio.lowlevel.checkpoint()
-
-        return "inner is never awaited here"
-
-    def sync(args: dict[str, Any]) -> Any:
-        return "runs in a thread"
-
-    async def plain_async(args: dict[str, Any]) -> Any:
-        return "x"
-
-    class Box:
-        async def method(self, args: dict[str, Any]) -> Any:
-            return "x"
-
-    def runs_now(handler: Any) -> bool:
-        return bool(tool("t", "d", {})(handler).runs_now)
-
-    assert runs_now(plain_async) and runs_now(nested) and runs_now(Box().method)
-    for handler in (awaits, async_with, async_for, comprehension, sync):
-        assert not runs_now(handler), handler.__name__
-    assert not runs_now(functools.partial(plain_async))  # conservatively not
