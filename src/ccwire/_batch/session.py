@@ -14,7 +14,7 @@ import anyio
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._core.cancel import raised_by_callback
-from .._core.errors import CLIConnectionError, CLINotFoundError
+from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
 from .._core.public import publish_module
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import BatchResult, ErrorKind, RetryPolicy, api_error_retryable
@@ -157,7 +157,7 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
         raise
     except CLINotFoundError as exc:
         attempt.error, attempt.error_kind = str(exc).splitlines()[0], "config"
-    except CLIConnectionError as exc:
+    except (CLIConnectionError, ProcessError) as exc:  # could not start, or ended
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if attempt.error is None:
             attempt.error = first

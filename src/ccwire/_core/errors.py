@@ -89,11 +89,13 @@ class CLINotFoundError(CLIConnectionError):
         self.searched = searched
 
 
-class ProcessError(CLIConnectionError):
+class ProcessError(CcwireError):
     """The CLI process ended while it still owed us something.
 
     ``exit_code`` is the process's exit status (negative for a signal, ``None`` if it
     could not be collected) and ``stderr`` the last part of what it wrote to stderr.
+    As in claude-agent-sdk, it derives from `CcwireError` (`ClaudeSDKError`) directly,
+    not from `CLIConnectionError`: catch both where either may end a connection.
     """
 
     def __init__(self, message: str, exit_code: int | None = None, stderr: str | None = "") -> None:
