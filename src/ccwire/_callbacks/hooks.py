@@ -17,7 +17,8 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
@@ -34,11 +35,6 @@ from .._wire.hook_types import (
     HookMatcher,
 )
 from .reporting import CallbackErrorHandler, callback_name, report_callback_error
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",

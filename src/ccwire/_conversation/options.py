@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.errors import CallbackError
@@ -39,11 +39,6 @@ from .option_types import (
     ToolsPreset as ToolsPreset,
 )
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
-
 if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from pathlib import Path
 
@@ -51,7 +46,6 @@ if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
 from .._core.public import publish_module
-from .._core.records import prepare
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
@@ -685,6 +679,3 @@ class ClaudeAgentOptions:
 
 
 publish_module(__name__)
-
-# every connection builds these: their __init__ now, not in the first handshake
-prepare(ClaudeAgentOptions)

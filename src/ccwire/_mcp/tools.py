@@ -11,7 +11,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from .._core.cancel import raised_by_callback
@@ -34,11 +34,7 @@ from .annotations import ToolAnnotations, read_annotations
 from .asking import AskingClient, Requester
 
 if TYPE_CHECKING:
-    from dataclasses import dataclass
-
     from .validation import CompiledValidator, ValidationFailure
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "SdkMcpTool",

@@ -26,7 +26,8 @@ import re
 import select
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, final
+from dataclasses import dataclass
+from typing import Any, Final, final
 
 import anyio
 import anyio.abc
@@ -52,11 +53,6 @@ from .._wire.framing import (
 )
 from .._wire.messages import Message
 from .workers import WorkerPool
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "NO_REPLY",

@@ -13,7 +13,8 @@ import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -26,11 +27,6 @@ from .._core.errors import (
 )
 from .._core.public import publish_module
 from .._wire.framing import LineDecoder
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
 

@@ -15,16 +15,10 @@ import contextlib
 import logging
 import select
 from collections import deque
-from dataclasses import field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.abc
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = ["STREAM_ERRORS", "LineWriter", "WriteInterrupted", "close_quietly"]
 
@@ -45,8 +39,6 @@ class WriteInterrupted(Exception):
 class _Write:
     """One line waiting to be written, and how its writing ended."""
 
-    # (a docstring keeps this record on the no-compile path of _core.records: ~0.6 ms
-    # of the first connect)
     data: bytes
     done: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None

@@ -10,7 +10,7 @@ Decoders are lenient and raise only `MessageDecodeError`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import MISSING, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import MessageDecodeError
@@ -21,11 +21,6 @@ from .permission_types import (
     PermissionUpdate,
     rule_to_wire,
 )
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
     from .hook_input import BaseHookInput

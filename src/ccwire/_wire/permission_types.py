@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
 
 import anyio
 
 from .._core.public import publish_module
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "CanUseTool",
