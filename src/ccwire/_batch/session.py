@@ -15,7 +15,6 @@ from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._core.cancel import raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
-from .._core.public import publish_module
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import BatchResult, ErrorKind, RetryPolicy, api_error_retryable
 from .tasks import BatchTask
@@ -238,6 +237,3 @@ def _token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
         for k, v in usage.items()
         if isinstance(v, (int, float)) and not isinstance(v, bool)
     }
-
-
-publish_module(__name__)

@@ -8,7 +8,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
-from .._core.public import publish_module
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
 
@@ -163,6 +162,3 @@ class ClaudeSDKClient(RuntimeControl):
     def session_id(self) -> str | None:
         """The CLI's session id, once reported."""
         return self._conn.session_id if self._conn is not None else None
-
-
-publish_module(__name__)

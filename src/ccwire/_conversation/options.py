@@ -45,7 +45,6 @@ if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from .audit import AuditLog
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
-from .._core.public import publish_module
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
@@ -676,6 +675,3 @@ class ClaudeAgentOptions:
             parts.append(f"{f.name}={value!r}")
         # and whatever else looks secret: URL passwords, ?token=, sk-ant-..., JWTs
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")
-
-
-publish_module(__name__)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._core.public import publish_module
 from .redact import install_log_filter, redact_text
 
 install_log_filter()  # the ccwire logger masks secrets in its records
@@ -375,6 +374,3 @@ class UnknownEventError(CcwireError, ValueError):
 class MessageEncodeError(CcwireError, ValueError):
     """A value could not be encoded as a JSON protocol line (for example: NaN, or an object
     that is not JSON-serializable). Nothing was written to the CLI."""
-
-
-publish_module(__name__)

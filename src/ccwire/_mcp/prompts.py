@@ -17,7 +17,6 @@ from typing import Any, Final
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import McpError, ToolDefinitionError, ToolError
-from .._core.public import publish_module
 from .._wire.content import CONTENT_TYPES, dumps_json, text_content
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .completions import Completer, Completers, check_completers, complete as _complete
@@ -288,6 +287,3 @@ class PromptSet:
     def completes(self) -> bool:
         """True when any prompt offers completions."""
         return any(p.completers for p in self._all.values())
-
-
-publish_module(__name__)

@@ -32,7 +32,6 @@ from typing import Any, Final
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
-from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
@@ -410,6 +409,3 @@ class ResourceSet:
         if fixed is not None and not fixed.is_template:
             return True
         return any(r.is_template and r.match(uri) is not None for r in self._all.values())
-
-
-publish_module(__name__)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._core.public import publish_module
 from .config import McpSdkServerConfig
 
 if TYPE_CHECKING:
@@ -46,6 +45,3 @@ def create_sdk_mcp_server(
         default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
     )  # fmt: skip
     return {"type": "sdk", "name": name, "instance": server}
-
-
-publish_module(__name__)

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError
-from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import (
     CONTENT_TYPES,
@@ -556,6 +555,3 @@ def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invo
     else:
         call = lambda a, c: handler(**a, **{ctx_name: c})  # noqa: E731
     return as_async(call, handler)
-
-
-publish_module(__name__)

@@ -25,7 +25,6 @@ from .._core.errors import (
     CLIJSONDecodeError,
     MessageEncodeError,
 )
-from .._core.public import publish_module
 from .._wire.framing import LineDecoder
 
 __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
@@ -429,6 +428,3 @@ class StderrCollector:
         self._tail_size += len(raw) + 1
         while self._tail_size > self._tail_bytes and len(self._tail) > 1:
             self._tail_size -= len(self._tail.popleft()) + 1
-
-
-publish_module(__name__)

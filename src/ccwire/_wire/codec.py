@@ -13,10 +13,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
-from .._core.lazy import lazy_exports
+
+# permissions and hooks live in codec_callbacks; every wire name is still codec.X
+from .codec_callbacks import (
+    CanUseToolRequest as CanUseToolRequest,
+    HookCallbackRequest as HookCallbackRequest,
+    decode_can_use_tool as decode_can_use_tool,
+    decode_hook_callback as decode_hook_callback,
+    decode_hook_input as decode_hook_input,
+    decode_permission_update as decode_permission_update,
+    encode_hook_matcher as encode_hook_matcher,
+    encode_hook_matchers as encode_hook_matchers,
+    encode_hook_output as encode_hook_output,
+    encode_hook_result as encode_hook_result,
+    encode_permission_result as encode_permission_result,
+    encode_permission_update as encode_permission_update,
+)
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -46,26 +61,6 @@ from .messages import (
     UserMessage,
 )
 
-# permissions and hooks live in codec_callbacks; every wire name is still codec.X, but
-# that module loads on first use (`lazy_exports` below): a connection without
-# callbacks never needs it (~0.5 ms of the first connect)
-if TYPE_CHECKING:
-    from .codec_callbacks import (
-        CanUseToolRequest as CanUseToolRequest,
-        HookCallbackRequest as HookCallbackRequest,
-        decode_can_use_tool as decode_can_use_tool,
-        decode_hook_callback as decode_hook_callback,
-        decode_hook_input as decode_hook_input,
-        decode_permission_update as decode_permission_update,
-        encode_hook_matcher as encode_hook_matcher,
-        encode_hook_matchers as encode_hook_matchers,
-        encode_hook_output as encode_hook_output,
-        encode_hook_result as encode_hook_result,
-        encode_permission_result as encode_permission_result,
-        encode_permission_update as encode_permission_update,
-    )
-
-
 # Top-level frame types that belong to the control protocol.
 CONTROL_REQUEST = "control_request"
 CONTROL_RESPONSE = "control_response"
@@ -84,11 +79,6 @@ SET_PERMISSION_MODE = "set_permission_mode"
 SET_MODEL = "set_model"
 
 SESSION_STATE_CHANGED = "session_state_changed"
-
-
-# the callbacks' wire forms: every name the TYPE_CHECKING block above imports from
-# codec_callbacks, resolved on first use
-__getattr__, __dir__ = lazy_exports(__name__)
 
 
 def _opt_str(v: Any) -> str | None:

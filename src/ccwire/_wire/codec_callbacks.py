@@ -14,7 +14,6 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import MessageDecodeError
-from .._core.public import publish_module
 from .permission_types import (
     PermissionResultAllow,
     PermissionResultDeny,
@@ -302,6 +301,3 @@ def parse_hook_input(data: Mapping[str, Any]) -> BaseHookInput:
         The typed input. Missing or unexpected fields never raise.
     """
     return decode_hook_input(data)
-
-
-publish_module(__name__)

@@ -12,8 +12,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core.public import publish_module
-
 __all__ = [
     "CliVersion",
     "ContextCategory",
@@ -373,6 +371,3 @@ class PermissionRules:
     original_cwd: str | None = None
     managed_only: bool | None = None
     raw: Mapping[str, Any] = _raw()
-
-
-publish_module(__name__)

@@ -30,7 +30,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .._core.public import publish_module
 from .permission_types import PermissionUpdate
 
 __all__ = [
@@ -549,6 +548,3 @@ def _declare_keys(cls: type[BaseHookInput]) -> None:
 _ALL_INPUTS: list[type[BaseHookInput]] = [BaseHookInput, *HOOK_INPUT_TYPES.values()]
 for _cls in _ALL_INPUTS:
     _declare_keys(_cls)
-
-
-publish_module(__name__)

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Union
 
-from .._core.public import publish_module
 from .permission_types import PermissionResultAllow, PermissionResultDeny
 
 __all__ = [
@@ -288,6 +287,3 @@ class AsyncHookOutput:
 
 HookCallbackResult = Union[HookOutput, AsyncHookOutput, HookSpecificOutput, Mapping[str, Any], None]
 """Anything a hook callback may return (see the module docstring)."""
-
-
-publish_module(__name__)

@@ -12,7 +12,6 @@ import anyio
 if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
     from .hook_output import HookCallbackResult
 
-from .._core.public import publish_module
 
 __all__ = [
     "FAIL_CLOSED_EVENTS",
@@ -206,6 +205,3 @@ class HookMatcher:
         if typed is None:
             typed = parse_hook_input(hook_input)
         return matcher_matches(self.matcher, typed.matcher_value, event=typed.hook_event_name)
-
-
-publish_module(__name__)

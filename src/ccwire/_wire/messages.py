@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .._core.public import publish_module
 from .message_types import (
     AssistantMessageError,
     MessageOrigin,
@@ -640,6 +639,3 @@ Message = Union[
 message, a partial-message `StreamEvent`, a `RateLimitEvent`, a
 `ConversationResetMessage`, or a `RawMessage` for frame types ccwire does not model
 (`TranscriptMirrorMessage` is a typed one)."""
-
-
-publish_module(__name__)

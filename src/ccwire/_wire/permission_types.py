@@ -8,8 +8,6 @@ from typing import Any, Literal, Union
 
 import anyio
 
-from .._core.public import publish_module
-
 __all__ = [
     "CanUseTool",
     "PermissionBehavior",
@@ -204,6 +202,3 @@ PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""
-
-
-publish_module(__name__)

@@ -71,7 +71,6 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-from .._core.public import publish_module
 
 __all__ = ["DEFAULT_MODEL", "ScriptedModel"]
 
@@ -455,6 +454,3 @@ def _write_response(wfile: Any, response: _Response, *, head: bool) -> None:
     elif not head:
         wfile.write(response.body)
     wfile.flush()
-
-
-publish_module(__name__)

@@ -45,7 +45,6 @@ from .summary import fold_session_summary
 if TYPE_CHECKING:
     import psycopg
 
-from ..._core.public import publish_module
 
 __all__ = ["PostgresStore"]
 
@@ -379,6 +378,3 @@ class PostgresStore(SessionStore):
             ).fetchall(),
         )
         return [r[0] for r in rows]
-
-
-publish_module(__name__)

@@ -48,7 +48,6 @@ from .summary import fold_session_summary
 if TYPE_CHECKING:
     import redis
 
-from ..._core.public import publish_module
 
 __all__ = ["RedisStore"]
 
@@ -340,6 +339,3 @@ class RedisStore(SessionStore):
         subkeys_key = self._k("subkeys", _tag(key["project_key"], key["session_id"]))
         rows = await self._run("list_subkeys", lambda client: client.zrange(subkeys_key, 0, -1))
         return sorted(_str(m) for m in rows)
-
-
-publish_module(__name__)

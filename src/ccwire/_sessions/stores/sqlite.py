@@ -34,7 +34,6 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from ..._core.errors import SessionStoreError
-from ..._core.public import publish_module
 from .memory import MonotonicMillis
 from .protocol import (
     SessionKey,
@@ -343,6 +342,3 @@ class SQLiteStore(SessionStore):
             ).fetchall(),
         )
         return [r[0] for r in rows]
-
-
-publish_module(__name__)
