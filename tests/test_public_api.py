@@ -180,6 +180,7 @@ from typing import TYPE_CHECKING
 from ccwire._core.lazy import install_lazy_importer, publish
 
 if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from . import _sub
     from ._impl import VALUE, Thing, make, Other as Renamed
 
     publish(__name__)
@@ -187,6 +188,14 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
 __all__ = ["Renamed", "Thing", "VALUE", "make"]
 """
 _LAZY_IMPL = "VALUE = 42\nclass Thing: pass\nclass Other: pass\ndef make(): return Thing()\n"
+
+
+def _toy_package(root: Path) -> None:
+    pkg = root / "lazypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(_LAZY_INIT)
+    (pkg / "_impl.py").write_text(_LAZY_IMPL)
+    (pkg / "_sub.py").write_text("X = 1\n")
 
 
 def _run(code: str, path: Path) -> str:
@@ -202,13 +211,11 @@ def _run(code: str, path: Path) -> str:
 
 
 def test_the_lazy_importer_loads_the_block_on_first_use(tmp_path: Path) -> None:
-    pkg = tmp_path / "lazypkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text(_LAZY_INIT)
-    (pkg / "_impl.py").write_text(_LAZY_IMPL)
+    _toy_package(tmp_path)
     code = (
         "import lazypkg\n"
-        "assert 'lazypkg._impl' not in sys.modules\n"
+        "assert 'lazypkg._impl' not in sys.modules and 'lazypkg._sub' not in sys.modules\n"
+        "assert lazypkg._sub.X == 1  # a submodule, imported on first use\n"
         "assert sorted(lazypkg.__all__) == [n for n in dir(lazypkg) if n in lazypkg.__all__]\n"
         "assert lazypkg.VALUE == 42 and 'lazypkg._impl' in sys.modules\n"
         "from lazypkg import _impl\n"
@@ -223,10 +230,7 @@ def test_the_lazy_importer_loads_the_block_on_first_use(tmp_path: Path) -> None:
 
 
 def test_without_sources_the_block_runs_as_written(tmp_path: Path) -> None:
-    pkg = tmp_path / "lazypkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text(_LAZY_INIT)
-    (pkg / "_impl.py").write_text(_LAZY_IMPL)
+    _toy_package(tmp_path)
     _compile_without_sources(tmp_path)
     code = (
         "import lazypkg\n"

@@ -78,10 +78,10 @@ async def test_the_spill_directory_is_made_only_for_a_value_too_long_for_argv(
 
 
 def test_a_first_connect_loads_only_what_it_needs(fault_options: FaultOptions) -> None:
-    """Without a session store, a spilled value or a server object, the first connect
-    loads no transcript store, no MCP bridge, no callback code (no hooks, no
-    ``can_use_tool``, nor their wire forms), no msgspec (loaded once the CLI streams),
-    and none of ``uuid``, ``tempfile``, ``shutil``, ``pathlib`` (nor what they load)."""
+    """Without a session store, a spilled value, a server object or a hook, the first
+    connect loads no transcript store, no MCP bridge, no hook input or output classes, no
+    msgspec (loaded once the CLI streams), and none of ``uuid``, ``tempfile``, ``shutil``,
+    ``pathlib`` (nor what they load)."""
     options = fault_options("plain")
     script = textwrap.dedent(
         f"""
@@ -95,9 +95,8 @@ def test_a_first_connect_loads_only_what_it_needs(fault_options: FaultOptions) -
                 [m async for m in client.receive_response()]
         asyncio.run(main())
         unwanted = ("uuid", "tempfile", "shutil", "platform", "pathlib", "ccwire._mcp.bridge",
-                    "ccwire._conversation.transcript_store.link", "ccwire._callbacks.hooks",
-                    "ccwire._callbacks.permissions", "ccwire._conversation.shadow_warning",
-                    "ccwire._wire.codec_callbacks", "msgspec")
+                    "ccwire._conversation.transcript_store.link", "ccwire._wire.hook_input",
+                    "ccwire._wire.hook_output", "msgspec")
         print(sorted(m for m in unwanted if m in sys.modules))
         """
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.errors import CLIConnectionError
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
+from .shadow_warning import warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:
     from .._transport.base import Transport
@@ -70,8 +71,6 @@ class ClaudeSDKClient(RuntimeControl):
             from .connection import Connection
 
             if self.options.can_use_tool is not None:
-                from .shadow_warning import warn_if_can_use_tool_shadowed
-
                 warn_if_can_use_tool_shadowed(self.options)
             conn = Connection(self.options, self._transport, early=early)
             await conn.open()

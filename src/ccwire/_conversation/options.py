@@ -7,6 +7,7 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -325,6 +326,7 @@ def validate_session_store_options(options: ClaudeAgentOptions) -> None:
             "session_store must be a SessionStore (with async append() and load()), "
             f"got {type(store).__name__}"
         )
+    # here, not at the top: stores are opt-in, and their protocol loads typing_extensions
     from .transcript_store.protocol import store_implements
 
     if (
@@ -386,8 +388,6 @@ def _masked_settings(value: object) -> object:
     """Settings JSON text with its ``env`` values masked (a path is shown as is)."""
     if not isinstance(value, str) or not value.strip().startswith("{"):
         return value
-    import json  # by the first repr() with settings: importing the options stays cheap
-
     try:
         loaded = json.loads(value)
     except ValueError:

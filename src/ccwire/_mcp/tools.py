@@ -8,6 +8,7 @@ defined, so that a ``tools/call`` does no schema work and no introspection.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -31,6 +32,9 @@ from .._wire.content import (
 )
 from .annotations import ToolAnnotations, read_annotations
 from .asking import AskingClient, Requester
+from .handlers import as_async, kwargs_fields, never_suspends, read_signature
+from .schema import params_schema, to_json_schema
+from .validation import compile_validator
 
 if TYPE_CHECKING:
     from .validation import CompiledValidator, ValidationFailure
@@ -226,8 +230,6 @@ class SdkMcpTool(Generic[T]):
             isinstance(self.timeout, (int, float)) and self.timeout > 0
         ):
             raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
-        from .handlers import never_suspends  # loads with the first tool (as below)
-
         schema, invoke, wants_ctx = _analyse(self)
         output = None if self.output_schema is None else _output_schema(self)
         entry: dict[str, Any] = {"name": self.name}
@@ -360,8 +362,6 @@ class SdkMcpTool(Generic[T]):
     def _derive(self, result: dict[str, Any], validator: CompiledValidator) -> dict[str, Any]:
         """``result`` (content only) with ``structuredContent`` parsed from its single
         JSON text block, or an error result saying that structured data is required."""
-        import json  # on first use: importing json costs 1 ms
-
         content = result.get("content")
         if isinstance(content, list) and len(content) == 1:
             block = content[0]  # content blocks are dicts by now
@@ -468,10 +468,6 @@ def tool(
 
 def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     """``(schema, invoke, wants_context)``, from the schema and the handler's signature."""
-    # the schema and signature machinery loads with the first tool: importing ccwire stays cheap
-    from .handlers import kwargs_fields, read_signature
-    from .schema import params_schema, to_json_schema
-
     handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
     sig = read_signature(handler, what=what, need_annotations=inferred)
     params = list(sig.parameters.values()) if sig is not None else []
@@ -502,8 +498,6 @@ def _compile(
 ) -> CompiledValidator:
     """The compiled validator of ``schema``; ``format`` is an annotation in an output
     schema (JSON Schema's default) and checked in an input schema unless switched off."""
-    from .validation import compile_validator  # loads with the first tool (as above)
-
     try:
         return compile_validator(schema, validate_formats=formats)
     except ToolDefinitionError as exc:
@@ -522,8 +516,6 @@ def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:
     ):  # {"type": "string"} is a JSON Schema here, not a {param: type} dict
         schema = dict(spec)
     else:
-        from .schema import to_json_schema  # loads with the first tool (as above)
-
         schema = to_json_schema(spec, "output_schema")
     if schema.get("type") != "object":
         raise ToolDefinitionError(
@@ -541,8 +533,6 @@ def _is_ctx(p: inspect.Parameter) -> bool:
 
 
 def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invoke:
-    from .handlers import as_async  # loads with the first tool (as above)
-
     call: Callable[[Any, ToolContext | None], Any]
     if mode == "args":
         call = lambda a, c: handler(a)  # noqa: E731

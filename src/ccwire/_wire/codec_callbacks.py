@@ -181,6 +181,7 @@ def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
     (and nulls where a value is expected) keep their defaults, so this never raises.
     ``permission_suggestions`` become `PermissionUpdate` values.
     """
+    # here, not at the top: the ~40 hook input classes load with the first hook callback
     from .hook_input import HOOK_INPUT_TYPES, BaseHookInput
 
     event = raw.get("hook_event_name")
@@ -251,6 +252,7 @@ def encode_hook_result(value: object, event: str) -> dict[str, Any]:
     """
     if value is None:
         return {}
+    # here, not at the top: the ~30 hook output classes load with the first hook answer
     from .hook_output import AsyncHookOutput, HookOutput, HookSpecificOutput
 
     if isinstance(value, HookSpecificOutput):

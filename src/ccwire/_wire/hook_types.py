@@ -198,6 +198,7 @@ class HookMatcher:
     def matches(self, hook_input: Mapping[str, Any]) -> bool:
         """Whether the CLI would run this matcher's hooks for ``hook_input`` (a typed
         input or the wire dict)."""
+        # here, not at the top: the hook input classes load with the first use of a hook
         from .codec_callbacks import parse_hook_input
         from .hook_input import BaseHookInput
 

@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
+from ._env import offline_env
 from ._replies import (
     ErrorReply,
     ModelRequest,
@@ -186,8 +187,6 @@ class ScriptedModel:
         self, home: str | os.PathLike[str], *, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
         """Shortcut for `offline_env()` with this model."""
-        from ._env import offline_env
-
         return offline_env(self, home=home, extra=extra)
 
     # ----------------------------------------------------------------- script

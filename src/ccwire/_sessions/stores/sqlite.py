@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from ..._core.errors import SessionStoreError
+from ..store import default_session_store_path
 from .memory import MonotonicMillis
 from .protocol import (
     SessionKey,
@@ -87,8 +88,6 @@ def default_store_path() -> Path:
         The same file as `default_session_store_path()`: transcripts and snapshots
         share it.
     """
-    from ..store import default_session_store_path
-
     return default_session_store_path()
 
 
