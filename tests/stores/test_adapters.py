@@ -3,7 +3,10 @@ typed errors that never show a password, on each adapter against its real server
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -90,6 +93,65 @@ async def test_any_json_round_trips(store: SessionStore) -> None:
     assert await store.load(KEY) == [odd]
 
 
+def _corrupt_the_summary(store: Any) -> None:
+    """Overwrite the stored summary of `KEY` with text that is not JSON, with the driver."""
+    if isinstance(store, SQLiteStore):
+        with contextlib.closing(sqlite3.connect(store.path)) as db, db:
+            db.execute("UPDATE ccwire_summaries SET data = '{oops'")
+    elif isinstance(store, PostgresStore):
+        import psycopg
+
+        with psycopg.connect(store.dsn, autocommit=True) as conn:
+            conn.execute(f"UPDATE {store.table_prefix}_summaries SET data = '{{oops'")
+    else:
+        import redis
+
+        with redis.Redis.from_url(store.url) as client:
+            tag = json.dumps([KEY["project_key"], KEY["session_id"]], separators=(",", ":"))
+            client.set(f"{store.prefix}:summary:{tag}", "{oops")
+
+
+async def test_a_failed_append_leaves_nothing_behind_and_the_store_keeps_working(
+    store: SessionStore,
+) -> None:
+    await store.append(KEY, [e(uuid="a")])
+    (before,) = await store.list_sessions("proj")
+    _corrupt_the_summary(store)
+    with pytest.raises(SessionStoreError, match="not valid JSON"):
+        await store.append(KEY, [e(uuid="b"), e(n=1)])
+    # the entries, the write time and the summary are as they were: one transaction
+    assert await store.load(KEY) == [e(uuid="a")]
+    assert await store.list_sessions("proj") == [before]
+    with pytest.raises(SessionStoreError, match="not valid JSON"):
+        await store.list_session_summaries("proj")
+    sub: SessionKey = {**KEY, "subpath": "subagents/agent-1"}
+    await store.append(sub, [e(uuid="c")])  # no summary there: the same connections serve
+    assert await store.load(sub) == [e(uuid="c")]
+    await store.delete(KEY)
+    await store.append(KEY, [e(uuid="b")])
+    assert await store.load(KEY) == [e(uuid="b")]
+    assert [s["data"]["is_sidechain"] for s in await store.list_session_summaries("proj")] == [
+        False
+    ]
+
+
+async def test_sqlite_reads_go_on_while_another_process_writes(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteStore(path, timeout=0)  # a call that needs the write lock fails at once
+    await store.append(KEY, [e(uuid="a")])
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        assert await store.load(KEY) == [e(uuid="a")]
+        assert [s["session_id"] for s in await store.list_sessions("proj")] == ["sess"]
+        assert len(await store.list_session_summaries("proj")) == 1
+        assert await store.list_subkeys(KEY) == []
+        with pytest.raises(SessionStoreError, match="locked"):
+            await store.append(KEY, [e(uuid="b")])
+        writer.execute("ROLLBACK")
+    await store.append(KEY, [e(uuid="b")])
+    assert await store.load(KEY) == [e(uuid="a"), e(uuid="b")]
+
+
 async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> None:
     port = _closed_port()
     stores: list[Any] = [
@@ -103,6 +165,28 @@ async def test_an_unreachable_server_is_a_typed_error_without_the_password() -> 
         assert f"127.0.0.1:{port}" in str(caught.value)
         assert caught.value.__cause__ is not None
         await down.aclose()
+
+
+async def test_a_redis_store_on_a_given_client_leaves_it_open(redis_url: str) -> None:
+    import redis
+
+    with redis.Redis.from_url(redis_url) as client:
+        store = RedisStore(client=client, prefix=uuid.uuid4().hex)
+        await store.append(KEY, [e(uuid="a")])
+        await store.aclose()
+        assert await store.load(KEY) == [e(uuid="a")]  # the client still answers
+        tag = json.dumps(["proj", "sess"], separators=(",", ":"))
+        client.set(f"{store.prefix}:summary:{tag}", "{")
+        with pytest.raises(SessionStoreError) as caught:
+            await store.list_session_summaries("proj")
+        assert caught.value.path == "redis"
+
+
+def test_bad_store_arguments_are_value_errors() -> None:
+    with pytest.raises(ValueError, match="table_prefix"):
+        PostgresStore("postgresql://x@127.0.0.1/db", table_prefix="no-dashes")
+    with pytest.raises(ValueError, match="url or a client"):
+        RedisStore()
 
 
 def test_the_drivers_are_imported_only_when_a_store_is_used() -> None:
