@@ -234,36 +234,3 @@ def test_user_message_frame() -> None:
         "session_id": "default",
         "uuid": "u",
     }
-
-
-def test_the_callbacks_wire_forms_are_reached_through_the_codec() -> None:
-    """They load with the first use (a connection without callbacks never needs them);
-    every name is still ``codec.X``, and a name that is not there is an AttributeError."""
-    from ccwire._wire import codec_callbacks
-
-    for name in ("CanUseToolRequest", "decode_hook_callback", "encode_permission_result"):
-        assert getattr(codec, name) is getattr(codec_callbacks, name)
-    with pytest.raises(AttributeError, match="no_such_name"):
-        codec.no_such_name  # noqa: B018
-
-
-def test_the_names_type_checkers_see_are_the_names_the_codec_resolves() -> None:
-    """``codec`` imports the callbacks' wire forms under ``TYPE_CHECKING`` only; at run
-    time every one of those names resolves (to the same object) and is listed by
-    ``dir()``."""
-    import ast
-    import inspect
-
-    from ccwire._wire import codec_callbacks
-
-    tree = ast.parse(inspect.getsource(codec))
-    imported = {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "codec_callbacks"
-        for alias in node.names
-    }
-    assert len(imported) == 12
-    for name in imported:
-        assert getattr(codec, name) is getattr(codec_callbacks, name)
-    assert imported <= set(dir(codec))

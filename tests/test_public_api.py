@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import shutil
 import subprocess
 import sys
 import types
 from pathlib import Path
 
+import pytest
+
 import ccwire
 import ccwire.testing
+from ccwire._core.lazy import lazy_table
 
 
 def test_all_is_sorted_and_unique() -> None:
@@ -169,132 +174,129 @@ def test_import_does_not_pull_heavy_packages() -> None:
     assert out.stdout.strip() == ""
 
 
-def _missing_probe(module: str) -> str:
-    """Snippet lines that print the `AttributeError` of ``module.MISSING``."""
-    return f"try:\n    {module}.MISSING\nexcept AttributeError as exc:\n    print('attr', exc)\n"
+_LAZY_INIT = """\
+from typing import TYPE_CHECKING
+
+from ccwire._core.lazy import install_lazy_importer, publish
+
+if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from . import _sub
+    from ._impl import VALUE, Thing, make, Other as Renamed
+
+    publish(__name__)
+
+__all__ = ["Renamed", "Thing", "VALUE", "make"]
+"""
+_LAZY_IMPL = "VALUE = 42\nclass Thing: pass\nclass Other: pass\ndef make(): return Thing()\n"
 
 
-def _run_lazy_snippet(code: str, path: Path) -> None:
-    """Run ``code`` in a fresh interpreter with ``path`` on ``sys.path``; it must succeed
-    and its `_missing_probe` must report the missing name."""
+def _toy_package(root: Path) -> None:
+    pkg = root / "lazypkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(_LAZY_INIT)
+    (pkg / "_impl.py").write_text(_LAZY_IMPL)
+    (pkg / "_sub.py").write_text("X = 1\n")
+
+
+def _run(code: str, path: Path) -> str:
+    """Run ``code`` in a fresh interpreter with ``path`` first on ``sys.path``."""
     out = subprocess.run(
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(path)!r})\n{code}"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert "has no attribute 'MISSING'" in out.stdout
+    return out.stdout
 
 
-def test_lazy_exports_follow_the_type_checking_block(tmp_path: Path) -> None:
-    pkg = tmp_path / "lazypkg"
-    pkg.mkdir()
-    (pkg / "_impl.py").write_text("VALUE = 42\nOTHER = 'x'\n")
-    (pkg / "__init__.py").write_text(
-        "from typing import TYPE_CHECKING\n"
-        "from ccwire._core.lazy import lazy_exports\n"
-        "if TYPE_CHECKING:\n"
-        "    from ._impl import VALUE, OTHER as RENAMED\n"
-        "__all__ = ['RENAMED', 'VALUE']\n"
-        "__getattr__, __dir__ = lazy_exports(__name__, __all__)\n"
-    )
+def test_the_lazy_importer_loads_the_block_on_first_use(tmp_path: Path) -> None:
+    _toy_package(tmp_path)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1])\n"
         "import lazypkg\n"
-        "assert 'lazypkg._impl' not in sys.modules\n"
-        "assert lazypkg.VALUE == 42 and lazypkg.RENAMED == 'x'\n"
-        "assert 'lazypkg._impl' in sys.modules and 'VALUE' in dir(lazypkg)\n"
+        "assert 'lazypkg._impl' not in sys.modules and 'lazypkg._sub' not in sys.modules\n"
+        "assert lazypkg._sub.X == 1  # a submodule, imported on first use\n"
+        "assert sorted(lazypkg.__all__) == [n for n in dir(lazypkg) if n in lazypkg.__all__]\n"
+        "assert lazypkg.VALUE == 42 and 'lazypkg._impl' in sys.modules\n"
+        "from lazypkg import _impl\n"
+        "assert lazypkg.Renamed is _impl.Other and lazypkg.make is _impl.make\n"
+        # the public module, for names bound under their own name; Thing was published
+        # with the first name taken from _impl, before anyone asked for it
+        "assert _impl.Thing.__module__ == 'lazypkg' and lazypkg.make.__module__ == 'lazypkg'\n"
+        "assert _impl.Other.__module__ == 'lazypkg._impl'  # pickle would not find it\n"
+        "try:\n    lazypkg.MISSING\nexcept AttributeError as exc:\n    print(exc)\n"
     )
-    _run_lazy_snippet(code + _missing_probe("lazypkg"), tmp_path)
-    # a name in __all__ that the block does not import is reported at the first access
-    (pkg / "__init__.py").write_text(
-        (pkg / "__init__.py").read_text().replace("'VALUE']", "'VALUE', 'NOWHERE']")
-    )
-    bad = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import lazypkg; "
-         "lazypkg.VALUE", str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert bad.returncode != 0 and "['NOWHERE']" in bad.stderr
+    assert "has no attribute 'MISSING'" in _run(code, tmp_path)
 
 
-def test_lazy_exports_of_a_plain_module_resolve_next_to_it(tmp_path: Path) -> None:
-    """In a module that is not a package, the block's relative imports resolve from the
-    module's own package, and without ``__all__`` every name the block imports is lazy."""
-    pkg = tmp_path / "lazymod"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "_impl.py").write_text("VALUE = 42\n")
-    (pkg / "front.py").write_text(
-        "from typing import TYPE_CHECKING\n"
-        "from ccwire._core.lazy import lazy_exports\n"
-        "if TYPE_CHECKING:\n"
-        "    from ._impl import VALUE as RENAMED\n"
-        "OWN = 1\n"
-        "__getattr__, __dir__ = lazy_exports(__name__)\n"
-    )
+def test_without_sources_the_block_runs_as_written(tmp_path: Path) -> None:
+    _toy_package(tmp_path)
+    _compile_without_sources(tmp_path)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "from lazymod import front\n"
-        "assert 'lazymod._impl' not in sys.modules\n"
-        "assert 'RENAMED' in dir(front) and 'OWN' in dir(front)\n"
-        "assert front.RENAMED == 42 and 'lazymod._impl' in sys.modules\n"
+        "import lazypkg\n"
+        "assert lazypkg.__file__.endswith('.pyc') and 'lazypkg._impl' in sys.modules\n"
+        "assert lazypkg.Thing.__module__ == 'lazypkg' == lazypkg.make.__module__\n"
+        "assert lazypkg.Renamed.__module__ == 'lazypkg._impl' and lazypkg.VALUE == 42\n"
     )
-    _run_lazy_snippet(code + _missing_probe("front"), tmp_path)
+    _run(code, tmp_path)
 
 
-def _relative_imports_by_ast(source: str) -> list[tuple[bool, str, str, str]]:
-    """``(directly under TYPE_CHECKING, relative module, attribute, bound name)``."""
-    tree = ast.parse(source)
-    direct = {
-        id(stmt)
-        for node in tree.body
-        if isinstance(node, ast.If)
-        and isinstance(node.test, ast.Name)
-        and node.test.id == "TYPE_CHECKING"
-        for stmt in node.body
-    }
-    return [
-        (id(node) in direct, "." * node.level + node.module, alias.name, alias.asname or alias.name)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module
-        for alias in node.names
-    ]
+def _compile_without_sources(root: Path) -> None:
+    """What an install that ships only bytecode holds: ``x.pyc`` beside where ``x.py`` was."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-b", str(root)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    for source in root.rglob("*.py"):
+        source.unlink()
 
 
-def _public_names_by_ast(source: str) -> set[str]:
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            assert isinstance(node.value, (ast.List, ast.Tuple))
-            return {str(e.value) for e in node.value.elts if isinstance(e, ast.Constant)}
-    return set()
+_PUBLIC_API_CHECK = """\
+import inspect, pickle, types
+import ccwire, ccwire.batch, ccwire.testing, ccwire.types
+assert ccwire.__file__.startswith(sys.path[0]), ccwire.__file__
+for package in (ccwire, ccwire.testing, ccwire.batch, ccwire.types):
+    for name in package.__all__:
+        obj = getattr(package, name)
+        if isinstance(obj, types.GenericAlias):  # a type alias: isclass() on 3.10
+            continue
+        if (inspect.isclass(obj) or inspect.isfunction(obj)) and obj.__name__ == name:
+            public = package.__name__
+            if package is ccwire.types and name in ccwire.__all__:
+                public = "ccwire"  # the same object as the top-level name
+            assert obj.__module__ == public, (package.__name__, name, obj.__module__)
+assert ccwire.types.McpServer is ccwire.SdkMcpServer
+assert ccwire.ClaudeAgentOptions(max_turns=2).max_turns == 2
+block = ccwire.TextBlock("hi")
+assert pickle.loads(pickle.dumps(block)) == block
+assert repr(type(block)) == "<class 'ccwire.TextBlock'>"
+print(len(ccwire.__all__))
+"""
 
 
-def test_the_import_tables_match_what_ast_reads() -> None:
-    """The lazy-export and public-module tables are read with patterns (cheaper than
-    ``ast.parse`` on every import); for the public packages they say what ast says."""
-    from ccwire._core.lazy import exports_table, relative_imports
-    from ccwire._core.public import _ALL, _QUOTED, _exports
+def test_the_public_api_works_from_an_install_without_sources(tmp_path: Path) -> None:
+    """Installed as bytecode only (``compileall -b``, sources removed): every public name
+    resolves and reports its public module, as with sources."""
+    assert ccwire.__file__ is not None
+    shutil.copytree(
+        Path(ccwire.__file__).parent,
+        tmp_path / "ccwire",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    _compile_without_sources(tmp_path)
+    assert not list(tmp_path.rglob("*.py"))
+    assert int(_run(_PUBLIC_API_CHECK, tmp_path)) == len(ccwire.__all__)
 
-    for package in ("ccwire", "ccwire.testing", "ccwire.batch"):
-        path = Path(__import__(package, fromlist=["_"]).__file__ or "")
-        source = path.read_text(encoding="utf-8")
-        found = _relative_imports_by_ast(source)
-        assert found, package
-        assert sorted(relative_imports(source)) == sorted(found), package
-        lazy = {name: (module, attr) for direct, module, attr, name in found if direct}
-        assert exports_table(source) == lazy, package
-        public = _public_names_by_ast(source)
-        assert public, package
-        listed = _ALL.search(source)  # how __all__ is read before the package has it
-        assert listed is not None and set(_QUOTED.findall(listed[1])) == public, package
-        absolute = {}
-        for _, module, attr, name in found:
-            if name in public:
-                level = len(module) - len(module.lstrip("."))
-                base = package.rsplit(".", level - 1)[0] if level > 1 else package
-                absolute[name] = (f"{base}.{module.lstrip('.')}", attr)
-        assert _exports(package) == absolute, package
+
+@pytest.mark.parametrize("package", ["ccwire", "ccwire.testing", "ccwire.batch", "ccwire.types"])
+def test_all_lists_what_the_lazy_block_imports(package: str) -> None:
+    """``__all__`` and the lazy block name the same things (the root also has its version)."""
+    module = importlib.import_module(package)
+    assert module.__file__ is not None
+    table = lazy_table(Path(module.__file__).read_text(encoding="utf-8"))
+    assert sorted(table) == sorted(set(module.__all__) - {"__version__"})
 
 
 def test_cli_json_decode_error_has_the_reference_signature() -> None:

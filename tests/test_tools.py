@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 import anyio.to_thread
 import pytest
 
+import ccwire._mcp.tools
 import ccwire._mcp.validation
 from ccwire._core.errors import ToolDefinitionError, ToolError
 from ccwire._mcp.tools import (
@@ -136,7 +137,7 @@ async def test_schema_is_computed_once_at_definition(monkeypatch: pytest.MonkeyP
         compiled.append(real(schema, **options))
         return compiled[-1]
 
-    monkeypatch.setattr(ccwire._mcp.validation, "compile_validator", spy)
+    monkeypatch.setattr(ccwire._mcp.tools, "compile_validator", spy)
     t = tool("t", "d", {"n": int}, output_schema={"n2": int})(lambda args: {"n2": args["n"] * 2})
     assert t.json_schema is t.definition["inputSchema"]
     assert len(compiled) == 2  # the input and the output schema, once each

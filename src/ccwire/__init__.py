@@ -8,12 +8,12 @@ connection -> client.
 
 from typing import TYPE_CHECKING
 
-from ._core.lazy import lazy_exports
+from ._core.lazy import install_lazy_importer, publish
 from ._version import __version__
 
-# The public names, imported on first use (see ``_lazy``): ``import ccwire`` stays
-# fast, and this block is the one list of which module defines which name.
-if TYPE_CHECKING:
+# The public names, each imported on first use (see ``_core/lazy.py``): ``import ccwire``
+# stays cheap, and this block is the one list of which module defines which name.
+if TYPE_CHECKING or not install_lazy_importer(__name__):
     # --- The conversation: client, one-shot query, options, audit log, runtime results
     from ._conversation.audit import AuditLog, redact_keys, redact_secrets
     from ._conversation.client import ClaudeSDKClient
@@ -385,6 +385,8 @@ if TYPE_CHECKING:
         ToolPermissionContext,
     )
 
+    publish(__name__)
+
 
 __all__ = [
     "AgentDefinition",
@@ -708,5 +710,3 @@ __all__ = [
     "text_content",
     "tool",
 ]
-
-__getattr__, __dir__ = lazy_exports(__name__, __all__)

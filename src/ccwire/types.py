@@ -7,12 +7,11 @@ TypedDicts of the raw control frames, and the hook output shapes. Names are impo
 on first use, like the top-level package. New code can import from ``ccwire`` directly.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from ._core.lazy import install_lazy_importer, publish
 
-if TYPE_CHECKING:
+if TYPE_CHECKING or not install_lazy_importer(__name__):
     from . import (
         TERMINAL_TASK_STATUSES,
         AgentDefinition,
@@ -93,6 +92,7 @@ if TYPE_CHECKING:
         SandboxNetworkConfig,
         SandboxSettings,
         SdkBeta,
+        SdkMcpServer as McpServer,
         SdkPluginConfig,
         SDKSessionInfo,
         ServerToolName,
@@ -156,9 +156,6 @@ if TYPE_CHECKING:
         McpClaudeAIProxyServerConfig,
         McpSdkServerConfigStatus,
     )
-    from ._mcp.server import (
-        SdkMcpServer as McpServer,
-    )
     from ._wire.control_dicts import (
         ControlErrorResponse,
         ControlResponse,
@@ -183,32 +180,8 @@ if TYPE_CHECKING:
         AssistantMessageError,
     )
 
-_ELSEWHERE: dict[str, str] = {
-    "AssistantMessageError": "_wire.message_types",
-    "AsyncHookJSONOutput": "_wire.hook_json",
-    "ControlErrorResponse": "_wire.control_dicts",
-    "ControlResponse": "_wire.control_dicts",
-    "McpClaudeAIProxyServerConfig": "_conversation.status_types",
-    "McpSdkServerConfigStatus": "_conversation.status_types",
-    "McpServer": "_mcp.server",
-    "SDKControlInitializeRequest": "_wire.control_dicts",
-    "SDKControlInterruptRequest": "_wire.control_dicts",
-    "SDKControlMcpMessageRequest": "_wire.control_dicts",
-    "SDKControlMcpReconnectRequest": "_wire.control_dicts",
-    "SDKControlMcpToggleRequest": "_wire.control_dicts",
-    "SDKControlPermissionRequest": "_wire.control_dicts",
-    "SDKControlRequest": "_wire.control_dicts",
-    "SDKControlResponse": "_wire.control_dicts",
-    "SDKControlRewindFilesRequest": "_wire.control_dicts",
-    "SDKControlSetPermissionModeRequest": "_wire.control_dicts",
-    "SDKControlStopTaskRequest": "_wire.control_dicts",
-    "SDKHookCallbackRequest": "_wire.control_dicts",
-    "SyncHookJSONOutput": "_wire.hook_json",
-    "SystemPromptCustom": "_conversation.option_types",
-    "ThinkingDisplay": "_conversation.option_types",
-}
-"""Names ccwire does not export at the top level, and the private module of each."""
-_RENAMED = {"McpServer": "SdkMcpServer"}
+    publish(__name__)
+
 
 __all__ = [
     "AgentDefinition",
@@ -367,19 +340,3 @@ __all__ = [
     "UserPromptSubmitHookSpecificOutput",
     "WorktreeCreateHookSpecificOutput",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _ELSEWHERE:
-        module = importlib.import_module(f"ccwire.{_ELSEWHERE[name]}")
-        value = getattr(module, _RENAMED.get(name, name))
-    elif name in __all__:
-        value = getattr(importlib.import_module("ccwire"), name)
-    else:
-        raise AttributeError(f"module 'ccwire.types' has no attribute {name!r}")
-    globals()[name] = value  # later accesses skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(__all__) | set(globals()))

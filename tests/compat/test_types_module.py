@@ -91,5 +91,5 @@ def test_control_frame_dicts_resolve_their_hints() -> None:
 
 def test_unknown_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'NoSuchType'"):
-        _ = ccwire.types.NoSuchType
+        _ = ccwire.types.NoSuchType  # type: ignore[attr-defined]
     assert "SDKControlRequest" in dir(ccwire.types)

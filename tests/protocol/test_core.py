@@ -280,7 +280,7 @@ def test_an_unencodable_request_of_ours_waits_for_nothing() -> None:
 
 def test_the_lifecycle_follows_its_table() -> None:
     core = ProtocolCore()
-    assert core.state is ConnectionState.NEW
+    assert core.state.value == "new"
     core.transition(ConnectionState.OPEN)
     core.transition(ConnectionState.CLOSING)
     with pytest.raises(SessionStateError, match="from closing to open"):

@@ -27,6 +27,7 @@ from .._batch.session import BatchEvent
 from .._batch.taskfile import iter_task_file, scan_task_file
 from .._conversation.options import ClaudeAgentOptions
 from .._transport.discovery import find_cli
+from ..testing import DEFAULT_MODEL, ScriptedModel
 from .batch_progress import (
     BatchDisplay,
     BatchProgress,
@@ -157,7 +158,6 @@ def _offline(args: argparse.Namespace) -> Iterator[dict[str, str]]:
     if not (args.offline or args.scripted):
         yield {}
         return
-    from ..testing import DEFAULT_MODEL, ScriptedModel
 
     steps, model_name = load_script(args.scripted) if args.scripted else ([], None)
     home = tempfile.mkdtemp(prefix="ccwire-batch-")

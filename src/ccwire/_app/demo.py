@@ -18,6 +18,7 @@ from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._mcp.sdk import create_sdk_mcp_server
 from .._mcp.tools import tool
+from .._transport.discovery import find_cli
 from .._wire.messages import (
     AssistantMessage,
     ResultMessage,
@@ -26,6 +27,8 @@ from .._wire.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from ..testing import ScriptedModel, reply, text, tool_use
+from .run import RunSpec, execute, tracker_and_renderer
 
 if TYPE_CHECKING:
     from .io import CliIO
@@ -69,8 +72,6 @@ def _last_number(request: Any) -> float:
 
 
 def _script() -> list[Any]:
-    from ..testing import reply, text, tool_use
-
     def subtract_step(request: Any) -> Any:
         return reply(tool_use("mcp__calc__subtract", {"a": _last_number(request), "b": 25}))
 
@@ -94,8 +95,6 @@ async def run_demo(
     home = tempfile.TemporaryDirectory(prefix="ccwire-demo-")
     try:
         if offline:
-            from ..testing import ScriptedModel
-
             model_ctx = ScriptedModel(*_script())
             model_ctx.start()
             env = model_ctx.env(home.name)
@@ -146,9 +145,6 @@ def _result_text(block: ToolResultBlock) -> str:
 
 def demo_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire demo``: the calculator through the ``ccwire run`` display."""
-    from .._transport.discovery import find_cli
-    from .run import RunSpec, execute, tracker_and_renderer
-
     offline = bool(args.offline or not io.environ.get("ANTHROPIC_API_KEY"))
     cli = find_cli(None, environ=io.environ)
     tracker, renderer = tracker_and_renderer(args, io)

@@ -23,8 +23,14 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 from typing import IO, Any
 
+from .._conversation.client import ClaudeSDKClient
+from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, CLINotFoundError
+from .._mcp.sdk import create_sdk_mcp_server
+from .._mcp.tools import tool
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
+from .._wire.messages import Message, ResultMessage, SystemMessage
+from ..testing import ScriptedModel, text, tool_use
 
 __all__ = [
     "TESTED_CLI_VERSIONS",
@@ -302,13 +308,6 @@ def doctor_exit_code(checks: Sequence[Check]) -> int:
 async def probe_protocol(cli: str, *, timeout: float = 60.0) -> list[Check]:
     """One offline round trip: ``initialize``, then a turn calling an in-process tool."""
     import anyio
-
-    from .._conversation.client import ClaudeSDKClient
-    from .._conversation.options import ClaudeAgentOptions
-    from .._mcp.sdk import create_sdk_mcp_server
-    from .._mcp.tools import tool
-    from .._wire.messages import Message, ResultMessage, SystemMessage
-    from ..testing import ScriptedModel, text, tool_use
 
     @tool("ping", "Answer pong", {})
     async def ping(args: dict[str, Any]) -> dict[str, Any]:

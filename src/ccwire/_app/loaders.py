@@ -35,6 +35,7 @@ from .._core.errors import CcwireError
 from .._mcp.bridge import McpBridge, is_official_server
 from .._mcp.config import McpSdkServerConfig
 from .._mcp.server import SdkMcpServer
+from ..testing import error, reply, text, thinking, tool_use
 
 if TYPE_CHECKING:
     from ..testing import Block, ModelRequest, Step
@@ -139,8 +140,6 @@ def load_script(path: str | os.PathLike[str]) -> tuple[list[Step], str | None]:
 
 def parse_step(raw: Any, where: str = "step") -> Step:
     """One scripted step from its JSON form (see the module docstring)."""
-    from ..testing import error, reply
-
     if isinstance(raw, Mapping) and "reply" in raw:
         blocks = raw["reply"]
         if not isinstance(blocks, list) or not blocks:
@@ -202,8 +201,6 @@ def _fill(text: str, request: ModelRequest | None) -> str:
 
 
 def _block(raw: Any, where: str, request: ModelRequest | None) -> Block:
-    from ..testing import text, thinking, tool_use
-
     if isinstance(raw, str):
         return text(_fill(raw, request))
     if isinstance(raw, Mapping):

@@ -16,13 +16,40 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
+from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
 from .._core.errors import (
     CcwireError,
     CLINotFoundError,
     ControlTimeoutError,
     ProcessError,
 )
+from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
+from .._version import __version__
+from .batch import add_batch_arguments, batch_command
+from .demo import demo_command
+from .doctor import (
+    AUTH_HINT,
+    AuthMissingError,
+    check_auth,
+    check_cli_version,
+    check_packages,
+    check_python,
+    doctor_exit_code,
+    locate_cli,
+    print_checks,
+    probe_protocol,
+)
 from .io import EXIT_CODES, CliIO, ExitCode
+from .loaders import UsageError
+from .run import add_run_arguments, run_command
+from .serve import serve_command
+from .sessions import (
+    SessionsCommandError,
+    add_sessions_arguments,
+    add_show_arguments,
+    sessions_command,
+    show_command,
+)
 
 __all__ = [
     "EXIT_CODES",
@@ -42,9 +69,6 @@ _EPILOG = "exit codes:\n" + "\n".join(f"  {int(c):<4} {text}" for c, text in EXI
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .batch import add_batch_arguments
-    from .run import add_run_arguments
-
     parser = argparse.ArgumentParser(
         prog="ccwire",
         description="Drive the Claude Code CLI from Python, with in-process tools.",
@@ -95,7 +119,6 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--cli-path", metavar="PATH", help="check this claude executable")
     doctor.add_argument("--quick", action="store_true", help="skip the offline round trip")
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
-    from .sessions import add_sessions_arguments, add_show_arguments
 
     add_sessions_arguments(
         sub.add_parser("sessions", help="list past sessions (from the CLI's transcripts)")
@@ -213,11 +236,6 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
     Returns:
         `(exit code, hint)`; the hint may be empty.
     """
-    from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
-    from .._transport.discovery import ENV_VAR, INSTALL_COMMAND
-    from .doctor import AUTH_HINT, AuthMissingError
-    from .loaders import UsageError
-
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED, ""
     if isinstance(exc, UsageError):
@@ -314,9 +332,6 @@ def version_report(environ: Mapping[str, str]) -> str:
     Returns:
         Three lines of text.
     """
-    from .._transport.discovery import PINNED_CLI_VERSION, find_cli
-    from .._version import __version__
-
     try:
         cli = find_cli(None, environ=environ)
     except CcwireError:
@@ -338,36 +353,19 @@ def version_report(environ: Mapping[str, str]) -> str:
 
 
 def _run(args: argparse.Namespace, io: CliIO) -> int:
-    from .run import run_command
-
     return run_command(args, io)
 
 
 def _batch(args: argparse.Namespace, io: CliIO) -> int:
-    from .batch import batch_command
-
     return batch_command(args, io)
 
 
 def _demo(args: argparse.Namespace, io: CliIO) -> int:
-    from .demo import demo_command
-
     return demo_command(args, io)
 
 
 def _doctor(args: argparse.Namespace, io: CliIO) -> int:
     import anyio
-
-    from .doctor import (
-        check_auth,
-        check_cli_version,
-        check_packages,
-        check_python,
-        doctor_exit_code,
-        locate_cli,
-        print_checks,
-        probe_protocol,
-    )
 
     checks = [check_python(), *check_packages()]
     found, cli = locate_cli(args.cli_path, io.environ)
@@ -384,8 +382,6 @@ def _doctor(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _sessions(args: argparse.Namespace, io: CliIO) -> int:
-    from .sessions import SessionsCommandError, sessions_command, show_command
-
     command = sessions_command if args.command == "sessions" else show_command
     try:
         return command(args, io.stdout)
@@ -394,8 +390,6 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _serve(argv: Sequence[str], io: CliIO) -> int:
-    from .serve import serve_command
-
     return serve_command(argv, io.stdout)
 
 

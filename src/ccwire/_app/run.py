@@ -33,11 +33,13 @@ from .._transport.base import Transport
 from .._transport.discovery import find_cli
 from .._wire.messages import ResultMessage
 from .._wire.permission_types import PermissionMode
+from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
 from .events import RunEvent, RunTracker
-from .loaders import UsageError, load_script, load_server
+from .loaders import UsageError, load_script, load_server, parse_step
 from .permissions import PermissionPrompter
 from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
+from .trace import tracing_transport
 
 if TYPE_CHECKING:
     from ..testing import ModelRequest, Step
@@ -124,8 +126,6 @@ class RunSpec:
 
 
 def _echo(request: ModelRequest) -> Any:
-    from .loaders import parse_step
-
     step = parse_step("(offline echo) {prompt}")
     return step(request) if callable(step) else step
 
@@ -271,7 +271,6 @@ def _offline(spec: RunSpec) -> Iterator[dict[str, str]]:
     if not spec.offline:
         yield {}
         return
-    from ..testing import DEFAULT_MODEL, ScriptedModel
 
     home = tempfile.mkdtemp(prefix="ccwire-run-")
     model = ScriptedModel(
@@ -319,7 +318,6 @@ async def converse(
     transport: Transport | None = None
     spill: str | None = None
     if trace_io is not None:
-        from .trace import tracing_transport
 
         def write(line: str) -> None:
             trace_io.stderr.write(line + "\n")

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import anyio
 
+from .._mcp.serve import serve_stdio
 from .loaders import UsageError, load_server
 
 __all__ = ["USAGE", "parse_http_address", "serve_command"]
@@ -90,7 +91,6 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
         except KeyboardInterrupt:
             return 130
         return 0
-    from .._mcp.serve import serve_stdio
 
     try:
         anyio.run(serve_stdio, server)

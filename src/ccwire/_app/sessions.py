@@ -21,6 +21,7 @@ from .._sessions.transcripts.listing import list_sessions
 from .._sessions.transcripts.paths import projects_dir
 from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
+from .html import render_html
 from .render import rich_available, short_json
 from .transcript_view import (
     SessionView,
@@ -30,6 +31,7 @@ from .transcript_view import (
     build_turns,
     cost_from_text,
     format_when,
+    load_session_view,
     turn_count,
 )
 
@@ -263,8 +265,6 @@ def show_command(args: argparse.Namespace, out: IO[str]) -> int:
     Raises:
         SessionsCommandError: No such session, or the HTML file cannot be written.
     """
-    from .transcript_view import load_session_view
-
     _quiet_transcript_log()
     view = load_session_view(args.session_id, args.project)
     if view is None:
@@ -274,8 +274,6 @@ def show_command(args: argparse.Namespace, out: IO[str]) -> int:
             "`ccwire sessions --all` lists the sessions there are",
         )
     if args.html:
-        from .html import render_html
-
         try:
             Path(args.html).write_text(render_html(view), encoding="utf-8")
         except OSError as exc:

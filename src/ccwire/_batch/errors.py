@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .._core.errors import CcwireError
-from .._core.public import publish_module
 
 __all__ = ["BatchConfigError", "BatchError", "BatchInputError", "DuplicateTaskIdError"]
 
@@ -40,6 +39,3 @@ class DuplicateTaskIdError(BatchInputError):
 
 class BatchConfigError(BatchError, ValueError):
     """The batch cannot run as configured (output path, executor, references...)."""
-
-
-publish_module(__name__)

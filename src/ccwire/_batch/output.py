@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._core.public import publish_module
 from .errors import BatchConfigError
 from .results import BatchResult
 
@@ -195,6 +194,3 @@ class ResultsFile:
     def __exit__(self, *exc_info: object) -> None:
         """Close the file."""
         self.close()
-
-
-publish_module(__name__)

@@ -8,8 +8,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .._core.public import publish_module
-
 __all__ = [
     "RETRYABLE_STATUSES",
     "BatchResult",
@@ -169,6 +167,3 @@ class BatchResult:
         kwargs["usage"] = dict(kwargs.get("usage") or {})
         kwargs["metadata"] = dict(kwargs.get("metadata") or {})
         return cls(**kwargs)
-
-
-publish_module(__name__)

@@ -14,7 +14,6 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._conversation.options import ClaudeAgentOptions
-from .._core.public import publish_module
 from .._sessions.stores.protocol import SessionStore
 from .errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
 from .output import ResultsFile, read_results
@@ -369,6 +368,3 @@ async def _aiter(tasks: Iterable[TaskLike] | AsyncIterable[TaskLike]) -> AsyncIt
     else:
         for item in tasks:
             yield item
-
-
-publish_module(__name__)

@@ -14,8 +14,7 @@ import anyio
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._core.cancel import raised_by_callback
-from .._core.errors import CLIConnectionError, CLINotFoundError
-from .._core.public import publish_module
+from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import BatchResult, ErrorKind, RetryPolicy, api_error_retryable
 from .tasks import BatchTask
@@ -157,7 +156,7 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
         raise
     except CLINotFoundError as exc:
         attempt.error, attempt.error_kind = str(exc).splitlines()[0], "config"
-    except CLIConnectionError as exc:
+    except (CLIConnectionError, ProcessError) as exc:  # could not start, or ended
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         if attempt.error is None:
             attempt.error = first
@@ -238,6 +237,3 @@ def _token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:
         for k, v in usage.items()
         if isinstance(v, (int, float)) and not isinstance(v, bool)
     }
-
-
-publish_module(__name__)

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._core.public import publish_module
 from .errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
 from .tasks import BatchTask, from_mapping
 
@@ -103,6 +102,3 @@ def iter_task_file(path: str | os.PathLike[str]) -> Iterator[BatchTask]:
             yield _parse(line, number)
         except BatchInputError:
             continue
-
-
-publish_module(__name__)

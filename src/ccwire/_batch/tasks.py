@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from .._conversation.client import ClaudeSDKClient
     from .._conversation.options import ClaudeAgentOptions
 
-from .._core.public import publish_module
 
 __all__ = ["TASK_FIELDS", "BatchTask", "TaskFunction", "TaskLike", "coerce_task"]
 
@@ -175,6 +174,3 @@ def coerce_task(obj: TaskLike) -> BatchTask:
         f"a task is a BatchTask, a mapping, a dataclass or an async function, "
         f"not {type(obj).__name__}"
     )
-
-
-publish_module(__name__)

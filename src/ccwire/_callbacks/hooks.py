@@ -17,7 +17,8 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
@@ -33,12 +34,9 @@ from .._wire.hook_types import (
     HookEvent,
     HookMatcher,
 )
+from .._wire.permission_types import PermissionResultDeny
+from .permissions import drop_malformed_hook_updates
 from .reporting import CallbackErrorHandler, callback_name, report_callback_error
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -91,8 +89,8 @@ class _Registered:
 
 def _closed_answer(event: str, reason: str) -> Mapping[str, Any]:
     """The answer that denies (or blocks) what a failed ``event`` hook was guarding."""
+    # here, not at the top: the ~30 hook output classes load with the first hook answer
     from .._wire.hook_output import HookOutput, PermissionRequestOutput, PreToolUseOutput
-    from .._wire.permission_types import PermissionResultDeny
 
     output: object
     if event == "PreToolUse":
@@ -224,8 +222,6 @@ class HookRegistry:
         """``output`` without the ``updatedPermissions`` of its decision if the CLI would
         reject one of them (it then rejects them all), as ``can_use_tool`` answers are
         checked; the drop is logged and reported (the decision itself still goes out)."""
-        from .permissions import drop_malformed_hook_updates
-
         checked, problems = drop_malformed_hook_updates(output)
         if problems:
             name = callback_name(reg.callback)

@@ -123,6 +123,7 @@ def drop_malformed_hook_updates(output: object) -> tuple[object, list[str]]:
     Handles the typed forms (`PermissionRequestOutput`, alone or in a
     `HookOutput`) and the dict form (``hookSpecificOutput.decision``).
     """
+    # here, not at the top: the ~30 hook output classes load with the first hook answer
     from .._wire.hook_output import HookOutput, PermissionRequestOutput
 
     if isinstance(output, HookOutput):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._core.errors import CLIConnectionError
 from .._core.redact import redact_value
+from .._mcp.server import SdkMcpServer
 from .options import (
     AgentDefinition,
     ClaudeAgentOptions,
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .._mcp.config import McpServerConfig
-    from .._mcp.server import SdkMcpServer
 
 __all__ = [
     "SPILL_THRESHOLD",
@@ -117,9 +117,7 @@ def sdk_servers(
                 f"mcp_servers[{name!r}] has type 'sdk' but no 'instance'; "
                 "make SDK servers with ccwire.create_sdk_mcp_server()"
             )
-        from .._mcp.server import SdkMcpServer as Ours  # loaded: it made the instance
-
-        if not isinstance(instance, Ours):  # ours is served as is (no bridge to load)
+        if not isinstance(instance, SdkMcpServer):  # ours is served as is (no bridge to load)
             from .._mcp.bridge import as_served_server  # another kind: rare, lazy
 
             instance = as_served_server(instance) or instance

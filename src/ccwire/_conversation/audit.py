@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import IO, Any, Final
 
-from .._core.public import publish_module
 from .._core.redact import redact_text, redact_value
 from .._protocol.control import ControlEvent
 from .._wire import codec
@@ -360,6 +359,3 @@ def _hook_outcome(event: ControlEvent) -> tuple[str, str | None]:
     if body.get("continue") is False:
         return "stop", reason if isinstance(reason, str) else None
     return "ok", None
-
-
-publish_module(__name__)

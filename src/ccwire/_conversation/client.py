@@ -8,9 +8,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
-from .._core.public import publish_module
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
+from .shadow_warning import warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:
     from .._transport.base import Transport
@@ -61,12 +61,11 @@ class ClaudeSDKClient(RuntimeControl):
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
+        # the connection stack loads with the first connect: importing the client stays cheap
         from .._protocol.features import CliFeatures
         from .connection import Connection
 
         if self.options.can_use_tool is not None:
-            from .shadow_warning import warn_if_can_use_tool_shadowed
-
             warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
         await conn.open()
@@ -153,6 +152,3 @@ class ClaudeSDKClient(RuntimeControl):
     def session_id(self) -> str | None:
         """The CLI's session id, once reported."""
         return self._conn.session_id if self._conn is not None else None
-
-
-publish_module(__name__)

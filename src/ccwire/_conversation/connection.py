@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Any, Final, Union
 import anyio
 import anyio.abc
 
+from .._callbacks.hooks import HookRegistry
+from .._callbacks.permissions import permission_route
+from .._callbacks.reporting import report_callback_error
 from .._core.errors import (
     CallbackError,
     CcwireError,
@@ -183,9 +186,7 @@ class Connection:
             raise SessionStateError("already connected")
         opts = self.options
         hooks = None
-        if opts.hooks:  # the callbacks' modules load with the first callback
-            from .._callbacks.hooks import HookRegistry
-
+        if opts.hooks:
             hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
         hooks_config = None if hooks is None else hooks.initialize_config
         self._inbox = Inbox(
@@ -533,20 +534,14 @@ class Connection:
                 subtype=where,
             )
             error.__cause__ = exc
-            from .._callbacks.reporting import report_callback_error
-
             report_callback_error(self.options.on_callback_error, error)
 
     def _permission_route(self) -> RouteHandler:
-        from .._callbacks.permissions import permission_route
-
         opts = self.options
         return permission_route(opts.can_use_tool, on_error=opts.on_callback_error)
 
     def _no_hooks_route(self) -> RouteHandler:
         # answers a hook_callback for an id that was never registered, as a registry does
-        from .._callbacks.hooks import HookRegistry
-
         return HookRegistry(None, on_error=self.options.on_callback_error).route()
 
 

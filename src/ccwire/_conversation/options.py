@@ -7,10 +7,11 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.errors import CallbackError
@@ -39,19 +40,12 @@ from .option_types import (
     ToolsPreset as ToolsPreset,
 )
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
-
 if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from pathlib import Path
 
     from .audit import AuditLog
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
-from .._core.public import publish_module
-from .._core.records import prepare
 
 __all__ = [
     "DEFAULT_INHERITED_ENV",
@@ -332,6 +326,7 @@ def validate_session_store_options(options: ClaudeAgentOptions) -> None:
             "session_store must be a SessionStore (with async append() and load()), "
             f"got {type(store).__name__}"
         )
+    # here, not at the top: stores are opt-in, and their protocol loads typing_extensions
     from .transcript_store.protocol import store_implements
 
     if (
@@ -393,8 +388,6 @@ def _masked_settings(value: object) -> object:
     """Settings JSON text with its ``env`` values masked (a path is shown as is)."""
     if not isinstance(value, str) or not value.strip().startswith("{"):
         return value
-    import json  # by the first repr() with settings: importing the options stays cheap
-
     try:
         loaded = json.loads(value)
     except ValueError:
@@ -682,9 +675,3 @@ class ClaudeAgentOptions:
             parts.append(f"{f.name}={value!r}")
         # and whatever else looks secret: URL passwords, ?token=, sk-ant-..., JWTs
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")
-
-
-publish_module(__name__)
-
-# every connection builds these: their __init__ now, not in the first handshake
-prepare(ClaudeAgentOptions)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import TYPE_CHECKING
 
-from .._core.public import publish_module
 from .options import ClaudeAgentOptions
 
 if TYPE_CHECKING:
@@ -84,6 +83,3 @@ async def query(
             yield message
     finally:
         await conn.close()
-
-
-publish_module(__name__)

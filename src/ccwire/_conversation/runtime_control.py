@@ -19,15 +19,14 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from .. import _protocol, _wire
 from .._core.errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
-from .._core.lazy import lazy_module
 from .._wire.permission_types import PermissionMode
+from . import argv
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
-    from .._protocol import features as cli
     from .._protocol.features import CliFeatures
-    from .._wire import codec, control_requests as wire
     from .._wire.control_types import (
         CliVersion,
         ContextUsage,
@@ -49,15 +48,8 @@ if TYPE_CHECKING:
         TaskOutput,
         UsageReport,
     )
-    from . import argv
     from .connection import Connection
     from .status_types import McpStatusResponse
-
-else:  # loaded by the first runtime request (or connect): importing the client stays cheap
-    wire = lazy_module("ccwire._wire.control_requests")
-    cli = lazy_module("ccwire._protocol.features")
-    codec = lazy_module("ccwire._wire.codec")
-    argv = lazy_module("ccwire._conversation.argv")
 
 __all__ = ["RuntimeControl"]
 
@@ -81,8 +73,8 @@ class RuntimeControl:
         except UnsupportedFeatureError:
             raise
         except ControlProtocolError as exc:
-            if cli.is_unsupported_answer(exc):
-                raise cli.unsupported_error(subtype, self._features, exc) from exc
+            if _protocol.features.is_unsupported_answer(exc):
+                raise _protocol.features.unsupported_error(subtype, self._features, exc) from exc
             raise
 
     def _require(self, capability: str, what: str) -> None:
@@ -122,9 +114,13 @@ class RuntimeControl:
         """
         fields: dict[str, Any] = {}
         if cancel_queued is not None:
-            self._require(cli.CAP_INTERRUPT_CANCEL_QUEUED, "interrupt(cancel_queued=...)")
+            self._require(
+                _protocol.features.CAP_INTERRUPT_CANCEL_QUEUED, "interrupt(cancel_queued=...)"
+            )
             fields["cancel_queued"] = cancel_queued
-        return wire.decode_interrupt(await self._request(codec.INTERRUPT, fields))
+        return _wire.control_requests.decode_interrupt(
+            await self._request(_wire.codec.INTERRUPT, fields)
+        )
 
     async def set_permission_mode(self, mode: PermissionMode) -> PermissionModeChange:
         """Change the permission mode for the rest of the conversation. A mode that is not
@@ -135,16 +131,18 @@ class RuntimeControl:
             raise ControlProtocolError(
                 f"unknown permission mode {mode!r}; expected one of "
                 f"{', '.join(get_args(PermissionMode))}",
-                subtype=codec.SET_PERMISSION_MODE,
+                subtype=_wire.codec.SET_PERMISSION_MODE,
                 error_code="invalid_mode",
             )
-        return wire.decode_permission_mode(
-            await self._request(codec.SET_PERMISSION_MODE, {"mode": mode})
+        return _wire.control_requests.decode_permission_mode(
+            await self._request(_wire.codec.SET_PERMISSION_MODE, {"mode": mode})
         )
 
     async def set_model(self, model: str | None = None) -> ModelChange:
         """Switch model (``None`` resets to the default); the result has the resolved id."""
-        return wire.decode_model(await self._request(codec.SET_MODEL, {"model": model}))
+        return _wire.control_requests.decode_model(
+            await self._request(_wire.codec.SET_MODEL, {"model": model})
+        )
 
     async def set_max_thinking_tokens(
         self,
@@ -157,14 +155,17 @@ class RuntimeControl:
         fields: dict[str, Any] = {"max_thinking_tokens": max_thinking_tokens}
         if display is not None:
             fields["thinking_display"] = display
-        await self._request(wire.SET_MAX_THINKING_TOKENS, fields)
+        await self._request(_wire.control_requests.SET_MAX_THINKING_TOKENS, fields)
 
     async def get_context_usage(
         self, detail: Literal["summary", "full"] | None = None
     ) -> ContextUsage:
         """How full the context window is, by category."""
-        return wire.decode_context_usage(
-            await self._request(wire.GET_CONTEXT_USAGE, wire.optional_fields(detail=detail))
+        return _wire.control_requests.decode_context_usage(
+            await self._request(
+                _wire.control_requests.GET_CONTEXT_USAGE,
+                _wire.control_requests.optional_fields(detail=detail),
+            )
         )
 
     # ------------------------------------------------------------------- MCP
@@ -172,7 +173,9 @@ class RuntimeControl:
     async def mcp_status(self) -> list[McpServerState]:
         """The MCP servers the CLI knows and their state (right after connecting, a
         server may still be missing or ``pending``)."""
-        return wire.decode_mcp_status(await self._request(wire.MCP_STATUS))
+        return _wire.control_requests.decode_mcp_status(
+            await self._request(_wire.control_requests.MCP_STATUS)
+        )
 
     async def get_mcp_status(self) -> McpStatusResponse:
         """The MCP servers the CLI knows, as ``claude-agent-sdk`` returns them: the CLI's
@@ -183,8 +186,8 @@ class RuntimeControl:
         Returns:
             The `McpStatusResponse`.
         """
-        answer = await self._request(wire.MCP_STATUS)
-        return wire.mcp_status_response(answer)  # type: ignore[return-value]
+        answer = await self._request(_wire.control_requests.MCP_STATUS)
+        return _wire.control_requests.mcp_status_response(answer)  # type: ignore[return-value]
 
     async def reconnect_mcp_server(self, server_name: str) -> None:
         """Reconnect an MCP server that failed or disconnected (``claude-agent-sdk``'s
@@ -208,7 +211,10 @@ class RuntimeControl:
 
     async def mcp_reconnect(self, server_name: str) -> None:
         """Reconnect an MCP server the CLI dialed (not an in-process one)."""
-        await self._request(wire.MCP_RECONNECT, wire.mcp_server_fields(server_name))
+        await self._request(
+            _wire.control_requests.MCP_RECONNECT,
+            _wire.control_requests.mcp_server_fields(server_name),
+        )
 
     async def mcp_toggle(self, server_name: str, enabled: bool) -> None:
         """Disable or re-enable an MCP server (re-enabling redoes its handshake).
@@ -223,9 +229,12 @@ class RuntimeControl:
                 f"mcp_toggle of the in-process MCP server {server_name!r}",
                 "it acknowledges disabling an in-process server but keeps using it, "
                 "and fails to re-enable one",
-                subtype=wire.MCP_TOGGLE,
+                subtype=_wire.control_requests.MCP_TOGGLE,
             )
-        await self._request(wire.MCP_TOGGLE, wire.mcp_toggle_fields(server_name, enabled))
+        await self._request(
+            _wire.control_requests.MCP_TOGGLE,
+            _wire.control_requests.mcp_toggle_fields(server_name, enabled),
+        )
 
     async def mcp_set_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
         """Replace the session's MCP servers with ``servers`` (stdio, SSE, HTTP or
@@ -238,12 +247,14 @@ class RuntimeControl:
         wire_servers = config.get("mcpServers", {}) if isinstance(config, dict) else {}
         conn.serve_sdk_servers(argv.sdk_servers(servers))
         try:
-            answer = await self._request(wire.MCP_SET_SERVERS, {"servers": wire_servers})
+            answer = await self._request(
+                _wire.control_requests.MCP_SET_SERVERS, {"servers": wire_servers}
+            )
         except BaseException:
             conn.serve_sdk_servers(argv.sdk_servers(previous or {}))
             raise
         self._mcp_servers = dict(servers)
-        return wire.decode_set_servers(answer)
+        return _wire.control_requests.decode_set_servers(answer)
 
     async def add_mcp_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
         """Add (or replace by name) MCP servers, keeping the others."""
@@ -274,23 +285,28 @@ class RuntimeControl:
         """Call a tool (``mcp__server__tool``) of an MCP server the CLI dialed, without a
         model turn; returns the MCP tool result. In-process servers are refused."""
         if result_not_for_model is not None:
-            self._require(cli.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)")
+            self._require(
+                _protocol.features.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)"
+            )
         if check_permissions is not None:
-            self._require(cli.CAP_MCP_CALL_CHECK_PERMISSIONS, "mcp_call(check_permissions=...)")
-        fields = wire.optional_fields(
+            self._require(
+                _protocol.features.CAP_MCP_CALL_CHECK_PERMISSIONS, "mcp_call(check_permissions=...)"
+            )
+        fields = _wire.control_requests.optional_fields(
             tool=tool,
             arguments=dict(arguments) if arguments is not None else None,
             timeout_ms=timeout_ms,
             result_not_for_model=result_not_for_model,
             check_permissions=check_permissions,
         )
-        return await self._request(wire.MCP_CALL, fields)
+        return await self._request(_wire.control_requests.MCP_CALL, fields)
 
     async def mcp_read_resource(self, server_name: str, uri: str) -> list[Mapping[str, Any]]:
         """Read a ``ui://`` resource of an MCP server (needs ``mcp_read_resource_v1``)."""
-        self._require(cli.CAP_MCP_READ_RESOURCE, "mcp_read_resource()")
+        self._require(_protocol.features.CAP_MCP_READ_RESOURCE, "mcp_read_resource()")
         answer = await self._request(
-            wire.MCP_READ_RESOURCE, wire.mcp_read_resource_fields(server_name, uri)
+            _wire.control_requests.MCP_READ_RESOURCE,
+            _wire.control_requests.mcp_read_resource_fields(server_name, uri),
         )
         contents = answer.get("contents")
         return [c for c in contents if isinstance(c, Mapping)] if isinstance(contents, list) else []
@@ -299,24 +315,27 @@ class RuntimeControl:
 
     async def stop_task(self, task_id: str) -> None:
         """Stop a background task (its end arrives as ``task_updated``/``task_notification``)."""
-        await self._request(wire.STOP_TASK, {"task_id": task_id})
+        await self._request(_wire.control_requests.STOP_TASK, {"task_id": task_id})
 
     async def background_tasks(self, tool_use_id: str | None = None) -> bool:
         """Move running tool calls (or one of them) to the background; True if any moved."""
         answer = await self._request(
-            wire.BACKGROUND_TASKS, wire.optional_fields(tool_use_id=tool_use_id)
+            _wire.control_requests.BACKGROUND_TASKS,
+            _wire.control_requests.optional_fields(tool_use_id=tool_use_id),
         )
         return answer.get("backgrounded") is True
 
     async def get_task_output(self, task_id: str) -> TaskOutput:
         """A background shell or Monitor task's output so far."""
-        return wire.decode_task_output(
-            await self._request(wire.GET_TASK_OUTPUT, {"task_id": task_id})
+        return _wire.control_requests.decode_task_output(
+            await self._request(_wire.control_requests.GET_TASK_OUTPUT, {"task_id": task_id})
         )
 
     async def cancel_async_message(self, message_uuid: str) -> bool:
         """Withdraw a queued prompt by its uuid; True if it was still queued."""
-        answer = await self._request(wire.CANCEL_ASYNC_MESSAGE, {"message_uuid": message_uuid})
+        answer = await self._request(
+            _wire.control_requests.CANCEL_ASYNC_MESSAGE, {"message_uuid": message_uuid}
+        )
         return answer.get("cancelled") is True
 
     async def rewind_files(
@@ -331,11 +350,13 @@ class RuntimeControl:
         fields: dict[str, Any] = {"user_message_id": user_message_id}
         if dry_run:
             fields["dry_run"] = True
-        result = wire.decode_rewind(await self._request(wire.REWIND_FILES, fields))
+        result = _wire.control_requests.decode_rewind(
+            await self._request(_wire.control_requests.REWIND_FILES, fields)
+        )
         if not dry_run and (result.error or not result.can_rewind):
             raise ControlProtocolError(
                 f"the CLI could not rewind files: {result.error or 'not possible'}",
-                subtype=wire.REWIND_FILES,
+                subtype=_wire.control_requests.REWIND_FILES,
             )
         return result
 
@@ -343,57 +364,76 @@ class RuntimeControl:
 
     async def get_settings(self) -> SettingsSnapshot:
         """The effective settings, where they came from, and the values in force."""
-        return wire.decode_settings(await self._request(wire.GET_SETTINGS))
+        return _wire.control_requests.decode_settings(
+            await self._request(_wire.control_requests.GET_SETTINGS)
+        )
 
     async def apply_flag_settings(self, settings: Mapping[str, Any]) -> None:
         """Merge ``settings`` into the flag-settings layer (a ``None`` value clears a key)."""
-        await self._request(wire.APPLY_FLAG_SETTINGS, {"settings": dict(settings)})
+        await self._request(
+            _wire.control_requests.APPLY_FLAG_SETTINGS, {"settings": dict(settings)}
+        )
 
     async def update_settings(
         self, source: Literal["localSettings", "userSettings"], settings: Mapping[str, Any]
     ) -> None:
         """Write ``settings`` into a settings file (local or user)."""
-        await self._request(wire.UPDATE_SETTINGS, {"source": source, "settings": dict(settings)})
+        await self._request(
+            _wire.control_requests.UPDATE_SETTINGS, {"source": source, "settings": dict(settings)}
+        )
 
     async def rename_session(self, title: str) -> None:
         """Give the session a title."""
-        await self._request(wire.RENAME_SESSION, {"title": title})
+        await self._request(_wire.control_requests.RENAME_SESSION, {"title": title})
 
     async def reload_plugins(self, *, refuse_if_busy: bool | None = None) -> PluginReload:
         """Reload plugins; the result lists commands, agents, plugins and MCP servers."""
         if refuse_if_busy is not None:
-            self._require(cli.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)")
+            self._require(
+                _protocol.features.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)"
+            )
         answer = await self._request(
-            wire.RELOAD_PLUGINS, wire.optional_fields(refuse_if_busy=refuse_if_busy)
+            _wire.control_requests.RELOAD_PLUGINS,
+            _wire.control_requests.optional_fields(refuse_if_busy=refuse_if_busy),
         )
-        return wire.decode_plugin_reload(answer)
+        return _wire.control_requests.decode_plugin_reload(answer)
 
     async def reload_skills(self) -> list[SlashCommand]:
         """Reload skills; returns the skills now available."""
-        return wire.decode_skills(await self._request(wire.RELOAD_SKILLS))
+        return _wire.control_requests.decode_skills(
+            await self._request(_wire.control_requests.RELOAD_SKILLS)
+        )
 
     async def list_permission_rules(self) -> PermissionRules:
         """The permission rules in force, where each came from, and the working
         directories (the CLI's whole answer is in ``raw``)."""
-        return wire.decode_permission_rules(await self._request(wire.LIST_PERMISSION_RULES))
+        return _wire.control_requests.decode_permission_rules(
+            await self._request(_wire.control_requests.LIST_PERMISSION_RULES)
+        )
 
     async def reload_output_styles(self) -> list[str]:
         """Reload output styles; returns the names of those now available."""
-        return wire.decode_output_styles(await self._request(wire.RELOAD_OUTPUT_STYLES))
+        return _wire.control_requests.decode_output_styles(
+            await self._request(_wire.control_requests.RELOAD_OUTPUT_STYLES)
+        )
 
     async def get_hooks_listing(self) -> HooksListing:
         """The hooks configured in the CLI's settings, plugins and policy (not those
         registered through ``options.hooks``), and every hook event it knows."""
-        return wire.decode_hooks_listing(await self._request(wire.GET_HOOKS_LISTING))
+        return _wire.control_requests.decode_hooks_listing(
+            await self._request(_wire.control_requests.GET_HOOKS_LISTING)
+        )
 
     async def set_color(self, color: str) -> None:
         """Set the session's display color (a CLI without it for this kind of
         connection refuses with `UnsupportedFeatureError`)."""
-        await self._request(wire.SET_COLOR, {"color": color})
+        await self._request(_wire.control_requests.SET_COLOR, {"color": color})
 
     async def set_has_subscribers(self, has_subscribers: bool | None) -> None:
         """Tell the CLI whether anyone is watching this session (``None``: unknown)."""
-        await self._request(wire.SET_HAS_SUBSCRIBERS, {"has_subscribers": has_subscribers})
+        await self._request(
+            _wire.control_requests.SET_HAS_SUBSCRIBERS, {"has_subscribers": has_subscribers}
+        )
 
     # ---------------------------------------------------------- files and repos
 
@@ -407,15 +447,21 @@ class RuntimeControl:
         """Read a file through the CLI, under its read permission rules (a denied or
         missing file raises `ControlProtocolError`). ``max_bytes``
         truncates; ``encoding="base64"`` returns binary-safe contents."""
-        fields = wire.optional_fields(path=os.fspath(path), max_bytes=max_bytes, encoding=encoding)
-        return wire.decode_file_contents(await self._request(wire.READ_FILE, fields))
+        fields = _wire.control_requests.optional_fields(
+            path=os.fspath(path), max_bytes=max_bytes, encoding=encoding
+        )
+        return _wire.control_requests.decode_file_contents(
+            await self._request(_wire.control_requests.READ_FILE, fields)
+        )
 
     async def seed_read_state(self, path: str | os.PathLike[str], mtime_ms: float) -> None:
         """Tell the CLI the file at ``path`` is already known as of ``mtime_ms`` (its
         modification time in milliseconds since the epoch, e.g. ``st_mtime_ns //
         1_000_000``), as if the model had read it: the edit tools then accept it
         without a fresh read. Paths the CLI may not read are silently not seeded."""
-        await self._request(wire.SEED_READ_STATE, {"path": os.fspath(path), "mtime": mtime_ms})
+        await self._request(
+            _wire.control_requests.SEED_READ_STATE, {"path": os.fspath(path), "mtime": mtime_ms}
+        )
 
     async def register_repo_root(
         self,
@@ -428,41 +474,50 @@ class RuntimeControl:
         """Add a repository below the working directory (or an ``add_dirs`` root) as a
         working directory of the session, optionally reloading its CLAUDE.md, plugins
         and skills. The CLI refuses a directory outside them, or one already registered."""
-        fields = wire.optional_fields(
+        fields = _wire.control_requests.optional_fields(
             directory=os.fspath(directory),
             reload_claude_md=reload_claude_md,
             reload_plugins=reload_plugins,
             reload_skills=reload_skills,
         )
-        return wire.decode_repo_root(await self._request(wire.REGISTER_REPO_ROOT, fields))
+        return _wire.control_requests.decode_repo_root(
+            await self._request(_wire.control_requests.REGISTER_REPO_ROOT, fields)
+        )
 
     async def file_suggestions(self, query: str) -> FileSuggestions:
         """Paths matching ``query`` from the CLI's file index (what ``@`` completion
         offers), relative to the result's ``cwd``."""
-        return wire.decode_file_suggestions(
-            await self._request(wire.FILE_SUGGESTIONS, {"query": query})
+        return _wire.control_requests.decode_file_suggestions(
+            await self._request(_wire.control_requests.FILE_SUGGESTIONS, {"query": query})
         )
 
     # ---------------------------------------------------------- information
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the CLI offers."""
-        return wire.decode_models(await self._request(wire.LIST_MODELS))
+        return _wire.control_requests.decode_models(
+            await self._request(_wire.control_requests.LIST_MODELS)
+        )
 
     async def get_cli_version(self) -> CliVersion:
         """The CLI binary's version and build time, asked from the CLI itself."""
-        return wire.decode_version(await self._request(wire.GET_BINARY_VERSION))
+        return _wire.control_requests.decode_version(
+            await self._request(_wire.control_requests.GET_BINARY_VERSION)
+        )
 
     async def get_usage(self, *, skip_behaviors: bool | None = None) -> UsageReport:
         """Cost and usage so far (per model in ``session.model_usage``), and rate limits
         when known. ``skip_behaviors=True`` leaves out the usage-behavior summary."""
-        return wire.decode_usage(
-            await self._request(wire.GET_USAGE, wire.optional_fields(skip_behaviors=skip_behaviors))
+        return _wire.control_requests.decode_usage(
+            await self._request(
+                _wire.control_requests.GET_USAGE,
+                _wire.control_requests.optional_fields(skip_behaviors=skip_behaviors),
+            )
         )
 
     async def get_session_cost(self) -> str:
         """The CLI's human-readable cost summary (as ``/cost`` prints it)."""
-        text = (await self._request(wire.GET_SESSION_COST)).get("text")
+        text = (await self._request(_wire.control_requests.GET_SESSION_COST)).get("text")
         return text if isinstance(text, str) else ""
 
     async def get_server_info(self) -> Mapping[str, Any] | None:

@@ -12,7 +12,6 @@ import warnings
 from collections.abc import Iterable
 
 from .._core.errors import CcwireError
-from .._core.public import publish_module
 from .options import ClaudeAgentOptions
 
 __all__ = ["CanUseToolShadowedWarning", "shadowed_message", "warn_if_can_use_tool_shadowed"]
@@ -80,6 +79,3 @@ def warn_if_can_use_tool_shadowed(options: ClaudeAgentOptions) -> None:
     message = shadowed_message(options.permission_mode, allowed)
     if message is not None:
         warnings.warn(message, CanUseToolShadowedWarning, stacklevel=3)
-
-
-publish_module(__name__)

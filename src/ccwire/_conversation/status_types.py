@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
-from .._core.public import publish_module
 from .._mcp.config import McpHttpServerConfig, McpSSEServerConfig, McpStdioServerConfig
 
 __all__ = [
@@ -143,6 +142,3 @@ class ContextUsageResponse(TypedDict):
     skills: NotRequired[dict[str, Any]]
     messageBreakdown: NotRequired[dict[str, Any]]
     apiUsage: NotRequired[dict[str, Any] | None]
-
-
-publish_module(__name__)

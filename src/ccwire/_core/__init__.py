@@ -1,6 +1,6 @@
 """The core: the one exception tree, and package plumbing.
 
-`errors` holds every exception ccwire raises, rooted at `CcwireError`; `lazy`
-makes the package root's re-exports load on first use; `slots` builds small
-record classes cheaply. Imports nothing of ccwire: every other layer may import it.
+`errors` holds every exception ccwire raises, rooted at `CcwireError`; `lazy` loads
+a package's re-exports on first use and gives public objects their public module.
+Imports nothing of ccwire: every other layer may import it.
 """

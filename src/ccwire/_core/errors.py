@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._core.public import publish_module
 from .redact import install_log_filter, redact_text
 
 install_log_filter()  # the ccwire logger masks secrets in its records
@@ -89,11 +88,13 @@ class CLINotFoundError(CLIConnectionError):
         self.searched = searched
 
 
-class ProcessError(CLIConnectionError):
+class ProcessError(CcwireError):
     """The CLI process ended while it still owed us something.
 
     ``exit_code`` is the process's exit status (negative for a signal, ``None`` if it
     could not be collected) and ``stderr`` the last part of what it wrote to stderr.
+    As in claude-agent-sdk, it derives from `CcwireError` (`ClaudeSDKError`) directly,
+    not from `CLIConnectionError`: catch both where either may end a connection.
     """
 
     def __init__(self, message: str, exit_code: int | None = None, stderr: str | None = "") -> None:
@@ -373,6 +374,3 @@ class UnknownEventError(CcwireError, ValueError):
 class MessageEncodeError(CcwireError, ValueError):
     """A value could not be encoded as a JSON protocol line (for example: NaN, or an object
     that is not JSON-serializable). Nothing was written to the CLI."""
-
-
-publish_module(__name__)

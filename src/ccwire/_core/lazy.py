@@ -1,161 +1,202 @@
-"""Lazy re-exports for a package ``__init__`` (PEP 562), from one source of truth.
+"""Lazy imports, one way: a module's ``if TYPE_CHECKING`` imports, loaded on first use.
 
-``import ccwire`` must stay fast: the public names live in ~40 private modules, and
-importing all of them up front costs far more than most programs use. A package lists
-its re-exports once, as ordinary ``from .x import name`` statements inside an
-``if TYPE_CHECKING:`` block (so type checkers, IDEs and documentation tools see plain
-imports), and calls `lazy_exports()`. At run time the first access to a name
-imports only the module that defines it; the table of which module defines which name
-is read from that same block, so it cannot drift from what type checkers see.
+``import ccwire`` must stay cheap: the public names live in many private modules, and
+most programs use a few of them. A public package writes its re-exports once, as
+ordinary imports, guarded so that they run only when needed::
+
+    from typing import TYPE_CHECKING
+
+    from ._core.lazy import install_lazy_importer, publish
+
+    if TYPE_CHECKING or not install_lazy_importer(__name__):
+        from ._wire.messages import AssistantMessage, TextBlock
+        publish(__name__)
+
+Type checkers, IDEs and documentation tools read plain imports. At run time
+`install_lazy_importer()` reads that block from the module's source with `ast` and
+gives the module a ``__getattr__`` (PEP 562): the first access to a name imports the
+module that defines it. Where no source can be read (an install that ships only
+bytecode) it returns False, and the block runs as written: every name is imported at
+once and `publish()` runs.
+
+Either way a public class or function reports the public module it is imported from
+(``ccwire.TextBlock.__module__ == "ccwire"``), so that reprs, ``help()``, tracebacks and
+pickles say what users write; `_publish()` is the one place that sets it.
 """
 
 from __future__ import annotations
 
-import importlib
-import re
+import ast
 import sys
-from collections.abc import Callable, Iterable
-from functools import cache
+from collections.abc import Callable
+from importlib import import_module
+from types import FunctionType, GenericAlias, ModuleType
 from typing import Any
 
-__all__ = [
-    "Import",
-    "exports_table",
-    "lazy_exports",
-    "lazy_module",
-    "package_init",
-    "relative_imports",
-]
+__all__ = ["install_lazy_importer", "lazy_table", "publish"]
+
+_INSTALLER = "install_lazy_importer"
 
 
-def lazy_module(name: str) -> Any:
-    """The module ``name``, executed on first attribute access (`importlib.util.LazyLoader`).
+def install_lazy_importer(module_name: str) -> bool:
+    """Make the imports of ``module_name``'s lazy block load on first use.
 
-    For modules only a rarely used path needs: importing the caller stays cheap. Type
-    checkers should see a plain import (``if TYPE_CHECKING: from . import x`` / ``else:
-    x = lazy_module(...)``).
+    Call it as ``if TYPE_CHECKING or not install_lazy_importer(__name__):`` at the top
+    level of the module; the block under it holds ``from .x import name`` statements
+    (relative, or absolute) and may end with ``publish(__name__)``.
+
+    Args:
+        module_name: The calling module's ``__name__``.
+
+    Returns:
+        True when the module's ``__getattr__`` and ``__dir__`` now serve the block's
+        names; False when the module's source cannot be read (the caller then runs the
+        block itself).
     """
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    import importlib.util
-
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"no module named {name!r}", name=name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    parent, _, child = name.rpartition(".")
-    if parent:  # as an import would: ``import a.b`` then ``a.b.x`` works
-        setattr(sys.modules[parent], child, module)
-    return module
+    module = sys.modules[module_name]
+    source = _source(module)
+    if source is None:
+        return False
+    table = lazy_table(source, module.__file__ or module_name)
+    namespace = vars(module)
+    getattr_, dir_ = _hooks(module, table)
+    namespace["__getattr__"] = getattr_
+    namespace["__dir__"] = dir_
+    _forget_helpers(namespace)
+    return True
 
 
-# The package ``__init__``'s relative imports are read with patterns, not ``ast.parse``
-# (a fifth of the cost, paid by every program that imports ccwire), once for both
-# `lazy_exports()` and `publish_module()`; tests/test_public_api.py checks them
-# against ``ast`` for the public packages. The patterns are compiled by the first lookup
-# (re's cache), so that a bare ``import ccwire`` does not pay for them.
-_FROM_IMPORT = (
-    r"(?m)^(?P<indent>[ \t]*)from[ \t]+(?P<module>\.+[\w.]*)[ \t]+import[ \t]+"
-    r"(?:\((?P<group>[^)]*)\)|(?P<line>[^\n]*))"
-)
-_TYPE_CHECKING_BLOCK = (
-    r"(?m)^if[ \t]+(?:typing\.)?TYPE_CHECKING[ \t]*:[^\n]*\n(?:[ \t]*\n)*(?P<indent>[ \t]+)"
-    r"[^\n]*\n(?:(?:[ \t]+[^\n]*)?\n)*"
-)
-_ITEM = r"(\w+)(?:[ \t]+as[ \t]+(\w+))?"
-_COMMENT = r"#[^\n]*"
+def publish(module_name: str) -> None:
+    """Give the public objects already in ``module_name`` their public ``__module__``.
 
-Import = tuple[bool, str, str, str]
-"""``(directly inside if TYPE_CHECKING:, relative module, attribute, bound name)``."""
+    What `install_lazy_importer()` does name by name, done for the whole module at once;
+    the lazy block calls it last, for when it runs as written.
 
-
-def relative_imports(source: str) -> list[Import]:
-    """Every ``from .mod import a, b as c`` (or ``from ..mod``) statement of ``source``
-    (Python text), however deep, name by name."""
-    blocks = [(b.start(), b.end(), b["indent"]) for b in re.finditer(_TYPE_CHECKING_BLOCK, source)]
-    found: list[Import] = []
-    for stmt in re.finditer(_FROM_IMPORT, source):
-        at, indent = stmt.start(), stmt["indent"]
-        direct = any(start < at < end and indent == inner for start, end, inner in blocks)
-        names = re.sub(_COMMENT, "", stmt["group"] if stmt["group"] is not None else stmt["line"])
-        for attr, name in re.findall(_ITEM, names):
-            found.append((direct, stmt["module"], attr, name or attr))
-    return found
-
-
-def exports_table(source: str) -> dict[str, tuple[str, str]]:
-    """``{public name: (relative module, attribute)}`` from the ``TYPE_CHECKING`` block.
-
-    Pure: ``source`` is the package ``__init__``'s text. Only relative ``from .mod import
-    a, b as c`` (or ``from ..mod``) statements directly inside ``if TYPE_CHECKING:`` count.
+    Args:
+        module_name: The public module's ``__name__``.
     """
-    return {
-        name: (module, attr) for direct, module, attr, name in relative_imports(source) if direct
-    }
+    namespace = vars(sys.modules[module_name])
+    _forget_helpers(namespace)
+    for name, value in list(namespace.items()):
+        _publish(value, name, module_name)
 
 
-@cache
-def package_init(package: str) -> tuple[str, list[Import]]:
-    """The source of ``package``'s ``__init__`` and its `relative_imports()` (read once;
-    the package need not be imported)."""
-    module = sys.modules.get(package)
-    if module is not None:
-        spec = module.__spec__
-    else:
-        import importlib.util
+def lazy_table(source: str, filename: str = "<unknown>") -> dict[str, tuple[str, str]]:
+    """``{name: (module, attribute)}`` of the lazy block in ``source``.
 
-        spec = importlib.util.find_spec(package)
-    if spec is None or spec.origin is None:
-        raise ImportError(f"no package named {package!r}", name=package)
-    get_source = getattr(spec.loader, "get_source", None)
-    source = get_source(package) if get_source is not None else None
-    if source is None:  # no loader that knows the source: read the file
-        with open(spec.origin, encoding="utf-8") as f:
-            source = f.read()
-    return source, relative_imports(source)
+    The lazy block is the top-level ``if TYPE_CHECKING or not install_lazy_importer(...)``;
+    each ``from module import attribute as name`` directly under it is an entry, with
+    ``module`` as written (``"._wire.messages"``, ``"."``).
 
+    Args:
+        source: The module's Python source.
+        filename: Where the source comes from, for syntax errors.
 
-def lazy_exports(
-    package: str, public: Iterable[str] | None = None
-) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package`` that import names on first use.
-
-    ``package`` is a package (its ``__init__``) or a plain module: the relative imports of
-    its ``TYPE_CHECKING`` block resolve as they would in its source. ``public`` is its
-    ``__all__``; a name in it that the ``TYPE_CHECKING`` block does not import is a bug,
-    reported at the first lazy access. Without ``public``, every name the block imports
-    is resolved lazily.
+    Raises:
+        ImportError: The block holds a ``*`` import, which cannot be resolved by name.
     """
-    names = None if public is None else frozenset(public)
     table: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(source, filename).body:
+        if not (isinstance(node, ast.If) and _is_lazy_guard(node.test)):
+            continue
+        for stmt in node.body:
+            if not isinstance(stmt, ast.ImportFrom):
+                continue
+            module = "." * stmt.level + (stmt.module or "")
+            for alias in stmt.names:
+                if alias.name == "*":
+                    raise ImportError(f"{filename}: a lazy block cannot hold 'import *'")
+                table[alias.asname or alias.name] = (module, alias.name)
+    return table
 
-    def load_table() -> dict[str, tuple[str, str]]:
-        if not table:
-            module = sys.modules[package]
-            imports = package_init(package)[1]
-            table.update((name, (mod, attr)) for direct, mod, attr, name in imports if direct)
-            missing = sorted(n for n in names or () if n not in table and n not in vars(module))
-            if missing:
-                raise ImportError(f"{package}.__all__ names {missing} but does not import them")
-        return table
 
-    def __getattr__(name: str) -> object:
-        if names is not None and name not in names:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        where = load_table().get(name)
-        if where is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        module = sys.modules[package]
-        value = getattr(importlib.import_module(where[0], module.__package__), where[1])
-        setattr(module, name, value)  # later accesses skip this hook
+def _forget_helpers(namespace: dict[str, Any]) -> None:
+    """Take this module's helpers out of the public module's namespace (and ``dir()``):
+    they have done their work."""
+    for helper in (install_lazy_importer, publish):
+        if namespace.get(helper.__name__) is helper:
+            del namespace[helper.__name__]
+
+
+def _is_lazy_guard(test: ast.expr) -> bool:
+    """Whether ``test`` is ``TYPE_CHECKING or not install_lazy_importer(...)``."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+        return False
+    first, *rest = test.values
+    type_checking = (isinstance(first, ast.Name) and first.id == "TYPE_CHECKING") or (
+        isinstance(first, ast.Attribute) and first.attr == "TYPE_CHECKING"
+    )
+    return type_checking and any(
+        isinstance(v, ast.UnaryOp)
+        and isinstance(v.op, ast.Not)
+        and isinstance(v.operand, ast.Call)
+        and isinstance(v.operand.func, ast.Name)
+        and v.operand.func.id == _INSTALLER
+        for v in rest
+    )
+
+
+def _source(module: ModuleType) -> str | None:
+    """``module``'s source as its loader reads it, or None (only bytecode installed)."""
+    spec = module.__spec__
+    get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
+    if get_source is None:
+        return None
+    try:
+        source: str | None = get_source(module.__name__)
+    except (ImportError, OSError):  # the loader found no readable source
+        return None
+    return source
+
+
+def _hooks(
+    module: ModuleType, table: dict[str, tuple[str, str]]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` that serve ``table`` for ``module``."""
+    name, package, namespace = module.__name__, module.__package__, vars(module)
+    siblings: dict[str, list[str]] = {}  # source module: the names taken under their own name
+    for bound, (source, attr) in table.items():
+        if bound == attr:
+            siblings.setdefault(source, []).append(attr)
+
+    def __getattr__(attr: str) -> Any:
+        try:
+            source_name, source_attr = table[attr]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attr!r}") from None
+        source = import_module(source_name, package)
+        if source is module:  # ``from . import x`` in a package: x is a submodule
+            value = import_module(f"{name}.{source_attr}")
+        else:
+            value = getattr(source, source_attr)
+        _publish(value, attr, name)
+        # what else this module takes from there and is defined by now (without running
+        # any other module's hook): an object made there reports the public module too
+        loaded = vars(source)
+        for sibling in siblings.get(source_name, ()):
+            _publish(loaded.get(sibling), sibling, name)
+        namespace[attr] = value  # later accesses skip this hook
         return value
 
     def __dir__() -> list[str]:
-        lazy = load_table().keys() if names is None else names
-        return sorted(set(lazy) | set(vars(sys.modules[package])))
+        return sorted(set(namespace) | set(table))
 
     return __getattr__, __dir__
+
+
+def _publish(value: object, bound: str, public: str) -> None:
+    """Report ``public`` as the ``__module__`` of ``value`` where that is right.
+
+    Only a class or function bound under its own name (so that pickle finds it there),
+    defined in a private module of the same package, from a public module.
+    """
+    if any(part.startswith("_") for part in public.split(".")):
+        return  # a private module's lazy names keep the module that defines them
+    # (a generic alias such as ``Callable[...]`` passes isinstance(type) on Python 3.10)
+    if isinstance(value, GenericAlias) or not isinstance(value, (type, FunctionType)):
+        return
+    module = value.__module__
+    if value.__name__ != bound or not module.startswith(public.partition(".")[0] + "."):
+        return
+    if any(part.startswith("_") for part in module.split(".")):
+        value.__module__ = public

@@ -13,7 +13,6 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from .._core.errors import ToolDefinitionError
-from .._core.public import publish_module
 
 __all__ = ["ToolAnnotations", "read_annotations"]
 
@@ -281,6 +280,3 @@ def read_annotations(value: Any) -> ToolAnnotations | None:
     else:
         raise ToolDefinitionError(f"annotations must be ToolAnnotations or a mapping: {value!r}")
     return ToolAnnotations(**items)
-
-
-publish_module(__name__)

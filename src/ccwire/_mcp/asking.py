@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from .._core.errors import McpError, UnsupportedFeatureError
 from .outbound import Requester
+from .schema import to_json_schema
 
 __all__ = ["AskingClient", "Requester"]
 
@@ -81,8 +82,6 @@ class AskingClient:
             McpError: The client answered with an error, or gave no answer within
                 ``timeout`` (code -32001; the client is told the request was cancelled).
         """
-        from .schema import to_json_schema  # on first use: importing ccwire stays cheap
-
         wanted = (
             {"type": "object", "properties": {}} if schema is None
             else dict(to_json_schema(schema, "requested_schema"))

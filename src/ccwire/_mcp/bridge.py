@@ -36,7 +36,6 @@ import anyio
 import anyio.abc
 
 from .._core.errors import McpError
-from .._core.public import publish_module
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -448,6 +447,3 @@ class McpBridge:
             if "id" not in message:
                 return None
             return error(message.get("id"), INVALID_REQUEST, f"Invalid Request: {exc}")
-
-
-publish_module(__name__)

@@ -13,7 +13,6 @@ else:
 if TYPE_CHECKING:
     from .server import SdkMcpServer
 
-from .._core.public import publish_module
 
 __all__ = [
     "McpHttpServerConfig",
@@ -67,6 +66,3 @@ McpServerConfig = Union[
     McpStdioServerConfig, McpSSEServerConfig, McpHttpServerConfig, McpSdkServerConfig
 ]
 """Any of the server configurations ccwire understands."""
-
-
-publish_module(__name__)

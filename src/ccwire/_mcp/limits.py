@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from .._core.errors import ToolDefinitionError
-from .._core.public import publish_module
 from .tools import SdkMcpTool, ToolContext, error_result
 
 __all__ = ["limit_output", "output_size", "rate_limit"]
@@ -155,6 +154,3 @@ def rate_limit(tool: SdkMcpTool[Any], calls: int, per_seconds: float) -> SdkMcpT
         return await tool.call(args, ctx)
 
     return _rewrap(tool, limited)
-
-
-publish_module(__name__)

@@ -11,22 +11,16 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import McpError, ToolDefinitionError, ToolError
-from .._core.public import publish_module
 from .._wire.content import CONTENT_TYPES, dumps_json, text_content
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .completions import Completer, Completers, check_completers, complete as _complete
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = ["PromptSet", "SdkMcpPrompt", "prompt"]
 
@@ -293,6 +287,3 @@ class PromptSet:
     def completes(self) -> bool:
         """True when any prompt offers completions."""
         return any(p.completers for p in self._all.values())
-
-
-publish_module(__name__)

@@ -26,23 +26,17 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import McpError, ResourceNotFoundError, ToolDefinitionError
-from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import b64, dumps_json
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, page
 from .completions import Completer, Completers, check_completers, complete as _complete
 from .handlers import as_async, kwargs_fields, read_signature, str_converter
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = ["ResourceSet", "SdkMcpResource", "resource"]
 
@@ -415,6 +409,3 @@ class ResourceSet:
         if fixed is not None and not fixed.is_template:
             return True
         return any(r.is_template and r.match(uri) is not None for r in self._all.values())
-
-
-publish_module(__name__)

@@ -9,15 +9,12 @@ the value itself.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, Final
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
+from typing import Any, Final
 
 __all__ = [
     "Path",
@@ -102,8 +99,6 @@ def _where(path: Path, root: str) -> str:
     """``'a.b[2]'``; a key that is not a plain name in brackets: ``'a["x.y"]["0"]'``."""
     if not path:
         return root
-    import json  # on first use: importing json costs 1 ms
-
     text = ""
     for part in path:
         if isinstance(part, int) and not isinstance(part, bool):
@@ -177,8 +172,6 @@ def _number_keys(obj: Mapping[str, Any], n: int) -> Iterator[str]:
 
 
 def _show(value: Any) -> str:
-    import json  # on first use: importing json costs 1 ms
-
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._core.public import publish_module
 from .config import McpSdkServerConfig
+from .server import SdkMcpServer
 
 if TYPE_CHECKING:
     from .prompts import SdkMcpPrompt
@@ -39,13 +39,8 @@ def create_sdk_mcp_server(
     holds before the client gets a ``nextCursor``; ``instructions`` is sent to the
     client at ``initialize``.
     """
-    from .server import SdkMcpServer  # loads with the first server: importing ccwire stays cheap
-
     server = SdkMcpServer(
         name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
         default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
     )  # fmt: skip
     return {"type": "sdk", "name": name, "instance": server}
-
-
-publish_module(__name__)

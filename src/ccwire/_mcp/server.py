@@ -17,7 +17,6 @@ from typing import Any, ClassVar, Final
 import anyio
 
 from .._core.errors import McpError, ToolDefinitionError
-from .._core.public import publish_module
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -485,6 +484,3 @@ SdkMcpServer._ROUTES = {
     "notifications/initialized": (noop_route, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
-
-
-publish_module(__name__)

@@ -18,15 +18,10 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import field
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeVar
 
 import anyio
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = ["DEFAULT_THREAD_BUDGET", "ThreadBudget"]
 

@@ -8,15 +8,15 @@ defined, so that a ``tools/call`` does no schema work and no introspection.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError
-from .._core.public import publish_module
 from .._core.redact import redact_text
 from .._wire.content import (
     CONTENT_TYPES,
@@ -32,13 +32,12 @@ from .._wire.content import (
 )
 from .annotations import ToolAnnotations, read_annotations
 from .asking import AskingClient, Requester
+from .handlers import as_async, kwargs_fields, read_signature
+from .schema import params_schema, to_json_schema
+from .validation import compile_validator
 
 if TYPE_CHECKING:
-    from dataclasses import dataclass
-
     from .validation import CompiledValidator, ValidationFailure
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "SdkMcpTool",
@@ -342,8 +341,6 @@ class SdkMcpTool(Generic[T]):
     def _derive(self, result: dict[str, Any], validator: CompiledValidator) -> dict[str, Any]:
         """``result`` (content only) with ``structuredContent`` parsed from its single
         JSON text block, or an error result saying that structured data is required."""
-        import json  # on first use: importing json costs 1 ms
-
         content = result.get("content")
         if isinstance(content, list) and len(content) == 1:
             block = content[0]  # content blocks are dicts by now
@@ -450,10 +447,6 @@ def tool(
 
 def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     """``(schema, invoke, wants_context)``, from the schema and the handler's signature."""
-    # the schema and signature machinery loads with the first tool: importing ccwire stays cheap
-    from .handlers import kwargs_fields, read_signature
-    from .schema import params_schema, to_json_schema
-
     handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
     sig = read_signature(handler, what=what, need_annotations=inferred)
     params = list(sig.parameters.values()) if sig is not None else []
@@ -484,8 +477,6 @@ def _compile(
 ) -> CompiledValidator:
     """The compiled validator of ``schema``; ``format`` is an annotation in an output
     schema (JSON Schema's default) and checked in an input schema unless switched off."""
-    from .validation import compile_validator  # loads with the first tool (as above)
-
     try:
         return compile_validator(schema, validate_formats=formats)
     except ToolDefinitionError as exc:
@@ -504,8 +495,6 @@ def _output_schema(t: SdkMcpTool[Any]) -> dict[str, Any]:
     ):  # {"type": "string"} is a JSON Schema here, not a {param: type} dict
         schema = dict(spec)
     else:
-        from .schema import to_json_schema  # loads with the first tool (as above)
-
         schema = to_json_schema(spec, "output_schema")
     if schema.get("type") != "object":
         raise ToolDefinitionError(
@@ -523,8 +512,6 @@ def _is_ctx(p: inspect.Parameter) -> bool:
 
 
 def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invoke:
-    from .handlers import as_async  # loads with the first tool (as above)
-
     call: Callable[[Any, ToolContext | None], Any]
     if mode == "args":
         call = lambda a, c: handler(a)  # noqa: E731
@@ -537,6 +524,3 @@ def _make_invoke(handler: Callable[..., Any], mode: str, ctx_name: str) -> _Invo
     else:
         call = lambda a, c: handler(**a, **{ctx_name: c})  # noqa: E731
     return as_async(call, handler)
-
-
-publish_module(__name__)

@@ -22,6 +22,7 @@ keyword).  Two things are added to JSON Schema:
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import islice
@@ -185,8 +186,6 @@ def _decode(value: Any, errors: Sequence[jsonschema_rs.ValidationError]) -> Any:
                 path, found, text = locate(value, error)
                 if found and isinstance(text, str):
                     wanted.setdefault(path, set()).update(types)
-    import json  # on first use: importing json costs 1 ms
-
     out, changed = value, False
     for path, types in wanted.items():
         text = _at(out, path)

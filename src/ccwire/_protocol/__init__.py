@@ -7,3 +7,11 @@ conversation messages for the reader; `ledger` tracks which prompts are owed an
 answer; `features` tells what the connected CLI supports.
 May import: `_transport`, `_wire`, `_core`.
 """
+
+from typing import TYPE_CHECKING
+
+from .._core.lazy import install_lazy_importer
+
+# loaded on first use (it reads the CLI's messages): see ``_wire/__init__.py``
+if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from . import features as features

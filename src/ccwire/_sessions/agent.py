@@ -29,7 +29,6 @@ import anyio.abc
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
-from .._core.public import publish_module
 from .._core.tasks import TaskHost
 from .._transport.base import Transport
 from .machine import SessionMachine
@@ -315,6 +314,3 @@ class _AgentHost:
     def unregister(self, session: Session) -> None:
         if session in self._agent._live:
             self._agent._live.remove(session)
-
-
-publish_module(__name__)

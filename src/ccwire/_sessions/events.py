@@ -23,7 +23,6 @@ from typing import Any, ClassVar, Final, Literal, Union
 
 import anyio
 
-from .._core.public import publish_module
 from .._wire.messages import Message, ResultMessage
 from .state import SessionState, SessionStateInfo
 
@@ -316,6 +315,3 @@ async def drain(log: EventLog, timeout: float | None = None) -> bool:
         "ccwire: session event callbacks still busy after %g s; not waiting for them", timeout
     )
     return False
-
-
-publish_module(__name__)

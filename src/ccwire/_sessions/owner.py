@@ -20,7 +20,6 @@ import weakref
 from typing import Literal, Protocol
 
 from .._core.errors import SessionInUseError
-from .._core.public import publish_module
 from .state import FINAL_STATES, SessionOwner, SessionState, SessionStateInfo
 
 __all__ = [
@@ -151,6 +150,3 @@ def session_liveness(info: SessionStateInfo) -> SessionLiveness:
     if running is None:
         return "unknown"
     return "live" if running else "orphaned"
-
-
-publish_module(__name__)

@@ -39,7 +39,6 @@ import anyio.abc
 
 from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
-from .._core.public import publish_module
 from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
 from .events import (
@@ -419,6 +418,3 @@ class _MessageReader:
                 raise StopAsyncIteration
             await session._rt.changed.wait()
         return queued.popleft()
-
-
-publish_module(__name__)

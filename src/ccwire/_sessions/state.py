@@ -24,8 +24,6 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._core.public import publish_module
-
 __all__ = [
     "ACTIVE_STATES",
     "FINAL_STATES",
@@ -390,6 +388,3 @@ class SessionStateInfo:
             updated_at=_parse_time(data.get("updated_at")),
             owner=SessionOwner.from_dict(owner) if isinstance(owner, Mapping) else None,
         )
-
-
-publish_module(__name__)

@@ -28,7 +28,6 @@ import anyio
 import anyio.to_thread
 
 from .._core.errors import SessionStoreError, SnapshotTimeoutError
-from .._core.public import publish_module
 from .state import SessionStateInfo
 
 __all__ = [
@@ -368,6 +367,3 @@ async def wait_for_snapshots(
     if saved.is_set():
         return None
     return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
-
-
-publish_module(__name__)

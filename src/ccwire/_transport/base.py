@@ -13,7 +13,8 @@ import json
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -24,13 +25,7 @@ from .._core.errors import (
     CLIJSONDecodeError,
     MessageEncodeError,
 )
-from .._core.public import publish_module
 from .._wire.framing import LineDecoder
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
 
@@ -398,6 +393,3 @@ class StderrCollector:
         self._tail_size += len(raw) + 1
         while self._tail_size > self._tail_bytes and len(self._tail) > 1:
             self._tail_size -= len(self._tail.popleft()) + 1
-
-
-publish_module(__name__)

@@ -20,7 +20,6 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CLIConnectionError, MessageDecodeError, ProcessError
-from .._core.public import publish_module
 from .._wire.framing import LineDecoder, encode_line
 from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line
 
@@ -268,6 +267,3 @@ def memory_transport_pair(
         max_line_bytes=max_line_bytes, stderr_callback=stderr_callback, close_grace=close_grace
     )
     return transport, CLIPeer(transport)
-
-
-publish_module(__name__)

@@ -6,3 +6,12 @@ content blocks, hook inputs and outputs, permission types, control request resul
 JSON-RPC shapes. Unknown frames pass through raw. Pure data and pure functions: no I/O.
 May import: `_core`.
 """
+
+from typing import TYPE_CHECKING
+
+from .._core.lazy import install_lazy_importer
+
+# loaded on first use: the message, control-result and callback classes they define
+# are compiled when the first connection needs them, not by ``import ccwire``
+if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from . import codec as codec, control_requests as control_requests

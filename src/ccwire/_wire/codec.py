@@ -12,12 +12,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Container, Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard
+from dataclasses import dataclass
+from typing import Any, TypeGuard
 
 from .._core.errors import MessageDecodeError
-from .._core.lazy import lazy_exports
-from .._core.records import prepare
-from .._core.slots import slot_builder
+
+# permissions and hooks live in codec_callbacks; every wire name is still codec.X
+from .codec_callbacks import (
+    CanUseToolRequest as CanUseToolRequest,
+    HookCallbackRequest as HookCallbackRequest,
+    decode_can_use_tool as decode_can_use_tool,
+    decode_hook_callback as decode_hook_callback,
+    decode_hook_input as decode_hook_input,
+    decode_permission_update as decode_permission_update,
+    encode_hook_matcher as encode_hook_matcher,
+    encode_hook_matchers as encode_hook_matchers,
+    encode_hook_output as encode_hook_output,
+    encode_hook_result as encode_hook_result,
+    encode_permission_result as encode_permission_result,
+    encode_permission_update as encode_permission_update,
+)
 from .messages import (
     AssistantMessage,
     ContentBlock,
@@ -47,31 +61,6 @@ from .messages import (
     UserMessage,
 )
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
-
-# permissions and hooks live in codec_callbacks; every wire name is still codec.X, but
-# that module loads on first use (`lazy_exports` below): a connection without
-# callbacks never needs it (~0.5 ms of the first connect)
-if TYPE_CHECKING:
-    from .codec_callbacks import (
-        CanUseToolRequest as CanUseToolRequest,
-        HookCallbackRequest as HookCallbackRequest,
-        decode_can_use_tool as decode_can_use_tool,
-        decode_hook_callback as decode_hook_callback,
-        decode_hook_input as decode_hook_input,
-        decode_permission_update as decode_permission_update,
-        encode_hook_matcher as encode_hook_matcher,
-        encode_hook_matchers as encode_hook_matchers,
-        encode_hook_output as encode_hook_output,
-        encode_hook_result as encode_hook_result,
-        encode_permission_result as encode_permission_result,
-        encode_permission_update as encode_permission_update,
-    )
-
-
 # Top-level frame types that belong to the control protocol.
 CONTROL_REQUEST = "control_request"
 CONTROL_RESPONSE = "control_response"
@@ -92,11 +81,6 @@ SET_MODEL = "set_model"
 SESSION_STATE_CHANGED = "session_state_changed"
 
 
-# the callbacks' wire forms: every name the TYPE_CHECKING block above imports from
-# codec_callbacks, resolved on first use
-__getattr__, __dir__ = lazy_exports(__name__)
-
-
 def _opt_str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
@@ -113,11 +97,6 @@ def frame_type(obj: Mapping[str, Any]) -> str:
 def _is_map(v: Any) -> TypeGuard[Mapping[str, Any]]:
     """``isinstance(v, Mapping)``, ten times faster for the common ``dict``."""
     return type(v) is dict or isinstance(v, Mapping)
-
-
-# positional constructors for the two classes of a streamed text frame (the hot path)
-_new_text = slot_builder(TextBlock)
-_new_assistant = slot_builder(AssistantMessage)
 
 
 def _malformed(b: Mapping[str, Any], field: str, want: str) -> MessageDecodeError:
@@ -268,7 +247,7 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
     if type(content) is list and len(content) == 1:
         b = content[0]
         if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str:
-            blocks = [_new_text(b["text"], b)]
+            blocks = [TextBlock(b["text"], b)]
         else:
             blocks = [decode_block(b)]
     else:
@@ -278,19 +257,19 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
         get("parent_tool_use_id"), get("error"), msg.get("id"), get("uuid"), get("session_id")
     )  # fmt: skip
     stop, umu, umus = msg.get("stop_reason"), get("user_message_uuid"), get("user_message_uuids")
-    return _new_assistant(  # the fields of AssistantMessage, in order
+    return AssistantMessage(
         blocks,
         model if type(model) is str else str(model),
-        ptu if type(ptu) is str else None,
-        err if type(err) is str else None,
-        usage if _is_map(usage) else None,
-        mid if type(mid) is str else None,
-        stop if type(stop) is str else None,
-        sid if type(sid) is str else None,
-        uuid if type(uuid) is str else None,
-        umu if type(umu) is str else None,
-        None if umus is None else _str_list(umus),
-        obj,
+        parent_tool_use_id=ptu if type(ptu) is str else None,
+        error=err if type(err) is str else None,
+        usage=usage if _is_map(usage) else None,
+        message_id=mid if type(mid) is str else None,
+        stop_reason=stop if type(stop) is str else None,
+        session_id=sid if type(sid) is str else None,
+        uuid=uuid if type(uuid) is str else None,
+        user_message_uuid=umu if type(umu) is str else None,
+        user_message_uuids=None if umus is None else _str_list(umus),
+        raw=obj,
     )
 
 
@@ -808,7 +787,3 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     if obj.get("subtype") == SESSION_STATE_CHANGED:
         return _opt_str(obj.get("state"))
     return None
-
-
-# every connection builds these: their __init__ now, not in the first handshake
-prepare(ControlRequest, ControlResponse, McpMessageRequest)

@@ -10,22 +10,16 @@ Decoders are lenient and raise only `MessageDecodeError`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import MISSING, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import MessageDecodeError
-from .._core.public import publish_module
 from .permission_types import (
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
     rule_to_wire,
 )
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 if TYPE_CHECKING:  # the hook types load with the first hook callback: fast import
     from .hook_input import BaseHookInput
@@ -187,6 +181,7 @@ def decode_hook_input(raw: Mapping[str, Any]) -> BaseHookInput:
     (and nulls where a value is expected) keep their defaults, so this never raises.
     ``permission_suggestions`` become `PermissionUpdate` values.
     """
+    # here, not at the top: the ~40 hook input classes load with the first hook callback
     from .hook_input import HOOK_INPUT_TYPES, BaseHookInput
 
     event = raw.get("hook_event_name")
@@ -257,6 +252,7 @@ def encode_hook_result(value: object, event: str) -> dict[str, Any]:
     """
     if value is None:
         return {}
+    # here, not at the top: the ~30 hook output classes load with the first hook answer
     from .hook_output import AsyncHookOutput, HookOutput, HookSpecificOutput
 
     if isinstance(value, HookSpecificOutput):
@@ -307,6 +303,3 @@ def parse_hook_input(data: Mapping[str, Any]) -> BaseHookInput:
         The typed input. Missing or unexpected fields never raise.
     """
     return decode_hook_input(data)
-
-
-publish_module(__name__)

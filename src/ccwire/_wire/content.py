@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import binascii
 import dataclasses
+import json
 from typing import Any, Final
 
 __all__ = [
@@ -103,6 +104,4 @@ def to_plain(value: Any) -> Any:
 
 def dumps_json(value: Any) -> str:
     """``value`` (see `to_plain()`) as JSON text; unknown objects become strings."""
-    import json  # on first use: importing json costs 1 ms
-
     return json.dumps(to_plain(value), ensure_ascii=False, default=str)

@@ -161,7 +161,3 @@ class SDKControlResponse(TypedDict):
 
     type: Literal["control_response"]
     response: ControlResponse | ControlErrorResponse
-
-
-for _name in __all__:  # their public home
-    globals()[_name].__module__ = "ccwire.types"

@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator, Mapping
-from dataclasses import field
-from typing import TYPE_CHECKING, Any
-
-from .._core.public import publish_module
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "CliVersion",
@@ -378,6 +371,3 @@ class PermissionRules:
     original_cwd: str | None = None
     managed_only: bool | None = None
     raw: Mapping[str, Any] = _raw()
-
-
-publish_module(__name__)

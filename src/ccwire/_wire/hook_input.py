@@ -27,16 +27,10 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import field
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from .._core.public import publish_module
 from .permission_types import PermissionUpdate
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "HOOK_INPUT_TYPES",
@@ -554,6 +548,3 @@ def _declare_keys(cls: type[BaseHookInput]) -> None:
 _ALL_INPUTS: list[type[BaseHookInput]] = [BaseHookInput, *HOOK_INPUT_TYPES.values()]
 for _cls in _ALL_INPUTS:
     _declare_keys(_cls)
-
-
-publish_module(__name__)

@@ -13,8 +13,6 @@ from typing import Any, Literal, Union
 
 from typing_extensions import NotRequired, TypedDict
 
-from .._core.public import publish_module
-
 __all__ = [
     "AsyncHookJSONOutput",
     "BackgroundTaskSummary",
@@ -258,6 +256,3 @@ class SyncHookJSONOutput(TypedDict):
 
 HookJSONOutput = Union[AsyncHookJSONOutput, SyncHookJSONOutput]
 """What a hook callback returns in ``claude-agent-sdk``'s dict form."""
-
-
-publish_module(__name__)

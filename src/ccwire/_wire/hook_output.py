@@ -19,15 +19,10 @@ belong to the event the hook is registered for, or the CLI gets an error answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Union
 
-from .._core.public import publish_module
 from .permission_types import PermissionResultAllow, PermissionResultDeny
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "AsyncHookOutput",
@@ -292,6 +287,3 @@ class AsyncHookOutput:
 
 HookCallbackResult = Union[HookOutput, AsyncHookOutput, HookSpecificOutput, Mapping[str, Any], None]
 """Anything a hook callback may return (see the module docstring)."""
-
-
-publish_module(__name__)

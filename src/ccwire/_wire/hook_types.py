@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
-
 if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
     from .hook_output import HookCallbackResult
 
-from .._core.public import publish_module
 
 __all__ = [
     "FAIL_CLOSED_EVENTS",
@@ -204,6 +198,7 @@ class HookMatcher:
     def matches(self, hook_input: Mapping[str, Any]) -> bool:
         """Whether the CLI would run this matcher's hooks for ``hook_input`` (a typed
         input or the wire dict)."""
+        # here, not at the top: the hook input classes load with the first use of a hook
         from .codec_callbacks import parse_hook_input
         from .hook_input import BaseHookInput
 
@@ -211,6 +206,3 @@ class HookMatcher:
         if typed is None:
             typed = parse_hook_input(hook_input)
         return matcher_matches(self.matcher, typed.matcher_value, event=typed.hook_event_name)
-
-
-publish_module(__name__)

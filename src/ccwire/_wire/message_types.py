@@ -14,8 +14,6 @@ from typing import Literal
 # typing_extensions' TypedDict honours Required/NotRequired on Python 3.10 too
 from typing_extensions import NotRequired, Required, TypedDict
 
-from .._core.public import publish_module
-
 __all__ = [
     "AssistantMessageError",
     "FastModeDisabledReason",
@@ -214,6 +212,3 @@ class SystemInitData(TypedDict):
     fast_mode_state: NotRequired[FastModeState]
     fast_mode_disabled_reason: NotRequired[FastModeDisabledReason]
     capabilities: NotRequired[list[str]]
-
-
-publish_module(__name__)

@@ -9,11 +9,9 @@ not model arrives as `RawMessage` / `UnknownBlock` instead of vanishing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import field
-from typing import TYPE_CHECKING, Any, Union
+from dataclasses import dataclass, field
+from typing import Any, Union
 
-from .._core.public import publish_module
-from .._core.records import prepare
 from .message_types import (
     AssistantMessageError,
     MessageOrigin,
@@ -26,11 +24,6 @@ from .message_types import (
     TaskUpdatedStatus,
     TaskUsage,
 )
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "TERMINAL_TASK_STATUSES",
@@ -646,9 +639,3 @@ Message = Union[
 message, a partial-message `StreamEvent`, a `RateLimitEvent`, a
 `ConversationResetMessage`, or a `RawMessage` for frame types ccwire does not model
 (`TranscriptMirrorMessage` is a typed one)."""
-
-
-publish_module(__name__)
-
-# every connection builds these: their __init__ now, not in the first handshake
-prepare(SystemMessage, ResultMessage)

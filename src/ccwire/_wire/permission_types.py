@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
 
 import anyio
-
-from .._core.public import publish_module
-
-if TYPE_CHECKING:
-    from dataclasses import dataclass
-else:  # the same dataclasses, defined without compiling (import time)
-    from .._core.records import dataclass
 
 __all__ = [
     "CanUseTool",
@@ -209,6 +202,3 @@ PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
 
 CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 """``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""
-
-
-publish_module(__name__)

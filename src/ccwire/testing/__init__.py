@@ -15,11 +15,11 @@ pytest plugin (registered automatically) provides the ``scripted_model`` and
 
 from typing import TYPE_CHECKING
 
-from .._core.lazy import lazy_exports
+from .._core.lazy import install_lazy_importer, publish
 
 # Imported on first use, like the root package: `import ccwire.testing` (and the pytest
 # plugin, which lives in it) stays cheap until a test uses a name.
-if TYPE_CHECKING:
+if TYPE_CHECKING or not install_lazy_importer(__name__):
     from .._transport.memory import CLIPeer, MemoryTransport, memory_transport_pair
     from ._env import OFFLINE_API_KEY, offline_env
     from ._fake_cli import FakeCLI
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     )
     from ._scripted_model import DEFAULT_MODEL, ScriptedModel
     from ._store_conformance import run_session_store_conformance
+
+    publish(__name__)
 
 __all__ = [
     "Block",
@@ -63,5 +65,3 @@ __all__ = [
     "thinking",
     "tool_use",
 ]
-
-__getattr__, __dir__ = lazy_exports(__name__, __all__)

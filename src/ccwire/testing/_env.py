@@ -6,8 +6,6 @@ import os
 from collections.abc import Mapping
 from typing import Protocol
 
-from .._core.public import publish_module
-
 __all__ = ["OFFLINE_API_KEY", "offline_env"]
 
 OFFLINE_API_KEY = "sk-ant-scripted-offline"
@@ -74,6 +72,3 @@ def offline_env(
     )
     env.update(extra or {})
     return env
-
-
-publish_module(__name__)

@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 
-from .._core.public import publish_module
 from .._transport.memory import CLIPeer
 
 __all__ = ["FakeCLI"]
@@ -271,6 +270,3 @@ def _is_response_to(frame: Mapping[str, Any], request_id: str) -> bool:
         and isinstance(resp, Mapping)
         and resp.get("request_id") == request_id
     )
-
-
-publish_module(__name__)

@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .._core.errors import CLINotFoundError
+from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, find_cli
+
 if TYPE_CHECKING:
     from ._scripted_model import ScriptedModel
 
@@ -36,9 +39,6 @@ def require_cli() -> str:
     Returns:
         The absolute path of the `claude` executable (see `find_cli`).
     """
-    from .._core.errors import CLINotFoundError
-    from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, find_cli
-
     try:
         return find_cli()
     except CLINotFoundError:
@@ -51,6 +51,8 @@ def require_cli() -> str:
 def scripted_model() -> Iterator[ScriptedModel]:
     """A started ScriptedModel with an empty script; stopped at teardown."""
     require_cli()
+    # here, not at the top: pytest loads this plugin in every session of every project
+    # that installs ccwire, and most never start the scripted model's HTTP server
     from ._scripted_model import ScriptedModel
 
     with ScriptedModel() as model:

@@ -25,8 +25,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from .._core.public import publish_module
-
 __all__ = [
     "Block",
     "ErrorReply",
@@ -424,6 +422,3 @@ def schema_example(schema: Any) -> Any:
     return {"array": [], "number": 0, "integer": 0, "boolean": False, "null": None}.get(
         str(kind), "scripted"
     )
-
-
-publish_module(__name__)

@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
+from ._env import offline_env
 from ._replies import (
     ErrorReply,
     ModelRequest,
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
-from .._core.public import publish_module
 
 __all__ = ["DEFAULT_MODEL", "ScriptedModel"]
 
@@ -187,8 +187,6 @@ class ScriptedModel:
         self, home: str | os.PathLike[str], *, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
         """Shortcut for `offline_env()` with this model."""
-        from ._env import offline_env
-
         return offline_env(self, home=home, extra=extra)
 
     # ----------------------------------------------------------------- script
@@ -455,6 +453,3 @@ def _write_response(wfile: Any, response: _Response, *, head: bool) -> None:
     elif not head:
         wfile.write(response.body)
     wfile.flush()
-
-
-publish_module(__name__)

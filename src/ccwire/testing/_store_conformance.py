@@ -11,7 +11,6 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from .._core.public import publish_module
 from .._sessions.stores.protocol import (
     OPTIONAL_METHODS,
     SessionKey,
@@ -241,6 +240,3 @@ async def run_session_store_conformance(  # noqa: C901 - one check after another
         await store.append(_KEY, [_e(n=1)])
         assert await store.list_subkeys(_KEY) == [], "13: no main transcript"
         assert await store.list_subkeys(_k("proj", "never-appended")) == [], "13: unknown"
-
-
-publish_module(__name__)

@@ -16,8 +16,6 @@ from typing import Any, Literal, Protocol
 
 from typing_extensions import NotRequired, Required, TypedDict
 
-from ..._core.public import publish_module
-
 __all__ = [
     "OPTIONAL_METHODS",
     "SessionKey",
@@ -235,6 +233,3 @@ def key_parts(key: SessionKey) -> tuple[str, str, str]:
     if subpath == "":
         raise ValueError("a SessionKey subpath is never empty: omit it for the main transcript")
     return key["project_key"], key["session_id"], subpath or ""
-
-
-publish_module(__name__)

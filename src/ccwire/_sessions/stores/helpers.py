@@ -21,7 +21,6 @@ import anyio.to_thread
 
 from ..._conversation.cli_paths import project_key_for_directory, valid_uuid
 from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
-from ..._core.public import publish_module
 from ..transcripts.errors import SessionNotFoundError, TranscriptArgumentError
 from ..transcripts.fork import fork_lines
 from ..transcripts.lite import first_prompt_from_head
@@ -371,6 +370,3 @@ async def import_session_to_store(
         meta = await anyio.to_thread.run_sync(_read_sidecar, file)
         if meta is not None:
             await store.append(key, [cast("SessionStoreEntry", {**meta, "type": "agent_metadata"})])
-
-
-publish_module(__name__)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-from ..._core.public import publish_module
 from .protocol import (
     SessionKey,
     SessionListSubkeysKey,
@@ -160,6 +159,3 @@ class InMemorySessionStore(SessionStore):
         self._entries.clear()
         self._mtimes.clear()
         self._summaries.clear()
-
-
-publish_module(__name__)

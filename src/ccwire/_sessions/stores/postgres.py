@@ -20,7 +20,6 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..._core.public import publish_module
 from .blocking import BlockingStore, import_driver
 from .sql import Dialect, SqlBackend
 
@@ -132,6 +131,3 @@ class PostgresStore(BlockingStore):
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
         super().__init__(SqlBackend(_POSTGRES, _Pool(self), table_prefix))
-
-
-publish_module(__name__)

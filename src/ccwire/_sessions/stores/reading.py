@@ -20,7 +20,6 @@ import anyio
 from ..._conversation.cli_paths import canonicalize_path, sanitize_path, valid_uuid
 from ..._conversation.transcript_store.protocol import SessionKey, SessionStore, store_implements
 from ..._core.cancel import raised_by_callback
-from ..._core.public import publish_module
 from ..transcripts.chain import session_messages, subagent_messages
 from ..transcripts.lite import LITE_READ_BUF_SIZE, info_from_head_tail
 from ..transcripts.paths import project_key_for_directory
@@ -456,6 +455,3 @@ async def get_subagent_messages_from_store(
         tool_use_id if isinstance(tool_use_id, str) else None,
         parent_agent if isinstance(parent_agent, str) else None,
     )
-
-
-publish_module(__name__)

@@ -31,7 +31,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..._core.public import publish_module
 from .blocking import (
     Append,
     BlockingStore,
@@ -228,6 +227,3 @@ class RedisStore(BlockingStore):
         self.prefix = prefix
         self.timeout = timeout
         super().__init__(_RedisBackend(self, client))
-
-
-publish_module(__name__)

@@ -15,7 +15,6 @@ import json
 from typing import Any, cast
 
 from ..._core.errors import SessionStoreError
-from ..._core.public import publish_module
 from ..state import SessionStateInfo
 from ..store import DEFAULT_SNAPSHOT_TIMEOUT, SnapshotStore, decode_snapshot, encode_snapshot
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
@@ -135,6 +134,3 @@ def as_snapshot_store(store: SnapshotStore | SessionStore) -> SnapshotStore:
         f"not a session store: {type(store).__name__} has neither save/load/list "
         "(a SnapshotStore) nor append/load (a SessionStore)"
     )
-
-
-publish_module(__name__)

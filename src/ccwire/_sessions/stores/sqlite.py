@@ -19,7 +19,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ..._core.public import publish_module
+from ..store import default_session_store_path
 from .blocking import BlockingStore
 from .memory import MonotonicMillis
 from .sql import Dialect, SqlBackend
@@ -46,8 +46,6 @@ def default_store_path() -> Path:
         The same file as `default_session_store_path()`: transcripts and snapshots
         share it.
     """
-    from ..store import default_session_store_path
-
     return default_session_store_path()
 
 
@@ -92,6 +90,3 @@ class SQLiteStore(BlockingStore):
         self.path = Path(path) if path is not None else default_store_path()
         self.timeout = timeout
         super().__init__(SqlBackend(_SQLITE, _Files(self.path, timeout), "ccwire"))
-
-
-publish_module(__name__)

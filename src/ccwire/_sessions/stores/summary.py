@@ -11,7 +11,6 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ..._core.public import publish_module
 from .protocol import SessionKey, SessionStoreEntry, SessionSummaryEntry
 
 __all__ = ["fold_session_summary"]
@@ -145,6 +144,3 @@ def fold_session_summary(
             else:
                 data.pop("tag", None)  # an empty tag clears it
     return summary
-
-
-publish_module(__name__)

@@ -7,7 +7,6 @@ and `chain` (pure parsing), `listing`, `reading` and `mutations` (file I/O),
 `fork` (the pure fork transform) and `summary` (incremental store summaries).
 """
 
-from ..._core.public import publish_module
 from ..stores.summary import fold_session_summary
 from .errors import SessionNotFoundError, TranscriptArgumentError
 from .listing import get_session_info, list_sessions
@@ -34,6 +33,3 @@ __all__ = [
     "rename_session",
     "tag_session",
 ]
-
-
-publish_module(__name__)
