@@ -108,6 +108,11 @@ def test_usage_errors_exit_2() -> None:
         (("no_such_module_xyz:server",), "no_such_module_xyz"),
         (("--http", "nope", TARGET), "--http expects [HOST:]PORT"),
         (("--bogus", TARGET), "unknown option"),
+        (("--http", "0", "--max-sessions", "0", TARGET), "--max-sessions expects a positive"),
+        (("--http", "0", "--max-body-bytes=1.5", TARGET), "--max-body-bytes expects a positive"),
+        (("--http", "0", "--idle-timeout", "inf", TARGET), "--idle-timeout expects a positive"),
+        (("--http", "0", "--request-timeout", "-1", TARGET), "--request-timeout expects"),
+        (("--max-sessions", "5", TARGET), "--max-sessions only apply with --http"),
     ]:
         done = _run_main(*args)
         assert done.returncode == 2, (args, done.stderr)

@@ -1,4 +1,4 @@
-"""``ccwire serve [--http [HOST:]PORT] PACKAGE.MODULE:ATTRIBUTE``: the command line.
+"""``ccwire serve [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE``: the command line.
 
 Loads the target like ``ccwire run --tools`` (the current directory first; ccwire SDK
 servers and servers of the official ``mcp`` package alike) and serves it over stdio,
@@ -21,11 +21,18 @@ from .loaders import UsageError, load_server
 __all__ = ["USAGE", "parse_http_address", "serve_command"]
 
 USAGE: Final = """\
-usage: ccwire serve [--http [HOST:]PORT] PACKAGE.MODULE:ATTRIBUTE
+usage: ccwire serve [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
 
 Serve an MCP server to any MCP client: over stdin/stdout (one JSON-RPC message per
 line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
 127.0.0.1; --http needs pip install 'ccwire[http]').
+
+LIMITS of the HTTP server:
+  --max-body-bytes N     the largest request body (default 4194304, 4 MiB): 413 beyond
+  --max-sessions N       the most sessions open at once (default 1000): 503 beyond
+  --idle-timeout S       seconds a session may sit idle before it ends (default 1800)
+  --request-timeout S    seconds a request's head, then its body, may take to arrive
+                         (default 30): a slower client is disconnected
 
 ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer, a server
 of the official mcp package (FastMCP, MCPServer, a low-level Server), or a function
@@ -33,6 +40,12 @@ without arguments returning one (dots reach into objects).  The current director
 searched first.
 """
 _LOOPBACK: Final = "127.0.0.1"
+_LIMITS: Final[dict[str, tuple[str, type[int] | type[float]]]] = {
+    "--max-body-bytes": ("max_body_bytes", int),
+    "--max-sessions": ("max_sessions", int),
+    "--idle-timeout": ("idle_timeout", float),
+    "--request-timeout": ("request_timeout", float),
+}
 
 
 def parse_http_address(value: str) -> tuple[str, int]:
@@ -46,17 +59,23 @@ def parse_http_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None]:
+def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None, dict[str, Any]]:
+    """The target, the HTTP address and the HTTP limits given (`HttpLimits` fields)."""
     args = list(argv)
     http: tuple[str, int] | None = None
+    limits: dict[str, float] = {}
     targets: list[str] = []
     while args:
         arg = args.pop(0)
-        if arg == "--http" or arg.startswith("--http="):
+        name = arg.partition("=")[0]
+        if name == "--http" or name in _LIMITS:
             value = arg.partition("=")[2] if "=" in arg else (args.pop(0) if args else "")
-            if not value:
-                raise UsageError("serve --http expects [HOST:]PORT")
-            http = parse_http_address(value)
+            if name == "--http":
+                if not value:
+                    raise UsageError("serve --http expects [HOST:]PORT")
+                http = parse_http_address(value)
+            else:
+                limits[name] = _limit(name, value)
         elif arg in ("-v", "--verbose"):
             continue
         elif arg.startswith("-"):
@@ -65,7 +84,21 @@ def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None]:
             targets.append(arg)
     if len(targets) != 1:
         raise UsageError("serve expects one PACKAGE.MODULE:ATTRIBUTE (see `ccwire serve --help`)")
-    return targets[0], http
+    if limits and http is None:
+        raise UsageError(f"serve: {', '.join(limits)} only apply with --http")
+    return targets[0], http, {_LIMITS[name][0]: value for name, value in limits.items()}
+
+
+def _limit(option: str, value: str) -> float:
+    kind = _LIMITS[option][1]
+    what = "a positive integer" if kind is int else "a positive number of seconds"
+    try:
+        number = kind(value)
+    except ValueError:
+        number = 0
+    if not 0 < number < float("inf"):
+        raise UsageError(f"serve {option} expects {what}, got {value!r}")
+    return number
 
 
 def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
@@ -73,19 +106,22 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0
-    target, http = _parse(argv)
+    target, http, limits = _parse(argv)
     server = load_server(target, option="serve")["instance"]
     if http is not None:
         try:
-            from .._mcp.http import serve_http
+            from .._mcp.http import HttpLimits, serve_http
         except ImportError as exc:
             missing = (exc.name or "?").split(".")[0]
             raise UsageError(
                 f"serve --http needs the HTTP extra ({missing}): pip install 'ccwire[http]'"
             ) from exc
         host, port = http
+        serve = functools.partial(
+            serve_http, server, host, port, announce=sys.stderr, limits=HttpLimits(**limits)
+        )
         try:
-            anyio.run(functools.partial(serve_http, server, host, port, announce=sys.stderr))
+            anyio.run(serve)
         except OSError as exc:
             raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
         except KeyboardInterrupt:

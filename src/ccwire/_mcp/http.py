@@ -3,17 +3,40 @@
 The HTTP side of the protocol (POST/GET/DELETE on one endpoint, SSE streams, the
 ``Mcp-Session-Id`` and ``MCP-Protocol-Version`` headers, the Host/Origin checks) is
 the official ``mcp`` package's ``StreamableHTTPServerTransport``, one per session;
-each session's JSON-RPC is served by a `ClientLink`, as on stdio.
+each session's JSON-RPC is served by a `ClientLink`, as on stdio.  What one server
+accepts is bounded by its `HttpLimits`.
 
 * **Sessions.**  A POST without a session id must be an ``initialize``; it opens a
   session whose id the answer carries.  Unknown ids get 404, ``DELETE`` ends a
-  session, and a session idle for `IDLE_SECONDS` ends by itself.  A 2026-07-28
-  request (``MCP-Protocol-Version: 2026-07-28``, no session id) is served on its own,
+  session, and a session with no request in flight for ``idle_timeout`` seconds ends
+  by itself (its id then gets 404).  At most ``max_sessions`` are open: while that
+  many are, an ``initialize`` gets 503 with a JSON-RPC error and the open sessions
+  are left alone (evicting one would cut off a client in the middle of its work;
+  the client that is refused can retry).  A 2026-07-28 request
+  (``MCP-Protocol-Version: 2026-07-28``, no session id) is served on its own,
   statelessly.
+* **Bounded requests.**  A POST body over ``max_body_bytes`` gets 413 as soon as its
+  ``Content-Length`` (or what has arrived of it) says so; it is never read whole.
+  A request's head must arrive within ``request_timeout`` seconds of its first byte
+  (or of the connection opening), and is at most `MAX_HEAD_BYTES` (400 beyond);
+  its body must arrive within as many seconds again (408).  A slow client
+  (slowloris) is disconnected; a connection idle between requests is closed after
+  `KEEP_ALIVE_SECONDS`.
+* **Every body answered as JSON-RPC 2.0 and the transport spec say**, before the
+  transport sees it: text that is not JSON gets 400 with -32700; JSON that is not a
+  message (an id that is an object, an array, a boolean or ``null``; no
+  ``jsonrpc: "2.0"``; a method that is not a string...) 400 with -32600, id
+  ``null`` unless it has a usable one; a batch (an array) 400 with -32600, except
+  in a session of a version that had batches (2025-03-26 and 2024-11-05), where
+  each message is served and one JSON array answers the requests; a
+  ``Content-Type`` other than ``application/json`` 415; an
+  ``MCP-Protocol-Version`` no version of ours 400 with -32022; a request other than
+  ``initialize`` without a session id 400.
 * **Resumable streams.**  Every SSE event gets an id and is kept (the last
-  `EVENTS_KEPT` per session); a client reconnecting with ``Last-Event-ID`` gets what
-  it missed.  What a tool call sends (progress, log messages, elicitation) goes on
-  that call's stream.
+  `EVENTS_KEPT` per session, at most `EVENT_BYTES_KEPT` bytes of them besides the
+  newest); a client reconnecting with ``Last-Event-ID`` gets what it missed.  What
+  a tool call sends (progress, log messages, elicitation) goes on that call's
+  stream.
 * **DNS rebinding.**  The server listens on 127.0.0.1 unless told otherwise; the Host
   header must name the address served (or a loopback name), and a browser's
   ``Origin``, when present, must be a loopback or that address.
@@ -22,12 +45,15 @@ each session's JSON-RPC is served by a `ClientLink`, as on stdio.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
+import json
 import logging
+import math
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -39,27 +65,96 @@ from mcp.server.streamable_http import (
     StreamableHTTPServerTransport,
     StreamId,
 )
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
+from pydantic import ValidationError
 from starlette.applications import Starlette
-from starlette.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
+from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
 from .bridge import from_message, to_session_message
+from .link import PARSE_ERROR, check_request
 from .serve import serve_lines
-from .versions import MODERN_VERSIONS
+from .versions import MODERN_VERSIONS, negotiate, unsupported
 
-__all__ = ["EVENTS_KEPT", "IDLE_SECONDS", "McpHttpApp", "security_settings", "serve_http"]
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = [
+    "EVENTS_KEPT",
+    "EVENT_BYTES_KEPT",
+    "IDLE_SECONDS",
+    "MAX_BODY_BYTES",
+    "MAX_SESSIONS",
+    "REQUEST_SECONDS",
+    "HttpLimits",
+    "McpHttpApp",
+    "security_settings",
+    "serve_http",
+]
 
 logger = logging.getLogger("ccwire")
 
+MAX_BODY_BYTES: Final = 4 << 20
+"""The default largest POST body, in bytes (4 MiB, as the official SDK's)."""
+MAX_SESSIONS: Final = 1000
+"""The default most sessions open at once (each holds about 40 KB, plus its events)."""
 IDLE_SECONDS: Final = 30 * 60.0
+"""The default time a session may go without a request in flight before it ends."""
+REQUEST_SECONDS: Final = 30.0
+"""The default time a request's head, then its body, may take to arrive."""
+MAX_HEAD_BYTES: Final = 16 << 10
+"""The largest request head (request line and headers) read, in bytes."""
+KEEP_ALIVE_SECONDS: Final = 5
+"""How long a connection may stay idle between two requests."""
 RETRY_MS: Final = 1000
 """The reconnection delay suggested to clients in SSE priming events."""
 EVENTS_KEPT: Final = 1000
+EVENT_BYTES_KEPT: Final = 1 << 20
+"""The bytes of older events a session keeps for replays, besides its newest event."""
 ENDPOINT: Final = "/mcp"
 _LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
+_BATCHING_VERSIONS: Final = frozenset({"2025-03-26", "2024-11-05"})
+"""Versions whose clients may post a batch: 2025-06-18 removed JSON-RPC batching."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HttpLimits:
+    """What one HTTP server accepts (see the module docstring).
+
+    Attributes:
+        max_body_bytes: The largest POST body, in bytes; a larger one gets 413.
+        max_sessions: The most sessions open at once; one more ``initialize`` gets 503.
+        idle_timeout: Seconds a session may go without a request in flight (an open
+            GET stream counts as one) before it ends.
+        request_timeout: Seconds a request's head may take to arrive from its first
+            byte (or from the connection opening), then its body; a slower client is
+            disconnected.
+
+    Raises:
+        ValueError: A count is not a positive integer, or a time not a positive,
+            finite number of seconds.
+    """
+
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_sessions: int = MAX_SESSIONS
+    idle_timeout: float = IDLE_SECONDS
+    request_timeout: float = REQUEST_SECONDS
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_sessions"):
+            count = getattr(self, name)
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise ValueError(f"{name} must be a positive integer, got {count!r}")
+        for name in ("idle_timeout", "request_timeout"):
+            seconds = getattr(self, name)
+            number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
+            if not number or not 0 < seconds < math.inf:
+                raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
 
 
 def security_settings(host: str, port: int) -> TransportSecuritySettings:
@@ -76,16 +171,34 @@ def security_settings(host: str, port: int) -> TransportSecuritySettings:
     )
 
 
+def _encode(message: Any) -> bytes:
+    """A JSON-RPC message as the transport writes it on its SSE streams."""
+    return jsonrpc_message_adapter.dump_json(message, by_alias=True, exclude_unset=True)
+
+
 class _MemoryEventStore(EventStore):
-    """The last `EVENTS_KEPT` events of one session, for ``Last-Event-ID`` replays."""
+    """The last `EVENTS_KEPT` events of one session (older ones past `EVENT_BYTES_KEPT`
+    bytes dropped), kept encoded, for ``Last-Event-ID`` replays."""
 
     def __init__(self) -> None:
         self._ids = itertools.count(1)
-        self._events: deque[tuple[EventId, StreamId, Any]] = deque(maxlen=EVENTS_KEPT)
+        self._events: deque[tuple[EventId, StreamId, bytes | None]] = deque()
+        self._bytes = 0
+
+    @property
+    def size(self) -> int:
+        """The bytes of the events kept."""
+        return self._bytes
 
     async def store_event(self, stream_id: StreamId, message: Any) -> EventId:
         event_id = f"{stream_id}:{next(self._ids)}"
-        self._events.append((event_id, stream_id, message))
+        data = None if message is None else _encode(message)
+        self._events.append((event_id, stream_id, data))
+        self._bytes += len(data or b"")
+        while len(self._events) > 1 and (
+            len(self._events) > EVENTS_KEPT or self._bytes - len(data or b"") > EVENT_BYTES_KEPT
+        ):
+            self._bytes -= len(self._events.popleft()[2] or b"")
         return event_id
 
     async def replay_events_after(
@@ -95,24 +208,113 @@ class _MemoryEventStore(EventStore):
         if not found:
             return None
         _, stream_id, _ = self._events[found[0]]
-        for event_id, stream, message in list(self._events)[found[0] + 1 :]:
-            if stream == stream_id and message is not None:
+        for event_id, stream, data in list(self._events)[found[0] + 1 :]:
+            if stream == stream_id and data is not None:
+                message = jsonrpc_message_adapter.validate_json(data, by_name=False)
                 await send_callback(EventMessage(message, event_id))
         return stream_id
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-    return JSONResponse(body, status_code=status)
+@dataclasses.dataclass(eq=False)
+class _Session:
+    transport: StreamableHTTPServerTransport
+    version: str
+    """The version negotiated by its ``initialize``."""
+
+
+def _refusal(
+    status: int,
+    message: str,
+    code: int = INVALID_REQUEST,
+    *,
+    req_id: Any = None,
+    data: Any = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """An HTTP error whose body is a JSON-RPC error."""
+    return JSONResponse(error(req_id, code, message, data), status_code=status, headers=headers)
+
+
+def _problem(message: Any) -> dict[str, Any] | None:
+    """The JSON-RPC error for a parsed body that is not one message the transport
+    takes (`check_request`, then the ``mcp`` package's envelope: a request with an id
+    it cannot carry, such as ``3.5``, would pass for a notification), else ``None``."""
+    problem = check_request(message)
+    if problem is not None:
+        return problem
+    try:
+        if "method" not in message:
+            jsonrpc_message_adapter.validate_python(message, by_name=False)
+        elif "id" in message:
+            JSONRPCRequest.model_validate(message, by_name=False)
+        else:
+            JSONRPCNotification.model_validate(message, by_name=False)
+    except ValidationError as exc:
+        where = [str(part) for part in exc.errors()[0]["loc"]]
+        if where[:1] == ["id"]:
+            return error(
+                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
+        return error(
+            None, INVALID_REQUEST, f"Invalid Request: {'.'.join(where)}: {exc.errors()[0]['msg']}"
+        )
+    return None
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` for a request whose body was read already: the body, then what the
+    connection says (its end)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+async def _captured(app: Any, scope: Scope, receive: Receive) -> tuple[int, bytes]:
+    """Run ``app`` for one request; its status and body."""
+    status = 0
+    chunks: list[bytes] = []
+
+    async def capture(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    await app(scope, receive, capture)
+    return status, b"".join(chunks)
+
+
+def _answer_in(status: int, body: bytes, req_id: Any) -> dict[str, Any]:
+    """The answer to request ``req_id`` in what the transport sent for it: the
+    response on its SSE stream, or the JSON-RPC error it refused it with."""
+    for line in body.decode("utf-8", "replace").splitlines():
+        if line.startswith("data:") and line[5:].strip():
+            with contextlib.suppress(ValueError):
+                message = json.loads(line[5:])
+                if isinstance(message, dict) and message.get("id") == req_id:
+                    return message
+    with contextlib.suppress(ValueError):
+        refused = json.loads(body)
+        if isinstance(refused, dict) and "error" in refused:
+            return {**refused, "id": req_id}
+    return error(req_id, INTERNAL_ERROR, f"Internal error: no answer (HTTP {status})")
 
 
 class McpHttpApp:
     """The ASGI app serving one server over Streamable HTTP (see the module docstring)."""
 
-    def __init__(self, server: Any, security: TransportSecuritySettings) -> None:
+    def __init__(
+        self, server: Any, security: TransportSecuritySettings, limits: HttpLimits | None = None
+    ) -> None:
         self.server = server
         self.security = security
-        self.sessions: dict[str, StreamableHTTPServerTransport] = {}
+        self.limits = limits or HttpLimits()
+        self.sessions: dict[str, _Session] = {}
+        self._checks = TransportSecurityMiddleware(security)
         self._tg: anyio.abc.TaskGroup | None = None
 
     @contextlib.asynccontextmanager
@@ -132,29 +334,156 @@ class McpHttpApp:
         return Starlette(routes=[route], lifespan=self.lifespan)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        session_id = headers.get("mcp-session-id")
-        if session_id is None and headers.get("mcp-protocol-version") in MODERN_VERSIONS:
-            await self._stateless(scope, receive, send)
-            return
-        if session_id is not None:
-            transport = self.sessions.get(session_id)
-            if transport is None:
-                await _error(404, "Session not found")(scope, receive, send)
-                return
-            await transport.handle_request(scope, receive, send)
-            if transport.is_terminated:
-                self.sessions.pop(session_id, None)
-            return
-        await self._open(scope, receive, send)
+        request = Request(scope, receive)
+        refused = await self._checks.validate_request(request)  # Host and Origin
+        version = request.headers.get("mcp-protocol-version")
+        if refused is None and version is not None:
+            problem = unsupported(None, version)
+            if problem is not None:
+                refused = JSONResponse(problem, status_code=400)
+        session_id = request.headers.get("mcp-session-id")
+        session = None if session_id is None else self.sessions.get(session_id)
+        modern = session_id is None and version in MODERN_VERSIONS
+        if refused is None and session_id is not None and session is None:
+            refused = _refusal(404, "Session not found")
+        if refused is None and request.method != "POST" and session is None and not modern:
+            refused = _refusal(400, "Bad Request: Missing session ID")
+        if refused is not None:
+            await refused(scope, receive, send)
+        elif request.method != "POST":
+            if session is not None:
+                await self._serve(session, scope, receive, send)
+            else:
+                await self._stateless(scope, receive, send)
+        else:
+            await self._post(request, session, modern, send)
 
-    async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _post(
+        self, request: Request, session: _Session | None, modern: bool, send: Send
+    ) -> None:
+        scope, receive = request.scope, request.receive
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if media != "application/json":
+            refused = _refusal(415, "Unsupported Media Type: Content-Type must be application/json")
+            await refused(scope, receive, send)
+            return
+        body = await self._read_body(scope, receive)
+        if body is None:
+            return  # the client left
+        if isinstance(body, Response):
+            await body(scope, receive, send)
+            return
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            parse_error = error(None, PARSE_ERROR, f"Parse error: {exc}")
+            await JSONResponse(parse_error, status_code=400)(scope, receive, send)
+            return
+        batch = isinstance(message, list) and message != []
+        if batch and session is not None and session.version in _BATCHING_VERSIONS:
+            await self._batch(session, message, scope, receive, send)
+            return
+        problem = _problem(message)
+        replay = _replay(body, receive)
+        if problem is not None:
+            await JSONResponse(problem, status_code=400)(scope, receive, send)
+        elif session is not None:
+            await self._serve(session, scope, replay, send)
+        elif modern:
+            await self._stateless(scope, replay, send)
+        elif message.get("method") == "initialize" and "id" in message:
+            await self._open(message, scope, replay, send)
+        else:
+            missing = _refusal(400, "Bad Request: Missing session ID", req_id=message.get("id"))
+            await missing(scope, receive, send)
+
+    async def _read_body(self, scope: Scope, receive: Receive) -> bytes | Response | None:
+        """The POST body, or the answer refusing it (too large, too slow), or ``None``
+        when the client left.  Never holds more than ``max_body_bytes``."""
+        limit = self.limits.max_body_bytes
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            return _refusal(
+                413, f"Payload Too Large: {int(declared)} bytes, over the limit of {limit}"
+            )
+        body = bytearray()
+        with anyio.move_on_after(self.limits.request_timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return None
+                chunk = message.get("body", b"")
+                if len(body) + len(chunk) > limit:
+                    return _refusal(413, f"Payload Too Large: over the limit of {limit} bytes")
+                body += chunk
+                if not message.get("more_body", False):
+                    return bytes(body)
+        logger.info("ccwire serve: a request body took over %g s", self.limits.request_timeout)
+        return _refusal(
+            408,
+            f"Request Timeout: the body did not arrive within {self.limits.request_timeout:g} s",
+            headers={"Connection": "close"},
+        )
+
+    async def _serve(self, session: _Session, scope: Scope, receive: Receive, send: Send) -> None:
+        transport = session.transport
+        await transport.handle_request(scope, receive, send)
+        if transport.is_terminated and transport.mcp_session_id is not None:
+            self.sessions.pop(transport.mcp_session_id, None)
+
+    async def _batch(
+        self, session: _Session, items: list[Any], scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """A batch in a session of a version that had them: each message is served as
+        if posted alone; the requests' answers make one JSON array (202 if none)."""
+        answers: list[dict[str, Any] | None] = [None] * len(items)
+
+        async def serve_one(index: int, item: Any) -> None:
+            problem = _problem(item)
+            if problem is None and item.get("method") == "initialize":
+                problem = error(item.get("id"), INVALID_REQUEST, "Invalid Request: initialize "
+                                "cannot be part of a batch")  # fmt: skip
+            if problem is not None:
+                answers[index] = problem
+                return
+            body = json.dumps(item).encode()
+            handle = session.transport.handle_request
+            status, sent = await _captured(handle, scope, _replay(body, receive))
+            if "id" in item and "method" in item:
+                answers[index] = _answer_in(status, sent, item["id"])
+
+        async with anyio.create_task_group() as tg:
+            for index, item in enumerate(items):
+                tg.start_soon(serve_one, index, item)
+        replies = [answer for answer in answers if answer is not None]
+        headers = {"mcp-session-id": session.transport.mcp_session_id or ""}
+        if replies:
+            await JSONResponse(replies, headers=headers)(scope, receive, send)
+        else:
+            await Response(status_code=202, headers=headers)(scope, receive, send)
+
+    async def _open(
+        self, message: dict[str, Any], scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        if len(self.sessions) >= self.limits.max_sessions:
+            logger.warning(
+                "ccwire serve: refused a new HTTP session: %d are open (the limit)",
+                len(self.sessions),
+            )
+            refused = _refusal(
+                503, f"Too many open sessions ({len(self.sessions)}); try again once one ends",
+                INTERNAL_ERROR, req_id=message["id"],
+            )  # fmt: skip
+            await refused(scope, receive, send)
+            return
+        params = message.get("params") or {}
         session_id = uuid.uuid4().hex
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id, event_store=_MemoryEventStore(),
-            security_settings=self.security, idle_timeout=IDLE_SECONDS, retry_interval=RETRY_MS,
+            security_settings=self.security, idle_timeout=self.limits.idle_timeout,
+            retry_interval=RETRY_MS,
         )  # fmt: skip
-        self.sessions[session_id] = transport
+        self.sessions[session_id] = _Session(transport, negotiate(params.get("protocolVersion")))
         status: list[int] = []
 
         async def watch(message: Any) -> None:
@@ -183,15 +512,24 @@ class McpHttpApp:
             async with transport.connect() as (read, write):
                 task_status.started()
                 scope = transport.idle_scope or anyio.CancelScope()
-                with scope:
-                    await _serve_transport(self.server, read, write)
+                try:
+                    with scope:
+                        await _serve_transport(self.server, read, write)
+                    if scope.cancelled_caught:
+                        logger.info("ccwire serve: HTTP session %s ended, idle", session_id)
+                finally:  # terminated before its streams close: the transport expects it
+                    await self._end(transport, session_id)
         except Exception:
             logger.exception("ccwire serve: HTTP session %s failed", session_id)
         finally:
-            self.sessions.pop(session_id, None)
-            if not transport.is_terminated:
-                with anyio.CancelScope(shield=True):
-                    await transport.terminate()
+            await self._end(transport, session_id)
+
+    async def _end(self, transport: StreamableHTTPServerTransport, session_id: str) -> None:
+        """Forget a session (its id gets 404 from now on) and terminate its transport."""
+        self.sessions.pop(session_id, None)
+        if not transport.is_terminated:
+            with anyio.CancelScope(shield=True):
+                await transport.terminate()
 
     async def _stateless(self, scope: Scope, receive: Receive, send: Send) -> None:
         transport = StreamableHTTPServerTransport(
@@ -211,6 +549,8 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
 
     async def writer(message: dict[str, Any], related: Any = None) -> None:
+        if "method" not in message:  # an answer: its request is not unanswered
+            unanswered.pop(str(message.get("id")), None)
         metadata = None if related is None else ServerMessageMetadata(related_request_id=related)
         item = to_session_message(message)
         try:
@@ -243,26 +583,100 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
     await serve_lines(server, messages(), writer, on_unanswered=on_unanswered)
 
 
+def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, with a deadline for each request's head.
+
+    uvicorn closes a connection idle between two requests (``timeout_keep_alive``)
+    but lets a request's head take forever: every byte restarts its clock.  Here the
+    head must arrive whole within ``seconds`` of its first byte (or of the connection
+    opening), else the connection is closed.  (The body's deadline is the app's.)
+    uvicorn takes the class of its connections' protocol as ``Config(http=...)``.
+    """
+    import asyncio
+
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class TimedH11Protocol(asyncio.Protocol):
+        def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None):
+            self._http = H11Protocol(config, server_state, app_state, _loop)
+            self._timer: asyncio.TimerHandle | None = None
+            self._transport: asyncio.BaseTransport | None = None
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self._transport = transport
+            self._http.connection_made(transport)  # type: ignore[arg-type]
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            cycle = self._http.cycle
+            if self._timer is None and (cycle is None or cycle.response_complete):
+                self._arm()  # the first byte of a request's head
+            self._http.data_received(data)
+            if self._http.cycle is not cycle:
+                self._disarm()  # the head arrived: the request is the app's
+
+        def eof_received(self) -> bool | None:
+            return self._http.eof_received()  # type: ignore[func-returns-value]
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            self._http.connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            self._http.pause_writing()
+
+        def resume_writing(self) -> None:
+            self._http.resume_writing()
+
+        def _arm(self) -> None:
+            self._timer = asyncio.get_running_loop().call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expire(self) -> None:
+            self._timer = None
+            if self._transport is not None and not self._transport.is_closing():
+                logger.info("ccwire serve: closed a connection: no request head in %g s", seconds)
+                self._transport.close()
+
+    return TimedH11Protocol
+
+
 async def serve_http(
-    server: Any, host: str = "127.0.0.1", port: int = 8000, *, announce: Any = None
+    server: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    announce: Any = None,
+    limits: HttpLimits | None = None,
 ) -> None:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
     Once the port is bound (``port`` 0 picks a free one), one line naming the URL is
-    written to ``announce`` (a text stream, e.g. stderr), if given.
+    written to ``announce`` (a text stream, e.g. stderr), if given.  ``limits``
+    bounds what the server accepts (`HttpLimits`; its defaults if not given).  Runs
+    on asyncio (uvicorn).
     """
     import socket
 
     import uvicorn
 
+    limits = limits or HttpLimits()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
     bound = sock.getsockname()[1]
-    app = McpHttpApp(server, security_settings(host, bound))
-    config = uvicorn.Config(app.starlette(), log_level="warning", lifespan="on")
+    app = McpHttpApp(server, security_settings(host, bound), limits)
+    config = uvicorn.Config(
+        app.starlette(), log_level="warning", lifespan="on", ws="none",
+        http=_timed_protocol(limits.request_timeout),
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS,
+    )  # fmt: skip
     if announce is not None:
         shown = f"[{host}]" if ":" in host else host
         announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")

@@ -60,6 +60,9 @@ async def serve_lines(
         finally:
             link.close()
             detach()
+            forget = getattr(server, "_forget_session", None)
+            if forget is not None:  # what the server keeps for this client goes with it
+                forget(link.key)
 
 
 async def _read_lines(fd: int) -> AsyncIterator[bytes]:

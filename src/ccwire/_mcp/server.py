@@ -241,6 +241,14 @@ class SdkMcpServer:
         one session; returns a function that detaches it again (idempotent)."""
         return self._broadcast.attach(sink)
 
+    def _forget_session(self, key: Hashable) -> None:
+        """Drop what is kept for session ``key``, whose connection ended (``ccwire
+        serve``): its subscriptions, log level, capabilities and listings."""
+        self._subscriptions.forget(key)
+        for table in (self._log_levels, self._client_caps, self._listed, self._no_relist):
+            table.pop(key, None)
+        self._calls.forget_session(key)
+
     async def notify_tools_changed(self) -> None:
         """Send ``notifications/tools/list_changed`` to every attached sink, now.
 

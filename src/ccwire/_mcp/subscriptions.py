@@ -45,6 +45,11 @@ class Subscriptions:
             if not sessions:
                 del self._by_uri[uri]
 
+    def forget(self, key: Hashable) -> None:
+        """End every subscription of session ``key`` (its connection ended)."""
+        for uri in [uri for uri, sessions in self._by_uri.items() if key in sessions]:
+            self.unsubscribe(key, uri)
+
     def subscribed(self, uri: str) -> int:
         """How many sessions are subscribed to ``uri``."""
         return len(self._by_uri.get(uri, ()))
