@@ -43,6 +43,7 @@ from .option_types import (
 if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from pathlib import Path
 
+    from .._transport.spawn import ProcessSpawner
     from .audit import AuditLog
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
@@ -296,6 +297,10 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
     validate_session_store_options(options)
+    if options.spawn_claude_code_process is not None and not callable(
+        options.spawn_claude_code_process
+    ):
+        raise TypeError("spawn_claude_code_process must be callable (SpawnOptions -> process)")
     skills = options.skills
     if isinstance(skills, str):
         if skills != "all":
@@ -561,6 +566,12 @@ class ClaudeAgentOptions:
             addition). Default `60.0`.
         audit_log: An `AuditLog` recording every tool call, permission and hook decision
             (ccwire addition). Default `None`.
+        spawn_claude_code_process: Starts the CLI's process instead of ccwire: a
+            function (sync or async) taking a `SpawnOptions` (command, args, cwd, env)
+            and returning a process shaped like `anyio.abc.Process`, for running the
+            CLI in a sandbox (`BubblewrapSpawner`), on another machine (`SSHSpawner`)
+            or in a container (`ContainerSpawner`). Default `None`: a local child
+            process.
     """
 
     # --- tools and prompt
@@ -651,6 +662,8 @@ class ClaudeAgentOptions:
     audit_log: AuditLog | None = None
     """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""
+    spawn_claude_code_process: ProcessSpawner | None = None
+    """Starts the CLI's process (see `SpawnOptions`); ``None``: a local child process."""
 
     def __post_init__(self) -> None:
         self.inherit_env = normalize_inherit_env(self.inherit_env)
