@@ -158,3 +158,19 @@ def test_container_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     assert ("-e", "ANTHROPIC_API_KEY") in pairs and ("-e", "PATH") not in pairs
     assert not [a for a in args if SECRET in a]
     assert wrapped.env["ANTHROPIC_API_KEY"] == SECRET  # the client passes the value on
+
+
+def test_load_spawner_takes_a_function_or_a_class() -> None:
+    from ccwire._app.loaders import UsageError, load_spawner
+
+    assert isinstance(load_spawner("ccwire:BubblewrapSpawner"), BubblewrapSpawner)
+    assert load_spawner("ccwire:spawn_local") is __import__("ccwire").spawn_local
+    for spec, why in [
+        ("ccwire", "expects package.module:attribute"),
+        ("ccwire:nothing_here", "has no attribute"),
+        ("no_such_module_x:f", "importing 'no_such_module_x' failed"),
+        ("ccwire:__version__", "expected a spawner"),
+        ("ccwire:SSHSpawner", "cannot be made without arguments"),
+    ]:
+        with pytest.raises(UsageError, match=why):
+            load_spawner(spec)

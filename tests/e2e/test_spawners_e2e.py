@@ -94,14 +94,24 @@ async def wait_gone(pids: list[int], timeout: float = 20.0) -> None:
 
 # ------------------------------------------------------------------- bubblewrap
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
-)
+_IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
-@needs_bwrap
+def unavailable(reason: str) -> None:
+    """Skip locally; fail in CI, which installs bubblewrap and OpenSSH (.ci/run)."""
+    if _IN_CI:
+        pytest.fail(f"{reason} (CI must have it: see .ci/run)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def bwrap() -> None:
+    if shutil.which("bwrap") is None:
+        unavailable("bubblewrap is not installed (apt-get install bubblewrap)")
+
+
 async def test_a_sandboxed_session_cannot_write_outside_its_work_folder(
-    model: ScriptedModel, make_options: Any, tmp_path: Path
+    model: ScriptedModel, make_options: Any, tmp_path: Path, bwrap: None
 ) -> None:
     other = tmp_path / "other-session"  # a folder next to the work folder
     other.mkdir()
@@ -148,7 +158,7 @@ async def test_a_sandboxed_session_cannot_write_outside_its_work_folder(
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A real sshd on 127.0.0.1 (a free high port), for root with a throwaway key."""
     if not (os.path.exists(SSHD) and shutil.which("ssh") and shutil.which("ssh-keygen")):
-        pytest.skip("openssh-server/openssh-client are not installed")
+        unavailable("openssh-server/openssh-client are not installed")
     if os.geteuid() != 0:
         pytest.skip("the test sshd runs as root (it logs in as the current user: root)")
     d = tmp_path_factory.mktemp("sshd")
@@ -331,3 +341,42 @@ async def test_a_session_in_a_container(model: ScriptedModel, make_options: Any)
     messages = await run(options)
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
     assert init_cwd(messages) == str(options.cwd)
+
+
+# ------------------------------------------------------------------- ccwire run
+
+SPAWN_MODULE = """
+from pathlib import Path
+from ccwire import BubblewrapSpawner
+
+sandbox = BubblewrapSpawner()
+
+async def spawn(options):
+    Path("spawned.txt").write_text(" ".join(options.argv[:1]))
+    return await sandbox(options)
+"""
+
+
+def test_ccwire_run_with_a_spawner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bwrap: None
+) -> None:
+    import io
+    import json
+    import sys
+
+    from ccwire._app.main import CliIO, main
+
+    (tmp_path / "spawnmod.py").write_text(SPAWN_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    work = tmp_path / "work"
+    work.mkdir()
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+    argv = ["run", "say hi", "--offline", "--json", "--cwd", str(work), "--spawn", "spawnmod:spawn"]
+    code = main([*argv, "--cli-path", str(CLI_PATH)], io=cli_io)
+    assert isinstance(cli_io.stdout, io.StringIO) and isinstance(cli_io.stderr, io.StringIO)
+    assert code == 0, cli_io.stderr.getvalue()
+    events = [json.loads(line) for line in cli_io.stdout.getvalue().splitlines()]
+    results = [e for e in events if e["event"] == "result"]
+    assert len(results) == 1 and "say hi" in json.dumps(results[0])
+    assert (tmp_path / "spawned.txt").read_text() == str(CLI_PATH)

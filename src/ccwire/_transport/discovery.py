@@ -142,7 +142,10 @@ def find_cli(
 
 
 def spawned_command(
-    cli_path: str | os.PathLike[str] | None = None, *, cwd: str | os.PathLike[str] | None = None
+    cli_path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
 ) -> str:
     """The command handed to a spawner (``spawn_claude_code_process``).
 
@@ -153,6 +156,6 @@ def spawned_command(
     if cli_path is not None:
         return os.fspath(cli_path)
     try:
-        return find_cli(None, cwd=cwd)
+        return find_cli(None, environ=environ, cwd=cwd)
     except CLINotFoundError:
         return _NAME

@@ -34,6 +34,7 @@ from .line_writer import close_quietly
 __all__ = [
     "ProcessSpawner",
     "RunningProcess",
+    "as_spawner",
     "SpawnOptions",
     "SpawnedProcess",
     "spawn_local",
@@ -168,6 +169,35 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
         ) from exc
     except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
         raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+
+
+def as_spawner(obj: object) -> ProcessSpawner:
+    """A spawner from what a reference (``--spawn package.module:attribute``) names.
+
+    Args:
+        obj: A spawner (a function or object called with `SpawnOptions`), or a
+            spawner class that needs no arguments (``ccwire:BubblewrapSpawner``),
+            which is instantiated.
+
+    Returns:
+        The spawner.
+
+    Raises:
+        TypeError: ``obj`` is neither.
+    """
+    if isinstance(obj, type):
+        cls = obj
+        try:
+            obj = cls()
+        except Exception as exc:
+            raise TypeError(
+                f"the spawner class {cls.__qualname__} cannot be made without arguments: {exc}"
+            ) from exc
+    if not callable(obj):
+        raise TypeError(
+            f"expected a spawner (a callable taking SpawnOptions), got {type(obj).__name__}"
+        )
+    return obj
 
 
 def _name(spawner: object) -> str:
