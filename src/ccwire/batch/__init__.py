@@ -21,10 +21,16 @@ Run the same call again and the ids already in ``out.jsonl`` are skipped. The co
 live progress display.
 """
 
-from .._batch.errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
+from .._batch.errors import (
+    BatchConfigError,
+    BatchError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 from .._batch.output import ResultsFile, read_results
 from .._batch.results import RETRYABLE_STATUSES, BatchResult, ErrorKind, RetryPolicy
-from .._batch.run import BatchRun, Executor, finished_ids, run_batch
+from .._batch.run import BatchRun, BatchState, Executor, finished_ids, run_batch
 from .._batch.session import BatchEvent, EventSink
 from .._batch.taskfile import TaskFileReport, iter_task_file, scan_task_file
 from .._batch.tasks import TASK_FIELDS, BatchTask, TaskFunction, TaskLike
@@ -38,12 +44,14 @@ __all__ = [
     "BatchInputError",
     "BatchResult",
     "BatchRun",
+    "BatchState",
     "BatchTask",
     "DuplicateTaskIdError",
     "ErrorKind",
     "EventSink",
     "Executor",
     "ResultsFile",
+    "ResultsWriteError",
     "RetryPolicy",
     "TaskFileReport",
     "TaskFunction",
