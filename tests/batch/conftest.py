@@ -53,7 +53,7 @@ class Holds:
 
     def __init__(self) -> None:
         self._server = socket.create_server(("127.0.0.1", 0))
-        self.address = "127.0.0.1:%d" % self._server.getsockname()[1]
+        self.address = f"127.0.0.1:{self._server.getsockname()[1]}"
         self.arrived: list[dict[str, Any]] = []
         self._waiting: list[socket.socket] = []
         self._open = False

@@ -86,7 +86,9 @@ def crash() -> None:
     assistant([{"type": "text", "text": "half an answer"}])
     for n in range(40):
         sys.stderr.write(f"fake cli: trace line {n}\n")
-    sys.stderr.write("fatal: ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 rejected\n")
+    sys.stderr.write(
+        "fatal: ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 rejected\n"
+    )
     sys.stderr.write("fatal: the end of the story\n")
     sys.stderr.flush()
     sys.exit(3)
@@ -102,8 +104,8 @@ def main() -> None:
             body: dict[str, Any] = {}
             if frame["request"].get("subtype") == "initialize":
                 body = {"commands": [], "capabilities": [], "pid": os.getpid()}
-            send({"type": "control_response",
-                  "response": {"subtype": "success", "request_id": rid, "response": body}})  # fmt: skip
+            answer = {"subtype": "success", "request_id": rid, "response": body}
+            send({"type": "control_response", "response": answer})
             continue
         if frame.get("type") != "user":
             continue

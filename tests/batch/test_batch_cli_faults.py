@@ -175,3 +175,26 @@ def test_a_file_without_a_task_is_an_error(tmp_path: Path, content: bytes, messa
     errors = [x for x in err.splitlines() if x.startswith("ccwire: error: ")]
     assert len(errors) == 1 and message in errors[0], err
     assert not (tmp_path / "out.jsonl").exists() or not (tmp_path / "out.jsonl").read_text()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_ctrl_c_in_a_program_is_a_keyboard_interrupt_with_every_result_on_disk(
+    tmp_path: Path, holds: Holds, backend: str
+) -> None:
+    out = tmp_path / "out.jsonl"
+    program = Path(__file__).with_name("batch_program.py")
+    proc = subprocess.Popen([sys.executable, str(program), backend,
+                             fake_cli_wrapper(tmp_path, holds), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(3)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    lines = [json.loads(x) for x in stdout.splitlines()]
+    assert lines[-1] == {"raised": "KeyboardInterrupt"}, stderr  # not a cancellation
+    assert proc.returncode == -signal.SIGINT
+    assert sorted(x["result"] for x in lines[:-1]) == sorted(ids_on_disk(out))
+    assert sorted(ids_on_disk(out)) == [f"e{i}" for i in range(6)]
+    assert fake_cli_processes(holds) == []

@@ -48,6 +48,7 @@ LIMIT = 120  # seconds any one batch may take here
 def cluster() -> Iterator[Any]:
     """Three Ray nodes on 127.0.0.1 (a head without CPUs, two workers of 2 CPUs), joined
     by this process; their workers import this checkout's tests and ccwire."""
+    before = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     repo = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join([repo, str(Path(ccwire.__file__).resolve().parents[1])])
@@ -64,6 +65,10 @@ def cluster() -> Iterator[Any]:
     finally:
         ray.shutdown()
         nodes.shutdown()
+        if before is None:
+            del os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"]
+        else:
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = before
 
 
 def batch_actors() -> list[str]:
@@ -104,11 +109,12 @@ async def test_ray_gives_the_same_results_as_local(
             opts = ClaudeAgentOptions(cli_path=cli_path, env=model.env(home), cwd=str(tmp_path),
                                       allowed_tools=["mcp__calc"])  # fmt: skip
             out = tmp_path / f"{executor}.jsonl"
+            tools = ["tests.batch.calc_tools:server"]
+            kind: Any = executor
             with anyio.fail_after(LIMIT):
-                async with run_batch(TASKS, options=opts, concurrency=2, executor=executor,  # type: ignore[arg-type]
-                                     retries=QUICK, output=out,
-                                     tools=["tests.batch.calc_tools:server"]) as results:  # fmt: skip
-                    got = await results.collect()
+                async with run_batch(TASKS, options=opts, concurrency=2, executor=kind,
+                                     retries=QUICK, output=out, tools=tools) as batch:  # fmt: skip
+                    got = await batch.collect()
         assert sorted(map(outcome, read_results(out))) == sorted(map(outcome, got))
         return got
 
@@ -276,7 +282,7 @@ def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
         import socket
 
         server = socket.create_server(("127.0.0.1", 0))
-        address = "127.0.0.1:%d" % server.getsockname()[1]
+        address = f"127.0.0.1:{server.getsockname()[1]}"
         threading.Thread(target=lambda: [server.accept() for _ in range(100)],
                          daemon=True).start()  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}

@@ -279,10 +279,10 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         )
         code = 1
     if report.bad_count and not args.allow_skipped:
+        were = "s were" if report.bad_count != 1 else " was"
         io.stderr.write(
-            f"ccwire: {report.bad_count} malformed line{'s were' if report.bad_count != 1 else ' was'}"
-            " skipped (their tasks did not run): fix them and run the same command again, "
-            "or pass --allow-skipped\n"
+            f"ccwire: {report.bad_count} malformed line{were} skipped (their tasks did not "
+            "run): fix them and run the same command again, or pass --allow-skipped\n"
         )
         code = 1
     return code

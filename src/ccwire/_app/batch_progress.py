@@ -238,7 +238,9 @@ class PlainBatchDisplay(BatchDisplay):
         """Print failures as they happen."""
         r = event.result
         if event.kind == "finished" and r is not None and not r.ok:
-            self._out.write("".join(f"{line}\n" for line in failure_lines(r, verbose=self._verbose)))
+            self._out.write(
+                "".join(f"{line}\n" for line in failure_lines(r, verbose=self._verbose))
+            )
             self._out.flush()
 
     def finish(self, *, interrupted: bool) -> None:

@@ -121,8 +121,14 @@ class SessionHost:
             changed.set()
 
         job = asyncio.ensure_future(
-            run_task(task, self._options, self._policy, rng=random.Random(seed),
-                     attempts_before=attempts_before, progress=progress)  # fmt: skip
+            run_task(
+                task,
+                self._options,
+                self._policy,
+                rng=random.Random(seed),
+                attempts_before=attempts_before,
+                progress=progress,
+            )
         )
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)

@@ -267,9 +267,7 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     ropts = run._ray_options
     ray = _import_ray()
     options = portable_options(run._options)
-    nodes = await anyio.to_thread.run_sync(
-        _init_ray, ray, ropts["address"], abandon_on_cancel=True
-    )
+    nodes = await anyio.to_thread.run_sync(_init_ray, ray, ropts["address"], abandon_on_cancel=True)
     concurrency: int = run._concurrency
     per_actor = ropts.get("per_actor") or default_per_actor(
         nodes, concurrency, ropts["num_cpus"], ropts["memory"]
@@ -392,7 +390,9 @@ def _failed(flight: _Flight, kind: Any, error: str, **fields: Any) -> BatchResul
                        **fields)  # fmt: skip
 
 
-def _lost(pool: _Pool, flight: _Flight, exc: BaseException, max_attempts: int) -> BatchResult | None:
+def _lost(
+    pool: _Pool, flight: _Flight, exc: BaseException, max_attempts: int
+) -> BatchResult | None:
     """A task whose actor was lost: `None` when it is to run again (its session had
     not acted and it has attempts left; `flight.attempts_before` is updated), else its
     ``lost`` result. A dead actor is replaced (it is killed at the end)."""

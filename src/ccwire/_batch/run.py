@@ -7,7 +7,7 @@ import dataclasses
 import enum
 import os
 import random
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal
 
@@ -98,10 +98,12 @@ def run_batch(
             this version records results only in `output`.
         executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``).
         retries: A `RetryPolicy`, or the number of retries after the first attempt.
-            Only rate limits (429), overloads (529) and a CLI that fails to start are
-            retried; a model's error result is final.
+            Only rate limits (429), overloads (529), a CLI that fails to start, and
+            (Ray) a session lost with its node or actor before it acted are retried;
+            a model's error result and a CLI that dies mid-session are final.
         output: A results file (JSONL; ``.parquet`` with pyarrow). Each result is
-            written before it is yielded, and ids already in it are skipped.
+            written before it is yielded, and ids already in it are skipped. A write
+            that fails stops the batch with `ResultsWriteError`.
         rerun_failed: With `output`, run again the tasks whose recorded result failed.
         tools: In-process MCP servers by reference (``package.module:attribute``),
             added to every session; required instead of in-process objects with Ray.
@@ -120,7 +122,10 @@ def run_batch(
             the local executor.
 
     Returns:
-        A `BatchRun`: use it with ``async with`` and iterate it.
+        A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
+        the end of the block) raises the batch's failure: `ResultsWriteError`, a
+        `BatchInputError` for a bad task, a `BatchConfigError` for a Ray cluster
+        that cannot be joined; never a cancellation of its own.
 
     Raises:
         BatchConfigError: A bad argument, or an output file that cannot be written
@@ -193,9 +198,7 @@ class BatchState(enum.Enum):
 
 _TRANSITIONS: Final[dict[BatchState, frozenset[BatchState]]] = {
     BatchState.NEW: frozenset({BatchState.RUNNING, BatchState.STOPPING}),
-    BatchState.RUNNING: frozenset(
-        {BatchState.STOPPING, BatchState.COMPLETED, BatchState.FAILED}
-    ),
+    BatchState.RUNNING: frozenset({BatchState.STOPPING, BatchState.COMPLETED, BatchState.FAILED}),
     BatchState.STOPPING: frozenset({BatchState.STOPPED, BatchState.FAILED}),
     BatchState.COMPLETED: frozenset(),
     BatchState.STOPPED: frozenset(),
@@ -203,7 +206,7 @@ _TRANSITIONS: Final[dict[BatchState, frozenset[BatchState]]] = {
 }
 
 # how long leaving the block waits for the sessions to end (their CLIs get about 10 s
-# each to exit; the Ray executor's own shutdown is bounded at 15 s)
+# each to exit; the Ray executor's own shutdown is bounded at 20 s)
 _CLOSE_SECONDS = 30.0
 
 
@@ -286,7 +289,7 @@ class BatchRun:
             raise BatchError(f"a batch cannot go from {self._state.value} to {new.value}")
         self._state = new
 
-    def fail(self, error: BaseException, *, stop: bool = True) -> None:
+    def _fail(self, error: BaseException, *, stop: bool = True) -> None:
         """Record why the batch fails (the first reason wins) and, with `stop`, stop it.
 
         Args:
@@ -346,7 +349,7 @@ class BatchRun:
             try:
                 self._writer.close()
             except OSError as error:  # Parquet: the journal keeps every result
-                self.fail(ResultsWriteError(str(self._writer.path), error), stop=False)
+                self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
         if self._error is not None:
             self._advance(BatchState.FAILED)
         elif self._state is BatchState.RUNNING:
@@ -376,7 +379,7 @@ class BatchRun:
         except anyio.get_cancelled_exc_class():
             raise  # the host closes: leaving the block early
         except BaseException as exc:
-            self.fail(_as_batch_error(exc))
+            self._fail(_as_batch_error(exc))
 
     def __aiter__(self) -> AsyncIterator[BatchResult]:
         """Results in the order tasks finish."""
@@ -397,7 +400,7 @@ class BatchRun:
 
     # ----------------------------------------------------------------- feeding
 
-    async def next_tasks(self) -> AsyncIterator[BatchTask]:
+    async def next_tasks(self) -> AsyncGenerator[BatchTask, None]:
         """The tasks still to run: validated, deduplicated, finished ones skipped.
 
         A malformed task or a duplicate id stops the feeding; tasks already running
@@ -411,9 +414,9 @@ class BatchRun:
                     continue
                 yield task
         except BatchInputError as exc:
-            self.fail(exc, stop=False)
+            self._fail(exc, stop=False)
         except Exception as exc:
-            self.fail(BatchInputError(f"the task iterable raised {exc!r}"), stop=False)
+            self._fail(BatchInputError(f"the task iterable raised {exc!r}"), stop=False)
 
     def _admit(self, raw: TaskLike) -> BatchTask:
         task = coerce_task(raw)
@@ -448,7 +451,7 @@ class BatchRun:
             except OSError as exc:
                 error = ResultsWriteError(str(self._writer.lines_path), exc)
                 error.__cause__ = exc
-                self.fail(error)
+                self._fail(error)
                 return
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
         await send.send(result)

@@ -53,9 +53,9 @@ def _parse(raw: bytes, number: int) -> BatchTask:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.start + 1]
         raise BatchInputError(
-            f"not valid UTF-8 (byte {exc.start + 1} of the line: {raw[exc.start : exc.start + 1]!r})",
-            line=number,
+            f"not valid UTF-8 (byte {exc.start + 1} of the line: {bad!r})", line=number
         ) from None
     try:
         data = json.loads(line)
