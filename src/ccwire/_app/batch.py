@@ -272,10 +272,11 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     if failure is not None:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
-    if progress.done < progress.total:  # never exit 0 while a task has no result
+    expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+    if progress.done < expected:  # never exit 0 while a task has no result
         io.stderr.write(
-            f"ccwire: error: {progress.total - progress.done} of {progress.total} tasks ended "
-            "without a result; run the same command again to run them\n"
+            f"ccwire: error: {expected - progress.done} of {expected} tasks ended without a "
+            "result; run the same command again to run them\n"
         )
         code = 1
     if report.bad_count and not args.allow_skipped:
