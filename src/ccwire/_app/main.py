@@ -16,7 +16,12 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
-from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
+from .._batch.errors import (
+    BatchConfigError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 from .._core.errors import (
     CcwireError,
     CLINotFoundError,
@@ -246,6 +251,11 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
         return ExitCode.USAGE, "fix the line, or drop --strict to skip malformed lines"
     if isinstance(exc, BatchConfigError):
         return ExitCode.USAGE, "nothing ran; see `ccwire batch --help`"
+    if isinstance(exc, ResultsWriteError):
+        return ExitCode.ERROR, (
+            "every result written before is kept; fix the cause, then run the same command "
+            "again to run the rest"
+        )
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
             f"install it with `{INSTALL_COMMAND}` or set {ENV_VAR} to the executable; "
