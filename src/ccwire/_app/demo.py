@@ -147,6 +147,7 @@ def _result_text(block: ToolResultBlock) -> str:
 def demo_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire demo``: the calculator through the ``ccwire run`` display."""
     from .._transport.discovery import find_cli
+    from .offline import offline_dir
     from .run import RunSpec, execute, tracker_and_renderer
 
     offline = bool(args.offline or not io.environ.get("ANTHROPIC_API_KEY"))
@@ -163,5 +164,6 @@ def demo_command(args: argparse.Namespace, io: CliIO) -> int:
             offline=offline,
             script=_script() if offline else None,
             verbose=args.verbose,
+            offline_dir=str(offline_dir(io.environ)) if offline else None,
         )
         return execute(spec, tracker, renderer, io)

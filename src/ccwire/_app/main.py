@@ -388,7 +388,7 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
 
     command = sessions_command if args.command == "sessions" else show_command
     try:
-        return command(args, io.stdout)
+        return command(args, io.stdout, io.environ)
     except SessionsCommandError as exc:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
 
