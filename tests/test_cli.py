@@ -105,7 +105,10 @@ def test_missing_cli_exits_3(tmp_path: Path) -> None:
     assert code == 3 == int(ExitCode.CLI_NOT_FOUND)
     first, hint = err(cli_io).splitlines()
     assert first.startswith("ccwire: error: the Claude Code CLI given by cli_path does not exist")
-    assert "npm install @anthropic-ai/claude-code" in hint and "ccwire doctor" in hint
+    assert (
+        "npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@" in hint
+        and "ccwire doctor" in hint
+    )
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="a keychain login cannot be ruled out")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from ccwire import create_sdk_mcp_server, tool
 

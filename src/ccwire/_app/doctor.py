@@ -24,7 +24,13 @@ from importlib import metadata
 from typing import IO, Any
 
 from .._core.errors import CcwireError, CLINotFoundError
-from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
+from .._transport.discovery import (
+    CLI_PREFIX,
+    ENV_VAR,
+    INSTALL_COMMAND,
+    PINNED_CLI_VERSION,
+    find_cli,
+)
 
 __all__ = [
     "TESTED_CLI_VERSIONS",
@@ -213,10 +219,14 @@ def locate_cli(
             ),
             None,
         )
+    home = environ.get("HOME") or os.path.expanduser("~")
+    own_folder = os.path.join(home, CLI_PREFIX.removeprefix("~/"), "")
     if cli_path is not None:
         origin = "--cli-path"
     elif environ.get(ENV_VAR):
         origin = f"${ENV_VAR}"
+    elif path.startswith(own_folder):
+        origin = f"ccwire's CLI folder, {CLI_PREFIX}"
     elif os.sep + "node_modules" + os.sep in path:
         origin = "a project-local npm install"
     else:
