@@ -222,8 +222,8 @@ def test_the_install_story_is_one_story() -> None:
     for name, path in SNIPPETS.items():
         assert blocks[name] == path.read_text(encoding="utf-8"), name
     include = '--8<-- "docs/snippets/install_checkout.sh"'
-    for page in ("quickstart.md", "index.md"):
-        assert include in (DOCS / page).read_text(encoding="utf-8"), page
+    for name in ("quickstart.md", "index.md"):
+        assert include in (DOCS / name).read_text(encoding="utf-8"), name
     assert '--8<-- "docs/snippets/install_wheel.sh"' in (DOCS / "quickstart.md").read_text()
     assert INSTALL_COMMAND in blocks["from a checkout"]
     wrong = []
