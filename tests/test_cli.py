@@ -99,6 +99,32 @@ def test_bad_tools_spec_is_one_line_and_a_hint() -> None:
     ]
 
 
+def test_after_ctrl_c_a_second_one_cannot_interrupt_the_exit() -> None:
+    """People press Ctrl-C twice: once the first one ends the command, a second one must
+    not land in the report (or the interpreter's exit) as a KeyboardInterrupt traceback."""
+    import os
+    import signal
+
+    from ccwire._app.main import _guarded
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        cli_io = make_io()
+        cli_io.handle_signals = True
+        assert _guarded(interrupted, cli_io, verbose=False, as_json=False, name="serve") == 130
+        assert err(cli_io) == "ccwire: error: interrupted (Ctrl-C)\n"
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C: nothing happens
+    finally:
+        signal.signal(signal.SIGINT, before)
+    fake = make_io()  # a CliIO of a test, not of the process: its signals are left alone
+    assert _guarded(interrupted, fake, verbose=False, as_json=False, name="serve") == 130
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_missing_cli_exits_3(tmp_path: Path) -> None:
     cli_io = make_io()
     code = main(["run", "hi", "--cli-path", str(tmp_path / "nope")], io=cli_io)

@@ -305,16 +305,19 @@ async def _main(
     tracker: RunTracker,
     io: CliIO,
 ) -> None:
+    conversation = anyio.CancelScope()
     async with anyio.create_task_group() as tg:
-        if io.handle_signals:
-            tg.start_soon(_watch_sigint, tg.cancel_scope, tracker)
-        await converse(options, spec.prompt, tracker, io if spec.verbose else None)
+        if io.handle_signals:  # Ctrl-C is watched until the CLI is stopped, shielded or not
+            tg.start_soon(_watch_sigint, conversation, tracker)
+        with conversation:
+            await converse(options, spec.prompt, tracker, io if spec.verbose else None)
         tg.cancel_scope.cancel()
 
 
 async def _watch_sigint(scope: anyio.CancelScope, tracker: RunTracker) -> None:
     """On Ctrl-C: silence the display (what the CLI sends while it is shut down is not
-    shown) and end the run."""
+    shown) and end the conversation. Another Ctrl-C while the CLI is stopped changes
+    nothing: the stop is bounded, and a second interrupt would only cut it short."""
     try:
         receiver = anyio.open_signal_receiver(signal.SIGINT)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
@@ -323,7 +326,6 @@ async def _watch_sigint(scope: anyio.CancelScope, tracker: RunTracker) -> None:
         async for _ in signals:
             tracker.interrupt()
             scope.cancel()
-            return
 
 
 async def converse(
