@@ -82,7 +82,7 @@ class Tmux:
 
     def __call__(self, *args: str) -> str:
         done = subprocess.run(
-            ["tmux", "-L", self.socket, *args],
+            ["tmux", "-S", self.socket, *args],
             capture_output=True, text=True, timeout=30, check=True,
         )  # fmt: skip
         return done.stdout
@@ -101,10 +101,13 @@ class Tmux:
 
 
 @pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    t = Tmux(f"ccwire-test-{os.getpid()}-{tmp_path.name}")
+def tmux(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tmux]:
+    # a server of the test's own, its socket in a short temporary directory (a socket's
+    # path has a length limit), removed with it
+    t = Tmux(str(tmp_path_factory.mktemp("tmux") / "s"))
     yield t
-    subprocess.run(["tmux", "-L", t.socket, "kill-server"], capture_output=True, check=False)
+    subprocess.run(["tmux", "-S", t.socket, "kill-server"], capture_output=True, check=False)
+    Path(t.socket).unlink(missing_ok=True)
 
 
 @needs_cli
