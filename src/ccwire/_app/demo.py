@@ -130,7 +130,8 @@ async def run_demo(
         if final is None:
             raise RuntimeError("the conversation ended without a result")
         cost = f"${final.total_cost_usd:.6f}" if final.total_cost_usd is not None else "n/a"
-        echo(f"result: {final.result!r}  (turns: {final.num_turns}, cost: {cost}, {final.subtype})")
+        billed = "" if offline else f", cost: {cost}"  # a scripted model costs nothing
+        echo(f"result: {final.result!r}  (turns: {final.num_turns}{billed}, {final.subtype})")
         return final
     finally:
         if model_ctx is not None:
