@@ -187,10 +187,22 @@ def _guarded(
         cause = root_cause(exc)
         if isinstance(cause, (SystemExit, GeneratorExit)):
             raise
+        if isinstance(cause, KeyboardInterrupt) and io.handle_signals:
+            _ignore_further_interrupts()
         if verbose:
             io.stderr.write("".join(traceback.format_exception(exc)))
         code, hint = classify(cause, name)
         return report_error(io, cause, code, hint, verbose=verbose, as_json=as_json)
+
+
+def _ignore_further_interrupts() -> None:
+    """Ctrl-C was pressed and the command is ending: a second Ctrl-C (people press it
+    twice) must not interrupt the report or the interpreter's exit with a traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -394,7 +406,7 @@ def _doctor(args: argparse.Namespace, io: CliIO) -> int:
 def _sessions(args: argparse.Namespace, io: CliIO) -> int:
     command = sessions_command if args.command == "sessions" else show_command
     try:
-        return command(args, io.stdout)
+        return command(args, io.stdout, io.environ)
     except SessionsCommandError as exc:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
 
