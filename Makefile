@@ -1,11 +1,14 @@
-# ccwire developer entry points. `make test` and `make demo` do all set-up on a fresh machine.
+# ccwire developer entry points. `make test` and `make demo` do all set-up on a fresh machine:
+# `make demo` only what the demo needs (ccwire with rich; the pinned CLI alone), `make test`
+# everything (the dev extra; the Node development tools of package.json's devDependencies).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
+DEVTOOLS := node_modules/.devtools-installed
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
+.PHONY: all venv demo-venv cli devtools test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -15,20 +18,40 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Everything the test suite, the linters and the benchmarks use (the dev extra).
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 venv: $(VENV)/.installed
 
-$(CLAUDE): package.json
-	npm install --no-audit --no-fund --loglevel=error
+# What `ccwire demo` needs: ccwire and rich (its live display), nothing else.
+$(VENV)/.demo-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[cli]'
+	touch $@
+
+demo-venv: $(VENV)/.demo-installed
+
+# The pinned Claude Code CLI alone: package.json's dependencies, from the lock file
+# (`npm ci` never writes package.json or package-lock.json).
+$(CLAUDE): package.json package-lock.json
+	npm ci --omit=dev --no-audit --no-fund --loglevel=error
 	@# npm may skip install scripts; the package's own postinstall puts the native binary in place.
 	@$(CLAUDE) --version 2>/dev/null | grep -q '$(CLI_VERSION)' || node node_modules/@anthropic-ai/claude-code/install.cjs
 	@$(CLAUDE) --version | grep -q '$(CLI_VERSION)' || (echo "expected Claude Code $(CLI_VERSION)"; exit 1)
 	touch $@
 
 cli: $(CLAUDE)
+
+# The Node development tools, package.json's devDependencies (the MCP Inspector CLI, the
+# MCP conformance suite, and the Node 22 it needs), beside the CLI: for the test suite.
+$(DEVTOOLS): package.json package-lock.json
+	npm ci --include=dev --no-audit --no-fund --loglevel=error
+	@$(CLAUDE) --version 2>/dev/null | grep -q '$(CLI_VERSION)' || node node_modules/@anthropic-ai/claude-code/install.cjs
+	@$(CLAUDE) --version | grep -q '$(CLI_VERSION)' || (echo "expected Claude Code $(CLI_VERSION)"; exit 1)
+	touch $(CLAUDE) $@
+
+devtools: $(DEVTOOLS)
 
 lint: venv
 	$(BIN)/ruff check src tests examples
@@ -46,7 +69,7 @@ unit: venv
 COVERAGE_FLOOR := 88
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
-test: venv cli ref-venv lint typecheck docs
+test: venv devtools ref-venv lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
 	  $(BIN)/pytest --cov=ccwire --cov-branch --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COVERAGE_FLOOR)
@@ -74,7 +97,7 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 	.venv-$*/bin/python -m pip install --quiet --no-cache-dir -e '.[dev]'
 	touch $@
 
-test-pythons: cli ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+test-pythons: devtools ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
 	@set -e; for v in $(FOUND_PYTHONS); do \
 	  echo "== the test suite without the end-to-end tier on Python $$v"; \
@@ -82,7 +105,7 @@ test-pythons: cli ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	    .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
 	done
 
-demo: venv cli
+demo: demo-venv cli
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/python -m ccwire demo
 
 # The documentation site (mkdocs-material, mkdocstrings); builds offline in seconds.
@@ -149,7 +172,7 @@ bench-schema: venv
 	$(BIN)/python bench/schema_bench.py
 
 # The official MCP conformance suite (Node 22 from package.json) against `ccwire serve --http`.
-conformance: venv cli
+conformance: venv devtools
 	$(BIN)/python -m pytest tests/test_mcp_interop.py -q -k conformance
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version

@@ -179,70 +179,22 @@ def targets(raw: dict[str, Any], metrics: dict[str, list[Metric]]) -> list[list[
             else f"loaded: {', '.join(heavy)}",
             not heavy,
         )
-    if "handshake" in raw["results"]:
-        # The floor of an anyio program: the floor driver plus anyio's first use. The
-        # import target's floor imports anyio; anyio loads its event-loop backend (about
-        # 20 ms of CPU here) on first use, which the bare floor never pays.
-        ratio = _paired(raw, "handshake", fn("handshake", 0), base="floor_anyio")
-        bare = _paired(raw, "handshake", fn("handshake", 0))
+    if "handshake_real" in raw["results"]:
+        ratio = _paired(raw, "handshake_real", fn("handshake", 0))
         row(
-            "handshake (spawn to first result): <= 1.2x the floor plus anyio's first use",
-            f"ccwire {_fmt(m('handshake', 'ccwire', 'handshake', 0), 'ms')}, floor + anyio "
-            f"{_fmt(m('handshake', 'floor_anyio', 'handshake', 0), 'ms')}: {_fmt(ratio)}x "
-            f"(the bare floor {_fmt(m('handshake', 'floor', 'handshake', 0), 'ms')}: "
-            f"{_fmt(bare)}x)",
-            None if ratio is None else ratio <= 1.2,
-        )
-    if "tools_seq" in raw["results"]:
-        ratio = _paired(raw, "tools_seq", fn("tools_seq", 0))
-        row(
-            "tools/call p50, sequential: <= 1.1x the floor",
-            f"ccwire {_fmt(m('tools_seq', 'ccwire', 'tools_seq', 0), 'us')}, floor "
-            f"{_fmt(m('tools_seq', 'floor', 'tools_seq', 0), 'us')}: {_fmt(ratio)}x",
+            "the real handshake (CLI 2.1.330, spawn to first result): <= 1.1x the floor's",
+            f"ccwire {_fmt(m('handshake_real', 'ccwire', 'handshake', 0), 'ms')}, floor "
+            f"{_fmt(m('handshake_real', 'floor', 'handshake', 0), 'ms')}: {_fmt(ratio)}x",
             None if ratio is None else ratio <= 1.1,
-        )
-    if "tools_conc" in raw["results"]:
-        ratio = _paired(raw, "tools_conc", fn("tools_conc", 0))
-        row(
-            "tools/call throughput, 16 in flight: >= 0.8x the floor",
-            f"ccwire {_fmt(m('tools_conc', 'ccwire', 'tools_conc', 0), 'calls/s')}, floor "
-            f"{_fmt(m('tools_conc', 'floor', 'tools_conc', 0), 'calls/s')}: {_fmt(ratio)}x",
-            None if ratio is None else ratio >= 0.8,
-        )
-    if "messages" in raw["results"]:
-        ratio = _paired(raw, "messages", lambda r: r["prompt_to_result_s"])
-        row(
-            "messages (20k x 200 B): time <= 1.1x the floor's",
-            f"ccwire {_fmt(m('messages', 'ccwire', 'messages', 0), 'msgs/s')}, floor "
-            f"{_fmt(m('messages', 'floor', 'messages', 0), 'msgs/s')}: {_fmt(ratio)}x the time",
-            None if ratio is None else ratio <= 1.1,
-        )
-    if "sessions_100" in raw["results"]:
-        rss = m("sessions_100", "ccwire", "hundred", 0)
-        row(
-            "100 sessions in one process: <= 2 MB RSS per idle session",
-            f"ccwire {_fmt(rss, 'MB')}, "
-            f"floor {_fmt(m('sessions_100', 'floor', 'hundred', 0), 'MB')}",
-            None if rss is None else rss <= 2,
-        )
-        ratio = _paired(raw, "sessions_100", fn("hundred", 1))
-        lag = m("sessions_100", "ccwire", "hundred", 3)
-        row(
-            "100 sessions in one process: >= 0.8x the floor's message rate",
-            f"ccwire {_fmt(m('sessions_100', 'ccwire', 'hundred', 1), 'msgs/s')}, floor "
-            f"{_fmt(m('sessions_100', 'floor', 'hundred', 1), 'msgs/s')}: {_fmt(ratio)}x "
-            f"(event-loop lag p99: ccwire {_fmt(lag, 'ms')}, floor "
-            f"{_fmt(m('sessions_100', 'floor', 'hundred', 3), 'ms')})",
-            None if ratio is None else ratio >= 0.8,
         )
     if "tool_real" in raw["results"]:
         share = m("tool_real", "ccwire", "tool_real", 0)
         row(
-            "the SDK's share of a real tool round trip (CLI 2.1.330, scripted model): <= 1%",
+            "the SDK's share of a real tool round trip (CLI 2.1.330, scripted model): <= 0.5%",
             f"ccwire {_fmt(share, '%')} ({_fmt(m('tool_real', 'ccwire', 'tool_real', 1), 'us')} "
             f"of a {_fmt(m('tool_real', 'ccwire', 'tool_real', 2), 'ms')} turn); floor "
             f"{_fmt(m('tool_real', 'floor', 'tool_real', 0), '%')}",
-            None if share is None else share <= 1,
+            None if share is None else share <= 0.5,
         )
     if "big_100MB" in raw["results"]:
         fails = _failures(raw, "big_100MB", "ccwire")
@@ -253,6 +205,39 @@ def targets(raw: dict[str, Any], metrics: dict[str, list[Metric]]) -> list[list[
             (f"{len(fails)} failed: {fails[0][:80]}; " if fails else "")
             + f"time {_fmt(ratio)}x, peak RSS growth {_fmt(rss)}x the floor's",
             None if ratio is None or rss is None else not fails and ratio <= 1 and rss <= 1,
+        )
+    if "sessions_100" in raw["results"]:
+        rss = m("sessions_100", "ccwire", "hundred", 0)
+        row(
+            "100 sessions in one process: <= 2 MB RSS per idle session",
+            f"ccwire {_fmt(rss, 'MB')}, "
+            f"floor {_fmt(m('sessions_100', 'floor', 'hundred', 0), 'MB')}",
+            None if rss is None else rss <= 2,
+        )
+    # guard rails on the fake CLI: microseconds no user feels, watched for regressions
+    if "tools_seq" in raw["results"]:
+        ratio = _paired(raw, "tools_seq", fn("tools_seq", 0))
+        row(
+            "guard rail (fake CLI): tools/call p50, sequential: <= 1.3x the floor",
+            f"ccwire {_fmt(m('tools_seq', 'ccwire', 'tools_seq', 0), 'us')}, floor "
+            f"{_fmt(m('tools_seq', 'floor', 'tools_seq', 0), 'us')}: {_fmt(ratio)}x",
+            None if ratio is None else ratio <= 1.3,
+        )
+    if "tools_conc" in raw["results"]:
+        ratio = _paired(raw, "tools_conc", fn("tools_conc", 0))
+        row(
+            "guard rail (fake CLI): tools/call throughput, 16 in flight: >= 0.6x the floor",
+            f"ccwire {_fmt(m('tools_conc', 'ccwire', 'tools_conc', 0), 'calls/s')}, floor "
+            f"{_fmt(m('tools_conc', 'floor', 'tools_conc', 0), 'calls/s')}: {_fmt(ratio)}x",
+            None if ratio is None else ratio >= 0.6,
+        )
+    if "messages" in raw["results"]:
+        ratio = _paired(raw, "messages", lambda r: r["prompt_to_result_s"])
+        row(
+            "guard rail (fake CLI): messages (20k x 200 B): time <= 1.2x the floor's",
+            f"ccwire {_fmt(m('messages', 'ccwire', 'messages', 0), 'msgs/s')}, floor "
+            f"{_fmt(m('messages', 'floor', 'messages', 0), 'msgs/s')}: {_fmt(ratio)}x the time",
+            None if ratio is None else ratio <= 1.2,
         )
     return rows
 

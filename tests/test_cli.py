@@ -99,13 +99,42 @@ def test_bad_tools_spec_is_one_line_and_a_hint() -> None:
     ]
 
 
+def test_after_ctrl_c_a_second_one_cannot_interrupt_the_exit() -> None:
+    """People press Ctrl-C twice: once the first one ends the command, a second one must
+    not land in the report (or the interpreter's exit) as a KeyboardInterrupt traceback."""
+    import os
+    import signal
+
+    from ccwire._app.main import _guarded
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        cli_io = make_io()
+        cli_io.handle_signals = True
+        assert _guarded(interrupted, cli_io, verbose=False, as_json=False, name="serve") == 130
+        assert err(cli_io) == "ccwire: error: interrupted (Ctrl-C)\n"
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C: nothing happens
+    finally:
+        signal.signal(signal.SIGINT, before)
+    fake = make_io()  # a CliIO of a test, not of the process: its signals are left alone
+    assert _guarded(interrupted, fake, verbose=False, as_json=False, name="serve") == 130
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_missing_cli_exits_3(tmp_path: Path) -> None:
     cli_io = make_io()
     code = main(["run", "hi", "--cli-path", str(tmp_path / "nope")], io=cli_io)
     assert code == 3 == int(ExitCode.CLI_NOT_FOUND)
     first, hint = err(cli_io).splitlines()
     assert first.startswith("ccwire: error: the Claude Code CLI given by cli_path does not exist")
-    assert "npm install @anthropic-ai/claude-code" in hint and "ccwire doctor" in hint
+    assert (
+        "npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@" in hint
+        and "ccwire doctor" in hint
+    )
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="a keychain login cannot be ruled out")
@@ -292,6 +321,10 @@ def _sample_events() -> list[RunEvent]:
         RunEvent("state", {"state": "running"}),
         RunEvent("init", {"session_id": "abcdef123", "model": "m", "tools": ["x"],
                           "mcp_servers": [{"name": "calc", "status": "connected"}]}),
+        RunEvent("retry", {"attempt": 1, "max_retries": 10, "delay_ms": 600, "status": 529,
+                           "error": "overloaded"}),
+        RunEvent("retry", {"attempt": 2, "max_retries": 10, "delay_ms": 1200, "status": None,
+                           "error": "unknown"}),
         RunEvent("tool_call", {"id": "t", "name": "mcp__calc__add", "input": {"a": 1}}),
         RunEvent("permission", {"name": "mcp__calc__add", "decision": "deny",
                                 "reason": "policy"}),
@@ -313,13 +346,25 @@ def test_plain_renderer_lines() -> None:
         "> add 1 and 2",
         "  [offline: scripted model; set ANTHROPIC_API_KEY for the real one]",
         "  [session abcdef12 - model m - 1 tools - servers: calc (connected)]",
+        "  api retry    529 overloaded - retry 1 of 10 in 600 ms",
+        "  api retry    no response - retry 2 of 10 in 1.2 s",
         '  tool call    mcp__calc__add {"a": 1}',
         "  permission   denied mcp__calc__add (policy)",
         "  tool error   mcp__calc__add (1.5 s): nope",
         "Sorry.",
         'structured output: {"n": 3}',
-        "done: success - 1 turn - $0.0006 - 120 ms",
+        "done: success - 1 turn - 120 ms",  # offline: the scripted model costs nothing
     ]
+
+
+def test_a_run_with_the_real_model_shows_its_cost() -> None:
+    buffer = io.StringIO()
+    renderer = PlainRenderer(buffer)
+    for event in _sample_events():
+        if event.kind == "start":
+            event = RunEvent("start", {**event.data, "offline": False})
+        renderer.handle(event)
+    assert buffer.getvalue().splitlines()[-1] == "done: success - 1 turn - $0.0006 - 120 ms"
 
 
 def test_json_renderer_writes_ndjson() -> None:
@@ -329,7 +374,11 @@ def test_json_renderer_writes_ndjson() -> None:
         renderer.handle(event)
     rows = [json.loads(line) for line in buffer.getvalue().splitlines()]
     assert [r["event"] for r in rows] == [e.kind for e in _sample_events()]
-    assert rows[3] == {"event": "tool_call", "id": "t", "name": "mcp__calc__add", "input": {"a": 1}}
+    assert rows[5] == {"event": "tool_call", "id": "t", "name": "mcp__calc__add", "input": {"a": 1}}
+    assert rows[3] == {
+        "event": "retry", "attempt": 1, "max_retries": 10, "delay_ms": 600, "status": 529,
+        "error": "overloaded",
+    }  # fmt: skip
 
 
 def test_rich_renderer_prints_lines_and_a_status(
@@ -349,8 +398,39 @@ def test_rich_renderer_prints_lines_and_a_status(
     clock.now += 2.0
     console.print(renderer._status())
     status = buffer.getvalue().splitlines()[-2:]
-    assert "requires_action - turn 1 - tools 0 done - 2.0 s - $-" in status[0]
+    assert "requires_action - turn 1 - tools 0 done - 2.0 s" in status[0]
+    assert "$" not in status[0]  # an offline run (the sample's start event)
     assert "slow - requested 2.0 s" in status[1]
+
+
+def test_the_status_shows_the_latest_retry_until_the_model_answers(
+    tracked: tuple[RunTracker, list[RunEvent], Clock],
+) -> None:
+    from rich.console import Console
+
+    tracker, events, _ = tracked
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=160, force_terminal=False, color_system=None)
+    renderer = RichRenderer(buffer, tracker, console=console)
+    renderer.handle(RunEvent("start", {"prompt": "hi", "offline": False}))
+    tracker.on_message(_state("running"))
+    retry = {"subtype": "api_retry", "attempt": 3, "max_retries": 10, "retry_delay_ms": 2400,
+             "error_status": None, "error": "unknown", "session_id": "s"}  # fmt: skip
+    tracker.on_message(SystemMessage("api_retry", retry))
+    assert events[-1] == RunEvent(
+        "retry",
+        {"attempt": 3, "max_retries": 10, "delay_ms": 2400, "status": None, "error": "unknown"},
+    )
+    console.print(renderer._status())
+    assert "running, model unreachable: no response - retry 3 of 10 in 2.4 s - turn 0" in (
+        buffer.getvalue()
+    )
+    assert "- $-" in buffer.getvalue()  # the real model: its cost so far
+    tracker.on_message(AssistantMessage([TextBlock("hi")], "m", message_id="m1"))
+    assert tracker.retry is None
+    console.print(renderer._status())
+    last = buffer.getvalue().splitlines()[-1]
+    assert "running - turn 1 - tools 0 done" in last and "unreachable" not in last
 
 
 def test_format_duration() -> None:

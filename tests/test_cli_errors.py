@@ -135,9 +135,8 @@ def assert_reported(outcome: Outcome, code: int, *words: str, stderr_tail: str =
 def test_cli_missing(tmp_path: Path) -> None:
     outcome = run_ccwire(["run", "hi", "--json", "--cli-path", str(tmp_path / "nope")], tmp_path)
     assert_reported(outcome, ExitCode.CLI_NOT_FOUND, "does not exist", str(tmp_path / "nope"))
-    assert "ccwire: hint: install it with `npm install @anthropic-ai/claude-code@" in (
-        outcome.stderr
-    )
+    hint = "ccwire: hint: install it with `npm install --prefix ~/.ccwire/cli @anthropic-ai/"
+    assert hint + "claude-code@" in outcome.stderr
 
 
 def test_cli_not_found_anywhere_names_the_places(tmp_path: Path) -> None:

@@ -108,6 +108,7 @@ def test_project_local_in_parent(world: dict[str, Path]) -> None:
 @pytest.mark.parametrize(
     "relative",
     [
+        ".ccwire/cli/node_modules/.bin/claude",  # where INSTALL_COMMAND puts it
         ".npm-global/bin/claude",
         "SYSTEM",
         ".local/bin/claude",
@@ -134,7 +135,8 @@ def test_project_install_found_from_the_process_directory(
 
 
 def test_usual_locations_order(world: dict[str, Path]) -> None:
-    first = make_exe(world["home"] / ".npm-global" / "bin" / "claude")
+    first = make_exe(world["home"] / ".ccwire" / "cli" / "node_modules" / ".bin" / "claude")
+    make_exe(world["home"] / ".npm-global" / "bin" / "claude")
     make_exe(world["home"] / ".claude" / "local" / "claude")
     assert find_cli(environ=env_for(world), cwd=world["project"]) == first
 
@@ -145,7 +147,8 @@ def test_not_found_lists_everything(world: dict[str, Path]) -> None:
     with pytest.raises(CLINotFoundError) as info:
         find_cli(environ=env_for(world), cwd=deep)
     message = str(info.value)
-    assert "npm install @anthropic-ai/claude-code" in message
+    assert _discovery.INSTALL_COMMAND in message
+    assert "npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@2.1.330" in message
     assert "CCWIRE_CLI_PATH" in message
     assert "cli_path" in message
     assert str(world["bin"]) in message
@@ -153,6 +156,7 @@ def test_not_found_lists_everything(world: dict[str, Path]) -> None:
         str(deep / "node_modules" / ".bin" / "claude"),
         str(world["project"] / "node_modules" / ".bin" / "claude"),
         os.path.join(os.sep, "node_modules", ".bin", "claude"),
+        str(world["home"] / ".ccwire" / "cli" / "node_modules" / ".bin" / "claude"),
         str(world["home"] / ".npm-global" / "bin" / "claude"),
         str(world["system"] / "claude"),
         str(world["home"] / ".claude" / "local" / "claude"),

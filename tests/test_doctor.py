@@ -103,15 +103,23 @@ def test_check_packages_names_each_extra() -> None:
 # --------------------------------------------------------------------------- the CLI
 
 
-def test_locate_cli_reports_origin_or_fix(tmp_path: Path) -> None:
+def test_locate_cli_reports_origin_or_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cli = fake_cli(tmp_path, "2.1.330 (Claude Code)")
     found, path = locate_cli(None, {"CCWIRE_CLI_PATH": cli})
     assert path == cli and found.status is CheckStatus.OK and "$CCWIRE_CLI_PATH" in found.detail
     explicit, _ = locate_cli(cli, {})
     assert "--cli-path" in explicit.detail
+    monkeypatch.chdir(tmp_path)  # no project-local install on the way
+    (tmp_path / ".ccwire" / "cli" / "node_modules" / ".bin").mkdir(parents=True)
+    own = fake_cli(tmp_path / ".ccwire" / "cli" / "node_modules" / ".bin", "2.1.330")
+    found, path = locate_cli(None, {"HOME": str(tmp_path), "PATH": str(tmp_path / "empty")})
+    assert path == own and "found via ccwire's CLI folder, ~/.ccwire/cli" in found.detail
     missing, none = locate_cli(str(tmp_path / "nope"), {})
     assert none is None and missing.status is CheckStatus.FAIL
-    assert missing.fix is not None and "npm install @anthropic-ai/claude-code" in missing.fix
+    assert (
+        missing.fix is not None
+        and "npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@2.1.330" in missing.fix
+    )
 
 
 @pytest.mark.parametrize(

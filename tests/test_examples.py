@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from tests.fixtures.examples import EXAMPLES, MARKS, run_example as _run
+import os
+import subprocess
+import urllib.request
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.examples import CLI, EXAMPLES, MARKS, ROOT, run_example as _run
 
 pytestmark = MARKS
 
@@ -55,3 +63,33 @@ def test_official_mcp_server_example() -> None:
     assert "tool call    mcp__weather__forecast {'city': 'Oslo', 'days': 2}" in out
     assert "Oslo: sunny for 2 day(s)" in out
     assert "result       success, 2 turns" in out
+
+
+def test_official_mcp_server_example_on_mcp_1(tmp_path: Path) -> None:
+    """The `[mcp]` extra allows mcp 1.x (`mcp>=1.20`), whose server class is `FastMCP`:
+    the example runs there too, in a venv of its own with the newest mcp 1.x."""
+    try:
+        urllib.request.urlopen("https://pypi.org/simple/mcp/", timeout=15).close()
+    except OSError as exc:
+        pytest.skip(f"PyPI is unreachable ({exc}): mcp 1.x cannot be installed")
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", str(ROOT), "mcp>=1.20,<2"],
+        check=True, capture_output=True, timeout=600,
+    )  # fmt: skip
+    version = subprocess.run(
+        [python, "-c", "from importlib.metadata import version; print(version('mcp'))"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    assert version.startswith("1."), version
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    env["CCWIRE_CLI_PATH"] = str(CLI)
+    done = subprocess.run(
+        [python, str(EXAMPLES / "official_mcp_server.py")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert "Oslo: sunny for 2 day(s)" in done.stdout
+    assert "result       success, 2 turns" in done.stdout

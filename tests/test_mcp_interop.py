@@ -6,7 +6,7 @@
   sampling (and a client that does not answer in time);
 * over HTTP also sessions (404 for unknown ids, DELETE) and the DNS-rebinding checks;
 * the MCP Inspector CLI and the official conformance suite (Node 22, from the
-  project's ``package.json``; skipped when ``npm install`` has not been run).
+  project's ``package.json`` devDependencies; skipped until ``make devtools`` ran).
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def _node() -> dict[str, str] | None:
 
 
 needs_node = pytest.mark.skipif(
-    _node() is None, reason="run `npm install` (Node 22, the Inspector, the conformance suite)"
+    _node() is None, reason="run `make devtools` (Node 22, the Inspector, the conformance suite)"
 )
 
 

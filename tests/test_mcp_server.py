@@ -370,7 +370,7 @@ async def test_raising_handler_and_tool_error() -> None:
     assert reply == {
         "jsonrpc": "2.0",
         "id": 3,
-        "result": {"content": [{"type": "text", "text": "RuntimeError: kaput"}], "isError": True},
+        "result": {"content": [{"type": "text", "text": "kaput"}], "isError": True},
     }
     reply = await server.handle(call("fail", req_id=4))
     assert reply == {

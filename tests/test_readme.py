@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,136 @@ def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "tool result  mcp__calc__add" in done.stdout and ": 4" in done.stdout, done.stdout
     assert "2 + 2 = 4." in done.stdout
+
+
+# --------------------------------------------------------------------------- installing
+
+INSTALL_BLOCK = re.compile(r"<!-- install: (.+?) -->\n```bash\n(.*?)```", re.DOTALL)
+SNIPPETS = {
+    "from a checkout": DOCS / "snippets" / "install_checkout.sh",
+    "from a wheel": DOCS / "snippets" / "install_wheel.sh",
+}
+
+
+def _readme_install_blocks() -> dict[str, str]:
+    return dict(INSTALL_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8")))
+
+
+def _written_pages() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def test_the_install_story_is_one_story() -> None:
+    """The README's install lines are the docs' (the quickstart and the home page include
+    the same files); no page tells a reader to `pip install ccwire` from PyPI, where it is
+    not, nor to install the CLI unpinned or into the project's own package.json."""
+    blocks = _readme_install_blocks()
+    assert set(blocks) == set(SNIPPETS)
+    for name, path in SNIPPETS.items():
+        assert blocks[name] == path.read_text(encoding="utf-8"), name
+    include = '--8<-- "docs/snippets/install_checkout.sh"'
+    for name in ("quickstart.md", "index.md"):
+        assert include in (DOCS / name).read_text(encoding="utf-8"), name
+    assert '--8<-- "docs/snippets/install_wheel.sh"' in (DOCS / "quickstart.md").read_text()
+    assert INSTALL_COMMAND in blocks["from a checkout"]
+    wrong = []
+    for page in _written_pages():
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{page.relative_to(ROOT)}:{number}: {line.strip()}"
+            if re.search(r"pip install ['\"]?ccwire(?![\w\[.-])", line):
+                wrong.append(where)  # not on PyPI (extras of an installed ccwire are fine)
+            cli = re.search(r"npm install\b[^`]*@anthropic-ai/claude-code(@[\d.]+)?", line)
+            if cli and (cli.group(1) is None or not re.search(r"--prefix|-g\b", cli.group(0))):
+                wrong.append(where)  # unpinned, or into the project's package.json
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_links_only_to_pages_that_render() -> None:
+    """On GitHub, docs/api.md is raw `:::` directives: the README points to the built page."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/api.md" not in readme
+    assert "site/api/index.html" in readme
+    for target in re.findall(r"\]\(([^)#]+)", readme):
+        if not target.startswith("http"):
+            assert (ROOT / target).exists(), target
+
+
+def _unreachable_registry() -> str | None:
+    import urllib.request
+
+    for url in ("https://registry.npmjs.org/", "https://pypi.org/simple/pip/"):
+        try:
+            urllib.request.urlopen(url, timeout=15).close()
+        except OSError as exc:
+            return f"{url} is unreachable ({exc}): the install lines need npm and PyPI"
+    return None
+
+
+def _clean_copy(target: Path) -> None:
+    """The checkout's tracked files as they are now, committed in a fresh repository."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=60
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
+        subprocess.run([*git, *step], cwd=target, check=True, capture_output=True, timeout=60)
+
+
+@pytest.mark.e2e
+def test_the_install_lines_work_on_a_fresh_machine(tmp_path: Path) -> None:
+    """Every line of the README's two install blocks, as written, in a shell: a fresh HOME,
+    no CLI anywhere, a clean copy of the checkout (the `git clone` line is that copy).
+    Both `ccwire doctor`s pass, both demos run offline, and the checkout is unchanged."""
+    reason = _unreachable_registry()
+    if reason is not None:
+        pytest.skip(reason)
+    npm_cache = subprocess.run(
+        ["npm", "config", "get", "cache"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()  # the machine's download cache, kept: a fresh HOME, not a fresh network
+    checkout, home, bin_dir = tmp_path / "ccwire", tmp_path / "home", tmp_path / "bin"
+    for folder in (checkout, home, bin_dir):
+        folder.mkdir()
+    _clean_copy(checkout)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    (bin_dir / "python").symlink_to(sys.executable)
+    blocks = _readme_install_blocks()
+    first = blocks["from a checkout"].splitlines()
+    assert first[0].startswith("git clone ")
+    script = "\n".join(
+        ["set -ex", f"cd {shlex.quote(str(checkout))}", *first[1:], blocks["from a wheel"]]
+    )
+    # the machine's settings (certificates, proxies, pip's indexes) stay; what points at
+    # this checkout, its venv, its CLI or a model goes
+    mine = ("CCWIRE_", "ANTHROPIC_", "CLAUDE_", "VIRTUAL_ENV", "PYTHON", "PYENV", "npm_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(mine)}
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]),
+        npm_config_cache=npm_cache,
+        PIP_CACHE_DIR=str(Path.home() / ".cache" / "pip"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    try:
+        done = subprocess.run(
+            ["bash", "-c", script], cwd=tmp_path, env=env,
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, output[-6000:]
+        assert done.stdout.count("0 problem(s)") == 2, done.stdout[-4000:]
+        assert done.stdout.count("found via ccwire's CLI folder, ~/.ccwire/cli") == 2
+        assert done.stdout.count("done: success - 3 turns") == 2, done.stdout[-4000:]
+        installed = home / ".ccwire" / "cli" / "node_modules" / "@anthropic-ai" / "claude-code"
+        assert json.loads((installed / "package.json").read_text())["version"] == "2.1.330"
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=checkout,
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert status.stdout == "", "the install changed the checkout:\n" + status.stdout
+    finally:  # the CLI alone is 360 MB: not kept with the test's temporary files
+        shutil.rmtree(home / ".ccwire" / "cli", ignore_errors=True)

@@ -273,4 +273,4 @@ async def test_a_handler_exception_reaches_the_model_without_its_secret(
     assert reply is not None
     (block,) = reply["result"]["content"]
     assert reply["result"]["isError"] and ANT not in block["text"]
-    assert block["text"] == "RuntimeError: could not log in with *** to prod"
+    assert block["text"] == "could not log in with *** to prod"

@@ -66,6 +66,28 @@ def test_wheel_and_sdist_pass_twine_check(dist: Path) -> None:
     assert done.stdout.count("PASSED") == 2, done.stdout
 
 
+def test_the_license_ships_in_the_wheel_and_the_sdist(dist: Path) -> None:
+    """The MIT licence the metadata names, as a file in both archives."""
+    import tarfile
+    import zipfile
+
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("MIT License\n")
+    (built,) = dist.glob("ccwire-*.whl")
+    with zipfile.ZipFile(built) as wheel_zip:
+        names = wheel_zip.namelist()
+        (shipped,) = [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+        assert wheel_zip.read(shipped).decode() == license_text
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        fields = wheel_zip.read(metadata).decode().splitlines()
+    assert "License-Expression: MIT" in fields and "License-File: LICENSE" in fields
+    (sdist,) = dist.glob("ccwire-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        member = archive.extractfile(f"{top}/LICENSE")
+        assert member is not None and member.read().decode() == license_text
+
+
 def test_the_pinned_cli_version_is_written_once() -> None:
     from ccwire._transport.discovery import INSTALL_COMMAND, PINNED_CLI_VERSION
 
@@ -129,7 +151,10 @@ def test_the_wheel_installs_and_imports_every_public_name(wheel: Path, tmp_path:
     )  # fmt: skip
     assert doctor.returncode == 3, doctor.stdout + doctor.stderr
     assert doctor.stdout.startswith("ccwire doctor\n") and "Traceback" not in doctor.stderr
-    assert f"npm install @anthropic-ai/claude-code@{PINNED_CLI_VERSION}" in doctor.stdout
+    assert (
+        f"npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@{PINNED_CLI_VERSION}"
+        in doctor.stdout
+    )
     assert re.search(r"^\d+ problem\(s\), \d+ warning\(s\)$", doctor.stdout, re.MULTILINE)
     cli = os.environ.get("CCWIRE_CLI_PATH")
     if cli and os.access(cli, os.X_OK):  # with the real CLI: found, and its version shown

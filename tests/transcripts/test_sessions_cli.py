@@ -19,10 +19,12 @@ class TTY(io.StringIO):
         return True
 
 
-def run(*argv: str, tty: bool = False) -> tuple[int, str, str]:
+def run(
+    *argv: str, tty: bool = False, environ: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     out = TTY() if tty else io.StringIO()
     err = io.StringIO()
-    code = main(list(argv), io=CliIO(io.StringIO(), out, err, environ={}))
+    code = main(list(argv), io=CliIO(io.StringIO(), out, err, environ=environ or {}))
     return code, out.getvalue(), err.getvalue()
 
 
@@ -94,7 +96,10 @@ def test_show_unknown_session_is_one_line(captured: Captured, tmp_path: Path) ->
     assert code == ExitCode.ERROR and out == ""
     first, hint = err.splitlines()
     assert first.startswith("ccwire: error: no session 00000000-0000-0000-0000-000000000000 in ")
-    assert hint == "ccwire: hint: `ccwire sessions --all` lists the sessions there are"
+    assert hint == (
+        "ccwire: hint: `ccwire sessions --all` lists the sessions there are "
+        "(`ccwire sessions --offline --all` the offline ones)"
+    )
     code, _, err = run("show", captured.multi_turn, "--html", str(tmp_path / "no" / "x.html"))
     assert code == ExitCode.ERROR and "Traceback" not in err
     assert err.startswith(f"ccwire: error: cannot write {tmp_path / 'no' / 'x.html'}: ")
@@ -121,3 +126,52 @@ def test_show_html_escapes_transcript_text(captured: Captured, tmp_path: Path, t
         and f"<title>{text.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</title>"
         in page
     )
+
+
+def test_show_takes_the_short_id_that_run_prints(captured: Captured) -> None:
+    """`ccwire run` shows `[session 1a2b3c4d - ...]`: those 8 characters are enough."""
+    code, whole, _ = run("show", captured.multi_turn)
+    assert run("show", captured.multi_turn[:8]) == (0, whole, "")
+    assert run("show", captured.multi_turn[:8].upper()) == (0, whole, "")
+    twin = captured.multi_turn[:8] + "-0000-4000-8000-000000000000"
+    source = captured.project_dir / f"{captured.multi_turn}.jsonl"
+    (captured.project_dir / f"{twin}.jsonl").write_bytes(source.read_bytes())
+    code, out, err = run("show", captured.multi_turn[:8])
+    assert (code, out) == (ExitCode.ERROR, "")
+    assert err.splitlines() == [
+        f"ccwire: error: 2 sessions start with {captured.multi_turn[:8]}: "
+        f"{', '.join(sorted([captured.multi_turn, twin]))}",
+        "ccwire: hint: give more of the id",
+    ]
+    assert run("show", captured.multi_turn[:13]) == (0, whole, "")
+    for wrong in ("abc", "not-an-id", captured.multi_turn[:8] + "zz"):
+        code, _, err = run("show", wrong)
+        assert code == ExitCode.ERROR and err.startswith(f"ccwire: error: no session {wrong} in ")
+
+
+def test_offline_sessions_are_listed_and_shown_without_dollars(
+    captured: Captured, tmp_path: Path
+) -> None:
+    """Offline runs keep their sessions in their own folder ($CCWIRE_OFFLINE_DIR, by
+    default ~/.ccwire/offline): `sessions --offline` lists them, `show` finds them."""
+    offline = tmp_path / "offline"
+    (offline / "projects").mkdir(parents=True)
+    captured.project_dir.rename(offline / "projects" / captured.project_dir.name)
+    env = {"CCWIRE_OFFLINE_DIR": str(offline)}
+    code, out, _ = run("sessions", "--all", environ=env)
+    assert code == 0 and out.startswith("No sessions for any project under ")
+    code, out, err = run("sessions", "--offline", "--all", environ=env)
+    assert (code, err) == (0, "")
+    _, *rows = out.splitlines()
+    by_id = {row.split()[0]: row.split() for row in rows}
+    assert set(by_id) == {captured.multi_turn, captured.subagent, captured.forked}
+    assert by_id[captured.multi_turn][3:5] == ["3", "-"]  # turns, and no dollar cost
+    code, out, err = run("show", captured.multi_turn[:8], environ=env)
+    assert (code, err) == (0, "")
+    facts = out.splitlines()[2]
+    assert "3 turns" in facts and "offline (500 in / 100 out tokens" in facts and "$" not in facts
+    target = tmp_path / "page.html"
+    assert run("show", captured.multi_turn, "--html", str(target), environ=env)[0] == 0
+    assert "$" not in target.read_text().split('class="cost">', 1)[1].split("</span>")[0]
+    code, out, _ = run("sessions", "--offline", "--project", str(tmp_path), environ=env)
+    assert out.startswith(f"No offline sessions for {tmp_path} under {offline / 'projects'}.")

@@ -1,9 +1,13 @@
 """``ccwire batch``: run every task of a JSONL file, resumably, with live progress.
 
 The tasks go through `run_batch` (local subprocesses, or Ray with ``--ray``). Malformed
-lines are reported with their line numbers and skipped (``--strict``: the command
-stops before anything runs); duplicate ids and an unwritable results file stop it
-before anything runs too. Offline runs (``--offline``, ``--scripted FILE``) start one
+lines (bad JSON, bad fields, bytes that are not UTF-8) are reported with their line
+numbers and skipped, counted in the summary, and make the exit code 1 unless
+``--allow-skipped`` (``--strict``: the command stops before anything runs); a file
+without a task, duplicate ids and an unwritable results file stop it before anything
+runs too. A results file that fails mid-batch ends it with the error (exit 1), every
+result written before kept. The exit code is 0 only when every task of the file has
+a successful result. Offline runs (``--offline``, ``--scripted FILE``) start one
 `ScriptedModel` that plays each session's script from its first step.
 """
 
@@ -19,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._batch.errors import BatchConfigError, BatchError
 from .._batch.output import read_results
 from .._batch.refs import resolve_tools
 from .._batch.results import RetryPolicy
@@ -108,8 +113,14 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run again the tasks whose recorded result failed",
     )
-    parser.add_argument(
+    skipping = parser.add_mutually_exclusive_group()
+    skipping.add_argument(
         "--strict", action="store_true", help="reject the whole file if any line is malformed"
+    )
+    skipping.add_argument(
+        "--allow-skipped",
+        action="store_true",
+        help="exit 0 even if malformed lines were skipped (when every task succeeded)",
     )
     parser.add_argument(
         "--ray",
@@ -133,7 +144,12 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="NDJSON progress events (for scripts)")
     out.add_argument("--plain", action="store_true", help="plain lines, no live display")
     out.add_argument("--live", action="store_true", help=argparse.SUPPRESS)  # tests: force rich
-    parser.add_argument("--verbose", "-v", action="store_true", help="full error messages")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="full error messages, and each failed task's exit code and CLI stderr",
+    )
 
 
 def per_session_script(steps: list[Step]) -> Step:
@@ -173,8 +189,8 @@ def _display(args: argparse.Namespace, io: CliIO, progress: BatchProgress) -> Ba
     if args.json:
         return JsonBatchDisplay(progress, io.stdout)
     if args.live or (not args.plain and io.stdout.isatty() and rich_available()):
-        return RichBatchDisplay(progress, io.stdout, force=args.live)
-    return PlainBatchDisplay(progress, io.stdout)
+        return RichBatchDisplay(progress, io.stdout, force=args.live, verbose=args.verbose)
+    return PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
 
 
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
@@ -186,6 +202,8 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
     report = scan_task_file(args.tasks, strict=args.strict)
+    if report.lines == 0:
+        raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
     prior = {r.id: r.ok for r in read_results(args.output)}
     cli_path = find_cli(args.cli_path, environ=io.environ)
     offline = bool(args.offline or args.scripted)
@@ -201,12 +219,19 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     for note in notes:
         io.stderr.write(f"ccwire: warning: {note}\n")
         display.note(note)
+    if report.tasks == 0:
+        raise BatchConfigError(
+            f"the task file {args.tasks!r} has no well-formed task "
+            f"({report.bad_count} malformed line{'s' if report.bad_count != 1 else ''})"
+        )
+    progress.malformed = report.bad_count
 
     def on_event(event: BatchEvent) -> None:
         progress.on_event(event)
         display.event(event)
 
     interrupted: list[bool] = []
+    failure: BatchError | None = None
     with _offline(args) as env:
         options = ClaudeAgentOptions(
             cli_path=cli_path,
@@ -236,7 +261,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
         with display:
-            anyio.run(_main, run, io, interrupted)
+            failure = anyio.run(_main, run, io, interrupted)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
         io.stderr.write(
@@ -244,21 +269,47 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             "run the same command again to continue\n"
         )
         return 130
-    return 1 if progress.failed or progress.prior_failed else 0
+    if failure is not None:
+        raise failure  # reported as one error line (exit code 1 or 2)
+    code = 1 if progress.failed or progress.prior_failed else 0
+    expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+    if progress.done < expected:  # never exit 0 while a task has no result
+        io.stderr.write(
+            f"ccwire: error: {expected - progress.done} of {expected} tasks ended without a "
+            "result; run the same command again to run them\n"
+        )
+        code = 1
+    if report.bad_count and not args.allow_skipped:
+        were = "s were" if report.bad_count != 1 else " was"
+        io.stderr.write(
+            f"ccwire: {report.bad_count} malformed line{were} skipped (their tasks did not "
+            "run): fix them and run the same command again, or pass --allow-skipped\n"
+        )
+        code = 1
+    return code
 
 
-async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> None:
+async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError | None:
+    """Run the batch to its end; its failure is returned, to be reported after the
+    summary (nothing else can come out of here but a bug)."""
     async with anyio.create_task_group() as tg:
         if io.handle_signals:
-            tg.start_soon(_watch_sigint, run, tg.cancel_scope, interrupted)
-        async with run as results:
-            async for _ in results:
-                pass
-        tg.cancel_scope.cancel()
+            tg.start_soon(_watch_sigint, run, interrupted)
+        try:
+            async with run as results:
+                async for _ in results:
+                    pass
+        except BatchError as exc:
+            return exc
+        finally:
+            tg.cancel_scope.cancel()
+    return None
 
 
-async def _watch_sigint(run: BatchRun, scope: anyio.CancelScope, interrupted: list[bool]) -> None:
-    """On Ctrl-C: stop recording failures (the CLIs got the signal too), then cancel."""
+async def _watch_sigint(run: BatchRun, interrupted: list[bool]) -> None:
+    """On Ctrl-C: stop the batch (the running sessions are cancelled, failures from
+    then on are not recorded: the CLIs got the signal too). Later Ctrl-Cs are taken
+    here too, so that they cannot break the bounded shutdown."""
     try:
         receiver = anyio.open_signal_receiver(signal.SIGINT)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
@@ -267,5 +318,3 @@ async def _watch_sigint(run: BatchRun, scope: anyio.CancelScope, interrupted: li
         async for _ in signals:
             interrupted.append(True)
             run.stop()
-            scope.cancel()
-            return

@@ -16,7 +16,12 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
-from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
+from .._batch.errors import (
+    BatchConfigError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 from .._core.errors import (
     CcwireError,
     CLINotFoundError,
@@ -182,10 +187,22 @@ def _guarded(
         cause = root_cause(exc)
         if isinstance(cause, (SystemExit, GeneratorExit)):
             raise
+        if isinstance(cause, KeyboardInterrupt) and io.handle_signals:
+            _ignore_further_interrupts()
         if verbose:
             io.stderr.write("".join(traceback.format_exception(exc)))
         code, hint = classify(cause, name)
         return report_error(io, cause, code, hint, verbose=verbose, as_json=as_json)
+
+
+def _ignore_further_interrupts() -> None:
+    """Ctrl-C was pressed and the command is ending: a second Ctrl-C (people press it
+    twice) must not interrupt the report or the interpreter's exit with a traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -246,6 +263,11 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
         return ExitCode.USAGE, "fix the line, or drop --strict to skip malformed lines"
     if isinstance(exc, BatchConfigError):
         return ExitCode.USAGE, "nothing ran; see `ccwire batch --help`"
+    if isinstance(exc, ResultsWriteError):
+        return ExitCode.ERROR, (
+            "every result written before is kept; fix the cause, then run the same command "
+            "again to run the rest"
+        )
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
             f"install it with `{INSTALL_COMMAND}` or set {ENV_VAR} to the executable; "
@@ -384,7 +406,7 @@ def _doctor(args: argparse.Namespace, io: CliIO) -> int:
 def _sessions(args: argparse.Namespace, io: CliIO) -> int:
     command = sessions_command if args.command == "sessions" else show_command
     try:
-        return command(args, io.stdout)
+        return command(args, io.stdout, io.environ)
     except SessionsCommandError as exc:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
 

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-import anyio.to_thread
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
@@ -38,6 +37,7 @@ from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
 from .events import RunEvent, RunTracker
 from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
+from .offline import OFFLINE_DIR_ENV, offline_dir
 from .permissions import PermissionPrompter
 from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
 from .trace import tracing_transport
@@ -131,6 +131,8 @@ class RunSpec:
     script_model: str | None = None
     interactive: bool = False
     verbose: bool = False
+    offline_dir: str | None = None
+    """Offline: the CLI's config directory, where the session is kept (`offline_dir()`)."""
 
 
 def _echo(request: ModelRequest) -> Any:
@@ -174,6 +176,8 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
     elif args.offline:
         spec.offline = True
         spec.default_step = _echo
+    if spec.offline:
+        spec.offline_dir = str(offline_dir(io.environ))
     spec.interactive = (
         io.stdin.isatty()
         and args.prompt != "-"
@@ -229,7 +233,7 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     async def ask(question: str) -> str:
         with renderer.suspended():
             try:
-                return await anyio.to_thread.run_sync(io.ask, question, abandon_on_cancel=True)
+                return await io.ask(question)
             except anyio.get_cancelled_exc_class():
                 io.stderr.write("\n")  # leave the unanswered question's line
                 raise
@@ -237,7 +241,6 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     prompter = PermissionPrompter(
         tracker, ask=ask if spec.interactive else None, allowed=spec.allowed
     )
-    interrupted: list[bool] = []
     with renderer, _offline(spec) as env:
         tracker.emit(
             "start",
@@ -260,8 +263,8 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             can_use_tool=prompter,
             spawn_claude_code_process=spec.spawn,
         )
-        anyio.run(_main, options, spec, tracker, io, interrupted)
-    if interrupted:
+        anyio.run(_main, options, spec, tracker, io)
+    if tracker.interrupted:
         tracker.emit("interrupted")
         raise KeyboardInterrupt
     result = tracker.result
@@ -279,11 +282,21 @@ _AUTH_FAILURE = re.compile(
 
 @contextlib.contextmanager
 def _offline(spec: RunSpec) -> Iterator[dict[str, str]]:
-    """The CLI environment: empty for real runs; a started scripted model offline."""
+    """The CLI environment: empty for real runs; offline, a started scripted model, a
+    fresh HOME, and the offline folder as the CLI's config directory (the session is
+    kept there: `ccwire sessions --offline`)."""
     if not spec.offline:
         yield {}
         return
 
+    config = spec.offline_dir or str(offline_dir(os.environ))
+    try:
+        os.makedirs(config, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the offline sessions folder {config}: {exc.strerror or exc} "
+            f"(set {OFFLINE_DIR_ENV} to another one)"
+        ) from exc
     home = tempfile.mkdtemp(prefix="ccwire-run-")
     model = ScriptedModel(
         *(spec.script or ()),
@@ -292,7 +305,7 @@ def _offline(spec: RunSpec) -> Iterator[dict[str, str]]:
     )
     try:
         with model:
-            yield model.env(home)
+            yield model.env(home, extra={"CLAUDE_CONFIG_DIR": config})
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -302,25 +315,28 @@ async def _main(
     spec: RunSpec,
     tracker: RunTracker,
     io: CliIO,
-    interrupted: list[bool],
 ) -> None:
+    conversation = anyio.CancelScope()
     async with anyio.create_task_group() as tg:
-        if io.handle_signals:
-            tg.start_soon(_watch_sigint, tg.cancel_scope, interrupted)
-        await converse(options, spec.prompt, tracker, io if spec.verbose else None)
+        if io.handle_signals:  # Ctrl-C is watched until the CLI is stopped, shielded or not
+            tg.start_soon(_watch_sigint, conversation, tracker)
+        with conversation:
+            await converse(options, spec.prompt, tracker, io if spec.verbose else None)
         tg.cancel_scope.cancel()
 
 
-async def _watch_sigint(scope: anyio.CancelScope, interrupted: list[bool]) -> None:
+async def _watch_sigint(scope: anyio.CancelScope, tracker: RunTracker) -> None:
+    """On Ctrl-C: silence the display (what the CLI sends while it is shut down is not
+    shown) and end the conversation. Another Ctrl-C while the CLI is stopped changes
+    nothing: the stop is bounded, and a second interrupt would only cut it short."""
     try:
         receiver = anyio.open_signal_receiver(signal.SIGINT)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
         return
     with receiver as signals:
         async for _ in signals:
-            interrupted.append(True)
+            tracker.interrupt()
             scope.cancel()
-            return
 
 
 async def converse(

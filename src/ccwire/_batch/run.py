@@ -2,27 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import enum
 import os
 import random
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import anyio
-import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._conversation.options import ClaudeAgentOptions
+from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
-from .errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
+from .errors import (
+    BatchConfigError,
+    BatchError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 from .output import ResultsFile, read_results
 from .refs import check_reference, resolve_hooks, resolve_tools
 from .results import BatchResult, RetryPolicy
 from .session import BatchEvent, EventSink, emit, run_task
 from .tasks import BatchTask, TaskLike, coerce_task
 
-__all__ = ["DEFAULT_RETRIES", "BatchRun", "Executor", "finished_ids", "run_batch"]
+__all__ = ["DEFAULT_RETRIES", "BatchRun", "BatchState", "Executor", "finished_ids", "run_batch"]
 
 DEFAULT_RETRIES = RetryPolicy()
 """Up to 4 attempts, backoff from 1 s (half of each delay random), at most 60 s."""
@@ -89,10 +97,12 @@ def run_batch(
             this version records results only in `output`.
         executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``).
         retries: A `RetryPolicy`, or the number of retries after the first attempt.
-            Only rate limits (429), overloads (529) and a CLI that fails to start are
-            retried; a model's error result is final.
+            Only rate limits (429), overloads (529), a CLI that fails to start, and
+            (Ray) a session lost with its node or actor before it acted are retried;
+            a model's error result and a CLI that dies mid-session are final.
         output: A results file (JSONL; ``.parquet`` with pyarrow). Each result is
-            written before it is yielded, and ids already in it are skipped.
+            written before it is yielded, and ids already in it are skipped. A write
+            that fails stops the batch with `ResultsWriteError`.
         rerun_failed: With `output`, run again the tasks whose recorded result failed.
         tools: In-process MCP servers by reference (``package.module:attribute``),
             added to every session; required instead of in-process objects with Ray.
@@ -111,7 +121,10 @@ def run_batch(
             the local executor.
 
     Returns:
-        A `BatchRun`: use it with ``async with`` and iterate it.
+        A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
+        the end of the block) raises the batch's failure: `ResultsWriteError`, a
+        `BatchInputError` for a bad task, a `BatchConfigError` for a Ray cluster
+        that cannot be joined; never a cancellation of its own.
 
     Raises:
         BatchConfigError: A bad argument, or an output file that cannot be written
@@ -164,12 +177,48 @@ def run_batch(
     )
 
 
+class BatchState(enum.Enum):
+    """Where a batch is, and how it ended.
+
+    ``new`` until ``async with``; ``running``; ``stopping`` once it was told to stop
+    (`BatchRun.stop()`, the ``async with`` block left early, or a result that could
+    not be written); then one outcome: ``completed`` (every task has its result),
+    ``stopped`` (the unfinished tasks run on the next call) or ``failed``
+    (`BatchRun.error` says why, and is raised).
+    """
+
+    NEW = "new"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    COMPLETED = "completed"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+_TRANSITIONS: Final[dict[BatchState, frozenset[BatchState]]] = {
+    BatchState.NEW: frozenset({BatchState.RUNNING, BatchState.STOPPING}),
+    BatchState.RUNNING: frozenset({BatchState.STOPPING, BatchState.COMPLETED, BatchState.FAILED}),
+    BatchState.STOPPING: frozenset({BatchState.STOPPED, BatchState.FAILED}),
+    BatchState.COMPLETED: frozenset(),
+    BatchState.STOPPED: frozenset(),
+    BatchState.FAILED: frozenset(),
+}
+
+# how long leaving the block waits for the sessions to end (their CLIs get about 10 s
+# each to exit; the Ray executor's own shutdown is bounded at 20 s)
+_CLOSE_SECONDS = 30.0
+
+
 class BatchRun:
     """A running batch (made by `run_batch`): an async context manager to iterate.
 
-    Leaving the ``async with`` block early cancels the running sessions (their CLIs
-    are ended) and closes the results file; results already written stay, so the same
-    call continues where this one stopped.
+    The sessions run in a task of their own, never in the caller's scopes: nothing the
+    batch does can cancel the code inside the ``async with`` block. Leaving the block
+    early (``break``, an exception, a cancellation) cancels the running sessions
+    (their CLIs are ended); results already written stay, so the same call continues
+    where this one stopped. After the block, `state` says how the batch ended; a
+    failure (`error`) is raised as a `BatchError` (`ResultsWriteError` for a results
+    file that cannot be written) at the end of iteration, or when the block ends.
 
     Attributes:
         skipped: Ids skipped because the results file already had them.
@@ -205,26 +254,79 @@ class BatchRun:
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
-        self._stopping = False
-        self._failure: BaseException | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._state = BatchState.NEW
+        self._error: BaseException | None = None
+        self._all_done = False  # every task has its result (set before the stream ends)
+        self._scope: anyio.CancelScope | None = None  # the driver's: stop() cancels it
+        self._host: TaskHost | None = None
         self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
         self.skipped: list[str] = []
         self.submitted = 0
 
+    # ----------------------------------------------------------------- state
+
+    @property
+    def state(self) -> BatchState:
+        """Where the batch is (see `BatchState`)."""
+        return self._state
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the batch failed (a `BatchError`, or the `KeyboardInterrupt` that
+        stopped it), else `None`."""
+        return self._error
+
+    @property
+    def stopping(self) -> bool:
+        """The batch was told to stop: no new task starts; results of failures that
+        come after are not recorded (the CLIs may have got the same Ctrl-C)."""
+        return self._state is BatchState.STOPPING
+
+    def _advance(self, new: BatchState) -> None:
+        """The one transition function of `BatchState`."""
+        if new not in _TRANSITIONS[self._state]:
+            raise BatchError(f"a batch cannot go from {self._state.value} to {new.value}")
+        self._state = new
+
+    def _fail(self, error: BaseException, *, stop: bool = True) -> None:
+        """Record why the batch fails (the first reason wins) and, with `stop`, stop it.
+
+        Args:
+            error: A `BatchError` (or a `KeyboardInterrupt`).
+            stop: Cancel the running sessions too (a bad task only stops the feeding:
+                the running ones finish).
+        """
+        if self._error is None:
+            self._error = error
+        if stop:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop the batch: start no more tasks, cancel the running ones.
+
+        Iteration then ends once the sessions have ended (without an error), and the
+        batch ends `BatchState.STOPPED`. A task that fails after this (its CLI got the
+        same Ctrl-C, say) is not recorded: it was interrupted, not failed, and a
+        re-run runs it again. Safe to call from anywhere, any number of times.
+        """
+        if self._state in (BatchState.NEW, BatchState.RUNNING):
+            self._advance(BatchState.STOPPING)
+        if self._scope is not None:
+            self._scope.cancel()
+
+    # ----------------------------------------------------------------- lifecycle
+
     async def __aenter__(self) -> BatchRun:
-        """Start feeding tasks to the executor."""
+        """Start the driver task, which feeds the tasks to the executor."""
+        if self._host is not None or self._state not in (BatchState.NEW, BatchState.STOPPING):
+            raise BatchError("a batch runs once: call run_batch() again to continue it")
+        if self._state is BatchState.NEW:
+            self._advance(BatchState.RUNNING)
         send, receive = anyio.create_memory_object_stream[BatchResult](self._concurrency)
         self._receive = receive
-        tg = anyio.create_task_group()
-        await tg.__aenter__()
-        self._tg = tg
-        if self._executor == "ray":
-            from .ray_executor import feed_ray
-
-            tg.start_soon(feed_ray, self, send)
-        else:
-            tg.start_soon(self._feed_local, send)
+        self._host = TaskHost("ccwire batch")
+        tg = await self._host.start()
+        tg.start_soon(self._drive, send)
         return self
 
     async def __aexit__(
@@ -233,31 +335,50 @@ class BatchRun:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        """Cancel what still runs, close the results file, raise a feeding failure."""
-        tg, self._tg = self._tg, None
-        assert tg is not None
-        tg.cancel_scope.cancel()
-        try:
-            # the body's own exception (or cancellation) propagates as it is, unwrapped
-            await tg.__aexit__(None, None, None)
-        finally:
-            if self._receive is not None:
-                self._receive.close()
-            if self._writer is not None:
+        """Stop what still runs (if anything), wait for it (bounded, shielded), close the
+        results file, settle the outcome, and raise a failure the block did not see."""
+        if not self._all_done:
+            self.stop()  # left early: break, an exception, a cancellation
+        host, self._host = self._host, None
+        if host is not None:
+            await host.aclose(_CLOSE_SECONDS)
+        if self._receive is not None:
+            self._receive.close()
+        if self._writer is not None:
+            try:
                 self._writer.close()
-        if exc is None and self._failure is not None:
-            raise self._failure
+            except OSError as error:  # Parquet: the journal keeps every result
+                self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
+        if self._error is not None:
+            self._advance(BatchState.FAILED)
+        elif self._state is BatchState.RUNNING:
+            self._advance(BatchState.COMPLETED)
+        else:
+            self._advance(BatchState.STOPPED)
+        if exc is None and self._error is not None:
+            raise self._error
         return None
 
-    def stop(self) -> None:
-        """Stop the batch: start no more tasks, cancel the running ones.
+    async def _drive(self, send: MemoryObjectSendStream[BatchResult]) -> None:
+        """The driver: feeds the executor in its own scope, which `stop()` cancels; any
+        failure becomes `error`, nothing escapes into the host."""
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                if self._state is BatchState.STOPPING:
+                    scope.cancel()  # stopped before it started
+                async with send:
+                    if self._executor == "ray":
+                        from .ray_executor import feed_ray
 
-        A task that fails after this (its CLI got the same Ctrl-C, say) is not
-        recorded: it was interrupted, not failed, and a re-run runs it again.
-        """
-        self._stopping = True
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+                        await feed_ray(self, send)
+                    else:
+                        await self._feed_local(send)
+                    self._all_done = not scope.cancel_called
+        except anyio.get_cancelled_exc_class():
+            raise  # the host closes: leaving the block early
+        except BaseException as exc:
+            self._fail(_as_batch_error(exc))
 
     def __aiter__(self) -> AsyncIterator[BatchResult]:
         """Results in the order tasks finish."""
@@ -269,8 +390,8 @@ class BatchRun:
         assert self._receive is not None
         async for result in self._receive:
             yield result
-        if self._failure is not None:
-            raise self._failure
+        if self._error is not None:
+            raise self._error
 
     async def collect(self) -> list[BatchResult]:
         """Every result (after all tasks finished), in finishing order."""
@@ -278,7 +399,7 @@ class BatchRun:
 
     # ----------------------------------------------------------------- feeding
 
-    async def next_tasks(self) -> AsyncIterator[BatchTask]:
+    async def next_tasks(self) -> AsyncGenerator[BatchTask, None]:
         """The tasks still to run: validated, deduplicated, finished ones skipped.
 
         A malformed task or a duplicate id stops the feeding; tasks already running
@@ -292,9 +413,9 @@ class BatchRun:
                     continue
                 yield task
         except BatchInputError as exc:
-            self._failure = exc
+            self._fail(exc, stop=False)
         except Exception as exc:
-            self._failure = BatchInputError(f"the task iterable raised {exc!r}")
+            self._fail(BatchInputError(f"the task iterable raised {exc!r}"), stop=False)
 
     def _admit(self, raw: TaskLike) -> BatchTask:
         task = coerce_task(raw)
@@ -316,31 +437,29 @@ class BatchRun:
         return opts
 
     async def finish(self, send: MemoryObjectSendStream[BatchResult], result: BatchResult) -> None:
-        """Record `result` (results file first), report it, and hand it to the reader."""
-        if self._stopping and not result.ok:
+        """Record `result` (results file first), report it, and hand it to the reader.
+
+        A result that cannot be written fails the batch with `ResultsWriteError` and
+        stops it: it is neither reported nor yielded, and the task runs again next time.
+        """
+        if self.stopping and not result.ok:
             return
         if self._writer is not None:
             try:
                 self._writer.write(result)
-            except OSError as exc:  # disk full...: stop; unwritten tasks run again next time
-                if self._failure is None:
-                    self._failure = BatchError(f"cannot write the results file: {exc}")
-                self.stop()
+            except OSError as exc:
+                error = ResultsWriteError(str(self._writer.lines_path), exc)
+                error.__cause__ = exc
+                self._fail(error)
                 return
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
         await send.send(result)
 
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
-        async with send:
-            try:
-                options = self.local_options()
-            except BatchError as exc:
-                self._failure = exc
-                return
-            slots = anyio.Semaphore(self._concurrency)
-            assert self._tg is not None
-            tg = self._tg
-            async for task in self.next_tasks():
+        options = self.local_options()
+        slots = anyio.Semaphore(self._concurrency)
+        async with anyio.create_task_group() as tg, contextlib.aclosing(self.next_tasks()) as tasks:
+            async for task in tasks:
                 await slots.acquire()
                 self.submitted += 1
                 tg.start_soon(self._work, task, options, slots, send.clone())
@@ -359,6 +478,29 @@ class BatchRun:
                 await self.finish(send, result)
             finally:
                 slots.release()
+
+
+def _as_batch_error(exc: BaseException) -> BaseException:
+    """What the driver's failure is to the caller: a `KeyboardInterrupt` as it is, a
+    `BatchError` as it is (the first in an exception group), anything else wrapped."""
+    leaves: list[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        inner = getattr(e, "exceptions", None)
+        if isinstance(inner, tuple) and inner:
+            for sub in inner:
+                walk(sub)
+        else:
+            leaves.append(e)
+
+    walk(exc)
+    for wanted in (KeyboardInterrupt, BatchError):
+        for leaf in leaves:
+            if isinstance(leaf, wanted):
+                return leaf
+    error = BatchError(f"the batch stopped on an unexpected error: {leaves[0]!r}")
+    error.__cause__ = exc
+    return error
 
 
 async def _aiter(tasks: Iterable[TaskLike] | AsyncIterable[TaskLike]) -> AsyncIterator[TaskLike]:

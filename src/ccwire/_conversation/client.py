@@ -24,7 +24,7 @@ class ClaudeSDKClient(RuntimeControl):
     """A multi-turn conversation with one Claude Code CLI process.
 
     Use it as an async context manager (or call `connect()` / `disconnect()`
-    from the same task)::
+    from the same task):
 
         async with ClaudeSDKClient(options) as client:
             await client.query("Greet Alice")

@@ -32,6 +32,7 @@ from .._core.errors import (
     CallbackError,
     CcwireError,
     CLIConnectionError,
+    CLISilenceError,
     MessageDecodeError,
     MessageEncodeError,
     ProcessError,
@@ -65,6 +66,7 @@ from .._wire.messages import (
 from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
+from .ownership import SessionClaim, claim_session
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
@@ -94,6 +96,7 @@ class Connection:
         self._tg: anyio.abc.TaskGroup | None = None
         self._host: TaskHost | None = None
         self._spill_dir: SpillDir | None = None
+        self._claim: SessionClaim | None = None
         self._inbox: Inbox[Message | MessageDecodeError] | None = None
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
@@ -107,6 +110,7 @@ class Connection:
         self.capabilities: frozenset[str] = frozenset()
         self.last_result: ResultMessage | None = None
         self._input_ended = False
+        self._prompted_at = 0.0
         self._turn_open = False  # a turn's output has begun and its result not yet come
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
         self._ended: anyio.Event | None = None  # set when the CLI's output has ended
@@ -204,6 +208,9 @@ class Connection:
 
             self._link = StoreLink(opts)
         try:
+            owned = owned_session_id(opts)
+            if owned is not None:  # one owner per session id: before any CLI starts on it
+                self._claim = claim_session(owned)
             fields = codec.initialize_fields(
                 hooks_config, build_initialize_fields(opts, hooks_config)
             )
@@ -241,6 +248,8 @@ class Connection:
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
             await tg.start(protocol.run)
+            if opts.silence_timeout is not None:
+                tg.start_soon(self._watch_silence, opts.silence_timeout)
             self._router.attach()
             self.server_info = await protocol.request(
                 codec.INITIALIZE, fields, timeout=opts.initialize_timeout
@@ -288,6 +297,9 @@ class Connection:
             if self._spill_dir is not None:
                 self._spill_dir.remove()
                 self._spill_dir = None
+            if self._claim is not None:  # the CLI has exited: the id is free again
+                self._claim.release()
+                self._claim = None
             if self._ended is not None:
                 self._ended.set()
         self._tg = None
@@ -296,6 +308,20 @@ class Connection:
             # every background task ends by itself once the transport is closed;
             # cancelling only hurries the stragglers
             await host.aclose()
+
+    async def _watch_silence(self, limit: float) -> None:
+        """End the conversation with `CLISilenceError` once the CLI has written nothing
+        for ``limit`` s in the middle of a turn while nothing waits on us."""
+        protocol = self.protocol
+        while protocol.state is ConnectionState.OPEN:
+            armed = self.owes_answer and not protocol.serving
+            quiet = anyio.current_time() - max(protocol.last_heard, self._prompted_at)
+            if armed and quiet >= limit:
+                logger.error("ccwire: the CLI wrote nothing for %g s mid-turn: stopping it", limit)
+                await protocol.abort(CLISilenceError(limit))
+                return
+            # re-checked at the earliest moment the limit could be reached
+            await anyio.sleep(limit - quiet if armed else limit)
 
     # ------------------------------------------------------------------ input
 
@@ -315,6 +341,7 @@ class Connection:
             codec.mark_client_composed(frame)
         if self._gate is not None:
             await self._gate()
+        self._prompted_at = anyio.current_time()  # the CLI owes us output from now on
         mid = codec.user_message_uuid(frame)
         if mid is not None:
             self._turns.issue(mid)
@@ -585,6 +612,14 @@ _ANSWER_KINDS: Final = {
 
 def _mcp_unencodable(req: codec.ControlRequest, exc: MessageEncodeError) -> Mapping[str, Any]:
     return codec.mcp_unencodable(req.request.get("message"), str(exc))
+
+
+def owned_session_id(options: ClaudeAgentOptions) -> str | None:
+    """The id of the existing conversation a connection with ``options`` writes to: the
+    one it resumes (unless it forks it), or the id it gives a new session."""
+    if options.resume is not None and not options.fork_session:
+        return options.resume
+    return options.session_id
 
 
 def require_open(conn: Connection | None) -> Connection:

@@ -286,9 +286,11 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.model is not None and options.fallback_model == options.model:
         raise ValueError(f"fallback_model must differ from model (both are {options.model!r})")
-    for name in ("control_timeout", "initialize_timeout"):
+    for name in ("control_timeout", "initialize_timeout", "silence_timeout"):
         value = getattr(options, name)
-        if not value > 0:
+        if value is None and name == "silence_timeout":
+            continue
+        if not (isinstance(value, (int, float)) and value > 0):
             raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
     if options.max_buffered_bytes is not None and options.max_buffered_bytes <= 0:
         raise ValueError(
@@ -564,6 +566,11 @@ class ClaudeAgentOptions:
             addition). Default `60.0`.
         initialize_timeout: Seconds the `initialize` handshake may take (ccwire
             addition). Default `60.0`.
+        silence_timeout: Seconds a turn may go without a single frame from the CLI
+            while nothing is waiting on you (no tool call, permission question or hook
+            being answered) (ccwire addition). Past it the CLI is stopped and the
+            conversation ends with `CLISilenceError`: a hung CLI is noticed instead of
+            waited for. Default `None`: no limit.
         audit_log: An `AuditLog` recording every tool call, permission and hook decision
             (ccwire addition). Default `None`.
         spawn_claude_code_process: Starts the CLI's process instead of ccwire: a
@@ -659,6 +666,7 @@ class ClaudeAgentOptions:
     max_buffered_bytes: int | None = 32 * 1024 * 1024
     control_timeout: float = 60.0
     initialize_timeout: float = 60.0
+    silence_timeout: float | None = None
     audit_log: AuditLog | None = None
     """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""

@@ -50,7 +50,7 @@ async def query(
     CLI's remaining output is then drained and the process stopped.
 
     To stop early, close the iterator in the task that iterates it: Python does not
-    close an async generator on ``break``, so use ``contextlib.aclosing``::
+    close an async generator on ``break``, so use ``contextlib.aclosing``:
 
         async with aclosing(query(prompt="...")) as messages:
             async for message in messages:

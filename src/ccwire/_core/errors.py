@@ -25,6 +25,7 @@ __all__ = [
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
+    "CLISilenceError",
     "CallbackError",
     "CcwireError",
     "ClaudeSDKError",
@@ -70,6 +71,18 @@ ClaudeSDKError = CcwireError
 
 class CLIConnectionError(CcwireError):
     """The Claude Code CLI could not be started, or the connection to it is gone."""
+
+
+class CLISilenceError(CLIConnectionError, TimeoutError):
+    """The CLI wrote nothing for ``seconds`` in the middle of a turn while nothing was
+    waiting on this side (``ClaudeAgentOptions.silence_timeout``); it was stopped."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the Claude Code CLI wrote nothing for {seconds:g} s in the middle of a turn "
+            "(silence_timeout): it was stopped"
+        )
+        self.seconds = seconds
 
 
 class CLINotFoundError(CLIConnectionError):
@@ -324,11 +337,14 @@ class InvalidTransitionError(SessionStateError):
 
 
 class SessionInUseError(SessionStateError):
-    """A session cannot be resumed: it is still live in this process.
+    """A session id is already owned: one session id has one owner.
 
-    Continue it with ``session.send()``, or close it before resuming it; forking it
-    (``agent.resume_session(..., fork=True)``) is allowed. ``session_id`` names it and
-    ``state`` is its state when the resume was refused.
+    Raised when a `ClaudeSDKClient`, ``query()`` or an agent's session would start a
+    CLI on a conversation (``resume=``, ``session_id=``, ``agent.resume_session``) that
+    a connection of this process, or of another process on this host, still runs: two
+    CLIs would write one transcript. Continue it where it runs, or close it first;
+    forking it (``fork_session=True``, ``agent.resume_session(..., fork=True)``) is
+    allowed. ``session_id`` names it and ``state`` is its state when refused.
     """
 
     def __init__(self, message: str, *, session_id: str, state: str) -> None:

@@ -281,8 +281,8 @@ class SdkMcpTool(Generic[T]):
         """The error result for an exception the handler raised (ours propagate)."""
         if isinstance(exc, ToolError):
             return error_result(str(exc))
-        if isinstance(exc, Exception):  # its text reaches the model: secrets masked
-            return error_result(redact_text(f"{type(exc).__name__}: {exc}"))
+        if isinstance(exc, Exception):  # its text, as the reference SDK sends; secrets masked
+            return error_result(redact_text(str(exc) or type(exc).__name__))
         if not raised_by_callback(exc):  # a cancellation the handler raised is its error
             raise exc
         return error_result(f"{type(exc).__name__}: the tool cancelled itself")

@@ -189,6 +189,9 @@ class ControlProtocol:
         self._observers: list[ControlObserver] = []
         self.reply_gate: ReplyGate | None = None
         """If set, awaited before each answer to a CLI request is written."""
+        self.last_heard = 0.0
+        """When (``anyio.current_time()``) the CLI last wrote a line, or a request of
+        its was last answered (it may wait on nothing before then)."""
 
     # ------------------------------------------------------------------ state
 
@@ -201,6 +204,11 @@ class ControlProtocol:
     def closed_error(self) -> CcwireError | None:
         """Why the connection ended, if it ended badly."""
         return self._closed_error
+
+    @property
+    def serving(self) -> int:
+        """How many requests of the CLI are being served (it waits on us meanwhile)."""
+        return len(self._calls)
 
     @property
     def skipped_lines(self) -> int:
@@ -245,6 +253,7 @@ class ControlProtocol:
             self._tg = tg
             await self._transport.start(tg)
             self._core.transition(ConnectionState.OPEN)
+            self.last_heard = anyio.current_time()
             task_status.started()
             self._finish(await self._read())
 
@@ -253,6 +262,12 @@ class ControlProtocol:
         if self._core.state is ConnectionState.OPEN:
             self._core.transition(ConnectionState.CLOSING)
         await self._transport.end_input()
+
+    async def abort(self, error: CcwireError) -> None:
+        """End the connection with ``error`` (every waiter and the message stream get it)
+        and stop the CLI (bounded, shielded)."""
+        self._finish(error)
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Shut the transport down (bounded, shielded) and release every waiter."""
@@ -347,6 +362,7 @@ class ControlProtocol:
                 line = await self._transport.receive_line()
                 if line is None:
                     return None
+                self.last_heard = anyio.current_time()
                 self._handle(line)
                 del line  # a 100 MB line is not kept while the next one is awaited
         except CcwireError as exc:
@@ -431,6 +447,7 @@ class ControlProtocol:
                     error = f"the handler raised {type(exc).__name__}"
         finally:
             self._calls.pop(req.request_id, None)
+            self.last_heard = anyio.current_time()
         if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):
             # withdrawn by the CLI (or we are closing): it ignores late answers
             self._core.drop(req.request_id)

@@ -787,3 +787,46 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     if obj.get("subtype") == SESSION_STATE_CHANGED:
         return _opt_str(obj.get("state"))
     return None
+
+
+API_RETRY = "api_retry"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRetry:
+    """A ``system/api_retry`` frame: the CLI failed to reach the model and will retry.
+
+    Attributes:
+        attempt: Which retry this is (1 for the first).
+        max_retries: How many the CLI makes before it gives up.
+        delay_ms: How long the CLI waits before this attempt.
+        status: The HTTP status of the failed request; None when there was no response
+            (the connection failed).
+        error: The CLI's reason (``"overloaded"``, ``"server_error"``, ...).
+    """
+
+    attempt: int | None
+    max_retries: int | None
+    delay_ms: int | None
+    status: int | None
+    error: str
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def api_retry(obj: Mapping[str, Any]) -> ApiRetry | None:
+    """The retry notice of a ``system/api_retry`` frame, else None."""
+    if obj.get("subtype") != API_RETRY:
+        return None
+    error = obj.get("error")
+    if not isinstance(error, str) or not error:
+        error = "no response" if obj.get("no_response") else "unknown error"
+    return ApiRetry(
+        attempt=_opt_int(obj.get("attempt")),
+        max_retries=_opt_int(obj.get("max_retries")),
+        delay_ms=_opt_int(obj.get("retry_delay_ms")),
+        status=_opt_int(obj.get("error_status")),
+        error=error,
+    )
