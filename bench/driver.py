@@ -20,7 +20,11 @@ What is timed here (the fake CLI times the tool-call scenarios itself):
   prompted at once (messages per second over all of them, and the event loop's lag:
   how late a 5 ms ticker task wakes up meanwhile);
 * ``tool_real``: one turn with one tool call on the real CLI through ``relay.py``,
-  which times the SDK's share of the tool call (see there).
+  which times the SDK's share of the tool call (see there);
+* ``warm_start`` (ccwire only): prompt to first message on the real CLI: a cold
+  ``query()``, a ``WarmQuery`` and a claimed spare, interleaved;
+* ``sandbox`` (ccwire only): a one-turn session on the real CLI, unsandboxed and in a
+  bubblewrap sandbox, interleaved.
 """
 
 from __future__ import annotations
@@ -312,9 +316,119 @@ async def measure_hundred(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def _first_messages(messages: Any, t0: float) -> tuple[float | None, float | None, bool]:
+    """Drain ``messages``: ms from ``t0`` to the first ``system/init`` and to the first
+    assistant message, and whether the conversation ended with the result ``done``."""
+    import ccwire
+
+    init = assistant = None
+    ok = False
+    async for m in messages:
+        now = (time.perf_counter() - t0) * 1000
+        if init is None and isinstance(m, ccwire.SystemMessage) and m.subtype == "init":
+            init = now
+        elif assistant is None and isinstance(m, ccwire.AssistantMessage):
+            assistant = now
+        elif isinstance(m, ccwire.ResultMessage):
+            ok = m.result == "done"
+    return init, assistant, ok
+
+
+async def measure_warm_start(args: argparse.Namespace) -> dict[str, Any]:
+    """``warm_start`` (ccwire only): prompt to first message on the real CLI, three ways,
+    interleaved ``reps`` times: a cold `query()` (spawn, handshake, prompt), a
+    `WarmQuery` (`startup()` done ``idle_s`` earlier) and a claimed spare (`prewarm()`
+    done ``idle_s`` earlier, claimed for the session's folder)."""
+    import dataclasses
+
+    import ccwire
+
+    spec = json.loads(args.spec)
+    reps, idle = int(spec.get("reps", 4)), float(spec.get("idle_s", 1.0))
+    work = Path(args.work) / f"warm-{os.getpid()}"
+    work.mkdir()
+    base = ccwire.ClaudeAgentOptions(cli_path=args.cli, env=dict(CLI_ENV))
+    options = dataclasses.replace(base, cwd=str(work))
+    kinds = ("cold", "warm", "spare")
+    out: dict[str, list[float | None]] = {f"{k}_{w}": [] for k in kinds for w in ("init", "asst")}
+    good = 0
+    # one untimed session first: the imports and first-use costs of this process
+    await _first_messages(ccwire.query(prompt="go", options=options), time.perf_counter())
+    for rep in range(reps):
+        for kind in kinds[rep % 3 :] + kinds[: rep % 3]:
+            if kind == "cold":
+                t0 = time.perf_counter()
+                messages = ccwire.query(prompt="go", options=options)
+            elif kind == "warm":
+                warm = await ccwire.startup(options=options)
+                await asyncio.sleep(idle)  # the prompt comes later
+                t0 = time.perf_counter()
+                messages = warm.query("go")
+            else:
+                spare = await ccwire.prewarm(options=base)
+                await asyncio.sleep(idle)
+                t0 = time.perf_counter()
+                messages = spare.claim("go", ccwire.ClaimOptions(cwd=str(work)))
+            init, asst, ok = await _first_messages(messages, t0)
+            if kind == "spare" and spare.fallback_reason is not None:
+                raise RuntimeError(f"the spare was not claimed: {spare.fallback_reason}")
+            out[f"{kind}_init"].append(init)
+            out[f"{kind}_asst"].append(asst)
+            good += ok
+    return {
+        "impl": args.impl,
+        "scenario": args.scenario,
+        "ok": True,
+        "sessions": reps * 3,
+        "results_ok": good,
+        "reps": reps,
+        "idle_s": idle,
+        **out,
+    }
+
+
+async def measure_sandbox(args: argparse.Namespace) -> dict[str, Any]:
+    """``sandbox`` (ccwire only): a one-turn `query()` on the real CLI, from the call to
+    the end of the conversation (the CLI has exited), unsandboxed and in a bubblewrap
+    sandbox (`BubblewrapSpawner`), interleaved ``reps`` times."""
+    import dataclasses
+
+    import ccwire
+
+    spec = json.loads(args.spec)
+    reps = int(spec.get("reps", 4))
+    work = Path(args.work) / f"sandbox-{os.getpid()}"
+    work.mkdir()
+    plain = ccwire.ClaudeAgentOptions(cli_path=args.cli, env=dict(CLI_ENV), cwd=str(work))
+    boxed = dataclasses.replace(plain, spawn_claude_code_process=ccwire.BubblewrapSpawner())
+    out: dict[str, list[float]] = {"plain_ms": [], "sandboxed_ms": []}
+    good = 0
+    await _first_messages(ccwire.query(prompt="go", options=plain), time.perf_counter())
+    for rep in range(reps):
+        order = [("plain_ms", plain), ("sandboxed_ms", boxed)]
+        for key, options in order if rep % 2 == 0 else order[::-1]:
+            t0 = time.perf_counter()
+            _, _, ok = await _first_messages(ccwire.query(prompt="go", options=options), t0)
+            out[key].append((time.perf_counter() - t0) * 1000)
+            good += ok
+    return {
+        "impl": args.impl,
+        "scenario": args.scenario,
+        "ok": True,
+        "sessions": reps * 2,
+        "results_ok": good,
+        "reps": reps,
+        **out,
+    }
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.scenario == "hundred":
         return await measure_hundred(args)
+    if args.scenario == "warm_start":
+        return await measure_warm_start(args)
+    if args.scenario == "sandbox":
+        return await measure_sandbox(args)
     spec = json.loads(args.spec)
     spec.setdefault("scenario", args.scenario if args.scenario != "many" else "session")
     if args.impl == "floor":

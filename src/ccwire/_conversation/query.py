@@ -69,17 +69,19 @@ async def query(
 
 
 async def converse(
-    conn: Connection, prompt: str | AsyncIterable[Prompt]
+    conn: Connection, prompt: str | AsyncIterable[Prompt], *, sent: bool = False
 ) -> AsyncGenerator[Message, None]:
     """The conversation of `query()` on an open connection, which it closes at the end.
 
     Used by `query()` and by the warm starts (`WarmQuery`, `SpareProcess`), whose
-    connection was opened earlier.
+    connection was opened earlier; ``sent``: the text ``prompt`` was already sent
+    (right behind a spare's claim).
     """
     try:
         feeder: _Feeder | None = None
         if isinstance(prompt, str):
-            await conn.send_prompt(prompt, session_id="")
+            if not sent:
+                await conn.send_prompt(prompt, session_id="")
         else:
             feeder = _Feeder(conn, prompt)
             conn.start_soon(feeder.run)

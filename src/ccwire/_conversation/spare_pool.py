@@ -79,8 +79,10 @@ class SparePool:
         self._timeout = initialize_timeout
         self._ready: deque[SpareProcess] = deque()
         self._booting = 0
-        self._changed = anyio.Event()
+        self._changed: anyio.Event | None = None  # made by start(): it needs an event loop
+        self._started: anyio.Event | None = None
         self._host: TaskHost | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
         self._closed = False
         self.claimed = 0
         self.cold = 0
@@ -102,18 +104,23 @@ class SparePool:
         await self.aclose()
 
     async def start(self) -> None:
-        """Start booting the spares (in the background). Idempotent."""
+        """Start booting the spares (in the background); the first `take()` does it
+        too. Idempotent."""
         if self._closed:
             raise SessionStateError("the spare pool is closed")
-        if self._host is not None:
+        if self._started is not None:  # started, or starting in another task
+            await self._started.wait()
             return
-        self._host = TaskHost("ccwire spare pool")
-        await self._host.start()
+        self._started, self._changed = anyio.Event(), anyio.Event()
+        host = self._host = TaskHost("ccwire spare pool")
+        self._tg = await host.start()
+        self._started.set()
         self._refill()
 
     async def aclose(self) -> None:
         """Stop booting and discard the parked spares (bounded, shielded); idempotent."""
         self._closed = True
+        self._tg = None
         host, self._host = self._host, None
         if host is not None:
             await host.aclose()
@@ -130,17 +137,18 @@ class SparePool:
         return len(self._ready)
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = anyio.Event()
 
     def _refill(self) -> None:
         """Start booting spares until ``size`` are parked or booting."""
-        host = self._host
-        if host is None or self._closed:
+        tg = self._tg
+        if tg is None or self._closed:
             return
         while self._booting + len(self._ready) < self.size:
             self._booting += 1
-            host.task_group.start_soon(self._boot, name="ccwire spare boot")
+            tg.start_soon(self._boot, name="ccwire spare boot")
 
     async def _boot(self) -> None:
         try:
@@ -161,12 +169,15 @@ class SparePool:
     async def take(self) -> SpareProcess | None:
         """A parked spare, removed from the pool (a replacement starts booting).
 
-        Waits for a spare still booting when none is parked.
+        Waits for a spare still booting when none is parked. Starts the pool if it
+        was not yet.
 
         Returns:
             The spare (yours to claim or close), or ``None`` when the pool has none:
             it is closed, or its spares fail to start.
         """
+        if not self._closed:
+            await self.start()
         while not self._closed:
             while self._ready:
                 spare = self._ready.popleft()
@@ -177,26 +188,30 @@ class SparePool:
             if self._booting == 0:
                 self._refill()  # try again for the next session, but do not wait for it
                 return None
+            assert self._changed is not None
             await self._changed.wait()
         return None
 
     # --------------------------------------------------------------- sessions
 
-    async def _open(self, options: ClaudeAgentOptions | None) -> Connection:
-        """A connection for a session of ``options`` (default: the pool's): on a
-        claimed spare when a claim can give those options, else cold."""
+    async def _open(
+        self, options: ClaudeAgentOptions | None, prompt: str | None = None
+    ) -> tuple[Connection, bool]:
+        """A connection for a session of ``options`` (default: the pool's), on a claimed
+        spare when a claim can give those options, else cold; and whether ``prompt``
+        was sent (right behind the claim)."""
         target = options or self.options
         claim = claim_for(self.options, target)
         spare = None if claim is None else await self.take()
         if spare is None or claim is None:
             self.cold += 1
-            return await open_cold(target, None)
-        conn = await spare._take_session(claim)
+            return await open_cold(target, None), False
+        conn, sent = await spare._take_session(claim, prompt)
         if spare.fallback_reason is None:
             self.claimed += 1
         else:
             self.cold += 1
-        return conn
+        return conn, sent
 
     def query(
         self,
@@ -217,8 +232,8 @@ class SparePool:
     async def _messages(
         self, prompt: str | AsyncIterable[Prompt], options: ClaudeAgentOptions | None
     ) -> AsyncGenerator[Message, None]:
-        conn = await self._open(options)
-        async with aclosing(converse(conn, prompt)) as messages:
+        conn, sent = await self._open(options, prompt if isinstance(prompt, str) else None)
+        async with aclosing(converse(conn, prompt, sent=sent)) as messages:
             async for message in messages:
                 yield message
 
@@ -238,7 +253,7 @@ class SparePool:
         from .client import ClaudeSDKClient
 
         target = options or self.options
-        conn = await self._open(target)
+        conn, _ = await self._open(target)
         client = ClaudeSDKClient(target)
         await client._attach(conn)
         try:

@@ -34,9 +34,7 @@ import anyio
 
 from .._core.errors import (
     CcwireError,
-    CLIConnectionError,
     ControlProtocolError,
-    ProcessError,
     SessionStateError,
 )
 from .._wire import codec, control_requests
@@ -303,8 +301,9 @@ class SpareProcess:
     async def _claimed_messages(
         self, prompt: str | AsyncIterable[Prompt], claim: ClaimOptions
     ) -> AsyncGenerator[Message, None]:
-        conn = await self._bind(claim)
-        async with aclosing(converse(conn, prompt)) as messages:
+        text = prompt if isinstance(prompt, str) else None  # sent right behind the claim
+        conn, sent = await self._bind(claim, text)
+        async with aclosing(converse(conn, prompt, sent=sent)) as messages:
             async for message in messages:
                 yield message
 
@@ -333,7 +332,7 @@ class SpareProcess:
         """
         from .client import ClaudeSDKClient
 
-        conn = await self._take_session(options)
+        conn, _ = await self._take_session(options)
         client = ClaudeSDKClient(claimed_options(self._options, options))
         await client._attach(conn)
         try:
@@ -341,53 +340,106 @@ class SpareProcess:
         finally:
             await client.disconnect()
 
-    async def _take_session(self, claim: ClaimOptions) -> Connection:
-        """Claim the spare (once) for ``claim``, or start cold: the session's connection."""
+    async def _take_session(
+        self, claim: ClaimOptions, prompt: str | None = None
+    ) -> tuple[Connection, bool]:
+        """Claim the spare (once) for ``claim``, or start cold: the session's connection
+        (without ``prompt``, its ``server_info`` describes the claimed folder), and
+        whether ``prompt`` was sent."""
         self._move(_Spare.CLAIMING)
-        return await self._bind(claim)
+        return await self._bind(claim, prompt, describe=prompt is None)
 
-    async def _bind(self, claim: ClaimOptions) -> Connection:
-        """Claim the spare for ``claim``, or start cold; returns the session's connection."""
+    async def _bind(
+        self, claim: ClaimOptions, prompt: str | None, *, describe: bool = False
+    ) -> tuple[Connection, bool]:
+        """Claim the spare for ``claim`` and send ``prompt`` right behind the claim, or
+        start cold: the session's connection, and whether ``prompt`` is sent."""
         try:
-            reason = await self._claim(claim)
+            reason, sent = await self._claim(claim, prompt, describe)
             if reason is None:
                 self._move(_Spare.CLAIMED)
                 self._remove_parking()
-                await self._apply_behind(claim)
-                return self._conn
+                return self._conn, sent
             self.fallback_reason = reason
             logger.warning(
                 "ccwire: the spare CLI could not be claimed (%s); starting the session cold",
                 reason,
             )
-            await self._discard()
+            await self._discard()  # a prompt sent behind the claim goes with it, unanswered
             self._move(_Spare.FELL_BACK)
-            return await open_cold(self._options, claim)
+            return await open_cold(self._options, claim), False
         except BaseException:
             await self._discard()
             raise
 
-    async def _claim(self, claim: ClaimOptions) -> str | None:
-        """Send the claim (and the overlay keys that go ahead of it); the CLI's reason
-        for refusing it, or ``None`` when it took it."""
+    async def _claim(
+        self, claim: ClaimOptions, prompt: str | None, describe: bool
+    ) -> tuple[str | None, bool]:
+        """Send the claim, with what goes ahead of it and behind it (the options it
+        does not carry, then ``prompt``), in the order the CLI applies them: the CLI's
+        reason for refusing the claim (``None``: it took it) and whether ``prompt`` was
+        sent. Options refused after the claim are recorded in `not_applied` and
+        logged (the session runs without them, as in the TypeScript SDK)."""
         conn = self._conn
         if not conn.is_open:
-            return "spare_exited: the spare process exited before it was claimed"
-        ahead = {
-            k: v
-            for k, v in (claim.settings or {}).items()
-            if k not in control_requests.SETTINGS_BEHIND_CLAIM
-        }
-        try:
-            if ahead:
+            return "spare_exited: the spare process exited before it was claimed", False
+        settings = claim.settings or {}
+        behind = {k: v for k, v in settings.items() if k in control_requests.SETTINGS_BEHIND_CLAIM}
+        ahead = {k: v for k, v in settings.items() if k not in behind}
+        if ahead:  # it decides what the claim starts: the claim waits for its answer
+            try:
                 await conn.protocol.request(
                     control_requests.APPLY_FLAG_SETTINGS, {"settings": ahead}
                 )
-        except ControlProtocolError as exc:
-            return f"settings_not_applied: {_refusal(exc)}"
-        except (CLIConnectionError, ProcessError, TimeoutError) as exc:
-            return f"claim_failed: {exc}"
-        fields = control_requests.claim_session_fields(
+            except ControlProtocolError as exc:
+                return f"settings_not_applied: {_refusal(exc)}", False
+            except CcwireError as exc:
+                return f"claim_failed: {exc}", False
+        steps = [("claim", control_requests.CLAIM_SESSION, self._claim_fields(claim, describe))]
+        if claim.model is not None:
+            steps.append(("model", codec.SET_MODEL, {"model": claim.model}))
+        if claim.max_thinking_tokens is not None:
+            fields = {"max_thinking_tokens": claim.max_thinking_tokens}
+            steps.append(("max_thinking_tokens", control_requests.SET_MAX_THINKING_TOKENS, fields))
+        if behind:
+            steps.append(("settings", control_requests.APPLY_FLAG_SETTINGS, {"settings": behind}))
+        answers: dict[str, Mapping[str, Any] | CcwireError] = {}
+        sent = False
+        async with anyio.create_task_group() as tg:
+            for name, subtype, fields in steps:  # written in this order, answered together
+                written = anyio.Event()
+                tg.start_soon(_ask, conn, name, subtype, fields, written, answers)
+                await written.wait()
+            if prompt is not None and not isinstance(answers.get("claim"), CcwireError):
+                try:
+                    await conn.send_prompt(prompt, session_id="")
+                    sent = True
+                except CcwireError:
+                    pass  # the spare is gone: the claim's answer says so
+        answer = answers["claim"]
+        if isinstance(answer, ControlProtocolError):
+            return _refusal(answer), sent
+        if isinstance(answer, CcwireError):
+            return f"claim_failed: {answer}", sent
+        self.claimed = control_requests.decode_claim(answer)
+        conn.session_id = self.claimed.session_id or conn.session_id
+        payload = control_requests.claim_initialize(answer)
+        if payload is not None:
+            conn.server_info = payload
+        refused = [
+            f"{name}: {_refusal(a) if isinstance(a, ControlProtocolError) else a}"
+            for name, a in answers.items()
+            if name != "claim" and isinstance(a, CcwireError)
+        ]
+        if refused:
+            self.not_applied = tuple(refused)
+            logger.warning(
+                "ccwire: the claimed session runs without these options: %s", "; ".join(refused)
+            )
+        return None, sent
+
+    def _claim_fields(self, claim: ClaimOptions, describe: bool) -> dict[str, Any]:
+        return control_requests.claim_session_fields(
             cwd=os.fspath(claim.cwd),
             env=claim.env,
             additional_directories=list(claim.additional_directories),
@@ -396,47 +448,8 @@ class SpareProcess:
             title=claim.title,
             agents=agents_to_wire(claim.agents) if claim.agents else None,
             sdk_mcp_servers=sorted(sdk_servers(self._options.mcp_servers)),
+            include_initialize=describe,
         )
-        try:
-            answer = await conn.protocol.request(control_requests.CLAIM_SESSION, fields)
-        except ControlProtocolError as exc:
-            return _refusal(exc)
-        except (CLIConnectionError, ProcessError, TimeoutError) as exc:
-            return f"claim_failed: {exc}"
-        self.claimed = control_requests.decode_claim(answer)
-        conn.session_id = self.claimed.session_id or conn.session_id
-        payload = control_requests.claim_initialize(answer)
-        if payload is not None:
-            conn.server_info = payload
-        return None
-
-    async def _apply_behind(self, claim: ClaimOptions) -> None:
-        """The options sent right behind the claim; one the CLI refuses is recorded in
-        `not_applied` and logged (the session runs without it, as in the TS SDK)."""
-        behind = {
-            k: v
-            for k, v in (claim.settings or {}).items()
-            if k in control_requests.SETTINGS_BEHIND_CLAIM
-        }
-        steps: list[tuple[str, str, dict[str, Any]]] = []
-        if claim.model is not None:
-            steps.append(("model", codec.SET_MODEL, {"model": claim.model}))
-        if claim.max_thinking_tokens is not None:
-            fields = {"max_thinking_tokens": claim.max_thinking_tokens}
-            steps.append(("max_thinking_tokens", control_requests.SET_MAX_THINKING_TOKENS, fields))
-        if behind:
-            steps.append(("settings", control_requests.APPLY_FLAG_SETTINGS, {"settings": behind}))
-        refused: list[str] = []
-        for name, subtype, fields in steps:
-            try:
-                await self._conn.protocol.request(subtype, fields)
-            except ControlProtocolError as exc:
-                refused.append(f"{name}: {_refusal(exc)}")
-        if refused:
-            self.not_applied = tuple(refused)
-            logger.warning(
-                "ccwire: the claimed session runs without these options: %s", "; ".join(refused)
-            )
 
     async def close(self) -> None:
         """Discard the spare (before a claim), or end its session (after one); idempotent."""
@@ -465,6 +478,23 @@ class SpareProcess:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+async def _ask(
+    conn: Connection,
+    name: str,
+    subtype: str,
+    fields: Mapping[str, Any],
+    written: anyio.Event,
+    answers: dict[str, Mapping[str, Any] | CcwireError],
+) -> None:
+    """One request of a claim; its answer (or error) goes to ``answers[name]``."""
+    try:
+        answers[name] = await conn.protocol.request(subtype, fields, on_written=written.set)
+    except CcwireError as exc:
+        answers[name] = exc
+    finally:
+        written.set()  # also when it could not be written
 
 
 def _refusal(exc: ControlProtocolError) -> str:

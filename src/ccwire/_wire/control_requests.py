@@ -109,8 +109,10 @@ def claim_session_fields(
     title: str | None,
     agents: Mapping[str, Any] | None,
     sdk_mcp_servers: list[str],
+    include_initialize: bool,
 ) -> dict[str, Any]:
-    """The fields of a ``claim_session`` request (``agents`` already in wire form)."""
+    """The fields of a ``claim_session`` request (``agents`` already in wire form);
+    ``include_initialize`` asks for the claimed session's initialize payload."""
     fields: dict[str, Any] = {"cwd": cwd}
     fields.update(
         optional_fields(
@@ -123,7 +125,7 @@ def claim_session_fields(
         )
     )
     fields["sdk_mcp_servers"] = sdk_mcp_servers
-    fields["include_initialize"] = True
+    fields["include_initialize"] = include_initialize
     return fields
 
 
