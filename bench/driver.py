@@ -24,7 +24,9 @@ What is timed here (the fake CLI times the tool-call scenarios itself):
 * ``warm_start`` (ccwire only): prompt to first message on the real CLI: a cold
   ``query()``, a ``WarmQuery`` and a claimed spare, interleaved;
 * ``sandbox`` (ccwire only): a one-turn session on the real CLI, unsandboxed and in a
-  bubblewrap sandbox, interleaved.
+  bubblewrap sandbox, interleaved;
+* ``batch_spares`` (ccwire only): `run_batch` of one-turn tasks on the real CLI against
+  a slow scripted model, without and with a pool of spare CLIs.
 """
 
 from __future__ import annotations
@@ -422,9 +424,80 @@ async def measure_sandbox(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def _one_batch(
+    options: Any, n: int, concurrency: int, spares: int
+) -> tuple[list[float], float, int]:
+    """``n`` one-turn tasks with `run_batch`: each task's start (its ``started`` event)
+    to its first message (``system/init``) in ms, the batch's wall time, tasks ok."""
+    import ccwire
+    from ccwire.batch import BatchTask, run_batch
+
+    starts: dict[str, float] = {}
+
+    def on_event(event: Any) -> None:
+        if event.kind == "started":
+            starts[event.task_id] = time.perf_counter()
+
+    async def task(client: Any) -> float | None:
+        await client.query("go")
+        first = None
+        async for m in client.receive_response():
+            if first is None and isinstance(m, ccwire.SystemMessage) and m.subtype == "init":
+                first = time.perf_counter()
+        return first
+
+    tasks = [BatchTask(id=f"t{i}", run=task) for i in range(n)]
+    t0 = time.perf_counter()
+    async with run_batch(
+        tasks, options=options, concurrency=concurrency, spares=spares, events=on_event
+    ) as batch:
+        results = await batch.collect()
+    wall = time.perf_counter() - t0
+    latencies = [(r.output - starts[r.id]) * 1000 for r in results if r.ok and r.output]
+    return latencies, wall, sum(r.ok for r in results)
+
+
+async def measure_batch_spares(args: argparse.Namespace) -> dict[str, Any]:
+    """``batch_spares`` (ccwire only): ``n`` one-turn tasks at ``concurrency`` with
+    `run_batch` on the real CLI, against a scripted model of this process that answers
+    after ``delay_s``: without spare CLIs, then with ``spares`` of them."""
+    import dataclasses
+
+    import ccwire
+    from ccwire.testing import ScriptedModel, text
+
+    spec = json.loads(args.spec)
+    n, conc = int(spec.get("n", 200)), int(spec.get("concurrency", 4))
+    spares, delay = int(spec.get("spares", 2)), float(spec.get("delay_s", 1.0))
+
+    def slow(request: Any) -> Any:
+        time.sleep(delay)  # the model's fixed answer time (in the server's thread)
+        return text("done")
+
+    work = Path(args.work) / f"batch-{os.getpid()}"
+    (work / "home").mkdir(parents=True)
+    out: dict[str, Any] = {"impl": args.impl, "scenario": args.scenario, "ok": True}
+    good = 0
+    with ScriptedModel(default=slow) as model:
+        options = ccwire.ClaudeAgentOptions(
+            cli_path=args.cli, env=model.env(work / "home"), cwd=str(work)
+        )
+        await _one_batch(dataclasses.replace(options), 4, conc, 0)  # untimed: first use
+        for key, size in (("cold", 0), ("spares", spares)):
+            latencies, wall, ok = await _one_batch(options, n, conc, size)
+            out[f"{key}_first_ms"] = latencies
+            out[f"{key}_rate"] = n / wall
+            good += ok
+    out.update(sessions=2 * n, results_ok=good, n=n, concurrency=conc, spares=spares,
+               delay_s=delay, cpus=os.cpu_count())  # fmt: skip
+    return out
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.scenario == "hundred":
         return await measure_hundred(args)
+    if args.scenario == "batch_spares":
+        return await measure_batch_spares(args)
     if args.scenario == "warm_start":
         return await measure_warm_start(args)
     if args.scenario == "sandbox":

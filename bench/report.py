@@ -239,6 +239,24 @@ def targets(raw: dict[str, Any], metrics: dict[str, list[Metric]]) -> list[list[
             f"{_fmt(m('sandbox_real', 'ccwire', 'sandbox', 1), 'ms')}: {_fmt(ratio)}x",
             None if ratio is None else ratio <= 1.1,
         )
+    if "batch_spares_real" in raw["results"]:
+        runs = [r for r in raw["results"]["batch_spares_real"].get("ccwire", []) if r.get("ok")]
+        first = m("batch_spares_real", "ccwire", "batch_spares", 2)
+        rate = m("batch_spares_real", "ccwire", "batch_spares", 5)
+        spec = runs[0] if runs else {}
+        row(
+            f"a batch of {spec.get('n', '?')} one-turn tasks at -j {spec.get('concurrency', '?')}"
+            f" (scripted model answering after {spec.get('delay_s', '?')} s, "
+            f"{spec.get('cpus', '?')} CPUs), {spec.get('spares', '?')} spares against none: "
+            "median task start to first message <= 0.3x, task rate not lower",
+            f"start to first message {_fmt(m('batch_spares_real', 'ccwire', 'batch_spares', 0), 'ms')}"
+            f" without, {_fmt(m('batch_spares_real', 'ccwire', 'batch_spares', 1), 'ms')} with: "
+            f"{_fmt(first)}x; task rate "
+            f"{_fmt(m('batch_spares_real', 'ccwire', 'batch_spares', 3), 'tasks/s')} without, "
+            f"{_fmt(m('batch_spares_real', 'ccwire', 'batch_spares', 4), 'tasks/s')} with: "
+            f"{_fmt(rate)}x",
+            None if first is None or rate is None else first <= 0.3 and rate >= 1.0,
+        )
     # guard rails on the fake CLI: microseconds no user feels, watched for regressions
     if "tools_seq" in raw["results"]:
         ratio = _paired(raw, "tools_seq", fn("tools_seq", 0))

@@ -119,12 +119,20 @@ SCENARIOS = [
     Scenario(
         "warm_real",
         "warm_start",
-        {"reps": 4, "idle_s": 1.0},
+        {"reps": 5, "idle_s": 2.0},
         rounds=3,
         real_cli=True,
         impls=("ccwire",),
     ),
     Scenario("sandbox_real", "sandbox", {"reps": 4}, rounds=3, real_cli=True, impls=("ccwire",)),
+    Scenario(
+        "batch_spares_real",
+        "batch_spares",
+        {"n": 200, "concurrency": 4, "spares": 2, "delay_s": 3.0},
+        rounds=1,
+        real_cli=True,
+        impls=("ccwire",),
+    ),
 ]
 
 
@@ -355,6 +363,16 @@ def paired_of(key: str, base: str) -> Callable[[dict[str, Any]], float | None]:
     return get
 
 
+def ratio_of_medians(key: str, base: str) -> Callable[[dict[str, Any]], float | None]:
+    """The median of ``key`` over the median of ``base`` (two batches of one process)."""
+
+    def get(r: dict[str, Any]) -> float | None:
+        a, b = med_of(key)(r), med_of(base)(r)
+        return a / b if a is not None and b else None
+
+    return get
+
+
 def msgs_per_s(r: dict[str, Any]) -> float | None:
     t = r.get("prompt_to_result_s")
     return r["messages"] / t if t else None
@@ -398,6 +416,18 @@ METRICS: dict[str, list[tuple[str, str, Callable[[dict[str, Any]], float | None]
         ("one-turn session, unsandboxed", "ms", med_of("plain_ms")),
         ("one-turn session in a bubblewrap sandbox", "ms", med_of("sandboxed_ms")),
         ("sandboxed / unsandboxed", "x", paired_of("sandboxed_ms", "plain_ms")),
+    ],
+    "batch_spares": [
+        ("no spares: median task start to first message", "ms", med_of("cold_first_ms")),
+        ("with spares: median task start to first message", "ms", med_of("spares_first_ms")),
+        (
+            "with / without spares, start to first message",
+            "x",
+            ratio_of_medians("spares_first_ms", "cold_first_ms"),
+        ),
+        ("no spares: task rate", "tasks/s", lambda r: r["cold_rate"]),
+        ("with spares: task rate", "tasks/s", lambda r: r["spares_rate"]),
+        ("with / without spares, task rate", "x", lambda r: r["spares_rate"] / r["cold_rate"]),
     ],
     "many": [
         ("wall", "s", lambda r: r["wall_s"]),

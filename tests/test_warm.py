@@ -328,3 +328,19 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
         assert pool.cold == 1
     with pytest.raises(ValueError, match="size"):
         SparePool(base, size=0)
+
+
+async def test_a_session_does_not_wait_for_a_spare_another_session_awaits(mini: Any) -> None:
+    got: list[Any] = []
+    async with SparePool(mini(), size=1) as pool:
+
+        async def take() -> None:
+            got.append(await pool.take())
+
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(take)
+                tg.start_soon(take)
+        spares = [s for s in got if s is not None]
+        assert len(spares) == 1 and got.count(None) == 1  # one waits, one starts cold
+        await spares[0].close()

@@ -6,8 +6,9 @@ booting at once. A session whose options differ from the pool's in more than a c
 can change (`claim_for()`), or that finds no spare at all, starts cold, as does one
 whose claim the CLI refuses (see `SpareProcess.fallback_reason`).
 
-A spare that is still booting when a session wants one is waited for: it started
-earlier than a cold start would, so it is ready sooner.
+A spare that is still booting when a session wants one is waited for (it started
+earlier than a cold start would, so it is ready sooner), unless other sessions already
+wait for every booting spare: that session starts cold.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class SparePool:
         self._timeout = initialize_timeout
         self._ready: deque[SpareProcess] = deque()
         self._booting = 0
+        self._waiting = 0  # sessions waiting in take() for a booting spare
         self._changed: anyio.Event | None = None  # made by start(): it needs an event loop
         self._started: anyio.Event | None = None
         self._host: TaskHost | None = None
@@ -169,12 +171,14 @@ class SparePool:
     async def take(self) -> SpareProcess | None:
         """A parked spare, removed from the pool (a replacement starts booting).
 
-        Waits for a spare still booting when none is parked. Starts the pool if it
-        was not yet.
+        When none is parked, waits for a spare still booting, unless every booting one
+        is already awaited by another session (then a cold start is sooner). Starts
+        the pool if it was not yet.
 
         Returns:
-            The spare (yours to claim or close), or ``None`` when the pool has none:
-            it is closed, or its spares fail to start.
+            The spare (yours to claim or close), or ``None`` when the pool has none
+            for this session now: it is closed, its spares are all taken or awaited,
+            or they fail to start.
         """
         if not self._closed:
             await self.start()
@@ -185,11 +189,15 @@ class SparePool:
                     self._refill()
                     return spare
                 await spare.close()  # died while parked
-            if self._booting == 0:
-                self._refill()  # try again for the next session, but do not wait for it
+            if self._booting <= self._waiting:
+                self._refill()  # for the next sessions: this one does not wait
                 return None
             assert self._changed is not None
-            await self._changed.wait()
+            self._waiting += 1
+            try:
+                await self._changed.wait()
+            finally:
+                self._waiting -= 1
         return None
 
     # --------------------------------------------------------------- sessions
