@@ -208,6 +208,8 @@ async def test_claim_client_hands_over_a_connected_client(mini: Any, work: Path)
     with anyio.fail_after(LIMIT):
         async with spare.claim_client(ClaimOptions(cwd=str(work))) as client:
             assert client.options.cwd == str(work)
+            info = await client.get_server_info()  # the claimed session's, over the spare's
+            assert info is not None and info["claimed"] and "pid" in info
             assert client.session_id == spare.claimed.session_id  # type: ignore[union-attr]
             for _ in range(2):
                 await client.query("hi")

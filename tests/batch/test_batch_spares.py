@@ -91,7 +91,7 @@ def test_ccwire_batch_spawn_and_spares(
     cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), env)
     spawner = "tests.batch.spawners:counting"
     argv = ["batch", str(tasks), "-o", str(out), "-j", "2", "--plain", "--cli-path",
-            str(mini.cli_path), "--spares", "1", "--spawn", spawner]  # fmt: skip
+            str(mini.cli_path), "--spares", "2", "--spawn", spawner]  # fmt: skip
     code = main(argv, io=cli_io)
     assert isinstance(cli_io.stderr, io.StringIO)
     assert code == 0, cli_io.stderr.getvalue()

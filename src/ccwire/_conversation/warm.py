@@ -424,8 +424,8 @@ class SpareProcess:
         self.claimed = control_requests.decode_claim(answer)
         conn.session_id = self.claimed.session_id or conn.session_id
         payload = control_requests.claim_initialize(answer)
-        if payload is not None:
-            conn.server_info = payload
+        if payload is not None:  # the claimed session, over what the spare reported
+            conn.server_info = {**(conn.server_info or {}), **payload}
         refused = [
             f"{name}: {_refusal(a) if isinstance(a, ControlProtocolError) else a}"
             for name, a in answers.items()
