@@ -241,6 +241,8 @@ class Connection:
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
+            if opts.silence_timeout is not None:
+                protocol.clock = anyio.current_time
             await tg.start(protocol.run)
             if opts.silence_timeout is not None:
                 tg.start_soon(self._watch_silence, opts.silence_timeout)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from .._wire.framing import LineDecoder
@@ -92,7 +93,7 @@ class SubprocessTransport(Transport):
         self._writer = LineWriter()
         self._lines: deque[bytes] = deque()  # read, not yet received
         self._stdout_eof = False
-        self._read_scope: anyio.CancelScope | None = None  # of the read in progress
+        self._reading = False  # a read of stdout is waiting for data
         self._abandoned = False  # the CLI exited and a grandchild holds stdout open
         self._stdout_done = anyio.Event()  # stdout reached its end (or was given up)
         self._stderr_done = anyio.Event()
@@ -129,7 +130,10 @@ class SubprocessTransport(Transport):
             raise CLIConnectionError("this transport was already started (or closed)")
         self._phase = _Phase.LAUNCHING
         try:
-            proc = await self._spawn()
+            # milliseconds, never interrupted: a child is never left half made (a
+            # cancellation takes effect just after, and aclose() stops the child)
+            with anyio.CancelScope(shield=True):
+                proc = await self._spawn()
         except BaseException:
             self._phase = _Phase.CLOSED
             self._writer.close()
@@ -141,6 +145,7 @@ class SubprocessTransport(Transport):
                 await self._kill_unstarted(proc)
             raise CLIConnectionError("the transport was closed while the CLI was starting")
         self._phase = _Phase.LAUNCHED
+        await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
         """Spawn the process (unless `launch()` did) and start the background tasks
@@ -284,20 +289,18 @@ class SubprocessTransport(Transport):
         stdout = proc.stdout
         assert stdout is not None
         try:
-            if not self._abandoned:
-                with anyio.CancelScope() as scope:
-                    self._read_scope = scope  # `_watch_exit` cancels it to give up the pipe
-                    try:
-                        return await stdout.receive(self._chunk_size)
-                    finally:
-                        self._read_scope = None
-            # the CLI exited and a grandchild holds stdout open: read what is left, as
-            # long as it keeps coming
-            with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+            if self._abandoned:  # the CLI exited and a grandchild holds stdout open:
+                # read what is left, as long as it keeps coming
+                with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+                    return await stdout.receive(self._chunk_size)
+                return b""
+            self._reading = True
+            try:
                 return await stdout.receive(self._chunk_size)
-            return b""
+            finally:
+                self._reading = False
         except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return b""  # the end, or closed by aclose()
+            return b""  # the end, given up (`_give_up_pipes`), or closed by aclose()
         except (anyio.BrokenResourceError, OSError) as exc:
             raise CLIConnectionError(f"reading the CLI's output failed: {exc!r}") from exc
 
@@ -346,14 +349,16 @@ class SubprocessTransport(Transport):
         with anyio.move_on_after(_EOF_GRACE):
             await self._stdout_done.wait()
             await self._stderr_done.wait()
-        self._give_up_pipes()
+        await self._give_up_pipes(proc)
 
-    def _give_up_pipes(self) -> None:
-        """Stop waiting for the ends of pipes a grandchild may hold open."""
+    async def _give_up_pipes(self, proc: anyio.abc.Process) -> None:
+        """Stop waiting for the ends of pipes a grandchild may hold open. A read of
+        stdout that waits now has read all the CLI wrote: it ends, as at the end of the
+        output; otherwise the reads to come take only what is already there."""
         if not self._stdout_done.is_set():
             self._abandoned = True
-            if self._read_scope is not None:
-                self._read_scope.cancel()
+            if self._reading and proc.stdout is not None:
+                await close_quietly(proc.stdout)
         if not self._stderr_done.is_set():
             self._stderr_scope.cancel()
 
@@ -391,7 +396,7 @@ class SubprocessTransport(Transport):
                     return
         with anyio.move_on_after(_STDERR_WAIT):
             await self._stderr_done.wait()
-        self._give_up_pipes()
+        await self._give_up_pipes(proc)
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
