@@ -142,6 +142,62 @@ async def test_read_messages_failing_is_a_typed_error_at_the_consumer() -> None:
             await client.query("hello")  # pragma: no cover
 
 
+class ReplayTransport(Transport):
+    """A transport that replays recorded frames, as test suites written for the
+    reference do: the recorded answer to ``initialize`` gets the id of the request
+    written, read at the moment the answer is taken (so it must be taken after the
+    request was written, and nothing may be read ahead)."""
+
+    def __init__(self, frames: list[dict[str, Any]]) -> None:
+        self.frames = frames
+        self.request_ids: list[str] = []
+
+    async def connect(self) -> None:
+        pass
+
+    async def write(self, data: str) -> None:
+        frame = json.loads(data)
+        if frame.get("type") == "control_request":
+            self.request_ids.append(frame["request_id"])
+
+    def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        return self._replay()
+
+    async def _replay(self) -> AsyncIterator[dict[str, Any]]:
+        answered = 0
+        for frame in self.frames:
+            if frame["type"] == "control_response" and answered < len(self.request_ids):
+                response = {**frame["response"], "request_id": self.request_ids[answered]}
+                frame = {**frame, "response": response}
+                answered += 1
+            yield frame
+
+    async def close(self) -> None:
+        pass
+
+    def is_ready(self) -> bool:
+        return True
+
+    async def end_input(self) -> None:
+        pass
+
+
+async def test_a_replaying_transport_is_read_as_the_reference_reads_it() -> None:
+    recorded = [
+        {"type": "control_response",
+         "response": {"subtype": "success", "request_id": "recorded", "response": {}}},
+        {"type": "assistant",
+         "message": {"model": "m", "content": [{"type": "text", "text": "hi"}]}},
+        {"type": "result", "subtype": "success", "duration_ms": 1, "duration_api_ms": 1,
+         "is_error": False, "num_turns": 1, "session_id": "s", "result": "hi"},
+    ]  # fmt: skip
+    transport = ReplayTransport(recorded)
+    with anyio.fail_after(TIMEOUT):
+        got = [m async for m in query(prompt="hello", transport=transport)]
+    assert len(transport.request_ids) == 1  # initialize, answered with its own id
+    assert isinstance(got[-1], ResultMessage) and got[-1].result == "hi"
+
+
 def test_a_transport_must_implement_all_six_methods() -> None:
     class Half(Transport):
         async def connect(self) -> None:
