@@ -183,7 +183,7 @@ class ReplayTransport(Transport):
 
 
 async def test_a_replaying_transport_is_read_as_the_reference_reads_it() -> None:
-    recorded = [
+    recorded: list[dict[str, Any]] = [
         {"type": "control_response",
          "response": {"subtype": "success", "request_id": "recorded", "response": {}}},
         {"type": "assistant",
