@@ -19,7 +19,7 @@ from ccwire._conversation.argv import (
     sdk_servers,
 )
 from ccwire._conversation.cli_env import build_env, inherited_env, sdk_version
-from ccwire._conversation.options import DEFAULT_INHERITED_ENV, AgentDefinition, ClaudeAgentOptions
+from ccwire._conversation.options import CLI_ENV_ALLOWLIST, AgentDefinition, ClaudeAgentOptions
 from ccwire._core.errors import CLIConnectionError
 from ccwire._wire.permission_types import (
     PermissionResult,
@@ -889,9 +889,15 @@ CLI_NEEDS = set(HOST_ENV) - NOT_FOR_CLI
 OWN = {"CLAUDE_CODE_ENTRYPOINT", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_CODE_SDK_READS_SESSION_STATE"}
 
 
-def test_env_default_inherits_only_what_the_cli_needs() -> None:
+def test_env_default_inherits_everything_as_the_reference_does() -> None:
     o = ClaudeAgentOptions(env={"MINE": "m"})
-    assert o.inherit_env == DEFAULT_INHERITED_ENV
+    env = build_env(o, base_env={**HOST_ENV, "IS_SANDBOX": "1"})
+    assert set(env) == (set(HOST_ENV) - {"CLAUDECODE"}) | OWN | {"MINE", "IS_SANDBOX"}
+    assert env["GITHUB_TOKEN"] == "ghp-secret" and env["IS_SANDBOX"] == "1"
+
+
+def test_env_allowlist_inherits_only_what_the_cli_needs() -> None:
+    o = ClaudeAgentOptions(env={"MINE": "m"}, inherit_env=CLI_ENV_ALLOWLIST)
     env = build_env(o, base_env=HOST_ENV)
     assert set(env) == CLI_NEEDS | OWN | {"MINE"}
     assert all(env[k] == HOST_ENV[k] for k in CLI_NEEDS)
@@ -909,14 +915,15 @@ def test_env_default_list_covers_the_documented_names() -> None:
         *("MCP_TOOL_TIMEOUT", "ENABLE_TOOL_SEARCH"),
         *("USERPROFILE", "APPDATA", "LOCALAPPDATA", "SYSTEMROOT", "COMSPEC", "PATHEXT"),
     ):
-        assert inherited_env({name: "v"}, DEFAULT_INHERITED_ENV) == {name: "v"}, name
-    assert inherited_env({"CLAUDECODE": "1"}, DEFAULT_INHERITED_ENV) == {}
+        assert inherited_env({name: "v"}, CLI_ENV_ALLOWLIST) == {name: "v"}, name
+    assert inherited_env({"CLAUDECODE": "1"}, CLI_ENV_ALLOWLIST) == {}
 
 
-def test_env_inherit_true_takes_everything_but_claudecode() -> None:
-    env = build_env(ClaudeAgentOptions(inherit_env=True), base_env=HOST_ENV)
-    assert set(env) == (set(HOST_ENV) - {"CLAUDECODE"}) | OWN
-    assert env["GITHUB_TOKEN"] == "ghp-secret"
+def test_env_never_inherits_claudecode_nor_an_outer_sessions_label() -> None:
+    outer = {**HOST_ENV, "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP": "outer-app"}
+    for inherit in (True, CLI_ENV_ALLOWLIST, ["CLAUDE*"]):
+        env = build_env(ClaudeAgentOptions(inherit_env=inherit), base_env=outer)
+        assert "CLAUDECODE" not in env and "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP" not in env
 
 
 def test_env_inherit_false_takes_nothing() -> None:
@@ -930,7 +937,7 @@ def test_env_inherit_explicit_names_and_patterns() -> None:
     o = ClaudeAgentOptions(inherit_env=("PATH", "MY_APP_*", "CLAUDECODE", "LC_?TYPE"))
     env = build_env(o, base_env=HOST_ENV)
     assert set(env) == OWN | {"PATH", "MY_APP_SECRET", "LC_CTYPE"}
-    extended = ClaudeAgentOptions(inherit_env=[*DEFAULT_INHERITED_ENV, "GITHUB_TOKEN"])
+    extended = ClaudeAgentOptions(inherit_env=[*CLI_ENV_ALLOWLIST, "GITHUB_TOKEN"])
     assert set(build_env(extended, base_env=HOST_ENV)) == CLI_NEEDS | OWN | {"GITHUB_TOKEN"}
 
 

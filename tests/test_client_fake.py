@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from ccwire import (
+    CLI_ENV_ALLOWLIST,
     AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -663,7 +664,10 @@ async def test_user_env_and_argv_reach_the_subprocess_spawn(
     monkeypatch.setenv("CCWIRE_TEST_UNRELATED_SECRET", "must-not-reach-the-cli")
     monkeypatch.setenv("CLAUDECODE", "1")
     cli = _fake_cli_script(tmp_path, "exit 0")
-    options = ClaudeAgentOptions(cli_path=cli, user="nobody", env={"MINE": "m"}, cwd=tmp_path)
+    options = ClaudeAgentOptions(
+        cli_path=cli, user="nobody", env={"MINE": "m"}, cwd=tmp_path,
+        inherit_env=CLI_ENV_ALLOWLIST,
+    )  # fmt: skip
     with anyio.fail_after(5), pytest.raises(Spawned):
         await ClaudeSDKClient(options).connect()
     assert spawned["user"] == "nobody"
@@ -674,12 +678,13 @@ async def test_user_env_and_argv_reach_the_subprocess_spawn(
     assert "CCWIRE_TEST_UNRELATED_SECRET" not in env and "CLAUDECODE" not in env
 
     spawned.clear()
-    options = ClaudeAgentOptions(cli_path=cli, inherit_env=True)
+    options = ClaudeAgentOptions(cli_path=cli)  # the default: the whole environment
     with anyio.fail_after(5), pytest.raises(Spawned):
         await ClaudeSDKClient(options).connect()
     assert spawned["user"] is None
     assert spawned["env"]["CCWIRE_TEST_UNRELATED_SECRET"] == "must-not-reach-the-cli"
     assert "CLAUDECODE" not in spawned["env"]
+    assert "must-not-reach-the-cli" not in " ".join(spawned["argv"])  # never on argv
 
 
 def _assert_no_secret(exc: BaseException) -> None:

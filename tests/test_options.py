@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ccwire._conversation.options import (
-    DEFAULT_INHERITED_ENV,
+    CLI_ENV_ALLOWLIST,
     AgentDefinition,
     ClaudeAgentOptions,
     OutputFormat,
@@ -82,7 +82,7 @@ def test_defaults() -> None:
     assert o.initialize_timeout == 60.0
     assert o.forward_subagent_text is None
     assert o.session_mirror is False
-    assert o.inherit_env == DEFAULT_INHERITED_ENV
+    assert o.inherit_env is True  # the whole environment, as in claude-agent-sdk
 
 
 def test_keyword_only() -> None:
@@ -151,8 +151,9 @@ def test_repr_shows_inherit_env_not_the_inherited_values() -> None:
     o = ClaudeAgentOptions(inherit_env=["PATH", "MY_*"])
     assert "inherit_env=('PATH', 'MY_*')" in repr(o)
     assert "session_mirror=False" in repr(o)
-    assert "inherit_env=DEFAULT_INHERITED_ENV," in repr(ClaudeAgentOptions())
-    assert "inherit_env=True," in repr(ClaudeAgentOptions(inherit_env=True))
+    assert "inherit_env=True," in repr(ClaudeAgentOptions())
+    hardened = ClaudeAgentOptions(inherit_env=CLI_ENV_ALLOWLIST)
+    assert "inherit_env=CLI_ENV_ALLOWLIST," in repr(hardened)
 
 
 def test_repr_with_mcp_config_path() -> None:

@@ -149,6 +149,72 @@ async def test_schema_is_computed_once_at_definition(monkeypatch: pytest.MonkeyP
     assert len(compiled) == 2  # calls, valid or not, compile nothing
 
 
+# --------------------------------------------------------------------------- mutability
+
+
+@pytest.mark.anyio
+async def test_a_replaced_handler_is_what_the_tool_calls() -> None:
+    # what langsmith's integration does to every tool: handler = tracing wrapper
+    t = tool("add", "Add", {"a": int, "b": int})(
+        lambda args: {"content": [text_content(str(args["a"] + args["b"]))]}
+    )
+    seen: list[Any] = []
+    original = t.handler
+
+    async def wrapped(args: Any) -> Any:
+        seen.append(args)
+        return original(args)
+
+    t.handler = wrapped
+    assert t.handler is wrapped
+    assert await t.call({"a": 2, "b": 3}) == {"content": [text_content("5")]}
+    assert seen == [{"a": 2, "b": 3}]
+
+
+@pytest.mark.anyio
+async def test_what_a_tool_serves_follows_its_fields() -> None:
+    from ccwire._mcp.server import SdkMcpServer
+
+    t = tool("t", "first", {"n": int})(echo)
+    server = SdkMcpServer("s", tools=[t])
+    first = await server.handle({"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
+    assert first is not None and first["result"]["tools"][0]["description"] == "first"
+    t.description = "second"
+    t.input_schema = {"s": str}
+    t.annotations = ToolAnnotations(read_only_hint=True)
+    listed = await server.handle({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert listed is not None
+    (entry,) = listed["result"]["tools"]
+    assert entry["description"] == "second"
+    assert entry["inputSchema"]["properties"] == {"s": {"type": "string"}}
+    assert entry["annotations"] == {"readOnlyHint": True}
+    assert (await t.call({"n": 1}))["isError"] is True  # validated by the new schema
+    assert (await t.call({"s": "x"}))["content"][0]["text"] == "{'s': 'x'}"
+
+
+def test_an_assignment_the_tool_cannot_serve_is_refused_and_undone() -> None:
+    t = tool("t", "d", {"n": int})(echo)
+    before = t.definition
+    with pytest.raises(ToolDefinitionError, match="invalid tool name"):
+        t.name = "no spaces"
+    with pytest.raises(ToolDefinitionError, match="not callable"):
+        t.handler = "nope"  # type: ignore[assignment]
+    with pytest.raises(ToolDefinitionError, match="timeout"):
+        t.timeout = -1
+    assert (t.name, t.handler, t.timeout) == ("t", echo, None)
+    assert t.definition is before
+
+
+def test_the_tool_is_a_plain_dataclass_as_in_the_reference() -> None:
+    t = tool("t", "d", {"n": int})(echo)
+    assert not type(t).__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert [f.name for f in dataclasses.fields(t)][:5] == [
+        "name", "description", "input_schema", "handler", "annotations"
+    ]  # fmt: skip
+    copy = dataclasses.replace(t, description="other")
+    assert copy.definition["description"] == "other" and t.definition["description"] == "d"
+
+
 # --------------------------------------------------------------------------- calling
 
 

@@ -37,7 +37,7 @@ from .._core.errors import (
     ControlTimeoutError,
     MessageDecodeError,
 )
-from .._transport.base import Transport
+from .._transport.base import LineTransport
 from .._wire import codec
 from .._wire.messages import Message
 from .core import (
@@ -176,7 +176,7 @@ class ControlProtocol:
 
     def __init__(
         self,
-        transport: Transport,
+        transport: LineTransport,
         *,
         routes: Mapping[str, RouteHandler] | None = None,
         on_message: Callable[[Message | MessageDecodeError, int], None],

@@ -29,7 +29,7 @@ import anyio.lowlevel
 
 from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
 from .._wire.framing import LineDecoder
-from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
+from .base import CLI_EXITED, LineTransport, ProcessExit, StderrCollector, check_line, logger
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
 
 __all__ = ["SubprocessTransport"]
@@ -50,8 +50,8 @@ class _Phase(enum.Enum):
     CLOSED = "closed"  # aclose() began, or launching failed
 
 
-class SubprocessTransport(Transport):
-    """A `Transport` over a child process's stdin/stdout/stderr.
+class SubprocessTransport(LineTransport):
+    """A `LineTransport` over a child process's stdin/stdout/stderr.
 
     ``stderr_callback`` gets every stderr line; ``stderr_tail_bytes`` bounds the tail
     quoted in `ProcessError`. ``max_line_bytes`` caps one stdout line
@@ -125,7 +125,7 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ start
 
     async def launch(self) -> None:
-        """Spawn the process; see `Transport.launch()`."""
+        """Spawn the process; see `LineTransport.launch()`."""
         if self._phase is not _Phase.NEW:
             raise CLIConnectionError("this transport was already started (or closed)")
         self._phase = _Phase.LAUNCHING
@@ -208,7 +208,7 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ input
 
     async def send_line(self, line: bytes) -> None:
-        """Write one encoded line; see `Transport.send_line()`."""
+        """Write one encoded line; see `LineTransport.send_line()`."""
         check_line(line)
         proc = self._started()
         error = self._writer.error
@@ -265,7 +265,7 @@ class SubprocessTransport(Transport):
     # ----------------------------------------------------------------- output
 
     async def receive_line(self) -> bytes | None:
-        """Return the next line; see `Transport.receive_line()`."""
+        """Return the next line; see `LineTransport.receive_line()`."""
         proc = self._started()
         while not self._lines:
             if self._decoder.error is not None:  # a line over max_line_bytes
