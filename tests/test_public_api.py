@@ -241,6 +241,29 @@ def test_without_sources_the_block_runs_as_written(tmp_path: Path) -> None:
     _run(code, tmp_path)
 
 
+def test_a_loader_that_offers_no_source_still_loads_lazily(tmp_path: Path) -> None:
+    """pytest loads a package that ships a pytest plugin through its assertion rewriter,
+    which has no ``get_source()``: the block is still read, from the ``.py`` file."""
+    _toy_package(tmp_path)
+    code = (
+        "import importlib.machinery as m\n"
+        "class NoSource(m.SourceFileLoader):\n"
+        "    get_source = None\n"
+        "class Finder:\n"
+        "    @staticmethod\n"
+        "    def find_spec(name, path=None, target=None):\n"
+        "        spec = m.PathFinder.find_spec(name, path)\n"
+        "        if spec is not None and name == 'lazypkg':\n"
+        "            spec.loader = NoSource(name, spec.origin)\n"
+        "        return spec\n"
+        "sys.meta_path.insert(0, Finder)\n"
+        "import lazypkg\n"
+        "assert lazypkg.__spec__.loader.get_source is None\n"
+        "print('lazypkg._impl' in sys.modules)\n"
+    )
+    assert _run(code, tmp_path).strip() == "False"
+
+
 def _compile_without_sources(root: Path) -> None:
     """What an install that ships only bytecode holds: ``x.pyc`` beside where ``x.py`` was."""
     subprocess.run(
