@@ -45,7 +45,7 @@ def test_bench_smoke_run(tmp_path: Path) -> None:
     assert any("ccwire." in area for area, _ in profiles["tools_seq (20 calls)"]["areas"])
     page = out.read_text()
     assert "SMOKE RUN" in page and "## Targets" in page and "ccwire / before" in page
-    assert "<= 1.2x the floor plus anyio's first use" in page and "(the bare floor " in page
+    assert "guard rail (fake CLI)" in page and "<= 2 MB RSS per idle session" in page
     assert "as an asyncio program runs it" in page  # the usual import loads no asyncio
     for target in ("usual import", "tools/call p50", "16 in flight", "100 sessions", "100 MB"):
         assert target in page, target
