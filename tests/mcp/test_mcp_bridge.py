@@ -412,6 +412,6 @@ def test_importing_ccwire_does_not_import_mcp() -> None:
         "bad = [m for m in ('mcp', 'mcp_types', 'pydantic') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()

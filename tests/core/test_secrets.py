@@ -23,8 +23,8 @@ from ccwire import (
 )
 from ccwire._conversation.argv import build_argv
 from ccwire._core.redact import _shapes as redact_shapes, is_secret_key, redact_text, redact_value
+from tests.conversation.test_audit import call, records
 from tests.fixtures.fake_session import connected
-from tests.test_audit import call, records
 
 # what the issue found passing through, and more of the same kind
 SECRET_NAMES = [

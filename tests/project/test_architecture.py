@@ -16,7 +16,7 @@ import ccwire
 import ccwire.batch
 import ccwire.testing
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "ccwire"
 
 

@@ -19,7 +19,7 @@ import ccwire.batch
 import ccwire.testing
 from ccwire._wire import messages
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
 pytest.importorskip("mkdocstrings", reason="the docs extra is not installed")

@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("uvloop")
 
 from tests.fixtures.uvloop import anyio_backend, inherits_own_stdio, test_the_loop_is_uvloops  # noqa: F401
-from tests.test_subprocess_transport import *  # noqa: F403
+from tests.transport.test_subprocess_transport import *  # noqa: F403
 
 test_output_closed_but_process_lingers = inherits_own_stdio(
     test_output_closed_but_process_lingers  # noqa: F405

@@ -23,7 +23,7 @@ import pytest
 
 from ccwire._app.io import ExitCode
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FAULT_CLI = ROOT / "tests" / "faults" / "fault_cli.py"
 REAL_CLI = os.environ.get("CCWIRE_CLI_PATH")
 needs_cli = pytest.mark.skipif(

@@ -15,7 +15,7 @@ import pytest
 
 from .make_transcripts import FIXTURE_CWD, FIXTURE_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DUMP = Path(__file__).with_name("dump_calls.py")
 
 RefRunner = Callable[[list[list[Any]]], list[dict[str, Any]]]

@@ -32,7 +32,7 @@ def _conforms_to_the_mcp_schema() -> Iterator[None]:
     print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "import sys; from ccwire._app.main import main; raise SystemExit(main(sys.argv[1:]))"
 TARGET = "tests.fixtures.mcp_serve_server:server"
 

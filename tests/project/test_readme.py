@@ -19,7 +19,7 @@ import pytest
 from ccwire._transport.discovery import INSTALL_COMMAND
 from ccwire.testing import ScriptedModel, text, tool_use
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def first_python_block(markdown: str) -> str:

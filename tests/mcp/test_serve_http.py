@@ -1,7 +1,7 @@
 """``ccwire serve --http`` bounded: bodies, sessions, malformed JSON-RPC, failing tools.
 
 The app (`McpHttpApp`) is driven here as uvicorn drives it, one ASGI request at a
-time, on asyncio and on trio; `tests/test_serve_http_server.py` runs the real
+time, on asyncio and on trio; `tests/mcp/test_serve_http_server.py` runs the real
 server (uvicorn, asyncio) for what needs sockets: slow clients, huge bodies, the
 command-line flags and a restart.
 """

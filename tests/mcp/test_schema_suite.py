@@ -40,7 +40,7 @@ import pytest
 from ccwire import create_sdk_mcp_server, tool
 from ccwire._mcp.validation import compile_validator
 
-SUITE = Path(__file__).resolve().parent / "data" / "json-schema-test-suite"
+SUITE = Path(__file__).resolve().parents[1] / "data" / "json-schema-test-suite"
 TESTS = SUITE / "tests" / "draft2020-12"
 REMOTES = SUITE / "remotes"
 REMOTE_BASE = "http://localhost:1234/"

@@ -33,7 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = "tests.fixtures.mcp_everything_server:server"
 NODE_BIN = ROOT / "node_modules" / "node" / "bin"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}

@@ -10,7 +10,7 @@ import pytest
 
 from ccwire import Session, SessionStateInfo, StateChanged
 from ccwire._sessions import events as session_events
-from tests.test_session_fake import finish_turn, harness
+from tests.sessions.test_session_fake import finish_turn, harness
 
 pytestmark = pytest.mark.anyio
 

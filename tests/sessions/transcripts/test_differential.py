@@ -19,8 +19,8 @@ import pytest
 
 import ccwire
 from ccwire._app.main import CliIO, main
+from tests.e2e.conftest import CLI_PATH
 
-from ..e2e.conftest import CLI_PATH
 from .conftest import Captured, RefRunner
 from .dump_calls import run_calls
 from .make_transcripts import make_transcripts

@@ -39,7 +39,7 @@ from ccwire import (
 from ccwire._core.errors import SessionInUseError
 from ccwire._sessions.owner import current_owner, session_liveness
 from ccwire._sessions.state import SessionOwner
-from tests.test_session_fake import finish_turn, harness, start
+from tests.sessions.test_session_fake import finish_turn, harness, start
 
 pytestmark = pytest.mark.anyio
 

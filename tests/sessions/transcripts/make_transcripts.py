@@ -5,7 +5,7 @@ session helpers must handle: several turns, tool calls (two in parallel), a
 subagent, a resumed session and a fork made by the CLI. The CLI writes them under
 `home/.claude/projects/`. Run as a script to refresh the committed fixtures:
 
-    CCWIRE_CLI_PATH=node_modules/.bin/claude python -m tests.transcripts.make_transcripts
+    CCWIRE_CLI_PATH=node_modules/.bin/claude python -m tests.sessions.transcripts.make_transcripts
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ccwire import (
 )
 from ccwire.testing import ModelRequest, ScriptedModel, reply, text, tool_use
 
-FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+FIXTURE_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 """Where the captured transcripts are committed."""
 
 FIXTURE_CWD = "/ccwire-fixture/work"

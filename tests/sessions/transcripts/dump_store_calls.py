@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TARGET = "tests.fixtures.mcp_serve_server:server"
 ENTRY = "import sys; from ccwire._app.main import main; raise SystemExit(main(sys.argv[1:]))"
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},

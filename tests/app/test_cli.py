@@ -688,7 +688,7 @@ def test_load_script(tmp_path: Path) -> None:
 def test_exit_code_table_in_docs_matches_exit_codes() -> None:
     # docs/cli.md, "Errors and exit codes": one row per code, the meaning as in
     # EXIT_CODES (backticks aside), nothing more and nothing less
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     section = docs.split("### Errors and exit codes", 1)[1].split("\n#", 1)[0]
     rows = re.findall(r"^\|\s*(\d+)\s*\|\s*(.*?)\s*\|\s*$", section, flags=re.MULTILINE)
     documented = [(int(code), meaning.replace("`", "")) for code, meaning in rows]
