@@ -173,7 +173,7 @@ bench-schema: venv
 
 # The official MCP conformance suite (Node 22 from package.json) against `ccwire serve --http`.
 conformance: venv devtools
-	$(BIN)/python -m pytest tests/test_mcp_interop.py -q -k conformance
+	$(BIN)/python -m pytest tests/mcp/test_mcp_interop.py -q -k conformance
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

@@ -18,7 +18,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     from ._conversation.audit import AuditLog, redact_keys, redact_secrets
     from ._conversation.client import ClaudeSDKClient
     from ._conversation.options import (
-        DEFAULT_INHERITED_ENV,
+        CLI_ENV_ALLOWLIST,
         AgentDefinition,
         ClaudeAgentOptions,
         EffortLevel,
@@ -414,6 +414,7 @@ __all__ = [
     "CLIJSONDecodeError",
     "CLINotFoundError",
     "CLISilenceError",
+    "CLI_ENV_ALLOWLIST",
     "CallbackError",
     "CanUseTool",
     "CanUseToolShadowedWarning",
@@ -438,7 +439,6 @@ __all__ = [
     "CwdChangedHookInput",
     "CwdChangedHookSpecificOutput",
     "CwdChangedOutput",
-    "DEFAULT_INHERITED_ENV",
     "DEFAULT_SNAPSHOT_TIMEOUT",
     "DeferredToolUse",
     "DirectoryAddedHookInput",

@@ -1,4 +1,5 @@
-"""The `ccwire` command line: `run`, `batch`, `demo`, `doctor`, `sessions`, `show` and `serve`.
+"""The `ccwire` command line: `run`, `batch`, `demo`, `doctor`, `sessions`, `show`, `serve`
+and `compat`.
 
 Every failure is reported as one line (`ccwire: error: <cause>`), the CLI's stderr tail
 when there is one, and an optional `ccwire: hint: <fix>` line; with `--json` it is also
@@ -31,6 +32,7 @@ from .._core.errors import (
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
 from .batch import add_batch_arguments, batch_command
+from .compat import DropInError, add_compat_arguments, compat_command
 from .demo import demo_command
 from .doctor import (
     AUTH_HINT,
@@ -134,6 +136,15 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
         help="serve package.module:server over MCP stdio or HTTP (`ccwire serve --help`)",
     )
+    add_compat_arguments(
+        sub.add_parser(
+            "compat",
+            help="install, remove or check the claude_agent_sdk drop-in in this environment",
+            description="Make code that imports claude_agent_sdk (and cannot be edited) "
+            "run on ccwire: `install` writes a claude_agent_sdk package answered by ccwire "
+            "and a claude-agent-sdk distribution into this Python's site-packages.",
+        )
+    )
     return parser
 
 
@@ -161,7 +172,9 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
             io.stdout.write(version_report(io.environ))
             return ExitCode.OK
         if args.command is None:
-            parser.error("a COMMAND is required (run, batch, demo, doctor, sessions, show, serve)")
+            parser.error(
+                "a COMMAND is required (run, batch, demo, doctor, sessions, show, serve, compat)"
+            )
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
     verbose = bool(getattr(args, "verbose", False))
@@ -411,6 +424,13 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
 
 
+def _compat(args: argparse.Namespace, io: CliIO) -> int:
+    try:
+        return compat_command(args, io)
+    except DropInError as exc:
+        return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
+
+
 def _serve(argv: Sequence[str], io: CliIO) -> int:
     return serve_command(argv, io.stdout)
 
@@ -422,4 +442,5 @@ _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {
     "doctor": _doctor,
     "sessions": _sessions,
     "show": _sessions,
+    "compat": _compat,
 }

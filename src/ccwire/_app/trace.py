@@ -17,7 +17,7 @@ import anyio.abc
 from .._conversation.argv import build_argv
 from .._conversation.cli_env import build_env
 from .._conversation.options import ClaudeAgentOptions
-from .._transport.base import ProcessExit, Transport
+from .._transport.base import LineTransport, ProcessExit
 from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 
@@ -33,10 +33,10 @@ def _cut(line: bytes) -> str:
     return text
 
 
-class TracingTransport(Transport):
+class TracingTransport(LineTransport):
     """Passes everything to ``inner`` and writes a trace line for each step."""
 
-    def __init__(self, inner: Transport, write: Callable[[str], None]) -> None:
+    def __init__(self, inner: LineTransport, write: Callable[[str], None]) -> None:
         self._inner = inner
         self._write = write
 

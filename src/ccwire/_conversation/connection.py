@@ -51,7 +51,7 @@ from .._protocol.control import (
 )
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
-from .._transport.base import Transport
+from .._transport.base import LineTransport, Transport, as_line_transport
 from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
@@ -90,8 +90,9 @@ class Connection:
         self.options = options
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
-        self._custom_transport = transport
-        self._transport: Transport | None = None
+        # any object with the reference's six methods is driven through an adapter
+        self._custom_transport = None if transport is None else as_line_transport(transport)
+        self._transport: LineTransport | None = None
         self._protocol: ControlProtocol | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._host: TaskHost | None = None
@@ -168,7 +169,7 @@ class Connection:
 
     # -------------------------------------------------------------- lifecycle
 
-    def _make_transport(self) -> Transport:
+    def _make_transport(self) -> LineTransport:
         if self._custom_transport is not None:
             return self._custom_transport
         opts = self._launch_options
@@ -247,6 +248,8 @@ class Connection:
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
+            if opts.silence_timeout is not None:
+                protocol.clock = anyio.current_time
             await tg.start(protocol.run)
             if opts.silence_timeout is not None:
                 tg.start_soon(self._watch_silence, opts.silence_timeout)

@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
 
 
 __all__ = [
-    "DEFAULT_INHERITED_ENV",
+    "CLI_ENV_ALLOWLIST",
     "AgentDefinition",
     "ClaudeAgentOptions",
     "EffortLevel",
@@ -184,7 +184,7 @@ _AGENT_PLAIN_FIELDS = (
 )
 
 
-DEFAULT_INHERITED_ENV: tuple[str, ...] = (
+CLI_ENV_ALLOWLIST: tuple[str, ...] = (
     # the process basics
     "PATH",
     "HOME",
@@ -238,11 +238,14 @@ DEFAULT_INHERITED_ENV: tuple[str, ...] = (
     "HOMEDRIVE",
     "HOMEPATH",
 )
-"""The variables the CLI inherits from this process by default (``inherit_env``).
+"""What the CLI needs from this process's environment: the hardened choice for
+``inherit_env``.
 
-Names and shell-style patterns (``LC_*``). ``CLAUDECODE`` is never inherited. Extend it
-with ``inherit_env=[*DEFAULT_INHERITED_ENV, "SSH_AUTH_SOCK"]``, or pass
-``inherit_env=True`` to inherit everything (what ``claude-agent-sdk`` does)."""
+By default the CLI inherits every variable (but ``CLAUDECODE``), as with
+``claude-agent-sdk``. ``inherit_env=CLI_ENV_ALLOWLIST`` lets through only these names
+and shell-style patterns (``LC_*``): the basics, the CLI's and the cloud providers'
+variables, proxies and certificates, so that other secrets of this process stay out of
+the CLI's reach. Extend it with ``inherit_env=[*CLI_ENV_ALLOWLIST, "SSH_AUTH_SOCK"]``."""
 
 
 def normalize_inherit_env(value: object) -> bool | tuple[str, ...]:
@@ -443,10 +446,11 @@ class ClaudeAgentOptions:
     ``headers``, agents' MCP servers included, nor the ``env`` of settings given as
     JSON text), so options can be logged without leaking secrets.
 
-    The CLI's environment is built explicitly: the variables of this process that
-    ``inherit_env`` selects (by default `DEFAULT_INHERITED_ENV`, what the CLI
-    needs; ``True`` inherits everything, as ``claude-agent-sdk`` does; ``False``
-    nothing), then ``env``, then ccwire's own few variables.
+    The CLI's environment is built as ``claude-agent-sdk`` builds it: the variables of
+    this process that ``inherit_env`` selects (by default all but ``CLAUDECODE``;
+    `CLI_ENV_ALLOWLIST` for only what the CLI needs; ``False`` for none), then
+    ``env``, then ccwire's own few variables. It is passed to the process, never on its
+    command line.
 
     Example:
         ```python
@@ -543,8 +547,8 @@ class ClaudeAgentOptions:
             (`CCWIRE_CLI_PATH`, `PATH`, `node_modules/.bin`).
         cwd: The CLI's working directory. Default `None`: this process's.
         env: Variables added to the CLI's environment. Default `{}`.
-        inherit_env: Which variables of this process the CLI inherits.
-            Default `DEFAULT_INHERITED_ENV`.
+        inherit_env: Which variables of this process the CLI inherits. Default
+            `True`: all of them (but ``CLAUDECODE``); `CLI_ENV_ALLOWLIST` hardens it.
         user: Run the CLI as this OS user. Default `None`.
         stderr: Called with each line the CLI writes to stderr. Default `None`: the
             lines are kept for error messages only.
@@ -650,10 +654,11 @@ class ClaudeAgentOptions:
     cli_path: str | Path | None = None
     cwd: str | Path | None = None
     env: dict[str, str] = field(default_factory=dict)
-    inherit_env: bool | Iterable[str] = DEFAULT_INHERITED_ENV
-    """Which variables of this process the CLI inherits: `DEFAULT_INHERITED_ENV`
-    (the default), ``True`` (all but ``CLAUDECODE``), ``False`` (none: only ``env`` and
-    ccwire's own variables) or an iterable of names and shell-style patterns."""
+    inherit_env: bool | Iterable[str] = True
+    """Which variables of this process the CLI inherits: ``True`` (the default: all but
+    ``CLAUDECODE``, as with ``claude-agent-sdk``), `CLI_ENV_ALLOWLIST` (only what the
+    CLI needs: the hardened choice), ``False`` (none: only ``env`` and ccwire's own
+    variables) or an iterable of names and shell-style patterns."""
     user: str | None = None
     stderr: Callable[[str], None] | None = None
     debug_stderr: Any = sys.stderr
@@ -691,8 +696,8 @@ class ClaudeAgentOptions:
                 value = _masked_settings(value)
             elif f.name == "extra_args" and isinstance(value, Mapping):
                 value = _masked_extra_args(value)
-            elif f.name == "inherit_env" and value == DEFAULT_INHERITED_ENV:
-                value = _Named("DEFAULT_INHERITED_ENV")
+            elif f.name == "inherit_env" and value == CLI_ENV_ALLOWLIST:
+                value = _Named("CLI_ENV_ALLOWLIST")
             parts.append(f"{f.name}={value!r}")
         # and whatever else looks secret: URL passwords, ?token=, sk-ant-..., JWTs
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")

@@ -35,6 +35,7 @@ __all__ = [
     "McpError",
     "MessageDecodeError",
     "MessageEncodeError",
+    "MessageParseError",
     "ProcessError",
     "ResourceNotFoundError",
     "ResultError",
@@ -232,6 +233,21 @@ class CLIJSONDecodeError(MessageDecodeError):
         CcwireError.__init__(self, f"Failed to decode JSON: {line[:100]}...")
         self.line = line
         self.original_error = original_error
+
+
+class MessageParseError(MessageDecodeError):
+    """A message from the CLI could not be parsed into its type (``claude-agent-sdk``'s
+    name and signature, raised by ``parse_message()``).
+
+    Args:
+        message: What is wrong.
+        data: The offending message (``None`` when it was not a dict).
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        CcwireError.__init__(self, message)
+        self.data = data
+        self.line = "" if data is None else str(data)[:200]
 
 
 class ControlProtocolError(CcwireError):

@@ -138,7 +138,6 @@ class SdkMcpServer:
         self.page_size = page_size
         """How many entries one ``tools/list`` (``resources/list``, ...) page holds."""
         self._tools: dict[str, SdkMcpTool[Any]] = {}
-        self._definitions: list[dict[str, Any]] | None = None
         self._resources = ResourceSet(name, resources or ())
         self._prompts = PromptSet(name, prompts or ())
         self._broadcast = Broadcaster(f"MCP server {name!r}")
@@ -181,7 +180,6 @@ class SdkMcpServer:
         if tool.name in self._tools:
             raise ToolDefinitionError(f"duplicate tool name {tool.name!r} in server {self.name!r}")
         self._tools[tool.name] = tool
-        self._definitions = None
         self._tools_version += 1
 
     def add_tool(self, tool: SdkMcpTool[Any]) -> None:
@@ -196,7 +194,6 @@ class SdkMcpServer:
         """Remove and return the tool called ``name`` (``KeyError`` if there is none) and
         announce ``tools/list_changed``.  Calls already running are not interrupted."""
         tool = self._tools.pop(name)
-        self._definitions = None
         self._tools_version += 1
         self._broadcast.announce(TOOLS_CHANGED)
         return tool
@@ -372,9 +369,7 @@ class SdkMcpServer:
     async def _tools_list(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
-        definitions = self._definitions
-        if definitions is None:
-            definitions = self._definitions = [t.definition for t in self._tools.values()]
+        definitions = [t.definition for t in self._tools.values()]  # a tool's fields may change
         listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
         remember(self._listed, key, self._tools_version)
         for waiter in self._relist_waiters.pop(key, ()):

@@ -132,7 +132,9 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
 
     The default spawner (``anyio.open_process``); a spawner that wraps the command
     (a sandbox, ``nice``, ...) can start its own command line with it:
-    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``.
+    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``. The
+    spawn itself is not interrupted by a cancellation, which takes effect right after:
+    a spawner that awaits anything after it must stop the process if that raises.
 
     Args:
         options: What to start.
@@ -147,15 +149,18 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
     """
     exe = options.command
     try:
-        return await anyio.open_process(
-            options.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=options.cwd,
-            env=dict(options.env),
-            user=options.user,
-        )
+        # milliseconds, never interrupted: a child is never left half made (the caller
+        # gets it, and a cancellation takes effect at its next checkpoint)
+        with anyio.CancelScope(shield=True):
+            proc = await anyio.open_process(
+                options.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=options.cwd,
+                env=dict(options.env),
+                user=options.user,
+            )
     except FileNotFoundError as exc:
         if options.cwd is not None and not await anyio.Path(options.cwd).is_dir():
             raise CLIConnectionError(
@@ -169,6 +174,7 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
         ) from exc
     except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
         raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+    return proc
 
 
 def as_spawner(obj: object) -> ProcessSpawner:

@@ -19,13 +19,15 @@ within about a second. The remote side needs a POSIX ``sh``, ``base64`` and
 ``mktemp``, and the CLI (``cli``, default ``claude`` on the remote ``PATH``).
 
 Variables that describe this machine (`LOCAL_ONLY_ENV`: ``PATH``, ``HOME``, ...) are
-not forwarded: the remote login's own are kept, unless given in ``env``.
+not forwarded: the remote login's own are kept, unless given in ``env``. The others of
+the CLI's environment are (with ``inherit_env=True``, the default, that is this
+process's whole environment: ``inherit_env=CLI_ENV_ALLOWLIST`` sends only what the CLI
+needs).
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import os
 import shlex
 import shutil
@@ -105,8 +107,8 @@ class SSHSpawner:
     ssh: str = "ssh"
     extra_args: Sequence[str] = ()
 
-    async def __call__(self, options: SpawnOptions) -> anyio.abc.Process:
-        """Connect, send the start-up script, and return the ``ssh`` process.
+    async def __call__(self, options: SpawnOptions) -> _SSHProcess:
+        """Start ``ssh``; the start-up line goes out ahead of the session's first line.
 
         Args:
             options: What ccwire would start here.
@@ -120,12 +122,7 @@ class SSHSpawner:
             SpawnError: ``options.user`` is set, or a private file cannot be read.
         """
         local, script = self.wrap(options)
-        proc = await spawn_local(local)
-        assert proc.stdin is not None
-        # if ssh already exited (e.g. refused), its status and stderr say why
-        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            await proc.stdin.send(script)
-        return proc
+        return _SSHProcess(await spawn_local(local), script)
 
     def wrap(self, options: SpawnOptions) -> tuple[SpawnOptions, bytes]:
         """The local ``ssh`` command and the first line to write to it.
@@ -191,3 +188,56 @@ class SSHSpawner:
         words += [f'"$ccwire_d"/{q(files[a])}' if a in files else q(a) for a in options.args]
         lines.append(_RUN.format(command=" ".join(words)))
         return base64.b64encode("\n".join(lines).encode("utf-8")) + b"\n"
+
+
+class _HeaderFirst(anyio.abc.ByteSendStream):
+    """``ssh``'s stdin: the start-up line goes out with the first write (so starting
+    ``ssh`` never waits for the connection), then everything as it comes."""
+
+    def __init__(self, inner: anyio.abc.ByteSendStream, header: bytes) -> None:
+        self._inner = inner
+        self._header: bytes | None = header
+
+    async def send(self, item: bytes) -> None:
+        header, self._header = self._header, None
+        await self._inner.send(item if header is None else header + item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _SSHProcess:
+    """The ``ssh`` process, its stdin sending the start-up line first."""
+
+    def __init__(self, proc: anyio.abc.Process, header: bytes) -> None:
+        assert proc.stdin is not None
+        self._proc = proc
+        self.stdin: anyio.abc.ByteSendStream = _HeaderFirst(proc.stdin, header)
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+
+    @property
+    def pid(self) -> int:
+        """The local ``ssh`` process's id."""
+        return self._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """``ssh``'s exit status: the remote CLI's, or 255."""
+        return self._proc.returncode
+
+    async def wait(self) -> int:
+        """Wait for ``ssh`` to exit."""
+        return await self._proc.wait()
+
+    def terminate(self) -> None:
+        """End ``ssh`` (the remote side's watchdog ends the CLI)."""
+        self._proc.terminate()
+
+    def kill(self) -> None:
+        """Kill ``ssh`` (likewise)."""
+        self._proc.kill()
+
+    async def aclose(self) -> None:
+        """Release ``ssh``'s pipes (it has exited, or is about to)."""
+        await self._proc.aclose()

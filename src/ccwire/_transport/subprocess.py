@@ -25,10 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from .._core.errors import CcwireError, CLIConnectionError, ProcessError
 from .._wire.framing import LineDecoder
-from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
+from .base import CLI_EXITED, LineTransport, ProcessExit, StderrCollector, check_line, logger
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
 from .spawn import ProcessSpawner, RunningProcess, SpawnOptions, start_process
 
@@ -50,8 +51,8 @@ class _Phase(enum.Enum):
     CLOSED = "closed"  # aclose() began, or launching failed
 
 
-class SubprocessTransport(Transport):
-    """A `Transport` over a child process's stdin/stdout/stderr.
+class SubprocessTransport(LineTransport):
+    """A `LineTransport` over a child process's stdin/stdout/stderr.
 
     ``stderr_callback`` gets every stderr line; ``stderr_tail_bytes`` bounds the tail
     quoted in `ProcessError`. ``max_line_bytes`` caps one stdout line
@@ -101,7 +102,7 @@ class SubprocessTransport(Transport):
         self._writer = LineWriter()
         self._lines: deque[bytes] = deque()  # read, not yet received
         self._stdout_eof = False
-        self._read_scope: anyio.CancelScope | None = None  # of the read in progress
+        self._reading = False  # a read of stdout is waiting for data
         self._abandoned = False  # the CLI exited and a grandchild holds stdout open
         self._stdout_done = anyio.Event()  # stdout reached its end (or was given up)
         self._stderr_done = anyio.Event()
@@ -133,11 +134,13 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ start
 
     async def launch(self) -> None:
-        """Spawn the process; see `Transport.launch()`."""
+        """Spawn the process; see `LineTransport.launch()`."""
         if self._phase is not _Phase.NEW:
             raise CLIConnectionError("this transport was already started (or closed)")
         self._phase = _Phase.LAUNCHING
         try:
+            # the local spawn is never interrupted: a child is never left half made (a
+            # cancellation takes effect just after, and aclose() stops the child)
             proc = await self._spawn()
         except BaseException:
             self._phase = _Phase.CLOSED
@@ -150,6 +153,7 @@ class SubprocessTransport(Transport):
                 await self._kill_unstarted(proc)
             raise CLIConnectionError("the transport was closed while the CLI was starting")
         self._phase = _Phase.LAUNCHED
+        await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
         """Spawn the process (unless `launch()` did) and start the background tasks
@@ -196,7 +200,7 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ input
 
     async def send_line(self, line: bytes) -> None:
-        """Write one encoded line; see `Transport.send_line()`."""
+        """Write one encoded line; see `LineTransport.send_line()`."""
         check_line(line)
         proc = self._started()
         error = self._writer.error
@@ -253,7 +257,7 @@ class SubprocessTransport(Transport):
     # ----------------------------------------------------------------- output
 
     async def receive_line(self) -> bytes | None:
-        """Return the next line; see `Transport.receive_line()`."""
+        """Return the next line; see `LineTransport.receive_line()`."""
         proc = self._started()
         while not self._lines:
             if self._decoder.error is not None:  # a line over max_line_bytes
@@ -276,20 +280,18 @@ class SubprocessTransport(Transport):
         """The next chunk of stdout; ``b""`` at its end (or once given up on)."""
         stdout = proc.stdout
         try:
-            if not self._abandoned:
-                with anyio.CancelScope() as scope:
-                    self._read_scope = scope  # `_watch_exit` cancels it to give up the pipe
-                    try:
-                        return await stdout.receive(self._chunk_size)
-                    finally:
-                        self._read_scope = None
-            # the CLI exited and a grandchild holds stdout open: read what is left, as
-            # long as it keeps coming
-            with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+            if self._abandoned:  # the CLI exited and a grandchild holds stdout open:
+                # read what is left, as long as it keeps coming
+                with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+                    return await stdout.receive(self._chunk_size)
+                return b""
+            self._reading = True
+            try:
                 return await stdout.receive(self._chunk_size)
-            return b""
+            finally:
+                self._reading = False
         except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return b""  # the end, or closed by aclose()
+            return b""  # the end, given up (`_give_up_pipes`), or closed by aclose()
         except (anyio.BrokenResourceError, OSError) as exc:
             raise CLIConnectionError(f"reading the CLI's output failed: {exc!r}") from exc
 
@@ -337,20 +339,22 @@ class SubprocessTransport(Transport):
             await proc.wait()  # also reaps the child on trio
         except CcwireError as exc:  # a spawner's process whose wait() fails
             logger.error("ccwire: %s", exc)
-            self._give_up_pipes()
+            await self._give_up_pipes(proc)
             return
         self._writer.stop()  # nothing more can be written; lets the writer task end
         with anyio.move_on_after(_EOF_GRACE):
             await self._stdout_done.wait()
             await self._stderr_done.wait()
-        self._give_up_pipes()
+        await self._give_up_pipes(proc)
 
-    def _give_up_pipes(self) -> None:
-        """Stop waiting for the ends of pipes a grandchild may hold open."""
+    async def _give_up_pipes(self, proc: RunningProcess) -> None:
+        """Stop waiting for the ends of pipes a grandchild may hold open. A read of
+        stdout that waits now has read all the CLI wrote: it ends, as at the end of the
+        output; otherwise the reads to come take only what is already there."""
         if not self._stdout_done.is_set():
             self._abandoned = True
-            if self._read_scope is not None:
-                self._read_scope.cancel()
+            if self._reading:
+                await close_quietly(proc.stdout)
         if not self._stderr_done.is_set():
             self._stderr_scope.cancel()
 
@@ -388,7 +392,7 @@ class SubprocessTransport(Transport):
                     return
         with anyio.move_on_after(_STDERR_WAIT):
             await self._stderr_done.wait()
-        self._give_up_pipes()
+        await self._give_up_pipes(proc)
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()

@@ -601,7 +601,7 @@ def without_prompt_uuids(frame: Mapping[str, Any], hidden: Container[str]) -> di
 # ----------------------------------------------------------------- control frames
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ControlResponse:
     """A ``control_response`` frame, success or error."""
 
@@ -612,7 +612,7 @@ class ControlResponse:
     error_code: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ControlRequest:
     """A ``control_request`` frame from the CLI."""
 
@@ -690,7 +690,7 @@ def encode_error(request_id: str, error: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- MCP
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class McpMessageRequest:
     """A decoded ``mcp_message`` request: a JSON-RPC message for one SDK server."""
 

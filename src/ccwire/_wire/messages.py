@@ -1,6 +1,7 @@
 """Typed messages and content blocks, as the CLI reports the conversation.
 
-These are plain frozen dataclasses; `codec` builds them from the wire.
+These are plain dataclasses (mutable, as in claude-agent-sdk); `codec` builds them
+from the wire.
 Every message and block keeps the decoded wire object in ``raw`` (excluded from
 equality and ``repr``), so nothing the CLI sent is ever lost, and anything ccwire does
 not model arrives as `RawMessage` / `UnknownBlock` instead of vanishing.
@@ -70,7 +71,7 @@ def _raw() -> Any:
     return field(default_factory=dict, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TextBlock:
     """Text written by the model (or the user).
 
@@ -83,7 +84,7 @@ class TextBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ThinkingBlock:
     """The model's visible reasoning, with the signature the API requires back.
 
@@ -98,7 +99,7 @@ class ThinkingBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolUseBlock:
     """The model asks to run a tool. `id` links it to the matching `ToolResultBlock`.
 
@@ -115,7 +116,7 @@ class ToolUseBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolResultBlock:
     """What a tool returned.
 
@@ -133,7 +134,7 @@ class ToolResultBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ServerToolUseBlock:
     """A tool the API runs itself (web search, code execution, ...).
 
@@ -150,7 +151,7 @@ class ServerToolUseBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ServerToolResultBlock:
     """The result of a tool the API ran itself (an ``advisor_tool_result`` block, ...).
 
@@ -165,7 +166,7 @@ class ServerToolResultBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UnknownBlock:
     """A content block of a type ccwire does not model; `raw` holds all of it.
 
@@ -192,7 +193,7 @@ server-side tool call or its result, or an `UnknownBlock` for block types ccwire
 not model."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UserMessage:
     """A user-role message: tool results the CLI produced, or echoed prompts.
 
@@ -217,7 +218,7 @@ class UserMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AssistantMessage:
     """One assistant frame. While streaming, the CLI sends one content block per frame;
     frames of one API message share `message_id`.
@@ -255,7 +256,7 @@ class AssistantMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SystemMessage:
     """A `system` frame (`init`, `status`, ...).
 
@@ -279,7 +280,7 @@ TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stop
 `TaskNotificationMessage` (``stopped``) or a `TaskUpdatedMessage` (``killed``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskStartedMessage(SystemMessage):
     """A subagent or background task started (``system``/``task_started``).
 
@@ -303,7 +304,7 @@ class TaskStartedMessage(SystemMessage):
     task_type: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskProgressMessage(SystemMessage):
     """A running task reports progress (``system``/``task_progress``).
 
@@ -329,7 +330,7 @@ class TaskProgressMessage(SystemMessage):
     last_tool_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskNotificationMessage(SystemMessage):
     """A task completed, failed or was stopped (``system``/``task_notification``).
 
@@ -360,7 +361,7 @@ class TaskNotificationMessage(SystemMessage):
     usage: TaskUsage | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskUpdatedMessage(SystemMessage):
     """A background task's state changed (``system``/``task_updated``).
 
@@ -382,7 +383,7 @@ class TaskUpdatedMessage(SystemMessage):
     uuid: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MirrorErrorMessage(SystemMessage):
     """Copying transcript lines to a session store failed (``subtype`` ``mirror_error``).
 
@@ -400,7 +401,7 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HookEventMessage(SystemMessage):
     """A hook ran (``hook_started``/``hook_response``; with ``include_hook_events``).
 
@@ -418,7 +419,7 @@ class HookEventMessage(SystemMessage):
     uuid: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DeferredToolUse:
     """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``).
 
@@ -433,7 +434,7 @@ class DeferredToolUse:
     input: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResultMessage:
     """The end of a turn: outcome, timing, cost and usage.
 
@@ -492,7 +493,7 @@ class ResultMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StreamEvent:
     """A raw Messages API stream event (only with `include_partial_messages`).
 
@@ -515,7 +516,7 @@ class StreamEvent:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RateLimitInfo:
     """Where the account stands against a rate limit.
 
@@ -540,7 +541,7 @@ class RateLimitInfo:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RateLimitEvent:
     """The account's rate limit status changed (a ``rate_limit_event`` frame).
 
@@ -557,7 +558,7 @@ class RateLimitEvent:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ConversationResetMessage:
     """The conversation was replaced without ending the connection (``/clear``, ...).
 
@@ -577,7 +578,7 @@ class ConversationResetMessage:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RawMessage:
     """A frame of a type ccwire does not model (``tool_progress``,
     ``command_lifecycle``, future types...). Nothing is dropped: ``data`` is the frame.
@@ -596,7 +597,7 @@ class RawMessage:
         return self.data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TranscriptMirrorMessage(RawMessage):
     """A ``transcript_mirror`` frame: lines the CLI just wrote to its session file.
 
