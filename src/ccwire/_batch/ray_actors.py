@@ -19,8 +19,8 @@ from .._conversation.options import ClaudeAgentOptions
 from .errors import BatchConfigError
 from .refs import resolve_hooks, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import run_task
 from .tasks import BatchTask
+from .telemetry import run_traced
 
 __all__ = ["SessionHost", "worker_options"]
 
@@ -72,7 +72,9 @@ class SessionHost:
         """
         return os.getpid()
 
-    async def run(self, task: BatchTask, seed: int) -> dict[str, Any]:
+    async def run(
+        self, task: BatchTask, seed: int, trace: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         """Run one task with retries on this actor's event loop.
 
         Cancelling the call (``ray.cancel``) cancels the session, which ends its CLI.
@@ -80,6 +82,7 @@ class SessionHost:
         Args:
             task: The task.
             seed: Seed of this task's backoff jitter.
+            trace: The batch span's context (W3C headers), with telemetry.
 
         Returns:
             `BatchResult.to_json` of the task's result (failures included).
@@ -93,5 +96,6 @@ class SessionHost:
             failed = BatchResult(id=task.id, ok=False, is_error=True, error=str(self._options),
                                  error_kind="config", metadata=dict(task.metadata))  # fmt: skip
             return failed.to_json()
-        result = await run_task(task, self._options, self._policy, rng=random.Random(seed))
+        result = await run_traced(task, self._options, self._policy, rng=random.Random(seed),
+                                  parent=trace, worker=True)  # fmt: skip
         return result.to_json()

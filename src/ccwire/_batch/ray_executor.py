@@ -34,6 +34,7 @@ from .errors import BatchConfigError
 from .ray_actors import SessionHost
 from .results import BatchResult
 from .session import BatchEvent, emit
+from .telemetry import portable_telemetry
 
 __all__ = ["default_per_actor", "feed_ray", "portable_options"]
 
@@ -87,7 +88,9 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
             )
     # `debug_stderr` defaults to this process's stderr, which the CLI never writes to
     # here (it is the reference's field, accepted and ignored): a worker gets its own.
-    return dataclasses.replace(options, debug_stderr=None)
+    return dataclasses.replace(
+        options, debug_stderr=None, telemetry=portable_telemetry(options.telemetry)
+    )
 
 
 def default_per_actor(
@@ -223,7 +226,10 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                         await _collect(pool, run, send)
                     if host is None:
                         break
-                    pool.submit(host, task.id, task, run._rng.getrandbits(32))
+                    if run.over_budget():  # spent while this task waited for an actor
+                        continue
+                    pool.submit(host, task.id, task, run._rng.getrandbits(32),
+                                run._tracing.carrier())  # fmt: skip
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
             while pool.in_flight:

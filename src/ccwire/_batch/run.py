@@ -15,12 +15,14 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .._conversation.options import ClaudeAgentOptions
 from .._sessions.stores.protocol import SessionStore
+from .budget import BudgetAction, CostBudget
 from .errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
 from .output import ResultsFile, read_results
 from .refs import check_reference, resolve_hooks, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, emit, run_task
+from .session import BatchEvent, EventSink, emit
 from .tasks import BatchTask, TaskLike, coerce_task
+from .telemetry import BatchTracing, run_traced
 
 __all__ = ["DEFAULT_RETRIES", "BatchRun", "Executor", "finished_ids", "run_batch"]
 
@@ -68,6 +70,8 @@ def run_batch(
     memory: int | None = None,
     seed: int | None = None,
     sessions_per_actor: int | None = None,
+    max_cost_usd: float | None = None,
+    on_budget: BudgetAction = "finish",
 ) -> BatchRun:
     """Run every task in its own session; results arrive as tasks finish.
 
@@ -109,6 +113,13 @@ def run_batch(
             Default: as many as the smallest node that can hold a session has room
             for by `num_cpus` and `memory`, at most `concurrency` and 16. Ignored by
             the local executor.
+        max_cost_usd: A budget in US dollars for the whole batch: the results in
+            `output` count, so a re-run does not spend it again. Once the recorded
+            cost reaches it no task is started; tasks not run stay out of `output`, so
+            running again (with a larger budget or none) runs exactly them.
+        on_budget: What happens to the tasks running when the budget is spent: they
+            ``finish`` (the cost may pass the budget by theirs), or they are cancelled
+            (``interrupt``; not recorded, so they run again next time).
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it.
@@ -142,6 +153,10 @@ def run_batch(
     if hooks is not None:
         check_reference(hooks, "hooks")
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
+    budget = None
+    if max_cost_usd is not None:
+        prior = sum(r.cost_usd for r in read_results(output)) if output is not None else 0.0
+        budget = CostBudget(max_cost_usd, on_budget, spent=prior)
     writer = ResultsFile(output) if output is not None else None
     return BatchRun(
         tasks,
@@ -161,6 +176,7 @@ def run_batch(
             "per_actor": sessions_per_actor,
         },
         rng=random.Random(seed),
+        budget=budget,
     )
 
 
@@ -174,6 +190,7 @@ class BatchRun:
     Attributes:
         skipped: Ids skipped because the results file already had them.
         submitted: Tasks started so far.
+        budget: The batch's `CostBudget` (`max_cost_usd`), if it has one.
     """
 
     def __init__(
@@ -191,6 +208,7 @@ class BatchRun:
         events: EventSink | None,
         ray_options: dict[str, Any],
         rng: random.Random,
+        budget: CostBudget | None = None,
     ) -> None:
         self._tasks = tasks
         self._options = options
@@ -201,7 +219,9 @@ class BatchRun:
         self._skip = skip
         self._tools = tools
         self._hooks = hooks
-        self._events = events
+        self._tracing = BatchTracing(options, executor=executor, concurrency=concurrency)
+        self._events = self._tracing.watch(events)
+        self.budget = budget
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
@@ -219,12 +239,13 @@ class BatchRun:
         tg = anyio.create_task_group()
         await tg.__aenter__()
         self._tg = tg
-        if self._executor == "ray":
-            from .ray_executor import feed_ray
+        with self._tracing.started():  # the batch's span: every task's parent
+            if self._executor == "ray":
+                from .ray_executor import feed_ray
 
-            tg.start_soon(feed_ray, self, send)
-        else:
-            tg.start_soon(self._feed_local, send)
+                tg.start_soon(feed_ray, self, send)
+            else:
+                tg.start_soon(self._feed_local, send)
         return self
 
     async def __aexit__(
@@ -245,6 +266,8 @@ class BatchRun:
                 self._receive.close()
             if self._writer is not None:
                 self._writer.close()
+            self._tracing.end(submitted=self.submitted, skipped=len(self.skipped),
+                              failure=exc or self._failure)  # fmt: skip
         if exc is None and self._failure is not None:
             raise self._failure
         return None
@@ -290,6 +313,8 @@ class BatchRun:
                 if task.id in self._skip:
                     self.skipped.append(task.id)
                     continue
+                if self.over_budget():
+                    return
                 yield task
         except BatchInputError as exc:
             self._failure = exc
@@ -327,8 +352,15 @@ class BatchRun:
                     self._failure = BatchError(f"cannot write the results file: {exc}")
                 self.stop()
                 return
+        interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
         await send.send(result)
+        if interrupt:  # the budget is spent: cancel the running tasks
+            self.stop()
+
+    def over_budget(self) -> bool:
+        """True once the batch's budget is spent: no task may start."""
+        return self.budget is not None and self.budget.exhausted
 
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
         async with send:
@@ -342,6 +374,9 @@ class BatchRun:
             tg = self._tg
             async for task in self.next_tasks():
                 await slots.acquire()
+                if self.over_budget():  # spent while this task waited for a slot
+                    slots.release()
+                    continue
                 self.submitted += 1
                 tg.start_soon(self._work, task, options, slots, send.clone())
 
@@ -354,8 +389,8 @@ class BatchRun:
     ) -> None:
         async with send:
             try:
-                result = await run_task(task, options, self._policy, events=self._events,
-                                        rng=self._rng)  # fmt: skip
+                result = await run_traced(task, options, self._policy, events=self._events,
+                                          rng=self._rng)  # fmt: skip
                 await self.finish(send, result)
             finally:
                 slots.release()
