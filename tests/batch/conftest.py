@@ -10,7 +10,7 @@ import pytest
 from tests.e2e.conftest import CLI_PATH
 
 BATCH_DIR = Path(__file__).parent
-REAL_CLI_MODULES = ("test_batch_cli_e2e", "test_batch_e2e", "test_batch_ray")
+REAL_CLI_MODULES = ("test_batch_cli_e2e", "test_batch_e2e", "test_batch_ray", "test_batch_budget")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

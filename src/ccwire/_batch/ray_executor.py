@@ -232,7 +232,7 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                                 run._tracing.carrier())  # fmt: skip
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
-            while pool.in_flight:
+            while pool.in_flight and not run.interrupted:  # interrupted: cancelled below
                 await _collect(pool, run, send)
             if pool.broken is not None and run._failure is None:
                 run._failure = pool.broken

@@ -222,6 +222,8 @@ class BatchRun:
         self._tracing = BatchTracing(options, executor=executor, concurrency=concurrency)
         self._events = self._tracing.watch(events)
         self.budget = budget
+        self.interrupted = False  # by the budget: the running tasks were cancelled
+        self._running: set[anyio.CancelScope] = set()  # of the local tasks running
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
@@ -354,9 +356,11 @@ class BatchRun:
                 return
         interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
+        if interrupt:  # an `interrupt` budget is spent: cancel the running tasks
+            self.interrupted = True
+            for scope in self._running:
+                scope.cancel()
         await send.send(result)
-        if interrupt:  # the budget is spent: cancel the running tasks
-            self.stop()
 
     def over_budget(self) -> bool:
         """True once the batch's budget is spent: no task may start."""
@@ -389,9 +393,13 @@ class BatchRun:
     ) -> None:
         async with send:
             try:
-                result = await run_traced(task, options, self._policy, events=self._events,
-                                          rng=self._rng)  # fmt: skip
-                await self.finish(send, result)
+                with anyio.CancelScope() as scope:  # cancelled when the budget interrupts
+                    self._running.add(scope)
+                    result = await run_traced(task, options, self._policy, events=self._events,
+                                              rng=self._rng)  # fmt: skip
+                self._running.discard(scope)
+                if not scope.cancelled_caught:  # else not recorded: it runs again next time
+                    await self.finish(send, result)
             finally:
                 slots.release()
 
