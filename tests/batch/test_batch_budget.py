@@ -47,7 +47,8 @@ def test_the_budget_stops_within_one_task_and_a_rerun_finishes_the_rest(
     base = ["batch", str(tasks), "-o", str(results), "--offline", "--plain", "-j", "1"]
     budget = "0.0015"  # an echo session costs $0.0006 here: the third one spends it
 
-    code, err = run_cli([*base, "--max-cost-usd", budget], cli_path)
+    report = tmp_path / "report.html"
+    code, err = run_cli([*base, "--max-cost-usd", budget, "--report", str(report)], cli_path)
     first = recorded(results)
     costs = [r.cost_usd for r in first]
     assert code == 1, err
@@ -55,6 +56,9 @@ def test_the_budget_stops_within_one_task_and_a_rerun_finishes_the_rest(
     assert sum(costs) >= float(budget)  # it went on while there was money left...
     assert sum(costs) - costs[-1] < float(budget)  # ...and stopped at the task that spent it
     assert f"{TASKS - len(first)} tasks not run" in err
+    page = report.read_text()  # the live report, written a last time at the end
+    assert f'<div class="total" id="total-total"><b>{len(first)}</b>' in page
+    assert 'http-equiv="refresh"' not in page
 
     code, err = run_cli([*base, "--max-cost-usd", budget], cli_path)  # already spent
     assert (code, len(recorded(results))) == (1, len(first))

@@ -140,13 +140,10 @@ def phoenix(tmp_path: Path) -> Iterator[Phoenix]:
 
 def attrs(span: dict[str, Any]) -> dict[str, Any]:
     """A span's attributes from Phoenix's OTLP JSON (``{"key", "value": {"*_value"}}``)."""
-    out = {}
+    out: dict[str, Any] = {}
     for item in span.get("attributes") or []:
-        value = {k: v for k, v in item["value"].items() if v is not None}
-        if "array_value" in value:
-            out[item["key"]] = [next(iter(v.values())) for v in value["array_value"]["values"]]
-        else:
-            out[item["key"]] = next(iter(value.values()), None)
+        value: dict[str, Any] = {k: v for k, v in item["value"].items() if v is not None}
+        out[item["key"]] = next(iter(value.values()), None)
     return out
 
 
@@ -174,6 +171,7 @@ def otlp_env(phoenix: Phoenix) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
         "OTEL_EXPORTER_OTLP_ENDPOINT": phoenix.endpoint,
         "OTEL_SERVICE_NAME": "ccwire-test",
+        "OTEL_METRICS_EXPORTER": "none",  # Phoenix takes traces only
         "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     }
 

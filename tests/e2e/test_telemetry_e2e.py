@@ -137,9 +137,11 @@ async def test_a_session_is_one_span_and_each_tool_call_a_child(
         mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
         can_use_tool=decide,
         hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool])]},
-        telemetry=Telemetry(tracer_provider=otel.tracer_provider,
-                            meter_provider=otel.meter_provider,
-                            attributes={"app.request": "r-1"}),  # fmt: skip
+        telemetry=Telemetry(
+            tracer_provider=otel.tracer_provider,
+            meter_provider=otel.meter_provider,
+            attributes={"app.request": "r-1"},
+        ),
     )
     with tracer.start_as_current_span("the caller's request") as request:
         messages = await run_session(options, f"add them up, key {SECRET}")
@@ -203,7 +205,8 @@ async def test_a_session_is_one_span_and_each_tool_call_a_child(
     assert "touch made.txt" not in recorded and "add them up" not in recorded
     assert SECRET not in recorded
 
-    tokens = {p.attributes["gen_ai.token.type"]: p for p in otel.points("gen_ai.client.token.usage")}
+    points = otel.points("gen_ai.client.token.usage")
+    tokens = {p.attributes["gen_ai.token.type"]: p for p in points}
     assert tokens["input"].sum == attrs["gen_ai.usage.input_tokens"]
     assert tokens["output"].sum == attrs["gen_ai.usage.output_tokens"]
     assert tokens["input"].attributes["gen_ai.request.model"] == model.model
@@ -227,8 +230,11 @@ async def test_content_only_when_asked_secrets_never_errors_on_the_span(
         mcp_servers={"t": create_sdk_mcp_server("t", tools=[fail])},
         allowed_tools=["mcp__t__fail"],
         max_turns=1,
-        telemetry=Telemetry(tracer_provider=otel.tracer_provider,
-                            meter_provider=otel.meter_provider, record_content=True),  # fmt: skip
+        telemetry=Telemetry(
+            tracer_provider=otel.tracer_provider,
+            meter_provider=otel.meter_provider,
+            record_content=True,
+        ),
     )
     messages = await run_session(options, f"try it with password={SECRET}")
     result = messages[-1]
@@ -239,8 +245,8 @@ async def test_content_only_when_asked_secrets_never_errors_on_the_span(
     attrs = dict(session.attributes or {})
     assert attrs["error.type"] == "error_max_turns"
     prompt = json.loads(str(attrs["gen_ai.input.messages"]))
-    assert prompt == [{"role": "user", "parts": [{"type": "text",
-                                                   "content": "try it with password=***"}]}]  # fmt: skip
+    part = {"type": "text", "content": "try it with password=***"}
+    assert prompt == [{"role": "user", "parts": [part]}]
     failed = otel.one("execute_tool mcp__t__fail")
     assert failed.status.status_code is StatusCode.ERROR
     fattrs = dict(failed.attributes or {})
@@ -257,8 +263,9 @@ async def test_content_only_when_asked_secrets_never_errors_on_the_span(
 async def test_a_cli_that_cannot_start_is_an_error_on_the_span(otel: Otel, tmp_path: Any) -> None:
     options = ClaudeAgentOptions(
         cli_path=str(tmp_path / "no-such-claude"),
-        telemetry=Telemetry(tracer_provider=otel.tracer_provider,
-                            meter_provider=otel.meter_provider),  # fmt: skip
+        telemetry=Telemetry(
+            tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
+        ),
     )
     with pytest.raises(Exception, match="no-such-claude"):
         await run_session(options, "hello")

@@ -112,7 +112,7 @@ def write_report(
     links: dict[str, str] = {}
     if transcripts:
         folder = target.with_name(f"{target.stem}_sessions")
-        for result in {*_slowest(results), *_costliest(results)}:
+        for result in [*_slowest(results), *_costliest(results)]:
             sid = result.session_id
             if sid is None or sid in links:
                 continue
@@ -215,9 +215,16 @@ def _histogram(results: Sequence[BatchResult], series: _Series) -> str:
 
 def _svg(series: _Series, height: int, body: str) -> str:
     slug = series.name.lower().replace(" ", "-")
+    legend = ""
+    if len(series.parts) > 1:
+        legend = "".join(
+            f'<span class="key"><i style="background:{_PALETTE.get(p, "#4c78a8")}"></i>'
+            f"{escape(p)}</span>"
+            for p in series.parts
+        )
     return (
         f'<figure class="chart" id="chart-{slug}"><figcaption>{escape(series.name)} '
-        f'<span class="unit">({escape(series.unit)})</span></figcaption>'
+        f'<span class="unit">({escape(series.unit)})</span>{legend}</figcaption>'
         f'<svg role="img" aria-label="{escape(series.name)}" width="{_WIDTH}" height="{height}" '
         f'viewBox="0 0 {_WIDTH} {height}">{body}</svg></figure>'
     )
@@ -280,6 +287,9 @@ figure.chart { background: var(--card); border: 1px solid var(--line); border-ra
   margin: 14px 0; padding: 12px 10px; overflow-x: auto; }
 figcaption { font-weight: 600; margin: 0 0 6px 6px; } .unit { color: var(--muted);
   font-weight: 400; }
+.key { font-weight: 400; font-size: .85rem; margin-left: 12px; color: var(--muted); }
+.key i { display: inline-block; width: 10px; height: 10px; margin-right: 4px;
+  border-radius: 2px; }
 svg text { font-size: 11px; fill: var(--fg); } svg text.failed { fill: var(--err); }
 svg text.value { fill: var(--muted); }
 table { border-collapse: collapse; width: 100%; background: var(--card); font-size: .9rem; }

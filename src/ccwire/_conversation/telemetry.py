@@ -120,8 +120,9 @@ def setup_otlp(*, service_name: str | None = None) -> None:
 
     Sets the global tracer and meter providers of OpenTelemetry, with a batch span
     processor and a periodic metric reader whose exporters read the standard
-    ``OTEL_EXPORTER_OTLP_*`` variables (endpoint default ``http://localhost:4318``).
-    Providers already set globally are kept. Use it as
+    ``OTEL_EXPORTER_OTLP_*`` variables (endpoint default ``http://localhost:4318``);
+    ``OTEL_TRACES_EXPORTER=none`` or ``OTEL_METRICS_EXPORTER=none`` leaves that signal
+    out. Providers already set globally are kept. Use it as
     ``Telemetry(worker_setup="ccwire:setup_otlp")`` for batches on Ray.
 
     Args:
@@ -145,11 +146,13 @@ def setup_otlp(*, service_name: str | None = None) -> None:
 
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "ccwire"
     resource = Resource.create({"service.name": name})
-    if not hasattr(trace.get_tracer_provider(), "force_flush"):  # still the API's proxy
-        provider = TracerProvider(resource=resource)
+    wanted = {kind: os.environ.get(f"OTEL_{kind.upper()}_EXPORTER", "otlp").strip().lower()
+              for kind in ("traces", "metrics")}  # fmt: skip
+    if wanted["traces"] != "none" and not hasattr(trace.get_tracer_provider(), "force_flush"):
+        provider = TracerProvider(resource=resource)  # (the API's proxy has no force_flush)
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         trace.set_tracer_provider(provider)
-    if not hasattr(metrics.get_meter_provider(), "force_flush"):
+    if wanted["metrics"] != "none" and not hasattr(metrics.get_meter_provider(), "force_flush"):
         reader = PeriodicExportingMetricReader(OTLPMetricExporter())
         metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
 
