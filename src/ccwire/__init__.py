@@ -51,6 +51,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         McpToolAnnotations,
         McpToolInfo,
     )
+    from ._conversation.telemetry import Telemetry, setup_otlp
 
     # --- Transcript stores: the SessionStore protocol (its adapters and helpers below)
     from ._conversation.transcript_store.protocol import (
@@ -635,6 +636,7 @@ __all__ = [
     "TaskUpdatedStatus",
     "TaskUsage",
     "TeammateIdleHookInput",
+    "Telemetry",
     "TextBlock",
     "ThinkingBlock",
     "ThinkingConfig",
@@ -707,6 +709,7 @@ __all__ = [
     "resource",
     "resource_link",
     "session_liveness",
+    "setup_otlp",
     "tag_session",
     "tag_session_via_store",
     "text_content",

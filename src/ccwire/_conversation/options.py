@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from pathlib import Path
 
     from .audit import AuditLog
+    from .telemetry import Telemetry
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
 
@@ -572,6 +573,8 @@ class ClaudeAgentOptions:
             waited for. Default `None`: no limit.
         audit_log: An `AuditLog` recording every tool call, permission and hook decision
             (ccwire addition). Default `None`.
+        telemetry: OpenTelemetry traces and metrics of the session (`Telemetry`; needs
+            `ccwire[otel]`; ccwire addition). Default `None`: none, at no cost.
     """
 
     # --- tools and prompt
@@ -664,6 +667,9 @@ class ClaudeAgentOptions:
     audit_log: AuditLog | None = None
     """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""
+    telemetry: Telemetry | None = None
+    """ccwire addition: a `Telemetry` that makes the session an OpenTelemetry span, its
+    tool calls child spans, and its tokens and cost metrics."""
 
     def __post_init__(self) -> None:
         self.inherit_env = normalize_inherit_env(self.inherit_env)
