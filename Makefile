@@ -9,6 +9,7 @@ DEVTOOLS := node_modules/.devtools-installed
 CLI_VERSION := 2.1.330
 
 .PHONY: all venv demo-venv cli devtools test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
+.PHONY: phoenix-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -69,8 +70,9 @@ unit: venv
 COVERAGE_FLOOR := 88
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
-test: venv devtools ref-venv lint typecheck docs
+test: venv devtools ref-venv phoenix-venv lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
+	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
 	  $(BIN)/pytest --cov=ccwire --cov-branch --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COVERAGE_FLOOR)
 	@$(MAKE) --no-print-directory test-pythons
@@ -117,7 +119,7 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .venv-3.* node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
+	rm -rf $(VENV) .venv-3.* .venv-phoenix node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
 
 # --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
 # all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.
@@ -148,6 +150,18 @@ $(REF_EXAMPLE_DEPS): | $(REF_PY)
 
 # Anthropic's claude-agent-sdk in its own venv: the bench's reference and tests/compat's
 ref-venv: $(REF_PY) $(REF_SRC) $(REF_EXAMPLE_DEPS)
+
+# Arize Phoenix's local server, in a venv of its own (its dependencies are many): the
+# OpenTelemetry collector that tests/e2e/test_otel_collector_e2e.py exports to over OTLP.
+PHOENIX := arize-phoenix==20.26.1
+PHOENIX_PY := .venv-phoenix/bin/python
+
+$(PHOENIX_PY):
+	$(PY) -m venv .venv-phoenix
+	$(PHOENIX_PY) -m pip install --quiet --no-cache-dir --upgrade pip
+	$(PHOENIX_PY) -m pip install --quiet --no-cache-dir '$(PHOENIX)'
+
+phoenix-venv: $(PHOENIX_PY)
 
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)

@@ -54,6 +54,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         McpToolAnnotations,
         McpToolInfo,
     )
+    from ._conversation.telemetry import Telemetry, setup_otlp
 
     # --- Transcript stores: the SessionStore protocol (its adapters and helpers below)
     from ._conversation.transcript_store.protocol import (
@@ -660,6 +661,7 @@ __all__ = [
     "TaskUpdatedStatus",
     "TaskUsage",
     "TeammateIdleHookInput",
+    "Telemetry",
     "TextBlock",
     "ThinkingBlock",
     "ThinkingConfig",
@@ -734,6 +736,7 @@ __all__ = [
     "resource",
     "resource_link",
     "session_liveness",
+    "setup_otlp",
     "spawn_local",
     "startup",
     "tag_session",

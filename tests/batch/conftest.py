@@ -21,7 +21,7 @@ from tests.e2e.conftest import CLI_PATH
 
 BATCH_DIR = Path(__file__).parent
 FAKE_CLI = BATCH_DIR / "fake_cli.py"
-REAL_CLI_MODULES = ("test_batch_cli_e2e", "test_batch_e2e")
+REAL_CLI_MODULES = ("test_batch_cli_e2e", "test_batch_e2e", "test_batch_ray", "test_batch_budget")
 FakeOptions = Callable[..., ClaudeAgentOptions]
 
 

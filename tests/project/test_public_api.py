@@ -164,7 +164,7 @@ def test_import_does_not_pull_heavy_packages() -> None:
         "import sys, ccwire\n"
         "for name in ccwire.__all__: getattr(ccwire, name)  # every lazy export loaded\n"
         "heavy = ('mcp', 'pydantic', 'jsonschema', 'jsonschema_rs', 'rich', 'mcp_types',\n"
-        "         'msgspec')\n"
+        "         'msgspec', 'opentelemetry')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print(','.join(heavy))\n"
     )

@@ -18,7 +18,9 @@ import contextlib
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -31,6 +33,7 @@ from .._batch.run import BatchRun, run_batch
 from .._batch.session import BatchEvent
 from .._batch.taskfile import iter_task_file, scan_task_file
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.telemetry import Telemetry, flush_telemetry, setup_otlp
 from .._transport.discovery import find_cli, spawned_command
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .batch_progress import (
@@ -40,6 +43,7 @@ from .batch_progress import (
     PlainBatchDisplay,
     RichBatchDisplay,
 )
+from .batch_report import latest_results, write_report
 from .doctor import AuthMissingError, detect_auth
 from .loaders import UsageError, load_script, parse_step
 from .render import rich_available
@@ -109,7 +113,7 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--spares",
-        type=int,
+        type=_spares,
         default=0,
         metavar="N",
         help="keep N spare CLIs booted (per Ray actor) so that tasks start on one",
@@ -153,6 +157,7 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="Ray: sessions one actor runs at once (default: from the cluster's nodes)",
     )
+    add_observability_arguments(parser)
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="NDJSON progress events (for scripts)")
     out.add_argument("--plain", action="store_true", help="plain lines, no live display")
@@ -163,6 +168,46 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="full error messages, and each failed task's exit code and CLI stderr",
     )
+
+
+def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
+    """The budget, OpenTelemetry and report options of ``ccwire batch``."""
+    parser.add_argument(
+        "--max-cost-usd",
+        type=float,
+        metavar="USD",
+        help="stop starting tasks once the results file records this cost (re-runs included)",
+    )
+    parser.add_argument(
+        "--on-budget",
+        choices=("finish", "interrupt"),
+        default="finish",
+        help="when the budget is spent, let running tasks finish (default) or interrupt them",
+    )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry traces and metrics over OTLP/HTTP (OTEL_EXPORTER_OTLP_* variables)",
+    )
+    parser.add_argument(
+        "--otel-cli", action="store_true", help="with --otel: the CLI's own spans join the trace"
+    )
+    parser.add_argument(
+        "--report",
+        metavar="OUT.html",
+        help="keep a batch report page up to date as results arrive (`ccwire batch report`)",
+    )
+
+
+def _spares(text: str) -> int:
+    """``--spares N``: a count, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of spare CLIs (0 or more): {text!r}")
+    return count
 
 
 def per_session_script(steps: list[Step]) -> Step:
@@ -214,14 +259,15 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         raise UsageError("--retries must be >= 0")
     if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
+    if args.max_cost_usd is not None and not args.max_cost_usd > 0:
+        raise UsageError(f"--max-cost-usd must be positive, got {args.max_cost_usd}")
+    telemetry = start_telemetry(args)
     report = scan_task_file(args.tasks, strict=args.strict)
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
     prior = {r.id: r.ok for r in read_results(args.output)}
     find = find_cli if args.spawn is None else spawned_command  # it may run the CLI elsewhere
     cli_path = find(args.cli_path, environ=io.environ)
-    if args.spares < 0:
-        raise UsageError(f"--spares must be at least 0, got {args.spares}")
     offline = bool(args.offline or args.scripted)
     if not offline and detect_auth(io.environ).found is False:
         raise AuthMissingError(detect_auth(io.environ).detail)
@@ -243,9 +289,12 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         )
     progress.malformed = report.bad_count
 
+    live = LiveReport(args.report, args.output)
+
     def on_event(event: BatchEvent) -> None:
         progress.on_event(event)
         display.event(event)
+        live.on_event(event)
 
     interrupted: list[bool] = []
     failure: BatchError | None = None
@@ -257,6 +306,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             model=args.model,
             max_turns=args.max_turns,
             permission_mode=args.permission_mode,
+            telemetry=telemetry,
         )
         run = run_batch(
             iter_task_file(args.tasks),
@@ -272,6 +322,8 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             num_cpus=args.num_cpus,
             memory=args.memory_mb * 2**20 if args.memory_mb else None,
             sessions_per_actor=args.sessions_per_actor,
+            max_cost_usd=args.max_cost_usd,
+            on_budget=args.on_budget,
             spawn=args.spawn,
             spares=args.spares,
         )
@@ -279,8 +331,13 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         progress.total = report.tasks - len(skip)
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
-        with display:
-            failure = anyio.run(_main, run, io, interrupted)
+        try:
+            with display:
+                failure = anyio.run(_main, run, io, interrupted)
+        finally:
+            live.finish()
+            if telemetry is not None:
+                flush_telemetry(telemetry)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
         io.stderr.write(
@@ -292,7 +349,17 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
     expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
-    if progress.done < expected:  # never exit 0 while a task has no result
+    if run.over_budget():
+        assert run.budget is not None
+        left = max(0, expected - progress.done)
+        io.stderr.write(
+            f"ccwire: budget spent: ${run.budget.spent:.4f} recorded of "
+            f"${run.budget.max_cost_usd:.4f}; {left} tasks not run (not in {args.output}); "
+            "run again with a higher --max-cost-usd (or none) to run them\n"
+        )
+        if left:
+            code = 1
+    elif progress.done < expected:  # never exit 0 while a task has no result
         io.stderr.write(
             f"ccwire: error: {expected - progress.done} of {expected} tasks ended without a "
             "result; run the same command again to run them\n"
@@ -306,6 +373,44 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         )
         code = 1
     return code
+
+
+def start_telemetry(args: argparse.Namespace) -> Telemetry | None:
+    """With ``--otel``: OTLP export set up here, and the same on Ray workers."""
+    if not args.otel:
+        if args.otel_cli:
+            raise UsageError("--otel-cli needs --otel")
+        return None
+    try:
+        setup_otlp()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    return Telemetry(cli_traces=args.otel_cli, worker_setup="ccwire:setup_otlp")
+
+
+class LiveReport:
+    """With ``--report``: the report page, rewritten at most every few seconds as results
+    arrive (the page reloads itself meanwhile), and once more at the end."""
+
+    EVERY = 5.0
+
+    def __init__(self, target: str | None, results: str) -> None:
+        self._target = Path(target) if target else None
+        self._results = results
+        self._last = 0.0
+
+    def on_event(self, event: BatchEvent) -> None:
+        if self._target is None or event.kind != "finished":
+            return
+        now = time.monotonic()
+        if now - self._last >= self.EVERY:
+            self._last = now
+            write_report(latest_results(self._results), self._target, source=self._results,
+                         transcripts=False, refresh=int(self.EVERY))  # fmt: skip
+
+    def finish(self) -> None:
+        if self._target is not None:
+            write_report(latest_results(self._results), self._target, source=self._results)
 
 
 async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError | None:

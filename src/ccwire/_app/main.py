@@ -32,6 +32,7 @@ from .._core.errors import (
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
 from .batch import add_batch_arguments, batch_command
+from .batch_report import add_report_arguments, report_command
 from .compat import DropInError, add_compat_arguments, compat_command
 from .demo import demo_command
 from .doctor import (
@@ -113,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
         "batch",
         help="run every task of a JSONL file, resumably, with live progress (or on Ray)",
         description="Run one session per task of TASKS.jsonl; results go to -o as they "
-        "finish, and a re-run skips the ids already there.",
+        "finish, and a re-run skips the ids already there. `ccwire batch report RESULTS.jsonl "
+        "--html OUT.html` draws a results file as a web page.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -160,6 +162,11 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
     """
     io = io or CliIO.system()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:2] == ["batch", "report"]:
+        return _guarded(
+            lambda: _batch_report(args_list[2:], io), io, verbose=False, as_json=False,
+            name="batch report",
+        )  # fmt: skip
     if args_list[:1] == ["serve"]:
         verbose = any(a in ("--verbose", "-v") for a in args_list[1:])
         return _guarded(
@@ -422,6 +429,21 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
         return command(args, io.stdout, io.environ)
     except SessionsCommandError as exc:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
+
+
+def _batch_report(argv: Sequence[str], io: CliIO) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ccwire batch report",
+        description="Draw a batch's results file as one self-contained web page: durations, "
+        "cost, tokens and tool calls per task, failures by kind, the slowest and the most "
+        "expensive tasks linked to their transcripts.",
+    )
+    add_report_arguments(parser)
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
+    return report_command(args, io.stdout)
 
 
 def _compat(args: argparse.Namespace, io: CliIO) -> int:

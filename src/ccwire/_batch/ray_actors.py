@@ -26,8 +26,9 @@ from .._conversation.spare_pool import SparePool
 from .errors import BatchConfigError
 from .refs import resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import Attempt, run_task
+from .session import Attempt
 from .tasks import BatchTask
+from .telemetry import run_traced
 
 __all__ = ["SessionHost", "worker_options"]
 
@@ -89,7 +90,11 @@ class SessionHost:
         return os.getpid()
 
     async def run(
-        self, task: BatchTask, seed: int, attempts_before: int = 0
+        self,
+        task: BatchTask,
+        seed: int,
+        attempts_before: int = 0,
+        trace: dict[str, str] | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one task with retries on this actor's event loop.
 
@@ -100,6 +105,7 @@ class SessionHost:
             task: The task.
             seed: Seed of this task's backoff jitter.
             attempts_before: Attempts the task already had on actors that were lost.
+            trace: The batch span's context (W3C headers), with telemetry.
 
         Yields:
             ``{"progress": {"attempt": n, "session_id": ..., "acted": ...}}`` whenever
@@ -129,13 +135,15 @@ class SessionHost:
             changed.set()
 
         job = asyncio.ensure_future(
-            run_task(
+            run_traced(
                 task,
                 self._options,
                 self._policy,
                 rng=random.Random(seed),
                 attempts_before=attempts_before,
                 progress=progress,
+                parent=trace,
+                worker=True,
                 pool=self._pool,
             )
         )

@@ -47,6 +47,7 @@ from .ray_actors import SessionHost
 from .results import BatchResult
 from .session import BatchEvent, emit
 from .tasks import BatchTask
+from .telemetry import portable_telemetry
 
 __all__ = ["CONNECT_SECONDS", "default_per_actor", "feed_ray", "portable_options"]
 
@@ -109,7 +110,9 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
             )
     # `debug_stderr` defaults to this process's stderr, which the CLI never writes to
     # here (it is the reference's field, accepted and ignored): a worker gets its own.
-    return dataclasses.replace(options, debug_stderr=None)
+    return dataclasses.replace(
+        options, debug_stderr=None, telemetry=portable_telemetry(options.telemetry)
+    )
 
 
 def default_per_actor(
@@ -252,11 +255,19 @@ class _Pool:
         free = [h for h in self.hosts if h.up and not h.dead and h.load < self.per_actor]
         return min(free, key=lambda h: h.load) if free else None
 
-    def submit(self, host: _Host, task: BatchTask, seed: int, attempts_before: int = 0) -> None:
-        """Start `task` on `host`, as a streaming generator of its progress and result."""
+    def submit(
+        self,
+        host: _Host,
+        task: BatchTask,
+        seed: int,
+        attempts_before: int = 0,
+        trace: dict[str, str] | None = None,
+    ) -> None:
+        """Start `task` on `host`, as a streaming generator of its progress and result
+        (``trace``: the batch span's context, with telemetry)."""
         call = host.handle.run.options(num_returns="streaming")
         flight = _Flight(task, host, attempts_before)
-        self.waiting[call.remote(task, seed, attempts_before)] = flight
+        self.waiting[call.remote(task, seed, attempts_before, trace)] = flight
         host.load += 1
         self.in_flight += 1
 
@@ -294,11 +305,16 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
             pool.spawn()
         async with contextlib.aclosing(run.next_tasks()) as tasks:
             more = True
-            while pool.broken is None and (more or pool.again or pool.in_flight):
+            while (
+                pool.broken is None
+                and not run.interrupted  # by the budget: cancelled below
+                and (more or pool.again or pool.in_flight)
+            ):
                 host = pool.pick() if pool.in_flight < concurrency else None
                 if host is not None and pool.again:
                     lost = pool.again.popleft()
-                    pool.submit(host, lost.task, run._rng.getrandbits(32), lost.attempts_before)
+                    pool.submit(host, lost.task, run._rng.getrandbits(32), lost.attempts_before,
+                                run._tracing.carrier())  # fmt: skip
                     emit(run._events, BatchEvent("started", lost.task.id,
                                                  lost.attempts_before + 1))  # fmt: skip
                 elif host is not None and more:
@@ -307,7 +323,9 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                     except StopAsyncIteration:
                         more = False
                         continue
-                    pool.submit(host, task, run._rng.getrandbits(32))
+                    if run.over_budget():  # spent while this task waited for an actor
+                        continue
+                    pool.submit(host, task, run._rng.getrandbits(32), 0, run._tracing.carrier())
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
                 else:

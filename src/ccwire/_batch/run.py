@@ -18,6 +18,7 @@ from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
 from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
+from .budget import BudgetAction, CostBudget
 from .errors import (
     BatchConfigError,
     BatchError,
@@ -28,8 +29,9 @@ from .errors import (
 from .output import ResultsFile, read_results
 from .refs import check_reference, resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, emit, run_task
+from .session import BatchEvent, EventSink, emit
 from .tasks import BatchTask, TaskLike, coerce_task
+from .telemetry import BatchTracing, run_traced
 
 __all__ = ["DEFAULT_RETRIES", "BatchRun", "BatchState", "Executor", "finished_ids", "run_batch"]
 
@@ -77,6 +79,8 @@ def run_batch(
     memory: int | None = None,
     seed: int | None = None,
     sessions_per_actor: int | None = None,
+    max_cost_usd: float | None = None,
+    on_budget: BudgetAction = "finish",
     spawn: str | None = None,
     spares: int = 0,
 ) -> BatchRun:
@@ -122,6 +126,13 @@ def run_batch(
             Default: as many as the smallest node that can hold a session has room
             for by `num_cpus` and `memory`, at most `concurrency` and 16. Ignored by
             the local executor.
+        max_cost_usd: A budget in US dollars for the whole batch: the results in
+            `output` count, so a re-run does not spend it again. Once the recorded
+            cost reaches it no task is started; tasks not run stay out of `output`, so
+            running again (with a larger budget or none) runs exactly them.
+        on_budget: What happens to the tasks running when the budget is spent: they
+            ``finish`` (the cost may pass the budget by theirs), or they are cancelled
+            (``interrupt``; not recorded, so they run again next time).
         spawn: A spawner by reference (``package.module:attribute``: a function, or
             a spawner class needing no arguments such as ``ccwire:BubblewrapSpawner``),
             which starts every session's CLI (`ClaudeAgentOptions.spawn_claude_code_process`).
@@ -169,6 +180,10 @@ def run_batch(
     if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
         raise BatchConfigError(f"spares must be an integer >= 0, got {spares!r}")
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
+    budget = None
+    if max_cost_usd is not None:
+        prior = sum(r.cost_usd for r in read_results(output)) if output is not None else 0.0
+        budget = CostBudget(max_cost_usd, on_budget, spent=prior)
     writer = ResultsFile(output) if output is not None else None
     return BatchRun(
         tasks,
@@ -190,6 +205,7 @@ def run_batch(
             "per_actor": sessions_per_actor,
         },
         rng=random.Random(seed),
+        budget=budget,
     )
 
 
@@ -239,6 +255,7 @@ class BatchRun:
     Attributes:
         skipped: Ids skipped because the results file already had them.
         submitted: Tasks started so far.
+        budget: The batch's `CostBudget` (`max_cost_usd`), if it has one.
     """
 
     def __init__(
@@ -256,6 +273,7 @@ class BatchRun:
         events: EventSink | None,
         ray_options: dict[str, Any],
         rng: random.Random,
+        budget: CostBudget | None = None,
         spawn: str | None = None,
         spares: int = 0,
     ) -> None:
@@ -270,7 +288,11 @@ class BatchRun:
         self._hooks = hooks
         self._spawn = spawn
         self._spares = spares
-        self._events = events
+        self._tracing = BatchTracing(options, executor=executor, concurrency=concurrency)
+        self._events = self._tracing.watch(events)
+        self.budget = budget
+        self.interrupted = False  # by the budget: the running tasks were cancelled
+        self._running: set[anyio.CancelScope] = set()  # of the local tasks running
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
@@ -346,7 +368,8 @@ class BatchRun:
         self._receive = receive
         self._host = TaskHost("ccwire batch")
         tg = await self._host.start()
-        tg.start_soon(self._drive, send)
+        with self._tracing.started():  # the batch's span: every task's parent
+            tg.start_soon(self._drive, send)
         return self
 
     async def __aexit__(
@@ -369,6 +392,8 @@ class BatchRun:
                 self._writer.close()
             except OSError as error:  # Parquet: the journal keeps every result
                 self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
+        self._tracing.end(submitted=self.submitted, skipped=len(self.skipped),
+                          failure=exc or self._error)  # fmt: skip
         if self._error is not None:
             self._advance(BatchState.FAILED)
         elif self._state is BatchState.RUNNING:
@@ -431,6 +456,8 @@ class BatchRun:
                 if task.id in self._skip:
                     self.skipped.append(task.id)
                     continue
+                if self.over_budget():
+                    return
                 yield task
         except BatchInputError as exc:
             self._fail(exc, stop=False)
@@ -475,8 +502,17 @@ class BatchRun:
                 error.__cause__ = exc
                 self._fail(error)
                 return
+        interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
+        if interrupt:  # an `interrupt` budget is spent: cancel the running tasks
+            self.interrupted = True
+            for scope in self._running:
+                scope.cancel()
         await send.send(result)
+
+    def over_budget(self) -> bool:
+        """True once the batch's budget is spent: no task may start."""
+        return self.budget is not None and self.budget.exhausted
 
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
         options = self.local_options()
@@ -489,6 +525,9 @@ class BatchRun:
         ):
             async for task in tasks:
                 await slots.acquire()
+                if self.over_budget():  # spent while this task waited for a slot
+                    slots.release()
+                    continue
                 self.submitted += 1
                 tg.start_soon(self._work, task, options, slots, send.clone(), pool)
 
@@ -502,9 +541,13 @@ class BatchRun:
     ) -> None:
         async with send:
             try:
-                result = await run_task(task, options, self._policy, events=self._events,
-                                        rng=self._rng, pool=pool)  # fmt: skip
-                await self.finish(send, result)
+                with anyio.CancelScope() as scope:  # cancelled when the budget interrupts
+                    self._running.add(scope)
+                    result = await run_traced(task, options, self._policy, events=self._events,
+                                              rng=self._rng, pool=pool)  # fmt: skip
+                self._running.discard(scope)
+                if not scope.cancelled_caught:  # else not recorded: it runs again next time
+                    await self.finish(send, result)
             finally:
                 slots.release()
 

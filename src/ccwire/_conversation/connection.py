@@ -67,9 +67,11 @@ from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
+from .telemetry import session_trace
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
+    from .tracing import SessionTrace
     from .transcript_store.link import StoreLink
 
 __all__ = ["Connection", "MessageObserver"]
@@ -90,6 +92,7 @@ class Connection:
         self.options = options
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
+        self._trace: SessionTrace | None = None  # with options.telemetry
         # any object with the reference's six methods is driven through an adapter
         self._custom_transport = None if transport is None else as_line_transport(transport)
         self._transport: LineTransport | None = None
@@ -179,6 +182,9 @@ class Connection:
         self._spill_dir = SpillDir()
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
         env = build_env(opts, base_env=os.environ)
+        if self._trace is not None:  # the CLI joins the session's trace
+            trace_env = self._trace.cli_env(os.environ)
+            env.update({k: v for k, v in trace_env.items() if k not in opts.env})
         return SubprocessTransport(
             argv,
             env=env,
@@ -208,6 +214,9 @@ class Connection:
             from .transcript_store.link import StoreLink  # only with a store: lazy
 
             self._link = StoreLink(opts)
+        if opts.telemetry is not None:  # only then is OpenTelemetry imported
+            self._trace = session_trace(opts.telemetry, opts.model)
+            self.add_observer(self._trace.on_message)
         try:
             owned = owned_session_id(opts)
             if owned is not None:  # one owner per session id: before any CLI starts on it
@@ -239,7 +248,7 @@ class Connection:
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
             protocol.add_route(
-                codec.MCP_MESSAGE, self._router.route(), unencodable=_mcp_unencodable
+                codec.MCP_MESSAGE, self._mcp_route(self._router), unencodable=_mcp_unencodable
             )
             protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
             protocol.add_route(
@@ -248,6 +257,8 @@ class Connection:
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
+            if self._trace is not None:
+                protocol.add_observer(self._trace.on_control)
             if opts.silence_timeout is not None:
                 protocol.clock = anyio.current_time
             await tg.start(protocol.run)
@@ -262,7 +273,9 @@ class Connection:
             caps = self.server_info.get("capabilities")
             if isinstance(caps, list):
                 self.capabilities = frozenset(c for c in caps if isinstance(c, str))
-        except BaseException:
+        except BaseException as exc:
+            if self._trace is not None and isinstance(exc, Exception):
+                self._trace.on_closed(exc)
             await self.close()
             raise
 
@@ -270,7 +283,9 @@ class Connection:
         """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
         tells the CLI about them, so their handshake finds them)."""
         router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
-        self.protocol.add_route(codec.MCP_MESSAGE, router.route(), unencodable=_mcp_unencodable)
+        self.protocol.add_route(
+            codec.MCP_MESSAGE, self._mcp_route(router), unencodable=_mcp_unencodable
+        )
         if self._router is not None:
             self._router.detach()
         router.attach()
@@ -300,6 +315,8 @@ class Connection:
             if self._spill_dir is not None:
                 self._spill_dir.remove()
                 self._spill_dir = None
+            if self._trace is not None:  # the CLI has exited: every frame was observed
+                self._trace.end()
             if self._claim is not None:  # the CLI has exited: the id is free again
                 self._claim.release()
                 self._claim = None
@@ -342,6 +359,8 @@ class Connection:
             frame = codec.encode_user_message(prompt, session_id=session_id, uuid=self._stamp())
         if self.options.verbatim_prompts:
             codec.mark_client_composed(frame)
+        if self._trace is not None:
+            self._trace.on_prompt(prompt)
         if self._gate is not None:
             await self._gate()
         self._prompted_at = anyio.current_time()  # the CLI owes us output from now on
@@ -557,6 +576,8 @@ class Connection:
             )
             typed.__cause__ = error
             error = typed
+        if self._trace is not None:
+            self._trace.on_closed(error)
         if self._inbox is not None:
             if isinstance(error, MessageDecodeError):
                 # A decode error that ends the stream (a line over max_buffer_size) is
@@ -581,6 +602,10 @@ class Connection:
             )
             error.__cause__ = exc
             report_callback_error(self.options.on_callback_error, error)
+
+    def _mcp_route(self, router: McpRouter) -> RouteHandler:
+        route = router.route()
+        return route if self._trace is None else self._trace.wrap_tool_route(route)
 
     def _permission_route(self) -> RouteHandler:
         opts = self.options

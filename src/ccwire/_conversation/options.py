@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
 
     from .._transport.spawn import ProcessSpawner
     from .audit import AuditLog
+    from .telemetry import Telemetry
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
 
@@ -577,6 +578,8 @@ class ClaudeAgentOptions:
             waited for. Default `None`: no limit.
         audit_log: An `AuditLog` recording every tool call, permission and hook decision
             (ccwire addition). Default `None`.
+        telemetry: OpenTelemetry traces and metrics of the session (`Telemetry`; needs
+            `ccwire[otel]`; ccwire addition). Default `None`: none, at no cost.
         spawn_claude_code_process: Starts the CLI's process instead of ccwire: a
             function (sync or async) taking a `SpawnOptions` (command, args, cwd, env)
             and returning a process shaped like `anyio.abc.Process`, for running the
@@ -675,6 +678,9 @@ class ClaudeAgentOptions:
     audit_log: AuditLog | None = None
     """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""
+    telemetry: Telemetry | None = None
+    """ccwire addition: a `Telemetry` that makes the session an OpenTelemetry span, its
+    tool calls child spans, and its tokens and cost metrics."""
     spawn_claude_code_process: ProcessSpawner | None = None
     """Starts the CLI's process (see `SpawnOptions`); ``None``: a local child process."""
 
