@@ -40,6 +40,9 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     )
     from ._conversation.query import query
     from ._conversation.shadow_warning import CanUseToolShadowedWarning
+
+    # --- Warm starts: a CLI started before its prompt, spare CLIs claimed later
+    from ._conversation.spare_pool import SparePool
     from ._conversation.status_types import (
         ContextUsageCategory,
         ContextUsageResponse,
@@ -63,6 +66,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         SessionStoreListEntry,
         SessionSummaryEntry,
     )
+    from ._conversation.warm import ClaimOptions, SpareProcess, WarmQuery, prewarm, startup
 
     # --- Errors: one tree rooted at CcwireError
     from ._core.errors import (
@@ -87,6 +91,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         SessionStoreError,
         SessionTimeoutError,
         SnapshotTimeoutError,
+        SpawnError,
         ToolDefinitionError,
         ToolError,
         UnknownEventError,
@@ -198,11 +203,19 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     # --- Custom transports
     from ._transport.base import Transport
 
+    # --- Where the CLI runs: the spawn hook and ready-made spawners
+    from ._transport.bubblewrap import BubblewrapSpawner
+    from ._transport.container import ContainerSpawner
+    from ._transport.remote_env import LOCAL_ONLY_ENV
+    from ._transport.spawn import ProcessSpawner, SpawnedProcess, SpawnOptions, spawn_local
+    from ._transport.ssh import SSHSpawner
+
     # --- Hooks: a typed hook input from its wire dict (for tests)
     from ._wire.codec_callbacks import parse_hook_input
 
     # --- Results of runtime control requests (MCP status, context usage, models...)
     from ._wire.control_types import (
+        ClaimResult,
         CliVersion,
         ContextCategory,
         ContextUsage,
@@ -397,6 +410,7 @@ __all__ = [
     "AuditLog",
     "BackgroundTaskSummary",
     "BaseHookInput",
+    "BubblewrapSpawner",
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
@@ -406,12 +420,15 @@ __all__ = [
     "CanUseTool",
     "CanUseToolShadowedWarning",
     "CcwireError",
+    "ClaimOptions",
+    "ClaimResult",
     "ClaudeAgentOptions",
     "ClaudeCodeAgent",
     "ClaudeSDKClient",
     "ClaudeSDKError",
     "CliVersion",
     "ConfigChangeHookInput",
+    "ContainerSpawner",
     "ContentBlock",
     "ContextCategory",
     "ContextUsage",
@@ -460,6 +477,7 @@ __all__ = [
     "InstructionsLoadedHookInput",
     "InterruptResult",
     "InvalidTransitionError",
+    "LOCAL_ONLY_ENV",
     "McpBridge",
     "McpError",
     "McpHttpServerConfig",
@@ -539,6 +557,7 @@ __all__ = [
     "PreToolUseHookSpecificOutput",
     "PreToolUseOutput",
     "ProcessError",
+    "ProcessSpawner",
     "RateLimitEvent",
     "RateLimitInfo",
     "RateLimitStatus",
@@ -554,6 +573,7 @@ __all__ = [
     "SQLiteSessionStore",
     "SQLiteSnapshotStore",
     "SQLiteStore",
+    "SSHSpawner",
     "SandboxIgnoreViolations",
     "SandboxNetworkConfig",
     "SandboxSettings",
@@ -601,6 +621,11 @@ __all__ = [
     "SlashCommand",
     "SnapshotStore",
     "SnapshotTimeoutError",
+    "SparePool",
+    "SpareProcess",
+    "SpawnError",
+    "SpawnOptions",
+    "SpawnedProcess",
     "StateChanged",
     "StopFailureHookInput",
     "StopHookInput",
@@ -669,6 +694,7 @@ __all__ = [
     "UserPromptSubmitHookInput",
     "UserPromptSubmitHookSpecificOutput",
     "UserPromptSubmitOutput",
+    "WarmQuery",
     "WorktreeCreateHookInput",
     "WorktreeCreateHookSpecificOutput",
     "WorktreeCreateOutput",
@@ -698,6 +724,7 @@ __all__ = [
     "list_subagents",
     "list_subagents_from_store",
     "parse_hook_input",
+    "prewarm",
     "project_key_for_directory",
     "prompt",
     "query",
@@ -710,6 +737,8 @@ __all__ = [
     "resource_link",
     "session_liveness",
     "setup_otlp",
+    "spawn_local",
+    "startup",
     "tag_session",
     "tag_session_via_store",
     "text_content",

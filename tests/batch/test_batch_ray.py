@@ -302,3 +302,27 @@ def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
     assert ("Connection refused" if not listening else "no answer within") in errors[0]
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "o.jsonl").read_text()  # nothing ran
+
+
+@pytest.mark.anyio
+async def test_spares_per_actor_and_a_spawner_by_reference(cluster: Any, tmp_path: Path) -> None:
+    mini = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"  # parks and takes claims
+    wrapper = tmp_path / "claude"
+    wrapper.write_text(f'#!/bin/sh\nMINI_RESULT=report exec {sys.executable} {mini} "$@"\n')
+    wrapper.chmod(0o755)
+    for name in ("home", "marks", "work"):
+        (tmp_path / name).mkdir()
+    env = {"HOME": str(tmp_path / "home"), "SPAWN_MARKS": str(tmp_path / "marks")}
+    opts = ClaudeAgentOptions(cli_path=str(wrapper), env=env, initialize_timeout=30)
+    tasks = [{"id": f"t{i}", "prompt": "hi", "cwd": str(tmp_path / "work")} for i in range(4)]
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=opts, concurrency=2, executor="ray", spares=1,
+                             sessions_per_actor=1, spawn="tests.batch.spawners:counting",
+                             retries=QUICK) as batch:  # fmt: skip
+            results = await batch.collect()
+    assert all(r.ok for r in results), [r.error for r in results]
+    reports = [json.loads(r.result or "") for r in results]
+    assert all(rep["claimed"] and rep["cwd"] == str(tmp_path / "work") for rep in reports)
+    assert len({rep["pid"] for rep in reports}) == 4  # a spare per session, one per actor
+    assert len(list((tmp_path / "marks").iterdir())) >= 4  # through the spawner, on workers
+    assert not batch_actors()

@@ -27,14 +27,14 @@ import anyio
 
 from .._batch.errors import BatchConfigError, BatchError
 from .._batch.output import read_results
-from .._batch.refs import resolve_tools
+from .._batch.refs import resolve_spawner, resolve_tools
 from .._batch.results import RetryPolicy
 from .._batch.run import BatchRun, run_batch
 from .._batch.session import BatchEvent
 from .._batch.taskfile import iter_task_file, scan_task_file
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.telemetry import Telemetry, flush_telemetry, setup_otlp
-from .._transport.discovery import find_cli
+from .._transport.discovery import find_cli, spawned_command
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .batch_progress import (
     BatchDisplay,
@@ -105,6 +105,19 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model for tasks that name none")
     parser.add_argument("--max-turns", type=int, metavar="N", help="turn limit per session")
     parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
+    parser.add_argument(
+        "--spawn",
+        metavar="MODULE:FUNC",
+        help="start every CLI with this spawner (a function, or a spawner class such as "
+        "ccwire:BubblewrapSpawner); imported wherever sessions run",
+    )
+    parser.add_argument(
+        "--spares",
+        type=_spares,
+        default=0,
+        metavar="N",
+        help="keep N spare CLIs booted (per Ray actor) so that tasks start on one",
+    )
     parser.add_argument(
         "--retries",
         type=int,
@@ -186,6 +199,17 @@ def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _spares(text: str) -> int:
+    """``--spares N``: a count, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of spare CLIs (0 or more): {text!r}")
+    return count
+
+
 def per_session_script(steps: list[Step]) -> Step:
     """A `ScriptedModel` default step that plays `steps` from the start in every session.
 
@@ -242,11 +266,13 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
     prior = {r.id: r.ok for r in read_results(args.output)}
-    cli_path = find_cli(args.cli_path, environ=io.environ)
+    find = find_cli if args.spawn is None else spawned_command  # it may run the CLI elsewhere
+    cli_path = find(args.cli_path, environ=io.environ)
     offline = bool(args.offline or args.scripted)
     if not offline and detect_auth(io.environ).found is False:
         raise AuthMissingError(detect_auth(io.environ).detail)
     servers = resolve_tools(args.tools)  # fail here, before any task, if one cannot load
+    resolve_spawner(args.spawn)  # likewise
     allowed = [*args.allow, *(f"mcp__{name}" for name in servers)]
     progress = BatchProgress(total=0)
     display = _display(args, io, progress)
@@ -298,6 +324,8 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             sessions_per_actor=args.sessions_per_actor,
             max_cost_usd=args.max_cost_usd,
             on_budget=args.on_budget,
+            spawn=args.spawn,
+            spares=args.spares,
         )
         skip = {i for i, ok in prior.items() if ok or not args.rerun_failed}
         progress.total = report.tasks - len(skip)

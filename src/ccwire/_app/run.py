@@ -29,13 +29,14 @@ from .._conversation.shadow_warning import CanUseToolShadowedWarning
 from .._core.errors import CcwireError
 from .._mcp.config import McpServerConfig
 from .._transport.base import Transport
-from .._transport.discovery import find_cli
+from .._transport.discovery import find_cli, spawned_command
+from .._transport.spawn import ProcessSpawner
 from .._wire.messages import ResultMessage
 from .._wire.permission_types import PermissionMode
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
 from .events import RunEvent, RunTracker
-from .loaders import UsageError, load_script, load_server, parse_step
+from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
 from .offline import OFFLINE_DIR_ENV, offline_dir
 from .permissions import PermissionPrompter
 from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
@@ -87,6 +88,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the CLI")
     parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
+    parser.add_argument(
+        "--spawn",
+        metavar="MODULE:FUNC",
+        help="start the CLI with this spawner (spawn_claude_code_process), e.g. "
+        "ccwire:BubblewrapSpawner for a sandbox",
+    )
     offline = parser.add_mutually_exclusive_group()
     offline.add_argument(
         "--offline",
@@ -117,6 +124,7 @@ class RunSpec:
     system_prompt: str | None = None
     cwd: str | None = None
     cli_path: str | None = None
+    spawn: ProcessSpawner | None = None
     offline: bool = False
     script: list[Step] | None = None
     default_step: Step | None = None
@@ -155,6 +163,8 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
     if args.cwd is not None and not os.path.isdir(args.cwd):
         why = "does not exist" if not os.path.exists(args.cwd) else "is not a directory"
         raise UsageError(f"--cwd {args.cwd}: {why}")
+    if args.spawn:
+        spec.spawn = load_spawner(args.spawn)
     for item in args.tools:
         config = load_server(item)
         if config["name"] in spec.servers:
@@ -202,7 +212,8 @@ def tracker_and_renderer(args: argparse.Namespace, io: CliIO) -> tuple[RunTracke
 def run_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire run``: returns the exit code (errors are raised for the caller to map)."""
     spec = spec_from_args(args, io)
-    spec.cli_path = find_cli(spec.cli_path, environ=io.environ)
+    find = find_cli if spec.spawn is None else spawned_command  # the spawner may run it elsewhere
+    spec.cli_path = find(spec.cli_path, environ=io.environ)
     if not spec.offline:
         auth = detect_auth(io.environ)
         if auth.found is False:
@@ -250,6 +261,7 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             cli_path=spec.cli_path,
             env=env,
             can_use_tool=prompter,
+            spawn_claude_code_process=spec.spawn,
         )
         anyio.run(_main, options, spec, tracker, io)
     if tracker.interrupted:

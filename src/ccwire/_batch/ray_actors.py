@@ -22,8 +22,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
 from .errors import BatchConfigError
-from .refs import resolve_hooks, resolve_tools
+from .refs import resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
 from .session import Attempt
 from .tasks import BatchTask
@@ -52,11 +53,14 @@ def worker_options(shared: dict[str, Any]) -> ClaudeAgentOptions:
     options: ClaudeAgentOptions = shared["options"]
     servers = resolve_tools(shared["tools"], where=WHERE)
     hooks = resolve_hooks(shared["hooks"], where=WHERE)
+    spawner = resolve_spawner(shared.get("spawn"), where=WHERE)
     if servers:
         base = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
         options = dataclasses.replace(options, mcp_servers={**base, **servers})
     if hooks is not None:
         options = dataclasses.replace(options, hooks=hooks)
+    if spawner is not None:
+        options = dataclasses.replace(options, spawn_claude_code_process=spawner)
     return options
 
 
@@ -74,6 +78,8 @@ class SessionHost:
         self._policy: RetryPolicy = shared["policy"]
         self._options: ClaudeAgentOptions | BatchConfigError | None = None
         self._jobs: set[asyncio.Future[BatchResult]] = set()
+        self._spares: int = shared.get("spares", 0)
+        self._pool: SparePool | None = None  # this actor's spare CLIs (with spares=)
 
     async def ready(self) -> int:
         """Answer once the actor is up (the driver submits tasks only then).
@@ -116,6 +122,8 @@ class SessionHost:
                                  error_kind="config", metadata=dict(task.metadata))  # fmt: skip
             yield {"result": failed.to_json()}
             return
+        if self._spares and self._pool is None:  # started by its first take()
+            self._pool = SparePool(self._options, size=self._spares)
         # Ray runs async actors on asyncio: the task runs beside this generator, which
         # forwards its progress; it never outlives the generator (cancelled, bounded)
         changes: list[dict[str, Any]] = []
@@ -136,6 +144,7 @@ class SessionHost:
                 progress=progress,
                 parent=trace,
                 worker=True,
+                pool=self._pool,
             )
         )
         self._jobs.add(job)
@@ -177,4 +186,6 @@ class SessionHost:
             job.cancel()
         if jobs:
             await asyncio.wait(jobs, timeout=timeout)
+        if self._pool is not None:  # its parked spares end too
+            await self._pool.aclose()
         return sum(not job.done() for job in jobs)

@@ -81,8 +81,9 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
         The options without `debug_stderr` (this process's stream).
 
     Raises:
-        BatchConfigError: They hold an SDK MCP server, hooks, a permission callback or
-            another callable; these must be passed by reference (`tools=`, `hooks=`).
+        BatchConfigError: They hold an SDK MCP server, hooks, a spawner, a permission
+            callback or another callable; these must be passed by reference (`tools=`,
+            `hooks=`, `spawn=`).
     """
     servers = options.mcp_servers
     if isinstance(servers, dict):
@@ -96,6 +97,11 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
         raise BatchConfigError(
             "options.hooks holds functions: with the Ray executor pass them by reference, "
             "hooks='package.module:HOOKS'"
+        )
+    if options.spawn_claude_code_process is not None:
+        raise BatchConfigError(
+            "options.spawn_claude_code_process is an in-process object: with the Ray "
+            "executor pass it by reference, spawn='package.module:spawner'"
         )
     for name in ("can_use_tool", "stderr", "on_callback_error", "audit_log"):
         if getattr(options, name) is not None:
@@ -291,7 +297,7 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     if ropts["memory"]:
         hints["memory"] = ropts["memory"] * per_actor
     shared = {"options": options, "policy": run._policy, "tools": run._tools,
-              "hooks": run._hooks}  # fmt: skip
+              "hooks": run._hooks, "spawn": run._spawn, "spares": run._spares}  # fmt: skip
     pool = _Pool(ray, ray.remote(SessionHost), hints, shared, per_actor,
                  size=math.ceil(concurrency / per_actor))  # fmt: skip
     try:

@@ -15,6 +15,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
 from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
 from .budget import BudgetAction, CostBudget
@@ -26,7 +27,7 @@ from .errors import (
     ResultsWriteError,
 )
 from .output import ResultsFile, read_results
-from .refs import check_reference, resolve_hooks, resolve_tools
+from .refs import check_reference, resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
 from .session import BatchEvent, EventSink, emit
 from .tasks import BatchTask, TaskLike, coerce_task
@@ -80,6 +81,8 @@ def run_batch(
     sessions_per_actor: int | None = None,
     max_cost_usd: float | None = None,
     on_budget: BudgetAction = "finish",
+    spawn: str | None = None,
+    spares: int = 0,
 ) -> BatchRun:
     """Run every task in its own session; results arrive as tasks finish.
 
@@ -130,6 +133,13 @@ def run_batch(
         on_budget: What happens to the tasks running when the budget is spent: they
             ``finish`` (the cost may pass the budget by theirs), or they are cancelled
             (``interrupt``; not recorded, so they run again next time).
+        spawn: A spawner by reference (``package.module:attribute``: a function, or
+            a spawner class needing no arguments such as ``ccwire:BubblewrapSpawner``),
+            which starts every session's CLI (`ClaudeAgentOptions.spawn_claude_code_process`).
+        spares: Spare CLIs to keep booted (`SparePool`; on Ray, per actor), so that a
+            task starts on a CLI that is already up, when its options differ from
+            `options` only in what a claim can set (``cwd``, ``model``); others start
+            cold. Default 0: every task starts its CLI.
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
@@ -165,6 +175,10 @@ def run_batch(
         check_reference(ref, "tools")
     if hooks is not None:
         check_reference(hooks, "hooks")
+    if spawn is not None:
+        check_reference(spawn, "spawn")
+    if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
+        raise BatchConfigError(f"spares must be an integer >= 0, got {spares!r}")
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
     budget = None
     if max_cost_usd is not None:
@@ -181,6 +195,8 @@ def run_batch(
         skip=skip,
         tools=tuple(tools),
         hooks=hooks,
+        spawn=spawn,
+        spares=spares,
         events=events,
         ray_options={
             "address": ray_address,
@@ -258,6 +274,8 @@ class BatchRun:
         ray_options: dict[str, Any],
         rng: random.Random,
         budget: CostBudget | None = None,
+        spawn: str | None = None,
+        spares: int = 0,
     ) -> None:
         self._tasks = tasks
         self._options = options
@@ -268,6 +286,8 @@ class BatchRun:
         self._skip = skip
         self._tools = tools
         self._hooks = hooks
+        self._spawn = spawn
+        self._spares = spares
         self._tracing = BatchTracing(options, executor=executor, concurrency=concurrency)
         self._events = self._tracing.watch(events)
         self.budget = budget
@@ -461,6 +481,9 @@ class BatchRun:
             opts = dataclasses.replace(opts, mcp_servers={**servers, **resolve_tools(self._tools)})
         if self._hooks is not None:
             opts = dataclasses.replace(opts, hooks=resolve_hooks(self._hooks))
+        if self._spawn is not None:
+            spawner = resolve_spawner(self._spawn)
+            opts = dataclasses.replace(opts, spawn_claude_code_process=spawner)
         return opts
 
     async def finish(self, send: MemoryObjectSendStream[BatchResult], result: BatchResult) -> None:
@@ -494,14 +517,19 @@ class BatchRun:
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
         options = self.local_options()
         slots = anyio.Semaphore(self._concurrency)
-        async with anyio.create_task_group() as tg, contextlib.aclosing(self.next_tasks()) as tasks:
+        spares = SparePool(options, size=self._spares) if self._spares else None
+        async with (  # the pool's spares end after every session has
+            spares or contextlib.nullcontext() as pool,
+            anyio.create_task_group() as tg,
+            contextlib.aclosing(self.next_tasks()) as tasks,
+        ):
             async for task in tasks:
                 await slots.acquire()
                 if self.over_budget():  # spent while this task waited for a slot
                     slots.release()
                     continue
                 self.submitted += 1
-                tg.start_soon(self._work, task, options, slots, send.clone())
+                tg.start_soon(self._work, task, options, slots, send.clone(), pool)
 
     async def _work(
         self,
@@ -509,13 +537,14 @@ class BatchRun:
         options: ClaudeAgentOptions,
         slots: anyio.Semaphore,
         send: MemoryObjectSendStream[BatchResult],
+        pool: SparePool | None = None,
     ) -> None:
         async with send:
             try:
                 with anyio.CancelScope() as scope:  # cancelled when the budget interrupts
                     self._running.add(scope)
                     result = await run_traced(task, options, self._policy, events=self._events,
-                                              rng=self._rng)  # fmt: skip
+                                              rng=self._rng, pool=pool)  # fmt: skip
                 self._running.discard(scope)
                 if not scope.cancelled_caught:  # else not recorded: it runs again next time
                     await self.finish(send, result)

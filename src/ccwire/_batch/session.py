@@ -14,6 +14,7 @@ import anyio
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
 from .._core.cancel import raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
 from .._core.redact import redact_text
@@ -173,7 +174,10 @@ class Attempt:
 
 
 async def run_attempt(
-    task: BatchTask, options: ClaudeAgentOptions, attempt: Attempt | None = None
+    task: BatchTask,
+    options: ClaudeAgentOptions,
+    attempt: Attempt | None = None,
+    pool: SparePool | None = None,
 ) -> Attempt:
     """Run one session of `task`; never raises except cancellation.
 
@@ -181,13 +185,15 @@ async def run_attempt(
         task: The task.
         options: The session's options (task overrides already applied).
         attempt: The record to fill (a fresh one by default).
+        pool: Spare CLIs to start the session on (a cold start without).
 
     Returns:
         What the session produced, judged.
     """
     attempt = attempt or Attempt()
     try:
-        async with ClaudeSDKClient(options) as client:
+        session = ClaudeSDKClient(options) if pool is None else pool.client(options)
+        async with session as client:
             attempt.started = True
             client._connection().add_observer(attempt.observe)
             if task.run is not None:
@@ -241,6 +247,7 @@ async def run_task(
     rng: random.Random | None = None,
     attempts_before: int = 0,
     progress: Progress | None = None,
+    pool: SparePool | None = None,
 ) -> BatchResult:
     """Run `task` until it succeeds, fails for good, or runs out of attempts.
 
@@ -253,6 +260,7 @@ async def run_task(
         attempts_before: Attempts the task already had elsewhere (a Ray node that was
             lost): they count against `policy` and in the result.
         progress: Told of each attempt's start, session id and first tool call.
+        pool: Spare CLIs the sessions start on, when the task's options allow it.
 
     Returns:
         The task's result (failures included); only cancellation propagates.
@@ -268,7 +276,7 @@ async def run_task(
         if progress is not None:
             attempt.on_change = functools.partial(progress, number)
             attempt.changed()
-        attempt = await run_attempt(task, opts, attempt)
+        attempt = await run_attempt(task, opts, attempt, pool)
         res = attempt.result
         if res is not None and res.total_cost_usd:
             cost += res.total_cost_usd

@@ -21,6 +21,7 @@ from typing import Any
 import anyio.to_thread
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
 from .._conversation.telemetry import Telemetry, flush_telemetry
 from .._core.redact import redact_text
 from .errors import BatchConfigError
@@ -139,6 +140,7 @@ async def run_traced(
     worker: bool = False,
     attempts_before: int = 0,
     progress: Progress | None = None,
+    pool: SparePool | None = None,
 ) -> BatchResult:
     """`run_task` inside the task's span (just `run_task` without telemetry).
 
@@ -153,6 +155,7 @@ async def run_traced(
             and export what was recorded once the task is done.
         attempts_before: Attempts the task already had on a lost Ray node.
         progress: Told of each attempt's start, session id and first tool call.
+        pool: Spare CLIs the sessions start on (`run_task`).
 
     Returns:
         The task's result.
@@ -169,6 +172,7 @@ async def run_traced(
             rng=rng,
             attempts_before=attempts_before,
             progress=progress,
+            pool=pool,
         )
     if worker and telemetry.worker_setup and telemetry.worker_setup not in _set_up:
         try:
@@ -198,6 +202,7 @@ async def run_traced(
             rng=rng,
             attempts_before=attempts_before,
             progress=progress,
+            pool=pool,
         )
     except BaseException as exc:
         span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else

@@ -37,12 +37,14 @@ if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
 
 __all__ = [
+    "AWAIT_CLAIM_FLAG",
     "SPILL_THRESHOLD",
     "agents_to_wire",
     "build_argv",
     "build_initialize_fields",
     "build_mcp_config",
     "json_schema_in_initialize",
+    "merged_settings",
     "sdk_servers",
 ]
 
@@ -238,6 +240,12 @@ class SpillDir:
             self.path = tempfile.mkdtemp(prefix="ccwire-")
         return self.path
 
+    def files(self) -> tuple[str, ...]:
+        """The files written so far (absolute paths)."""
+        if self.path is None:
+            return ()
+        return tuple(os.path.join(self.path, name) for name in sorted(os.listdir(self.path)))
+
     def remove(self) -> None:
         """Delete the directory and what is in it, if it was made (idempotent)."""
         path, self.path = self.path, None
@@ -384,6 +392,14 @@ def _load_settings(settings: str, cwd: str | Path | None) -> dict[str, Any]:
     return loaded
 
 
+def merged_settings(options: ClaudeAgentOptions, overlay: Mapping[str, Any]) -> str:
+    """``options.settings`` (JSON text or a file) with the keys of ``overlay`` on top,
+    as JSON text."""
+    merged = _load_settings(options.settings, options.cwd) if options.settings else {}
+    merged.update(overlay)
+    return _dumps(merged, "settings")
+
+
 def _settings_value(options: ClaudeAgentOptions) -> str | None:
     if options.sandbox is None:
         return options.settings
@@ -411,6 +427,11 @@ def _thinking_args(options: ClaudeAgentOptions) -> list[str]:
     if display:
         args += ["--thinking-display", str(display)]
     return args
+
+
+AWAIT_CLAIM_FLAG = "await-claim"
+"""The ``extra_args`` key that parks the CLI after ``initialize`` until a
+``claim_session`` binds it to a session (a spare process)."""
 
 
 def _extra_args(extra: Mapping[str, str | None]) -> list[str]:

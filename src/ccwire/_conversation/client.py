@@ -64,13 +64,22 @@ class ClaudeSDKClient(RuntimeControl):
         if self._conn is not None:
             raise CLIConnectionError("already connected")
         # the connection stack loads with the first connect: importing the client stays cheap
-        from .._protocol.features import CliFeatures
         from .connection import Connection
 
         if self.options.can_use_tool is not None:
             warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
         await conn.open()
+        await self._attach(conn, prompt)
+
+    async def _attach(
+        self, conn: Connection, prompt: str | AsyncIterable[Prompt] | None = None
+    ) -> None:
+        """Take ``conn`` (open) as this client's connection: what `connect()` does once
+        the CLI has answered, and how a warm start (`SpareProcess`) hands its
+        connection over."""
+        from .._protocol.features import CliFeatures
+
         self._conn = conn
         features = CliFeatures(conn.server_info)
         conn.add_observer(features.observe, system_only=True)

@@ -52,7 +52,7 @@ from .._protocol.control import (
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
 from .._transport.base import LineTransport, Transport, as_line_transport
-from .._transport.discovery import find_cli
+from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
 from .._wire.messages import (
@@ -117,6 +117,7 @@ class Connection:
         self._prompted_at = 0.0
         self._turn_open = False  # a turn's output has begun and its result not yet come
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
+        self._ended: anyio.Event | None = None  # set when the CLI's output has ended
 
     # ------------------------------------------------------------- properties
 
@@ -175,7 +176,9 @@ class Connection:
         if self._custom_transport is not None:
             return self._custom_transport
         opts = self._launch_options
-        cli = find_cli(opts.cli_path, cwd=opts.cwd)
+        spawner = opts.spawn_claude_code_process
+        find = find_cli if spawner is None else spawned_command
+        cli = find(opts.cli_path, cwd=opts.cwd)
         self._spill_dir = SpillDir()
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
         env = build_env(opts, base_env=os.environ)
@@ -189,6 +192,8 @@ class Connection:
             user=opts.user,
             stderr_callback=opts.stderr,
             max_line_bytes=opts.max_buffer_size,
+            spawner=spawner,
+            private_files=self._spill_dir.files(),
         )
 
     async def open(self) -> None:
@@ -196,6 +201,7 @@ class Connection:
         if self._protocol is not None:
             raise SessionStateError("already connected")
         opts = self.options
+        self._ended = anyio.Event()
         hooks = None
         if opts.hooks:
             hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
@@ -314,6 +320,8 @@ class Connection:
             if self._claim is not None:  # the CLI has exited: the id is free again
                 self._claim.release()
                 self._claim = None
+            if self._ended is not None:
+                self._ended.set()
         self._tg = None
         host, self._host = self._host, None
         if host is not None:
@@ -543,7 +551,15 @@ class Connection:
             if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
                 self._turns.lifecycle_reported = True
 
+    async def wait_ended(self) -> None:
+        """Wait until the CLI's output has ended (it exited, or the connection closed)."""
+        if self._ended is None:
+            raise SessionStateError("not connected")
+        await self._ended.wait()
+
     def _on_closed(self, error: CcwireError | None) -> None:
+        if self._ended is not None:
+            self._ended.set()
         self._turns.clear()
         self._turn_open = False
         if (

@@ -43,6 +43,7 @@ from .option_types import (
 if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from pathlib import Path
 
+    from .._transport.spawn import ProcessSpawner
     from .audit import AuditLog
     from .telemetry import Telemetry
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
@@ -302,6 +303,10 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
     validate_session_store_options(options)
+    if options.spawn_claude_code_process is not None and not callable(
+        options.spawn_claude_code_process
+    ):
+        raise TypeError("spawn_claude_code_process must be callable (SpawnOptions -> process)")
     skills = options.skills
     if isinstance(skills, str):
         if skills != "all":
@@ -575,6 +580,12 @@ class ClaudeAgentOptions:
             (ccwire addition). Default `None`.
         telemetry: OpenTelemetry traces and metrics of the session (`Telemetry`; needs
             `ccwire[otel]`; ccwire addition). Default `None`: none, at no cost.
+        spawn_claude_code_process: Starts the CLI's process instead of ccwire: a
+            function (sync or async) taking a `SpawnOptions` (command, args, cwd, env)
+            and returning a process shaped like `anyio.abc.Process`, for running the
+            CLI in a sandbox (`BubblewrapSpawner`), on another machine (`SSHSpawner`)
+            or in a container (`ContainerSpawner`). Default `None`: a local child
+            process.
     """
 
     # --- tools and prompt
@@ -670,6 +681,8 @@ class ClaudeAgentOptions:
     telemetry: Telemetry | None = None
     """ccwire addition: a `Telemetry` that makes the session an OpenTelemetry span, its
     tool calls child spans, and its tokens and cost metrics."""
+    spawn_claude_code_process: ProcessSpawner | None = None
+    """Starts the CLI's process (see `SpawnOptions`); ``None``: a local child process."""
 
     def __post_init__(self) -> None:
         self.inherit_env = normalize_inherit_env(self.inherit_env)

@@ -44,6 +44,7 @@ __all__ = [
     "SessionStoreError",
     "SessionTimeoutError",
     "SnapshotTimeoutError",
+    "SpawnError",
     "ToolDefinitionError",
     "ToolError",
     "UnknownEventError",
@@ -100,6 +101,14 @@ class CLINotFoundError(CLIConnectionError):
     ) -> None:
         super().__init__(f"{message}: {cli_path}" if cli_path else message)
         self.searched = searched
+
+
+class SpawnError(CLIConnectionError):
+    """A ``spawn_claude_code_process`` function failed: it raised, or returned
+    something that is not a usable process (the message says what it lacks).
+
+    The original exception, if any, is ``__cause__``.
+    """
 
 
 class ProcessError(CcwireError):

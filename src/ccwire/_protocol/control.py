@@ -303,9 +303,18 @@ class ControlProtocol:
             raise self._closed_error or CLIConnectionError("the CLI connection is closed")
 
     async def request(
-        self, subtype: str, fields: Mapping[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        subtype: str,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_written: Callable[[], None] | None = None,
     ) -> Mapping[str, Any]:
         """Send a control request and wait (bounded) for its answer.
+
+        ``on_written`` is called once the request is written, before its answer: what
+        is sent after that reaches the CLI behind it (several requests and a prompt
+        written in order, their answers awaited together).
 
         Raises `ControlProtocolError` when the CLI answers with an error,
         `ControlTimeoutError` after ``timeout`` (default: the control timeout),
@@ -320,6 +329,8 @@ class ControlProtocol:
         pending = self._pending[rid] = _Pending()
         try:
             await self._transport.send_line(line)
+            if on_written is not None:
+                on_written()
             with anyio.move_on_after(limit) as scope:
                 await pending.done.wait()
             if scope.cancelled_caught:

@@ -20,6 +20,7 @@ __all__ = [
     "INSTALL_COMMAND",
     "PINNED_CLI_VERSION",
     "find_cli",
+    "spawned_command",
 ]
 
 ENV_VAR = "CCWIRE_CLI_PATH"
@@ -144,3 +145,23 @@ def find_cli(
         f"{_INSTALL_HINT}",
         searched=tuple(searched),
     )
+
+
+def spawned_command(
+    cli_path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> str:
+    """The command handed to a spawner (``spawn_claude_code_process``).
+
+    ``cli_path`` as given (it may name a path where the spawner runs the CLI, not
+    here), else the CLI `find_cli()` finds here, else plain ``claude`` (for the
+    spawner to find where it runs the CLI).
+    """
+    if cli_path is not None:
+        return os.fspath(cli_path)
+    try:
+        return find_cli(None, environ=environ, cwd=cwd)
+    except CLINotFoundError:
+        return _NAME
