@@ -105,7 +105,7 @@ def _blocks(page: Path) -> list[tuple[str, str | None]]:
 def _tested_files() -> str:
     """The sources of the tests that run whole files (examples, the README snippet)."""
     return (
-        "".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_examples*.py"))
+        "".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("test_examples*.py"))
         + "docs/snippets/readme_greet.py"
     )
 

@@ -67,7 +67,7 @@ from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
-from .telemetry import session_trace
+from .telemetry import OTEL_MISSING, Telemetry
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
@@ -215,7 +215,7 @@ class Connection:
 
             self._link = StoreLink(opts)
         if opts.telemetry is not None:  # only then is OpenTelemetry imported
-            self._trace = session_trace(opts.telemetry, opts.model)
+            self._trace = _session_trace(opts.telemetry, opts.model)
             self.add_observer(self._trace.on_message)
         try:
             owned = owned_session_id(opts)
@@ -648,6 +648,29 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     if options.resume is not None and not options.fork_session:
         return options.resume
     return options.session_id
+
+
+def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
+    """Start the span of a session that has `telemetry` (OpenTelemetry imported here).
+
+    Args:
+        telemetry: The session's option.
+        model: The requested model, if any.
+
+    Returns:
+        The session's trace, its span started as a child of the current span.
+
+    Raises:
+        TypeError: ``telemetry`` is not a `Telemetry`.
+        ImportError: OpenTelemetry is not installed.
+    """
+    if not isinstance(telemetry, Telemetry):
+        raise TypeError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
+    try:
+        from .tracing import SessionTrace
+    except ImportError as exc:
+        raise ImportError(OTEL_MISSING) from exc
+    return SessionTrace(telemetry, model)
 
 
 def require_open(conn: Connection | None) -> Connection:

@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .tracing import SessionTrace
-
-__all__ = ["DEFAULT_AGENT_NAME", "Telemetry", "flush_telemetry", "session_trace", "setup_otlp"]
+__all__ = ["DEFAULT_AGENT_NAME", "OTEL_MISSING", "Telemetry", "flush_telemetry", "setup_otlp"]
 
 DEFAULT_AGENT_NAME = "claude-code"
 """The ``gen_ai.agent.name`` of a session unless `Telemetry.agent_name` says otherwise."""
@@ -92,27 +89,7 @@ class Telemetry:
             raise TypeError("Telemetry.worker_setup must be 'package.module:function'")
 
 
-_MISSING = "telemetry needs OpenTelemetry: pip install 'ccwire[otel]'"
-
-
-def session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
-    """Start the span of a session that has `telemetry` (OpenTelemetry imported here).
-
-    Args:
-        telemetry: The session's option.
-        model: The requested model, if any.
-
-    Returns:
-        The session's trace, its span started as a child of the current span.
-
-    Raises:
-        ImportError: OpenTelemetry is not installed.
-    """
-    try:
-        from .tracing import SessionTrace
-    except ImportError as exc:
-        raise ImportError(_MISSING) from exc
-    return SessionTrace(telemetry, model)
+OTEL_MISSING = "telemetry needs OpenTelemetry: pip install 'ccwire[otel]'"
 
 
 def setup_otlp(*, service_name: str | None = None) -> None:
@@ -142,7 +119,7 @@ def setup_otlp(*, service_name: str | None = None) -> None:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:
-        raise ImportError(_MISSING) from exc
+        raise ImportError(OTEL_MISSING) from exc
 
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "ccwire"
     resource = Resource.create({"service.name": name})

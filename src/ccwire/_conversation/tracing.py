@@ -27,7 +27,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry import context as otel_context, metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
@@ -49,7 +49,9 @@ from .._wire.messages import (
     UserMessage,
 )
 from .audit import _hook_outcome, _permission_outcome
-from .telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from .telemetry import Telemetry
 
 __all__ = ["SCOPE", "SessionTrace"]
 
@@ -116,8 +118,6 @@ class SessionTrace:
     """
 
     def __init__(self, telemetry: Telemetry, model: str | None) -> None:
-        if not isinstance(telemetry, Telemetry):
-            raise TypeError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
         self._config = telemetry
         tracer_provider = telemetry.tracer_provider or trace.get_tracer_provider()
         meter_provider = telemetry.meter_provider or metrics.get_meter_provider()
