@@ -13,6 +13,7 @@ installs them (`.ci/run`), so a skip there would hide a broken install step.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -111,9 +112,10 @@ def postgres_dsn() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> Iterator[str]:
-    """The URL of a fresh Redis server on loopback (database 0)."""
+@contextlib.contextmanager
+def redis_server(port: int | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """A `redis-server` on 127.0.0.1 (on ``port``, else a free one), stopped at the end;
+    its port is ``proc.args`` after ``--port``."""
     try:
         import redis  # noqa: F401
     except ImportError:
@@ -123,7 +125,7 @@ def redis_url() -> Iterator[str]:
         _unavailable("redis-server is not installed (apt-get install redis-server)")
     assert server is not None
     workdir = Path(tempfile.mkdtemp(prefix="ccwire-redis-"))
-    port = _free_port()
+    port = port or _free_port()
     proc = subprocess.Popen(
         [
             server,
@@ -154,7 +156,7 @@ def redis_url() -> Iterator[str]:
     try:
         if not ready.wait(_START_TIMEOUT) or proc.poll() is not None:
             pytest.fail("could not start redis-server:\n" + "".join(output))
-        yield f"redis://127.0.0.1:{port}/0"
+        yield proc
     finally:
         proc.terminate()
         try:
@@ -164,3 +166,16 @@ def redis_url() -> Iterator[str]:
             proc.wait()
         reader.join(timeout=_START_TIMEOUT)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def redis_port(proc: subprocess.Popen[bytes]) -> int:
+    """The port a `redis_server()` listens on."""
+    args = [str(a) for a in proc.args]  # type: ignore[union-attr]
+    return int(args[args.index("--port") + 1])
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The URL of a fresh Redis server on loopback (database 0)."""
+    with redis_server() as proc:
+        yield f"redis://127.0.0.1:{redis_port(proc)}/0"
