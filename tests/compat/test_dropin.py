@@ -299,12 +299,15 @@ _LANGSMITH = """
     from langsmith.integrations.claude_agent_sdk import configure_claude_agent_sdk
 
     received = []  # what reached the (local, fake) LangSmith API
+    root_posted = threading.Event()
 
     class LangSmithAPI(BaseHTTPRequestHandler):
         def _store(self):
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            received.append({"method": self.command, "path": self.path,
-                             "run": json.loads(body) if body else None})
+            run = json.loads(body) if body else None
+            received.append({"method": self.command, "path": self.path, "run": run})
+            if run and run.get("name") == "ccwire-compat":
+                root_posted.set()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -339,7 +342,14 @@ _LANGSMITH = """
                               auto_batch_tracing=False)
         home, cwd = tempfile.mkdtemp(), tempfile.mkdtemp()
         seen = []
-        with ScriptedModel(tool_use("mcp__calc__add", {"a": 2, "b": 3}), text("5")) as model:
+        def call_add(request):
+            # langsmith opens its root run when receive_response() starts, and posts it
+            # from a thread; a PreToolUse hook that comes first finds no run to nest in
+            # (so would the reference's): answer the model's first turn after that post
+            assert root_posted.wait(30), "langsmith never posted its root run"
+            return tool_use("mcp__calc__add", {"a": 2, "b": 3})
+
+        with ScriptedModel(call_add, text("5")) as model:
             options = sdk.ClaudeAgentOptions(
                 cli_path=os.environ["CCWIRE_CLI_PATH"], cwd=cwd, env=model.env(home),
                 mcp_servers={"calc": sdk.create_sdk_mcp_server("calc", tools=[add])},

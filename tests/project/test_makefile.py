@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,8 +19,17 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 def planned(tmp_path: Path, target: str) -> str:
     for name in FILES:
         shutil.copy2(ROOT / name, tmp_path / name)
+    # run from `make test`, make would pass its flags and level down (and print
+    # "Entering directory"): this make starts afresh
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+        ["make", "-n", target],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     return done.stdout
 
