@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
+.PHONY: all venv cli ts-sdk test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -30,6 +30,20 @@ $(CLAUDE): package.json
 
 cli: $(CLAUDE)
 
+# Anthropic's TypeScript Agent SDK, the version whose bundled Claude Code is the pinned CLI:
+# tests/compat reads its type declarations for the comparison in docs/migration.md. In a
+# prefix of its own, without its optional native CLI binary (only its .d.ts files are read).
+TS_SDK_VERSION := 0.3.330
+TS_SDK := .cache/ts-sdk/.installed-$(TS_SDK_VERSION)
+
+$(TS_SDK):
+	rm -rf .cache/ts-sdk
+	npm install --no-audit --no-fund --loglevel=error --omit=optional --legacy-peer-deps \
+	  --prefix .cache/ts-sdk @anthropic-ai/claude-agent-sdk@$(TS_SDK_VERSION)
+	touch $@
+
+ts-sdk: $(TS_SDK)
+
 lint: venv
 	$(BIN)/ruff check src tests examples
 	$(BIN)/ruff format --check src tests examples
@@ -46,8 +60,9 @@ unit: venv
 COVERAGE_FLOOR := 88
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
-test: venv cli ref-venv lint typecheck docs
+test: venv cli ref-venv ts-sdk lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
+	  CCWIRE_REQUIRE_TS_SDK=1 \
 	  $(BIN)/pytest --cov=ccwire --cov-branch --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COVERAGE_FLOOR)
 	@$(MAKE) --no-print-directory test-pythons
@@ -74,12 +89,12 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 	.venv-$*/bin/python -m pip install --quiet --no-cache-dir -e '.[dev]'
 	touch $@
 
-test-pythons: cli ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+test-pythons: cli ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
 	@set -e; for v in $(FOUND_PYTHONS); do \
 	  echo "== the test suite without the end-to-end tier on Python $$v"; \
 	  CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
-	    .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
+	    CCWIRE_REQUIRE_TS_SDK=1 .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
 	done
 
 demo: venv cli
@@ -94,7 +109,7 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .venv-3.* node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
+	rm -rf $(VENV) .venv-3.* node_modules .cache .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
 
 # --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
 # all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.
