@@ -20,6 +20,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     from ._conversation.options import (
         DEFAULT_INHERITED_ENV,
         AgentDefinition,
+        AskUserQuestionConfig,
         ClaudeAgentOptions,
         EffortLevel,
         OutputFormat,
@@ -36,6 +37,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         ThinkingConfigAdaptive,
         ThinkingConfigDisabled,
         ThinkingConfigEnabled,
+        ToolConfig,
         ToolsPreset,
     )
     from ._conversation.query import query
@@ -199,7 +201,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     # --- Hooks: a typed hook input from its wire dict (for tests)
     from ._wire.codec_callbacks import parse_hook_input
 
-    # --- What the TypeScript SDK also has
+    # --- The protocol's constants, as the TypeScript SDK exports them
     from ._wire.constants import (
         BUILTIN_TOOL_NAMES,
         EXIT_REASONS,
@@ -240,6 +242,17 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         SlashCommand,
         TaskOutput,
         UsageReport,
+    )
+    from ._wire.dialog_types import (
+        ANSWER_LATER,
+        AnswerLater,
+        ElicitationRequest,
+        ElicitationResult,
+        OnElicitation,
+        OnUserDialog,
+        RequestContext,
+        UserDialogRequest,
+        UserDialogResult,
     )
 
     # --- Hooks and permissions: inputs, outputs, matchers, decisions
@@ -406,7 +419,10 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
 
 
 __all__ = [
+    "ANSWER_LATER",
     "AgentDefinition",
+    "AnswerLater",
+    "AskUserQuestionConfig",
     "AssistantMessage",
     "AsyncHookOutput",
     "AuditLog",
@@ -446,6 +462,8 @@ __all__ = [
     "ElicitationHookInput",
     "ElicitationHookSpecificOutput",
     "ElicitationOutput",
+    "ElicitationRequest",
+    "ElicitationResult",
     "ElicitationResultHookInput",
     "ElicitationResultHookSpecificOutput",
     "ElicitationResultOutput",
@@ -515,6 +533,8 @@ __all__ = [
     "NotificationHookSpecificOutput",
     "NotificationOutput",
     "ORG_POLICY_LIMIT_PREFIXES",
+    "OnElicitation",
+    "OnUserDialog",
     "OutputFormat",
     "PendingPermission",
     "PendingToolCall",
@@ -569,6 +589,7 @@ __all__ = [
     "RawMessage",
     "RedisStore",
     "RepoRootRegistration",
+    "RequestContext",
     "ResourceNotFoundError",
     "ResultError",
     "ResultMessage",
@@ -669,6 +690,7 @@ __all__ = [
     "ToolAnnotations",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolConfig",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
@@ -688,6 +710,8 @@ __all__ = [
     "UnknownEventError",
     "UnsupportedFeatureError",
     "UsageReport",
+    "UserDialogRequest",
+    "UserDialogResult",
     "UserMessage",
     "UserPromptExpansionHookInput",
     "UserPromptExpansionHookSpecificOutput",
