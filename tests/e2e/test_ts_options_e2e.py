@@ -18,6 +18,7 @@ from ccwire import (
     Message,
     PermissionResultAllow,
     ResultMessage,
+    SystemMessage,
     ToolPermissionContext,
     create_sdk_mcp_server,
     tool,
@@ -143,5 +144,9 @@ async def test_agent_plugins_in_initialize_project_root_and_plan_instructions(
     assert "WebSearch" not in request.tool_names  # the checkout's project settings
     assert info is not None and info["plugins_applied"] is True
     assert "notes:tidy" in [c["name"] for c in info["commands"]]
-    titles = [m for m in messages if getattr(m, "subtype", None) == "session_title_changed"]
-    assert [m.data["title"] for m in titles] == ["Planning"]  # type: ignore[attr-defined]
+    titles = [
+        m.data["title"]
+        for m in messages
+        if isinstance(m, SystemMessage) and m.subtype == "session_title_changed"
+    ]
+    assert titles == ["Planning"]

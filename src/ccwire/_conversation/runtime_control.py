@@ -99,6 +99,58 @@ class RuntimeControl:
         capabilities)."""
         return self._features.supports(capability) if self._features else None
 
+    async def answer_control_request(self, request_id: str, answer: object) -> bool:
+        """Answer a request of the CLI that a callback left open by returning
+        `ANSWER_LATER` (the TypeScript SDK's out-of-band answer).
+
+        Example:
+            ```python
+            pending: dict[str, ToolPermissionContext] = {}
+
+            async def can_use_tool(name, tool_input, context):
+                pending[context.request_id] = context  # a person decides, later
+                return ANSWER_LATER
+
+            # ... when they have decided:
+            await client.answer_control_request(request_id, PermissionResultAllow())
+            ```
+
+        Args:
+            request_id: The request's id (``context.request_id`` in the callback).
+            answer: What the callback would have returned: a `PermissionResult` for
+                ``can_use_tool``, an `ElicitationResult` for ``on_elicitation``, a
+                `UserDialogResult` for ``on_user_dialog`` (or their dict forms).
+
+        Returns:
+            True when the answer was written; False when the request is owed no answer
+            (answered already, withdrawn by the CLI, or unknown).
+
+        Raises:
+            ControlProtocolError: ``answer`` is not an answer to that kind of request.
+        """
+        from .._callbacks.dialogs import encode_elicitation_answer, encode_user_dialog_answer
+        from .._callbacks.permissions import encode_permission_answer
+
+        protocol = self._connection().protocol
+        req = protocol.owed_request(request_id)
+        if req is None:
+            return False
+        body: Mapping[str, Any]
+        if req.subtype == _wire.codec.CAN_USE_TOOL:
+            body = encode_permission_answer(answer, req)
+        elif req.subtype == _wire.codec.ELICITATION:
+            body = encode_elicitation_answer(answer)
+        elif req.subtype == _wire.codec.REQUEST_USER_DIALOG:
+            body = encode_user_dialog_answer(answer)
+        elif isinstance(answer, Mapping):
+            body = answer
+        else:
+            raise ControlProtocolError(
+                f"answer a {req.subtype!r} request with a dict, not {answer!r}",
+                subtype=req.subtype,
+            )
+        return await protocol.answer_later(request_id, body)
+
     async def send_control_request(self, subtype: str, **fields: Any) -> Mapping[str, Any]:
         """Send any control request and return the CLI's raw answer (for requests
         without a typed method). Errors are typed as for the other methods."""

@@ -19,18 +19,23 @@ from .._core.errors import MessageDecodeError
 
 # permissions and hooks live in codec_callbacks; every wire name is still codec.X
 from .codec_callbacks import (
+    ELICITATION_DECLINED as ELICITATION_DECLINED,
     CanUseToolRequest as CanUseToolRequest,
     HookCallbackRequest as HookCallbackRequest,
     decode_can_use_tool as decode_can_use_tool,
+    decode_elicitation as decode_elicitation,
     decode_hook_callback as decode_hook_callback,
     decode_hook_input as decode_hook_input,
     decode_permission_update as decode_permission_update,
+    decode_user_dialog as decode_user_dialog,
+    encode_elicitation_result as encode_elicitation_result,
     encode_hook_matcher as encode_hook_matcher,
     encode_hook_matchers as encode_hook_matchers,
     encode_hook_output as encode_hook_output,
     encode_hook_result as encode_hook_result,
     encode_permission_result as encode_permission_result,
     encode_permission_update as encode_permission_update,
+    encode_user_dialog_result as encode_user_dialog_result,
 )
 from .messages import (
     AssistantMessage,
@@ -71,6 +76,8 @@ KEEP_ALIVE = "keep_alive"
 CAN_USE_TOOL = "can_use_tool"
 HOOK_CALLBACK = "hook_callback"
 MCP_MESSAGE = "mcp_message"
+ELICITATION = "elicitation"
+REQUEST_USER_DIALOG = "request_user_dialog"
 
 # Control subtypes we send.
 INITIALIZE = "initialize"
@@ -603,13 +610,18 @@ def without_prompt_uuids(frame: Mapping[str, Any], hidden: Container[str]) -> di
 
 @dataclass(frozen=True, slots=True)
 class ControlResponse:
-    """A ``control_response`` frame, success or error."""
+    """A ``control_response`` frame, success or error.
+
+    ``pending`` holds the ``control_request`` frames an ``initialize`` answer lists as
+    still unanswered (``pending_permission_requests``, ``pending_user_dialog_requests``).
+    """
 
     request_id: str
     ok: bool
     response: Mapping[str, Any]
     error: str = ""
     error_code: str | None = None
+    pending: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,13 +644,26 @@ def decode_control_response(obj: Mapping[str, Any]) -> ControlResponse:
     ok = resp.get("subtype") == "success"
     err = resp.get("error")
     code = resp.get("error_code")
+    pending = [
+        frame
+        for key in _PENDING_REQUEST_LISTS
+        if isinstance(resp.get(key), list)
+        for frame in resp[key]
+        if isinstance(frame, Mapping)
+    ]
     return ControlResponse(
         request_id=resp["request_id"],
         ok=ok,
         response=payload if isinstance(payload, Mapping) else {},
         error=str(err) if err is not None else ("" if ok else "unknown error"),
         error_code=code if isinstance(code, str) else None,
+        pending=tuple(pending),
     )
+
+
+_PENDING_REQUEST_LISTS = ("pending_permission_requests", "pending_user_dialog_requests")
+"""The lists of still unanswered requests an ``initialize`` answer carries, which are
+served again (the TypeScript SDK's redelivery after ``reinitialize``)."""
 
 
 def decode_control_request(obj: Mapping[str, Any]) -> ControlRequest:
