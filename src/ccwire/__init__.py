@@ -217,6 +217,8 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
 
     # --- Results of runtime control requests (MCP status, context usage, models...)
     from ._wire.control_types import (
+        AccountInfo,
+        AgentInfo,
         CliVersion,
         ContextCategory,
         ContextUsage,
@@ -423,7 +425,9 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
 
 __all__ = [
     "ANSWER_LATER",
+    "AccountInfo",
     "AgentDefinition",
+    "AgentInfo",
     "AnswerLater",
     "AskUserQuestionConfig",
     "AssistantMessage",

@@ -44,6 +44,7 @@ __all__ = [
     "build_mcp_config",
     "json_schema_in_initialize",
     "managed_settings_in_initialize",
+    "plugin_to_wire",
     "sdk_servers",
     "tool_config_env",
 ]
@@ -235,7 +236,8 @@ def _prompt_blocks(options: ClaudeAgentOptions) -> list[str] | None:
     return None
 
 
-def _plugin_to_wire(plugin: Mapping[str, Any]) -> dict[str, Any]:
+def plugin_to_wire(plugin: Mapping[str, Any]) -> dict[str, Any]:
+    """A plugin (`SdkPluginConfig`) as ``initialize`` and ``reload_plugins`` send it."""
     out: dict[str, Any] = {"type": plugin.get("type"), "path": str(plugin.get("path"))}
     if plugin.get("skip_mcp_discovery"):
         out["skipMcpDiscovery"] = True
@@ -271,7 +273,7 @@ def _ts_initialize_fields(options: ClaudeAgentOptions) -> dict[str, Any]:
         if value is not None:
             fields[key] = value
     if options.plugin_delivery == "initialize" and options.plugins:
-        fields["plugins"] = [_plugin_to_wire(p) for p in options.plugins]
+        fields["plugins"] = [plugin_to_wire(p) for p in options.plugins]
     if managed_settings_in_initialize(options):
         fields["managedSettings"] = dict(options.managed_settings or {})
     if options.mcp_servers_delivery == "initialize":

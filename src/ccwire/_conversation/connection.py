@@ -104,6 +104,8 @@ class Connection:
         self._cli_state: str | None = None
         self.session_id: str | None = None
         self.server_info: Mapping[str, Any] | None = None
+        self.latest_commands: list[Mapping[str, Any]] | None = None
+        """The commands of the last ``commands_changed`` message, if one came."""
         self.initialize_fields: Mapping[str, Any] = {}
         """The fields of the ``initialize`` request sent (``reinitialize()`` sends them again)."""
         self.capabilities: frozenset[str] = frozenset()
@@ -440,6 +442,9 @@ class Connection:
                 return
             if item.subtype == "init":
                 self._on_init(item)
+            commands = codec.changed_commands(item.data)
+            if commands is not None:
+                self.latest_commands = commands
         elif isinstance(item, RawMessage):
             if self._link is not None and isinstance(item, TranscriptMirrorMessage):
                 self._link.feed(item)  # for the store, not the caller

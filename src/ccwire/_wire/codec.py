@@ -807,6 +807,13 @@ def is_settled_command_state(state: str) -> bool:
     return state in _SETTLED_COMMAND_STATES
 
 
+def changed_commands(obj: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The commands of a ``system/commands_changed`` frame (the full list), else None."""
+    if obj.get("subtype") != "commands_changed" or not isinstance(obj.get("commands"), list):
+        return None
+    return [c for c in obj["commands"] if isinstance(c, Mapping)]
+
+
 def session_state(obj: Mapping[str, Any]) -> str | None:
     """The ``state`` of a ``system/session_state_changed`` frame, else None."""
     if obj.get("subtype") == SESSION_STATE_CHANGED:
