@@ -183,6 +183,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         SessionMessage,
         SessionNotFoundError,
         TranscriptArgumentError,
+        archive_session,
         delete_session,
         fork_session,
         get_session_info,
@@ -193,6 +194,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         project_key_for_directory,
         rename_session,
         tag_session,
+        unarchive_session,
     )
 
     # --- Custom transports
@@ -734,6 +736,7 @@ __all__ = [
     "WorktreeCreateOutput",
     "WorktreeRemoveHookInput",
     "__version__",
+    "archive_session",
     "audio_content",
     "create_sdk_mcp_server",
     "default_session_store_path",
@@ -773,4 +776,5 @@ __all__ = [
     "tag_session_via_store",
     "text_content",
     "tool",
+    "unarchive_session",
 ]
