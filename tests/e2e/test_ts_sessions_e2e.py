@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from ccwire import ClaudeSDKClient, archive_session, list_sessions
+from ccwire import ClaudeSDKClient, ResultMessage, archive_session, list_sessions
 from ccwire.testing import ScriptedModel, text
 
 pytestmark = pytest.mark.anyio
@@ -20,7 +20,9 @@ async def _turn(options: Any, prompt: str) -> str:
     async with ClaudeSDKClient(options) as client:
         await client.query(prompt)
         messages = [m async for m in client.receive_response()]
-    return str(messages[-1].session_id)
+    result = messages[-1]
+    assert isinstance(result, ResultMessage)
+    return result.session_id
 
 
 async def test_archive_then_a_new_prompt_unarchives(

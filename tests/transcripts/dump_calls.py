@@ -15,7 +15,6 @@ import json
 import sys
 from typing import Any
 
-
 # fields ccwire has and the reference lacks (the TypeScript SDK's): left out while unset
 _UNSET_ADDITIONS = frozenset({"archived"})
 
