@@ -100,8 +100,10 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         McpHttpServerConfig,
         McpSdkServerConfig,
         McpServerConfig,
+        McpServerToolPolicy,
         McpSSEServerConfig,
         McpStdioServerConfig,
+        ToolPermissionPolicy,
     )
     from ._mcp.limits import limit_output, rate_limit
     from ._mcp.prompts import SdkMcpPrompt, prompt
@@ -520,6 +522,7 @@ __all__ = [
     "McpServerStatus",
     "McpServerStatusConfig",
     "McpServerTool",
+    "McpServerToolPolicy",
     "McpSetServersResult",
     "McpStatusResponse",
     "McpStdioServerConfig",
@@ -708,6 +711,7 @@ __all__ = [
     "ToolError",
     "ToolHookInput",
     "ToolPermissionContext",
+    "ToolPermissionPolicy",
     "ToolResultBlock",
     "ToolStats",
     "ToolUseBlock",

@@ -45,6 +45,7 @@ __all__ = [
     "json_schema_in_initialize",
     "managed_settings_in_initialize",
     "plugin_to_wire",
+    "sdk_server_settings",
     "sdk_servers",
     "tool_config_env",
 ]
@@ -280,7 +281,33 @@ def _ts_initialize_fields(options: ClaudeAgentOptions) -> dict[str, Any]:
         mcp = build_mcp_config(options.mcp_servers)
         if isinstance(mcp, dict):
             fields["mcpServers"] = mcp["mcpServers"]
+    configs = sdk_server_settings(options.mcp_servers)
+    if configs:
+        fields["sdkMcpServers"] = list(configs)
+        fields["sdkMcpServerConfigs"] = configs
     return fields
+
+
+_SDK_SERVER_SETTINGS = ("timeout", "tools")
+
+
+def sdk_server_settings(
+    mcp_servers: Mapping[str, McpServerConfig] | str | Path | None,
+) -> dict[str, dict[str, Any]]:
+    """The settings of the in-process servers that have any (a call ``timeout``, per-tool
+    permission ``tools``), by name: ``initialize``'s ``sdkMcpServerConfigs``, which the
+    CLI reads for the servers ``sdkMcpServers`` names."""
+    if mcp_servers is None or isinstance(mcp_servers, (str, os.PathLike)):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for name, config in mcp_servers.items():
+        entry = cast("Mapping[str, Any]", config)
+        if not isinstance(entry, Mapping) or entry.get("type") != "sdk":
+            continue
+        settings = {k: entry[k] for k in _SDK_SERVER_SETTINGS if k in entry}
+        if settings:
+            found[name] = settings
+    return found
 
 
 def tool_config_env(options: ClaudeAgentOptions) -> dict[str, str]:
