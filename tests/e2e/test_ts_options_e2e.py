@@ -17,8 +17,9 @@ from ccwire import (
     ClaudeSDKClient,
     Message,
     PermissionResultAllow,
+    PromptSuggestionMessage,
     ResultMessage,
-    SystemMessage,
+    SessionTitleChangedMessage,
     ToolPermissionContext,
     create_sdk_mcp_server,
     tool,
@@ -144,9 +145,25 @@ async def test_agent_plugins_in_initialize_project_root_and_plan_instructions(
     assert "WebSearch" not in request.tool_names  # the checkout's project settings
     assert info is not None and info["plugins_applied"] is True
     assert "notes:tidy" in [c["name"] for c in info["commands"]]
-    titles = [
-        m.data["title"]
-        for m in messages
-        if isinstance(m, SystemMessage) and m.subtype == "session_title_changed"
-    ]
+    titles = [m.title for m in messages if isinstance(m, SessionTitleChangedMessage)]
     assert titles == ["Planning"]
+
+
+async def test_prompt_suggestions_arrive_after_the_result(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    # none on the first turn; after the second, the CLI asks the model for a suggestion
+    model.add(text("one"), text("two"), text("Run the test suite again"))
+    options = make_options(prompt_suggestions=True)
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeSDKClient(options) as client:
+            await _turn(client, "first")
+            second = await _turn(client, "second")
+            assert isinstance(second[-1], ResultMessage)
+            suggestion: PromptSuggestionMessage | None = None
+            async for message in client.receive_messages():
+                if isinstance(message, PromptSuggestionMessage):
+                    suggestion = message
+                    break
+    assert suggestion is not None and suggestion.suggestion == "Run the test suite again"
+    assert len(model.turn_requests) == 3
