@@ -41,6 +41,13 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         ToolsPreset,
     )
     from ._conversation.query import query
+    from ._conversation.settings import (
+        ResolvedSettings,
+        ResolvedSettingSource,
+        SettingsSourceEntry,
+        filter_escalating_default_mode,
+        resolve_settings,
+    )
     from ._conversation.shadow_warning import CanUseToolShadowedWarning
     from ._conversation.status_types import (
         ContextUsageCategory,
@@ -655,6 +662,8 @@ __all__ = [
     "RedisStore",
     "RepoRootRegistration",
     "RequestContext",
+    "ResolvedSettingSource",
+    "ResolvedSettings",
     "ResourceNotFoundError",
     "ResultError",
     "ResultMessage",
@@ -710,6 +719,7 @@ __all__ = [
     "SessionWritesLostMessage",
     "SettingSource",
     "SettingsSnapshot",
+    "SettingsSourceEntry",
     "SetupHookInput",
     "SetupOutput",
     "SlashCommand",
@@ -808,6 +818,7 @@ __all__ = [
     "delete_session_via_store",
     "embedded_blob_resource",
     "embedded_text_resource",
+    "filter_escalating_default_mode",
     "fold_session_summary",
     "fork_session",
     "fork_session_via_store",
@@ -833,6 +844,7 @@ __all__ = [
     "redact_secrets",
     "rename_session",
     "rename_session_via_store",
+    "resolve_settings",
     "resource",
     "resource_link",
     "session_liveness",
