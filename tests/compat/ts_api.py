@@ -199,10 +199,12 @@ _MEMBER = re.compile(
 
 
 def _outer_braces(text: str) -> str | None:
-    """The text inside the first top-level ``{...}`` of ``text``."""
+    """The text inside the first ``{...}`` of ``text`` (at any depth: a function type's
+    options object counts)."""
     i = 0
     depth = 0
     start = -1
+    start_depth = 0
     while i < len(text):
         c = text[i]
         if c in "'\"`":
@@ -212,12 +214,12 @@ def _outer_braces(text: str) -> str | None:
             i = _skip_comment(text, i)
             continue
         if c in _OPEN:
-            if depth == 0 and c == "{":
-                start = i + 1
+            if start < 0 and c == "{":
+                start, start_depth = i + 1, depth
             depth += 1
         elif c in _CLOSE:
             depth -= 1
-            if depth == 0 and c == "}" and start >= 0:
+            if depth == start_depth and c == "}" and start >= 0:
                 return text[start:i]
         i += 1
     return None
@@ -301,6 +303,10 @@ class TsApi:
 
 OBJECT_TYPES = (
     "AgentDefinition",
+    "CanUseTool",
+    "PermissionResult",
+    "tool",
+    "ResolveSettingsOptions",
     "CreateSdkMcpServerOptions",
     "McpSdkServerConfig",
     "McpStdioServerConfig",
