@@ -1,14 +1,16 @@
-"""Typed configurations of MCP servers, as accepted in ``ClaudeAgentOptions.mcp_servers``."""
+"""Typed configurations of MCP servers, as accepted in ``ClaudeAgentOptions.mcp_servers``.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here on purpose: `TypedDict` needs to see
+``NotRequired`` at class creation to tell optional keys from required ones.
+"""
 
 import sys
-from typing import TYPE_CHECKING, Literal, TypedDict, Union
+from typing import TYPE_CHECKING, Literal, Union
 
 if sys.version_info >= (3, 11):  # typing's own: importing typing_extensions costs 2 ms
-    from typing import NotRequired
-else:
-    from typing_extensions import NotRequired
+    from typing import NotRequired, TypedDict
+else:  # 3.10's TypedDict does not see NotRequired
+    from typing_extensions import NotRequired, TypedDict
 
 if TYPE_CHECKING:
     from .server import SdkMcpServer
@@ -85,7 +87,7 @@ class McpSdkServerConfig(TypedDict):
 
     type: Literal["sdk"]
     name: str
-    instance: SdkMcpServer
+    instance: "SdkMcpServer"
     timeout: NotRequired[int]
     tools: NotRequired[list[McpServerToolPolicy]]
 
