@@ -1,11 +1,15 @@
-# ccwire developer entry points. `make test` and `make demo` do all set-up on a fresh machine.
+# ccwire developer entry points. `make test` and `make demo` do all set-up on a fresh machine:
+# `make demo` only what the demo needs (ccwire with rich; the pinned CLI alone), `make test`
+# everything (the dev extra; the Node development tools of package.json's devDependencies).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 CLAUDE := node_modules/.bin/claude
+DEVTOOLS := node_modules/.devtools-installed
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv cli ts-sdk test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
+.PHONY: all venv demo-venv cli devtools ts-sdk test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
+.PHONY: phoenix-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
 
@@ -15,14 +19,24 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# Everything the test suite, the linters and the benchmarks use (the dev extra).
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 venv: $(VENV)/.installed
 
-$(CLAUDE): package.json
-	npm install --no-audit --no-fund --loglevel=error
+# What `ccwire demo` needs: ccwire and rich (its live display), nothing else.
+$(VENV)/.demo-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[cli]'
+	touch $@
+
+demo-venv: $(VENV)/.demo-installed
+
+# The pinned Claude Code CLI alone: package.json's dependencies, from the lock file
+# (`npm ci` never writes package.json or package-lock.json).
+$(CLAUDE): package.json package-lock.json
+	npm ci --omit=dev --no-audit --no-fund --loglevel=error
 	@# npm may skip install scripts; the package's own postinstall puts the native binary in place.
 	@$(CLAUDE) --version 2>/dev/null | grep -q '$(CLI_VERSION)' || node node_modules/@anthropic-ai/claude-code/install.cjs
 	@$(CLAUDE) --version | grep -q '$(CLI_VERSION)' || (echo "expected Claude Code $(CLI_VERSION)"; exit 1)
@@ -31,18 +45,30 @@ $(CLAUDE): package.json
 cli: $(CLAUDE)
 
 # Anthropic's TypeScript Agent SDK, the version whose bundled Claude Code is the pinned CLI:
-# tests/compat reads its type declarations for the comparison in docs/migration.md. In a
-# prefix of its own, without its optional native CLI binary (only its .d.ts files are read).
-TS_SDK_VERSION := 0.3.330
-TS_SDK := .cache/ts-sdk/.installed-$(TS_SDK_VERSION)
+# tests/compat reads its type declarations for the comparison in docs/migration.md. Pinned
+# by tests/compat/ts-sdk's package.json and lock, installed in a prefix of its own without
+# its optional native CLI binary and its peer dependencies (only its .d.ts files are read).
+TS_SDK_PIN := tests/compat/ts-sdk
+TS_SDK := .cache/ts-sdk/.installed
 
-$(TS_SDK):
+$(TS_SDK): $(TS_SDK_PIN)/package.json $(TS_SDK_PIN)/package-lock.json
 	rm -rf .cache/ts-sdk
-	npm install --no-audit --no-fund --loglevel=error --omit=optional --legacy-peer-deps \
-	  --prefix .cache/ts-sdk @anthropic-ai/claude-agent-sdk@$(TS_SDK_VERSION)
+	mkdir -p .cache/ts-sdk
+	cp $^ .cache/ts-sdk/
+	npm ci --prefix .cache/ts-sdk --omit=optional --legacy-peer-deps --no-audit --no-fund --loglevel=error
 	touch $@
 
 ts-sdk: $(TS_SDK)
+
+# The Node development tools, package.json's devDependencies (the MCP Inspector CLI, the
+# MCP conformance suite, and the Node 22 it needs), beside the CLI: for the test suite.
+$(DEVTOOLS): package.json package-lock.json
+	npm ci --include=dev --no-audit --no-fund --loglevel=error
+	@$(CLAUDE) --version 2>/dev/null | grep -q '$(CLI_VERSION)' || node node_modules/@anthropic-ai/claude-code/install.cjs
+	@$(CLAUDE) --version | grep -q '$(CLI_VERSION)' || (echo "expected Claude Code $(CLI_VERSION)"; exit 1)
+	touch $(CLAUDE) $@
+
+devtools: $(DEVTOOLS)
 
 lint: venv
 	$(BIN)/ruff check src tests examples
@@ -60,8 +86,9 @@ unit: venv
 COVERAGE_FLOOR := 88
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
-test: venv cli ref-venv ts-sdk lint typecheck docs
+test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
+	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
 	  CCWIRE_REQUIRE_TS_SDK=1 \
 	  $(BIN)/pytest --cov=ccwire --cov-branch --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COVERAGE_FLOOR)
@@ -89,7 +116,7 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 	.venv-$*/bin/python -m pip install --quiet --no-cache-dir -e '.[dev]'
 	touch $@
 
-test-pythons: cli ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+test-pythons: devtools ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
 	@set -e; for v in $(FOUND_PYTHONS); do \
 	  echo "== the test suite without the end-to-end tier on Python $$v"; \
@@ -97,7 +124,7 @@ test-pythons: cli ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.insta
 	    CCWIRE_REQUIRE_TS_SDK=1 .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
 	done
 
-demo: venv cli
+demo: demo-venv cli
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/python -m ccwire demo
 
 # The documentation site (mkdocs-material, mkdocstrings); builds offline in seconds.
@@ -109,7 +136,7 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .venv-3.* node_modules .cache .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
+	rm -rf $(VENV) .venv-3.* .venv-phoenix node_modules .cache .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
 
 # --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
 # all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.
@@ -141,6 +168,18 @@ $(REF_EXAMPLE_DEPS): | $(REF_PY)
 # Anthropic's claude-agent-sdk in its own venv: the bench's reference and tests/compat's
 ref-venv: $(REF_PY) $(REF_SRC) $(REF_EXAMPLE_DEPS)
 
+# Arize Phoenix's local server, in a venv of its own (its dependencies are many): the
+# OpenTelemetry collector that tests/e2e/test_otel_collector_e2e.py exports to over OTLP.
+PHOENIX := arize-phoenix==20.26.1
+PHOENIX_PY := .venv-phoenix/bin/python
+
+$(PHOENIX_PY):
+	$(PY) -m venv .venv-phoenix
+	$(PHOENIX_PY) -m pip install --quiet --no-cache-dir --upgrade pip
+	$(PHOENIX_PY) -m pip install --quiet --no-cache-dir '$(PHOENIX)'
+
+phoenix-venv: $(PHOENIX_PY)
+
 bench: venv cli $(REF_PY)
 	$(BIN)/python bench/run.py --ref-python $(REF_PY) --real-cli $(abspath $(CLAUDE)) --profile $(BENCH_ARGS)
 
@@ -164,8 +203,8 @@ bench-schema: venv
 	$(BIN)/python bench/schema_bench.py
 
 # The official MCP conformance suite (Node 22 from package.json) against `ccwire serve --http`.
-conformance: venv cli
-	$(BIN)/python -m pytest tests/test_mcp_interop.py -q -k conformance
+conformance: venv devtools
+	$(BIN)/python -m pytest tests/mcp/test_mcp_interop.py -q -k conformance
 
 # --- compatibility matrix: the end-to-end suite against every supported CLI version
 MATRIX_OLD := 2.1.197

@@ -20,7 +20,13 @@ What is timed here (the fake CLI times the tool-call scenarios itself):
   prompted at once (messages per second over all of them, and the event loop's lag:
   how late a 5 ms ticker task wakes up meanwhile);
 * ``tool_real``: one turn with one tool call on the real CLI through ``relay.py``,
-  which times the SDK's share of the tool call (see there).
+  which times the SDK's share of the tool call (see there);
+* ``warm_start`` (ccwire only): prompt to first message on the real CLI: a cold
+  ``query()``, a ``WarmQuery`` and a claimed spare, interleaved;
+* ``sandbox`` (ccwire only): a one-turn session on the real CLI, unsandboxed and in a
+  bubblewrap sandbox, interleaved;
+* ``batch_spares`` (ccwire only): `run_batch` of one-turn tasks on the real CLI against
+  a slow scripted model, without and with a pool of spare CLIs.
 """
 
 from __future__ import annotations
@@ -312,9 +318,190 @@ async def measure_hundred(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+async def _first_messages(messages: Any, t0: float) -> tuple[float | None, float | None, bool]:
+    """Drain ``messages``: ms from ``t0`` to the first ``system/init`` and to the first
+    assistant message, and whether the conversation ended with the result ``done``."""
+    import ccwire
+
+    init = assistant = None
+    ok = False
+    async for m in messages:
+        now = (time.perf_counter() - t0) * 1000
+        if init is None and isinstance(m, ccwire.SystemMessage) and m.subtype == "init":
+            init = now
+        elif assistant is None and isinstance(m, ccwire.AssistantMessage):
+            assistant = now
+        elif isinstance(m, ccwire.ResultMessage):
+            ok = m.result == "done"
+    return init, assistant, ok
+
+
+async def measure_warm_start(args: argparse.Namespace) -> dict[str, Any]:
+    """``warm_start`` (ccwire only): prompt to first message on the real CLI, three ways,
+    interleaved ``reps`` times: a cold `query()` (spawn, handshake, prompt), a
+    `WarmQuery` (`startup()` done ``idle_s`` earlier) and a claimed spare (`prewarm()`
+    done ``idle_s`` earlier, claimed for the session's folder)."""
+    import dataclasses
+
+    import ccwire
+
+    spec = json.loads(args.spec)
+    reps, idle = int(spec.get("reps", 4)), float(spec.get("idle_s", 1.0))
+    work = Path(args.work) / f"warm-{os.getpid()}"
+    work.mkdir()
+    base = ccwire.ClaudeAgentOptions(cli_path=args.cli, env=dict(CLI_ENV))
+    options = dataclasses.replace(base, cwd=str(work))
+    kinds = ("cold", "warm", "spare")
+    out: dict[str, list[float | None]] = {f"{k}_{w}": [] for k in kinds for w in ("init", "asst")}
+    good = 0
+    # one untimed session first: the imports and first-use costs of this process
+    await _first_messages(ccwire.query(prompt="go", options=options), time.perf_counter())
+    for rep in range(reps):
+        for kind in kinds[rep % 3 :] + kinds[: rep % 3]:
+            if kind == "cold":
+                t0 = time.perf_counter()
+                messages = ccwire.query(prompt="go", options=options)
+            elif kind == "warm":
+                warm = await ccwire.startup(options=options)
+                await asyncio.sleep(idle)  # the prompt comes later
+                t0 = time.perf_counter()
+                messages = warm.query("go")
+            else:
+                spare = await ccwire.prewarm(options=base)
+                await asyncio.sleep(idle)
+                t0 = time.perf_counter()
+                messages = spare.claim("go", ccwire.ClaimOptions(cwd=str(work)))
+            init, asst, ok = await _first_messages(messages, t0)
+            if kind == "spare" and spare.fallback_reason is not None:
+                raise RuntimeError(f"the spare was not claimed: {spare.fallback_reason}")
+            out[f"{kind}_init"].append(init)
+            out[f"{kind}_asst"].append(asst)
+            good += ok
+    return {
+        "impl": args.impl,
+        "scenario": args.scenario,
+        "ok": True,
+        "sessions": reps * 3,
+        "results_ok": good,
+        "reps": reps,
+        "idle_s": idle,
+        **out,
+    }
+
+
+async def measure_sandbox(args: argparse.Namespace) -> dict[str, Any]:
+    """``sandbox`` (ccwire only): a one-turn `query()` on the real CLI, from the call to
+    the end of the conversation (the CLI has exited), unsandboxed and in a bubblewrap
+    sandbox (`BubblewrapSpawner`), interleaved ``reps`` times."""
+    import dataclasses
+
+    import ccwire
+
+    spec = json.loads(args.spec)
+    reps = int(spec.get("reps", 4))
+    work = Path(args.work) / f"sandbox-{os.getpid()}"
+    work.mkdir()
+    plain = ccwire.ClaudeAgentOptions(cli_path=args.cli, env=dict(CLI_ENV), cwd=str(work))
+    boxed = dataclasses.replace(plain, spawn_claude_code_process=ccwire.BubblewrapSpawner())
+    out: dict[str, list[float]] = {"plain_ms": [], "sandboxed_ms": []}
+    good = 0
+    await _first_messages(ccwire.query(prompt="go", options=plain), time.perf_counter())
+    for rep in range(reps):
+        order = [("plain_ms", plain), ("sandboxed_ms", boxed)]
+        for key, options in order if rep % 2 == 0 else order[::-1]:
+            t0 = time.perf_counter()
+            _, _, ok = await _first_messages(ccwire.query(prompt="go", options=options), t0)
+            out[key].append((time.perf_counter() - t0) * 1000)
+            good += ok
+    return {
+        "impl": args.impl,
+        "scenario": args.scenario,
+        "ok": True,
+        "sessions": reps * 2,
+        "results_ok": good,
+        "reps": reps,
+        **out,
+    }
+
+
+async def _one_batch(
+    options: Any, n: int, concurrency: int, spares: int
+) -> tuple[list[float], float, int]:
+    """``n`` one-turn tasks with `run_batch`: each task's start (its ``started`` event)
+    to its first message (``system/init``) in ms, the batch's wall time, tasks ok."""
+    import ccwire
+    from ccwire.batch import BatchTask, run_batch
+
+    starts: dict[str, float] = {}
+
+    def on_event(event: Any) -> None:
+        if event.kind == "started":
+            starts[event.task_id] = time.perf_counter()
+
+    async def task(client: Any) -> float | None:
+        await client.query("go")
+        first = None
+        async for m in client.receive_response():
+            if first is None and isinstance(m, ccwire.SystemMessage) and m.subtype == "init":
+                first = time.perf_counter()
+        return first
+
+    tasks = [BatchTask(id=f"t{i}", run=task) for i in range(n)]
+    t0 = time.perf_counter()
+    async with run_batch(
+        tasks, options=options, concurrency=concurrency, spares=spares, events=on_event
+    ) as batch:
+        results = await batch.collect()
+    wall = time.perf_counter() - t0
+    latencies = [(r.output - starts[r.id]) * 1000 for r in results if r.ok and r.output]
+    return latencies, wall, sum(r.ok for r in results)
+
+
+async def measure_batch_spares(args: argparse.Namespace) -> dict[str, Any]:
+    """``batch_spares`` (ccwire only): ``n`` one-turn tasks at ``concurrency`` with
+    `run_batch` on the real CLI, against a scripted model of this process that answers
+    after ``delay_s``: without spare CLIs, then with ``spares`` of them."""
+    import dataclasses
+
+    import ccwire
+    from ccwire.testing import ScriptedModel, text
+
+    spec = json.loads(args.spec)
+    n, conc = int(spec.get("n", 200)), int(spec.get("concurrency", 4))
+    spares, delay = int(spec.get("spares", 2)), float(spec.get("delay_s", 1.0))
+
+    def slow(request: Any) -> Any:
+        time.sleep(delay)  # the model's fixed answer time (in the server's thread)
+        return text("done")
+
+    work = Path(args.work) / f"batch-{os.getpid()}"
+    (work / "home").mkdir(parents=True)
+    out: dict[str, Any] = {"impl": args.impl, "scenario": args.scenario, "ok": True}
+    good = 0
+    with ScriptedModel(default=slow) as model:
+        options = ccwire.ClaudeAgentOptions(
+            cli_path=args.cli, env=model.env(work / "home"), cwd=str(work)
+        )
+        await _one_batch(dataclasses.replace(options), 4, conc, 0)  # untimed: first use
+        for key, size in (("cold", 0), ("spares", spares)):
+            latencies, wall, ok = await _one_batch(options, n, conc, size)
+            out[f"{key}_first_ms"] = latencies
+            out[f"{key}_rate"] = n / wall
+            good += ok
+    out.update(sessions=2 * n, results_ok=good, n=n, concurrency=conc, spares=spares,
+               delay_s=delay, cpus=os.cpu_count())  # fmt: skip
+    return out
+
+
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.scenario == "hundred":
         return await measure_hundred(args)
+    if args.scenario == "batch_spares":
+        return await measure_batch_spares(args)
+    if args.scenario == "warm_start":
+        return await measure_warm_start(args)
+    if args.scenario == "sandbox":
+        return await measure_sandbox(args)
     spec = json.loads(args.spec)
     spec.setdefault("scenario", args.scenario if args.scenario != "many" else "session")
     if args.impl == "floor":

@@ -51,6 +51,7 @@ class Scenario:
     repeat: int = 1  # driver processes per implementation and round (cheap, noisy ones)
     warmup: int = 0  # untimed sessions each driver process runs first
     real_cli: bool = False  # drive the real Claude Code CLI (``--real-cli``), not fake_cli.py
+    impls: tuple[str, ...] | None = None  # only these implementations (ccwire's own features)
 
 
 SESSION_WORKLOAD = {"n": 100, "messages": 100, "size": 200}
@@ -112,6 +113,25 @@ SCENARIOS = [
         {"allowed_tools": [TOOL_NAME]},
         repeat=3,
         real_cli=True,
+    ),
+    # ccwire's warm starts and its sandbox, against ccwire itself (the others have neither):
+    # each driver process interleaves the variants, so every ratio pairs runs of one process
+    Scenario(
+        "warm_real",
+        "warm_start",
+        {"reps": 5, "idle_s": 2.0},
+        rounds=3,
+        real_cli=True,
+        impls=("ccwire",),
+    ),
+    Scenario("sandbox_real", "sandbox", {"reps": 4}, rounds=3, real_cli=True, impls=("ccwire",)),
+    Scenario(
+        "batch_spares_real",
+        "batch_spares",
+        {"n": 200, "concurrency": 4, "spares": 2, "delay_s": 3.0},
+        rounds=1,
+        real_cli=True,
+        impls=("ccwire",),
     ),
 ]
 
@@ -297,12 +317,18 @@ def _median(values: Sequence[float]) -> float | None:
 
 def p50_us(r: dict[str, Any]) -> float | None:
     lat = r.get("cli", {}).get("latencies_ns")
-    return statistics.median(lat) / 1000 if lat else None
+    if not lat:  # a result read back from RESULTS.json keeps only the quantiles
+        value: float | None = r.get("cli", {}).get("p50_us")
+        return value
+    return statistics.median(lat) / 1000
 
 
 def p99_us(r: dict[str, Any]) -> float | None:
     lat = r.get("cli", {}).get("latencies_ns")
-    return sorted(lat)[int(len(lat) * 0.99)] / 1000 if lat else None
+    if not lat:
+        value: float | None = r.get("cli", {}).get("p99_us")
+        return value
+    return sorted(lat)[int(len(lat) * 0.99)] / 1000
 
 
 def calls_per_s(r: dict[str, Any]) -> float | None:
@@ -315,6 +341,36 @@ def sdk_share(r: dict[str, Any]) -> float | None:
     whole turn (both timed by relay.py)."""
     c = r.get("cli", {})
     return sum(c["sdk_ns"]) / c["turn_ns"] if c.get("turn_ns") and c.get("sdk_ns") else None
+
+
+def med_of(key: str) -> Callable[[dict[str, Any]], float | None]:
+    """The median of a driver's list ``key`` (its repetitions)."""
+
+    def get(r: dict[str, Any]) -> float | None:
+        vals = [v for v in r[key] if v is not None]
+        return statistics.median(vals) if vals else None
+
+    return get
+
+
+def paired_of(key: str, base: str) -> Callable[[dict[str, Any]], float | None]:
+    """The median of ``key[i] / base[i]``: repetitions of one driver process, paired."""
+
+    def get(r: dict[str, Any]) -> float | None:
+        vals = [a / b for a, b in zip(r[key], r[base], strict=False) if a is not None and b]
+        return statistics.median(vals) if vals else None
+
+    return get
+
+
+def ratio_of_medians(key: str, base: str) -> Callable[[dict[str, Any]], float | None]:
+    """The median of ``key`` over the median of ``base`` (two batches of one process)."""
+
+    def get(r: dict[str, Any]) -> float | None:
+        a, b = med_of(key)(r), med_of(base)(r)
+        return a / b if a is not None and b else None
+
+    return get
 
 
 def msgs_per_s(r: dict[str, Any]) -> float | None:
@@ -342,6 +398,36 @@ METRICS: dict[str, list[tuple[str, str, Callable[[dict[str, Any]], float | None]
         ("SDK share of the turn", "%", lambda r: sdk_share(r) * 100),
         ("SDK time per tool call", "us", lambda r: statistics.median(r["cli"]["sdk_ns"]) / 1000),
         ("whole turn, prompt to result", "ms", lambda r: r["cli"]["turn_ns"] / 1e6),
+    ],
+    "warm_start": [
+        ("cold query(): prompt to first message (system/init)", "ms", med_of("cold_init")),
+        ("WarmQuery: prompt to first message", "ms", med_of("warm_init")),
+        ("claimed spare: prompt to first message", "ms", med_of("spare_init")),
+        ("WarmQuery / cold, first message", "x", paired_of("warm_init", "cold_init")),
+        ("claimed spare / cold, first message", "x", paired_of("spare_init", "cold_init")),
+        ("WarmQuery / cold, first assistant message", "x", paired_of("warm_asst", "cold_asst")),
+        (
+            "claimed spare / cold, first assistant message",
+            "x",
+            paired_of("spare_asst", "cold_asst"),
+        ),
+    ],
+    "sandbox": [
+        ("one-turn session, unsandboxed", "ms", med_of("plain_ms")),
+        ("one-turn session in a bubblewrap sandbox", "ms", med_of("sandboxed_ms")),
+        ("sandboxed / unsandboxed", "x", paired_of("sandboxed_ms", "plain_ms")),
+    ],
+    "batch_spares": [
+        ("no spares: median task start to first message", "ms", med_of("cold_first_ms")),
+        ("with spares: median task start to first message", "ms", med_of("spares_first_ms")),
+        (
+            "with / without spares, start to first message",
+            "x",
+            ratio_of_medians("spares_first_ms", "cold_first_ms"),
+        ),
+        ("no spares: task rate", "tasks/s", lambda r: r["cold_rate"]),
+        ("with spares: task rate", "tasks/s", lambda r: r["spares_rate"]),
+        ("with / without spares, task rate", "x", lambda r: r["spares_rate"] / r["cold_rate"]),
     ],
     "many": [
         ("wall", "s", lambda r: r["wall_s"]),
@@ -402,6 +488,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--smoke", action="store_true", help="tiny sizes, one round")
     p.add_argument("--only", default="", help="comma-separated scenario names")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="with --only: keep every other result of the JSON next to --out (the page of "
+        "record), replace only these scenarios', and render the whole page again",
+    )
     p.add_argument("--out", default=str(HERE / "RESULTS.md"))
     p.add_argument("--json", default=None, help="raw results (default: next to --out)")
     p.add_argument("--profile", action="store_true", help="profile ccwire's hot paths")
@@ -458,6 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # the first connect also runs the floor plus anyio's first use
                 anyio_too = sc.name == "handshake" and "floor" in impls
                 names = [*impls, "floor_anyio"] if anyio_too else impls
+                names = [i for i in names if sc.impls is None or i in sc.impls]
+                if not names:
+                    continue
                 order = names[rnd % len(names) :] + names[: rnd % len(names)]
                 for _ in range(1 if args.smoke else sc.repeat):
                     for impl in order:
@@ -513,6 +608,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     cli_stats["p50_us"] = statistics.median(lat) / 1000
                     cli_stats["p99_us"] = sorted(lat)[int(len(lat) * 0.99)] / 1000
                 r.pop("cli_all", None)
+    if args.merge:
+        raw, slim = merged(json_path, raw), merged(json_path, slim)
     json_path.write_text(json.dumps(slim, indent=1))
     out.write_text(splice(render(raw, METRICS, SCENARIOS)))
     print(f"wrote {out} and {json_path}")
@@ -526,6 +623,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ccwire runs failed: {failed}", file=sys.stderr)
         return 1
     return 0
+
+
+def merged(path: Path, new: dict[str, Any]) -> dict[str, Any]:
+    """The results of record at ``path`` with ``new``'s scenarios replaced (``--merge``);
+    the page says which scenarios were run again, when, and how."""
+    if not path.exists():
+        return new
+    old: dict[str, Any] = json.loads(path.read_text())
+    old["results"].update(new["results"])
+    rerun = {name: {"date": new["date"], "argv": new["argv"]} for name in new["results"]}
+    old["merged"] = {**old.get("merged", {}), **rerun}
+    return old
 
 
 if __name__ == "__main__":

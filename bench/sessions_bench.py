@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.transcripts.synthetic import write_transcript  # noqa: E402
+from tests.sessions.transcripts.synthetic import write_transcript  # noqa: E402
 
 PROJECTS = 20
 

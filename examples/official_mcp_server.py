@@ -10,7 +10,8 @@ subprocess of its own.  The same object can be served to any MCP client with
 
 Offline by default: a local ScriptedModel plays Claude, so no API key is needed and
 the real Claude Code CLI still does everything else. With ANTHROPIC_API_KEY set, the
-real model answers instead.  Needs ``pip install 'ccwire[mcp]'``.
+real model answers instead.  Needs ``pip install 'ccwire[mcp]'`` (mcp 1.20 or newer,
+1.x or 2.x).
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ import tempfile
 from collections.abc import Iterator
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+
+try:
+    from mcp.server.mcpserver import MCPServer  # mcp 2.x
+except ImportError:  # mcp 1.x calls it FastMCP
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[attr-defined,no-redef]
 
 from ccwire import (
     AssistantMessage,

@@ -23,6 +23,15 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def offline_sessions_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Offline runs keep their sessions (`ccwire run --offline`, `ccwire demo`): in a
+    folder of the test run's own, not in the user's ~/.ccwire/offline."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CCWIRE_OFFLINE_DIR", str(tmp_path_factory.mktemp("offline-sessions")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def mcp_schema_check() -> Iterator[SchemaCheck]:
     """Validate every SDK MCP server message of the test against the MCP schema."""

@@ -18,7 +18,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     from ._conversation.audit import AuditLog, redact_keys, redact_secrets
     from ._conversation.client import ClaudeSDKClient
     from ._conversation.options import (
-        DEFAULT_INHERITED_ENV,
+        CLI_ENV_ALLOWLIST,
         AgentDefinition,
         AskUserQuestionConfig,
         ClaudeAgentOptions,
@@ -49,6 +49,9 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         resolve_settings,
     )
     from ._conversation.shadow_warning import CanUseToolShadowedWarning
+
+    # --- Warm starts: a CLI started before its prompt, spare CLIs claimed later
+    from ._conversation.spare_pool import SparePool
     from ._conversation.status_types import (
         ContextUsageCategory,
         ContextUsageResponse,
@@ -60,6 +63,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         McpToolAnnotations,
         McpToolInfo,
     )
+    from ._conversation.telemetry import Telemetry, setup_otlp
 
     # --- Transcript stores: the SessionStore protocol (its adapters and helpers below)
     from ._conversation.transcript_store.protocol import (
@@ -71,6 +75,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         SessionStoreListEntry,
         SessionSummaryEntry,
     )
+    from ._conversation.warm import ClaimOptions, SpareProcess, WarmQuery, prewarm, startup
 
     # --- Errors: one tree rooted at CcwireError
     from ._core.errors import (
@@ -80,6 +85,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         CLIConnectionError,
         CLIJSONDecodeError,
         CLINotFoundError,
+        CLISilenceError,
         ControlProtocolError,
         ControlTimeoutError,
         InvalidTransitionError,
@@ -94,6 +100,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         SessionStoreError,
         SessionTimeoutError,
         SnapshotTimeoutError,
+        SpawnError,
         ToolDefinitionError,
         ToolError,
         UnknownEventError,
@@ -209,6 +216,13 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     # --- Custom transports
     from ._transport.base import Transport
 
+    # --- Where the CLI runs: the spawn hook and ready-made spawners
+    from ._transport.bubblewrap import BubblewrapSpawner
+    from ._transport.container import ContainerSpawner
+    from ._transport.remote_env import LOCAL_ONLY_ENV
+    from ._transport.spawn import ProcessSpawner, SpawnedProcess, SpawnOptions, spawn_local
+    from ._transport.ssh import SSHSpawner
+
     # --- Hooks: a typed hook input from its wire dict (for tests)
     from ._wire.codec_callbacks import parse_hook_input
 
@@ -230,6 +244,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     from ._wire.control_types import (
         AccountInfo,
         AgentInfo,
+        ClaimResult,
         CliVersion,
         ContextCategory,
         ContextUsage,
@@ -482,13 +497,18 @@ __all__ = [
     "BackgroundTaskSummary",
     "BackgroundTasksChangedMessage",
     "BaseHookInput",
+    "BubblewrapSpawner",
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
+    "CLISilenceError",
+    "CLI_ENV_ALLOWLIST",
     "CallbackError",
     "CanUseTool",
     "CanUseToolShadowedWarning",
     "CcwireError",
+    "ClaimOptions",
+    "ClaimResult",
     "ClaudeAgentOptions",
     "ClaudeCodeAgent",
     "ClaudeSDKClient",
@@ -497,6 +517,7 @@ __all__ = [
     "CommandsChangedMessage",
     "CompactBoundaryMessage",
     "ConfigChangeHookInput",
+    "ContainerSpawner",
     "ContentBlock",
     "ContextCategory",
     "ContextUsage",
@@ -509,7 +530,6 @@ __all__ = [
     "CwdChangedHookInput",
     "CwdChangedHookSpecificOutput",
     "CwdChangedOutput",
-    "DEFAULT_INHERITED_ENV",
     "DEFAULT_SNAPSHOT_TIMEOUT",
     "DeferredToolUse",
     "DirectoryAddedHookInput",
@@ -556,6 +576,7 @@ __all__ = [
     "InterruptResult",
     "InvalidTransitionError",
     "LEGACY_TOOL_NAME_ALIASES",
+    "LOCAL_ONLY_ENV",
     "LocalCommandOutputMessage",
     "MatchedAskRule",
     "McpBridge",
@@ -653,6 +674,7 @@ __all__ = [
     "PreToolUseHookSpecificOutput",
     "PreToolUseOutput",
     "ProcessError",
+    "ProcessSpawner",
     "PromptSuggestionMessage",
     "RateLimitEvent",
     "RateLimitInfo",
@@ -672,6 +694,7 @@ __all__ = [
     "SQLiteSessionStore",
     "SQLiteSnapshotStore",
     "SQLiteStore",
+    "SSHSpawner",
     "SYSTEM_PROMPT_DYNAMIC_BOUNDARY",
     "SandboxIgnoreViolations",
     "SandboxNetworkConfig",
@@ -725,6 +748,11 @@ __all__ = [
     "SlashCommand",
     "SnapshotStore",
     "SnapshotTimeoutError",
+    "SparePool",
+    "SpareProcess",
+    "SpawnError",
+    "SpawnOptions",
+    "SpawnedProcess",
     "StateChanged",
     "StatusMessage",
     "StopFailureHookInput",
@@ -762,6 +790,7 @@ __all__ = [
     "TaskUpdatedStatus",
     "TaskUsage",
     "TeammateIdleHookInput",
+    "Telemetry",
     "TextBlock",
     "ThinkingBlock",
     "ThinkingConfig",
@@ -804,6 +833,7 @@ __all__ = [
     "UserPromptSubmitHookInput",
     "UserPromptSubmitHookSpecificOutput",
     "UserPromptSubmitOutput",
+    "WarmQuery",
     "WorkerShuttingDownMessage",
     "WorktreeCreateHookInput",
     "WorktreeCreateHookSpecificOutput",
@@ -836,6 +866,7 @@ __all__ = [
     "list_subagents",
     "list_subagents_from_store",
     "parse_hook_input",
+    "prewarm",
     "project_key_for_directory",
     "prompt",
     "query",
@@ -848,6 +879,9 @@ __all__ = [
     "resource",
     "resource_link",
     "session_liveness",
+    "setup_otlp",
+    "spawn_local",
+    "startup",
     "tag_session",
     "tag_session_via_store",
     "text_content",

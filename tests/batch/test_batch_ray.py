@@ -1,33 +1,93 @@
-"""The Ray executor on a local Ray instance (2 CPUs): the same scripted batch gives the same
-results as the local executor; tools travel by reference, with a clear error when a
-worker cannot import them."""
+"""The Ray executor on a real three-node cluster on this machine (`ray.cluster_utils.Cluster`,
+on 127.0.0.1: a head without CPUs and two workers of two), shared by the module:
+
+* the same scripted batch gives the same results as the local executor (real CLI);
+* a worker node removed mid-batch: its sessions run again on the other node, every
+  task ends ok, every id once;
+* an actor killed under a session that made a tool call: that task is reported with
+  its session id, not run again; one that had not acted runs again;
+* cancelling a batch ends its sessions and its actors; tools a worker cannot import
+  fail clearly;
+* and, without the cluster, ``ccwire batch --ray ADDRESS`` for an address that does
+  not answer is one clear error, in bounded time.
+
+All but the first use the fake CLI (``fake_cli.py``)."""
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
+import subprocess
 import sys
 import threading
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import psutil
 import pytest
 
 import ccwire
 from ccwire import ClaudeAgentOptions
-from ccwire.batch import BatchResult, BatchTask, RetryPolicy, read_results, run_batch
-from ccwire.testing import ModelRequest, ScriptedModel, text
+from ccwire.batch import BatchResult, BatchState, RetryPolicy, read_results, run_batch
+from ccwire.testing import ScriptedModel
 
-from . import worker_faults
-from .scripted import BatchScript, first_prompt
+from .conftest import FakeOptions, Holds, fake_cli_processes, fake_cli_wrapper
+from .scripted import BatchScript
 
-ray = pytest.importorskip("ray", reason="the Ray test needs `pip install 'ccwire[ray]'`")
+ray = pytest.importorskip("ray", reason="the Ray tests need `pip install 'ccwire[ray]'`")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 QUICK = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
+LIMIT = 120  # seconds any one batch may take here
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """Three Ray nodes on 127.0.0.1 (a head without CPUs, two workers of 2 CPUs), joined
+    by this process; their workers import this checkout's tests and ccwire."""
+    before = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    repo = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join([repo, str(Path(ccwire.__file__).resolve().parents[1])])
+    nodes = cluster_utils.Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+    )
+    try:
+        for _ in range(2):
+            nodes.add_node(num_cpus=2)
+        ray.init(address=nodes.address, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": path}})  # fmt: skip
+        nodes.wait_for_nodes()
+        yield nodes
+    finally:
+        ray.shutdown()
+        nodes.shutdown()
+        if before is None:
+            del os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"]
+        else:
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = before
+
+
+def batch_actors() -> list[str]:
+    """The batch actors Ray still has alive (the executor names them ``ccwire-batch-*``)."""
+    return [name for name in ray.util.list_named_actors() if name.startswith("ccwire-batch-")]
+
+
+def ids_on_disk(path: Path) -> list[str]:
+    raw = path.read_bytes()
+    assert raw == b"" or raw.endswith(b"\n"), "a torn last line"
+    return [json.loads(line)["id"] for line in raw.decode().splitlines()]
+
+
+def outcome(r: BatchResult) -> tuple[Any, ...]:
+    """What must not depend on the executor (session ids and timings do)."""
+    return (r.id, r.ok, r.result, r.is_error, r.subtype, r.num_turns, r.tool_calls,
+            r.attempts, r.error_kind, dict(r.metadata))  # fmt: skip
+
+
 TASKS: list[dict[str, Any]] = [
     {"id": "echo", "prompt": "hello there"},
     {"id": "tool", "prompt": "add 20 22", "metadata": {"expected": "42"}},
@@ -37,47 +97,29 @@ TASKS: list[dict[str, Any]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """A local Ray instance with the machine's 2 CPUs, for this module; its workers
-    import this checkout's tests and the ccwire under test (not another install)."""
-    repo = str(Path(__file__).resolve().parents[2])
-    path = os.pathsep.join([repo, str(Path(ccwire.__file__).resolve().parents[1])])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})  # fmt: skip
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
-def outcome(r: BatchResult) -> tuple[Any, ...]:
-    """What must not depend on the executor (session ids and timings do)."""
-    return (r.id, r.ok, r.result, r.is_error, r.subtype, r.num_turns, r.tool_calls,
-            r.attempts, r.error_kind, dict(r.metadata))  # fmt: skip
-
-
-async def run(executor: str, cli_path: str, tmp_path: Path, tools: list[str]) -> list[BatchResult]:
-    with ScriptedModel(default=BatchScript()) as model:
-        home = tmp_path / f"home-{executor}"
-        home.mkdir(exist_ok=True)
-        opts = ClaudeAgentOptions(cli_path=cli_path, env=model.env(home), cwd=str(tmp_path),
-                                  allowed_tools=["mcp__calc"])  # fmt: skip
-        out = tmp_path / f"{executor}.jsonl"
-        async with run_batch(TASKS, options=opts, concurrency=2, executor=executor,  # type: ignore[arg-type]
-                             retries=QUICK, output=out, tools=tools) as results:  # fmt: skip
-            got = await results.collect()
-    assert sorted(outcome(r) for r in read_results(out)) == sorted(outcome(r) for r in got)
-    return got
-
-
+@pytest.mark.e2e
 @pytest.mark.anyio
 async def test_ray_gives_the_same_results_as_local(
-    local_ray: None, cli_path: str, tmp_path: Path
+    cluster: Any, cli_path: str, tmp_path: Path
 ) -> None:
-    tools = ["tests.batch.calc_tools:server"]
-    local = await run("local", cli_path, tmp_path, tools)
-    on_ray = await run("ray", cli_path, tmp_path, tools)
+    async def run(executor: str) -> list[BatchResult]:
+        with ScriptedModel(default=BatchScript()) as model:
+            home = tmp_path / f"home-{executor}"
+            home.mkdir(exist_ok=True)
+            opts = ClaudeAgentOptions(cli_path=cli_path, env=model.env(home), cwd=str(tmp_path),
+                                      allowed_tools=["mcp__calc"])  # fmt: skip
+            out = tmp_path / f"{executor}.jsonl"
+            tools = ["tests.batch.calc_tools:server"]
+            kind: Any = executor
+            with anyio.fail_after(LIMIT):
+                async with run_batch(TASKS, options=opts, concurrency=2, executor=kind,
+                                     retries=QUICK, output=out, tools=tools) as batch:  # fmt: skip
+                    got = await batch.collect()
+        assert sorted(map(outcome, read_results(out))) == sorted(map(outcome, got))
+        return got
+
+    local = await run("local")
+    on_ray = await run("ray")
     assert sorted(map(outcome, on_ray)) == sorted(map(outcome, local))
     by_id = {r.id: r for r in on_ray}
     assert by_id["tool"].result == "sum: 42"
@@ -86,16 +128,140 @@ async def test_ray_gives_the_same_results_as_local(
     assert len({r.session_id for r in on_ray}) == len(TASKS)
 
 
+def node_of(pid: int, cluster: Any) -> Any:
+    """The worker node of `cluster` whose raylet started process `pid` (a Ray worker)."""
+    raylets = {
+        node.all_processes[ray._private.ray_constants.PROCESS_TYPE_RAYLET][0].process.pid: node
+        for node in cluster.worker_nodes
+    }
+    for parent in psutil.Process(pid).parents():
+        if parent.pid in raylets:
+            return raylets[parent.pid]
+    raise AssertionError(f"process {pid} belongs to no worker node")
+
+
+@pytest.mark.anyio
+async def test_a_node_lost_mid_batch_runs_its_sessions_again_elsewhere(
+    cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
+) -> None:
+    # four sessions wait, on two actors of two sessions; then the node holding the most
+    # of them is removed, and everything is let go
+    tasks = [{"id": f"hold{i}", "prompt": f"hold {i}"} for i in range(4)]
+    tasks += [{"id": f"echo{i:02d}", "prompt": f"echo {i}"} for i in range(16)]
+    out = tmp_path / "out.jsonl"
+    got: list[BatchResult] = []
+    removed: list[Any] = []
+
+    async def remove_a_node() -> None:
+        waiting = await anyio.to_thread.run_sync(holds.wait_for, 4)
+        by_node: dict[Any, int] = {}
+        for hello in waiting:
+            node = node_of(hello["ppid"], cluster)
+            by_node[node] = by_node.get(node, 0) + 1
+        node = max(by_node, key=lambda n: by_node[n])
+        removed.append(by_node[node])
+        await anyio.to_thread.run_sync(cluster.remove_node, node)
+        holds.release(forever=True)
+
+    try:
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(remove_a_node)
+                async with run_batch(tasks, options=fake_options(), concurrency=4, executor="ray",
+                                     sessions_per_actor=2, num_cpus=0.5, retries=QUICK,
+                                     output=out) as run:  # fmt: skip
+                    got = await run.collect()
+        assert run.state is BatchState.COMPLETED
+        assert sorted(r.id for r in got) == sorted(t["id"] for t in tasks)  # each id once
+        assert sorted(ids_on_disk(out)) == sorted(t["id"] for t in tasks)
+        assert all(r.ok for r in got), [r.error for r in got if not r.ok]
+        again = [r for r in got if r.attempts > 1]
+        assert len(again) == removed[0] >= 1  # the lost sessions, and only they, ran twice
+        assert all(r.id.startswith("hold") and r.attempts == 2 for r in again)
+        assert batch_actors() == []
+        assert fake_cli_processes(holds) == []
+    finally:
+        if cluster.worker_nodes and len(cluster.worker_nodes) < 2:
+            cluster.add_node(num_cpus=2)  # the next tests get two workers again
+            cluster.wait_for_nodes()
+
+
+@pytest.mark.anyio
+async def test_an_actor_lost_under_a_session_that_acted_reports_it_for_resuming(
+    cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
+) -> None:
+    # one actor runs `act` (a tool call, then waits) and `hold` (waits without acting);
+    # its process is killed: `hold` runs again, `act` is reported with its session id
+    tasks = [{"id": "act", "prompt": "act 0"}, {"id": "hold", "prompt": "hold 1"}]
+    tasks += [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(3)]
+    out = tmp_path / "out.jsonl"
+    sessions: dict[str, str] = {}
+
+    async def kill_the_actor() -> None:
+        waiting = await anyio.to_thread.run_sync(holds.wait_for, 2)
+        sessions.update({hello["prompt"]: hello["sid"] for hello in waiting})
+        assert len({hello["ppid"] for hello in waiting}) == 1  # one actor process
+        psutil.Process(waiting[0]["ppid"]).kill()
+        holds.release(forever=True)
+
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(kill_the_actor)
+            async with run_batch(tasks, options=fake_options(), concurrency=2, executor="ray",
+                                 sessions_per_actor=2, num_cpus=0.5, retries=QUICK,
+                                 output=out) as run:  # fmt: skip
+                got = {r.id: r for r in await run.collect()}
+    assert sorted(got) == sorted(t["id"] for t in tasks)
+    act = got["act"]
+    assert (act.ok, act.error_kind, act.retryable, act.attempts) == (False, "lost", False, 1)
+    assert act.session_id == sessions["act 0"]
+    assert "may have acted" in (act.error or "") and act.session_id in (act.error or "")
+    assert (got["hold"].ok, got["hold"].attempts) == (True, 2)
+    assert all(got[f"echo{i}"].ok for i in range(3))
+    assert {r.id: r for r in read_results(out)} == got
+    assert batch_actors() == []
+
+
+@pytest.mark.anyio
+async def test_cancelling_a_batch_ends_its_sessions_and_actors(
+    cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
+) -> None:
+    tasks = [{"id": f"hold{i}", "prompt": f"hold {i}"} for i in range(3)]
+    tasks += [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(3)]
+    out = tmp_path / "cancelled.jsonl"
+    got: list[BatchResult] = []
+    # 4 in flight on 2 actors of 2 sessions: the 3 held sessions stay, the echoes go
+    # through the fourth slot one after another
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=4, executor="ray",
+                             sessions_per_actor=2, num_cpus=0.5, output=out) as run:  # fmt: skip
+            async for result in run:
+                got.append(result)
+                if len(got) == 3:
+                    await anyio.to_thread.run_sync(holds.wait_for, 3)
+                    assert len(batch_actors()) == 2
+                    assert len(fake_cli_processes(holds)) == 3
+                    break  # leaving the block cancels the batch
+    assert run.state is BatchState.STOPPED
+    assert batch_actors() == []
+    assert fake_cli_processes(holds) == []
+    assert sorted(r.id for r in got) == ["echo0", "echo1", "echo2"]
+    assert sorted(ids_on_disk(out)) == ["echo0", "echo1", "echo2"]
+
+
 @pytest.mark.anyio
 async def test_tools_a_worker_cannot_import_fail_clearly(
-    local_ray: None, cli_path: str, tmp_path: Path
+    cluster: Any, fake_options: FakeOptions, tmp_path: Path
 ) -> None:
     only_here = tmp_path / "only_here"
     only_here.mkdir()
     (only_here / "driver_only_tools.py").write_text("from tests.batch.calc_tools import server\n")
     sys.path.insert(0, str(only_here))
     try:
-        got = await run("ray", cli_path, tmp_path, ["driver_only_tools:server"])
+        with anyio.fail_after(LIMIT):
+            async with run_batch(TASKS, options=fake_options(), concurrency=2, executor="ray",
+                                 tools=["driver_only_tools:server"]) as results:  # fmt: skip
+                got = await results.collect()
     finally:
         sys.path.remove(str(only_here))
     assert {r.id for r in got} == {t["id"] for t in TASKS}
@@ -104,106 +270,59 @@ async def test_tools_a_worker_cannot_import_fail_clearly(
         assert "cannot import 'driver_only_tools' on the Ray worker" in (r.error or "")
 
 
-def batch_actors() -> list[str]:
-    """The batch actors Ray still has alive (the executor names them ``ccwire-batch-*``)."""
-    return [name for name in ray.util.list_named_actors() if name.startswith("ccwire-batch-")]
+@pytest.mark.parametrize("listening", [False, True], ids=["refused", "silent"])
+def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
+    tmp_path: Path, holds: Holds, listening: bool
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "prompt": "echo a"}\n')
+    address = "127.0.0.1:9"  # nothing listens there
+    server = None
+    if listening:  # something listens, and never says a word: not a Ray cluster
+        import socket
 
-
-def marked_processes(mark: str) -> list[psutil.Process]:
-    """The live processes started with ``CCWIRE_TEST_MARK=mark`` in their environment."""
-    found = []
-    for proc in psutil.process_iter():
-        with contextlib.suppress(psutil.Error):
-            if (
-                proc.status() != psutil.STATUS_ZOMBIE
-                and proc.environ().get("CCWIRE_TEST_MARK") == mark
-            ):
-                found.append(proc)
-    return found
-
-
-class HeldScript(BatchScript):
-    """`BatchScript`, except that ``hold ...`` prompts get no answer until `release`."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.held = 0
-        self._arrived = threading.Condition()
-        self._release = threading.Event()
-
-    def __call__(self, request: ModelRequest) -> Any:
-        if not first_prompt(request).startswith("hold"):
-            return super().__call__(request)
-        with self._arrived:
-            self.held += 1
-            self._arrived.notify_all()
-        self._release.wait(60)
-        return text("released")
-
-    def wait_held(self, count: int) -> bool:
-        with self._arrived:
-            return self._arrived.wait_for(lambda: self.held >= count, timeout=60)
-
-    def release(self) -> None:
-        self._release.set()
+        server = socket.create_server(("127.0.0.1", 0))
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        threading.Thread(target=lambda: [server.accept() for _ in range(100)],
+                         daemon=True).start()  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ccwire", "batch", str(tasks), "-o", str(tmp_path / "o.jsonl"),
+             "--offline", "--cli-path", fake_cli_wrapper(tmp_path, holds), "--ray", address],
+            capture_output=True, text=True, env=env, timeout=45,
+        )  # fmt: skip
+    finally:
+        if server is not None:
+            server.close()
+    assert done.returncode == 2, done.stderr
+    errors = [x for x in done.stderr.splitlines() if x.startswith("ccwire: error: ")]
+    assert len(errors) == 1, done.stderr
+    assert f"cannot join Ray at {address}" in errors[0]
+    assert ("Connection refused" if not listening else "no answer within") in errors[0]
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "o.jsonl").read_text()  # nothing ran
 
 
 @pytest.mark.anyio
-async def test_cancelling_a_batch_ends_its_sessions_and_actors(
-    local_ray: None, cli_path: str, tmp_path: Path
-) -> None:
-    mark = uuid.uuid4().hex
-    script = HeldScript()
-    tasks = [{"id": f"hold{i}", "prompt": f"hold {i}"} for i in range(3)]
-    tasks += [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(3)]
-    out = tmp_path / "cancelled.jsonl"
-    got: list[BatchResult] = []
-    with ScriptedModel(default=script) as model:
-        env = model.env(tmp_path, extra={"CCWIRE_TEST_MARK": mark})
-        opts = ClaudeAgentOptions(cli_path=cli_path, cwd=str(tmp_path), env=env)
-        try:
-            # 4 in flight on 2 actors of 2 sessions: the 3 held sessions stay, the echoes
-            # go through the fourth slot one after another
-            batch = run_batch(tasks, options=opts, concurrency=4, executor="ray",
-                              sessions_per_actor=2, num_cpus=0.5, output=out)  # fmt: skip
-            async with batch as results:
-                async for result in results:
-                    got.append(result)
-                    if len(got) == 3:
-                        assert await anyio.to_thread.run_sync(script.wait_held, 3)
-                        assert len(batch_actors()) == 2
-                        assert len(marked_processes(mark)) >= 3  # the held sessions' CLIs
-                        break  # leaving the block cancels the batch
-            assert batch_actors() == []
-            assert marked_processes(mark) == []
-        finally:
-            script.release()
-    assert sorted(r.id for r in got) == ["echo0", "echo1", "echo2"]
-    assert all(r.ok for r in got)
-    assert sorted(r.id for r in read_results(out)) == ["echo0", "echo1", "echo2"]
-
-
-@pytest.mark.anyio
-async def test_an_actor_crash_fails_its_tasks_and_the_batch_goes_on(
-    local_ray: None, cli_path: str, tmp_path: Path
-) -> None:
-    # one actor runs `hold` and `exit_worker` together; the second kills the actor's
-    # process once the first runs; the echoes run on the actor that replaces it
-    tasks: list[Any] = [
-        BatchTask(id="held", run=worker_faults.hold),
-        BatchTask(id="exit", run=worker_faults.exit_worker),
-        *({"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(3)),
-    ]
-    with ScriptedModel(default=BatchScript()) as model:
-        opts = ClaudeAgentOptions(cli_path=cli_path, cwd=str(tmp_path), env=model.env(tmp_path))
-        async with run_batch(tasks, options=opts, concurrency=2, executor="ray",
-                             sessions_per_actor=2, retries=QUICK) as results:  # fmt: skip
-            got = {r.id: r for r in await results.collect()}
-    assert sorted(got) == ["echo0", "echo1", "echo2", "exit", "held"]
-    for task_id in ("held", "exit"):
-        r = got[task_id]
-        assert (r.ok, r.error_kind, r.attempts) == (False, "crash", 1)
-        assert (r.error or "").startswith("the Ray actor running it died")
-    for i in range(3):
-        assert got[f"echo{i}"].ok and got[f"echo{i}"].result == f"echo: echo {i}"
-    assert batch_actors() == []
+async def test_spares_per_actor_and_a_spawner_by_reference(cluster: Any, tmp_path: Path) -> None:
+    mini = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"  # parks and takes claims
+    wrapper = tmp_path / "claude"
+    wrapper.write_text(f'#!/bin/sh\nMINI_RESULT=report exec {sys.executable} {mini} "$@"\n')
+    wrapper.chmod(0o755)
+    for name in ("home", "marks", "work"):
+        (tmp_path / name).mkdir()
+    env = {"HOME": str(tmp_path / "home"), "SPAWN_MARKS": str(tmp_path / "marks")}
+    opts = ClaudeAgentOptions(cli_path=str(wrapper), env=env, initialize_timeout=30)
+    tasks = [{"id": f"t{i}", "prompt": "hi", "cwd": str(tmp_path / "work")} for i in range(4)]
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=opts, concurrency=2, executor="ray", spares=1,
+                             sessions_per_actor=1, spawn="tests.batch.spawners:counting",
+                             retries=QUICK) as batch:  # fmt: skip
+            results = await batch.collect()
+    assert all(r.ok for r in results), [r.error for r in results]
+    reports = [json.loads(r.result or "") for r in results]
+    assert all(rep["claimed"] and rep["cwd"] == str(tmp_path / "work") for rep in reports)
+    assert len({rep["pid"] for rep in reports}) == 4  # a spare per session, one per actor
+    assert len(list((tmp_path / "marks").iterdir())) >= 4  # through the spawner, on workers
+    assert not batch_actors()

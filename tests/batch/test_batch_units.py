@@ -18,8 +18,10 @@ from ccwire._batch.results import api_error_retryable
 from ccwire._batch.tasks import coerce_task
 from ccwire.batch import (
     BatchConfigError,
+    BatchError,
     BatchInputError,
     BatchResult,
+    BatchState,
     BatchTask,
     DuplicateTaskIdError,
     ResultsFile,
@@ -104,6 +106,23 @@ def test_a_task_file_reports_malformed_lines_with_their_numbers(tmp_path: Path) 
     with pytest.raises(BatchInputError, match="line 2: not valid JSON") as caught:
         scan_task_file(path, strict=True)
     assert caught.value.line == 2
+
+
+def test_bytes_that_are_not_utf8_make_a_line_malformed_never_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        b'{"id": "a", "prompt": "x"}\n'
+        b'{"id": "b\xff", "prompt": "y"}\n'
+        b'{"id": "c", "prompt": "caf\xc3\xa9 \\ud800"}\n'  # valid UTF-8, a lone surrogate
+        b'{"id": "d", "prompt": "caf\xc3\xa9"}\n'
+    )
+    report = scan_task_file(path)
+    assert (report.tasks, report.bad_count, report.lines) == (2, 2, 4)
+    assert report.bad[0] == (2, "not valid UTF-8 (byte 10 of the line: b'\\xff')")
+    assert report.bad[1][0] == 3 and "UTF-8 cannot carry (\\ud800)" in report.bad[1][1]
+    assert [(t.id, t.prompt) for t in iter_task_file(path)] == [("a", "x"), ("d", "café")]
+    with pytest.raises(BatchInputError, match="line 2: not valid UTF-8"):
+        scan_task_file(path, strict=True)
 
 
 def test_duplicate_ids_in_a_task_file_are_an_error(tmp_path: Path) -> None:
@@ -196,6 +215,24 @@ def test_results_round_trip_through_parquet(tmp_path: Path) -> None:
     assert not (tmp_path / "out.parquet.journal.jsonl").exists()
     assert list(read_results(path)) == [result("a"), result("b", ok=False)]
     assert finished_ids(path, rerun_failed=True) == {"a"}
+
+
+def test_text_utf8_cannot_carry_is_recorded_escaped_and_read_back_whole(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    odd = dataclasses.replace(result("a"), result="half \ud800 a pair")  # from a JSON escape
+    with ResultsFile(path) as out:
+        out.write(odd)
+        out.write(result("b"))
+    assert list(read_results(path)) == [odd, result("b")]
+
+
+def test_a_results_path_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    # /dev/full reads as endless zeros and takes no write: nothing to resume from it,
+    # and a write is an OSError (ENOSPC), as on a full disk
+    assert list(read_results("/dev/full")) == []
+    assert finished_ids("/dev/full") == set()
+    with ResultsFile("/dev/full") as out, pytest.raises(OSError, match="No space left"):
+        out.write(result("a"))
 
 
 def test_an_unwritable_results_file_fails_at_once(tmp_path: Path) -> None:
@@ -370,5 +407,18 @@ async def test_ray_refuses_in_process_objects(tmp_path: Path) -> None:
 
 def test_iterating_outside_async_with_is_a_clear_error() -> None:
     run = run_batch([{"id": "a", "prompt": "x"}])
-    with pytest.raises(Exception, match="async with run_batch"):
+    with pytest.raises(BatchError, match="async with run_batch"):
         run.__aiter__()
+
+
+@pytest.mark.anyio
+async def test_a_batch_stopped_before_it_starts_runs_nothing_and_runs_once(dead_cli: str) -> None:
+    run = run_batch([{"id": "a", "prompt": "x"}], options=ClaudeAgentOptions(cli_path=dead_cli))
+    assert run.state is BatchState.NEW
+    run.stop()
+    async with run as results:
+        assert await results.collect() == []
+    assert (run.state, run.submitted, run.error) == (BatchState.STOPPED, 0, None)
+    with pytest.raises(BatchError, match="a batch runs once"):
+        async with run:
+            pass

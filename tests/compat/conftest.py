@@ -96,7 +96,14 @@ def ts_api() -> Any:
             f"@anthropic-ai/claude-agent-sdk {TS_SDK_VERSION} not found: run `make ts-sdk` "
             "or set CCWIRE_TS_SDK_DIR to the package's directory"
         )
-        if os.environ.get("CCWIRE_REQUIRE_TS_SDK") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return read_package(found)
+    else:
+        api = read_package(found)
+        if api.version == TS_SDK_VERSION:
+            return api
+        message = (
+            f"@anthropic-ai/claude-agent-sdk {api.version} found at {found}, the pin is "
+            f"{TS_SDK_VERSION}: run `make ts-sdk`"
+        )
+    if os.environ.get("CCWIRE_REQUIRE_TS_SDK") == "1":
+        pytest.fail(message)
+    pytest.skip(message)

@@ -42,11 +42,6 @@ ALIASES: dict[str, str] = {
     "ContextUsageResponse": (
         "`get_context_usage()` returns `ContextUsage`, a dataclass that is also this dict"
     ),
-    "Transport": (
-        "the same abstract methods; a subclass implements either these or ccwire's "
-        "line-based ones (`start`, `send_line`, `receive_line`, `end_input`, `aclose`, "
-        "`exit_info`), and gets the other set"
-    ),
     "HookInput": (
         "ccwire's `HookInput` is the base class of every typed hook input; each is also a "
         "read-only mapping of the wire keys, so dict-style code works unchanged"
@@ -101,8 +96,8 @@ def _default_text(default: str | None) -> str:
 
     if default is None:
         return "required"
-    if default == repr(ccwire.DEFAULT_INHERITED_ENV):
-        return "DEFAULT_INHERITED_ENV"
+    if default == repr(ccwire.CLI_ENV_ALLOWLIST):
+        return "CLI_ENV_ALLOWLIST"
     return default.removeprefix("factory:")
 
 

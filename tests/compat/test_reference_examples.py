@@ -32,7 +32,7 @@ from tests.compat.reference_examples import (
     switch_imports,
 )
 from tests.e2e.conftest import CLI_PATH
-from tests.stores.conftest import redis_url  # noqa: F401 (a fixture: the Redis adapter's server)
+from tests.sessions.stores.conftest import redis_url  # noqa: F401 (a fixture: the Redis adapter's server)
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from ccwire import (
     ResultMessage,
     TextBlock,
     Transport,
+    query,
 )
 from ccwire._conversation.argv import agents_to_wire
 from ccwire._transport.memory import CLIPeer
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.anyio
 TIMEOUT = 15
 
 
-class ReferenceShapedTransport(Transport):
+class _QueueEnds:
     """A custom transport exactly as one is written for ``claude-agent-sdk``: it
     implements only the reference's six methods. The far end is a queue the test
     plays the CLI on."""
@@ -76,10 +77,19 @@ class ReferenceShapedTransport(Transport):
         await self._to_cli.aclose()
 
 
+class ReferenceShapedTransport(_QueueEnds, Transport):
+    """The six methods, on a subclass of `Transport` (the reference's interface)."""
+
+
+class DuckTypedTransport(_QueueEnds):
+    """The six methods on a class that derives from nothing of ccwire's (the reference
+    accepts such an object too)."""
+
+
 class QueuePeer:
     """The CLI's side of `ReferenceShapedTransport`, for `FakeCLI`."""
 
-    def __init__(self, transport: ReferenceShapedTransport) -> None:
+    def __init__(self, transport: _QueueEnds) -> None:
         self.t = transport
 
     async def receive(self) -> dict[str, Any] | None:
@@ -95,15 +105,18 @@ class QueuePeer:
         await self.t.to_sdk.aclose()
 
 
-async def test_a_reference_shaped_transport_plugs_into_the_client() -> None:
-    transport = ReferenceShapedTransport()
+@pytest.mark.parametrize("shape", [ReferenceShapedTransport, DuckTypedTransport])
+async def test_a_reference_shaped_transport_plugs_into_the_client(
+    shape: type[_QueueEnds],
+) -> None:
+    transport = shape()
     fake = FakeCLI(cast(CLIPeer, QueuePeer(transport)))
     got: list[Message] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(fake.handshake)
         with anyio.fail_after(TIMEOUT):
             # positional, as in the reference: ClaudeSDKClient(options, transport)
-            async with ClaudeSDKClient(ClaudeAgentOptions(), transport) as client:
+            async with ClaudeSDKClient(ClaudeAgentOptions(), cast(Transport, transport)) as client:
                 assert transport.is_ready()
                 await client.query("hello")
                 prompt = await fake.receive("user")
@@ -129,7 +142,63 @@ async def test_read_messages_failing_is_a_typed_error_at_the_consumer() -> None:
             await client.query("hello")  # pragma: no cover
 
 
-def test_a_transport_must_implement_one_whole_shape() -> None:
+class ReplayTransport(Transport):
+    """A transport that replays recorded frames, as test suites written for the
+    reference do: the recorded answer to ``initialize`` gets the id of the request
+    written, read at the moment the answer is taken (so it must be taken after the
+    request was written, and nothing may be read ahead)."""
+
+    def __init__(self, frames: list[dict[str, Any]]) -> None:
+        self.frames = frames
+        self.request_ids: list[str] = []
+
+    async def connect(self) -> None:
+        pass
+
+    async def write(self, data: str) -> None:
+        frame = json.loads(data)
+        if frame.get("type") == "control_request":
+            self.request_ids.append(frame["request_id"])
+
+    def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        return self._replay()
+
+    async def _replay(self) -> AsyncIterator[dict[str, Any]]:
+        answered = 0
+        for frame in self.frames:
+            if frame["type"] == "control_response" and answered < len(self.request_ids):
+                response = {**frame["response"], "request_id": self.request_ids[answered]}
+                frame = {**frame, "response": response}
+                answered += 1
+            yield frame
+
+    async def close(self) -> None:
+        pass
+
+    def is_ready(self) -> bool:
+        return True
+
+    async def end_input(self) -> None:
+        pass
+
+
+async def test_a_replaying_transport_is_read_as_the_reference_reads_it() -> None:
+    recorded: list[dict[str, Any]] = [
+        {"type": "control_response",
+         "response": {"subtype": "success", "request_id": "recorded", "response": {}}},
+        {"type": "assistant",
+         "message": {"model": "m", "content": [{"type": "text", "text": "hi"}]}},
+        {"type": "result", "subtype": "success", "duration_ms": 1, "duration_api_ms": 1,
+         "is_error": False, "num_turns": 1, "session_id": "s", "result": "hi"},
+    ]  # fmt: skip
+    transport = ReplayTransport(recorded)
+    with anyio.fail_after(TIMEOUT):
+        got = [m async for m in query(prompt="hello", transport=transport)]
+    assert len(transport.request_ids) == 1  # initialize, answered with its own id
+    assert isinstance(got[-1], ResultMessage) and got[-1].result == "hi"
+
+
+def test_a_transport_must_implement_all_six_methods() -> None:
     class Half(Transport):
         async def connect(self) -> None:
             pass
@@ -138,10 +207,26 @@ def test_a_transport_must_implement_one_whole_shape() -> None:
             pass
 
     with pytest.raises(TypeError, match="read_messages"):
-        Half()
-    with pytest.raises(TypeError, match="send_line"):
-        Transport()
+        Half()  # type: ignore[abstract]
+    with pytest.raises(TypeError, match="connect"):
+        Transport()  # type: ignore[abstract]
     ReferenceShapedTransport()  # complete: fine
+
+
+async def test_an_object_without_the_methods_is_refused_by_name() -> None:
+    class NotATransport:
+        async def connect(self) -> None:
+            pass
+
+        def is_ready(self) -> bool:
+            return True
+
+    with pytest.raises(TypeError, match=r"NotATransport lacks write\(\), read_messages\(\)"):
+        async with ClaudeSDKClient(ClaudeAgentOptions(), cast(Transport, NotATransport())):
+            pass  # pragma: no cover
+    with pytest.raises(TypeError, match="lacks"):
+        async for _ in query(prompt="hi", transport=cast(Transport, object())):
+            pass  # pragma: no cover
 
 
 async def test_ccwire_transports_offer_the_reference_methods_too() -> None:

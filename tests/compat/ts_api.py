@@ -27,8 +27,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PACKAGE = "@anthropic-ai/claude-agent-sdk"
-TS_SDK_VERSION = "0.3.330"
-"""The version compared with: the one whose bundled Claude Code is the pinned CLI (2.1.330)."""
+TS_SDK_VERSION: str = json.loads((HERE / "ts-sdk" / "package.json").read_text("utf-8"))[
+    "dependencies"
+][PACKAGE]
+"""The version compared with (pinned by ``tests/compat/ts-sdk/package.json``): the one
+whose bundled Claude Code is the pinned CLI (2.1.330)."""
 
 _PACKAGE_PATH = Path(".cache", "ts-sdk", "node_modules", *PACKAGE.split("/"))
 

@@ -35,8 +35,6 @@ END = "<!-- END GENERATED: tests/compat/ts_migration_table.py -->"
 
 STATUSES = ("yes", "different", "n/a", "elsewhere", "not yet", "missing")
 
-ISSUE_31 = "issue 31 (running the CLI anywhere, warm starts)"
-
 NOT_APPLICABLE: dict[str, str] = {
     "AbortError": "Python cancels a call by cancelling its task or cancel scope (anyio); "
     "the cancellation propagates, no error class is needed",
@@ -52,11 +50,7 @@ NOT_APPLICABLE: dict[str, str] = {
 }
 """Capabilities that do not apply to Python, with the reason (or the Python way)."""
 
-ELSEWHERE: dict[str, str] = {
-    "startup": ISSUE_31,
-    "prewarm": ISSUE_31,
-    "Options.spawnClaudeCodeProcess": ISSUE_31,
-}
+ELSEWHERE: dict[str, str] = {}
 """Capabilities another issue builds."""
 
 NOT_YET: dict[str, str] = {

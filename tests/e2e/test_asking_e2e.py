@@ -65,4 +65,4 @@ async def test_the_cli_answers_ping_and_refuses_elicitation_and_sampling(
     }
     (outcome,) = model.turn_requests[1].tool_results()
     assert outcome.is_error
-    assert outcome.content.startswith("UnsupportedFeatureError: elicitation/create: the client")
+    assert outcome.content.startswith("elicitation/create: the client")

@@ -102,6 +102,7 @@ async def test_calculator_demo_offline() -> None:
     joined = "\n".join(lines)
     assert "mcp__calc__add {'a': 100, 'b': 50}" in joined
     assert "100 + 50 = 150" in joined and "150 - 25 = 125" in joined
+    assert "$" not in lines[-1] and lines[-1].endswith("(turns: 3, success)")  # offline
 
 
 async def test_permission_deny_never_runs_the_handler(

@@ -289,7 +289,8 @@ async def test_stdin_closes_under_us(fault_options: FaultOptions) -> None:
                 async for message in client.receive_messages():
                     if isinstance(message, SystemMessage) and message.subtype == "stdin_closed":
                         break
-                with pytest.raises(CLIConnectionError):
+                # the input is gone; the CLI may have exited meanwhile (ProcessError)
+                with pytest.raises((CLIConnectionError, ProcessError)):
                     await client.query("are you there?")
                 rest: list[object] = []
                 try:
@@ -398,7 +399,7 @@ async def test_callbacks_that_raise_hang_or_return_wrong_types(
         assert result["isError"] is True
         return str(result["content"][0]["text"])
 
-    assert tool_text("raises") == "RuntimeError: tool bug"
+    assert tool_text("raises") == "tool bug"
     assert "timed out" in tool_text("hangs")
     assert "invalid content" in tool_text("wrong_type")
     for key in ("perm_raise", "perm_wrong", "hook_0", "hook_1", "hook_2"):

@@ -1,9 +1,13 @@
 """``ccwire batch``: run every task of a JSONL file, resumably, with live progress.
 
 The tasks go through `run_batch` (local subprocesses, or Ray with ``--ray``). Malformed
-lines are reported with their line numbers and skipped (``--strict``: the command
-stops before anything runs); duplicate ids and an unwritable results file stop it
-before anything runs too. Offline runs (``--offline``, ``--scripted FILE``) start one
+lines (bad JSON, bad fields, bytes that are not UTF-8) are reported with their line
+numbers and skipped, counted in the summary, and make the exit code 1 unless
+``--allow-skipped`` (``--strict``: the command stops before anything runs); a file
+without a task, duplicate ids and an unwritable results file stop it before anything
+runs too. A results file that fails mid-batch ends it with the error (exit 1), every
+result written before kept. The exit code is 0 only when every task of the file has
+a successful result. Offline runs (``--offline``, ``--scripted FILE``) start one
 `ScriptedModel` that plays each session's script from its first step.
 """
 
@@ -14,19 +18,23 @@ import contextlib
 import shutil
 import signal
 import tempfile
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from .._batch.errors import BatchConfigError, BatchError
 from .._batch.output import read_results
-from .._batch.refs import resolve_tools
+from .._batch.refs import resolve_spawner, resolve_tools
 from .._batch.results import RetryPolicy
 from .._batch.run import BatchRun, run_batch
 from .._batch.session import BatchEvent
 from .._batch.taskfile import iter_task_file, scan_task_file
 from .._conversation.options import ClaudeAgentOptions
-from .._transport.discovery import find_cli
+from .._conversation.telemetry import Telemetry, flush_telemetry, setup_otlp
+from .._transport.discovery import find_cli, spawned_command
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .batch_progress import (
     BatchDisplay,
@@ -35,6 +43,7 @@ from .batch_progress import (
     PlainBatchDisplay,
     RichBatchDisplay,
 )
+from .batch_report import latest_results, write_report
 from .doctor import AuthMissingError, detect_auth
 from .loaders import UsageError, load_script, parse_step
 from .render import rich_available
@@ -97,6 +106,19 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-turns", type=int, metavar="N", help="turn limit per session")
     parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
     parser.add_argument(
+        "--spawn",
+        metavar="MODULE:FUNC",
+        help="start every CLI with this spawner (a function, or a spawner class such as "
+        "ccwire:BubblewrapSpawner); imported wherever sessions run",
+    )
+    parser.add_argument(
+        "--spares",
+        type=_spares,
+        default=0,
+        metavar="N",
+        help="keep N spare CLIs booted (per Ray actor) so that tasks start on one",
+    )
+    parser.add_argument(
         "--retries",
         type=int,
         default=3,
@@ -108,8 +130,14 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run again the tasks whose recorded result failed",
     )
-    parser.add_argument(
+    skipping = parser.add_mutually_exclusive_group()
+    skipping.add_argument(
         "--strict", action="store_true", help="reject the whole file if any line is malformed"
+    )
+    skipping.add_argument(
+        "--allow-skipped",
+        action="store_true",
+        help="exit 0 even if malformed lines were skipped (when every task succeeded)",
     )
     parser.add_argument(
         "--ray",
@@ -129,11 +157,57 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="Ray: sessions one actor runs at once (default: from the cluster's nodes)",
     )
+    add_observability_arguments(parser)
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="NDJSON progress events (for scripts)")
     out.add_argument("--plain", action="store_true", help="plain lines, no live display")
     out.add_argument("--live", action="store_true", help=argparse.SUPPRESS)  # tests: force rich
-    parser.add_argument("--verbose", "-v", action="store_true", help="full error messages")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="full error messages, and each failed task's exit code and CLI stderr",
+    )
+
+
+def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
+    """The budget, OpenTelemetry and report options of ``ccwire batch``."""
+    parser.add_argument(
+        "--max-cost-usd",
+        type=float,
+        metavar="USD",
+        help="stop starting tasks once the results file records this cost (re-runs included)",
+    )
+    parser.add_argument(
+        "--on-budget",
+        choices=("finish", "interrupt"),
+        default="finish",
+        help="when the budget is spent, let running tasks finish (default) or interrupt them",
+    )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry traces and metrics over OTLP/HTTP (OTEL_EXPORTER_OTLP_* variables)",
+    )
+    parser.add_argument(
+        "--otel-cli", action="store_true", help="with --otel: the CLI's own spans join the trace"
+    )
+    parser.add_argument(
+        "--report",
+        metavar="OUT.html",
+        help="keep a batch report page up to date as results arrive (`ccwire batch report`)",
+    )
+
+
+def _spares(text: str) -> int:
+    """``--spares N``: a count, 0 or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of spare CLIs (0 or more): {text!r}")
+    return count
 
 
 def per_session_script(steps: list[Step]) -> Step:
@@ -173,8 +247,8 @@ def _display(args: argparse.Namespace, io: CliIO, progress: BatchProgress) -> Ba
     if args.json:
         return JsonBatchDisplay(progress, io.stdout)
     if args.live or (not args.plain and io.stdout.isatty() and rich_available()):
-        return RichBatchDisplay(progress, io.stdout, force=args.live)
-    return PlainBatchDisplay(progress, io.stdout)
+        return RichBatchDisplay(progress, io.stdout, force=args.live, verbose=args.verbose)
+    return PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
 
 
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
@@ -185,13 +259,20 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         raise UsageError("--retries must be >= 0")
     if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
+    if args.max_cost_usd is not None and not args.max_cost_usd > 0:
+        raise UsageError(f"--max-cost-usd must be positive, got {args.max_cost_usd}")
+    telemetry = start_telemetry(args)
     report = scan_task_file(args.tasks, strict=args.strict)
+    if report.lines == 0:
+        raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
     prior = {r.id: r.ok for r in read_results(args.output)}
-    cli_path = find_cli(args.cli_path, environ=io.environ)
+    find = find_cli if args.spawn is None else spawned_command  # it may run the CLI elsewhere
+    cli_path = find(args.cli_path, environ=io.environ)
     offline = bool(args.offline or args.scripted)
     if not offline and detect_auth(io.environ).found is False:
         raise AuthMissingError(detect_auth(io.environ).detail)
     servers = resolve_tools(args.tools)  # fail here, before any task, if one cannot load
+    resolve_spawner(args.spawn)  # likewise
     allowed = [*args.allow, *(f"mcp__{name}" for name in servers)]
     progress = BatchProgress(total=0)
     display = _display(args, io, progress)
@@ -201,12 +282,22 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     for note in notes:
         io.stderr.write(f"ccwire: warning: {note}\n")
         display.note(note)
+    if report.tasks == 0:
+        raise BatchConfigError(
+            f"the task file {args.tasks!r} has no well-formed task "
+            f"({report.bad_count} malformed line{'s' if report.bad_count != 1 else ''})"
+        )
+    progress.malformed = report.bad_count
+
+    live = LiveReport(args.report, args.output)
 
     def on_event(event: BatchEvent) -> None:
         progress.on_event(event)
         display.event(event)
+        live.on_event(event)
 
     interrupted: list[bool] = []
+    failure: BatchError | None = None
     with _offline(args) as env:
         options = ClaudeAgentOptions(
             cli_path=cli_path,
@@ -215,6 +306,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             model=args.model,
             max_turns=args.max_turns,
             permission_mode=args.permission_mode,
+            telemetry=telemetry,
         )
         run = run_batch(
             iter_task_file(args.tasks),
@@ -230,13 +322,22 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             num_cpus=args.num_cpus,
             memory=args.memory_mb * 2**20 if args.memory_mb else None,
             sessions_per_actor=args.sessions_per_actor,
+            max_cost_usd=args.max_cost_usd,
+            on_budget=args.on_budget,
+            spawn=args.spawn,
+            spares=args.spares,
         )
         skip = {i for i, ok in prior.items() if ok or not args.rerun_failed}
         progress.total = report.tasks - len(skip)
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
-        with display:
-            anyio.run(_main, run, io, interrupted)
+        try:
+            with display:
+                failure = anyio.run(_main, run, io, interrupted)
+        finally:
+            live.finish()
+            if telemetry is not None:
+                flush_telemetry(telemetry)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
         io.stderr.write(
@@ -244,21 +345,95 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             "run the same command again to continue\n"
         )
         return 130
-    return 1 if progress.failed or progress.prior_failed else 0
+    if failure is not None:
+        raise failure  # reported as one error line (exit code 1 or 2)
+    code = 1 if progress.failed or progress.prior_failed else 0
+    expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+    if run.over_budget():
+        assert run.budget is not None
+        left = max(0, expected - progress.done)
+        io.stderr.write(
+            f"ccwire: budget spent: ${run.budget.spent:.4f} recorded of "
+            f"${run.budget.max_cost_usd:.4f}; {left} tasks not run (not in {args.output}); "
+            "run again with a higher --max-cost-usd (or none) to run them\n"
+        )
+        if left:
+            code = 1
+    elif progress.done < expected:  # never exit 0 while a task has no result
+        io.stderr.write(
+            f"ccwire: error: {expected - progress.done} of {expected} tasks ended without a "
+            "result; run the same command again to run them\n"
+        )
+        code = 1
+    if report.bad_count and not args.allow_skipped:
+        were = "s were" if report.bad_count != 1 else " was"
+        io.stderr.write(
+            f"ccwire: {report.bad_count} malformed line{were} skipped (their tasks did not "
+            "run): fix them and run the same command again, or pass --allow-skipped\n"
+        )
+        code = 1
+    return code
 
 
-async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> None:
+def start_telemetry(args: argparse.Namespace) -> Telemetry | None:
+    """With ``--otel``: OTLP export set up here, and the same on Ray workers."""
+    if not args.otel:
+        if args.otel_cli:
+            raise UsageError("--otel-cli needs --otel")
+        return None
+    try:
+        setup_otlp()
+    except ImportError as exc:
+        raise UsageError(str(exc)) from None
+    return Telemetry(cli_traces=args.otel_cli, worker_setup="ccwire:setup_otlp")
+
+
+class LiveReport:
+    """With ``--report``: the report page, rewritten at most every few seconds as results
+    arrive (the page reloads itself meanwhile), and once more at the end."""
+
+    EVERY = 5.0
+
+    def __init__(self, target: str | None, results: str) -> None:
+        self._target = Path(target) if target else None
+        self._results = results
+        self._last = 0.0
+
+    def on_event(self, event: BatchEvent) -> None:
+        if self._target is None or event.kind != "finished":
+            return
+        now = time.monotonic()
+        if now - self._last >= self.EVERY:
+            self._last = now
+            write_report(latest_results(self._results), self._target, source=self._results,
+                         transcripts=False, refresh=int(self.EVERY))  # fmt: skip
+
+    def finish(self) -> None:
+        if self._target is not None:
+            write_report(latest_results(self._results), self._target, source=self._results)
+
+
+async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError | None:
+    """Run the batch to its end; its failure is returned, to be reported after the
+    summary (nothing else can come out of here but a bug)."""
     async with anyio.create_task_group() as tg:
         if io.handle_signals:
-            tg.start_soon(_watch_sigint, run, tg.cancel_scope, interrupted)
-        async with run as results:
-            async for _ in results:
-                pass
-        tg.cancel_scope.cancel()
+            tg.start_soon(_watch_sigint, run, interrupted)
+        try:
+            async with run as results:
+                async for _ in results:
+                    pass
+        except BatchError as exc:
+            return exc
+        finally:
+            tg.cancel_scope.cancel()
+    return None
 
 
-async def _watch_sigint(run: BatchRun, scope: anyio.CancelScope, interrupted: list[bool]) -> None:
-    """On Ctrl-C: stop recording failures (the CLIs got the signal too), then cancel."""
+async def _watch_sigint(run: BatchRun, interrupted: list[bool]) -> None:
+    """On Ctrl-C: stop the batch (the running sessions are cancelled, failures from
+    then on are not recorded: the CLIs got the signal too). Later Ctrl-Cs are taken
+    here too, so that they cannot break the bounded shutdown."""
     try:
         receiver = anyio.open_signal_receiver(signal.SIGINT)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
@@ -267,5 +442,3 @@ async def _watch_sigint(run: BatchRun, scope: anyio.CancelScope, interrupted: li
         async for _ in signals:
             interrupted.append(True)
             run.stop()
-            scope.cancel()
-            return

@@ -22,6 +22,7 @@ __all__ = [
     "JsonBatchDisplay",
     "PlainBatchDisplay",
     "RichBatchDisplay",
+    "failure_lines",
     "summary_lines",
 ]
 
@@ -34,11 +35,13 @@ class BatchProgress:
         total: Tasks this invocation has to run (finished ones excluded).
         skipped: Tasks skipped because the results file had them.
         prior_failed: Skipped tasks whose recorded result is a failure.
+        malformed: Lines of the task file skipped as malformed (their tasks never run).
     """
 
     total: int
     skipped: int = 0
     prior_failed: int = 0
+    malformed: int = 0
     done: int = 0
     failed: int = 0
     retries: int = 0
@@ -110,6 +113,7 @@ class BatchProgress:
             "failed": self.failed,
             "skipped": self.skipped,
             "previously_failed": self.prior_failed,
+            "malformed": self.malformed,
             "retries": self.retries,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -127,12 +131,28 @@ def summary_lines(progress: BatchProgress) -> list[tuple[str, str]]:
         ("succeeded", str(s["ok"])),
         ("failed", str(s["failed"])),
         ("skipped (already done)", f"{s['skipped']} ({s['previously_failed']} had failed)"),
+        ("malformed lines skipped", str(s["malformed"])),
         ("retries", str(s["retries"])),
         ("tokens", f"{s['input_tokens']:,} in, {s['output_tokens']:,} out"),
         ("cost", f"${s['cost_usd']:.4f}"),
         ("wall time", format_duration(s["elapsed_s"])),
         ("rate", f"{s['rate_per_min']:.1f} tasks/min"),
     ]
+
+
+def failure_lines(result: BatchResult, *, verbose: bool) -> list[str]:
+    """How a failed task is shown: one line; with `verbose`, its session id, the CLI's
+    exit code and the end of its stderr (already bounded and masked) under it."""
+    lines = [f"FAILED {result.id}: {result.error} (attempts: {result.attempts})"]
+    if verbose:
+        if result.session_id:
+            lines.append(f"  session {result.session_id}")
+        if result.exit_code is not None:
+            lines.append(f"  exit code {result.exit_code}")
+        if result.stderr:
+            lines.append("  the CLI's stderr ended with:")
+            lines.extend(f"  | {line}" for line in result.stderr.splitlines())
+    return lines
 
 
 class BatchDisplay:
@@ -192,6 +212,9 @@ class JsonBatchDisplay(BatchDisplay):
                 done=self.progress.done,
                 failed=self.progress.failed,
             )
+            if not r.ok:
+                obj.update(error_kind=r.error_kind, session_id=r.session_id,
+                           exit_code=r.exit_code, stderr=r.stderr)  # fmt: skip
         self._write(obj)
 
     def note(self, text: str) -> None:
@@ -206,15 +229,18 @@ class JsonBatchDisplay(BatchDisplay):
 class PlainBatchDisplay(BatchDisplay):
     """Plain lines: one per failed task, then the summary (for logs and pipes)."""
 
-    def __init__(self, progress: BatchProgress, out: IO[str]) -> None:
+    def __init__(self, progress: BatchProgress, out: IO[str], *, verbose: bool = False) -> None:
         super().__init__(progress)
         self._out = out
+        self._verbose = verbose
 
     def event(self, event: BatchEvent) -> None:
         """Print failures as they happen."""
         r = event.result
         if event.kind == "finished" and r is not None and not r.ok:
-            self._out.write(f"FAILED {r.id}: {r.error} (attempts: {r.attempts})\n")
+            self._out.write(
+                "".join(f"{line}\n" for line in failure_lines(r, verbose=self._verbose))
+            )
             self._out.flush()
 
     def finish(self, *, interrupted: bool) -> None:
@@ -229,10 +255,13 @@ class PlainBatchDisplay(BatchDisplay):
 class RichBatchDisplay(BatchDisplay):
     """A live panel (counts, rate, ETA, tokens, cost, slowest tasks) and a summary table."""
 
-    def __init__(self, progress: BatchProgress, out: IO[str], *, force: bool = False) -> None:
+    def __init__(
+        self, progress: BatchProgress, out: IO[str], *, force: bool = False, verbose: bool = False
+    ) -> None:
         from rich.console import Console
 
         super().__init__(progress)
+        self._verbose = verbose
         self._console = Console(file=out, highlight=False, force_terminal=force or None)
         self._live: Any = None
 
@@ -275,11 +304,12 @@ class RichBatchDisplay(BatchDisplay):
         """Print failures above the panel."""
         r = event.result
         if event.kind == "finished" and r is not None and not r.ok:
-            self._console.print(
-                f"[red]FAILED[/] {r.id}: {r.error} (attempts: {r.attempts})",
-                markup=True,
-                highlight=False,
-            )
+            from rich.text import Text
+
+            first, *rest = failure_lines(r, verbose=self._verbose)
+            self._console.print(Text.assemble(("FAILED", "red"), first.removeprefix("FAILED")))
+            for line in rest:
+                self._console.print(Text(line, "dim"))
 
     def finish(self, *, interrupted: bool) -> None:
         """Print the summary table."""

@@ -28,6 +28,7 @@ from .._wire.messages import (
     UserMessage,
 )
 from ..testing import ScriptedModel, reply, text, tool_use
+from .offline import offline_dir
 from .run import RunSpec, execute, tracker_and_renderer
 
 if TYPE_CHECKING:
@@ -129,7 +130,8 @@ async def run_demo(
         if final is None:
             raise RuntimeError("the conversation ended without a result")
         cost = f"${final.total_cost_usd:.6f}" if final.total_cost_usd is not None else "n/a"
-        echo(f"result: {final.result!r}  (turns: {final.num_turns}, cost: {cost}, {final.subtype})")
+        billed = "" if offline else f", cost: {cost}"  # a scripted model costs nothing
+        echo(f"result: {final.result!r}  (turns: {final.num_turns}{billed}, {final.subtype})")
         return final
     finally:
         if model_ctx is not None:
@@ -159,5 +161,6 @@ def demo_command(args: argparse.Namespace, io: CliIO) -> int:
             offline=offline,
             script=_script() if offline else None,
             verbose=args.verbose,
+            offline_dir=str(offline_dir(io.environ)) if offline else None,
         )
         return execute(spec, tracker, renderer, io)

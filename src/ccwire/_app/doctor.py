@@ -28,7 +28,13 @@ from .._conversation.options import ClaudeAgentOptions
 from .._core.errors import CcwireError, CLINotFoundError
 from .._mcp.sdk import create_sdk_mcp_server
 from .._mcp.tools import tool
-from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
+from .._transport.discovery import (
+    CLI_PREFIX,
+    ENV_VAR,
+    INSTALL_COMMAND,
+    PINNED_CLI_VERSION,
+    find_cli,
+)
 from .._wire.messages import Message, ResultMessage, SystemMessage
 from ..testing import ScriptedModel, text, tool_use
 
@@ -219,10 +225,14 @@ def locate_cli(
             ),
             None,
         )
+    home = environ.get("HOME") or os.path.expanduser("~")
+    own_folder = os.path.join(home, CLI_PREFIX.removeprefix("~/"), "")
     if cli_path is not None:
         origin = "--cli-path"
     elif environ.get(ENV_VAR):
         origin = f"${ENV_VAR}"
+    elif path.startswith(own_folder):
+        origin = f"ccwire's CLI folder, {CLI_PREFIX}"
     elif os.sep + "node_modules" + os.sep in path:
         origin = "a project-local npm install"
     else:

@@ -8,8 +8,13 @@ turns so far, the tools in flight with their durations, and the cost.
 
 Event kinds (the ``event`` field of ``ccwire run --json``):
 
-``start``, ``state``, ``init``, ``text``, ``thinking``, ``tool_call``, ``tool_running``,
-``permission``, ``tool_result``, ``result``, ``error``, ``interrupted``.
+``start``, ``state``, ``init``, ``retry``, ``text``, ``thinking``, ``tool_call``,
+``tool_running``, ``permission``, ``tool_result``, ``result``, ``error``, ``interrupted``.
+
+``retry`` reports the CLI's own retries when the model cannot be reached (an
+``api_retry`` frame): ``attempt``, ``max_retries``, ``delay_ms``, ``status`` (the HTTP
+status, null when there was no response) and ``error`` (the CLI's reason). The live
+status shows the latest one until the model answers.
 """
 
 from __future__ import annotations
@@ -110,6 +115,10 @@ class RunTracker:
         self.result: ResultMessage | None = None
         self.session_id: str | None = None
         self._message_ids: set[str] = set()
+        self.interrupted = False
+        """Set by `interrupt()`: the user stopped the run (Ctrl-C)."""
+        self.retry: codec.ApiRetry | None = None
+        """The CLI's latest retry notice, until the model answers (or the run ends)."""
 
     # ----------------------------------------------------------------- status
 
@@ -133,8 +142,18 @@ class RunTracker:
         return sum(1 for t in list(self.tools.values()) if t.phase is ToolPhase.DONE)
 
     def emit(self, kind: str, **data: Any) -> None:
-        """Report an event that did not come from the CLI (start, error, ...)."""
+        """Report an event that did not come from the CLI (start, error, ...).
+
+        After `interrupt()` only the ``interrupted`` event is reported.
+        """
+        if self.interrupted and kind != "interrupted":
+            return
         self._emit(RunEvent(kind, data))
+
+    def interrupt(self) -> None:
+        """The user stopped the run: report nothing more of it (what the CLI sends while
+        it is shut down), until the ``interrupted`` event."""
+        self.interrupted = True
 
     # ------------------------------------------------------------- messages
 
@@ -162,6 +181,18 @@ class RunTracker:
             self._state_reported = True
             self._set_state(state)
             return
+        retry = codec.api_retry(message.data)
+        if retry is not None:
+            self.retry = retry
+            self.emit(
+                "retry",
+                attempt=retry.attempt,
+                max_retries=retry.max_retries,
+                delay_ms=retry.delay_ms,
+                status=retry.status,
+                error=retry.error,
+            )
+            return
         if message.subtype == "init":
             if not self._state_reported:  # a CLI without session_state_changed frames
                 self._set_state("running")
@@ -184,6 +215,7 @@ class RunTracker:
             )
 
     def _on_assistant(self, message: AssistantMessage) -> None:
+        self.retry = None  # the model answered
         if message.parent_tool_use_id is None:
             key = message.message_id or f"anon-{id(message)}"
             if key not in self._message_ids:
@@ -219,6 +251,7 @@ class RunTracker:
         )
 
     def _on_result(self, message: ResultMessage) -> None:
+        self.retry = None
         self.result = message
         self.cost_usd = message.total_cost_usd
         self.session_id = message.session_id or self.session_id

@@ -126,8 +126,9 @@ def render_html(view: SessionView) -> str:
             facts.append(f'<span class="tag">tag: {escape(info.tag)}</span>')
     if view.cost is not None:
         c = view.cost
+        billed = "offline" if c.usd is None else f"${c.usd:.4f}"
         facts.append(
-            f'<span class="cost">${c.usd:.4f} \u2014 {c.input_tokens} in / '
+            f'<span class="cost">{billed} \u2014 {c.input_tokens} in / '
             f"{c.output_tokens} out tokens ({escape(', '.join(c.models))})</span>"
         )
     if view.skipped_lines:

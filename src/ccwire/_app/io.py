@@ -49,11 +49,38 @@ class CliIO:
         """The process's own streams and environment."""
         return cls(sys.stdin, sys.stdout, sys.stderr, os.environ, handle_signals=True)
 
-    def ask(self, question: str) -> str:
-        """Write ``question`` to stderr and read one line; ``EOFError`` at end of input."""
+    async def ask(self, question: str) -> str:
+        """Write ``question`` to stderr and read one line; ``EOFError`` at end of input.
+
+        The answer is read from stdin's file descriptor without a thread (see
+        `read_fd`), so a cancellation (Ctrl-C) ends the wait at once and nothing is
+        left reading stdin when the program exits. Bytes typed after the line's end
+        are dropped (a terminal hands over one line per read). A stdin without a file
+        descriptor (a `StringIO` in tests) is read directly.
+        """
         self.stderr.write(question)
         self.stderr.flush()
-        line = self.stdin.readline()
+        try:
+            fd = self.stdin.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation is both
+            line = self.stdin.readline()
+        else:
+            line = await _read_line(fd, getattr(self.stdin, "encoding", None) or "utf-8")
         if not line:
             raise EOFError
-        return line.rstrip("\n")
+        return line.rstrip("\r\n")
+
+
+async def _read_line(fd: int, encoding: str) -> str:
+    """One line from ``fd`` (with its newline; ``""`` at end of input)."""
+    from .._core.fdread import read_fd
+
+    data = b""
+    while b"\n" not in data:
+        chunk = await read_fd(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\n", 1)[0].decode(encoding, errors="replace") + (
+        "\n" if b"\n" in data else ""
+    )

@@ -35,12 +35,13 @@ from .._core.errors import CcwireError
 from .._mcp.bridge import McpBridge, is_official_server
 from .._mcp.config import McpSdkServerConfig
 from .._mcp.server import SdkMcpServer
+from .._transport.spawn import ProcessSpawner, as_spawner
 from ..testing import error, reply, text, thinking, tool_use
 
 if TYPE_CHECKING:
     from ..testing import Block, ModelRequest, Step
 
-__all__ = ["UsageError", "load_script", "load_server", "parse_step"]
+__all__ = ["UsageError", "load_script", "load_server", "load_spawner", "parse_step"]
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 
@@ -95,6 +96,34 @@ def load_server(
             f"SdkMcpServer, or a FastMCP / mcp Server), got {type(obj).__name__}"
         )
     return config
+
+
+def load_spawner(spec: str, *, option: str = "--spawn") -> ProcessSpawner:
+    """Import ``package.module:attribute`` and return it as a spawner.
+
+    The attribute is a spawner (a function or object called with `SpawnOptions`,
+    sync or async), or a spawner class needing no arguments, which is instantiated
+    (``ccwire:BubblewrapSpawner``). The current directory is searched first.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"{option} expects package.module:attribute, got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError as exc:
+        raise UsageError(f"{option} {spec}: {module_name!r} has no attribute {attr!r}") from exc
+    except Exception as exc:
+        raise UsageError(
+            f"{option} {spec}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    try:
+        return as_spawner(obj)
+    except TypeError as exc:
+        raise UsageError(f"{option} {spec}: {exc}") from exc
 
 
 def _is_server(obj: Any) -> bool:

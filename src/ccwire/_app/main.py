@@ -1,4 +1,5 @@
-"""The `ccwire` command line: `run`, `batch`, `demo`, `doctor`, `sessions`, `show` and `serve`.
+"""The `ccwire` command line: `run`, `batch`, `demo`, `doctor`, `sessions`, `show`, `serve`
+and `compat`.
 
 Every failure is reported as one line (`ccwire: error: <cause>`), the CLI's stderr tail
 when there is one, and an optional `ccwire: hint: <fix>` line; with `--json` it is also
@@ -16,7 +17,12 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
-from .._batch.errors import BatchConfigError, BatchInputError, DuplicateTaskIdError
+from .._batch.errors import (
+    BatchConfigError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 from .._core.errors import (
     CcwireError,
     CLINotFoundError,
@@ -26,6 +32,8 @@ from .._core.errors import (
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
 from .batch import add_batch_arguments, batch_command
+from .batch_report import add_report_arguments, report_command
+from .compat import DropInError, add_compat_arguments, compat_command
 from .demo import demo_command
 from .doctor import (
     AUTH_HINT,
@@ -106,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
         "batch",
         help="run every task of a JSONL file, resumably, with live progress (or on Ray)",
         description="Run one session per task of TASKS.jsonl; results go to -o as they "
-        "finish, and a re-run skips the ids already there.",
+        "finish, and a re-run skips the ids already there. `ccwire batch report RESULTS.jsonl "
+        "--html OUT.html` draws a results file as a web page.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -129,6 +138,15 @@ def _parser() -> argparse.ArgumentParser:
         add_help=False,
         help="serve package.module:server over MCP stdio or HTTP (`ccwire serve --help`)",
     )
+    add_compat_arguments(
+        sub.add_parser(
+            "compat",
+            help="install, remove or check the claude_agent_sdk drop-in in this environment",
+            description="Make code that imports claude_agent_sdk (and cannot be edited) "
+            "run on ccwire: `install` writes a claude_agent_sdk package answered by ccwire "
+            "and a claude-agent-sdk distribution into this Python's site-packages.",
+        )
+    )
     return parser
 
 
@@ -144,6 +162,11 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
     """
     io = io or CliIO.system()
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:2] == ["batch", "report"]:
+        return _guarded(
+            lambda: _batch_report(args_list[2:], io), io, verbose=False, as_json=False,
+            name="batch report",
+        )  # fmt: skip
     if args_list[:1] == ["serve"]:
         verbose = any(a in ("--verbose", "-v") for a in args_list[1:])
         return _guarded(
@@ -156,7 +179,9 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
             io.stdout.write(version_report(io.environ))
             return ExitCode.OK
         if args.command is None:
-            parser.error("a COMMAND is required (run, batch, demo, doctor, sessions, show, serve)")
+            parser.error(
+                "a COMMAND is required (run, batch, demo, doctor, sessions, show, serve, compat)"
+            )
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
     verbose = bool(getattr(args, "verbose", False))
@@ -182,10 +207,22 @@ def _guarded(
         cause = root_cause(exc)
         if isinstance(cause, (SystemExit, GeneratorExit)):
             raise
+        if isinstance(cause, KeyboardInterrupt) and io.handle_signals:
+            _ignore_further_interrupts()
         if verbose:
             io.stderr.write("".join(traceback.format_exception(exc)))
         code, hint = classify(cause, name)
         return report_error(io, cause, code, hint, verbose=verbose, as_json=as_json)
+
+
+def _ignore_further_interrupts() -> None:
+    """Ctrl-C was pressed and the command is ending: a second Ctrl-C (people press it
+    twice) must not interrupt the report or the interpreter's exit with a traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -246,6 +283,11 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
         return ExitCode.USAGE, "fix the line, or drop --strict to skip malformed lines"
     if isinstance(exc, BatchConfigError):
         return ExitCode.USAGE, "nothing ran; see `ccwire batch --help`"
+    if isinstance(exc, ResultsWriteError):
+        return ExitCode.ERROR, (
+            "every result written before is kept; fix the cause, then run the same command "
+            "again to run the rest"
+        )
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
             f"install it with `{INSTALL_COMMAND}` or set {ENV_VAR} to the executable; "
@@ -384,8 +426,30 @@ def _doctor(args: argparse.Namespace, io: CliIO) -> int:
 def _sessions(args: argparse.Namespace, io: CliIO) -> int:
     command = sessions_command if args.command == "sessions" else show_command
     try:
-        return command(args, io.stdout)
+        return command(args, io.stdout, io.environ)
     except SessionsCommandError as exc:
+        return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
+
+
+def _batch_report(argv: Sequence[str], io: CliIO) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ccwire batch report",
+        description="Draw a batch's results file as one self-contained web page: durations, "
+        "cost, tokens and tool calls per task, failures by kind, the slowest and the most "
+        "expensive tasks linked to their transcripts.",
+    )
+    add_report_arguments(parser)
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
+    return report_command(args, io.stdout)
+
+
+def _compat(args: argparse.Namespace, io: CliIO) -> int:
+    try:
+        return compat_command(args, io)
+    except DropInError as exc:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
 
 
@@ -400,4 +464,5 @@ _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {
     "doctor": _doctor,
     "sessions": _sessions,
     "show": _sessions,
+    "compat": _compat,
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from .events import RunEvent, RunTracker
@@ -21,6 +21,7 @@ __all__ = [
     "Renderer",
     "RichRenderer",
     "format_duration",
+    "retry_text",
     "rich_available",
     "short_json",
 ]
@@ -94,8 +95,28 @@ class JsonRenderer(Renderer):
         self._out.flush()
 
 
-def describe(event: RunEvent, *, verbose: bool, first_init: bool) -> tuple[str, str] | None:
-    """The line (and a rich style name) for ``event``, or None to show nothing."""
+def retry_text(attempt: Any, max_retries: Any, delay_ms: Any, status: Any, error: Any) -> str:
+    """``529 overloaded - retry 2 of 10 in 1.2 s`` (or ``no response - ...`` when the
+    connection failed): one retry notice of the CLI, as shown."""
+    if status:
+        why = f"{status} {error}"
+    else:  # the connection failed (no network, a proxy, a wrong ANTHROPIC_BASE_URL)
+        why = "no response" if error in (None, "", "unknown") else f"no response ({error})"
+    which = f"retry {attempt if attempt is not None else '?'}"
+    if max_retries:
+        which += f" of {max_retries}"
+    if isinstance(delay_ms, (int, float)):
+        which += f" in {format_duration(delay_ms / 1000)}"
+    return f"{why} - {which}"
+
+
+def describe(
+    event: RunEvent, *, verbose: bool, first_init: bool, offline: bool = False
+) -> tuple[str, str] | None:
+    """The line (and a rich style name) for ``event``, or None to show nothing.
+
+    Offline runs show no dollar costs: the scripted model's usage costs nothing.
+    """
     d = event.data
     kind = event.kind
     if kind == "start":
@@ -114,6 +135,15 @@ def describe(event: RunEvent, *, verbose: bool, first_init: bool) -> tuple[str, 
             f"{len(d.get('tools') or [])} tools{' - servers: ' + servers if servers else ''}]",
             "dim",
         )
+    if kind == "retry":
+        notice = retry_text(
+            d.get("attempt"),
+            d.get("max_retries"),
+            d.get("delay_ms"),
+            d.get("status"),
+            d.get("error"),
+        )
+        return f"  api retry    {notice}", "yellow"
     if kind == "text":
         return str(d.get("text", "")), ""
     if kind == "thinking":
@@ -137,22 +167,27 @@ def describe(event: RunEvent, *, verbose: bool, first_init: bool) -> tuple[str, 
             "red" if d.get("is_error") else "green"
         )
     if kind == "result":
-        subtype = d.get("subtype")
-        if d.get("is_error"):
-            head = "error result" if subtype == "success" else f"error result ({subtype})"
-        else:
-            head = f"done: {subtype}"
-        took = format_duration((d.get("duration_ms") or 0) / 1000)
-        turns = _plural(d.get("num_turns"), "turn")
-        line = f"{head} - {turns} - {_cost(d.get('total_cost_usd'))} - {took}"
-        if d.get("structured_output") is not None:
-            line = f"structured output: {short_json(d['structured_output'], 400)}\n{line}"
-        for problem in d.get("errors") or ():
-            line += f"\n  {_cut(str(problem), 300)}"
-        return line, "bold red" if d.get("is_error") else "bold green"
+        return _result_line(d, offline)
     if kind == "interrupted":
         return "interrupted", "bold red"
     return None
+
+
+def _result_line(d: Mapping[str, Any], offline: bool) -> tuple[str, str]:
+    subtype = d.get("subtype")
+    if d.get("is_error"):
+        head = "error result" if subtype == "success" else f"error result ({subtype})"
+    else:
+        head = f"done: {subtype}"
+    took = format_duration((d.get("duration_ms") or 0) / 1000)
+    turns = _plural(d.get("num_turns"), "turn")
+    cost = "" if offline else f" - {_cost(d.get('total_cost_usd'))}"
+    line = f"{head} - {turns}{cost} - {took}"
+    if d.get("structured_output") is not None:
+        line = f"structured output: {short_json(d['structured_output'], 400)}\n{line}"
+    for problem in d.get("errors") or ():
+        line += f"\n  {_cut(str(problem), 300)}"
+    return line, "bold red" if d.get("is_error") else "bold green"
 
 
 class PlainRenderer(Renderer):
@@ -162,12 +197,15 @@ class PlainRenderer(Renderer):
         self._out = out
         self._verbose = verbose
         self._seen_init = False
+        self._offline = False
 
     def handle(self, event: RunEvent) -> None:
         """Write the event's line, if it has one."""
         first_init = event.kind == "init" and not self._seen_init
         self._seen_init = self._seen_init or event.kind == "init"
-        found = describe(event, verbose=self._verbose, first_init=first_init)
+        if event.kind == "start":
+            self._offline = bool(event.data.get("offline"))
+        found = describe(event, verbose=self._verbose, first_init=first_init, offline=self._offline)
         if found is not None:
             self._out.write(found[0] + "\n")
             self._out.flush()
@@ -185,6 +223,7 @@ class RichRenderer(Renderer):
         self._tracker = tracker
         self._verbose = verbose
         self._seen_init = False
+        self._offline = False
         self._live: Any = None
         self._spinners: dict[str, Any] = {}
         self._row_lengths: list[int] = []  # the status rows last drawn, in cells
@@ -243,7 +282,8 @@ class RichRenderer(Renderer):
         if live is None:
             yield
             return
-        live.stop()
+        live.stop()  # erases the status rows; what is written next stays on screen
+        live._live_render._shape = None  # so the restart erases none of it
         try:
             yield
         finally:
@@ -257,7 +297,9 @@ class RichRenderer(Renderer):
 
         first_init = event.kind == "init" and not self._seen_init
         self._seen_init = self._seen_init or event.kind == "init"
-        found = describe(event, verbose=self._verbose, first_init=first_init)
+        if event.kind == "start":
+            self._offline = bool(event.data.get("offline"))
+        found = describe(event, verbose=self._verbose, first_init=first_init, offline=self._offline)
         if found is None:
             return
         line, style = found
@@ -284,12 +326,20 @@ class RichRenderer(Renderer):
         t = self._tracker
         room = max(self._console.width - 3, 10)  # the spinner and its space take 2
         rows: list[Any] = []
+        state = t.state
+        retry = t.retry
+        if retry is not None:
+            notice = retry_text(
+                retry.attempt, retry.max_retries, retry.delay_ms, retry.status, retry.error
+            )
+            state = f"{state}, model unreachable: {notice}"
+        cost = "" if self._offline else f" - {_cost(t.cost_usd)}"
         texts = [
             (
                 "",
-                f"{t.state} - turn {t.turns} - tools {t.tools_done} done - "
-                f"{format_duration(t.elapsed)} - {_cost(t.cost_usd)}",
-                "dim",
+                f"{state} - turn {t.turns} - tools {t.tools_done} done - "
+                f"{format_duration(t.elapsed)}{cost}",
+                "yellow" if retry is not None else "dim",
             )
         ]
         texts += [

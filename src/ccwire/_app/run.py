@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
-import anyio.to_thread
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
@@ -30,13 +29,15 @@ from .._conversation.shadow_warning import CanUseToolShadowedWarning
 from .._core.errors import CcwireError
 from .._mcp.config import McpServerConfig
 from .._transport.base import Transport
-from .._transport.discovery import find_cli
+from .._transport.discovery import find_cli, spawned_command
+from .._transport.spawn import ProcessSpawner
 from .._wire.messages import ResultMessage
 from .._wire.permission_types import PermissionMode
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
 from .events import RunEvent, RunTracker
-from .loaders import UsageError, load_script, load_server, parse_step
+from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
+from .offline import OFFLINE_DIR_ENV, offline_dir
 from .permissions import PermissionPrompter
 from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
 from .trace import tracing_transport
@@ -87,6 +88,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cwd", metavar="DIR", help="working directory of the CLI")
     parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
+    parser.add_argument(
+        "--spawn",
+        metavar="MODULE:FUNC",
+        help="start the CLI with this spawner (spawn_claude_code_process), e.g. "
+        "ccwire:BubblewrapSpawner for a sandbox",
+    )
     offline = parser.add_mutually_exclusive_group()
     offline.add_argument(
         "--offline",
@@ -117,12 +124,15 @@ class RunSpec:
     system_prompt: str | None = None
     cwd: str | None = None
     cli_path: str | None = None
+    spawn: ProcessSpawner | None = None
     offline: bool = False
     script: list[Step] | None = None
     default_step: Step | None = None
     script_model: str | None = None
     interactive: bool = False
     verbose: bool = False
+    offline_dir: str | None = None
+    """Offline: the CLI's config directory, where the session is kept (`offline_dir()`)."""
 
 
 def _echo(request: ModelRequest) -> Any:
@@ -153,6 +163,8 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
     if args.cwd is not None and not os.path.isdir(args.cwd):
         why = "does not exist" if not os.path.exists(args.cwd) else "is not a directory"
         raise UsageError(f"--cwd {args.cwd}: {why}")
+    if args.spawn:
+        spec.spawn = load_spawner(args.spawn)
     for item in args.tools:
         config = load_server(item)
         if config["name"] in spec.servers:
@@ -164,6 +176,8 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
     elif args.offline:
         spec.offline = True
         spec.default_step = _echo
+    if spec.offline:
+        spec.offline_dir = str(offline_dir(io.environ))
     spec.interactive = (
         io.stdin.isatty()
         and args.prompt != "-"
@@ -198,7 +212,8 @@ def tracker_and_renderer(args: argparse.Namespace, io: CliIO) -> tuple[RunTracke
 def run_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire run``: returns the exit code (errors are raised for the caller to map)."""
     spec = spec_from_args(args, io)
-    spec.cli_path = find_cli(spec.cli_path, environ=io.environ)
+    find = find_cli if spec.spawn is None else spawned_command  # the spawner may run it elsewhere
+    spec.cli_path = find(spec.cli_path, environ=io.environ)
     if not spec.offline:
         auth = detect_auth(io.environ)
         if auth.found is False:
@@ -218,7 +233,7 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     async def ask(question: str) -> str:
         with renderer.suspended():
             try:
-                return await anyio.to_thread.run_sync(io.ask, question, abandon_on_cancel=True)
+                return await io.ask(question)
             except anyio.get_cancelled_exc_class():
                 io.stderr.write("\n")  # leave the unanswered question's line
                 raise
@@ -226,7 +241,6 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     prompter = PermissionPrompter(
         tracker, ask=ask if spec.interactive else None, allowed=spec.allowed
     )
-    interrupted: list[bool] = []
     with renderer, _offline(spec) as env:
         tracker.emit(
             "start",
@@ -247,9 +261,10 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             cli_path=spec.cli_path,
             env=env,
             can_use_tool=prompter,
+            spawn_claude_code_process=spec.spawn,
         )
-        anyio.run(_main, options, spec, tracker, io, interrupted)
-    if interrupted:
+        anyio.run(_main, options, spec, tracker, io)
+    if tracker.interrupted:
         tracker.emit("interrupted")
         raise KeyboardInterrupt
     result = tracker.result
@@ -267,11 +282,21 @@ _AUTH_FAILURE = re.compile(
 
 @contextlib.contextmanager
 def _offline(spec: RunSpec) -> Iterator[dict[str, str]]:
-    """The CLI environment: empty for real runs; a started scripted model offline."""
+    """The CLI environment: empty for real runs; offline, a started scripted model, a
+    fresh HOME, and the offline folder as the CLI's config directory (the session is
+    kept there: `ccwire sessions --offline`)."""
     if not spec.offline:
         yield {}
         return
 
+    config = spec.offline_dir or str(offline_dir(os.environ))
+    try:
+        os.makedirs(config, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the offline sessions folder {config}: {exc.strerror or exc} "
+            f"(set {OFFLINE_DIR_ENV} to another one)"
+        ) from exc
     home = tempfile.mkdtemp(prefix="ccwire-run-")
     model = ScriptedModel(
         *(spec.script or ()),
@@ -280,7 +305,7 @@ def _offline(spec: RunSpec) -> Iterator[dict[str, str]]:
     )
     try:
         with model:
-            yield model.env(home)
+            yield model.env(home, extra={"CLAUDE_CONFIG_DIR": config})
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
@@ -290,25 +315,28 @@ async def _main(
     spec: RunSpec,
     tracker: RunTracker,
     io: CliIO,
-    interrupted: list[bool],
 ) -> None:
+    conversation = anyio.CancelScope()
     async with anyio.create_task_group() as tg:
-        if io.handle_signals:
-            tg.start_soon(_watch_sigint, tg.cancel_scope, interrupted)
-        await converse(options, spec.prompt, tracker, io if spec.verbose else None)
+        if io.handle_signals:  # Ctrl-C is watched until the CLI is stopped, shielded or not
+            tg.start_soon(_watch_sigint, conversation, tracker)
+        with conversation:
+            await converse(options, spec.prompt, tracker, io if spec.verbose else None)
         tg.cancel_scope.cancel()
 
 
-async def _watch_sigint(scope: anyio.CancelScope, interrupted: list[bool]) -> None:
+async def _watch_sigint(scope: anyio.CancelScope, tracker: RunTracker) -> None:
+    """On Ctrl-C: silence the display (what the CLI sends while it is shut down is not
+    shown) and end the conversation. Another Ctrl-C while the CLI is stopped changes
+    nothing: the stop is bounded, and a second interrupt would only cut it short."""
     try:
         receiver = anyio.open_signal_receiver(signal.SIGINT)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
         return
     with receiver as signals:
         async for _ in signals:
-            interrupted.append(True)
+            tracker.interrupt()
             scope.cancel()
-            return
 
 
 async def converse(

@@ -124,12 +124,9 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
             anyio.run(serve)
         except OSError as exc:
             raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
-        except KeyboardInterrupt:
-            return 130
         return 0
 
-    try:
-        anyio.run(serve_stdio, server)
-    except KeyboardInterrupt:
-        return 130
+    # Ctrl-C raises KeyboardInterrupt here: the command line reports it (exit code 130);
+    # stdin is read without a thread (`read_fd`), so nothing is left waiting on it.
+    anyio.run(serve_stdio, server)
     return 0

@@ -1,27 +1,35 @@
 """`ccwire sessions` and `ccwire show`: browse past sessions from the CLI's transcripts.
 
 `ccwire sessions` lists them (id, title, when, turns, cost, tag) as a table or JSON;
-`ccwire show SESSION_ID` prints one conversation with tool calls folded to one line
-each (`--full` unfolds them), in colour with `rich` when it is installed and
+`--offline` lists the sessions of offline runs instead (kept in their own folder, see
+`offline`). `ccwire show SESSION_ID` prints one conversation with tool calls folded to
+one line each (`--full` unfolds them), in colour with `rich` when it is installed and
 writing to a terminal; `--html FILE` writes it as one self-contained page instead.
+`SESSION_ID` is the whole id or its start (the 8 characters `ccwire run` shows), looked
+up among your sessions, then among the offline ones. Offline sessions show no dollar
+cost: the scripted model's usage costs nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from .._core.errors import CcwireError
 from .._sessions.transcripts.chain import parse_transcript, session_messages
 from .._sessions.transcripts.listing import list_sessions
-from .._sessions.transcripts.paths import projects_dir
+from .._sessions.transcripts.paths import candidate_project_dirs, projects_dir, valid_uuid
 from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
 from .html import render_html
+from .offline import offline_dir, reading_config_dir
 from .render import rich_available, short_json
 from .transcript_view import (
     SessionView,
@@ -70,6 +78,11 @@ def add_sessions_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--all", action="store_true", help="sessions of every project")
     parser.add_argument("--limit", type=int, default=50, help="at most N sessions (0: all)")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="the sessions of offline runs (kept in ~/.ccwire/offline or $CCWIRE_OFFLINE_DIR)",
+    )
 
 
 def add_show_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,15 +91,20 @@ def add_show_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The subcommand's parser.
     """
-    parser.add_argument("session_id", metavar="SESSION_ID", help="the session's id")
+    parser.add_argument(
+        "session_id",
+        metavar="SESSION_ID",
+        help="the session's id, or its start (the 8 characters `ccwire run` shows)",
+    )
     parser.add_argument("--project", metavar="DIR", help="look only in this project")
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
     parser.add_argument("--full", action="store_true", help="unfold tool inputs and results")
     parser.add_argument("--plain", action="store_true", help="no colours, even on a terminal")
 
 
-def _row(info: SDKSessionInfo) -> dict[str, Any]:
-    """The listing fields plus turns and cost (one full read of the transcript)."""
+def _row(info: SDKSessionInfo, *, offline: bool = False) -> dict[str, Any]:
+    """The listing fields plus turns and cost (one full read of the transcript; no
+    cost for an offline session)."""
     row: dict[str, Any] = {
         "session_id": info.session_id,
         "title": info.summary,
@@ -109,7 +127,7 @@ def _row(info: SDKSessionInfo) -> dict[str, Any]:
     turns = build_turns(session_messages(parse_transcript(text).entries))
     row["turns"] = sum(1 for t in turns if t.prompt)
     cost = cost_from_text(text)
-    row["cost_usd"] = cost.usd if cost else None
+    row["cost_usd"] = cost.usd if cost and not offline else None
     return row
 
 
@@ -135,28 +153,40 @@ def _quiet_transcript_log() -> None:
     logging.getLogger("ccwire.transcripts").setLevel(logging.ERROR)
 
 
-def sessions_command(args: argparse.Namespace, out: IO[str]) -> int:
+def sessions_command(
+    args: argparse.Namespace, out: IO[str], environ: Mapping[str, str] | None = None
+) -> int:
     """Run `ccwire sessions`.
 
     Args:
         args: The parsed options.
         out: Where to print.
+        environ: The environment (where the offline sessions are); default `os.environ`.
 
     Returns:
         The exit code (0).
     """
     _quiet_transcript_log()
-    if args.all:
-        infos = list_sessions(limit=args.limit or None)
-    else:
-        # The directory need not exist any more: its transcripts outlive it.
-        infos = list_sessions(args.project or os.getcwd(), limit=args.limit or None)
-    rows = [_row(info) for info in infos]
+    offline = bool(getattr(args, "offline", False))
+    folder = offline_dir(os.environ if environ is None else environ) if offline else None
+    with reading_config_dir(folder):
+        if args.all:
+            infos = list_sessions(limit=args.limit or None)
+        else:
+            # The directory need not exist any more: its transcripts outlive it.
+            infos = list_sessions(args.project or os.getcwd(), limit=args.limit or None)
+        rows = [_row(info, offline=offline) for info in infos]
+        where_kept = projects_dir()
     if args.json:
         out.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
     elif not rows:
         where = "any project" if args.all else (args.project or "this directory")
-        out.write(f"No sessions for {where} under {projects_dir()}.\n")
+        kind = "offline sessions" if offline else "sessions"
+        out.write(f"No {kind} for {where} under {where_kept}.\n")
+        if not args.all:
+            out.write(
+                f"(`ccwire sessions{' --offline' if offline else ''} --all` lists every project.)\n"
+            )
     else:
         _table(rows, out)
     return 0
@@ -208,10 +238,12 @@ def _header(view: SessionView) -> list[tuple[str, str]]:
     info = view.info
     facts = [turn_count(view.turns)]
     if view.cost is not None:
-        facts.append(
-            f"${view.cost.usd:.4f} ({view.cost.input_tokens} in / "
-            f"{view.cost.output_tokens} out tokens; {', '.join(view.cost.models)})"
-        )
+        tokens = f"{view.cost.input_tokens} in / {view.cost.output_tokens} out tokens"
+        models = ", ".join(view.cost.models)
+        if view.cost.usd is None:  # an offline session: nothing was billed
+            facts.append(f"offline ({tokens}; {models})")
+        else:
+            facts.append(f"${view.cost.usd:.4f} ({tokens}; {models})")
     if info is not None:
         facts.insert(0, f"started {format_when(info.created_at)}")
         if info.tag:
@@ -252,26 +284,79 @@ def _write(lines: list[tuple[str, str]], out: IO[str], use_rich: bool) -> None:
     out.write("".join(f"{line}\n" for line, _ in lines))
 
 
-def show_command(args: argparse.Namespace, out: IO[str]) -> int:
+_ID_START = re.compile(r"[0-9a-f][0-9a-f-]{3,35}")
+
+
+def _matching_ids(start: str, project: str | None) -> list[str]:
+    """The ids of the sessions (in the config directory read now) that start with
+    `start`: itself when it is a whole id, none when it is not the start of one."""
+    if valid_uuid(start):
+        return [start]
+    start = start.lower()
+    if not _ID_START.fullmatch(start):
+        return []
+    found: set[str] = set()
+    for project_dir, _ in candidate_project_dirs(project):
+        try:
+            names = [p.stem for p in project_dir.glob(f"{start}*.jsonl")]
+        except OSError:
+            continue
+        found.update(name for name in names if valid_uuid(name))
+    return sorted(found)
+
+
+def _find_view(
+    session_id: str, project: str | None, environ: Mapping[str, str]
+) -> tuple[SessionView | None, list[str]]:
+    """The session among yours, else among the offline ones (shown without dollars);
+    with the ids that matched when more than one did."""
+
+    for folder in (None, offline_dir(environ)):
+        with reading_config_dir(folder):
+            ids = _matching_ids(session_id, project)
+            if len(ids) > 1:
+                return None, ids
+            view = load_session_view(ids[0], project) if ids else None
+        if view is not None:
+            if folder is not None and view.cost is not None:
+                view = dataclasses.replace(view, cost=dataclasses.replace(view.cost, usd=None))
+            return view, ids
+    return None, []
+
+
+def show_command(
+    args: argparse.Namespace, out: IO[str], environ: Mapping[str, str] | None = None
+) -> int:
     """Run `ccwire show`.
 
     Args:
         args: The parsed options.
         out: Where to print.
+        environ: The environment (where the offline sessions are); default `os.environ`.
 
     Returns:
         The exit code (0).
 
     Raises:
-        SessionsCommandError: No such session, or the HTML file cannot be written.
+        SessionsCommandError: No such session, more than one starting so, or the HTML
+            file cannot be written.
     """
     _quiet_transcript_log()
-    view = load_session_view(args.session_id, args.project)
+    view, ids = _find_view(
+        args.session_id, args.project, os.environ if environ is None else environ
+    )
+    if view is None and len(ids) > 1:
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        raise SessionsCommandError(
+            f"{len(ids)} sessions start with {args.session_id}: {shown}",
+            "give more of the id",
+        )
     if view is None:
         where = f"project {args.project}" if args.project else str(projects_dir())
         raise SessionsCommandError(
-            f"no session {args.session_id} in {where}",
-            "`ccwire sessions --all` lists the sessions there are",
+            f"no session {args.session_id} in {where}, nor among the offline sessions",
+            "`ccwire sessions --all` lists the sessions there are "
+            "(`ccwire sessions --offline --all` the offline ones)",
         )
     if args.html:
         try:

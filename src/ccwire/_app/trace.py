@@ -17,8 +17,8 @@ import anyio.abc
 from .._conversation.argv import build_argv
 from .._conversation.cli_env import build_env
 from .._conversation.options import ClaudeAgentOptions
-from .._transport.base import ProcessExit, Transport
-from .._transport.discovery import find_cli
+from .._transport.base import LineTransport, ProcessExit
+from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 
 __all__ = ["TracingTransport", "tracing_transport"]
@@ -33,10 +33,10 @@ def _cut(line: bytes) -> str:
     return text
 
 
-class TracingTransport(Transport):
+class TracingTransport(LineTransport):
     """Passes everything to ``inner`` and writes a trace line for each step."""
 
-    def __init__(self, inner: Transport, write: Callable[[str], None]) -> None:
+    def __init__(self, inner: LineTransport, write: Callable[[str], None]) -> None:
         self._inner = inner
         self._write = write
 
@@ -78,7 +78,9 @@ def tracing_transport(
     options: ClaudeAgentOptions, write: Callable[[str], None]
 ) -> tuple[TracingTransport, str]:
     """The traced transport for ``options`` and the scratch directory to delete after."""
-    cli = find_cli(options.cli_path, cwd=options.cwd)
+    spawner = options.spawn_claude_code_process
+    find = find_cli if spawner is None else spawned_command
+    cli = find(options.cli_path, cwd=options.cwd)
     spill_dir = tempfile.mkdtemp(prefix="ccwire-")
     argv = build_argv(options, cli_path=cli, spill_dir=spill_dir)
     env = build_env(options, base_env=os.environ)
@@ -96,5 +98,7 @@ def tracing_transport(
         user=options.user,
         stderr_callback=stderr,
         max_line_bytes=options.max_buffer_size,
+        spawner=spawner,
+        private_files=[os.path.join(spill_dir, name) for name in sorted(os.listdir(spill_dir))],
     )
     return TracingTransport(inner, write), spill_dir

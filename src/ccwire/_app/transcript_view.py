@@ -91,13 +91,14 @@ class Cost:
     """What a session cost, from the CLI's last `cost-state` record.
 
     Attributes:
-        usd: Total cost in US dollars.
+        usd: Total cost in US dollars; None for an offline session (a scripted model:
+            nothing was billed).
         input_tokens: Input tokens over all models.
         output_tokens: Output tokens over all models.
         models: The models used.
     """
 
-    usd: float
+    usd: float | None
     input_tokens: int
     output_tokens: int
     models: tuple[str, ...]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from .._core.errors import CcwireError
 
-__all__ = ["BatchConfigError", "BatchError", "BatchInputError", "DuplicateTaskIdError"]
+__all__ = [
+    "BatchConfigError",
+    "BatchError",
+    "BatchInputError",
+    "DuplicateTaskIdError",
+    "ResultsWriteError",
+]
 
 
 class BatchError(CcwireError):
@@ -39,3 +45,22 @@ class DuplicateTaskIdError(BatchInputError):
 
 class BatchConfigError(BatchError, ValueError):
     """The batch cannot run as configured (output path, executor, references...)."""
+
+
+class ResultsWriteError(BatchError):
+    """A result could not be written to the results file (a full disk, say).
+
+    The batch stops at once: running sessions are cancelled, and every result written
+    before stays in the file (the failed line is undone), so the same call continues
+    once the cause is fixed.
+
+    Attributes:
+        path: The results file.
+        cause: The error of the write (also the exception's ``__cause__``).
+    """
+
+    def __init__(self, path: str, cause: OSError) -> None:
+        reason = cause.strerror or str(cause) or type(cause).__name__
+        super().__init__(f"cannot write the results file {path!r}: {reason}")
+        self.path = path
+        self.cause = cause

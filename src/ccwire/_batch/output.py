@@ -1,8 +1,11 @@
 """The results file: one line per finished task, written so that a crash loses nothing.
 
 JSONL (the default): each result is one ``write()`` of a whole line to a file opened
-for appending, then ``fsync``; a line is either entirely there or not at all. A torn
-last line (power loss) is cut off when the file is opened again. Parquet (a path
+for appending, then ``fsync``; a line is either entirely there or not at all. A write
+that fails (a full disk) is undone: the file is cut back to its last whole line
+before the error is raised. A torn last line (power loss) is cut off when the file is
+opened again. A path that is not a regular file (``/dev/null``, a pipe) is written
+to but never read back nor synced. Parquet (a path
 ending in ``.parquet``, needs pyarrow): results are journaled to
 ``<path>.journal.jsonl`` the same way, and folded into the Parquet file (written to a
 temporary file, then renamed) when the batch ends or is interrupted.
@@ -10,9 +13,11 @@ temporary file, then renamed) when the batch ends or is interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +36,17 @@ def _is_parquet(path: Path) -> bool:
     return path.suffix.lower() == ".parquet"
 
 
+def _is_regular(path: Path) -> bool:
+    """Whether `path` is a regular file (a missing one is not)."""
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    if not _is_regular(path):  # missing, or a device or pipe: nothing to resume
+        return
     try:
         handle = path.open("rb")
     except FileNotFoundError:
@@ -91,10 +106,9 @@ def _from_parquet_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def _cut_torn_tail(path: Path) -> None:
     """Truncate `path` after its last newline (drops a half-written last line)."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+    if not _is_regular(path):
         return
+    size = path.stat().st_size
     if size == 0:
         return
     with path.open("rb+") as handle:
@@ -112,6 +126,25 @@ def _cut_torn_tail(path: Path) -> None:
                 return
             end = start
         handle.truncate(0)
+
+
+def _line(result: BatchResult) -> bytes:
+    """`result` as one line of UTF-8 JSON.
+
+    Text UTF-8 cannot carry (a lone surrogate from a ``\\ud800`` escape) is written
+    escaped, and an `output` JSON cannot hold (a cycle) as its ``repr``: the result
+    is recorded either way.
+    """
+    data = result.to_json()
+    try:
+        text = json.dumps(data, ensure_ascii=False, default=str)
+    except ValueError:  # a circular output
+        data["output"] = repr(result.output)
+        text = json.dumps(data, ensure_ascii=False, default=str)
+    try:
+        return (text + "\n").encode()
+    except UnicodeEncodeError:
+        return (json.dumps(data, default=str) + "\n").encode()
 
 
 class ResultsFile:
@@ -144,25 +177,42 @@ class ResultsFile:
             raise BatchConfigError(
                 f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
             ) from exc
+        self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
         if self.parquet and self.path.exists() and not os.access(self.path, os.W_OK):
             self.close()
             raise BatchConfigError(f"cannot write the results file {str(self.path)!r}")
+
+    @property
+    def lines_path(self) -> Path:
+        """The file the lines go to (the journal, for Parquet)."""
+        return self._lines
 
     def write(self, result: BatchResult) -> None:
         """Append `result` as one line (one ``write``, then ``fsync`` when enabled).
 
         Args:
             result: The result.
+
+        Raises:
+            OSError: The line could not be written or synced (a full disk...); what
+                was written of it is cut off again, so the file ends with a whole line.
         """
         if self._fd is None:
-            raise BatchConfigError("the results file is closed")
-        line = (json.dumps(result.to_json(), ensure_ascii=False, default=str) + "\n").encode()
-        view = memoryview(line)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        if self.fsync:
-            os.fsync(self._fd)
+            raise OSError(f"the results file {str(self._lines)!r} is closed")
+        line = _line(result)
+        start = os.fstat(self._fd).st_size if self._regular else 0
+        try:
+            view = memoryview(line)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            if self.fsync and self._regular:
+                os.fsync(self._fd)
+        except OSError:
+            if self._regular:
+                with contextlib.suppress(OSError):  # best effort: the error is what counts
+                    os.ftruncate(self._fd, start)
+            raise
 
     def close(self) -> None:
         """Close the file; for Parquet, fold the journal into the Parquet file."""

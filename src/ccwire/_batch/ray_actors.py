@@ -3,28 +3,39 @@
 `SessionHost` does not import Ray: the driver wraps it with ``ray.remote`` (in
 ``ray_executor``), and Ray runs it as an *async actor*, its coroutines on the actor's
 own asyncio event loop, up to ``max_concurrency`` at once. Each call of `run` is one
-batch task (the same retry loop as the local executor, its own CLI subprocess) and
-returns its result as JSON. The tools and hooks travel by reference and are imported
-once per actor, on its first task.
+batch task (the same retry loop as the local executor, its own CLI subprocess), a
+streaming generator: it yields the task's progress (the attempt, its session id,
+whether the session may have acted) as it changes, then the result as JSON. Ray
+sends each small item to the driver as it is yielded, so the driver knows where a
+task was even when the actor's node is lost before the result. The tools and hooks
+travel by reference and are imported once per actor, on its first task.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import os
 import random
+from collections.abc import AsyncIterator
 from typing import Any
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
 from .errors import BatchConfigError
-from .refs import resolve_hooks, resolve_tools
+from .refs import resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import run_task
+from .session import Attempt
 from .tasks import BatchTask
+from .telemetry import run_traced
 
 __all__ = ["SessionHost", "worker_options"]
 
 WHERE = "on the Ray worker"
+# after a cancelled task, how long its session gets to end its CLI (a session's close
+# waits up to 5 s for the CLI to exit once its input ends, then 5 s after SIGTERM)
+_SETTLE_SECONDS = 12.0
 
 
 def worker_options(shared: dict[str, Any]) -> ClaudeAgentOptions:
@@ -42,11 +53,14 @@ def worker_options(shared: dict[str, Any]) -> ClaudeAgentOptions:
     options: ClaudeAgentOptions = shared["options"]
     servers = resolve_tools(shared["tools"], where=WHERE)
     hooks = resolve_hooks(shared["hooks"], where=WHERE)
+    spawner = resolve_spawner(shared.get("spawn"), where=WHERE)
     if servers:
         base = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
         options = dataclasses.replace(options, mcp_servers={**base, **servers})
     if hooks is not None:
         options = dataclasses.replace(options, hooks=hooks)
+    if spawner is not None:
+        options = dataclasses.replace(options, spawn_claude_code_process=spawner)
     return options
 
 
@@ -63,6 +77,9 @@ class SessionHost:
         self._shared = shared
         self._policy: RetryPolicy = shared["policy"]
         self._options: ClaudeAgentOptions | BatchConfigError | None = None
+        self._jobs: set[asyncio.Future[BatchResult]] = set()
+        self._spares: int = shared.get("spares", 0)
+        self._pool: SparePool | None = None  # this actor's spare CLIs (with spares=)
 
     async def ready(self) -> int:
         """Answer once the actor is up (the driver submits tasks only then).
@@ -72,17 +89,28 @@ class SessionHost:
         """
         return os.getpid()
 
-    async def run(self, task: BatchTask, seed: int) -> dict[str, Any]:
+    async def run(
+        self,
+        task: BatchTask,
+        seed: int,
+        attempts_before: int = 0,
+        trace: dict[str, str] | None = None,
+    ) -> AsyncIterator[dict[str, Any]]:
         """Run one task with retries on this actor's event loop.
 
-        Cancelling the call (``ray.cancel``) cancels the session, which ends its CLI.
+        Ray calls it as a streaming generator. `stop` (or ``ray.cancel``) cancels
+        the session, which ends its CLI.
 
         Args:
             task: The task.
             seed: Seed of this task's backoff jitter.
+            attempts_before: Attempts the task already had on actors that were lost.
+            trace: The batch span's context (W3C headers), with telemetry.
 
-        Returns:
-            `BatchResult.to_json` of the task's result (failures included).
+        Yields:
+            ``{"progress": {"attempt": n, "session_id": ..., "acted": ...}}`` whenever
+            one of these changes, then ``{"result": BatchResult.to_json()}`` (failures
+            included).
         """
         if self._options is None:
             try:
@@ -92,6 +120,72 @@ class SessionHost:
         if isinstance(self._options, BatchConfigError):
             failed = BatchResult(id=task.id, ok=False, is_error=True, error=str(self._options),
                                  error_kind="config", metadata=dict(task.metadata))  # fmt: skip
-            return failed.to_json()
-        result = await run_task(task, self._options, self._policy, rng=random.Random(seed))
-        return result.to_json()
+            yield {"result": failed.to_json()}
+            return
+        if self._spares and self._pool is None:  # started by its first take()
+            self._pool = SparePool(self._options, size=self._spares)
+        # Ray runs async actors on asyncio: the task runs beside this generator, which
+        # forwards its progress; it never outlives the generator (cancelled, bounded)
+        changes: list[dict[str, Any]] = []
+        changed = asyncio.Event()
+
+        def progress(number: int, attempt: Attempt) -> None:
+            changes.append({"attempt": number, "session_id": attempt.session_id,
+                            "acted": attempt.acted})  # fmt: skip
+            changed.set()
+
+        job = asyncio.ensure_future(
+            run_traced(
+                task,
+                self._options,
+                self._policy,
+                rng=random.Random(seed),
+                attempts_before=attempts_before,
+                progress=progress,
+                parent=trace,
+                worker=True,
+                pool=self._pool,
+            )
+        )
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
+        waiter: asyncio.Future[Any] | None = None
+        try:
+            while True:
+                while changes:
+                    yield {"progress": changes.pop(0)}
+                if job.done():
+                    break
+                changed.clear()
+                waiter = asyncio.ensure_future(changed.wait())
+                await asyncio.wait({job, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+            yield {"result": job.result().to_json()}
+        finally:
+            if waiter is not None:
+                waiter.cancel()
+            if not job.done():
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({job}, timeout=_SETTLE_SECONDS)
+
+    async def stop(self, timeout: float) -> int:
+        """Cancel every task of this actor and wait for their sessions to end their CLIs.
+
+        The driver calls it when the batch ends early, before it kills the actor: the
+        actor has one call slot more than it runs sessions, for this.
+
+        Args:
+            timeout: The most seconds to wait.
+
+        Returns:
+            How many tasks were still running at the timeout.
+        """
+        jobs = set(self._jobs)
+        for job in jobs:
+            job.cancel()
+        if jobs:
+            await asyncio.wait(jobs, timeout=timeout)
+        if self._pool is not None:  # its parked spares end too
+            await self._pool.aclose()
+        return sum(not job.done() for job in jobs)

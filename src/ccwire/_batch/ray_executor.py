@@ -6,9 +6,18 @@ reserving ``per_actor`` times the per-task resource hints and running up to
 ``per_actor`` sessions concurrently on its own event loop. An actor gets the batch
 options (without in-process objects) and the references of the tools and hooks once,
 at creation; each task is one actor method call, sent to the least-loaded actor that
-is up, and returns its result as JSON. Results stream back as they finish
-(``ray.wait``). An actor that dies turns its tasks in flight into ``crash`` results
-and is replaced. The actors are killed when the batch ends, however it ends.
+is up: a streaming generator that reports the task's progress (attempt, session id,
+whether it may have acted), then its result as JSON. Results stream back as they
+finish (``ray.wait``). The actors are killed when the batch ends, however it ends.
+
+Joining a cluster is bounded: an address nothing answers at fails at once, one that
+does not answer as Ray within `CONNECT_SECONDS` fails then (`BatchConfigError`).
+
+A task whose actor is lost (the actor's process or its node died) is run again on
+another actor (a replacement is started, on a node that is up) when its session had
+not acted yet: no tool call, no task function started. The lost attempt counts
+against the retry policy and in the result's ``attempts``. A session that may have
+acted is not run again: its result is ``lost``, with the session id to resume it.
 
 Actor method calls go straight from this process to the actor's worker, without the
 raylet's scheduling of each task that a Ray task pays (see ``bench/BATCH_NOTES.md``).
@@ -21,7 +30,10 @@ import dataclasses
 import itertools
 import math
 import os
+import socket
+import threading
 import uuid
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,16 +46,21 @@ from .errors import BatchConfigError
 from .ray_actors import SessionHost
 from .results import BatchResult
 from .session import BatchEvent, emit
+from .tasks import BatchTask
+from .telemetry import portable_telemetry
 
-__all__ = ["default_per_actor", "feed_ray", "portable_options"]
+__all__ = ["CONNECT_SECONDS", "default_per_actor", "feed_ray", "portable_options"]
 
 _WAIT_SECONDS = 0.25  # one ray.wait() call in a thread; cancellation is seen between calls
 # after cancelling, how long the sessions get to end their CLIs: a session's close waits
 # up to 5 s for the CLI to exit once its input ends, then 5 s after SIGTERM (SIGKILL then)
 _SETTLE_SECONDS = 12.0
-_CLEANUP_SECONDS = 15.0  # the whole shutdown (cancel, settle, kill), shielded
+_CLEANUP_SECONDS = 20.0  # the whole shutdown (cancel, settle, kill), shielded
 MAX_PER_ACTOR = 16
 """The most sessions one actor runs by default (an actor crash loses them all)."""
+CONNECT_SECONDS = 20.0
+"""How long joining a Ray cluster may take before the batch fails."""
+_PROBE_SECONDS = 5.0  # a TCP connect to the address given, before Ray tries it
 
 
 def _import_ray() -> Any:
@@ -64,8 +81,9 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
         The options without `debug_stderr` (this process's stream).
 
     Raises:
-        BatchConfigError: They hold an SDK MCP server, hooks, a permission callback or
-            another callable; these must be passed by reference (`tools=`, `hooks=`).
+        BatchConfigError: They hold an SDK MCP server, hooks, a spawner, a permission
+            callback or another callable; these must be passed by reference (`tools=`,
+            `hooks=`, `spawn=`).
     """
     servers = options.mcp_servers
     if isinstance(servers, dict):
@@ -80,6 +98,11 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
             "options.hooks holds functions: with the Ray executor pass them by reference, "
             "hooks='package.module:HOOKS'"
         )
+    if options.spawn_claude_code_process is not None:
+        raise BatchConfigError(
+            "options.spawn_claude_code_process is an in-process object: with the Ray "
+            "executor pass it by reference, spawn='package.module:spawner'"
+        )
     for name in ("can_use_tool", "stderr", "on_callback_error", "audit_log"):
         if getattr(options, name) is not None:
             raise BatchConfigError(
@@ -87,7 +110,9 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
             )
     # `debug_stderr` defaults to this process's stderr, which the CLI never writes to
     # here (it is the reference's field, accepted and ignored): a worker gets its own.
-    return dataclasses.replace(options, debug_stderr=None)
+    return dataclasses.replace(
+        options, debug_stderr=None, telemetry=portable_telemetry(options.telemetry)
+    )
 
 
 def default_per_actor(
@@ -122,14 +147,55 @@ def default_per_actor(
     return max(1, min(min(fits, default=1), concurrency, MAX_PER_ACTOR))
 
 
+def _probe(target: str) -> None:
+    """Fail at once when nothing listens at a ``host:port`` (or ``ray://host:port``)
+    address: Ray itself would retry it for minutes."""
+    hostport = target.removeprefix("ray://")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto", "local", a name Ray resolves itself
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise BatchConfigError(
+            f"cannot join Ray at {target}: {reason} (is the cluster up? `ray status` "
+            "on its head node shows its address)"
+        ) from exc
+
+
 def _init_ray(ray: Any, address: str | None) -> list[dict[str, Any]]:
+    """Join (or start) Ray, bounded by `CONNECT_SECONDS`, and return its nodes.
+
+    ``ray.init`` runs in a daemon thread: when it does not return in time, the batch
+    fails and the attempt is abandoned (it cannot keep the process alive).
+    """
     if not ray.is_initialized():
         target = address or os.environ.get("RAY_ADDRESS") or None
-        try:
-            ray.init(address=target, include_dashboard=False, log_to_driver=False,
-                     ignore_reinit_error=True)  # fmt: skip
-        except Exception as exc:
-            where = target or "a local instance"
+        where = target or "a local instance"
+        if target:
+            _probe(target)
+        outcome: list[BaseException | None] = []
+
+        def init() -> None:
+            try:
+                ray.init(address=target, include_dashboard=False, log_to_driver=False,
+                         ignore_reinit_error=True)  # fmt: skip
+                outcome.append(None)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        thread = threading.Thread(target=init, name="ccwire ray.init", daemon=True)
+        thread.start()
+        thread.join(CONNECT_SECONDS)
+        if not outcome:
+            raise BatchConfigError(
+                f"cannot join Ray at {where}: no answer within {CONNECT_SECONDS:g} s "
+                "(is it a Ray cluster's address?)"
+            )
+        if outcome[0] is not None:
+            exc = outcome[0]
             raise BatchConfigError(f"cannot start or join Ray ({where}): {exc}") from exc
     return list(ray.nodes())
 
@@ -145,6 +211,18 @@ class _Host:
 
 
 @dataclass(eq=False)
+class _Flight:
+    """One task on an actor, and what its progress told the driver so far."""
+
+    task: BatchTask
+    host: _Host
+    attempts_before: int  # attempts on actors lost before this one
+    attempt: int = 0  # the attempt the actor reported last
+    session_id: str | None = None
+    acted: bool = False
+
+
+@dataclass(eq=False)
 class _Pool:
     """The batch's actors, and every reference the driver waits on."""
 
@@ -156,9 +234,12 @@ class _Pool:
     size: int
     prefix: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
     hosts: list[_Host] = dataclasses.field(default_factory=list)
-    # what each reference waited on is: (None, host) its `ready`, (task id, host) a task
-    waiting: dict[Any, tuple[str | None, _Host]] = dataclasses.field(default_factory=dict)
+    # what each reference (or task generator) waited on is: a host's `ready`, or a task
+    waiting: dict[Any, _Host | _Flight] = dataclasses.field(default_factory=dict)
+    again: deque[_Flight] = dataclasses.field(default_factory=deque)  # lost, to run again
     in_flight: int = 0
+    started: int = 0  # actors that came up
+    replaced: int = 0  # actors lost on their way up and replaced
     broken: BatchConfigError | None = None
     _names: itertools.count[int] = dataclasses.field(default_factory=itertools.count)
 
@@ -167,142 +248,216 @@ class _Pool:
         name = f"ccwire-batch-{self.prefix}-{next(self._names)}"
         host = _Host(self.actor.options(name=name, **self.hints).remote(self.shared))
         self.hosts.append(host)
-        self.waiting[host.handle.ready.remote()] = (None, host)
+        self.waiting[host.handle.ready.remote()] = host
 
     def pick(self) -> _Host | None:
         """The least-loaded actor that is up and has room, if any."""
         free = [h for h in self.hosts if h.up and not h.dead and h.load < self.per_actor]
         return min(free, key=lambda h: h.load) if free else None
 
-    def submit(self, host: _Host, task_id: str, *args: Any) -> None:
-        self.waiting[host.handle.run.remote(*args)] = (task_id, host)
+    def submit(
+        self,
+        host: _Host,
+        task: BatchTask,
+        seed: int,
+        attempts_before: int = 0,
+        trace: dict[str, str] | None = None,
+    ) -> None:
+        """Start `task` on `host`, as a streaming generator of its progress and result
+        (``trace``: the batch span's context, with telemetry)."""
+        call = host.handle.run.options(num_returns="streaming")
+        flight = _Flight(task, host, attempts_before)
+        self.waiting[call.remote(task, seed, attempts_before, trace)] = flight
         host.load += 1
         self.in_flight += 1
 
-    def task_refs(self) -> list[Any]:
-        return [ref for ref, (task_id, _) in self.waiting.items() if task_id is not None]
+    def landed(self, flight: _Flight) -> None:
+        """`flight` is over (a result, or lost)."""
+        flight.host.load -= 1
+        self.in_flight -= 1
 
 
 async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     """Run `run`'s tasks on a pool of Ray actors (at most its concurrency in flight) and
     stream their results back as they finish; cancelling this cancels the sessions, and
-    the actors never outlive it."""
-    async with send:
-        ropts = run._ray_options
-        try:
-            ray = _import_ray()
-            options = portable_options(run._options)
-            nodes = await anyio.to_thread.run_sync(_init_ray, ray, ropts["address"])
-        except BatchConfigError as exc:
-            run._failure = exc
-            return
-        concurrency: int = run._concurrency
-        per_actor = ropts.get("per_actor") or default_per_actor(
-            nodes, concurrency, ropts["num_cpus"], ropts["memory"]
-        )
-        per_actor = min(per_actor, concurrency)
-        hints: dict[str, Any] = {"num_cpus": ropts["num_cpus"] * per_actor,
-                                 "max_concurrency": per_actor, "max_restarts": 0,
-                                 "max_task_retries": 0}  # fmt: skip
-        if ropts["memory"]:
-            hints["memory"] = ropts["memory"] * per_actor
-        shared = {"options": options, "policy": run._policy, "tools": run._tools,
-                  "hooks": run._hooks}  # fmt: skip
-        pool = _Pool(ray, ray.remote(SessionHost), hints, shared, per_actor,
-                     size=math.ceil(concurrency / per_actor))  # fmt: skip
-        try:
-            for _ in range(pool.size):
-                pool.spawn()
-            async with contextlib.aclosing(run.next_tasks()) as tasks:
-                async for task in tasks:
-                    host = None
-                    while pool.broken is None:
-                        host = pool.pick() if pool.in_flight < concurrency else None
-                        if host is not None:
-                            break
-                        await _collect(pool, run, send)
-                    if host is None:
-                        break
-                    pool.submit(host, task.id, task, run._rng.getrandbits(32))
+    the actors never outlive it. A failure is raised (the driver records it)."""
+    ropts = run._ray_options
+    ray = _import_ray()
+    options = portable_options(run._options)
+    nodes = await anyio.to_thread.run_sync(_init_ray, ray, ropts["address"], abandon_on_cancel=True)
+    concurrency: int = run._concurrency
+    per_actor = ropts.get("per_actor") or default_per_actor(
+        nodes, concurrency, ropts["num_cpus"], ropts["memory"]
+    )
+    per_actor = min(per_actor, concurrency)
+    # one call slot more than sessions: `stop` must get through a busy actor
+    hints: dict[str, Any] = {"num_cpus": ropts["num_cpus"] * per_actor,
+                             "max_concurrency": per_actor + 1, "max_restarts": 0,
+                             "max_task_retries": 0}  # fmt: skip
+    if ropts["memory"]:
+        hints["memory"] = ropts["memory"] * per_actor
+    shared = {"options": options, "policy": run._policy, "tools": run._tools,
+              "hooks": run._hooks, "spawn": run._spawn, "spares": run._spares}  # fmt: skip
+    pool = _Pool(ray, ray.remote(SessionHost), hints, shared, per_actor,
+                 size=math.ceil(concurrency / per_actor))  # fmt: skip
+    try:
+        for _ in range(pool.size):
+            pool.spawn()
+        async with contextlib.aclosing(run.next_tasks()) as tasks:
+            more = True
+            while (
+                pool.broken is None
+                and not run.interrupted  # by the budget: cancelled below
+                and (more or pool.again or pool.in_flight)
+            ):
+                host = pool.pick() if pool.in_flight < concurrency else None
+                if host is not None and pool.again:
+                    lost = pool.again.popleft()
+                    pool.submit(host, lost.task, run._rng.getrandbits(32), lost.attempts_before,
+                                run._tracing.carrier())  # fmt: skip
+                    emit(run._events, BatchEvent("started", lost.task.id,
+                                                 lost.attempts_before + 1))  # fmt: skip
+                elif host is not None and more:
+                    try:
+                        task = await tasks.__anext__()
+                    except StopAsyncIteration:
+                        more = False
+                        continue
+                    if run.over_budget():  # spent while this task waited for an actor
+                        continue
+                    pool.submit(host, task, run._rng.getrandbits(32), 0, run._tracing.carrier())
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
-            while pool.in_flight:
-                await _collect(pool, run, send)
-            if pool.broken is not None and run._failure is None:
-                run._failure = pool.broken
-        finally:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_SECONDS):
-                await anyio.to_thread.run_sync(_shut_down, pool, abandon_on_cancel=True)
+                else:
+                    await _collect(pool, run, send)
+        if pool.broken is not None:
+            raise pool.broken
+    finally:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_SECONDS):
+            await anyio.to_thread.run_sync(_shut_down, pool, abandon_on_cancel=True)
 
 
 def _shut_down(pool: _Pool) -> None:
-    """Cancel the sessions still running, give them a bounded time to end their CLIs,
-    then kill every actor of the pool (in a worker thread)."""
-    refs = pool.task_refs()
-    for ref in refs:
-        # CancelledError in the actor's coroutine: the session ends its CLI; an error
-        # means the call already finished or the cluster is gone
+    """Have every actor with sessions still running cancel them and wait (bounded) for
+    their CLIs to end, then kill every actor of the pool (in a worker thread).
+
+    The actors do the cancelling themselves (`SessionHost.stop`): ``ray.cancel`` of a
+    task on a busy async actor is not always delivered."""
+    busy = {flight.host for flight in pool.waiting.values() if isinstance(flight, _Flight)}
+    stops = []
+    for host in busy:
+        if not host.dead:
+            with contextlib.suppress(Exception):  # the actor or the cluster is gone
+                stops.append(host.handle.stop.remote(_SETTLE_SECONDS))
+    if stops:
         with contextlib.suppress(Exception):
-            pool.ray.cancel(ref)
-    if refs:
-        with contextlib.suppress(Exception):
-            pool.ray.wait(refs, num_returns=len(refs), timeout=_SETTLE_SECONDS)
+            pool.ray.wait(stops, num_returns=len(stops), timeout=_SETTLE_SECONDS + 2)
     for host in pool.hosts:
         with contextlib.suppress(Exception):
             pool.ray.kill(host.handle, no_restart=True)
 
 
 async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
-    """Wait (at most `_WAIT_SECONDS`) for what the pool waits on, and handle every
-    reference ready by then: actors coming up, results, actors that died."""
-    # one thread hop per wake-up: wait for the first, then take every reference that
-    # is ready by then, fetched in the same call
+    """Wait (at most `_WAIT_SECONDS`) for what the pool waits on, and handle everything
+    ready by then: actors coming up, progress, results, actors that were lost."""
     assert pool.waiting, "nothing to wait for"
     ready = await anyio.to_thread.run_sync(_wait_and_get, pool.ray, list(pool.waiting))
     for ref, data in ready:
-        task_id, host = pool.waiting.pop(ref)
-        if task_id is None:  # an actor's `ready`
-            if isinstance(data, BaseException):
-                host.dead = True
-                first = (str(data).splitlines() or [type(data).__name__])[0]
-                pool.broken = BatchConfigError(f"cannot start a Ray actor for the batch: {first}")
-            else:
-                host.up = True
+        what = pool.waiting[ref]
+        if isinstance(what, _Host):  # an actor's `ready`
+            del pool.waiting[ref]
+            if not isinstance(data, BaseException):
+                what.up = True
+                pool.started += 1
+            elif pool.started and pool.replaced < 2 * pool.size + 2:
+                what.dead = True  # lost on its way up (its node, say): start another
+                pool.replaced += 1
+                pool.spawn()
+            else:  # none could start at all (ccwire not importable there...), or again
+                what.dead = True  # and again: the batch cannot run
+                pool.broken = BatchConfigError(
+                    f"cannot start a Ray actor for the batch: {_first_line(data)}"
+                )
             continue
-        host.load -= 1
-        pool.in_flight -= 1
-        if isinstance(data, BaseException):
-            result = _crash(pool, host, task_id, data)
-        else:
-            result = BatchResult.from_json(data)
+        if isinstance(data, dict) and "progress" in data:
+            change = data["progress"]
+            what.attempt = int(change.get("attempt") or what.attempt)
+            what.session_id = change.get("session_id") or what.session_id
+            what.acted = what.acted or bool(change.get("acted"))
+            continue
+        del pool.waiting[ref]
+        pool.landed(what)
+        if isinstance(data, dict) and "result" in data:
+            result: BatchResult | None = BatchResult.from_json(data["result"])
+        elif isinstance(data, pool.ray.exceptions.RayTaskError) or data is None:
+            result = _failed(what, "crash", f"the Ray task failed: {_first_line(data)}")
+        else:  # the actor's process or its node is gone
+            result = _lost(pool, what, data, run._policy.max_attempts)
+            if result is None:
+                pool.again.append(what)
+                emit(run._events, BatchEvent("retry", what.task.id, what.attempts_before,
+                                             reason=_first_line(data)))  # fmt: skip
+                continue
         await run.finish(send, result)
 
 
-def _crash(pool: _Pool, host: _Host, task_id: str, exc: BaseException) -> BatchResult:
-    """The failed result of a task whose call raised; a dead actor is replaced."""
-    first = (str(exc).splitlines() or [type(exc).__name__])[0]
-    if isinstance(exc, pool.ray.exceptions.RayActorError):
-        error = f"the Ray actor running it died: {first}"
-        if not host.dead:  # its first failed task: replace it (it is killed at the end)
-            host.dead = True
-            if pool.broken is None:
-                pool.spawn()
-    else:
-        error = f"the Ray task failed: {first}"
-    return BatchResult(id=task_id, ok=False, is_error=True, error_kind="crash", error=error)
+def _first_line(exc: object) -> str:
+    if exc is None:
+        return "it ended without a result"
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
-def _wait_and_get(ray: Any, refs: list[Any]) -> list[tuple[Any, Any]]:
-    """The ready references among ``refs`` and their values (or the error ``ray.get``
-    raised), waiting at most ``_WAIT_SECONDS`` for the first."""
-    ready, rest = ray.wait(refs, num_returns=1, timeout=_WAIT_SECONDS)
+def _failed(flight: _Flight, kind: Any, error: str, **fields: Any) -> BatchResult:
+    return BatchResult(id=flight.task.id, ok=False, is_error=True, error_kind=kind, error=error,
+                       attempts=max(flight.attempt, flight.attempts_before + 1),
+                       session_id=flight.session_id, metadata=dict(flight.task.metadata),
+                       **fields)  # fmt: skip
+
+
+def _lost(
+    pool: _Pool, flight: _Flight, exc: BaseException, max_attempts: int
+) -> BatchResult | None:
+    """A task whose actor was lost: `None` when it is to run again (its session had
+    not acted and it has attempts left; `flight.attempts_before` is updated), else its
+    ``lost`` result. A dead actor is replaced (it is killed at the end)."""
+    host = flight.host
+    if not host.dead:  # its first lost task: replace it
+        host.dead = True
+        if pool.broken is None:
+            pool.spawn()
+    used = max(flight.attempt, flight.attempts_before + 1)
+    why = f"the Ray actor running it was lost ({_first_line(exc)})"
+    if flight.acted:
+        return _failed(flight, "lost", f"{why} after its session {flight.session_id} may have "
+                       "acted (it made tool calls): not run again; resume that session, or "
+                       "run the task again with --rerun-failed", retryable=False)  # fmt: skip
+    if used >= max_attempts:
+        return _failed(flight, "lost", f"{why} on its last attempt ({used} of {max_attempts})",
+                       retryable=True)  # fmt: skip
+    flight.attempts_before = used
+    return None
+
+
+def _wait_and_get(ray: Any, items: list[Any]) -> list[tuple[Any, Any]]:
+    """What is ready among ``items`` (references and task generators) and its value:
+    a reference's value (or the error ``ray.get`` raised), the next item of a
+    generator (or its error; `None` when it ended). Waits at most ``_WAIT_SECONDS``."""
+    ready, rest = ray.wait(items, num_returns=1, timeout=_WAIT_SECONDS)
     if ready and rest:
         more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
         ready += more
     out: list[tuple[Any, Any]] = []
-    for ref in ready:
+    for item in ready:
         try:
-            out.append((ref, ray.get(ref)))
+            if isinstance(item, ray.ObjectRefGenerator):
+                try:
+                    ref = next(item)
+                except StopIteration:
+                    out.append((item, None))
+                    continue
+                out.append((item, ray.get(ref)))
+            else:
+                out.append((item, ray.get(item)))
         except Exception as exc:  # the actor died or the call raised: that task's failure
-            out.append((ref, exc))
+            out.append((item, exc))
     return out

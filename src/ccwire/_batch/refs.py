@@ -15,9 +15,16 @@ from typing import Any
 
 from .._mcp.config import McpSdkServerConfig
 from .._mcp.server import SdkMcpServer
+from .._transport.spawn import ProcessSpawner, as_spawner
 from .errors import BatchConfigError
 
-__all__ = ["check_reference", "resolve_hooks", "resolve_reference", "resolve_tools"]
+__all__ = [
+    "check_reference",
+    "resolve_hooks",
+    "resolve_reference",
+    "resolve_spawner",
+    "resolve_tools",
+]
 
 
 def check_reference(ref: str, what: str) -> tuple[str, str]:
@@ -138,3 +145,25 @@ def resolve_hooks(ref: str | None, *, where: str = "here") -> dict[Any, Any] | N
     if not isinstance(obj, Mapping):
         raise BatchConfigError(f"hooks {ref}: expected a mapping of hook event to matchers")
     return dict(obj)
+
+
+def resolve_spawner(ref: str | None, *, where: str = "here") -> ProcessSpawner | None:
+    """Load the spawner (`ClaudeAgentOptions.spawn_claude_code_process`) by reference.
+
+    Args:
+        ref: ``module:attribute`` of a spawner, or of a spawner class needing no
+            arguments (``ccwire:BubblewrapSpawner``); `None` for none.
+        where: Where this runs, for error messages.
+
+    Returns:
+        The spawner, or `None`.
+
+    Raises:
+        BatchConfigError: The reference does not resolve to a spawner.
+    """
+    if ref is None:
+        return None
+    try:
+        return as_spawner(resolve_reference(ref, "spawn", where=where))
+    except TypeError as exc:
+        raise BatchConfigError(f"spawn {ref}: {exc}") from exc

@@ -10,20 +10,30 @@ from typing import Any, Literal
 
 __all__ = [
     "RETRYABLE_STATUSES",
+    "STDERR_TAIL_CHARS",
+    "STDERR_TAIL_LINES",
     "BatchResult",
     "ErrorKind",
     "RetryPolicy",
     "api_error_retryable",
 ]
 
-ErrorKind = Literal["api", "model", "crash", "start", "exception", "config"]
+ErrorKind = Literal["api", "model", "crash", "start", "exception", "config", "lost"]
 """Why a task failed: ``api`` (an API error result: 429, 529...), ``model`` (an error
 result of the session itself: max turns, budget...), ``start`` (the CLI did not
 start or died before its first message), ``crash`` (the CLI died mid-session),
-``exception`` (a task function raised), ``config`` (the task cannot run here)."""
+``exception`` (a task function raised), ``config`` (the task cannot run here),
+``lost`` (Ray: the node or actor running the session was lost, and the task was not
+run again, because its session may have acted or it had no attempt left)."""
 
 RETRYABLE_STATUSES = frozenset({429, 529})
 """API statuses worth another attempt: rate limited (429) and overloaded (529)."""
+
+STDERR_TAIL_LINES = 20
+"""At most this many of the CLI's last stderr lines are kept in a failed result."""
+
+STDERR_TAIL_CHARS = 4000
+"""At most this many characters of them (the end is kept)."""
 
 _RETRYABLE_TYPES = frozenset({"rate_limit_error", "overloaded_error"})
 _RETRYABLE_ASSISTANT_ERRORS = frozenset({"rate_limit", "overloaded"})
@@ -111,6 +121,11 @@ class BatchResult:
         retryable: Whether the last failure was of a retryable kind.
         output: What a task function returned (JSON-able), else `None`.
         metadata: The task's metadata.
+        exit_code: The CLI's exit status when it ended the last attempt with an error
+            (negative for a signal), else `None`.
+        stderr: The last lines the CLI wrote to stderr in a failed last attempt (at
+            most `STDERR_TAIL_LINES` lines of `STDERR_TAIL_CHARS` characters in all,
+            secrets masked), else `None`.
     """
 
     id: str
@@ -130,6 +145,8 @@ class BatchResult:
     retryable: bool = False
     output: Any = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    exit_code: int | None = None
+    stderr: str | None = None
 
     @property
     def input_tokens(self) -> int:

@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import enum
 import os
 import random
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import anyio
-import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
+from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
-from .errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
+from .budget import BudgetAction, CostBudget
+from .errors import (
+    BatchConfigError,
+    BatchError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 from .output import ResultsFile, read_results
-from .refs import check_reference, resolve_hooks, resolve_tools
+from .refs import check_reference, resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, emit, run_task
+from .session import BatchEvent, EventSink, emit
 from .tasks import BatchTask, TaskLike, coerce_task
+from .telemetry import BatchTracing, run_traced
 
-__all__ = ["DEFAULT_RETRIES", "BatchRun", "Executor", "finished_ids", "run_batch"]
+__all__ = ["DEFAULT_RETRIES", "BatchRun", "BatchState", "Executor", "finished_ids", "run_batch"]
 
 DEFAULT_RETRIES = RetryPolicy()
 """Up to 4 attempts, backoff from 1 s (half of each delay random), at most 60 s."""
@@ -68,6 +79,10 @@ def run_batch(
     memory: int | None = None,
     seed: int | None = None,
     sessions_per_actor: int | None = None,
+    max_cost_usd: float | None = None,
+    on_budget: BudgetAction = "finish",
+    spawn: str | None = None,
+    spares: int = 0,
 ) -> BatchRun:
     """Run every task in its own session; results arrive as tasks finish.
 
@@ -89,10 +104,12 @@ def run_batch(
             this version records results only in `output`.
         executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``).
         retries: A `RetryPolicy`, or the number of retries after the first attempt.
-            Only rate limits (429), overloads (529) and a CLI that fails to start are
-            retried; a model's error result is final.
+            Only rate limits (429), overloads (529), a CLI that fails to start, and
+            (Ray) a session lost with its node or actor before it acted are retried;
+            a model's error result and a CLI that dies mid-session are final.
         output: A results file (JSONL; ``.parquet`` with pyarrow). Each result is
-            written before it is yielded, and ids already in it are skipped.
+            written before it is yielded, and ids already in it are skipped. A write
+            that fails stops the batch with `ResultsWriteError`.
         rerun_failed: With `output`, run again the tasks whose recorded result failed.
         tools: In-process MCP servers by reference (``package.module:attribute``),
             added to every session; required instead of in-process objects with Ray.
@@ -109,9 +126,26 @@ def run_batch(
             Default: as many as the smallest node that can hold a session has room
             for by `num_cpus` and `memory`, at most `concurrency` and 16. Ignored by
             the local executor.
+        max_cost_usd: A budget in US dollars for the whole batch: the results in
+            `output` count, so a re-run does not spend it again. Once the recorded
+            cost reaches it no task is started; tasks not run stay out of `output`, so
+            running again (with a larger budget or none) runs exactly them.
+        on_budget: What happens to the tasks running when the budget is spent: they
+            ``finish`` (the cost may pass the budget by theirs), or they are cancelled
+            (``interrupt``; not recorded, so they run again next time).
+        spawn: A spawner by reference (``package.module:attribute``: a function, or
+            a spawner class needing no arguments such as ``ccwire:BubblewrapSpawner``),
+            which starts every session's CLI (`ClaudeAgentOptions.spawn_claude_code_process`).
+        spares: Spare CLIs to keep booted (`SparePool`; on Ray, per actor), so that a
+            task starts on a CLI that is already up, when its options differ from
+            `options` only in what a claim can set (``cwd``, ``model``); others start
+            cold. Default 0: every task starts its CLI.
 
     Returns:
-        A `BatchRun`: use it with ``async with`` and iterate it.
+        A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
+        the end of the block) raises the batch's failure: `ResultsWriteError`, a
+        `BatchInputError` for a bad task, a `BatchConfigError` for a Ray cluster
+        that cannot be joined; never a cancellation of its own.
 
     Raises:
         BatchConfigError: A bad argument, or an output file that cannot be written
@@ -141,7 +175,15 @@ def run_batch(
         check_reference(ref, "tools")
     if hooks is not None:
         check_reference(hooks, "hooks")
+    if spawn is not None:
+        check_reference(spawn, "spawn")
+    if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
+        raise BatchConfigError(f"spares must be an integer >= 0, got {spares!r}")
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
+    budget = None
+    if max_cost_usd is not None:
+        prior = sum(r.cost_usd for r in read_results(output)) if output is not None else 0.0
+        budget = CostBudget(max_cost_usd, on_budget, spent=prior)
     writer = ResultsFile(output) if output is not None else None
     return BatchRun(
         tasks,
@@ -153,6 +195,8 @@ def run_batch(
         skip=skip,
         tools=tuple(tools),
         hooks=hooks,
+        spawn=spawn,
+        spares=spares,
         events=events,
         ray_options={
             "address": ray_address,
@@ -161,19 +205,57 @@ def run_batch(
             "per_actor": sessions_per_actor,
         },
         rng=random.Random(seed),
+        budget=budget,
     )
+
+
+class BatchState(enum.Enum):
+    """Where a batch is, and how it ended.
+
+    ``new`` until ``async with``; ``running``; ``stopping`` once it was told to stop
+    (`BatchRun.stop()`, the ``async with`` block left early, or a result that could
+    not be written); then one outcome: ``completed`` (every task has its result),
+    ``stopped`` (the unfinished tasks run on the next call) or ``failed``
+    (`BatchRun.error` says why, and is raised).
+    """
+
+    NEW = "new"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    COMPLETED = "completed"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+_TRANSITIONS: Final[dict[BatchState, frozenset[BatchState]]] = {
+    BatchState.NEW: frozenset({BatchState.RUNNING, BatchState.STOPPING}),
+    BatchState.RUNNING: frozenset({BatchState.STOPPING, BatchState.COMPLETED, BatchState.FAILED}),
+    BatchState.STOPPING: frozenset({BatchState.STOPPED, BatchState.FAILED}),
+    BatchState.COMPLETED: frozenset(),
+    BatchState.STOPPED: frozenset(),
+    BatchState.FAILED: frozenset(),
+}
+
+# how long leaving the block waits for the sessions to end (their CLIs get about 10 s
+# each to exit; the Ray executor's own shutdown is bounded at 20 s)
+_CLOSE_SECONDS = 30.0
 
 
 class BatchRun:
     """A running batch (made by `run_batch`): an async context manager to iterate.
 
-    Leaving the ``async with`` block early cancels the running sessions (their CLIs
-    are ended) and closes the results file; results already written stay, so the same
-    call continues where this one stopped.
+    The sessions run in a task of their own, never in the caller's scopes: nothing the
+    batch does can cancel the code inside the ``async with`` block. Leaving the block
+    early (``break``, an exception, a cancellation) cancels the running sessions
+    (their CLIs are ended); results already written stay, so the same call continues
+    where this one stopped. After the block, `state` says how the batch ended; a
+    failure (`error`) is raised as a `BatchError` (`ResultsWriteError` for a results
+    file that cannot be written) at the end of iteration, or when the block ends.
 
     Attributes:
         skipped: Ids skipped because the results file already had them.
         submitted: Tasks started so far.
+        budget: The batch's `CostBudget` (`max_cost_usd`), if it has one.
     """
 
     def __init__(
@@ -191,6 +273,9 @@ class BatchRun:
         events: EventSink | None,
         ray_options: dict[str, Any],
         rng: random.Random,
+        budget: CostBudget | None = None,
+        spawn: str | None = None,
+        spares: int = 0,
     ) -> None:
         self._tasks = tasks
         self._options = options
@@ -201,30 +286,90 @@ class BatchRun:
         self._skip = skip
         self._tools = tools
         self._hooks = hooks
-        self._events = events
+        self._spawn = spawn
+        self._spares = spares
+        self._tracing = BatchTracing(options, executor=executor, concurrency=concurrency)
+        self._events = self._tracing.watch(events)
+        self.budget = budget
+        self.interrupted = False  # by the budget: the running tasks were cancelled
+        self._running: set[anyio.CancelScope] = set()  # of the local tasks running
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
-        self._stopping = False
-        self._failure: BaseException | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._state = BatchState.NEW
+        self._error: BaseException | None = None
+        self._all_done = False  # every task has its result (set before the stream ends)
+        self._scope: anyio.CancelScope | None = None  # the driver's: stop() cancels it
+        self._host: TaskHost | None = None
         self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
         self.skipped: list[str] = []
         self.submitted = 0
 
+    # ----------------------------------------------------------------- state
+
+    @property
+    def state(self) -> BatchState:
+        """Where the batch is (see `BatchState`)."""
+        return self._state
+
+    @property
+    def error(self) -> BaseException | None:
+        """Why the batch failed (a `BatchError`, or the `KeyboardInterrupt` that
+        stopped it), else `None`."""
+        return self._error
+
+    @property
+    def stopping(self) -> bool:
+        """The batch was told to stop: no new task starts; results of failures that
+        come after are not recorded (the CLIs may have got the same Ctrl-C)."""
+        return self._state is BatchState.STOPPING
+
+    def _advance(self, new: BatchState) -> None:
+        """The one transition function of `BatchState`."""
+        if new not in _TRANSITIONS[self._state]:
+            raise BatchError(f"a batch cannot go from {self._state.value} to {new.value}")
+        self._state = new
+
+    def _fail(self, error: BaseException, *, stop: bool = True) -> None:
+        """Record why the batch fails (the first reason wins) and, with `stop`, stop it.
+
+        Args:
+            error: A `BatchError` (or a `KeyboardInterrupt`).
+            stop: Cancel the running sessions too (a bad task only stops the feeding:
+                the running ones finish).
+        """
+        if self._error is None:
+            self._error = error
+        if stop:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop the batch: start no more tasks, cancel the running ones.
+
+        Iteration then ends once the sessions have ended (without an error), and the
+        batch ends `BatchState.STOPPED`. A task that fails after this (its CLI got the
+        same Ctrl-C, say) is not recorded: it was interrupted, not failed, and a
+        re-run runs it again. Safe to call from anywhere, any number of times.
+        """
+        if self._state in (BatchState.NEW, BatchState.RUNNING):
+            self._advance(BatchState.STOPPING)
+        if self._scope is not None:
+            self._scope.cancel()
+
+    # ----------------------------------------------------------------- lifecycle
+
     async def __aenter__(self) -> BatchRun:
-        """Start feeding tasks to the executor."""
+        """Start the driver task, which feeds the tasks to the executor."""
+        if self._host is not None or self._state not in (BatchState.NEW, BatchState.STOPPING):
+            raise BatchError("a batch runs once: call run_batch() again to continue it")
+        if self._state is BatchState.NEW:
+            self._advance(BatchState.RUNNING)
         send, receive = anyio.create_memory_object_stream[BatchResult](self._concurrency)
         self._receive = receive
-        tg = anyio.create_task_group()
-        await tg.__aenter__()
-        self._tg = tg
-        if self._executor == "ray":
-            from .ray_executor import feed_ray
-
-            tg.start_soon(feed_ray, self, send)
-        else:
-            tg.start_soon(self._feed_local, send)
+        self._host = TaskHost("ccwire batch")
+        tg = await self._host.start()
+        with self._tracing.started():  # the batch's span: every task's parent
+            tg.start_soon(self._drive, send)
         return self
 
     async def __aexit__(
@@ -233,31 +378,52 @@ class BatchRun:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        """Cancel what still runs, close the results file, raise a feeding failure."""
-        tg, self._tg = self._tg, None
-        assert tg is not None
-        tg.cancel_scope.cancel()
-        try:
-            # the body's own exception (or cancellation) propagates as it is, unwrapped
-            await tg.__aexit__(None, None, None)
-        finally:
-            if self._receive is not None:
-                self._receive.close()
-            if self._writer is not None:
+        """Stop what still runs (if anything), wait for it (bounded, shielded), close the
+        results file, settle the outcome, and raise a failure the block did not see."""
+        if not self._all_done:
+            self.stop()  # left early: break, an exception, a cancellation
+        host, self._host = self._host, None
+        if host is not None:
+            await host.aclose(_CLOSE_SECONDS)
+        if self._receive is not None:
+            self._receive.close()
+        if self._writer is not None:
+            try:
                 self._writer.close()
-        if exc is None and self._failure is not None:
-            raise self._failure
+            except OSError as error:  # Parquet: the journal keeps every result
+                self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
+        self._tracing.end(submitted=self.submitted, skipped=len(self.skipped),
+                          failure=exc or self._error)  # fmt: skip
+        if self._error is not None:
+            self._advance(BatchState.FAILED)
+        elif self._state is BatchState.RUNNING:
+            self._advance(BatchState.COMPLETED)
+        else:
+            self._advance(BatchState.STOPPED)
+        if exc is None and self._error is not None:
+            raise self._error
         return None
 
-    def stop(self) -> None:
-        """Stop the batch: start no more tasks, cancel the running ones.
+    async def _drive(self, send: MemoryObjectSendStream[BatchResult]) -> None:
+        """The driver: feeds the executor in its own scope, which `stop()` cancels; any
+        failure becomes `error`, nothing escapes into the host."""
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                if self._state is BatchState.STOPPING:
+                    scope.cancel()  # stopped before it started
+                async with send:
+                    if self._executor == "ray":
+                        from .ray_executor import feed_ray
 
-        A task that fails after this (its CLI got the same Ctrl-C, say) is not
-        recorded: it was interrupted, not failed, and a re-run runs it again.
-        """
-        self._stopping = True
-        if self._tg is not None:
-            self._tg.cancel_scope.cancel()
+                        await feed_ray(self, send)
+                    else:
+                        await self._feed_local(send)
+                    self._all_done = not scope.cancel_called
+        except anyio.get_cancelled_exc_class():
+            raise  # the host closes: leaving the block early
+        except BaseException as exc:
+            self._fail(_as_batch_error(exc))
 
     def __aiter__(self) -> AsyncIterator[BatchResult]:
         """Results in the order tasks finish."""
@@ -269,8 +435,8 @@ class BatchRun:
         assert self._receive is not None
         async for result in self._receive:
             yield result
-        if self._failure is not None:
-            raise self._failure
+        if self._error is not None:
+            raise self._error
 
     async def collect(self) -> list[BatchResult]:
         """Every result (after all tasks finished), in finishing order."""
@@ -278,7 +444,7 @@ class BatchRun:
 
     # ----------------------------------------------------------------- feeding
 
-    async def next_tasks(self) -> AsyncIterator[BatchTask]:
+    async def next_tasks(self) -> AsyncGenerator[BatchTask, None]:
         """The tasks still to run: validated, deduplicated, finished ones skipped.
 
         A malformed task or a duplicate id stops the feeding; tasks already running
@@ -290,11 +456,13 @@ class BatchRun:
                 if task.id in self._skip:
                     self.skipped.append(task.id)
                     continue
+                if self.over_budget():
+                    return
                 yield task
         except BatchInputError as exc:
-            self._failure = exc
+            self._fail(exc, stop=False)
         except Exception as exc:
-            self._failure = BatchInputError(f"the task iterable raised {exc!r}")
+            self._fail(BatchInputError(f"the task iterable raised {exc!r}"), stop=False)
 
     def _admit(self, raw: TaskLike) -> BatchTask:
         task = coerce_task(raw)
@@ -313,37 +481,55 @@ class BatchRun:
             opts = dataclasses.replace(opts, mcp_servers={**servers, **resolve_tools(self._tools)})
         if self._hooks is not None:
             opts = dataclasses.replace(opts, hooks=resolve_hooks(self._hooks))
+        if self._spawn is not None:
+            spawner = resolve_spawner(self._spawn)
+            opts = dataclasses.replace(opts, spawn_claude_code_process=spawner)
         return opts
 
     async def finish(self, send: MemoryObjectSendStream[BatchResult], result: BatchResult) -> None:
-        """Record `result` (results file first), report it, and hand it to the reader."""
-        if self._stopping and not result.ok:
+        """Record `result` (results file first), report it, and hand it to the reader.
+
+        A result that cannot be written fails the batch with `ResultsWriteError` and
+        stops it: it is neither reported nor yielded, and the task runs again next time.
+        """
+        if self.stopping and not result.ok:
             return
         if self._writer is not None:
             try:
                 self._writer.write(result)
-            except OSError as exc:  # disk full...: stop; unwritten tasks run again next time
-                if self._failure is None:
-                    self._failure = BatchError(f"cannot write the results file: {exc}")
-                self.stop()
+            except OSError as exc:
+                error = ResultsWriteError(str(self._writer.lines_path), exc)
+                error.__cause__ = exc
+                self._fail(error)
                 return
+        interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
+        if interrupt:  # an `interrupt` budget is spent: cancel the running tasks
+            self.interrupted = True
+            for scope in self._running:
+                scope.cancel()
         await send.send(result)
 
+    def over_budget(self) -> bool:
+        """True once the batch's budget is spent: no task may start."""
+        return self.budget is not None and self.budget.exhausted
+
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
-        async with send:
-            try:
-                options = self.local_options()
-            except BatchError as exc:
-                self._failure = exc
-                return
-            slots = anyio.Semaphore(self._concurrency)
-            assert self._tg is not None
-            tg = self._tg
-            async for task in self.next_tasks():
+        options = self.local_options()
+        slots = anyio.Semaphore(self._concurrency)
+        spares = SparePool(options, size=self._spares) if self._spares else None
+        async with (  # the pool's spares end after every session has
+            spares or contextlib.nullcontext() as pool,
+            anyio.create_task_group() as tg,
+            contextlib.aclosing(self.next_tasks()) as tasks,
+        ):
+            async for task in tasks:
                 await slots.acquire()
+                if self.over_budget():  # spent while this task waited for a slot
+                    slots.release()
+                    continue
                 self.submitted += 1
-                tg.start_soon(self._work, task, options, slots, send.clone())
+                tg.start_soon(self._work, task, options, slots, send.clone(), pool)
 
     async def _work(
         self,
@@ -351,14 +537,42 @@ class BatchRun:
         options: ClaudeAgentOptions,
         slots: anyio.Semaphore,
         send: MemoryObjectSendStream[BatchResult],
+        pool: SparePool | None = None,
     ) -> None:
         async with send:
             try:
-                result = await run_task(task, options, self._policy, events=self._events,
-                                        rng=self._rng)  # fmt: skip
-                await self.finish(send, result)
+                with anyio.CancelScope() as scope:  # cancelled when the budget interrupts
+                    self._running.add(scope)
+                    result = await run_traced(task, options, self._policy, events=self._events,
+                                              rng=self._rng, pool=pool)  # fmt: skip
+                self._running.discard(scope)
+                if not scope.cancelled_caught:  # else not recorded: it runs again next time
+                    await self.finish(send, result)
             finally:
                 slots.release()
+
+
+def _as_batch_error(exc: BaseException) -> BaseException:
+    """What the driver's failure is to the caller: a `KeyboardInterrupt` as it is, a
+    `BatchError` as it is (the first in an exception group), anything else wrapped."""
+    leaves: list[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        inner = getattr(e, "exceptions", None)
+        if isinstance(inner, tuple) and inner:
+            for sub in inner:
+                walk(sub)
+        else:
+            leaves.append(e)
+
+    walk(exc)
+    for wanted in (KeyboardInterrupt, BatchError):
+        for leaf in leaves:
+            if isinstance(leaf, wanted):
+                return leaf
+    error = BatchError(f"the batch stopped on an unexpected error: {leaves[0]!r}")
+    error.__cause__ = exc
+    return error
 
 
 async def _aiter(tasks: Iterable[TaskLike] | AsyncIterable[TaskLike]) -> AsyncIterator[TaskLike]:

@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
 from .._core.cancel import raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
+from .._core.redact import redact_text
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
-from .results import BatchResult, ErrorKind, RetryPolicy, api_error_retryable
+from .results import (
+    STDERR_TAIL_CHARS,
+    STDERR_TAIL_LINES,
+    BatchResult,
+    ErrorKind,
+    RetryPolicy,
+    api_error_retryable,
+)
 from .tasks import BatchTask
 
-__all__ = ["Attempt", "BatchEvent", "EventSink", "run_task"]
+__all__ = ["Attempt", "BatchEvent", "EventSink", "Progress", "run_task", "stderr_tail"]
 
 logger = logging.getLogger("ccwire.batch")
 
@@ -59,12 +69,32 @@ def emit(sink: EventSink | None, event: BatchEvent) -> None:
         logger.exception("batch event callback failed on %s", event.kind)
 
 
+def stderr_tail(text: str | None) -> str | None:
+    """The end of a CLI's stderr as a result keeps it: bounded, secrets masked.
+
+    Args:
+        text: What the CLI wrote to stderr (the transport keeps its last 64 KiB).
+
+    Returns:
+        At most the last `STDERR_TAIL_LINES` non-blank lines and `STDERR_TAIL_CHARS`
+        characters, masked; `None` when there is nothing.
+    """
+    if not text or not text.strip():
+        return None
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    tail = "\n".join(lines[-STDERR_TAIL_LINES:])[-STDERR_TAIL_CHARS:]
+    return redact_text(tail)
+
+
 @dataclass
 class Attempt:
     """What one session of a task produced (mutable while it runs).
 
     Attributes:
         session_id: From the CLI's first message.
+        acted: The session may have acted outside itself: the model called a tool,
+            or a task function started (its own code may do anything).
+        on_change: Called with the attempt when `session_id` or `acted` changes.
         started: The CLI answered the handshake.
         result: The last `ResultMessage`.
         assistant_error: The ``error`` field of the last assistant message with one.
@@ -74,9 +104,13 @@ class Attempt:
         error_kind: Its category.
         retryable: Whether another attempt may succeed.
         returned: The task function returned (without raising).
+        exit_code: The CLI's exit status, when it ended the session with an error.
+        stderr: The end of the CLI's stderr then (see `stderr_tail`).
     """
 
     session_id: str | None = None
+    acted: bool = False
+    on_change: Callable[[Attempt], None] | None = field(default=None, repr=False)
     started: bool = False
     result: ResultMessage | None = None
     assistant_error: str | None = None
@@ -86,12 +120,17 @@ class Attempt:
     error_kind: ErrorKind | None = None
     retryable: bool = False
     returned: bool = False
+    exit_code: int | None = None
+    stderr: str | None = None
 
     def observe(self, message: object) -> None:
         """Count what the session says (a connection observer)."""
+        before = (self.session_id, self.acted)
         if isinstance(message, AssistantMessage):
+            calls = sum(isinstance(b, ToolUseBlock) for b in message.content)
             if message.parent_tool_use_id is None:
-                self.tool_calls += sum(isinstance(b, ToolUseBlock) for b in message.content)
+                self.tool_calls += calls
+            self.acted = self.acted or calls > 0
             if message.error:
                 self.assistant_error = message.error
             self.session_id = self.session_id or message.session_id
@@ -101,6 +140,17 @@ class Attempt:
         elif isinstance(message, SystemMessage) and self.session_id is None:
             sid = message.data.get("session_id")
             self.session_id = sid if isinstance(sid, str) else None
+        if (self.session_id, self.acted) != before:
+            self.changed()
+
+    def changed(self) -> None:
+        """Tell `on_change` (its failure is logged, never raised)."""
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(self)
+        except Exception:
+            logger.exception("batch progress callback failed")
 
     def judge(self) -> None:
         """Set `error`, `error_kind` and `retryable` from the result (if no error yet)."""
@@ -123,22 +173,32 @@ class Attempt:
             self.retryable = api_error_retryable(status, etype, self.assistant_error, res.result)
 
 
-async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
+async def run_attempt(
+    task: BatchTask,
+    options: ClaudeAgentOptions,
+    attempt: Attempt | None = None,
+    pool: SparePool | None = None,
+) -> Attempt:
     """Run one session of `task`; never raises except cancellation.
 
     Args:
         task: The task.
         options: The session's options (task overrides already applied).
+        attempt: The record to fill (a fresh one by default).
+        pool: Spare CLIs to start the session on (a cold start without).
 
     Returns:
         What the session produced, judged.
     """
-    attempt = Attempt()
+    attempt = attempt or Attempt()
     try:
-        async with ClaudeSDKClient(options) as client:
+        session = ClaudeSDKClient(options) if pool is None else pool.client(options)
+        async with session as client:
             attempt.started = True
             client._connection().add_observer(attempt.observe)
             if task.run is not None:
+                attempt.acted = True  # the function's own code may act from here on
+                attempt.changed()
                 try:
                     attempt.output = await task.run(client)
                     attempt.returned = True
@@ -158,6 +218,8 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
         attempt.error, attempt.error_kind = str(exc).splitlines()[0], "config"
     except (CLIConnectionError, ProcessError) as exc:  # could not start, or ended
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if isinstance(exc, ProcessError):  # the evidence: how it ended, what it said
+            attempt.exit_code, attempt.stderr = exc.exit_code, stderr_tail(exc.stderr)
         if attempt.error is None:
             attempt.error = first
             attempt.error_kind = "crash" if attempt.result or attempt.session_id else "start"
@@ -171,6 +233,11 @@ async def run_attempt(task: BatchTask, options: ClaudeAgentOptions) -> Attempt:
     return attempt
 
 
+Progress = Callable[[int, Attempt], None]
+"""Told ``(attempt number, attempt)`` when an attempt starts and when its session id is
+known or it may have acted (the Ray executor reports these to the driver)."""
+
+
 async def run_task(
     task: BatchTask,
     options: ClaudeAgentOptions,
@@ -178,6 +245,9 @@ async def run_task(
     *,
     events: EventSink | None = None,
     rng: random.Random | None = None,
+    attempts_before: int = 0,
+    progress: Progress | None = None,
+    pool: SparePool | None = None,
 ) -> BatchResult:
     """Run `task` until it succeeds, fails for good, or runs out of attempts.
 
@@ -187,6 +257,10 @@ async def run_task(
         policy: The retry policy.
         events: Receives ``started`` and ``retry`` events.
         rng: The random source of the backoff jitter.
+        attempts_before: Attempts the task already had elsewhere (a Ray node that was
+            lost): they count against `policy` and in the result.
+        progress: Told of each attempt's start, session id and first tool call.
+        pool: Spare CLIs the sessions start on, when the task's options allow it.
 
     Returns:
         The task's result (failures included); only cancellation propagates.
@@ -194,11 +268,15 @@ async def run_task(
     began = time.monotonic()
     opts = task.apply(options)
     cost = 0.0
-    number = 0
+    number = attempts_before
     while True:
         number += 1
         emit(events, BatchEvent("started", task.id, attempt=number))
-        attempt = await run_attempt(task, opts)
+        attempt = Attempt()
+        if progress is not None:
+            attempt.on_change = functools.partial(progress, number)
+            attempt.changed()
+        attempt = await run_attempt(task, opts, attempt, pool)
         res = attempt.result
         if res is not None and res.total_cost_usd:
             cost += res.total_cost_usd
@@ -225,6 +303,8 @@ async def run_task(
         retryable=attempt.retryable,
         output=attempt.output,
         metadata=dict(task.metadata),
+        exit_code=attempt.exit_code if attempt.error is not None else None,
+        stderr=attempt.stderr if attempt.error is not None else None,
     )
 
 

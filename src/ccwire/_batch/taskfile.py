@@ -1,4 +1,8 @@
-"""Task files: JSON lines, one task per line, checked up front and then read lazily."""
+"""Task files: JSON lines, one task per line, checked up front and then read lazily.
+
+A line is taken as it is or refused, never repaired: bytes that are not UTF-8 make the
+line malformed (reported with its number), as does text that UTF-8 cannot carry.
+"""
 
 from __future__ import annotations
 
@@ -24,16 +28,18 @@ class TaskFileReport:
         tasks: Well-formed tasks.
         bad: ``(line, message)`` of malformed lines (at most the first 1000).
         bad_count: How many lines were malformed.
+        lines: Lines that are not blank.
     """
 
     tasks: int = 0
     bad: list[tuple[int, str]] = field(default_factory=list)
     bad_count: int = 0
+    lines: int = 0
 
 
-def _open(path: Path) -> Iterator[tuple[int, str]]:
+def _open(path: Path) -> Iterator[tuple[int, bytes]]:
     try:
-        handle = path.open(encoding="utf-8", errors="replace")
+        handle = path.open("rb")
     except OSError as exc:
         raise BatchConfigError(f"cannot read the task file {str(path)!r}: {exc.strerror}") from exc
     with handle:
@@ -42,7 +48,14 @@ def _open(path: Path) -> Iterator[tuple[int, str]]:
                 yield number, line
 
 
-def _parse(line: str, number: int) -> BatchTask:
+def _parse(raw: bytes, number: int) -> BatchTask:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.start + 1]
+        raise BatchInputError(
+            f"not valid UTF-8 (byte {exc.start + 1} of the line: {bad!r})", line=number
+        ) from None
     try:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -72,6 +85,7 @@ def scan_task_file(path: str | os.PathLike[str], *, strict: bool = False) -> Tas
     report = TaskFileReport()
     first_line: dict[str, int] = {}
     for number, line in _open(Path(path)):
+        report.lines += 1
         try:
             task = _parse(line, number)
         except BatchInputError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -138,6 +139,13 @@ def from_mapping(data: Mapping[str, Any], *, line: int | None = None) -> BatchTa
     raw_id = data.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
         raise BatchInputError("'id' must be a non-empty string or an integer", line=line)
+    try:  # a lone surrogate (from a "\\ud800" escape) would reach no CLI and no results file
+        json.dumps(dict(data), ensure_ascii=False, default=str).encode()
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end].encode("unicode_escape").decode()
+        raise BatchInputError(f"holds text UTF-8 cannot carry ({bad})", line=line) from None
+    except (TypeError, ValueError):
+        pass  # not JSON (a Python object in metadata): checked where it is written
     kwargs = {k: data[k] for k in TASK_FIELDS[1:] if k in data and data[k] is not None}
     try:
         return BatchTask(id=str(raw_id), **kwargs)

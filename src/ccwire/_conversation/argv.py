@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
 
 __all__ = [
+    "AWAIT_CLAIM_FLAG",
     "SPILL_THRESHOLD",
     "agents_to_wire",
     "build_argv",
@@ -45,6 +46,7 @@ __all__ = [
     "json_schema_in_initialize",
     "managed_settings_in_initialize",
     "plugin_to_wire",
+    "merged_settings",
     "sdk_server_settings",
     "sdk_servers",
     "tool_config_env",
@@ -336,6 +338,12 @@ class SpillDir:
             self.path = tempfile.mkdtemp(prefix="ccwire-")
         return self.path
 
+    def files(self) -> tuple[str, ...]:
+        """The files written so far (absolute paths)."""
+        if self.path is None:
+            return ()
+        return tuple(os.path.join(self.path, name) for name in sorted(os.listdir(self.path)))
+
     def remove(self) -> None:
         """Delete the directory and what is in it, if it was made (idempotent)."""
         path, self.path = self.path, None
@@ -484,6 +492,14 @@ def _load_settings(settings: str, cwd: str | Path | None) -> dict[str, Any]:
     return loaded
 
 
+def merged_settings(options: ClaudeAgentOptions, overlay: Mapping[str, Any]) -> str:
+    """``options.settings`` (JSON text or a file) with the keys of ``overlay`` on top,
+    as JSON text."""
+    merged = _load_settings(options.settings, options.cwd) if options.settings else {}
+    merged.update(overlay)
+    return _dumps(merged, "settings")
+
+
 def _settings_value(options: ClaudeAgentOptions) -> str | None:
     if options.sandbox is None:
         return options.settings
@@ -511,6 +527,11 @@ def _thinking_args(options: ClaudeAgentOptions) -> list[str]:
     if display:
         args += ["--thinking-display", str(display)]
     return args
+
+
+AWAIT_CLAIM_FLAG = "await-claim"
+"""The ``extra_args`` key that parks the CLI after ``initialize`` until a
+``claim_session`` binds it to a session (a spare process)."""
 
 
 def _extra_args(extra: Mapping[str, str | None]) -> list[str]:

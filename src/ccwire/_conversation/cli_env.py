@@ -1,8 +1,10 @@
-"""The CLI's environment, built explicitly.
+"""The CLI's environment, built as ``claude-agent-sdk`` builds it.
 
 `build_env()` layers what ``inherit_env`` lets through from the caller's
-environment (see `inherited_env()`), the SDK's own variables and ``options.env``.
-Pure: nothing here reads ``os.environ`` itself; callers pass it as ``base_env``.
+environment (by default everything but ``CLAUDECODE``; see `inherited_env()`), the
+SDK's own variables and ``options.env``. The result goes to the process's environment,
+never to its command line. Pure: nothing here reads ``os.environ`` itself; callers pass
+it as ``base_env``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ def sdk_version() -> str:
     return __version__
 
 
-_NEVER_INHERITED = "CLAUDECODE"
+_NEVER_INHERITED = frozenset({
+    "CLAUDECODE",  # would tell the CLI that it runs inside Claude Code
+    "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP",  # an outer SDK session's label, not this one's
+})  # fmt: skip
 
 
 _WILDCARDS = frozenset("*?[")
@@ -77,15 +82,16 @@ def inherited_env(
 
     ``True``: everything; ``False``: nothing; else the variables whose names match one
     of the names or shell-style patterns (case-insensitively by default on Windows,
-    where variable names are). ``CLAUDECODE`` is never inherited.
+    where variable names are). ``CLAUDECODE`` (and an outer SDK session's
+    ``CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP``) is never inherited.
     """
     inherit = normalize_inherit_env(inherit)
     if inherit is False:
         return {}
     if inherit is True:
-        return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED}
+        return {k: v for k, v in base_env.items() if k not in _NEVER_INHERITED}
     matches = _env_matcher(inherit, ignore_case)
-    return {k: v for k, v in base_env.items() if k != _NEVER_INHERITED and matches(k)}
+    return {k: v for k, v in base_env.items() if k not in _NEVER_INHERITED and matches(k)}
 
 
 def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> dict[str, str]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator, AsyncIterable
+from contextlib import aclosing
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
+from .._wire.messages import ResultMessage
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
@@ -24,7 +26,7 @@ class ClaudeSDKClient(RuntimeControl):
     """A multi-turn conversation with one Claude Code CLI process.
 
     Use it as an async context manager (or call `connect()` / `disconnect()`
-    from the same task)::
+    from the same task):
 
         async with ClaudeSDKClient(options) as client:
             await client.query("Greet Alice")
@@ -62,13 +64,22 @@ class ClaudeSDKClient(RuntimeControl):
         if self._conn is not None:
             raise CLIConnectionError("already connected")
         # the connection stack loads with the first connect: importing the client stays cheap
-        from .._protocol.features import CliFeatures
         from .connection import Connection
 
         if self.options.can_use_tool is not None:
             warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
         await conn.open()
+        await self._attach(conn, prompt)
+
+    async def _attach(
+        self, conn: Connection, prompt: str | AsyncIterable[Prompt] | None = None
+    ) -> None:
+        """Take ``conn`` (open) as this client's connection: what `connect()` does once
+        the CLI has answered, and how a warm start (`SpareProcess`) hands its
+        connection over."""
+        from .._protocol.features import CliFeatures
+
         self._conn = conn
         features = CliFeatures(conn.server_info)
         conn.add_observer(features.observe, system_only=True)
@@ -126,15 +137,21 @@ class ClaudeSDKClient(RuntimeControl):
         """Every message until the CLI's output ends (an async iterator)."""
         return self._connection().messages(until_result=False)
 
-    def receive_response(self) -> AsyncGenerator[Message, None]:
+    async def receive_response(self) -> AsyncGenerator[Message, None]:
         """Messages up to and including the next ``ResultMessage`` (an async iterator).
 
         With no turn pending it waits for the next messages, as the reference SDK does.
         A turn ends with its result frame, whatever order the CLI's status frames come
         in. If the CLI then exits after an error result, `ResultError` is raised
-        after that result was yielded.
+        after that result was yielded. As in the reference, the messages are read
+        through `receive_messages()`, so a wrapper installed on it (a tracing
+        integration's) sees them.
         """
-        return self._connection().messages(until_result=True)
+        async with aclosing(self.receive_messages()) as messages:
+            async for message in messages:
+                yield message
+                if isinstance(message, ResultMessage):
+                    return
 
     @property
     def session_state(self) -> str | None:

@@ -32,6 +32,7 @@ from .._core.errors import (
     CallbackError,
     CcwireError,
     CLIConnectionError,
+    CLISilenceError,
     MessageDecodeError,
     MessageEncodeError,
     ProcessError,
@@ -50,8 +51,8 @@ from .._protocol.control import (
 )
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
-from .._transport.base import Transport
-from .._transport.discovery import find_cli
+from .._transport.base import LineTransport, Transport, as_line_transport
+from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
 from .._wire.messages import (
@@ -65,9 +66,12 @@ from .._wire.messages import (
 from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
+from .ownership import SessionClaim, claim_session
+from .telemetry import OTEL_MISSING, Telemetry
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
+    from .tracing import SessionTrace
     from .transcript_store.link import StoreLink
 
 __all__ = ["Connection", "MessageObserver"]
@@ -88,12 +92,15 @@ class Connection:
         self.options = options
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
-        self._custom_transport = transport
-        self._transport: Transport | None = None
+        self._trace: SessionTrace | None = None  # with options.telemetry
+        # any object with the reference's six methods is driven through an adapter
+        self._custom_transport = None if transport is None else as_line_transport(transport)
+        self._transport: LineTransport | None = None
         self._protocol: ControlProtocol | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._host: TaskHost | None = None
         self._spill_dir: SpillDir | None = None
+        self._claim: SessionClaim | None = None
         self._inbox: Inbox[Message | MessageDecodeError] | None = None
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
@@ -111,8 +118,10 @@ class Connection:
         self.capabilities: frozenset[str] = frozenset()
         self.last_result: ResultMessage | None = None
         self._input_ended = False
+        self._prompted_at = 0.0
         self._turn_open = False  # a turn's output has begun and its result not yet come
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
+        self._ended: anyio.Event | None = None  # set when the CLI's output has ended
 
     # ------------------------------------------------------------- properties
 
@@ -167,14 +176,19 @@ class Connection:
 
     # -------------------------------------------------------------- lifecycle
 
-    def _make_transport(self) -> Transport:
+    def _make_transport(self) -> LineTransport:
         if self._custom_transport is not None:
             return self._custom_transport
         opts = self._launch_options
-        cli = find_cli(opts.cli_path, cwd=opts.cwd)
+        spawner = opts.spawn_claude_code_process
+        find = find_cli if spawner is None else spawned_command
+        cli = find(opts.cli_path, cwd=opts.cwd)
         self._spill_dir = SpillDir()
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
         env = build_env(opts, base_env=os.environ)
+        if self._trace is not None:  # the CLI joins the session's trace
+            trace_env = self._trace.cli_env(os.environ)
+            env.update({k: v for k, v in trace_env.items() if k not in opts.env})
         return SubprocessTransport(
             argv,
             env=env,
@@ -182,6 +196,8 @@ class Connection:
             user=opts.user,
             stderr_callback=opts.stderr,
             max_line_bytes=opts.max_buffer_size,
+            spawner=spawner,
+            private_files=self._spill_dir.files(),
         )
 
     async def open(self) -> None:
@@ -189,6 +205,7 @@ class Connection:
         if self._protocol is not None:
             raise SessionStateError("already connected")
         opts = self.options
+        self._ended = anyio.Event()
         hooks = None
         if opts.hooks:
             hooks = HookRegistry(opts.hooks, on_error=opts.on_callback_error)
@@ -201,7 +218,13 @@ class Connection:
             from .transcript_store.link import StoreLink  # only with a store: lazy
 
             self._link = StoreLink(opts)
+        if opts.telemetry is not None:  # only then is OpenTelemetry imported
+            self._trace = _session_trace(opts.telemetry, opts.model)
+            self.add_observer(self._trace.on_message)
         try:
+            owned = owned_session_id(opts)
+            if owned is not None:  # one owner per session id: before any CLI starts on it
+                self._claim = claim_session(owned)
             fields = codec.initialize_fields(
                 hooks_config, build_initialize_fields(opts, hooks_config)
             )
@@ -229,7 +252,7 @@ class Connection:
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
             protocol.add_route(
-                codec.MCP_MESSAGE, self._router.route(), unencodable=_mcp_unencodable
+                codec.MCP_MESSAGE, self._mcp_route(self._router), unencodable=_mcp_unencodable
             )
             protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
             protocol.add_route(codec.ELICITATION, _on_first_call(self._elicitation_route))
@@ -240,7 +263,13 @@ class Connection:
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
+            if self._trace is not None:
+                protocol.add_observer(self._trace.on_control)
+            if opts.silence_timeout is not None:
+                protocol.clock = anyio.current_time
             await tg.start(protocol.run)
+            if opts.silence_timeout is not None:
+                tg.start_soon(self._watch_silence, opts.silence_timeout)
             self._router.attach()
             self.initialize_fields = fields
             self.server_info = await protocol.request(
@@ -251,7 +280,9 @@ class Connection:
             caps = self.server_info.get("capabilities")
             if isinstance(caps, list):
                 self.capabilities = frozenset(c for c in caps if isinstance(c, str))
-        except BaseException:
+        except BaseException as exc:
+            if self._trace is not None and isinstance(exc, Exception):
+                self._trace.on_closed(exc)
             await self.close()
             raise
 
@@ -259,7 +290,9 @@ class Connection:
         """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
         tells the CLI about them, so their handshake finds them)."""
         router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
-        self.protocol.add_route(codec.MCP_MESSAGE, router.route(), unencodable=_mcp_unencodable)
+        self.protocol.add_route(
+            codec.MCP_MESSAGE, self._mcp_route(router), unencodable=_mcp_unencodable
+        )
         if self._router is not None:
             self._router.detach()
         router.attach()
@@ -289,12 +322,33 @@ class Connection:
             if self._spill_dir is not None:
                 self._spill_dir.remove()
                 self._spill_dir = None
+            if self._trace is not None:  # the CLI has exited: every frame was observed
+                self._trace.end()
+            if self._claim is not None:  # the CLI has exited: the id is free again
+                self._claim.release()
+                self._claim = None
+            if self._ended is not None:
+                self._ended.set()
         self._tg = None
         host, self._host = self._host, None
         if host is not None:
             # every background task ends by itself once the transport is closed;
             # cancelling only hurries the stragglers
             await host.aclose()
+
+    async def _watch_silence(self, limit: float) -> None:
+        """End the conversation with `CLISilenceError` once the CLI has written nothing
+        for ``limit`` s in the middle of a turn while nothing waits on us."""
+        protocol = self.protocol
+        while protocol.state is ConnectionState.OPEN:
+            armed = self.owes_answer and not protocol.serving
+            quiet = anyio.current_time() - max(protocol.last_heard, self._prompted_at)
+            if armed and quiet >= limit:
+                logger.error("ccwire: the CLI wrote nothing for %g s mid-turn: stopping it", limit)
+                await protocol.abort(CLISilenceError(limit))
+                return
+            # re-checked at the earliest moment the limit could be reached
+            await anyio.sleep(limit - quiet if armed else limit)
 
     # ------------------------------------------------------------------ input
 
@@ -312,8 +366,11 @@ class Connection:
             frame = codec.encode_user_message(prompt, session_id=session_id, uuid=self._stamp())
         if self.options.verbatim_prompts:
             codec.mark_client_composed(frame)
+        if self._trace is not None:
+            self._trace.on_prompt(prompt)
         if self._gate is not None:
             await self._gate()
+        self._prompted_at = anyio.current_time()  # the CLI owes us output from now on
         mid = codec.user_message_uuid(frame)
         if mid is not None:
             self._turns.issue(mid)
@@ -504,7 +561,15 @@ class Connection:
             if codec.MSG_LIFECYCLE_CAPABILITY in self.capabilities:
                 self._turns.lifecycle_reported = True
 
+    async def wait_ended(self) -> None:
+        """Wait until the CLI's output has ended (it exited, or the connection closed)."""
+        if self._ended is None:
+            raise SessionStateError("not connected")
+        await self._ended.wait()
+
     def _on_closed(self, error: CcwireError | None) -> None:
+        if self._ended is not None:
+            self._ended.set()
         self._turns.clear()
         self._turn_open = False
         if (
@@ -521,6 +586,8 @@ class Connection:
             )
             typed.__cause__ = error
             error = typed
+        if self._trace is not None:
+            self._trace.on_closed(error)
         if self._inbox is not None:
             if isinstance(error, MessageDecodeError):
                 # A decode error that ends the stream (a line over max_buffer_size) is
@@ -545,6 +612,10 @@ class Connection:
             )
             error.__cause__ = exc
             report_callback_error(self.options.on_callback_error, error)
+
+    def _mcp_route(self, router: McpRouter) -> RouteHandler:
+        route = router.route()
+        return route if self._trace is None else self._trace.wrap_tool_route(route)
 
     def _permission_route(self) -> RouteHandler:
         opts = self.options
@@ -591,6 +662,37 @@ _ANSWER_KINDS: Final = {
 
 def _mcp_unencodable(req: codec.ControlRequest, exc: MessageEncodeError) -> Mapping[str, Any]:
     return codec.mcp_unencodable(req.request.get("message"), str(exc))
+
+
+def owned_session_id(options: ClaudeAgentOptions) -> str | None:
+    """The id of the existing conversation a connection with ``options`` writes to: the
+    one it resumes (unless it forks it), or the id it gives a new session."""
+    if options.resume is not None and not options.fork_session:
+        return options.resume
+    return options.session_id
+
+
+def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
+    """Start the span of a session that has `telemetry` (OpenTelemetry imported here).
+
+    Args:
+        telemetry: The session's option.
+        model: The requested model, if any.
+
+    Returns:
+        The session's trace, its span started as a child of the current span.
+
+    Raises:
+        TypeError: ``telemetry`` is not a `Telemetry`.
+        ImportError: OpenTelemetry is not installed.
+    """
+    if not isinstance(telemetry, Telemetry):
+        raise TypeError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
+    try:
+        from .tracing import SessionTrace
+    except ImportError as exc:
+        raise ImportError(OTEL_MISSING) from exc
+    return SessionTrace(telemetry, model)
 
 
 def require_open(conn: Connection | None) -> Connection:

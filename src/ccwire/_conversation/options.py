@@ -46,12 +46,14 @@ from .option_types import (
 if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
     from pathlib import Path
 
+    from .._transport.spawn import ProcessSpawner
     from .audit import AuditLog
+    from .telemetry import Telemetry
     from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
 
 
 __all__ = [
-    "DEFAULT_INHERITED_ENV",
+    "CLI_ENV_ALLOWLIST",
     "AgentDefinition",
     "AskUserQuestionConfig",
     "ClaudeAgentOptions",
@@ -234,7 +236,7 @@ _AGENT_PLAIN_FIELDS = (
 )
 
 
-DEFAULT_INHERITED_ENV: tuple[str, ...] = (
+CLI_ENV_ALLOWLIST: tuple[str, ...] = (
     # the process basics
     "PATH",
     "HOME",
@@ -288,11 +290,14 @@ DEFAULT_INHERITED_ENV: tuple[str, ...] = (
     "HOMEDRIVE",
     "HOMEPATH",
 )
-"""The variables the CLI inherits from this process by default (``inherit_env``).
+"""What the CLI needs from this process's environment: the hardened choice for
+``inherit_env``.
 
-Names and shell-style patterns (``LC_*``). ``CLAUDECODE`` is never inherited. Extend it
-with ``inherit_env=[*DEFAULT_INHERITED_ENV, "SSH_AUTH_SOCK"]``, or pass
-``inherit_env=True`` to inherit everything (what ``claude-agent-sdk`` does)."""
+By default the CLI inherits every variable (but ``CLAUDECODE``), as with
+``claude-agent-sdk``. ``inherit_env=CLI_ENV_ALLOWLIST`` lets through only these names
+and shell-style patterns (``LC_*``): the basics, the CLI's and the cloud providers'
+variables, proxies and certificates, so that other secrets of this process stay out of
+the CLI's reach. Extend it with ``inherit_env=[*CLI_ENV_ALLOWLIST, "SSH_AUTH_SOCK"]``."""
 
 
 def normalize_inherit_env(value: object) -> bool | tuple[str, ...]:
@@ -336,9 +341,11 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.model is not None and options.fallback_model == options.model:
         raise ValueError(f"fallback_model must differ from model (both are {options.model!r})")
-    for name in ("control_timeout", "initialize_timeout"):
+    for name in ("control_timeout", "initialize_timeout", "silence_timeout"):
         value = getattr(options, name)
-        if not value > 0:
+        if value is None and name == "silence_timeout":
+            continue
+        if not (isinstance(value, (int, float)) and value > 0):
             raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
     if options.max_buffered_bytes is not None and options.max_buffered_bytes <= 0:
         raise ValueError(
@@ -348,6 +355,10 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
     validate_session_store_options(options)
     validate_ts_options(options)
+    if options.spawn_claude_code_process is not None and not callable(
+        options.spawn_claude_code_process
+    ):
+        raise TypeError("spawn_claude_code_process must be callable (SpawnOptions -> process)")
     skills = options.skills
     if isinstance(skills, str):
         if skills != "all":
@@ -529,10 +540,11 @@ class ClaudeAgentOptions:
     ``headers``, agents' MCP servers included, nor the ``env`` of settings given as
     JSON text), so options can be logged without leaking secrets.
 
-    The CLI's environment is built explicitly: the variables of this process that
-    ``inherit_env`` selects (by default `DEFAULT_INHERITED_ENV`, what the CLI
-    needs; ``True`` inherits everything, as ``claude-agent-sdk`` does; ``False``
-    nothing), then ``env``, then ccwire's own few variables.
+    The CLI's environment is built as ``claude-agent-sdk`` builds it: the variables of
+    this process that ``inherit_env`` selects (by default all but ``CLAUDECODE``;
+    `CLI_ENV_ALLOWLIST` for only what the CLI needs; ``False`` for none), then
+    ``env``, then ccwire's own few variables. It is passed to the process, never on its
+    command line.
 
     Example:
         ```python
@@ -690,8 +702,8 @@ class ClaudeAgentOptions:
             (`CCWIRE_CLI_PATH`, `PATH`, `node_modules/.bin`).
         cwd: The CLI's working directory. Default `None`: this process's.
         env: Variables added to the CLI's environment. Default `{}`.
-        inherit_env: Which variables of this process the CLI inherits.
-            Default `DEFAULT_INHERITED_ENV`.
+        inherit_env: Which variables of this process the CLI inherits. Default
+            `True`: all of them (but ``CLAUDECODE``); `CLI_ENV_ALLOWLIST` hardens it.
         user: Run the CLI as this OS user. Default `None`.
         stderr: Called with each line the CLI writes to stderr. Default `None`: the
             lines are kept for error messages only.
@@ -713,8 +725,21 @@ class ClaudeAgentOptions:
             addition). Default `60.0`.
         initialize_timeout: Seconds the `initialize` handshake may take (ccwire
             addition). Default `60.0`.
+        silence_timeout: Seconds a turn may go without a single frame from the CLI
+            while nothing is waiting on you (no tool call, permission question or hook
+            being answered) (ccwire addition). Past it the CLI is stopped and the
+            conversation ends with `CLISilenceError`: a hung CLI is noticed instead of
+            waited for. Default `None`: no limit.
         audit_log: An `AuditLog` recording every tool call, permission and hook decision
             (ccwire addition). Default `None`.
+        telemetry: OpenTelemetry traces and metrics of the session (`Telemetry`; needs
+            `ccwire[otel]`; ccwire addition). Default `None`: none, at no cost.
+        spawn_claude_code_process: Starts the CLI's process instead of ccwire: a
+            function (sync or async) taking a `SpawnOptions` (command, args, cwd, env)
+            and returning a process shaped like `anyio.abc.Process`, for running the
+            CLI in a sandbox (`BubblewrapSpawner`), on another machine (`SSHSpawner`)
+            or in a container (`ContainerSpawner`). Default `None`: a local child
+            process.
     """
 
     # --- tools and prompt
@@ -810,10 +835,11 @@ class ClaudeAgentOptions:
     cli_path: str | Path | None = None
     cwd: str | Path | None = None
     env: dict[str, str] = field(default_factory=dict)
-    inherit_env: bool | Iterable[str] = DEFAULT_INHERITED_ENV
-    """Which variables of this process the CLI inherits: `DEFAULT_INHERITED_ENV`
-    (the default), ``True`` (all but ``CLAUDECODE``), ``False`` (none: only ``env`` and
-    ccwire's own variables) or an iterable of names and shell-style patterns."""
+    inherit_env: bool | Iterable[str] = True
+    """Which variables of this process the CLI inherits: ``True`` (the default: all but
+    ``CLAUDECODE``, as with ``claude-agent-sdk``), `CLI_ENV_ALLOWLIST` (only what the
+    CLI needs: the hardened choice), ``False`` (none: only ``env`` and ccwire's own
+    variables) or an iterable of names and shell-style patterns."""
     user: str | None = None
     stderr: Callable[[str], None] | None = None
     debug_stderr: Any = sys.stderr
@@ -826,9 +852,15 @@ class ClaudeAgentOptions:
     max_buffered_bytes: int | None = 32 * 1024 * 1024
     control_timeout: float = 60.0
     initialize_timeout: float = 60.0
+    silence_timeout: float | None = None
     audit_log: AuditLog | None = None
     """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""
+    telemetry: Telemetry | None = None
+    """ccwire addition: a `Telemetry` that makes the session an OpenTelemetry span, its
+    tool calls child spans, and its tokens and cost metrics."""
+    spawn_claude_code_process: ProcessSpawner | None = None
+    """Starts the CLI's process (see `SpawnOptions`); ``None``: a local child process."""
 
     def __post_init__(self) -> None:
         self.inherit_env = normalize_inherit_env(self.inherit_env)
@@ -850,8 +882,8 @@ class ClaudeAgentOptions:
                 value = _masked_settings_dict(value)
             elif f.name == "extra_args" and isinstance(value, Mapping):
                 value = _masked_extra_args(value)
-            elif f.name == "inherit_env" and value == DEFAULT_INHERITED_ENV:
-                value = _Named("DEFAULT_INHERITED_ENV")
+            elif f.name == "inherit_env" and value == CLI_ENV_ALLOWLIST:
+                value = _Named("CLI_ENV_ALLOWLIST")
             parts.append(f"{f.name}={value!r}")
         # and whatever else looks secret: URL passwords, ?token=, sk-ant-..., JWTs
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterable
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from .options import ClaudeAgentOptions
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["query"]
+__all__ = ["converse", "query"]
 
 
 class _Feeder:
@@ -49,22 +50,38 @@ async def query(
     CLI's remaining output is then drained and the process stopped.
 
     To stop early, close the iterator in the task that iterates it: Python does not
-    close an async generator on ``break``, so use ``contextlib.aclosing``::
+    close an async generator on ``break``, so use ``contextlib.aclosing``:
 
         async with aclosing(query(prompt="...")) as messages:
             async for message in messages:
                 if done(message):
                     break  # the CLI is stopped when the block exits
+
+    To start the CLI before the prompt is known, see `startup()` and `prewarm()`.
     """
     from .connection import Connection
 
-    options = options or ClaudeAgentOptions()
-    conn = Connection(options, transport)
+    conn = Connection(options or ClaudeAgentOptions(), transport)
     await conn.open()
+    async with aclosing(converse(conn, prompt)) as messages:
+        async for message in messages:
+            yield message
+
+
+async def converse(
+    conn: Connection, prompt: str | AsyncIterable[Prompt], *, sent: bool = False
+) -> AsyncGenerator[Message, None]:
+    """The conversation of `query()` on an open connection, which it closes at the end.
+
+    Used by `query()` and by the warm starts (`WarmQuery`, `SpareProcess`), whose
+    connection was opened earlier; ``sent``: the text ``prompt`` was already sent
+    (right behind a spare's claim).
+    """
     try:
         feeder: _Feeder | None = None
         if isinstance(prompt, str):
-            await conn.send_prompt(prompt, session_id="")
+            if not sent:
+                await conn.send_prompt(prompt, session_id="")
         else:
             feeder = _Feeder(conn, prompt)
             conn.start_soon(feeder.run)

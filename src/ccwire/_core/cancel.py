@@ -9,9 +9,9 @@ was cancelled) always propagates.
 
 from __future__ import annotations
 
-import sys
-
 import anyio
+
+from .loops import asyncio_cancelled_error, asyncio_task_cancelling
 
 __all__ = ["raised_by_callback"]
 
@@ -24,24 +24,10 @@ def raised_by_callback(exc: BaseException) -> bool:
     ``BaseException`` (``KeyboardInterrupt``, ``SystemExit``, ...) and for a real
     cancellation, which the caller must re-raise.
     """
-    # asyncio is looked up, not imported: `import ccwire` must not load it (a trio
-    # program never does), and without it no asyncio.CancelledError can exist
-    asyncio = sys.modules.get("asyncio")
     ours = anyio.get_cancelled_exc_class()
-    if not isinstance(exc, ours if asyncio is None else (asyncio.CancelledError, ours)):
+    native = asyncio_cancelled_error()
+    if not isinstance(exc, ours if native is None else (native, ours)):
         return False
     if anyio.current_effective_deadline() <= anyio.current_time():
         return False  # an enclosing scope was cancelled (-inf) or its deadline has passed
-    return not _asyncio_task_cancelling()  # the asyncio task itself was cancelled
-
-
-def _asyncio_task_cancelling() -> bool:
-    asyncio = sys.modules.get("asyncio")
-    if asyncio is None:  # no asyncio task can be running
-        return False
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no asyncio loop running: trio
-        return False
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11+
-    return bool(cancelling()) if task is not None and cancelling is not None else False
+    return not asyncio_task_cancelling()  # the asyncio task itself was cancelled

@@ -25,6 +25,7 @@ __all__ = [
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
+    "CLISilenceError",
     "CallbackError",
     "CcwireError",
     "ClaudeSDKError",
@@ -34,6 +35,7 @@ __all__ = [
     "McpError",
     "MessageDecodeError",
     "MessageEncodeError",
+    "MessageParseError",
     "ProcessError",
     "ResourceNotFoundError",
     "ResultError",
@@ -42,6 +44,7 @@ __all__ = [
     "SessionStoreError",
     "SessionTimeoutError",
     "SnapshotTimeoutError",
+    "SpawnError",
     "ToolDefinitionError",
     "ToolError",
     "UnknownEventError",
@@ -71,6 +74,18 @@ class CLIConnectionError(CcwireError):
     """The Claude Code CLI could not be started, or the connection to it is gone."""
 
 
+class CLISilenceError(CLIConnectionError, TimeoutError):
+    """The CLI wrote nothing for ``seconds`` in the middle of a turn while nothing was
+    waiting on this side (``ClaudeAgentOptions.silence_timeout``); it was stopped."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the Claude Code CLI wrote nothing for {seconds:g} s in the middle of a turn "
+            "(silence_timeout): it was stopped"
+        )
+        self.seconds = seconds
+
+
 class CLINotFoundError(CLIConnectionError):
     """No Claude Code CLI executable was found.
 
@@ -86,6 +101,14 @@ class CLINotFoundError(CLIConnectionError):
     ) -> None:
         super().__init__(f"{message}: {cli_path}" if cli_path else message)
         self.searched = searched
+
+
+class SpawnError(CLIConnectionError):
+    """A ``spawn_claude_code_process`` function failed: it raised, or returned
+    something that is not a usable process (the message says what it lacks).
+
+    The original exception, if any, is ``__cause__``.
+    """
 
 
 class ProcessError(CcwireError):
@@ -212,6 +235,21 @@ class CLIJSONDecodeError(MessageDecodeError):
         self.original_error = original_error
 
 
+class MessageParseError(MessageDecodeError):
+    """A message from the CLI could not be parsed into its type (``claude-agent-sdk``'s
+    name and signature, raised by ``parse_message()``).
+
+    Args:
+        message: What is wrong.
+        data: The offending message (``None`` when it was not a dict).
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        CcwireError.__init__(self, message)
+        self.data = data
+        self.line = "" if data is None else str(data)[:200]
+
+
 class ControlProtocolError(CcwireError):
     """A control request failed: the peer answered with an error, or broke the protocol.
 
@@ -317,11 +355,14 @@ class InvalidTransitionError(SessionStateError):
 
 
 class SessionInUseError(SessionStateError):
-    """A session cannot be resumed: it is still live in this process.
+    """A session id is already owned: one session id has one owner.
 
-    Continue it with ``session.send()``, or close it before resuming it; forking it
-    (``agent.resume_session(..., fork=True)``) is allowed. ``session_id`` names it and
-    ``state`` is its state when the resume was refused.
+    Raised when a `ClaudeSDKClient`, ``query()`` or an agent's session would start a
+    CLI on a conversation (``resume=``, ``session_id=``, ``agent.resume_session``) that
+    a connection of this process, or of another process on this host, still runs: two
+    CLIs would write one transcript. Continue it where it runs, or close it first;
+    forking it (``fork_session=True``, ``agent.resume_session(..., fork=True)``) is
+    allowed. ``session_id`` names it and ``state`` is its state when refused.
     """
 
     def __init__(self, message: str, *, session_id: str, state: str) -> None:

@@ -137,16 +137,31 @@ def _is_lazy_guard(test: ast.expr) -> bool:
 
 
 def _source(module: ModuleType) -> str | None:
-    """``module``'s source as its loader reads it, or None (only bytecode installed)."""
+    """``module``'s source, or None (only bytecode installed).
+
+    Read through its loader, else from the ``.py`` file it was loaded from: a loader
+    that wraps the usual one (pytest's assertion rewriter, for a package that ships a
+    pytest plugin) may not offer the source.
+    """
     spec = module.__spec__
-    get_source = getattr(spec.loader, "get_source", None) if spec is not None else None
-    if get_source is None:
+    if spec is None:
+        return None
+    get_source = getattr(spec.loader, "get_source", None)
+    if get_source is not None:
+        try:
+            source: str | None = get_source(module.__name__)
+        except (ImportError, OSError):  # the loader found no readable source
+            source = None
+        if source is not None:
+            return source
+    origin = spec.origin
+    if origin is None or not origin.endswith(".py"):
         return None
     try:
-        source: str | None = get_source(module.__name__)
-    except (ImportError, OSError):  # the loader found no readable source
+        with open(origin, encoding="utf-8") as file:
+            return file.read()
+    except OSError:
         return None
-    return source
 
 
 def _hooks(

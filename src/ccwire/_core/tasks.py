@@ -16,12 +16,11 @@ close it (a ``finally`` block, ``async with``, or a finalizer).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import anyio
 import anyio.abc
 
-from .loops import running_asyncio_loop
+from .loops import spawn_detached
 
 __all__ = ["TaskHost"]
 
@@ -37,7 +36,6 @@ class TaskHost:
         self._scope: anyio.CancelScope | None = None
         self._ready: anyio.Event | None = None
         self._done: anyio.Event | None = None
-        self._keep: Any = None  # a strong reference to the asyncio task
         self.error: BaseException | None = None
         """What escaped the task group (a bug in a background task), if anything."""
 
@@ -52,13 +50,8 @@ class TaskHost:
         """Start the host task and return its task group once it is open."""
         ready = self._ready = anyio.Event()
         self._done = anyio.Event()
-        loop = running_asyncio_loop()
-        if loop is None:  # not asyncio: trio, anyio's other backend
-            import trio
-
-            trio.lowlevel.spawn_system_task(self._run, name=self._name)
-        else:
-            self._keep = loop.create_task(self._run(), name=self._name)
+        if not spawn_detached(self._run, self._name):
+            raise RuntimeError("a task host needs a running asyncio or trio event loop")
         with anyio.CancelScope(shield=True):
             await ready.wait()  # the next loop iteration: the host opens its group at once
         return self.task_group
@@ -80,7 +73,6 @@ class TaskHost:
             self._tg = None
             self._ready.set()
             self._done.set()
-            self._keep = None
 
     def cancel(self) -> None:
         """Cancel the host's tasks (synchronous; `aclose()` also waits for them)."""

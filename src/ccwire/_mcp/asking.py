@@ -113,8 +113,8 @@ class AskingClient:
                 (``modelPreferences``, ``stopSequences``, ``includeContext``...).
 
         Returns:
-            The client's ``CreateMessageResult``: ``{"role": "assistant", "content":
-            {...}, "model": ..., "stopReason": ...}``.
+            The client's ``CreateMessageResult``, a dict like
+            `{"role": "assistant", "content": {...}, "model": ..., "stopReason": ...}`.
 
         Raises:
             UnsupportedFeatureError: The client cannot sample (see `elicit()`).

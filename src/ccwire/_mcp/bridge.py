@@ -36,6 +36,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import McpError
+from .._core.loops import spawn_detached
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -44,7 +45,7 @@ from .._wire.jsonrpc import (
     result,
     valid_id,
 )
-from .broadcast import Sink, spawn_background
+from .broadcast import Sink
 from .outbound import Requester
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class _Session:
         self._tg: anyio.abc.TaskGroup | None = None
 
     def start(self) -> bool:
-        return spawn_background(self._run)
+        return spawn_detached(self._run, "ccwire bridged MCP server")
 
     def stop(self, grace: float) -> None:
         """End the client->server stream; the loop then finishes (cancelled after grace)."""

@@ -21,59 +21,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 
 from .._core.errors import UnsupportedFeatureError
-from .._core.loops import running_asyncio_loop
+from .._core.loops import current_loop, spawn_detached
 
-__all__ = ["Broadcaster", "Sink", "current_loop", "spawn_background"]
+__all__ = ["Broadcaster", "Sink"]
 
 logger = logging.getLogger("ccwire")
 
 Sink = Callable[[dict[str, Any]], Awaitable[None]]
 """Delivers one JSON-RPC notification to the client (the CLI) of one session."""
-
-_BACKGROUND: set[Any] = set()  # strong references to asyncio tasks
-
-
-def current_loop() -> object | None:
-    """An identity for the event loop running in this thread (asyncio loop or trio token)."""
-    loop = running_asyncio_loop()
-    if loop is not None:
-        return loop
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        with contextlib.suppress(RuntimeError):
-            token: object = trio.lowlevel.current_trio_token()
-            return token
-    return None
-
-
-def spawn_background(fn: Callable[[], Awaitable[None]]) -> bool:
-    """Start ``fn()`` on the event loop running in *this* thread, detached from any task
-    group (an asyncio task, or a trio system task); ``False`` if there is no loop.
-
-    ``fn`` must handle its own exceptions: on trio an escaping one is fatal.
-    """
-    loop: Any = running_asyncio_loop()  # fn() is any awaitable, as asyncio takes it
-    if loop is not None:
-        task = loop.create_task(fn())
-        _BACKGROUND.add(task)
-        task.add_done_callback(_BACKGROUND.discard)
-        return True
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_trio_token()
-        except RuntimeError:
-            return False
-        trio.lowlevel.spawn_system_task(fn)
-        return True
-    return False
 
 
 class Broadcaster:
@@ -132,7 +93,7 @@ class Broadcaster:
                 if self._busy is None or self._busy[0] is not loop:
                     self._busy, self._outstanding = (loop, anyio.Event()), 0
                 self._outstanding += 1
-                spawn_background(self._deliver)
+                spawn_detached(self._deliver, f"ccwire {self._source} notifications")
             return
         if self._loop_token is not None:  # a worker or foreign thread: hop onto the loop
             try:

@@ -23,6 +23,7 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from .._core.fdread import read_fd
 from .._wire.framing import LineDecoder, encode_line
 from .link import ClientLink, Writer
 
@@ -68,7 +69,7 @@ async def serve_lines(
 async def _read_lines(fd: int) -> AsyncIterator[bytes]:
     decoder = LineDecoder(_MAX_LINE_BYTES)
     while True:
-        chunk = await anyio.to_thread.run_sync(os.read, fd, _READ_BYTES, abandon_on_cancel=True)
+        chunk = await read_fd(fd, _READ_BYTES)  # no thread left blocked on stdin at exit
         if not chunk:
             rest = decoder.flush()
             if rest is not None:

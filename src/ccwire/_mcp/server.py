@@ -143,7 +143,6 @@ class SdkMcpServer:
         """Whether every tool is listed with ``_meta["anthropic/alwaysLoad"]`` (never
         deferred behind tool search; a tool's own ``_meta`` value wins)."""
         self._tools: dict[str, SdkMcpTool[Any]] = {}
-        self._definitions: list[dict[str, Any]] | None = None
         self._resources = ResourceSet(name, resources or ())
         self._prompts = PromptSet(name, prompts or ())
         self._broadcast = Broadcaster(f"MCP server {name!r}")
@@ -186,7 +185,6 @@ class SdkMcpServer:
         if tool.name in self._tools:
             raise ToolDefinitionError(f"duplicate tool name {tool.name!r} in server {self.name!r}")
         self._tools[tool.name] = tool
-        self._definitions = None
         self._tools_version += 1
 
     def add_tool(self, tool: SdkMcpTool[Any]) -> None:
@@ -201,7 +199,6 @@ class SdkMcpServer:
         """Remove and return the tool called ``name`` (``KeyError`` if there is none) and
         announce ``tools/list_changed``.  Calls already running are not interrupted."""
         tool = self._tools.pop(name)
-        self._definitions = None
         self._tools_version += 1
         self._broadcast.announce(TOOLS_CHANGED)
         return tool
@@ -377,12 +374,10 @@ class SdkMcpServer:
     async def _tools_list(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
-        definitions = self._definitions
-        if definitions is None:
-            definitions = self._definitions = [
-                _always_loaded(t.definition) if self.always_load else t.definition
-                for t in self._tools.values()
-            ]
+        definitions = [  # a tool's fields may change
+            _always_loaded(t.definition) if self.always_load else t.definition
+            for t in self._tools.values()
+        ]
         listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
         remember(self._listed, key, self._tools_version)
         for waiter in self._relist_waiters.pop(key, ()):

@@ -1,8 +1,9 @@
 """Tool definitions: the ``@tool`` decorator, `SdkMcpTool`, annotations, context.
 
 Everything that can be computed about a tool (its JSON Schema, the compiled validator,
-how to call its handler, its ``tools/list`` entry) is computed once, when the tool is
-defined, so that a ``tools/call`` does no schema work and no introspection.
+how to call its handler, its ``tools/list`` entry) is computed when the tool is
+defined, and again when one of its fields is assigned, so that a ``tools/call`` does no
+schema work and no introspection.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from .._core.cancel import raised_by_callback
@@ -185,17 +186,37 @@ class ToolContext(AskingClient):
 _Invoke = Callable[[Any, "ToolContext | None"], Awaitable[Any]]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
+class _Served:
+    """What a tool serves, computed from its fields: see `SdkMcpTool`."""
+
+    json_schema: dict[str, Any]
+    validator: CompiledValidator
+    output_json_schema: dict[str, Any] | None
+    output_validator: CompiledValidator | None
+    wants_context: bool
+    definition: dict[str, Any]
+    invoke: _Invoke
+
+
+@dataclass(eq=False)
 class SdkMcpTool(Generic[T]):
     """A tool served by an in-process MCP server; made by `tool()`.
 
     ``input_schema`` is kept as given; ``json_schema`` is the JSON Schema computed from
     it (or from the handler's signature when it is ``None``) and ``validator`` its
     compiled validator (JSON Schema draft 2020-12 unless ``$schema`` says otherwise;
-    ``format`` checked unless ``validate_formats`` is false), both computed once here.
+    ``format`` checked unless ``validate_formats`` is false).
     ``handler`` may be ``async def`` or a plain ``def`` (run in a worker thread) taking
     ``(args)``, ``(args, ctx)``, or, when the schema was inferred, keyword arguments
     (plus an optional ``ctx: ToolContext``).
+
+    As in ``claude-agent-sdk``, the fields may be assigned after the tool is made
+    (tracing integrations replace ``handler`` with a wrapper): everything computed from
+    them (schema, validator, how the handler is called, the ``tools/list`` entry) is
+    computed again at once, so the tool serves what its fields say. An assignment the
+    tool cannot serve raises `ToolDefinitionError` and leaves the tool as it was.
+    Change a field by assigning it, not by changing a dict it holds in place.
     """
 
     name: str
@@ -208,50 +229,47 @@ class SdkMcpTool(Generic[T]):
     timeout: float | None = None
     meta: Mapping[str, Any] | None = None
     validate_formats: bool = True
-    json_schema: dict[str, Any] = field(init=False, repr=False)
-    validator: CompiledValidator = field(init=False, repr=False)
-    output_json_schema: dict[str, Any] | None = field(init=False, repr=False)
-    wants_context: bool = field(init=False, repr=False)
-    definition: dict[str, Any] = field(init=False, repr=False)
-    _invoke: _Invoke = field(init=False, repr=False)
-    _output_validator: CompiledValidator | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not re.fullmatch(_NAME, self.name):
-            raise ToolDefinitionError(
-                f"invalid tool name {self.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
-            )
-        if not isinstance(self.description, str):
-            raise ToolDefinitionError(f"tool {self.name!r}: description must be a string")
-        if not callable(self.handler):
-            raise ToolDefinitionError(f"tool {self.name!r}: handler is not callable")
-        if self.timeout is not None and not (
-            isinstance(self.timeout, (int, float)) and self.timeout > 0
-        ):
-            raise ToolDefinitionError(f"tool {self.name!r}: timeout must be a positive number")
-        schema, invoke, wants_ctx = _analyse(self)
-        output = None if self.output_schema is None else _output_schema(self)
-        entry: dict[str, Any] = {"name": self.name}
-        if self.title is not None:
-            entry["title"] = self.title
-        entry.update(description=self.description, inputSchema=schema)
-        if output is not None:
-            entry["outputSchema"] = output
-        hints = read_annotations(self.annotations)
-        if hints is not None and hints.to_dict():
-            entry["annotations"] = hints.to_dict()
-        meta = {**(hints.meta() if hints is not None else {}), **(self.meta or {})}
-        if meta:
-            entry["_meta"] = meta
-        validator = _compile(self, schema, "input_schema", formats=self.validate_formats)
-        out_validator = None if output is None else _compile(self, output, "output_schema")
-        computed = {
-            "json_schema": schema, "validator": validator, "output_json_schema": output,
-            "wants_context": wants_ctx, "definition": entry, "_invoke": invoke,
-            "_output_validator": out_validator,
-        }  # fmt: skip
-        for key, value in computed.items():
-            object.__setattr__(self, key, value)
+        self._served = _serve(self)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _FIELDS or "_served" not in self.__dict__:  # not made yet
+            object.__setattr__(self, name, value)
+            return
+        old = self.__dict__[name]
+        object.__setattr__(self, name, value)
+        try:
+            served = _serve(self)
+        except BaseException:
+            object.__setattr__(self, name, old)
+            raise
+        object.__setattr__(self, "_served", served)
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        """The input's JSON Schema (from ``input_schema``, or the handler's signature)."""
+        return self._served.json_schema
+
+    @property
+    def validator(self) -> CompiledValidator:
+        """The compiled validator of `json_schema`."""
+        return self._served.validator
+
+    @property
+    def output_json_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of ``output_schema``, or ``None`` without one."""
+        return self._served.output_json_schema
+
+    @property
+    def wants_context(self) -> bool:
+        """Whether the handler takes a `ToolContext`."""
+        return self._served.wants_context
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """The tool's ``tools/list`` entry."""
+        return self._served.definition
 
     async def call(self, arguments: Any, ctx: ToolContext | None = None) -> dict[str, Any]:
         """Validate ``arguments``, run the handler and return a ``CallToolResult`` dict.
@@ -263,7 +281,7 @@ class SdkMcpTool(Generic[T]):
         if refused is not None:
             return refused
         try:
-            return self._result(await self._invoke(args, ctx))
+            return self._result(await self._served.invoke(args, ctx))
         except BaseException as exc:
             return self._failed(exc)
 
@@ -282,15 +300,16 @@ class SdkMcpTool(Generic[T]):
         """The error result for an exception the handler raised (ours propagate)."""
         if isinstance(exc, ToolError):
             return error_result(str(exc))
-        if isinstance(exc, Exception):  # its text reaches the model: secrets masked
-            return error_result(redact_text(f"{type(exc).__name__}: {exc}"))
+        if isinstance(exc, Exception):  # its text, as the reference SDK sends; secrets masked
+            return error_result(redact_text(str(exc) or type(exc).__name__))
         if not raised_by_callback(exc):  # a cancellation the handler raised is its error
             raise exc
         return error_result(f"{type(exc).__name__}: the tool cancelled itself")
 
     def _result(self, value: Any) -> dict[str, Any]:
-        if self._output_validator is not None:
-            return self._structured_result(value, self._output_validator)
+        output_validator = self._served.output_validator
+        if output_validator is not None:
+            return self._structured_result(value, output_validator)
         if (
             type(value) is dict
             and "content" in value
@@ -384,7 +403,7 @@ class SdkMcpTool(Generic[T]):
                 f"Tool {self.name!r} returned structuredContent that is not a JSON object: "
                 f"{result['structuredContent']!r}"
             )
-        validator = self._output_validator
+        validator = self._served.output_validator
         if validator is not None and "structuredContent" in result and not result.get("isError"):
             _, failure = validator.validate(result["structuredContent"])
             if failure is not None:
@@ -458,6 +477,46 @@ def tool(
         )  # fmt: skip
 
     return decorator
+
+
+_FIELDS: Final = frozenset(f.name for f in fields(SdkMcpTool))
+
+
+def _serve(t: SdkMcpTool[Any]) -> _Served:
+    """Check ``t``'s fields and compute what it serves from them."""
+    if not isinstance(t.name, str) or not re.fullmatch(_NAME, t.name):
+        raise ToolDefinitionError(
+            f"invalid tool name {t.name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+        )
+    if not isinstance(t.description, str):
+        raise ToolDefinitionError(f"tool {t.name!r}: description must be a string")
+    if not callable(t.handler):
+        raise ToolDefinitionError(f"tool {t.name!r}: handler is not callable")
+    if t.timeout is not None and not (isinstance(t.timeout, (int, float)) and t.timeout > 0):
+        raise ToolDefinitionError(f"tool {t.name!r}: timeout must be a positive number")
+    schema, invoke, wants_ctx = _analyse(t)
+    output = None if t.output_schema is None else _output_schema(t)
+    entry: dict[str, Any] = {"name": t.name}
+    if t.title is not None:
+        entry["title"] = t.title
+    entry.update(description=t.description, inputSchema=schema)
+    if output is not None:
+        entry["outputSchema"] = output
+    hints = read_annotations(t.annotations)
+    if hints is not None and hints.to_dict():
+        entry["annotations"] = hints.to_dict()
+    meta = {**(hints.meta() if hints is not None else {}), **(t.meta or {})}
+    if meta:
+        entry["_meta"] = meta
+    return _Served(
+        json_schema=schema,
+        validator=_compile(t, schema, "input_schema", formats=t.validate_formats),
+        output_json_schema=output,
+        output_validator=None if output is None else _compile(t, output, "output_schema"),
+        wants_context=wants_ctx,
+        definition=entry,
+        invoke=invoke,
+    )
 
 
 # --------------------------------------------------------------------------- handler analysis

@@ -37,7 +37,7 @@ from .._core.errors import (
     ControlTimeoutError,
     MessageDecodeError,
 )
-from .._transport.base import Transport
+from .._transport.base import LineTransport
 from .._wire import codec
 from .._wire.dialog_types import ANSWER_LATER, AnswerLater
 from .._wire.messages import Message
@@ -53,6 +53,7 @@ from .core import (
     UndecodableRequest,
     UnencodableAnswer,
 )
+from .workers import Workers
 
 __all__ = [
     "NO_REPLY",
@@ -89,16 +90,25 @@ class IncomingCall:
         self.request_id = request_id
         self.subtype = subtype
         self.scope = anyio.CancelScope()
-        self.cancelled = anyio.Event()
+        self.withdrawn = False
+        """Whether `withdraw()` was called."""
+        self._event: anyio.Event | None = None
 
     @property
-    def withdrawn(self) -> bool:
-        """Whether `withdraw()` was called."""
-        return self.cancelled.is_set()
+    def cancelled(self) -> anyio.Event:
+        """Set once the CLI withdraws the request (or the connection ends); made on first
+        use (most requests are answered before anyone looks)."""
+        if self._event is None:
+            self._event = anyio.Event()
+            if self.withdrawn:
+                self._event.set()
+        return self._event
 
     def withdraw(self) -> None:
         """Mark the request withdrawn and cancel its handler."""
-        self.cancelled.set()
+        self.withdrawn = True
+        if self._event is not None:
+            self._event.set()
         self.scope.cancel()
 
 
@@ -168,7 +178,7 @@ class ControlProtocol:
 
     def __init__(
         self,
-        transport: Transport,
+        transport: LineTransport,
         *,
         routes: Mapping[str, RouteHandler] | None = None,
         on_message: Callable[[Message | MessageDecodeError, int], None],
@@ -187,11 +197,17 @@ class ControlProtocol:
         self._pending: dict[str, _Pending] = {}
         self._calls: dict[str, IncomingCall] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._workers: Workers | None = None
         self._gate = _ReadGate()
         self._observers: list[ControlObserver] = []
         self._initialize_ids: set[str] = set()  # our initialize requests awaiting answers
         self.reply_gate: ReplyGate | None = None
         """If set, awaited before each answer to a CLI request is written."""
+        self.clock: Callable[[], float] | None = None
+        """If set (``anyio.current_time``), `last_heard` is kept (a clock read a line)."""
+        self.last_heard = 0.0
+        """When, by `clock`, the CLI last wrote a line or a request of its was last
+        answered (it may wait on nothing before then)."""
 
     # ------------------------------------------------------------------ state
 
@@ -204,6 +220,12 @@ class ControlProtocol:
     def closed_error(self) -> CcwireError | None:
         """Why the connection ended, if it ended badly."""
         return self._closed_error
+
+    @property
+    def serving(self) -> int:
+        """How many requests of the CLI are being served or left to answer later (it
+        waits on us meanwhile)."""
+        return len(self._core.owed)
 
     @property
     def skipped_lines(self) -> int:
@@ -246,16 +268,24 @@ class ControlProtocol:
         """
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self._workers = Workers(tg, "ccwire control request")
             await self._transport.start(tg)
             self._core.transition(ConnectionState.OPEN)
+            self._heard()
             task_status.started()
-            self._finish(await self._read())
+            await self._read()  # then the task group waits for the requests being served
 
     async def end_input(self) -> None:
         """Close the CLI's stdin: it finishes queued work and exits."""
         if self._core.state is ConnectionState.OPEN:
             self._core.transition(ConnectionState.CLOSING)
         await self._transport.end_input()
+
+    async def abort(self, error: CcwireError) -> None:
+        """End the connection with ``error`` (every waiter and the message stream get it)
+        and stop the CLI (bounded, shielded)."""
+        self._finish(error)
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Shut the transport down (bounded, shielded) and release every waiter."""
@@ -277,9 +307,18 @@ class ControlProtocol:
             raise self._closed_error or CLIConnectionError("the CLI connection is closed")
 
     async def request(
-        self, subtype: str, fields: Mapping[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        subtype: str,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_written: Callable[[], None] | None = None,
     ) -> Mapping[str, Any]:
         """Send a control request and wait (bounded) for its answer.
+
+        ``on_written`` is called once the request is written, before its answer: what
+        is sent after that reaches the CLI behind it (several requests and a prompt
+        written in order, their answers awaited together).
 
         Raises `ControlProtocolError` when the CLI answers with an error,
         `ControlTimeoutError` after ``timeout`` (default: the control timeout),
@@ -296,6 +335,8 @@ class ControlProtocol:
             self._initialize_ids.add(rid)
         try:
             await self._transport.send_line(line)
+            if on_written is not None:
+                on_written()
             with anyio.move_on_after(limit) as scope:
                 await pending.done.wait()
             if scope.cancelled_caught:
@@ -344,23 +385,32 @@ class ControlProtocol:
         """Whether `pause_reading()` is in effect."""
         return not self._gate.open.is_set()
 
-    async def _read(self) -> CcwireError | None:
-        """Read and handle lines until the output ends; why it ended badly, if it did."""
+    async def _read(self) -> None:
+        """Read and handle lines until the output ends (then end the connection)."""
         try:
             while True:
                 if not self._gate.open.is_set():
                     await self._gate.open.wait()
                 line = await self._transport.receive_line()
                 if line is None:
-                    return None
+                    break
+                if self.clock is not None:
+                    self.last_heard = self.clock()
                 self._handle(line)
                 del line  # a 100 MB line is not kept while the next one is awaited
         except CcwireError as exc:
-            return exc
+            self._finish(exc)
+            return
         except Exception as exc:  # a bug below us must still release every waiter
             error = CLIConnectionError(f"reading from the CLI failed: {exc!r}")
             error.__cause__ = exc
-            return error
+            self._finish(error)
+            return
+        self._finish(None)
+
+    def _heard(self) -> None:
+        if self.clock is not None:
+            self.last_heard = self.clock()
 
     def _handle(self, line: bytes) -> None:
         event = self._core.receive_line(line)
@@ -401,6 +451,8 @@ class ControlProtocol:
             pending.done.set()
         for call in list(self._calls.values()):
             call.withdraw()
+        if self._workers is not None:
+            self._workers.close()
         self._on_closed(error)
 
     # ------------------------------------------------------- serving requests
@@ -441,6 +493,7 @@ class ControlProtocol:
             outcome = "error" if error is not None else "ok"
             self._notify(ControlEvent(request_id, req.subtype, req.request, outcome, body, error))
         await self._write(line)
+        self._heard()
         return True
 
     def _serve(self, req: codec.ControlRequest) -> None:
@@ -454,8 +507,8 @@ class ControlProtocol:
         call = self._calls[req.request_id] = IncomingCall(req.request_id, req.subtype)
         if self._observers:
             self._notify(ControlEvent(req.request_id, req.subtype, req.request))
-        assert self._tg is not None
-        self._tg.start_soon(self._run_route, req, route, call, name="ccwire control request")
+        assert self._workers is not None
+        self._workers.submit(self._run_route, req, route, call)
 
     async def _run_route(
         self, req: codec.ControlRequest, route: _Route, call: IncomingCall
@@ -477,6 +530,7 @@ class ControlProtocol:
                     error = f"the handler raised {type(exc).__name__}"
         finally:
             self._calls.pop(req.request_id, None)
+            self._heard()
         if result is ANSWER_LATER and error is None and not call.withdrawn:
             return  # still owed: answer_later() answers it, or the CLI withdraws it
         if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):
@@ -502,8 +556,8 @@ class ControlProtocol:
 
     def _write_soon(self, line: bytes) -> None:
         """Write ``line`` from a task of its own (the reader never waits for the pipe)."""
-        if line and self._tg is not None:
-            self._tg.start_soon(self._write, line)
+        if line and self._workers is not None:
+            self._workers.submit(self._write, line)
 
     async def _write(self, line: bytes) -> None:
         """Write an answer; a closed connection is reported, not raised."""

@@ -73,7 +73,7 @@ _TRANSITIONS: Final[dict[ConnectionState, frozenset[ConnectionState]]] = {
 # ------------------------------------------------------------------------ events
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class MessageReceived:
     """A conversation frame, decoded; or the `MessageDecodeError` its line gave.
 
@@ -84,14 +84,14 @@ class MessageReceived:
     size: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestReceived:
     """A ``control_request`` of the CLI, now owed an answer."""
 
     request: codec.ControlRequest
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RequestWithdrawn:
     """The CLI withdrew one of its requests (``control_cancel_request``): it is owed
     nothing any more."""
@@ -99,21 +99,21 @@ class RequestWithdrawn:
     request_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ResponseReceived:
     """The answer to a request of ours that was waiting for it."""
 
     response: codec.ControlResponse
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class LineSkipped:
     """A line that is not a JSON object frame and was skipped (``preview``: its start)."""
 
     preview: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ProtocolViolation:
     """A control frame of type ``frame_type`` that breaks the protocol (``error``);
     ``answer`` is the error answer owed for it when its request id could be read (else
@@ -124,7 +124,7 @@ class ProtocolViolation:
     answer: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class UndecodableRequest:
     """A line too deeply nested to decode that holds a control request: the reader of
     the messages sees ``error`` where it was, and the CLI is owed ``answer``."""

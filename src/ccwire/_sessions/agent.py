@@ -57,7 +57,7 @@ class ClaudeCodeAgent:
     freed when a session is closed. ``transport_factory`` replaces the CLI subprocess
     (tests use an in-memory fake).
 
-    Usage::
+    For example:
 
         async with ClaudeCodeAgent(options) as agent:
             session = await agent.start_session("Calculate 15 + 27")

@@ -1,8 +1,14 @@
-"""The transport interface: how the protocol layer moves lines to and from the CLI.
+"""The transport interfaces: how the protocol layer moves lines to and from the CLI.
 
-A transport carries whole NDJSON lines. `SubprocessTransport`
-runs the real CLI; `MemoryTransport` is an in-memory stand-in
-for tests. `StderrCollector` is the stderr handling both share.
+`Transport` is ``claude-agent-sdk``'s interface (six methods: `connect()`, `write()`,
+`read_messages()`, `close()`, `is_ready()`, `end_input()`), for custom transports.
+`LineTransport` is the one ccwire's protocol layer drives: whole NDJSON lines, started
+in a task group. `SubprocessTransport` runs the real CLI and `MemoryTransport` is an
+in-memory stand-in for tests; both are `LineTransport`\\ s. Any other object with the
+six methods (a `Transport` subclass, a subclass of the reference's own class, or an
+object that merely has them) is driven through `ReferenceTransportAdapter`:
+`as_line_transport()` picks. `StderrCollector` is the stderr handling the
+transports share.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,12 +33,27 @@ from .._core.errors import (
 )
 from .._wire.framing import LineDecoder
 
-__all__ = ["ProcessExit", "StderrCollector", "Transport", "check_line"]
+__all__ = [
+    "REFERENCE_METHODS",
+    "LineTransport",
+    "ProcessExit",
+    "ReferenceTransportAdapter",
+    "StderrCollector",
+    "Transport",
+    "as_line_transport",
+    "check_line",
+]
 
 logger = logging.getLogger("ccwire")
 
 CLI_EXITED = "the Claude Code CLI exited"
 """Message of the `ProcessError` raised when the CLI's output ends badly."""
+
+REFERENCE_METHODS = ("connect", "write", "read_messages", "close", "is_ready", "end_input")
+"""The methods of ``claude-agent-sdk``'s transport interface."""
+
+_CLOSE_TIMEOUT = 10.0
+"""Seconds `ReferenceTransportAdapter.aclose()` waits for the wrapped ``close()``."""
 
 
 @dataclass(frozen=True)
@@ -63,65 +84,67 @@ def check_line(line: bytes) -> None:
         )
 
 
-_NATIVE_SHAPE = ("start", "send_line", "receive_line", "end_input", "aclose", "exit_info")
-_REFERENCE_SHAPE = ("connect", "write", "read_messages", "close", "is_ready", "end_input")
+class Transport(abc.ABC):
+    """A custom way of reaching the CLI: ``claude-agent-sdk``'s transport interface.
 
+    Implement the six methods and pass an instance to ``ClaudeSDKClient(options,
+    transport)`` or ``query(..., transport=...)``; a transport written for
+    ``claude-agent-sdk`` plugs in unchanged. So does any object that has the six
+    methods without deriving from this class (the reference accepts those too).
 
-def _overrides(cls: type, name: str) -> bool:
-    """Whether ``cls`` has its own ``name`` (not only the base `Transport`'s)."""
-    return any(name in vars(klass) for klass in cls.__mro__ if not _is_base(klass))
-
-
-def _is_base(klass: type) -> bool:
-    """Whether ``klass`` is the `Transport` base class itself (not a subclass)."""
-    return vars(klass).get("_transport_base", False) is True
-
-
-class _TransportMeta(abc.ABCMeta):
-    """Makes abstract, in each `Transport` class, what is missing from the shape it
-    implements (the one of the two with fewer methods missing)."""
-
-    def __new__(
-        mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
-    ) -> _TransportMeta:
-        cls = super().__new__(mcs, name, bases, namespace, **kwargs)
-        missing_native = {n for n in _NATIVE_SHAPE if not _overrides(cls, n)}
-        missing_reference = {n for n in _REFERENCE_SHAPE if not _overrides(cls, n)}
-        if not missing_native or not missing_reference:
-            missing: set[str] = set()
-        elif len(missing_reference) < len(missing_native):
-            missing = missing_reference
-        else:
-            missing = missing_native
-        others = {
-            n
-            for n in getattr(cls, "__abstractmethods__", ())
-            if n not in _NATIVE_SHAPE + _REFERENCE_SHAPE
-        }
-        cls.__abstractmethods__ = frozenset(missing | others)
-        return cls
-
-
-class Transport(metaclass=_TransportMeta):
-    """A bidirectional line channel to one CLI process.
-
-    A subclass implements one of two shapes, and gets the other from this class:
-
-    * ccwire's: `start()`, `send_line()`, `receive_line()`, `end_input()`,
-      `aclose()` and `exit_info` (optionally `launch()`);
-      `send_line` may be called from many tasks at once (writes never interleave),
-      ``receive_line`` from one task only;
-    * ``claude-agent-sdk``'s: `connect()`, `write()`, `read_messages()`,
-      `close()`, `is_ready()` and `end_input()`, so a custom transport written for
-      it plugs into ``ClaudeSDKClient(options, transport)`` unchanged.
-
-    A class that implements neither shape completely cannot be instantiated (its
-    missing methods are abstract).
+    ccwire calls `connect()` once, then reads `read_messages()` in a background task
+    while it `write()`\\ s JSON lines; `end_input()` closes the CLI's input and
+    `close()` (awaited shielded from cancellation, at most 10 seconds) releases
+    everything. An exception from a method reaches the caller as a
+    `CLIConnectionError`.
     """
 
-    _transport_base = True  # this class, not a subclass: see `_overrides`
+    @abc.abstractmethod
+    async def connect(self) -> None:
+        """Connect the transport (start the process, open the connection)."""
 
-    # ----------------------------------------------------------- ccwire's shape
+    @abc.abstractmethod
+    async def write(self, data: str) -> None:
+        """Write raw text to the CLI: one or more JSON lines, each ending in a newline.
+
+        Args:
+            data: The text.
+        """
+
+    @abc.abstractmethod
+    def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        """The CLI's output as decoded JSON objects, until it ends.
+
+        Returns:
+            An async iterator of the messages.
+        """
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close the transport and release its resources (bound your own waits)."""
+
+    @abc.abstractmethod
+    def is_ready(self) -> bool:
+        """Whether the transport can send and receive now.
+
+        Returns:
+            ``True`` while connected.
+        """
+
+    @abc.abstractmethod
+    async def end_input(self) -> None:
+        """End the CLI's input (close its stdin)."""
+
+
+class LineTransport(Transport):
+    """A bidirectional line channel to one CLI process: the interface ccwire drives.
+
+    A subclass implements `start()`, `send_line()`, `receive_line()`,
+    `end_input()`, `aclose()` and `exit_info` (optionally `launch()`);
+    `send_line` may be called from many tasks at once (writes never interleave),
+    ``receive_line`` from one task only. The `Transport` methods are derived from
+    them, except `connect()`: a line transport starts in a session's task group.
+    """
 
     async def launch(self) -> None:
         """Optional early start: spawn the process now, before `start()`.
@@ -132,40 +155,28 @@ class Transport(metaclass=_TransportMeta):
         was never started. Raises like `start()`. The default does nothing.
         """
 
+    @abc.abstractmethod
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
         """Start the process (unless `launch()` did) and its background tasks in
         ``task_group``.
-
-        The default (for a transport of ``claude-agent-sdk``'s shape) awaits
-        `connect()` and reads `read_messages()` in ``task_group``.
 
         Raises:
             CLINotFoundError: The CLI cannot be found.
             CLIConnectionError: It cannot be started or reached.
         """
-        await _bridge(self).start(self, task_group)
 
+    @abc.abstractmethod
     async def send_line(self, line: bytes) -> None:
         """Write one complete encoded line (ending in ``b"\\n"``) to the CLI's stdin.
-
-        The default passes the line, as text, to `write()`.
 
         Raises:
             CLIConnectionError: Input is closed or the pipe broke.
             ProcessError: The process has already died.
         """
-        check_line(line)
-        try:
-            await self.write(line.decode("utf-8"))
-        except CcwireError:
-            raise
-        except Exception as exc:
-            raise CLIConnectionError(f"the transport's write() failed: {exc!r}") from exc
 
+    @abc.abstractmethod
     async def receive_line(self) -> bytes | None:
         """Return the next non-blank line from the CLI, without its newline.
-
-        The default returns the next message of `read_messages()`, encoded.
 
         Returns:
             The line, or ``None`` at a clean end (end of output and exit status 0, or
@@ -174,38 +185,27 @@ class Transport(metaclass=_TransportMeta):
         Raises:
             ProcessError: Output ended and the process failed.
         """
-        return await _bridge(self).receive()
 
+    @abc.abstractmethod
     async def end_input(self) -> None:
         """Close the CLI's stdin. Idempotent; never raises for an already-closed pipe."""
-        raise NotImplementedError  # pragma: no cover - abstract in every concrete shape
 
+    @abc.abstractmethod
     async def aclose(self) -> None:
-        """Stop the CLI (bounded, shielded, idempotent) and release every resource.
-
-        The default awaits `close()` (shielded, at most 10 seconds).
-        """
-        bridge = _bridge(self)
-        bridge.closed = True
-        bridge.received.close()  # a reader still pumping stops at its next message
-        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
-            await self.close()
+        """Stop the CLI (bounded, shielded, idempotent) and release every resource."""
 
     @property
+    @abc.abstractmethod
     def exit_info(self) -> ProcessExit | None:
         """How the process ended, or ``None`` while it is running (or unknown)."""
-        return None
 
-    # -------------------------------------------------- claude-agent-sdk's shape
+    # ------------------------------------------- the Transport methods, derived
 
     async def connect(self) -> None:
-        """Connect the transport (``claude-agent-sdk``'s name for starting it).
-
-        ccwire's own transports start inside a session's task group (`start()`):
-        pass them to ``ClaudeSDKClient`` or ``query()``, which do it.
+        """Not for a line transport: it starts with `start()`, in a session.
 
         Raises:
-            CLIConnectionError: Always, for a transport of ccwire's shape.
+            CLIConnectionError: Always.
         """
         raise CLIConnectionError(
             f"{type(self).__name__} starts with start(task_group): pass it to "
@@ -216,7 +216,7 @@ class Transport(metaclass=_TransportMeta):
         """Write raw text (one or more JSON lines) to the CLI.
 
         Args:
-            data: The text; each line is sent with `send_line()`.
+            data: The text; each non-blank line is sent with `send_line()`.
         """
         for line in data.splitlines():
             if line.strip():
@@ -239,17 +239,12 @@ class Transport(metaclass=_TransportMeta):
         """Whether the transport can send and receive now.
 
         Returns:
-            ``True`` until the process has ended or the transport was closed.
+            ``True`` until the process has ended.
         """
-        bridge = _bridge(self)
-        return not bridge.closed and self.exit_info is None
+        return self.exit_info is None
 
 
-_CLOSE_TIMEOUT = 10.0
-"""Seconds the default `aclose()` waits for `close()`."""
-
-
-async def _read_messages(transport: Transport) -> AsyncIterator[dict[str, Any]]:
+async def _read_messages(transport: LineTransport) -> AsyncIterator[dict[str, Any]]:
     while True:
         line = await transport.receive_line()
         if line is None:
@@ -262,64 +257,129 @@ async def _read_messages(transport: Transport) -> AsyncIterator[dict[str, Any]]:
             yield value
 
 
-class _Bridge:
-    """The state behind the ccwire-shape methods of a ``claude-agent-sdk``-shaped
-    transport: the messages `read_messages()` produced, handed to `receive_line()`."""
+def as_line_transport(transport: object) -> LineTransport:
+    """``transport`` as the `LineTransport` ccwire drives.
 
-    def __init__(self) -> None:
-        self.closed = False
-        self.send, self.received = anyio.create_memory_object_stream[bytes | BaseException | None](
-            16
+    A `LineTransport` is used as it is; any other object with the six methods of
+    `Transport` (a subclass or not) is wrapped in a `ReferenceTransportAdapter`.
+
+    Args:
+        transport: What the caller passed as ``transport``.
+
+    Returns:
+        The transport to drive.
+
+    Raises:
+        TypeError: ``transport`` lacks some of the six methods.
+    """
+    if isinstance(transport, LineTransport):
+        return transport
+    missing = [name for name in REFERENCE_METHODS if not callable(getattr(transport, name, None))]
+    if missing:
+        raise TypeError(
+            "transport must have the methods connect(), write(), read_messages(), "
+            f"close(), is_ready() and end_input(); {type(transport).__name__} lacks "
+            + ", ".join(f"{name}()" for name in missing)
         )
+    return ReferenceTransportAdapter(transport)
 
-    async def start(self, transport: Transport, task_group: anyio.abc.TaskGroup) -> None:
+
+@contextlib.contextmanager
+def _failures_of(method: str) -> Iterator[None]:
+    """Turn an exception of the wrapped transport's ``method`` into a
+    `CLIConnectionError` (ccwire's own errors pass as they are)."""
+    try:
+        yield
+    except CcwireError:
+        raise
+    except Exception as exc:
+        raise CLIConnectionError(f"the transport's {method}() failed: {exc!r}") from exc
+
+
+class ReferenceTransportAdapter(LineTransport):
+    """Drives an object with ``claude-agent-sdk``'s six transport methods as a
+    `LineTransport` (composition: the object is held, not extended).
+
+    `start()` awaits ``connect()``; `send_line()` passes the line, as text, to
+    ``write()``; `receive_line()` takes the next message of ``read_messages()``,
+    re-encoded, one at a time (nothing is read ahead), and the first only once the
+    first line was written, as the reference reads them; `aclose()` awaits
+    ``close()`` (shielded, at most 10 seconds). A failure of the wrapped object is a
+    `CLIConnectionError`.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._closed = False
+        self._messages: AsyncIterator[Any] | None = None
+        self._wrote: anyio.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"<ReferenceTransportAdapter of {self.inner!r}>"
+
+    async def start(self, task_group: anyio.abc.TaskGroup) -> None:
+        """Connect the wrapped transport."""
+        if self._messages is not None or self._closed:
+            raise CLIConnectionError("this transport was already started")
+        self._wrote = anyio.Event()
+        with _failures_of("connect"):
+            await self.inner.connect()
+        with _failures_of("read_messages"):
+            self._messages = aiter(self.inner.read_messages())
+
+    async def send_line(self, line: bytes) -> None:
+        """Pass one encoded line, as text, to the wrapped ``write()``."""
+        check_line(line)
         try:
-            await transport.connect()
+            with _failures_of("write"):
+                await self.inner.write(line.decode("utf-8"))
+        finally:
+            if self._wrote is not None:
+                self._wrote.set()
+
+    async def receive_line(self) -> bytes | None:
+        """The next message of the wrapped ``read_messages()``, encoded as a line."""
+        messages, wrote = self._messages, self._wrote
+        if messages is None or wrote is None:
+            return None
+        await wrote.wait()
+        if self._closed:
+            return None
+        try:
+            message = await anext(messages)
+        except StopAsyncIteration:
+            return None
         except CcwireError:
             raise
         except Exception as exc:
-            raise CLIConnectionError(f"the transport's connect() failed: {exc!r}") from exc
-        task_group.start_soon(self._pump, transport)
+            if self._closed:
+                return None  # closing ended the stream
+            raise CLIConnectionError(f"the transport's read_messages() failed: {exc!r}") from exc
+        return json.dumps(message).encode("utf-8")
 
-    async def _pump(self, transport: Transport) -> None:
-        end: bytes | BaseException | None = None
-        try:
-            try:
-                async for message in transport.read_messages():
-                    await self.send.send(json.dumps(message).encode("utf-8"))
-            except anyio.get_cancelled_exc_class():
-                raise
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return  # the reading side is gone: nobody to tell
-            except CcwireError as exc:
-                end = exc
-            except Exception as exc:
-                end = CLIConnectionError(f"the transport's read_messages() failed: {exc!r}")
-                end.__cause__ = exc
-            # the end (None: clean), after every message; waits for the reader like them
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                await self.send.send(end)
-        finally:
-            self.send.close()
+    async def end_input(self) -> None:
+        """Await the wrapped ``end_input()``."""
+        with _failures_of("end_input"):
+            await self.inner.end_input()
 
-    async def receive(self) -> bytes | None:
-        if self.closed:
-            return None
-        try:
-            item = await self.received.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return None
-        if isinstance(item, BaseException):
-            raise item
-        return item
+    async def aclose(self) -> None:
+        """Await the wrapped ``close()`` (shielded, at most 10 seconds). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._wrote is not None:
+            self._wrote.set()  # a reader waiting for the first write ends
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
+            await self.inner.close()
 
+    @property
+    def exit_info(self) -> ProcessExit | None:
+        """Always ``None``: a custom transport reports no process exit."""
+        return None
 
-def _bridge(transport: Transport) -> _Bridge:
-    bridge: _Bridge | None = transport.__dict__.get("_ccwire_bridge")
-    if bridge is None:
-        bridge = _Bridge()
-        transport.__dict__["_ccwire_bridge"] = bridge
-    return bridge
+    def is_ready(self) -> bool:
+        """The wrapped ``is_ready()``."""
+        return bool(self.inner.is_ready())
 
 
 class StderrCollector:

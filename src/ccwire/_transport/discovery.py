@@ -2,7 +2,8 @@
 
 Order: the explicit ``cli_path``; the ``CCWIRE_CLI_PATH`` environment variable; ``claude``
 on ``PATH``; a project-local npm install (``node_modules/.bin/claude`` in the working
-directory or any parent); the usual global install locations.
+directory or any parent); ccwire's own CLI folder (``~/.ccwire/cli``, where
+`INSTALL_COMMAND` puts it); the usual global install locations.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from collections.abc import Mapping
 
 from .._core.errors import CLINotFoundError
 
-__all__ = ["CLI_PACKAGE", "ENV_VAR", "INSTALL_COMMAND", "PINNED_CLI_VERSION", "find_cli"]
+__all__ = [
+    "CLI_PACKAGE",
+    "CLI_PREFIX",
+    "ENV_VAR",
+    "INSTALL_COMMAND",
+    "PINNED_CLI_VERSION",
+    "find_cli",
+    "spawned_command",
+]
 
 ENV_VAR = "CCWIRE_CLI_PATH"
 """Environment variable naming the CLI executable."""
@@ -24,12 +33,17 @@ PINNED_CLI_VERSION = "2.1.330"
 CLI_PACKAGE = "@anthropic-ai/claude-code"
 """The npm package of the Claude Code CLI."""
 
-INSTALL_COMMAND = f"npm install {CLI_PACKAGE}@{PINNED_CLI_VERSION}"
-"""The command that installs the pinned CLI (into `./node_modules`, where ccwire finds it)."""
+CLI_PREFIX = "~/.ccwire/cli"
+"""ccwire's own CLI folder: an npm prefix of its own, so installing the CLI there never
+touches a project's ``package.json``; ccwire looks in its ``node_modules/.bin``."""
+
+INSTALL_COMMAND = f"npm install --prefix {CLI_PREFIX} {CLI_PACKAGE}@{PINNED_CLI_VERSION}"
+"""The command that installs the pinned CLI (into `CLI_PREFIX`, where ccwire finds it)."""
 
 _NAME = "claude"
 _LOCAL_BIN = ("node_modules", ".bin", _NAME)
 _USUAL_LOCATIONS = (
+    f"{CLI_PREFIX}/node_modules/.bin/claude",
     "~/.npm-global/bin/claude",
     "/usr/local/bin/claude",
     "~/.local/bin/claude",
@@ -38,8 +52,7 @@ _USUAL_LOCATIONS = (
     "~/.claude/local/claude",
 )
 _INSTALL_HINT = (
-    f"Install it with `{INSTALL_COMMAND}` (add -g for a global install), "
-    f"or pass cli_path= / set {ENV_VAR} to the executable."
+    f"Install it with `{INSTALL_COMMAND}`, or pass cli_path= / set {ENV_VAR} to the executable."
 )
 
 
@@ -132,3 +145,23 @@ def find_cli(
         f"{_INSTALL_HINT}",
         searched=tuple(searched),
     )
+
+
+def spawned_command(
+    cli_path: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> str:
+    """The command handed to a spawner (``spawn_claude_code_process``).
+
+    ``cli_path`` as given (it may name a path where the spawner runs the CLI, not
+    here), else the CLI `find_cli()` finds here, else plain ``claude`` (for the
+    spawner to find where it runs the CLI).
+    """
+    if cli_path is not None:
+        return os.fspath(cli_path)
+    try:
+        return find_cli(None, environ=environ, cwd=cwd)
+    except CLINotFoundError:
+        return _NAME

@@ -21,12 +21,12 @@ import anyio.abc
 
 from .._core.errors import CLIConnectionError, MessageDecodeError, ProcessError
 from .._wire.framing import LineDecoder, encode_line
-from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line
+from .base import CLI_EXITED, LineTransport, ProcessExit, StderrCollector, check_line
 
 __all__ = ["CLIPeer", "MemoryTransport", "memory_transport_pair"]
 
 
-class MemoryTransport(Transport):
+class MemoryTransport(LineTransport):
     """The SDK's end of an in-memory connection; behaves like the subprocess transport.
 
     Create it with `memory_transport_pair()`. `aclose()` waits up to
@@ -75,7 +75,7 @@ class MemoryTransport(Transport):
         self._started = True
 
     async def send_line(self, line: bytes) -> None:
-        """Deliver one encoded line to the peer; see `Transport.send_line()`."""
+        """Deliver one encoded line to the peer; see `LineTransport.send_line()`."""
         check_line(line)
         if not self._started:
             raise CLIConnectionError("the transport is not started")
@@ -94,7 +94,7 @@ class MemoryTransport(Transport):
                 raise CLIConnectionError("the CLI's input is closed") from exc
 
     async def receive_line(self) -> bytes | None:
-        """Return the next line from the peer; see `Transport.receive_line()`."""
+        """Return the next line from the peer; see `LineTransport.receive_line()`."""
         if not self._started:
             raise CLIConnectionError("the transport is not started")
         while not self._lines:

@@ -1,7 +1,8 @@
 """Run the Claude Code CLI as a child process and exchange NDJSON lines over its pipes.
 
-`SubprocessTransport.launch()` spawns the process (with ``anyio.open_process``) and
-nothing else, so a caller can let the CLI boot while it sets up the rest; `start()`
+`SubprocessTransport.launch()` starts the process (with the spawner it was given:
+``ClaudeAgentOptions.spawn_claude_code_process``, by default ``anyio.open_process``; see
+`spawn`) and nothing else, so a caller can let the CLI boot while it sets up the rest; `start()`
 then starts three background tasks in the task group it is given:
 
 - the **stdin writer** writes the lines senders queue, whole (`line_writer`);
@@ -19,17 +20,18 @@ from __future__ import annotations
 
 import enum
 import os
-import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
-from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, ProcessError
+from .._core.errors import CcwireError, CLIConnectionError, ProcessError
 from .._wire.framing import LineDecoder
-from .base import CLI_EXITED, ProcessExit, StderrCollector, Transport, check_line, logger
+from .base import CLI_EXITED, LineTransport, ProcessExit, StderrCollector, check_line, logger
 from .line_writer import STREAM_ERRORS, LineWriter, WriteInterrupted, close_quietly
+from .spawn import ProcessSpawner, RunningProcess, SpawnOptions, start_process
 
 __all__ = ["SubprocessTransport"]
 
@@ -49,14 +51,18 @@ class _Phase(enum.Enum):
     CLOSED = "closed"  # aclose() began, or launching failed
 
 
-class SubprocessTransport(Transport):
-    """A `Transport` over a child process's stdin/stdout/stderr.
+class SubprocessTransport(LineTransport):
+    """A `LineTransport` over a child process's stdin/stdout/stderr.
 
     ``stderr_callback`` gets every stderr line; ``stderr_tail_bytes`` bounds the tail
     quoted in `ProcessError`. ``max_line_bytes`` caps one stdout line
     (default unlimited). `aclose()` waits ``close_grace`` s after closing stdin, then
     sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
     exit status is awaited for at most ``exit_wait`` s.
+
+    ``spawner`` starts the process (default: `spawn_local`, ``anyio.open_process``);
+    it gets a `SpawnOptions` with ``argv``, ``env``, ``cwd``, ``user`` and
+    ``private_files`` (see `spawn`).
     """
 
     def __init__(
@@ -73,6 +79,8 @@ class SubprocessTransport(Transport):
         close_grace: float = 5.0,
         terminate_grace: float = 5.0,
         exit_wait: float = 10.0,
+        spawner: ProcessSpawner | None = None,
+        private_files: Sequence[str] = (),
     ) -> None:
         if isinstance(argv, str) or not argv:
             raise ValueError("argv must be a non-empty sequence of strings")
@@ -80,6 +88,8 @@ class SubprocessTransport(Transport):
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
         self._user = user
+        self._spawner = spawner
+        self._private_files = tuple(private_files)
         self._stderr = StderrCollector(stderr_callback, tail_bytes=stderr_tail_bytes)
         self._decoder = LineDecoder(max_line_bytes)
         self._chunk_size = read_chunk_size
@@ -88,11 +98,11 @@ class SubprocessTransport(Transport):
         self._exit_wait = exit_wait
 
         self._phase = _Phase.NEW
-        self._process: anyio.abc.Process | None = None
+        self._process: RunningProcess | None = None
         self._writer = LineWriter()
         self._lines: deque[bytes] = deque()  # read, not yet received
         self._stdout_eof = False
-        self._read_scope: anyio.CancelScope | None = None  # of the read in progress
+        self._reading = False  # a read of stdout is waiting for data
         self._abandoned = False  # the CLI exited and a grandchild holds stdout open
         self._stdout_done = anyio.Event()  # stdout reached its end (or was given up)
         self._stderr_done = anyio.Event()
@@ -124,11 +134,13 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ start
 
     async def launch(self) -> None:
-        """Spawn the process; see `Transport.launch()`."""
+        """Spawn the process; see `LineTransport.launch()`."""
         if self._phase is not _Phase.NEW:
             raise CLIConnectionError("this transport was already started (or closed)")
         self._phase = _Phase.LAUNCHING
         try:
+            # the local spawn is never interrupted: a child is never left half made (a
+            # cancellation takes effect just after, and aclose() stops the child)
             proc = await self._spawn()
         except BaseException:
             self._phase = _Phase.CLOSED
@@ -141,6 +153,7 @@ class SubprocessTransport(Transport):
                 await self._kill_unstarted(proc)
             raise CLIConnectionError("the transport was closed while the CLI was starting")
         self._phase = _Phase.LAUNCHED
+        await anyio.lowlevel.checkpoint_if_cancelled()
 
     async def start(self, task_group: anyio.abc.TaskGroup) -> None:
         """Spawn the process (unless `launch()` did) and start the background tasks
@@ -151,10 +164,11 @@ class SubprocessTransport(Transport):
             raise CLIConnectionError("this transport was already started (or closed)")
         self._phase = _Phase.RUNNING
         proc = self._started()
-        assert proc.stdin is not None
-        assert proc.stderr is not None
         try:
-            task_group.start_soon(self._drain_stderr, proc.stderr, name="ccwire stderr")
+            if proc.stderr is None:  # a spawner's process without one: nothing to drain
+                self._stderr_done.set()
+            else:
+                task_group.start_soon(self._drain_stderr, proc.stderr, name="ccwire stderr")
             task_group.start_soon(self._writer.run, proc.stdin, name="ccwire stdin")
             task_group.start_soon(self._watch_exit, proc, name="ccwire exit watcher")
         except BaseException:  # e.g. the task group is already closed: leave no orphan
@@ -167,35 +181,18 @@ class SubprocessTransport(Transport):
             self._close_done.set()
             raise
 
-    async def _spawn(self) -> anyio.abc.Process:
-        exe = self._argv[0]
-        try:
-            return await anyio.open_process(
-                self._argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self._cwd,
-                env=self._env,
-                user=self._user,
-            )
-        except FileNotFoundError as exc:
-            if self._cwd is not None and not await anyio.Path(self._cwd).is_dir():
-                raise CLIConnectionError(
-                    "cannot start the Claude Code CLI: working directory "
-                    f"{os.fspath(self._cwd)!r} does not exist"
-                ) from exc
-            raise CLINotFoundError(
-                f"Claude Code CLI not found at {exe!r}", searched=(exe,)
-            ) from exc
-        except PermissionError as exc:
-            raise CLIConnectionError(
-                f"cannot start the Claude Code CLI at {exe!r}: permission denied ({exc})"
-            ) from exc
-        except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
-            raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+    async def _spawn(self) -> RunningProcess:
+        options = SpawnOptions(
+            command=self._argv[0],
+            args=tuple(self._argv[1:]),
+            cwd=None if self._cwd is None else os.fspath(self._cwd),
+            env=dict(os.environ) if self._env is None else self._env,
+            user=self._user,
+            private_files=self._private_files,
+        )
+        return await start_process(self._spawner, options)
 
-    def _started(self) -> anyio.abc.Process:
+    def _started(self) -> RunningProcess:
         if self._process is None or self._phase is _Phase.LAUNCHED:
             raise CLIConnectionError("the transport is not started")
         return self._process
@@ -203,7 +200,7 @@ class SubprocessTransport(Transport):
     # ------------------------------------------------------------------ input
 
     async def send_line(self, line: bytes) -> None:
-        """Write one encoded line; see `Transport.send_line()`."""
+        """Write one encoded line; see `LineTransport.send_line()`."""
         check_line(line)
         proc = self._started()
         error = self._writer.error
@@ -260,7 +257,7 @@ class SubprocessTransport(Transport):
     # ----------------------------------------------------------------- output
 
     async def receive_line(self) -> bytes | None:
-        """Return the next line; see `Transport.receive_line()`."""
+        """Return the next line; see `LineTransport.receive_line()`."""
         proc = self._started()
         while not self._lines:
             if self._decoder.error is not None:  # a line over max_line_bytes
@@ -279,25 +276,22 @@ class SubprocessTransport(Transport):
                 return rest
         return self._lines.popleft()
 
-    async def _read_chunk(self, proc: anyio.abc.Process) -> bytes:
+    async def _read_chunk(self, proc: RunningProcess) -> bytes:
         """The next chunk of stdout; ``b""`` at its end (or once given up on)."""
         stdout = proc.stdout
-        assert stdout is not None
         try:
-            if not self._abandoned:
-                with anyio.CancelScope() as scope:
-                    self._read_scope = scope  # `_watch_exit` cancels it to give up the pipe
-                    try:
-                        return await stdout.receive(self._chunk_size)
-                    finally:
-                        self._read_scope = None
-            # the CLI exited and a grandchild holds stdout open: read what is left, as
-            # long as it keeps coming
-            with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+            if self._abandoned:  # the CLI exited and a grandchild holds stdout open:
+                # read what is left, as long as it keeps coming
+                with anyio.move_on_after(_ABANDONED_READ_TIMEOUT):
+                    return await stdout.receive(self._chunk_size)
+                return b""
+            self._reading = True
+            try:
                 return await stdout.receive(self._chunk_size)
-            return b""
+            finally:
+                self._reading = False
         except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return b""  # the end, or closed by aclose()
+            return b""  # the end, given up (`_give_up_pipes`), or closed by aclose()
         except (anyio.BrokenResourceError, OSError) as exc:
             raise CLIConnectionError(f"reading the CLI's output failed: {exc!r}") from exc
 
@@ -340,20 +334,27 @@ class SubprocessTransport(Transport):
 
     # --------------------------------------------------------------- shutdown
 
-    async def _watch_exit(self, proc: anyio.abc.Process) -> None:
-        await proc.wait()  # also reaps the child on trio
+    async def _watch_exit(self, proc: RunningProcess) -> None:
+        try:
+            await proc.wait()  # also reaps the child on trio
+        except CcwireError as exc:  # a spawner's process whose wait() fails
+            logger.error("ccwire: %s", exc)
+            await self._give_up_pipes(proc)
+            return
         self._writer.stop()  # nothing more can be written; lets the writer task end
         with anyio.move_on_after(_EOF_GRACE):
             await self._stdout_done.wait()
             await self._stderr_done.wait()
-        self._give_up_pipes()
+        await self._give_up_pipes(proc)
 
-    def _give_up_pipes(self) -> None:
-        """Stop waiting for the ends of pipes a grandchild may hold open."""
+    async def _give_up_pipes(self, proc: RunningProcess) -> None:
+        """Stop waiting for the ends of pipes a grandchild may hold open. A read of
+        stdout that waits now has read all the CLI wrote: it ends, as at the end of the
+        output; otherwise the reads to come take only what is already there."""
         if not self._stdout_done.is_set():
             self._abandoned = True
-            if self._read_scope is not None:
-                self._read_scope.cancel()
+            if self._reading:
+                await close_quietly(proc.stdout)
         if not self._stderr_done.is_set():
             self._stderr_scope.cancel()
 
@@ -391,12 +392,12 @@ class SubprocessTransport(Transport):
                     return
         with anyio.move_on_after(_STDERR_WAIT):
             await self._stderr_done.wait()
-        self._give_up_pipes()
+        await self._give_up_pipes(proc)
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
 
-    async def _kill_unstarted(self, proc: anyio.abc.Process | None) -> None:
+    async def _kill_unstarted(self, proc: RunningProcess | None) -> None:
         """Stop a process that was launched but never started: it was sent nothing,
         and nothing reads its pipes, so there is nothing to wait for."""
         if proc is None:
@@ -408,7 +409,7 @@ class SubprocessTransport(Transport):
         with anyio.move_on_after(1.0):
             await proc.aclose()
 
-    def _signal(self, proc: anyio.abc.Process, *, kill: bool) -> None:
+    def _signal(self, proc: RunningProcess, *, kill: bool) -> None:
         self._signalled = True
         try:
             if kill:
@@ -417,9 +418,11 @@ class SubprocessTransport(Transport):
                 proc.terminate()
         except ProcessLookupError:
             pass  # exited in the meantime
+        except Exception:  # a spawner's process whose kill() fails: it is logged
+            logger.exception("ccwire: stopping the CLI's process (pid %s) failed", proc.pid)
 
 
-async def _wait_exit(proc: anyio.abc.Process, seconds: float) -> bool:
+async def _wait_exit(proc: RunningProcess, seconds: float) -> bool:
     with anyio.move_on_after(seconds):
         await proc.wait()
     return proc.returncode is not None

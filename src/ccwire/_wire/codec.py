@@ -792,7 +792,7 @@ def without_prompt_uuids(frame: Mapping[str, Any], hidden: Container[str]) -> di
 # ----------------------------------------------------------------- control frames
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ControlResponse:
     """A ``control_response`` frame, success or error.
 
@@ -808,7 +808,7 @@ class ControlResponse:
     pending: tuple[Mapping[str, Any], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ControlRequest:
     """A ``control_request`` frame from the CLI."""
 
@@ -899,7 +899,7 @@ def encode_error(request_id: str, error: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- MCP
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class McpMessageRequest:
     """A decoded ``mcp_message`` request: a JSON-RPC message for one SDK server."""
 
@@ -1003,3 +1003,46 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     if obj.get("subtype") == SESSION_STATE_CHANGED:
         return _opt_str(obj.get("state"))
     return None
+
+
+API_RETRY = "api_retry"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRetry:
+    """A ``system/api_retry`` frame: the CLI failed to reach the model and will retry.
+
+    Attributes:
+        attempt: Which retry this is (1 for the first).
+        max_retries: How many the CLI makes before it gives up.
+        delay_ms: How long the CLI waits before this attempt.
+        status: The HTTP status of the failed request; None when there was no response
+            (the connection failed).
+        error: The CLI's reason (``"overloaded"``, ``"server_error"``, ...).
+    """
+
+    attempt: int | None
+    max_retries: int | None
+    delay_ms: int | None
+    status: int | None
+    error: str
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def api_retry(obj: Mapping[str, Any]) -> ApiRetry | None:
+    """The retry notice of a ``system/api_retry`` frame, else None."""
+    if obj.get("subtype") != API_RETRY:
+        return None
+    error = obj.get("error")
+    if not isinstance(error, str) or not error:
+        error = "no response" if obj.get("no_response") else "unknown error"
+    return ApiRetry(
+        attempt=_opt_int(obj.get("attempt")),
+        max_retries=_opt_int(obj.get("max_retries")),
+        delay_ms=_opt_int(obj.get("retry_delay_ms")),
+        status=_opt_int(obj.get("error_status")),
+        error=error,
+    )

@@ -14,6 +14,7 @@ from typing import Any
 from .control_types import (
     AccountInfo,
     AgentInfo,
+    ClaimResult,
     CliVersion,
     ContextCategory,
     ContextUsage,
@@ -41,7 +42,7 @@ from .control_types import (
     UsageReport,
 )
 
-__all__ = ["mcp_server_fields", "optional_fields"]
+__all__ = ["claim_session_fields", "decode_claim", "mcp_server_fields", "optional_fields"]
 
 SET_MAX_THINKING_TOKENS = "set_max_thinking_tokens"
 REWIND_FILES = "rewind_files"
@@ -76,8 +77,77 @@ GET_HOOKS_LISTING = "get_hooks_listing"
 FILE_SUGGESTIONS = "file_suggestions"
 SET_HAS_SUBSCRIBERS = "set_has_subscribers"
 SET_MCP_PERMISSION_MODE_OVERRIDE = "set_mcp_permission_mode_override"
+CLAIM_SESSION = "claim_session"
+
+CLAIMABLE_ENV = frozenset(
+    {"CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_SESSION_ACCESS_TOKEN", "CLAUDE_CODE_HOST_SESSION_ID"}
+)
+"""The only variables a claim may add (the rest are read at start-up: the spare's own)."""
+
+HOOK_SETTING_KEYS = (
+    "hooks",
+    "disableAllHooks",
+    "allowManagedHooksOnly",
+    "allowedHttpHookUrls",
+    "httpHookAllowedEnvVars",
+)
+"""Settings a claim's overlay may not carry: they govern hooks, fixed at start-up."""
+
+SETTINGS_BEHIND_CLAIM = frozenset(
+    {"model", "agent", "fastMode", "permissions", "availableModels", "disableAutoMode"}
+)
+"""Overlay keys applied right behind the claim; the others go ahead of it (they decide
+which of the folder's MCP servers and plugins the claim starts)."""
 
 # ------------------------------------------------------------------------- decoding
+
+
+def claim_session_fields(
+    *,
+    cwd: str,
+    env: Mapping[str, str] | None,
+    additional_directories: list[str] | None,
+    permission_mode: str | None,
+    append_system_prompt: str | None,
+    title: str | None,
+    agents: Mapping[str, Any] | None,
+    sdk_mcp_servers: list[str],
+    include_initialize: bool,
+) -> dict[str, Any]:
+    """The fields of a ``claim_session`` request (``agents`` already in wire form);
+    ``include_initialize`` asks for the claimed session's initialize payload."""
+    fields: dict[str, Any] = {"cwd": cwd}
+    fields.update(
+        optional_fields(
+            env=dict(env) if env else None,
+            additional_directories=additional_directories or None,
+            permission_mode=permission_mode,
+            append_system_prompt=append_system_prompt,
+            title=title,
+            agents=dict(agents) if agents else None,
+        )
+    )
+    fields["sdk_mcp_servers"] = sdk_mcp_servers
+    fields["include_initialize"] = include_initialize
+    return fields
+
+
+def decode_claim(r: Mapping[str, Any]) -> ClaimResult:
+    """``claim_session`` answer."""
+    parked = r.get("parked_ms")
+    return ClaimResult(
+        cwd=_opt_str(r.get("cwd")),
+        session_id=_str(r.get("session_id")),
+        parked_ms=float(parked) if isinstance(parked, (int, float)) else None,
+        sdk_mcp_settled=r.get("sdk_mcp_settled") is True,
+        raw=r,
+    )
+
+
+def claim_initialize(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The initialize-shaped payload a ``claim_session`` answer carries, if any."""
+    payload = r.get("initialize")
+    return payload if isinstance(payload, Mapping) else None
 
 
 def _str(v: Any, default: str = "") -> str:

@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "AccountInfo",
     "AgentInfo",
+    "ClaimResult",
     "CliVersion",
     "ContextCategory",
     "ContextUsage",
@@ -45,6 +46,27 @@ __all__ = [
 
 def _raw() -> Any:
     return field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    """The answer to a claim of a spare process (`SpareProcess`): the session it now is.
+
+    Attributes:
+        cwd: The canonical working directory the session runs in (``None`` when the
+            CLI does not echo it).
+        session_id: The session's id.
+        parked_ms: How long the spare was parked before the claim, in milliseconds.
+        sdk_mcp_settled: Whether the in-process MCP servers' handshakes had completed
+            when the claim arrived (False: the first turn still waits for them).
+        raw: The CLI's whole answer.
+    """
+
+    cwd: str | None
+    session_id: str
+    parked_ms: float | None = None
+    sdk_mcp_settled: bool = False
+    raw: Mapping[str, Any] = _raw()
 
 
 @dataclass(frozen=True)

@@ -145,10 +145,14 @@ class LineDecoder:
 def encode_line(obj: object) -> bytes:
     """Encode ``obj`` as one compact UTF-8 JSON line ending in ``b"\\n"``.
 
-    The result never holds a raw newline except the final one. Raises
-    `MessageEncodeError` (nothing is written) for values JSON cannot
-    represent: non-serializable objects, NaN/Infinity, circular references, lone
-    surrogates.
+    The result never holds a raw newline except the final one. The rules (also in
+    ``docs/protocol.md``): strings, integers of any size, finite floats, booleans and
+    ``None`` as JSON writes them (``int`` and ``str`` enums by their value); lists and
+    tuples as arrays; dicts as objects, their ``int``/``float``/``bool``/``None`` keys
+    as their JSON text. Raises `MessageEncodeError` (nothing is written), naming the
+    cause, for anything else: NaN and Infinity, a lone surrogate, other key types, a
+    value JSON has no type for (``set``, ``bytes``, ``datetime``, a dataclass...), a
+    circular or too deeply nested value. Lines have no size limit.
     """
     try:
         return _encode(obj).encode("utf-8") + b"\n"

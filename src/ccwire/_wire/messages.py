@@ -1,6 +1,7 @@
 """Typed messages and content blocks, as the CLI reports the conversation.
 
-These are plain frozen dataclasses; `codec` builds them from the wire.
+These are plain dataclasses (mutable, as in claude-agent-sdk); `codec` builds them
+from the wire.
 Every message and block keeps the decoded wire object in ``raw`` (excluded from
 equality and ``repr``), so nothing the CLI sent is ever lost, and anything ccwire does
 not model arrives as `RawMessage` / `UnknownBlock` instead of vanishing.
@@ -101,7 +102,7 @@ def _raw() -> Any:
     return field(default_factory=dict, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TextBlock:
     """Text written by the model (or the user).
 
@@ -114,7 +115,7 @@ class TextBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ThinkingBlock:
     """The model's visible reasoning, with the signature the API requires back.
 
@@ -129,7 +130,7 @@ class ThinkingBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolUseBlock:
     """The model asks to run a tool. `id` links it to the matching `ToolResultBlock`.
 
@@ -146,7 +147,7 @@ class ToolUseBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolResultBlock:
     """What a tool returned.
 
@@ -164,7 +165,7 @@ class ToolResultBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ServerToolUseBlock:
     """A tool the API runs itself (web search, code execution, ...).
 
@@ -181,7 +182,7 @@ class ServerToolUseBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ServerToolResultBlock:
     """The result of a tool the API ran itself (an ``advisor_tool_result`` block, ...).
 
@@ -196,7 +197,7 @@ class ServerToolResultBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UnknownBlock:
     """A content block of a type ccwire does not model; `raw` holds all of it.
 
@@ -223,7 +224,7 @@ server-side tool call or its result, or an `UnknownBlock` for block types ccwire
 not model."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UserMessage:
     """A user-role message: tool results the CLI produced, or echoed prompts.
 
@@ -248,7 +249,7 @@ class UserMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AssistantMessage:
     """One assistant frame. While streaming, the CLI sends one content block per frame;
     frames of one API message share `message_id`.
@@ -286,7 +287,7 @@ class AssistantMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SystemMessage:
     """A `system` frame (`init`, `status`, ...).
 
@@ -305,7 +306,7 @@ class SystemMessage:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class _PlainRepr(SystemMessage):
     """A typed system message that prints as the reference SDK prints it (it has no class
     for it): ``SystemMessage(subtype=..., data=...)``, so code written for it prints the
@@ -320,7 +321,7 @@ TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stop
 `TaskNotificationMessage` (``stopped``) or a `TaskUpdatedMessage` (``killed``)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskStartedMessage(SystemMessage):
     """A subagent or background task started (``system``/``task_started``).
 
@@ -344,7 +345,7 @@ class TaskStartedMessage(SystemMessage):
     task_type: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskProgressMessage(SystemMessage):
     """A running task reports progress (``system``/``task_progress``).
 
@@ -370,7 +371,7 @@ class TaskProgressMessage(SystemMessage):
     last_tool_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskNotificationMessage(SystemMessage):
     """A task completed, failed or was stopped (``system``/``task_notification``).
 
@@ -401,7 +402,7 @@ class TaskNotificationMessage(SystemMessage):
     usage: TaskUsage | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskUpdatedMessage(SystemMessage):
     """A background task's state changed (``system``/``task_updated``).
 
@@ -423,7 +424,7 @@ class TaskUpdatedMessage(SystemMessage):
     uuid: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class MirrorErrorMessage(SystemMessage):
     """Copying transcript lines to a session store failed (``subtype`` ``mirror_error``).
 
@@ -441,7 +442,7 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HookEventMessage(SystemMessage):
     """A hook ran (``hook_started``, ``hook_progress``, ``hook_response``; with
     ``include_hook_events``).
@@ -474,7 +475,7 @@ class HookEventMessage(SystemMessage):
     outcome: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class CompactBoundaryMessage(_PlainRepr):
     """The conversation was compacted (``system``/``compact_boundary``).
 
@@ -493,7 +494,7 @@ class CompactBoundaryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class StatusMessage(_PlainRepr):
     """What the CLI is busy with (``system``/``status``).
 
@@ -517,7 +518,7 @@ class StatusMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class ApiRetryMessage(_PlainRepr):
     """An API request failed and will be retried after a delay (``system``/``api_retry``).
 
@@ -545,7 +546,7 @@ class ApiRetryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class ControlRequestProgressMessage(_PlainRepr):
     """Progress of a long control request of yours (``system``/``control_request_progress``).
 
@@ -573,7 +574,7 @@ class ControlRequestProgressMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class ModelRefusalFallbackMessage(_PlainRepr):
     """The model refused, and the turn is retried on a fallback model
     (``system``/``model_refusal_fallback``).
@@ -612,7 +613,7 @@ class ModelRefusalFallbackMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class ModelRefusalNoFallbackMessage(_PlainRepr):
     """The model refused, with no fallback to retry on (``system``/``model_refusal_no_fallback``).
 
@@ -640,7 +641,7 @@ class ModelRefusalNoFallbackMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class LocalCommandOutputMessage(_PlainRepr):
     """What a local slash command printed (``system``/``local_command_output``).
 
@@ -658,7 +659,7 @@ class LocalCommandOutputMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class PluginInstallMessage(_PlainRepr):
     """Progress of installing plugins headless (``system``/``plugin_install``).
 
@@ -680,7 +681,7 @@ class PluginInstallMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class BackgroundTasksChangedMessage(_PlainRepr):
     """The set of live background tasks changed (``system``/``background_tasks_changed``).
 
@@ -698,7 +699,7 @@ class BackgroundTasksChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class ThinkingTokensMessage(_PlainRepr):
     """An estimate of the thinking tokens so far (``system``/``thinking_tokens``).
 
@@ -720,7 +721,7 @@ class ThinkingTokensMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class SessionStateChangedMessage(_PlainRepr):
     """The CLI's session state changed (``system``/``session_state_changed``; ccwire tracks it and
     does not yield it).
@@ -739,7 +740,7 @@ class SessionStateChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class WorkerShuttingDownMessage(_PlainRepr):
     """A remote worker is shutting down (``system``/``worker_shutting_down``).
 
@@ -757,7 +758,7 @@ class WorkerShuttingDownMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class CommandsChangedMessage(_PlainRepr):
     """The slash commands changed mid-session (``system``/``commands_changed``;
     ``supported_commands()`` follows it).
@@ -776,7 +777,7 @@ class CommandsChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class NotificationMessage(_PlainRepr):
     """A notification to show (``system``/``notification``).
 
@@ -802,7 +803,7 @@ class NotificationMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class FilesPersistedMessage(_PlainRepr):
     """Files were uploaded (``system``/``files_persisted``).
 
@@ -824,7 +825,7 @@ class FilesPersistedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class MemoryRecallMessage(_PlainRepr):
     """Memories were recalled into the turn (``system``/``memory_recall``).
 
@@ -844,7 +845,7 @@ class MemoryRecallMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class ElicitationCompleteMessage(_PlainRepr):
     """An MCP server confirmed a URL elicitation is complete (``system``/``elicitation_complete``).
 
@@ -864,7 +865,7 @@ class ElicitationCompleteMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class PermissionDeniedMessage(_PlainRepr):
     """A tool call was denied without a prompt (``system``/``permission_denied``).
 
@@ -892,7 +893,7 @@ class PermissionDeniedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class InformationalMessage(_PlainRepr):
     """A text banner: a status line, a hook's feedback, a command's output
     (``system``/``informational``).
@@ -919,7 +920,7 @@ class InformationalMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class SessionWritesLostMessage(_PlainRepr):
     """The CLI could not save transcript lines or its config: the disk is full
     (``system``/``session_writes_lost``).
@@ -942,7 +943,7 @@ class SessionWritesLostMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class PostTurnSummaryMessage(_PlainRepr):
     """A summary of where the session stands after a turn (``system``/``post_turn_summary``).
 
@@ -966,7 +967,7 @@ class PostTurnSummaryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class TaskSummaryMessage(_PlainRepr):
     """A summary of the session's task changed (``system``/``task_summary``).
 
@@ -984,7 +985,7 @@ class TaskSummaryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class SessionMetadataMessage(_PlainRepr):
     """The session's metadata changed (``system``/``session_metadata``).
 
@@ -1002,7 +1003,7 @@ class SessionMetadataMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True, repr=False)
+@dataclass(slots=True, repr=False)
 class SessionTitleChangedMessage(_PlainRepr):
     """The session got a title (``system``/``session_title_changed``; from ``title``,
     ``rename_session()`` or made up).
@@ -1021,7 +1022,7 @@ class SessionTitleChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DeferredToolUse:
     """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``).
 
@@ -1036,7 +1037,7 @@ class DeferredToolUse:
     input: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ResultMessage:
     """The end of a turn: outcome, timing, cost and usage.
 
@@ -1095,7 +1096,7 @@ class ResultMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StreamEvent:
     """A raw Messages API stream event (only with `include_partial_messages`).
 
@@ -1118,7 +1119,7 @@ class StreamEvent:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RateLimitInfo:
     """Where the account stands against a rate limit.
 
@@ -1143,7 +1144,7 @@ class RateLimitInfo:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RateLimitEvent:
     """The account's rate limit status changed (a ``rate_limit_event`` frame).
 
@@ -1160,7 +1161,7 @@ class RateLimitEvent:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ConversationResetMessage:
     """The conversation was replaced without ending the connection (``/clear``, ...).
 
@@ -1180,7 +1181,7 @@ class ConversationResetMessage:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RawMessage:
     """A frame of a type ccwire does not model (``tool_progress``,
     ``command_lifecycle``, future types...). Nothing is dropped: ``data`` is the frame.
@@ -1199,7 +1200,7 @@ class RawMessage:
         return self.data
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TranscriptMirrorMessage(RawMessage):
     """A ``transcript_mirror`` frame: lines the CLI just wrote to its session file.
 
@@ -1228,7 +1229,7 @@ class TranscriptMirrorMessage(RawMessage):
         return [e for e in value if isinstance(e, Mapping)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolProgressMessage(RawMessage):
     """A tool call is still running (a ``tool_progress`` frame).
 
@@ -1257,7 +1258,7 @@ class ToolProgressMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AuthStatusMessage(RawMessage):
     """Progress of signing in (an ``auth_status`` frame).
 
@@ -1278,7 +1279,7 @@ class AuthStatusMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolUseSummaryMessage(RawMessage):
     """A summary of tool calls (a ``tool_use_summary`` frame).
 
@@ -1297,7 +1298,7 @@ class ToolUseSummaryMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PromptSuggestionMessage(RawMessage):
     """A predicted next prompt, after a turn's result (a ``prompt_suggestion`` frame; with
     ``prompt_suggestions=True``).
@@ -1315,7 +1316,7 @@ class PromptSuggestionMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ActiveGoalMessage(RawMessage):
     """The session's ``/goal`` changed: met, or one more iteration (an ``active_goal`` frame).
 
@@ -1332,7 +1333,7 @@ class ActiveGoalMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AutocompactStateMessage(RawMessage):
     """When the conversation will be compacted (an ``autocompact_state`` frame).
 

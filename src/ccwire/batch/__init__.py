@@ -26,10 +26,16 @@ from typing import TYPE_CHECKING
 from .._core.lazy import install_lazy_importer, publish
 
 if TYPE_CHECKING or not install_lazy_importer(__name__):
-    from .._batch.errors import BatchConfigError, BatchError, BatchInputError, DuplicateTaskIdError
+    from .._batch.errors import (
+        BatchConfigError,
+        BatchError,
+        BatchInputError,
+        DuplicateTaskIdError,
+        ResultsWriteError,
+    )
     from .._batch.output import ResultsFile, read_results
     from .._batch.results import RETRYABLE_STATUSES, BatchResult, ErrorKind, RetryPolicy
-    from .._batch.run import BatchRun, Executor, finished_ids, run_batch
+    from .._batch.run import BatchRun, BatchState, Executor, finished_ids, run_batch
     from .._batch.session import BatchEvent, EventSink
     from .._batch.taskfile import TaskFileReport, iter_task_file, scan_task_file
     from .._batch.tasks import TASK_FIELDS, BatchTask, TaskFunction, TaskLike
@@ -46,12 +52,14 @@ __all__ = [
     "BatchInputError",
     "BatchResult",
     "BatchRun",
+    "BatchState",
     "BatchTask",
     "DuplicateTaskIdError",
     "ErrorKind",
     "EventSink",
     "Executor",
     "ResultsFile",
+    "ResultsWriteError",
     "RetryPolicy",
     "TaskFileReport",
     "TaskFunction",

@@ -3,7 +3,7 @@
 `ScriptedModel` is a local Anthropic Messages API whose replies a test scripts;
 `offline_env()` builds the environment that points the ``claude`` CLI at it.  The
 pytest plugin (registered automatically) provides the ``scripted_model`` and
-``offline_env`` fixtures::
+``offline_env`` fixtures:
 
     def test_tool_round_trip(scripted_model, offline_env):
         call = tool_use("Bash", {"command": "echo hi"})

@@ -1,0 +1,390 @@
+"""``ccwire batch report``: a batch's results file as one self-contained HTML page.
+
+The page is made of inline SVG charts drawn here (no JavaScript library, nothing
+fetched: it opens offline from a ``file://`` URL): task durations, cost and tokens per
+task, tool calls per task, and results by kind of failure; then the slowest and the
+most expensive tasks, each linked to its session's transcript page (the page of
+``ccwire show --html``, written beside the report when the transcript is on this
+machine). Every bar carries its task id and value (``data-id``, ``data-value``) and a
+tooltip.
+
+A results file may hold several results of one task (``--rerun-failed``): the last
+one counts, as for resuming.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import IO
+
+from .._batch.output import read_results
+from .._batch.results import BatchResult
+from .html import render_html
+from .transcript_view import load_session_view
+
+__all__ = [
+    "MAX_BARS",
+    "TOP",
+    "add_report_arguments",
+    "latest_results",
+    "render_report",
+    "report_command",
+    "write_report",
+]
+
+MAX_BARS = 120
+"""Up to this many tasks a chart has one bar per task; past it, a histogram."""
+
+TOP = 10
+"""Rows of the slowest and most expensive tables."""
+
+_BINS = 20
+_WIDTH = 860
+_BAR_AREA = 600  # the width of the bars in a per-task chart
+_ROW = 18  # the height of one bar's row
+_PALETTE = {"input": "#4c78a8", "output": "#f58518"}
+_KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start": "#9d755d",
+                 "crash": "#e45756", "exception": "#ff9da6", "config": "#bab0ac"}  # fmt: skip
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``ccwire batch report``."""
+    parser.add_argument("results", metavar="RESULTS.jsonl", help="a batch's results file")
+    parser.add_argument(
+        "--html", required=True, metavar="OUT.html", help="write the report to this file"
+    )
+    parser.add_argument(
+        "--no-transcripts",
+        action="store_true",
+        help="do not write the transcript pages of the slowest and most expensive tasks",
+    )
+
+
+def latest_results(path: str | Path) -> list[BatchResult]:
+    """The last result of each task in a results file, in the order tasks first appear."""
+    latest: dict[str, BatchResult] = {}
+    for result in read_results(path):
+        latest.pop(result.id, None)
+        latest[result.id] = result
+    return list(latest.values())
+
+
+def report_command(args: argparse.Namespace, out: IO[str]) -> int:
+    """Run ``ccwire batch report``; returns the exit code.
+
+    Raises:
+        OSError: The report cannot be written.
+    """
+    results = latest_results(args.results)
+    pages = write_report(
+        results, Path(args.html), source=str(args.results), transcripts=not args.no_transcripts
+    )
+    out.write(f"wrote {args.html} ({len(results)} tasks, {pages} transcript pages)\n")
+    return 0
+
+
+def write_report(
+    results: Sequence[BatchResult],
+    target: Path,
+    *,
+    source: str,
+    transcripts: bool = True,
+    refresh: int | None = None,
+) -> int:
+    """Write the report (and the transcript pages it links to) next to each other.
+
+    Args:
+        results: One result per task.
+        target: The HTML file to write.
+        source: The results file, named on the page.
+        transcripts: Write the linked sessions' pages (``<target stem>_sessions/``).
+        refresh: Reload the page every this many seconds (a batch still running).
+
+    Returns:
+        How many transcript pages were written.
+    """
+    links: dict[str, str] = {}
+    if transcripts:
+        folder = target.with_name(f"{target.stem}_sessions")
+        for result in [*_slowest(results), *_costliest(results)]:
+            sid = result.session_id
+            if sid is None or sid in links:
+                continue
+            view = load_session_view(sid)
+            if view is None:
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{sid}.html").write_text(render_html(view), encoding="utf-8")
+            links[sid] = f"{folder.name}/{sid}.html"
+    page = render_report(results, source=source, links=links, refresh=refresh)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(target)  # a live view never shows a half-written page
+    return len(links)
+
+
+def _slowest(results: Sequence[BatchResult]) -> list[BatchResult]:
+    return sorted(results, key=lambda r: -r.duration_s)[:TOP]
+
+
+def _costliest(results: Sequence[BatchResult]) -> list[BatchResult]:
+    return [r for r in sorted(results, key=lambda r: -r.cost_usd)[:TOP] if r.cost_usd > 0]
+
+
+# ------------------------------------------------------------------------ charts
+
+
+@dataclass(frozen=True)
+class _Series:
+    """One chart's values: a name per bar, and one or more stacked parts."""
+
+    name: str
+    unit: str
+    parts: tuple[str, ...]
+    values: Callable[[BatchResult], tuple[float, ...]]
+    fmt: Callable[[float], str]
+
+
+def _bars(results: Sequence[BatchResult], series: _Series) -> str:
+    """One bar per task (stacked parts), labelled by task id."""
+    totals = [sum(series.values(r)) for r in results]
+    top = max(totals, default=0.0) or 1.0
+    height = _ROW * len(results) + 30
+    label_w = _WIDTH - _BAR_AREA - 90
+    rows = []
+    for i, result in enumerate(results):
+        y = 10 + i * _ROW
+        x = float(label_w)
+        parts = series.values(result)
+        total = sum(parts)
+        rects = []
+        for part, value in zip(series.parts, parts, strict=True):
+            w = _BAR_AREA * value / top
+            colour = _PALETTE.get(part, "#4c78a8")
+            tip = f"{result.id}: {series.fmt(value)}" + (f" {part}" if len(parts) > 1 else "")
+            rects.append(
+                f'<rect class="bar" data-id="{escape(result.id)}" data-part="{part}" '
+                f'data-value="{value!r}" x="{x:.1f}" y="{y}" width="{w:.2f}" '
+                f'height="{_ROW - 4}" fill="{colour}"><title>{escape(tip)}</title></rect>'
+            )
+            x += w
+        ok = "" if result.ok else ' class="failed"'
+        rows.append(
+            f'<g class="row" data-id="{escape(result.id)}" data-total="{total!r}">'
+            f'<text{ok} x="{label_w - 6}" y="{y + _ROW - 7}" text-anchor="end">'
+            f"{escape(_short(result.id))}</text>{''.join(rects)}"
+            f'<text class="value" x="{x + 4:.1f}" y="{y + _ROW - 7}">{series.fmt(total)}</text>'
+            "</g>"
+        )
+    return _svg(series, height, "".join(rows))
+
+
+def _histogram(results: Sequence[BatchResult], series: _Series) -> str:
+    """Tasks counted by value, in equal bins (for batches too big for a bar each)."""
+    totals = [sum(series.values(r)) for r in results]
+    low, high = min(totals, default=0.0), max(totals, default=0.0)
+    step = (high - low) / _BINS or 1.0
+    counts = [0] * _BINS
+    for value in totals:
+        counts[min(_BINS - 1, int((value - low) / step))] += 1
+    top = max(counts, default=0) or 1
+    height = 200
+    col = (_WIDTH - 60) / _BINS
+    cols = []
+    for i, count in enumerate(counts):
+        h = (height - 50) * count / top
+        lo, hi = low + i * step, low + (i + 1) * step
+        tip = f"{count} tasks from {series.fmt(lo)} to {series.fmt(hi)}"
+        cols.append(
+            f'<rect class="bin" data-count="{count}" data-low="{lo!r}" data-high="{hi!r}" '
+            f'x="{40 + i * col:.1f}" y="{height - 30 - h:.1f}" width="{col - 2:.1f}" '
+            f'height="{h:.1f}" fill="#4c78a8"><title>{escape(tip)}</title></rect>'
+        )
+    axis = (
+        f'<text x="40" y="{height - 12}">{series.fmt(low)}</text>'
+        f'<text x="{_WIDTH - 20}" y="{height - 12}" text-anchor="end">{series.fmt(high)}</text>'
+    )
+    return _svg(series, height, "".join(cols) + axis)
+
+
+def _svg(series: _Series, height: int, body: str) -> str:
+    slug = series.name.lower().replace(" ", "-")
+    legend = ""
+    if len(series.parts) > 1:
+        legend = "".join(
+            f'<span class="key"><i style="background:{_PALETTE.get(p, "#4c78a8")}"></i>'
+            f"{escape(p)}</span>"
+            for p in series.parts
+        )
+    return (
+        f'<figure class="chart" id="chart-{slug}"><figcaption>{escape(series.name)} '
+        f'<span class="unit">({escape(series.unit)})</span>{legend}</figcaption>'
+        f'<svg role="img" aria-label="{escape(series.name)}" width="{_WIDTH}" height="{height}" '
+        f'viewBox="0 0 {_WIDTH} {height}">{body}</svg></figure>'
+    )
+
+
+def _kinds(results: Sequence[BatchResult]) -> str:
+    """Results by kind: ``ok`` and each kind of failure."""
+    counts = Counter("ok" if r.ok else (r.error_kind or "unknown") for r in results)
+    ordered = sorted(counts.items(), key=lambda kv: (kv[0] != "ok", -kv[1], kv[0]))
+    top = max(counts.values(), default=0) or 1
+    rows = []
+    for i, (kind, count) in enumerate(ordered):
+        y = 10 + i * 24
+        w = 500 * count / top
+        rows.append(
+            f'<g class="kind" data-kind="{escape(kind)}" data-count="{count}">'
+            f'<text x="150" y="{y + 15}" text-anchor="end">{escape(kind)}</text>'
+            f'<rect class="bar" x="160" y="{y}" width="{w:.1f}" height="20" '
+            f'fill="{_KIND_COLOURS.get(kind, "#888")}"><title>{count} {escape(kind)}</title></rect>'
+            f'<text class="value" x="{164 + w:.1f}" y="{y + 15}">{count}</text></g>'
+        )
+    height = 24 * len(ordered) + 20
+    return (
+        '<figure class="chart" id="chart-kinds"><figcaption>Results by kind</figcaption>'
+        f'<svg role="img" aria-label="Results by kind" width="{_WIDTH}" height="{height}">'
+        f"{''.join(rows)}</svg></figure>"
+    )
+
+
+_SERIES = (
+    _Series("Duration", "seconds, all attempts", ("duration",),
+            lambda r: (r.duration_s,), lambda v: f"{v:.2f} s"),
+    _Series("Cost", "US dollars", ("cost",), lambda r: (r.cost_usd,), lambda v: f"${v:.4f}"),
+    _Series("Tokens", "input and output, last attempt", ("input", "output"),
+            lambda r: (float(r.input_tokens), float(r.output_tokens)), lambda v: f"{v:,.0f}"),
+    _Series("Tool calls", "last attempt", ("tool_calls",),
+            lambda r: (float(r.tool_calls),), lambda v: f"{v:,.0f}"),
+)  # fmt: skip
+
+
+# ------------------------------------------------------------------------- page
+
+_CSS = """
+:root { --bg:#fbfbfa; --fg:#1f2328; --muted:#6a737d; --card:#fff; --line:#e3e6ea;
+  --ok:#1a7f37; --err:#cf222e; }
+@media (prefers-color-scheme: dark) { :root { --bg:#16181c; --fg:#e6e6e6; --muted:#9aa4ad;
+  --card:#1e2126; --line:#30353c; } }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--fg);
+  font:15px/1.5 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; }
+main { max-width: 960px; margin: 0 auto; padding: 24px 20px 64px; }
+h1 { font-size: 1.35rem; margin: 0 0 4px; } h2 { font-size: 1.1rem; margin: 28px 0 8px; }
+.meta { color: var(--muted); font-size: .9rem; }
+.totals { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr));
+  gap: 10px; margin: 16px 0; }
+.total { background: var(--card); border: 1px solid var(--line); border-radius: 10px;
+  padding: 10px 14px; } .total b { display: block; font-size: 1.3rem; }
+.total span { color: var(--muted); font-size: .85rem; }
+figure.chart { background: var(--card); border: 1px solid var(--line); border-radius: 10px;
+  margin: 14px 0; padding: 12px 10px; overflow-x: auto; }
+figcaption { font-weight: 600; margin: 0 0 6px 6px; } .unit { color: var(--muted);
+  font-weight: 400; }
+.key { font-weight: 400; font-size: .85rem; margin-left: 12px; color: var(--muted); }
+.key i { display: inline-block; width: 10px; height: 10px; margin-right: 4px;
+  border-radius: 2px; }
+svg text { font-size: 11px; fill: var(--fg); } svg text.failed { fill: var(--err); }
+svg text.value { fill: var(--muted); }
+table { border-collapse: collapse; width: 100%; background: var(--card); font-size: .9rem; }
+th, td { border-bottom: 1px solid var(--line); padding: 6px 8px; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.bad { color: var(--err); } .good { color: var(--ok); }
+code { font-size: .85em; }
+footer { color: var(--muted); font-size: .8rem; margin-top: 30px; }
+"""
+
+
+def _short(text: str, n: int = 22) -> str:
+    return text if len(text) <= n else text[: n - 1] + "\u2026"
+
+
+def _table(title: str, rows: Sequence[BatchResult], links: dict[str, str], css: str) -> str:
+    body = []
+    for r in rows:
+        sid = r.session_id
+        if sid is not None and sid in links:
+            session = f'<a class="transcript" href="{escape(links[sid])}">{escape(sid[:8])}</a>'
+        elif sid is not None:
+            session = (
+                f'<code title="ccwire show {escape(sid)} --html FILE">{escape(sid[:8])}</code>'
+            )
+        else:
+            session = "\u2014"
+        status = '<span class="good">ok</span>' if r.ok else (
+            f'<span class="bad">{escape(r.error_kind or "failed")}</span>')  # fmt: skip
+        body.append(
+            f'<tr data-id="{escape(r.id)}"><td>{escape(r.id)}</td><td>{status}</td>'
+            f'<td class="num">{r.duration_s:.2f} s</td><td class="num">${r.cost_usd:.4f}</td>'
+            f'<td class="num">{r.input_tokens + r.output_tokens:,}</td>'
+            f'<td class="num">{r.tool_calls}</td><td>{session}</td></tr>'
+        )
+    return (
+        f'<h2>{escape(title)}</h2><table class="{css}"><thead><tr><th>Task</th><th>Result</th>'
+        "<th>Duration</th><th>Cost</th><th>Tokens</th><th>Tool calls</th><th>Transcript</th>"
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def render_report(
+    results: Sequence[BatchResult],
+    *,
+    source: str,
+    links: dict[str, str] | None = None,
+    refresh: int | None = None,
+) -> str:
+    """The report's HTML (inline CSS and SVG, no script).
+
+    Args:
+        results: One result per task.
+        source: The results file, named on the page.
+        links: Transcript page paths by session id.
+        refresh: Reload the page every this many seconds.
+
+    Returns:
+        The page's source.
+    """
+    links = links or {}
+    ok = sum(1 for r in results if r.ok)
+    totals = [
+        ("tasks", f"{len(results):,}", "total"),
+        ("succeeded", f"{ok:,}", "ok"),
+        ("failed", f"{len(results) - ok:,}", "failed"),
+        ("cost", f"${sum(r.cost_usd for r in results):.4f}", "cost"),
+        ("tokens", f"{sum(r.input_tokens + r.output_tokens for r in results):,}", "tokens"),
+        ("tool calls", f"{sum(r.tool_calls for r in results):,}", "tool-calls"),
+        ("task time", f"{sum(r.duration_s for r in results):,.1f} s", "duration"),
+    ]
+    cards = "".join(
+        f'<div class="total" id="total-{key}"><b>{value}</b><span>{label}</span></div>'
+        for label, value, key in totals
+    )
+    draw = _bars if len(results) <= MAX_BARS else _histogram
+    charts = "".join(draw(results, s) for s in _SERIES) if results else "<p>No results yet.</p>"
+    reload = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
+    title = f"Batch report: {Path(source).name}"
+    running = " \u00b7 the batch is running; this page reloads" if refresh else ""
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; img-src data:\">"
+        f"{reload}<title>{escape(title)}</title><style>{_CSS}</style></head>"
+        f"<body><main><h1>{escape(title)}</h1>"
+        f'<div class="meta">{escape(source)} \u00b7 written '
+        f"{escape(time.strftime('%Y-%m-%d %H:%M:%S'))}"
+        f"{running}</div>"
+        f'<div class="totals">{cards}</div>'
+        f"{_kinds(results) if results else ''}{charts}"
+        f"{_table('Slowest tasks', _slowest(results), links, 'slowest')}"
+        f"{_table('Most expensive tasks', _costliest(results), links, 'costliest')}"
+        "<footer>Written by <code>ccwire batch report</code> from the batch's results "
+        "file.</footer></main></body></html>\n"
+    )

@@ -1,0 +1,239 @@
+"""A batch as one trace: a ``ccwire.batch`` span, a ``ccwire.batch.task`` span per task,
+and under each the spans of its sessions (``invoke_agent``, one per attempt).
+
+Only a batch whose options carry a `Telemetry` imports OpenTelemetry; otherwise every
+function here is a no-op. The batch span is current while the batch starts its
+feeding task, so the local executor's tasks inherit it; the Ray executor sends its
+context with each task (W3C ``traceparent``), and the worker opens the task's span
+under it. A worker configures its OpenTelemetry once (``Telemetry.worker_setup``) and
+exports what it recorded after each task, since an actor is killed, not shut down,
+when the batch ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import random
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import anyio.to_thread
+
+from .._conversation.options import ClaudeAgentOptions
+from .._conversation.spare_pool import SparePool
+from .._conversation.telemetry import Telemetry, flush_telemetry
+from .._core.redact import redact_text
+from .errors import BatchConfigError
+from .refs import resolve_reference
+from .results import BatchResult, RetryPolicy
+from .session import BatchEvent, EventSink, Progress, run_task
+from .tasks import BatchTask
+
+__all__ = ["BatchTracing", "portable_telemetry", "run_traced"]
+
+_FLUSH_SECONDS = 10.0
+_set_up: set[str] = set()  # the worker setups this process has run
+
+
+class BatchTracing:
+    """The span of one batch (a no-op without telemetry).
+
+    Args:
+        options: The batch options.
+        executor: ``local`` or ``ray``.
+        concurrency: Sessions at once.
+    """
+
+    def __init__(self, options: ClaudeAgentOptions, *, executor: str, concurrency: int) -> None:
+        self._telemetry = options.telemetry
+        self._attrs = {"ccwire.batch.executor": executor, "ccwire.batch.concurrency": concurrency}
+        self._span: Any = None
+        self.counts = {"ok": 0, "failed": 0}
+        self.cost = 0.0
+
+    def watch(self, sink: EventSink | None) -> EventSink | None:
+        """`sink`, also counting finished results for the batch span."""
+        if self._telemetry is None:
+            return sink
+
+        def on_event(event: BatchEvent) -> None:
+            if event.kind == "finished" and event.result is not None:
+                self.counts["ok" if event.result.ok else "failed"] += 1
+                self.cost += event.result.cost_usd
+            if sink is not None:
+                sink(event)
+
+        return on_event
+
+    @contextlib.contextmanager
+    def started(self) -> Iterator[None]:
+        """Start the batch span and make it current inside the block."""
+        if self._telemetry is None:
+            yield
+            return
+        from opentelemetry import context, trace
+
+        tracer = _tracer(self._telemetry)
+        self._span = tracer.start_span("ccwire.batch", attributes=self._attrs)
+        token = context.attach(trace.set_span_in_context(self._span))
+        try:
+            yield
+        finally:
+            context.detach(token)
+
+    def end(self, *, submitted: int, skipped: int, failure: BaseException | None) -> None:
+        """End the batch span with what the batch did."""
+        span, self._span = self._span, None
+        if span is None:
+            return
+        from opentelemetry.trace import Status, StatusCode
+
+        span.set_attributes({
+            "ccwire.batch.submitted": submitted,
+            "ccwire.batch.skipped": skipped,
+            "ccwire.batch.ok": self.counts["ok"],
+            "ccwire.batch.failed": self.counts["failed"],
+            "ccwire.usage.cost_usd": round(self.cost, 10),
+        })  # fmt: skip
+        if failure is not None:
+            span.set_attribute("error.type", type(failure).__name__)
+            first = (str(failure).splitlines() or [type(failure).__name__])[0]
+            span.set_status(Status(StatusCode.ERROR, redact_text(first)[:500]))
+        span.end()
+
+    def carrier(self) -> dict[str, str] | None:
+        """The current trace context as W3C headers, for a task sent to a Ray worker."""
+        if self._telemetry is None:
+            return None
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        headers: dict[str, str] = {}
+        TraceContextTextMapPropagator().inject(headers)
+        return headers
+
+
+def portable_telemetry(telemetry: Telemetry | None) -> Telemetry | None:
+    """The telemetry option as a Ray worker can receive it: without providers.
+
+    Raises:
+        BatchConfigError: It has no `Telemetry.worker_setup` to configure the workers.
+    """
+    if telemetry is None:
+        return None
+    if telemetry.worker_setup is None:
+        raise BatchConfigError(
+            "options.telemetry: with the Ray executor the workers configure OpenTelemetry "
+            "themselves: set Telemetry(worker_setup='ccwire:setup_otlp') or your own function"
+        )
+    return dataclasses.replace(telemetry, tracer_provider=None, meter_provider=None)
+
+
+async def run_traced(
+    task: BatchTask,
+    options: ClaudeAgentOptions,
+    policy: RetryPolicy,
+    *,
+    events: EventSink | None = None,
+    rng: random.Random | None = None,
+    parent: Mapping[str, str] | None = None,
+    worker: bool = False,
+    attempts_before: int = 0,
+    progress: Progress | None = None,
+    pool: SparePool | None = None,
+) -> BatchResult:
+    """`run_task` inside the task's span (just `run_task` without telemetry).
+
+    Args:
+        task: The task.
+        options: The batch options.
+        policy: The retry policy.
+        events: Receives the task's events.
+        rng: The backoff's random source.
+        parent: The batch span's context, for a task that came from another process.
+        worker: On a Ray worker: run `Telemetry.worker_setup` once per process first,
+            and export what was recorded once the task is done.
+        attempts_before: Attempts the task already had on a lost Ray node.
+        progress: Told of each attempt's start, session id and first tool call.
+        pool: Spare CLIs the sessions start on (`run_task`).
+
+    Returns:
+        The task's result.
+
+        A ``config`` failure when `Telemetry.worker_setup` fails on a worker.
+    """
+    telemetry = options.telemetry
+    if telemetry is None:
+        return await run_task(
+            task,
+            options,
+            policy,
+            events=events,
+            rng=rng,
+            attempts_before=attempts_before,
+            progress=progress,
+            pool=pool,
+        )
+    if worker and telemetry.worker_setup and telemetry.worker_setup not in _set_up:
+        try:
+            setup = resolve_reference(telemetry.worker_setup, "telemetry.worker_setup",
+                                      where="on the Ray worker")  # fmt: skip
+            setup()
+        except Exception as exc:  # every task of this worker fails the same way
+            return BatchResult(id=task.id, ok=False, is_error=True, error_kind="config",
+                               error=redact_text(f"telemetry.worker_setup failed: {exc}"),
+                               metadata=dict(task.metadata))  # fmt: skip
+        _set_up.add(telemetry.worker_setup)
+    from opentelemetry import context, trace
+    from opentelemetry.trace import Status, StatusCode
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    ctx = TraceContextTextMapPropagator().extract(parent) if parent else None
+    span = _tracer(telemetry).start_span(
+        "ccwire.batch.task", context=ctx, attributes={"ccwire.batch.task_id": task.id}
+    )
+    token = context.attach(trace.set_span_in_context(span))
+    try:
+        result = await run_task(
+            task,
+            options,
+            policy,
+            events=events,
+            rng=rng,
+            attempts_before=attempts_before,
+            progress=progress,
+            pool=pool,
+        )
+    except BaseException as exc:
+        span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else
+                           type(exc).__name__)  # fmt: skip
+        span.set_status(Status(StatusCode.ERROR, "the task did not finish"))
+        raise
+    else:
+        span.set_attributes({
+            "ccwire.batch.task.ok": result.ok,
+            "ccwire.batch.task.attempts": result.attempts,
+            "ccwire.batch.task.tool_calls": result.tool_calls,
+            "ccwire.batch.task.cost_usd": result.cost_usd,
+        })  # fmt: skip
+        if result.session_id:
+            span.set_attribute("gen_ai.conversation.id", result.session_id)
+        if not result.ok:
+            span.set_attribute("error.type", result.error_kind or "error")
+            span.set_status(Status(StatusCode.ERROR, redact_text(result.error or "")[:500]))
+        return result
+    finally:
+        context.detach(token)
+        span.end()
+        if worker:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(flush_telemetry, telemetry, _FLUSH_SECONDS)
+
+
+def _tracer(telemetry: Telemetry) -> Any:
+    from opentelemetry import trace
+
+    from .._version import __version__
+
+    provider = telemetry.tracer_provider or trace.get_tracer_provider()
+    return provider.get_tracer("ccwire", __version__)

@@ -1,0 +1,487 @@
+"""OpenTelemetry spans and metrics of one session, following the GenAI semantic conventions.
+
+Loaded only by a session whose options carry a `Telemetry` (it imports OpenTelemetry).
+`SessionTrace` watches the observation points a `Connection` already has, and adds
+nothing to a session without it:
+
+* the session is one ``invoke_agent`` span, from connect to close, a child of the span
+  current at connect; its context goes to the CLI as ``TRACEPARENT``, where the CLI's
+  own spans (when it exports them) join it;
+* every ``tool_use`` block the model sends opens an ``execute_tool`` span, closed by
+  its ``tool_result`` (built-in and MCP tools alike); an in-process tool's handler runs
+  inside its span, so spans made by the tool's code nest under it;
+* permission answers (``can_use_tool``), hook answers and the CLI's own permission
+  denials are events on the tool's span (``ccwire.permission``, ``ccwire.hook``);
+* each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
+  session's attributes, and records the ``gen_ai.client.token.usage``,
+  ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics;
+* an error result, a failed connection or an unfinished tool sets the span's error.
+
+Content (prompts, answers, tool arguments and results) is recorded only with
+``Telemetry.record_content``; whatever is recorded passes through the secret masking of
+``_core.redact`` first.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from opentelemetry import context as otel_context, metrics, trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from .._core.errors import ResultError
+from .._core.redact import redact_text, redact_value
+from .._protocol.control import ControlEvent, RouteHandler
+from .._version import __version__
+from .._wire import codec
+from .._wire.messages import (
+    AssistantMessage,
+    HookEventMessage,
+    Message,
+    ResultMessage,
+    SystemMessage,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from .audit import _hook_outcome, _permission_outcome
+
+if TYPE_CHECKING:
+    from .telemetry import Telemetry
+
+__all__ = ["SCOPE", "SessionTrace"]
+
+SCOPE: Final = "ccwire"
+"""The instrumentation scope name of ccwire's spans and metrics."""
+
+PROVIDER: Final = "anthropic"
+_CONTENT_CHARS: Final = 4096  # the longest content attribute recorded
+_DETAIL_CHARS: Final = 500
+_PROPAGATOR: Final = TraceContextTextMapPropagator()
+# the bucket boundaries the GenAI conventions advise for these two histograms
+_TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,
+                         4194304, 16777216, 67108864)  # fmt: skip
+_DURATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12,
+                            10.24, 20.48, 40.96, 81.92)  # fmt: skip
+
+# the CLI's own trace export, with `Telemetry.cli_traces`
+_CLI_TRACE_ENV: Final = {
+    "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+    "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+    "OTEL_TRACES_EXPORTER": "otlp",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",  # as `setup_otlp` (may be overridden)
+}
+
+
+class _Instruments:
+    """The three metric instruments of one meter provider (made once per provider)."""
+
+    _made: dict[int, tuple[Any, _Instruments]] = {}
+
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.tokens = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=list(_TOKEN_BUCKETS),
+        )
+        self.duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
+        )
+        self.cost = meter.create_counter(
+            "ccwire.client.cost", unit="USD", description="What the model calls cost"
+        )
+
+    @classmethod
+    def of(cls, provider: metrics.MeterProvider) -> _Instruments:
+        key = id(provider)
+        found = cls._made.get(key)
+        if found is None or found[0] is not provider:
+            meter = provider.get_meter(SCOPE, __version__)
+            found = cls._made[key] = (provider, cls(meter))
+        return found[1]
+
+
+class SessionTrace:
+    """The spans and metrics of one session (one CLI process). See the module docstring.
+
+    Args:
+        telemetry: The option that asked for it.
+        model: The requested model (``options.model``), if any.
+    """
+
+    def __init__(self, telemetry: Telemetry, model: str | None) -> None:
+        self._config = telemetry
+        tracer_provider = telemetry.tracer_provider or trace.get_tracer_provider()
+        meter_provider = telemetry.meter_provider or metrics.get_meter_provider()
+        self._tracer = tracer_provider.get_tracer(SCOPE, __version__)
+        self._instruments = _Instruments.of(meter_provider)
+        self._content = telemetry.record_content
+        self._metric_attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": PROVIDER,
+        }
+        if model:
+            self._metric_attrs["gen_ai.request.model"] = model
+        attrs: dict[str, Any] = {
+            **self._metric_attrs,
+            "gen_ai.agent.name": telemetry.agent_name,
+            **telemetry.attributes,
+        }
+        self._span: Span = self._tracer.start_span(
+            f"invoke_agent {telemetry.agent_name}", kind=SpanKind.CLIENT, attributes=attrs
+        )
+        self._context = trace.set_span_in_context(self._span)
+        self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
+        self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
+        self._cost = 0.0  # the CLI's cumulative total_cost_usd
+        self._turns = 0
+        self._prompts: list[str] = []
+        self._response_model: str | None = None
+        self._error: tuple[str, str] | None = None  # (error.type, description)
+        self._ended = False
+
+    # ---------------------------------------------------------------- the CLI
+
+    def cli_env(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The variables that let the CLI join this trace, and with ``cli_traces`` export
+        its spans where this process's ``OTEL_EXPORTER_OTLP_*`` variables say.
+
+        Args:
+            environ: This process's environment.
+        """
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier, context=self._context)
+        env = {k.upper(): v for k, v in carrier.items()}
+        if self._config.cli_traces:
+            env.update(_CLI_TRACE_ENV)
+            env.update({k: v for k, v in environ.items() if k.startswith("OTEL_EXPORTER_OTLP_")})
+        return env
+
+    # ------------------------------------------------------------- observers
+
+    def on_prompt(self, prompt: object) -> None:
+        """A prompt was sent (its text is kept only with ``record_content``)."""
+        if self._content:
+            self._prompts.append(_prompt_text(prompt))
+
+    def on_message(self, message: Message) -> None:
+        """The message observer of the connection."""
+        if isinstance(message, AssistantMessage):
+            self._on_assistant(message)
+        elif isinstance(message, UserMessage):
+            if isinstance(message.content, list):
+                for block in message.content:
+                    if isinstance(block, ToolResultBlock):
+                        self._tool_result(block)
+        elif isinstance(message, ResultMessage):
+            self._on_result(message)
+        elif isinstance(message, HookEventMessage):
+            self._on_hook_message(message)
+        elif isinstance(message, SystemMessage) and message.subtype == "init":
+            sid = message.data.get("session_id")
+            if isinstance(sid, str):
+                self._span.set_attribute("gen_ai.conversation.id", sid)
+            model = message.data.get("model")
+            if isinstance(model, str) and "gen_ai.request.model" not in self._metric_attrs:
+                self._metric_attrs["gen_ai.request.model"] = model
+                self._span.set_attribute("gen_ai.request.model", model)
+
+    def on_control(self, event: ControlEvent) -> None:
+        """The control observer: permission and hook answers become span events."""
+        if event.outcome is None:
+            return
+        req = event.request
+        if event.subtype == codec.CAN_USE_TOOL:
+            decision, detail = _permission_outcome(event)
+            attrs = {"ccwire.permission.decision": decision,
+                     "ccwire.permission.source": "can_use_tool"}  # fmt: skip
+            if detail:
+                attrs["ccwire.permission.message"] = _detail(detail)
+            self._owner(req.get("tool_use_id")).add_event("ccwire.permission", attrs)
+        elif event.subtype == codec.HOOK_CALLBACK:
+            inp = req.get("input")
+            inp = inp if isinstance(inp, Mapping) else {}
+            decision, detail = _hook_outcome(event)
+            attrs = {"ccwire.hook.event": str(inp.get("hook_event_name", "")),
+                     "ccwire.hook.decision": decision,
+                     "ccwire.hook.callback": str(req.get("callback_id", ""))}  # fmt: skip
+            if detail:
+                attrs["ccwire.hook.reason"] = _detail(detail)
+            self._owner(req.get("tool_use_id")).add_event("ccwire.hook", attrs)
+
+    def wrap_tool_route(self, handler: RouteHandler) -> RouteHandler:
+        """The MCP route with each in-process tool call run inside its tool's span."""
+
+        async def route(req: codec.ControlRequest, call: Any) -> Any:
+            span = self._mcp_span(req.request)
+            token = otel_context.attach(trace.set_span_in_context(span))
+            try:
+                given = handler(req, call)
+                return await given if inspect.isawaitable(given) else given
+            finally:
+                otel_context.detach(token)
+
+        return route
+
+    def on_closed(self, error: BaseException | None) -> None:
+        """The connection ended or failed to open (``error``: why, if it went badly)."""
+        if isinstance(error, ResultError) and self._error is not None:
+            return  # the CLI's exit after an error result: that result is the error
+        if error is not None:
+            self._span.record_exception(
+                error, attributes={"exception.message": _detail(str(error))}
+            )
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            self._error = (type(error).__name__, _detail(first))
+
+    def end(self) -> None:
+        """End every open span (idempotent)."""
+        if self._ended:
+            return
+        self._ended = True
+        for span in reversed(list(self._tools.values())):
+            span.set_attribute("error.type", "cancelled")
+            span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
+            span.end()
+        self._tools.clear()
+        if self._error is not None:
+            kind, description = self._error
+            self._span.set_attribute("error.type", kind)
+            self._span.set_status(Status(StatusCode.ERROR, description))
+        self._span.end()
+
+    # ------------------------------------------------------------- internals
+
+    def _owner(self, tool_use_id: object) -> Span:
+        """The span an event about ``tool_use_id`` goes on: its tool's, else the session's."""
+        found = self._tools.get(tool_use_id) if isinstance(tool_use_id, str) else None
+        return found if found is not None else self._span
+
+    def _on_assistant(self, message: AssistantMessage) -> None:
+        if message.model and message.parent_tool_use_id is None:
+            self._response_model = message.model
+            self._span.set_attribute("gen_ai.response.model", message.model)
+        parent = self._owner(message.parent_tool_use_id)
+        for block in message.content:
+            if isinstance(block, ToolUseBlock) and block.id not in self._tools:
+                self._tool_started(block, parent)
+
+    def _tool_started(self, block: ToolUseBlock, parent: Span) -> None:
+        source = "mcp" if block.name.startswith("mcp__") else "builtin"
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.provider.name": PROVIDER,
+            "gen_ai.tool.name": block.name,
+            "gen_ai.tool.call.id": block.id,
+            "gen_ai.tool.type": "function",
+            "ccwire.tool.source": source,
+        }
+        if self._content:
+            attrs["gen_ai.tool.call.arguments"] = _json(block.input)
+        self._tools[block.id] = self._tracer.start_span(
+            f"execute_tool {block.name}",
+            context=trace.set_span_in_context(parent),
+            kind=SpanKind.INTERNAL,
+            attributes=attrs,
+        )
+
+    def _mcp_span(self, request: Mapping[str, Any]) -> Span:
+        """The span an MCP request runs in: its tool call's for ``tools/call``."""
+        message = request.get("message")
+        if not isinstance(message, Mapping) or message.get("method") != "tools/call":
+            return self._span
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        tool_use_id = meta.get("claudecode/toolUseId") if isinstance(meta, Mapping) else None
+        span = self._owner(tool_use_id)
+        if span is not self._span:
+            span.set_attribute("ccwire.tool.source", "sdk")
+            server = request.get("server_name")
+            if isinstance(server, str):
+                span.set_attribute("ccwire.tool.mcp_server", server)
+        return span
+
+    def _tool_result(self, block: ToolResultBlock) -> None:
+        span = self._tools.pop(block.tool_use_id, None)
+        if span is None:
+            return
+        text = _content_text(block.content)
+        if self._content and text is not None:
+            span.set_attribute("gen_ai.tool.call.result", _clip(redact_text(text)))
+        if block.is_error:
+            span.set_attribute("error.type", "tool_error")
+            why = _detail(text) if self._content and text else "the tool reported an error"
+            span.set_status(Status(StatusCode.ERROR, why))
+        span.end()
+
+    def _on_result(self, message: ResultMessage) -> None:
+        self._turns += 1
+        usage = message.usage or {}
+        turn = {
+            "input": _int(usage.get("input_tokens")),
+            "output": _int(usage.get("output_tokens")),
+            "cache_read": _int(usage.get("cache_read_input_tokens")),
+            "cache_creation": _int(usage.get("cache_creation_input_tokens")),
+        }
+        for key, value in turn.items():
+            self._totals[key] += value
+        cost = 0.0
+        if message.total_cost_usd is not None:  # cumulative over the CLI process
+            cost = max(0.0, message.total_cost_usd - self._cost)
+            self._cost = message.total_cost_usd
+        turn_input = turn["input"] + turn["cache_read"] + turn["cache_creation"]
+        error_type = _result_error_type(message)
+        span = self._span
+        if message.session_id:
+            span.set_attribute("gen_ai.conversation.id", message.session_id)
+        totals = self._totals
+        span.set_attributes({
+            "gen_ai.usage.input_tokens": totals["input"] + totals["cache_read"]
+            + totals["cache_creation"],
+            "gen_ai.usage.output_tokens": totals["output"],
+            "gen_ai.usage.cache_read.input_tokens": totals["cache_read"],
+            "gen_ai.usage.cache_creation.input_tokens": totals["cache_creation"],
+            "ccwire.usage.cost_usd": round(self._cost, 10),
+            "ccwire.turns": self._turns,
+            "ccwire.num_turns": message.num_turns,
+        })  # fmt: skip
+        if message.stop_reason:
+            span.set_attribute("gen_ai.response.finish_reasons", [message.stop_reason])
+        event: dict[str, Any] = {
+            "ccwire.turn.subtype": message.subtype,
+            "ccwire.turn.is_error": message.is_error,
+            "ccwire.turn.duration_ms": message.duration_ms,
+            "ccwire.turn.num_turns": message.num_turns,
+            "gen_ai.usage.input_tokens": turn_input,
+            "gen_ai.usage.output_tokens": turn["output"],
+            "ccwire.usage.cost_usd": round(cost, 10),
+        }
+        if self._content:
+            if self._prompts:
+                event["gen_ai.input.messages"] = _messages("user", self._prompts)
+                if self._turns == 1:
+                    span.set_attribute("gen_ai.input.messages", event["gen_ai.input.messages"])
+                self._prompts = []
+            if message.result is not None:
+                event["gen_ai.output.messages"] = _messages("assistant", [message.result])
+                span.set_attribute("gen_ai.output.messages", event["gen_ai.output.messages"])
+        span.add_event("ccwire.turn", event)
+        for denial in message.permission_denials or ():
+            if isinstance(denial, Mapping):
+                self._owner(denial.get("tool_use_id")).add_event(
+                    "ccwire.permission",
+                    {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"},
+                )
+        if error_type is not None:
+            self._error = (error_type, _detail(_result_error_text(message)))
+        else:
+            self._error = None
+        self._record_metrics(message, turn_input, turn["output"], cost, error_type)
+
+    def _record_metrics(
+        self,
+        message: ResultMessage,
+        input_tokens: int,
+        output_tokens: int,
+        cost: float,
+        error_type: str | None,
+    ) -> None:
+        attrs = dict(self._metric_attrs)
+        if self._response_model is not None:
+            attrs["gen_ai.response.model"] = self._response_model
+        ins = self._instruments
+        ins.tokens.record(input_tokens, {**attrs, "gen_ai.token.type": "input"})
+        ins.tokens.record(output_tokens, {**attrs, "gen_ai.token.type": "output"})
+        if cost:
+            ins.cost.add(cost, attrs)
+        if error_type is not None:
+            attrs["error.type"] = error_type
+        ins.duration.record(max(0, message.duration_ms) / 1000.0, attrs)
+
+    def _on_hook_message(self, message: HookEventMessage) -> None:
+        if message.subtype != "hook_response":
+            return
+        data = message.data
+        attrs: dict[str, Any] = {
+            "ccwire.hook.event": message.hook_event_name,
+            "ccwire.hook.source": "cli",
+        }
+        for key in ("hook_name", "outcome", "exit_code"):
+            value = data.get(key)
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                attrs[f"ccwire.hook.{key}"] = value
+        self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _clip(text: str, limit: int = _CONTENT_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _detail(text: str) -> str:
+    return _clip(redact_text(text), _DETAIL_CHARS)
+
+
+def _json(value: Any) -> str:
+    try:
+        text = json.dumps(redact_value(value), ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = "<not JSON>"
+    return _clip(text)
+
+
+def _messages(role: str, texts: list[str]) -> str:
+    """Messages in the GenAI conventions' JSON shape (secrets masked)."""
+    return _clip(
+        json.dumps(
+            [{"role": role, "parts": [{"type": "text", "content": redact_text(t)}]} for t in texts],
+            ensure_ascii=False,
+        )
+    )
+
+
+def _prompt_text(prompt: object) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Mapping):
+        message = prompt.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        return _content_text(content) or ""
+    return _content_text(prompt) or ""
+
+
+def _content_text(content: object) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b.get("text") for b in content if isinstance(b, Mapping)]
+        texts = [p for p in parts if isinstance(p, str)]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _result_error_type(message: ResultMessage) -> str | None:
+    if not message.is_error:
+        return None
+    if message.api_error_status is not None:
+        return f"api_error_{message.api_error_status}"
+    if message.subtype and message.subtype != "success":
+        return message.subtype
+    return message.terminal_reason or "error"
+
+
+def _result_error_text(message: ResultMessage) -> str:
+    if message.errors:
+        return "; ".join(str(e) for e in message.errors)
+    return message.result or message.subtype

@@ -1,0 +1,349 @@
+"""How the CLI's process is started: the spawn hook and the default, local spawner.
+
+`SubprocessTransport` gets its process in one way only: it calls a *spawner* with a
+`SpawnOptions` (the command line, working directory and environment ccwire built) and
+uses what it returns. The default spawner, `spawn_local()`, starts the command here
+with ``anyio.open_process``; ``ClaudeAgentOptions.spawn_claude_code_process`` replaces
+it, to run the CLI in a sandbox, a container or on another machine (see
+``_transport.bubblewrap``, ``_transport.ssh``, ``_transport.container``).
+
+A spawner is a function, sync or async, that takes a `SpawnOptions` and returns a
+process shaped like ``anyio.abc.Process`` (`SpawnedProcess`): byte streams ``stdin``,
+``stdout`` (and ``stderr``, or ``None``), ``async wait()``, ``terminate()``,
+``kill()``, ``returncode`` and, if it has them, ``pid`` and ``aclose()``. What it
+returns is checked (`start_process()`): a spawner that raises, or returns
+something else, gives a `SpawnError` saying why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import subprocess
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, Union
+
+import anyio
+import anyio.abc
+
+from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, SpawnError
+from .line_writer import close_quietly
+
+__all__ = [
+    "ProcessSpawner",
+    "RunningProcess",
+    "as_spawner",
+    "SpawnOptions",
+    "SpawnedProcess",
+    "spawn_local",
+    "start_process",
+]
+
+
+@dataclass(frozen=True)
+class SpawnOptions:
+    """What a spawner is asked to start: the CLI's command line, folder and environment.
+
+    ``repr()`` shows the names of the environment variables, never their values.
+
+    Attributes:
+        command: The executable (the CLI ccwire found, or ``cli_path``).
+        args: Its arguments (everything after the executable).
+        cwd: The working directory (``ClaudeAgentOptions.cwd``); ``None``: this
+            process's.
+        env: The complete environment of the CLI (``inherit_env``, ``env`` and
+            ccwire's own variables, already merged).
+        user: ``ClaudeAgentOptions.user``: the OS user to run as, or ``None``.
+        private_files: Files ccwire wrote for this process only (over-long or secret
+            argument values, in a 0700 folder of this machine), named by absolute path
+            in ``args``. A spawner that runs the CLI elsewhere must make them available
+            there (at the same path, or rewriting ``args``).
+    """
+
+    command: str
+    args: tuple[str, ...] = ()
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    user: str | None = None
+    private_files: tuple[str, ...] = ()
+
+    @property
+    def argv(self) -> list[str]:
+        """The whole command line: ``[command, *args]``."""
+        return [self.command, *self.args]
+
+    def __repr__(self) -> str:
+        return (
+            f"SpawnOptions(command={self.command!r}, args=<{len(self.args)} arguments>, "
+            f"cwd={self.cwd!r}, env=<{', '.join(sorted(self.env))}>, user={self.user!r}, "
+            f"private_files={self.private_files!r})"
+        )
+
+
+class SpawnedProcess(Protocol):
+    """The shape of the process a spawner returns: what ``anyio.abc.Process`` offers.
+
+    ``pid`` and ``aclose()`` are optional; ``stderr`` may be ``None`` (nothing is read
+    from it then).
+    """
+
+    @property
+    def stdin(self) -> anyio.abc.ByteSendStream | None:
+        """The CLI's standard input."""
+        ...
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream | None:
+        """The CLI's standard output (the NDJSON protocol)."""
+        ...
+
+    @property
+    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
+        """The CLI's standard error, or ``None``."""
+        ...
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status, ``None`` while the process runs."""
+        ...
+
+    async def wait(self) -> int:
+        """Wait until the process has exited; returns its exit status."""
+        ...
+
+    def terminate(self) -> None:
+        """Ask the process to stop (SIGTERM)."""
+        ...
+
+    def kill(self) -> None:
+        """Stop the process now (SIGKILL)."""
+        ...
+
+
+ProcessSpawner = Callable[[SpawnOptions], Union[SpawnedProcess, Awaitable[SpawnedProcess]]]
+"""A function (sync or async) that starts the CLI as `SpawnOptions` say and returns the
+process (`SpawnedProcess`)."""
+
+
+async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
+    """Start the CLI on this machine, as a child process with three pipes.
+
+    The default spawner (``anyio.open_process``); a spawner that wraps the command
+    (a sandbox, ``nice``, ...) can start its own command line with it:
+    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``. The
+    spawn itself is not interrupted by a cancellation, which takes effect right after:
+    a spawner that awaits anything after it must stop the process if that raises.
+
+    Args:
+        options: What to start.
+
+    Returns:
+        The running process.
+
+    Raises:
+        CLINotFoundError: ``options.command`` does not exist.
+        CLIConnectionError: It cannot be started (permission denied, a missing
+            working directory, an unknown ``user``, ...).
+    """
+    exe = options.command
+    try:
+        # milliseconds, never interrupted: a child is never left half made (the caller
+        # gets it, and a cancellation takes effect at its next checkpoint)
+        with anyio.CancelScope(shield=True):
+            proc = await anyio.open_process(
+                options.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=options.cwd,
+                env=dict(options.env),
+                user=options.user,
+            )
+    except FileNotFoundError as exc:
+        if options.cwd is not None and not await anyio.Path(options.cwd).is_dir():
+            raise CLIConnectionError(
+                "cannot start the Claude Code CLI: working directory "
+                f"{os.fspath(options.cwd)!r} does not exist"
+            ) from exc
+        raise CLINotFoundError(f"Claude Code CLI not found at {exe!r}", searched=(exe,)) from exc
+    except PermissionError as exc:
+        raise CLIConnectionError(
+            f"cannot start the Claude Code CLI at {exe!r}: permission denied ({exc})"
+        ) from exc
+    except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
+        raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+    return proc
+
+
+def as_spawner(obj: object) -> ProcessSpawner:
+    """A spawner from what a reference (``--spawn package.module:attribute``) names.
+
+    Args:
+        obj: A spawner (a function or object called with `SpawnOptions`), or a
+            spawner class that needs no arguments (``ccwire:BubblewrapSpawner``),
+            which is instantiated.
+
+    Returns:
+        The spawner.
+
+    Raises:
+        TypeError: ``obj`` is neither.
+    """
+    if isinstance(obj, type):
+        cls = obj
+        try:
+            obj = cls()
+        except Exception as exc:
+            raise TypeError(
+                f"the spawner class {cls.__qualname__} cannot be made without arguments: {exc}"
+            ) from exc
+    if not callable(obj):
+        raise TypeError(
+            f"expected a spawner (a callable taking SpawnOptions), got {type(obj).__name__}"
+        )
+    return obj
+
+
+def _name(spawner: object) -> str:
+    name = getattr(spawner, "__qualname__", None) or type(spawner).__qualname__
+    module = getattr(spawner, "__module__", None) or type(spawner).__module__
+    return f"{module}.{name}" if module else str(name)
+
+
+async def start_process(spawner: ProcessSpawner | None, options: SpawnOptions) -> RunningProcess:
+    """Start the CLI with ``spawner`` (default `spawn_local()`) and check the result.
+
+    Args:
+        spawner: The spawn hook, or ``None`` for the default.
+        options: What to start.
+
+    Returns:
+        The process, as the transport uses it.
+
+    Raises:
+        SpawnError: ``spawner`` raised something that is not a ccwire error, or
+            returned something that is not a usable process (which is killed, if it
+            can be).
+        CcwireError: What ``spawner`` raised, when it is one (e.g.
+            `CLINotFoundError`).
+    """
+    spawn = spawn_local if spawner is None else spawner
+    try:
+        made: object = spawn(options)
+        if inspect.isawaitable(made):
+            made = await made
+    except CcwireError:
+        raise
+    except Exception as exc:
+        raise SpawnError(
+            f"spawn_claude_code_process ({_name(spawn)}) raised {type(exc).__name__}: {exc}"
+        ) from exc
+    problem = _unusable(made)
+    if problem is not None:
+        _kill_quietly(made)
+        raise SpawnError(
+            f"spawn_claude_code_process ({_name(spawn)}) returned {type(made).__name__}, "
+            f"which is not a usable process: {problem}"
+        )
+    return RunningProcess(made)  # type: ignore[arg-type]  # checked by _unusable
+
+
+def _unusable(obj: object) -> str | None:
+    """Why ``obj`` cannot serve as the CLI's process (``None``: it can)."""
+    if obj is None:
+        return "nothing was returned"
+    missing = [n for n in ("terminate", "kill") if not callable(getattr(obj, n, None))]
+    wait = getattr(obj, "wait", None)
+    if not callable(wait):
+        missing.append("wait")
+    elif not inspect.iscoroutinefunction(wait):
+        return "wait() must be an async method (async def wait(self) -> int)"
+    if not hasattr(obj, "returncode"):
+        missing.append("returncode")
+    if missing:
+        return f"it has no {', '.join(missing)}"
+    stdin = getattr(obj, "stdin", None)
+    if stdin is None or not callable(getattr(stdin, "send", None)):
+        return "its stdin is not a byte stream with an async send() (anyio.abc.ByteSendStream)"
+    for name in ("stdout", "stderr"):
+        stream = getattr(obj, name, None)
+        if stream is None and name == "stderr":
+            continue
+        if stream is None or not callable(getattr(stream, "receive", None)):
+            return (
+                f"its {name} is not a byte stream with an async receive() "
+                "(anyio.abc.ByteReceiveStream)"
+            )
+    return None
+
+
+def _kill_quietly(obj: object) -> None:
+    kill = getattr(obj, "kill", None)
+    if callable(kill):
+        with contextlib.suppress(Exception):  # best effort, on something already refused
+            kill()
+
+
+class RunningProcess:
+    """The transport's view of a spawned process, whatever the spawner returned.
+
+    Passes everything to the process; ``pid`` is ``None`` when it has none, and
+    `aclose()` closes the streams itself when it has no ``aclose()``.
+    """
+
+    __slots__ = ("_inner", "stderr", "stdin", "stdout")
+
+    def __init__(self, inner: SpawnedProcess) -> None:
+        self._inner = inner
+        stdin, stdout = inner.stdin, inner.stdout
+        assert stdin is not None and stdout is not None  # checked by start_process
+        self.stdin: anyio.abc.ByteSendStream = stdin
+        self.stdout: anyio.abc.ByteReceiveStream = stdout
+        self.stderr: anyio.abc.ByteReceiveStream | None = inner.stderr
+
+    @property
+    def pid(self) -> int | None:
+        """The process id, if the process has one here."""
+        pid = getattr(self._inner, "pid", None)
+        return pid if isinstance(pid, int) else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status, ``None`` while it runs."""
+        return self._inner.returncode
+
+    async def wait(self) -> int:
+        """Wait for the exit; returns the exit status.
+
+        Raises:
+            SpawnError: The process's own ``wait()`` raised (not a ccwire error).
+        """
+        try:
+            return await self._inner.wait()
+        except CcwireError:
+            raise
+        except Exception as exc:
+            raise SpawnError(
+                f"the CLI's process ({type(self._inner).__name__}) failed in wait(): "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+
+    def terminate(self) -> None:
+        """SIGTERM (or the spawner's equivalent)."""
+        self._inner.terminate()
+
+    def kill(self) -> None:
+        """SIGKILL (or the spawner's equivalent)."""
+        self._inner.kill()
+
+    async def aclose(self) -> None:
+        """Release the process's resources (it has exited, or is about to)."""
+        close = getattr(self._inner, "aclose", None)
+        if callable(close):
+            await close()
+            return
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                await close_quietly(stream)

@@ -1,0 +1,200 @@
+"""``ccwire batch`` as a separate process with the fake CLI: a disk that fills up mid-batch,
+Ctrl-C, then the same command again; and what the command says about a task file
+with bad bytes, malformed lines or no task at all."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccwire._app.main import CliIO, main
+
+from .conftest import Holds, fake_cli_processes, fake_cli_wrapper
+
+TASKS = 40
+
+
+def write_tasks(path: Path, count: int = TASKS) -> Path:
+    path.write_text("".join(json.dumps({"id": f"t{i:03d}", "prompt": f"echo {i}"}) + "\n"
+                            for i in range(count)))  # fmt: skip
+    return path
+
+
+def ids_on_disk(path: Path) -> list[str]:
+    raw = path.read_bytes()
+    assert raw == b"" or raw.endswith(b"\n"), "a torn last line"
+    return [json.loads(line)["id"] for line in raw.decode().splitlines()]
+
+
+def command(holds: Holds, tmp_path: Path, tasks: Path, results: Path) -> list[str]:
+    return [sys.executable, "-m", "ccwire", "batch", str(tasks), "-o", str(results), "-j", "4",
+            "--offline", "--cli-path", fake_cli_wrapper(tmp_path, holds), "--json"]  # fmt: skip
+
+
+def finished(stdout: str) -> list[str]:
+    events = [json.loads(line) for line in stdout.splitlines()]
+    return [e["id"] for e in events if e["event"] == "task_finished"]
+
+
+def test_a_disk_that_fills_up_mid_batch_fails_the_command_and_keeps_every_result(
+    tmp_path: Path, holds: Holds
+) -> None:
+    tasks = write_tasks(tmp_path / "tasks.jsonl")
+    results = tmp_path / "results.jsonl"
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+
+    def small_disk() -> None:  # in the child: no file may grow past 4 kB (EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, hard))
+
+    first = subprocess.run(command(holds, tmp_path, tasks, results), capture_output=True, text=True,
+                           timeout=120, preexec_fn=small_disk)  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    errors = [x for x in first.stderr.splitlines() if x.startswith("ccwire: error: ")]
+    assert len(errors) == 1, first.stderr
+    assert f"cannot write the results file '{results}'" in errors[0]
+    assert "File too large" in errors[0] and "Traceback" not in first.stderr
+    on_disk = ids_on_disk(results)  # whole lines only: the failed write was undone
+    assert 0 < len(on_disk) < TASKS
+    assert set(finished(first.stdout)) <= set(on_disk)  # every reported result is on disk
+    assert fake_cli_processes(holds) == []
+
+    again = subprocess.run(command(holds, tmp_path, tasks, results), capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert sorted(finished(again.stdout)) == sorted(
+        {f"t{i:03d}" for i in range(TASKS)} - set(on_disk)
+    )
+    assert sorted(ids_on_disk(results)) == [f"t{i:03d}" for i in range(TASKS)]
+
+
+def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_rest(
+    tmp_path: Path, holds: Holds
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": f"t{i:03d}", "prompt": f"echo {i}"} for i in range(8)]
+    lines += [{"id": f"h{i}", "prompt": f"hold {i}"} for i in range(4)]
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    results = tmp_path / "results.jsonl"
+    proc = subprocess.Popen(command(holds, tmp_path, tasks, results), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(4)  # the echoes are done or running; four sessions wait
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "ccwire: interrupted:" in err and "Traceback" not in err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["event"] == "summary" and summary["interrupted"] is True
+    on_disk = ids_on_disk(results)
+    assert set(finished(out)) <= set(on_disk)
+    assert not any(i.startswith("h") for i in on_disk)  # interrupted, not failed
+    assert fake_cli_processes(holds) == []
+
+    holds.release(forever=True)
+    again = subprocess.run(command(holds, tmp_path, tasks, results), capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert sorted(finished(again.stdout)) == sorted({x["id"] for x in lines} - set(on_disk))
+    assert sorted(ids_on_disk(results)) == sorted(x["id"] for x in lines)
+
+
+# ------------------------------------------------------------------ the task file
+
+
+def batch_in_process(tmp_path: Path, tasks: Path, *extra: str) -> tuple[int, str, str]:
+    """``ccwire batch --plain`` in this process, with the fake CLI (echoes only)."""
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+    holds = Holds()
+    args = ["batch", str(tasks), "-o", str(tmp_path / "out.jsonl"), "--offline",
+            "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", *extra]  # fmt: skip
+    try:
+        code = main(args, io=cli_io)
+    finally:
+        holds.close()
+    return code, cli_io.stdout.getvalue(), cli_io.stderr.getvalue()  # type: ignore[attr-defined]
+
+
+GOOD = b'{"id": "a", "prompt": "echo a"}\n'
+
+
+def test_bad_bytes_in_a_line_are_reported_with_the_line_number_and_never_rewritten(
+    tmp_path: Path,
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(GOOD + b'{"id": "b\xff", "prompt": "echo \xfe b"}\n')
+    code, out, err = batch_in_process(tmp_path, tasks)
+    assert code == 1, err
+    assert "line 2: not valid UTF-8" in err and "skipped" in err
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a"]  # no 'b\ufffd' ran
+    assert "malformed lines skipped  1" in out
+
+    code, _, err = batch_in_process(tmp_path, tasks, "--strict")
+    assert code == 2
+    assert "ccwire: error: line 2: not valid UTF-8" in err
+
+
+def test_skipped_lines_are_counted_and_make_the_exit_code_non_zero(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(GOOD + b"{oops\n[1]\n" + b'{"id": "x"}\n' + b"42\n")
+    code, out, err = batch_in_process(tmp_path, tasks)
+    assert code == 1, err
+    assert "tasks run                1 of 1" in out
+    assert "malformed lines skipped  4" in out
+    assert "4 malformed lines were skipped" in err
+
+    (tmp_path / "out.jsonl").unlink()
+    code, out, err = batch_in_process(tmp_path, tasks, "--allow-skipped")
+    assert code == 0, err
+    assert "malformed lines skipped  4" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "has no tasks"),
+        (b"\n  \n", "has no tasks"),
+        (b"{oops\n[1]\n", "has no well-formed task (2 malformed lines)"),
+    ],
+)
+def test_a_file_without_a_task_is_an_error(tmp_path: Path, content: bytes, message: str) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(content)
+    code, _, err = batch_in_process(tmp_path, tasks)
+    assert code == 2, err
+    errors = [x for x in err.splitlines() if x.startswith("ccwire: error: ")]
+    assert len(errors) == 1 and message in errors[0], err
+    assert not (tmp_path / "out.jsonl").exists() or not (tmp_path / "out.jsonl").read_text()
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_ctrl_c_in_a_program_is_a_keyboard_interrupt_with_every_result_on_disk(
+    tmp_path: Path, holds: Holds, backend: str
+) -> None:
+    out = tmp_path / "out.jsonl"
+    program = Path(__file__).with_name("batch_program.py")
+    proc = subprocess.Popen([sys.executable, str(program), backend,
+                             fake_cli_wrapper(tmp_path, holds), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(3)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    lines = [json.loads(x) for x in stdout.splitlines()]
+    assert lines[-1] == {"raised": "KeyboardInterrupt"}, stderr  # not a cancellation
+    assert proc.returncode == -signal.SIGINT
+    assert sorted(x["result"] for x in lines[:-1]) == sorted(ids_on_disk(out))
+    assert sorted(ids_on_disk(out)) == [f"e{i}" for i in range(6)]
+    assert fake_cli_processes(holds) == []

@@ -1,0 +1,534 @@
+"""The drop-in (`ccwire compat install`) in a virtual environment of its own.
+
+A venv is made once for the module (``--without-pip``; a ``.pth`` file puts ccwire's
+source and the dev venv's packages on its path, so nothing is installed twice), and
+the drop-in is installed into *its* site-packages, never into the dev venv. Then code
+written for ``claude-agent-sdk`` runs there unchanged: every import answered by
+ccwire's objects, patches seen, the distribution reported; langsmith's tracing
+integration and Arize's openinference instrumentor (real packages, from the registry)
+trace conversations on the real CLI against the scripted model. Where the real
+``claude-agent-sdk`` is installed, the drop-in is refused and nothing is written.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ccwire
+from ccwire._app.reference_names import REFERENCE_NAMES, REFERENCE_VERSION
+from tests.compat.test_new_frames import CLI
+
+TIMEOUT = 120
+_UNSET = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A virtual environment for one drop-in."""
+
+    python: Path
+    site: Path
+
+    def run(
+        self, *args: str, extra_env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        # bytecode is written (the uninstall test checks that it goes too)
+        env = {k: v for k, v in os.environ.items() if k not in _UNSET}
+        env.update(extra_env or {})
+        return subprocess.run(
+            [str(self.python), *args],
+            capture_output=True, text=True, timeout=TIMEOUT, env=env, check=False,
+        )  # fmt: skip
+
+    def ccwire(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.run("-m", "ccwire", "compat", *args)
+
+    def program(self, source: str, **extra_env: str) -> Any:
+        """Run ``source`` in the venv; its last line of output is JSON."""
+        done = self.run("-c", textwrap.dedent(source), extra_env=extra_env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def tree(self) -> set[str]:
+        return {str(p.relative_to(self.site)) for p in self.site.rglob("*")}
+
+
+def make_venv(where: Path, *, first_on_path: tuple[Path, ...] = ()) -> Venv:
+    """A venv whose path holds ``first_on_path``, ccwire's source and this
+    interpreter's site-packages (read through a ``.pth`` file)."""
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=TIMEOUT
+    )
+    python = where / ("Scripts" if os.name == "nt" else "bin") / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=TIMEOUT,
+    ).stdout.strip()  # fmt: skip
+    source = Path(ccwire.__file__).resolve().parents[1]
+    ours = sysconfig.get_paths()
+    paths = [*map(str, first_on_path), str(source), ours["purelib"], ours["platlib"]]
+    Path(purelib, "_ccwire_dev.pth").write_text("\n".join(dict.fromkeys(paths)) + "\n")
+    return Venv(python, Path(purelib))
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    return make_venv(tmp_path_factory.mktemp("dropin") / "venv")
+
+
+@pytest.fixture
+def installed(venv: Venv) -> Iterator[Venv]:
+    done = venv.ccwire("install")
+    assert done.returncode == 0, done.stderr
+    yield venv
+    assert venv.ccwire("uninstall").returncode == 0
+
+
+# --------------------------------------------------------------------------- the list
+
+
+def test_the_names_are_the_references(reference_snapshot: dict[str, Any]) -> None:
+    assert sorted(reference_snapshot["names"]) == list(REFERENCE_NAMES)
+    assert reference_snapshot["version"] == REFERENCE_VERSION
+
+
+# ---------------------------------------------------------------- install, uninstall
+
+
+def test_status_on_a_clean_environment(venv: Venv) -> None:
+    venv.ccwire("uninstall")
+    done = venv.ccwire("status")
+    assert done.returncode == 0, done.stderr
+    assert "claude-agent-sdk drop-in: not installed" in done.stdout
+    assert str(venv.site) in done.stdout
+    status = json.loads(venv.ccwire("status", "--json").stdout)
+    assert status["state"] == "absent" and status["real_sdk"] == [] and status["files"] == []
+    assert venv.run("-c", "import claude_agent_sdk").returncode == 1  # nothing to import
+
+
+def test_uninstall_leaves_nothing_behind(venv: Venv) -> None:
+    venv.ccwire("uninstall")
+    before = venv.tree()
+    done = venv.ccwire("install")
+    assert done.returncode == 0, done.stderr
+    assert f"installed claude-agent-sdk {REFERENCE_VERSION}" in done.stdout
+    status = json.loads(venv.ccwire("status", "--json").stdout)
+    assert status["state"] == "installed" and not status["stale"]
+    written = venv.tree() - before
+    assert set(status["files"]) <= written
+    # importing every module caches bytecode next to them: that goes too
+    venv.program("""
+        import json, claude_agent_sdk, claude_agent_sdk.types, claude_agent_sdk.client
+        import claude_agent_sdk._internal.message_parser, claude_agent_sdk.testing
+        print(json.dumps(True))
+    """)
+    assert any("__pycache__" in p for p in venv.tree() - before)
+    again = venv.ccwire("install")  # a second install replaces the first
+    assert again.returncode == 0, again.stderr
+    done = venv.ccwire("uninstall")
+    assert done.returncode == 0, done.stderr
+    assert f"removed the drop-in ({len(status['files'])} files)" in done.stdout
+    assert venv.tree() == before
+    done = venv.ccwire("uninstall")
+    assert done.returncode == 0 and "nothing to remove" in done.stdout
+
+
+def test_every_import_is_answered_by_ccwires_objects(installed: Venv) -> None:
+    found = installed.program("""
+        import importlib, importlib.metadata as md, json, sys
+        import ccwire, ccwire.testing, ccwire.types
+        import claude_agent_sdk as sdk
+        from claude_agent_sdk import *  # noqa: F403
+        names = [n for n in sdk.__all__ if n != "__version__"]
+        modules = {
+            "claude_agent_sdk.types": (ccwire.types, ccwire.types.__all__),
+            "claude_agent_sdk.query": (ccwire, ["query"]),
+            "claude_agent_sdk.client": (ccwire, ["ClaudeSDKClient"]),
+            "claude_agent_sdk._errors": (ccwire, ["ClaudeSDKError", "CLIConnectionError",
+                "CLINotFoundError", "CLIJSONDecodeError", "ProcessError", "ResultError"]),
+            "claude_agent_sdk._internal.transport": (ccwire, ["Transport"]),
+            "claude_agent_sdk.testing": (ccwire.testing, ["run_session_store_conformance"]),
+        }
+        not_same = [n for n in names if getattr(sdk, n) is not getattr(ccwire, n)]
+        for module, (source, wanted) in modules.items():
+            loaded = importlib.import_module(module)
+            not_same += [f"{module}.{n}" for n in wanted
+                         if getattr(loaded, n) is not getattr(source, n)]
+        from claude_agent_sdk._errors import MessageParseError
+        from claude_agent_sdk._internal.message_parser import parse_message
+        content = [{"type": "text", "text": "hi"}]
+        parsed = parse_message({"type": "assistant", "message": {"model": "m", "content": content}})
+        try:
+            parse_message({"no": "type"})
+        except MessageParseError as exc:
+            refused = str(exc)
+        dist = md.distribution("claude-agent-sdk")
+        print(json.dumps({
+            "all": sorted(sdk.__all__), "not_same": not_same,
+            "star": "ClaudeSDKClient" in globals() and "Session" not in globals(),
+            "query_is_function": sdk.query is ccwire.query,
+            "version": sdk.__version__, "cli_version": importlib.import_module(
+                "claude_agent_sdk._cli_version").__cli_version__,
+            "metadata": [md.version("claude-agent-sdk"), md.version("claude_agent_sdk"),
+                         dist.read_text("INSTALLER").strip(), dist.metadata["Name"]],
+            "files": sorted(str(f) for f in dist.files),
+            "parsed": type(parsed).__name__, "text": parsed.content[0].text,
+            "unknown": parse_message({"type": "tool_progress"}), "refused": refused,
+            "missing": importlib.util.find_spec("claude_agent_sdk._internal.query") is None,
+        }))
+    """)
+    assert found["all"] == list(REFERENCE_NAMES) and found["not_same"] == []
+    assert found["star"] and found["query_is_function"]
+    assert found["version"] == REFERENCE_VERSION and found["cli_version"] == "2.1.330"
+    assert found["metadata"] == [REFERENCE_VERSION, REFERENCE_VERSION, "ccwire", "claude-agent-sdk"]
+    assert "claude_agent_sdk/types.py" in found["files"]
+    assert (found["parsed"], found["text"], found["unknown"]) == ("AssistantMessage", "hi", None)
+    assert "missing 'type'" in found["refused"]
+    assert found["missing"]  # the reference's internals ccwire has no equivalent of
+
+
+def test_a_patch_made_through_the_drop_in_is_what_code_gets(installed: Venv) -> None:
+    # what integrations do: wrap methods on the class, replace the query function
+    found = installed.program("""
+        import importlib, json, sys
+        import ccwire
+        import claude_agent_sdk
+        from claude_agent_sdk import ClaudeSDKClient
+        query_module = importlib.import_module("claude_agent_sdk.query")
+        original = query_module.query
+
+        def traced_query(*args, **kwargs):
+            return original(*args, **kwargs)
+
+        query_module.query = traced_query
+        claude_agent_sdk.query = query_module.query
+        original_connect = claude_agent_sdk.client.ClaudeSDKClient.connect
+
+        async def traced_connect(self, *args, **kwargs):
+            return await original_connect(self, *args, **kwargs)
+
+        claude_agent_sdk.client.ClaudeSDKClient.connect = traced_connect
+        from claude_agent_sdk import query
+        print(json.dumps({
+            "query": query is traced_query and original is ccwire.query,
+            "class": ClaudeSDKClient.connect is traced_connect
+                     and ccwire.ClaudeSDKClient.connect is traced_connect,
+        }))
+    """)
+    assert found == {"query": True, "class": True}
+
+
+def _fake_real_sdk(site: Path) -> None:
+    """What ``pip install claude-agent-sdk`` leaves in ``site``."""
+    (site / "claude_agent_sdk").mkdir()
+    (site / "claude_agent_sdk" / "__init__.py").write_text("__version__ = '0.2.187'\n")
+    info = site / "claude_agent_sdk-0.2.187.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: claude-agent-sdk\nVersion: 0.2.187\n"
+    )
+    (info / "INSTALLER").write_text("pip\n")
+    (info / "RECORD").write_text(
+        "claude_agent_sdk/__init__.py,,\nclaude_agent_sdk-0.2.187.dist-info/RECORD,,\n"
+    )
+
+
+def test_the_real_sdk_is_never_hidden(tmp_path: Path) -> None:
+    venv = make_venv(tmp_path / "venv")
+    _fake_real_sdk(venv.site)
+    before = venv.tree()
+    done = venv.ccwire("install")
+    assert done.returncode == 1
+    assert "ccwire: error: the real claude-agent-sdk is installed here" in done.stderr
+    assert "pip uninstall claude-agent-sdk" in done.stderr  # the hint
+    assert venv.tree() == before  # nothing written
+    status = json.loads(venv.ccwire("status", "--json").stdout)
+    assert status["state"] == "real-sdk" and "claude-agent-sdk 0.2.187" in status["real_sdk"][0]
+    assert "not installable here" in venv.ccwire("status").stdout
+    done = venv.ccwire("uninstall")
+    assert done.returncode == 1 and "not installed by ccwire" in done.stderr
+    assert venv.tree() == before  # nothing removed
+
+
+def test_a_claude_agent_sdk_importable_from_elsewhere_is_not_hidden(tmp_path: Path) -> None:
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "claude_agent_sdk").mkdir()
+    (checkout / "claude_agent_sdk" / "__init__.py").write_text("")
+    venv = make_venv(tmp_path / "venv", first_on_path=(checkout,))
+    done = venv.ccwire("install")
+    assert done.returncode == 1, done.stdout
+    assert f"a claude_agent_sdk package at {checkout / 'claude_agent_sdk'}" in done.stderr
+    assert not (venv.site / "claude_agent_sdk").exists()
+
+
+def test_compat_needs_an_action(venv: Venv) -> None:
+    done = venv.run("-m", "ccwire", "compat")
+    assert done.returncode == 2 and "install" in done.stderr
+
+
+# ------------------------------------------------------------- real integrations
+
+
+def _needs(*modules: str) -> None:
+    if CLI is None:
+        pytest.skip("Claude Code CLI not installed (run `make cli`)")
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (it is in the dev extra)")
+
+
+_LANGSMITH = """
+    import json, os, tempfile, threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import anyio
+    import langsmith
+    from langsmith.integrations.claude_agent_sdk import configure_claude_agent_sdk
+
+    received = []  # what reached the (local, fake) LangSmith API
+
+    class LangSmithAPI(BaseHTTPRequestHandler):
+        def _store(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            received.append({"method": self.command, "path": self.path,
+                             "run": json.loads(body) if body else None})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_POST = do_PATCH = _store
+
+        def do_GET(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    api = ThreadingHTTPServer(("127.0.0.1", 0), LangSmithAPI)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+
+    assert configure_claude_agent_sdk(name="ccwire-compat")
+    import claude_agent_sdk as sdk
+    from ccwire.testing import ScriptedModel, text, tool_use
+
+    @langsmith.traceable(name="inner-step")
+    def inner(a, b):
+        return a + b
+
+    @sdk.tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args):
+        return {"content": [{"type": "text", "text": str(inner(args["a"], args["b"]))}]}
+
+    async def main():
+        ls = langsmith.Client(api_url=f"http://127.0.0.1:{api.server_port}", api_key="fake",
+                              auto_batch_tracing=False)
+        home, cwd = tempfile.mkdtemp(), tempfile.mkdtemp()
+        seen = []
+        with ScriptedModel(tool_use("mcp__calc__add", {"a": 2, "b": 3}), text("5")) as model:
+            options = sdk.ClaudeAgentOptions(
+                cli_path=os.environ["CCWIRE_CLI_PATH"], cwd=cwd, env=model.env(home),
+                mcp_servers={"calc": sdk.create_sdk_mcp_server("calc", tools=[add])},
+                allowed_tools=["mcp__calc__add"],
+            )
+            with langsmith.tracing_context(client=ls, enabled=True):
+                async with sdk.ClaudeSDKClient(options=options) as client:
+                    await client.query("add 2 and 3")
+                    async for message in client.receive_response():
+                        seen.append(type(message).__name__)
+        return seen
+
+    seen = anyio.run(main)
+    print(json.dumps({"seen": seen, "wrapped": getattr(add.handler, "_langsmith_wrapped", False),
+                      "received": received}))
+"""
+
+
+@pytest.mark.e2e
+def test_langsmith_traces_a_conversation_on_ccwire(installed: Venv) -> None:
+    _needs("langsmith")
+    out = installed.program(_LANGSMITH, CCWIRE_CLI_PATH=str(CLI))
+    assert out["wrapped"]  # langsmith replaced the tool's handler: the tool took it
+    assert out["seen"][-1] == "ResultMessage" and "UserMessage" in out["seen"]
+    runs: dict[str, dict[str, Any]] = {}
+    for request in out["received"]:
+        assert request["method"] in ("POST", "PATCH"), request
+        run = request["run"]
+        runs.setdefault(run["id"], {}).update({k: v for k, v in run.items() if v is not None})
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for run in runs.values():
+        by_name.setdefault(run["name"], []).append(run)
+    (root,) = by_name["ccwire-compat"]
+    assert root["run_type"] == "chain" and "parent_run_id" not in root
+    assert root["inputs"] == {"prompt": "add 2 and 3"}
+    assert root["outputs"]["content"] == [{"type": "text", "text": "5"}]
+    metadata = root["extra"]["metadata"]
+    assert metadata["ls_integration_version"] == REFERENCE_VERSION  # from the dist-info
+    assert metadata["num_turns"] == 2 and metadata["is_error"] is False
+    turns = by_name["claude.assistant.turn"]
+    assert len(turns) == 2 and all(t["parent_run_id"] == root["id"] for t in turns)
+    assert {t["outputs"]["stop_reason"] for t in turns} == {"tool_use", "end_turn"}
+    (tool_run,) = by_name["mcp__calc__add"]
+    assert tool_run["run_type"] == "tool" and tool_run["parent_run_id"] == root["id"]
+    assert tool_run["inputs"] == {"input": {"a": 2, "b": 3}}
+    assert tool_run["outputs"]["content"] == [{"type": "text", "text": "5"}]
+    # the handler ran under langsmith's wrapper: a traced call inside it nests in the tool
+    (step,) = by_name["inner-step"]
+    assert step["parent_run_id"] == tool_run["id"] and step["outputs"] == {"output": 5}
+
+
+_OPENINFERENCE = """
+    import json, os, tempfile
+
+    import anyio
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from openinference.instrumentation.claude_agent_sdk import ClaudeAgentSDKInstrumentor
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = ClaudeAgentSDKInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)  # finds claude-agent-sdk's metadata
+
+    import claude_agent_sdk as sdk
+    from ccwire.testing import ScriptedModel, text, tool_use
+
+    @sdk.tool("add", "Add two numbers", {"a": int, "b": int})
+    async def add(args):
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    async def main():
+        home, cwd = tempfile.mkdtemp(), tempfile.mkdtemp()
+        steps = [tool_use("mcp__calc__add", {"a": 2, "b": 3}), text("5"), text("two")]
+        with ScriptedModel(*steps) as model:
+            options = sdk.ClaudeAgentOptions(
+                cli_path=os.environ["CCWIRE_CLI_PATH"], cwd=cwd, env=model.env(home),
+                mcp_servers={"calc": sdk.create_sdk_mcp_server("calc", tools=[add])},
+                allowed_tools=["mcp__calc__add"],
+            )
+            async for message in sdk.query(prompt="add 2 and 3", options=options):
+                pass
+            async with sdk.ClaudeSDKClient(options=options) as client:
+                await client.query("second")
+                async for message in client.receive_response():
+                    pass
+
+    anyio.run(main)
+    spans = [{
+        "name": s.name, "id": s.context.span_id, "parent": s.parent.span_id if s.parent else None,
+        "status": s.status.status_code.name, "attributes": dict(s.attributes),
+    } for s in exporter.get_finished_spans()]
+    print(json.dumps({"instrumented": instrumentor.is_instrumented_by_opentelemetry,
+                      "spans": spans}))
+"""
+
+
+@pytest.mark.e2e
+def test_openinference_instruments_ccwire(installed: Venv) -> None:
+    _needs("openinference.instrumentation.claude_agent_sdk", "opentelemetry.sdk")
+    out = installed.program(_OPENINFERENCE, CCWIRE_CLI_PATH=str(CLI))
+    assert out["instrumented"]
+    spans = {s["name"]: s for s in out["spans"]}
+    assert len(spans) == len(out["spans"]) == 3, [s["name"] for s in out["spans"]]
+    query = spans["ClaudeAgentSDK.query"]
+    assert query["parent"] is None and query["status"] == "OK"
+    assert query["attributes"]["openinference.span.kind"] == "AGENT"
+    assert query["attributes"]["input.value"] == "add 2 and 3"
+    assert query["attributes"]["output.value"] == "5"
+    tool = spans["mcp__calc__add"]
+    assert tool["parent"] == query["id"] and tool["attributes"]["openinference.span.kind"] == "TOOL"
+    assert json.loads(tool["attributes"]["input.value"]) == {"a": 2, "b": 3}
+    turn = spans["ClaudeAgentSDK.ClaudeSDKClient.receive_response"]
+    assert turn["attributes"]["input.value"] == "second"
+    assert turn["attributes"]["output.value"] == "two"
+
+
+# ------------------------------------------------------ the same parts, in process
+
+
+def test_install_and_uninstall_in_a_directory(tmp_path: Path) -> None:
+    from ccwire._app.compat import dropin_status, install_dropin, uninstall_dropin
+
+    status = install_dropin(tmp_path)
+    assert status.installed and not status.stale and status.real_sdk == ()
+    record = (tmp_path / f"claude_agent_sdk-{REFERENCE_VERSION}.dist-info" / "RECORD").read_text()
+    for line in record.splitlines():
+        path, digest, size = line.split(",")
+        if digest:  # every file but RECORD carries its hash and size, as pip writes them
+            assert digest.startswith("sha256=") and int(size) == (tmp_path / path).stat().st_size
+    for path in status.files:
+        if path.endswith(".py"):  # every module is valid Python
+            compile((tmp_path / path).read_text(), path, "exec")
+    assert dropin_status(tmp_path).files == status.files
+    assert sorted(uninstall_dropin(tmp_path)) == sorted(status.files)
+    assert list(tmp_path.iterdir()) == []
+    assert uninstall_dropin(tmp_path) == []
+
+
+def test_a_drop_in_of_another_ccwire_version_is_stale(tmp_path: Path) -> None:
+    from ccwire._app.compat import dropin_status, install_dropin
+
+    install_dropin(tmp_path)
+    marker = tmp_path / f"claude_agent_sdk-{REFERENCE_VERSION}.dist-info" / "ccwire.json"
+    marker.write_text(json.dumps({"ccwire_version": "0.0.1"}))
+    status = dropin_status(tmp_path)
+    assert status.installed and status.stale and status.to_dict()["stale"] is True
+    assert install_dropin(tmp_path).ccwire_version == ccwire.__version__  # refreshed
+
+
+def test_a_directory_it_did_not_write_is_left_alone(tmp_path: Path) -> None:
+    from ccwire._app.compat import DropInError, install_dropin, uninstall_dropin
+
+    (tmp_path / "claude_agent_sdk").mkdir()
+    (tmp_path / "claude_agent_sdk" / "__init__.py").write_text("# someone else's\n")
+    with pytest.raises(DropInError, match="did not write") as refused:
+        install_dropin(tmp_path)
+    assert "pip uninstall claude-agent-sdk" in refused.value.hint
+    with pytest.raises(DropInError, match="not installed by ccwire"):
+        uninstall_dropin(tmp_path)
+    assert (tmp_path / "claude_agent_sdk" / "__init__.py").read_text() == "# someone else's\n"
+
+
+def test_a_record_naming_other_files_removes_nothing(tmp_path: Path) -> None:
+    from ccwire._app.compat import DropInError, install_dropin, uninstall_dropin
+
+    install_dropin(tmp_path)
+    (tmp_path / "precious.txt").write_text("keep")
+    record = tmp_path / f"claude_agent_sdk-{REFERENCE_VERSION}.dist-info" / "RECORD"
+    record.write_text(record.read_text() + "precious.txt,,\n")
+    with pytest.raises(DropInError, match="outside the drop-in"):
+        uninstall_dropin(tmp_path)
+    assert (tmp_path / "precious.txt").exists() and (tmp_path / "claude_agent_sdk").exists()
+
+
+def test_compat_status_through_the_command_line() -> None:
+    import io
+
+    from ccwire._app.io import CliIO
+    from ccwire._app.main import main
+
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), {})
+    assert main(["compat", "status", "--json"], io=cli_io) == 0
+    assert isinstance(cli_io.stdout, io.StringIO)
+    status = json.loads(cli_io.stdout.getvalue())
+    assert status["state"] == "absent"  # the dev venv never holds the drop-in
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), {})
+    assert main(["compat", "status"], io=cli_io) == 0
+    assert isinstance(cli_io.stdout, io.StringIO)
+    assert "drop-in: not installed" in cli_io.stdout.getvalue()

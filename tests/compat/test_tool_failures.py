@@ -1,0 +1,59 @@
+"""A tool that raises reaches the model as the reference reports it: the exception's
+text (`kaput`), not `RuntimeError: kaput`. The reference runs in its own venv, its
+server called through the official MCP client it ships with."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ccwire import create_sdk_mcp_server, tool
+
+REFERENCE = """
+import json, anyio
+from claude_agent_sdk import create_sdk_mcp_server, tool
+
+@tool("kaput", "Always fails", {})
+async def kaput(args):
+    raise RuntimeError("kaput")
+
+async def main():
+    server = create_sdk_mcp_server("t", tools=[kaput])["instance"]
+    try:
+        from mcp.client.client import Client  # mcp 2
+        connected = Client(server)
+    except ImportError:  # mcp 1
+        from mcp.shared.memory import create_connected_server_and_client_session
+        connected = create_connected_server_and_client_session(server)
+    async with connected as client:
+        result = await client.call_tool("kaput", {})
+    is_error = getattr(result, "is_error", getattr(result, "isError", None))
+    print(json.dumps({"text": result.content[0].text, "is_error": is_error}))
+
+anyio.run(main)
+"""
+
+
+def test_a_raising_tool_reads_as_the_references(reference_python: Path) -> None:
+    done = subprocess.run(
+        [str(reference_python), "-c", REFERENCE],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reference = json.loads(done.stdout)
+
+    @tool("kaput", "Always fails", {})
+    async def kaput(args: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("kaput")
+
+    server = create_sdk_mcp_server("t", tools=[kaput])["instance"]
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "kaput", "arguments": {}}}  # fmt: skip
+    reply = anyio.run(server.handle, call)
+    assert reply is not None
+    ours = {"text": reply["result"]["content"][0]["text"], "is_error": reply["result"]["isError"]}
+    assert ours == reference == {"text": "kaput", "is_error": True}

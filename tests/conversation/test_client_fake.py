@@ -1,0 +1,817 @@
+"""The client and protocol layers over the in-memory transport, with a scripted fake CLI."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import (
+    CLI_ENV_ALLOWLIST,
+    AssistantMessage,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    CLIConnectionError,
+    ControlProtocolError,
+    ControlTimeoutError,
+    HookMatcher,
+    Message,
+    MessageDecodeError,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
+    RawMessage,
+    ResultError,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ToolPermissionContext,
+    ToolUseBlock,
+    create_sdk_mcp_server,
+    query,
+    tool,
+)
+from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.fixtures.fake_session import connected
+
+pytestmark = pytest.mark.anyio
+
+
+@tool("greet", "Greet someone by name", {"name": str})
+async def greet(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": f"Hello, {args['name']}! Welcome."}]}
+
+
+async def test_initialize_carries_hooks_and_returns_server_info() -> None:
+    async def hook(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        return {}
+
+    opts = ClaudeAgentOptions(
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hook], timeout=5)]}
+    )
+    async with connected(opts, init={"capabilities": ["x_v1"], "pid": 7}) as (client, fake):
+        info = await client.get_server_info()
+    init = next(f for f in fake.received if f.get("type") == "control_request")
+    assert init["request"]["hooks"] == {
+        "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"], "timeout": 5}]
+    }
+    assert info is not None and info["pid"] == 7
+
+
+async def test_greet_flow_over_fake_cli() -> None:
+    server = create_sdk_mcp_server("demo_tools", tools=[greet])
+    seen: list[tuple[str, dict[str, Any], str | None]] = []
+
+    async def can_use_tool(
+        name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        seen.append((name, inp, ctx.tool_use_id))
+        return PermissionResultAllow()
+
+    opts = ClaudeAgentOptions(mcp_servers={"demo_tools": server}, can_use_tool=can_use_tool)
+    async with connected(opts) as (client, fake):
+        init = await fake.mcp(
+            "demo_tools", "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}}
+        )
+        assert init["response"]["mcp_response"]["result"]["serverInfo"]["name"] == "demo_tools"
+        ack = await fake.mcp("demo_tools", "notifications/initialized", notify=True)
+        assert ack["response"] == {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
+        listed = await fake.mcp("demo_tools", "tools/list")
+        assert [t["name"] for t in listed["response"]["mcp_response"]["result"]["tools"]] == [
+            "greet"
+        ]
+
+        await client.query("Greet Alice")
+        prompt = await fake.receive("user")
+        assert prompt["message"] == {"role": "user", "content": "Greet Alice"}
+        await fake.init(["mcp__demo_tools__greet"])
+        await fake.assistant(
+            {
+                "type": "tool_use",
+                "id": "toolu_1",
+                "name": "mcp__demo_tools__greet",
+                "input": {"name": "Alice"},
+            }
+        )
+        perm = await fake.request(
+            "can_use_tool",
+            tool_name="mcp__demo_tools__greet",
+            input={"name": "Alice"},
+            tool_use_id="toolu_1",
+            permission_suggestions=[],
+        )
+        assert perm["response"] == {"behavior": "allow", "updatedInput": {"name": "Alice"}}
+        call = await fake.mcp(
+            "demo_tools",
+            "tools/call",
+            {
+                "name": "greet",
+                "arguments": {"name": "Alice"},
+                "_meta": {"claudecode/toolUseId": "toolu_1", "progressToken": 3},
+            },
+        )
+        assert call["response"]["mcp_response"]["result"] == {
+            "content": [{"type": "text", "text": "Hello, Alice! Welcome."}]
+        }
+        await fake.tool_result("toolu_1", [{"type": "text", "text": "Hello, Alice! Welcome."}])
+        await fake.assistant({"type": "text", "text": "I greeted Alice."})
+        await fake.result("I greeted Alice.", user_message_uuids=[prompt["uuid"]])
+
+        messages = [m async for m in client.receive_response()]
+    kinds = [type(m).__name__ for m in messages]
+    assert kinds == [
+        "SystemMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ResultMessage",
+    ]
+    use = messages[1]
+    assert isinstance(use, AssistantMessage) and isinstance(use.content[0], ToolUseBlock)
+    assert use.content[0].id == "toolu_1"
+    assert seen == [("mcp__demo_tools__greet", {"name": "Alice"}, "toolu_1")]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "I greeted Alice."
+
+
+async def test_permission_deny_and_rewrite() -> None:
+    async def decide(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        if inp.get("name") == "Mallory":
+            return PermissionResultDeny(message="not Mallory", interrupt=True)
+        return PermissionResultAllow(updated_input={"name": "Bob"})
+
+    async with connected(ClaudeAgentOptions(can_use_tool=decide)) as (_, fake):
+        deny = await fake.request(
+            "can_use_tool", tool_name="t", input={"name": "Mallory"}, tool_use_id="a"
+        )
+        allow = await fake.request(
+            "can_use_tool", tool_name="t", input={"name": "Alice"}, tool_use_id="b"
+        )
+    assert deny["response"] == {"behavior": "deny", "message": "not Mallory", "interrupt": True}
+    assert allow["response"] == {"behavior": "allow", "updatedInput": {"name": "Bob"}}
+
+
+async def test_callback_errors_become_error_answers() -> None:
+    async def broken(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        raise RuntimeError("policy store offline")
+
+    async def wrong_type(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> Any:
+        return ["not", "a", "dict"]
+
+    opts = ClaudeAgentOptions(
+        can_use_tool=broken, hooks={"Stop": [HookMatcher(hooks=[wrong_type])]}
+    )
+    async with connected(opts) as (_, fake):
+        perm = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="a")
+        hook = await fake.request(
+            "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+        )
+        unknown_hook = await fake.request("hook_callback", callback_id="hook_99", input={})
+        unknown = await fake.request("no_such_subtype")
+    assert perm == {
+        "subtype": "error",
+        "request_id": perm["request_id"],
+        "error": "policy store offline",
+    }
+    assert hook["subtype"] == "error" and "expected a dict" in hook["error"]
+    assert unknown_hook["subtype"] == "error" and "hook_99" in unknown_hook["error"]
+    assert unknown["error"] == "Unsupported control request subtype: no_such_subtype"
+
+
+@pytest.mark.anyio
+async def test_callback_requests_without_callbacks_get_the_same_error_answers() -> None:
+    # a session with no hooks and no can_use_tool loads the callback code only when such a
+    # request arrives; the answers are those of a session that has callbacks
+    async with connected(ClaudeAgentOptions()) as (_, fake):
+        perm = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="a")
+        again = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="b")
+        hook = await fake.request("hook_callback", callback_id="hook_0", input={})
+    for answer in (perm, again):
+        assert answer["subtype"] == "error"
+        assert answer["error"] == "canUseTool callback is not provided"
+    assert hook["subtype"] == "error" and "hook_0" in hook["error"]
+
+
+async def test_hook_output_keywords_and_timeout() -> None:
+    async def stop_it(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        return {"continue_": False, "stopReason": "enough", "async_": False}
+
+    async def hangs(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    opts = ClaudeAgentOptions(
+        hooks={
+            "PreToolUse": [HookMatcher(hooks=[stop_it])],
+            "PostToolUse": [HookMatcher(hooks=[hangs], timeout=0.05)],
+        }
+    )
+    async with connected(opts) as (_, fake):
+        out = await fake.request("hook_callback", callback_id="hook_0", input={}, tool_use_id="t")
+        late = await fake.request("hook_callback", callback_id="hook_1", input={})
+    assert out["response"] == {"continue": False, "stopReason": "enough", "async": False}
+    assert late["subtype"] == "error" and "timed out" in late["error"]
+
+
+async def test_cancel_request_cancels_pending_permission_callback() -> None:
+    started = anyio.Event()
+    signalled: list[bool] = []
+
+    async def slow(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            signalled.append(ctx.signal.is_set())
+        raise AssertionError
+
+    async with connected(ClaudeAgentOptions(can_use_tool=slow)) as (_client, fake):
+        rid = await fake.start_request("can_use_tool", tool_name="t", input={}, tool_use_id="x")
+        with anyio.fail_after(5):
+            await started.wait()
+        await fake.cancel(rid)
+        # the SDK writes nothing for the withdrawn request; the next request is answered
+        answer = await fake.request("no_such_subtype")
+        assert answer["subtype"] == "error"
+        assert all(f.get("response", {}).get("request_id") != rid for f in fake.received)
+    assert signalled == [True]
+
+
+async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
+    async with connected() as (_, fake):
+        resp = await fake.mcp("nope", "tools/list")
+    err = resp["response"]["mcp_response"]["error"]
+    assert err["code"] == -32601 and "nope" in err["message"]
+
+
+async def test_unknown_and_malformed_lines_are_surfaced_not_dropped() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.send({"type": "tool_progress", "tool_use_id": "t1", "elapsed_time_seconds": 1})
+        await fake.peer.send_raw(b'{"type": "assistant", broken\n')
+        await fake.assistant({"type": "text", "text": "ok"}, {"type": "mystery_block", "x": 1})
+        await fake.result("ok")
+        first = []
+        with pytest.raises(MessageDecodeError):
+            async for m in client.receive_response():
+                first.append(m)
+        rest = [m async for m in client.receive_response()]
+    assert isinstance(first[0], RawMessage) and first[0].type == "tool_progress"
+    assert isinstance(rest[0], AssistantMessage)
+    assert isinstance(rest[0].content[0], TextBlock)
+    assert type(rest[0].content[1]).__name__ == "UnknownBlock"
+    assert rest[0].content[1].raw["x"] == 1
+    assert isinstance(rest[-1], ResultMessage)
+
+
+async def test_absurd_lines_are_decode_errors_not_a_dead_connection() -> None:
+    deep = b'{"type":"assistant","a":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    huge_cost = b'{"type":"result","subtype":"success","total_cost_usd":1' + b"0" * 400 + b"}\n"
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.peer.send_raw(deep)
+        await fake.peer.send_raw(huge_cost)
+        await fake.result("still here")
+        errors: list[MessageDecodeError] = []
+        while True:
+            try:
+                final = [m async for m in client.receive_response()]
+                break
+            except MessageDecodeError as exc:
+                errors.append(exc)
+    assert [("nested deeper than" in str(e), "malformed" in str(e)) for e in errors] == [
+        (True, False),
+        (False, True),
+    ]
+    assert isinstance(final[-1], ResultMessage) and final[-1].result == "still here"
+
+
+async def test_cli_exit_mid_turn_fails_every_waiter_with_process_error() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+
+        errors: list[BaseException] = []
+
+        async def wait_interrupt() -> None:
+            try:
+                await client.interrupt()
+            except ProcessError as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait_interrupt)
+            await fake.receive("control_request", "interrupt")
+            await fake.exit(2, "fatal: out of cheese")
+            with pytest.raises(ProcessError) as info:
+                async for _ in client.receive_response():
+                    pass
+        assert info.value.exit_code == 2 and "out of cheese" in info.value.stderr
+        assert len(errors) == 1 and isinstance(errors[0], ProcessError)
+        with pytest.raises(ProcessError):
+            await client.set_model("x")
+
+
+async def test_control_errors_and_timeouts_are_typed() -> None:
+    opts = ClaudeAgentOptions(control_timeout=0.1)
+    async with connected(opts) as (client, fake):
+        async with anyio.create_task_group() as tg:
+
+            async def refuse() -> None:
+                req = await fake.receive("control_request", "set_permission_mode")
+                await fake.respond_error(req["request_id"], "bad mode")
+
+            tg.start_soon(refuse)
+            with pytest.raises(ControlProtocolError, match="bad mode"):
+                await client.set_permission_mode("plan")
+        with pytest.raises(ControlTimeoutError):
+            await client.set_model("never-answered")
+        withdrawn = await fake.receive("control_cancel_request")
+    assert withdrawn["request_id"].startswith("req_")
+
+
+async def test_merged_prompts_then_receive_response_waits_for_the_next_turn() -> None:
+    # two prompts merged into one turn: one result; a second receive_response() waits
+    # for the next messages (as the reference SDK does) and ends with the next result
+    async with connected() as (client, fake):
+        await client.query("one")
+        await client.query("two")
+        p1 = await fake.receive("user")
+        p2 = await fake.receive("user")
+        await fake.state("running")
+        await fake.result("both", user_message_uuids=[p1["uuid"], p2["uuid"]])
+        await fake.state("idle")
+        first = [m async for m in client.receive_response()]
+        second: list[Any] = []
+        async with anyio.create_task_group() as tg:
+
+            async def read_second() -> None:
+                second.extend([m async for m in client.receive_response()])
+
+            tg.start_soon(read_second)
+            await client.query("three")
+            p3 = await fake.receive("user")
+            await fake.assistant({"type": "text", "text": "third"})
+            await fake.result("three", user_message_uuids=[p3["uuid"]])
+    assert isinstance(first[-1], ResultMessage) and first[-1].result == "both"
+    assert [type(m).__name__ for m in second] == ["AssistantMessage", "ResultMessage"]
+    assert second[-1].result == "three"
+
+
+async def test_receive_response_before_any_prompt_waits_for_the_next_message() -> None:
+    # the reference's streaming pattern: receive_response() in a loop under a timeout;
+    # with nothing pending it waits (it does not spin) until the timeout
+    async with connected() as (client, fake):
+        got: list[Any] = []
+        with anyio.move_on_after(0.3) as scope:
+            async for m in client.receive_response():
+                got.append(m)
+        assert scope.cancelled_caught and got == []
+        async with anyio.create_task_group() as tg:
+            received: list[Any] = []
+
+            async def read() -> None:
+                received.extend([m async for m in client.receive_response()])
+
+            tg.start_soon(read)
+            await fake.assistant({"type": "text", "text": "unprompted"})
+            await fake.result("late")
+    assert [type(m).__name__ for m in received] == ["AssistantMessage", "ResultMessage"]
+
+
+async def test_idle_before_the_result_does_not_shift_turns() -> None:
+    # the CLI may report idle before the turn's result frame: each receive_response()
+    # still ends with its own turn's result
+    async with connected() as (client, fake):
+        results = []
+        for n in range(3):
+            await client.query(f"turn {n}")
+            p = await fake.receive("user")
+            await fake.state("running")
+            await fake.assistant({"type": "text", "text": f"answer {n}"})
+            await fake.state("idle")  # before the result
+            await fake.result(f"result {n}", user_message_uuids=[p["uuid"]])
+            got = [m async for m in client.receive_response()]
+            assert [type(m).__name__ for m in got] == ["AssistantMessage", "ResultMessage"]
+            final = got[-1]
+            assert isinstance(final, ResultMessage)
+            results.append(final.result)
+    assert results == ["result 0", "result 1", "result 2"]
+
+
+async def test_session_state_frames_are_tracked_not_surfaced() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        p = await fake.receive("user")
+        await fake.state("running")
+        await fake.assistant({"type": "text", "text": "hello"})
+        await fake.result("hello", user_message_uuids=[p["uuid"]])
+        msgs = [m async for m in client.receive_response()]
+    assert [type(m).__name__ for m in msgs] == ["AssistantMessage", "ResultMessage"]
+
+
+async def test_query_one_shot_closes_stdin_after_the_answer() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    collected: list[Any] = []
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        p = await fake.receive("user")
+        assert p["session_id"] == ""
+        await fake.assistant({"type": "text", "text": "4"})
+        await fake.result("4", user_message_uuids=[p["uuid"]])
+        await fake.expect_eof()
+        await fake.exit(0)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            async for m in query(prompt="2+2?", transport=transport):
+                collected.append(m)
+    assert isinstance(collected[-1], ResultMessage) and collected[-1].result == "4"
+
+
+async def test_query_error_result_then_exit_1_raises_result_error() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        p = await fake.receive("user")
+        await fake.result(
+            "API Error: 404 model not found",
+            is_error=True,
+            user_message_uuids=[p["uuid"]],
+            api_error_status=404,
+            terminal_reason="api_error",
+        )
+        await fake.expect_eof()
+        await fake.exit(1, "")
+
+    got: list[Any] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            with pytest.raises(ResultError) as info:
+                async for m in query(prompt="x", transport=transport):
+                    got.append(m)
+    assert isinstance(got[-1], ResultMessage) and got[-1].is_error  # yielded first
+    error = info.value
+    assert isinstance(error, ProcessError) and error.exit_code == 1
+    assert str(error).startswith(
+        "Claude Code returned an error result: API Error: 404 model not found"
+    )
+    assert (error.subtype, error.api_error_status, error.terminal_reason) == (
+        "success",
+        404,
+        "api_error",
+    )
+    assert error.result == "API Error: 404 model not found" and error.errors == []
+    assert error.data["is_error"] is True and error.session_id == got[-1].session_id
+
+
+async def test_a_crash_after_more_output_is_a_plain_process_error() -> None:
+    # an error result followed by more conversation: a later exit is a fresh crash
+    async with connected() as (client, fake):
+        await client.query("x")
+        p = await fake.receive("user")
+        await fake.result("bad", is_error=True, user_message_uuids=[p["uuid"]])
+        await fake.assistant({"type": "text", "text": "moving on"})
+        await fake.exit(3, "crash")
+        seen: list[str] = []
+        with pytest.raises(ProcessError) as info:
+            async for m in client.receive_messages():
+                seen.append(type(m).__name__)
+    assert seen == ["ResultMessage", "AssistantMessage"]
+    assert not isinstance(info.value, ResultError) and info.value.exit_code == 3
+
+
+async def test_query_streaming_prompts_wait_for_answers() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    answered = anyio.Event()
+
+    async def prompts() -> AsyncIterator[str]:
+        yield "first"
+        with anyio.fail_after(5):
+            await answered.wait()
+        yield "second"
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        for text in ("first", "second"):
+            p = await fake.receive("user")
+            assert p["message"]["content"] == text
+            await fake.result(text, user_message_uuids=[p["uuid"]])
+            answered.set()
+        await fake.expect_eof()
+        await fake.exit(0)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            results = [
+                m.result
+                async for m in query(prompt=prompts(), transport=transport)
+                if isinstance(m, ResultMessage)
+            ]
+    assert results == ["first", "second"]
+
+
+async def test_not_connected_errors_are_typed() -> None:
+    client = ClaudeSDKClient()
+    with pytest.raises(CLIConnectionError):
+        await client.query("hi")
+    with pytest.raises(CLIConnectionError):
+        await client.interrupt()
+
+
+async def test_a_100_mb_message_is_read_with_default_settings() -> None:
+    big = "x" * (100 * 1024 * 1024)
+    async with connected() as (client, fake):
+        await client.query("big please")
+        p = await fake.receive("user")
+        await fake.assistant({"type": "text", "text": big})
+        await fake.result("ok", user_message_uuids=[p["uuid"]])
+        messages = [m async for m in client.receive_response()]
+    first = messages[0]
+    assert isinstance(first, AssistantMessage)
+    block = first.content[0]
+    assert isinstance(block, TextBlock) and len(block.text) == len(big)
+    assert isinstance(messages[-1], ResultMessage)
+
+
+async def test_missing_cli_is_a_clear_typed_error(tmp_path: Any) -> None:
+    from ccwire import CLINotFoundError
+
+    options = ClaudeAgentOptions(cli_path=str(tmp_path / "no-such-claude"))
+    with pytest.raises(CLINotFoundError, match="npm install"):
+        await ClaudeSDKClient(options).connect()
+
+
+async def test_initialize_without_answer_times_out_and_cleans_up() -> None:
+    transport, peer = memory_transport_pair()
+    client = ClaudeSDKClient(ClaudeAgentOptions(initialize_timeout=0.1), transport=transport)
+    with anyio.fail_after(5), pytest.raises(ControlTimeoutError, match="initialize"):
+        await client.connect()
+    assert peer.stdin_closed
+    with pytest.raises(CLIConnectionError):
+        await client.query("hi")
+
+
+async def test_cli_dying_during_initialize_raises_process_error() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    client = ClaudeSDKClient(transport=transport)
+
+    async def die() -> None:
+        await fake.receive("control_request", "initialize")
+        await fake.exit(1, "Error: bad flag --nope")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(die)
+            with pytest.raises(ProcessError) as info:
+                await client.connect()
+    assert info.value.exit_code == 1
+    assert "bad flag" in info.value.stderr
+
+
+async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
+    from contextlib import aclosing
+
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        await fake.receive("user")
+        await fake.assistant({"type": "text", "text": "partial"})
+        await fake.expect_eof()
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            async with aclosing(query(prompt="long job", transport=transport)) as stream:
+                async for message in stream:
+                    assert isinstance(message, AssistantMessage)
+                    break
+    assert peer.stdin_closed
+
+
+async def test_transcript_mirror_frames_surface_typed() -> None:
+    from ccwire import TranscriptMirrorMessage
+
+    entries = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": []}},
+    ]
+    path = "/home/u/.claude/projects/-w/00000000-0000-4000-8000-000000000000.jsonl"
+    async with connected(ClaudeAgentOptions(session_mirror=True)) as (client, fake):
+        await client.query("hi")
+        p = await fake.receive("user")
+        await fake.send({"type": "transcript_mirror", "filePath": path, "entries": entries[:1]})
+        await fake.assistant({"type": "text", "text": "hello"})
+        await fake.send({"type": "transcript_mirror", "filePath": path, "entries": entries[1:]})
+        await fake.result("hello", user_message_uuids=[p["uuid"]])
+        messages = [m async for m in client.receive_response()]
+    mirrors = [m for m in messages if isinstance(m, TranscriptMirrorMessage)]
+    assert [type(m).__name__ for m in messages] == [
+        "TranscriptMirrorMessage",
+        "AssistantMessage",
+        "TranscriptMirrorMessage",
+        "ResultMessage",
+    ]
+    assert [m.file_path for m in mirrors] == [path, path]
+    assert [e for m in mirrors for e in m.entries] == entries
+    assert isinstance(mirrors[0], RawMessage) and mirrors[0].type == "transcript_mirror"
+
+
+# ------------------------------------------------------------- spawning the CLI
+
+SECRET = "sk-ant-do-not-leak-0123456789"
+
+
+def _fake_cli_script(tmp_path: Any, body: str) -> str:
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+async def test_user_env_and_argv_reach_the_subprocess_spawn(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ccwire._conversation.connection as connection_mod
+
+    spawned: dict[str, Any] = {}
+
+    class Spawned(Exception):
+        pass
+
+    class RecordingTransport:
+        def __init__(self, argv: list[str], **kwargs: Any) -> None:
+            spawned.update(kwargs, argv=argv)
+            raise Spawned
+
+    monkeypatch.setattr(connection_mod, "SubprocessTransport", RecordingTransport)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "inherited-key")
+    monkeypatch.setenv("CCWIRE_TEST_UNRELATED_SECRET", "must-not-reach-the-cli")
+    monkeypatch.setenv("CLAUDECODE", "1")
+    cli = _fake_cli_script(tmp_path, "exit 0")
+    options = ClaudeAgentOptions(
+        cli_path=cli, user="nobody", env={"MINE": "m"}, cwd=tmp_path,
+        inherit_env=CLI_ENV_ALLOWLIST,
+    )  # fmt: skip
+    with anyio.fail_after(5), pytest.raises(Spawned):
+        await ClaudeSDKClient(options).connect()
+    assert spawned["user"] == "nobody"
+    assert spawned["argv"][0] == cli
+    assert spawned["cwd"] == tmp_path
+    env = spawned["env"]
+    assert env["ANTHROPIC_API_KEY"] == "inherited-key" and env["MINE"] == "m"
+    assert "CCWIRE_TEST_UNRELATED_SECRET" not in env and "CLAUDECODE" not in env
+
+    spawned.clear()
+    options = ClaudeAgentOptions(cli_path=cli)  # the default: the whole environment
+    with anyio.fail_after(5), pytest.raises(Spawned):
+        await ClaudeSDKClient(options).connect()
+    assert spawned["user"] is None
+    assert spawned["env"]["CCWIRE_TEST_UNRELATED_SECRET"] == "must-not-reach-the-cli"
+    assert "CLAUDECODE" not in spawned["env"]
+    assert "must-not-reach-the-cli" not in " ".join(spawned["argv"])  # never on argv
+
+
+def _assert_no_secret(exc: BaseException) -> None:
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))  # with every chained cause
+    assert SECRET not in text and SECRET not in repr(exc)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX shell script as the CLI")
+async def test_spawn_failures_never_quote_env_values(tmp_path: Any) -> None:
+    secret_env = {"ANTHROPIC_API_KEY": SECRET, "OTHER_TOKEN": SECRET}
+    # the CLI exits at once: ProcessError with its exit code and stderr
+    dies = _fake_cli_script(tmp_path, 'read line; echo "Error: unknown option --nope" >&2; exit 3')
+    options = ClaudeAgentOptions(cli_path=dies, env=secret_env)
+    with anyio.fail_after(10), pytest.raises(ProcessError) as died:
+        await ClaudeSDKClient(options).connect()
+    assert died.value.exit_code == 3 and "unknown option" in died.value.stderr
+    _assert_no_secret(died.value)
+    assert SECRET in repr(options.env) and SECRET not in repr(options)
+
+    failures: list[BaseException] = []
+    for bad in (
+        ClaudeAgentOptions(cli_path=dies, env=secret_env, cwd=tmp_path / "missing"),
+        ClaudeAgentOptions(cli_path=dies, env={**secret_env, "NUL": SECRET + "\0"}),
+        ClaudeAgentOptions(cli_path=dies, env=secret_env, user="no-such-user-ccwire"),
+    ):
+        with anyio.fail_after(10), pytest.raises(CLIConnectionError) as info:
+            await ClaudeSDKClient(bad).connect()
+        failures.append(info.value)
+    for exc in failures:
+        _assert_no_secret(exc)
+    assert "does not exist" in str(failures[0])
+
+
+# The reference SDK sends prompts without a uuid, so the frames of their turns name no
+# prompt: ``user_message_uuid(s)`` stay None and are absent from a system frame's data
+# (its plugin_example.py prints those keys, include_partial_messages.py the messages).
+# ccwire stamps each prompt to know when it is answered, and hides its own stamps.
+
+
+_Turn = tuple[SystemMessage, SystemMessage, StreamEvent, AssistantMessage, ResultMessage]
+
+
+def _split_turn(messages: list[Message]) -> _Turn:
+    init, status, event, assistant, result = messages
+    assert isinstance(init, SystemMessage) and isinstance(status, SystemMessage)
+    assert isinstance(event, StreamEvent) and isinstance(assistant, AssistantMessage)
+    assert isinstance(result, ResultMessage)
+    return init, status, event, assistant, result
+
+
+def _turn_frames(session_id: str, uids: list[str]) -> list[dict[str, Any]]:
+    """A turn's frames as CLI 2.1.330 writes them for prompts that carry ``uids``."""
+    named = {"user_message_uuid": uids[-1], "user_message_uuids": uids}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
+               "content": [{"type": "text", "text": "hi"}], "stop_reason": None}  # fmt: skip
+    return [
+        {"type": "system", "subtype": "init", "session_id": session_id,
+         "capabilities": ["msg_lifecycle_v1"], "user_message_uuids": uids},
+        {"type": "system", "subtype": "status", "status": "requesting",
+         "session_id": session_id, "user_message_uuids": uids},
+        {"type": "stream_event", "uuid": "e1", "session_id": session_id,
+         "event": {"type": "message_start"}, "parent_tool_use_id": None, **named},
+        {"type": "assistant", "message": message, "parent_tool_use_id": None,
+         "session_id": session_id, "uuid": "a1", **named},
+        {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1,
+         "duration_api_ms": 1, "num_turns": 1, "result": "hi", "session_id": session_id,
+         "total_cost_usd": 0.0, "usage": {}, "uuid": "r1", "user_message_uuids": uids},
+    ]  # fmt: skip
+
+
+async def test_the_prompt_uuids_ccwire_stamps_are_not_shown() -> None:
+    async with connected() as (client, fake):
+        stamped = await client.query("hello")
+        prompt = await fake.receive("user")
+        assert stamped is not None and prompt["uuid"] == stamped
+        made = uuid.UUID(stamped)  # a random UUID, as uuid.uuid4() makes them
+        assert str(made) == stamped and made.version == 4 and made.variant == uuid.RFC_4122
+        for frame in _turn_frames(fake.session_id, [stamped]):
+            await fake.send(frame)
+        messages = [m async for m in client.receive_response()]
+        # the stamp still does its work: the result settled the prompt it names, on a
+        # CLI that reports lifecycles (where a result naming nothing settles nothing)
+        assert not client._connection().owes_answer
+    init, status, event, assistant, result = _split_turn(messages)
+    assert init.data == {"type": "system", "subtype": "init", "session_id": fake.session_id,
+                         "capabilities": ["msg_lifecycle_v1"]}  # fmt: skip
+    assert "user_message_uuids" not in status.data
+    turn: tuple[StreamEvent | AssistantMessage | ResultMessage, ...] = (event, assistant, result)
+    for m in turn:
+        assert (m.user_message_uuid, m.user_message_uuids) == (None, None), m
+        assert stamped not in repr(m) and stamped not in str(m.raw)
+    assert repr(assistant).endswith("user_message_uuid=None, user_message_uuids=None)")
+
+
+async def test_prompt_uuids_the_caller_gives_are_shown() -> None:
+    async def prompts() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "user", "message": {"role": "user", "content": "hi"},
+               "parent_tool_use_id": None, "session_id": "default", "uuid": "mine"}  # fmt: skip
+
+    async with connected() as (client, fake):
+        await client.query(prompts())
+        assert (await fake.receive("user"))["uuid"] == "mine"
+        stamped = await client.query("and another")  # merged into the same turn
+        assert stamped is not None and (await fake.receive("user"))["uuid"] == stamped
+        for frame in _turn_frames(fake.session_id, ["mine", stamped]):
+            await fake.send(frame)
+        messages = [m async for m in client.receive_response()]
+        assert not client._connection().owes_answer
+    init, status, event, assistant, result = _split_turn(messages)
+    assert init.data["user_message_uuids"] == status.data["user_message_uuids"] == ["mine"]
+    turn: tuple[StreamEvent | AssistantMessage | ResultMessage, ...] = (event, assistant, result)
+    for m in turn:
+        assert m.user_message_uuids == ["mine"]
+    assert event.user_message_uuid is None and assistant.user_message_uuid is None
+
+
+async def test_an_mcp_config_given_as_a_path_like_connects() -> None:
+    """A ``--mcp-config`` file given as any ``os.PathLike`` (not only a ``Path``) is
+    passed to the CLI as a path, with no in-process servers behind it."""
+
+    class ConfigPath:
+        def __fspath__(self) -> str:
+            return "/x/mcp.json"
+
+    for config in (ConfigPath(), "/x/mcp.json"):
+        options = ClaudeAgentOptions(mcp_servers=config)  # type: ignore[arg-type]
+        async with connected(options) as (client, _fake):  # it raised TypeError
+            assert await client.get_server_info() is not None

@@ -1,0 +1,252 @@
+"""Tests of ``ClaudeAgentOptions`` and its small config types (``ccwire._conversation.options``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from ccwire._conversation.options import (
+    CLI_ENV_ALLOWLIST,
+    AgentDefinition,
+    ClaudeAgentOptions,
+    OutputFormat,
+    SandboxSettings,
+    SdkPluginConfig,
+    SystemPromptFile,
+    SystemPromptPreset,
+    ThinkingConfig,
+    ToolsPreset,
+    check_skill_name,
+)
+from ccwire._wire.hook_types import HookMatcher
+from ccwire._wire.permission_types import (
+    PermissionResult,
+    PermissionResultAllow,
+    ToolPermissionContext,
+)
+
+
+async def allow_all(
+    name: str, data: dict[str, Any], ctx: ToolPermissionContext
+) -> PermissionResult:
+    """A permission callback that allows everything."""
+    return PermissionResultAllow()
+
+
+def test_defaults() -> None:
+    o = ClaudeAgentOptions()
+    assert o.tools is None
+    assert o.allowed_tools == []
+    assert o.disallowed_tools == []
+    assert o.system_prompt is None
+    assert o.mcp_servers == {}
+    assert o.permission_mode is None
+    assert o.permission_prompt_tool_name is None
+    assert o.can_use_tool is None
+    assert o.hooks is None
+    assert o.continue_conversation is False
+    assert o.resume is None
+    assert o.fork_session is False
+    assert o.session_id is None
+    assert o.resume_session_at is None
+    assert o.max_turns is None
+    assert o.max_budget_usd is None
+    assert o.model is None
+    assert o.fallback_model is None
+    assert o.betas == []
+    assert o.add_dirs == []
+    assert o.settings is None
+    assert o.setting_sources is None
+    assert o.sandbox is None
+    assert o.plugins == []
+    assert o.skills is None
+    assert o.output_format is None
+    assert o.include_partial_messages is False
+    assert o.include_hook_events is False
+    assert o.strict_mcp_config is False
+    assert o.agents is None
+    assert o.extra_args == {}
+    assert o.env == {}
+    assert o.cwd is None
+    assert o.user is None
+    assert o.stderr is None
+    assert o.cli_path is None
+    assert o.thinking is None
+    assert o.max_thinking_tokens is None
+    assert o.effort is None
+    assert o.enable_file_checkpointing is False
+    assert o.max_buffer_size is None
+    assert o.control_timeout == 60.0
+    assert o.initialize_timeout == 60.0
+    assert o.forward_subagent_text is None
+    assert o.session_mirror is False
+    assert o.inherit_env is True  # the whole environment, as in claude-agent-sdk
+
+
+def test_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        ClaudeAgentOptions(["Read"])  # type: ignore[call-arg]
+
+
+def test_mutable_and_defaults_not_shared() -> None:
+    a = ClaudeAgentOptions()
+    b = ClaudeAgentOptions()
+    a.allowed_tools.append("Read")
+    a.env["X"] = "1"
+    a.model = "opus"
+    assert b.allowed_tools == []
+    assert b.env == {}
+    assert a.model == "opus"
+
+
+def test_replace_keeps_values() -> None:
+    a = ClaudeAgentOptions(model="opus", env={"K": "v"})
+    b = dataclasses.replace(a, max_turns=3)
+    assert (b.model, b.env, b.max_turns) == ("opus", {"K": "v"}, 3)
+
+
+def test_repr_hides_env_values() -> None:
+    o = ClaudeAgentOptions(env={"ANTHROPIC_API_KEY": "sk-secret-123", "OTHER": "hidden-too"})
+    text = repr(o)
+    assert "sk-secret-123" not in text
+    assert "hidden-too" not in text
+    assert "env={'ANTHROPIC_API_KEY': '***', 'OTHER': '***'}" in text
+    assert text.startswith("ClaudeAgentOptions(")
+    assert str(o) == text
+
+
+def test_repr_hides_mcp_secrets_but_shows_the_rest() -> None:
+    server: Any = {"type": "http", "url": "https://x", "headers": {"Authorization": "Bearer t0k"}}
+    stdio: Any = {"command": "srv", "env": {"TOKEN": "abc123"}}
+    o = ClaudeAgentOptions(mcp_servers={"h": server, "s": stdio}, model="sonnet")
+    text = repr(o)
+    assert "t0k" not in text
+    assert "abc123" not in text
+    assert "'Authorization': '***'" in text
+    assert "'url': 'https://x'" in text
+    assert "model='sonnet'" in text
+    # the options themselves are untouched
+    assert server["headers"]["Authorization"] == "Bearer t0k"
+
+
+def test_repr_hides_agent_mcp_secrets_and_settings_env() -> None:
+    stdio: Any = {"command": "srv", "env": {"TOKEN": "agent-tok"}}
+    settings = '{"env": {"ANTHROPIC_API_KEY": "sk-in-settings"}, "model": "opus"}'
+    o = ClaudeAgentOptions(
+        agents={"a": AgentDefinition("d", "p", mcp_servers=["fs", {"s": stdio}])},
+        settings=settings,
+    )
+    text = repr(o)
+    assert "agent-tok" not in text and "sk-in-settings" not in text
+    assert "'TOKEN': '***'" in text and "'fs'" in text
+    assert '"model": "opus"' in text
+    assert o.settings == settings and stdio["env"]["TOKEN"] == "agent-tok"  # untouched
+    assert "settings='/etc/s.json'" in repr(ClaudeAgentOptions(settings="/etc/s.json"))
+    assert "no-json" not in repr(ClaudeAgentOptions(settings='{"env": no-json}'))
+
+
+def test_repr_shows_inherit_env_not_the_inherited_values() -> None:
+    o = ClaudeAgentOptions(inherit_env=["PATH", "MY_*"])
+    assert "inherit_env=('PATH', 'MY_*')" in repr(o)
+    assert "session_mirror=False" in repr(o)
+    assert "inherit_env=True," in repr(ClaudeAgentOptions())
+    hardened = ClaudeAgentOptions(inherit_env=CLI_ENV_ALLOWLIST)
+    assert "inherit_env=CLI_ENV_ALLOWLIST," in repr(hardened)
+
+
+def test_repr_with_mcp_config_path() -> None:
+    o = ClaudeAgentOptions(mcp_servers="/etc/mcp.json")
+    assert "mcp_servers='/etc/mcp.json'" in repr(o)
+
+
+def test_can_use_tool_excludes_permission_prompt_tool_name() -> None:
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        ClaudeAgentOptions(can_use_tool=allow_all, permission_prompt_tool_name="mcp__a__b")
+
+
+def test_can_use_tool_alone_is_fine() -> None:
+    o = ClaudeAgentOptions(can_use_tool=allow_all)
+    assert o.can_use_tool is allow_all
+
+
+def test_fallback_model_must_differ() -> None:
+    with pytest.raises(ValueError, match="fallback_model"):
+        ClaudeAgentOptions(model="opus", fallback_model="opus")
+    ok = ClaudeAgentOptions(model="opus", fallback_model="sonnet")
+    assert ok.fallback_model == "sonnet"
+
+
+@pytest.mark.parametrize("name", ["control_timeout", "initialize_timeout"])
+@pytest.mark.parametrize("value", [0, -1.0])
+def test_timeouts_must_be_positive(name: str, value: float) -> None:
+    kwargs: dict[str, Any] = {name: value}
+    with pytest.raises(ValueError, match=name):
+        ClaudeAgentOptions(**kwargs)
+
+
+def test_max_buffer_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_buffer_size"):
+        ClaudeAgentOptions(max_buffer_size=0)
+    assert ClaudeAgentOptions(max_buffer_size=10).max_buffer_size == 10
+
+
+def test_skills_string_must_be_all() -> None:
+    with pytest.raises(ValueError, match="'all'"):
+        ClaudeAgentOptions(skills="some")  # type: ignore[arg-type]
+    assert ClaudeAgentOptions(skills="all").skills == "all"
+
+
+@pytest.mark.parametrize(
+    "name", ["", "  ", "a(b)", "a,b", "a*", "/pdf", "bad\nname", "x\x7f", "a)"]
+)
+def test_invalid_skill_names(name: str) -> None:
+    with pytest.raises(ValueError, match="skill name"):
+        check_skill_name(name)
+    with pytest.raises(ValueError, match="skill name"):
+        ClaudeAgentOptions(skills=[name])
+
+
+@pytest.mark.parametrize("name", ["pdf", "my-plugin:docx", "a b", "ünï"])
+def test_valid_skill_names(name: str) -> None:
+    check_skill_name(name)
+    assert ClaudeAgentOptions(skills=[name]).skills == [name]
+
+
+def test_agent_definition_is_frozen_with_defaults() -> None:
+    agent = AgentDefinition(description="d", prompt="p")
+    assert agent.tools is None
+    assert agent.permission_mode is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        agent.prompt = "other"  # type: ignore[misc]
+
+
+def test_config_typed_dicts_are_plain_dicts() -> None:
+    preset: SystemPromptPreset = {"type": "preset", "preset": "claude_code", "append": "x"}
+    file: SystemPromptFile = {"type": "file", "path": "p.md"}
+    tools: ToolsPreset = {"type": "preset", "preset": "claude_code"}
+    sandbox: SandboxSettings = {"enabled": True, "network": {"allowLocalBinding": True}}
+    plugin: SdkPluginConfig = {"type": "local", "path": "./plug"}
+    thinking: ThinkingConfig = {"type": "enabled", "budget_tokens": 1024}
+    fmt: OutputFormat = {"type": "json_schema", "schema": {"type": "object"}}
+    o = ClaudeAgentOptions(
+        system_prompt=preset,
+        tools=tools,
+        sandbox=sandbox,
+        plugins=[plugin],
+        thinking=thinking,
+        output_format=fmt,
+    )
+    assert o.system_prompt == preset
+    assert file == {"type": "file", "path": "p.md"}
+    assert isinstance(o.sandbox, dict)
+
+
+def test_hooks_field_accepts_matchers() -> None:
+    async def hook(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {}
+
+    o = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hook])]})
+    assert o.hooks is not None
+    assert o.hooks["PreToolUse"][0].matcher == "Bash"

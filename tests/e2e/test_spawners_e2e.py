@@ -1,0 +1,382 @@
+"""The ready-made spawners with the real CLI and the scripted model: a bubblewrap sandbox
+(for real), SSH to a real ``sshd`` this module starts on 127.0.0.1 (a throwaway host key
+and user key, Debian's ``openssh-server``), and a container runtime where an engine is
+present."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from ccwire import (
+    BubblewrapSpawner,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    ContainerSpawner,
+    Message,
+    ResultMessage,
+    SSHSpawner,
+    SystemMessage,
+    query,
+)
+from ccwire._transport.container import find_container_runtime
+from ccwire.testing import ScriptedModel, text, tool_use
+
+from .conftest import CLI_PATH
+
+pytestmark = pytest.mark.anyio
+
+TIMEOUT = 60
+SSHD = "/usr/sbin/sshd"
+CLI_REAL = os.path.realpath(CLI_PATH or "claude")  # the executable, not the npm link
+
+
+async def run(options: ClaudeAgentOptions, prompt: str = "go") -> list[Message]:
+    with anyio.fail_after(TIMEOUT):
+        return [m async for m in query(prompt=prompt, options=options)]
+
+
+def init_cwd(messages: list[Message]) -> str:
+    init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
+    return str(init.data["cwd"])
+
+
+def bash_output(model: ScriptedModel) -> str:
+    return "\n".join(r.content for req in model.turn_requests for r in req.tool_results())
+
+
+def processes_with(marker: str) -> list[int]:
+    """The processes whose environment holds ``marker`` (``NAME=value``)."""
+    found = []
+    needle = marker.encode() + b"\0"
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if needle in Path(f"/proc/{entry}/environ").read_bytes():
+                    found.append(int(entry))
+    return found
+
+
+def command_lines() -> list[bytes]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                out.append(Path(f"/proc/{entry}/cmdline").read_bytes())
+    return out
+
+
+async def wait_gone(pids: list[int], timeout: float = 20.0) -> None:
+    """Wait (bounded) until every process of ``pids`` has exited, with pidfds."""
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            ready, _, _ = await anyio.to_thread.run_sync(select.select, [fd], [], [], timeout)
+            assert ready, f"process {pid} still runs {timeout} s later"
+        finally:
+            os.close(fd)
+
+
+# ------------------------------------------------------------------- bubblewrap
+
+_IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def unavailable(reason: str) -> None:
+    """Skip locally; fail in CI, which installs bubblewrap and OpenSSH (.ci/run)."""
+    if _IN_CI:
+        pytest.fail(f"{reason} (CI must have it: see .ci/run)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def bwrap() -> None:
+    if shutil.which("bwrap") is None:
+        unavailable("bubblewrap is not installed (apt-get install bubblewrap)")
+
+
+async def test_a_sandboxed_session_cannot_write_outside_its_work_folder(
+    model: ScriptedModel, make_options: Any, tmp_path: Path, bwrap: None
+) -> None:
+    other = tmp_path / "other-session"  # a folder next to the work folder
+    other.mkdir()
+    (other / "secret.txt").write_text("TOP-SECRET")
+    shown = tmp_path / "shown"  # shown to the sandbox, read-only
+    shown.mkdir()
+    (shown / "readme.txt").write_text("READABLE")
+    host_home = Path.home()
+    command = "; ".join(
+        [
+            f"echo pwned > {other}/new.txt",
+            f"cat {other}/secret.txt",
+            f"echo pwned > {shown}/new.txt",
+            f"cat {shown}/readme.txt",
+            f"echo pwned > {host_home}/ccwire-sandbox-escape.txt",
+            "echo pwned > $HOME/in-sandbox-home.txt && echo home-ok",
+            f"test -e /proc/{os.getpid()} && echo host-pid-visible || echo host-pid-hidden",
+            "echo ok > inside.txt",
+        ]
+    )
+    model.add(tool_use("Bash", {"command": command}), text("done"))
+    options = make_options(
+        allowed_tools=["Bash"], spawn_claude_code_process=BubblewrapSpawner(readable=[str(shown)])
+    )
+    messages = await run(options)
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+    work = Path(str(options.cwd))
+    assert (work / "inside.txt").read_text() == "ok\n"  # the work folder is writable
+    assert sorted(p.name for p in other.iterdir()) == ["secret.txt"]
+    assert sorted(p.name for p in shown.iterdir()) == ["readme.txt"]
+    assert not (host_home / "ccwire-sandbox-escape.txt").exists()
+    out = bash_output(model)
+    assert "TOP-SECRET" not in out  # other sessions' folders are hidden
+    assert "READABLE" in out and "Read-only file system" in out
+    assert "home-ok" in out  # a private, writable HOME
+    assert "host-pid-hidden" in out  # a process namespace of its own
+    assert init_cwd(messages) == str(work)
+
+
+# -------------------------------------------------------------------------- ssh
+
+
+@pytest.fixture(scope="module")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A real sshd on 127.0.0.1 (a free high port), for root with a throwaway key."""
+    if not (os.path.exists(SSHD) and shutil.which("ssh") and shutil.which("ssh-keygen")):
+        unavailable("openssh-server/openssh-client are not installed")
+    if os.geteuid() != 0:
+        pytest.skip("the test sshd runs as root (it logs in as the current user: root)")
+    d = tmp_path_factory.mktemp("sshd")
+    for name in ("host_key", "user_key"):
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / name)], check=True
+        )
+    (d / "authorized_keys").write_text((d / "user_key.pub").read_text())
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation dir
+    config = d / "sshd_config"
+    config.write_text(
+        "\n".join(
+            [
+                "Port 0",  # replaced below
+                "ListenAddress 127.0.0.1",
+                f"HostKey {d / 'host_key'}",
+                f"AuthorizedKeysFile {d / 'authorized_keys'}",
+                "StrictModes no",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "PubkeyAuthentication yes",
+                "PermitRootLogin prohibit-password",
+                "UsePAM no",
+                f"PidFile {d / 'sshd.pid'}",
+                "",
+            ]
+        )
+    )
+    import socket
+
+    with socket.socket() as s:  # a free port (sshd cannot report the one it picks)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config.write_text(config.read_text().replace("Port 0", f"Port {port}"))
+    proc = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()  # "Server listening on 127.0.0.1 port N."
+    if "listening" not in line:
+        proc.kill()
+        pytest.fail(f"sshd did not start: {line}{proc.stderr.read()}")
+    (d / "known_hosts").write_text(f"[127.0.0.1]:{port} {(d / 'host_key.pub').read_text()}")
+    try:
+        yield {
+            "port": port,
+            "key": str(d / "user_key"),
+            "known_hosts": str(d / "known_hosts"),
+        }
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        proc.stderr.close()
+
+
+def ssh_spawner(sshd: dict[str, Any], home: str) -> SSHSpawner:
+    return SSHSpawner(
+        "root@127.0.0.1",
+        cli=CLI_REAL,
+        port=sshd["port"],
+        identity_file=sshd["key"],
+        config_file="/dev/null",
+        ssh_options={
+            "UserKnownHostsFile": sshd["known_hosts"],
+            "StrictHostKeyChecking": "yes",
+            "IdentitiesOnly": "yes",
+        },
+        env={"HOME": home},  # the remote login's HOME is the real one: use the test's
+    )
+
+
+async def test_a_session_over_ssh(
+    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    secret = "sk-ant-test-" + os.urandom(8).hex()
+    model.add(tool_use("Bash", {"command": "printenv CCWIRE_TEST_SECRET; pwd"}), text("done"))
+    prompt = "Answer in French. " * 6000  # over the argv limit: a private file, shipped
+    options = make_options(
+        allowed_tools=["Bash"],
+        system_prompt=prompt,
+        env={"CCWIRE_TEST_SECRET": secret},
+        spawn_claude_code_process=ssh_spawner(sshd, str(tmp_path / "home")),
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeSDKClient(options) as client:
+            lines = command_lines()
+            await client.query("go")
+            messages = [m async for m in client.receive_response()]
+    assert not [c for c in lines if secret.encode() in c]  # on no command line, either side
+    assert any(b"ssh\0" in c and b"127.0.0.1" in c for c in lines)
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+    assert init_cwd(messages) == str(options.cwd)  # cwd honoured
+    out = bash_output(model)
+    assert secret in out and str(options.cwd) in out  # the environment reached the CLI
+    assert prompt.strip() in model.turn_requests[0].system
+
+
+async def test_the_remote_cli_ends_with_the_session(
+    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    spawner = ssh_spawner(sshd, str(tmp_path / "home"))
+    options = make_options(env={name: value}, spawn_claude_code_process=spawner)
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeSDKClient(options):
+            remote = processes_with(marker)
+            assert remote, "the remote CLI runs"
+        await wait_gone(remote)
+
+
+async def test_the_remote_cli_ends_when_the_connection_drops_mid_turn(
+    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    release = threading.Event()
+
+    def held(request: Any) -> Any:  # the CLI waits for the model: busy, not reading stdin
+        release.wait(TIMEOUT)
+        return text("too late")
+
+    model.add(held)
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    spawner = ssh_spawner(sshd, str(tmp_path / "home"))
+    options = make_options(env={name: value}, spawn_claude_code_process=spawner)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            client = ClaudeSDKClient(options)
+            await client.connect()
+            try:
+                remote = processes_with(marker)
+                assert remote, "the remote CLI runs"
+                await client.query("go")
+                await anyio.to_thread.run_sync(model.wait_for_turns, 1)
+                transport = client._connection()._transport
+                pid = getattr(transport, "pid", None)
+                assert pid is not None
+                os.kill(pid, signal.SIGKILL)  # the connection drops: ssh dies without a word
+                await wait_gone(remote)  # while the model still holds its answer
+            finally:
+                await client.disconnect()
+    finally:
+        release.set()
+
+
+# -------------------------------------------------------------------- container
+
+IMAGE = os.environ.get("CCWIRE_TEST_IMAGE", "docker.io/library/debian:stable-slim")
+
+
+def _container_runtime() -> str:
+    runtime = find_container_runtime()
+    if runtime is None:
+        pytest.skip("no container runtime (podman or docker) is installed")
+    engine = subprocess.run([runtime, "info"], capture_output=True, text=True, check=False)
+    if engine.returncode != 0:
+        pytest.skip(
+            f"{os.path.basename(runtime)} is installed but no engine answers "
+            f"({(engine.stderr.strip().splitlines() or ['?'])[-1]})"
+        )
+    image = subprocess.run([runtime, "image", "inspect", IMAGE], capture_output=True, check=False)
+    if image.returncode != 0:
+        pytest.skip(f"the image {IMAGE} is not present (set CCWIRE_TEST_IMAGE)")
+    return runtime
+
+
+async def test_a_session_in_a_container(model: ScriptedModel, make_options: Any) -> None:
+    runtime = _container_runtime()
+    cli = CLI_REAL
+    model.add(text("done"))
+    options = make_options(
+        spawn_claude_code_process=ContainerSpawner(
+            IMAGE,
+            runtime=runtime,
+            cli="/opt/claude",
+            volumes=[f"{cli}:/opt/claude:ro"],
+            extra_args=["--network=host"],  # the scripted model listens on 127.0.0.1
+        )
+    )
+    messages = await run(options)
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+    assert init_cwd(messages) == str(options.cwd)
+
+
+# ------------------------------------------------------------------- ccwire run
+
+SPAWN_MODULE = """
+from pathlib import Path
+from ccwire import BubblewrapSpawner
+
+sandbox = BubblewrapSpawner()
+
+async def spawn(options):
+    Path("spawned.txt").write_text(" ".join(options.argv[:1]))
+    return await sandbox(options)
+"""
+
+
+def test_ccwire_run_with_a_spawner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bwrap: None
+) -> None:
+    import io
+    import json
+    import sys
+
+    from ccwire._app.main import CliIO, main
+
+    (tmp_path / "spawnmod.py").write_text(SPAWN_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    work = tmp_path / "work"
+    work.mkdir()
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+    argv = ["run", "say hi", "--offline", "--json", "--cwd", str(work), "--spawn", "spawnmod:spawn"]
+    code = main([*argv, "--cli-path", str(CLI_PATH)], io=cli_io)
+    assert isinstance(cli_io.stdout, io.StringIO) and isinstance(cli_io.stderr, io.StringIO)
+    assert code == 0, cli_io.stderr.getvalue()
+    events = [json.loads(line) for line in cli_io.stdout.getvalue().splitlines()]
+    results = [e for e in events if e["event"] == "result"]
+    assert len(results) == 1 and "say hi" in json.dumps(results[0])
+    assert (tmp_path / "spawned.txt").read_text() == str(CLI_PATH)

@@ -1,0 +1,267 @@
+"""``ccwire serve``: a ccwire server served over stdio to the official ``mcp`` client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ccwire._app.loaders import UsageError, load_server
+from ccwire._mcp.serve import serve_lines
+from tests.fixtures import mcp_serve_server
+from tests.fixtures.mcp_schema import checking_schema
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _conforms_to_the_mcp_schema() -> Iterator[None]:
+    """What the in-process tests make the server answer is checked against mcp-types."""
+    with checking_schema() as check:
+        yield
+    assert check.failures == []
+    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
+
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY = "import sys; from ccwire._app.main import main; raise SystemExit(main(sys.argv[1:]))"
+TARGET = "tests.fixtures.mcp_serve_server:server"
+
+
+def server_params(*args: str) -> StdioServerParameters:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+    return StdioServerParameters(
+        command=sys.executable, args=["-c", ENTRY, "serve", *args], cwd=str(ROOT), env=env
+    )
+
+
+async def test_official_client_over_stdio() -> None:
+    seen_progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[Any] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen_progress.append((progress, total, message))
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(server_params(TARGET)) as (read, write),
+            ClientSession(read, write, logging_callback=on_log) as client,
+        ):
+            init = await client.initialize()
+            assert init.server_info.name == "fixture"
+            assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
+            listed = await client.list_tools()
+            assert [t.name for t in listed.tools] == ["add", "count", "sleepy"]
+            assert listed.tools[0].output_schema == mcp_serve_server.SUM_SCHEMA
+            added = await client.call_tool("add", {"a": 2, "b": 3.5})
+            assert not added.is_error
+            assert added.structured_content == {"sum": 5.5}
+            refused = await client.call_tool("add", {"a": "two", "b": 1})
+            assert refused.is_error
+            assert isinstance(refused.content[0], types.TextContent)
+            assert "'a' must be number, got string" in refused.content[0].text
+            counted = await client.call_tool("count", {"n": 3}, progress_callback=on_progress)
+            assert isinstance(counted.content[0], types.TextContent)
+            assert counted.content[0].text == "counted to 3"
+            assert seen_progress == [(1, 3, "at 1"), (2, 3, "at 2"), (3, 3, "at 3")]
+            assert logs == ["counted"]
+            read_result = await client.read_resource("memo://greeting")
+            (content,) = read_result.contents
+            assert isinstance(content, types.TextResourceContents)
+            assert content.text == "hello from ccwire"
+            got = await client.get_prompt("haiku", {"topic": "wires"})
+            assert isinstance(got.messages[0].content, types.TextContent)
+            assert got.messages[0].content.text == "Write a haiku about wires."
+
+
+def _run_main(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, "serve", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+
+
+def test_usage_errors_exit_2() -> None:
+    helped = _run_main("--help")
+    assert helped.returncode == 0 and "usage: ccwire serve" in helped.stdout
+    for args, words in [
+        ((), "one PACKAGE.MODULE:ATTRIBUTE"),
+        (("tests.fixtures.mcp_serve_server:nothing",), "nothing"),
+        (("tests.fixtures.mcp_serve_server:SUM_SCHEMA",), "expected an MCP server"),
+        (("no_colon_here",), "package.module:attribute"),
+        (("no_such_module_xyz:server",), "no_such_module_xyz"),
+        (("--http", "nope", TARGET), "--http expects [HOST:]PORT"),
+        (("--bogus", TARGET), "unknown option"),
+        (("--http", "0", "--max-sessions", "0", TARGET), "--max-sessions expects a positive"),
+        (("--http", "0", "--max-body-bytes=1.5", TARGET), "--max-body-bytes expects a positive"),
+        (("--http", "0", "--idle-timeout", "inf", TARGET), "--idle-timeout expects a positive"),
+        (("--http", "0", "--request-timeout", "-1", TARGET), "--request-timeout expects"),
+        (("--max-sessions", "5", TARGET), "--max-sessions only apply with --http"),
+    ]:
+        done = _run_main(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        first = done.stderr.splitlines()[0]
+        assert first.startswith("ccwire: error: serve") and words in first, (args, first)
+
+
+def test_stdin_closed_at_once_exits_cleanly() -> None:
+    done = _run_main(TARGET)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+
+
+def test_serve_needs_no_mcp_package_for_stdio() -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "from ccwire._app.main import main\n"
+        f"raise SystemExit(main(['serve', {TARGET!r}]))\n"
+    )
+    line = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, input=line, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+
+
+def test_load_server_forms() -> None:
+    server = mcp_serve_server.server["instance"]
+    assert load_server(TARGET)["instance"] is server
+    assert load_server("tests.fixtures.mcp_serve_server:server.instance")["instance"] is server
+    made = load_server("tests.fixtures.mcp_serve_server:make_server")
+    assert made["name"] == "made"
+    with pytest.raises(UsageError, match=r"package\.module:attribute"):
+        load_server(":server", option="serve")
+
+
+async def test_cancelled_notification_cancels_the_call_in_process() -> None:
+    """serve_lines over in-memory streams: a cancelled call writes no response."""
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    server = mcp_serve_server.server["instance"]
+    mcp_serve_server.SLEEPY_ENDED.clear()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    sleepy = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "sleepy", "arguments": {}},
+    }
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_lines, server, server_in, server_out.send)
+            await to_server.send(init)
+            assert (await from_server.receive())["id"] == 0
+            await to_server.send(sleepy)
+            await anyio.wait_all_tasks_blocked()
+            await to_server.send(cancel)
+            await to_server.send(ping)
+            assert await from_server.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+            await to_server.send(b"not json")
+            parse_error = await from_server.receive()
+            assert parse_error["error"]["code"] == -32700 and parse_error["id"] is None
+            to_server.close()
+        server_out.close()
+        remaining = [m async for m in from_server]
+    assert remaining == []  # the cancelled call was never answered
+    assert mcp_serve_server.SLEEPY_ENDED  # and its handler was cancelled
+
+
+async def test_official_client_speaks_2026_07_28_over_stdio() -> None:
+    """mode="auto": the client probes server/discover and adopts the newest version."""
+    from mcp.client.client import Client
+    from mcp_types.version import LATEST_MODERN_VERSION
+
+    with anyio.fail_after(60):
+        async with Client(server_params(TARGET), mode="auto") as client:
+            assert client.session.protocol_version == LATEST_MODERN_VERSION
+            assert [t.name for t in (await client.list_tools()).tools] == ["add", "count", "sleepy"]
+            added = await client.call_tool("add", {"a": 1, "b": 2})
+            assert added.structured_content == {"sum": 3}
+            read = await client.read_resource("memo://greeting")
+            assert isinstance(read.contents[0], types.TextResourceContents)
+            got = await client.get_prompt("haiku", {"topic": "x"})
+            assert got.messages
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("level", [None, "info", "error"])
+async def test_at_2026_07_28_log_messages_need_the_requests_opt_in(
+    level: Literal["info", "error"] | None,
+) -> None:
+    from mcp.client.client import Client
+
+    logs: list[Any] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    with anyio.fail_after(60):
+        async with Client(
+            server_params(TARGET), mode="auto", log_level=level, logging_callback=on_log
+        ) as client:
+            await client.call_tool("count", {"n": 1})
+    assert logs == (["counted"] if level == "info" else [])
+
+
+@pytest.mark.parametrize(
+    ("target", "tool", "arguments", "answer"),
+    [
+        ("official_serve_server:fast", "shout", {"word": "hey"}, "HEY!"),
+        ("official_serve_server:lowlevel", "double", {"n": 21}, "42"),
+    ],
+)
+async def test_serve_hosts_official_servers_found_in_the_current_directory(
+    target: str, tool: str, arguments: dict[str, Any], answer: str
+) -> None:
+    """An MCPServer and a low-level Server, imported from the current directory."""
+    params = server_params(target)
+    params.cwd = str(ROOT / "tests" / "fixtures")
+    with anyio.fail_after(60):
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            assert [t.name for t in (await client.list_tools()).tools] == [tool]
+            called = await client.call_tool(tool, arguments)
+            assert isinstance(called.content[0], types.TextContent)
+            assert called.content[0].text == answer
+
+
+def test_run_tools_loads_official_servers() -> None:
+    from ccwire import McpBridge
+
+    fixtures = str(ROOT / "tests" / "fixtures")
+    for target, name in [("official_serve_server:fast", "fast"),
+                         ("official_serve_server:lowlevel", "low")]:  # fmt: skip
+        config = load_server(target, search_path=fixtures)
+        assert config["name"] == name
+        assert isinstance(config["instance"], McpBridge)

@@ -1,0 +1,478 @@
+"""``ccwire serve --http`` bounded: bodies, sessions, malformed JSON-RPC, failing tools.
+
+The app (`McpHttpApp`) is driven here as uvicorn drives it, one ASGI request at a
+time, on asyncio and on trio; `tests/mcp/test_serve_http_server.py` runs the real
+server (uvicorn, asyncio) for what needs sockets: slow clients, huge bodies, the
+command-line flags and a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import json
+import tracemalloc
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import ToolContext, create_sdk_mcp_server, resource, tool
+from ccwire._mcp.http import (
+    EVENT_BYTES_KEPT,
+    HttpLimits,
+    McpHttpApp,
+    _MemoryEventStore,
+    security_settings,
+)
+
+pytestmark = pytest.mark.anyio
+
+BROKEN_CALLS: list[str] = []
+
+
+@tool("echo", "Say it back", {"text": str})
+async def echo(args: dict[str, Any]) -> str:
+    return str(args["text"])
+
+
+@tool("broken", "Needs a database that is down", {})
+async def broken(args: dict[str, Any]) -> str:
+    BROKEN_CALLS.append("called")
+    raise ConnectionError("database unreachable")
+
+
+@tool("stuck", "Waits for a dependency that never answers", {}, timeout=0.3)
+async def stuck(args: dict[str, Any]) -> str:
+    await anyio.sleep(3600)
+    return "never"
+
+
+@tool("big", "Returns n KB of text, with progress", {"n": int})
+async def big(args: dict[str, Any], ctx: ToolContext) -> str:
+    await ctx.report_progress(1, 1)
+    return "x" * (1024 * int(args["n"]))
+
+
+@resource("memo://watched", mime_type="text/plain")
+def watched() -> str:
+    """A resource clients subscribe to."""
+    return "watched"
+
+
+SERVER = create_sdk_mcp_server("limits", tools=[echo, broken, stuck, big], resources=[watched])[
+    "instance"
+]
+HEADERS = {
+    "host": "127.0.0.1:8000",
+    "accept": "application/json, text/event-stream",
+    "content-type": "application/json",
+}
+PING = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+
+
+def initialize(version: str = "2025-11-25", req_id: Any = 0) -> dict[str, Any]:
+    params = {"protocolVersion": version, "capabilities": {},
+              "clientInfo": {"name": "limits", "version": "1"}}  # fmt: skip
+    return {"jsonrpc": "2.0", "id": req_id, "method": "initialize", "params": params}
+
+
+@dataclasses.dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def messages(self) -> list[Any]:
+        """The JSON-RPC messages of the body: one JSON value, or an SSE stream's events."""
+        if self.headers.get("content-type", "").startswith("text/event-stream"):
+            data = [line[5:] for line in self.body.decode().splitlines() if line[:5] == "data:"]
+            return [json.loads(event) for event in data if event.strip()]
+        return [json.loads(self.body)] if self.body else []
+
+    @property
+    def answer(self) -> Any:
+        """The last message: the answer to the request."""
+        return self.messages[-1]
+
+
+async def call(
+    app: McpHttpApp,
+    body: Any = b"",
+    *,
+    method: str = "POST",
+    headers: dict[str, str] | None = None,
+    chunks: Iterator[bytes] | None = None,
+) -> Reply:
+    """One request, handed to the app the way uvicorn hands it over: the body in
+    ``http.request`` messages, then, once the answer is complete, the connection's
+    end.  With ``chunks`` the body is what they yield, and never ends: once they are
+    exhausted, the client goes quiet."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    pending = [{"type": "http.request", "body": data, "more_body": False}]
+    answered = anyio.Event()
+    started: list[Any] = []
+    parts: list[bytes] = []
+
+    async def receive() -> Any:
+        if chunks is not None:
+            for chunk in chunks:
+                return {"type": "http.request", "body": chunk, "more_body": True}
+            await anyio.sleep_forever()
+        if pending:
+            return pending.pop()
+        await answered.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            started.append(message)
+        else:
+            parts.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                answered.set()
+
+    sent = {**HEADERS, **(headers or {})}
+    if chunks is None and method == "POST":
+        sent.setdefault("content-length", str(len(data)))
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
+        "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "root_path": "",
+        "query_string": b"", "server": ("127.0.0.1", 8000), "client": ("127.0.0.1", 40000),
+        "headers": [(k.lower().encode(), v.encode()) for k, v in sent.items()],
+    }  # fmt: skip
+    with anyio.fail_after(20):
+        await app(scope, receive, send)
+    (start,) = started
+    got = {k.decode().lower(): v.decode() for k, v in start["headers"]}
+    return Reply(start["status"], got, b"".join(parts))
+
+
+@contextlib.asynccontextmanager
+async def served(**limits: Any) -> AsyncIterator[McpHttpApp]:
+    app = McpHttpApp(SERVER, security_settings("127.0.0.1", 8000), HttpLimits(**limits))
+    async with app.lifespan(None):
+        yield app
+
+
+def in_session(session: str, version: str = "2025-11-25") -> dict[str, str]:
+    return {"mcp-session-id": session, "mcp-protocol-version": version}
+
+
+async def open_session(app: McpHttpApp, version: str = "2025-11-25") -> str:
+    opened = await call(app, initialize(version))
+    assert opened.status == 200, opened
+    assert opened.answer["result"]["protocolVersion"] == version
+    session = opened.headers["mcp-session-id"]
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await call(app, note, headers=in_session(session, version))).status == 202
+    return session
+
+
+async def answers_ping(app: McpHttpApp, session: str, version: str = "2025-11-25") -> None:
+    """The server is up: the session answers a normal request."""
+    reply = await call(app, PING, headers=in_session(session, version))
+    assert (reply.status, reply.answer) == (200, {"jsonrpc": "2.0", "id": "ping", "result": {}})
+
+
+def refused(reply: Reply, status: int, code: int, req_id: Any = None) -> None:
+    """``reply`` is an HTTP ``status`` whose body is a JSON-RPC error ``code``."""
+    assert reply.status == status, reply
+    assert reply.headers["content-type"] == "application/json", reply
+    (answer,) = reply.messages
+    assert answer["jsonrpc"] == "2.0" and answer["id"] == req_id, answer
+    assert answer["error"]["code"] == code and answer["error"]["message"], answer
+
+
+# --------------------------------------------------------------------------- bodies
+
+
+async def test_a_body_over_the_limit_gets_413_before_it_is_read() -> None:
+    async with served(max_body_bytes=1000) as app:
+        session = await open_session(app)
+
+        def never() -> Iterator[bytes]:
+            raise AssertionError("the body was read")
+            yield b""  # pragma: no cover
+
+        declared = {**in_session(session), "content-length": str(50 * 1024 * 1024)}
+        reply = await call(app, headers=declared, chunks=never())
+        refused(reply, 413, -32600)
+        assert "1000" in reply.answer["error"]["message"]
+
+        sent: list[int] = []
+
+        def endless() -> Iterator[bytes]:  # chunked: no length said
+            while True:
+                sent.append(300)
+                yield b" " * 300
+
+        refused(await call(app, headers=in_session(session), chunks=endless()), 413, -32600)
+        assert sum(sent) <= 1300  # read no further than the limit
+        just_fits = json.dumps({**PING, "params": {"_meta": {"pad": " " * 900}}})[:1000]
+        assert len(just_fits) <= 1000
+        await answers_ping(app, session)
+        refused(await call(app, initialize(), chunks=endless()), 413, -32600)
+        assert len(app.sessions) == 1
+
+
+async def test_a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_closes() -> None:
+    async with served(request_timeout=0.2) as app:
+        session = await open_session(app)
+        headers = {**in_session(session), "content-length": "100"}
+        reply = await call(app, headers=headers, chunks=iter([b'{"jsonrpc":']))
+        refused(reply, 408, -32600)
+        assert reply.headers["connection"] == "close"
+        await answers_ping(app, session)
+
+
+# --------------------------------------------------------------------------- malformed
+
+
+# (body, HTTP status, JSON-RPC code, id) for a POST in a session at 2025-11-25
+MALFORMED: list[tuple[bytes, int, int, Any]] = [
+    (b"{not json", 400, -32700, None),
+    (b'{"jsonrpc":"2.0","id":1,"method":"ping"', 400, -32700, None),
+    (b"", 400, -32700, None),
+    (b"[]", 400, -32600, None),
+    (b'[{"jsonrpc":"2.0","id":"b1","method":"ping"}]', 400, -32600, None),
+    (b"42", 400, -32600, None),
+    (b'"s"', 400, -32600, None),
+    (b"null", 400, -32600, None),
+    (b'{"foo":1}', 400, -32600, None),
+    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', 400, -32600, None),
+    (b'{"jsonrpc":"2.0","id":[1],"method":"ping"}', 400, -32600, None),
+    (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', 400, -32600, None),
+    (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', 400, -32600, None),
+    (b'{"jsonrpc":"2.0","id":3.5,"method":"ping"}', 400, -32600, None),
+    (b'{"jsonrpc":"1.0","id":"v1","method":"ping"}', 400, -32600, "v1"),
+    (b'{"id":"nov","method":"ping"}', 400, -32600, "nov"),
+    (b'{"jsonrpc":"2.0","id":"nm","method":42}', 400, -32600, "nm"),
+    (b'{"jsonrpc":"2.0","id":"ap","method":"tools/list","params":[1]}', 400, -32600, "ap"),
+    (b'{"jsonrpc":"2.0","id":7,"result":5}', 400, -32600, None),
+    (
+        b'{"jsonrpc":"2.0","id":"r1","result":{},"error":{"code":1,"message":"m"}}',
+        400,
+        -32600,
+        "r1",
+    ),
+]
+
+
+@pytest.mark.parametrize("where", ["in a session", "without one"])
+async def test_every_malformed_body_gets_the_answer_the_specs_give(where: str) -> None:
+    async with served() as app:
+        session = await open_session(app)
+        headers = in_session(session) if where == "in a session" else {}
+        for body, status, code, req_id in MALFORMED:
+            reply = await call(app, body, headers=headers)
+            try:
+                refused(reply, status, code, req_id)
+            except AssertionError as exc:
+                raise AssertionError(f"{body!r}: {exc}") from exc
+        assert len(app.sessions) == 1  # none of them opened a session
+        await answers_ping(app, session)
+
+
+async def test_headers_the_transport_spec_names_get_its_status_codes() -> None:
+    async with served() as app:
+        session = await open_session(app)
+        cases: list[tuple[dict[str, str], Any, int, int, Any]] = [
+            ({**in_session(session), "content-type": "text/plain"}, PING, 415, -32600, None),
+            ({"mcp-session-id": "no-such-session"}, PING, 404, -32600, None),
+            ({}, PING, 400, -32600, "ping"),  # no session id: only initialize opens one
+            ({}, {"jsonrpc": "2.0", "method": "notifications/initialized"}, 400, -32600, None),
+            ({"mcp-session-id": session, "mcp-protocol-version": "1999-01-01"}, PING,
+             400, -32022, None),
+        ]  # fmt: skip
+        for headers, body, status, code, req_id in cases:
+            refused(await call(app, body, headers=headers), status, code, req_id)
+        for method in ("GET", "DELETE"):
+            refused(await call(app, method=method), 400, -32600)
+            no_such = {"mcp-session-id": "no-such-session"}
+            refused(await call(app, method=method, headers=no_such), 404, -32600)
+        assert len(app.sessions) == 1
+        await answers_ping(app, session)
+
+
+async def test_a_batch_is_served_at_2025_03_26_and_refused_after() -> None:
+    """2025-03-26 servers MUST take batches; 2025-06-18 removed them."""
+    batch = [
+        {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/progress",
+         "params": {"progressToken": "t", "progress": 1}},
+        {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+         "params": {"name": "echo", "arguments": {"text": "hi"}}},
+        {"jsonrpc": "2.0", "id": {"bad": 1}, "method": "ping"},
+        {"jsonrpc": "2.0", "id": "c", "method": "no/such"},
+        {"jsonrpc": "2.0", "id": "d", "method": "initialize", "params": initialize()["params"]},
+    ]  # fmt: skip
+    async with served() as app:
+        old = await open_session(app, "2025-03-26")
+        reply = await call(app, batch, headers=in_session(old, "2025-03-26"))
+        assert reply.status == 200 and reply.headers["content-type"] == "application/json"
+        (answers,) = reply.messages
+        assert [a["id"] for a in answers] == ["a", "b", None, "c", "d"]
+        assert answers[0]["result"] == {}
+        assert answers[1]["result"]["content"] == [{"type": "text", "text": "hi"}]
+        assert [a["error"]["code"] for a in answers[2:]] == [-32600, -32601, -32600]
+        only_notes = [batch[1], batch[1]]
+        assert (await call(app, only_notes, headers=in_session(old, "2025-03-26"))).status == 202
+        await answers_ping(app, old, "2025-03-26")
+        new = await open_session(app, "2025-06-18")
+        refused(await call(app, batch, headers=in_session(new, "2025-06-18")), 400, -32600)
+        await answers_ping(app, new, "2025-06-18")
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+async def test_at_the_session_cap_initialize_gets_503_and_open_sessions_go_on() -> None:
+    async with served(max_sessions=3) as app:
+        sessions = [await open_session(app) for _ in range(3)]
+        refused(await call(app, initialize(req_id=9)), 503, -32603, 9)
+        assert sorted(app.sessions) == sorted(sessions)
+        for session in sessions:
+            await answers_ping(app, session)
+        assert (await call(app, method="DELETE", headers=in_session(sessions[0]))).status == 200
+        sessions[0] = await open_session(app)  # room again
+        for session in sessions:
+            await answers_ping(app, session)
+
+
+async def _until(condition: Any) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await anyio.sleep(0.02)  # polling the server's state, not a delay
+    raise AssertionError("not so within 10 s")
+
+
+async def test_an_idle_session_ends_and_its_id_gets_404() -> None:
+    async with served(idle_timeout=0.3) as app:
+        session = await open_session(app)
+        await answers_ping(app, session)  # a request restarts the idle countdown
+        await _until(lambda: session not in app.sessions)
+        refused(await call(app, PING, headers=in_session(session)), 404, -32600)
+        await answers_ping(app, await open_session(app))
+
+
+async def test_closed_and_idle_sessions_are_freed() -> None:
+    """What a session holds (its transport, its events, its link to the server) is
+    let go once it is deleted or idle: nothing grows with the sessions served."""
+    async with served(idle_timeout=0.5) as app:
+        kept: list[weakref.ref[Any]] = []
+        for n in range(40):
+            session = await open_session(app)
+            kept.append(weakref.ref(app.sessions[session].transport))
+            subscribe = {"jsonrpc": "2.0", "id": "s", "method": "resources/subscribe",
+                         "params": {"uri": "memo://watched"}}  # fmt: skip
+            assert "result" in (await call(app, subscribe, headers=in_session(session))).answer
+            call_big = {"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+                        "params": {"name": "big", "arguments": {"n": 64}}}  # fmt: skip
+            assert "result" in (await call(app, call_big, headers=in_session(session))).answer
+            if n % 2:
+                deleted = await call(app, method="DELETE", headers=in_session(session))
+                assert deleted.status == 200
+        await _until(lambda: not app.sessions)
+        assert SERVER._broadcast._sinks == {}  # every session's link detached
+        assert await SERVER.notify_resource_updated("memo://watched") == 0  # and unsubscribed
+        await _until(lambda: gc.collect() == 0 and not [r for r in kept if r() is not None])
+
+
+async def test_many_clients_against_a_failing_dependency_each_get_an_error() -> None:
+    """30 sessions at once call a tool whose database is down and one whose dependency
+    never answers: every call is answered with an error result, and every session
+    (and the server) goes on."""
+    BROKEN_CALLS.clear()
+    async with served() as app:
+        sessions = [await open_session(app) for _ in range(30)]
+        results: dict[tuple[str, str], Any] = {}
+
+        async def use(session: str, name: str) -> None:
+            body = {"jsonrpc": "2.0", "id": name, "method": "tools/call",
+                    "params": {"name": name, "arguments": {}}}  # fmt: skip
+            results[session, name] = (await call(app, body, headers=in_session(session))).answer
+
+        async with anyio.create_task_group() as tg:
+            for session in sessions:
+                tg.start_soon(use, session, "broken")
+                tg.start_soon(use, session, "stuck")
+        assert len(results) == 60 and len(BROKEN_CALLS) == 30
+        for (_, name), answer in results.items():
+            assert answer["id"] == name and answer["result"]["isError"], answer
+        texts = {name: answer["result"]["content"][0]["text"]
+                 for (_, name), answer in results.items()}  # fmt: skip
+        assert "database unreachable" in texts["broken"]
+        assert "timed out" in texts["stuck"]
+        for session in sessions:
+            await answers_ping(app, session)
+
+
+async def test_the_event_store_keeps_a_bounded_tail() -> None:
+    from mcp_types import JSONRPCResponse
+
+    store = _MemoryEventStore()
+    big = "x" * (300 * 1024)
+    ids = [
+        await store.store_event("s", JSONRPCResponse(jsonrpc="2.0", id=n, result={"t": big}))
+        for n in range(10)
+    ]
+    assert store.size <= EVENT_BYTES_KEPT + len(big) + 100
+    replayed: list[Any] = []
+
+    async def collect(event: Any) -> None:
+        replayed.append(event.message.id)
+
+    assert await store.replay_events_after(ids[0], collect) is None  # dropped
+    assert await store.replay_events_after(ids[-3], collect) == "s"
+    assert replayed == [8, 9]
+    huge = "y" * (3 * EVENT_BYTES_KEPT)
+    await store.store_event("s", JSONRPCResponse(jsonrpc="2.0", id=10, result={"t": huge}))
+    assert len(huge) < store.size <= len(huge) + EVENT_BYTES_KEPT + 100  # the newest is kept
+
+
+async def test_a_long_session_does_not_grow() -> None:
+    """Once its event tail is full, a session serving request after request holds
+    no more memory: nothing is kept per request answered."""
+    async with served() as app:
+        session = await open_session(app)
+
+        async def pings(first: int, count: int) -> None:
+            for n in range(first, first + count):
+                reply = await call(app, {**PING, "id": n}, headers=in_session(session))
+                assert reply.answer["id"] == n
+
+        tracemalloc.start()
+        try:
+            await pings(0, 520)  # fills its event tail (a priming event and an answer each)
+            gc.collect()
+            before = tracemalloc.take_snapshot()
+            await pings(520, 250)
+            gc.collect()
+            after = tracemalloc.take_snapshot()
+        finally:
+            tracemalloc.stop()
+        grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
+        assert grown < 40 * 1024, [str(stat) for stat in after.compare_to(before, "lineno")[:5]]
+
+
+def test_the_help_names_the_defaults_the_server_uses() -> None:
+    from ccwire._app.serve import USAGE
+
+    limits = HttpLimits()
+    assert (
+        f"--max-body-bytes N     the largest request body (default {limits.max_body_bytes},"
+        in USAGE
+    )
+    assert f"(default {limits.max_sessions})" in USAGE
+    assert f"(default {limits.idle_timeout:g})" in USAGE
+    assert f"(default {limits.request_timeout:g})" in USAGE
+    for bad in ({"max_sessions": 0}, {"max_body_bytes": 1.5}, {"idle_timeout": float("inf")},
+                {"request_timeout": True}):  # fmt: skip
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            HttpLimits(**bad)

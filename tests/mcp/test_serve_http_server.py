@@ -1,0 +1,229 @@
+"""``ccwire serve --http`` as a process: slow clients, huge bodies, its limit flags, a restart.
+
+The real server (uvicorn, which runs on asyncio) in a subprocess, driven over raw
+sockets where a well-behaved client would not do what is tried: a head sent byte by
+byte, a body that never ends.  After each, the server answers a normal request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import re
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = "tests.fixtures.mcp_serve_server:server"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+BOUND = 20.0
+"""What any of these waits may take, at most, before the test fails."""
+
+
+@contextlib.contextmanager
+def server(*args: str, port: int = 0) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``ccwire serve --http PORT ARGS...``; yields the process and its port once bound."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccwire", "serve", "--http", str(port), *args, TARGET],
+        cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    try:
+        banner = proc.stderr.readline()
+        found = re.search(r":(\d+)/mcp", banner)
+        assert found is not None, banner + proc.stderr.read()
+        yield proc, int(found[1])
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        proc.wait(timeout=BOUND)
+        err = proc.stderr.read()
+        assert "Traceback" not in err, err
+
+
+def post(port: int, body: Any, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """One POST over a fresh connection; its status, headers and whole body."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
+    try:
+        conn.request("POST", "/mcp", json.dumps(body), {**HEADERS, **headers})
+        reply = conn.getresponse()
+        return reply.status, {k.lower(): v for k, v in reply.getheaders()}, reply.read()
+    finally:
+        conn.close()
+
+
+def open_session(port: int) -> str:
+    status, headers, _ = post(port, INIT)
+    assert status == 200
+    session = headers["mcp-session-id"]
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert post(port, note, **{"Mcp-Session-Id": session})[0] == 202
+    return session
+
+
+def answers_ping(port: int) -> None:
+    """The server is up: a new session is opened and answers a ping."""
+    session = open_session(port)
+    ping = {"jsonrpc": "2.0", "id": "ping", "method": "ping"}
+    status, _, body = post(port, ping, **{"Mcp-Session-Id": session})
+    assert status == 200 and b'"id":"ping","result":{}' in body, body
+
+
+def head(port: int, extra: str = "") -> bytes:
+    return (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"{extra}\r\n"
+    ).encode()
+
+
+def trickle(sock: socket.socket, data: bytes, pace: float = 0.05) -> bytes | None:
+    """Send ``data`` a byte at a time, one every ``pace`` seconds, watching the socket
+    meanwhile: what the server said (``b""`` when it closed the connection) as soon
+    as it says it, or ``None`` if it let the whole of ``data`` through."""
+    deadline = time.monotonic() + BOUND
+    for byte in data:
+        assert time.monotonic() < deadline
+        try:
+            sock.send(bytes([byte]))
+        except (BrokenPipeError, ConnectionResetError):
+            return b""
+        readable, _, _ = select.select([sock], [], [], pace)  # the client's pace
+        if readable:
+            return _read_all(sock)
+    return None
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    sock.settimeout(BOUND)
+    chunks = []
+    with contextlib.suppress(ConnectionResetError):
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def peak_rss_kb(proc: subprocess.Popen[str]) -> int:
+    for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")  # pragma: no cover
+
+
+def test_slow_clients_are_disconnected() -> None:
+    """A connection that says nothing, a head sent byte by byte (slowloris) and a
+    body sent byte by byte are each cut off once ``--request-timeout`` has passed;
+    well before the head or body could be complete."""
+    with server("--request-timeout", "1") as (_, port):
+        silent = socket.create_connection(("127.0.0.1", port))
+        silent.settimeout(BOUND)
+        assert silent.recv(1) == b""  # closed by the server
+        silent.close()
+
+        slow_head = head(port, "X-Pad: " + "p" * 2000 + "\r\n")  # 100 s at this pace
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            said = trickle(sock, slow_head)
+        assert said == b"", said  # cut off, without an answer: there was no request yet
+
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(head(port, "Content-Length: 2000\r\n"))
+            said = trickle(sock, b" " * 2000)
+        assert said is not None and said.startswith(b"HTTP/1.1 408 "), said
+        assert b'"code":-32600' in said and b"connection: close" in said.lower()
+
+        answers_ping(port)
+
+
+def test_a_huge_body_is_refused_without_being_read() -> None:
+    """50 MB, declared or streamed, against ``--max-body-bytes 100000``: 413 (with a
+    JSON-RPC error) at once, the rest never read into memory.  A head over 16 KiB: 400."""
+    with server("--max-body-bytes", "100000") as (proc, port):
+        answers_ping(port)
+        peak = peak_rss_kb(proc)
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(head(port, "Content-Length: 50000000\r\n") + b'{"jsonrpc":"2.0"')
+            said = _read_until(sock, b"}}")
+        assert said.startswith(b"HTTP/1.1 413 ") and b'"code":-32600' in said, said
+
+        sent = 0
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(head(port, "Transfer-Encoding: chunked\r\n"))
+            chunk = b"10000\r\n" + b" " * 0x10000 + b"\r\n"
+            while sent < 50_000_000 and not select.select([sock], [], [], 0)[0]:
+                sock.sendall(chunk)
+                sent += 0x10000
+            said = _read_until(sock, b"}}")
+        assert said.startswith(b"HTTP/1.1 413 ") and b'"code":-32600' in said, said
+        assert sent < 50_000_000  # answered before the end
+        assert peak_rss_kb(proc) - peak < 32 * 1024  # no 50 MB (nor 4 MB copies of it) read
+
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(head(port, "X-Pad: " + "p" * 20000 + "\r\n"))  # over 16 KiB
+            said = _read_all(sock)
+        assert said.startswith(b"HTTP/1.1 400 "), said
+
+        answers_ping(port)
+
+
+def _read_until(sock: socket.socket, end: bytes) -> bytes:
+    sock.settimeout(BOUND)
+    said = b""
+    while not said.endswith(end):
+        chunk = sock.recv(65536)
+        assert chunk, said
+        said += chunk
+    return said
+
+
+def test_the_session_cap_is_a_flag() -> None:
+    with server("--max-sessions", "2", "--idle-timeout", "600") as (_, port):
+        sessions = [open_session(port) for _ in range(2)]
+        status, _, body = post(port, INIT)
+        assert status == 503, body
+        assert json.loads(body)["error"]["code"] == -32603
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        for session in sessions:
+            assert post(port, ping, **{"Mcp-Session-Id": session})[0] == 200
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
+        conn.request("DELETE", "/mcp", headers={"Mcp-Session-Id": sessions[0]})
+        assert conn.getresponse().status == 200
+        conn.close()
+        answers_ping(port)  # room for one again
+
+
+def test_a_server_stopped_mid_call_and_started_again() -> None:
+    """Stopped while a call streams: the client's stream ends (no hang).  Started
+    again on the same port: the old session id gets 404, and a new session works."""
+    with server() as (proc, port):
+        session = open_session(port)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "sleepy", "arguments": {}}}  # fmt: skip
+        in_session = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        conn.request("POST", "/mcp", json.dumps(call), {**HEADERS, **in_session})
+        stream = conn.getresponse()
+        assert stream.status == 200
+        assert stream.read1(100).startswith(b"id: ")  # its priming event: the call is on
+        proc.terminate()
+        proc.wait(timeout=BOUND)
+        with contextlib.suppress(http.client.IncompleteRead, ConnectionError):
+            rest = stream.read()
+            assert b'"id":2' not in rest  # never answered, and not left hanging
+        conn.close()
+    with server(port=port) as (_, again):
+        assert again == port
+        ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+        assert post(port, ping, **{"Mcp-Session-Id": session})[0] == 404
+        answers_ping(port)

@@ -1,0 +1,64 @@
+"""`make demo` installs only what the demo needs, `make test` everything: read from
+`make -n` (what make would run) in a copy of the build files with nothing installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = (
+    "Makefile",
+    "package.json",
+    "package-lock.json",
+    "pyproject.toml",
+    "tests/compat/ts-sdk/package.json",
+    "tests/compat/ts-sdk/package-lock.json",
+)
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def planned(tmp_path: Path, target: str) -> str:
+    for name in FILES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, tmp_path / name)
+    done = subprocess.run(
+        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout
+
+
+def test_make_demo_installs_only_the_demos_needs(tmp_path: Path) -> None:
+    commands = planned(tmp_path, "demo")
+    assert "pip install --quiet -e '.[cli]'" in commands
+    assert "npm ci --omit=dev" in commands
+    assert "[dev]" not in commands and "--include=dev" not in commands
+    assert "npm install" not in commands  # npm ci: package.json and its lock stay as they are
+    assert "ts-sdk" not in commands
+    assert commands.rstrip().endswith("-m ccwire demo")
+
+
+def test_make_test_installs_everything_it_needs(tmp_path: Path) -> None:
+    commands = planned(tmp_path, "test")
+    assert "pip install --quiet -e '.[dev]'" in commands
+    assert "npm ci --include=dev" in commands  # the Inspector, the conformance suite, Node 22
+    assert "npm install --no-audit" not in commands
+    # the TypeScript SDK the migration page compares with, from its own lock, apart
+    assert "npm ci --prefix .cache/ts-sdk --omit=optional" in commands
+    assert "pip install --quiet -e '.[docs]'" in commands and "claude-agent-sdk==" in commands
+
+
+def test_the_cli_is_the_only_runtime_dependency_of_package_json() -> None:
+    import json
+
+    package = json.loads((ROOT / "package.json").read_text())
+    assert list(package["dependencies"]) == ["@anthropic-ai/claude-code"]
+    assert set(package["devDependencies"]) == {
+        "@modelcontextprotocol/conformance",
+        "@modelcontextprotocol/inspector",
+        "node",
+    }

@@ -1,0 +1,329 @@
+"""The README's example is the documented one, and it runs: offline, against the real CLI;
+and so does every python block of the docs pages (or the example file it includes)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccwire._transport.discovery import INSTALL_COMMAND
+from ccwire.testing import ScriptedModel, text, tool_use
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def first_python_block(markdown: str) -> str:
+    match = re.search(r"```python\n(.*?)```", markdown, re.DOTALL)
+    assert match is not None, "no python code block"
+    return match.group(1)
+
+
+NO_CLI = f"Claude Code CLI not installed: {INSTALL_COMMAND}"
+README_CODE = first_python_block((ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def _cli() -> str | None:
+    explicit = os.environ.get("CCWIRE_CLI_PATH")
+    if explicit:
+        return explicit
+    local = ROOT / "node_modules" / ".bin" / "claude"
+    return str(local) if local.exists() else None
+
+
+def test_readme_example_is_the_one_in_the_docs() -> None:
+    snippet = (ROOT / "docs" / "snippets" / "readme_greet.py").read_text(encoding="utf-8")
+    assert snippet == README_CODE
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+def test_readme_example_runs_offline(tmp_path: Path) -> None:
+    script = tmp_path / "readme_example.py"
+    script.write_text(README_CODE, encoding="utf-8")
+    with ScriptedModel(
+        tool_use("mcp__demo_tools__greet", {"name": "Alice"}), text("I greeted Alice.")
+    ) as model:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env.update(model.env(tmp_path / "home"), CCWIRE_CLI_PATH=str(_cli()))
+        (tmp_path / "home").mkdir()
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        model.assert_script_consumed()
+        assert model.turn_requests[1].tool_results()[0].content == "Hello, Alice! Welcome."
+    assert "ToolUseBlock(id=" in done.stdout and "name='mcp__demo_tools__greet'" in done.stdout
+    assert "Hello, Alice! Welcome." in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].startswith("ResultMessage(subtype='success'")
+
+
+# --------------------------------------------------------------------------- every docs block
+
+DOCS = ROOT / "docs"
+OTHERS = {  # pages written and tested elsewhere
+    "migration.md",
+    "reliability.md",
+    "security.md",
+    "concepts/session-stores.md",
+    "concepts/transcripts.md",
+    "how-to/batch-evaluation.md",
+}
+SKIP = re.compile(r"<!-- docs-test: skip: (.+?) -->\n```python\n", re.DOTALL)
+BLOCK = re.compile(r"^(?:<!-- docs-test: skip: .+? -->\n)?```python\n(.*?)^```", re.M | re.DOTALL)
+INCLUDE = re.compile(r'^--8<-- "([^"]+)"\s*$')
+
+
+def _pages() -> list[Path]:
+    return [
+        p
+        for p in sorted(DOCS.rglob("*.md"))
+        if p.relative_to(DOCS).as_posix() not in OTHERS and "snippets" not in p.parts
+    ]
+
+
+def _blocks(page: Path) -> list[tuple[str, str | None]]:
+    """`(code, skip reason or None)` of each python block of `page`, in order."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for match in BLOCK.finditer(text):
+        skip = SKIP.match(text, match.start())
+        found.append((match.group(1), skip.group(1) if skip else None))
+    return found
+
+
+def _tested_files() -> str:
+    """The sources of the tests that run whole files (examples, the README snippet)."""
+    return (
+        "".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("test_examples*.py"))
+        + "docs/snippets/readme_greet.py"
+    )
+
+
+def test_skipped_docs_blocks_are_few() -> None:
+    skipped = [reason for page in _pages() for _, reason in _blocks(page) if reason]
+    assert len(skipped) <= 3, skipped
+
+
+def test_included_files_are_run_by_a_test() -> None:
+    tested = _tested_files()
+    for page in _pages():
+        for code, _ in _blocks(page):
+            include = INCLUDE.match(code.strip())
+            if include:
+                path = include.group(1)
+                assert (ROOT / path).is_file(), (page, path)
+                assert Path(path).name in tested, f"{page}: {path} is not run by any test"
+
+
+async def _run_page(page: Path, namespace: dict[str, object]) -> int:
+    ran = 0
+    for i, (code, skip) in enumerate(_blocks(page), 1):
+        if skip or INCLUDE.match(code.strip()):
+            continue
+        compiled = compile(
+            code, f"{page.relative_to(ROOT)}[{i}]", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        )
+        result = eval(compiled, namespace)  # the block itself, as the reader would run it
+        if inspect.isawaitable(result):
+            await result
+        ran += 1
+    return ran
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_docs_blocks_run_offline(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page's python blocks run in order in one namespace (a reader following the
+    page), offline: `options` is given, pointing the real CLI at a scripted model that
+    echoes the prompt; top-level `await` and `async for` are allowed."""
+    if not any(not skip and not INCLUDE.match(c.strip()) for c, skip in _blocks(page)):
+        pytest.skip("no inline python block")
+    import anyio
+
+    from ccwire import ClaudeAgentOptions
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    with ScriptedModel(default=text("Done.")) as model:
+        namespace: dict[str, object] = {
+            "__name__": "docs_block",
+            "options": ClaudeAgentOptions(
+                env=model.env(home), cwd=str(tmp_path), cli_path=_cli(), max_turns=3
+            ),
+        }
+        ran = anyio.run(_run_page, page, namespace)
+        talks = any(re.search(r"^(async (with|for)|await) ", c, re.M) for c, _ in _blocks(page))
+        assert bool(model.requests) == talks  # a page that converses reached the model
+    assert ran > 0
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
+    """The quickstart's `calc_tools.py` and its `ccwire run ... --tools calc_tools:server`
+    line, offline (`--scripted` added: the model calls `add`, then answers)."""
+    page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    module = next(code for code, _ in _blocks(DOCS / "quickstart.md") if "server =" in code)
+    (tmp_path / "calc_tools.py").write_text(module)
+    line = next(ln for ln in page.splitlines() if ln.startswith("ccwire run ") and "--tools" in ln)
+    steps = [{"tool_use": {"name": "mcp__calc__add", "input": {"a": 2, "b": 2}}}, "2 + 2 = 4."]
+    (tmp_path / "script.json").write_text(json.dumps(steps))
+    argv = [*shlex.split(line)[1:], "--scripted", "script.json", "--plain"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(CCWIRE_CLI_PATH=str(_cli()), PYTHONPATH=str(tmp_path), HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", *argv],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "tool result  mcp__calc__add" in done.stdout and ": 4" in done.stdout, done.stdout
+    assert "2 + 2 = 4." in done.stdout
+
+
+# --------------------------------------------------------------------------- installing
+
+INSTALL_BLOCK = re.compile(r"<!-- install: (.+?) -->\n```bash\n(.*?)```", re.DOTALL)
+SNIPPETS = {
+    "from a checkout": DOCS / "snippets" / "install_checkout.sh",
+    "from a wheel": DOCS / "snippets" / "install_wheel.sh",
+}
+
+
+def _readme_install_blocks() -> dict[str, str]:
+    return dict(INSTALL_BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8")))
+
+
+def _written_pages() -> list[Path]:
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def test_the_install_story_is_one_story() -> None:
+    """The README's install lines are the docs' (the quickstart and the home page include
+    the same files); no page tells a reader to `pip install ccwire` from PyPI, where it is
+    not, nor to install the CLI unpinned or into the project's own package.json."""
+    blocks = _readme_install_blocks()
+    assert set(blocks) == set(SNIPPETS)
+    for name, path in SNIPPETS.items():
+        assert blocks[name] == path.read_text(encoding="utf-8"), name
+    include = '--8<-- "docs/snippets/install_checkout.sh"'
+    for name in ("quickstart.md", "index.md"):
+        assert include in (DOCS / name).read_text(encoding="utf-8"), name
+    assert '--8<-- "docs/snippets/install_wheel.sh"' in (DOCS / "quickstart.md").read_text()
+    assert INSTALL_COMMAND in blocks["from a checkout"]
+    wrong = []
+    for page in _written_pages():
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{page.relative_to(ROOT)}:{number}: {line.strip()}"
+            if re.search(r"pip install ['\"]?ccwire(?![\w\[.-])", line):
+                wrong.append(where)  # not on PyPI (extras of an installed ccwire are fine)
+            cli = re.search(r"npm install\b[^`]*@anthropic-ai/claude-code(@[\d.]+)?", line)
+            if cli and (cli.group(1) is None or not re.search(r"--prefix|-g\b", cli.group(0))):
+                wrong.append(where)  # unpinned, or into the project's package.json
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_readme_links_only_to_pages_that_render() -> None:
+    """On GitHub, docs/api.md is raw `:::` directives: the README points to the built page."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/api.md" not in readme
+    assert "site/api/index.html" in readme
+    for target in re.findall(r"\]\(([^)#]+)", readme):
+        if not target.startswith("http"):
+            assert (ROOT / target).exists(), target
+
+
+def _unreachable_registry() -> str | None:
+    import urllib.request
+
+    for url in ("https://registry.npmjs.org/", "https://pypi.org/simple/pip/"):
+        try:
+            urllib.request.urlopen(url, timeout=15).close()
+        except OSError as exc:
+            return f"{url} is unreachable ({exc}): the install lines need npm and PyPI"
+    return None
+
+
+def _clean_copy(target: Path) -> None:
+    """The checkout's tracked files as they are now, committed in a fresh repository."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True, timeout=60
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "checkout"]):
+        subprocess.run([*git, *step], cwd=target, check=True, capture_output=True, timeout=60)
+
+
+@pytest.mark.e2e
+def test_the_install_lines_work_on_a_fresh_machine(tmp_path: Path) -> None:
+    """Every line of the README's two install blocks, as written, in a shell: a fresh HOME,
+    no CLI anywhere, a clean copy of the checkout (the `git clone` line is that copy).
+    Both `ccwire doctor`s pass, both demos run offline, and the checkout is unchanged."""
+    reason = _unreachable_registry()
+    if reason is not None:
+        pytest.skip(reason)
+    npm_cache = subprocess.run(
+        ["npm", "config", "get", "cache"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.strip()  # the machine's download cache, kept: a fresh HOME, not a fresh network
+    checkout, home, bin_dir = tmp_path / "ccwire", tmp_path / "home", tmp_path / "bin"
+    for folder in (checkout, home, bin_dir):
+        folder.mkdir()
+    _clean_copy(checkout)
+    (bin_dir / "python3").symlink_to(sys.executable)
+    (bin_dir / "python").symlink_to(sys.executable)
+    blocks = _readme_install_blocks()
+    first = blocks["from a checkout"].splitlines()
+    assert first[0].startswith("git clone ")
+    script = "\n".join(
+        ["set -ex", f"cd {shlex.quote(str(checkout))}", *first[1:], blocks["from a wheel"]]
+    )
+    # the machine's settings (certificates, proxies, pip's indexes) stay; what points at
+    # this checkout, its venv, its CLI or a model goes
+    mine = ("CCWIRE_", "ANTHROPIC_", "CLAUDE_", "VIRTUAL_ENV", "PYTHON", "PYENV", "npm_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(mine)}
+    env.update(
+        HOME=str(home),
+        PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]),
+        npm_config_cache=npm_cache,
+        PIP_CACHE_DIR=str(Path.home() / ".cache" / "pip"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    try:
+        done = subprocess.run(
+            ["bash", "-c", script], cwd=tmp_path, env=env,
+            capture_output=True, text=True, timeout=900, check=False,
+        )  # fmt: skip
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, output[-6000:]
+        assert done.stdout.count("0 problem(s)") == 2, done.stdout[-4000:]
+        assert done.stdout.count("found via ccwire's CLI folder, ~/.ccwire/cli") == 2
+        assert done.stdout.count("done: success - 3 turns") == 2, done.stdout[-4000:]
+        installed = home / ".ccwire" / "cli" / "node_modules" / "@anthropic-ai" / "claude-code"
+        assert json.loads((installed / "package.json").read_text())["version"] == "2.1.330"
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=checkout,
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert status.stdout == "", "the install changed the checkout:\n" + status.stdout
+    finally:  # the CLI alone is 360 MB: not kept with the test's temporary files
+        shutil.rmtree(home / ".ccwire" / "cli", ignore_errors=True)

@@ -1,0 +1,139 @@
+"""`ccwire batch report RESULTS.jsonl --html OUT.html` in a real headless Chromium: the page
+renders offline, its charts carry the numbers of the results file (bar lengths
+included), and the slowest and most expensive tasks link to their transcript pages."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccwire._app.batch_report import MAX_BARS, render_report
+from ccwire._app.main import CliIO, main
+from ccwire.batch import BatchResult
+
+from .conftest import Captured
+from .test_show_html import _shot, browser_page  # noqa: F401 (a fixture)
+
+
+def results_file(path: Path, captured: Captured) -> list[BatchResult]:
+    """A results file with successes, failures of three kinds, and a task that failed
+    once and then succeeded (the later line counts). Returns the results that count."""
+    rows: list[BatchResult] = []
+    for i in range(9):
+        rows.append(BatchResult(
+            id=f"task-{i}", ok=True, result=f"answer {i}", duration_s=1.0 + i * 0.5,
+            cost_usd=0.001 * (i + 1), tool_calls=i % 4, num_turns=1 + i % 4,
+            usage={"input_tokens": 100 * (i + 1), "cache_read_input_tokens": 10,
+                   "output_tokens": 20 * (i + 1)},
+        ))  # fmt: skip
+    rows.append(BatchResult(id="slow", ok=True, duration_s=42.5, cost_usd=0.002, tool_calls=3,
+                            session_id=captured.multi_turn,
+                            usage={"input_tokens": 900, "output_tokens": 300}))  # fmt: skip
+    rows.append(BatchResult(id="pricey", ok=True, duration_s=3.0, cost_usd=0.75, tool_calls=1,
+                            session_id=captured.subagent,
+                            usage={"input_tokens": 5000, "output_tokens": 800}))  # fmt: skip
+    rows.append(BatchResult(id="rate", ok=False, is_error=True, error="API Error: 429",
+                            error_kind="api", attempts=4, duration_s=9.0))  # fmt: skip
+    rows.append(BatchResult(id="died", ok=False, is_error=True, error="the CLI died",
+                            error_kind="crash", duration_s=0.5))  # fmt: skip
+    rows.append(BatchResult(id="turns", ok=False, is_error=True, error="max turns",
+                            error_kind="model", duration_s=2.0, cost_usd=0.004))  # fmt: skip
+    retried = BatchResult(id="again", ok=False, error_kind="crash", duration_s=1.0)
+    final = BatchResult(id="again", ok=True, duration_s=1.5, cost_usd=0.003, tool_calls=2)
+    lines = [*rows[:3], retried, *rows[3:], final]
+    path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in lines))
+    return [*rows, final]
+
+
+def test_the_report_renders_the_results_in_chromium(
+    captured: Captured,
+    tmp_path: Path,
+    browser_page: Any,  # noqa: F811
+) -> None:
+    results = tmp_path / "results.jsonl"
+    expected = {r.id: r for r in results_file(results, captured)}
+    out = tmp_path / "report.html"
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), environ={})
+    code = main(["batch", "report", str(results), "--html", str(out)], io=cli_io)
+    assert isinstance(cli_io.stdout, io.StringIO) and isinstance(cli_io.stderr, io.StringIO)
+    assert code == 0, cli_io.stderr.getvalue()
+    assert cli_io.stdout.getvalue() == f"wrote {out} (15 tasks, 2 transcript pages)\n"
+    html = out.read_text()
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+
+    requests: list[str] = []
+    page = browser_page
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(out.as_uri())
+    assert page.title() == "Batch report: results.jsonl"
+    card = page.locator("#total-total b")
+    assert card.inner_text() == "15"
+    assert page.locator("#total-failed b").inner_text() == "3"
+    total_cost = sum(r.cost_usd for r in expected.values())
+    assert page.locator("#total-cost b").inner_text() == f"${total_cost:.4f}"
+
+    # every per-task chart: one bar per task with its value, lengths in proportion
+    for chart, value in (
+        ("duration", lambda r: r.duration_s),
+        ("cost", lambda r: r.cost_usd),
+        ("tool-calls", lambda r: float(r.tool_calls)),
+    ):
+        bars = page.locator(f"#chart-{chart} rect.bar")
+        assert bars.count() == len(expected)
+        seen = {}
+        for i in range(bars.count()):
+            bar = bars.nth(i)
+            task = expected[bar.get_attribute("data-id")]
+            assert float(bar.get_attribute("data-value")) == pytest.approx(value(task))
+            box = bar.bounding_box()
+            assert box is not None
+            seen[task.id] = box["width"]
+        top = max(expected.values(), key=value)
+        for task_id, width in seen.items():
+            assert width == pytest.approx(
+                seen[top.id] * value(expected[task_id]) / value(top), abs=0.6
+            ), (chart, task_id)
+        assert page.locator(f"#chart-{chart} svg").is_visible()
+    tokens = page.locator("#chart-tokens g.row")
+    assert tokens.count() == len(expected)
+    pricey = page.locator('#chart-tokens g.row[data-id="pricey"]')
+    parts = {
+        pricey.locator("rect").nth(i).get_attribute("data-part"): float(
+            pricey.locator("rect").nth(i).get_attribute("data-value")
+        )
+        for i in range(2)
+    }
+    assert parts == {"input": 5000.0, "output": 800.0}
+
+    kinds = {
+        g.get_attribute("data-kind"): int(g.get_attribute("data-count"))
+        for g in page.locator("#chart-kinds g.kind").all()
+    }
+    assert kinds == {"ok": 12, "api": 1, "crash": 1, "model": 1}
+    hover = page.locator('#chart-duration rect.bar[data-id="slow"] title')
+    assert hover.text_content() == "slow: 42.50 s"
+    _shot(page, tmp_path, "batch-report.png")
+
+    slowest = page.locator("table.slowest tbody tr")
+    assert slowest.nth(0).get_attribute("data-id") == "slow"
+    assert page.locator("table.costliest tbody tr").nth(0).get_attribute("data-id") == "pricey"
+    assert all(url.startswith("file://") for url in requests)
+
+    slowest.nth(0).locator("a.transcript").click()  # the session's own page
+    page.wait_for_load_state()
+    assert page.title() == "Where were we?"
+    assert page.locator("details.tool").count() == 3
+
+
+def test_a_big_batch_is_drawn_as_histograms() -> None:
+    results = [BatchResult(id=f"t{i}", ok=i % 7 != 0, duration_s=float(i % 50), cost_usd=0.01)
+               for i in range(MAX_BARS * 3)]  # fmt: skip
+    html = render_report(results, source="big.jsonl")
+    assert 'class="bar"' not in html.split('id="chart-kinds"')[1].split("</figure>", 1)[1]
+    counts = [int(c) for c in re.findall(r'class="bin" data-count="(\d+)"', html)]
+    assert len(counts) == 4 * 20 and sum(counts) == 4 * len(results)

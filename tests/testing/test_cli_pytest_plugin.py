@@ -1,0 +1,88 @@
+"""The pytest plugin of `ccwire.testing` without a Claude Code CLI (a pytest run in a
+subprocess, with `PATH` and `CCWIRE_CLI_PATH` pointing nowhere): its fixtures skip with
+one reason that names the install command, and the run's summary says so without
+`-rs`; under `CI=true` they fail instead, unless the user allows skipping."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccwire._transport.discovery import INSTALL_COMMAND
+
+USER_TESTS = """
+def test_with_the_model(scripted_model):
+    raise AssertionError("must not run without a CLI")
+
+def test_with_the_env(offline_env):
+    raise AssertionError("must not run without a CLI")
+"""
+
+
+def pytest_run(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_user.py").write_text(USER_TESTS)
+    environ = {k: v for k, v in os.environ.items() if k not in ("CCWIRE_CLI_PATH", "CI")}
+    environ.update(PATH=str(tmp_path / "bin"), HOME=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    environ.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, "test_user.py"],
+        cwd=tmp_path,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_fixtures_skip_without_a_cli(tmp_path: Path) -> None:
+    done = pytest_run(tmp_path, "-rs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 skipped" in done.stdout, done.stdout
+    reasons = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert len(reasons) == 2, done.stdout
+    for line in reasons:
+        assert f"Claude Code CLI not found: install it with `{INSTALL_COMMAND}`" in line, line
+        assert "CCWIRE_CLI_PATH" in line
+
+
+def test_the_summary_says_why_they_skipped_without_asking(tmp_path: Path) -> None:
+    """No `-rs`: a green run with skips still ends with a ccwire warning naming them."""
+    done = pytest_run(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "ccwire warning" in line)
+    section = "\n".join(lines[start:])
+    assert "2 test(s) SKIPPED: the Claude Code CLI was not found" in section
+    assert "test_user.py::test_with_the_model" in section
+    assert "test_user.py::test_with_the_env" in section
+    assert f"Install it with `{INSTALL_COMMAND}`" in section
+    assert "2 skipped" in lines[-1] and lines.index(lines[-1]) > start
+
+
+def test_under_ci_they_fail_instead(tmp_path: Path) -> None:
+    done = pytest_run(tmp_path, env={"CI": "true"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 errors" in done.stdout.splitlines()[-1], done.stdout
+    assert "CI=true is set, so it fails instead of skipping" in done.stdout
+    assert "CCWIRE_SKIP_WITHOUT_CLI=1" in done.stdout
+    assert "must not run" not in done.stdout  # the test bodies never ran
+
+
+@pytest.mark.parametrize(
+    ("env", "ini"),
+    [({"CCWIRE_SKIP_WITHOUT_CLI": "1"}, ""), ({}, "[pytest]\nccwire_skip_without_cli = true\n")],
+    ids=["env", "ini"],
+)
+def test_ci_may_allow_skipping(tmp_path: Path, env: dict[str, str], ini: str) -> None:
+    if ini:
+        (tmp_path / "pytest.ini").write_text(ini)
+    done = pytest_run(tmp_path, env={"CI": "true", **env})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 skipped" in done.stdout and "ccwire warning" in done.stdout

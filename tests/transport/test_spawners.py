@@ -1,0 +1,176 @@
+"""The command lines the ready-made spawners build (no process is started here; the real
+CLI runs through each of them in ``tests/e2e/test_spawners_e2e.py``)."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ccwire import (
+    LOCAL_ONLY_ENV,
+    BubblewrapSpawner,
+    ContainerSpawner,
+    SpawnError,
+    SpawnOptions,
+    SSHSpawner,
+)
+from ccwire._transport.container import find_container_runtime
+from ccwire._transport.remote_env import forwarded_env
+
+SECRET = "sk-ant-api03-secret-value"
+
+
+def triples(args: tuple[str, ...] | list[str]) -> list[tuple[str, str, str]]:
+    return [(args[i], args[i + 1], args[i + 2]) for i in range(len(args) - 2)]
+
+
+@pytest.fixture
+def spawn(tmp_path: Path) -> SpawnOptions:
+    work = tmp_path / "work"
+    work.mkdir()
+    spill = tmp_path / "ccwire-spill"
+    spill.mkdir(mode=0o700)
+    settings = spill / "settings-1.json"
+    settings.write_text('{"env": {"TOKEN": "x"}}')
+    cli = tmp_path / "bin" / "claude"
+    cli.parent.mkdir()
+    cli.write_text("#!/bin/sh\n")
+    cli.chmod(0o755)
+    return SpawnOptions(
+        command=str(cli),
+        args=("--output-format", "stream-json", "--settings", str(settings), "--x", "it's"),
+        cwd=str(work),
+        env={
+            "ANTHROPIC_API_KEY": SECRET,
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": "/here",
+            "BASH_FUNC_x%%": "() { :; }",
+        },
+        private_files=(str(settings),),
+    )
+
+
+def test_forwarded_env_keeps_the_other_sides_own_variables() -> None:
+    env = {"PATH": "/here", "HOME": "/h", "XDG_DATA_HOME": "/d", "API_KEY": "k", "A%B": "x"}
+    assert forwarded_env(env, {}) == {"API_KEY": "k"}
+    assert forwarded_env(env, {"HOME": "/there"}) == {"API_KEY": "k", "HOME": "/there"}
+    assert forwarded_env(env, {}, local_only=()) == {k: v for k, v in env.items() if k != "A%B"}
+    with pytest.raises(ValueError, match="not a valid environment variable name"):
+        forwarded_env(env, {"NOT VALID": "x"})
+    assert "PATH" in LOCAL_ONLY_ENV and "HOME" in LOCAL_ONLY_ENV
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
+    wrapped = BubblewrapSpawner(writable=[str(tmp_path / "out")], hidden=["/srv"]).wrap(spawn)
+    args = list(wrapped.args)
+    assert os.path.basename(wrapped.command) == "bwrap"
+    for flag in ("--die-with-parent", "--new-session", "--unshare-all", "--share-net"):
+        assert flag in args
+    pairs = triples(args)
+    work = str(spawn.cwd)
+    assert ("--ro-bind", "/", "/") in pairs
+    assert ("--bind", work, work) in pairs  # the work folder, read-write
+    assert ("--bind", str(tmp_path / "out"), str(tmp_path / "out")) in pairs
+    spill = str(tmp_path / "ccwire-spill")
+    assert ("--ro-bind", spill, spill) in pairs  # private files stay readable
+    tmpfs = [b for a, b in itertools.pairwise(args) if a == "--tmpfs"]
+    assert str(tmp_path) in tmpfs  # the folder holding the work folder (other sessions)
+    assert "/tmp" in tmpfs and str(tmp_path / "home") in tmpfs  # a private HOME
+    assert args[args.index("--chdir") + 1] == work
+    assert args[args.index("--") + 1 :] == [spawn.command, *spawn.args]
+    assert args.index("--bind") > max(i for i, a in enumerate(args) if a == "--tmpfs")
+    assert not [a for a in args if SECRET in a]  # the environment is not on the command line
+    assert wrapped.env["ANTHROPIC_API_KEY"] == SECRET
+    assert BubblewrapSpawner(network=False).wrap(spawn).args.count("--share-net") == 0
+    homed = BubblewrapSpawner(home=str(tmp_path / "keep")).wrap(spawn)
+    assert ("--bind", str(tmp_path / "keep"), str(tmp_path / "home")) in triples(homed.args)
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
+def test_ssh_command_line_carries_nothing_of_the_session(spawn: SpawnOptions) -> None:
+    spawner = SSHSpawner("me@build-box", cli="/opt/claude", port=2222, env={"HOME": "/srv/me"})
+    local, line = spawner.wrap(spawn)
+    assert local.args[-2] == "me@build-box" and local.args[local.args.index("-p") + 1] == "2222"
+    assert local.args[-1].startswith("exec /bin/sh -c ")
+    joined = " ".join(local.args)
+    for value in (SECRET, "stream-json", "--settings", str(spawn.cwd)):
+        assert value not in joined
+    assert local.cwd is None and SECRET not in local.env.values()
+    script = base64.b64decode(line.strip()).decode()
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert f"export ANTHROPIC_API_KEY={SECRET}" in script
+    assert "export HOME=/srv/me" in script and "XDG_CONFIG_HOME" not in script
+    assert "export PATH" not in script and "BASH_FUNC" not in script
+    assert f"cd -- {spawn.cwd} || exit 125" in script
+    assert '/opt/claude --output-format stream-json --settings "$ccwire_d"/0-settings-1.json' in (
+        script
+    )
+    assert "'it'\"'\"'s'" in script  # quoted for sh
+    payload = base64.b64encode(b'{"env": {"TOKEN": "x"}}').decode()
+    assert f"printf %s {payload} | base64 -d" in script
+    with pytest.raises(SpawnError, match="user"):
+        spawner.wrap(SpawnOptions(command="claude", user="nobody"))
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
+def test_the_ssh_start_up_script_runs_in_a_posix_shell(spawn: SpawnOptions, tmp_path: Path) -> None:
+    """The script the remote shell evaluates, run by the local ``sh`` with a stand-in CLI."""
+    cli = tmp_path / "fake-claude"
+    cli.write_text(
+        '#!/bin/sh\necho "cwd=$(pwd) key=$ANTHROPIC_API_KEY"\n'
+        'for a in "$@"; do echo "arg=$a"; done\ncat "$4"; echo; cat\n'
+    )
+    cli.chmod(0o755)
+    _, line = SSHSpawner("unused", cli=str(cli)).wrap(spawn)
+    bootstrap = (
+        'IFS= read -r ccwire_boot || exit 125; eval "$(printf %s "$ccwire_boot" | base64 -d)"'
+    )
+    done = subprocess.run(
+        ["sh", "-c", bootstrap], input=line + b"the session's input\n", capture_output=True,
+        timeout=30, check=False,
+    )  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, done.stderr
+    assert f"cwd={spawn.cwd} key={SECRET}" in out
+    assert "arg=it's" in out and '{"env": {"TOKEN": "x"}}' in out
+    assert out.rstrip().endswith("the session's input")
+
+
+@pytest.mark.skipif(find_container_runtime() is None, reason="no podman or docker client")
+def test_container_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
+    wrapped = ContainerSpawner("img:1", cli="claude", volumes=["/data:/data:ro"]).wrap(spawn)
+    args = list(wrapped.args)
+    assert args[:5] == ["run", "--rm", "-i", "--init", "--name"]
+    assert args[args.index("img:1") + 1 :] == ["claude", *spawn.args]
+    pairs = list(itertools.pairwise(args))
+    work = str(spawn.cwd)
+    assert ("-v", f"{work}:{work}") in pairs and ("--workdir", work) in pairs
+    spill = str(tmp_path / "ccwire-spill")
+    assert ("-v", f"{spill}:{spill}:ro") in pairs and ("-v", "/data:/data:ro") in pairs
+    assert ("-e", "ANTHROPIC_API_KEY") in pairs and ("-e", "PATH") not in pairs
+    assert not [a for a in args if SECRET in a]
+    assert wrapped.env["ANTHROPIC_API_KEY"] == SECRET  # the client passes the value on
+
+
+def test_load_spawner_takes_a_function_or_a_class() -> None:
+    from ccwire._app.loaders import UsageError, load_spawner
+
+    assert isinstance(load_spawner("ccwire:BubblewrapSpawner"), BubblewrapSpawner)
+    assert load_spawner("ccwire:spawn_local") is __import__("ccwire").spawn_local
+    for spec, why in [
+        ("ccwire", "expects package.module:attribute"),
+        ("ccwire:nothing_here", "has no attribute"),
+        ("no_such_module_x:f", "importing 'no_such_module_x' failed"),
+        ("ccwire:__version__", "expected a spawner"),
+        ("ccwire:SSHSpawner", "cannot be made without arguments"),
+    ]:
+        with pytest.raises(UsageError, match=why):
+            load_spawner(spec)
