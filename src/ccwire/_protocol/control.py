@@ -485,6 +485,7 @@ class ControlProtocol:
         if self.reply_gate is not None:
             await self.reply_gate()
         line, unencodable = self._core.answer(request_id, body, error=error)
+        self._heard()  # no longer owed: the CLI's silence is counted from now
         if unencodable is not None:
             self._report(req.subtype, unencodable)
         if not line:
@@ -493,7 +494,6 @@ class ControlProtocol:
             outcome = "error" if error is not None else "ok"
             self._notify(ControlEvent(request_id, req.subtype, req.request, outcome, body, error))
         await self._write(line)
-        self._heard()
         return True
 
     def _serve(self, req: codec.ControlRequest) -> None:
