@@ -8,7 +8,7 @@ CLAUDE := node_modules/.bin/claude
 DEVTOOLS := node_modules/.devtools-installed
 CLI_VERSION := 2.1.330
 
-.PHONY: all venv demo-venv cli devtools test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
+.PHONY: all venv demo-venv cli devtools ts-sdk test test-pythons lint typecheck unit demo bench bench-sessions bench-batch bench-mcp bench-schema conformance clean ref-venv
 .PHONY: phoenix-venv
 .PHONY: cli-matrix e2e-matrix
 .PHONY: docs
@@ -44,6 +44,22 @@ $(CLAUDE): package.json package-lock.json
 
 cli: $(CLAUDE)
 
+# Anthropic's TypeScript Agent SDK, the version whose bundled Claude Code is the pinned CLI:
+# tests/compat reads its type declarations for the comparison in docs/migration.md. Pinned
+# by tests/compat/ts-sdk's package.json and lock, installed in a prefix of its own without
+# its optional native CLI binary and its peer dependencies (only its .d.ts files are read).
+TS_SDK_PIN := tests/compat/ts-sdk
+TS_SDK := .cache/ts-sdk/.installed
+
+$(TS_SDK): $(TS_SDK_PIN)/package.json $(TS_SDK_PIN)/package-lock.json
+	rm -rf .cache/ts-sdk
+	mkdir -p .cache/ts-sdk
+	cp $^ .cache/ts-sdk/
+	npm ci --prefix .cache/ts-sdk --omit=optional --legacy-peer-deps --no-audit --no-fund --loglevel=error
+	touch $@
+
+ts-sdk: $(TS_SDK)
+
 # The Node development tools, package.json's devDependencies (the MCP Inspector CLI, the
 # MCP conformance suite, and the Node 22 it needs), beside the CLI: for the test suite.
 $(DEVTOOLS): package.json package-lock.json
@@ -70,9 +86,10 @@ unit: venv
 COVERAGE_FLOOR := 88
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
-test: venv devtools ref-venv phoenix-venv lint typecheck docs
+test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
 	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
+	  CCWIRE_REQUIRE_TS_SDK=1 \
 	  $(BIN)/pytest --cov=ccwire --cov-branch --cov-report=term:skip-covered \
 	  --cov-fail-under=$(COVERAGE_FLOOR)
 	@$(MAKE) --no-print-directory test-pythons
@@ -99,12 +116,12 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 	.venv-$*/bin/python -m pip install --quiet --no-cache-dir -e '.[dev]'
 	touch $@
 
-test-pythons: devtools ref-venv $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+test-pythons: devtools ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
 	@set -e; for v in $(FOUND_PYTHONS); do \
 	  echo "== the test suite without the end-to-end tier on Python $$v"; \
 	  CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
-	    .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
+	    CCWIRE_REQUIRE_TS_SDK=1 .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
 	done
 
 demo: demo-venv cli
@@ -119,7 +136,7 @@ docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .venv-3.* .venv-phoenix node_modules .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
+	rm -rf $(VENV) .venv-3.* .venv-phoenix node_modules .cache .mypy_cache .ruff_cache .pytest_cache bench/.venv-ref bench/.ref-src
 
 # --- benchmarks: ccwire vs Anthropic's claude-agent-sdk vs a hand-written floor,
 # all driven by the same fake CLI (bench/fake_cli.py); results in bench/RESULTS.md.

@@ -54,7 +54,9 @@ for _ in range(repeat):
     t = time.perf_counter()
     one = sdk.list_sessions(directory)
     out["project_s"].append(time.perf_counter() - t)
-rows = [dataclasses.asdict(i) for i in every] + [dataclasses.asdict(i) for i in one]
+# a field only ccwire has (archived, the TypeScript SDK's) is left out while it is unset
+rows = [{{k: v for k, v in dataclasses.asdict(i).items() if not (k == "archived" and v is None)}}
+        for i in every + one]
 out["count"] = len(every)
 out["digest"] = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 print(json.dumps(out))

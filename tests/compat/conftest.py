@@ -82,3 +82,28 @@ def reference_snapshot() -> dict[str, Any]:
 def ccwire_api() -> dict[str, Any]:
     """The description of ``ccwire``, made in this process."""
     return describe_package("ccwire")
+
+
+@pytest.fixture(scope="session")
+def ts_api() -> Any:
+    """The TypeScript SDK's API, read from its ``sdk.d.ts`` (skips without the package,
+    or fails under ``CCWIRE_REQUIRE_TS_SDK=1``: ``make test`` installs it)."""
+    from tests.compat.ts_api import TS_SDK_VERSION, find_package, read_package
+
+    found = find_package()
+    if found is None:
+        message = (
+            f"@anthropic-ai/claude-agent-sdk {TS_SDK_VERSION} not found: run `make ts-sdk` "
+            "or set CCWIRE_TS_SDK_DIR to the package's directory"
+        )
+    else:
+        api = read_package(found)
+        if api.version == TS_SDK_VERSION:
+            return api
+        message = (
+            f"@anthropic-ai/claude-agent-sdk {api.version} found at {found}, the pin is "
+            f"{TS_SDK_VERSION}: run `make ts-sdk`"
+        )
+    if os.environ.get("CCWIRE_REQUIRE_TS_SDK") == "1":
+        pytest.fail(message)
+    pytest.skip(message)

@@ -19,10 +19,12 @@ import pytest
 import trio.testing
 
 from ccwire import (
+    ANSWER_LATER,
     ClaudeAgentOptions,
     ClaudeCodeAgent,
     ClaudeSDKClient,
     CLISilenceError,
+    PermissionResultAllow,
     ResultMessage,
     SessionInUseError,
     create_sdk_mcp_server,
@@ -170,6 +172,29 @@ async def test_no_limit_while_we_serve_a_tool_or_between_turns(anyio_backend: An
         message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
         answer = await fake.request("mcp_message", server_name="s", message=message)
         assert answer["subtype"] == "success"
+        await fake.result("ok")
+        final = [m async for m in client.receive_response()][-1]
+    assert isinstance(final, ResultMessage) and final.result == "ok"
+
+
+async def test_no_limit_while_a_permission_is_left_to_answer_later(anyio_backend: Any) -> None:
+    limit = _limit(anyio_backend)
+    if anyio_backend[0] != "trio":
+        pytest.skip("needs the mock clock: a wait of 3x the limit in virtual time")
+
+    async def can_use_tool(name: str, data: dict[str, Any], context: Any) -> Any:
+        return ANSWER_LATER  # a person answers, out of band
+
+    options = ClaudeAgentOptions(silence_timeout=limit, can_use_tool=can_use_tool)
+    async with connected(options) as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        rid = await fake.start_request("can_use_tool", tool_name="Bash", input={})
+        # the request is read (and left open) before a later one is answered
+        assert (await fake.request("no_such_subtype"))["subtype"] == "error"
+        await anyio.sleep(limit * 3)  # the CLI waits on us: not silence
+        assert await client.answer_control_request(rid, PermissionResultAllow()) is True
+        assert (await fake.response_to(rid))["subtype"] == "success"
         await fake.result("ok")
         final = [m async for m in client.receive_response()][-1]
     assert isinstance(final, ResultMessage) and final.result == "ok"

@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from ccwire import (
+    SYSTEM_PROMPT_DYNAMIC_BOUNDARY,
     AgentDefinition,
     AssistantMessage,
     ClaimOptions,
@@ -270,6 +271,13 @@ def test_claimed_options_is_the_cold_equivalent() -> None:
     assert sorted(cold.agents or {}) == ["x", "y"]
     assert json.loads(cold.settings or "") == {"effortLevel": "high"}
     assert claimed_options(ClaudeAgentOptions(), claim).system_prompt == "Be kind."
+    blocks = ClaudeAgentOptions(system_prompt=["Static.", SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "Now."])
+    assert claimed_options(blocks, claim).system_prompt == [
+        "Static.",
+        SYSTEM_PROMPT_DYNAMIC_BOUNDARY,
+        "Now.",
+        "Be kind.",
+    ]
 
 
 def test_claim_for_says_what_a_claim_can_give() -> None:

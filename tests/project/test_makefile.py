@@ -11,13 +11,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = ("Makefile", "package.json", "package-lock.json", "pyproject.toml")
+FILES = (
+    "Makefile",
+    "package.json",
+    "package-lock.json",
+    "pyproject.toml",
+    "tests/compat/ts-sdk/package.json",
+    "tests/compat/ts-sdk/package-lock.json",
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 
 def planned(tmp_path: Path, target: str) -> str:
     for name in FILES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, tmp_path / name)
     # run from `make test`, make would pass its flags and level down (and print
     # "Entering directory"): this make starts afresh
@@ -40,6 +48,7 @@ def test_make_demo_installs_only_the_demos_needs(tmp_path: Path) -> None:
     assert "npm ci --omit=dev" in commands
     assert "[dev]" not in commands and "--include=dev" not in commands
     assert "npm install" not in commands  # npm ci: package.json and its lock stay as they are
+    assert "ts-sdk" not in commands
     assert commands.rstrip().endswith("-m ccwire demo")
 
 
@@ -48,6 +57,8 @@ def test_make_test_installs_everything_it_needs(tmp_path: Path) -> None:
     assert "pip install --quiet -e '.[dev]'" in commands
     assert "npm ci --include=dev" in commands  # the Inspector, the conformance suite, Node 22
     assert "npm install --no-audit" not in commands
+    # the TypeScript SDK the migration page compares with, from its own lock, apart
+    assert "npm ci --prefix .cache/ts-sdk --omit=optional" in commands
     assert "pip install --quiet -e '.[docs]'" in commands and "claude-agent-sdk==" in commands
 
 

@@ -1,6 +1,6 @@
 """Typed hook inputs and outputs, and the CLI's matcher rules (protocol reference §6).
 
-* every one of the 33 hook events decodes from its snake_case wire dict (§6.2) into its
+* every one of the 34 hook events decodes from its snake_case wire dict (§6.2) into its
   own class, with exact field values, unknown fields kept, missing ones defaulted, and
   a mapping view that behaves like the wire dict;
 * every event-specific output encodes to the exact camelCase wire form of §6.3, the
@@ -50,6 +50,7 @@ from ccwire import (
     PostToolUseFailureOutput,
     PostToolUseOutput,
     PreModelSwitchOutput,
+    PreSkillShellCommandOutput,
     PreToolUseOutput,
     SessionStartOutput,
     SetupOutput,
@@ -101,8 +102,10 @@ ALL_EVENTS = [
     "FileChanged",
     "DirectoryAdded",
     "MessageDisplay",
+    "PreSkillShellCommand",
 ]
-"""The 33 events of protocol reference §6.1, in its order."""
+"""The 33 events of protocol reference §6.1, in its order, and PreSkillShellCommand (the
+TypeScript SDK 0.3.332's, CLI 2.1.332 and later)."""
 
 BASE = {
     "session_id": "4b1d2c7e-0000-4000-8000-000000000001",
@@ -371,6 +374,18 @@ EVENTS: dict[str, tuple[str, dict[str, Any], str | None]] = {
         {"turn_id": "turn-1", "message_id": "msg_1", "index": 3, "final": True, "delta": "Hello"},
         None,
     ),
+    "PreSkillShellCommand": (
+        "PreSkillShellCommandHookInput",
+        {
+            "tool_name": "Bash",
+            "tool_input": {"command": "git log -3"},
+            "tool_use_id": "skill-shell-1",
+            "command_name": "release-notes",
+            "command_source": "projectSettings",
+            "invoked_by": "claude",
+        },
+        "Bash",
+    ),
 }
 
 SUGGESTIONS = (
@@ -397,15 +412,15 @@ def expected_value(name: str, value: Any) -> Any:
 # ------------------------------------------------------------------------ inputs
 
 
-def test_the_33_events_each_have_their_own_public_input_class() -> None:
-    assert len(ALL_EVENTS) == 33 and set(EVENTS) == set(ALL_EVENTS)
-    assert len(get_args(HookEvent)) == 33 and set(get_args(HookEvent)) == set(ALL_EVENTS)
-    assert len(HOOK_INPUT_TYPES) == 33 and set(HOOK_INPUT_TYPES) == set(ALL_EVENTS)
+def test_the_34_events_each_have_their_own_public_input_class() -> None:
+    assert len(ALL_EVENTS) == 34 and set(EVENTS) == set(ALL_EVENTS)
+    assert len(get_args(HookEvent)) == 34 and set(get_args(HookEvent)) == set(ALL_EVENTS)
+    assert len(HOOK_INPUT_TYPES) == 34 and set(HOOK_INPUT_TYPES) == set(ALL_EVENTS)
     for event, (class_name, _, _) in EVENTS.items():
         cls = getattr(ccwire, class_name)
         assert HOOK_INPUT_TYPES[event] is cls and event == cls.EVENT
         assert issubclass(cls, BaseHookInput) and class_name in ccwire.__all__
-    assert len(set(HOOK_INPUT_TYPES.values())) == 33
+    assert len(set(HOOK_INPUT_TYPES.values())) == 34
 
 
 @pytest.mark.parametrize("event", ALL_EVENTS)
@@ -841,6 +856,18 @@ OUTPUTS: dict[str, tuple[HookSpecificOutput, dict[str, Any]]] = {
     "FileChanged": (FileChangedOutput(watch_paths=("/w/b",)), {"watchPaths": ["/w/b"]}),
     "WorktreeCreate": (WorktreeCreateOutput(worktree_path="/w/wt/x"), {"worktreePath": "/w/wt/x"}),
     "MessageDisplay": (MessageDisplayOutput(display_content="Hi!"), {"displayContent": "Hi!"}),
+    "PreSkillShellCommand": (
+        PreSkillShellCommandOutput(
+            permission_decision="deny",
+            permission_decision_reason="no git in skills",
+            updated_input={"command": "true"},
+        ),
+        {
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "no git in skills",
+            "updatedInput": {"command": "true"},
+        },
+    ),
 }
 
 
@@ -857,7 +884,7 @@ def _all_output_classes() -> set[type[HookSpecificOutput]]:
 
 def test_every_event_specific_output_of_the_reference_is_covered() -> None:
     classes = _all_output_classes()
-    assert {c.EVENT for c in classes} == set(OUTPUTS) and len(classes) == len(OUTPUTS) == 22
+    assert {c.EVENT for c in classes} == set(OUTPUTS) and len(classes) == len(OUTPUTS) == 23
     for event, (output, _) in OUTPUTS.items():
         assert event == type(output).EVENT
         assert type(output).__name__ in ccwire.__all__
@@ -1088,7 +1115,7 @@ async def test_every_event_reaches_its_callback_typed_and_its_output_goes_out_ex
     async with connected(options) as fake:
         init = fake.received[0]["request"]
         ids = {e: entries[0]["hookCallbackIds"][0] for e, entries in init["hooks"].items()}
-        assert set(ids) == set(ALL_EVENTS) and len(set(ids.values())) == 33
+        assert set(ids) == set(ALL_EVENTS) and len(set(ids.values())) == 34
         answers = {
             e: await fake.request(
                 "hook_callback", callback_id=ids[e], input=wire(e), tool_use_id=f"tu-{e}"

@@ -7,9 +7,9 @@ control layer logs it on the ``ccwire`` logger, and the optional ``on_error``
 callable (``ClaudeAgentOptions.on_callback_error``) receives it.
 
 Hooks that guard an action fail closed: for `FAIL_CLOSED_EVENTS` (``PreToolUse``,
-``PermissionRequest``, ``UserPromptSubmit``), unless the matcher sets ``on_failure``,
-the CLI gets a deny (or block) answer naming the failure instead of the error answer,
-so a crashed guard never lets the action through.
+``PermissionRequest``, ``UserPromptSubmit``, ``PreSkillShellCommand``), unless the
+matcher sets ``on_failure``, the CLI gets a deny (or block) answer naming the failure
+instead of the error answer, so a crashed guard never lets the action through.
 """
 
 from __future__ import annotations
@@ -90,11 +90,20 @@ class _Registered:
 def _closed_answer(event: str, reason: str) -> Mapping[str, Any]:
     """The answer that denies (or blocks) what a failed ``event`` hook was guarding."""
     # here, not at the top: the ~30 hook output classes load with the first hook answer
-    from .._wire.hook_output import HookOutput, PermissionRequestOutput, PreToolUseOutput
+    from .._wire.hook_output import (
+        HookOutput,
+        PermissionRequestOutput,
+        PreSkillShellCommandOutput,
+        PreToolUseOutput,
+    )
 
     output: object
     if event == "PreToolUse":
         output = PreToolUseOutput(permission_decision="deny", permission_decision_reason=reason)
+    elif event == "PreSkillShellCommand":
+        output = PreSkillShellCommandOutput(
+            permission_decision="deny", permission_decision_reason=reason
+        )
     elif event == "PermissionRequest":
         output = PermissionRequestOutput(decision=PermissionResultDeny(message=reason))
     else:  # UserPromptSubmit

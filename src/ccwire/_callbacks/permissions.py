@@ -5,7 +5,9 @@ the CLI an error answer carrying the exception's message (as the reference SDK d
 and is reported as a `CallbackError` (logged on the ``ccwire`` logger
 and passed to ``ClaudeAgentOptions.on_callback_error``). When the CLI withdraws the
 request (``control_cancel_request``, e.g. after an interrupt), ``context.signal`` is
-set and the callback is cancelled; nothing is written back.
+set and the callback is cancelled; nothing is written back. A callback that returns
+`ANSWER_LATER` leaves the request open: it is answered later by
+``ClaudeSDKClient.answer_control_request()`` (see `encode_answer`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any, get_args
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, ControlProtocolError
-from .._protocol.control import IncomingCall, RouteHandler
+from .._protocol.control import Answer, IncomingCall, RouteHandler
 from .._wire import codec
+from .._wire.dialog_types import ANSWER_LATER
 from .._wire.permission_types import (
     CanUseTool,
     PermissionMode,
@@ -33,6 +36,7 @@ from .reporting import CallbackErrorHandler, callback_name, report_callback_erro
 
 __all__ = [
     "coerce_permission_result",
+    "encode_permission_answer",
     "drop_malformed_hook_updates",
     "permission_route",
     "permission_update_problem",
@@ -84,7 +88,7 @@ def _checked_updates(
     detail = "; ".join(problems)
     logger.warning("ccwire: dropping updated_permissions of a can_use_tool answer: %s", detail)
     report(f"can_use_tool returned permission updates the CLI would reject; none sent: {detail}")
-    return PermissionResultAllow(updated_input=result.updated_input, updated_permissions=None)
+    return replace(result, updated_permissions=None)
 
 
 def _wire_update_problem(update: object) -> str | None:
@@ -157,16 +161,20 @@ def coerce_permission_result(value: object) -> PermissionResult:
         return value
     if isinstance(value, Mapping):
         behavior = value.get("behavior")
+        classification = value.get("decision_classification", value.get("decisionClassification"))
         if behavior == "allow":
             updated = value.get("updated_input", value.get("updatedInput"))
             perms = value.get("updated_permissions", value.get("updatedPermissions"))
             return PermissionResultAllow(
                 updated_input=updated if isinstance(updated, Mapping) else None,
                 updated_permissions=_dict_updates(perms),
+                decision_classification=classification,
             )
         if behavior == "deny":
             return PermissionResultDeny(
-                message=str(value.get("message", "")), interrupt=bool(value.get("interrupt", False))
+                message=str(value.get("message", "")),
+                interrupt=bool(value.get("interrupt", False)),
+                decision_classification=classification,
             )
     raise ControlProtocolError(
         f"can_use_tool returned {value!r}; expected PermissionResultAllow or PermissionResultDeny",
@@ -199,7 +207,7 @@ def permission_route(
         report_callback_error(on_error, error)
         return error
 
-    async def handle(req: codec.ControlRequest, call: IncomingCall) -> Mapping[str, Any]:
+    async def handle(req: codec.ControlRequest, call: IncomingCall) -> Answer:
         if callback is None:
             raise ControlProtocolError("canUseTool callback is not provided", subtype=req.subtype)
         decoded = codec.decode_can_use_tool(req.request)
@@ -214,6 +222,11 @@ def permission_route(
             display_name=decoded.display_name,
             description=decoded.description,
             raw=decoded.raw,
+            request_id=call.request_id,
+            mcp_server=decoded.mcp_server,
+            matched_ask_rule=decoded.matched_ask_rule,
+            default_to_no=decoded.default_to_no,
+            suppress_always_allow_rule=decoded.suppress_always_allow_rule,
         )
         try:
             answer = await callback(decoded.tool_name, dict(decoded.input), context)
@@ -223,12 +236,28 @@ def permission_route(
             if not raised_by_callback(exc):
                 raise
             raise failure(f"raised {type(exc).__name__}") from exc
+        if answer is ANSWER_LATER:
+            return ANSWER_LATER
         try:
-            result = coerce_permission_result(answer)
+            return encode_permission_answer(answer, req, failure)
         except ControlProtocolError as exc:
             raise failure(str(exc)) from exc
-        if isinstance(result, PermissionResultAllow):
-            result = _checked_updates(result, failure)
-        return codec.encode_permission_result(result, decoded.input)
 
     return handle
+
+
+def encode_permission_answer(
+    answer: object,
+    req: codec.ControlRequest,
+    report: Callable[[str], object] = lambda message: None,
+) -> dict[str, Any]:
+    """The wire answer to the ``can_use_tool`` request ``req``: ``answer`` checked as the
+    route checks a callback's result (malformed permission updates dropped and reported).
+
+    Raises:
+        ControlProtocolError: ``answer`` is not a permission result.
+    """
+    result = coerce_permission_result(answer)
+    if isinstance(result, PermissionResultAllow):
+        result = _checked_updates(result, report)
+    return codec.encode_permission_result(result, codec.decode_can_use_tool(req.request).input)

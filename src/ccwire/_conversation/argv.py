@@ -44,8 +44,12 @@ __all__ = [
     "build_initialize_fields",
     "build_mcp_config",
     "json_schema_in_initialize",
+    "managed_settings_in_initialize",
+    "plugin_to_wire",
     "merged_settings",
+    "sdk_server_settings",
     "sdk_servers",
+    "tool_config_env",
 ]
 
 SPILL_THRESHOLD = 100_000
@@ -218,7 +222,101 @@ def build_initialize_fields(
     found = _output_schema(options)
     if found is not None and _too_long(found[1]):
         fields["jsonSchema"] = found[0]
+    fields.update(_ts_initialize_fields(options))
     return fields
+
+
+def _prompt_blocks(options: ClaudeAgentOptions) -> list[str] | None:
+    """A list system prompt (given as a list, or as a custom prompt's list): its blocks."""
+    prompt = options.system_prompt
+    if isinstance(prompt, Mapping) and prompt.get("type") == "custom":
+        prompt = prompt.get("prompt")  # type: ignore[assignment]
+    if isinstance(prompt, (list, tuple)):
+        for block in prompt:
+            if not isinstance(block, str):
+                raise TypeError(f"system_prompt blocks must be strings, got {block!r}")
+        return list(prompt)
+    return None
+
+
+def plugin_to_wire(plugin: Mapping[str, Any]) -> dict[str, Any]:
+    """A plugin (`SdkPluginConfig`) as ``initialize`` and ``reload_plugins`` send it."""
+    out: dict[str, Any] = {"type": plugin.get("type"), "path": str(plugin.get("path"))}
+    if plugin.get("skip_mcp_discovery"):
+        out["skipMcpDiscovery"] = True
+    return out
+
+
+def managed_settings_in_initialize(options: ClaudeAgentOptions) -> bool:
+    """True when ``managed_settings`` travel in ``initialize`` (they may hold secrets, or
+    are too long for argv), not on ``--managed-settings``."""
+    managed = options.managed_settings
+    if not managed:
+        return False
+    return _settings_may_hold_secrets(managed) or _too_long(_dumps(managed, "managed_settings"))
+
+
+def _ts_initialize_fields(options: ClaudeAgentOptions) -> dict[str, Any]:
+    """The ``initialize`` fields of the options the TypeScript SDK added (each only when
+    set, as it sends them)."""
+    fields: dict[str, Any] = {}
+    blocks = _prompt_blocks(options)
+    if blocks is not None:
+        fields["systemPrompt"] = blocks
+    kinds = options.supported_dialog_kinds
+    for key, value in (
+        ("planModeInstructions", options.plan_mode_instructions),
+        ("toolAliases", dict(options.tool_aliases) if options.tool_aliases else None),
+        ("title", options.title),
+        ("promptSuggestions", options.prompt_suggestions),
+        ("agentProgressSummaries", options.agent_progress_summaries),
+        ("supportedDialogKinds", list(kinds) if kinds is not None else None),
+        ("perTaskStopAffordance", options.per_task_stop_affordance),
+    ):
+        if value is not None:
+            fields[key] = value
+    if options.plugin_delivery == "initialize" and options.plugins:
+        fields["plugins"] = [plugin_to_wire(p) for p in options.plugins]
+    if managed_settings_in_initialize(options):
+        fields["managedSettings"] = dict(options.managed_settings or {})
+    if options.mcp_servers_delivery == "initialize":
+        mcp = build_mcp_config(options.mcp_servers)
+        if isinstance(mcp, dict):
+            fields["mcpServers"] = mcp["mcpServers"]
+    configs = sdk_server_settings(options.mcp_servers)
+    if configs:
+        fields["sdkMcpServers"] = list(configs)
+        fields["sdkMcpServerConfigs"] = configs
+    return fields
+
+
+_SDK_SERVER_SETTINGS = ("timeout", "tools")
+
+
+def sdk_server_settings(
+    mcp_servers: Mapping[str, McpServerConfig] | str | Path | None,
+) -> dict[str, dict[str, Any]]:
+    """The settings of the in-process servers that have any (a call ``timeout``, per-tool
+    permission ``tools``), by name: ``initialize``'s ``sdkMcpServerConfigs``, which the
+    CLI reads for the servers ``sdkMcpServers`` names."""
+    if mcp_servers is None or isinstance(mcp_servers, (str, os.PathLike)):
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for name, config in mcp_servers.items():
+        entry = cast("Mapping[str, Any]", config)
+        if not isinstance(entry, Mapping) or entry.get("type") != "sdk":
+            continue
+        settings = {k: entry[k] for k in _SDK_SERVER_SETTINGS if k in entry}
+        if settings:
+            found[name] = settings
+    return found
+
+
+def tool_config_env(options: ClaudeAgentOptions) -> dict[str, str]:
+    """The CLI variables ``tool_config`` sets (``CLAUDE_CODE_QUESTION_PREVIEW_FORMAT``)."""
+    question = (options.tool_config or {}).get("ask_user_question") or {}
+    preview = question.get("preview_format")
+    return {"CLAUDE_CODE_QUESTION_PREVIEW_FORMAT": str(preview)} if preview else {}
 
 
 class SpillDir:
@@ -324,6 +422,8 @@ def _system_prompt_args(options: ClaudeAgentOptions, spill: _Spill) -> list[str]
     text: str | None
     if prompt is None:
         return ["--system-prompt", ""]
+    if _prompt_blocks(options) is not None:
+        return []  # a list of blocks travels in initialize (systemPrompt)
     if isinstance(prompt, str):
         text = prompt
     elif isinstance(prompt, Mapping):
@@ -447,6 +547,43 @@ def _extra_args(extra: Mapping[str, str | None]) -> list[str]:
     return args
 
 
+def _awaits_initialize(options: ClaudeAgentOptions) -> bool:
+    """Whether the CLI must read ``initialize`` at start-up (``--await-initialize``):
+    something it needs before it boots travels in that request."""
+    return (
+        (options.plugin_delivery == "initialize" and bool(options.plugins))
+        or (
+            options.mcp_servers_delivery == "initialize"
+            and build_mcp_config(options.mcp_servers) is not None
+        )
+        or managed_settings_in_initialize(options)
+    )
+
+
+def _ts_flags(options: ClaudeAgentOptions) -> list[str]:
+    """The flags of the options the TypeScript SDK added, spelled as it spells them."""
+    args: list[str] = []
+    if options.permission_prompts:
+        args.append(f"--permission-prompts={options.permission_prompts}")
+    if options.allow_dangerously_skip_permissions:
+        args.append("--allow-dangerously-skip-permissions")
+    if options.agent:
+        args.append(f"--agent={options.agent}")
+    if options.debug_file is not None:
+        args.append(f"--debug-file={os.fspath(options.debug_file)}")
+    elif options.debug:
+        args.append("--debug")
+    if not options.persist_session:
+        args.append("--no-session-persistence")
+    if options.project_config_root is not None:
+        args.append(f"--project-config-root={os.fspath(options.project_config_root)}")
+    if _awaits_initialize(options):
+        args.append("--await-initialize")
+        if managed_settings_in_initialize(options):
+            args.append("--managed-settings-in-initialize")
+    return args
+
+
 def build_argv(  # noqa: C901 - one flag per option, in the order the CLI documents them
     options: ClaudeAgentOptions, *, cli_path: str, spill_dir: str | SpillDir | None = None
 ) -> list[str]:
@@ -496,6 +633,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
         argv += ["--permission-prompt-tool", options.permission_prompt_tool_name]
     if options.permission_mode:
         argv += ["--permission-mode", options.permission_mode]
+    argv += _ts_flags(options)
 
     if options.continue_conversation:
         argv.append("--continue")
@@ -522,7 +660,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
         argv += ["--add-dir", str(directory)]
 
     mcp = build_mcp_config(options.mcp_servers)
-    if mcp is not None:
+    if mcp is not None and options.mcp_servers_delivery != "initialize":
         text = mcp if isinstance(mcp, str) else _dumps(mcp, "mcp_servers")
         argv += ["--mcp-config", spill.private_json(text, "mcp-config", _mcp_may_hold_secrets)]
     if options.strict_mcp_config:
@@ -536,7 +674,11 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
     for plugin in options.plugins:
         if plugin.get("type") != "local":
             raise ValueError(f"unsupported plugin type {plugin.get('type')!r}: only 'local'")
-        argv += ["--plugin-dir", str(plugin["path"])]
+        if options.plugin_delivery != "initialize":
+            flag = "--plugin-dir-no-mcp" if plugin.get("skip_mcp_discovery") else "--plugin-dir"
+            argv += [flag, str(plugin["path"])]
+    if options.managed_settings and not managed_settings_in_initialize(options):
+        argv += ["--managed-settings", _dumps(options.managed_settings, "managed_settings")]
 
     argv += _thinking_args(options)
     if options.effort:

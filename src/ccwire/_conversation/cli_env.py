@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from .._version import __version__
+from .argv import tool_config_env
 from .options import ClaudeAgentOptions, normalize_inherit_env
 
 __all__ = ["build_env", "inherited_env", "sdk_version"]
@@ -116,6 +117,7 @@ def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> di
     env.setdefault("CLAUDE_CODE_SDK_READS_SESSION_STATE", "1")
     if options.enable_file_checkpointing:
         env["CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"] = "true"
+    env.update(tool_config_env(options))  # CLAUDE_CODE_QUESTION_PREVIEW_FORMAT
     if options.cwd is not None:
         env["PWD"] = str(options.cwd)
     return env

@@ -111,6 +111,10 @@ class Connection:
         self._cli_state: str | None = None
         self.session_id: str | None = None
         self.server_info: Mapping[str, Any] | None = None
+        self.latest_commands: list[Mapping[str, Any]] | None = None
+        """The commands of the last ``commands_changed`` message, if one came."""
+        self.initialize_fields: Mapping[str, Any] = {}
+        """The fields of the ``initialize`` request sent (``reinitialize()`` sends them again)."""
         self.capabilities: frozenset[str] = frozenset()
         self.last_result: ResultMessage | None = None
         self._input_ended = False
@@ -251,6 +255,8 @@ class Connection:
                 codec.MCP_MESSAGE, self._mcp_route(self._router), unencodable=_mcp_unencodable
             )
             protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
+            protocol.add_route(codec.ELICITATION, _on_first_call(self._elicitation_route))
+            protocol.add_route(codec.REQUEST_USER_DIALOG, _on_first_call(self._dialog_route))
             protocol.add_route(
                 codec.HOOK_CALLBACK,
                 hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route),
@@ -265,6 +271,7 @@ class Connection:
             if opts.silence_timeout is not None:
                 tg.start_soon(self._watch_silence, opts.silence_timeout)
             self._router.attach()
+            self.initialize_fields = fields
             self.server_info = await protocol.request(
                 codec.INITIALIZE, fields, timeout=opts.initialize_timeout
             )
@@ -492,6 +499,9 @@ class Connection:
                 return
             if item.subtype == "init":
                 self._on_init(item)
+            commands = codec.changed_commands(item.data)
+            if commands is not None:
+                self.latest_commands = commands
         elif isinstance(item, RawMessage):
             if self._link is not None and isinstance(item, TranscriptMirrorMessage):
                 self._link.feed(item)  # for the store, not the caller
@@ -610,6 +620,18 @@ class Connection:
     def _permission_route(self) -> RouteHandler:
         opts = self.options
         return permission_route(opts.can_use_tool, on_error=opts.on_callback_error)
+
+    def _elicitation_route(self) -> RouteHandler:
+        from .._callbacks.dialogs import elicitation_route  # with the first elicitation
+
+        opts = self.options
+        return elicitation_route(opts.on_elicitation, on_error=opts.on_callback_error)
+
+    def _dialog_route(self) -> RouteHandler:
+        from .._callbacks.dialogs import user_dialog_route  # with the first dialog
+
+        opts = self.options
+        return user_dialog_route(opts.on_user_dialog, on_error=opts.on_callback_error)
 
     def _no_hooks_route(self) -> RouteHandler:
         # answers a hook_callback for an id that was never registered, as a registry does

@@ -14,6 +14,7 @@ else:  # 3.10's TypedDict does not see NotRequired
     from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
+    "AskUserQuestionConfig",
     "EffortLevel",
     "OutputFormat",
     "SandboxIgnoreViolations",
@@ -31,6 +32,7 @@ __all__ = [
     "ThinkingConfigDisabled",
     "ThinkingConfigEnabled",
     "ThinkingDisplay",
+    "ToolConfig",
     "ToolsPreset",
 ]
 
@@ -61,10 +63,13 @@ class SystemPromptPreset(TypedDict):
 
 
 class SystemPromptCustom(TypedDict):
-    """A custom system prompt with an optional ``snapshot`` flag (sent in ``initialize``)."""
+    """A custom system prompt with an optional ``snapshot`` flag (sent in ``initialize``).
+
+    ``prompt`` is a string or, like a list ``system_prompt``, a list of blocks.
+    """
 
     type: Literal["custom"]
-    prompt: str
+    prompt: str | list[str]
     snapshot: NotRequired[bool]
 
 
@@ -131,10 +136,15 @@ class SandboxSettings(TypedDict, total=False):
 
 
 class SdkPluginConfig(TypedDict):
-    """A plugin loaded from a local directory (``--plugin-dir``)."""
+    """A plugin loaded from a local directory (``--plugin-dir``).
+
+    With ``skip_mcp_discovery`` its skills, hooks, agents and commands load, but not its
+    MCP servers (``--plugin-dir-no-mcp``): for a host that owns those connections.
+    """
 
     type: Literal["local"]
     path: str
+    skip_mcp_discovery: NotRequired[bool]
 
 
 class ThinkingConfigAdaptive(TypedDict):
@@ -173,3 +183,25 @@ class TaskBudget(TypedDict):
     """An API-side token budget for the whole task (``--task-budget N``)."""
 
     total: int
+
+
+class AskUserQuestionConfig(TypedDict, total=False):
+    """How the ``AskUserQuestion`` tool works (``ToolConfig["ask_user_question"]``).
+
+    Attributes:
+        preview_format: The format of the ``preview`` of question options the model
+            writes: ``"markdown"`` (the CLI's default) or ``"html"`` (self-contained
+            HTML fragments, for web front ends).
+    """
+
+    preview_format: Literal["markdown", "html"]
+
+
+class ToolConfig(TypedDict, total=False):
+    """Per-tool settings of built-in tools (``ClaudeAgentOptions.tool_config``).
+
+    Attributes:
+        ask_user_question: Settings of the ``AskUserQuestion`` tool.
+    """
+
+    ask_user_question: AskUserQuestionConfig

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._core.errors import CallbackError
 from .._core.redact import is_secret_key, redact_text
 from .._mcp.config import McpServerConfig
+from .._wire.dialog_types import OnElicitation, OnUserDialog
 from .._wire.hook_types import HookEvent, HookMatcher
 from .._wire.permission_types import CanUseTool, PermissionMode
 from .option_types import (
+    AskUserQuestionConfig as AskUserQuestionConfig,
     EffortLevel as EffortLevel,
     OutputFormat as OutputFormat,
     SandboxIgnoreViolations as SandboxIgnoreViolations,
@@ -37,6 +39,7 @@ from .option_types import (
     ThinkingConfigDisabled as ThinkingConfigDisabled,
     ThinkingConfigEnabled as ThinkingConfigEnabled,
     ThinkingDisplay as ThinkingDisplay,
+    ToolConfig as ToolConfig,
     ToolsPreset as ToolsPreset,
 )
 
@@ -52,6 +55,7 @@ if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
 __all__ = [
     "CLI_ENV_ALLOWLIST",
     "AgentDefinition",
+    "AskUserQuestionConfig",
     "ClaudeAgentOptions",
     "EffortLevel",
     "OutputFormat",
@@ -69,6 +73,7 @@ __all__ = [
     "ThinkingConfigAdaptive",
     "ThinkingConfigDisabled",
     "ThinkingConfigEnabled",
+    "ToolConfig",
     "ToolsPreset",
 ]
 
@@ -83,7 +88,14 @@ class AgentDefinition:
     The fields are claude-agent-sdk's, with its camelCase names (``disallowedTools``,
     ``mcpServers``, ``initialPrompt``, ``maxTurns``, ``permissionMode``), so
     ``dataclasses.asdict()`` gives the same dict. Each also takes and reads under its
-    snake_case name (``max_turns=3``, ``agent.max_turns``).
+    snake_case name (``max_turns=3``, ``agent.max_turns``). The TypeScript SDK's further
+    fields are here too: ``autoCompactWindow`` (tokens at which the agent compacts its
+    own conversation as a subagent; at least 100 000, or the CLI leaves the agent out),
+    ``omitClaudeMd`` (run as a subagent without the
+    user, project and local CLAUDE.md files), ``observer`` (an agent type, or up to four
+    comma-separated, started as a background observer of this one),
+    ``observerMessage`` (appended to each activity digest the observer gets) and
+    ``criticalSystemReminder_EXPERIMENTAL`` (a reminder added to its system prompt).
 
     Raises:
         ValueError: When a field and its snake_case alias are both passed, with
@@ -103,6 +115,11 @@ class AgentDefinition:
     background: bool | None = None
     effort: EffortLevel | int | None = None
     permissionMode: PermissionMode | None = None
+    autoCompactWindow: int | None = None
+    omitClaudeMd: bool | None = None
+    observer: str | None = None
+    observerMessage: str | None = None
+    criticalSystemReminder_EXPERIMENTAL: str | None = None
 
     def __init__(
         self,
@@ -119,12 +136,21 @@ class AgentDefinition:
         background: bool | None = None,
         effort: EffortLevel | int | None = None,
         permissionMode: PermissionMode | None = None,
+        autoCompactWindow: int | None = None,
+        omitClaudeMd: bool | None = None,
+        observer: str | None = None,
+        observerMessage: str | None = None,
+        criticalSystemReminder_EXPERIMENTAL: str | None = None,
         *,
         disallowed_tools: Sequence[str] | None = None,
         mcp_servers: Sequence[str | Mapping[str, McpServerConfig]] | None = None,
         initial_prompt: str | None = None,
         max_turns: int | None = None,
         permission_mode: PermissionMode | None = None,
+        auto_compact_window: int | None = None,
+        omit_claude_md: bool | None = None,
+        observer_message: str | None = None,
+        critical_system_reminder_experimental: str | None = None,
     ) -> None:
         given = dict(locals())
         for name in _AGENT_PLAIN_FIELDS:
@@ -163,6 +189,26 @@ class AgentDefinition:
         """Same as ``permissionMode``: the agent's permission mode."""
         return self.permissionMode
 
+    @property
+    def auto_compact_window(self) -> int | None:
+        """Same as ``autoCompactWindow``: tokens at which it compacts as a subagent."""
+        return self.autoCompactWindow
+
+    @property
+    def omit_claude_md(self) -> bool | None:
+        """Same as ``omitClaudeMd``: run as a subagent without the CLAUDE.md files."""
+        return self.omitClaudeMd
+
+    @property
+    def observer_message(self) -> str | None:
+        """Same as ``observerMessage``: appended to each digest its observer gets."""
+        return self.observerMessage
+
+    @property
+    def critical_system_reminder_experimental(self) -> str | None:
+        """Same as ``criticalSystemReminder_EXPERIMENTAL``."""
+        return self.criticalSystemReminder_EXPERIMENTAL
+
 
 AGENT_FIELD_ALIASES: dict[str, str] = {
     "disallowed_tools": "disallowedTools",
@@ -170,6 +216,10 @@ AGENT_FIELD_ALIASES: dict[str, str] = {
     "initial_prompt": "initialPrompt",
     "max_turns": "maxTurns",
     "permission_mode": "permissionMode",
+    "auto_compact_window": "autoCompactWindow",
+    "omit_claude_md": "omitClaudeMd",
+    "observer_message": "observerMessage",
+    "critical_system_reminder_experimental": "criticalSystemReminder_EXPERIMENTAL",
 }
 """`AgentDefinition`'s snake_case names and its camelCase fields (claude-agent-sdk's)."""
 
@@ -182,6 +232,7 @@ _AGENT_PLAIN_FIELDS = (
     "memory",
     "background",
     "effort",
+    "observer",
 )
 
 
@@ -303,6 +354,7 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
     validate_session_store_options(options)
+    validate_ts_options(options)
     if options.spawn_claude_code_process is not None and not callable(
         options.spawn_claude_code_process
     ):
@@ -314,6 +366,39 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     elif skills is not None:
         for name in skills:
             check_skill_name(name)
+
+
+_DELIVERIES = ("argv", "initialize")
+
+
+def validate_ts_options(options: ClaudeAgentOptions) -> None:
+    """The checks of the options the TypeScript SDK added, as it makes them.
+
+    Raises:
+        ValueError: `supported_dialog_kinds` without `on_user_dialog`; a delivery that
+            is neither ``"argv"`` nor ``"initialize"``; `permission_prompts` that is
+            neither ``"host"`` nor ``"none"``; `persist_session=False` with a
+            `session_store` (the store mirrors what the CLI writes to disk).
+    """
+    if options.supported_dialog_kinds and options.on_user_dialog is None:
+        raise ValueError(
+            "supported_dialog_kinds needs on_user_dialog: the CLI sends those dialogs to it"
+        )
+    for name in ("plugin_delivery", "mcp_servers_delivery"):
+        if getattr(options, name) not in _DELIVERIES:
+            raise ValueError(
+                f"{name} must be 'argv' or 'initialize', got {getattr(options, name)!r}"
+            )
+    if options.permission_prompts not in (None, "host", "none"):
+        raise ValueError(
+            f"permission_prompts must be 'host' or 'none', got {options.permission_prompts!r}"
+        )
+    if not options.persist_session and options.session_store is not None:
+        raise ValueError(
+            "session_store cannot be combined with persist_session=False: the store mirrors "
+            "what the CLI writes to its session file (point env CLAUDE_CONFIG_DIR at a "
+            "temporary directory to keep no local copy)"
+        )
 
 
 def validate_session_store_options(options: ClaudeAgentOptions) -> None:
@@ -409,6 +494,14 @@ def _masked_settings(value: object) -> object:
     return value
 
 
+def _masked_settings_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A settings mapping with its ``env`` values masked."""
+    masked = dict(value)
+    if isinstance(masked.get("env"), Mapping):
+        masked["env"] = _mask_mapping(masked["env"])
+    return masked
+
+
 def _masked_extra_args(value: Mapping[str, Any]) -> dict[str, Any]:
     """Flag values masked, but for harmless ones (``None``, numbers, short words) of
     flags whose name is not secret."""
@@ -468,8 +561,11 @@ class ClaudeAgentOptions:
         allowed_tools: Tools (names or patterns such as `"mcp__calc__*"`) the CLI may
             call without asking. Default `[]`.
         disallowed_tools: Tools removed from the model's list. Default `[]`.
-        system_prompt: A string, a preset (`SystemPromptPreset`), a `SystemPromptCustom`
-            or a `SystemPromptFile`. Default `None`: no system prompt, as in the reference SDK.
+        system_prompt: A string, a list of blocks (sent in `initialize`; a block
+            `SYSTEM_PROMPT_DYNAMIC_BOUNDARY` of its own splits the prefix shared across
+            sessions, cacheable, from the session's part), a preset
+            (`SystemPromptPreset`), a `SystemPromptCustom` or a `SystemPromptFile`.
+            Default `None`: no system prompt, as in the reference SDK.
         mcp_servers: MCP servers by name (in-process ones from `create_sdk_mcp_server`,
             or stdio/SSE/HTTP configs), or the path or JSON text of an MCP config file.
             Default `{}`.
@@ -544,6 +640,64 @@ class ClaudeAgentOptions:
         session_mirror: Mirror every transcript line as a `TranscriptMirrorMessage`
             (`--session-mirror`), for code that stores them itself (ccwire addition;
             `session_store` does it for you). Default `False`.
+        agent: The agent the main conversation runs as (`--agent`): its system prompt,
+            tool restrictions and model apply to the session. It must be defined in
+            `agents` or in settings. Default `None`.
+        persist_session: `False` keeps the session off disk (`--no-session-persistence`):
+            it cannot be resumed later. Cannot be combined with `session_store`.
+            Default `True`.
+        title: The title of a new session, instead of one made from its first prompt
+            (`initialize` `title`; a resumed session keeps its own). Default `None`.
+        tool_aliases: Tool names the model may use for others, e.g.
+            `{"Bash": "mcp__workspace__bash"}` routes a `Bash` call to that tool (one
+            hop, `initialize` `toolAliases`). Default `None`.
+        tool_config: Per-tool settings of built-in tools (`ToolConfig`), e.g.
+            `{"ask_user_question": {"preview_format": "html"}}`. Default `None`.
+        plan_mode_instructions: In `plan` mode, the workflow the plan-mode reminder asks
+            for instead of the default one (`initialize` `planModeInstructions`).
+            Default `None`.
+        permission_prompts: Who answers permission prompts (`--permission-prompts`):
+            `"host"` (this process, through `can_use_tool`) or `"none"` (nobody: what
+            would prompt is denied, and `can_use_tool` is never called). Default `None`:
+            the CLI's default (`"host"`).
+        allow_dangerously_skip_permissions: Required with
+            `permission_mode="bypassPermissions"` as a deliberate opt-in
+            (`--allow-dangerously-skip-permissions`). Default `False`.
+        prompt_suggestions: Ask for a `PromptSuggestionMessage` (a predicted next
+            prompt) after each turn; it arrives after the turn's `ResultMessage`.
+            Default `None`: the CLI's default (off).
+        agent_progress_summaries: Have running subagents summarized every ~30 s, in the
+            `summary` of `TaskProgressMessage`. Default `None`: the CLI's default (off).
+        per_task_stop_affordance: Declare that you stop background tasks one by one
+            (`stop_task()`), so that an interrupt spares them. Default `None`: an
+            interrupt also stops them.
+        on_elicitation: Answers MCP servers' requests for user input
+            (`ElicitationRequest` -> `ElicitationResult`). Default `None`: they are
+            declined.
+        on_user_dialog: Answers the CLI's dialogs (`UserDialogRequest` ->
+            `UserDialogResult`), for the kinds in `supported_dialog_kinds`. Default
+            `None`: a dialog gets no answer from this process.
+        supported_dialog_kinds: The dialog kinds `on_user_dialog` renders; the CLI sends
+            only these (`initialize` `supportedDialogKinds`). Needs `on_user_dialog`.
+            Default `None`: none.
+        managed_settings: Policy-tier settings from this process, as an embedding
+            application sets them (`--managed-settings`; when they may hold secrets, in
+            `initialize` instead). Only restrictive keys apply, and only where the
+            machine's administrator lets them. Default `None`.
+        project_config_root: The trusted checkout `cwd` is a worktree of: project
+            settings, `.mcp.json`, `.claude` and `CLAUDE_PROJECT_DIR` come from it
+            (`--project-config-root`, an absolute path). Default `None`.
+        plugin_delivery: How `plugins` reach the CLI: `"argv"` (a `--plugin-dir` flag
+            each) or `"initialize"` (in the `initialize` request, with
+            `--await-initialize`, so the command line does not grow). Default `"argv"`.
+        mcp_servers_delivery: How the MCP servers the CLI runs or dials reach it:
+            `"argv"` (`--mcp-config`; their secrets in a 0600 file) or `"initialize"`
+            (in the `initialize` request, with `--await-initialize`: nothing on the
+            command line or on disk). Default `"argv"`.
+        debug: Debug logging of the CLI (`--debug`), on its stderr or in `debug_file`.
+            Default `False`.
+        debug_file: Write the CLI's debug log to this file (`--debug-file`; implies
+            `debug`). Default `None`.
         cli_path: The `claude` executable. Default `None`: found by `find_cli` rules
             (`CCWIRE_CLI_PATH`, `PATH`, `node_modules/.bin`).
         cwd: The CLI's working directory. Default `None`: this process's.
@@ -592,7 +746,9 @@ class ClaudeAgentOptions:
     tools: list[str] | ToolsPreset | None = None
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
-    system_prompt: str | SystemPromptPreset | SystemPromptCustom | SystemPromptFile | None = None
+    system_prompt: (
+        str | list[str] | SystemPromptPreset | SystemPromptCustom | SystemPromptFile | None
+    ) = None
     mcp_servers: dict[str, McpServerConfig] | str | Path = field(default_factory=dict)
     strict_mcp_config: bool = False
     skills: list[str] | Literal["all"] | None = None
@@ -653,6 +809,28 @@ class ClaudeAgentOptions:
     message stream, to copy wherever you like (``session_store`` does it for you, into a
     `SessionStore`; with both, the frames go to the store and are surfaced too)."""
 
+    # --- the TypeScript SDK's further options
+    agent: str | None = None
+    persist_session: bool = True
+    title: str | None = None
+    tool_aliases: dict[str, str] | None = None
+    tool_config: ToolConfig | None = None
+    plan_mode_instructions: str | None = None
+    permission_prompts: Literal["host", "none"] | None = None
+    allow_dangerously_skip_permissions: bool = False
+    prompt_suggestions: bool | None = None
+    agent_progress_summaries: bool | None = None
+    per_task_stop_affordance: bool | None = None
+    on_elicitation: OnElicitation | None = None
+    on_user_dialog: OnUserDialog | None = None
+    supported_dialog_kinds: list[str] | None = None
+    managed_settings: dict[str, Any] | None = None
+    project_config_root: str | Path | None = None
+    plugin_delivery: Literal["argv", "initialize"] = "argv"
+    mcp_servers_delivery: Literal["argv", "initialize"] = "argv"
+    debug: bool = False
+    debug_file: str | Path | None = None
+
     # --- process
     cli_path: str | Path | None = None
     cwd: str | Path | None = None
@@ -700,6 +878,8 @@ class ClaudeAgentOptions:
                 value = _masked_agents(value)
             elif f.name == "settings":
                 value = _masked_settings(value)
+            elif f.name == "managed_settings" and isinstance(value, Mapping):
+                value = _masked_settings_dict(value)
             elif f.name == "extra_args" and isinstance(value, Mapping):
                 value = _masked_extra_args(value)
             elif f.name == "inherit_env" and value == CLI_ENV_ALLOWLIST:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
     from .._protocol.features import CliFeatures
     from .._wire.control_types import (
+        AccountInfo,
+        AgentInfo,
         CliVersion,
         ContextUsage,
         FileContents,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
         UsageReport,
     )
     from .connection import Connection
+    from .option_types import SdkPluginConfig
     from .status_types import McpStatusResponse
 
 __all__ = ["RuntimeControl"]
@@ -99,6 +102,58 @@ class RuntimeControl:
         capabilities)."""
         return self._features.supports(capability) if self._features else None
 
+    async def answer_control_request(self, request_id: str, answer: object) -> bool:
+        """Answer a request of the CLI that a callback left open by returning
+        `ANSWER_LATER` (the TypeScript SDK's out-of-band answer).
+
+        Example:
+            ```python
+            pending: dict[str, ToolPermissionContext] = {}
+
+            async def can_use_tool(name, tool_input, context):
+                pending[context.request_id] = context  # a person decides, later
+                return ANSWER_LATER
+
+            # ... when they have decided:
+            await client.answer_control_request(request_id, PermissionResultAllow())
+            ```
+
+        Args:
+            request_id: The request's id (``context.request_id`` in the callback).
+            answer: What the callback would have returned: a `PermissionResult` for
+                ``can_use_tool``, an `ElicitationResult` for ``on_elicitation``, a
+                `UserDialogResult` for ``on_user_dialog`` (or their dict forms).
+
+        Returns:
+            True when the answer was written; False when the request is owed no answer
+            (answered already, withdrawn by the CLI, or unknown).
+
+        Raises:
+            ControlProtocolError: ``answer`` is not an answer to that kind of request.
+        """
+        from .._callbacks.dialogs import encode_elicitation_answer, encode_user_dialog_answer
+        from .._callbacks.permissions import encode_permission_answer
+
+        protocol = self._connection().protocol
+        req = protocol.owed_request(request_id)
+        if req is None:
+            return False
+        body: Mapping[str, Any]
+        if req.subtype == _wire.codec.CAN_USE_TOOL:
+            body = encode_permission_answer(answer, req)
+        elif req.subtype == _wire.codec.ELICITATION:
+            body = encode_elicitation_answer(answer)
+        elif req.subtype == _wire.codec.REQUEST_USER_DIALOG:
+            body = encode_user_dialog_answer(answer)
+        elif isinstance(answer, Mapping):
+            body = answer
+        else:
+            raise ControlProtocolError(
+                f"answer a {req.subtype!r} request with a dict, not {answer!r}",
+                subtype=req.subtype,
+            )
+        return await protocol.answer_later(request_id, body)
+
     async def send_control_request(self, subtype: str, **fields: Any) -> Mapping[str, Any]:
         """Send any control request and return the CLI's raw answer (for requests
         without a typed method). Errors are typed as for the other methods."""
@@ -137,6 +192,34 @@ class RuntimeControl:
         return _wire.control_requests.decode_permission_mode(
             await self._request(_wire.codec.SET_PERMISSION_MODE, {"mode": mode})
         )
+
+    async def set_mcp_permission_mode_override(
+        self, server_name: str, mode: Literal["default", "auto"] | None
+    ) -> str | None:
+        """Pin (or clear, with ``None``) a per-MCP-server permission mode that can only
+        tighten: it applies where the session's mode would allow without asking
+        (``bypassPermissions``, ``auto``), ``"default"`` asking for each call and
+        ``"auto"`` routing calls through the auto-mode classifier.
+
+        Example:
+            ```python
+            warning = await client.set_mcp_permission_mode_override("github", "default")
+            ```
+
+        Args:
+            server_name: The server's name, as registered.
+            mode: ``"default"``, ``"auto"``, or ``None`` to clear the override.
+
+        Returns:
+            The CLI's warning when ``server_name`` names no known server (an override
+            is kept, and applies once a server of that name connects), else None.
+        """
+        answer = await self._request(
+            _wire.control_requests.SET_MCP_PERMISSION_MODE_OVERRIDE,
+            _wire.control_requests.mcp_permission_mode_override_fields(server_name, mode),
+        )
+        warning = answer.get("warning")
+        return warning if isinstance(warning, str) else None
 
     async def set_model(self, model: str | None = None) -> ModelChange:
         """Switch model (``None`` resets to the default); the result has the resolved id."""
@@ -386,15 +469,44 @@ class RuntimeControl:
         """Give the session a title."""
         await self._request(_wire.control_requests.RENAME_SESSION, {"title": title})
 
-    async def reload_plugins(self, *, refuse_if_busy: bool | None = None) -> PluginReload:
-        """Reload plugins; the result lists commands, agents, plugins and MCP servers."""
+    async def reload_plugins(
+        self,
+        *,
+        refuse_if_busy: bool | None = None,
+        hold_on_cache_impact: bool | None = None,
+        add_plugins: list[SdkPluginConfig] | None = None,
+    ) -> PluginReload:
+        """Reload plugins; the result lists commands, agents, plugins and MCP servers.
+
+        Example:
+            ```python
+            reload = await client.reload_plugins(
+                add_plugins=[{"type": "local", "path": "/abs/plugins/notes"}],
+                hold_on_cache_impact=True,
+            )
+            if reload.held:  # applying would change the tools the prompt cache holds
+                print(reload.cache_impact)
+            ```
+
+        Args:
+            refuse_if_busy: Reload nothing while a turn or background work runs: the
+                CLI refuses (``error_code`` ``reload_plugins_busy``).
+            hold_on_cache_impact: Apply nothing when the reload would change the tool
+                list the conversation's prompt cache depends on: the result then has
+                ``held=True`` and ``cache_impact``; ask again without it to apply.
+            add_plugins: Plugins to load as well, as the ``plugins`` option takes them
+                (absolute paths); those loaded already stay.
+        """
         if refuse_if_busy is not None:
             self._require(
                 _protocol.features.CAP_RELOAD_REFUSE_IF_BUSY, "reload_plugins(refuse_if_busy=...)"
             )
+        plugins = [argv.plugin_to_wire(p) for p in add_plugins] if add_plugins else None
         answer = await self._request(
             _wire.control_requests.RELOAD_PLUGINS,
-            _wire.control_requests.optional_fields(refuse_if_busy=refuse_if_busy),
+            _wire.control_requests.reload_plugins_fields(
+                refuse_if_busy, hold_on_cache_impact, plugins
+            ),
         )
         return _wire.control_requests.decode_plugin_reload(answer)
 
@@ -523,3 +635,47 @@ class RuntimeControl:
     async def get_server_info(self) -> Mapping[str, Any] | None:
         """The CLI's answer to ``initialize`` (commands, models, capabilities, ...)."""
         return self._connection().server_info
+
+    async def initialization_result(self) -> Mapping[str, Any]:
+        """The CLI's answer to ``initialize`` (the TypeScript SDK's name for
+        `get_server_info()`; the latest one after `reinitialize()`)."""
+        return self._connection().server_info or {}
+
+    async def reinitialize(self) -> Mapping[str, Any]:
+        """Send ``initialize`` again to the running CLI, with the same fields, and return
+        its fresh answer.
+
+        For after a gap in the transport: the CLI registers this session's hooks again,
+        and the permission requests and dialogs it is still waiting on, which its answer
+        lists, are served again (those being answered now are not served twice);
+        callbacks should therefore be idempotent per request id.
+        """
+        conn = self._connection()
+        info = await conn.protocol.request(
+            _wire.codec.INITIALIZE,
+            conn.initialize_fields,
+            timeout=conn.options.initialize_timeout,
+        )
+        conn.server_info = info
+        return info
+
+    async def supported_commands(self) -> list[SlashCommand]:
+        """The slash commands and skills of the session: those of the last
+        ``commands_changed`` message, else those ``initialize`` reported."""
+        conn = self._connection()
+        commands = conn.latest_commands
+        if commands is None:
+            commands = list((conn.server_info or {}).get("commands") or [])
+        return _wire.control_requests.decode_commands(commands)
+
+    async def supported_models(self) -> list[ModelInfo]:
+        """The models ``initialize`` reported (`list_models()` asks the CLI again)."""
+        return _wire.control_requests.decode_models(self._connection().server_info or {})
+
+    async def supported_agents(self) -> list[AgentInfo]:
+        """The subagents the session can use, as ``initialize`` reported them."""
+        return _wire.control_requests.decode_agents(self._connection().server_info or {})
+
+    async def account_info(self) -> AccountInfo:
+        """The account the CLI signed in with, as ``initialize`` reported it."""
+        return _wire.control_requests.decode_account(self._connection().server_info or {})

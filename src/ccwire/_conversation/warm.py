@@ -625,6 +625,8 @@ def _appended(options: ClaudeAgentOptions, text: str) -> dict[str, Any]:
     prompt = options.system_prompt
     if prompt is None or isinstance(prompt, str):
         return {"system_prompt": f"{prompt}\n\n{text}" if prompt else text}
+    if isinstance(prompt, list):
+        return {"system_prompt": [*prompt, text]}
     if prompt.get("type") == "preset":
         before = prompt.get("append")
         return {"system_prompt": {**prompt, "append": f"{before}\n\n{text}" if before else text}}

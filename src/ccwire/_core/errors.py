@@ -278,11 +278,13 @@ class UnsupportedFeatureError(ControlProtocolError):
 
 
 class CallbackError(ControlProtocolError):
-    """A user callback (a hook or ``can_use_tool``) raised, timed out or returned something
-    unusable. The CLI got an error answer with this message; the error is also logged
-    on the ``ccwire`` logger and passed to ``ClaudeAgentOptions.on_callback_error``.
+    """A user callback (a hook, ``can_use_tool``, ``on_elicitation`` or ``on_user_dialog``)
+    raised, timed out or returned something unusable. The CLI got an error answer with
+    this message; the error is also logged on the ``ccwire`` logger and passed to
+    ``ClaudeAgentOptions.on_callback_error``.
 
-    ``kind`` is ``"hook"`` or ``"can_use_tool"``; ``event`` the hook event (hooks only);
+    ``kind`` is ``"hook"``, ``"can_use_tool"``, ``"on_elicitation"`` or
+    ``"on_user_dialog"``; ``event`` the hook event (hooks only);
     ``callback_name`` the callback's qualified name; ``timed_out`` is True after a
     timeout. The original exception, if any, is ``__cause__``.
     """

@@ -1,14 +1,16 @@
-"""Typed configurations of MCP servers, as accepted in ``ClaudeAgentOptions.mcp_servers``."""
+"""Typed configurations of MCP servers, as accepted in ``ClaudeAgentOptions.mcp_servers``.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here on purpose: `TypedDict` needs to see
+``NotRequired`` at class creation to tell optional keys from required ones.
+"""
 
 import sys
-from typing import TYPE_CHECKING, Literal, TypedDict, Union
+from typing import TYPE_CHECKING, Literal, Union
 
 if sys.version_info >= (3, 11):  # typing's own: importing typing_extensions costs 2 ms
-    from typing import NotRequired
-else:
-    from typing_extensions import NotRequired
+    from typing import NotRequired, TypedDict
+else:  # 3.10's TypedDict does not see NotRequired
+    from typing_extensions import NotRequired, TypedDict
 
 if TYPE_CHECKING:
     from .server import SdkMcpServer
@@ -19,8 +21,27 @@ __all__ = [
     "McpSSEServerConfig",
     "McpSdkServerConfig",
     "McpServerConfig",
+    "McpServerToolPolicy",
     "McpStdioServerConfig",
+    "ToolPermissionPolicy",
 ]
+
+ToolPermissionPolicy = Literal["always_allow", "always_ask", "always_deny"]
+"""A host's permission policy for one MCP tool (on in-process servers only
+``always_ask`` and ``always_deny`` take effect)."""
+
+
+class McpServerToolPolicy(TypedDict):
+    """The permission policy of one tool of an MCP server (a config's ``tools``).
+
+    ``always_ask``: the CLI asks (``can_use_tool``) before each call, even where
+    ``allowed_tools`` or a rule allows the tool; ``always_deny``: calls are denied.
+    ``org_max_permission`` is an organization's ceiling (``allow``, ``ask``, ``blocked``).
+    """
+
+    name: str
+    permission_policy: NotRequired[ToolPermissionPolicy]
+    org_max_permission: NotRequired[Literal["allow", "ask", "blocked"]]
 
 
 class McpStdioServerConfig(TypedDict):
@@ -31,6 +52,7 @@ class McpStdioServerConfig(TypedDict):
     args: NotRequired[list[str]]
     env: NotRequired[dict[str, str]]
     timeout: NotRequired[int]
+    alwaysLoad: NotRequired[bool]
 
 
 class McpSSEServerConfig(TypedDict):
@@ -40,6 +62,8 @@ class McpSSEServerConfig(TypedDict):
     url: str
     headers: NotRequired[dict[str, str]]
     timeout: NotRequired[int]
+    tools: NotRequired[list[McpServerToolPolicy]]
+    alwaysLoad: NotRequired[bool]
 
 
 class McpHttpServerConfig(TypedDict):
@@ -49,17 +73,23 @@ class McpHttpServerConfig(TypedDict):
     url: str
     headers: NotRequired[dict[str, str]]
     timeout: NotRequired[int]
+    tools: NotRequired[list[McpServerToolPolicy]]
+    alwaysLoad: NotRequired[bool]
 
 
 class McpSdkServerConfig(TypedDict):
     """An in-process server: ``instance`` serves its MCP traffic inside this Python process.
 
     Made by `create_sdk_mcp_server()`; the instance is never sent to the CLI.
+    ``timeout`` (milliseconds, at least 1000) bounds each call on the CLI's side;
+    ``tools`` holds per-tool permission policies (`McpServerToolPolicy`).
     """
 
     type: Literal["sdk"]
     name: str
-    instance: SdkMcpServer
+    instance: "SdkMcpServer"
+    timeout: NotRequired[int]
+    tools: NotRequired[list[McpServerToolPolicy]]
 
 
 McpServerConfig = Union[

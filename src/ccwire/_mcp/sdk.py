@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .config import McpSdkServerConfig
+from .._core.errors import ToolDefinitionError
+from .config import McpSdkServerConfig, ToolPermissionPolicy
 from .server import SdkMcpServer
 
 if TYPE_CHECKING:
@@ -27,6 +28,9 @@ def create_sdk_mcp_server(
     default_timeout: float | None = None,
     max_concurrency: int | None = None,
     page_size: int = 100,
+    always_load: bool = False,
+    timeout_ms: int | None = None,
+    tool_policies: Mapping[str, ToolPermissionPolicy] | None = None,
 ) -> McpSdkServerConfig:
     """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
 
@@ -38,9 +42,41 @@ def create_sdk_mcp_server(
     ``page_size`` is how many entries one ``tools/list`` (``resources/list``, ...) page
     holds before the client gets a ``nextCursor``; ``instructions`` is sent to the
     client at ``initialize``.
+
+    What the TypeScript SDK's ``createSdkMcpServer`` also takes: ``always_load=True``
+    lists every tool as never deferred behind tool search (a tool's own ``_meta``
+    wins); ``timeout_ms`` is the CLI's own limit on each call of the server's tools
+    (milliseconds; below 1000 it is ignored), the config's ``timeout``; and
+    ``tool_policies`` maps tool names to a permission policy (``"always_ask"``: the CLI
+    asks ``can_use_tool`` before each call, even where ``allowed_tools`` allows it;
+    ``"always_deny"``: calls are denied), the config's ``tools``. Those two reach the CLI
+    in ``initialize`` (``sdkMcpServerConfigs``) and with each ``mcp_set_servers``.
+
+    Example:
+        ```python
+        server = create_sdk_mcp_server(
+            "ops",
+            tools=[restart, status],
+            timeout_ms=30_000,
+            tool_policies={"restart": "always_ask"},
+        )
+        ```
     """
     server = SdkMcpServer(
         name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
         default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
+        always_load=always_load,
     )  # fmt: skip
-    return {"type": "sdk", "name": name, "instance": server}
+    config: McpSdkServerConfig = {"type": "sdk", "name": name, "instance": server}
+    if timeout_ms is not None:
+        if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0:
+            raise ToolDefinitionError(f"timeout_ms must be a positive integer, got {timeout_ms!r}")
+        config["timeout"] = timeout_ms
+    if tool_policies:
+        unknown = sorted(set(tool_policies) - set(server.tools))
+        if unknown:
+            raise ToolDefinitionError(f"tool_policies names tools {name!r} lacks: {unknown}")
+        config["tools"] = [
+            {"name": tool, "permission_policy": policy} for tool, policy in tool_policies.items()
+        ]
+    return config

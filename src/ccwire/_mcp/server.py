@@ -29,6 +29,7 @@ from .._wire.jsonrpc import (
 )
 from .broadcast import Broadcaster, Sink
 from .calls import CallRunner
+from .meta import ALWAYS_LOAD, ends_turn
 from .outbound import Requester
 from .prompts import PromptSet, SdkMcpPrompt
 from .resources import ResourceSet, SdkMcpResource
@@ -119,6 +120,7 @@ class SdkMcpServer:
         default_timeout: float | None = None,
         max_concurrency: int | None = None,
         page_size: int = 100,
+        always_load: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ToolDefinitionError(f"server name must be a non-empty string, got {name!r}")
@@ -137,6 +139,9 @@ class SdkMcpServer:
         self.max_concurrency = max_concurrency
         self.page_size = page_size
         """How many entries one ``tools/list`` (``resources/list``, ...) page holds."""
+        self.always_load = always_load
+        """Whether every tool is listed with ``_meta["anthropic/alwaysLoad"]`` (never
+        deferred behind tool search; a tool's own ``_meta`` value wins)."""
         self._tools: dict[str, SdkMcpTool[Any]] = {}
         self._resources = ResourceSet(name, resources or ())
         self._prompts = PromptSet(name, prompts or ())
@@ -369,7 +374,10 @@ class SdkMcpServer:
     async def _tools_list(
         self, req_id: Any, params: Mapping[str, Any], key: Hashable, *_: Any
     ) -> dict[str, Any]:
-        definitions = [t.definition for t in self._tools.values()]  # a tool's fields may change
+        definitions = [  # a tool's fields may change
+            _always_loaded(t.definition) if self.always_load else t.definition
+            for t in self._tools.values()
+        ]
         listed = page(definitions, params.get("cursor"), self.page_size, "tools", "tools")
         remember(self._listed, key, self._tools_version)
         for waiter in self._relist_waiters.pop(key, ()):
@@ -422,7 +430,7 @@ class SdkMcpServer:
             return None
         if self._broadcast.busy or self._tools_version != version:
             await self._announce(key, version)
-        return _result(req_id, result)
+        return _result(req_id, ends_turn(tool.meta, result))
 
     async def _announce(self, key: Hashable, version: int) -> None:
         """After a call that changed the server: tell the CLI, and wait (bounded) until
@@ -487,3 +495,9 @@ SdkMcpServer._ROUTES = {
     "notifications/initialized": (noop_route, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
+
+
+def _always_loaded(definition: dict[str, Any]) -> dict[str, Any]:
+    """A tool definition with ``_meta["anthropic/alwaysLoad"]`` (its own value wins)."""
+    own = definition.get("_meta")
+    return {**definition, "_meta": {ALWAYS_LOAD: True, **(own if isinstance(own, Mapping) else {})}}

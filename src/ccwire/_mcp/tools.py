@@ -34,6 +34,7 @@ from .._wire.content import (
 from .annotations import ToolAnnotations, read_annotations
 from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
+from .meta import tool_meta
 from .schema import params_schema, to_json_schema
 from .validation import compile_validator
 
@@ -428,6 +429,10 @@ def tool(
     timeout: float | None = None,
     meta: Mapping[str, Any] | None = None,
     validate_formats: bool = True,
+    search_hint: str | None = None,
+    always_load: bool = False,
+    end_turn: bool = False,
+    end_turn_honors_stop_hooks: bool = False,
 ) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
     """Decorate a handler to make it an `SdkMcpTool`.
 
@@ -448,8 +453,21 @@ def tool(
     values ``structuredContent``, validated against it (``format`` as an annotation),
     plus the same JSON as a text block; ``meta`` becomes the tool's ``_meta`` in
     ``tools/list``.  ``annotations`` are sent as given (``read_only_hint=True`` lets
-    the CLI run several calls of the tool at once).
+    the CLI run several calls of the tool at once).  ``search_hint`` gives tool search
+    words to find the tool by, ``always_load=True`` keeps it in the prompt (never
+    deferred behind tool search), and ``end_turn=True`` makes a successful call end
+    the turn, with no model request after it (``end_turn_honors_stop_hooks=True``:
+    Stop hooks still run, and may keep the turn going); they set the ``_meta`` keys
+    ``anthropic/searchHint``, ``anthropic/alwaysLoad``, ``claude/endTurn`` and
+    ``claude/endTurnHonorsStopHooks`` (``meta``'s own values win).
     """
+    meta = tool_meta(
+        meta,
+        search_hint=search_hint,
+        always_load=always_load,
+        end_turn=end_turn,
+        end_turn_honors_stop_hooks=end_turn_honors_stop_hooks,
+    )
 
     def decorator(handler: Callable[..., Any]) -> SdkMcpTool[Any]:
         return SdkMcpTool(

@@ -39,6 +39,7 @@ from .._core.errors import (
 )
 from .._transport.base import LineTransport
 from .._wire import codec
+from .._wire.dialog_types import ANSWER_LATER, AnswerLater
 from .._wire.messages import Message
 from .core import (
     ConnectionState,
@@ -134,8 +135,9 @@ ControlObserver = Callable[[ControlEvent], None]
 ReplyGate = Callable[[], Awaitable[None]]
 """Awaited before every answer to the CLI is written (used to pause a session)."""
 
-Answer = Union[Mapping[str, Any], _NoReply, None]
-"""What a route gives: the response body, ``None`` (an empty success) or `NO_REPLY`."""
+Answer = Union[Mapping[str, Any], _NoReply, AnswerLater, None]
+"""What a route gives: the response body, ``None`` (an empty success), `NO_REPLY`, or
+`ANSWER_LATER` (the request stays owed until `ControlProtocol.answer_later()`)."""
 
 RouteHandler = Callable[[codec.ControlRequest, IncomingCall], Union[Answer, Awaitable[Answer]]]
 """``handler(request, call) -> answer | awaitable of an answer``."""
@@ -198,6 +200,7 @@ class ControlProtocol:
         self._workers: Workers | None = None
         self._gate = _ReadGate()
         self._observers: list[ControlObserver] = []
+        self._initialize_ids: set[str] = set()  # our initialize requests awaiting answers
         self.reply_gate: ReplyGate | None = None
         """If set, awaited before each answer to a CLI request is written."""
         self.clock: Callable[[], float] | None = None
@@ -220,8 +223,9 @@ class ControlProtocol:
 
     @property
     def serving(self) -> int:
-        """How many requests of the CLI are being served (it waits on us meanwhile)."""
-        return len(self._calls)
+        """How many requests of the CLI are being served or left to answer later (it
+        waits on us meanwhile)."""
+        return len(self._core.owed)
 
     @property
     def skipped_lines(self) -> int:
@@ -327,6 +331,8 @@ class ControlProtocol:
         limit = self._control_timeout if timeout is None else timeout
         rid, line = self._core.send_request(subtype, fields or {})
         pending = self._pending[rid] = _Pending()
+        if subtype == codec.INITIALIZE:
+            self._initialize_ids.add(rid)
         try:
             await self._transport.send_line(line)
             if on_written is not None:
@@ -338,6 +344,7 @@ class ControlProtocol:
                 raise ControlTimeoutError(subtype, limit)
         finally:
             self._pending.pop(rid, None)
+            self._initialize_ids.discard(rid)
             self._core.withdraw_request(rid)  # a no-op once answered
         if pending.error is not None:
             raise pending.error
@@ -416,6 +423,8 @@ class ControlProtocol:
             if pending is not None:
                 pending.response = event.response
                 pending.done.set()
+            if event.response.request_id in self._initialize_ids:
+                self._redeliver(event.response.pending)
         elif isinstance(event, RequestWithdrawn):
             call = self._calls.get(event.request_id)
             if call is not None:
@@ -447,6 +456,45 @@ class ControlProtocol:
         self._on_closed(error)
 
     # ------------------------------------------------------- serving requests
+
+    def _redeliver(self, frames: tuple[Mapping[str, Any], ...]) -> None:
+        """Serve the requests an ``initialize`` answer lists as still unanswered (after a
+        transport gap their first answer may be lost); those being served or left to
+        answer later are not served twice."""
+        for frame in frames:
+            event = self._core.redelivered(frame)
+            if event is not None:
+                self._serve(event.request)
+
+    def owed_request(self, request_id: str) -> codec.ControlRequest | None:
+        """The CLI's request ``request_id`` while it is still owed an answer."""
+        return self._core.owed_request(request_id)
+
+    async def answer_later(
+        self, request_id: str, body: Mapping[str, Any] | None = None, *, error: str | None = None
+    ) -> bool:
+        """Answer a request out of band: one its route left open (`ANSWER_LATER`), or
+        one whose route is still running (which then returns `ANSWER_LATER`; anything
+        else it returns is not written: one answer per request). A success carrying
+        ``body``, or with ``error`` an error answer. False when the request is owed no
+        answer (answered already, withdrawn, unknown, or the connection ended)."""
+        req = self._core.owed_request(request_id)
+        if req is None:
+            return False
+        self._check_writable()
+        if self.reply_gate is not None:
+            await self.reply_gate()
+        line, unencodable = self._core.answer(request_id, body, error=error)
+        self._heard()  # no longer owed: the CLI's silence is counted from now
+        if unencodable is not None:
+            self._report(req.subtype, unencodable)
+        if not line:
+            return False
+        if self._observers:
+            outcome = "error" if error is not None else "ok"
+            self._notify(ControlEvent(request_id, req.subtype, req.request, outcome, body, error))
+        await self._write(line)
+        return True
 
     def _serve(self, req: codec.ControlRequest) -> None:
         route = self._routes.get(req.subtype)
@@ -483,6 +531,8 @@ class ControlProtocol:
         finally:
             self._calls.pop(req.request_id, None)
             self._heard()
+        if result is ANSWER_LATER and error is None and not call.withdrawn:
+            return  # still owed: answer_later() answers it, or the CLI withdraws it
         if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):
             # withdrawn by the CLI (or we are closing): it ignores late answers
             self._core.drop(req.request_id)

@@ -266,6 +266,23 @@ class ProtocolCore:
         self._owed[req.request_id] = req
         return RequestReceived(req)
 
+    def redelivered(self, frame: Mapping[str, Any]) -> RequestReceived | None:
+        """A ``control_request`` an ``initialize`` answer lists as still pending: now
+        owed an answer, unless it already is (being served, or left to answer later)
+        or is malformed (None then)."""
+        try:
+            req = codec.decode_control_request(frame)
+        except MessageDecodeError:
+            return None
+        if req.request_id in self._owed:
+            return None
+        self._owed[req.request_id] = req
+        return RequestReceived(req)
+
+    def owed_request(self, request_id: str) -> codec.ControlRequest | None:
+        """The CLI's request ``request_id`` if it is still owed an answer."""
+        return self._owed.get(request_id)
+
     def _response(self, obj: dict[str, Any]) -> Event | None:
         try:
             resp = codec.decode_control_response(obj)

@@ -40,7 +40,7 @@ LEGACY_HOOK_EVENTS = frozenset(
 )  # fmt: skip
 """The 30 hook events CLI 2.1.197 knows (read from its bundle). A CLI that reports no
 capabilities knows at most these; CLI 2.1.330 adds PreModelSwitch, PostModelSwitch and
-DirectoryAdded (`HookEvent` lists all 33)."""
+DirectoryAdded, CLI 2.1.332 PreSkillShellCommand (`HookEvent` lists all 34)."""
 
 _VERSION = re.compile(r"\s*(\d+)\.(\d+)\.(\d+)")
 

@@ -13,52 +13,88 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 
 from .._core.errors import MessageDecodeError
 
 # permissions and hooks live in codec_callbacks; every wire name is still codec.X
 from .codec_callbacks import (
+    ELICITATION_DECLINED as ELICITATION_DECLINED,
     CanUseToolRequest as CanUseToolRequest,
     HookCallbackRequest as HookCallbackRequest,
     decode_can_use_tool as decode_can_use_tool,
+    decode_elicitation as decode_elicitation,
     decode_hook_callback as decode_hook_callback,
     decode_hook_input as decode_hook_input,
     decode_permission_update as decode_permission_update,
+    decode_user_dialog as decode_user_dialog,
+    encode_elicitation_result as encode_elicitation_result,
     encode_hook_matcher as encode_hook_matcher,
     encode_hook_matchers as encode_hook_matchers,
     encode_hook_output as encode_hook_output,
     encode_hook_result as encode_hook_result,
     encode_permission_result as encode_permission_result,
     encode_permission_update as encode_permission_update,
+    encode_user_dialog_result as encode_user_dialog_result,
 )
+from .control_requests import decode_commands
 from .messages import (
+    ActiveGoalMessage,
+    ApiRetryMessage,
     AssistantMessage,
+    AuthStatusMessage,
+    AutocompactStateMessage,
+    BackgroundTasksChangedMessage,
+    CommandsChangedMessage,
+    CompactBoundaryMessage,
     ContentBlock,
+    ControlRequestProgressMessage,
     ConversationResetMessage,
     DeferredToolUse,
+    ElicitationCompleteMessage,
+    FilesPersistedMessage,
     HookEventMessage,
+    InformationalMessage,
+    LocalCommandOutputMessage,
+    MemoryRecallMessage,
     Message,
     MirrorErrorMessage,
+    ModelRefusalFallbackMessage,
+    ModelRefusalNoFallbackMessage,
+    NotificationMessage,
+    PermissionDeniedMessage,
+    PluginInstallMessage,
+    PostTurnSummaryMessage,
+    PromptSuggestionMessage,
     RateLimitEvent,
     RateLimitInfo,
     RawMessage,
     ResultMessage,
     ServerToolResultBlock,
     ServerToolUseBlock,
+    SessionMetadataMessage,
+    SessionStateChangedMessage,
+    SessionTitleChangedMessage,
+    SessionWritesLostMessage,
+    StatusMessage,
     StreamEvent,
     SystemMessage,
     TaskNotificationMessage,
     TaskProgressMessage,
     TaskStartedMessage,
+    TaskSummaryMessage,
     TaskUpdatedMessage,
     TextBlock,
     ThinkingBlock,
+    ThinkingTokensMessage,
+    ToolProgressMessage,
     ToolResultBlock,
     ToolUseBlock,
+    ToolUseSummaryMessage,
     TranscriptMirrorMessage,
     UnknownBlock,
     UserMessage,
+    WorkerShuttingDownMessage,
 )
 
 # Top-level frame types that belong to the control protocol.
@@ -71,6 +107,8 @@ KEEP_ALIVE = "keep_alive"
 CAN_USE_TOOL = "can_use_tool"
 HOOK_CALLBACK = "hook_callback"
 MCP_MESSAGE = "mcp_message"
+ELICITATION = "elicitation"
+REQUEST_USER_DIALOG = "request_user_dialog"
 
 # Control subtypes we send.
 INITIALIZE = "initialize"
@@ -343,12 +381,20 @@ def _task_updated(obj: Mapping[str, Any], subtype: str) -> Message:
 
 def _hook_event(obj: Mapping[str, Any], subtype: str) -> Message:
     name = obj.get("hook_event") or obj.get("hook_name") or obj.get("hook_event_name")
+    code = obj.get("exit_code")
     return HookEventMessage(
         subtype,
         obj,
         name if isinstance(name, str) else "",
         _opt_str(obj.get("session_id")),
         _opt_str(obj.get("uuid")),
+        _opt_str(obj.get("hook_id")),
+        _opt_str(obj.get("hook_name")),
+        _opt_str(obj.get("stdout")),
+        _opt_str(obj.get("stderr")),
+        _opt_str(obj.get("output")),
+        code if isinstance(code, int) and not isinstance(code, bool) else None,
+        _opt_str(obj.get("outcome")),
         raw=obj,
     )
 
@@ -364,22 +410,166 @@ def _mirror_error(obj: Mapping[str, Any], subtype: str) -> Message:
     )
 
 
+# ---- the other typed frames: field by field, as (attribute, wire key, kind) ----
+
+_STR, _STRS, _MAPS = "str", "strs", "maps"
+
+
+def _field(obj: Mapping[str, Any], key: str, kind: str) -> Any:
+    """``obj[key]`` as ``kind`` wants it; a missing or mistyped value gets its default."""
+    v = obj.get(key)
+    if kind == _STR:
+        return v if isinstance(v, str) else ""
+    if kind == "optstr":
+        return v if isinstance(v, str) else None
+    if kind in ("int", "optint"):
+        ok = isinstance(v, int) and not isinstance(v, bool)
+        return v if ok else (0 if kind == "int" else None)
+    if kind in ("num", "optnum"):
+        return _num(v) if _num(v) is not None else (0.0 if kind == "num" else None)
+    if kind in ("bool", "optbool"):
+        return v if isinstance(v, bool) else (False if kind == "bool" else None)
+    if kind == "map":
+        return v if _is_map(v) else None
+    if kind in (_STRS, "optstrs"):
+        found = _str_list(v)
+        return tuple(found) if found is not None else (() if kind == _STRS else None)
+    if kind == _MAPS:
+        return tuple(x for x in v if _is_map(x)) if isinstance(v, list) else ()
+    if kind == "commands":
+        return tuple(decode_commands(v))
+    return v  # "any": as sent
+
+
+_COMMON_FIELDS = "uuid:optstr session_id:optstr"
+
+
+def _typed(cls: Any, spec: str) -> Callable[..., Message]:
+    """A decoder that builds ``cls`` from a frame, one `_field` per entry of ``spec``
+    (``attribute[=wire_key]:kind``, space-separated)."""
+    fields = []
+    for item in f"{spec} {_COMMON_FIELDS}".split():
+        names, kind = item.rsplit(":", 1)
+        attr, _, key = names.partition("=")
+        fields.append((attr, key or attr, kind))
+
+    def decode(obj: Mapping[str, Any], *head: str) -> Message:
+        kwargs = {attr: _field(obj, key, kind) for attr, key, kind in fields}
+        if head:  # a system frame: subtype, data
+            return cast("Message", cls(head[0], obj, raw=obj, **kwargs))
+        return cast("Message", cls(type=str(obj.get("type")), data=obj, **kwargs))
+
+    return decode
+
+
+_TYPED_SYSTEM: dict[str, tuple[Any, str]] = {
+    "compact_boundary": (CompactBoundaryMessage, "compact_metadata:map"),
+    "status": (
+        StatusMessage,
+        "status:optstr permission_mode=permissionMode:optstr compact_result:optstr "
+        "compact_error:optstr",
+    ),
+    "api_retry": (
+        ApiRetryMessage,
+        "attempt:int max_retries:int retry_delay_ms:num error_status:optint error:optstr "
+        "no_response:map",
+    ),
+    "control_request_progress": (
+        ControlRequestProgressMessage,
+        "request_id:str status:str attempt:optint max_retries:optint "
+        "retry_delay_ms:optnum error_status:optint",
+    ),
+    "model_refusal_fallback": (
+        ModelRefusalFallbackMessage,
+        "trigger:str direction:str scope:optstr original_model:str fallback_model:str "
+        "request_id:optstr api_refusal_category:optstr api_refusal_explanation:optstr "
+        "retracted_message_uuids:strs refused_user_message_uuid:optstr content:str",
+    ),
+    "model_refusal_no_fallback": (
+        ModelRefusalNoFallbackMessage,
+        "original_model:str request_id:optstr api_refusal_category:optstr "
+        "api_refusal_explanation:optstr refused_user_message_uuid:optstr content:str",
+    ),
+    "local_command_output": (LocalCommandOutputMessage, "content:str"),
+    "plugin_install": (PluginInstallMessage, "status:str name:optstr error:optstr"),
+    "background_tasks_changed": (BackgroundTasksChangedMessage, "tasks:maps"),
+    "thinking_tokens": (
+        ThinkingTokensMessage,
+        "estimated_tokens:int estimated_tokens_delta:int user_message_uuid:optstr",
+    ),
+    "session_state_changed": (SessionStateChangedMessage, "state:str"),
+    "worker_shutting_down": (WorkerShuttingDownMessage, "reason:str"),
+    "commands_changed": (CommandsChangedMessage, "commands:commands"),
+    "notification": (
+        NotificationMessage,
+        "key:str text:str priority:str color:optstr timeout_ms:optint",
+    ),
+    "files_persisted": (FilesPersistedMessage, "files:maps failed:maps processed_at:str"),
+    "memory_recall": (MemoryRecallMessage, "mode:str memories:maps"),
+    "elicitation_complete": (ElicitationCompleteMessage, "mcp_server_name:str elicitation_id:str"),
+    "permission_denied": (
+        PermissionDeniedMessage,
+        "tool_name:str tool_use_id:str agent_id:optstr decision_reason_type:optstr "
+        "decision_reason:optstr message:str",
+    ),
+    "informational": (
+        InformationalMessage,
+        "content:str level:str tool_use_id:optstr prevent_continuation:optbool tag:optstr",
+    ),
+    "session_writes_lost": (
+        SessionWritesLostMessage,
+        "error_code:str lost:strs transcript_session_ids:strs",
+    ),
+    "post_turn_summary": (
+        PostTurnSummaryMessage,
+        "summarizes_uuid:str status_category:optstr status_detail:optstr needs_action:optbool",
+    ),
+    "task_summary": (TaskSummaryMessage, "detail:any"),
+    "session_metadata": (SessionMetadataMessage, "metadata:map"),
+    "session_title_changed": (SessionTitleChangedMessage, "title:str"),
+}
+"""The typed ``system`` frames: subtype -> (class, fields). A field is
+``attribute[=wire_key]:kind``; every one also has ``uuid`` and ``session_id``."""
+
+_TYPED_FRAMES: dict[str, tuple[Any, str]] = {
+    "tool_progress": (
+        ToolProgressMessage,
+        "tool_use_id:str tool_name:str parent_tool_use_id:optstr elapsed_time_seconds:num "
+        "task_id:optstr heartbeat:optbool subagent_type:optstr",
+    ),
+    "auth_status": (
+        AuthStatusMessage,
+        "is_authenticating=isAuthenticating:bool output:strs error:optstr",
+    ),
+    "tool_use_summary": (ToolUseSummaryMessage, "summary:str preceding_tool_use_ids:strs"),
+    "prompt_suggestion": (PromptSuggestionMessage, "suggestion:str"),
+    "active_goal": (ActiveGoalMessage, "value:map"),
+    "autocompact_state": (AutocompactStateMessage, "value:map"),
+}
+"""The other typed frames: type -> (class, fields), as `_TYPED_SYSTEM`."""
+
+
 _SYSTEM_DECODERS: dict[str, Callable[[Mapping[str, Any], str], Message]] = {
     "task_started": _task_started,
     "task_progress": _task_progress,
     "task_notification": _task_notification,
     "task_updated": _task_updated,
     "hook_started": _hook_event,
+    "hook_progress": _hook_event,
     "hook_response": _hook_event,
     "mirror_error": _mirror_error,
+    **{subtype: _typed(cls, f) for subtype, (cls, f) in _TYPED_SYSTEM.items()},
 }
+
+
+_TASK_FRAMES = frozenset({"task_started", "task_progress", "task_notification", "task_updated"})
 
 
 def _system(obj: Mapping[str, Any]) -> Message:
     subtype = str(obj.get("subtype", ""))
     decoder = _SYSTEM_DECODERS.get(subtype)
     # a task frame without its task id stays a plain SystemMessage: nothing is lost
-    if decoder is not None and (not subtype.startswith("task_") or "task_id" in obj):
+    if decoder is not None and (subtype not in _TASK_FRAMES or "task_id" in obj):
         return decoder(obj, subtype)
     return SystemMessage(subtype=subtype, data=obj, raw=obj)
 
@@ -503,6 +693,7 @@ _MESSAGE_DECODERS: dict[str, Callable[[Mapping[str, Any]], Message]] = {
     RATE_LIMIT_EVENT: _rate_limit_event,
     CONVERSATION_RESET: _conversation_reset,
     TRANSCRIPT_MIRROR: _transcript_mirror,
+    **{kind: _typed(cls, f) for kind, (cls, f) in _TYPED_FRAMES.items()},
 }
 
 
@@ -603,13 +794,18 @@ def without_prompt_uuids(frame: Mapping[str, Any], hidden: Container[str]) -> di
 
 @dataclass(slots=True)
 class ControlResponse:
-    """A ``control_response`` frame, success or error."""
+    """A ``control_response`` frame, success or error.
+
+    ``pending`` holds the ``control_request`` frames an ``initialize`` answer lists as
+    still unanswered (``pending_permission_requests``, ``pending_user_dialog_requests``).
+    """
 
     request_id: str
     ok: bool
     response: Mapping[str, Any]
     error: str = ""
     error_code: str | None = None
+    pending: tuple[Mapping[str, Any], ...] = ()
 
 
 @dataclass(slots=True)
@@ -632,13 +828,26 @@ def decode_control_response(obj: Mapping[str, Any]) -> ControlResponse:
     ok = resp.get("subtype") == "success"
     err = resp.get("error")
     code = resp.get("error_code")
+    pending = [
+        frame
+        for key in _PENDING_REQUEST_LISTS
+        if isinstance(resp.get(key), list)
+        for frame in resp[key]
+        if isinstance(frame, Mapping)
+    ]
     return ControlResponse(
         request_id=resp["request_id"],
         ok=ok,
         response=payload if isinstance(payload, Mapping) else {},
         error=str(err) if err is not None else ("" if ok else "unknown error"),
         error_code=code if isinstance(code, str) else None,
+        pending=tuple(pending),
     )
+
+
+_PENDING_REQUEST_LISTS = ("pending_permission_requests", "pending_user_dialog_requests")
+"""The lists of still unanswered requests an ``initialize`` answer carries, which are
+served again (the TypeScript SDK's redelivery after ``reinitialize``)."""
 
 
 def decode_control_request(obj: Mapping[str, Any]) -> ControlRequest:
@@ -780,6 +989,13 @@ def command_lifecycle(obj: Mapping[str, Any]) -> tuple[str, str] | None:
 def is_settled_command_state(state: str) -> bool:
     """True for the lifecycle states after which a prompt is owed nothing more."""
     return state in _SETTLED_COMMAND_STATES
+
+
+def changed_commands(obj: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """The commands of a ``system/commands_changed`` frame (the full list), else None."""
+    if obj.get("subtype") != "commands_changed" or not isinstance(obj.get("commands"), list):
+        return None
+    return [c for c in obj["commands"] if isinstance(c, Mapping)]
 
 
 def session_state(obj: Mapping[str, Any]) -> str | None:

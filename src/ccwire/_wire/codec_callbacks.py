@@ -14,7 +14,15 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import MessageDecodeError
+from .dialog_types import (
+    ElicitationRequest,
+    ElicitationResult,
+    UserDialogRequest,
+    UserDialogResult,
+)
 from .permission_types import (
+    MatchedAskRule,
+    McpServerProvenance,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
@@ -47,6 +55,10 @@ class CanUseToolRequest:
     display_name: str | None = None
     description: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    mcp_server: McpServerProvenance | None = None
+    matched_ask_rule: MatchedAskRule | None = None
+    default_to_no: bool | None = None
+    suppress_always_allow_rule: bool | None = None
 
 
 def decode_permission_update(d: Mapping[str, Any]) -> PermissionUpdate:
@@ -93,6 +105,32 @@ def decode_can_use_tool(req: Mapping[str, Any]) -> CanUseToolRequest:
         display_name=_opt_str(req.get("display_name")),
         description=_opt_str(req.get("description")),
         raw=req,
+        mcp_server=_mcp_server(req.get("mcp_server")),
+        matched_ask_rule=_matched_ask_rule(req.get("matched_ask_rule")),
+        default_to_no=_opt_bool(req.get("default_to_no")),
+        suppress_always_allow_rule=_opt_bool(req.get("suppress_always_allow_rule")),
+    )
+
+
+def _opt_bool(v: Any) -> bool | None:
+    return v if isinstance(v, bool) else None
+
+
+def _mcp_server(v: Any) -> McpServerProvenance | None:
+    if not isinstance(v, Mapping) or not isinstance(v.get("name"), str):
+        return None
+    source = v.get("source")
+    return McpServerProvenance(name=v["name"], source=source if isinstance(source, str) else "")
+
+
+def _matched_ask_rule(v: Any) -> MatchedAskRule | None:
+    if not isinstance(v, Mapping) or not isinstance(v.get("tool_name"), str):
+        return None
+    source = v.get("source")
+    return MatchedAskRule(
+        source=source if isinstance(source, str) else "",
+        tool_name=v["tool_name"],
+        rule_content=_opt_str(v.get("rule_content")),
     )
 
 
@@ -111,11 +149,76 @@ def encode_permission_result(
             out["updatedPermissions"] = [
                 encode_permission_update(u) for u in result.updated_permissions
             ]
+        if result.decision_classification is not None:
+            out["decisionClassification"] = result.decision_classification
         return out
     deny: dict[str, Any] = {"behavior": "deny", "message": result.message}
     if result.interrupt:
         deny["interrupt"] = True
+    if result.decision_classification is not None:
+        deny["decisionClassification"] = result.decision_classification
     return deny
+
+
+# ------------------------------------------------------------- elicitation, dialogs
+
+
+def decode_elicitation(req: Mapping[str, Any]) -> ElicitationRequest:
+    """Decode the body of an ``elicitation`` request (lenient: missing fields are None)."""
+    mode = req.get("mode")
+    schema = req.get("requested_schema")
+    order = req.get("property_order")
+    return ElicitationRequest(
+        server_name=_opt_str(req.get("mcp_server_name")) or "",
+        message=_opt_str(req.get("message")) or "",
+        mode=mode if mode in ("form", "url") else None,
+        url=_opt_str(req.get("url")),
+        elicitation_id=_opt_str(req.get("elicitation_id")),
+        requested_schema=schema if isinstance(schema, Mapping) else None,
+        property_order=tuple(x for x in order if isinstance(x, str))
+        if isinstance(order, list)
+        else None,
+        title=_opt_str(req.get("title")),
+        display_name=_opt_str(req.get("display_name")),
+        description=_opt_str(req.get("description")),
+        raw=req,
+    )
+
+
+def encode_elicitation_result(result: ElicitationResult | Mapping[str, Any]) -> dict[str, Any]:
+    """The ``elicitation`` answer body: MCP's ``ElicitResult`` (``action``, ``content``).
+    A dict is sent as given."""
+    if isinstance(result, Mapping):
+        return dict(result)
+    out: dict[str, Any] = {"action": result.action}
+    if result.content is not None:
+        out["content"] = dict(result.content)
+    return out
+
+
+ELICITATION_DECLINED: Mapping[str, Any] = {"action": "decline"}
+"""The answer to an elicitation nobody handles (the TypeScript SDK's)."""
+
+
+def decode_user_dialog(req: Mapping[str, Any]) -> UserDialogRequest:
+    """Decode the body of a ``request_user_dialog`` request."""
+    payload = req.get("payload")
+    return UserDialogRequest(
+        dialog_kind=_opt_str(req.get("dialog_kind")) or "",
+        payload=payload if isinstance(payload, Mapping) else {},
+        tool_use_id=_opt_str(req.get("tool_use_id")),
+        raw=req,
+    )
+
+
+def encode_user_dialog_result(result: UserDialogResult | Mapping[str, Any]) -> dict[str, Any]:
+    """The ``request_user_dialog`` answer body: ``{"behavior": "completed", "result": ...}``
+    or ``{"behavior": "cancelled"}``. A dict is sent as given."""
+    if isinstance(result, Mapping):
+        return dict(result)
+    if result.behavior == "cancelled":
+        return {"behavior": "cancelled"}
+    return {"behavior": "completed", "result": result.result}
 
 
 # --------------------------------------------------------------------------- hooks

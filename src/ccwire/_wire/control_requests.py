@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .control_types import (
+    AccountInfo,
+    AgentInfo,
     ClaimResult,
     CliVersion,
     ContextCategory,
@@ -74,6 +76,7 @@ RELOAD_OUTPUT_STYLES = "reload_output_styles"
 GET_HOOKS_LISTING = "get_hooks_listing"
 FILE_SUGGESTIONS = "file_suggestions"
 SET_HAS_SUBSCRIBERS = "set_has_subscribers"
+SET_MCP_PERMISSION_MODE_OVERRIDE = "set_mcp_permission_mode_override"
 CLAIM_SESSION = "claim_session"
 
 CLAIMABLE_ENV = frozenset(
@@ -308,7 +311,61 @@ def decode_command(c: Mapping[str, Any]) -> SlashCommand:
         description=_str(c.get("description")),
         argument_hint=_str(c.get("argumentHint")),
         raw=c,
+        aliases=_strs(c.get("aliases")),
+        builtin=_opt_bool(c.get("builtin")),
     )
+
+
+def decode_commands(commands: Any) -> list[SlashCommand]:
+    """A list of slash commands (``initialize``'s ``commands``, ``commands_changed``)."""
+    return [decode_command(c) for c in _maps(commands)]
+
+
+def decode_agents(r: Mapping[str, Any]) -> list[AgentInfo]:
+    """``initialize``'s ``agents``: the subagents the session can use."""
+    return [
+        AgentInfo(
+            name=_str(a.get("name")),
+            description=_str(a.get("description")),
+            model=_opt_str(a.get("model")),
+            raw=a,
+        )
+        for a in _maps(r.get("agents"))
+    ]
+
+
+def decode_account(r: Mapping[str, Any]) -> AccountInfo:
+    """``initialize``'s ``account``."""
+    a = _opt_map(r.get("account")) or {}
+    return AccountInfo(
+        email=_opt_str(a.get("email")),
+        organization=_opt_str(a.get("organization")),
+        subscription_type=_opt_str(a.get("subscriptionType")),
+        token_source=_opt_str(a.get("tokenSource")),
+        api_key_source=_opt_str(a.get("apiKeySource")),
+        api_provider=_opt_str(a.get("apiProvider")),
+        raw=a,
+    )
+
+
+def mcp_permission_mode_override_fields(name: str, mode: str | None) -> dict[str, Any]:
+    """Fields of ``set_mcp_permission_mode_override`` (``mode`` None clears it)."""
+    return {"serverName": name, "mode": mode}
+
+
+def reload_plugins_fields(
+    refuse_if_busy: bool | None,
+    hold_on_cache_impact: bool | None,
+    add_plugins: list[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """Fields of ``reload_plugins``: the TypeScript SDK sends ``hold_on_cache_impact``
+    only when true and ``add_plugins`` only when not empty."""
+    fields = optional_fields(refuse_if_busy=refuse_if_busy)
+    if hold_on_cache_impact:
+        fields["hold_on_cache_impact"] = True
+    if add_plugins:
+        fields["add_plugins"] = add_plugins
+    return fields
 
 
 def decode_skills(r: Mapping[str, Any]) -> list[SlashCommand]:
@@ -325,11 +382,13 @@ def decode_plugin_reload(r: Mapping[str, Any]) -> PluginReload:
         mcp_servers=_maps(r.get("mcpServers")),
         error_count=_opt_int(r.get("error_count")) or 0,
         raw=r,
+        held=_opt_bool(r.get("held")),
+        cache_impact=_opt_map(r.get("cache_impact")),
     )
 
 
 def decode_models(r: Mapping[str, Any]) -> list[ModelInfo]:
-    """``list_models`` answer."""
+    """``list_models`` answer (and ``initialize``'s ``models``)."""
     return [
         ModelInfo(
             value=_str(m.get("value")),
@@ -337,6 +396,13 @@ def decode_models(r: Mapping[str, Any]) -> list[ModelInfo]:
             description=_str(m.get("description")),
             resolved_model=_opt_str(m.get("resolvedModel")),
             raw=m,
+            supports_effort=_opt_bool(m.get("supportsEffort")),
+            supported_effort_levels=_strs(m.get("supportedEffortLevels"))
+            if isinstance(m.get("supportedEffortLevels"), list)
+            else None,
+            supports_adaptive_thinking=_opt_bool(m.get("supportsAdaptiveThinking")),
+            supports_fast_mode=_opt_bool(m.get("supportsFastMode")),
+            supports_auto_mode=_opt_bool(m.get("supportsAutoMode")),
         )
         for m in _maps(r.get("models"))
     ]

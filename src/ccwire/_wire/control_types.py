@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "AccountInfo",
+    "AgentInfo",
     "ClaimResult",
     "CliVersion",
     "ContextCategory",
@@ -221,17 +223,29 @@ class TaskOutput:
 
 @dataclass(frozen=True)
 class SlashCommand:
-    """A slash command or skill the CLI offers."""
+    """A slash command or skill the CLI offers.
+
+    ``aliases`` are other names that run it; ``builtin`` is True for Claude Code's own
+    commands (unset for those a user, project, plugin or MCP server defines).
+    """
 
     name: str
     description: str = ""
     argument_hint: str = ""
     raw: Mapping[str, Any] = _raw()
+    aliases: tuple[str, ...] = ()
+    builtin: bool | None = None
 
 
 @dataclass(frozen=True)
 class PluginReload:
-    """The answer to ``reload_plugins``."""
+    """The answer to ``reload_plugins``.
+
+    ``held`` is True when the reload was asked to hold on a cache impact and did:
+    nothing was applied, and ``cache_impact`` says what applying would change
+    (``mcp_servers_added``, ``mcp_servers_removed``, ``lsp_tool_change``); False when
+    the check found none and the reload was applied; None when no check was asked for.
+    """
 
     commands: tuple[SlashCommand, ...] = ()
     agents: tuple[Mapping[str, Any], ...] = ()
@@ -239,16 +253,65 @@ class PluginReload:
     mcp_servers: tuple[Mapping[str, Any], ...] = ()
     error_count: int = 0
     raw: Mapping[str, Any] = _raw()
+    held: bool | None = None
+    cache_impact: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """A model the CLI offers (``list_models``)."""
+    """A model the CLI offers (``list_models``, ``supported_models()``)."""
 
     value: str
     display_name: str = ""
     description: str = ""
     resolved_model: str | None = None
+    raw: Mapping[str, Any] = _raw()
+    supports_effort: bool | None = None
+    supported_effort_levels: tuple[str, ...] | None = None
+    supports_adaptive_thinking: bool | None = None
+    supports_fast_mode: bool | None = None
+    supports_auto_mode: bool | None = None
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """A subagent the session can use (``supported_agents()``).
+
+    Attributes:
+        name: Its type (``"Explore"``, a name from ``agents``, ...).
+        description: When to use it.
+        model: Its model alias or id, ``"inherit"``, or None for the default.
+        raw: The entry as the CLI sent it.
+    """
+
+    name: str
+    description: str = ""
+    model: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class AccountInfo:
+    """The account the CLI signed in with (``account_info()``).
+
+    Attributes:
+        email: The account's email, for a claude.ai login.
+        organization: Its organization.
+        subscription_type: Its plan.
+        token_source: Where its token came from.
+        api_key_source: Where the API key came from (``ANTHROPIC_API_KEY``,
+            ``apiKeyHelper``, ``/login managed key``, ``none``).
+        api_provider: The API backend: ``firstParty``, ``bedrock``, ``vertex``,
+            ``foundry``, ``gateway``, ...
+        raw: The answer as the CLI sent it.
+    """
+
+    email: str | None = None
+    organization: str | None = None
+    subscription_type: str | None = None
+    token_source: str | None = None
+    api_key_source: str | None = None
+    api_provider: str | None = None
     raw: Mapping[str, Any] = _raw()
 
 

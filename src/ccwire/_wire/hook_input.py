@@ -54,6 +54,7 @@ __all__ = [
     "PostToolUseHookInput",
     "PreCompactHookInput",
     "PreModelSwitchHookInput",
+    "PreSkillShellCommandHookInput",
     "PreToolUseHookInput",
     "SessionEndHookInput",
     "SessionStartHookInput",
@@ -495,6 +496,27 @@ class MessageDisplayHookInput(BaseHookInput):
     delta: str = ""
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
+class PreSkillShellCommandHookInput(BaseHookInput):
+    """A shell command in a skill's or command's text is about to run (CLI 2.1.332 and
+    later).
+
+    ``tool_name`` is the shell tool (``Bash`` or ``PowerShell``); ``tool_input``
+    holds the ``command`` as it would run; ``tool_use_id`` names no tool call of the
+    transcript; ``command_name`` is the skill or command whose text holds it;
+    ``invoked_by`` is ``user``, ``claude`` or ``other``.
+    """
+
+    EVENT: ClassVar[str] = "PreSkillShellCommand"
+    MATCH_FIELD: ClassVar[str | None] = "tool_name"
+    tool_name: str = ""
+    tool_input: Mapping[str, Any] = _dict()
+    tool_use_id: str = ""
+    command_name: str = ""
+    command_source: str | None = None
+    invoked_by: str = "other"
+
+
 HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
     cls.EVENT: cls
     for cls in (
@@ -531,6 +553,7 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
         FileChangedHookInput,
         DirectoryAddedHookInput,
         MessageDisplayHookInput,
+        PreSkillShellCommandHookInput,
     )
 }
 """The input class of every hook event, by event name."""

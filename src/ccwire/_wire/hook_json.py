@@ -31,6 +31,7 @@ __all__ = [
     "PostToolUseFailureHookSpecificOutput",
     "PostToolUseHookSpecificOutput",
     "PreModelSwitchHookSpecificOutput",
+    "PreSkillShellCommandHookSpecificOutput",
     "PreToolUseHookSpecificOutput",
     "SessionCronSummary",
     "SessionStartHookSpecificOutput",
@@ -233,6 +234,15 @@ class MessageDisplayHookSpecificOutput(TypedDict):
 
     hookEventName: Literal["MessageDisplay"]
     displayContent: NotRequired[str]
+
+
+class PreSkillShellCommandHookSpecificOutput(TypedDict):
+    """``PreSkillShellCommand``: allow, deny, ask or defer a skill's shell command."""
+
+    hookEventName: Literal["PreSkillShellCommand"]
+    permissionDecision: NotRequired[Literal["allow", "deny", "ask", "defer"]]
+    permissionDecisionReason: NotRequired[str]
+    updatedInput: NotRequired[dict[str, Any]]
 
 
 class AsyncHookJSONOutput(TypedDict):

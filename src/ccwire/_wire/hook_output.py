@@ -42,6 +42,7 @@ __all__ = [
     "PostToolUseFailureOutput",
     "PostToolUseOutput",
     "PreModelSwitchOutput",
+    "PreSkillShellCommandOutput",
     "PreToolUseOutput",
     "SessionStartOutput",
     "SetupOutput",
@@ -255,6 +256,19 @@ class MessageDisplayOutput(HookSpecificOutput):
 
     EVENT: ClassVar[str] = "MessageDisplay"
     display_content: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreSkillShellCommandOutput(HookSpecificOutput):
+    """Decide on a skill's shell command before it runs (CLI 2.1.332 and later).
+    ``"allow"`` adds nothing (the command runs unless a hook refuses it); ``"deny"``,
+    ``"ask"`` and ``"defer"`` keep it from running. ``updated_input`` is never applied:
+    any value keeps the command from running."""
+
+    EVENT: ClassVar[str] = "PreSkillShellCommand"
+    permission_decision: Literal["allow", "deny", "ask", "defer"] | None = None
+    permission_decision_reason: str | None = None
+    updated_input: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

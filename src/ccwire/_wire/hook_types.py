@@ -57,8 +57,10 @@ HookEvent = Literal[
     "FileChanged",
     "DirectoryAdded",
     "MessageDisplay",
+    "PreSkillShellCommand",
 ]
-"""Every hook event CLI 2.1.330 supports."""
+"""Every hook event: those CLI 2.1.330 supports, and ``PreSkillShellCommand`` (CLI 2.1.332
+and later; 2.1.330 accepts its registration and never fires it)."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def matcher_matches(pattern: str | None, value: str | None, *, event: str | None
 
 
 FAIL_CLOSED_EVENTS: Final[frozenset[str]] = frozenset(
-    {"PreToolUse", "PermissionRequest", "UserPromptSubmit"}
+    {"PreToolUse", "PermissionRequest", "UserPromptSubmit", "PreSkillShellCommand"}
 )
 """Hook events whose failing callbacks deny or block by default (see `HookMatcher`)."""
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .control_types import SlashCommand
 from .message_types import (
     AssistantMessageError,
     MessageOrigin,
@@ -27,17 +28,36 @@ from .message_types import (
 )
 
 __all__ = [
-    "TERMINAL_TASK_STATUSES",
+    "ActiveGoalMessage",
+    "ApiRetryMessage",
     "AssistantMessage",
     "AssistantMessageError",
+    "AuthStatusMessage",
+    "AutocompactStateMessage",
+    "BackgroundTasksChangedMessage",
+    "CommandsChangedMessage",
+    "CompactBoundaryMessage",
     "ContentBlock",
+    "ControlRequestProgressMessage",
     "ConversationResetMessage",
     "DeferredToolUse",
+    "ElicitationCompleteMessage",
+    "FilesPersistedMessage",
     "HookEventMessage",
+    "InformationalMessage",
+    "LocalCommandOutputMessage",
+    "MemoryRecallMessage",
     "Message",
     "MessageOrigin",
     "MessageOriginKind",
     "MirrorErrorMessage",
+    "ModelRefusalFallbackMessage",
+    "ModelRefusalNoFallbackMessage",
+    "NotificationMessage",
+    "PermissionDeniedMessage",
+    "PluginInstallMessage",
+    "PostTurnSummaryMessage",
+    "PromptSuggestionMessage",
     "RateLimitEvent",
     "RateLimitInfo",
     "RateLimitStatus",
@@ -47,23 +67,34 @@ __all__ = [
     "ServerToolName",
     "ServerToolResultBlock",
     "ServerToolUseBlock",
+    "SessionMetadataMessage",
+    "SessionStateChangedMessage",
+    "SessionTitleChangedMessage",
+    "SessionWritesLostMessage",
+    "StatusMessage",
     "StreamEvent",
     "SystemMessage",
+    "TERMINAL_TASK_STATUSES",
     "TaskNotificationMessage",
     "TaskNotificationOriginSubkind",
     "TaskNotificationStatus",
     "TaskProgressMessage",
     "TaskStartedMessage",
+    "TaskSummaryMessage",
     "TaskUpdatedMessage",
     "TaskUpdatedStatus",
     "TaskUsage",
     "TextBlock",
     "ThinkingBlock",
+    "ThinkingTokensMessage",
+    "ToolProgressMessage",
     "ToolResultBlock",
     "ToolUseBlock",
+    "ToolUseSummaryMessage",
     "TranscriptMirrorMessage",
     "UnknownBlock",
     "UserMessage",
+    "WorkerShuttingDownMessage",
 ]
 
 
@@ -275,6 +306,16 @@ class SystemMessage:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
+@dataclass(slots=True, repr=False)
+class _PlainRepr(SystemMessage):
+    """A typed system message that prints as the reference SDK prints it (it has no class
+    for it): ``SystemMessage(subtype=..., data=...)``, so code written for it prints the
+    same. Its fields are typed attributes all the same."""
+
+    def __repr__(self) -> str:
+        return f"SystemMessage(subtype={self.subtype!r}, data={self.data!r})"
+
+
 TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stopped", "killed"})
 """Task statuses that mean the task has finished, from either a
 `TaskNotificationMessage` (``stopped``) or a `TaskUpdatedMessage` (``killed``)."""
@@ -403,7 +444,8 @@ class MirrorErrorMessage(SystemMessage):
 
 @dataclass(slots=True)
 class HookEventMessage(SystemMessage):
-    """A hook ran (``hook_started``/``hook_response``; with ``include_hook_events``).
+    """A hook ran (``hook_started``, ``hook_progress``, ``hook_response``; with
+    ``include_hook_events``).
 
     Attributes:
         subtype: The frame's `subtype`.
@@ -412,11 +454,572 @@ class HookEventMessage(SystemMessage):
         hook_event_name: The hook event (``PreToolUse``, ``Stop``, ...).
         session_id: The session, when the frame names it.
         uuid: The frame's id, when present.
+        hook_id: The hook run's id (the same in its three frames).
+        hook_name: The hook's name.
+        stdout: What the hook printed so far (progress) or in all (response).
+        stderr: What it printed on stderr.
+        output: Its output.
+        exit_code: Its exit code (response).
+        outcome: ``success``, ``error`` or ``cancelled`` (response).
     """
 
     hook_event_name: str = ""
     session_id: str | None = None
     uuid: str | None = None
+    hook_id: str | None = None
+    hook_name: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    output: str | None = None
+    exit_code: int | None = None
+    outcome: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class CompactBoundaryMessage(_PlainRepr):
+    """The conversation was compacted (``system``/``compact_boundary``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        compact_metadata: How: ``trigger`` (``manual``/``auto``), ``pre_tokens``, ``post_tokens``,
+            ...
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    compact_metadata: Mapping[str, Any] | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class StatusMessage(_PlainRepr):
+    """What the CLI is busy with (``system``/``status``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        status: ``compacting``, ``requesting``, or None when idle.
+        permission_mode: The permission mode, when it changed.
+        compact_result: ``success`` or ``failed`` after a compaction.
+        compact_error: Why a compaction failed.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    status: str | None = None
+    permission_mode: str | None = None
+    compact_result: str | None = None
+    compact_error: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class ApiRetryMessage(_PlainRepr):
+    """An API request failed and will be retried after a delay (``system``/``api_retry``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        attempt: This attempt's number.
+        max_retries: How many attempts there will be at most.
+        retry_delay_ms: The wait before the next attempt, in milliseconds.
+        error_status: The HTTP status (None for a connection error).
+        error: The kind of error (``rate_limit``, ``overloaded``, ...).
+        no_response: When no response came at all: ``waited_ms``, ``retry_wait_ms``.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    attempt: int = 0
+    max_retries: int = 0
+    retry_delay_ms: float = 0.0
+    error_status: int | None = None
+    error: str | None = None
+    no_response: Mapping[str, Any] | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class ControlRequestProgressMessage(_PlainRepr):
+    """Progress of a long control request of yours (``system``/``control_request_progress``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        request_id: The control request it is about.
+        status: ``started`` or ``api_retry``.
+        attempt: With ``api_retry``: the attempt.
+        max_retries: With ``api_retry``: the attempts at most.
+        retry_delay_ms: With ``api_retry``: the wait, in milliseconds.
+        error_status: With ``api_retry``: the HTTP status.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    request_id: str = ""
+    status: str = ""
+    attempt: int | None = None
+    max_retries: int | None = None
+    retry_delay_ms: float | None = None
+    error_status: int | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class ModelRefusalFallbackMessage(_PlainRepr):
+    """The model refused, and the turn is retried on a fallback model
+    (``system``/``model_refusal_fallback``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        trigger: Why: ``refusal``.
+        direction: ``retry``, ``revert`` or ``sticky``.
+        scope: ``session`` or ``local``.
+        original_model: The model that refused.
+        fallback_model: The model that takes over.
+        request_id: The API request that was refused.
+        api_refusal_category: The API's category of refusal.
+        api_refusal_explanation: The API's explanation.
+        retracted_message_uuids: Messages withdrawn from the transcript.
+        refused_user_message_uuid: The prompt that was refused.
+        content: A text to show.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    trigger: str = ""
+    direction: str = ""
+    scope: str | None = None
+    original_model: str = ""
+    fallback_model: str = ""
+    request_id: str | None = None
+    api_refusal_category: str | None = None
+    api_refusal_explanation: str | None = None
+    retracted_message_uuids: tuple[str, ...] = ()
+    refused_user_message_uuid: str | None = None
+    content: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class ModelRefusalNoFallbackMessage(_PlainRepr):
+    """The model refused, with no fallback to retry on (``system``/``model_refusal_no_fallback``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        original_model: The model that refused.
+        request_id: The API request that was refused.
+        api_refusal_category: The API's category of refusal.
+        api_refusal_explanation: The API's explanation.
+        refused_user_message_uuid: The prompt that was refused.
+        content: A text to show.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    original_model: str = ""
+    request_id: str | None = None
+    api_refusal_category: str | None = None
+    api_refusal_explanation: str | None = None
+    refused_user_message_uuid: str | None = None
+    content: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class LocalCommandOutputMessage(_PlainRepr):
+    """What a local slash command printed (``system``/``local_command_output``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        content: The output.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    content: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class PluginInstallMessage(_PlainRepr):
+    """Progress of installing plugins headless (``system``/``plugin_install``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        status: ``started``, ``installed``, ``failed`` or ``completed``.
+        name: The plugin or marketplace.
+        error: Why it failed.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    status: str = ""
+    name: str | None = None
+    error: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class BackgroundTasksChangedMessage(_PlainRepr):
+    """The set of live background tasks changed (``system``/``background_tasks_changed``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        tasks: Every live background task (``task_id``, ``task_type``, ``description``, ...).
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    tasks: tuple[Mapping[str, Any], ...] = ()
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class ThinkingTokensMessage(_PlainRepr):
+    """An estimate of the thinking tokens so far (``system``/``thinking_tokens``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        estimated_tokens: The estimate.
+        estimated_tokens_delta: Its growth since the last one.
+        user_message_uuid: The prompt being answered.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    estimated_tokens: int = 0
+    estimated_tokens_delta: int = 0
+    user_message_uuid: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class SessionStateChangedMessage(_PlainRepr):
+    """The CLI's session state changed (``system``/``session_state_changed``; ccwire tracks it and
+    does not yield it).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        state: ``idle``, ``running`` or ``requires_action``.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    state: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class WorkerShuttingDownMessage(_PlainRepr):
+    """A remote worker is shutting down (``system``/``worker_shutting_down``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        reason: Why.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    reason: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class CommandsChangedMessage(_PlainRepr):
+    """The slash commands changed mid-session (``system``/``commands_changed``;
+    ``supported_commands()`` follows it).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        commands: The full new list.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    commands: tuple[SlashCommand, ...] = ()
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class NotificationMessage(_PlainRepr):
+    """A notification to show (``system``/``notification``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        key: Its key (a later one with the same key replaces it).
+        text: What to show.
+        priority: ``low``, ``medium``, ``high`` or ``immediate``.
+        color: A color to show it in.
+        timeout_ms: How long to show it, in milliseconds.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    key: str = ""
+    text: str = ""
+    priority: str = ""
+    color: str | None = None
+    timeout_ms: int | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class FilesPersistedMessage(_PlainRepr):
+    """Files were uploaded (``system``/``files_persisted``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        files: Those uploaded (``filename``, ``file_id``).
+        failed: Those that failed (``filename``, ``error``).
+        processed_at: When.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    files: tuple[Mapping[str, Any], ...] = ()
+    failed: tuple[Mapping[str, Any], ...] = ()
+    processed_at: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class MemoryRecallMessage(_PlainRepr):
+    """Memories were recalled into the turn (``system``/``memory_recall``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        mode: ``select`` or ``synthesize``.
+        memories: The memories (``path``, ``scope``, ...).
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    mode: str = ""
+    memories: tuple[Mapping[str, Any], ...] = ()
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class ElicitationCompleteMessage(_PlainRepr):
+    """An MCP server confirmed a URL elicitation is complete (``system``/``elicitation_complete``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        mcp_server_name: The server.
+        elicitation_id: The elicitation (`ElicitationRequest.elicitation_id`).
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    mcp_server_name: str = ""
+    elicitation_id: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class PermissionDeniedMessage(_PlainRepr):
+    """A tool call was denied without a prompt (``system``/``permission_denied``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        tool_name: The tool.
+        tool_use_id: The call.
+        agent_id: The subagent that made it, if one did.
+        decision_reason_type: What denied it (``mode``, ``classifier``, ``rule``, ...).
+        decision_reason: Why.
+        message: What the model was told.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    tool_name: str = ""
+    tool_use_id: str = ""
+    agent_id: str | None = None
+    decision_reason_type: str | None = None
+    decision_reason: str | None = None
+    message: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class InformationalMessage(_PlainRepr):
+    """A text banner: a status line, a hook's feedback, a command's output
+    (``system``/``informational``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        content: The text.
+        level: ``info``, ``notice``, ``suggestion`` or ``warning``.
+        tool_use_id: The tool call it is about, if any.
+        prevent_continuation: Whether it stopped the turn.
+        tag: A tag for its kind.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    content: str = ""
+    level: str = ""
+    tool_use_id: str | None = None
+    prevent_continuation: bool | None = None
+    tag: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class SessionWritesLostMessage(_PlainRepr):
+    """The CLI could not save transcript lines or its config: the disk is full
+    (``system``/``session_writes_lost``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        error_code: ``ENOSPC`` or ``EDQUOT``.
+        lost: What was not saved: ``transcript``, ``global_config``.
+        transcript_session_ids: The sessions whose transcript lost lines.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    error_code: str = ""
+    lost: tuple[str, ...] = ()
+    transcript_session_ids: tuple[str, ...] = ()
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class PostTurnSummaryMessage(_PlainRepr):
+    """A summary of where the session stands after a turn (``system``/``post_turn_summary``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        summarizes_uuid: The last message it summarizes.
+        status_category: ``blocked``, ``need_input``, ``done``, ...
+        status_detail: In words.
+        needs_action: Whether a person needs to act.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    summarizes_uuid: str = ""
+    status_category: str | None = None
+    status_detail: str | None = None
+    needs_action: bool | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class TaskSummaryMessage(_PlainRepr):
+    """A summary of the session's task changed (``system``/``task_summary``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        detail: The summary (None when cleared).
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    detail: Any = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class SessionMetadataMessage(_PlainRepr):
+    """The session's metadata changed (``system``/``session_metadata``).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        metadata: What changed (``artifacts``, ...).
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    metadata: Mapping[str, Any] | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True, repr=False)
+class SessionTitleChangedMessage(_PlainRepr):
+    """The session got a title (``system``/``session_title_changed``; from ``title``,
+    ``rename_session()`` or made up).
+
+    Attributes:
+        subtype: The frame's `subtype`.
+        data: The whole frame.
+        raw: The frame as received, for fields ccwire does not model.
+        title: The title.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    title: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -624,6 +1227,127 @@ class TranscriptMirrorMessage(RawMessage):
         if not isinstance(value, list):
             return []
         return [e for e in value if isinstance(e, Mapping)]
+
+
+@dataclass(slots=True)
+class ToolProgressMessage(RawMessage):
+    """A tool call is still running (a ``tool_progress`` frame).
+
+    Attributes:
+        type: Always ``"tool_progress"``.
+        data: The whole frame, as received.
+        tool_use_id: The call.
+        tool_name: The tool.
+        parent_tool_use_id: The subagent's call, when a subagent made it.
+        elapsed_time_seconds: How long it has run.
+        task_id: Its background task, if any.
+        heartbeat: True for a keep-alive with nothing new.
+        subagent_type: The subagent's type, for an ``Agent`` call.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    tool_use_id: str = ""
+    tool_name: str = ""
+    parent_tool_use_id: str | None = None
+    elapsed_time_seconds: float = 0.0
+    task_id: str | None = None
+    heartbeat: bool | None = None
+    subagent_type: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class AuthStatusMessage(RawMessage):
+    """Progress of signing in (an ``auth_status`` frame).
+
+    Attributes:
+        type: Always ``"auth_status"``.
+        data: The whole frame, as received.
+        is_authenticating: Whether sign-in is under way.
+        output: Its output lines.
+        error: Why it failed.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    is_authenticating: bool = False
+    output: tuple[str, ...] = ()
+    error: str | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class ToolUseSummaryMessage(RawMessage):
+    """A summary of tool calls (a ``tool_use_summary`` frame).
+
+    Attributes:
+        type: Always ``"tool_use_summary"``.
+        data: The whole frame, as received.
+        summary: The summary.
+        preceding_tool_use_ids: The calls it summarizes.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    summary: str = ""
+    preceding_tool_use_ids: tuple[str, ...] = ()
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class PromptSuggestionMessage(RawMessage):
+    """A predicted next prompt, after a turn's result (a ``prompt_suggestion`` frame; with
+    ``prompt_suggestions=True``).
+
+    Attributes:
+        type: Always ``"prompt_suggestion"``.
+        data: The whole frame, as received.
+        suggestion: The suggested prompt.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    suggestion: str = ""
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class ActiveGoalMessage(RawMessage):
+    """The session's ``/goal`` changed: met, or one more iteration (an ``active_goal`` frame).
+
+    Attributes:
+        type: Always ``"active_goal"``.
+        data: The whole frame, as received.
+        value: The goal (``condition``, ``iterations``, ``set_at``, ...).
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    value: Mapping[str, Any] | None = None
+    uuid: str | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class AutocompactStateMessage(RawMessage):
+    """When the conversation will be compacted (an ``autocompact_state`` frame).
+
+    Attributes:
+        type: Always ``"autocompact_state"``.
+        data: The whole frame, as received.
+        value: ``enabled``, ``effective_window``, ``threshold``, ``enforced``, ``source``.
+        uuid: The frame's id.
+        session_id: The session.
+    """
+
+    value: Mapping[str, Any] | None = None
+    uuid: str | None = None
+    session_id: str | None = None
 
 
 Message = Union[

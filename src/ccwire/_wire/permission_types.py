@@ -8,9 +8,14 @@ from typing import Any, Literal, Union
 
 import anyio
 
+from .dialog_types import AnswerLater
+
 __all__ = [
     "CanUseTool",
+    "MatchedAskRule",
+    "McpServerProvenance",
     "PermissionBehavior",
+    "PermissionDecisionClassification",
     "PermissionMode",
     "PermissionResult",
     "PermissionResultAllow",
@@ -26,6 +31,10 @@ PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions", 
 
 PermissionBehavior = Literal["allow", "deny", "ask"]
 """What a permission rule does with a matching tool call: allow it, deny it, or ask."""
+
+PermissionDecisionClassification = Literal["user_temporary", "user_permanent", "user_reject"]
+"""What a permission decision was, for the CLI's telemetry: allow once
+(``user_temporary``), always allow (``user_permanent``) or deny (``user_reject``)."""
 
 PermissionUpdateDestination = Literal[
     "userSettings", "projectSettings", "localSettings", "session", "cliArg"
@@ -154,6 +163,37 @@ def rule_to_wire(rule: PermissionRuleValue) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class McpServerProvenance:
+    """The MCP server a ``mcp__*`` tool belongs to, and where its definition came from.
+
+    Attributes:
+        name: The server's configured name (for ``source="sdk"``, the name you gave it;
+            otherwise text from configuration: escape it before showing it).
+        source: ``"sdk"`` (one of this process's in-process servers), ``"plugin"``, or a
+            configuration scope (``user``, ``project``, ``local``, ``dynamic``,
+            ``managed``, ...). Base trust on this, not on the name.
+    """
+
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class MatchedAskRule:
+    """The ``permissions.ask`` rule that forced a permission prompt.
+
+    Attributes:
+        source: Where the rule is set (``userSettings``, ``projectSettings``, ...).
+        tool_name: The tool the rule names.
+        rule_content: The rule's content (``npm test:*`` in ``Bash(npm test:*)``), if any.
+    """
+
+    source: str
+    tool_name: str
+    rule_content: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolPermissionContext:
     """What the CLI told us about a permission request, besides tool name and input.
 
@@ -163,6 +203,14 @@ class ToolPermissionContext:
     `PermissionResultAllow.updated_permissions`: a new list per request, as the
     reference SDK gives (the context itself is immutable, the list is the callback's).
     ``raw`` holds the full request.
+
+    ``request_id`` is the control request's id: after returning `ANSWER_LATER`, answer
+    with ``ClaudeSDKClient.answer_control_request(request_id, ...)``. ``mcp_server``
+    names the MCP server of a ``mcp__*`` tool (`McpServerProvenance`);
+    ``matched_ask_rule`` is the ask rule that forced this prompt (`MatchedAskRule`), if
+    one did; ``default_to_no`` asks that the prompt open on its decline option, with no
+    one-key approval; ``suppress_always_allow_rule`` asks that it offer no "always
+    allow" choice.
     """
 
     tool_use_id: str | None = None
@@ -176,29 +224,50 @@ class ToolPermissionContext:
     display_name: str | None = None
     description: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    request_id: str = ""
+    mcp_server: McpServerProvenance | None = None
+    matched_ask_rule: MatchedAskRule | None = None
+    default_to_no: bool | None = None
+    suppress_always_allow_rule: bool | None = None
 
 
 @dataclass(frozen=True)
 class PermissionResultAllow:
-    """Allow the tool call, optionally with rewritten input and rule updates."""
+    """Allow the tool call, optionally with rewritten input and rule updates.
+
+    ``decision_classification`` says what the decision was (``user_temporary`` for
+    allow once, ``user_permanent`` for always allow), for the CLI's telemetry; unset,
+    the CLI assumes allow once.
+    """
 
     updated_input: Mapping[str, Any] | None = None
     updated_permissions: list[PermissionUpdate] | None = None
     behavior: Literal["allow"] = "allow"
+    decision_classification: PermissionDecisionClassification | None = None
 
 
 @dataclass(frozen=True)
 class PermissionResultDeny:
-    """Deny the tool call; the model sees ``message``. ``interrupt=True`` also ends the turn."""
+    """Deny the tool call; the model sees ``message``. ``interrupt=True`` also ends the turn.
+
+    ``decision_classification`` (``user_reject``) says what the decision was, for the
+    CLI's telemetry.
+    """
 
     message: str = ""
     interrupt: bool = False
     behavior: Literal["deny"] = "deny"
+    decision_classification: PermissionDecisionClassification | None = None
 
 
 PermissionResult = Union[PermissionResultAllow, PermissionResultDeny]
 """What a ``can_use_tool`` callback returns: `PermissionResultAllow` or
 `PermissionResultDeny`."""
 
-CanUseTool = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
-"""``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``."""
+CanUseTool = Callable[
+    [str, dict[str, Any], ToolPermissionContext], Awaitable[Union[PermissionResult, AnswerLater]]
+]
+"""``async def can_use_tool(tool_name, tool_input, context) -> PermissionResult``.
+
+It may also return `ANSWER_LATER`: the request then stays open until
+``ClaudeSDKClient.answer_control_request(context.request_id, result)`` answers it."""

@@ -30,9 +30,15 @@ import anyio
 SRC = Path(__file__).resolve().parents[3] / "src"
 
 
+# fields ccwire has and the reference lacks (the TypeScript SDK's): left out while unset
+_UNSET_ADDITIONS = frozenset({"archived"})
+
+
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"__class__": type(value).__name__, **dataclasses.asdict(value)}
+        fields = dataclasses.asdict(value)
+        kept = {k: v for k, v in fields.items() if not (k in _UNSET_ADDITIONS and v is None)}
+        return {"__class__": type(value).__name__, **kept}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value

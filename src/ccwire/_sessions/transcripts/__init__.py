@@ -8,6 +8,7 @@ and `chain` (pure parsing), `listing`, `reading` and `mutations` (file I/O),
 """
 
 from ..stores.summary import fold_session_summary
+from .archive import archive_session, unarchive_session
 from .errors import SessionNotFoundError, TranscriptArgumentError
 from .listing import get_session_info, list_sessions
 from .mutations import delete_session, fork_session, rename_session, tag_session
@@ -21,6 +22,7 @@ __all__ = [
     "SessionMessage",
     "SessionNotFoundError",
     "TranscriptArgumentError",
+    "archive_session",
     "delete_session",
     "fold_session_summary",
     "fork_session",
@@ -32,4 +34,5 @@ __all__ = [
     "project_key_for_directory",
     "rename_session",
     "tag_session",
+    "unarchive_session",
 ]

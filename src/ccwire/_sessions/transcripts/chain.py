@@ -312,11 +312,12 @@ def build_subagent_chain(entries: list[Entry]) -> list[Entry]:
 def _to_message(
     entry: Entry, parent_tool_use_id: str | None = None, parent_agent_id: str | None = None
 ) -> SessionMessage:
+    kind = entry.get("type")
     return SessionMessage(
-        type="user" if entry.get("type") == "user" else "assistant",
+        type=kind if kind in ("user", "system") else "assistant",
         uuid=entry.get("uuid", ""),
         session_id=entry.get("sessionId", ""),
-        message=entry.get("message"),
+        message=entry if kind == "system" else entry.get("message"),
         parent_tool_use_id=parent_tool_use_id,
         parent_agent_id=parent_agent_id,
     )
@@ -340,9 +341,10 @@ def page(items: list[SessionMessage], limit: int | None, offset: int) -> list[Se
     return items
 
 
-def _visible(entry: Entry) -> bool:
+def _visible(entry: Entry, system: bool = False) -> bool:
+    kinds = ("user", "assistant", "system") if system else ("user", "assistant")
     return (
-        entry.get("type") in ("user", "assistant")
+        entry.get("type") in kinds
         and not entry.get("isMeta")
         and not entry.get("isSidechain")
         and not entry.get("teamName")
@@ -350,7 +352,10 @@ def _visible(entry: Entry) -> bool:
 
 
 def session_messages(
-    entries: list[Entry], limit: int | None = None, offset: int = 0
+    entries: list[Entry],
+    limit: int | None = None,
+    offset: int = 0,
+    include_system_messages: bool = False,
 ) -> list[SessionMessage]:
     """The visible user and assistant messages of a main transcript's conversation.
 
@@ -361,12 +366,16 @@ def session_messages(
         entries: Parsed chain entries.
         limit: At most this many messages (ignored unless positive).
         offset: Skip this many first.
+        include_system_messages: Also the system entries of the conversation
+            (compact boundaries, informational notices, ...).
 
     Returns:
         The messages, oldest first.
     """
     chain = build_conversation_chain(entries)
-    return page([_to_message(e) for e in chain if _visible(e)], limit, offset)
+    return page(
+        [_to_message(e) for e in chain if _visible(e, include_system_messages)], limit, offset
+    )
 
 
 def subagent_messages(

@@ -10,6 +10,7 @@ import logging
 import os
 from pathlib import Path
 
+from .archive import archived_state, is_programmatic
 from .lite import LITE_READ_BUF_SIZE, info_from_head_tail
 from .paths import (
     CASE_INSENSITIVE,
@@ -54,9 +55,14 @@ class _Tally:
 
 
 def _read_info(
-    path: str, session_id: str, project_path: str | None, tally: _Tally
+    path: str,
+    session_id: str,
+    project_path: str | None,
+    tally: _Tally,
+    include_programmatic: bool = True,
 ) -> SDKSessionInfo | None:
-    """Stat and read the head and tail of one transcript; `None` if empty or unreadable."""
+    """Stat and read the head and tail of one transcript; `None` if empty or unreadable
+    (or programmatic, unless ``include_programmatic``)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -78,15 +84,22 @@ def _read_info(
         return None
     finally:
         os.close(fd)
+    if not include_programmatic and is_programmatic(head, tail):
+        return None
     info, skipped = info_from_head_tail(
         session_id, head, tail, int(st.st_mtime * 1000), size, project_path
     )
     tally.add(skipped)
+    if info is not None:
+        info.archived = archived_state(Path(path), session_id, head, tail)
     return info
 
 
 def _read_dir(
-    project_dir: str | Path, project_path: str | None, tally: _Tally
+    project_dir: str | Path,
+    project_path: str | None,
+    tally: _Tally,
+    include_programmatic: bool = True,
 ) -> list[SDKSessionInfo]:
     try:
         it = os.scandir(project_dir)
@@ -98,7 +111,7 @@ def _read_dir(
             name = entry.name
             if not name.endswith(".jsonl") or not valid_uuid(name[:-6]):
                 continue
-            info = _read_info(entry.path, name[:-6], project_path, tally)
+            info = _read_info(entry.path, name[:-6], project_path, tally, include_programmatic)
             if info is not None:
                 out.append(info)
     return out
@@ -130,7 +143,12 @@ def _project_dirs() -> list[Path]:
 
 
 def _for_project(
-    directory: str, limit: int | None, offset: int, include_worktrees: bool, tally: _Tally
+    directory: str,
+    limit: int | None,
+    offset: int,
+    include_worktrees: bool,
+    tally: _Tally,
+    programmatic: bool,
 ) -> list[SDKSessionInfo]:
     canonical = canonicalize_path(directory)
     trees = worktree_paths(canonical) if include_worktrees else []
@@ -138,7 +156,7 @@ def _for_project(
         own = find_project_dir(canonical)
         if own is None:
             return []
-        return _sort_page(_read_dir(own, canonical, tally), limit, offset)
+        return _sort_page(_read_dir(own, canonical, tally, programmatic), limit, offset)
     # Longest key first, so the most specific worktree claims a directory.
     keyed = []
     for tree in trees:
@@ -149,14 +167,14 @@ def _for_project(
         dirs = [e for e in projects_dir().iterdir() if e.is_dir()]
     except OSError:
         own = find_project_dir(canonical)
-        found = [] if own is None else _read_dir(own, canonical, tally)
+        found = [] if own is None else _read_dir(own, canonical, tally, programmatic)
         return _sort_page(found, limit, offset)
     infos: list[SDKSessionInfo] = []
     taken: set[str] = set()
     own = find_project_dir(canonical)
     if own is not None:
         taken.add(own.name.lower() if CASE_INSENSITIVE else own.name)
-        infos.extend(_read_dir(own, canonical, tally))
+        infos.extend(_read_dir(own, canonical, tally, programmatic))
     for entry in dirs:
         name = entry.name.lower() if CASE_INSENSITIVE else entry.name
         if name in taken:
@@ -164,7 +182,7 @@ def _for_project(
         for tree, key in keyed:
             if name == key or (len(key) >= MAX_SANITIZED_LENGTH and name.startswith(key + "-")):
                 taken.add(name)
-                infos.extend(_read_dir(entry, tree, tally))
+                infos.extend(_read_dir(entry, tree, tally, programmatic))
                 break
     return _sort_page(_dedupe(infos), limit, offset)
 
@@ -174,6 +192,8 @@ def list_sessions(
     limit: int | None = None,
     offset: int = 0,
     include_worktrees: bool = True,
+    *,
+    include_programmatic: bool = True,
 ) -> list[SDKSessionInfo]:
     """List past sessions from the CLI's transcripts, newest first.
 
@@ -187,6 +207,10 @@ def list_sessions(
         limit: At most this many sessions (ignored unless positive).
         offset: Skip this many first (for paging).
         include_worktrees: Whether `directory`'s git worktrees count too.
+        include_programmatic: Whether sessions an SDK started (entrypoints
+            ``sdk-cli``, ``sdk-ts``, ``sdk-py``, so ccwire's own too) or a daemon ran
+            are listed; `False` lists only those a person started, as the CLI's
+            ``/resume`` does.
 
     Returns:
         One `SDKSessionInfo` per session, by `last_modified`, newest first.
@@ -201,11 +225,13 @@ def list_sessions(
     """
     tally = _Tally()
     if directory:
-        result = _for_project(directory, limit, offset, include_worktrees, tally)
+        result = _for_project(
+            directory, limit, offset, include_worktrees, tally, include_programmatic
+        )
     else:
         infos: list[SDKSessionInfo] = []
         for project in _project_dirs():
-            infos.extend(_read_dir(project, None, tally))
+            infos.extend(_read_dir(project, None, tally, include_programmatic))
         result = _sort_page(_dedupe(infos), limit, offset)
     tally.report("list_sessions")
     return result

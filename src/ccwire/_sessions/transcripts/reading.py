@@ -70,6 +70,8 @@ def get_session_messages(
     directory: str | None = None,
     limit: int | None = None,
     offset: int = 0,
+    *,
+    include_system_messages: bool = False,
 ) -> list[SessionMessage]:
     """Read a session's conversation from its transcript.
 
@@ -84,6 +86,9 @@ def get_session_messages(
         directory: Its project directory; `None` searches every project.
         limit: At most this many messages (ignored unless positive).
         offset: Skip this many first.
+        include_system_messages: Also the system messages of the conversation
+            (compaction boundaries, informational notices, ...): their `message` is
+            the whole transcript entry.
 
     Returns:
         The user and assistant messages, oldest first; empty when the session is not
@@ -105,7 +110,7 @@ def get_session_messages(
     parsed = read_transcript(found[0])
     if parsed is None:
         return []
-    return session_messages(parsed.entries, limit, offset)
+    return session_messages(parsed.entries, limit, offset, include_system_messages)
 
 
 def subagent_files(session_id: str, directory: str | None) -> list[tuple[str, Path]]:

@@ -33,6 +33,8 @@ class SDKSessionInfo:
         cwd: The session's working directory.
         tag: The user-set tag (`tag_session`), or `None`.
         created_at: The first entry's timestamp, in milliseconds since the epoch.
+        archived: Whether the session is archived (`archive_session`); `None` when it
+            never was, or was never unarchived either.
     """
 
     session_id: str
@@ -45,25 +47,28 @@ class SDKSessionInfo:
     cwd: str | None = None
     tag: str | None = None
     created_at: int | None = None
+    archived: bool | None = None
 
 
 @dataclass
 class SessionMessage:
-    """One user or assistant message of a transcript.
+    """One user or assistant (or, when asked for, system) message of a transcript.
 
     Attributes:
-        type: `"user"` or `"assistant"`.
+        type: `"user"`, `"assistant"`, or `"system"` (with
+            `get_session_messages(include_system_messages=True)`).
         uuid: The transcript entry's id (usable as `fork_session`'s
             `up_to_message_id`).
         session_id: The session the entry belongs to.
-        message: The raw Messages API message (`role`, `content`, ...), as written.
+        message: The raw Messages API message (`role`, `content`, ...), as written; for
+            a system message, the whole transcript entry (`subtype`, `content`, ...).
         parent_tool_use_id: For subagent messages, the id of the `Agent` tool call
             that started the subagent (from its `.meta.json` sidecar); else `None`.
         parent_agent_id: For a nested subagent, the id of the subagent that started
             it; else `None`.
     """
 
-    type: Literal["user", "assistant"]
+    type: Literal["user", "assistant", "system"]
     uuid: str
     session_id: str
     message: Any

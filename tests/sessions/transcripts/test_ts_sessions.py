@@ -1,0 +1,120 @@
+"""The session helpers the TypeScript SDK added: archiving, leaving programmatic sessions
+out of a listing, and reading system messages too. The archive mark is the file the
+TypeScript SDK writes (``<project dir>/<session id>/archived.json``)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ccwire import (
+    SessionNotFoundError,
+    TranscriptArgumentError,
+    archive_session,
+    get_session_info,
+    get_session_messages,
+    list_sessions,
+    unarchive_session,
+)
+
+from .conftest import Captured
+
+LATER = "2999-01-01T00:00:00.000Z"  # a prompt sent after any archive mark written now
+
+
+def _archived(captured: Captured) -> dict[str, bool | None]:
+    return {s.session_id: s.archived for s in list_sessions(captured.cwd)}
+
+
+def _append(captured: Captured, session_id: str, entry: dict[str, Any]) -> None:
+    with open(captured.project_dir / f"{session_id}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def test_archive_and_unarchive(captured: Captured) -> None:
+    sid = captured.multi_turn
+    assert set(_archived(captured).values()) == {None}  # never archived
+    archive_session(sid)
+    assert _archived(captured)[sid] is True
+    mark = captured.project_dir / sid / "archived.json"
+    record = json.loads(mark.read_text())
+    assert record["archived"] is True and record["by"] == "sdk" and record["at"].endswith("Z")
+    assert stat.S_IMODE(mark.stat().st_mode) == 0o600
+    assert stat.S_IMODE(mark.parent.stat().st_mode) == 0o700
+    info = get_session_info(sid, captured.cwd)
+    assert info is not None and info.archived is True
+    unarchive_session(sid, captured.cwd)
+    assert _archived(captured)[sid] is False
+    others = set(_archived(captured)) - {sid}
+    assert all(_archived(captured)[o] is None for o in others)
+
+
+def test_a_prompt_sent_later_unarchives(captured: Captured) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    result = {"type": "tool_result", "tool_use_id": "t", "content": "x"}
+    _append(captured, sid, {"type": "user", "uuid": "r1", "timestamp": LATER,
+                            "message": {"role": "user", "content": [result]}})  # fmt: skip
+    assert _archived(captured)[sid] is True  # a tool result is not a prompt
+    _append(captured, sid, {"type": "user", "uuid": "p1", "timestamp": LATER,
+                            "message": {"role": "user", "content": "one more thing"}})  # fmt: skip
+    assert _archived(captured)[sid] is False
+
+
+def test_archiving_a_session_that_is_not_there(captured: Captured) -> None:
+    with pytest.raises(TranscriptArgumentError):
+        archive_session("not-a-uuid")
+    with pytest.raises(SessionNotFoundError):
+        archive_session("00000000-0000-4000-8000-000000000000")
+    with pytest.raises(SessionNotFoundError, match="project directory for /elsewhere"):
+        unarchive_session(captured.multi_turn, "/elsewhere")
+
+
+def _write(folder: Path, session_id: str, lines: list[dict[str, Any]]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    (folder / f"{session_id}.jsonl").write_text(text, encoding="utf-8")
+
+
+def _prompt(uid: str, parent: str | None, text: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "uuid": uid, "parentUuid": parent, "sessionId": "s",
+            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w",
+            "message": {"role": "user", "content": text}, **extra}  # fmt: skip
+
+
+def test_programmatic_sessions_can_be_left_out(captured: Captured) -> None:
+    every = {s.session_id for s in list_sessions(captured.cwd)}
+    assert every  # the captured sessions: started by ccwire (entrypoint sdk-py)
+    assert list_sessions(captured.cwd, include_programmatic=False) == []
+    by_hand = "11111111-1111-4111-8111-111111111111"
+    daemon = "22222222-2222-4222-8222-222222222222"
+    _write(captured.project_dir, by_hand, [_prompt("a", None, "hi", entrypoint="cli")])
+    _write(captured.project_dir, daemon, [_prompt("b", None, "hi", sessionKind="daemon")])
+    people = list_sessions(captured.cwd, include_programmatic=False)
+    assert [s.session_id for s in people] == [by_hand]
+    assert {s.session_id for s in list_sessions()} == every | {by_hand, daemon}
+
+
+def test_system_messages_on_request(captured: Captured) -> None:
+    sid = "33333333-3333-4333-8333-333333333333"
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "s1",
+                "parentUuid": "a1", "sessionId": sid, "content": "Conversation compacted",
+                "timestamp": "2026-01-01T00:00:01.000Z"}  # fmt: skip
+    answer = {
+        "type": "assistant",
+        "uuid": "a1",
+        "parentUuid": "u1",
+        "sessionId": sid,
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+    }
+    again = _prompt("u2", "s1", "go on")
+    _write(captured.project_dir, sid, [_prompt("u1", None, "start"), answer, boundary, again])
+    plain = get_session_messages(sid, captured.cwd)
+    assert [m.type for m in plain] == ["user", "assistant", "user"]
+    full = get_session_messages(sid, captured.cwd, include_system_messages=True)
+    assert [m.type for m in full] == ["user", "assistant", "system", "user"]
+    assert full[2].uuid == "s1" and full[2].message["subtype"] == "compact_boundary"
