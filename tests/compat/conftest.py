@@ -4,8 +4,7 @@ The reference package lives in its own virtual environment (it must not be impor
 next to ccwire). Its interpreter is found, in order, from:
 
 * the ``CCWIRE_REF_PYTHON`` environment variable;
-* ``bench/.venv-ref/bin/python`` in this checkout (``make ref-venv`` creates it);
-* ``/work/main/bench/.venv-ref/bin/python`` (the main checkout's, on a dev machine).
+* ``bench/.venv-ref/bin/python`` in this checkout (``make ref-venv`` creates it).
 
 Without one the live comparisons are skipped, except when ``CCWIRE_REQUIRE_REF=1``
 (``make test`` sets it), where they fail: there the reference is always installed.
@@ -35,10 +34,7 @@ def find_reference_python() -> Path | None:
     """The interpreter of a virtual environment with ``claude-agent-sdk`` installed."""
     explicit = os.environ.get("CCWIRE_REF_PYTHON")
     candidates = [Path(explicit)] if explicit else []
-    candidates += [
-        REPO / "bench" / ".venv-ref" / "bin" / "python",
-        Path("/work/main/bench/.venv-ref/bin/python"),
-    ]
+    candidates.append(REPO / "bench" / ".venv-ref" / "bin" / "python")
     for candidate in candidates:
         if candidate.exists():
             return candidate

@@ -12,7 +12,7 @@ brackets. Standard library only.
 
 The package is found (`find_package()`) at ``CCWIRE_TS_SDK_DIR`` (the package's
 directory), else ``.cache/ts-sdk/node_modules/@anthropic-ai/claude-agent-sdk`` in this
-checkout (``make ts-sdk`` installs it there), else the main checkout's.
+checkout (``make ts-sdk`` installs it there).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def find_package() -> Path | None:
     """The installed package's directory (see the module docstring), or None."""
     explicit = os.environ.get("CCWIRE_TS_SDK_DIR")
     candidates = [Path(explicit)] if explicit else []
-    candidates += [REPO / _PACKAGE_PATH, Path("/work/main") / _PACKAGE_PATH]
+    candidates.append(REPO / _PACKAGE_PATH)
     for candidate in candidates:
         if (candidate / "sdk.d.ts").is_file() and (candidate / "package.json").is_file():
             return candidate
