@@ -17,6 +17,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     # --- The conversation: client, one-shot query, options, audit log, runtime results
     from ._conversation.audit import AuditLog, redact_keys, redact_secrets
     from ._conversation.client import ClaudeSDKClient
+    from ._conversation.denied_models import DeniedModelsMatch, match_denied_models
     from ._conversation.options import (
         CLI_ENV_ALLOWLIST,
         AgentDefinition,
@@ -532,6 +533,7 @@ __all__ = [
     "CwdChangedOutput",
     "DEFAULT_SNAPSHOT_TIMEOUT",
     "DeferredToolUse",
+    "DeniedModelsMatch",
     "DirectoryAddedHookInput",
     "EXIT_REASONS",
     "EffortLevel",
@@ -865,6 +867,7 @@ __all__ = [
     "list_sessions_from_store",
     "list_subagents",
     "list_subagents_from_store",
+    "match_denied_models",
     "parse_hook_input",
     "prewarm",
     "project_key_for_directory",

@@ -53,10 +53,7 @@ NOT_APPLICABLE: dict[str, str] = {
 ELSEWHERE: dict[str, str] = {}
 """Capabilities another issue builds."""
 
-NOT_YET: dict[str, str] = {
-    "matchDeniedModels": "a port of the CLI's model-name rules (families, aliases, "
-    "versions); `resolve_settings()` gives `deniedModels`, the CLI enforces them",
-}
+NOT_YET: dict[str, str] = {}
 """Capabilities that apply and are not built, with the reason."""
 
 NAMES: dict[str, str] = {
@@ -102,6 +99,7 @@ NOTES: dict[str, str] = {
     "written for claude-agent-sdk matches its class name",
     "SDKUserMessageReplay": "a `UserMessage` (its frame in `raw`)",
     "resolveSettings": "asks the CLI (started for the call, no session): its own merge",
+    "matchDeniedModels": "synchronous: it computes, no CLI is started",
     "HookCallbackMatcher.onFailure": "defaults to fail-closed for the guard events",
 }
 """Notes on rows that differ in form but not in what they do (shown beside them)."""
