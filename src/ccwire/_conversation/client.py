@@ -9,7 +9,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
-from .._wire.messages import ResultMessage
 from .options import ClaudeAgentOptions
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
@@ -147,6 +146,9 @@ class ClaudeSDKClient(RuntimeControl):
         through `receive_messages()`, so a wrapper installed on it (a tracing
         integration's) sees them.
         """
+        # the message types load with the connection (the usual import leaves them out)
+        from .._wire.messages import ResultMessage
+
         async with aclosing(self.receive_messages()) as messages:
             async for message in messages:
                 yield message
