@@ -84,7 +84,6 @@ unit: venv
 # Branch coverage of the main run is printed, and checked against the floor in
 # pyproject.toml ([tool.coverage.report] fail_under), which may only rise. `coverage run`
 # rather than pytest-cov: ccwire's pytest plugin is imported before pytest-cov starts.
-# The Python processes the tests start are measured as well (pyproject.toml: patch).
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
 test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
@@ -92,7 +91,6 @@ test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
 	  CCWIRE_REQUIRE_TS_SDK=1 \
 	  $(BIN)/coverage run -m pytest
-	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report
 	@$(MAKE) --no-print-directory test-pythons
 
