@@ -91,6 +91,7 @@ def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_re
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        proc.wait(10)  # reaped: a test that failed leaves no zombie behind
     assert proc.returncode == 130, err
     assert "ccwire: interrupted:" in err and "Traceback" not in err
     summary = json.loads(out.splitlines()[-1])
@@ -192,6 +193,7 @@ def test_ctrl_c_in_a_program_is_a_keyboard_interrupt_with_every_result_on_disk(
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         proc.kill()
+        proc.wait(10)  # reaped: a test that failed leaves no zombie behind
     lines = [json.loads(x) for x in stdout.splitlines()]
     assert lines[-1] == {"raised": "KeyboardInterrupt"}, stderr  # not a cancellation
     assert proc.returncode == -signal.SIGINT

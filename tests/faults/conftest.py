@@ -63,7 +63,9 @@ def _tasks() -> dict[int, str]:
 async def no_leaks() -> AsyncIterator[None]:
     """Assert that the block leaves no child process and no task behind."""
     before = _tasks()
+    earlier = set(_leftover_children())  # another test's failure is not this block's
     yield
     leaked = [name for tid, name in _tasks().items() if tid not in before]
     assert not leaked, f"tasks outlived the session: {leaked}"
-    assert not _leftover_children(), f"child processes left behind: {_leftover_children()}"
+    left = [child for child in _leftover_children() if child not in earlier]
+    assert not left, f"child processes left behind: {left}"
