@@ -82,16 +82,14 @@ unit: venv
 	$(BIN)/pytest -m "not e2e"
 
 # Branch coverage of the main run is printed, and checked against the floor in
-# pyproject.toml ([tool.coverage.report] fail_under), which may only rise. `coverage run`
-# rather than pytest-cov: ccwire's pytest plugin is imported before pytest-cov starts.
+# pyproject.toml ([tool.coverage.report] fail_under), which may only rise.
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
 test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
 	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
 	  CCWIRE_REQUIRE_TS_SDK=1 \
-	  $(BIN)/coverage run -m pytest
-	$(BIN)/coverage report
+	  $(BIN)/pytest --cov=ccwire --cov-report=term:skip-covered
 	@$(MAKE) --no-print-directory test-pythons
 
 # On the other Pythons the end-to-end tier (the real CLI: the same bytes on every
