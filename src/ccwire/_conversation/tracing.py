@@ -434,11 +434,8 @@ def _detail(text: str) -> str:
 
 
 def _json(value: Any) -> str:
-    try:
-        text = json.dumps(redact_value(value), ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        text = "<not JSON>"
-    return _clip(text)
+    # a tool call's input was decoded from JSON: it encodes again
+    return _clip(json.dumps(redact_value(value), ensure_ascii=False))
 
 
 def _messages(role: str, texts: list[str]) -> str:

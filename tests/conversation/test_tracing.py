@@ -1,0 +1,455 @@
+"""The spans and metrics of a session (`Telemetry`) over the in-memory fake CLI: the
+frames the real CLI sends only in some runs (subagents, hook events, error results of
+each kind, a tool still running at close), content across turns and prompt shapes, and
+the environment that lets the CLI join the trace. The whole flow against the real CLI
+is in ``tests/e2e/test_telemetry_e2e.py``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from ccwire import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    ResultMessage,
+    SpawnError,
+    Telemetry,
+    create_sdk_mcp_server,
+    tool,
+)
+from tests.fixtures.fake_session import connected
+
+pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
+
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+    InMemorySpanExporter,
+)
+from opentelemetry.trace import StatusCode
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "sk-ant-api03-Zq9xY8wV7uT6sR5q"
+
+
+@dataclass
+class Otel:
+    spans: InMemorySpanExporter
+    reader: InMemoryMetricReader
+    telemetry: Telemetry
+
+    def one(self, name: str) -> ReadableSpan:
+        found = [s for s in self.spans.get_finished_spans() if s.name == name]
+        assert len(found) == 1, [s.name for s in self.spans.get_finished_spans()]
+        return found[0]
+
+    def points(self, metric: str) -> list[Any]:
+        data = self.reader.get_metrics_data()
+        assert data is not None
+        return [
+            p
+            for rm in data.resource_metrics
+            for sm in rm.scope_metrics
+            for m in sm.metrics
+            if m.name == metric
+            for p in m.data.data_points
+        ]
+
+
+def make_otel(**telemetry: Any) -> Otel:
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    return Otel(
+        spans,
+        reader,
+        Telemetry(tracer_provider=tracer_provider, meter_provider=meter_provider, **telemetry),
+    )
+
+
+@pytest.fixture
+def otel() -> Otel:
+    return make_otel()
+
+
+def attrs_of(span: Any) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def events_of(span: ReadableSpan, name: str) -> list[dict[str, Any]]:
+    return [dict(e.attributes or {}) for e in span.events if e.name == name]
+
+
+async def test_a_subagent_hook_events_and_content_over_two_turns() -> None:
+    otel = make_otel(record_content=True)
+    options = ClaudeAgentOptions(model="claude-asked", telemetry=otel.telemetry)
+    async with connected(options) as (client, fake):
+        # turn 1: a prompt of content blocks
+        await client.query(
+            [
+                {"type": "text", "text": f"look, key {SECRET}"},
+                {"type": "image", "source": {"type": "base64", "data": "AA=="}},
+            ]
+        )
+        await fake.receive("user")
+        await fake.send(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": fake.session_id,
+                "model": "claude-from-init",
+                "tools": [],
+            }
+        )
+        await fake.state("running")
+        await fake.assistant(
+            {"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"prompt": "read it"}}
+        )
+        # the subagent's own turn: its messages name the Task call as their parent
+        await fake.send(
+            {
+                "type": "assistant",
+                "parent_tool_use_id": "toolu_task",
+                "session_id": fake.session_id,
+                "message": {
+                    "id": "m2",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sub",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_read",
+                            "name": "Read",
+                            "input": {"file_path": "/etc/hosts"},
+                        }
+                    ],
+                },
+            }
+        )
+        hook = {
+            "type": "system",
+            "session_id": fake.session_id,
+            "hook_id": "h1",
+            "hook_name": "PreToolUse:Read",
+            "hook_event": "PreToolUse",
+            "tool_use_id": "toolu_read",
+        }
+        await fake.send({**hook, "subtype": "hook_started"})
+        await fake.send(
+            {
+                **hook,
+                "subtype": "hook_response",
+                "outcome": "success",
+                "exit_code": 0,
+                "stdout": "",
+                "stderr": "",
+            }
+        )
+        await fake.send(
+            {
+                "type": "user",
+                "parent_tool_use_id": "toolu_task",
+                "session_id": fake.session_id,
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "a note, not a result"},
+                        {"type": "tool_result", "tool_use_id": "toolu_unknown", "content": "stray"},
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "toolu_read",
+                            "content": [{"type": "text", "text": "127.0.0.1 localhost"}],
+                        },
+                    ],
+                },
+            }
+        )
+        await fake.send(
+            {
+                "type": "user",
+                "session_id": fake.session_id,
+                "message": {"role": "user", "content": "plain text from the CLI"},
+            }
+        )
+        await fake.tool_result("toolu_task", None, is_error=True)
+        await fake.result(
+            "first answer",
+            stop_reason=None,
+            permission_denials=[
+                "junk",
+                {"tool_use_id": "toolu_read", "tool_name": "Read", "tool_input": {}},
+            ],
+        )
+        first = [m async for m in client.receive_response()]
+
+        # turn 2: a whole user-message frame, a result with no cost and no answer
+        async def frames() -> AsyncIterator[dict[str, Any]]:
+            yield {
+                "type": "user",
+                "message": {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
+                "parent_tool_use_id": None,
+            }
+
+        await client.query(frames())
+        await fake.receive("user")
+        await fake.result(None, total_cost_usd=None, session_id="", stop_reason=None)  # type: ignore[arg-type]
+        second = [m async for m in client.receive_response()]
+    assert isinstance(first[-1], ResultMessage) and isinstance(second[-1], ResultMessage)
+
+    session = otel.one("invoke_agent claude-code")
+    task = otel.one("execute_tool Task")
+    read = otel.one("execute_tool Read")
+    attrs = attrs_of(session)
+    # the model asked for wins over the one init reports; the answer's model is the
+    # main agent's, never the subagent's
+    assert attrs["gen_ai.request.model"] == "claude-asked"
+    assert attrs["gen_ai.response.model"] == "claude-fake"
+    assert "gen_ai.response.finish_reasons" not in attrs  # no stop_reason was given
+    # the subagent's tool call is a child of its Task call, and the CLI's hook event is on it
+    assert read.parent is not None and read.parent.span_id == task.context.span_id
+    assert task.parent is not None and task.parent.span_id == session.context.span_id
+    assert events_of(read, "ccwire.hook") == [
+        {
+            "ccwire.hook.event": "PreToolUse",
+            "ccwire.hook.source": "cli",
+            "ccwire.hook.hook_name": "PreToolUse:Read",
+            "ccwire.hook.outcome": "success",
+            "ccwire.hook.exit_code": 0,
+        }
+    ]
+    assert attrs_of(read)["gen_ai.tool.call.result"] == "127.0.0.1 localhost"
+    # a tool result without text: an error without a description from its content
+    assert task.status.status_code is StatusCode.ERROR
+    assert task.status.description == "the tool reported an error"
+    assert "gen_ai.tool.call.result" not in attrs_of(task)
+    # the CLI's denial of a tool whose span had ended goes on the session; junk is skipped
+    assert events_of(session, "ccwire.permission") == [
+        {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"}
+    ]
+    # content: the first prompt (text blocks only, secrets masked) on the span, each
+    # turn's prompt on its event; the last answer given stays the span's output
+    first_prompt = [{"role": "user", "parts": [{"type": "text", "content": "look, key ***"}]}]
+    assert json.loads(attrs["gen_ai.input.messages"]) == first_prompt
+    turns = events_of(session, "ccwire.turn")
+    assert [json.loads(t["gen_ai.input.messages"]) for t in turns] == [
+        first_prompt,
+        [{"role": "user", "parts": [{"type": "text", "content": "and now?"}]}],
+    ]
+    assert "gen_ai.output.messages" not in turns[1]
+    assert json.loads(attrs["gen_ai.output.messages"])[0]["parts"][0]["content"] == "first answer"
+    # the second result reported no cost: the total stays the first one's, no cost point
+    assert attrs["ccwire.usage.cost_usd"] == pytest.approx(0.0012)
+    assert [t["ccwire.usage.cost_usd"] for t in turns] == [pytest.approx(0.0012), 0.0]
+    (cost,) = otel.points("ccwire.client.cost")
+    assert cost.value == pytest.approx(0.0012)
+    assert attrs["gen_ai.conversation.id"] == "00000000-0000-4000-8000-000000000000"
+
+
+@pytest.mark.parametrize(
+    ("fields", "error_type", "description"),
+    [
+        (
+            {"api_error_status": 529, "errors": ["overloaded", f"key {SECRET}"]},
+            "api_error_529",
+            "overloaded; key ***",
+        ),
+        ({"terminal_reason": "aborted_tools"}, "aborted_tools", "it stopped"),
+        ({}, "error", "it stopped"),
+        ({"result": None}, "error", "success"),
+    ],
+)
+async def test_each_kind_of_error_result_names_the_error_on_the_span(
+    otel: Otel, fields: dict[str, Any], error_type: str, description: str
+) -> None:
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.result(**{"text": "it stopped", "is_error": True, **fields})
+        messages = [m async for m in client.receive_response()]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].is_error
+    session = otel.one("invoke_agent claude-code")
+    assert attrs_of(session)["error.type"] == error_type
+    assert session.status.status_code is StatusCode.ERROR
+    assert session.status.description == description
+    (duration,) = otel.points("gen_ai.client.operation.duration")
+    assert duration.attributes["error.type"] == error_type
+
+
+async def test_a_tool_still_running_at_close_is_cancelled_and_a_later_success_clears_the_error(
+    otel: Otel,
+) -> None:
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.result("failed", is_error=True, subtype="error_during_execution")
+        [m async for m in client.receive_response()]
+        await client.query("again")
+        await fake.receive("user")
+        await fake.assistant(
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "sleep 100"}}
+        )
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+        await client.disconnect()  # the tool never got its result
+        await client.disconnect()  # idempotent: the spans are ended once
+    session = otel.one("invoke_agent claude-code")
+    assert session.status.status_code is StatusCode.UNSET  # the last turn succeeded
+    assert "error.type" not in attrs_of(session)
+    bash = otel.one("execute_tool Bash")
+    assert attrs_of(bash)["error.type"] == "cancelled"
+    assert bash.status.status_code is StatusCode.ERROR
+    assert bash.end_time is not None and session.end_time is not None
+    assert bash.end_time <= session.end_time
+
+
+async def test_a_hook_decision_and_its_reason_are_an_event_on_the_tool_span(otel: Otel) -> None:
+    async def guard(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": f"not with {SECRET}",
+            }
+        }
+
+    options = ClaudeAgentOptions(
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]},
+        telemetry=otel.telemetry,
+    )
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant(
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "rm -rf /"}}
+        )
+        answer = await fake.request(
+            "hook_callback",
+            callback_id="hook_0",
+            tool_use_id="toolu_1",
+            input={
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "rm -rf /"},
+                "tool_use_id": "toolu_1",
+            },
+        )
+        assert answer["subtype"] == "success"
+        # the CLI's own report of a hook that was cancelled: no exit code, no name
+        await fake.send(
+            {
+                "type": "system",
+                "subtype": "hook_response",
+                "hook_id": "h2",
+                "hook_event": "PreToolUse",
+                "outcome": "cancelled",
+                "tool_use_id": "toolu_1",
+                "exit_code": None,
+            }
+        )
+        await fake.tool_result("toolu_1", "denied", is_error=True)
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    bash = otel.one("execute_tool Bash")
+    assert events_of(bash, "ccwire.hook") == [
+        {
+            "ccwire.hook.event": "PreToolUse",
+            "ccwire.hook.decision": "deny",
+            "ccwire.hook.callback": "hook_0",
+            "ccwire.hook.reason": "not with ***",
+        },
+        {
+            "ccwire.hook.event": "PreToolUse",
+            "ccwire.hook.source": "cli",
+            "ccwire.hook.outcome": "cancelled",
+        },
+    ]
+
+
+async def test_an_mcp_request_that_is_not_a_tool_call_runs_in_the_session_span(
+    otel: Otel,
+) -> None:
+    seen: list[int] = []
+
+    @tool("where", "Which span am I in", {})
+    async def where(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        return {"content": [{"type": "text", "text": "here"}]}
+
+    server = create_sdk_mcp_server("s", tools=[where])
+    options = ClaudeAgentOptions(mcp_servers={"s": server}, telemetry=otel.telemetry)
+    async with connected(options) as (_client, fake):
+        listed = await fake.mcp("s", "tools/list")
+        assert listed["response"]["mcp_response"]["result"]["tools"][0]["name"] == "where"
+        # a tools/call the CLI sends without (or with an unknown) tool use id
+        await fake.mcp("s", "tools/call", {"name": "where", "arguments": {}})
+        await fake.mcp(
+            "s",
+            "tools/call",
+            {"name": "where", "arguments": {}, "_meta": {"claudecode/toolUseId": "toolu_x"}},
+        )
+    session = otel.one("invoke_agent claude-code")
+    assert seen == [session.context.span_id] * 2
+    assert [s.name for s in otel.spans.get_finished_spans()] == ["invoke_agent claude-code"]
+
+
+async def test_two_sessions_on_one_meter_provider_add_to_the_same_metrics(otel: Otel) -> None:
+    costs: list[list[Any]] = []
+    for reported in (0.0, 0.0012):
+        async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+            await client.query("go")
+            await fake.receive("user")
+            await fake.result("ok", total_cost_usd=reported)
+            [m async for m in client.receive_response()]
+        costs.append([p.value for p in otel.points("ccwire.client.cost")])
+    assert costs == [[], [pytest.approx(0.0012)]]  # a free turn adds no cost point
+    (duration,) = otel.points("gen_ai.client.operation.duration")
+    assert duration.count == 2
+    tokens = {
+        p.attributes["gen_ai.token.type"]: p.sum for p in otel.points("gen_ai.client.token.usage")
+    }
+    assert tokens == {"input": 20, "output": 10}
+
+
+async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    envs: list[dict[str, str]] = []
+
+    def spawner(spawn: Any) -> Any:
+        envs.append(dict(spawn.env))
+        raise RuntimeError("no sandbox on this machine")
+
+    for cli_traces in (False, True):
+        otel = make_otel(cli_traces=cli_traces)
+        options = ClaudeAgentOptions(
+            cli_path="claude",
+            spawn_claude_code_process=spawner,
+            inherit_env=False,  # only what ccwire sets itself
+            telemetry=otel.telemetry,
+        )
+        with pytest.raises(SpawnError, match="no sandbox"):
+            async with ClaudeSDKClient(options):
+                pass
+        session = otel.one("invoke_agent claude-code")
+        assert attrs_of(session)["error.type"] == "SpawnError"
+        ctx = session.context
+        assert envs[-1]["TRACEPARENT"].startswith(f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-")
+    plain, exporting = envs
+    assert "OTEL_TRACES_EXPORTER" not in plain and "OTEL_EXPORTER_OTLP_ENDPOINT" not in plain
+    assert exporting["OTEL_TRACES_EXPORTER"] == "otlp"
+    assert exporting["CLAUDE_CODE_ENABLE_TELEMETRY"] == "1"
+    assert exporting["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
