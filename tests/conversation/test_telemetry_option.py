@@ -4,6 +4,8 @@ over OTLP/HTTP, here to a loopback receiver the test runs) and `flush_telemetry`
 from __future__ import annotations
 
 import http.server
+import re
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -159,3 +161,12 @@ def test_flush_telemetry_flushes_each_provider_and_survives_a_failing_one() -> N
     flush_telemetry(Telemetry(tracer_provider=broken, meter_provider=meters), timeout=2.5)
     assert broken.calls == [2500]
     assert meters.calls == [2500]  # reached after the tracer provider failed
+
+
+def test_setup_otlp_without_the_otlp_exporter_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # as if `ccwire[otel]` were not installed: the exporter cannot be imported
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)
+    with pytest.raises(ImportError, match=re.escape("pip install 'ccwire[otel]'")):
+        setup_otlp()
