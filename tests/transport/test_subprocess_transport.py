@@ -559,3 +559,88 @@ async def test_aclose_while_launching_leaves_no_process() -> None:
     assert transport.exit_info is not None
     assert transport.exit_info.returncode == -9
     assert_reaped(pid)
+
+
+async def test_a_child_that_closed_its_stdin_but_runs_on_is_a_connection_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_subprocess_transport, "_BROKEN_PIPE_EXIT_WAIT", 0.1)
+    monkeypatch.setattr(_subprocess_transport, "_EOF_GRACE", 0.1)  # stdout is not read out
+    child = "import os, sys, time\nos.close(0)\nprint('{}', flush=True)\ntime.sleep(60)"
+    async with running(py(child), close_grace=0.1) as t:
+        assert await t.receive_line() == b"{}"  # its stdin is closed from now on
+        with pytest.raises(CLIConnectionError, match="writing to the CLI's stdin failed"):
+            await t.send_line(b"{}\n")
+        assert t.exit_info is None  # still running: not a ProcessError
+
+
+async def test_start_into_an_ended_task_group_stops_the_launched_child() -> None:
+    transport = SubprocessTransport(py("import time\ntime.sleep(60)"))  # not stopped by EOF
+    with anyio.fail_after(LIMIT):
+        await transport.launch()
+        pid = transport.pid
+        assert pid is not None
+        async with anyio.create_task_group() as ended:
+            pass
+        with pytest.raises(RuntimeError):
+            await transport.start(ended)
+        assert transport.exit_info is not None  # killed and reaped
+        assert_reaped(pid)
+        await transport.aclose()  # nothing left to close: returns at once
+        with pytest.raises(CLIConnectionError, match="already started"):
+            await transport.start(ended)
+
+
+class Unstoppable:
+    """A spawner's process whose terminate() finds it gone and whose kill() fails (a
+    remote end that cannot be reached), around a real child."""
+
+    def __init__(self, inner: anyio.abc.Process) -> None:
+        self.inner = inner
+        self.stdin, self.stdout, self.stderr = inner.stdin, inner.stdout, inner.stderr
+        self.pid = inner.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.inner.returncode
+
+    async def wait(self) -> int:
+        return await self.inner.wait()
+
+    def terminate(self) -> None:
+        raise ProcessLookupError
+
+    def kill(self) -> None:
+        raise OSError("the remote end is unreachable")
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_process_that_cannot_be_stopped_is_logged_and_closing_ends(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(_subprocess_transport, "_KILL_WAIT", 0.2)
+    monkeypatch.setattr(_subprocess_transport, "_EOF_GRACE", 0.1)  # stdout is not read out
+    children: list[anyio.abc.Process] = []
+
+    async def spawner(spawn: Any) -> Unstoppable:
+        child = await anyio.open_process(spawn.argv)  # stdin ignored: it runs on
+        children.append(child)
+        return Unstoppable(child)
+
+    sleeper = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)"
+    transport = SubprocessTransport(
+        py(sleeper), spawner=spawner, close_grace=0.1, terminate_grace=0.1
+    )
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            try:
+                await transport.aclose()  # bounded, though the process is not stopped
+                assert "stopping the CLI's process" in caplog.text
+                assert "the remote end is unreachable" in caplog.text
+                assert "survived SIGKILL" in caplog.text
+                assert children[0].returncode is None  # it really was left running
+            finally:
+                children[0].kill()  # the transport's tasks end with the process

@@ -370,18 +370,18 @@ class SubprocessTransport(LineTransport):
                 return
             self._phase = _Phase.CLOSED
             try:
+                proc = self._process  # set in both phases
                 if phase is _Phase.RUNNING:
-                    await self._shutdown()
+                    assert proc is not None
+                    await self._shutdown(proc)
                 elif phase is _Phase.LAUNCHED:
-                    await self._kill_unstarted(self._process)
+                    assert proc is not None
+                    await self._kill_unstarted(proc)
             finally:
                 self._writer.close()
                 self._close_done.set()
 
-    async def _shutdown(self) -> None:
-        proc = self._process
-        if proc is None:
-            return
+    async def _shutdown(self, proc: RunningProcess) -> None:
         await self.end_input()
         if not await _wait_exit(proc, self._close_grace):
             self._signal(proc, kill=False)
@@ -397,11 +397,9 @@ class SubprocessTransport(LineTransport):
         with anyio.move_on_after(1.0):
             await proc.aclose()
 
-    async def _kill_unstarted(self, proc: RunningProcess | None) -> None:
+    async def _kill_unstarted(self, proc: RunningProcess) -> None:
         """Stop a process that was launched but never started: it was sent nothing,
         and nothing reads its pipes, so there is nothing to wait for."""
-        if proc is None:
-            return
         self._signal(proc, kill=True)
         if not await _wait_exit(proc, _KILL_WAIT):
             logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
