@@ -633,14 +633,17 @@ async def test_a_process_that_cannot_be_stopped_is_logged_and_closing_ends(
     transport = SubprocessTransport(
         py(sleeper), spawner=spawner, close_grace=0.1, terminate_grace=0.1
     )
-    with anyio.fail_after(LIMIT):
-        async with anyio.create_task_group() as tg:
-            await transport.start(tg)
-            try:
+    try:
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tg:
+                await transport.start(tg)
                 await transport.aclose()  # bounded, though the process is not stopped
                 assert "stopping the CLI's process" in caplog.text
                 assert "the remote end is unreachable" in caplog.text
                 assert "survived SIGKILL" in caplog.text
-                assert children[0].returncode is None  # it really was left running
-            finally:
-                children[0].kill()  # the transport's tasks end with the process
+            # the transport's tasks ended without the process: the task group is done
+            assert children[0].returncode is None  # it really was left running
+    finally:
+        children[0].kill()
+        with anyio.fail_after(LIMIT):
+            await children[0].wait()

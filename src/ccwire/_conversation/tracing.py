@@ -435,7 +435,7 @@ def _detail(text: str) -> str:
 
 def _json(value: Any) -> str:
     # a tool call's input was decoded from JSON: it encodes again
-    return _clip(json.dumps(redact_value(value), ensure_ascii=False))
+    return _clip(json.dumps(redact_value(value), ensure_ascii=False, default=repr))
 
 
 def _messages(role: str, texts: list[str]) -> str:

@@ -107,6 +107,7 @@ class SubprocessTransport(LineTransport):
         self._stdout_done = anyio.Event()  # stdout reached its end (or was given up)
         self._stderr_done = anyio.Event()
         self._stderr_scope = anyio.CancelScope()
+        self._watch_scope = anyio.CancelScope()  # cancelled if the process cannot be stopped
         self._close_done = anyio.Event()
         self._input_closed = False
         self._signalled = False
@@ -335,12 +336,15 @@ class SubprocessTransport(LineTransport):
     # --------------------------------------------------------------- shutdown
 
     async def _watch_exit(self, proc: RunningProcess) -> None:
-        try:
-            await proc.wait()  # also reaps the child on trio
-        except CcwireError as exc:  # a spawner's process whose wait() fails
-            logger.error("ccwire: %s", exc)
-            await self._give_up_pipes(proc)
-            return
+        with self._watch_scope:
+            try:
+                await proc.wait()  # also reaps the child on trio
+            except CcwireError as exc:  # a spawner's process whose wait() fails
+                logger.error("ccwire: %s", exc)
+                await self._give_up_pipes(proc)
+                return
+        if self._watch_scope.cancel_called:
+            return  # aclose() gave up on a process that survived SIGKILL
         self._writer.stop()  # nothing more can be written; lets the writer task end
         with anyio.move_on_after(_EOF_GRACE):
             await self._stdout_done.wait()
@@ -389,6 +393,8 @@ class SubprocessTransport(LineTransport):
                 self._signal(proc, kill=True)
                 if not await _wait_exit(proc, _KILL_WAIT):
                     logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
+                    self._abandon(proc)
+                    await self._give_up_pipes(proc)
                     return
         with anyio.move_on_after(_STDERR_WAIT):
             await self._stderr_done.wait()
@@ -406,6 +412,12 @@ class SubprocessTransport(LineTransport):
             return
         with anyio.move_on_after(1.0):
             await proc.aclose()
+
+    def _abandon(self, proc: RunningProcess) -> None:
+        """Give up on a process that survived SIGKILL: end the background tasks that
+        would wait for it, so the task group they run in can end."""
+        self._watch_scope.cancel()
+        self._writer.scope.cancel()
 
     def _signal(self, proc: RunningProcess, *, kill: bool) -> None:
         self._signalled = True
