@@ -178,6 +178,12 @@ def test_a_file_without_a_task_is_an_error(tmp_path: Path, content: bytes, messa
     assert not (tmp_path / "out.jsonl").exists() or not (tmp_path / "out.jsonl").read_text()
 
 
+def ctrl_c_as_from_a_terminal() -> None:
+    """In the child: SIGINT as a terminal leaves it. A run started in the background
+    (``make test &``) ignores SIGINT, and Python then raises no KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_ctrl_c_in_a_program_is_a_keyboard_interrupt_with_every_result_on_disk(
     tmp_path: Path, holds: Holds, backend: str
@@ -186,7 +192,8 @@ def test_ctrl_c_in_a_program_is_a_keyboard_interrupt_with_every_result_on_disk(
     program = Path(__file__).with_name("batch_program.py")
     proc = subprocess.Popen([sys.executable, str(program), backend,
                              fake_cli_wrapper(tmp_path, holds), str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_as_from_a_terminal)  # fmt: skip
     try:
         holds.wait_for(3)
         proc.send_signal(signal.SIGINT)
