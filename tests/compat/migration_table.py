@@ -17,7 +17,6 @@ from typing import Any
 from tests.compat.api_dump import describe_package
 from tests.compat.compare import (
     KNOWN_DIFFERENCES,
-    OPEN_GAPS,
     PENDING_ELSEWHERE,
     PENDING_OPTION_FIELDS,
     all_differences,
@@ -124,7 +123,6 @@ def name_status(name: str, reference: dict[str, Any], ours: dict[str, Any]) -> t
         for s in sorted({subject(p) for p in problems})
         if s in KNOWN_DIFFERENCES
     ]
-    notes += [f"to fix: {OPEN_GAPS[name]}"] if name in OPEN_GAPS else []
     if name in KNOWN_DIFFERENCES and KNOWN_DIFFERENCES[name] not in notes:
         notes.append(KNOWN_DIFFERENCES[name])
     if notes:

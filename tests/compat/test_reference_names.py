@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from tests.compat.compare import (
     KNOWN_DIFFERENCES,
-    OPEN_GAPS,
     PENDING_ELSEWHERE,
     PENDING_OPTION_FIELDS,
     all_differences,
@@ -53,19 +50,6 @@ def test_every_known_difference_is_still_real(
     found |= {s.split(".", 1)[0] for s in found}
     stale = sorted(set(KNOWN_DIFFERENCES) - found)
     assert stale == []
-
-
-@pytest.mark.xfail(strict=True, reason="a known gap, listed in compare.OPEN_GAPS")
-@pytest.mark.parametrize("name", sorted(OPEN_GAPS))
-def test_open_gap(
-    name: str, reference_snapshot: dict[str, Any], ccwire_api: dict[str, Any]
-) -> None:
-    problems = [
-        p
-        for p in all_differences(reference_snapshot, ccwire_api)
-        if subject(p).split(".")[0] == name
-    ]
-    assert problems == []
 
 
 def test_pending_names_are_reference_names(reference_snapshot: dict[str, Any]) -> None:
