@@ -109,8 +109,6 @@ def _cut_torn_tail(path: Path) -> None:
     if not _is_regular(path):
         return
     size = path.stat().st_size
-    if size == 0:
-        return
     with path.open("rb+") as handle:
         handle.seek(max(0, size - 1))
         if handle.read(1) == b"\n":
@@ -132,13 +130,13 @@ def _line(result: BatchResult) -> bytes:
     """`result` as one line of UTF-8 JSON.
 
     Text UTF-8 cannot carry (a lone surrogate from a ``\\ud800`` escape) is written
-    escaped, and an `output` JSON cannot hold (a cycle) as its ``repr``: the result
-    is recorded either way.
+    escaped, and an `output` JSON cannot hold (a cycle, keys that are not strings) as
+    its ``repr``: the result is recorded either way.
     """
     data = result.to_json()
     try:
         text = json.dumps(data, ensure_ascii=False, default=str)
-    except ValueError:  # a circular output
+    except (ValueError, TypeError):  # a circular output, or one with tuple keys
         data["output"] = repr(result.output)
         text = json.dumps(data, ensure_ascii=False, default=str)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 __all__ = [
@@ -163,8 +163,12 @@ class BatchResult:
         return int(self.usage.get("output_tokens") or 0)
 
     def to_json(self) -> dict[str, Any]:
-        """The result as one JSON object (a line of the results file)."""
-        out = asdict(self)
+        """The result as one JSON object (a line of the results file).
+
+        Shallow: `output` is the task function's own object (a cycle in it is the
+        results file's to handle, which a deep copy would never reach).
+        """
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["usage"] = dict(self.usage)
         out["metadata"] = dict(self.metadata)
         return out

@@ -1,0 +1,141 @@
+"""The results file's edges: lines that are not results, torn tails of any length,
+outputs JSON cannot hold, a write that fails half-way on a regular file, paths that are
+not regular files, a closed file, Parquet without pyarrow or with its journal gone."""
+
+from __future__ import annotations
+
+import errno
+import json
+import resource
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ccwire.batch import BatchConfigError, BatchResult, ResultsFile, finished_ids, read_results
+
+
+def result(task_id: str, **fields: object) -> BatchResult:
+    return BatchResult(id=task_id, ok=True, result="r", usage={"input_tokens": 1}, **fields)  # type: ignore[arg-type]
+
+
+def line(r: BatchResult) -> str:
+    return json.dumps(r.to_json()) + "\n"
+
+
+def test_lines_that_are_not_results_are_skipped_and_the_rest_read(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_text(
+        line(result("a"))
+        + "not json at all\n"
+        + "[1, 2]\n"
+        + '{"no": "id"}\n'
+        + '{"id": 7}\n'  # an id that is not a string
+        + line(result("b"))
+    )
+    assert [r.id for r in read_results(path)] == ["a", "b"]
+    assert finished_ids(path) == {"a", "b"}
+
+
+@pytest.mark.parametrize("torn", [10, 70_000], ids=["short", "longer-than-a-block"])
+def test_a_torn_tail_is_cut_back_to_the_last_whole_line(tmp_path: Path, torn: int) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_text(line(result("a")) + "x" * torn)  # a crash mid-write of a long line
+    with ResultsFile(path) as out:
+        out.write(result("b"))
+    assert path.read_text() == line(result("a")) + line(result("b"))
+
+
+def test_a_file_that_is_only_a_torn_line_is_emptied(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_text('{"id": "a", "ok": tr')
+    with ResultsFile(path) as out:
+        out.write(result("b"))
+    assert path.read_text() == line(result("b"))
+
+
+def test_an_output_json_cannot_hold_is_recorded_as_its_repr(tmp_path: Path) -> None:
+    cycle: list[object] = [1]
+    cycle.append(cycle)
+    path = tmp_path / "out.jsonl"
+    with ResultsFile(path) as out:
+        out.write(result("cycle", output=cycle))
+        out.write(result("keys", output={(1, 2): "pair"}))  # keys JSON cannot have
+        out.write(result("fine", output={"n": 1}))
+    got = {r.id: r for r in read_results(path)}
+    assert got["cycle"].output == "[1, [...]]"
+    assert got["keys"].output == "{(1, 2): 'pair'}"
+    assert got["fine"].output == {"n": 1}
+
+
+@pytest.fixture
+def small_file_limit() -> Iterator[None]:
+    """Restore the file size limit (and SIGXFSZ) a test lowers."""
+    limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a signal
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE semantics of Linux")
+def test_a_write_that_fails_half_way_is_cut_back_to_the_last_whole_line(
+    tmp_path: Path, small_file_limit: None
+) -> None:
+    path = tmp_path / "out.jsonl"
+    with ResultsFile(path) as out:
+        out.write(result("a"))
+        before = path.read_bytes()
+        # the file may grow by 10 bytes only: the next line is written in part, then
+        # the rest fails (EFBIG), like a disk that fills up mid-line
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 10, resource.RLIM_INFINITY))
+        with pytest.raises(OSError, match="File too large") as caught:
+            out.write(result("b", output="x" * 100))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY,) * 2)
+        assert caught.value.errno == errno.EFBIG
+        assert path.read_bytes() == before  # no torn line left behind
+        out.write(result("c"))
+    assert [r.id for r in read_results(path)] == ["a", "c"]
+
+
+def test_a_device_is_written_but_never_synced_nor_read_back() -> None:
+    # fsync of /dev/null fails (EINVAL): a results file that is not a regular file
+    # must not be synced, or every write would fail
+    with ResultsFile("/dev/null", fsync=True) as out:
+        out.write(result("a"))
+    assert list(read_results("/dev/null")) == []
+
+
+def test_a_closed_results_file_refuses_writes_and_closes_once(tmp_path: Path) -> None:
+    out = ResultsFile(tmp_path / "out.jsonl")
+    out.write(result("a"))
+    out.close()
+    out.close()  # a second close does nothing (the descriptor is not closed twice)
+    with pytest.raises(OSError, match="is closed"):
+        out.write(result("b"))
+    assert [r.id for r in read_results(tmp_path / "out.jsonl")] == ["a"]
+
+
+def test_parquet_without_pyarrow_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as if not installed
+    with pytest.raises(BatchConfigError, match="needs pyarrow"):
+        ResultsFile(tmp_path / "out.parquet")
+    assert not (tmp_path / "out.parquet.journal.jsonl").exists()  # refused before opening
+
+
+def test_two_parquet_writers_keep_both_results_whichever_closes_first(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "out.parquet"
+    first, second = ResultsFile(path), ResultsFile(path)
+    first.write(result("a"))
+    second.write(result("b"))
+    first.close()  # folds the journal, both lines, into the Parquet file
+    second.close()  # its journal is gone already: nothing left to fold
+    assert [r.id for r in read_results(path)] == ["a", "b"]
+    assert not (tmp_path / "out.parquet.journal.jsonl").exists()
