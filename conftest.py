@@ -6,4 +6,5 @@ of every module it imports unmeasured. Loaded from here, it is imported once cov
 runs. Users get the plugin from the entry point, as always.
 """
 
-pytest_plugins = ("ccwire.testing._pytest_plugin",)
+# pytester: the plugin's own tests run a user's pytest session in-process
+pytest_plugins = ("ccwire.testing._pytest_plugin", "pytester")

@@ -1,14 +1,12 @@
-"""The pytest plugin of `ccwire.testing` without a Claude Code CLI (a pytest run in a
-subprocess, with `PATH` and `CCWIRE_CLI_PATH` pointing nowhere): its fixtures skip with
+"""The pytest plugin of `ccwire.testing` without a Claude Code CLI (a user's pytest run,
+through ``pytester``, with `PATH` and `CCWIRE_CLI_PATH` pointing nowhere): its fixtures skip with
 one reason that names the install command, and the run's summary says so without
 `-rs`; under `CI=true` they fail instead, unless the user allows skipping."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -23,26 +21,35 @@ def test_with_the_env(offline_env):
 """
 
 
-def pytest_run(
-    tmp_path: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "test_user.py").write_text(USER_TESTS)
-    environ = {k: v for k, v in os.environ.items() if k not in ("CCWIRE_CLI_PATH", "CI")}
-    environ.update(PATH=str(tmp_path / "bin"), HOME=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
-    environ.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args, "test_user.py"],
-        cwd=tmp_path,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+@dataclass
+class Done:
+    """A user's pytest run: its exit code and what it printed."""
+
+    returncode: int
+    stdout: str
 
 
-def test_fixtures_skip_without_a_cli(tmp_path: Path) -> None:
-    done = pytest_run(tmp_path, "-rs")
+@pytest.fixture
+def pytest_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Run the user's tests in a pytest session of their own (the plugin found through
+    its entry point), with no CLI anywhere and ``env`` set."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Done:
+        pytester.makepyfile(test_user=USER_TESTS)
+        for name in ("CCWIRE_CLI_PATH", "CI", "CCWIRE_SKIP_WITHOUT_CLI"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("PATH", str(pytester.path / "bin"))
+        monkeypatch.setenv("HOME", str(pytester.path))
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+        return Done(int(result.ret), result.stdout.str())
+
+    return run
+
+
+def test_fixtures_skip_without_a_cli(pytest_run: Any) -> None:
+    done = pytest_run("-rs")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 skipped" in done.stdout, done.stdout
     reasons = [line for line in done.stdout.splitlines() if line.startswith("SKIPPED")]
@@ -52,9 +59,9 @@ def test_fixtures_skip_without_a_cli(tmp_path: Path) -> None:
         assert "CCWIRE_CLI_PATH" in line
 
 
-def test_the_summary_says_why_they_skipped_without_asking(tmp_path: Path) -> None:
+def test_the_summary_says_why_they_skipped_without_asking(pytest_run: Any) -> None:
     """No `-rs`: a green run with skips still ends with a ccwire warning naming them."""
-    done = pytest_run(tmp_path)
+    done = pytest_run()
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if "ccwire warning" in line)
@@ -66,8 +73,8 @@ def test_the_summary_says_why_they_skipped_without_asking(tmp_path: Path) -> Non
     assert "2 skipped" in lines[-1] and lines.index(lines[-1]) > start
 
 
-def test_under_ci_they_fail_instead(tmp_path: Path) -> None:
-    done = pytest_run(tmp_path, env={"CI": "true"})
+def test_under_ci_they_fail_instead(pytest_run: Any) -> None:
+    done = pytest_run(env={"CI": "true"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert "2 errors" in done.stdout.splitlines()[-1], done.stdout
     assert "CI=true is set, so it fails instead of skipping" in done.stdout
@@ -80,9 +87,11 @@ def test_under_ci_they_fail_instead(tmp_path: Path) -> None:
     [({"CCWIRE_SKIP_WITHOUT_CLI": "1"}, ""), ({}, "[pytest]\nccwire_skip_without_cli = true\n")],
     ids=["env", "ini"],
 )
-def test_ci_may_allow_skipping(tmp_path: Path, env: dict[str, str], ini: str) -> None:
+def test_ci_may_allow_skipping(
+    pytester: pytest.Pytester, pytest_run: Any, env: dict[str, str], ini: str
+) -> None:
     if ini:
-        (tmp_path / "pytest.ini").write_text(ini)
-    done = pytest_run(tmp_path, env={"CI": "true", **env})
+        (pytester.path / "pytest.ini").write_text(ini)
+    done = pytest_run(env={"CI": "true", **env})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 skipped" in done.stdout and "ccwire warning" in done.stdout
