@@ -476,3 +476,30 @@ def test_the_help_names_the_defaults_the_server_uses() -> None:
                 {"request_timeout": True}):  # fmt: skip
         with pytest.raises(ValueError, match=next(iter(bad))):
             HttpLimits(**bad)
+
+
+# --------------------------------------------------------------------------- 2026-07-28
+
+
+def modern(method: str, params: dict[str, Any], req_id: Any = 1) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    return {"jsonrpc": "2.0", "id": req_id, "method": method,
+            "params": {**params, "_meta": meta}}  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_a_2026_07_28_request_is_served_on_its_own_without_a_session() -> None:
+    version = {"mcp-protocol-version": "2026-07-28"}
+    async with served() as app:
+        found = await call(app, modern("server/discover", {}), headers=version)
+        assert found.status == 200, found
+        assert "mcp-session-id" not in found.headers  # no session was opened
+        assert "2026-07-28" in found.answer["result"]["supportedVersions"], found.answer
+        echoed = await call(
+            app, modern("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, 2),
+            headers=version,
+        )  # fmt: skip
+        assert echoed.status == 200, echoed
+        assert echoed.answer["id"] == 2
+        assert echoed.answer["result"]["content"] == [{"type": "text", "text": "hi"}]
+        assert app.sessions == {}  # nothing kept between the two
