@@ -114,6 +114,9 @@ def test_an_unwritable_output_fails_before_any_task(
         (["--ray", "--sessions-per-actor", "0"], "--sessions-per-actor must be at least 1"),
         (["--tools", "no_such_module_xyz:server"], "cannot import 'no_such_module_xyz'"),
         (["--tools", "tests.batch.calc_tools:not_a_server"], "expected an in-process MCP"),
+        (["--retries", "-1"], "--retries must be >= 0"),
+        (["--max-cost-usd", "0"], "--max-cost-usd must be positive"),
+        (["--otel-cli"], "--otel-cli needs --otel"),
     ],
 )
 def test_bad_options_fail_before_any_task(
@@ -124,6 +127,14 @@ def test_bad_options_fail_before_any_task(
                          "--offline", *extra)  # fmt: skip
     assert code == 2
     assert_one_error_line(cli_io, message)
+    assert not marker.exists()
+
+
+def test_an_empty_task_file(tmp_path: Path, dead_cli: str, marker: Path) -> None:
+    code, cli_io = batch(tasks_file(tmp_path), "-o", str(tmp_path / "o.jsonl"),
+                         "--cli-path", dead_cli, "--offline")  # fmt: skip
+    assert code == 2
+    assert_one_error_line(cli_io, "has no tasks: it is empty")
     assert not marker.exists()
 
 
