@@ -89,6 +89,39 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "not allowed with argument" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--max-turns", "0"], "--max-turns must be at least 1"),
+        (["--cwd", "{tmp}/none"], "none: does not exist"),
+        (["--cwd", "{tmp}/a-file"], "a-file: is not a directory"),
+        (
+            ["--tools", "tests.fixtures.mcp_serve_server:server"] * 2,
+            "--tools: two servers are called 'fixture'",
+        ),
+    ],
+)
+def test_bad_run_options_are_one_line_before_the_cli_starts(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    cli_io = make_io()
+    argv = ["run", "hi", "--offline", *(x.format(tmp=tmp_path) for x in extra)]
+    assert main(argv, io=cli_io) == 2
+    lines = err(cli_io).splitlines()
+    assert lines[0].startswith("ccwire: error: ") and message in lines[0], lines
+    assert lines[1:] == ["ccwire: hint: see `ccwire run --help`"]
+
+
+def test_an_offline_folder_that_cannot_be_made_is_a_usage_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")  # a file where the folder would go
+    cli_io = make_io(env={"CCWIRE_OFFLINE_DIR": str(blocker / "sessions")})
+    assert main(["run", "hi", "--offline", "--plain"], io=cli_io) == 2
+    assert "cannot create the offline sessions folder" in err(cli_io)
+    assert "set CCWIRE_OFFLINE_DIR to another one" in err(cli_io)
+
+
 def test_bad_tools_spec_is_one_line_and_a_hint() -> None:
     cli_io = make_io()
     assert main(["run", "hi", "--offline", "--tools", "no_colon_here"], io=cli_io) == 2
