@@ -65,6 +65,70 @@ def test_a_prompt_sent_later_unarchives(captured: Captured) -> None:
     assert _archived(captured)[sid] is False
 
 
+def _user(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "uuid": "u", "timestamp": LATER,
+            "message": {"role": "user", "content": content}, **extra}  # fmt: skip
+
+
+def _queued(prompt: Any, **extra: Any) -> dict[str, Any]:
+    attachment = {"type": "queued_command", "prompt": prompt, **extra}
+    return {"type": "attachment", "uuid": "q", "timestamp": LATER, "attachment": attachment}
+
+
+@pytest.mark.parametrize(
+    ("entry", "unarchives"),
+    [
+        (_user([{"type": "text", "text": "and then?"}]), True),
+        (_user([{"type": "image", "source": {}}]), True),  # a picture is a prompt too
+        (_queued("queued while it worked"), True),
+        (_user("   "), False),  # nothing said
+        (_user([{"type": "text", "text": " "}]), False),
+        (_user({"not": "content"}), False),
+        (_user("compacted", isCompactSummary=True), False),
+        (_user("a subagent's", isSidechain=True), False),
+        (_user("from a hook", isMeta=True), False),
+        (_user("from a cron job", origin={"kind": "scheduled"}), False),
+        (_queued("from a cron job", origin={"kind": "scheduled"}), False),
+        (_queued(["not", "a", "prompt"]), False),
+        (
+            {
+                "type": "attachment",
+                "uuid": "a",
+                "timestamp": LATER,
+                "attachment": {"type": "file", "prompt": "user"},
+            },
+            False,
+        ),
+        ({"type": "assistant", "uuid": "a", "timestamp": LATER, "note": "user"}, False),
+        (_user("said", timestamp="not a time"), False),
+    ],
+)
+def test_what_counts_as_a_prompt_sent_later(
+    captured: Captured, entry: dict[str, Any], unarchives: bool
+) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    _append(captured, sid, entry)
+    assert _archived(captured)[sid] is (not unarchives)
+
+
+@pytest.mark.parametrize(
+    "mark",
+    [
+        b"{not json",
+        b'{"archived": "yes"}',
+        b"[true]",
+        b'{"archived": true, "pad": "' + b"x" * 5000 + b'"}',
+    ],
+    ids=["not-json", "not-a-bool", "not-an-object", "too-big"],
+)
+def test_a_damaged_archive_mark_is_no_mark(captured: Captured, mark: bytes) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    (captured.project_dir / sid / "archived.json").write_bytes(mark)
+    assert _archived(captured)[sid] is None
+
+
 def test_archiving_a_session_that_is_not_there(captured: Captured) -> None:
     with pytest.raises(TranscriptArgumentError):
         archive_session("not-a-uuid")
