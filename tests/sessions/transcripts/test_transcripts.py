@@ -179,6 +179,22 @@ def test_rename_and_tag_show_in_the_listing(captured: Captured) -> None:
         rename_session("00000000-0000-0000-0000-000000000000", "t")
 
 
+def test_mutations_of_sessions_that_are_not_there_or_empty(captured: Captured) -> None:
+    empty = "44444444-4444-4444-8444-444444444444"
+    (captured.project_dir / f"{empty}.jsonl").write_text("")  # created, nothing written yet
+    with pytest.raises(SessionNotFoundError, match="not found in any project directory"):
+        rename_session(empty, "t")  # an empty file is no session to append to
+    with pytest.raises(SessionNotFoundError, match="/elsewhere"):
+        tag_session(captured.multi_turn, "x", directory="/elsewhere")
+    with pytest.raises(TranscriptArgumentError, match="tag must be non-empty"):
+        tag_session(captured.multi_turn, " \u200b ")  # blank once invisible marks go
+    with pytest.raises(SessionNotFoundError):
+        fork_session(empty)
+    with pytest.raises(TranscriptArgumentError, match="Invalid up_to_message_id"):
+        fork_session(captured.multi_turn, up_to_message_id="not-a-uuid")
+    assert (captured.project_dir / f"{empty}.jsonl").read_text() == ""  # nothing written
+
+
 def test_fork_up_to_a_message(captured: Captured) -> None:
     messages = get_session_messages(captured.multi_turn)
     cut = messages[2]
