@@ -422,3 +422,28 @@ async def test_a_batch_stopped_before_it_starts_runs_nothing_and_runs_once(dead_
     with pytest.raises(BatchError, match="a batch runs once"):
         async with run:
             pass
+
+
+@pytest.mark.anyio
+async def test_an_event_callback_that_raises_is_logged_and_the_batch_goes_on(
+    fake_options: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[str] = []
+
+    def flaky(event: Any) -> None:
+        seen.append(event.kind)
+        raise RuntimeError(f"the dashboard is down ({event.kind})")
+
+    tasks = [{"id": f"t{i}", "prompt": f"p{i}"} for i in range(3)]
+    out = tmp_path / "out.jsonl"
+    async with run_batch(
+        tasks, options=fake_options(), concurrency=2, output=out, events=flaky
+    ) as results:
+        got = await results.collect()
+    assert sorted((r.id, r.ok, r.result) for r in got) == [
+        (f"t{i}", True, f"echo: p{i}") for i in range(3)
+    ]
+    assert seen.count("finished") == 3  # every event still delivered
+    assert "batch event callback failed on finished" in caplog.text
+    assert "the dashboard is down (finished)" in caplog.text
+    assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
