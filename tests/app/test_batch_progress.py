@@ -23,7 +23,7 @@ OK = BatchResult(id="t1", ok=True, result="fine", cost_usd=0.25,
                  usage={"input_tokens": 1200, "output_tokens": 30})  # fmt: skip
 CRASHED = BatchResult(
     id="t2", ok=False, error="the CLI stopped", error_kind="crash", attempts=2,
-    session_id="s-2", exit_code=137, stderr="Killed\nsk-ant-api03-secret",
+    session_id="s-2", exit_code=137, stderr="Killed\nout of memory",
 )  # fmt: skip
 
 
@@ -77,7 +77,7 @@ def test_a_failure_in_one_line_or_with_its_evidence() -> None:
         "  exit code 137",
         "  the CLI's stderr ended with:",
         "  | Killed",
-        "  | sk-ant-api03-secret",
+        "  | out of memory",
     ]
 
 
