@@ -436,6 +436,36 @@ def test_rich_renderer_prints_lines_and_a_status(
     assert "slow - requested 2.0 s" in status[1]
 
 
+def test_after_the_terminal_narrows_the_status_rows_it_rewrapped_are_erased(
+    tracked: tuple[RunTracker, list[RunEvent], Clock],
+) -> None:
+    """A terminal that gets narrower re-wraps the status rows already on screen: the
+    next redraw must erase every row they now take, or copies of them stay behind."""
+    from rich.console import Console
+
+    tracker, _, _ = tracked
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=120, force_terminal=True, color_system=None)
+    renderer = RichRenderer(buffer, tracker, console=console)
+    with renderer:
+        renderer.handle(RunEvent("start", {"prompt": "hi", "offline": True}))
+        tracker.on_message(_state("running"))
+        long_name = "mcp__tools__" + "x" * 200  # its row is cut to the terminal's width
+        tracker.on_message(AssistantMessage([ToolUseBlock("t1", long_name, {})], "m"))
+        assert renderer._live is not None
+        renderer._live.refresh()  # drawn at 120 columns: a short row and a full one
+        console.width = 40  # each row is re-wrapped by the terminal: 1 + 3 rows
+        before = buffer.getvalue().count("\x1b[2K")  # erase-line, one per row erased
+        renderer._live.refresh()
+        assert buffer.getvalue().count("\x1b[2K") - before == 4
+        before = buffer.getvalue().count("\x1b[2K")
+        renderer._live.refresh()  # drawn at 40 now: two rows, each one row high
+        assert buffer.getvalue().count("\x1b[2K") - before == 2
+        with renderer.suspended():  # the user answers a question: no status meanwhile
+            assert not renderer._live.is_started
+        assert renderer._live.is_started
+
+
 def test_the_status_shows_the_latest_retry_until_the_model_answers(
     tracked: tuple[RunTracker, list[RunEvent], Clock],
 ) -> None:

@@ -226,7 +226,8 @@ class RichRenderer(Renderer):
         self._offline = False
         self._live: Any = None
         self._spinners: dict[str, Any] = {}
-        self._row_lengths: list[int] = []  # the status rows last drawn, in cells
+        self._row_lengths: list[int] = []  # the status rows last rendered, in cells
+        self._drawn_rows: list[int] = []  # those on screen now, in cells
         self._drawn_width = 0  # the terminal's width when they were drawn
 
     # -------------------------------------------------------------- lifecycle
@@ -260,15 +261,20 @@ class RichRenderer(Renderer):
         on screen when they shrink: a status row drawn at the old width may now take
         two rows, and erasing only as many rows as were drawn would leave the rest
         behind. The rows are never wider than the terminal they were drawn on.
+
+        Called right before the status is drawn again: by then the status was already
+        rendered anew (at the new width), so the rows on screen are those remembered
+        from the last draw.
         """
         width = self._console.width
         shape = live_render._shape
         if shape is not None and self._drawn_width and width < self._drawn_width:
-            drawn = [min(n, self._drawn_width - 1) for n in self._row_lengths]
+            drawn = [min(n, self._drawn_width - 1) for n in self._drawn_rows]
             rows = sum(max(1, -(-n // width)) for n in drawn)
             if rows > shape[1]:
                 live_render._shape = (shape[0], rows)
         self._drawn_width = width
+        self._drawn_rows = list(self._row_lengths)  # what is drawn next, right after this
 
     def __exit__(self, *exc_info: object) -> None:
         live, self._live = self._live, None
