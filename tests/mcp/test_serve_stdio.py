@@ -1,0 +1,170 @@
+"""``serve_stdio`` in-process, on real file descriptors (files and pipes), and
+``serve_lines`` hosting a server of the official ``mcp`` package."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import create_sdk_mcp_server, tool
+from ccwire._mcp.serve import serve_lines, serve_stdio
+from tests.fixtures.official_serve_server import fast
+
+pytestmark = pytest.mark.anyio
+
+BIG = 200_000  # far beyond a pipe's buffer and the 4096 bytes written without a thread
+
+
+@tool("big", "A long answer", {})
+async def big(args: dict[str, Any]) -> str:
+    return "x" * BIG
+
+
+@tool("add", "Add two numbers", {"a": float, "b": float})
+async def add(args: dict[str, Any]) -> str:
+    return str(args["a"] + args["b"])
+
+
+SERVER = create_sdk_mcp_server("stdio", tools=[big, add])["instance"]
+
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
+    tmp_path: Path,
+) -> None:
+    """stdin ends right after the requests: their answers are still written (the big
+    one through a thread), and a last line without its newline is served too."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    # A request longer than one read (64 KiB): the decoder joins its chunks.
+    padded = call(2, "add", {"a": 2, "b": 3.5})
+    padded["params"]["_meta"] = {"pad": "p" * 100_000}
+    last = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
+    stdin_path.write_bytes(line(INIT) + line(call(1, "big", {})) + line(padded) + last)
+    stdin = os.open(stdin_path, os.O_RDONLY)
+    stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
+    try:
+        with anyio.fail_after(10):
+            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
+    finally:
+        os.close(stdin)
+        os.close(stdout)
+    written = stdout_path.read_bytes()
+    assert written.endswith(b"\n")
+    answers = {m["id"]: m for m in map(json.loads, written.splitlines())}
+    assert sorted(answers) == [0, 1, 2, 3]
+    assert answers[0]["result"]["serverInfo"]["name"] == "stdio"
+    assert answers[1]["result"]["content"] == [{"type": "text", "text": "x" * BIG}]
+    assert answers[2]["result"]["content"] == [{"type": "text", "text": "5.5"}]
+    assert answers[3] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+async def test_empty_stdin_ends_at_once_writing_nothing(tmp_path: Path) -> None:
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    stdin_path.write_bytes(b"")
+    stdin = os.open(stdin_path, os.O_RDONLY)
+    stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
+    try:
+        with anyio.fail_after(10):
+            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
+    finally:
+        os.close(stdin)
+        os.close(stdout)
+    assert stdout_path.read_bytes() == b""
+
+
+async def test_client_closed_stdout_answers_are_dropped_not_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closed its end of stdout: answers small and large are dropped (and
+    logged at debug level); serving still ends normally when stdin ends."""
+    stdin_path = tmp_path / "in"
+    stdin_path.write_bytes(line(INIT) + line(call(1, "big", {})))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the client is gone: writing raises BrokenPipeError
+    stdin = os.open(stdin_path, os.O_RDONLY)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="ccwire"), anyio.fail_after(10):
+            await serve_stdio(SERVER, stdin=stdin, stdout=write_end)
+    finally:
+        os.close(stdin)
+        os.close(write_end)
+    dropped = [r.getMessage() for r in caplog.records if "client closed stdout" in r.getMessage()]
+    assert len(dropped) == 2  # both answers, in whichever order they were ready
+    assert sorted(re.findall(r"'id': (\d+)", " ".join(dropped))) == ["0", "1"]
+
+
+async def test_pipes_both_ways_with_a_live_client() -> None:
+    """stdin and stdout as pipes: the client writes one request at a time and reads the
+    answer before the next, then closes stdin; serving ends."""
+    server_in, client_out = os.pipe()
+    client_in, server_out = os.pipe()
+    got: list[dict[str, Any]] = []
+
+    async def read_answer() -> dict[str, Any]:
+        data = b""
+        while not data.endswith(b"\n"):
+            await anyio.wait_readable(client_in)
+            data += os.read(client_in, 1 << 16)
+        return dict(json.loads(data))
+
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: serve_stdio(SERVER, stdin=server_in, stdout=server_out))
+                for request in (INIT, call(1, "add", {"a": 1, "b": 2})):
+                    os.write(client_out, line(request))
+                    got.append(await read_answer())
+                os.close(client_out)
+                client_out = -1
+    finally:
+        for fd in (server_in, client_out, client_in, server_out):
+            if fd >= 0:
+                os.close(fd)
+    assert [m["id"] for m in got] == [0, 1]
+    assert got[1]["result"]["content"] == [{"type": "text", "text": "3"}]
+
+
+async def test_serve_lines_hosts_an_official_server() -> None:
+    """An `McpBridge` (a server of the official mcp package) keeps no per-client state
+    for `serve_lines` to forget; its tools are served all the same."""
+    from ccwire import McpBridge
+
+    bridge = McpBridge(fast)
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_lines, bridge, server_in, server_out.send)
+            await to_server.send(line(INIT))
+            assert (await from_server.receive())["id"] == 0
+            await to_server.send(call(1, "shout", {"word": "hey"}))
+            answer = await from_server.receive()
+            to_server.close()
+    assert answer["id"] == 1
+    assert answer["result"]["content"][0]["text"] == "HEY!"
