@@ -666,22 +666,19 @@ async def serve_http(
 
     limits = limits or HttpLimits()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    bound = sock.getsockname()[1]
-    app = McpHttpApp(server, security_settings(host, bound), limits)
-    config = uvicorn.Config(
-        app.starlette(), log_level="warning", lifespan="on", ws="none",
-        http=_timed_protocol(limits.request_timeout),
-        h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS,
-    )  # fmt: skip
-    if announce is not None:
-        shown = f"[{host}]" if ":" in host else host
-        announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
-        announce.flush()
-    try:
+    with socket.socket(family, socket.SOCK_STREAM) as sock:  # closed if it cannot bind too
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+        bound = sock.getsockname()[1]
+        app = McpHttpApp(server, security_settings(host, bound), limits)
+        config = uvicorn.Config(
+            app.starlette(), log_level="warning", lifespan="on", ws="none",
+            http=_timed_protocol(limits.request_timeout),
+            h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        )  # fmt: skip
+        if announce is not None:
+            shown = f"[{host}]" if ":" in host else host
+            announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
+            announce.flush()
         await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        sock.close()
