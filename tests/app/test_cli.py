@@ -204,42 +204,6 @@ def test_serve_usage_errors_are_one_line_reports() -> None:
     assert err(cli_io).startswith("ccwire: error: serve --http expects [HOST:]PORT")
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (["--http"], "serve --http expects [HOST:]PORT"),
-        (["--http=99999", "m:s"], "serve --http expects [HOST:]PORT, got '99999'"),
-        (["--frobnicate", "m:s"], "serve: unknown option '--frobnicate'"),
-        (["a:b", "c:d"], "serve expects one PACKAGE.MODULE:ATTRIBUTE"),
-        (["--max-sessions", "10", "m:s"], "serve: --max-sessions only apply with --http"),
-        (["--http", "0", "--max-sessions=0", "m:s"],
-         "serve --max-sessions expects a positive integer, got '0'"),
-        (["--http", "0", "--idle-timeout", "soon", "m:s"],
-         "serve --idle-timeout expects a positive number of seconds, got 'soon'"),
-        (["--http", "0", "--request-timeout=inf", "m:s"],
-         "serve --request-timeout expects a positive number of seconds, got 'inf'"),
-    ],
-)  # fmt: skip
-def test_serve_options_are_checked_before_anything_is_loaded(argv: list[str], message: str) -> None:
-    cli_io = make_io()
-    assert main(["serve", *argv], io=cli_io) == ExitCode.USAGE
-    first = err(cli_io).splitlines()[0]
-    assert first.startswith("ccwire: error: ") and message in first, first
-
-
-def test_serve_http_on_a_port_in_use_is_a_usage_error() -> None:
-    import socket
-
-    with socket.create_server(("127.0.0.1", 0)) as taken:
-        port = taken.getsockname()[1]
-        cli_io = make_io()
-        argv = ["serve", f"--http=127.0.0.1:{port}", "tests.fixtures.mcp_serve_server:server"]
-        assert main(argv, io=cli_io) == ExitCode.USAGE
-    first = err(cli_io).splitlines()[0]
-    assert first.startswith(f"ccwire: error: serve --http 127.0.0.1:{port}: "), first
-    assert "in use" in first
-
-
 def test_serve_http_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "ccwire._mcp.http", raising=False)
     for name in ("starlette", "starlette.applications", "uvicorn"):

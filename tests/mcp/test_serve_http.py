@@ -57,15 +57,41 @@ async def big(args: dict[str, Any], ctx: ToolContext) -> str:
     return "x" * (1024 * int(args["n"]))
 
 
+GATE: dict[str, anyio.Event] = {}
+"""``started`` (set by a ``gated`` call) and ``open`` (set by the test), per test."""
+GATED: list[str] = []
+"""How each ``gated`` call ended: ``"finished"`` or ``"cancelled"``."""
+
+
+@tool("gated", "Waits until the test opens its gate", {})
+async def gated(args: dict[str, Any]) -> str:
+    GATE["started"].set()
+    try:
+        await GATE["open"].wait()
+    except anyio.get_cancelled_exc_class():
+        GATED.append("cancelled")
+        raise
+    GATED.append("finished")
+    return "through"
+
+
+@pytest.fixture
+def gate() -> Iterator[dict[str, anyio.Event]]:
+    GATE.update(started=anyio.Event(), open=anyio.Event())
+    GATED.clear()
+    yield GATE
+    GATE.clear()
+
+
 @resource("memo://watched", mime_type="text/plain")
 def watched() -> str:
     """A resource clients subscribe to."""
     return "watched"
 
 
-SERVER = create_sdk_mcp_server("limits", tools=[echo, broken, stuck, big], resources=[watched])[
-    "instance"
-]
+SERVER = create_sdk_mcp_server(
+    "limits", tools=[echo, broken, stuck, big, gated], resources=[watched]
+)["instance"]
 HEADERS = {
     "host": "127.0.0.1:8000",
     "accept": "application/json, text/event-stream",
@@ -478,28 +504,183 @@ def test_the_help_names_the_defaults_the_server_uses() -> None:
             HttpLimits(**bad)
 
 
-# --------------------------------------------------------------------------- 2026-07-28
+# --------------------------------------------------------------------------- more edges
+
+GATED_CALL = {"jsonrpc": "2.0", "id": "g", "method": "tools/call",
+              "params": {"name": "gated", "arguments": {}}}  # fmt: skip
 
 
-def modern(method: str, params: dict[str, Any], req_id: Any = 1) -> dict[str, Any]:
+async def test_a_2026_07_28_request_is_a_post_served_without_a_session() -> None:
+    modern = {"mcp-protocol-version": "2026-07-28"}
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
-    return {"jsonrpc": "2.0", "id": req_id, "method": method,
-            "params": {**params, "_meta": meta}}  # fmt: skip
-
-
-@pytest.mark.anyio
-async def test_a_2026_07_28_request_is_served_on_its_own_without_a_session() -> None:
-    version = {"mcp-protocol-version": "2026-07-28"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta}}  # fmt: skip
     async with served() as app:
-        found = await call(app, modern("server/discover", {}), headers=version)
-        assert found.status == 200, found
-        assert "mcp-session-id" not in found.headers  # no session was opened
-        assert "2026-07-28" in found.answer["result"]["supportedVersions"], found.answer
-        echoed = await call(
-            app, modern("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, 2),
-            headers=version,
-        )  # fmt: skip
-        assert echoed.status == 200, echoed
-        assert echoed.answer["id"] == 2
-        assert echoed.answer["result"]["content"] == [{"type": "text", "text": "hi"}]
-        assert app.sessions == {}  # nothing kept between the two
+        reply = await call(app, body, headers=modern)
+        assert reply.status == 200 and "mcp-session-id" not in reply.headers
+        assert reply.answer["result"]["content"] == [{"type": "text", "text": "hi"}]
+        for method in ("GET", "DELETE"):  # no stream to open, no session to end
+            reply = await call(app, method=method, headers=modern)
+            refused(reply, 405, -32600)
+            assert reply.headers["allow"] == "POST"
+        assert app.sessions == {}
+
+
+async def test_a_client_gone_mid_body_is_not_answered() -> None:
+    async with served() as app:
+        session = await open_session(app)
+        said: list[Any] = []
+        parts = [{"type": "http.request", "body": b'{"jsonrpc":', "more_body": True},
+                 {"type": "http.disconnect"}]  # fmt: skip
+
+        async def receive() -> Any:
+            return parts.pop(0)
+
+        async def send(message: Any) -> None:
+            said.append(message)
+
+        headers = [(k.encode(), v.encode()) for k, v in {**HEADERS, **in_session(session)}.items()]
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers,
+                 "query_string": b"", "server": ("127.0.0.1", 8000)}  # fmt: skip
+        with anyio.fail_after(10):
+            await app(scope, receive, send)
+        assert said == [] and parts == []  # nothing sent, nothing more read
+        await answers_ping(app, session)
+
+
+async def test_an_initialize_the_transport_refuses_opens_no_session() -> None:
+    """Without ``text/event-stream`` in Accept the transport answers 406: the session
+    made for it is closed again and does not count against the cap."""
+    async with served(max_sessions=1) as app:
+        reply = await call(app, initialize(), headers={"accept": "application/json"})
+        assert reply.status == 406, reply
+        assert app.sessions == {}
+        dead = in_session(reply.headers["mcp-session-id"])  # the transport names it anyway
+        refused(await call(app, PING, headers=dead), 404, -32600)
+        await answers_ping(app, await open_session(app))
+
+
+async def test_a_cancelled_call_ends_its_stream_without_a_result(
+    gate: dict[str, anyio.Event],
+) -> None:
+    async with served() as app:
+        session = await open_session(app)
+        replies: list[Reply] = []
+        async with anyio.create_task_group() as tg:
+
+            async def post_call() -> None:
+                replies.append(await call(app, GATED_CALL, headers=in_session(session)))
+
+            tg.start_soon(post_call)
+            await gate["started"].wait()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": "g"}}  # fmt: skip
+            assert (await call(app, cancel, headers=in_session(session))).status == 202
+        (reply,) = replies
+        assert reply.status == 200 and not [m for m in reply.messages if "result" in m]
+        assert (
+            reply.answer["id"] == "g" and reply.answer["error"]["code"] == -32800
+        )  # the transport's
+        assert GATED == ["cancelled"]
+        await answers_ping(app, session)
+
+
+async def test_a_call_that_ends_after_its_session_is_dropped_quietly(
+    gate: dict[str, anyio.Event], caplog: pytest.LogCaptureFixture
+) -> None:
+    """DELETE while a call runs: the call's stream ends unanswered at once; the call
+    finishing later has nowhere to send its answer, which is dropped (logged)."""
+    caplog.set_level("DEBUG", logger="ccwire")
+    async with served() as app:
+        session = await open_session(app)
+        replies: list[Reply] = []
+        async with anyio.create_task_group() as tg:
+
+            async def post_call() -> None:
+                replies.append(await call(app, GATED_CALL, headers=in_session(session)))
+
+            tg.start_soon(post_call)
+            await gate["started"].wait()
+            deleted = await call(app, method="DELETE", headers=in_session(session))
+            assert deleted.status == 200
+        (reply,) = replies
+        assert [m.get("id") for m in reply.messages] == []
+        gate["open"].set()
+        await _until(lambda: GATED == ["finished"])
+        await _until(lambda: "HTTP session ended; None not sent" in caplog.text)
+        refused(await call(app, PING, headers=in_session(session)), 404, -32600)
+        await answers_ping(app, await open_session(app))
+
+
+async def test_a_batch_answers_what_the_transport_said_for_each_request(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """A call's progress comes before its answer on the stream (the answer is what
+    counts); a request the transport refuses gets its error; one whose session ended
+    before it was answered gets an internal error."""
+    old = in_session("", "2025-03-26")
+    progress = {"jsonrpc": "2.0", "id": "big", "method": "tools/call",
+                "params": {"name": "big", "arguments": {"n": 1},
+                           "_meta": {"progressToken": 7}}}  # fmt: skip
+    async with served() as app:
+        session = await open_session(app, "2025-03-26")
+        headers = {**old, "mcp-session-id": session}
+        reply = await call(app, [progress, PING], headers=headers)
+        big_answer, ping_answer = reply.answer
+        assert (
+            big_answer["id"] == "big" and big_answer["result"]["content"][0]["text"] == "x" * 1024
+        )
+        assert ping_answer == {"jsonrpc": "2.0", "id": "ping", "result": {}}
+
+        json_only = {**headers, "accept": "application/json"}
+        (not_acceptable,) = (await call(app, [PING], headers=json_only)).answer
+        assert not_acceptable["id"] == "ping" and not_acceptable["error"]["code"] < 0
+        assert "Not Acceptable" in not_acceptable["error"]["message"]
+
+        replies: list[Reply] = []
+        async with anyio.create_task_group() as tg:
+
+            async def post_batch() -> None:
+                replies.append(await call(app, [GATED_CALL], headers=headers))
+
+            tg.start_soon(post_batch)
+            await gate["started"].wait()
+            assert (await call(app, method="DELETE", headers=headers)).status == 200
+        (cut_off,) = replies[0].answer
+        assert cut_off["id"] == "g" and cut_off["error"]["code"] == -32603
+        assert "no answer" in cut_off["error"]["message"]
+
+
+async def test_the_host_served_and_loopback_names_are_the_hosts_accepted() -> None:
+    app = McpHttpApp(SERVER, security_settings("192.0.2.7", 8000))
+    async with app.lifespan(None):
+        for host in ("192.0.2.7:8000", "localhost:8000", "127.0.0.1:9"):
+            assert (await call(app, initialize(), headers={"host": host})).status == 200, host
+        for host in ("evil.example:8000", "192.0.2.8:8000"):
+            assert (await call(app, initialize(), headers={"host": host})).status == 421, host
+        for origin in ("http://192.0.2.7:8000", "https://localhost"):
+            assert (await call(app, initialize(), headers={"origin": origin})).status == 200
+        assert (
+            await call(app, initialize(), headers={"origin": "http://evil.example"})
+        ).status == 403
+    everywhere = security_settings("0.0.0.0", 8000).allowed_hosts
+    assert "0.0.0.0:8000" not in everywhere and "127.0.0.1:8000" in everywhere
+    v6 = security_settings("::1", 8000).allowed_hosts
+    assert v6.count("[::1]:8000") == 1
+
+
+async def test_a_replay_sends_only_the_stream_asked_for() -> None:
+    from mcp_types import JSONRPCResponse
+
+    store = _MemoryEventStore()
+    first = await store.store_event("a", None)  # a priming event: no message
+    await store.store_event("b", JSONRPCResponse(jsonrpc="2.0", id="b1", result={}))
+    await store.store_event("a", None)
+    await store.store_event("a", JSONRPCResponse(jsonrpc="2.0", id="a1", result={}))
+    replayed: list[Any] = []
+
+    async def collect(event: Any) -> None:
+        replayed.append((event.event_id, event.message.id))
+
+    assert await store.replay_events_after(first, collect) == "a"
+    assert replayed == [("a:4", "a1")]

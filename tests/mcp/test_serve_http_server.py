@@ -50,6 +50,7 @@ def server(*args: str, port: int = 0) -> Iterator[tuple[subprocess.Popen[str], i
             proc.terminate()
         proc.wait(timeout=BOUND)
         err = proc.stderr.read()
+        proc.stderr.close()
         assert "Traceback" not in err, err
 
 

@@ -14,7 +14,7 @@ accepts is bounded by its `HttpLimits`.
   are left alone (evicting one would cut off a client in the middle of its work;
   the client that is refused can retry).  A 2026-07-28 request
   (``MCP-Protocol-Version: 2026-07-28``, no session id) is served on its own,
-  statelessly.
+  statelessly; such a request is a POST (a GET or DELETE gets 405).
 * **Bounded requests.**  A POST body over ``max_body_bytes`` gets 413 as soon as its
   ``Content-Length`` (or what has arrived of it) says so; it is never read whole.
   A request's head must arrive within ``request_timeout`` seconds of its first byte
@@ -281,7 +281,7 @@ async def _captured(app: Any, scope: Scope, receive: Receive) -> tuple[int, byte
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]
-        elif message["type"] == "http.response.body":
+        else:  # "http.response.body": the transport's answers send no other kind
             chunks.append(message.get("body", b""))
 
     await app(scope, receive, capture)
@@ -346,15 +346,16 @@ class McpHttpApp:
         modern = session_id is None and version in MODERN_VERSIONS
         if refused is None and session_id is not None and session is None:
             refused = _refusal(404, "Session not found")
-        if refused is None and request.method != "POST" and session is None and not modern:
-            refused = _refusal(400, "Bad Request: Missing session ID")
+        if refused is None and request.method != "POST" and session is None:
+            refused = (
+                _refusal(405, "Method Not Allowed: a 2026-07-28 request is a POST",
+                         headers={"Allow": "POST"})
+                if modern else _refusal(400, "Bad Request: Missing session ID")
+            )  # fmt: skip
         if refused is not None:
             await refused(scope, receive, send)
-        elif request.method != "POST":
-            if session is not None:
-                await self._serve(session, scope, receive, send)
-            else:
-                await self._stateless(scope, receive, send)
+        elif session is not None and request.method != "POST":
+            await self._serve(session, scope, receive, send)
         else:
             await self._post(request, session, modern, send)
 
@@ -666,8 +667,7 @@ async def serve_http(
 
     limits = limits or HttpLimits()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:  # closed however serving ends, a port in use included
+    with socket.socket(family, socket.SOCK_STREAM) as sock:  # closed if it cannot bind too
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
         sock.listen(128)
@@ -683,5 +683,3 @@ async def serve_http(
             announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
             announce.flush()
         await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        sock.close()

@@ -1,0 +1,154 @@
+"""`serve_http` in process: uvicorn on a port of its own (asyncio, which uvicorn runs
+on), its banner, keep-alive connections, and the deadline on a request's head.
+(`tests/mcp/test_serve_http_server.py` runs ``ccwire serve --http`` as a process.)"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import h11
+import pytest
+
+from ccwire._mcp.http import HttpLimits, serve_http
+from tests.fixtures import mcp_serve_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+class Banner:
+    """The ``announce`` stream: what was written, and an event once a line was."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.written = anyio.Event()
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        self.written.set()
+
+
+@contextlib.asynccontextmanager
+async def running(host: str = "127.0.0.1", **limits: Any) -> AsyncIterator[tuple[int, str]]:
+    """``serve_http`` on a free port; yields the port and the banner, stops it after."""
+    banner = Banner()
+    server = mcp_serve_server.server["instance"]
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            lambda: serve_http(server, host, 0, announce=banner, limits=HttpLimits(**limits))
+        )
+        with anyio.fail_after(10):
+            await banner.written.wait()  # bound and listening: connections queue from now on
+        found = re.search(r":(\d+)/mcp\n$", banner.text)
+        assert found is not None, banner.text
+        yield int(found[1]), banner.text
+        tg.cancel_scope.cancel()
+
+
+class Client:
+    """One kept-alive HTTP/1.1 connection (h11, which uvicorn serves with)."""
+
+    def __init__(self, sock: anyio.abc.SocketStream, host: str) -> None:
+        self.sock = sock
+        self.host = host
+        self.conn = h11.Connection(h11.CLIENT)
+
+    async def post(self, body: Any, **headers: str) -> tuple[int, dict[str, str], bytes]:
+        """POST ``body`` (JSON) to /mcp; the status, headers and whole body."""
+        if self.conn.our_state is h11.DONE:
+            self.conn.start_next_cycle()
+        data = json.dumps(body).encode()
+        sent = {**HEADERS, **headers, "host": self.host, "content-length": str(len(data))}
+        request = h11.Request(method="POST", target="/mcp", headers=list(sent.items()))
+        for part in (request, h11.Data(data=data), h11.EndOfMessage()):
+            await self.sock.send(self.conn.send(part) or b"")
+        status, got, chunks = 0, dict[str, str](), list[bytes]()
+        with anyio.fail_after(10):
+            while True:
+                event = self.conn.next_event()
+                if event is h11.NEED_DATA:
+                    self.conn.receive_data(await self.sock.receive())
+                elif isinstance(event, h11.Response):
+                    status = event.status_code
+                    got = {k.decode(): v.decode() for k, v in event.headers}
+                elif isinstance(event, h11.Data):
+                    chunks.append(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage):
+                    return status, got, b"".join(chunks)
+
+
+@contextlib.asynccontextmanager
+async def connected(host: str, port: int) -> AsyncIterator[Client]:
+    async with await anyio.connect_tcp(host, port) as sock:
+        yield Client(sock, f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+
+
+async def _said_before_closing(sock: anyio.abc.SocketStream) -> bytes:
+    said = b""
+    with anyio.fail_after(10):
+        try:
+            while True:
+                said += await sock.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return said
+
+
+async def test_the_banner_names_the_url_and_a_kept_alive_connection_serves_each_request() -> None:
+    async with running() as (port, banner):
+        assert banner == f"ccwire: serving MCP on http://127.0.0.1:{port}/mcp\n"
+        async with connected("127.0.0.1", port) as client:
+            status, headers, _ = await client.post(INIT)
+            assert status == 200
+            session = headers["mcp-session-id"]
+            for n in range(3):  # the same connection, request after request
+                ping = {"jsonrpc": "2.0", "id": n, "method": "ping"}
+                status, _, body = await client.post(ping, **{"mcp-session-id": session})
+                assert status == 200
+                data = [ln[5:] for ln in body.decode().splitlines() if ln.startswith("data:")]
+                assert json.loads(data[-1]) == {"jsonrpc": "2.0", "id": n, "result": {}}
+
+
+async def test_a_connection_that_sends_no_whole_head_in_time_is_closed() -> None:
+    """Silent, or stuck halfway through its head (the first request's, or the next
+    one's on a kept-alive connection): closed after ``request_timeout`` without an
+    answer (there was no request).  A whole request is served."""
+    async with running(request_timeout=0.3) as (port, _):
+        async with await anyio.connect_tcp("127.0.0.1", port) as silent:
+            assert await _said_before_closing(silent) == b""
+        async with await anyio.connect_tcp("127.0.0.1", port) as stuck:
+            await stuck.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty")
+            assert await _said_before_closing(stuck) == b""
+        async with connected("127.0.0.1", port) as client:
+            assert (await client.post(INIT))[0] == 200
+            await client.sock.send(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the next one
+            assert await _said_before_closing(client.sock) == b""
+
+
+def _has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback")
+async def test_an_ipv6_address_is_served_and_shown_in_brackets() -> None:
+    async with running("::1") as (port, banner):
+        assert banner == f"ccwire: serving MCP on http://[::1]:{port}/mcp\n"
+        async with connected("::1", port) as client:
+            status, headers, _ = await client.post(INIT)
+            assert status == 200 and "mcp-session-id" in headers
