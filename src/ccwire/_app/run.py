@@ -271,7 +271,7 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     if result is None:
         raise CcwireError("the conversation ended without a result")
     if result.is_error and not spec.offline and _AUTH_FAILURE.search(str(result.result or "")):
-        raise AuthMissingError(f"the model refused the credentials: {result.result}")
+        raise AuthMissingError(f"the model refused the credentials, saying {result.result}")
     return 1 if result.is_error else 0
 
 
