@@ -26,6 +26,7 @@ from typing import IO
 from .._batch.output import read_results
 from .._batch.results import BatchResult
 from .html import render_html
+from .loaders import UsageError
 from .transcript_view import load_session_view
 
 __all__ = [
@@ -79,8 +80,11 @@ def report_command(args: argparse.Namespace, out: IO[str]) -> int:
     """Run ``ccwire batch report``; returns the exit code.
 
     Raises:
+        UsageError: The results file does not exist.
         OSError: The report cannot be written.
     """
+    if not Path(args.results).exists():  # a mistyped name is not an empty batch
+        raise UsageError(f"batch report: the results file {args.results!r} does not exist")
     results = latest_results(args.results)
     pages = write_report(
         results, Path(args.html), source=str(args.results), transcripts=not args.no_transcripts

@@ -130,6 +130,17 @@ def test_the_report_renders_the_results_in_chromium(
     assert page.locator("details.tool").count() == 3
 
 
+def test_a_results_file_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
+    cli_io = CliIO(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), environ={})
+    out = tmp_path / "report.html"
+    missing = tmp_path / "typo.jsonl"
+    code = main(["batch", "report", str(missing), "--html", str(out)], io=cli_io)
+    assert code == 2
+    stderr = cli_io.stderr.getvalue()  # type: ignore[attr-defined]
+    assert stderr.startswith(f"ccwire: error: batch report: the results file '{missing}' does")
+    assert not out.exists()  # no empty report that looks like a batch of nothing
+
+
 def test_a_big_batch_is_drawn_as_histograms() -> None:
     results = [BatchResult(id=f"t{i}", ok=i % 7 != 0, duration_s=float(i % 50), cost_usd=0.01)
                for i in range(MAX_BARS * 3)]  # fmt: skip
