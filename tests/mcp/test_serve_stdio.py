@@ -55,6 +55,18 @@ def line(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
+async def serve_files(stdin_path: Path, stdout_path: Path) -> None:
+    """Serve with ``stdin_path`` as stdin and ``stdout_path`` (created) as stdout."""
+    stdin = os.open(stdin_path, os.O_RDONLY)
+    stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
+    try:
+        with anyio.fail_after(10):
+            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
+    finally:
+        os.close(stdin)
+        os.close(stdout)
+
+
 async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
     tmp_path: Path,
 ) -> None:
@@ -66,14 +78,7 @@ async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
     padded["params"]["_meta"] = {"pad": "p" * 100_000}
     last = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
     stdin_path.write_bytes(line(INIT) + line(call(1, "big", {})) + line(padded) + last)
-    stdin = os.open(stdin_path, os.O_RDONLY)
-    stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
-    try:
-        with anyio.fail_after(10):
-            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
-    finally:
-        os.close(stdin)
-        os.close(stdout)
+    await serve_files(stdin_path, stdout_path)
     written = stdout_path.read_bytes()
     assert written.endswith(b"\n")
     answers = {m["id"]: m for m in map(json.loads, written.splitlines())}
@@ -87,14 +92,7 @@ async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
 async def test_empty_stdin_ends_at_once_writing_nothing(tmp_path: Path) -> None:
     stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
     stdin_path.write_bytes(b"")
-    stdin = os.open(stdin_path, os.O_RDONLY)
-    stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
-    try:
-        with anyio.fail_after(10):
-            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
-    finally:
-        os.close(stdin)
-        os.close(stdout)
+    await serve_files(stdin_path, stdout_path)
     assert stdout_path.read_bytes() == b""
 
 
