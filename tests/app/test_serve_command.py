@@ -15,6 +15,7 @@ import pytest
 from ccwire._app.loaders import UsageError
 from ccwire._app.main import CliIO, ExitCode, main
 from ccwire._app.serve import USAGE, parse_http_address, serve_command
+from tests.fixtures.jsonrpc import initialize, line, tools_call
 
 TARGET = "tests.fixtures.mcp_serve_server:server"
 
@@ -118,23 +119,8 @@ def test_serves_on_stdin_and_stdout(capfd: pytest.CaptureFixture[str]) -> None:
     saved = os.dup(0)
     read_end, write_end = os.pipe()
     try:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        call = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "add", "arguments": {"a": 2, "b": 3.5}},
-        }
-        os.write(write_end, b"".join(json.dumps(m).encode() + b"\n" for m in (init, call)))
+        init, call = initialize(), tools_call(1, "add", {"a": 2, "b": 3.5})
+        os.write(write_end, line(init) + line(call))
         os.close(write_end)
         write_end = -1
         os.dup2(read_end, 0)

@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from ccwire._app.loaders import UsageError, load_server
 from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
+from tests.fixtures.jsonrpc import initialize, tools_call
 from tests.fixtures.mcp_schema import checking_schema
 
 pytestmark = pytest.mark.anyio
@@ -133,22 +134,7 @@ async def test_cancelled_notification_cancels_the_call_in_process() -> None:
     server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
     server = mcp_serve_server.server["instance"]
     mcp_serve_server.SLEEPY_ENDED.clear()
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    sleepy = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "sleepy", "arguments": {}},
-    }
+    init, sleepy = initialize(), tools_call(1, "sleepy", {})
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     with anyio.fail_after(10):

@@ -14,7 +14,7 @@ import gc
 import json
 import tracemalloc
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -510,6 +510,27 @@ GATED_CALL = {"jsonrpc": "2.0", "id": "g", "method": "tools/call",
               "params": {"name": "gated", "arguments": {}}}  # fmt: skip
 
 
+async def gated_call_while(
+    app: McpHttpApp,
+    session: str,
+    gate: dict[str, anyio.Event],
+    during: Callable[[], Awaitable[None]],
+) -> Reply:
+    """POST `GATED_CALL` in ``session``; once its tool has started, run ``during()``;
+    then the call's reply."""
+    replies: list[Reply] = []
+    async with anyio.create_task_group() as tg:
+
+        async def post_call() -> None:
+            replies.append(await call(app, GATED_CALL, headers=in_session(session)))
+
+        tg.start_soon(post_call)
+        await gate["started"].wait()
+        await during()
+    (reply,) = replies
+    return reply
+
+
 async def test_a_2026_07_28_request_is_a_post_served_without_a_session() -> None:
     modern = {"mcp-protocol-version": "2026-07-28"}
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
@@ -565,18 +586,13 @@ async def test_a_cancelled_call_ends_its_stream_without_a_result(
 ) -> None:
     async with served() as app:
         session = await open_session(app)
-        replies: list[Reply] = []
-        async with anyio.create_task_group() as tg:
 
-            async def post_call() -> None:
-                replies.append(await call(app, GATED_CALL, headers=in_session(session)))
-
-            tg.start_soon(post_call)
-            await gate["started"].wait()
+        async def cancel_it() -> None:
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
                       "params": {"requestId": "g"}}  # fmt: skip
             assert (await call(app, cancel, headers=in_session(session))).status == 202
-        (reply,) = replies
+
+        reply = await gated_call_while(app, session, gate, cancel_it)
         assert reply.status == 200 and not [m for m in reply.messages if "result" in m]
         assert (
             reply.answer["id"] == "g" and reply.answer["error"]["code"] == -32800
@@ -593,17 +609,12 @@ async def test_a_call_that_ends_after_its_session_is_dropped_quietly(
     caplog.set_level("DEBUG", logger="ccwire")
     async with served() as app:
         session = await open_session(app)
-        replies: list[Reply] = []
-        async with anyio.create_task_group() as tg:
 
-            async def post_call() -> None:
-                replies.append(await call(app, GATED_CALL, headers=in_session(session)))
-
-            tg.start_soon(post_call)
-            await gate["started"].wait()
+        async def delete_it() -> None:
             deleted = await call(app, method="DELETE", headers=in_session(session))
             assert deleted.status == 200
-        (reply,) = replies
+
+        reply = await gated_call_while(app, session, gate, delete_it)
         assert [m.get("id") for m in reply.messages] == []
         gate["open"].set()
         await _until(lambda: GATED == ["finished"])

@@ -15,6 +15,7 @@ import pytest
 
 from ccwire import create_sdk_mcp_server, tool
 from ccwire._mcp.serve import serve_lines, serve_stdio
+from tests.fixtures.jsonrpc import initialize, line, tools_call
 from tests.fixtures.official_serve_server import fast
 
 pytestmark = pytest.mark.anyio
@@ -34,25 +35,7 @@ async def add(args: dict[str, Any]) -> str:
 
 SERVER = create_sdk_mcp_server("stdio", tools=[big, add])["instance"]
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-
-
-def call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    params = {"name": name, "arguments": arguments}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-
-
-def line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message).encode() + b"\n"
+INIT = initialize()
 
 
 async def serve_files(stdin_path: Path, stdout_path: Path) -> None:
@@ -74,10 +57,10 @@ async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
     one through a thread), and a last line without its newline is served too."""
     stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
     # A request longer than one read (64 KiB): the decoder joins its chunks.
-    padded = call(2, "add", {"a": 2, "b": 3.5})
+    padded = tools_call(2, "add", {"a": 2, "b": 3.5})
     padded["params"]["_meta"] = {"pad": "p" * 100_000}
     last = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
-    stdin_path.write_bytes(line(INIT) + line(call(1, "big", {})) + line(padded) + last)
+    stdin_path.write_bytes(line(INIT) + line(tools_call(1, "big", {})) + line(padded) + last)
     await serve_files(stdin_path, stdout_path)
     written = stdout_path.read_bytes()
     assert written.endswith(b"\n")
@@ -102,7 +85,7 @@ async def test_client_closed_stdout_answers_are_dropped_not_raised(
     """A client that closed its end of stdout: answers small and large are dropped (and
     logged at debug level); serving still ends normally when stdin ends."""
     stdin_path = tmp_path / "in"
-    stdin_path.write_bytes(line(INIT) + line(call(1, "big", {})))
+    stdin_path.write_bytes(line(INIT) + line(tools_call(1, "big", {})))
     read_end, write_end = os.pipe()
     os.close(read_end)  # the client is gone: writing raises BrokenPipeError
     stdin = os.open(stdin_path, os.O_RDONLY)
@@ -135,7 +118,7 @@ async def test_pipes_both_ways_with_a_live_client() -> None:
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(lambda: serve_stdio(SERVER, stdin=server_in, stdout=server_out))
-                for request in (INIT, call(1, "add", {"a": 1, "b": 2})):
+                for request in (INIT, tools_call(1, "add", {"a": 1, "b": 2})):
                     os.write(client_out, line(request))
                     got.append(await read_answer())
                 os.close(client_out)
@@ -161,7 +144,7 @@ async def test_serve_lines_hosts_an_official_server() -> None:
             tg.start_soon(serve_lines, bridge, server_in, server_out.send)
             await to_server.send(line(INIT))
             assert (await from_server.receive())["id"] == 0
-            await to_server.send(call(1, "shout", {"word": "hey"}))
+            await to_server.send(tools_call(1, "shout", {"word": "hey"}))
             answer = await from_server.receive()
             to_server.close()
     assert answer["id"] == 1
