@@ -1,0 +1,167 @@
+"""The Ray worker's side without Ray: `SessionHost`, the body of each batch actor, driven
+in this process the way Ray drives it (its methods on an asyncio loop, `run` iterated as
+the streaming generator), with the fake CLI (``fake_cli.py``) and the mini CLI that
+parks spares (``tests/fixtures/mini_cli.py``). Ray runs async actors on asyncio only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from ccwire import ClaudeAgentOptions
+from ccwire._batch.ray_actors import SessionHost, worker_options
+from ccwire._batch.tasks import BatchTask
+from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy
+
+from .calc_tools import HOOKS
+from .conftest import FakeOptions, Holds, fake_cli_processes
+from .spawners import counting
+
+pytestmark = pytest.mark.anyio
+LIMIT = 60
+MINI_CLI = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Ray runs async actors on asyncio."""
+    return "asyncio"
+
+
+def shared(options: ClaudeAgentOptions, **refs: Any) -> dict[str, Any]:
+    """What the driver gives each actor (see ``feed_ray``)."""
+    return {"options": options, "policy": RetryPolicy(max_attempts=1), "tools": (),
+            "hooks": None, "spawn": None, "spares": 0, **refs}  # fmt: skip
+
+
+async def drain(host: SessionHost, task: BatchTask) -> list[dict[str, Any]]:
+    with anyio.fail_after(LIMIT):
+        return [item async for item in host.run(task, seed=1)]
+
+
+def test_worker_options_import_the_references_on_the_worker() -> None:
+    stdio = {"type": "stdio", "command": "files-server"}
+    options = worker_options(shared(
+        ClaudeAgentOptions(mcp_servers={"files": stdio}),
+        tools=("tests.batch.calc_tools:server",), hooks="tests.batch.calc_tools:HOOKS",
+        spawn="tests.batch.spawners:counting",
+    ))  # fmt: skip
+    assert isinstance(options.mcp_servers, dict)
+    assert options.mcp_servers["files"] == stdio  # the batch's own servers stay
+    assert options.mcp_servers["calc"]["type"] == "sdk"
+    assert options.hooks == HOOKS
+    assert options.spawn_claude_code_process is counting
+    plain = ClaudeAgentOptions(model="m")
+    assert worker_options(shared(plain)) == plain  # nothing to add
+
+
+def test_tools_need_a_dict_of_servers_on_the_worker_too() -> None:
+    with pytest.raises(BatchConfigError, match="mcp_servers to be a dict"):
+        worker_options(shared(ClaudeAgentOptions(mcp_servers="servers.json"),
+                              tools=("tests.batch.calc_tools:server",)))  # fmt: skip
+
+
+async def test_an_actor_streams_progress_then_the_result(
+    fake_options: FakeOptions, holds: Holds
+) -> None:
+    holds.release(forever=True)  # `act`: a tool call, then on at once
+    host = SessionHost(shared(fake_options()))
+    assert await host.ready() == os.getpid()
+    items = await drain(host, BatchTask(id="t", prompt="act now", metadata={"k": 1}))
+    *progress, last = items
+    result = BatchResult.from_json(last["result"])
+    assert (result.id, result.ok, result.tool_calls, result.metadata) == ("t", True, 1, {"k": 1})
+    assert [p["progress"] for p in progress] == [
+        {"attempt": 1, "session_id": None, "acted": False},
+        {"attempt": 1, "session_id": result.session_id, "acted": False},
+        {"attempt": 1, "session_id": result.session_id, "acted": True},
+    ]
+
+
+async def test_references_a_worker_cannot_import_fail_each_of_its_tasks(
+    fake_options: FakeOptions, holds: Holds
+) -> None:
+    host = SessionHost(shared(fake_options(), tools=("no_such_module_xyz:server",)))
+    for n in (1, 2):
+        (item,) = await drain(host, BatchTask(id=f"t{n}", prompt="echo", metadata={"n": n}))
+        result = BatchResult.from_json(item["result"])
+        assert (result.id, result.ok, result.error_kind) == (f"t{n}", False, "config")
+        assert result.metadata == {"n": n}
+        assert "cannot import 'no_such_module_xyz' on the Ray worker" in (result.error or "")
+    assert fake_cli_processes(holds) == []  # no session was started
+
+
+async def test_stop_cancels_every_running_session_and_ends_its_cli(
+    fake_options: FakeOptions, holds: Holds
+) -> None:
+    host = SessionHost(shared(fake_options()))
+    seen: dict[str, list[Any]] = {}
+
+    async def consume(task_id: str) -> None:
+        seen[task_id] = []
+        try:
+            async for item in host.run(BatchTask(id=task_id, prompt=f"hold {task_id}"), seed=1):
+                seen[task_id].append(item)
+        except asyncio.CancelledError:  # what Ray's caller gets for a cancelled task
+            seen[task_id].append("cancelled")
+
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(consume, "a")
+            tg.start_soon(consume, "b")
+            await anyio.to_thread.run_sync(holds.wait_for, 2)
+            assert len(fake_cli_processes(holds)) == 2
+            assert await host.stop(LIMIT) == 0  # none still running after it
+    assert fake_cli_processes(holds) == []
+    for items in seen.values():
+        assert items[-1] == "cancelled"
+        assert not any("result" in item for item in items[:-1])
+    assert await host.stop(1) == 0  # nothing left to stop
+
+
+async def test_a_task_whose_caller_goes_away_is_cancelled_with_its_cli(
+    fake_options: FakeOptions, holds: Holds
+) -> None:
+    host = SessionHost(shared(fake_options()))
+    stream = host.run(BatchTask(id="t", prompt="hold t"), seed=1)
+    with anyio.fail_after(LIMIT):
+        first = await stream.__anext__()
+        assert first == {"progress": {"attempt": 1, "session_id": None, "acted": False}}
+        await anyio.to_thread.run_sync(holds.wait_for, 1)
+        await stream.aclose()  # Ray closes the generator: the driver cancelled the task
+    assert fake_cli_processes(holds) == []
+
+
+async def test_an_actor_with_spares_starts_tasks_on_them_and_ends_them_on_stop(
+    tmp_path: Path,
+) -> None:
+    wrapper = tmp_path / "claude"
+    wrapper.write_text(
+        "#!/bin/sh\nMINI_RESULT=report exec "
+        f'{shlex.quote(sys.executable)} {shlex.quote(str(MINI_CLI))} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    (tmp_path / "home").mkdir()
+    options = ClaudeAgentOptions(cli_path=str(wrapper), env={"HOME": str(tmp_path / "home")},
+                                 initialize_timeout=20)  # fmt: skip
+    host = SessionHost(shared(options, spares=1))
+    reports = []
+    for n in range(2):
+        *_, last = await drain(host, BatchTask(id=f"t{n}", prompt="hi"))
+        result = BatchResult.from_json(last["result"])
+        assert result.ok, result.error
+        reports.append(json.loads(result.result or ""))
+    assert all(report["claimed"] for report in reports)  # each on a spare booted before
+    spares = tmp_path / "home" / ".claude" / "spares"
+    with anyio.fail_after(LIMIT):
+        assert await host.stop(LIMIT) == 0
+    assert list(spares.iterdir()) == []  # the spare parked for a next task ended too
