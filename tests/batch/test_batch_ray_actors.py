@@ -10,6 +10,7 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from ccwire import ClaudeAgentOptions
+from ccwire import ClaudeAgentOptions, McpStdioServerConfig
 from ccwire._batch.ray_actors import SessionHost, worker_options
 from ccwire._batch.tasks import BatchTask
 from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy
@@ -49,7 +50,7 @@ async def drain(host: SessionHost, task: BatchTask) -> list[dict[str, Any]]:
 
 
 def test_worker_options_import_the_references_on_the_worker() -> None:
-    stdio = {"type": "stdio", "command": "files-server"}
+    stdio: McpStdioServerConfig = {"type": "stdio", "command": "files-server"}
     options = worker_options(shared(
         ClaudeAgentOptions(mcp_servers={"files": stdio}),
         tools=("tests.batch.calc_tools:server",), hooks="tests.batch.calc_tools:HOOKS",
@@ -133,6 +134,7 @@ async def test_a_task_whose_caller_goes_away_is_cancelled_with_its_cli(
 ) -> None:
     host = SessionHost(shared(fake_options()))
     stream = host.run(BatchTask(id="t", prompt="hold t"), seed=1)
+    assert isinstance(stream, AsyncGenerator)  # what Ray iterates, and closes
     with anyio.fail_after(LIMIT):
         first = await stream.__anext__()
         assert first == {"progress": {"attempt": 1, "session_id": None, "acted": False}}
