@@ -43,7 +43,7 @@ def test_not_a_dict_is_refused_with_the_data(data: Any, name: str) -> None:
 
 
 def test_a_frame_without_a_type_is_refused() -> None:
-    frame = {"message": {"content": []}}
+    frame: dict[str, Any] = {"message": {"content": []}}
     with pytest.raises(MessageParseError, match="missing 'type'") as caught:
         parse_message(frame)
     assert caught.value.data is frame
