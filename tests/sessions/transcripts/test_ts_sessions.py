@@ -118,3 +118,89 @@ def test_system_messages_on_request(captured: Captured) -> None:
     full = get_session_messages(sid, captured.cwd, include_system_messages=True)
     assert [m.type for m in full] == ["user", "assistant", "system", "user"]
     assert full[2].uuid == "s1" and full[2].message["subtype"] == "compact_boundary"
+
+
+@pytest.mark.parametrize(
+    "mark",
+    [
+        b"{not json",
+        b'["archived", true]',
+        b'{"archived": "yes", "at": "2026-01-01T00:00:00.000Z"}',
+        b'{"archived": true}',  # when it was written is part of the mark
+        b'{"archived": true, "at": "last week"}',
+        # more than a mark ever holds (its first 4 KiB alone would read as one)
+        b'{"archived": true, "at": "2026-01-01T00:00:00.000Z"}' + b" " * 4096,
+    ],
+)
+def test_an_unreadable_mark_is_no_mark(captured: Captured, mark: bytes) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    (captured.project_dir / sid / "archived.json").write_bytes(mark)
+    assert _archived(captured)[sid] is None
+    info = get_session_info(sid, captured.cwd)
+    assert info is not None and info.archived is None
+
+
+def _user(content: Any, **extra: Any) -> dict[str, Any]:
+    return {"type": "user", "uuid": "p1", "timestamp": LATER,
+            "message": {"role": "user", "content": content}, **extra}  # fmt: skip
+
+
+def _queued(prompt: Any, **extra: Any) -> dict[str, Any]:
+    attachment = {"type": "queued_command", "prompt": prompt, **extra}
+    return {"type": "attachment", "uuid": "q1", "timestamp": LATER, "attachment": attachment}
+
+
+@pytest.mark.parametrize(
+    ("line", "unarchives"),
+    [
+        (_user("one more thing"), True),
+        (_user([{"type": "text", "text": "look"}, {"type": "image", "source": {}}]), True),
+        (_user([{"type": "document", "source": {}}]), True),
+        (_queued("typed while it ran"), True),
+        (_queued("typed while it ran", origin={"kind": "human"}), True),
+        (_user("   \n"), False),  # nothing said
+        (_user([{"type": "text", "text": " "}, "user"]), False),
+        (_user(None), False),
+        (
+            _user([{"type": "tool_result", "tool_use_id": "t"}, {"type": "text", "text": "hi"}]),
+            False,
+        ),
+        (_user("again", isMeta=True), False),  # the CLI's own entries
+        (_user("again", isSidechain=True), False),
+        (_user("again", isCompactSummary=True), False),
+        (_user("again", origin={"kind": "task-notification"}), False),  # not a person
+        (_queued("a hook's", origin={"kind": "hook"}), False),
+        ({**_queued("x"), "attachment": {"type": "todo", "prompt": "x"}}, False),
+        ({**_queued("x"), "attachment": "queued_command"}, False),
+        ({**_user("again"), "timestamp": "2000-01-01T00:00:00.000Z"}, False),  # before
+        ({**_user("again"), "timestamp": "not a time"}, False),
+        ({"type": "summary", "summary": "user", "uuid": "s1"}, False),
+    ],
+)
+def test_what_counts_as_a_prompt_after_the_mark(
+    captured: Captured, line: dict[str, Any], unarchives: bool
+) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    _append(captured, sid, line)
+    assert _archived(captured)[sid] is (not unarchives)
+
+
+def test_lines_that_are_not_entries_never_unarchive(captured: Captured) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    with open(captured.project_dir / f"{sid}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('["user", "queued_command"]\n{"type":"user","message":{"content":"cut o\n')
+    assert _archived(captured)[sid] is True
+
+
+def test_a_prompt_in_the_head_of_a_long_transcript_counts(captured: Captured) -> None:
+    sid = "44444444-4444-4444-8444-444444444444"
+    filler = [_prompt(f"f{n}", None, "x" * 1000) for n in range(80)]  # past the 64 KiB tail
+    _write(captured.project_dir, sid, [_prompt("u1", None, "start"), *filler])
+    archive_session(sid)
+    assert _archived(captured)[sid] is True
+    later = _prompt("u2", "u1", "typed later", timestamp=LATER)
+    _write(captured.project_dir, sid, [later, *filler])  # only the head has it
+    assert _archived(captured)[sid] is False
