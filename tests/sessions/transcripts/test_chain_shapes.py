@@ -144,6 +144,22 @@ def results_filed_under_another_entry(project: Path, sid: str) -> list[str]:
     return ["u1", "a1", "a2", "r1", "r3", "r2", "a3"]
 
 
+def two_turns_with_results_filed_elsewhere(project: Path, sid: str) -> list[str]:
+    t = Transcript(sid)
+    _parallel_turn(t)
+    t.reply("a3", "r2", "m3")
+    t.prompt("u2", "a3", "and again")
+    t.call("b1", "u2", "m4", "t11", "t13")
+    t.call("b2", "b1", "m4", "t12")
+    t.result("q2", "b2", "t12")
+    t.result("q1", "b1", "t11")
+    t.result("q3", "q2", "t13")
+    t.reply("a4", "q2", "m5")
+    t.write(project)
+    first = ["u1", "a1", "a2", "r1", "r3", "r2", "a3"]
+    return [*first, "u2", "b1", "b2", "q1", "q3", "q2", "a4"]
+
+
 def a_call_claimed_by_two_responses(project: Path, sid: str) -> list[str]:
     t = Transcript(sid)
     t.call("b1", "u1", "m9", "t3")  # a rewound branch: another response claims t3
@@ -175,6 +191,7 @@ SHAPES = [
     no_message_at_all,
     damaged_assistant_entries,
     results_filed_under_another_entry,
+    two_turns_with_results_filed_elsewhere,
     a_call_claimed_by_two_responses,
     a_subagents_results_naming_main_calls,
 ]
