@@ -376,9 +376,10 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path: Path) -> None:
         run_batch(tasks, executor="ray", sessions_per_actor=0)
     with pytest.raises(BatchConfigError, match="retries must be >= 0"):
         run_batch(tasks, retries=-1)
-    for name in ("hooks", "spawn"):
-        with pytest.raises(BatchConfigError, match=rf"{name}.*package\.module:attribute"):
-            run_batch(tasks, **{name: "nocolon"})
+    with pytest.raises(BatchConfigError, match=r"hooks.*package\.module:attribute"):
+        run_batch(tasks, hooks="nocolon")
+    with pytest.raises(BatchConfigError, match=r"spawn.*package\.module:attribute"):
+        run_batch(tasks, spawn="nocolon")
     for spares in (-1, True):
         with pytest.raises(BatchConfigError, match="spares must be an integer >= 0"):
             run_batch(tasks, spares=spares)
@@ -421,10 +422,9 @@ async def test_ray_refuses_in_process_objects(tmp_path: Path) -> None:
     with pytest.raises(BatchConfigError, match=r"spawn='package\.module:spawner'"):
         portable_options(ClaudeAgentOptions(spawn_claude_code_process=counting))
     # servers that are not in-process travel as they are
-    servers = {"files": {"type": "stdio", "command": "files-server"},
-               "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}  # fmt: skip
-    shipped = portable_options(ClaudeAgentOptions(mcp_servers=servers))  # type: ignore[arg-type]
-    assert shipped.mcp_servers == servers
+    remote: dict[str, Any] = {"files": {"type": "stdio", "command": "files-server"},
+                              "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}  # fmt: skip
+    assert portable_options(ClaudeAgentOptions(mcp_servers=remote)).mcp_servers == remote
     assert portable_options(ClaudeAgentOptions(mcp_servers="x.json")).mcp_servers == "x.json"
 
 
