@@ -99,6 +99,10 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
             ["--tools", "tests.fixtures.mcp_serve_server:server"] * 2,
             "--tools: two servers are called 'fixture'",
         ),
+        (
+            ["--spawn", "tests.batch.spawners:nothing_here"],
+            "'tests.batch.spawners' has no attribute 'nothing_here'",
+        ),
     ],
 )
 def test_bad_run_options_are_one_line_before_the_cli_starts(

@@ -11,7 +11,12 @@ import pytest
 from ccwire import CcwireError, ControlTimeoutError, __version__
 from ccwire._app.main import CliIO, ExitCode, classify, main
 from ccwire._transport.discovery import PINNED_CLI_VERSION
-from ccwire.batch import BatchConfigError, DuplicateTaskIdError, ResultsWriteError
+from ccwire.batch import (
+    BatchConfigError,
+    BatchInputError,
+    DuplicateTaskIdError,
+    ResultsWriteError,
+)
 
 
 def version(environ: dict[str, str]) -> tuple[int, str]:
@@ -61,6 +66,7 @@ def test_version_of_a_cli_that_says_nothing_or_cannot_run(tmp_path: Path) -> Non
         (KeyboardInterrupt(), ExitCode.INTERRUPTED, ""),
         (DuplicateTaskIdError("a"), ExitCode.USAGE, "every task needs its own id"),
         (BatchConfigError("x"), ExitCode.USAGE, "nothing ran"),
+        (BatchInputError("bad", line=2), ExitCode.USAGE, "drop --strict"),
         (
             ResultsWriteError("out.jsonl", OSError(28, "No space left")),
             ExitCode.ERROR,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,25 @@ def test_json_progress_events_and_the_exit_code(tmp_path: Path, dead_cli: str) -
     assert code == 1
     summary = json.loads(out(cli_io).splitlines()[-1])
     assert (summary["total"], summary["skipped"], summary["previously_failed"]) == (0, 2, 2)
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="a keychain login cannot be ruled out")
+def test_a_real_model_batch_needs_credentials(tmp_path: Path, dead_cli: str, marker: Path) -> None:
+    # no key, and no login in this HOME: nothing to run with
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), {"HOME": str(tmp_path)})
+    argv = ["batch", tasks_file(tmp_path, GOOD[0]), "-o", str(tmp_path / "o.jsonl"),
+            "--cli-path", dead_cli]  # fmt: skip
+    assert main(argv, io=cli_io) == 4
+    assert_one_error_line(cli_io, "ANTHROPIC_API_KEY")
+    assert not marker.exists()
+
+
+def test_more_malformed_lines_than_are_listed(tmp_path: Path, dead_cli: str) -> None:
+    tasks = tasks_file(tmp_path, GOOD[0], *(["{nope"] * 1001))
+    code, cli_io = batch(tasks, "-o", str(tmp_path / "o.jsonl"), "--cli-path", dead_cli,
+                         "--offline", "--retries", "0", "--plain")  # fmt: skip
+    assert code == 1
+    warnings = [x for x in err(cli_io).splitlines() if x.startswith("ccwire: warning: ")]
+    assert len(warnings) == 1001  # the first 1000 by line, then how many more
+    assert warnings[-1] == "ccwire: warning: 1 more malformed lines skipped"
+    assert "ccwire: 1001 malformed lines were skipped" in err(cli_io)

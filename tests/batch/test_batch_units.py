@@ -6,13 +6,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from ccwire import ClaudeAgentOptions, InMemorySessionStore
+from ccwire import ClaudeAgentOptions, HookMatcher, InMemorySessionStore
 from ccwire._batch.refs import resolve_hooks, resolve_tools
 from ccwire._batch.results import api_error_retryable
 from ccwire._batch.tasks import coerce_task
@@ -32,6 +34,8 @@ from ccwire.batch import (
     run_batch,
     scan_task_file,
 )
+
+from .spawners import counting
 
 # ----------------------------------------------------------------------------- tasks
 
@@ -370,6 +374,15 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path: Path) -> None:
         run_batch(tasks, tools=["nocolon"])
     with pytest.raises(BatchConfigError, match="sessions_per_actor"):
         run_batch(tasks, executor="ray", sessions_per_actor=0)
+    with pytest.raises(BatchConfigError, match="retries must be >= 0"):
+        run_batch(tasks, retries=-1)
+    with pytest.raises(BatchConfigError, match=r"hooks.*package\.module:attribute"):
+        run_batch(tasks, hooks="nocolon")
+    with pytest.raises(BatchConfigError, match=r"spawn.*package\.module:attribute"):
+        run_batch(tasks, spawn="nocolon")
+    for spares in (-1, True):
+        with pytest.raises(BatchConfigError, match="spares must be an integer >= 0"):
+            run_batch(tasks, spares=spares)
     run_batch(tasks, store=InMemorySessionStore())  # accepted
 
 
@@ -403,6 +416,38 @@ async def test_ray_refuses_in_process_objects(tmp_path: Path) -> None:
         portable_options(ClaudeAgentOptions(mcp_servers=dict(servers)))
     with pytest.raises(BatchConfigError, match="stderr"):
         portable_options(ClaudeAgentOptions(stderr=print))
+    hooks = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[_note])]})
+    with pytest.raises(BatchConfigError, match=r"hooks='package\.module:HOOKS'"):
+        portable_options(hooks)
+    with pytest.raises(BatchConfigError, match=r"spawn='package\.module:spawner'"):
+        portable_options(ClaudeAgentOptions(spawn_claude_code_process=counting))
+    # servers that are not in-process travel as they are
+    remote: dict[str, Any] = {"files": {"type": "stdio", "command": "files-server"},
+                              "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}  # fmt: skip
+    assert portable_options(ClaudeAgentOptions(mcp_servers=remote)).mcp_servers == remote
+    assert portable_options(ClaudeAgentOptions(mcp_servers="x.json")).mcp_servers == "x.json"
+
+
+async def _note(*_: object) -> dict[str, object]:
+    return {}
+
+
+@pytest.mark.anyio
+async def test_the_ray_executor_without_ray_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with anyio.fail_after(60), pytest.raises(BatchConfigError, match=r"ccwire\[ray\]"):
+        async with run_batch([{"id": "a", "prompt": "x"}], executor="ray") as batch:
+            await batch.collect()
+    assert (batch.state, batch.submitted) == (BatchState.FAILED, 0)
+
+
+@pytest.mark.parametrize("address", ["auto", "local", "ray://head", "head:port", ":6379"])
+def test_ray_addresses_that_are_not_host_and_port_are_left_to_ray(address: str) -> None:
+    from ccwire._batch.ray_executor import _probe
+
+    _probe(address)  # no connection tried, no error: Ray resolves these itself
 
 
 def test_iterating_outside_async_with_is_a_clear_error() -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from mcp.server import Server, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 
-from ccwire import ClaudeAgentOptions, create_sdk_mcp_server
+from ccwire import ClaudeAgentOptions, McpError, create_sdk_mcp_server
 from ccwire._conversation.argv import build_mcp_config, sdk_servers
 from ccwire._mcp import bridge as _mcp_bridge
 from ccwire._mcp.bridge import (
@@ -415,3 +416,225 @@ def test_importing_ccwire_does_not_import_mcp() -> None:
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
+
+
+# ----------------------------------------------------------------------------- faults
+
+
+async def test_a_server_whose_loop_fails_answers_the_request_in_flight(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    @asynccontextmanager
+    async def lifespan(server: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        raise RuntimeError("database down")
+        yield {}  # pragma: no cover - never reached
+
+    broken = MCPServer("broken", lifespan=lifespan)
+    bridge = McpBridge(broken)
+    assert repr(bridge) == f"McpBridge({broken!r})"
+    sink = Sink()
+    detach = bridge.attach(sink)
+    try:
+        with anyio.fail_after(10):
+            for _ in range(2):  # each try gets a fresh loop, which fails the same way
+                reply = await bridge.handle(INIT, send=sink)
+                assert reply == {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "error": {"code": -32603, "message": "MCP server 'broken' stopped"},
+                }
+    finally:
+        detach()
+        await bridge.aclose()
+    failures = [r for r in caplog.records if "the bridged MCP server 'broken' failed" in r.message]
+    assert len(failures) == 2 and "database down" in str(failures[0].exc_info)
+
+
+async def test_notifications_reach_only_the_session_they_belong_to() -> None:
+    official, _ = make_official()
+    bridge = McpBridge(official)
+    one, two = Sink(), Sink()
+    detach_one, detach_two = bridge.attach(one), bridge.attach(two)
+    try:
+        with anyio.fail_after(10):
+            # no `send`, and two sessions attached: whose notifications these are is unknown
+            assert await bridge.handle(INIT, session_key="k") is not None
+            reply = await bridge.handle(call("add", {"a": 1, "b": 2}), session_key="k")
+            assert reply is not None and reply["result"]["structuredContent"] == {"result": 3}
+    finally:
+        detach_one()
+        detach_two()
+        await bridge.aclose()
+    assert one.messages == [] and two.messages == []
+
+
+async def test_a_failing_sink_loses_the_notification_not_the_answer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    official, _ = make_official()
+    bridge = McpBridge(official)
+
+    async def broken_sink(message: dict[str, Any]) -> None:
+        raise OSError("connection reset")
+
+    detach = bridge.attach(broken_sink)
+    try:
+        with anyio.fail_after(10):
+            assert await bridge.handle(INIT, send=broken_sink) is not None
+            reply = await bridge.handle(call("add", {"a": 2, "b": 2}), send=broken_sink)
+            assert reply is not None and reply["result"]["structuredContent"] == {"result": 4}
+    finally:
+        detach()
+        await bridge.aclose()
+    assert "'official' lost a notifications/progress: connection reset" in caplog.text
+
+
+@pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
+async def test_a_relayed_request_the_client_refuses() -> None:
+    official, _ = make_official()
+    bridge = McpBridge(official)
+    sink = Sink()
+    asked: list[str] = []
+
+    async def client(method: str, params: Mapping[str, Any], timeout: float | None) -> Any:
+        asked.append(method)
+        raise McpError("no roots here", code=-32602)
+
+    async with session(bridge, sink):
+        reply = await bridge.handle(call("ping_back", {}), send=sink, request=client)
+    assert reply is not None
+    assert reply["result"]["content"][0]["text"] == "roots refused: no roots here"
+    assert asked == ["roots/list"]  # the ping was answered by the bridge itself
+
+
+@pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
+async def test_a_relayed_answer_after_the_session_closed_is_dropped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    official, _ = make_official()
+    bridge = McpBridge(official, shutdown_grace=5)
+    sink = Sink()
+    asked, release = anyio.Event(), anyio.Event()
+
+    async def client(method: str, params: Mapping[str, Any], timeout: float | None) -> Any:
+        asked.set()
+        await release.wait()
+        return {"roots": []}
+
+    detach = bridge.attach(sink)
+    with anyio.fail_after(10):
+        assert await bridge.handle(INIT, send=sink) is not None
+        async with anyio.create_task_group() as tg:
+            ask = functools.partial(bridge.handle, send=sink, request=client)
+            tg.start_soon(ask, call("ping_back", {}))
+            await asked.wait()
+            detach()  # the connection closes while the client is still answering
+            release.set()
+        await bridge.aclose()
+    assert "failed" not in caplog.text  # the late answer was dropped, not raised
+
+
+async def test_a_cancel_for_no_request_in_flight_is_ignored() -> None:
+    official, _ = make_official()
+    bridge = McpBridge(official)
+    sink = Sink()
+    async with session(bridge, sink):
+        for params in ({"requestId": 99}, "not an object"):
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+            assert await bridge.handle(cancel, send=sink) is None
+        reply = await bridge.handle(call("add", {"a": 1, "b": 1}), send=sink)
+        assert reply is not None and reply["result"]["structuredContent"] == {"result": 2}
+
+
+def _gated_server() -> tuple[MCPServer, dict[str, anyio.Event]]:
+    events = {name: anyio.Event() for name in ("started", "gate", "hung", "cancelled")}
+    server = MCPServer("gated")
+
+    @server.tool()
+    async def stubborn() -> str:
+        """Finishes when the gate opens, cancelled or not."""
+        events["started"].set()
+        with anyio.CancelScope(shield=True):
+            await events["gate"].wait()
+        return "late"
+
+    @server.tool()
+    async def hang() -> str:
+        """Never finishes."""
+        events["hung"].set()
+        try:
+            await anyio.sleep(3600)
+        finally:
+            events["cancelled"].set()
+        return "unreachable"
+
+    return server, events
+
+
+async def test_a_client_id_reused_while_in_flight_cancels_the_latest_request() -> None:
+    server, events = _gated_server()
+    bridge = McpBridge(server)
+    sink = Sink()
+    replies: list[Any] = []
+    async with session(bridge, sink):
+
+        async def run(name: str) -> None:
+            replies.append(await bridge.handle(call(name, {}, req_id=5), send=sink))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, "stubborn")
+            await events["started"].wait()
+            tg.start_soon(run, "hang")  # the same id, while the first is still running
+            await events["hung"].wait()
+            events["gate"].set()
+            while not replies:  # the first answered: its id no longer names it
+                await anyio.lowlevel.checkpoint()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+            assert await bridge.handle({**cancel, "params": {"requestId": 5}}, send=sink) is None
+            await events["cancelled"].wait()  # the second one was cancelled
+    assert replies[0]["result"]["structuredContent"] == {"result": "late"}
+    assert replies[1:] == [None]
+
+
+async def test_messages_the_bridge_or_the_mcp_package_refuse() -> None:
+    official, state = make_official()
+    bridge = McpBridge(official)
+    sink = Sink()
+    async with session(bridge, sink):
+        assert await bridge.handle(["not", "an", "object"], send=sink) == {  # type: ignore[arg-type]
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32600,
+                "message": "Invalid Request: a message must be a JSON object",
+            },
+        }
+        bad = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "not an object"}
+        refused = await bridge.handle(bad, send=sink)
+        assert refused is not None and refused["id"] == 3
+        assert refused["error"]["code"] == -32600
+        assert refused["error"]["message"].startswith("Invalid Request: ")
+        notice = {"jsonrpc": "2.0", "method": "notifications/progress", "params": "not an object"}
+        assert await bridge.handle(notice, send=sink) is None
+        reply = await bridge.handle(call("add", {"a": 1, "b": 1}), send=sink)  # still serving
+        assert reply is not None and reply["result"]["structuredContent"] == {"result": 2}
+    assert state["lifespans"] == 1
+
+
+async def test_each_unhashable_sender_keeps_its_own_session() -> None:
+    class Unhashable(Sink):
+        def __eq__(self, other: object) -> bool:
+            return other is self
+
+        __hash__ = None  # type: ignore[assignment]
+
+    official, state = make_official()
+    bridge = McpBridge(official)
+    first, second = Unhashable(), Unhashable()
+    async with session(bridge, first), session(bridge, second):
+        for n, sink in enumerate((first, second, first)):
+            reply = await bridge.handle(call("add", {"a": n, "b": 1}, req_id=n + 1), send=sink)
+            assert reply is not None and reply["result"]["structuredContent"] == {"result": n + 1}
+    assert state["lifespans"] == 2  # one server loop per connection
+    tokens = [[m["params"]["progressToken"] for m in s.messages] for s in (first, second)]
+    assert tokens == [[1, 3], [2]]  # each connection got its own progress

@@ -195,3 +195,80 @@ async def test_write_and_read_messages_of_a_ccwire_transport_on_odd_input() -> N
             with pytest.raises(CLIJSONDecodeError, match="not json"):
                 await messages.__anext__()
             await transport.close()
+
+
+async def test_an_adapter_used_before_start() -> None:
+    remote = Remote([{"type": "result"}])
+    adapter = as_line_transport(remote)
+    with pytest.raises(CLIConnectionError, match="not started"):  # as ccwire's transports
+        await adapter.send_line(b"{}\n")
+    assert remote.written == [] and remote.calls == []
+    await adapter.aclose()  # closing one never started closes the remote, once
+    await adapter.aclose()
+    assert remote.calls == ["close"]
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            with pytest.raises(CLIConnectionError, match="already started"):
+                await adapter.start(tg)
+
+
+async def test_a_reader_waiting_for_the_first_write_ends_when_the_adapter_closes() -> None:
+    remote = Remote([{"type": "result"}])
+    adapter = as_line_transport(remote)
+    got: list[bytes | None] = []
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await adapter.start(tg)
+
+            async def read() -> None:
+                got.append(await adapter.receive_line())
+
+            tg.start_soon(read)
+            await anyio.wait_all_tasks_blocked()
+            assert got == []  # nothing written yet: the reader waits
+            await adapter.aclose()
+    assert got == [None]  # closed: the end, and the remote's message was never read
+
+
+async def test_a_foreign_failure_of_an_open_read_is_a_connection_error() -> None:
+    reset = ConnectionResetError("peer reset")
+    adapter = as_line_transport(Remote([{"type": "system"}, reset]))
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await adapter.start(tg)
+            await adapter.send_line(b"{}\n")
+            assert await adapter.receive_line() == b'{"type": "system"}'
+            with pytest.raises(CLIConnectionError, match=r"read_messages\(\) failed") as caught:
+                await adapter.receive_line()
+            assert caught.value.__cause__ is reset
+            await adapter.aclose()
+
+
+async def test_the_reference_methods_of_a_line_transport() -> None:
+    transport, peer = memory_transport_pair()
+    assert as_line_transport(transport) is transport  # driven as it is, not wrapped
+    with pytest.raises(CLIConnectionError, match=r"starts with start\(task_group\)"):
+        await transport.connect()
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            assert transport.is_ready()
+            await peer.send({"type": "result", "n": 1})
+            await peer.exit(0)
+            assert [m async for m in transport.read_messages()] == [{"type": "result", "n": 1}]
+            assert not transport.is_ready()  # the process ended
+            await transport.close()
+
+
+def test_an_object_without_the_six_methods_is_refused() -> None:
+    class Half:
+        async def connect(self) -> None: ...
+
+        async def write(self, data: str) -> None: ...
+
+        is_ready = True  # not callable
+
+    with pytest.raises(
+        TypeError, match=r"Half lacks read_messages\(\), close\(\), is_ready\(\), end_input\(\)$"
+    ):
+        as_line_transport(Half())

@@ -30,6 +30,7 @@ def test_a_type_ccwire_does_not_model_is_none() -> None:
     [
         ([1], "Invalid message data type (expected dict, got list)"),
         ("text", "Invalid message data type (expected dict, got str)"),
+        (None, "Invalid message data type (expected dict, got NoneType)"),
         ({"no": "type"}, "Message missing 'type' field"),
     ],
 )
@@ -38,6 +39,7 @@ def test_what_is_not_a_message_frame_is_refused_with_its_data(data: Any, message
         parse_message(data)
     assert str(caught.value) == message
     assert caught.value.data is data  # the reference's attribute: what was refused
+    assert caught.value.line == ("" if data is None else str(data))
 
 
 def test_a_malformed_frame_is_a_parse_error_caused_by_the_codecs() -> None:

@@ -313,9 +313,7 @@ def _describe(exc: BaseException) -> tuple[str, str]:
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted (Ctrl-C)", ""
     stderr = getattr(exc, "stderr", "") if isinstance(exc, ProcessError) else ""
-    text = str(exc)
-    if stderr and "\nError output: " in text:
-        text = text.split("\nError output: ", 1)[0]
+    text = str(exc)  # a ProcessError's stderr follows its first line: the tail shows it
     first = text.strip().splitlines()[0] if text.strip() else ""
     if not isinstance(exc, CcwireError):
         first = f"{type(exc).__name__}: {first}" if first else type(exc).__name__

@@ -64,3 +64,4 @@ class ResultsWriteError(BatchError):
         super().__init__(f"cannot write the results file {path!r}: {reason}")
         self.path = path
         self.cause = cause
+        self.__cause__ = cause

@@ -48,14 +48,17 @@ def worker_options(shared: dict[str, Any]) -> ClaudeAgentOptions:
         The options every session of this worker starts from.
 
     Raises:
-        BatchConfigError: A reference cannot be imported on this worker.
+        BatchConfigError: A reference cannot be imported on this worker, or there
+            are tools to add to `mcp_servers` that is not a dict (a config file).
     """
     options: ClaudeAgentOptions = shared["options"]
     servers = resolve_tools(shared["tools"], where=WHERE)
     hooks = resolve_hooks(shared["hooks"], where=WHERE)
     spawner = resolve_spawner(shared.get("spawn"), where=WHERE)
     if servers:
-        base = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
+        base = options.mcp_servers
+        if not isinstance(base, dict):  # as the local executor: never drop the user's servers
+            raise BatchConfigError("tools= needs options.mcp_servers to be a dict")
         options = dataclasses.replace(options, mcp_servers={**base, **servers})
     if hooks is not None:
         options = dataclasses.replace(options, hooks=hooks)

@@ -323,8 +323,8 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                     except StopAsyncIteration:
                         more = False
                         continue
-                    if run.over_budget():  # spent while this task waited for an actor
-                        continue
+                    # (no budget check here: next_tasks() checked it, and results are
+                    # charged only by _collect, in this same loop)
                     pool.submit(host, task, run._rng.getrandbits(32), 0, run._tracing.carrier())
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))

@@ -498,9 +498,7 @@ class BatchRun:
             try:
                 self._writer.write(result)
             except OSError as exc:
-                error = ResultsWriteError(str(self._writer.lines_path), exc)
-                error.__cause__ = exc
-                self._fail(error)
+                self._fail(ResultsWriteError(str(self._writer.lines_path), exc))
                 return
         interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))

@@ -138,6 +138,7 @@ def from_message(message: Any) -> dict[str, Any]:
 @dataclass(eq=False)
 class _Waiter:
     outer_id: Any
+    internal_id: int
     done: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
     withdrawn: bool = False
@@ -154,15 +155,16 @@ class _Session:
         self._out_send, self._out_recv = anyio.create_memory_object_stream[Any](math.inf)
         self._ids = itertools.count(1)
         self._pending: dict[int, _Waiter] = {}
-        self._by_outer: dict[Any, int] = {}
+        self._by_outer: dict[Any, _Waiter] = {}  # the latest request under each client id
         self._scope = anyio.CancelScope()
         self.done = anyio.Event()
         self.closed = False
         self.requester: Requester | None = None
         self._tg: anyio.abc.TaskGroup | None = None
 
-    def start(self) -> bool:
-        return spawn_detached(self._run, "ccwire bridged MCP server")
+    def start(self) -> None:
+        # on the loop `handle` runs on: an asyncio or trio one (anyio made our objects)
+        spawn_detached(self._run, "ccwire bridged MCP server")
 
     def stop(self, grace: float) -> None:
         """End the client->server stream; the loop then finishes (cancelled after grace)."""
@@ -196,10 +198,7 @@ class _Session:
             self.done.set()
 
     async def _pump(self) -> None:
-        async for item in self._out_recv:
-            if isinstance(item, Exception):
-                logger.warning("ccwire: bridged MCP server %r: %s", self._name, item)
-                continue
+        async for item in self._out_recv:  # the server writes only SessionMessages
             data = from_message(item)
             if "method" not in data:
                 waiter = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
@@ -234,45 +233,39 @@ class _Session:
         else:
             self._forward(result(data["id"], dict(answer)))
 
-    def _forward(self, data: Mapping[str, Any]) -> bool:
-        try:
+    def _forward(self, data: Mapping[str, Any]) -> None:
+        """Send ``data`` to the server; dropped once its loop has ended (a late answer)."""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._in_send.send_nowait(to_session_message(data))
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            return False
-        return True
 
     async def handle(
         self, message: Mapping[str, Any], timeout: float | None
     ) -> dict[str, Any] | None:
-        method = message.get("method")
-        if not isinstance(method, str):
-            return None  # a response from the CLI: the bridge sends it no requests
+        """One request or notification with a string ``method`` (`McpBridge.handle`
+        answered the rest), sent while the loop runs (a stopped session is replaced)."""
         if "id" not in message:
-            if method == "notifications/cancelled":
+            if message["method"] == "notifications/cancelled":
                 params = message.get("params")
                 params = params if isinstance(params, Mapping) else {}
-                internal = self._by_outer.get(params.get("requestId"))
-                if internal is None:
-                    return None
-                waiter = self._pending.get(internal)
-                if waiter is not None:
-                    waiter.withdrawn = True
-                    waiter.done.set()
-                message = {**message, "params": {**params, "requestId": internal}}
+                cancelled = self._by_outer.get(params.get("requestId"))
+                if cancelled is None:
+                    return None  # answered already, or never asked
+                cancelled.withdrawn = True
+                cancelled.done.set()
+                message = {**message, "params": {**params, "requestId": cancelled.internal_id}}
             self._forward(message)
             return None
         outer, internal = message["id"], next(self._ids)
-        waiter = _Waiter(outer)
+        waiter = _Waiter(outer, internal)
         self._pending[internal] = waiter
-        self._by_outer[outer] = internal
+        self._by_outer[outer] = waiter
         try:
-            if not self._forward({**message, "id": internal}):
-                return error(outer, INTERNAL_ERROR, f"MCP server {self._name!r} is not running")
+            self._forward({**message, "id": internal})
             with anyio.move_on_after(math.inf if timeout is None else timeout):
                 await waiter.done.wait()
         finally:
             self._pending.pop(internal, None)
-            if self._by_outer.get(outer) == internal:
+            if self._by_outer.get(outer) is waiter:
                 del self._by_outer[outer]
             if not waiter.done.is_set():  # cancelled by our caller, or timed out
                 self._forward(_cancel_notice(internal, "cancelled by the client"))
@@ -436,8 +429,7 @@ class McpBridge:
             sinks = list(self._sinks.values())
             sink = send if send is not None else sinks[0] if len(sinks) == 1 else None
             session = _Session(self._lowlevel, sink, self.name)
-            if not session.start():
-                return error(message.get("id"), INTERNAL_ERROR, "no event loop to serve on")
+            session.start()
             self._sessions[key] = session
             self._live = [s for s in self._live if not s.done.is_set()] + [session]
         if request is not None:

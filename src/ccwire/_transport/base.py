@@ -330,12 +330,14 @@ class ReferenceTransportAdapter(LineTransport):
     async def send_line(self, line: bytes) -> None:
         """Pass one encoded line, as text, to the wrapped ``write()``."""
         check_line(line)
+        wrote = self._wrote
+        if wrote is None:
+            raise CLIConnectionError("the transport is not started")
         try:
             with _failures_of("write"):
                 await self.inner.write(line.decode("utf-8"))
         finally:
-            if self._wrote is not None:
-                self._wrote.set()
+            wrote.set()
 
     async def receive_line(self) -> bytes | None:
         """The next message of the wrapped ``read_messages()``, encoded as a line."""

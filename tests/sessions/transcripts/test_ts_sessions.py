@@ -80,9 +80,12 @@ def _queued(prompt: Any, **extra: Any) -> dict[str, Any]:
     [
         (_user([{"type": "text", "text": "and then?"}]), True),
         (_user([{"type": "image", "source": {}}]), True),  # a picture is a prompt too
+        (_user([{"type": "document", "source": {}}]), True),
         (_queued("queued while it worked"), True),
+        (_queued("typed while it ran", origin={"kind": "human"}), True),
         (_user("   "), False),  # nothing said
-        (_user([{"type": "text", "text": " "}]), False),
+        (_user([{"type": "text", "text": " "}, "user"]), False),
+        (_user([{"type": "tool_result", "content": "x"}, {"type": "text", "text": "hi"}]), False),
         (_user({"not": "content"}), False),
         (_user("compacted", isCompactSummary=True), False),
         (_user("a subagent's", isSidechain=True), False),
@@ -99,8 +102,10 @@ def _queued(prompt: Any, **extra: Any) -> dict[str, Any]:
             },
             False,
         ),
+        ({**_queued("x"), "attachment": "queued_command"}, False),
         ({"type": "assistant", "uuid": "a", "timestamp": LATER, "note": "user"}, False),
         (_user("said", timestamp="not a time"), False),
+        (_user("said", timestamp="2000-01-01T00:00:00.000Z"), False),  # before the mark
     ],
 )
 def test_what_counts_as_a_prompt_sent_later(
@@ -118,15 +123,20 @@ def test_what_counts_as_a_prompt_sent_later(
         b"{not json",
         b'{"archived": "yes"}',
         b"[true]",
-        b'{"archived": true, "pad": "' + b"x" * 5000 + b'"}',
+        b'{"archived": true}',  # when it was written is part of the mark
+        b'{"archived": true, "at": "last week"}',
+        # more than a mark ever holds (its first 4 KiB alone would read as one)
+        b'{"archived": true, "at": "2026-01-01T00:00:00.000Z"}' + b" " * 4096,
     ],
-    ids=["not-json", "not-a-bool", "not-an-object", "too-big"],
+    ids=["not-json", "not-a-bool", "not-an-object", "no-at", "bad-at", "too-big"],
 )
 def test_a_damaged_archive_mark_is_no_mark(captured: Captured, mark: bytes) -> None:
     sid = captured.multi_turn
     archive_session(sid)
     (captured.project_dir / sid / "archived.json").write_bytes(mark)
     assert _archived(captured)[sid] is None
+    info = get_session_info(sid, captured.cwd)
+    assert info is not None and info.archived is None
 
 
 def test_archiving_a_session_that_is_not_there(captured: Captured) -> None:
@@ -182,3 +192,22 @@ def test_system_messages_on_request(captured: Captured) -> None:
     full = get_session_messages(sid, captured.cwd, include_system_messages=True)
     assert [m.type for m in full] == ["user", "assistant", "system", "user"]
     assert full[2].uuid == "s1" and full[2].message["subtype"] == "compact_boundary"
+
+
+def test_lines_that_are_not_entries_never_unarchive(captured: Captured) -> None:
+    sid = captured.multi_turn
+    archive_session(sid)
+    with open(captured.project_dir / f"{sid}.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('["user", "queued_command"]\n{"type":"user","message":{"content":"cut o\n')
+    assert _archived(captured)[sid] is True
+
+
+def test_a_prompt_in_the_head_of_a_long_transcript_counts(captured: Captured) -> None:
+    sid = "44444444-4444-4444-8444-444444444444"
+    filler = [_prompt(f"f{n}", None, "x" * 1000) for n in range(80)]  # past the 64 KiB tail
+    _write(captured.project_dir, sid, [_prompt("u1", None, "start"), *filler])
+    archive_session(sid)
+    assert _archived(captured)[sid] is True
+    later = _prompt("u2", "u1", "typed later", timestamp=LATER)
+    _write(captured.project_dir, sid, [later, *filler])  # only the head has it
+    assert _archived(captured)[sid] is False

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime
 from typing import Any
 
 import anyio
@@ -21,7 +20,7 @@ from ..._conversation.cli_paths import canonicalize_path, sanitize_path, valid_u
 from ..._conversation.transcript_store.protocol import SessionKey, SessionStore, store_implements
 from ..._core.cancel import raised_by_callback
 from ..transcripts.chain import session_messages, subagent_messages
-from ..transcripts.lite import LITE_READ_BUF_SIZE, info_from_head_tail
+from ..transcripts.lite import LITE_READ_BUF_SIZE, info_from_head_tail, iso_to_epoch_ms
 from ..transcripts.paths import project_key_for_directory
 from ..transcripts.types import SDKSessionInfo, SessionMessage
 from .protocol import SessionSummaryEntry
@@ -72,21 +71,10 @@ def _info_from_jsonl(
     return info
 
 
-def _mtime_of_last_entry(jsonl: str) -> int:
-    """The last entry's `timestamp` in epoch milliseconds, else now."""
-    trimmed = jsonl.rstrip()
-    try:
-        last = json.loads(trimmed[trimmed.rfind("\n") + 1 :])
-    except ValueError:
-        last = None
-    stamp = last.get("timestamp") if isinstance(last, dict) else None
-    if isinstance(stamp, str):
-        try:
-            text = stamp[:-1] + "+00:00" if stamp.endswith("Z") else stamp
-            return int(datetime.fromisoformat(text).timestamp() * 1000)
-        except ValueError:
-            pass
-    return int(time.time() * 1000)
+def _mtime_of(last: Any) -> int:
+    """The `timestamp` of a session's last entry in epoch milliseconds, else now."""
+    stamp = iso_to_epoch_ms(last.get("timestamp")) if isinstance(last, dict) else None
+    return int(time.time() * 1000) if stamp is None else stamp
 
 
 def _chain_entries(entries: list[Any]) -> list[dict[str, Any]]:
@@ -97,13 +85,18 @@ def _chain_entries(entries: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
-async def _load_jsonl(store: SessionStore, session_id: str, directory: str | None) -> str | None:
+async def _load(store: SessionStore, session_id: str, directory: str | None) -> list[Any] | None:
     key: SessionKey = {
         "project_key": project_key_for_directory(directory),
         "session_id": session_id,
     }
     entries = await store.load(key)
-    return _to_jsonl(list(entries)) if entries else None
+    return list(entries) if entries else None
+
+
+async def _load_jsonl(store: SessionStore, session_id: str, directory: str | None) -> str | None:
+    entries = await _load(store, session_id, directory)
+    return None if entries is None else _to_jsonl(entries)
 
 
 def summary_to_session_info(
@@ -309,11 +302,11 @@ async def get_session_info_from_store(
     """
     if not valid_uuid(session_id):
         return None
-    jsonl = await _load_jsonl(session_store, session_id, directory)
-    if jsonl is None:
+    entries = await _load(session_store, session_id, directory)
+    if entries is None:
         return None
     return _info_from_jsonl(
-        session_id, jsonl, _mtime_of_last_entry(jsonl), _project_path(directory)
+        session_id, _to_jsonl(entries), _mtime_of(entries[-1]), _project_path(directory)
     )
 
 
@@ -445,8 +438,6 @@ async def get_subagent_messages_from_store(
             meta = dict(entry)  # rewritten on resume: the last one wins
         else:
             transcript.append(entry)
-    if not transcript:
-        return []
     tool_use_id, parent_agent = meta.get("toolUseId"), meta.get("parentAgentId")
     return subagent_messages(
         _chain_entries(transcript),

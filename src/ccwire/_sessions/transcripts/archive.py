@@ -103,7 +103,9 @@ def unarchive_session(session_id: str, directory: str | None = None) -> None:
     _set_archived(session_id, False, directory)
 
 
-def _read_mark(transcript: Path, session_id: str) -> tuple[bool, int | None] | None:
+def _read_mark(transcript: Path, session_id: str) -> tuple[bool, int] | None:
+    """The mark's value and when it was written; None without a readable mark (missing,
+    too big, not JSON, or without a boolean ``archived`` and an ISO ``at``)."""
     try:
         with open(_mark_path(transcript, session_id), "rb") as fh:
             data = fh.read(_MARK_MAX_BYTES + 1)
@@ -117,7 +119,8 @@ def _read_mark(transcript: Path, session_id: str) -> tuple[bool, int | None] | N
         return None
     if not isinstance(record, dict) or not isinstance(record.get("archived"), bool):
         return None
-    return record["archived"], iso_to_epoch_ms(record.get("at"))
+    at = iso_to_epoch_ms(record.get("at"))
+    return None if at is None else (record["archived"], at)
 
 
 _QUIET_FLAGS = (
@@ -132,7 +135,7 @@ _QUIET_FLAGS = (
 def _prompt_time(line: str) -> int | None:
     """When a person's prompt on ``line`` was sent (a user entry, or a queued command),
     else None."""
-    if ('"user"' not in line and '"queued_command"' not in line) or '"tool_result"' in line:
+    if '"user"' not in line and '"queued_command"' not in line:
         return None
     try:
         entry: Any = json.loads(line)
@@ -179,8 +182,8 @@ def archived_state(transcript: Path, session_id: str, head: str, tail: str) -> b
     if mark is None:
         return None
     archived, at = mark
-    if not archived or at is None:
-        return archived
+    if not archived:
+        return False
     for text in (tail,) if head is tail else (tail, head):
         for line in text.splitlines():
             sent = _prompt_time(line)

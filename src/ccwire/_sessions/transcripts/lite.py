@@ -50,10 +50,10 @@ def _unescape(raw: str) -> str:
     if "\\" not in raw:
         return raw
     try:
-        value = json.loads(f'"{raw}"')
+        value: str = json.loads(f'"{raw}"')  # `raw` holds no unescaped quote: a string
     except ValueError:
         return raw
-    return value if isinstance(value, str) else raw
+    return value
 
 
 def _string_at(text: str, start: int) -> str | None:

@@ -1,0 +1,96 @@
+"""``ccwire run`` in-process against the fake CLI of ``fake_run_cli.py``: the ways a run
+ends that ``test_cli.py`` and ``test_cli_errors.py`` do not reach (credentials the model
+refuses, an error result offline, no result, the verbose report) and ``--spawn``."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccwire._app.main import CliIO, main
+
+FAKE = Path(__file__).with_name("fake_run_cli.py")
+
+
+@pytest.fixture
+def fake_cli(tmp_path: Path) -> str:
+    """An executable running the fake."""
+    path = tmp_path / "fake-claude"
+    path.write_text(
+        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} "$@"\n'
+    )
+    path.chmod(0o755)
+    return str(path)
+
+
+def run(*args: str, environ: dict[str, str] | None = None) -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    cli_io = CliIO(io.StringIO(), stdout, stderr, environ or {})
+    code = main(["run", *args], io=cli_io)
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+REAL = {"ANTHROPIC_API_KEY": "sk-ant-test"}  # a real-model run (the fake never checks it)
+
+
+def test_credentials_the_model_refuses_exit_4(fake_cli: str) -> None:
+    code, out, err = run("refuse it", "--cli-path", fake_cli, "--json", environ=REAL)
+    assert code == 4
+    lines = err.splitlines()
+    assert lines[0] == (
+        "ccwire: error: the model refused the credentials, saying "
+        "Invalid API key · Please run /login"  # shown whole: no word of it taken for a secret
+    )
+    assert lines[1].startswith("ccwire: hint: ")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[-1]["event"] == "error" and events[-1]["exit_code"] == 4
+
+
+def test_an_offline_error_result_is_only_an_error_result(fake_cli: str, tmp_path: Path) -> None:
+    # offline, the scripted model answers: its words are never about the user's credentials
+    env = {"CCWIRE_OFFLINE_DIR": str(tmp_path / "offline")}
+    code, out, err = run("refuse it", "--cli-path", fake_cli, "--offline", environ=env)
+    assert (code, err) == (1, "")
+    assert out.splitlines()[-1] == "error result - 1 turn - 5 ms"
+    assert (tmp_path / "offline").is_dir()  # the offline sessions' folder was made
+
+
+def test_a_cli_ending_without_a_result_is_an_error(fake_cli: str) -> None:
+    code, _, err = run("silent please", "--cli-path", fake_cli, environ=REAL)
+    assert code == 1
+    assert err.splitlines()[0] == "ccwire: error: the conversation ended without a result"
+    assert "Traceback" not in err
+
+
+def test_verbose_shows_the_trace_the_traceback_and_the_whole_message(fake_cli: str) -> None:
+    code, _, err = run("crash now", "--cli-path", fake_cli, "--verbose", environ=REAL)
+    assert code == 1
+    assert '"subtype":"initialize"' in err  # the protocol trace
+    assert "[cli stderr] fatal: out of cheese" in err
+    assert "Traceback (most recent call last)" in err
+    report = err[err.index("ccwire: error: ") :].splitlines()
+    assert report[:4] == [  # the whole message, the stderr only once
+        "ccwire: error: the Claude Code CLI exited (exit code: 3)",
+        "Error output: starting",
+        "loading",
+        "fatal: out of cheese",
+    ]
+    assert report[4].startswith("ccwire: hint: ") and len(report) == 5
+
+
+def test_a_spawner_starts_the_cli(
+    fake_cli: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("SPAWN_MARKS", str(marks))
+    code, out, _ = run("hello", "--cli-path", fake_cli, "--spawn",
+                       "tests.batch.spawners:counting", environ=REAL)  # fmt: skip
+    assert code == 0 and "echo: hello" in out
+    (mark,) = marks.iterdir()
+    assert "--input-format stream-json" in mark.read_text()

@@ -1,0 +1,109 @@
+"""The Ray worker's side without Ray: `SessionHost`, the body of each batch actor, driven
+in this process the way Ray drives it (its methods on an asyncio loop, `run` iterated as
+the streaming generator), with the fake CLI (``fake_cli.py``) and the mini CLI that
+parks spares (``tests/fixtures/mini_cli.py``). Ray runs async actors on asyncio only."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+from ccwire import ClaudeAgentOptions, McpStdioServerConfig
+from ccwire._batch.ray_actors import SessionHost, worker_options
+from ccwire._batch.tasks import BatchTask
+from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy
+
+from .calc_tools import HOOKS
+from .conftest import FakeOptions, Holds, fake_cli_processes
+from .spawners import counting
+
+pytestmark = pytest.mark.anyio
+LIMIT = 60
+MINI_CLI = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Ray runs async actors on asyncio."""
+    return "asyncio"
+
+
+def shared(options: ClaudeAgentOptions, **refs: Any) -> dict[str, Any]:
+    """What the driver gives each actor (see ``feed_ray``)."""
+    return {"options": options, "policy": RetryPolicy(max_attempts=1), "tools": (),
+            "hooks": None, "spawn": None, "spares": 0, **refs}  # fmt: skip
+
+
+async def drain(host: SessionHost, task: BatchTask) -> list[dict[str, Any]]:
+    with anyio.fail_after(LIMIT):
+        return [item async for item in host.run(task, seed=1)]
+
+
+def test_worker_options_import_the_references_on_the_worker() -> None:
+    stdio: McpStdioServerConfig = {"type": "stdio", "command": "files-server"}
+    options = worker_options(shared(
+        ClaudeAgentOptions(mcp_servers={"files": stdio}),
+        tools=("tests.batch.calc_tools:server",), hooks="tests.batch.calc_tools:HOOKS",
+        spawn="tests.batch.spawners:counting",
+    ))  # fmt: skip
+    assert isinstance(options.mcp_servers, dict)
+    assert options.mcp_servers["files"] == stdio  # the batch's own servers stay
+    assert options.mcp_servers["calc"]["type"] == "sdk"
+    assert options.hooks == HOOKS
+    assert options.spawn_claude_code_process is counting
+    plain = ClaudeAgentOptions(model="m")
+    assert worker_options(shared(plain)) == plain  # nothing to add
+
+
+def test_tools_need_a_dict_of_servers_on_the_worker_too() -> None:
+    with pytest.raises(BatchConfigError, match="mcp_servers to be a dict"):
+        worker_options(shared(ClaudeAgentOptions(mcp_servers="servers.json"),
+                              tools=("tests.batch.calc_tools:server",)))  # fmt: skip
+
+
+async def test_a_task_whose_caller_goes_away_is_cancelled_with_its_cli(
+    fake_options: FakeOptions, holds: Holds
+) -> None:
+    host = SessionHost(shared(fake_options()))
+    stream = host.run(BatchTask(id="t", prompt="hold t"), seed=1)
+    assert isinstance(stream, AsyncGenerator)  # what Ray iterates, and closes
+    with anyio.fail_after(LIMIT):
+        first = await stream.__anext__()
+        assert first == {"progress": {"attempt": 1, "session_id": None, "acted": False}}
+        await anyio.to_thread.run_sync(holds.wait_for, 1)
+        await stream.aclose()  # Ray closes the generator: the driver cancelled the task
+    assert fake_cli_processes(holds) == []
+
+
+async def test_an_actor_with_spares_starts_tasks_on_them_and_ends_them_on_stop(
+    tmp_path: Path,
+) -> None:
+    wrapper = tmp_path / "claude"
+    wrapper.write_text(
+        "#!/bin/sh\nMINI_RESULT=report exec "
+        f'{shlex.quote(sys.executable)} {shlex.quote(str(MINI_CLI))} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    (tmp_path / "home").mkdir()
+    options = ClaudeAgentOptions(cli_path=str(wrapper), env={"HOME": str(tmp_path / "home")},
+                                 initialize_timeout=20)  # fmt: skip
+    host = SessionHost(shared(options, spares=1))
+    reports = []
+    for n in range(2):
+        *_, last = await drain(host, BatchTask(id=f"t{n}", prompt="hi"))
+        result = BatchResult.from_json(last["result"])
+        assert result.ok, result.error
+        reports.append(json.loads(result.result or ""))
+    assert all(report["claimed"] for report in reports)  # each on a spare booted before
+    spares = tmp_path / "home" / ".claude" / "spares"
+    with anyio.fail_after(LIMIT):
+        assert await host.stop(LIMIT) == 0
+    assert list(spares.iterdir()) == []  # the spare parked for a next task ended too

@@ -1,0 +1,139 @@
+"""`run_batch` on the local executor: arguments refused up front, task sources that are
+async or fail, references resolved for the sessions, a failure after a stop, and
+results files that fail when the batch closes or cannot hold a result. The fake CLI of
+``fake_cli.py``; every async test runs on asyncio and trio and is bounded."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import ClaudeSDKClient
+from ccwire.batch import (
+    BatchConfigError,
+    BatchError,
+    BatchInputError,
+    BatchState,
+    ResultsWriteError,
+    read_results,
+    run_batch,
+)
+
+from .conftest import FakeOptions
+
+pytestmark = pytest.mark.anyio
+LIMIT = 60
+
+
+def echo(count: int) -> list[dict[str, str]]:
+    return [{"id": f"t{i}", "prompt": f"echo {i}"} for i in range(count)]
+
+
+async def test_tasks_from_an_async_iterable(fake_options: FakeOptions) -> None:
+    async def source() -> AsyncIterator[dict[str, str]]:
+        for task in echo(3):
+            await anyio.lowlevel.checkpoint()
+            yield task
+
+    with anyio.fail_after(LIMIT):
+        async with run_batch(source(), options=fake_options(), concurrency=2) as batch:
+            got = await batch.collect()
+    assert sorted((r.id, r.result) for r in got) == [(f"t{i}", f"echo: echo {i}") for i in range(3)]
+    assert batch.state is BatchState.COMPLETED
+
+
+async def test_a_task_iterable_that_raises_is_an_input_error_after_what_ran(
+    fake_options: FakeOptions,
+) -> None:
+    def source() -> Iterator[dict[str, str]]:
+        yield from echo(2)
+        raise RuntimeError("the database went away")
+
+    got: list[str] = []
+    with anyio.fail_after(LIMIT), pytest.raises(BatchInputError, match="the task iterable raised"):
+        async with run_batch(source(), options=fake_options()) as batch:
+            async for result in batch:
+                got.append(result.id)
+    assert "the database went away" in str(batch.error)
+    assert sorted(got) == ["t0", "t1"]  # the tasks taken before still ran
+    assert batch.state is BatchState.FAILED
+
+
+async def test_tools_need_a_dict_of_servers_to_join(fake_options: FakeOptions) -> None:
+    options = fake_options(mcp_servers="servers.json")  # a config file: nothing to add to
+    with anyio.fail_after(LIMIT), pytest.raises(BatchConfigError, match="mcp_servers to be a dict"):
+        async with run_batch(echo(1), options=options,
+                             tools=["tests.batch.calc_tools:server"]) as batch:  # fmt: skip
+            await batch.collect()
+    assert (batch.state, batch.submitted) == (BatchState.FAILED, 0)
+
+
+async def test_hooks_by_reference_reach_every_session(fake_options: FakeOptions) -> None:
+    from tests.batch.calc_tools import HOOKS
+
+    seen: list[Any] = []
+
+    async def look(client: ClaudeSDKClient) -> str:
+        seen.append(client.options.hooks)
+        return "looked"
+
+    with anyio.fail_after(LIMIT):
+        async with run_batch([look], options=fake_options(),
+                             hooks="tests.batch.calc_tools:HOOKS") as batch:  # fmt: skip
+            (result,) = await batch.collect()
+    assert (result.ok, result.output) == (True, "looked")
+    assert seen == [HOOKS]
+
+
+async def test_a_task_that_fails_after_the_batch_was_stopped_is_not_recorded(
+    fake_options: FakeOptions, tmp_path: Path
+) -> None:
+    async def quits(client: ClaudeSDKClient) -> str:
+        batch.stop()  # Ctrl-C, say: the CLIs may have got it too
+        raise RuntimeError("interrupted half-way")
+
+    out = tmp_path / "out.jsonl"
+    batch = run_batch([quits], options=fake_options(), output=out)
+    with anyio.fail_after(LIMIT):
+        async with batch:
+            got = await batch.collect()
+    assert got == []
+    assert batch.state is BatchState.STOPPED and batch.error is None
+    assert list(read_results(out)) == []  # it runs again next time
+
+
+async def test_a_parquet_file_that_cannot_be_folded_fails_the_batch_and_keeps_the_journal(
+    fake_options: FakeOptions, tmp_path: Path
+) -> None:
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "out.parquet"
+    with anyio.fail_after(LIMIT), pytest.raises(ResultsWriteError) as caught:
+        async with run_batch(echo(2), options=fake_options(), output=out) as batch:
+            got = await batch.collect()
+            (tmp_path / "out.parquet.tmp").mkdir()  # where the fold writes: it fails
+    assert isinstance(caught.value.__cause__, IsADirectoryError)
+    assert str(out) in str(caught.value)
+    assert batch.state is BatchState.FAILED
+    journal = tmp_path / "out.parquet.journal.jsonl"
+    assert sorted(r.id for r in read_results(journal)) == sorted(r.id for r in got) == ["t0", "t1"]
+
+
+async def test_a_result_the_results_file_cannot_hold_stops_the_batch_with_a_clear_error(
+    fake_options: FakeOptions, tmp_path: Path
+) -> None:
+    # metadata whose keys JSON cannot have: the result cannot be written
+    tasks = [{"id": "t", "prompt": "echo t", "metadata": {(1, 2): "pair"}}]
+    seen: list[str] = []
+    with anyio.fail_after(LIMIT), pytest.raises(BatchError) as caught:
+        async with run_batch(tasks, options=fake_options(), output=tmp_path / "o.jsonl") as batch:
+            async for result in batch:
+                seen.append(result.id)
+    assert "the batch stopped on an unexpected error: TypeError" in str(caught.value)
+    assert caught.value.__cause__ is not None
+    assert batch.state is BatchState.FAILED
+    assert list(read_results(tmp_path / "o.jsonl")) == []
+    assert seen == []  # nothing was yielded that is not on disk
