@@ -401,6 +401,47 @@ async def test_send_while_child_dies_raises_ccwire_error() -> None:
     assert info.value.exit_code == 5
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_broken_stdin_leaves_no_error_for_asyncio_to_log() -> None:
+    """The child closes its stdin while a write waits on it: the write fails with a
+    `CcwireError`, and no error is left in a future nobody awaits, which asyncio
+    would log as "Future exception was never retrieved" once collected (CPython
+    3.10)."""
+    import asyncio
+    import gc
+    import signal
+
+    logged: list[Any] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: logged.append(ctx))
+    child = (
+        "import os, signal\n"
+        "signal.signal(signal.SIGUSR1, lambda *_: os.close(0))\n"
+        "print('ready', flush=True)\n"
+        "while True: signal.pause()"
+    )
+    async with running(py(child), close_grace=0.2, terminate_grace=0.2) as t:
+        assert await t.receive_line() == b"ready"
+        failed: list[str] = []  # not the errors: their tracebacks hold the pipes
+
+        async def send_big(transport: SubprocessTransport) -> None:
+            # more than the pipe holds: it waits for the child, which never reads
+            try:
+                await transport.send_line(encode_line({"pad": "p" * 4_000_000}))
+            except CcwireError as exc:
+                failed.append(type(exc).__name__)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(send_big, t)
+            await anyio.wait_all_tasks_blocked()
+            assert t.pid is not None
+            os.kill(t.pid, signal.SIGUSR1)
+        assert failed == ["CLIConnectionError"]
+    del t  # the process and its pipes with it
+    gc.collect()
+    await anyio.lowlevel.checkpoint()
+    assert logged == []
+
+
 async def test_send_after_end_input() -> None:
     async with running(py(ECHO)) as t:
         await t.end_input()

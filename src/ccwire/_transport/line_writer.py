@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -132,3 +133,20 @@ async def close_quietly(stream: anyio.abc.AsyncResource) -> None:
             await stream.aclose()
         except (*STREAM_ERRORS, RuntimeError):
             pass
+        if sys.version_info < (3, 11):
+            await _collect_pipe_error(stream)
+
+
+async def _collect_pipe_error(stream: anyio.abc.AsyncResource) -> None:
+    """Collect the error a child's stdin closed with, on CPython 3.10.
+
+    There a subprocess's stdin that broke (the child exited before reading it) keeps
+    its error in a future nobody awaits, and asyncio logs "Future exception was never
+    retrieved" once that future is collected (3.11 marks it retrieved). Awaiting
+    ``asyncio.StreamWriter.wait_closed()`` collects it; the asyncio writer is the one
+    inside anyio's stream (no such writer on trio: nothing to do).
+    """
+    wait_closed = getattr(getattr(stream, "_stream", None), "wait_closed", None)
+    if wait_closed is not None:
+        with contextlib.suppress(Exception):
+            await wait_closed()
