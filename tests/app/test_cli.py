@@ -39,33 +39,7 @@ from ccwire._app.permissions import PermissionPrompter, parse_answer
 from ccwire._app.render import JsonRenderer, PlainRenderer, RichRenderer, format_duration
 from ccwire._protocol.control import ControlEvent
 from ccwire.testing import ErrorReply, ModelRequest, Reply, text
-
-
-class FakeTTY(io.StringIO):
-    """A stdin that claims to be a terminal."""
-
-    def isatty(self) -> bool:
-        return True
-
-
-def make_io(stdin: str = "", *, env: dict[str, str] | None = None, tty: bool = False) -> CliIO:
-    return CliIO(
-        stdin=FakeTTY(stdin) if tty else io.StringIO(stdin),
-        stdout=io.StringIO(),
-        stderr=io.StringIO(),
-        environ=env if env is not None else {},
-    )
-
-
-def out(cli_io: CliIO) -> str:
-    assert isinstance(cli_io.stdout, io.StringIO)
-    return cli_io.stdout.getvalue()
-
-
-def err(cli_io: CliIO) -> str:
-    assert isinstance(cli_io.stderr, io.StringIO)
-    return cli_io.stderr.getvalue()
-
+from tests.fixtures.cli_io import err, make_io, out
 
 # --------------------------------------------------------------------------- parsing, errors
 

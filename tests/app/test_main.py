@@ -5,34 +5,20 @@ failure's exit code and hint: ``test_cli_version.py``)."""
 from __future__ import annotations
 
 import asyncio
-import io
 import sys
 from pathlib import Path
 
 import pytest
 
 from ccwire import CcwireError, ProcessError
-from ccwire._app.main import CliIO, _guarded, main, report_error, root_cause
+from ccwire._app.main import _guarded, main, report_error, root_cause
+from tests.fixtures.cli_io import err, make_io, out
 
 if sys.version_info < (3, 11):  # anyio's dependency there
     from exceptiongroup import (  # type: ignore[import-not-found,unused-ignore]
         BaseExceptionGroup,
         ExceptionGroup,
     )
-
-
-def make_io(**environ: str) -> CliIO:
-    return CliIO(io.StringIO(), io.StringIO(), io.StringIO(), environ)
-
-
-def out(cli_io: CliIO) -> str:
-    assert isinstance(cli_io.stdout, io.StringIO)
-    return cli_io.stdout.getvalue()
-
-
-def err(cli_io: CliIO) -> str:
-    assert isinstance(cli_io.stderr, io.StringIO)
-    return cli_io.stderr.getvalue()
 
 
 # ------------------------------------------------------------------ finding the failure
@@ -131,7 +117,7 @@ def test_batch_report_that_cannot_be_written(tmp_path: Path) -> None:
 
 def test_demo_without_a_cli_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    cli_io = make_io(PATH=str(tmp_path), HOME=str(tmp_path))
+    cli_io = make_io(env={"PATH": str(tmp_path), "HOME": str(tmp_path)})
     assert main(["demo"], io=cli_io) == 3
     assert err(cli_io).startswith("ccwire: error: ")
 

@@ -11,20 +11,7 @@ from pathlib import Path
 import pytest
 
 from ccwire._app.main import CliIO, main
-
-
-def make_io() -> CliIO:
-    return CliIO(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), environ={})
-
-
-def out(cli_io: CliIO) -> str:
-    assert isinstance(cli_io.stdout, io.StringIO)
-    return cli_io.stdout.getvalue()
-
-
-def err(cli_io: CliIO) -> str:
-    assert isinstance(cli_io.stderr, io.StringIO)
-    return cli_io.stderr.getvalue()
+from tests.fixtures.cli_io import err, make_io, out
 
 
 @pytest.fixture
