@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import io
 import json
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
 
 from ccwire._app.main import CliIO, main
+from tests.fixtures.wrappers import python_wrapper
 
 FAKE = Path(__file__).with_name("fake_run_cli.py")
 
@@ -20,12 +19,7 @@ FAKE = Path(__file__).with_name("fake_run_cli.py")
 @pytest.fixture
 def fake_cli(tmp_path: Path) -> str:
     """An executable running the fake."""
-    path = tmp_path / "fake-claude"
-    path.write_text(
-        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(FAKE))} "$@"\n'
-    )
-    path.chmod(0o755)
-    return str(path)
+    return python_wrapper(tmp_path / "fake-claude", FAKE)
 
 
 def run(*args: str, environ: dict[str, str] | None = None) -> tuple[int, str, str]:

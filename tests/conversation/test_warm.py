@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shlex
 import signal
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,6 +32,7 @@ from ccwire import (
     startup,
 )
 from ccwire._conversation.warm import claim_for, claimed_options
+from tests.fixtures.wrappers import python_wrapper
 
 pytestmark = pytest.mark.anyio
 
@@ -44,11 +43,7 @@ MINI_CLI = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"
 @pytest.fixture
 def mini(tmp_path: Path) -> Any:
     """``mini(**options)``: options that run the mini CLI (HOME in ``tmp_path/home``)."""
-    wrapper = tmp_path / "claude"
-    wrapper.write_text(
-        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(MINI_CLI))} "$@"\n'
-    )
-    wrapper.chmod(0o755)
+    wrapper = python_wrapper(tmp_path / "claude", MINI_CLI)
     (tmp_path / "home").mkdir()
 
     def make(**kw: Any) -> ClaudeAgentOptions:

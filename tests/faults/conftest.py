@@ -7,8 +7,6 @@ is left running or unreaped (checked with psutil), and no task outlives the sess
 
 from __future__ import annotations
 
-import shlex
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,6 +17,7 @@ import psutil
 import pytest
 
 from ccwire import ClaudeAgentOptions
+from tests.fixtures.wrappers import python_wrapper
 
 FAULT_CLI = Path(__file__).with_name("fault_cli.py")
 FaultOptions = Callable[..., ClaudeAgentOptions]
@@ -27,11 +26,7 @@ FaultOptions = Callable[..., ClaudeAgentOptions]
 @pytest.fixture
 def fault_options(tmp_path: Path) -> FaultOptions:
     """``fault_options(scenario, arg="", **options)``: options running the fault CLI."""
-    wrapper = tmp_path / "claude"
-    wrapper.write_text(
-        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(FAULT_CLI))} "$@"\n'
-    )
-    wrapper.chmod(0o755)
+    wrapper = python_wrapper(tmp_path / "claude", FAULT_CLI)
 
     def make(scenario: str, arg: object = "", **kw: Any) -> ClaudeAgentOptions:
         env = {"FAULT_SCENARIO": scenario, "FAULT_ARG": str(arg), **kw.pop("env", {})}

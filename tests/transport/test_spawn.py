@@ -5,7 +5,6 @@ every shape of spawner and process it may be, and the typed errors for the rest.
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 import sys
 from dataclasses import replace
@@ -30,6 +29,7 @@ from ccwire import (
     query,
     spawn_local,
 )
+from tests.fixtures.wrappers import python_wrapper
 
 pytestmark = pytest.mark.anyio
 
@@ -40,11 +40,7 @@ MINI_CLI = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"
 @pytest.fixture
 def mini(tmp_path: Path) -> Any:
     """``mini(**options)``: options that run the mini CLI in ``tmp_path/work``."""
-    wrapper = tmp_path / "claude"
-    wrapper.write_text(
-        f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(MINI_CLI))} "$@"\n'
-    )
-    wrapper.chmod(0o755)
+    wrapper = python_wrapper(tmp_path / "claude", MINI_CLI)
     work = tmp_path / "work"
     work.mkdir()
 
