@@ -75,6 +75,11 @@ async def gated(args: dict[str, Any]) -> str:
     return "through"
 
 
+@tool("unsendable", "An answer UTF-8 cannot carry", {})
+async def unsendable(args: dict[str, Any]) -> str:
+    return "half of a pair: \ud800"
+
+
 @pytest.fixture
 def gate() -> Iterator[dict[str, anyio.Event]]:
     GATE.update(started=anyio.Event(), open=anyio.Event())
@@ -90,7 +95,7 @@ def watched() -> str:
 
 
 SERVER = create_sdk_mcp_server(
-    "limits", tools=[echo, broken, stuck, big, gated], resources=[watched]
+    "limits", tools=[echo, broken, stuck, big, gated, unsendable], resources=[watched]
 )["instance"]
 HEADERS = {
     "host": "127.0.0.1:8000",
@@ -217,6 +222,20 @@ def refused(reply: Reply, status: int, code: int, req_id: Any = None) -> None:
 # --------------------------------------------------------------------------- bodies
 
 
+async def test_an_answer_json_cannot_carry_gets_a_failed_result_and_the_session_goes_on() -> None:
+    """A tool answer holding a lone surrogate (the transport would fail the session on
+    it, and every later request would hang) is replaced by a failed result saying why."""
+    async with served() as app:
+        session = await open_session(app)
+        body = {"jsonrpc": "2.0", "id": "u", "method": "tools/call",
+                "params": {"name": "unsendable", "arguments": {}}}  # fmt: skip
+        reply = await call(app, body, headers=in_session(session))
+        assert reply.status == 200 and reply.answer["id"] == "u"
+        assert reply.answer["result"]["isError"] is True
+        assert "lone surrogate" in reply.answer["result"]["content"][0]["text"]
+        await answers_ping(app, session)
+
+
 async def test_a_body_over_the_limit_gets_413_before_it_is_read() -> None:
     async with served(max_body_bytes=1000) as app:
         session = await open_session(app)
@@ -276,6 +295,7 @@ MALFORMED: list[tuple[bytes, int, int, Any]] = [
     (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', 400, -32600, None),
     (b'{"jsonrpc":"2.0","id":3.5,"method":"ping"}', 400, -32600, None),
     (b'{"jsonrpc":"1.0","id":"v1","method":"ping"}', 400, -32600, "v1"),
+    (b'{"jsonrpc":"1.0","id":"\\ud800","method":"ping"}', 400, -32600, "\ud800"),
     (b'{"id":"nov","method":"ping"}', 400, -32600, "nov"),
     (b'{"jsonrpc":"2.0","id":"nm","method":42}', 400, -32600, "nm"),
     (b'{"jsonrpc":"2.0","id":"ap","method":"tools/list","params":[1]}', 400, -32600, "ap"),

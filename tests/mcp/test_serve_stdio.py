@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from ccwire import create_sdk_mcp_server, tool
 from ccwire._mcp.serve import serve_lines, serve_stdio
 from tests.fixtures.jsonrpc import initialize, line, tools_call
+from tests.fixtures.mcp_schema import SchemaCheck
 from tests.fixtures.official_serve_server import fast
 
 pytestmark = pytest.mark.anyio
@@ -33,7 +35,17 @@ async def add(args: dict[str, Any]) -> str:
     return str(args["a"] + args["b"])
 
 
-SERVER = create_sdk_mcp_server("stdio", tools=[big, add])["instance"]
+@tool("surrogate", "An answer UTF-8 cannot carry", {})
+async def surrogate(args: dict[str, Any]) -> str:
+    return "half of a pair: \ud800"
+
+
+@tool("infinite", "A content block JSON cannot carry", {})
+async def infinite(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": "far", "_meta": {"distance": math.inf}}]}
+
+
+SERVER = create_sdk_mcp_server("stdio", tools=[big, add, surrogate, infinite])["instance"]
 
 INIT = initialize()
 
@@ -77,6 +89,42 @@ async def test_empty_stdin_ends_at_once_writing_nothing(tmp_path: Path) -> None:
     stdin_path.write_bytes(b"")
     await serve_files(stdin_path, stdout_path)
     assert stdout_path.read_bytes() == b""
+
+
+async def test_what_json_cannot_carry_gets_an_error_and_serving_goes_on(
+    tmp_path: Path, mcp_schema_check: SchemaCheck
+) -> None:
+    """Answers JSON cannot carry (a tool's lone surrogate or Infinity, an error echoing
+    a lone-surrogate method), ids it cannot echo (NaN, Infinity, a lone surrogate) and
+    JSON nested too deeply to parse: each gets an error saying why, none ends serving,
+    and the ping after them is answered."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    raw = [
+        b'{"jsonrpc":"2.0","id":3,"method":"no/\\ud800"}',
+        b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"\\udfff","method":"ping"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ]
+    stdin_path.write_bytes(
+        line(INIT) + line(tools_call(1, "surrogate", {})) + line(tools_call(2, "infinite", {}))
+        + b"\n".join(raw) + b"\n" + line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    )  # fmt: skip
+    await serve_files(stdin_path, stdout_path)
+    answers = [json.loads(m) for m in stdout_path.read_bytes().splitlines()]
+    by_id = {m["id"]: m for m in answers if m["id"] is not None}
+    assert sorted(by_id) == [0, 1, 2, 3, 9]
+    for call in (1, 2):
+        assert by_id[call]["result"]["isError"] is True
+        assert "ccwire could not encode the answer" in by_id[call]["result"]["content"][0]["text"]
+    assert "lone surrogate" in by_id[1]["result"]["content"][0]["text"]
+    assert "NaN and Infinity" in by_id[2]["result"]["content"][0]["text"]
+    assert by_id[3]["error"]["code"] == -32603
+    assert by_id[9] == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    assert len(mcp_schema_check.failures) == 1  # what the Infinity tool gave, not what went out
+    mcp_schema_check.failures.clear()
+    codes = sorted(m["error"]["code"] for m in answers if m["id"] is None)
+    assert codes == [-32700, -32603, -32600, -32600]  # nested; id \\udfff; Infinity, NaN
 
 
 async def test_client_closed_stdout_answers_are_dropped_not_raised(

@@ -75,6 +75,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from .._wire.framing import encode_line
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
 from .bridge import from_message, to_session_message
 from .link import PARSE_ERROR, check_request
@@ -222,6 +223,14 @@ class _Session:
     """The version negotiated by its ``initialize``."""
 
 
+class _AsciiJSONResponse(JSONResponse):
+    """A JSON body written in ASCII: a lone surrogate the client sent (in an id its
+    error echoes) goes out as the escape it came in as, instead of failing UTF-8."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+
+
 def _refusal(
     status: int,
     message: str,
@@ -232,7 +241,9 @@ def _refusal(
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     """An HTTP error whose body is a JSON-RPC error."""
-    return JSONResponse(error(req_id, code, message, data), status_code=status, headers=headers)
+    return _AsciiJSONResponse(
+        error(req_id, code, message, data), status_code=status, headers=headers
+    )
 
 
 def _problem(message: Any) -> dict[str, Any] | None:
@@ -340,7 +351,7 @@ class McpHttpApp:
         if refused is None and version is not None:
             problem = unsupported(None, version)
             if problem is not None:
-                refused = JSONResponse(problem, status_code=400)
+                refused = _AsciiJSONResponse(problem, status_code=400)
         session_id = request.headers.get("mcp-session-id")
         session = None if session_id is None else self.sessions.get(session_id)
         modern = session_id is None and version in MODERN_VERSIONS
@@ -378,7 +389,7 @@ class McpHttpApp:
             message = json.loads(body)
         except (ValueError, RecursionError) as exc:
             parse_error = error(None, PARSE_ERROR, f"Parse error: {exc}")
-            await JSONResponse(parse_error, status_code=400)(scope, receive, send)
+            await _AsciiJSONResponse(parse_error, status_code=400)(scope, receive, send)
             return
         batch = isinstance(message, list) and message != []
         if batch and session is not None and session.version in _BATCHING_VERSIONS:
@@ -387,7 +398,7 @@ class McpHttpApp:
         problem = _problem(message)
         replay = _replay(body, receive)
         if problem is not None:
-            await JSONResponse(problem, status_code=400)(scope, receive, send)
+            await _AsciiJSONResponse(problem, status_code=400)(scope, receive, send)
         elif session is not None:
             await self._serve(session, scope, replay, send)
         elif modern:
@@ -459,7 +470,7 @@ class McpHttpApp:
         replies = [answer for answer in answers if answer is not None]
         headers = {"mcp-session-id": session.transport.mcp_session_id or ""}
         if replies:
-            await JSONResponse(replies, headers=headers)(scope, receive, send)
+            await _AsciiJSONResponse(replies, headers=headers)(scope, receive, send)
         else:
             await Response(status_code=202, headers=headers)(scope, receive, send)
 
@@ -550,6 +561,9 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
 
     async def writer(message: dict[str, Any], related: Any = None) -> None:
+        # what JSON cannot carry raises here, as on stdio: the transport would write
+        # NaN as null and fail the whole session on a lone surrogate
+        encode_line(message)
         if "method" not in message:  # an answer: its request is not unanswered
             unanswered.pop(str(message.get("id")), None)
         metadata = None if related is None else ServerMessageMetadata(related_request_id=related)
