@@ -127,6 +127,23 @@ async def test_what_json_cannot_carry_gets_an_error_and_serving_goes_on(
     assert codes == [-32700, -32603, -32600, -32600]  # nested; id \\udfff; Infinity, NaN
 
 
+async def test_a_line_over_the_limit_is_refused_and_skipped_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A line over 64 MiB gets a -32600 (it is never held whole), the lines after it
+    are served, and one more that stdin ends in is skipped likewise."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    huge = b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"pad":"' + b"p" * (64 << 20)
+    ping = line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    stdin_path.write_bytes(line(INIT) + huge + b'"}}\n' + ping + huge)
+    await serve_files(stdin_path, stdout_path)
+    answers = [json.loads(m) for m in stdout_path.read_bytes().splitlines()]
+    assert [(m["id"], m.get("error", {}).get("code")) for m in answers] == [
+        (0, None), (None, -32600), (9, None), (None, -32600)
+    ]  # fmt: skip
+    assert "67108864 bytes" in answers[1]["error"]["message"]
+
+
 async def test_client_closed_stdout_answers_are_dropped_not_raised(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -23,8 +23,10 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
+from .._core.errors import MessageDecodeError
 from .._core.fdread import read_fd
 from .._wire.framing import LineDecoder, encode_line
+from .._wire.jsonrpc import INVALID_REQUEST, error
 from .link import ClientLink, Writer
 
 __all__ = ["DRAIN_SECONDS", "serve_lines", "serve_stdio"]
@@ -66,17 +68,31 @@ async def serve_lines(
                 forget(link.key)
 
 
-async def _read_lines(fd: int) -> AsyncIterator[bytes]:
+async def _read_lines(fd: int, refuse: Callable[[], Awaitable[None]]) -> AsyncIterator[bytes]:
+    """The lines of ``fd``; a line over `_MAX_LINE_BYTES` is ``refuse()``d and skipped
+    (never held whole), and the lines after it are served."""
     decoder = LineDecoder(_MAX_LINE_BYTES)
-    while True:
-        chunk = await read_fd(fd, _READ_BYTES)  # no thread left blocked on stdin at exit
-        if not chunk:
-            rest = decoder.flush()
-            if rest is not None:
-                yield rest
-            return
-        for line in decoder.feed(chunk):
+    skipping = False  # the rest of a line over the limit, up to its newline
+    while chunk := await read_fd(fd, _READ_BYTES):  # no thread left blocked on stdin
+        if skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                continue
+            chunk, skipping = chunk[end + 1 :], False
+        try:
+            lines = decoder.feed(chunk)
+        except MessageDecodeError:
+            decoder = LineDecoder(_MAX_LINE_BYTES)
+            await refuse()
+            # a chunk is far shorter than the limit: the line that outgrew it began
+            # before this chunk, and ends at its first newline (if it has one)
+            end = chunk.find(b"\n")
+            skipping = end < 0
+            lines = [] if skipping else decoder.feed(chunk[end + 1 :])
+        for line in lines:
             yield line
+    if not skipping and (rest := decoder.flush()) is not None:
+        yield rest
 
 
 def _fd_writer(fd: int) -> Writer:
@@ -103,5 +119,12 @@ def _fd_writer(fd: int) -> Writer:
 
 async def serve_stdio(server: Any, *, stdin: int = 0, stdout: int = 1) -> None:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
-    until stdin ends (what cannot be written once the client closed stdout is dropped)."""
-    await serve_lines(server, _read_lines(stdin), _fd_writer(stdout))
+    until stdin ends (what cannot be written once the client closed stdout is dropped).
+    A line over 64 MiB gets a -32600 error (id ``null``) and is skipped."""
+    write = _fd_writer(stdout)
+
+    async def refuse() -> None:
+        why = f"Invalid Request: a message over the limit of {_MAX_LINE_BYTES} bytes (skipped)"
+        await write(error(None, INVALID_REQUEST, why))
+
+    await serve_lines(server, _read_lines(stdin, refuse), write)
