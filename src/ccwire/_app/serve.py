@@ -9,6 +9,7 @@ the command line reports as one ``ccwire: error: ...`` line (exit code 2).
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, Final
@@ -16,9 +17,11 @@ from typing import Any, Final
 import anyio
 
 from .._mcp.serve import serve_stdio
+from .._mcp.threads import abandoned_threads
+from .io import CliIO
 from .loaders import UsageError, load_server
 
-__all__ = ["USAGE", "parse_http_address", "serve_command"]
+__all__ = ["USAGE", "exit_without_abandoned_threads", "parse_http_address", "serve_command"]
 
 USAGE: Final = """\
 usage: ccwire serve [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
@@ -130,3 +133,20 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
     # stdin is read without a thread (`read_fd`), so nothing is left waiting on it.
     anyio.run(serve_stdio, server)
     return 0
+
+
+def exit_without_abandoned_threads(code: int, io: CliIO) -> None:
+    """End the process with ``code`` now if plain ``def`` handlers abandoned by the
+    end of serving (Ctrl-C, or calls cut off once stdin ended) still run in threads:
+    Python would wait for them at exit, forever for one that never returns.  Says so
+    on stderr first.  Returns when there are none."""
+    stuck = sorted(abandoned_threads().values())
+    if not stuck:
+        return
+    io.stderr.write(
+        f"ccwire: warning: exiting without waiting for {len(stuck)} tool call(s) still "
+        f"running in a thread ({', '.join(stuck)})\n"
+    )
+    for stream in (io.stdout, io.stderr):
+        stream.flush()
+    os._exit(code)
