@@ -22,6 +22,7 @@ import pytest
 
 from ccwire import ToolContext, create_sdk_mcp_server, resource, tool
 from ccwire._mcp.http import (
+    BATCH_CONCURRENCY,
     EVENT_BYTES_KEPT,
     HttpLimits,
     McpHttpApp,
@@ -75,6 +76,20 @@ async def gated(args: dict[str, Any]) -> str:
     return "through"
 
 
+HELD: list[int] = [0]
+"""How many ``held`` calls are running now."""
+
+
+@tool("held", "Waits, with the others, until the test opens its gate", {})
+async def held(args: dict[str, Any]) -> str:
+    HELD[0] += 1
+    try:
+        await GATE["open"].wait()
+    finally:
+        HELD[0] -= 1
+    return "let go"
+
+
 @tool("unsendable", "An answer UTF-8 cannot carry", {})
 async def unsendable(args: dict[str, Any]) -> str:
     return "half of a pair: \ud800"
@@ -95,7 +110,7 @@ def watched() -> str:
 
 
 SERVER = create_sdk_mcp_server(
-    "limits", tools=[echo, broken, stuck, big, gated, unsendable], resources=[watched]
+    "limits", tools=[echo, broken, stuck, big, gated, unsendable, held], resources=[watched]
 )["instance"]
 HEADERS = {
     "host": "127.0.0.1:8000",
@@ -372,6 +387,42 @@ async def test_a_batch_is_served_at_2025_03_26_and_refused_after() -> None:
         new = await open_session(app, "2025-06-18")
         refused(await call(app, batch, headers=in_session(new, "2025-06-18")), 400, -32600)
         await answers_ping(app, new, "2025-06-18")
+
+
+async def test_a_batch_runs_a_bounded_number_of_its_requests_at_once(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """A batch of tens of thousands of requests (a few MB) used to start them all at
+    once: a GB of memory for one POST.  At most `BATCH_CONCURRENCY` run at a time; a
+    notification of the batch is not held back behind them."""
+    count = BATCH_CONCURRENCY + 8
+    batch: list[Any] = [
+        {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "tools/call",
+            "params": {"name": "held", "arguments": {}},
+        }
+        for i in range(count)
+    ]
+    batch.append({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 0}})  # fmt: skip
+    replies: list[Reply] = []
+    async with served() as app:
+        session = await open_session(app, "2025-03-26")
+
+        async def post_batch() -> None:
+            replies.append(await call(app, batch, headers=in_session(session, "2025-03-26")))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(post_batch)
+            await anyio.wait_all_tasks_blocked()
+            assert HELD == [BATCH_CONCURRENCY]
+            gate["open"].set()
+        (answers,) = replies[0].messages
+        assert sorted(a["id"] for a in answers) == list(range(count))
+        assert [a["error"]["code"] for a in answers if "error" in a] == [-32800]  # cancelled
+        await answers_ping(app, session, "2025-03-26")
 
 
 # --------------------------------------------------------------------------- sessions

@@ -28,7 +28,8 @@ accepts is bounded by its `HttpLimits`.
   ``jsonrpc: "2.0"``; a method that is not a string...) 400 with -32600, id
   ``null`` unless it has a usable one; a batch (an array) 400 with -32600, except
   in a session of a version that had batches (2025-03-26 and 2024-11-05), where
-  each message is served and one JSON array answers the requests; a
+  each message is served (at most `BATCH_CONCURRENCY` of its requests at once) and
+  one JSON array answers the requests; a
   ``Content-Type`` other than ``application/json`` 415; an
   ``MCP-Protocol-Version`` no version of ours 400 with -32022; a request other than
   ``initialize`` without a session id 400.
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
     import asyncio
 
 __all__ = [
+    "BATCH_CONCURRENCY",
     "EVENTS_KEPT",
     "EVENT_BYTES_KEPT",
     "IDLE_SECONDS",
@@ -112,6 +114,8 @@ MAX_HEAD_BYTES: Final = 16 << 10
 """The largest request head (request line and headers) read, in bytes."""
 KEEP_ALIVE_SECONDS: Final = 5
 """How long a connection may stay idle between two requests."""
+BATCH_CONCURRENCY: Final = 32
+"""The most requests of one batch served at once (its notifications are not held back)."""
 RETRY_MS: Final = 1000
 """The reconnection delay suggested to clients in SSE priming events."""
 EVENTS_KEPT: Final = 1000
@@ -449,6 +453,7 @@ class McpHttpApp:
         """A batch in a session of a version that had them: each message is served as
         if posted alone; the requests' answers make one JSON array (202 if none)."""
         answers: list[dict[str, Any] | None] = [None] * len(items)
+        limiter = anyio.CapacityLimiter(BATCH_CONCURRENCY)
 
         async def serve_one(index: int, item: Any) -> None:
             problem = _problem(item)
@@ -460,8 +465,10 @@ class McpHttpApp:
                 return
             body = json.dumps(item).encode()
             handle = session.transport.handle_request
-            status, sent = await _captured(handle, scope, _replay(body, receive))
-            if "id" in item and "method" in item:
+            request = "id" in item and "method" in item
+            async with limiter if request else contextlib.nullcontext():
+                status, sent = await _captured(handle, scope, _replay(body, receive))
+            if request:
                 answers[index] = _answer_in(status, sent, item["id"])
 
         async with anyio.create_task_group() as tg:
