@@ -45,18 +45,24 @@ async def infinite(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": "far", "_meta": {"distance": math.inf}}]}
 
 
-SERVER = create_sdk_mcp_server("stdio", tools=[big, add, surrogate, infinite])["instance"]
+@tool("endless", "Never finishes", {})
+async def endless(args: dict[str, Any]) -> str:
+    await anyio.sleep_forever()
+    return "never"
+
+
+SERVER = create_sdk_mcp_server("stdio", tools=[big, add, surrogate, infinite, endless])["instance"]
 
 INIT = initialize()
 
 
-async def serve_files(stdin_path: Path, stdout_path: Path) -> None:
+async def serve_files(stdin_path: Path, stdout_path: Path, **options: Any) -> int:
     """Serve with ``stdin_path`` as stdin and ``stdout_path`` (created) as stdout."""
     stdin = os.open(stdin_path, os.O_RDONLY)
     stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
     try:
         with anyio.fail_after(10):
-            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
+            return await serve_stdio(SERVER, stdin=stdin, stdout=stdout, **options)
     finally:
         os.close(stdin)
         os.close(stdout)
@@ -82,6 +88,23 @@ async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
     assert answers[1]["result"]["content"] == [{"type": "text", "text": "x" * BIG}]
     assert answers[2]["result"]["content"] == [{"type": "text", "text": "5.5"}]
     assert answers[3] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+async def test_requests_cut_off_once_stdin_ended_are_answered_and_counted(
+    tmp_path: Path,
+) -> None:
+    """A call still running when the grace period after the end of stdin is over used
+    to vanish (no answer, and ``ccwire serve`` exited 0): it gets a -32603 and is
+    counted; a call that finished in time is answered as usual."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    calls = [tools_call(1, "endless", {}), tools_call(2, "add", {"a": 1, "b": 1})]
+    stdin_path.write_bytes(line(INIT) + b"".join(map(line, calls)))
+    assert await serve_files(stdin_path, stdout_path, drain_seconds=0.05) == 1
+    answers = {m["id"]: m for m in map(json.loads, stdout_path.read_bytes().splitlines())}
+    assert sorted(answers) == [0, 1, 2]
+    assert answers[1]["error"]["code"] == -32603
+    assert "serving ended before the request finished" in answers[1]["error"]["message"]
+    assert answers[2]["result"]["content"] == [{"type": "text", "text": "2"}]
 
 
 async def test_empty_stdin_ends_at_once_writing_nothing(tmp_path: Path) -> None:

@@ -455,7 +455,7 @@ def _compat(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _serve(argv: Sequence[str], io: CliIO) -> int:
-    return serve_command(argv, io.stdout)
+    return serve_command(argv, io.stdout, io.stderr)
 
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {

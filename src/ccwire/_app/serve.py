@@ -16,9 +16,9 @@ from typing import Any, Final
 
 import anyio
 
-from .._mcp.serve import serve_stdio
+from .._mcp.serve import DRAIN_SECONDS, serve_stdio
 from .._mcp.threads import abandoned_threads
-from .io import CliIO
+from .io import CliIO, ExitCode
 from .loaders import UsageError, load_server
 
 __all__ = ["USAGE", "exit_without_abandoned_threads", "parse_http_address", "serve_command"]
@@ -104,8 +104,9 @@ def _limit(option: str, value: str) -> float:
     return number
 
 
-def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
-    """Run ``ccwire serve``; returns the exit code (raises `UsageError`)."""
+def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -> int:
+    """Run ``ccwire serve``; returns the exit code (raises `UsageError`): 1 when stdin
+    ended while requests ran that did not finish within `DRAIN_SECONDS` after it."""
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0
@@ -131,8 +132,14 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
 
     # Ctrl-C raises KeyboardInterrupt here: the command line reports it (exit code 130);
     # stdin is read without a thread (`read_fd`), so nothing is left waiting on it.
-    anyio.run(serve_stdio, server)
-    return 0
+    cut_off = anyio.run(serve_stdio, server)
+    if cut_off:
+        (stderr or sys.stderr).write(
+            f"ccwire: error: stdin ended while {cut_off} request(s) ran; not finished "
+            f"{DRAIN_SECONDS:g} s later, each was answered with an error\n"
+        )
+        return ExitCode.ERROR
+    return ExitCode.OK
 
 
 def exit_without_abandoned_threads(code: int, io: CliIO) -> None:

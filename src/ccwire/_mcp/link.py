@@ -18,10 +18,12 @@ prescribe, before the server sees it:
 
 Every request is served in a task of its own (calls overlap, and
 ``notifications/cancelled`` cancels exactly its call) and is always answered, unless
-the client cancelled it.  An answer JSON cannot carry (a tool's result holding NaN or
-a lone surrogate, an error echoing such a method name) is replaced by one saying why:
-a failed tool result for ``tools/call``, else -32603 (with id ``null`` when the id
-itself cannot be written); the connection goes on.
+the client cancelled it: one still running when serving ends (`serve_lines` gives
+calls a grace period once the client's input ends) gets a -32603 saying so, and is
+counted in `ClientLink.cut_off`.  An answer JSON cannot carry (a tool's result
+holding NaN or a lone surrogate, an error echoing such a method name) is replaced by
+one saying why: a failed tool result for ``tools/call``, else -32603 (with id
+``null`` when the id itself cannot be written); the connection goes on.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import anyio.abc
 
 from .._core.errors import MessageEncodeError
 from .._wire.codec import mcp_unencodable
-from .._wire.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
+from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
 from .outbound import Outbound, Requester
 from .versions import request_version
 
@@ -46,6 +48,8 @@ logger = logging.getLogger("ccwire")
 
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
+_CUT_OFF: Final = "Internal error: serving ended before the request finished"
+_CUT_OFF_WRITE: Final = 1.0
 
 Writer = Callable[..., Awaitable[None]]
 """``write(message, related=None)``: ``related`` is the id of the client's request a
@@ -106,6 +110,8 @@ class ClientLink:
         self.key = key
         self._tg = tg
         self.initialized = False
+        self.cut_off = 0
+        """Requests cut off unanswered by the end of serving (each got a -32603)."""
         self.outbound = Outbound(write, "ccwire-")
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -152,17 +158,24 @@ class ClientLink:
         if message["method"] == "tools/call" and "id" in message:
             send, request = self._for_call(message["id"])
         reply: dict[str, Any] | None = None
-        with anyio.CancelScope() as scope:
-            try:
-                reply = await self.server.handle(
-                    message, send=send, session_key=self.key, cancel_scope=scope,
-                    request=request,
-                )  # fmt: skip
-            except Exception as exc:  # the server promises not to raise; be sure
-                logger.exception("ccwire serve: serving %s failed", message.get("method"))
-                reply = error(message.get("id"), -32603, f"Internal error: {exc}")
-            if reply is not None:
-                await self._answer(reply, message)
+        try:
+            with anyio.CancelScope() as scope:  # cancelled by notifications/cancelled
+                try:
+                    reply = await self.server.handle(
+                        message, send=send, session_key=self.key, cancel_scope=scope,
+                        request=request,
+                    )  # fmt: skip
+                except Exception as exc:  # the server promises not to raise; be sure
+                    logger.exception("ccwire serve: serving %s failed", message.get("method"))
+                    reply = error(message.get("id"), -32603, f"Internal error: {exc}")
+                if reply is not None:
+                    await self._answer(reply, message)
+        except anyio.get_cancelled_exc_class():
+            if "id" in message:  # cut off by the end of serving, not by the client
+                self.cut_off += 1
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CUT_OFF_WRITE):
+                    await self._answer(error(message["id"], INTERNAL_ERROR, _CUT_OFF), message)
+            raise
         if reply is None and "id" in message and self._on_unanswered is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await self._on_unanswered(message["id"])

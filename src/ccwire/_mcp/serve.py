@@ -5,7 +5,8 @@ every message the client sends, malformed or not, reaches `ClientLink`, which
 answers it as JSON-RPC prescribes.  Every request is served in a task of its own, so
 calls overlap and ``notifications/cancelled`` cancels exactly its call; the server's
 notifications (progress, log messages, list changes) are written to stdout.  When
-stdin ends, calls still running get `DRAIN_SECONDS` to finish.
+stdin ends, calls still running get `DRAIN_SECONDS` to finish; those cut off then
+are answered with a -32603 (and counted: ``ccwire serve`` then exits with 1).
 
 The served object is anything with `SdkMcpServer`'s ``handle``/``attach``
 interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
@@ -44,12 +45,14 @@ async def serve_lines(
     write: Writer,
     *,
     on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
-) -> None:
+    drain_seconds: float = DRAIN_SECONDS,
+) -> int:
     """Serve one client connection: every item of ``lines`` is one raw message (bytes or
     text to parse; any other value is taken as already parsed), every answer and
     notification goes to ``write``.  Returns once ``lines`` ended and the calls still
-    running finished (or `DRAIN_SECONDS` passed).  ``on_unanswered`` is told the id of
-    a request that gets no answer (the client cancelled it)."""
+    running finished, or ``drain_seconds`` passed: those cut off then get a -32603, and
+    their number is returned.  ``on_unanswered`` is told the id of a request that gets
+    no answer (the client cancelled it)."""
     async with anyio.create_task_group() as tg:
         link = ClientLink(server, write, object(), tg, on_unanswered=on_unanswered)
         detach = server.attach(link.send)
@@ -59,13 +62,14 @@ async def serve_lines(
                     await link.receive_bytes(line)
                 else:
                     await link.receive(line)
-            tg.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
+            tg.cancel_scope.deadline = anyio.current_time() + drain_seconds
         finally:
             link.close()
             detach()
             forget = getattr(server, "_forget_session", None)
             if forget is not None:  # what the server keeps for this client goes with it
                 forget(link.key)
+    return link.cut_off
 
 
 async def _read_lines(fd: int, refuse: Callable[[], Awaitable[None]]) -> AsyncIterator[bytes]:
@@ -117,14 +121,18 @@ def _fd_writer(fd: int) -> Writer:
     return write
 
 
-async def serve_stdio(server: Any, *, stdin: int = 0, stdout: int = 1) -> None:
+async def serve_stdio(
+    server: Any, *, stdin: int = 0, stdout: int = 1, drain_seconds: float = DRAIN_SECONDS
+) -> int:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
     until stdin ends (what cannot be written once the client closed stdout is dropped).
-    A line over 64 MiB gets a -32600 error (id ``null``) and is skipped."""
+    A line over 64 MiB gets a -32600 error (id ``null``) and is skipped.  Returns the
+    number of requests still running ``drain_seconds`` after stdin ended, which were
+    cut off (each answered with a -32603)."""
     write = _fd_writer(stdout)
 
     async def refuse() -> None:
         why = f"Invalid Request: a message over the limit of {_MAX_LINE_BYTES} bytes (skipped)"
         await write(error(None, INVALID_REQUEST, why))
 
-    await serve_lines(server, _read_lines(stdin, refuse), write)
+    return await serve_lines(server, _read_lines(stdin, refuse), write, drain_seconds=drain_seconds)
