@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +167,42 @@ async def test_a_line_over_the_limit_is_refused_and_skipped_and_serving_goes_on(
         (0, None), (None, -32600), (9, None), (None, -32600)
     ]  # fmt: skip
     assert "67108864 bytes" in answers[1]["error"]["message"]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_client_that_stops_reading_does_not_stall_the_server(
+    tmp_path: Path, backend: str
+) -> None:
+    """Answers fill the stdout pipe of a client that reads nothing: a small answer was
+    written with a blocking write on the event loop, which froze it (no deadline, no
+    Ctrl-C, no end of serving) until the client read again.  Now serving still ends
+    once stdin has ended (the answers left unwritten are cut off)."""
+    stdin_path = tmp_path / "in"
+    pings = (line({"jsonrpc": "2.0", "id": i, "method": "ping"}) for i in range(3000))
+    stdin_path.write_bytes(line(INIT) + b"".join(pings))  # 110 KB of answers: a pipe holds 64
+    read_end, write_end = os.pipe()
+    stdin = os.open(stdin_path, os.O_RDONLY)
+    done: list[int] = []
+
+    def serve() -> None:
+        serving = serve_stdio(SERVER, stdin=stdin, stdout=write_end, drain_seconds=0.05)
+        done.append(anyio.run(lambda: serving, backend=backend))
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        thread.join(20)
+        stalled = thread.is_alive()
+    finally:
+        os.set_blocking(read_end, False)
+        while thread.is_alive():  # a stalled server: read, so that it ends
+            with contextlib.suppress(BlockingIOError):
+                os.read(read_end, 1 << 16)
+            thread.join(0.01)
+        for fd in (stdin, read_end, write_end):
+            os.close(fd)
+    assert not stalled
+    assert done and done[0] > 0  # the pings whose answers found no room were cut off
 
 
 async def test_client_closed_stdout_answers_are_dropped_not_raised(

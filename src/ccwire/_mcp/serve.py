@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 from .._core.errors import MessageDecodeError
 from .._core.fdread import read_fd
@@ -37,6 +38,8 @@ logger = logging.getLogger("ccwire")
 DRAIN_SECONDS: Final = 5.0
 _READ_BYTES: Final = 1 << 16
 _MAX_LINE_BYTES: Final = 64 << 20
+_PIPE_BUF: Final = 4096
+"""A write this small to a pipe with room (POSIX ``PIPE_BUF``) never blocks."""
 
 
 async def serve_lines(
@@ -99,6 +102,16 @@ async def _read_lines(fd: int, refuse: Callable[[], Awaitable[None]]) -> AsyncIt
         yield rest
 
 
+async def _writable(fd: int) -> None:
+    """Wait until ``fd`` takes a write of `_PIPE_BUF` bytes without blocking."""
+    if os.name != "posix":  # pragma: no cover - the loops there poll only sockets
+        return
+    try:
+        await anyio.wait_writable(fd)
+    except PermissionError:  # epoll refuses what is always ready (files, /dev/null)
+        await anyio.lowlevel.checkpoint()
+
+
 def _fd_writer(fd: int) -> Writer:
     lock = anyio.Lock()
 
@@ -111,7 +124,8 @@ def _fd_writer(fd: int) -> Writer:
         data = encode_line(message)
         async with lock:
             try:
-                if len(data) <= 4096:  # fits a pipe's buffer: no thread needed
+                if len(data) <= _PIPE_BUF:  # written at once once the pipe has room
+                    await _writable(fd)  # a client not reading must not stall the loop
                     write_all(data)
                 else:
                     await anyio.to_thread.run_sync(write_all, data)
