@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from ccwire._app.loaders import UsageError, load_server
 from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
-from tests.fixtures.jsonrpc import initialize, tools_call
+from tests.fixtures.jsonrpc import initialize, line, tools_call
 from tests.fixtures.mcp_schema import checking_schema
 
 pytestmark = pytest.mark.anyio
@@ -102,6 +103,50 @@ def test_stdin_closed_at_once_exits_cleanly() -> None:
     done = _run_main(TARGET)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+
+
+STUCK_MODULE = """
+import sys, threading
+from ccwire import create_sdk_mcp_server, tool
+
+@tool("stuck", "A plain def that never returns", {})
+def stuck(args):
+    sys.stderr.write("stuck: started\\n")
+    sys.stderr.flush()
+    threading.Event().wait()
+
+server = create_sdk_mcp_server("stuck", tools=[stuck])
+"""
+
+
+def _ctrl_c_as_from_a_terminal() -> None:
+    """In the child: a run started in the background ignores SIGINT (no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_while_a_plain_def_tool_never_returns_still_exits(tmp_path: Path) -> None:
+    """Python waits at exit for the thread of a plain ``def`` handler: one that never
+    returns used to keep ``ccwire serve`` alive forever after Ctrl-C (or the end of
+    stdin).  It exits, saying which call it left behind."""
+    (tmp_path / "stuck_server.py").write_text(STUCK_MODULE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve", "stuck_server:server"], cwd=tmp_path,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_ctrl_c_as_from_a_terminal,
+    )  # fmt: skip
+    try:
+        assert proc.stdin is not None and proc.stderr is not None
+        proc.stdin.write(line(initialize()) + line(tools_call(1, "stuck", {})))
+        proc.stdin.flush()
+        assert proc.stderr.readline() == b"stuck: started\n"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert "running in a thread (stuck)" in stderr.decode(), stderr
+    if sys.version_info >= (3, 11):  # anyio on 3.10's asyncio makes Ctrl-C a cancellation
+        assert proc.returncode == 130, stderr
 
 
 def test_serve_needs_no_mcp_package_for_stdio() -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from ccwire import ToolContext, create_sdk_mcp_server, resource, tool
 from ccwire._mcp.http import (
+    BATCH_CONCURRENCY,
     EVENT_BYTES_KEPT,
     HttpLimits,
     McpHttpApp,
@@ -75,6 +76,25 @@ async def gated(args: dict[str, Any]) -> str:
     return "through"
 
 
+HELD: list[int] = [0]
+"""How many ``held`` calls are running now."""
+
+
+@tool("held", "Waits, with the others, until the test opens its gate", {})
+async def held(args: dict[str, Any]) -> str:
+    HELD[0] += 1
+    try:
+        await GATE["open"].wait()
+    finally:
+        HELD[0] -= 1
+    return "let go"
+
+
+@tool("unsendable", "An answer UTF-8 cannot carry", {})
+async def unsendable(args: dict[str, Any]) -> str:
+    return "half of a pair: \ud800"
+
+
 @pytest.fixture
 def gate() -> Iterator[dict[str, anyio.Event]]:
     GATE.update(started=anyio.Event(), open=anyio.Event())
@@ -90,7 +110,7 @@ def watched() -> str:
 
 
 SERVER = create_sdk_mcp_server(
-    "limits", tools=[echo, broken, stuck, big, gated], resources=[watched]
+    "limits", tools=[echo, broken, stuck, big, gated, unsendable, held], resources=[watched]
 )["instance"]
 HEADERS = {
     "host": "127.0.0.1:8000",
@@ -217,6 +237,20 @@ def refused(reply: Reply, status: int, code: int, req_id: Any = None) -> None:
 # --------------------------------------------------------------------------- bodies
 
 
+async def test_an_answer_json_cannot_carry_gets_a_failed_result_and_the_session_goes_on() -> None:
+    """A tool answer holding a lone surrogate (the transport would fail the session on
+    it, and every later request would hang) is replaced by a failed result saying why."""
+    async with served() as app:
+        session = await open_session(app)
+        body = {"jsonrpc": "2.0", "id": "u", "method": "tools/call",
+                "params": {"name": "unsendable", "arguments": {}}}  # fmt: skip
+        reply = await call(app, body, headers=in_session(session))
+        assert reply.status == 200 and reply.answer["id"] == "u"
+        assert reply.answer["result"]["isError"] is True
+        assert "lone surrogate" in reply.answer["result"]["content"][0]["text"]
+        await answers_ping(app, session)
+
+
 async def test_a_body_over_the_limit_gets_413_before_it_is_read() -> None:
     async with served(max_body_bytes=1000) as app:
         session = await open_session(app)
@@ -276,6 +310,7 @@ MALFORMED: list[tuple[bytes, int, int, Any]] = [
     (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', 400, -32600, None),
     (b'{"jsonrpc":"2.0","id":3.5,"method":"ping"}', 400, -32600, None),
     (b'{"jsonrpc":"1.0","id":"v1","method":"ping"}', 400, -32600, "v1"),
+    (b'{"jsonrpc":"1.0","id":"\\ud800","method":"ping"}', 400, -32600, "\ud800"),
     (b'{"id":"nov","method":"ping"}', 400, -32600, "nov"),
     (b'{"jsonrpc":"2.0","id":"nm","method":42}', 400, -32600, "nm"),
     (b'{"jsonrpc":"2.0","id":"ap","method":"tools/list","params":[1]}', 400, -32600, "ap"),
@@ -352,6 +387,42 @@ async def test_a_batch_is_served_at_2025_03_26_and_refused_after() -> None:
         new = await open_session(app, "2025-06-18")
         refused(await call(app, batch, headers=in_session(new, "2025-06-18")), 400, -32600)
         await answers_ping(app, new, "2025-06-18")
+
+
+async def test_a_batch_runs_a_bounded_number_of_its_requests_at_once(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """A batch of tens of thousands of requests (a few MB) used to start them all at
+    once: a GB of memory for one POST.  At most `BATCH_CONCURRENCY` run at a time; a
+    notification of the batch is not held back behind them."""
+    count = BATCH_CONCURRENCY + 8
+    batch: list[Any] = [
+        {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "tools/call",
+            "params": {"name": "held", "arguments": {}},
+        }
+        for i in range(count)
+    ]
+    batch.append({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 0}})  # fmt: skip
+    replies: list[Reply] = []
+    async with served() as app:
+        session = await open_session(app, "2025-03-26")
+
+        async def post_batch() -> None:
+            replies.append(await call(app, batch, headers=in_session(session, "2025-03-26")))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(post_batch)
+            await anyio.wait_all_tasks_blocked()
+            assert HELD == [BATCH_CONCURRENCY]
+            gate["open"].set()
+        (answers,) = replies[0].messages
+        assert sorted(a["id"] for a in answers) == list(range(count))
+        assert [a["error"]["code"] for a in answers if "error" in a] == [-32800]  # cancelled
+        await answers_ping(app, session, "2025-03-26")
 
 
 # --------------------------------------------------------------------------- sessions

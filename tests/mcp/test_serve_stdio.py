@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import math
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,7 @@ import pytest
 from ccwire import create_sdk_mcp_server, tool
 from ccwire._mcp.serve import serve_lines, serve_stdio
 from tests.fixtures.jsonrpc import initialize, line, tools_call
+from tests.fixtures.mcp_schema import SchemaCheck
 from tests.fixtures.official_serve_server import fast
 
 pytestmark = pytest.mark.anyio
@@ -33,18 +37,34 @@ async def add(args: dict[str, Any]) -> str:
     return str(args["a"] + args["b"])
 
 
-SERVER = create_sdk_mcp_server("stdio", tools=[big, add])["instance"]
+@tool("surrogate", "An answer UTF-8 cannot carry", {})
+async def surrogate(args: dict[str, Any]) -> str:
+    return "half of a pair: \ud800"
+
+
+@tool("infinite", "A content block JSON cannot carry", {})
+async def infinite(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": "far", "_meta": {"distance": math.inf}}]}
+
+
+@tool("endless", "Never finishes", {})
+async def endless(args: dict[str, Any]) -> str:
+    await anyio.sleep_forever()
+    return "never"
+
+
+SERVER = create_sdk_mcp_server("stdio", tools=[big, add, surrogate, infinite, endless])["instance"]
 
 INIT = initialize()
 
 
-async def serve_files(stdin_path: Path, stdout_path: Path) -> None:
+async def serve_files(stdin_path: Path, stdout_path: Path, **options: Any) -> int:
     """Serve with ``stdin_path`` as stdin and ``stdout_path`` (created) as stdout."""
     stdin = os.open(stdin_path, os.O_RDONLY)
     stdout = os.open(stdout_path, os.O_WRONLY | os.O_CREAT)
     try:
         with anyio.fail_after(10):
-            await serve_stdio(SERVER, stdin=stdin, stdout=stdout)
+            return await serve_stdio(SERVER, stdin=stdin, stdout=stdout, **options)
     finally:
         os.close(stdin)
         os.close(stdout)
@@ -72,11 +92,117 @@ async def test_files_in_and_out_every_line_answered_even_the_unterminated_last(
     assert answers[3] == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
+async def test_requests_cut_off_once_stdin_ended_are_answered_and_counted(
+    tmp_path: Path,
+) -> None:
+    """A call still running when the grace period after the end of stdin is over used
+    to vanish (no answer, and ``ccwire serve`` exited 0): it gets a -32603 and is
+    counted; a call that finished in time is answered as usual."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    calls = [tools_call(1, "endless", {}), tools_call(2, "add", {"a": 1, "b": 1})]
+    stdin_path.write_bytes(line(INIT) + b"".join(map(line, calls)))
+    assert await serve_files(stdin_path, stdout_path, drain_seconds=0.05) == 1
+    answers = {m["id"]: m for m in map(json.loads, stdout_path.read_bytes().splitlines())}
+    assert sorted(answers) == [0, 1, 2]
+    assert answers[1]["error"]["code"] == -32603
+    assert "serving ended before the request finished" in answers[1]["error"]["message"]
+    assert answers[2]["result"]["content"] == [{"type": "text", "text": "2"}]
+
+
 async def test_empty_stdin_ends_at_once_writing_nothing(tmp_path: Path) -> None:
     stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
     stdin_path.write_bytes(b"")
     await serve_files(stdin_path, stdout_path)
     assert stdout_path.read_bytes() == b""
+
+
+async def test_what_json_cannot_carry_gets_an_error_and_serving_goes_on(
+    tmp_path: Path, mcp_schema_check: SchemaCheck
+) -> None:
+    """Answers JSON cannot carry (a tool's lone surrogate or Infinity, an error echoing
+    a lone-surrogate method), ids it cannot echo (NaN, Infinity, a lone surrogate) and
+    JSON nested too deeply to parse: each gets an error saying why, none ends serving,
+    and the ping after them is answered."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    raw = [
+        b'{"jsonrpc":"2.0","id":3,"method":"no/\\ud800"}',
+        b'{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":NaN,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":"\\udfff","method":"ping"}',
+        b"[" * 100_000 + b"]" * 100_000,
+    ]
+    stdin_path.write_bytes(
+        line(INIT) + line(tools_call(1, "surrogate", {})) + line(tools_call(2, "infinite", {}))
+        + b"\n".join(raw) + b"\n" + line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    )  # fmt: skip
+    await serve_files(stdin_path, stdout_path)
+    answers = [json.loads(m) for m in stdout_path.read_bytes().splitlines()]
+    by_id = {m["id"]: m for m in answers if m["id"] is not None}
+    assert sorted(by_id) == [0, 1, 2, 3, 9]
+    for call in (1, 2):
+        assert by_id[call]["result"]["isError"] is True
+        assert "ccwire could not encode the answer" in by_id[call]["result"]["content"][0]["text"]
+    assert "lone surrogate" in by_id[1]["result"]["content"][0]["text"]
+    assert "NaN and Infinity" in by_id[2]["result"]["content"][0]["text"]
+    assert by_id[3]["error"]["code"] == -32603
+    assert by_id[9] == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    assert len(mcp_schema_check.failures) == 1  # what the Infinity tool gave, not what went out
+    mcp_schema_check.failures.clear()
+    codes = sorted(m["error"]["code"] for m in answers if m["id"] is None)
+    assert codes == [-32700, -32603, -32600, -32600]  # nested; id \\udfff; Infinity, NaN
+
+
+async def test_a_line_over_the_limit_is_refused_and_skipped_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A line over 64 MiB gets a -32600 (it is never held whole), the lines after it
+    are served, and one more that stdin ends in is skipped likewise."""
+    stdin_path, stdout_path = tmp_path / "in", tmp_path / "out"
+    huge = b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"pad":"' + b"p" * (64 << 20)
+    ping = line({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+    stdin_path.write_bytes(line(INIT) + huge + b'"}}\n' + ping + huge)
+    await serve_files(stdin_path, stdout_path)
+    answers = [json.loads(m) for m in stdout_path.read_bytes().splitlines()]
+    assert [(m["id"], m.get("error", {}).get("code")) for m in answers] == [
+        (0, None), (None, -32600), (9, None), (None, -32600)
+    ]  # fmt: skip
+    assert "67108864 bytes" in answers[1]["error"]["message"]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_client_that_stops_reading_does_not_stall_the_server(
+    tmp_path: Path, backend: str
+) -> None:
+    """Answers fill the stdout pipe of a client that reads nothing: a small answer was
+    written with a blocking write on the event loop, which froze it (no deadline, no
+    Ctrl-C, no end of serving) until the client read again.  Now serving still ends
+    once stdin has ended (the answers left unwritten are cut off)."""
+    stdin_path = tmp_path / "in"
+    pings = (line({"jsonrpc": "2.0", "id": i, "method": "ping"}) for i in range(3000))
+    stdin_path.write_bytes(line(INIT) + b"".join(pings))  # 110 KB of answers: a pipe holds 64
+    read_end, write_end = os.pipe()
+    stdin = os.open(stdin_path, os.O_RDONLY)
+    done: list[int] = []
+
+    def serve() -> None:
+        serving = serve_stdio(SERVER, stdin=stdin, stdout=write_end, drain_seconds=0.05)
+        done.append(anyio.run(lambda: serving, backend=backend))
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    try:
+        thread.join(20)
+        stalled = thread.is_alive()
+    finally:
+        os.set_blocking(read_end, False)
+        while thread.is_alive():  # a stalled server: read, so that it ends
+            with contextlib.suppress(BlockingIOError):
+                os.read(read_end, 1 << 16)
+            thread.join(0.01)
+        for fd in (stdin, read_end, write_end):
+            os.close(fd)
+    assert not stalled
+    assert done and done[0] > 0  # the pings whose answers found no room were cut off
 
 
 async def test_client_closed_stdout_answers_are_dropped_not_raised(

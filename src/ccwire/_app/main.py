@@ -50,7 +50,7 @@ from .doctor import (
 from .io import EXIT_CODES, CliIO, ExitCode
 from .loaders import UsageError
 from .run import add_run_arguments, run_command
-from .serve import serve_command
+from .serve import exit_without_abandoned_threads, serve_command
 from .sessions import (
     SessionsCommandError,
     add_sessions_arguments,
@@ -169,9 +169,12 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
         )  # fmt: skip
     if args_list[:1] == ["serve"]:
         verbose = any(a in ("--verbose", "-v") for a in args_list[1:])
-        return _guarded(
+        code = _guarded(
             lambda: _serve(args_list[1:], io), io, verbose=verbose, as_json=False, name="serve"
         )
+        if io.handle_signals:  # this process is ours to end
+            exit_without_abandoned_threads(code, io)
+        return code
     parser = _parser()
     try:
         args = parser.parse_args(args_list)
@@ -452,7 +455,7 @@ def _compat(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _serve(argv: Sequence[str], io: CliIO) -> int:
-    return serve_command(argv, io.stdout)
+    return serve_command(argv, io.stdout, io.stderr)
 
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {

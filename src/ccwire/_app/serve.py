@@ -9,16 +9,19 @@ the command line reports as one ``ccwire: error: ...`` line (exit code 2).
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, Final
 
 import anyio
 
-from .._mcp.serve import serve_stdio
+from .._mcp.serve import DRAIN_SECONDS, serve_stdio
+from .._mcp.threads import abandoned_threads
+from .io import CliIO, ExitCode
 from .loaders import UsageError, load_server
 
-__all__ = ["USAGE", "parse_http_address", "serve_command"]
+__all__ = ["USAGE", "exit_without_abandoned_threads", "parse_http_address", "serve_command"]
 
 USAGE: Final = """\
 usage: ccwire serve [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
@@ -101,8 +104,9 @@ def _limit(option: str, value: str) -> float:
     return number
 
 
-def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
-    """Run ``ccwire serve``; returns the exit code (raises `UsageError`)."""
+def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -> int:
+    """Run ``ccwire serve``; returns the exit code (raises `UsageError`): 1 when stdin
+    ended while requests ran that did not finish within `DRAIN_SECONDS` after it."""
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0
@@ -128,5 +132,28 @@ def serve_command(argv: Sequence[str], stdout: Any = None) -> int:
 
     # Ctrl-C raises KeyboardInterrupt here: the command line reports it (exit code 130);
     # stdin is read without a thread (`read_fd`), so nothing is left waiting on it.
-    anyio.run(serve_stdio, server)
-    return 0
+    cut_off = anyio.run(serve_stdio, server)
+    if cut_off:
+        (stderr or sys.stderr).write(
+            f"ccwire: error: stdin ended while {cut_off} request(s) ran; not finished "
+            f"{DRAIN_SECONDS:g} s later, each was answered with an error\n"
+        )
+        return ExitCode.ERROR
+    return ExitCode.OK
+
+
+def exit_without_abandoned_threads(code: int, io: CliIO) -> None:
+    """End the process with ``code`` now if plain ``def`` handlers abandoned by the
+    end of serving (Ctrl-C, or calls cut off once stdin ended) still run in threads:
+    Python would wait for them at exit, forever for one that never returns.  Says so
+    on stderr first.  Returns when there are none."""
+    stuck = sorted(abandoned_threads().values())
+    if not stuck:
+        return
+    io.stderr.write(
+        f"ccwire: warning: exiting without waiting for {len(stuck)} tool call(s) still "
+        f"running in a thread ({', '.join(stuck)})\n"
+    )
+    for stream in (io.stdout, io.stderr):
+        stream.flush()
+    os._exit(code)

@@ -28,7 +28,8 @@ accepts is bounded by its `HttpLimits`.
   ``jsonrpc: "2.0"``; a method that is not a string...) 400 with -32600, id
   ``null`` unless it has a usable one; a batch (an array) 400 with -32600, except
   in a session of a version that had batches (2025-03-26 and 2024-11-05), where
-  each message is served and one JSON array answers the requests; a
+  each message is served (at most `BATCH_CONCURRENCY` of its requests at once) and
+  one JSON array answers the requests; a
   ``Content-Type`` other than ``application/json`` 415; an
   ``MCP-Protocol-Version`` no version of ours 400 with -32022; a request other than
   ``initialize`` without a session id 400.
@@ -75,6 +76,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from .._wire.framing import encode_line
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
 from .bridge import from_message, to_session_message
 from .link import PARSE_ERROR, check_request
@@ -85,6 +87,7 @@ if TYPE_CHECKING:
     import asyncio
 
 __all__ = [
+    "BATCH_CONCURRENCY",
     "EVENTS_KEPT",
     "EVENT_BYTES_KEPT",
     "IDLE_SECONDS",
@@ -111,6 +114,8 @@ MAX_HEAD_BYTES: Final = 16 << 10
 """The largest request head (request line and headers) read, in bytes."""
 KEEP_ALIVE_SECONDS: Final = 5
 """How long a connection may stay idle between two requests."""
+BATCH_CONCURRENCY: Final = 32
+"""The most requests of one batch served at once (its notifications are not held back)."""
 RETRY_MS: Final = 1000
 """The reconnection delay suggested to clients in SSE priming events."""
 EVENTS_KEPT: Final = 1000
@@ -222,6 +227,14 @@ class _Session:
     """The version negotiated by its ``initialize``."""
 
 
+class _AsciiJSONResponse(JSONResponse):
+    """A JSON body written in ASCII: a lone surrogate the client sent (in an id its
+    error echoes) goes out as the escape it came in as, instead of failing UTF-8."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+
+
 def _refusal(
     status: int,
     message: str,
@@ -232,7 +245,9 @@ def _refusal(
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     """An HTTP error whose body is a JSON-RPC error."""
-    return JSONResponse(error(req_id, code, message, data), status_code=status, headers=headers)
+    return _AsciiJSONResponse(
+        error(req_id, code, message, data), status_code=status, headers=headers
+    )
 
 
 def _problem(message: Any) -> dict[str, Any] | None:
@@ -340,7 +355,7 @@ class McpHttpApp:
         if refused is None and version is not None:
             problem = unsupported(None, version)
             if problem is not None:
-                refused = JSONResponse(problem, status_code=400)
+                refused = _AsciiJSONResponse(problem, status_code=400)
         session_id = request.headers.get("mcp-session-id")
         session = None if session_id is None else self.sessions.get(session_id)
         modern = session_id is None and version in MODERN_VERSIONS
@@ -378,7 +393,7 @@ class McpHttpApp:
             message = json.loads(body)
         except (ValueError, RecursionError) as exc:
             parse_error = error(None, PARSE_ERROR, f"Parse error: {exc}")
-            await JSONResponse(parse_error, status_code=400)(scope, receive, send)
+            await _AsciiJSONResponse(parse_error, status_code=400)(scope, receive, send)
             return
         batch = isinstance(message, list) and message != []
         if batch and session is not None and session.version in _BATCHING_VERSIONS:
@@ -387,7 +402,7 @@ class McpHttpApp:
         problem = _problem(message)
         replay = _replay(body, receive)
         if problem is not None:
-            await JSONResponse(problem, status_code=400)(scope, receive, send)
+            await _AsciiJSONResponse(problem, status_code=400)(scope, receive, send)
         elif session is not None:
             await self._serve(session, scope, replay, send)
         elif modern:
@@ -438,6 +453,7 @@ class McpHttpApp:
         """A batch in a session of a version that had them: each message is served as
         if posted alone; the requests' answers make one JSON array (202 if none)."""
         answers: list[dict[str, Any] | None] = [None] * len(items)
+        limiter = anyio.CapacityLimiter(BATCH_CONCURRENCY)
 
         async def serve_one(index: int, item: Any) -> None:
             problem = _problem(item)
@@ -449,8 +465,10 @@ class McpHttpApp:
                 return
             body = json.dumps(item).encode()
             handle = session.transport.handle_request
-            status, sent = await _captured(handle, scope, _replay(body, receive))
-            if "id" in item and "method" in item:
+            request = "id" in item and "method" in item
+            async with limiter if request else contextlib.nullcontext():
+                status, sent = await _captured(handle, scope, _replay(body, receive))
+            if request:
                 answers[index] = _answer_in(status, sent, item["id"])
 
         async with anyio.create_task_group() as tg:
@@ -459,7 +477,7 @@ class McpHttpApp:
         replies = [answer for answer in answers if answer is not None]
         headers = {"mcp-session-id": session.transport.mcp_session_id or ""}
         if replies:
-            await JSONResponse(replies, headers=headers)(scope, receive, send)
+            await _AsciiJSONResponse(replies, headers=headers)(scope, receive, send)
         else:
             await Response(status_code=202, headers=headers)(scope, receive, send)
 
@@ -550,6 +568,9 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
 
     async def writer(message: dict[str, Any], related: Any = None) -> None:
+        # what JSON cannot carry raises here, as on stdio: the transport would write
+        # NaN as null and fail the whole session on a lone surrogate
+        encode_line(message)
         if "method" not in message:  # an answer: its request is not unanswered
             unanswered.pop(str(message.get("id")), None)
         metadata = None if related is None else ServerMessageMetadata(related_request_id=related)

@@ -18,7 +18,12 @@ prescribe, before the server sees it:
 
 Every request is served in a task of its own (calls overlap, and
 ``notifications/cancelled`` cancels exactly its call) and is always answered, unless
-the client cancelled it.
+the client cancelled it: one still running when serving ends (`serve_lines` gives
+calls a grace period once the client's input ends) gets a -32603 saying so, and is
+counted in `ClientLink.cut_off`.  An answer JSON cannot carry (a tool's result
+holding NaN or a lone surrogate, an error echoing such a method name) is replaced by
+one saying why: a failed tool result for ``tools/call``, else -32603 (with id
+``null`` when the id itself cannot be written); the connection goes on.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from typing import Any, Final
 import anyio
 import anyio.abc
 
-from .._wire.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
+from .._core.errors import MessageEncodeError
+from .._wire.codec import mcp_unencodable
+from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
 from .outbound import Outbound, Requester
 from .versions import request_version
 
@@ -41,10 +48,13 @@ logger = logging.getLogger("ccwire")
 
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
+_CUT_OFF: Final = "Internal error: serving ended before the request finished"
+_CUT_OFF_WRITE: Final = 1.0
 
 Writer = Callable[..., Awaitable[None]]
 """``write(message, related=None)``: ``related`` is the id of the client's request a
-notification or request belongs to (Streamable HTTP sends it on that request's stream)."""
+notification or request belongs to (Streamable HTTP sends it on that request's stream).
+Raises `MessageEncodeError`, having written nothing, for a message JSON cannot carry."""
 
 
 def _invalid(req_id: Any, why: str) -> dict[str, Any]:
@@ -100,6 +110,8 @@ class ClientLink:
         self.key = key
         self._tg = tg
         self.initialized = False
+        self.cut_off = 0
+        """Requests cut off unanswered by the end of serving (each got a -32603)."""
         self.outbound = Outbound(write, "ccwire-")
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -110,7 +122,7 @@ class ClientLink:
         """Take one raw message (a line on stdio, a body over HTTP)."""
         try:
             message = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
             await self._write(error(None, PARSE_ERROR, f"Parse error: {exc}"))
             return
         await self.receive(message)
@@ -119,7 +131,7 @@ class ClientLink:
         """Take one parsed message: check it, then serve it in a task of its own."""
         problem = check_request(message)
         if problem is not None:
-            await self._write(problem)
+            await self._answer(problem, message)
             return
         if "method" not in message:
             if not self.outbound.answered(message):
@@ -128,13 +140,10 @@ class ClientLink:
         method = message["method"]
         if "id" in message and not self._may_serve(method, message.get("params") or {}):
             if method not in getattr(self.server, "_ROUTES", (method,)):
-                await self._write(
-                    error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
-                )
+                refusal = error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
             else:
-                await self._write(
-                    _invalid(message["id"], f"{method} before initialize: initialize first")
-                )
+                refusal = _invalid(message["id"], f"{method} before initialize: initialize first")
+            await self._answer(refusal, message)
             return
         if method == "initialize":
             self.initialized = True
@@ -149,20 +158,42 @@ class ClientLink:
         if message["method"] == "tools/call" and "id" in message:
             send, request = self._for_call(message["id"])
         reply: dict[str, Any] | None = None
-        with anyio.CancelScope() as scope:
-            try:
-                reply = await self.server.handle(
-                    message, send=send, session_key=self.key, cancel_scope=scope,
-                    request=request,
-                )  # fmt: skip
-            except Exception as exc:  # the server promises not to raise; be sure
-                logger.exception("ccwire serve: serving %s failed", message.get("method"))
-                reply = error(message.get("id"), -32603, f"Internal error: {exc}")
-            if reply is not None:
-                await self._write(reply)
+        try:
+            with anyio.CancelScope() as scope:  # cancelled by notifications/cancelled
+                try:
+                    reply = await self.server.handle(
+                        message, send=send, session_key=self.key, cancel_scope=scope,
+                        request=request,
+                    )  # fmt: skip
+                except Exception as exc:  # the server promises not to raise; be sure
+                    logger.exception("ccwire serve: serving %s failed", message.get("method"))
+                    reply = error(message.get("id"), -32603, f"Internal error: {exc}")
+                if reply is not None:
+                    await self._answer(reply, message)
+        except anyio.get_cancelled_exc_class():
+            if "id" in message:  # cut off by the end of serving, not by the client
+                self.cut_off += 1
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CUT_OFF_WRITE):
+                    await self._answer(error(message["id"], INTERNAL_ERROR, _CUT_OFF), message)
+            raise
         if reply is None and "id" in message and self._on_unanswered is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await self._on_unanswered(message["id"])
+
+    async def _answer(self, reply: dict[str, Any], message: Any) -> None:
+        """Write the answer to ``message``, or, if JSON cannot carry it, the answer
+        saying why (see the module docstring)."""
+        try:
+            await self._write(reply)
+            return
+        except MessageEncodeError as exc:
+            cause = str(exc)
+        method = message.get("method") if isinstance(message, dict) else None
+        logger.warning("ccwire serve: the answer to %r cannot be sent: %s", method, cause)
+        try:
+            await self._write(mcp_unencodable(message, cause)["mcp_response"])
+        except MessageEncodeError:  # the id itself cannot be written: a -32603 for id null
+            await self._write(mcp_unencodable(None, cause)["mcp_response"])
 
     def _for_call(self, call_id: Any) -> tuple[Writer, Requester]:
         """The notification sink and client requester of one tools/call: what they send

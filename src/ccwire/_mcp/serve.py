@@ -5,7 +5,8 @@ every message the client sends, malformed or not, reaches `ClientLink`, which
 answers it as JSON-RPC prescribes.  Every request is served in a task of its own, so
 calls overlap and ``notifications/cancelled`` cancels exactly its call; the server's
 notifications (progress, log messages, list changes) are written to stdout.  When
-stdin ends, calls still running get `DRAIN_SECONDS` to finish.
+stdin ends, calls still running get `DRAIN_SECONDS` to finish; those cut off then
+are answered with a -32603 (and counted: ``ccwire serve`` then exits with 1).
 
 The served object is anything with `SdkMcpServer`'s ``handle``/``attach``
 interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
@@ -22,9 +23,12 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
+from .._core.errors import MessageDecodeError
 from .._core.fdread import read_fd
 from .._wire.framing import LineDecoder, encode_line
+from .._wire.jsonrpc import INVALID_REQUEST, error
 from .link import ClientLink, Writer
 
 __all__ = ["DRAIN_SECONDS", "serve_lines", "serve_stdio"]
@@ -34,6 +38,8 @@ logger = logging.getLogger("ccwire")
 DRAIN_SECONDS: Final = 5.0
 _READ_BYTES: Final = 1 << 16
 _MAX_LINE_BYTES: Final = 64 << 20
+_PIPE_BUF: Final = 4096
+"""A write this small to a pipe with room (POSIX ``PIPE_BUF``) never blocks."""
 
 
 async def serve_lines(
@@ -42,12 +48,14 @@ async def serve_lines(
     write: Writer,
     *,
     on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
-) -> None:
+    drain_seconds: float = DRAIN_SECONDS,
+) -> int:
     """Serve one client connection: every item of ``lines`` is one raw message (bytes or
     text to parse; any other value is taken as already parsed), every answer and
     notification goes to ``write``.  Returns once ``lines`` ended and the calls still
-    running finished (or `DRAIN_SECONDS` passed).  ``on_unanswered`` is told the id of
-    a request that gets no answer (the client cancelled it)."""
+    running finished, or ``drain_seconds`` passed: those cut off then get a -32603, and
+    their number is returned.  ``on_unanswered`` is told the id of a request that gets
+    no answer (the client cancelled it)."""
     async with anyio.create_task_group() as tg:
         link = ClientLink(server, write, object(), tg, on_unanswered=on_unanswered)
         detach = server.attach(link.send)
@@ -57,26 +65,51 @@ async def serve_lines(
                     await link.receive_bytes(line)
                 else:
                     await link.receive(line)
-            tg.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
+            tg.cancel_scope.deadline = anyio.current_time() + drain_seconds
         finally:
             link.close()
             detach()
             forget = getattr(server, "_forget_session", None)
             if forget is not None:  # what the server keeps for this client goes with it
                 forget(link.key)
+    return link.cut_off
 
 
-async def _read_lines(fd: int) -> AsyncIterator[bytes]:
+async def _read_lines(fd: int, refuse: Callable[[], Awaitable[None]]) -> AsyncIterator[bytes]:
+    """The lines of ``fd``; a line over `_MAX_LINE_BYTES` is ``refuse()``d and skipped
+    (never held whole), and the lines after it are served."""
     decoder = LineDecoder(_MAX_LINE_BYTES)
-    while True:
-        chunk = await read_fd(fd, _READ_BYTES)  # no thread left blocked on stdin at exit
-        if not chunk:
-            rest = decoder.flush()
-            if rest is not None:
-                yield rest
-            return
-        for line in decoder.feed(chunk):
+    skipping = False  # the rest of a line over the limit, up to its newline
+    while chunk := await read_fd(fd, _READ_BYTES):  # no thread left blocked on stdin
+        if skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                continue
+            chunk, skipping = chunk[end + 1 :], False
+        try:
+            lines = decoder.feed(chunk)
+        except MessageDecodeError:
+            decoder = LineDecoder(_MAX_LINE_BYTES)
+            await refuse()
+            # a chunk is far shorter than the limit: the line that outgrew it began
+            # before this chunk, and ends at its first newline (if it has one)
+            end = chunk.find(b"\n")
+            skipping = end < 0
+            lines = [] if skipping else decoder.feed(chunk[end + 1 :])
+        for line in lines:
             yield line
+    if not skipping and (rest := decoder.flush()) is not None:
+        yield rest
+
+
+async def _writable(fd: int) -> None:
+    """Wait until ``fd`` takes a write of `_PIPE_BUF` bytes without blocking."""
+    if os.name != "posix":  # pragma: no cover - the loops there poll only sockets
+        return
+    try:
+        await anyio.wait_writable(fd)
+    except PermissionError:  # epoll refuses what is always ready (files, /dev/null)
+        await anyio.lowlevel.checkpoint()
 
 
 def _fd_writer(fd: int) -> Writer:
@@ -91,7 +124,8 @@ def _fd_writer(fd: int) -> Writer:
         data = encode_line(message)
         async with lock:
             try:
-                if len(data) <= 4096:  # fits a pipe's buffer: no thread needed
+                if len(data) <= _PIPE_BUF:  # written at once once the pipe has room
+                    await _writable(fd)  # a client not reading must not stall the loop
                     write_all(data)
                 else:
                     await anyio.to_thread.run_sync(write_all, data)
@@ -101,7 +135,18 @@ def _fd_writer(fd: int) -> Writer:
     return write
 
 
-async def serve_stdio(server: Any, *, stdin: int = 0, stdout: int = 1) -> None:
+async def serve_stdio(
+    server: Any, *, stdin: int = 0, stdout: int = 1, drain_seconds: float = DRAIN_SECONDS
+) -> int:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
-    until stdin ends (what cannot be written once the client closed stdout is dropped)."""
-    await serve_lines(server, _read_lines(stdin), _fd_writer(stdout))
+    until stdin ends (what cannot be written once the client closed stdout is dropped).
+    A line over 64 MiB gets a -32600 error (id ``null``) and is skipped.  Returns the
+    number of requests still running ``drain_seconds`` after stdin ended, which were
+    cut off (each answered with a -32603)."""
+    write = _fd_writer(stdout)
+
+    async def refuse() -> None:
+        why = f"Invalid Request: a message over the limit of {_MAX_LINE_BYTES} bytes (skipped)"
+        await write(error(None, INVALID_REQUEST, why))
+
+    return await serve_lines(server, _read_lines(stdin, refuse), write, drain_seconds=drain_seconds)

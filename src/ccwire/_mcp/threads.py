@@ -11,6 +11,9 @@ once, and a thread counts against the budget until the handler really returns, e
 after its call was abandoned (same rule on asyncio and trio). Calls beyond the budget
 wait (their tool timeout and cancellation still apply); other handlers are not
 affected. A call abandoned before its thread started never runs.
+
+Python waits for every such thread when the program exits; `abandoned_threads()`
+names the ones still running, so that a command line can exit without them.
 """
 
 from __future__ import annotations
@@ -23,12 +26,23 @@ from typing import Any, Final, TypeVar
 
 import anyio
 
-__all__ = ["DEFAULT_THREAD_BUDGET", "ThreadBudget"]
+__all__ = ["DEFAULT_THREAD_BUDGET", "ThreadBudget", "abandoned_threads"]
 
 T = TypeVar("T")
 
 DEFAULT_THREAD_BUDGET: Final = 8
 """Threads one sync handler may occupy at once (calls beyond it wait for one)."""
+
+_ABANDONED: dict[threading.Thread, str] = {}
+"""Threads still running a handler whose call was abandoned -> the handler's name."""
+_ABANDONED_LOCK: Final = threading.Lock()
+
+
+def abandoned_threads() -> dict[threading.Thread, str]:
+    """The threads still running a handler whose call was abandoned (cancelled or timed
+    out), each with the handler's name."""
+    with _ABANDONED_LOCK:
+        return {thread: what for thread, what in _ABANDONED.items() if thread.is_alive()}
 
 
 def _waker() -> Callable[[Callable[[], object]], object]:
@@ -58,6 +72,7 @@ class _Call:
 
     started: bool = False
     done: bool = False
+    thread: threading.Thread | None = None
     skip: bool = False  # abandoned before its thread started: don't run it
     abandoned: bool = False  # abandoned while running: the thread gives the slot back
 
@@ -107,6 +122,7 @@ class ThreadBudget:
                 if call.skip:
                     return None  # type: ignore[return-value]  # nobody waits for it
                 call.started = True
+                call.thread = threading.current_thread()
             try:
                 return func(*args)
             finally:
@@ -114,6 +130,8 @@ class ThreadBudget:
                     call.done = True
                     release = call.abandoned
                 if release:
+                    with _ABANDONED_LOCK:
+                        _ABANDONED.pop(threading.current_thread(), None)
                     self._release()
 
         import anyio.to_thread  # on first use: importing the tools stays cheap
@@ -131,6 +149,9 @@ class ThreadBudget:
                 elif not call.done:
                     call.abandoned = True
                     release = False
+                    if call.thread is not None:
+                        with _ABANDONED_LOCK:
+                            _ABANDONED[call.thread] = self.what
                 else:
                     release = True
             if release:

@@ -6,6 +6,7 @@ list methods share one opaque cursor format for pagination.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -47,8 +48,11 @@ def error(req_id: Any, code: int, message: str, data: Any = None) -> dict[str, A
 
 
 def valid_id(value: Any) -> bool:
-    """True for a usable JSON-RPC id (or progress token): a string or a number."""
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    """True for a usable JSON-RPC id (or progress token): a string or a number (a
+    finite one: JSON has no NaN or Infinity to echo it with)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def page(items: Sequence[Any], cursor: Any, size: int, key: str, kind: str) -> dict[str, Any]:
