@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentDefinition:
     """A programmatic subagent, sent in ``initialize`` ``agents`` with camelCase keys.
 

@@ -168,7 +168,7 @@ FAIL_CLOSED_EVENTS: Final[frozenset[str]] = frozenset(
 """Hook events whose failing callbacks deny or block by default (see `HookMatcher`)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class HookMatcher:
     """Which callbacks run for an event.
 

@@ -1,0 +1,97 @@
+"""Usage patterns of other people's projects written for ``claude-agent-sdk``, distilled.
+
+Each test names the project whose code showed the pattern. The projects themselves are
+not kept here; they were run unchanged on the reference and on ccwire's drop-in, against
+the real CLI and a scripted model, and these are the differences they found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import ccwire
+import ccwire.types as ccwire_types
+from ccwire import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ToolPermissionContext,
+)
+
+_MUTABLE_IN_THE_REFERENCE = """
+import dataclasses, json
+import claude_agent_sdk, claude_agent_sdk.types as types
+names = {
+    name
+    for module in (claude_agent_sdk, types)
+    for name, value in vars(module).items()
+    if isinstance(value, type) and dataclasses.is_dataclass(value)
+    and not value.__dataclass_params__.frozen
+}
+print(json.dumps(sorted(names)))
+"""
+
+
+def test_what_the_reference_lets_code_change_ccwire_does_too(reference_python: Path) -> None:
+    out = subprocess.run(
+        [str(reference_python), "-c", _MUTABLE_IN_THE_REFERENCE],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    ours = [getattr(ccwire, n, None) or getattr(ccwire_types, n, None) for n in json.loads(out)]
+    params = {v.__name__: getattr(v, "__dataclass_params__", None) for v in ours if v is not None}
+    frozen = [name for name, p in params.items() if getattr(p, "frozen", False)]
+    assert frozen == []
+
+
+async def _hook(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    return {}
+
+
+def test_a_hook_matcher_carries_a_marker_of_the_code_that_added_it() -> None:
+    # agento11y-claude-agent-sdk 0.21.0 (PyPI), handler.py: its client wrapper appends a
+    # HookMatcher per event to a copy of the options and tags it with a private attribute
+    options = ClaudeAgentOptions(hooks={"Stop": [HookMatcher(hooks=[_hook])]})
+    hooks = {event: list(matchers) for event, matchers in (options.hooks or {}).items()}
+    matcher = HookMatcher(hooks=[_hook])
+    matcher._added_by_tracer = True  # type: ignore[attr-defined]
+    hooks.setdefault("PreToolUse", []).append(matcher)
+    traced = dataclasses.replace(options, hooks=hooks)
+    assert traced.hooks is not None
+    assert getattr(traced.hooks["PreToolUse"][0], "_added_by_tracer", False) is True
+    assert len(traced.hooks["Stop"]) == 1
+
+
+def test_fields_set_after_construction_are_kept() -> None:
+    # code written for the reference's plain dataclasses fills them in step by step:
+    # a matcher's timeout, an agent's model and turn limit from a config, an allow
+    # decision's rewritten input, a permission update's destination
+    matcher = HookMatcher(matcher="Bash")
+    matcher.hooks = [_hook]
+    matcher.timeout = 5
+    agent = AgentDefinition(description="reviews code", prompt="Review it.")
+    agent.model = "sonnet"
+    agent.maxTurns = 3
+    allow = PermissionResultAllow()
+    allow.updated_input = {"command": "ls"}
+    deny = PermissionResultDeny()
+    deny.message = "not here"
+    rule = PermissionRuleValue(tool_name="Bash")
+    rule.rule_content = "ls:*"
+    update = PermissionUpdate(type="addRules", rules=[rule], behavior="allow")
+    update.destination = "session"
+    context = ToolPermissionContext()
+    context.suggestions = [update]
+    assert (matcher.hooks, matcher.timeout) == ([_hook], 5)
+    assert (agent.model, agent.max_turns) == ("sonnet", 3)
+    assert allow.updated_input == {"command": "ls"} and deny.message == "not here"
+    assert update.to_dict()["destination"] == "session"
+    assert update.to_dict()["rules"] == [{"toolName": "Bash", "ruleContent": "ls:*"}]
+    assert context.suggestions == [update]
