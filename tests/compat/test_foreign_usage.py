@@ -13,17 +13,21 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import ccwire
 import ccwire.types as ccwire_types
 from ccwire import (
     AgentDefinition,
     ClaudeAgentOptions,
+    ClaudeSDKClient,
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionRuleValue,
     PermissionUpdate,
     ToolPermissionContext,
+    create_sdk_mcp_server,
 )
 
 _MUTABLE_IN_THE_REFERENCE = """
@@ -95,3 +99,26 @@ def test_fields_set_after_construction_are_kept() -> None:
     assert update.to_dict()["destination"] == "session"
     assert update.to_dict()["rules"] == [{"toolName": "Bash", "ruleContent": "ls:*"}]
     assert context.suggestions == [update]
+
+
+_NOT_A_LIST = "mcp_servers must be a dict of server configs by name"
+
+
+def test_servers_given_as_a_list_are_refused_by_name() -> None:
+    # HKUDS/AI-Trader, agent/claude_sdk_agent/claude_sdk_agent.py, passes
+    # mcp_servers=[server]: the reference gives the list's repr to the CLI, which exits
+    # (ProcessError); ccwire failed deep in connect with "'list' object has no attribute
+    # 'items'"
+    server = create_sdk_mcp_server("trade", tools=[])
+    with pytest.raises(TypeError, match=_NOT_A_LIST):
+        ClaudeAgentOptions(mcp_servers=[server])  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_servers_set_to_a_list_later_are_refused_at_connect() -> None:
+    # the same project changes its client's options after making it
+    options = ClaudeAgentOptions(cli_path="/nonexistent/claude")
+    options.mcp_servers = [create_sdk_mcp_server("trade", tools=[])]  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=_NOT_A_LIST):
+        async with ClaudeSDKClient(options):
+            pass
