@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import ccwire
@@ -29,6 +32,7 @@ from ccwire import (
     ToolPermissionContext,
     create_sdk_mcp_server,
 )
+from ccwire.testing import FakeCLI, memory_transport_pair
 
 _MUTABLE_IN_THE_REFERENCE = """
 import dataclasses, json
@@ -122,3 +126,36 @@ async def test_servers_set_to_a_list_later_are_refused_at_connect() -> None:
     with pytest.raises(TypeError, match=_NOT_A_LIST):
         async with ClaudeSDKClient(options):
             pass
+
+
+@asynccontextmanager
+async def _connected(options: ClaudeAgentOptions) -> AsyncIterator[FakeCLI]:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(options, transport):
+                yield fake
+
+
+@pytest.mark.anyio
+async def test_a_hook_input_is_a_dict_as_the_references() -> None:
+    # the reference's hook inputs are TypedDicts, plain dicts at run time (its examples
+    # annotate hooks with input_data: dict[str, Any]); code written for it may json-dump
+    # the input to log it, check isinstance(input_data, dict), or add a key to it. The
+    # same hook, run on both SDKs against the real CLI, failed all three on ccwire
+    seen: list[Any] = []
+
+    async def log_it(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((isinstance(input_data, dict), json.loads(json.dumps(input_data))))
+        input_data["seen_by"] = "logger"
+        seen.append((input_data.tool_name, input_data["seen_by"]))
+        return {}
+
+    wire = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    options = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[log_it])]})
+    async with _connected(options) as fake:
+        answer = await fake.request("hook_callback", callback_id="hook_0", input=wire)
+    assert answer["subtype"] == "success", answer
+    assert seen == [(True, wire), ("Bash", "logger")]
