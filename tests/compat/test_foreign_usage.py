@@ -130,13 +130,19 @@ async def test_servers_set_to_a_list_later_are_refused_at_connect() -> None:
 
 @asynccontextmanager
 async def _connected(options: ClaudeAgentOptions) -> AsyncIterator[FakeCLI]:
+    async with _client(options) as (_, fake):
+        yield fake
+
+
+@asynccontextmanager
+async def _client(options: ClaudeAgentOptions) -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI]]:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
     async with anyio.create_task_group() as tg:
         tg.start_soon(fake.handshake)
         with anyio.fail_after(15):
-            async with ClaudeSDKClient(options, transport):
-                yield fake
+            async with ClaudeSDKClient(options, transport) as client:
+                yield client, fake
 
 
 @pytest.mark.anyio
@@ -159,3 +165,26 @@ async def test_a_hook_input_is_a_dict_as_the_references() -> None:
         answer = await fake.request("hook_callback", callback_id="hook_0", input=wire)
     assert answer["subtype"] == "success", answer
     assert seen == [(True, wire), ("Bash", "logger")]
+
+
+@pytest.mark.anyio
+async def test_context_usage_is_a_dict_as_the_references() -> None:
+    # the same probe: the reference's get_context_usage() returns its ContextUsageResponse
+    # TypedDict, a dict json.dumps takes (get_server_info and get_mcp_status already were)
+    body = {
+        "categories": [{"name": "Messages", "tokens": 120, "color": "blue"}],
+        "totalTokens": 120,
+        "maxTokens": 200000,
+        "percentage": 0.06,
+        "model": "claude-sonnet-4-5",
+    }
+
+    async def cli_side(fake: FakeCLI) -> None:
+        request = await fake.receive("control_request", "get_context_usage")
+        await fake.respond(request["request_id"], body)
+
+    async with _client(ClaudeAgentOptions()) as (client, fake), anyio.create_task_group() as tg:
+        tg.start_soon(cli_side, fake)
+        usage = await client.get_context_usage()
+    assert isinstance(usage, dict) and json.loads(json.dumps(usage)) == body
+    assert usage.total_tokens == usage["totalTokens"] == 120
