@@ -6,7 +6,7 @@ Run as a script under any interpreter (it uses the standard library only):
 the package's ``__all__`` it records what kind of thing it is and its shape:
 
 * a dataclass: its fields in ``__init__``'s order, each with its default (``None`` when required),
-  and whether it is also a read-only mapping;
+  and whether it is also a read-only mapping (or a dict);
 * a `TypedDict`: its required and optional keys;
 * a `Literal` (or a union of them): the allowed values; another union: its members;
 * a class: its exported bases, its public methods (kind, parameters, defaults,
@@ -165,6 +165,8 @@ def describe(name: str, obj: Any, exported: dict[int, str]) -> dict[str, Any]:
         desc = _describe_class(obj, exported)
         desc["kind"] = "dataclass"
         desc["mapping"] = issubclass(obj, collections.abc.Mapping)
+        if issubclass(obj, dict):  # only then: the reference's snapshot stays as it is
+            desc["dict"] = True
         every = dataclasses.fields(obj)
         # in __init__'s order: keyword-only fields come after the positional ones, and
         # fields set by a hand-written __init__ (init=False) last

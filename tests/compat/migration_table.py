@@ -43,7 +43,7 @@ ALIASES: dict[str, str] = {
     ),
     "HookInput": (
         "ccwire's `HookInput` is the base class of every typed hook input; each is also a "
-        "read-only mapping of the wire keys, so dict-style code works unchanged"
+        "dict of the wire keys, so dict-style code works unchanged"
     ),
 }
 """Reference names ccwire also offers under a name of its own."""
@@ -101,6 +101,8 @@ def _default_text(default: str | None) -> str:
 
 
 def _kind_note(ref: dict[str, Any], ours: dict[str, Any]) -> str | None:
+    if ref["kind"] == "typeddict" and ours["kind"] == "dataclass" and ours.get("dict"):
+        return "a typed dataclass that is also a dict of the same keys"
     if ref["kind"] == "typeddict" and ours["kind"] == "dataclass" and ours.get("mapping"):
         return "a typed dataclass that is also a read-only mapping of the same keys"
     if ref["kind"] == "dataclass" and ours["kind"] == "dataclass":

@@ -214,12 +214,13 @@ def test_valid_skill_names(name: str) -> None:
     assert ClaudeAgentOptions(skills=[name]).skills == [name]
 
 
-def test_agent_definition_is_frozen_with_defaults() -> None:
+def test_agent_definition_defaults_and_is_mutable_as_the_references() -> None:
     agent = AgentDefinition(description="d", prompt="p")
     assert agent.tools is None
     assert agent.permission_mode is None
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        agent.prompt = "other"  # type: ignore[misc]
+    agent.prompt = "other"
+    agent.maxTurns = 2
+    assert agent.prompt == "other" and agent.max_turns == 2
 
 
 def test_config_typed_dicts_are_plain_dicts() -> None:

@@ -28,6 +28,7 @@ from .options import (
     AgentDefinition,
     ClaudeAgentOptions,
     check_skill_name,
+    named_mcp_servers,
     validate_options,
 )
 
@@ -80,10 +81,11 @@ def build_mcp_config(
     if isinstance(mcp_servers, (str, os.PathLike)):
         text = os.fsdecode(mcp_servers)
         return text or None
-    if not mcp_servers:
+    named = named_mcp_servers(mcp_servers)
+    if not named:
         return None
     servers: dict[str, Any] = {}
-    for name, config in mcp_servers.items():
+    for name, config in named.items():
         if not isinstance(config, Mapping):
             from .._mcp.bridge import is_server_object  # a server object given directly
 
@@ -103,10 +105,11 @@ def sdk_servers(
     Besides SDK configs, a value may be a server object itself: an SdkMcpServer, or a
     server of the official ``mcp`` package (served through ``ccwire._mcp.bridge``).
     """
-    if mcp_servers is None or isinstance(mcp_servers, (str, os.PathLike)):
+    named = named_mcp_servers(mcp_servers)
+    if named is None:
         return {}
     found: dict[str, SdkMcpServer] = {}
-    for name, config in mcp_servers.items():
+    for name, config in named.items():
         cfg = cast("Mapping[str, Any]", config)
         if not isinstance(cfg, Mapping):
             from .._mcp.bridge import as_served_server  # a server object: rare, lazy
@@ -299,10 +302,11 @@ def sdk_server_settings(
     """The settings of the in-process servers that have any (a call ``timeout``, per-tool
     permission ``tools``), by name: ``initialize``'s ``sdkMcpServerConfigs``, which the
     CLI reads for the servers ``sdkMcpServers`` names."""
-    if mcp_servers is None or isinstance(mcp_servers, (str, os.PathLike)):
+    named = named_mcp_servers(mcp_servers)
+    if named is None:
         return {}
     found: dict[str, dict[str, Any]] = {}
-    for name, config in mcp_servers.items():
+    for name, config in named.items():
         entry = cast("Mapping[str, Any]", config)
         if not isinstance(entry, Mapping) or entry.get("type") != "sdk":
             continue

@@ -8,6 +8,7 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -78,7 +79,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass
 class AgentDefinition:
     """A programmatic subagent, sent in ``initialize`` ``agents`` with camelCase keys.
 
@@ -332,6 +333,23 @@ def check_skill_name(name: object) -> None:
         raise ValueError(f"skill name {name!r} must not start with '/'")
 
 
+def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
+    """``mcp_servers`` as server configs by name, or None for a config file path or JSON
+    text (and for None).
+
+    Raises:
+        TypeError: Anything else, such as a list of servers (each needs its name).
+    """
+    if value is None or isinstance(value, (str, os.PathLike)):
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            "mcp_servers must be a dict of server configs by name ({'calc': server}), "
+            f"a config file path or JSON text, got {type(value).__name__}"
+        )
+    return value
+
+
 def validate_options(options: ClaudeAgentOptions) -> None:
     """The cheap consistency checks, run at construction and again when argv is built."""
     if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
@@ -353,6 +371,7 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
+    named_mcp_servers(options.mcp_servers)
     validate_session_store_options(options)
     validate_ts_options(options)
     if options.spawn_claude_code_process is not None and not callable(

@@ -8,7 +8,7 @@ wire lives in `control_requests`.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,12 +161,12 @@ class ContextCategory:
 
 
 @dataclass(frozen=True)
-class ContextUsage(Mapping[str, Any]):
+class ContextUsage(dict[str, Any]):
     """The answer to ``get_context_usage``: how full the context window is.
 
-    Also a read-only mapping over the CLI's answer, so code written for
-    ``claude-agent-sdk`` (whose `ContextUsageResponse` is that dict) keeps working:
-    ``usage["totalTokens"]`` and ``usage.total_tokens`` read the same number.
+    Also a dict of the CLI's answer, so code written for ``claude-agent-sdk`` (whose
+    `ContextUsageResponse` is that dict) keeps working: ``usage["totalTokens"]`` and
+    ``usage.total_tokens`` read the same number, and ``json.dumps(usage)`` works.
     """
 
     categories: tuple[ContextCategory, ...]
@@ -179,14 +179,8 @@ class ContextUsage(Mapping[str, Any]):
     auto_compact_threshold: int | None = None
     raw: Mapping[str, Any] = _raw()
 
-    def __getitem__(self, key: str) -> Any:
-        return self.raw[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.raw)
-
-    def __len__(self) -> int:
-        return len(self.raw)
+    def __post_init__(self) -> None:
+        dict.update(self, self.raw)
 
 
 @dataclass(frozen=True)

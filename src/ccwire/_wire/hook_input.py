@@ -1,14 +1,15 @@
-"""Typed hook inputs: one frozen dataclass per hook event, each also a read-only mapping.
+"""Typed hook inputs: one frozen dataclass per hook event, each also a dict.
 
 **Design choice.** A hook callback receives the input of its event as an instance of
 the matching class below (``PreToolUseHookInput`` for ``PreToolUse``, ...). Every class
-is a frozen dataclass *and* a read-only `Mapping` over the
-input exactly as the CLI sent it, so both styles work on the same object::
+is a frozen dataclass *and* a dict of the input exactly as the CLI sent it (the
+reference SDK's hook input is that plain dict), so both styles work on the same
+object, and so do ``json.dumps(input)`` and ``isinstance(input, dict)``::
 
     async def guard(input, tool_use_id, context):
         input.tool_name             # typed attribute (str)
         input["tool_name"]          # the reference SDK's dict style, unchanged
-        input.get("tool_input", {}) # every Mapping method
+        input.get("tool_input", {}) # every dict method
         input.raw                   # the wire dict, with fields ccwire does not model
 
 Code written for Anthropic's ``claude-agent-sdk`` (which passes plain dicts) keeps
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -79,11 +80,13 @@ def _dict() -> Any:
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class BaseHookInput(Mapping[str, Any]):
+class BaseHookInput(dict[str, Any]):
     """Fields every hook input carries; also the type of inputs of unknown events.
 
-    As a mapping it is the wire input (``raw``), read-only; equality is mapping
-    equality, so ``input == {...}`` compares with a plain dict.
+    As a dict it holds the wire input (``raw``), as the reference SDK's plain dict does:
+    ``json.dumps(input)`` and ``isinstance(input, dict)`` work, and equality is dict
+    equality, so ``input == {...}`` compares with a plain dict. Changing its items
+    changes neither the typed attributes nor ``raw``.
     """
 
     EVENT: ClassVar[str] = ""
@@ -102,14 +105,8 @@ class BaseHookInput(Mapping[str, Any]):
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
     """The input exactly as the CLI sent it."""
 
-    def __getitem__(self, key: str) -> Any:
-        return self.raw[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.raw)
-
-    def __len__(self) -> int:
-        return len(self.raw)
+    def __post_init__(self) -> None:
+        dict.update(self, self.raw)
 
     @property
     def matcher_value(self) -> str | None:

@@ -75,8 +75,8 @@ HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbac
 """``async def hook(input, tool_use_id, context) -> output``.
 
 ``input`` is the typed input of the event (a `BaseHookInput` subclass
-such as `PreToolUseHookInput`), which is also a read-only mapping of the
-wire input, so callbacks written for plain dicts keep working. The output is a
+such as `PreToolUseHookInput`), which is also a dict of the wire input,
+so callbacks written for plain dicts keep working. The output is a
 `HookOutput`, an `AsyncHookOutput`, an event-specific
 output such as `PreToolUseOutput`, ``None``, or the reference SDK's dict
 form (camelCase keys; ``continue_``/``async_`` for the two Python keywords).
@@ -168,7 +168,7 @@ FAIL_CLOSED_EVENTS: Final[frozenset[str]] = frozenset(
 """Hook events whose failing callbacks deny or block by default (see `HookMatcher`)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class HookMatcher:
     """Which callbacks run for an event.
 

@@ -43,7 +43,7 @@ PermissionUpdateDestination = Literal[
 local), only the current session, or as if given on the CLI's command line."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class PermissionRuleValue:
     """One permission rule: a tool name and optional rule content (``Bash(npm test:*)``)."""
 
@@ -51,7 +51,7 @@ class PermissionRuleValue:
     rule_content: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class PermissionUpdate:
     """A change to the permission rules, returned with an allow decision.
 
@@ -193,7 +193,7 @@ class MatchedAskRule:
     rule_content: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class ToolPermissionContext:
     """What the CLI told us about a permission request, besides tool name and input.
 
@@ -201,7 +201,7 @@ class ToolPermissionContext:
     interrupt); a callback that waits on something slow can watch it. ``suggestions``
     are the CLI's proposed rule updates, ready to return in
     `PermissionResultAllow.updated_permissions`: a new list per request, as the
-    reference SDK gives (the context itself is immutable, the list is the callback's).
+    reference SDK gives (the list is the callback's).
     ``raw`` holds the full request.
 
     ``request_id`` is the control request's id: after returning `ANSWER_LATER`, answer
@@ -231,7 +231,7 @@ class ToolPermissionContext:
     suppress_always_allow_rule: bool | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class PermissionResultAllow:
     """Allow the tool call, optionally with rewritten input and rule updates.
 
@@ -246,7 +246,7 @@ class PermissionResultAllow:
     decision_classification: PermissionDecisionClassification | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class PermissionResultDeny:
     """Deny the tool call; the model sees ``message``. ``interrupt=True`` also ends the turn.
 

@@ -1,0 +1,190 @@
+"""Usage patterns of other people's projects written for ``claude-agent-sdk``, distilled.
+
+Each test names the project whose code showed the pattern. The projects themselves are
+not kept here; they were run unchanged on the reference and on ccwire's drop-in, against
+the real CLI and a scripted model, and these are the differences they found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import ccwire
+import ccwire.types as ccwire_types
+from ccwire import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionRuleValue,
+    PermissionUpdate,
+    ToolPermissionContext,
+    create_sdk_mcp_server,
+)
+from ccwire.testing import FakeCLI, memory_transport_pair
+
+_MUTABLE_IN_THE_REFERENCE = """
+import dataclasses, json
+import claude_agent_sdk, claude_agent_sdk.types as types
+names = {
+    name
+    for module in (claude_agent_sdk, types)
+    for name, value in vars(module).items()
+    if isinstance(value, type) and dataclasses.is_dataclass(value)
+    and not value.__dataclass_params__.frozen
+}
+print(json.dumps(sorted(names)))
+"""
+
+
+def test_what_the_reference_lets_code_change_ccwire_does_too(reference_python: Path) -> None:
+    out = subprocess.run(
+        [str(reference_python), "-c", _MUTABLE_IN_THE_REFERENCE],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    ours = [getattr(ccwire, n, None) or getattr(ccwire_types, n, None) for n in json.loads(out)]
+    params = {v.__name__: getattr(v, "__dataclass_params__", None) for v in ours if v is not None}
+    frozen = [name for name, p in params.items() if getattr(p, "frozen", False)]
+    assert frozen == []
+
+
+async def _hook(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    return {}
+
+
+def test_a_hook_matcher_carries_a_marker_of_the_code_that_added_it() -> None:
+    # agento11y-claude-agent-sdk 0.21.0 (PyPI), handler.py: its client wrapper appends a
+    # HookMatcher per event to a copy of the options and tags it with a private attribute
+    options = ClaudeAgentOptions(hooks={"Stop": [HookMatcher(hooks=[_hook])]})
+    hooks = {event: list(matchers) for event, matchers in (options.hooks or {}).items()}
+    matcher = HookMatcher(hooks=[_hook])
+    matcher._added_by_tracer = True  # type: ignore[attr-defined]
+    hooks.setdefault("PreToolUse", []).append(matcher)
+    traced = dataclasses.replace(options, hooks=hooks)
+    assert traced.hooks is not None
+    assert getattr(traced.hooks["PreToolUse"][0], "_added_by_tracer", False) is True
+    assert len(traced.hooks["Stop"]) == 1
+
+
+def test_fields_set_after_construction_are_kept() -> None:
+    # code written for the reference's plain dataclasses fills them in step by step:
+    # a matcher's timeout, an agent's model and turn limit from a config, an allow
+    # decision's rewritten input, a permission update's destination
+    matcher = HookMatcher(matcher="Bash")
+    matcher.hooks = [_hook]
+    matcher.timeout = 5
+    agent = AgentDefinition(description="reviews code", prompt="Review it.")
+    agent.model = "sonnet"
+    agent.maxTurns = 3
+    allow = PermissionResultAllow()
+    allow.updated_input = {"command": "ls"}
+    deny = PermissionResultDeny()
+    deny.message = "not here"
+    rule = PermissionRuleValue(tool_name="Bash")
+    rule.rule_content = "ls:*"
+    update = PermissionUpdate(type="addRules", rules=[rule], behavior="allow")
+    update.destination = "session"
+    context = ToolPermissionContext()
+    context.suggestions = [update]
+    assert (matcher.hooks, matcher.timeout) == ([_hook], 5)
+    assert (agent.model, agent.max_turns) == ("sonnet", 3)
+    assert allow.updated_input == {"command": "ls"} and deny.message == "not here"
+    assert update.to_dict()["destination"] == "session"
+    assert update.to_dict()["rules"] == [{"toolName": "Bash", "ruleContent": "ls:*"}]
+    assert context.suggestions == [update]
+
+
+_NOT_A_LIST = "mcp_servers must be a dict of server configs by name"
+
+
+def test_servers_given_as_a_list_are_refused_by_name() -> None:
+    # HKUDS/AI-Trader, agent/claude_sdk_agent/claude_sdk_agent.py, passes
+    # mcp_servers=[server]: the reference gives the list's repr to the CLI, which exits
+    # (ProcessError); ccwire failed deep in connect with "'list' object has no attribute
+    # 'items'"
+    server = create_sdk_mcp_server("trade", tools=[])
+    with pytest.raises(TypeError, match=_NOT_A_LIST):
+        ClaudeAgentOptions(mcp_servers=[server])  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_servers_set_to_a_list_later_are_refused_at_connect() -> None:
+    # the same project changes its client's options after making it
+    options = ClaudeAgentOptions(cli_path="/nonexistent/claude")
+    options.mcp_servers = [create_sdk_mcp_server("trade", tools=[])]  # type: ignore[assignment]
+    with pytest.raises(TypeError, match=_NOT_A_LIST):
+        async with ClaudeSDKClient(options):
+            pass
+
+
+@asynccontextmanager
+async def _connected(options: ClaudeAgentOptions) -> AsyncIterator[FakeCLI]:
+    async with _client(options) as (_, fake):
+        yield fake
+
+
+@asynccontextmanager
+async def _client(options: ClaudeAgentOptions) -> AsyncIterator[tuple[ClaudeSDKClient, FakeCLI]]:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(options, transport) as client:
+                yield client, fake
+
+
+@pytest.mark.anyio
+async def test_a_hook_input_is_a_dict_as_the_references() -> None:
+    # the reference's hook inputs are TypedDicts, plain dicts at run time (its examples
+    # annotate hooks with input_data: dict[str, Any]); code written for it may json-dump
+    # the input to log it, check isinstance(input_data, dict), or add a key to it. The
+    # same hook, run on both SDKs against the real CLI, failed all three on ccwire
+    seen: list[Any] = []
+
+    async def log_it(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((isinstance(input_data, dict), json.loads(json.dumps(input_data))))
+        input_data["seen_by"] = "logger"
+        seen.append((input_data.tool_name, input_data["seen_by"]))
+        return {}
+
+    wire = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+    options = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[log_it])]})
+    async with _connected(options) as fake:
+        answer = await fake.request("hook_callback", callback_id="hook_0", input=wire)
+    assert answer["subtype"] == "success", answer
+    assert seen == [(True, wire), ("Bash", "logger")]
+
+
+@pytest.mark.anyio
+async def test_context_usage_is_a_dict_as_the_references() -> None:
+    # the same probe: the reference's get_context_usage() returns its ContextUsageResponse
+    # TypedDict, a dict json.dumps takes (get_server_info and get_mcp_status already were)
+    body = {
+        "categories": [{"name": "Messages", "tokens": 120, "color": "blue"}],
+        "totalTokens": 120,
+        "maxTokens": 200000,
+        "percentage": 0.06,
+        "model": "claude-sonnet-4-5",
+    }
+
+    async def cli_side(fake: FakeCLI) -> None:
+        request = await fake.receive("control_request", "get_context_usage")
+        await fake.respond(request["request_id"], body)
+
+    async with _client(ClaudeAgentOptions()) as (client, fake), anyio.create_task_group() as tg:
+        tg.start_soon(cli_side, fake)
+        usage = await client.get_context_usage()
+    assert isinstance(usage, dict) and json.loads(json.dumps(usage)) == body
+    assert usage.total_tokens == usage["totalTokens"] == 120
