@@ -8,11 +8,12 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .._core.errors import CallbackError
 from .._core.redact import is_secret_key, redact_text
@@ -353,6 +354,7 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
+    validate_shapes(options)
     validate_session_store_options(options)
     validate_ts_options(options)
     if options.spawn_claude_code_process is not None and not callable(
@@ -366,6 +368,63 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     elif skills is not None:
         for name in skills:
             check_skill_name(name)
+
+
+_LISTS: Final = (
+    "allowed_tools", "disallowed_tools", "betas", "setting_sources", "add_dirs", "plugins",
+    "supported_dialog_kinds",
+)  # fmt: skip
+"""The options that take a list (``tools`` too, unless a preset)."""
+
+_MAPPINGS: Final = ("env", "extra_args", "hooks", "agents", "tool_aliases", "managed_settings")
+"""The options that take a dict (or None)."""
+
+_CALLBACKS: Final = (
+    "can_use_tool",
+    "stderr",
+    "on_callback_error",
+    "on_elicitation",
+    "on_user_dialog",
+)
+"""The options that take a function (or None)."""
+
+
+def validate_shapes(options: ClaudeAgentOptions) -> None:
+    """The checks of the options' types that would otherwise fail late or silently:
+    a str where a list is wanted (joined letter by letter into the CLI's flags), a list
+    where a dict is wanted, a callback that cannot be called, a ``max_turns`` that is
+    not an int or is negative (``0``, as in the reference SDK, means no limit).
+
+    Raises:
+        TypeError: An option of the wrong type.
+        ValueError: A negative ``max_turns``.
+    """
+    for name in _LISTS if isinstance(options.tools, Mapping) else ("tools", *_LISTS):
+        value = getattr(options, name)
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"{name} must be a list, not a str: write [{value!r}]")
+        if value is not None and not isinstance(value, Iterable):
+            raise TypeError(f"{name} must be a list, not {type(value).__name__}")
+    for name in _MAPPINGS:
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(f"{name} must be a dict, not {type(value).__name__}")
+    servers = options.mcp_servers
+    if not isinstance(servers, (Mapping, str, os.PathLike)):
+        raise TypeError(
+            "mcp_servers must be a dict of server configs or the path of an MCP config "
+            f"file, not {type(servers).__name__}"
+        )
+    for name in _CALLBACKS:
+        value = getattr(options, name)
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be callable, not {type(value).__name__}")
+    turns = options.max_turns
+    if turns is not None:
+        if isinstance(turns, bool) or not isinstance(turns, int):
+            raise TypeError(f"max_turns must be an int, not {type(turns).__name__}")
+        if turns < 0:
+            raise ValueError(f"max_turns cannot be negative, got {turns}")
 
 
 _DELIVERIES = ("argv", "initialize")
