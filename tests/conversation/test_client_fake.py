@@ -523,6 +523,42 @@ async def test_query_streaming_prompts_wait_for_answers() -> None:
     assert results == ["first", "second"]
 
 
+async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader() -> None:
+    # it was a background task's failure: logged, the connection's tasks all cancelled,
+    # and the reader left waiting forever
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    read_first = anyio.Event()
+
+    async def prompts() -> AsyncIterator[str]:
+        yield "first"
+        await read_first.wait()
+        raise RuntimeError("the prompt source broke")
+
+    client = ClaudeSDKClient(transport=transport)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fake.handshake)
+            await client.connect(prompts())
+        try:
+            prompt = await fake.receive("user")
+            assert prompt["message"]["content"] == "first"
+            await fake.result("one")
+            assert [type(m) async for m in client.receive_response()] == [ResultMessage]
+            read_first.set()
+            with pytest.raises(RuntimeError, match="the prompt source broke"):
+                async for _ in client.receive_messages():
+                    pass  # pragma: no cover
+            # the conversation goes on
+            await client.query("second")
+            assert (await fake.receive("user"))["message"]["content"] == "second"
+            await fake.result("two")
+            got = [m async for m in client.receive_response()]
+            assert isinstance(got[-1], ResultMessage) and got[-1].result == "two"
+        finally:
+            await client.disconnect()
+
+
 async def test_not_connected_errors_are_typed() -> None:
     client = ClaudeSDKClient()
     with pytest.raises(CLIConnectionError):

@@ -57,7 +57,9 @@ class ClaudeSDKClient(RuntimeControl):
         """Start the CLI and complete the handshake; optionally send a first prompt.
 
         ``prompt`` may be text or an async iterable of messages (streamed in the
-        background). Raises `CLINotFoundError`,
+        background; if it raises, the error is raised by the next read of
+        `receive_messages()` or `receive_response()`, in its place among the messages,
+        and the conversation goes on). Raises `CLINotFoundError`,
         `ProcessError` or `ControlTimeoutError`.
         """
         if self._conn is not None:
@@ -89,7 +91,7 @@ class ClaudeSDKClient(RuntimeControl):
         if isinstance(prompt, str):
             await conn.send_prompt(prompt)
         elif prompt is not None:
-            conn.start_soon(conn.stream_prompts, prompt)
+            conn.stream_prompts_soon(prompt)
 
     async def disconnect(self) -> None:
         """End the conversation and stop the CLI (bounded). Safe to call twice."""
