@@ -559,6 +559,24 @@ async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
             await client.disconnect()
 
 
+@pytest.mark.parametrize("prompt", [["hi"], b"hi", None, {"type": "user"}])
+async def test_a_prompt_of_the_wrong_type_is_refused_before_the_cli_starts(
+    prompt: Any, tmp_path: Any
+) -> None:
+    # the CLI given cannot start: a prompt checked only once it had would fail with that
+    nowhere = ClaudeAgentOptions(cli_path=str(tmp_path / "no-claude"))
+    with pytest.raises(TypeError, match="prompt must be a str or an async iterable"):
+        async for _ in query(prompt=prompt, options=nowhere):
+            pass  # pragma: no cover
+    if prompt is not None:  # connect(None) means no first prompt
+        with pytest.raises(TypeError, match="prompt must be a str or an async iterable"):
+            await ClaudeSDKClient(nowhere).connect(prompt)
+    async with connected() as (client, _):
+        if not isinstance(prompt, list):  # a list of content blocks is a prompt here
+            with pytest.raises(TypeError, match="prompt must be a str, a list of content"):
+                await client.query(prompt)
+
+
 async def test_not_connected_errors_are_typed() -> None:
     client = ClaudeSDKClient()
     with pytest.raises(CLIConnectionError):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
 from .options import ClaudeAgentOptions
+from .query import check_prompt
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
 
@@ -64,6 +65,8 @@ class ClaudeSDKClient(RuntimeControl):
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
+        if prompt is not None:
+            check_prompt(prompt)
         # the connection stack loads with the first connect: importing the client stays cheap
         from .connection import Connection
 
@@ -129,6 +132,7 @@ class ClaudeSDKClient(RuntimeControl):
         `rewind_files()` and `cancel_async_message()` take.
         """
         conn = self._connection()
+        check_prompt(prompt, blocks=True)
         if isinstance(prompt, (str, list)):
             return await conn.send_prompt(prompt, session_id=session_id)
         await conn.stream_prompts(prompt, session_id=session_id)

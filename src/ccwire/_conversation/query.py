@@ -13,7 +13,23 @@ if TYPE_CHECKING:
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["converse", "query"]
+__all__ = ["check_prompt", "converse", "query"]
+
+
+def check_prompt(prompt: object, *, blocks: bool = False) -> None:
+    """Refuse, before anything starts, a prompt that is neither text nor an async
+    iterable of prompts (with ``blocks``, a list of content blocks is text too).
+
+    Raises:
+        TypeError: ``prompt`` is of another type (a plain list, bytes, None...).
+    """
+    if isinstance(prompt, str) or (blocks and isinstance(prompt, list)):
+        return
+    if not hasattr(prompt, "__aiter__"):
+        wanted = "a str, a list of content blocks" if blocks else "a str"
+        raise TypeError(
+            f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
+        )
 
 
 class _Feeder:
@@ -59,6 +75,7 @@ async def query(
 
     To start the CLI before the prompt is known, see `startup()` and `prewarm()`.
     """
+    check_prompt(prompt)
     from .connection import Connection
 
     conn = Connection(options or ClaudeAgentOptions(), transport)
