@@ -15,6 +15,8 @@ from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:
+    import anyio
+
     from .._transport.base import Transport
     from .._wire.messages import Message
     from .connection import Connection, Prompt
@@ -51,6 +53,7 @@ class ClaudeSDKClient(RuntimeControl):
         self.options = options or ClaudeAgentOptions()
         self._transport = transport
         self._conn: Connection | None = None
+        self._connecting: tuple[anyio.CancelScope, anyio.Event] | None = None  # in connect()
 
     # -------------------------------------------------------------- lifecycle
 
@@ -65,15 +68,31 @@ class ClaudeSDKClient(RuntimeControl):
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
+        if self._connecting is not None:
+            raise CLIConnectionError("already connecting: connect() is running in another task")
         if prompt is not None:
             check_prompt(prompt)
         # the connection stack loads with the first connect: importing the client stays cheap
+        import anyio
+
         from .connection import Connection
 
         if self.options.can_use_tool is not None:
             warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
-        await conn.open()
+        # disconnect() from another task meanwhile cancels this scope: open() then stops
+        # the CLI and cleans up as for any cancellation
+        done = anyio.Event()
+        with anyio.CancelScope() as scope:
+            self._connecting = scope, done
+            try:
+                await conn.open()
+            finally:
+                self._connecting = None
+                done.set()
+        if scope.cancel_called:
+            await conn.close()  # open() may have finished before the cancellation landed
+            raise CLIConnectionError("disconnect() was called while connecting")
         await self._attach(conn, prompt)
 
     async def _attach(
@@ -97,7 +116,18 @@ class ClaudeSDKClient(RuntimeControl):
             conn.stream_prompts_soon(prompt)
 
     async def disconnect(self) -> None:
-        """End the conversation and stop the CLI (bounded). Safe to call twice."""
+        """End the conversation and stop the CLI (bounded). Safe to call twice.
+
+        Called while `connect()` runs in another task, it makes that `connect()` stop
+        the CLI and raise `CLIConnectionError`, and returns once the CLI is stopped.
+        """
+        if self._connecting is not None:
+            import anyio  # loaded by connect()
+
+            scope, done = self._connecting
+            scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await done.wait()  # open() cleans up (bounded) as for any cancellation
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
