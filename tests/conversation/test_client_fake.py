@@ -577,6 +577,20 @@ async def test_a_prompt_of_the_wrong_type_is_refused_before_the_cli_starts(
                 await client.query(prompt)
 
 
+async def test_options_of_another_sdk_are_refused_by_name() -> None:
+    # mid-migration, the options imported from claude_agent_sdk: it failed with
+    # AttributeError: 'ClaudeAgentOptions' object has no attribute 'can_use_tool'
+    foreign = type("ClaudeAgentOptions", (), {"__module__": "claude_agent_sdk.types"})()
+    match = r"ccwire\.ClaudeAgentOptions .*not claude_agent_sdk\.types\.ClaudeAgentOptions"
+    with pytest.raises(TypeError, match=match):
+        ClaudeSDKClient(foreign)
+    with pytest.raises(TypeError, match=match):
+        async for _ in query(prompt="hi", options=foreign):
+            pass  # pragma: no cover
+    with pytest.raises(TypeError, match=r"not builtins\.dict"):
+        ClaudeSDKClient({"model": "opus"})  # type: ignore[arg-type]
+
+
 async def test_not_connected_errors_are_typed() -> None:
     client = ClaudeSDKClient()
     with pytest.raises(CLIConnectionError):

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
-from .options import ClaudeAgentOptions
+from .options import ClaudeAgentOptions, options_or_default
 from .query import check_prompt
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
@@ -50,7 +50,7 @@ class ClaudeSDKClient(RuntimeControl):
     def __init__(
         self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None
     ) -> None:
-        self.options = options or ClaudeAgentOptions()
+        self.options = options_or_default(options)
         self._transport = transport
         self._conn: Connection | None = None
         self._connecting: tuple[anyio.CancelScope, anyio.Event] | None = None  # in connect()

@@ -427,6 +427,24 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
             raise ValueError(f"max_turns cannot be negative, got {turns}")
 
 
+def options_or_default(options: object) -> ClaudeAgentOptions:
+    """``options``, or the defaults for None; anything else is refused by name (an
+    options object of another SDK, a dict) instead of failing later on a missing field.
+
+    Raises:
+        TypeError: ``options`` is not a `ClaudeAgentOptions`.
+    """
+    if options is None:
+        return ClaudeAgentOptions()
+    if not isinstance(options, ClaudeAgentOptions):
+        kind = type(options)
+        raise TypeError(
+            "options must be a ccwire.ClaudeAgentOptions (import it from ccwire), "
+            f"not {kind.__module__}.{kind.__qualname__}"
+        )
+    return options
+
+
 _DELIVERIES = ("argv", "initialize")
 
 

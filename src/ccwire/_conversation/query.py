@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from .options import ClaudeAgentOptions
+from .options import ClaudeAgentOptions, options_or_default
 
 if TYPE_CHECKING:
     from .._transport.base import Transport
@@ -76,9 +76,10 @@ async def query(
     To start the CLI before the prompt is known, see `startup()` and `prewarm()`.
     """
     check_prompt(prompt)
+    options = options_or_default(options)
     from .connection import Connection
 
-    conn = Connection(options or ClaudeAgentOptions(), transport)
+    conn = Connection(options, transport)
     await conn.open()
     async with aclosing(converse(conn, prompt)) as messages:
         async for message in messages:
