@@ -217,6 +217,9 @@ def test_max_buffer_size_must_be_positive() -> None:
         ("max_turns", -1, ValueError, "max_turns cannot be negative"),
         ("max_turns", "3", TypeError, "max_turns must be an int"),
         ("max_turns", True, TypeError, "max_turns must be an int"),
+        # a str failed comparing with 0: "'<=' not supported between 'str' and 'int'"
+        ("max_buffer_size", "1000", TypeError, "max_buffer_size must be an int"),
+        ("max_buffered_bytes", 1.5, TypeError, "max_buffered_bytes must be an int"),
     ],
 )
 def test_an_option_of_the_wrong_type_is_refused_at_construction(

@@ -335,6 +335,7 @@ def check_skill_name(name: object) -> None:
 
 def validate_options(options: ClaudeAgentOptions) -> None:
     """The cheap consistency checks, run at construction and again when argv is built."""
+    validate_shapes(options)
     if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
         raise ValueError(
             "can_use_tool and permission_prompt_tool_name are mutually exclusive: "
@@ -354,7 +355,6 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
         raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
-    validate_shapes(options)
     validate_session_store_options(options)
     validate_ts_options(options)
     if options.spawn_claude_code_process is not None and not callable(
@@ -392,8 +392,8 @@ _CALLBACKS: Final = (
 def validate_shapes(options: ClaudeAgentOptions) -> None:
     """The checks of the options' types that would otherwise fail late or silently:
     a str where a list is wanted (joined letter by letter into the CLI's flags), a list
-    where a dict is wanted, a callback that cannot be called, a ``max_turns`` that is
-    not an int or is negative (``0``, as in the reference SDK, means no limit).
+    where a dict is wanted, a callback that cannot be called, a size or ``max_turns`` that is
+    not an int, a negative ``max_turns`` (``0``, as in the reference SDK, means no limit).
 
     Raises:
         TypeError: An option of the wrong type.
@@ -419,12 +419,12 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         value = getattr(options, name)
         if value is not None and not callable(value):
             raise TypeError(f"{name} must be callable, not {type(value).__name__}")
-    turns = options.max_turns
-    if turns is not None:
-        if isinstance(turns, bool) or not isinstance(turns, int):
-            raise TypeError(f"max_turns must be an int, not {type(turns).__name__}")
-        if turns < 0:
-            raise ValueError(f"max_turns cannot be negative, got {turns}")
+    for name in ("max_turns", "max_buffer_size", "max_buffered_bytes"):
+        value = getattr(options, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if options.max_turns is not None and options.max_turns < 0:
+        raise ValueError(f"max_turns cannot be negative, got {options.max_turns}")
 
 
 def options_or_default(options: object) -> ClaudeAgentOptions:
