@@ -142,6 +142,36 @@ async def test_read_messages_failing_is_a_typed_error_at_the_consumer() -> None:
             await client.query("hello")  # pragma: no cover
 
 
+async def test_connect_failing_is_the_typed_error_itself_not_a_group() -> None:
+    # the reference raises the transport's error as it is; ccwire raises it typed, and
+    # not wrapped in an ExceptionGroup by the task group the transport starts in
+    class Refused(ReferenceShapedTransport):
+        async def connect(self) -> None:
+            raise OSError("connection refused")
+
+    with anyio.fail_after(TIMEOUT):
+        with pytest.raises(CLIConnectionError, match="connection refused") as caught:
+            async with ClaudeSDKClient(ClaudeAgentOptions(), Refused()):
+                pass  # pragma: no cover
+        assert isinstance(caught.value.__cause__, OSError)
+        with pytest.raises(CLIConnectionError, match="connection refused"):
+            async for _ in query(prompt="hello", transport=Refused()):
+                pass  # pragma: no cover
+
+
+async def test_reconnecting_over_a_used_transport_is_a_typed_error() -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    client = ClaudeSDKClient(transport=transport)
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fake.handshake)
+            await client.connect()
+            await client.disconnect()
+        with pytest.raises(CLIConnectionError, match="already started"):
+            await client.connect()
+
+
 class ReplayTransport(Transport):
     """A transport that replays recorded frames, as test suites written for the
     reference do: the recorded answer to ``initialize`` gets the id of the request

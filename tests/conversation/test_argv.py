@@ -513,6 +513,12 @@ def test_extra_args_three_forms_last_before_input_format() -> None:
     ]
 
 
+def test_extra_args_numbers_are_given_as_text_as_the_reference_gives_them() -> None:
+    # a number failed with an AttributeError at connect ('int' has no 'startswith')
+    o = ClaudeAgentOptions(extra_args={"max-thinking-tokens": 2048, "offset": -3})  # type: ignore[dict-item]
+    assert flags(o) == ["--max-thinking-tokens", "2048", "--offset=-3"]
+
+
 def test_extra_args_leading_dashes_are_not_doubled() -> None:
     assert flags(ClaudeAgentOptions(extra_args={"--debug": None})) == ["--debug"]
 

@@ -523,6 +523,74 @@ async def test_query_streaming_prompts_wait_for_answers() -> None:
     assert results == ["first", "second"]
 
 
+async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader() -> None:
+    # it was a background task's failure: logged, the connection's tasks all cancelled,
+    # and the reader left waiting forever
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    read_first = anyio.Event()
+
+    async def prompts() -> AsyncIterator[str]:
+        yield "first"
+        await read_first.wait()
+        raise RuntimeError("the prompt source broke")
+
+    client = ClaudeSDKClient(transport=transport)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fake.handshake)
+            await client.connect(prompts())
+        try:
+            prompt = await fake.receive("user")
+            assert prompt["message"]["content"] == "first"
+            await fake.result("one")
+            assert [type(m) async for m in client.receive_response()] == [ResultMessage]
+            read_first.set()
+            with pytest.raises(RuntimeError, match="the prompt source broke"):
+                async for _ in client.receive_messages():
+                    pass  # pragma: no cover
+            # the conversation goes on
+            await client.query("second")
+            assert (await fake.receive("user"))["message"]["content"] == "second"
+            await fake.result("two")
+            got = [m async for m in client.receive_response()]
+            assert isinstance(got[-1], ResultMessage) and got[-1].result == "two"
+        finally:
+            await client.disconnect()
+
+
+@pytest.mark.parametrize("prompt", [["hi"], b"hi", None, {"type": "user"}])
+async def test_a_prompt_of_the_wrong_type_is_refused_before_the_cli_starts(
+    prompt: Any, tmp_path: Any
+) -> None:
+    # the CLI given cannot start: a prompt checked only once it had would fail with that
+    nowhere = ClaudeAgentOptions(cli_path=str(tmp_path / "no-claude"))
+    with pytest.raises(TypeError, match="prompt must be a str or an async iterable"):
+        async for _ in query(prompt=prompt, options=nowhere):
+            pass  # pragma: no cover
+    if prompt is not None:  # connect(None) means no first prompt
+        with pytest.raises(TypeError, match="prompt must be a str or an async iterable"):
+            await ClaudeSDKClient(nowhere).connect(prompt)
+    async with connected() as (client, _):
+        if not isinstance(prompt, list):  # a list of content blocks is a prompt here
+            with pytest.raises(TypeError, match="prompt must be a str, a list of content"):
+                await client.query(prompt)
+
+
+async def test_options_of_another_sdk_are_refused_by_name() -> None:
+    # mid-migration, the options imported from claude_agent_sdk: it failed with
+    # AttributeError: 'ClaudeAgentOptions' object has no attribute 'can_use_tool'
+    foreign = type("ClaudeAgentOptions", (), {"__module__": "claude_agent_sdk.types"})()
+    match = r"ccwire\.ClaudeAgentOptions .*not claude_agent_sdk\.types\.ClaudeAgentOptions"
+    with pytest.raises(TypeError, match=match):
+        ClaudeSDKClient(foreign)
+    with pytest.raises(TypeError, match=match):
+        async for _ in query(prompt="hi", options=foreign):
+            pass  # pragma: no cover
+    with pytest.raises(TypeError, match=r"not builtins\.dict"):
+        ClaudeSDKClient({"model": "opus"})  # type: ignore[arg-type]
+
+
 async def test_not_connected_errors_are_typed() -> None:
     client = ClaudeSDKClient()
     with pytest.raises(CLIConnectionError):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ccwire._conversation.argv import build_argv
 from ccwire._conversation.options import (
     CLI_ENV_ALLOWLIST,
     AgentDefinition,
@@ -190,6 +192,59 @@ def test_max_buffer_size_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_buffer_size"):
         ClaudeAgentOptions(max_buffer_size=0)
     assert ClaudeAgentOptions(max_buffer_size=10).max_buffer_size == 10
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "error", "match"),
+    [
+        # a str where a list is wanted was joined letter by letter: --allowedTools B,a,s,h
+        ("allowed_tools", "Bash", TypeError, r"allowed_tools must be a list.*\['Bash'\]"),
+        ("disallowed_tools", "Bash", TypeError, "disallowed_tools must be a list"),
+        ("tools", "Read", TypeError, "tools must be a list"),
+        ("betas", "context-1m", TypeError, "betas must be a list"),
+        ("setting_sources", "user", TypeError, "setting_sources must be a list"),
+        ("add_dirs", "/tmp", TypeError, "add_dirs must be a list"),  # --add-dir / t m p
+        ("allowed_tools", 5, TypeError, "allowed_tools must be a list, not int"),
+        # a list where a dict is wanted failed at connect with an AttributeError
+        ("env", ["A=1"], TypeError, "env must be a dict"),
+        ("extra_args", ["--debug"], TypeError, "extra_args must be a dict"),
+        ("hooks", [HookMatcher()], TypeError, "hooks must be a dict"),
+        ("mcp_servers", ["srv"], TypeError, "mcp_servers must be a dict"),
+        # a callback that cannot be called failed only when the CLI called it
+        ("can_use_tool", "allow", TypeError, "can_use_tool must be callable"),
+        ("stderr", True, TypeError, "stderr must be callable"),
+        # a negative one was passed to the CLI (0 means no limit, as in the reference)
+        ("max_turns", -1, ValueError, "max_turns cannot be negative"),
+        ("max_turns", "3", TypeError, "max_turns must be an int"),
+        ("max_turns", True, TypeError, "max_turns must be an int"),
+        # a str failed comparing with 0: "'<=' not supported between 'str' and 'int'"
+        ("max_buffer_size", "1000", TypeError, "max_buffer_size must be an int"),
+        ("max_buffered_bytes", 1.5, TypeError, "max_buffered_bytes must be an int"),
+    ],
+)
+def test_an_option_of_the_wrong_type_is_refused_at_construction(
+    name: str, value: object, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        ClaudeAgentOptions(**{name: value})  # type: ignore[arg-type]
+    options = ClaudeAgentOptions()
+    setattr(options, name, value)  # the options are mutable: checked again at connect
+    with pytest.raises(error, match=match):
+        build_argv(options, cli_path="claude", spill_dir=None)
+
+
+def test_the_right_shapes_pass() -> None:
+    options = ClaudeAgentOptions(
+        tools={"type": "preset", "preset": "claude_code"},
+        allowed_tools=["Read", "Bash"],
+        add_dirs=[Path("/tmp")],
+        mcp_servers=Path("/etc/mcp.json"),
+        max_turns=1,
+        stderr=print,
+    )
+    argv = build_argv(options, cli_path="claude", spill_dir=None)
+    assert argv[argv.index("--allowedTools") + 1] == "Read,Bash"
+    assert argv[argv.index("--add-dir") + 1] == "/tmp"
 
 
 def test_skills_string_must_be_all() -> None:

@@ -1,7 +1,8 @@
 """A connection is not tied to the task or cancel scope that opened it.
 
 - ``connect()`` inside ``anyio.fail_after(...)`` and ``disconnect()`` outside it;
-- ``connect()`` in one task and ``disconnect()`` in another;
+- ``connect()`` in one task and ``disconnect()`` in another, also while it connects;
+- a second ``connect()`` while the first runs;
 - ``break`` out of ``async for m in query(...)`` without ``aclosing``: the generator
   is closed by its finalizer, and the caller's task is never cancelled by it.
 """
@@ -14,7 +15,7 @@ import anyio
 import psutil
 import pytest
 
-from ccwire import AssistantMessage, ClaudeSDKClient, ResultMessage, query
+from ccwire import AssistantMessage, ClaudeSDKClient, CLIConnectionError, ResultMessage, query
 
 from .conftest import FAULT_CLI, FaultOptions, no_leaks
 
@@ -63,6 +64,35 @@ async def test_connect_in_one_task_and_disconnect_in_another(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.disconnect)
     assert not _fault_clis()
+
+
+async def test_disconnect_while_another_task_connects_stops_that_connect(
+    fault_options: FaultOptions,
+) -> None:
+    # disconnect() did nothing: connect() went on, and either connected (the client then
+    # ran a CLI nobody would stop) or waited out initialize_timeout; a second connect()
+    # meanwhile started a second CLI, which the first one's disconnect() never stopped
+    client = ClaudeSDKClient(fault_options("never_initialize", initialize_timeout=60))
+    errors: list[Exception] = []
+
+    async def connect() -> None:
+        try:
+            await client.connect()
+        except CLIConnectionError as exc:
+            errors.append(exc)
+
+    async with no_leaks():
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(connect)
+                await anyio.wait_all_tasks_blocked()  # connect() waits for the CLI
+                with pytest.raises(CLIConnectionError, match="already connecting"):
+                    await client.connect()
+                await client.disconnect()
+                assert not _fault_clis()  # stopped when disconnect() returns
+        with pytest.raises(CLIConnectionError, match="not connected"):
+            await client.query("hi")
+    assert [str(e) for e in errors] == ["disconnect() was called while connecting"]
 
 
 async def test_a_connect_that_times_out_leaves_nothing_behind(

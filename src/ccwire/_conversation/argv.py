@@ -538,16 +538,18 @@ AWAIT_CLAIM_FLAG = "await-claim"
 ``claim_session`` binds it to a session (a spare process)."""
 
 
-def _extra_args(extra: Mapping[str, str | None]) -> list[str]:
+def _extra_args(extra: Mapping[str, object]) -> list[str]:
     args: list[str] = []
     for key, value in extra.items():
         flag = "--" + key.lstrip("-")
         if value is None:
             args.append(flag)
-        elif value.startswith("-"):
-            args.append(f"{flag}={value}")
+            continue
+        text = str(value)  # a number is given as its text, as the reference SDK gives it
+        if text.startswith("-"):
+            args.append(f"{flag}={text}")
         else:
-            args += [flag, value]
+            args += [flag, text]
     return args
 
 

@@ -9,11 +9,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError
-from .options import ClaudeAgentOptions
+from .options import ClaudeAgentOptions, options_or_default
+from .query import check_prompt
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:
+    import anyio
+
     from .._transport.base import Transport
     from .._wire.messages import Message
     from .connection import Connection, Prompt
@@ -47,9 +50,10 @@ class ClaudeSDKClient(RuntimeControl):
     def __init__(
         self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None
     ) -> None:
-        self.options = options or ClaudeAgentOptions()
+        self.options = options_or_default(options)
         self._transport = transport
         self._conn: Connection | None = None
+        self._connecting: tuple[anyio.CancelScope, anyio.Event] | None = None  # in connect()
 
     # -------------------------------------------------------------- lifecycle
 
@@ -57,18 +61,38 @@ class ClaudeSDKClient(RuntimeControl):
         """Start the CLI and complete the handshake; optionally send a first prompt.
 
         ``prompt`` may be text or an async iterable of messages (streamed in the
-        background). Raises `CLINotFoundError`,
+        background; if it raises, the error is raised by the next read of
+        `receive_messages()` or `receive_response()`, in its place among the messages,
+        and the conversation goes on). Raises `CLINotFoundError`,
         `ProcessError` or `ControlTimeoutError`.
         """
         if self._conn is not None:
             raise CLIConnectionError("already connected")
+        if self._connecting is not None:
+            raise CLIConnectionError("already connecting: connect() is running in another task")
+        if prompt is not None:
+            check_prompt(prompt)
         # the connection stack loads with the first connect: importing the client stays cheap
+        import anyio
+
         from .connection import Connection
 
         if self.options.can_use_tool is not None:
             warn_if_can_use_tool_shadowed(self.options)
         conn = Connection(self.options, self._transport)
-        await conn.open()
+        # disconnect() from another task meanwhile cancels this scope: open() then stops
+        # the CLI and cleans up as for any cancellation
+        done = anyio.Event()
+        with anyio.CancelScope() as scope:
+            self._connecting = scope, done
+            try:
+                await conn.open()
+            finally:
+                self._connecting = None
+                done.set()
+        if scope.cancel_called:
+            await conn.close()  # open() may have finished before the cancellation landed
+            raise CLIConnectionError("disconnect() was called while connecting")
         await self._attach(conn, prompt)
 
     async def _attach(
@@ -89,10 +113,21 @@ class ClaudeSDKClient(RuntimeControl):
         if isinstance(prompt, str):
             await conn.send_prompt(prompt)
         elif prompt is not None:
-            conn.start_soon(conn.stream_prompts, prompt)
+            conn.stream_prompts_soon(prompt)
 
     async def disconnect(self) -> None:
-        """End the conversation and stop the CLI (bounded). Safe to call twice."""
+        """End the conversation and stop the CLI (bounded). Safe to call twice.
+
+        Called while `connect()` runs in another task, it makes that `connect()` stop
+        the CLI and raise `CLIConnectionError`, and returns once the CLI is stopped.
+        """
+        if self._connecting is not None:
+            import anyio  # loaded by connect()
+
+            scope, done = self._connecting
+            scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await done.wait()  # open() cleans up (bounded) as for any cancellation
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
@@ -127,6 +162,7 @@ class ClaudeSDKClient(RuntimeControl):
         `rewind_files()` and `cancel_async_message()` take.
         """
         conn = self._connection()
+        check_prompt(prompt, blocks=True)
         if isinstance(prompt, (str, list)):
             return await conn.send_prompt(prompt, session_id=session_id)
         await conn.stream_prompts(prompt, session_id=session_id)

@@ -101,7 +101,7 @@ class Connection:
         self._host: TaskHost | None = None
         self._spill_dir: SpillDir | None = None
         self._claim: SessionClaim | None = None
-        self._inbox: Inbox[Message | MessageDecodeError] | None = None
+        self._inbox: Inbox[Message | Exception] | None = None  # an error: raised in turn
         self._router: McpRouter | None = None
         self._observers: list[MessageObserver] = []
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
@@ -399,6 +399,22 @@ class Connection:
         async for prompt in prompts:
             await self.send_prompt(prompt, session_id=session_id)
 
+    def stream_prompts_soon(self, prompts: AsyncIterable[Prompt]) -> None:
+        """`stream_prompts()` in the background; if the iterable fails, its error is
+        raised to the reader of `messages()` after the messages before it (and the
+        conversation goes on), as `query()` raises it to its caller."""
+
+        async def stream() -> None:
+            try:
+                await self.stream_prompts(prompts)
+            except Exception as exc:
+                if isinstance(exc, CcwireError) and not self.is_open:
+                    return  # the connection's own end: its readers get that error
+                if self._inbox is not None:
+                    self._inbox.put(exc)
+
+        self.start_soon(stream)
+
     async def wait_activity(self) -> None:
         """Wait until a message arrives, a prompt is sent, or the state changes."""
         if self._inbox is None:
@@ -428,9 +444,9 @@ class Connection:
         With ``until_result`` it stops after a `ResultMessage` (waiting for one if no
         turn is pending, as ``receive_response()`` does); with ``until_settled`` also as
         soon as nothing is owed (so it never waits for a result that will not come).
-        Otherwise it runs until the CLI's output ends. A decode error is raised where it
-        occurred; iterating again continues after it. A connection failure is raised at
-        the end.
+        Otherwise it runs until the CLI's output ends. A decode error (or the error of a
+        prompt stream, see `stream_prompts_soon()`) is raised where it occurred;
+        iterating again continues after it. A connection failure is raised at the end.
         """
         inbox = self._inbox
         if inbox is None:
@@ -451,7 +467,7 @@ class Connection:
                     await link.flush()
                     continue
                 item = inbox.take()
-                if isinstance(item, MessageDecodeError):
+                if isinstance(item, Exception):
                     raise item
                 yield item
                 if until_result and isinstance(item, ResultMessage):

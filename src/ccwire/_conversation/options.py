@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .._core.errors import CallbackError
 from .._core.redact import is_secret_key, redact_text
@@ -352,6 +352,7 @@ def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
 
 def validate_options(options: ClaudeAgentOptions) -> None:
     """The cheap consistency checks, run at construction and again when argv is built."""
+    validate_shapes(options)
     if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
         raise ValueError(
             "can_use_tool and permission_prompt_tool_name are mutually exclusive: "
@@ -385,6 +386,81 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     elif skills is not None:
         for name in skills:
             check_skill_name(name)
+
+
+_LISTS: Final = (
+    "allowed_tools", "disallowed_tools", "betas", "setting_sources", "add_dirs", "plugins",
+    "supported_dialog_kinds",
+)  # fmt: skip
+"""The options that take a list (``tools`` too, unless a preset)."""
+
+_MAPPINGS: Final = ("env", "extra_args", "hooks", "agents", "tool_aliases", "managed_settings")
+"""The options that take a dict (or None)."""
+
+_CALLBACKS: Final = (
+    "can_use_tool",
+    "stderr",
+    "on_callback_error",
+    "on_elicitation",
+    "on_user_dialog",
+)
+"""The options that take a function (or None)."""
+
+
+def validate_shapes(options: ClaudeAgentOptions) -> None:
+    """The checks of the options' types that would otherwise fail late or silently:
+    a str where a list is wanted (joined letter by letter into the CLI's flags), a list
+    where a dict is wanted, a callback that cannot be called, a size or ``max_turns`` that is
+    not an int, a negative ``max_turns`` (``0``, as in the reference SDK, means no limit).
+
+    Raises:
+        TypeError: An option of the wrong type.
+        ValueError: A negative ``max_turns``.
+    """
+    for name in _LISTS if isinstance(options.tools, Mapping) else ("tools", *_LISTS):
+        value = getattr(options, name)
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"{name} must be a list, not a str: write [{value!r}]")
+        if value is not None and not isinstance(value, Iterable):
+            raise TypeError(f"{name} must be a list, not {type(value).__name__}")
+    for name in _MAPPINGS:
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(f"{name} must be a dict, not {type(value).__name__}")
+    servers = options.mcp_servers
+    if not isinstance(servers, (Mapping, str, os.PathLike)):
+        raise TypeError(
+            "mcp_servers must be a dict of server configs or the path of an MCP config "
+            f"file, not {type(servers).__name__}"
+        )
+    for name in _CALLBACKS:
+        value = getattr(options, name)
+        if value is not None and not callable(value):
+            raise TypeError(f"{name} must be callable, not {type(value).__name__}")
+    for name in ("max_turns", "max_buffer_size", "max_buffered_bytes"):
+        value = getattr(options, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if options.max_turns is not None and options.max_turns < 0:
+        raise ValueError(f"max_turns cannot be negative, got {options.max_turns}")
+
+
+def options_or_default(options: object) -> ClaudeAgentOptions:
+    """``options``, or the defaults for None; anything else is refused by name (an
+    options object of another SDK, a dict) instead of failing later on a missing field.
+
+    Raises:
+        TypeError: ``options`` is not a `ClaudeAgentOptions`.
+    """
+    if options is None:
+        return ClaudeAgentOptions()
+    if not isinstance(options, ClaudeAgentOptions):
+        kind = type(options)
+        raise TypeError(
+            "options must be a ccwire.ClaudeAgentOptions (import it from ccwire), "
+            f"not {kind.__module__}.{kind.__qualname__}"
+        )
+    return options
 
 
 _DELIVERIES = ("argv", "initialize")

@@ -6,14 +6,30 @@ from collections.abc import AsyncGenerator, AsyncIterable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from .options import ClaudeAgentOptions
+from .options import ClaudeAgentOptions, options_or_default
 
 if TYPE_CHECKING:
     from .._transport.base import Transport
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["converse", "query"]
+__all__ = ["check_prompt", "converse", "query"]
+
+
+def check_prompt(prompt: object, *, blocks: bool = False) -> None:
+    """Refuse, before anything starts, a prompt that is neither text nor an async
+    iterable of prompts (with ``blocks``, a list of content blocks is text too).
+
+    Raises:
+        TypeError: ``prompt`` is of another type (a plain list, bytes, None...).
+    """
+    if isinstance(prompt, str) or (blocks and isinstance(prompt, list)):
+        return
+    if not hasattr(prompt, "__aiter__"):
+        wanted = "a str, a list of content blocks" if blocks else "a str"
+        raise TypeError(
+            f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
+        )
 
 
 class _Feeder:
@@ -59,9 +75,11 @@ async def query(
 
     To start the CLI before the prompt is known, see `startup()` and `prewarm()`.
     """
+    check_prompt(prompt)
+    options = options_or_default(options)
     from .connection import Connection
 
-    conn = Connection(options or ClaudeAgentOptions(), transport)
+    conn = Connection(options, transport)
     await conn.open()
     async with aclosing(converse(conn, prompt)) as messages:
         async for message in messages:

@@ -26,7 +26,7 @@ import anyio.abc
 from .._core.errors import CcwireError, SessionStateError
 from .._core.tasks import TaskHost
 from .options import ClaudeAgentOptions
-from .query import converse
+from .query import check_prompt, converse
 from .warm import SpareProcess, claim_for, open_cold, prewarm
 
 if TYPE_CHECKING:
@@ -235,6 +235,7 @@ class SparePool:
         Returns:
             The conversation's messages (an async iterator).
         """
+        check_prompt(prompt)
         return self._messages(prompt, options)
 
     async def _messages(

@@ -42,7 +42,7 @@ from .._wire.control_types import ClaimResult
 from .argv import AWAIT_CLAIM_FLAG, agents_to_wire, merged_settings, sdk_servers
 from .cli_env import build_env
 from .options import AgentDefinition, ClaudeAgentOptions
-from .query import converse
+from .query import check_prompt, converse
 
 if TYPE_CHECKING:
     from .._wire.messages import Message
@@ -109,8 +109,10 @@ class WarmQuery:
             the iterator is closed.
 
         Raises:
+            TypeError: ``prompt`` is neither text nor an async iterable.
             SessionStateError: `query()` was already called, or the WarmQuery closed.
         """
+        check_prompt(prompt)
         if self._used:
             raise SessionStateError("WarmQuery.query() can only be called once")
         self._used = True
@@ -293,8 +295,10 @@ class SpareProcess:
             The conversation's messages (an async iterator, as `query()`'s).
 
         Raises:
+            TypeError: ``prompt`` is neither text nor an async iterable.
             SessionStateError: The spare was claimed or closed already.
         """
+        check_prompt(prompt)
         self._move(_Spare.CLAIMING)
         return self._claimed_messages(prompt, options)
 

@@ -266,14 +266,25 @@ class ControlProtocol:
         Start it with ``await task_group.start(protocol.run)``; it raises only if the
         transport cannot be started (before readiness).
         """
+        failed: Exception | None = None
         async with anyio.create_task_group() as tg:
             self._tg = tg
             self._workers = Workers(tg, "ccwire control request")
-            await self._transport.start(tg)
-            self._core.transition(ConnectionState.OPEN)
-            self._heard()
-            task_status.started()
-            await self._read()  # then the task group waits for the requests being served
+            try:
+                await self._transport.start(tg)
+            except Exception as exc:
+                # raised as it is once the task group is left (raised in it, it would
+                # reach the caller wrapped in an ExceptionGroup); whatever the transport
+                # started there is cancelled
+                failed = exc
+                tg.cancel_scope.cancel()
+            else:
+                self._core.transition(ConnectionState.OPEN)
+                self._heard()
+                task_status.started()
+                await self._read()  # then the task group waits for the requests being served
+        if failed is not None:
+            raise failed
 
     async def end_input(self) -> None:
         """Close the CLI's stdin: it finishes queued work and exits."""
