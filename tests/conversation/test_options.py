@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import ccwire
 from ccwire._conversation.argv import build_argv
 from ccwire._conversation.options import (
     CLI_ENV_ALLOWLIST,
@@ -231,6 +232,17 @@ def test_an_option_of_the_wrong_type_is_refused_at_construction(
     setattr(options, name, value)  # the options are mutable: checked again at connect
     with pytest.raises(error, match=match):
         build_argv(options, cli_path="claude", spill_dir=None)
+
+
+def test_an_option_error_is_a_ccwire_error_and_what_the_reference_raises() -> None:
+    # one tree rooted at CcwireError, and still caught by the reference's except clauses
+    for bad in ({"allowed_tools": "Bash"}, {"max_turns": -1}, {"env": ["A=1"]}):
+        with pytest.raises(ccwire.OptionsError) as caught:
+            ClaudeAgentOptions(**bad)  # type: ignore[arg-type]
+        assert isinstance(caught.value, ccwire.CcwireError)
+        assert isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
+    with pytest.raises(ccwire.OptionsError, match="mutually exclusive"):
+        ClaudeAgentOptions(can_use_tool=lambda *a: None, permission_prompt_tool_name="p")
 
 
 def test_the_right_shapes_pass() -> None:

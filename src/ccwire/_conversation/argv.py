@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from .._core.errors import CLIConnectionError
+from .._core.errors import CLIConnectionError, OptionsError
 from .._core.redact import redact_value
 from .._mcp.server import SdkMcpServer
 from .options import (
@@ -92,7 +92,7 @@ def build_mcp_config(
             if is_server_object(config):
                 servers[name] = {"type": "sdk", "name": name}
                 continue
-            raise TypeError(f"mcp_servers[{name!r}] must be a dict, got {type(config).__name__}")
+            raise OptionsError(f"mcp_servers[{name!r}] must be a dict, got {type(config).__name__}")
         servers[name] = _strip_instance(cast("Mapping[str, Any]", config))
     return {"mcpServers": servers}
 
@@ -122,7 +122,7 @@ def sdk_servers(
             continue
         instance = cfg.get("instance")
         if instance is None:
-            raise ValueError(
+            raise OptionsError(
                 f"mcp_servers[{name!r}] has type 'sdk' but no 'instance'; "
                 "make SDK servers with ccwire.create_sdk_mcp_server()"
             )
@@ -155,7 +155,7 @@ def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, di
     wire: dict[str, dict[str, Any]] = {}
     for name, agent in (agents or {}).items():
         if not isinstance(agent, AgentDefinition):
-            raise TypeError(f"agents[{name!r}] must be an AgentDefinition, got {agent!r}")
+            raise OptionsError(f"agents[{name!r}] must be an AgentDefinition, got {agent!r}")
         entry: dict[str, Any] = {}
         for f in dataclasses.fields(agent):
             key = f.name
@@ -177,7 +177,7 @@ def _output_schema(options: ClaudeAgentOptions) -> tuple[Any, str] | None:
     if output_format is None:
         return None
     if output_format.get("type") != "json_schema" or "schema" not in output_format:
-        raise ValueError(
+        raise OptionsError(
             "output_format must be {'type': 'json_schema', 'schema': {...}}, "
             f"got {output_format!r}"
         )
@@ -237,7 +237,7 @@ def _prompt_blocks(options: ClaudeAgentOptions) -> list[str] | None:
     if isinstance(prompt, (list, tuple)):
         for block in prompt:
             if not isinstance(block, str):
-                raise TypeError(f"system_prompt blocks must be strings, got {block!r}")
+                raise OptionsError(f"system_prompt blocks must be strings, got {block!r}")
         return list(prompt)
     return None
 
@@ -418,7 +418,7 @@ def _dumps(value: object, what: str) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} is not JSON-serializable: {exc}") from exc
+        raise OptionsError(f"{what} is not JSON-serializable: {exc}") from exc
 
 
 def _system_prompt_args(options: ClaudeAgentOptions, spill: _Spill) -> list[str]:
@@ -438,10 +438,10 @@ def _system_prompt_args(options: ClaudeAgentOptions, spill: _Spill) -> list[str]
         if kind == "file":
             return ["--system-prompt-file", str(prompt["path"])]  # type: ignore[typeddict-item]
         if kind != "custom":
-            raise ValueError(f"unknown system_prompt type {kind!r}")
+            raise OptionsError(f"unknown system_prompt type {kind!r}")
         text = str(prompt["prompt"])  # type: ignore[typeddict-item]
     else:
-        raise TypeError(f"system_prompt must be a str or dict, got {type(prompt).__name__}")
+        raise OptionsError(f"system_prompt must be a str or dict, got {type(prompt).__name__}")
     if spill.wanted(text):
         return ["--system-prompt-file", spill.write(text, "system-prompt", ".txt")]
     return ["--system-prompt", text]
@@ -453,7 +453,7 @@ def _tools_args(options: ClaudeAgentOptions) -> list[str]:
         return []
     if isinstance(tools, Mapping):
         if tools.get("type") != "preset":
-            raise ValueError(f"unknown tools preset {tools!r}")
+            raise OptionsError(f"unknown tools preset {tools!r}")
         return ["--tools", "default"]
     return ["--tools", ",".join(tools)]
 
@@ -526,7 +526,7 @@ def _thinking_args(options: ClaudeAgentOptions) -> list[str]:
     elif kind == "disabled":
         return ["--thinking", "disabled"]
     else:
-        raise ValueError(f"unknown thinking type {kind!r}")
+        raise OptionsError(f"unknown thinking type {kind!r}")
     display = thinking.get("display")
     if display:
         args += ["--thinking-display", str(display)]
@@ -679,7 +679,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
         argv.append("--session-mirror")
     for plugin in options.plugins:
         if plugin.get("type") != "local":
-            raise ValueError(f"unsupported plugin type {plugin.get('type')!r}: only 'local'")
+            raise OptionsError(f"unsupported plugin type {plugin.get('type')!r}: only 'local'")
         if options.plugin_delivery != "initialize":
             flag = "--plugin-dir-no-mcp" if plugin.get("skip_mcp_discovery") else "--plugin-dir"
             argv += [flag, str(plugin["path"])]

@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
+from .._core.errors import OptionsError
 from .._version import __version__
 from .argv import tool_config_env
 from .options import ClaudeAgentOptions, normalize_inherit_env
@@ -109,7 +110,9 @@ def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> di
     env["CLAUDE_CODE_ENTRYPOINT"] = "sdk-py"
     for key, value in options.env.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise TypeError(f"env entries must be str -> str, got {key!r}: {type(value).__name__}")
+            raise OptionsError(
+                f"env entries must be str -> str, got {key!r}: {type(value).__name__}"
+            )
         env[key] = value
     env["CLAUDE_AGENT_SDK_VERSION"] = sdk_version()
     if options.client_app:

@@ -35,6 +35,7 @@ from .._core.errors import (
     CLISilenceError,
     MessageDecodeError,
     MessageEncodeError,
+    OptionsError,
     ProcessError,
     ResultError,
     SessionStateError,
@@ -703,7 +704,7 @@ def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
         ImportError: OpenTelemetry is not installed.
     """
     if not isinstance(telemetry, Telemetry):
-        raise TypeError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
+        raise OptionsError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
     try:
         from .tracing import SessionTrace
     except ImportError as exc:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .._core.errors import CallbackError
+from .._core.errors import CallbackError, OptionsError
 from .._core.redact import is_secret_key, redact_text
 from .._mcp.config import McpServerConfig
 from .._wire.dialog_types import OnElicitation, OnUserDialog
@@ -159,7 +159,7 @@ class AgentDefinition:
         for snake, camel in AGENT_FIELD_ALIASES.items():
             a, b = given[snake], given[camel]
             if a is not None and b is not None and a != b:
-                raise ValueError(
+                raise OptionsError(
                     f"AgentDefinition: {snake}={a!r} and {camel}={b!r} disagree; pass one"
                 )
             object.__setattr__(self, camel, a if a is not None else b)
@@ -306,14 +306,14 @@ def normalize_inherit_env(value: object) -> bool | tuple[str, ...]:
     if isinstance(value, bool):
         return value
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(
+        raise OptionsError(
             "inherit_env must be True, False or an iterable of variable names/patterns, "
             f"got {value!r}"
         )
     names = tuple(value)
     for name in names:
         if not isinstance(name, str) or not name:
-            raise TypeError(f"inherit_env entries must be non-empty strings, got {name!r}")
+            raise OptionsError(f"inherit_env entries must be non-empty strings, got {name!r}")
     return names
 
 
@@ -323,14 +323,14 @@ _SKILL_FORBIDDEN = frozenset("(),*")
 def check_skill_name(name: object) -> None:
     """Raise ``ValueError`` unless ``name`` is a usable skill name."""
     if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"skill names must be non-empty strings, got {name!r}")
+        raise OptionsError(f"skill names must be non-empty strings, got {name!r}")
     bad = sorted(c for c in set(name) if c in _SKILL_FORBIDDEN)
     if bad:
-        raise ValueError(f"skill name {name!r} must not contain {''.join(bad)!r}")
+        raise OptionsError(f"skill name {name!r} must not contain {''.join(bad)!r}")
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise ValueError(f"skill name {name!r} must not contain control characters")
+        raise OptionsError(f"skill name {name!r} must not contain control characters")
     if name.startswith("/"):
-        raise ValueError(f"skill name {name!r} must not start with '/'")
+        raise OptionsError(f"skill name {name!r} must not start with '/'")
 
 
 def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
@@ -343,7 +343,7 @@ def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
     if value is None or isinstance(value, (str, os.PathLike)):
         return None
     if not isinstance(value, Mapping):
-        raise TypeError(
+        raise OptionsError(
             "mcp_servers must be a dict of server configs by name ({'calc': server}), "
             f"a config file path or JSON text, got {type(value).__name__}"
         )
@@ -354,35 +354,36 @@ def validate_options(options: ClaudeAgentOptions) -> None:
     """The cheap consistency checks, run at construction and again when argv is built."""
     validate_shapes(options)
     if options.can_use_tool is not None and options.permission_prompt_tool_name is not None:
-        raise ValueError(
+        raise OptionsError(
             "can_use_tool and permission_prompt_tool_name are mutually exclusive: "
             "can_use_tool answers permission prompts itself (--permission-prompt-tool stdio)"
         )
     if options.model is not None and options.fallback_model == options.model:
-        raise ValueError(f"fallback_model must differ from model (both are {options.model!r})")
+        raise OptionsError(f"fallback_model must differ from model (both are {options.model!r})")
     for name in ("control_timeout", "initialize_timeout", "silence_timeout"):
         value = getattr(options, name)
         if value is None and name == "silence_timeout":
             continue
         if not (isinstance(value, (int, float)) and value > 0):
-            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+            raise OptionsError(f"{name} must be a positive number of seconds, got {value!r}")
     if options.max_buffered_bytes is not None and options.max_buffered_bytes <= 0:
-        raise ValueError(
+        raise OptionsError(
             f"max_buffered_bytes must be positive or None, got {options.max_buffered_bytes}"
         )
     if options.max_buffer_size is not None and options.max_buffer_size <= 0:
-        raise ValueError(f"max_buffer_size must be positive or None, got {options.max_buffer_size}")
-    named_mcp_servers(options.mcp_servers)
+        raise OptionsError(
+            f"max_buffer_size must be positive or None, got {options.max_buffer_size}"
+        )
     validate_session_store_options(options)
     validate_ts_options(options)
     if options.spawn_claude_code_process is not None and not callable(
         options.spawn_claude_code_process
     ):
-        raise TypeError("spawn_claude_code_process must be callable (SpawnOptions -> process)")
+        raise OptionsError("spawn_claude_code_process must be callable (SpawnOptions -> process)")
     skills = options.skills
     if isinstance(skills, str):
         if skills != "all":
-            raise ValueError(f"skills must be 'all' or a list of names, got {skills!r}")
+            raise OptionsError(f"skills must be 'all' or a list of names, got {skills!r}")
     elif skills is not None:
         for name in skills:
             check_skill_name(name)
@@ -410,7 +411,8 @@ _CALLBACKS: Final = (
 def validate_shapes(options: ClaudeAgentOptions) -> None:
     """The checks of the options' types that would otherwise fail late or silently:
     a str where a list is wanted (joined letter by letter into the CLI's flags), a list
-    where a dict is wanted, a callback that cannot be called, a size or ``max_turns`` that is
+    where a dict is wanted (``mcp_servers`` too: `named_mcp_servers`), a callback that
+    cannot be called, a size or ``max_turns`` that is
     not an int, a negative ``max_turns`` (``0``, as in the reference SDK, means no limit).
 
     Raises:
@@ -420,29 +422,24 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
     for name in _LISTS if isinstance(options.tools, Mapping) else ("tools", *_LISTS):
         value = getattr(options, name)
         if isinstance(value, (str, bytes)):
-            raise TypeError(f"{name} must be a list, not a str: write [{value!r}]")
+            raise OptionsError(f"{name} must be a list, not a str: write [{value!r}]")
         if value is not None and not isinstance(value, Iterable):
-            raise TypeError(f"{name} must be a list, not {type(value).__name__}")
+            raise OptionsError(f"{name} must be a list, not {type(value).__name__}")
     for name in _MAPPINGS:
         value = getattr(options, name)
         if value is not None and not isinstance(value, Mapping):
-            raise TypeError(f"{name} must be a dict, not {type(value).__name__}")
-    servers = options.mcp_servers
-    if not isinstance(servers, (Mapping, str, os.PathLike)):
-        raise TypeError(
-            "mcp_servers must be a dict of server configs or the path of an MCP config "
-            f"file, not {type(servers).__name__}"
-        )
+            raise OptionsError(f"{name} must be a dict, not {type(value).__name__}")
+    named_mcp_servers(options.mcp_servers)
     for name in _CALLBACKS:
         value = getattr(options, name)
         if value is not None and not callable(value):
-            raise TypeError(f"{name} must be callable, not {type(value).__name__}")
+            raise OptionsError(f"{name} must be callable, not {type(value).__name__}")
     for name in ("max_turns", "max_buffer_size", "max_buffered_bytes"):
         value = getattr(options, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+            raise OptionsError(f"{name} must be an int, not {type(value).__name__}")
     if options.max_turns is not None and options.max_turns < 0:
-        raise ValueError(f"max_turns cannot be negative, got {options.max_turns}")
+        raise OptionsError(f"max_turns cannot be negative, got {options.max_turns}")
 
 
 def options_or_default(options: object) -> ClaudeAgentOptions:
@@ -456,7 +453,7 @@ def options_or_default(options: object) -> ClaudeAgentOptions:
         return ClaudeAgentOptions()
     if not isinstance(options, ClaudeAgentOptions):
         kind = type(options)
-        raise TypeError(
+        raise OptionsError(
             "options must be a ccwire.ClaudeAgentOptions (import it from ccwire), "
             f"not {kind.__module__}.{kind.__qualname__}"
         )
@@ -476,20 +473,20 @@ def validate_ts_options(options: ClaudeAgentOptions) -> None:
             `session_store` (the store mirrors what the CLI writes to disk).
     """
     if options.supported_dialog_kinds and options.on_user_dialog is None:
-        raise ValueError(
+        raise OptionsError(
             "supported_dialog_kinds needs on_user_dialog: the CLI sends those dialogs to it"
         )
     for name in ("plugin_delivery", "mcp_servers_delivery"):
         if getattr(options, name) not in _DELIVERIES:
-            raise ValueError(
+            raise OptionsError(
                 f"{name} must be 'argv' or 'initialize', got {getattr(options, name)!r}"
             )
     if options.permission_prompts not in (None, "host", "none"):
-        raise ValueError(
+        raise OptionsError(
             f"permission_prompts must be 'host' or 'none', got {options.permission_prompts!r}"
         )
     if not options.persist_session and options.session_store is not None:
-        raise ValueError(
+        raise OptionsError(
             "session_store cannot be combined with persist_session=False: the store mirrors "
             "what the CLI writes to its session file (point env CLAUDE_CONFIG_DIR at a "
             "temporary directory to keep no local copy)"
@@ -506,14 +503,14 @@ def validate_session_store_options(options: ClaudeAgentOptions) -> None:
             `list_sessions`; or a store with `enable_file_checkpointing`.
     """
     if options.session_store_flush not in ("batched", "eager"):
-        raise ValueError(
+        raise OptionsError(
             f"session_store_flush must be 'batched' or 'eager', got {options.session_store_flush!r}"
         )
     store = options.session_store
     if store is None:
         return
     if not callable(getattr(store, "append", None)) or not callable(getattr(store, "load", None)):
-        raise TypeError(
+        raise OptionsError(
             "session_store must be a SessionStore (with async append() and load()), "
             f"got {type(store).__name__}"
         )
@@ -526,12 +523,12 @@ def validate_session_store_options(options: ClaudeAgentOptions) -> None:
         and not store_implements(store, "list_sessions")
     ):
         # with resume set, resume wins and list_sessions() is never called
-        raise ValueError(
+        raise OptionsError(
             "continue_conversation with session_store requires the store to implement "
             "list_sessions()"
         )
     if options.enable_file_checkpointing:
-        raise ValueError(
+        raise OptionsError(
             "session_store cannot be combined with enable_file_checkpointing "
             "(checkpoints are local-disk only and would diverge from the mirrored transcript)"
         )

@@ -6,6 +6,7 @@ from collections.abc import AsyncGenerator, AsyncIterable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from .._core.errors import OptionsError
 from .options import ClaudeAgentOptions, options_or_default
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def check_prompt(prompt: object, *, blocks: bool = False) -> None:
         return
     if not hasattr(prompt, "__aiter__"):
         wanted = "a str, a list of content blocks" if blocks else "a str"
-        raise TypeError(
+        raise OptionsError(
             f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
         )
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
-from .._core.errors import CcwireError, SessionStateError
+from .._core.errors import CcwireError, OptionsError, SessionStateError
 from .._core.tasks import TaskHost
 from .options import ClaudeAgentOptions
 from .query import check_prompt, converse
@@ -74,7 +74,7 @@ class SparePool:
         initialize_timeout: float | None = None,
     ) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive integer, got {size!r}")
+            raise OptionsError(f"size must be a positive integer, got {size!r}")
         self.options = options or ClaudeAgentOptions()
         self.size = size
         self._timeout = initialize_timeout

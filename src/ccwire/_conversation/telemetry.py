@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.errors import OptionsError
+
 __all__ = ["DEFAULT_AGENT_NAME", "OTEL_MISSING", "Telemetry", "flush_telemetry", "setup_otlp"]
 
 DEFAULT_AGENT_NAME = "claude-code"
@@ -77,16 +79,16 @@ class Telemetry:
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent_name, str) or not self.agent_name:
-            raise TypeError("Telemetry.agent_name must be a non-empty string")
+            raise OptionsError("Telemetry.agent_name must be a non-empty string")
         if not isinstance(self.attributes, Mapping) or not all(
             isinstance(k, str) and isinstance(v, (str, bool, int, float))
             for k, v in self.attributes.items()
         ):
-            raise TypeError("Telemetry.attributes must map names to str, bool, int or float")
+            raise OptionsError("Telemetry.attributes must map names to str, bool, int or float")
         if self.worker_setup is not None and (
             not isinstance(self.worker_setup, str) or ":" not in self.worker_setup
         ):
-            raise TypeError("Telemetry.worker_setup must be 'package.module:function'")
+            raise OptionsError("Telemetry.worker_setup must be 'package.module:function'")
 
 
 OTEL_MISSING = "telemetry needs OpenTelemetry: pip install 'ccwire[otel]'"

@@ -35,6 +35,7 @@ import anyio
 from .._core.errors import (
     CcwireError,
     ControlProtocolError,
+    OptionsError,
     SessionStateError,
 )
 from .._wire import codec, control_requests
@@ -209,7 +210,7 @@ class ClaimOptions:
     def __post_init__(self) -> None:
         hooks = [k for k in control_requests.HOOK_SETTING_KEYS if k in (self.settings or {})]
         if hooks:
-            raise ValueError(
+            raise OptionsError(
                 f"ClaimOptions.settings: hook settings ({', '.join(hooks)}) cannot be applied "
                 "at claim; give them to prewarm() in ClaudeAgentOptions.settings"
             )
@@ -548,12 +549,12 @@ async def prewarm(
 
     opts = _with_timeout(options, initialize_timeout)
     if opts.resume or opts.continue_conversation or opts.fork_session:
-        raise ValueError(
+        raise OptionsError(
             "prewarm(): resume, continue_conversation and fork_session describe a session; "
             "a spare has none: pass them to query() instead"
         )
     if opts.session_store is not None:
-        raise ValueError("prewarm(): session_store is not supported with spares (use query())")
+        raise OptionsError("prewarm(): session_store is not supported with spares (use query())")
     parking = None if opts.cwd is not None else _make_parking(opts)
     spare_opts = replace(
         opts,
@@ -582,7 +583,7 @@ def _make_parking(options: ClaudeAgentOptions) -> str:
         os.path.join(home, ".claude") if home else os.path.expanduser("~/.claude")
     )
     if not os.path.isabs(config):
-        raise ValueError(
+        raise OptionsError(
             "prewarm(): no absolute configuration folder to park the spare under "
             "(CLAUDE_CONFIG_DIR or HOME); set one, or pass options.cwd"
         )

@@ -36,6 +36,7 @@ __all__ = [
     "MessageDecodeError",
     "MessageEncodeError",
     "MessageParseError",
+    "OptionsError",
     "ProcessError",
     "ResourceNotFoundError",
     "ResultError",
@@ -304,6 +305,15 @@ class CallbackError(ControlProtocolError):
         self.callback_name = callback_name
         self.event = event
         self.timed_out = timed_out
+
+
+class OptionsError(CcwireError, TypeError, ValueError):
+    """An option or an argument (such as a prompt) has the wrong type or value.
+
+    Raised for `ClaudeAgentOptions` when they are built and again when a session
+    starts, before any CLI runs. It is also a `TypeError` and a `ValueError`, so code written for
+    ``claude-agent-sdk``, which raises those, catches it unchanged.
+    """
 
 
 class ToolDefinitionError(CcwireError, ValueError):
