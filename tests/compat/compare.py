@@ -30,10 +30,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "reference's always-None placeholder"
     ),
     "HookMatcher.hooks": "defaults to an empty tuple instead of an empty list",
-    "HookContext": (
-        "a dataclass with the same `signal` attribute (an `anyio.Event`), "
-        "not a dict: read `context.signal`, not `context['signal']`"
-    ),
 }
 
 # Classes whose public methods are compared one by one (for the others only the

@@ -168,6 +168,24 @@ async def test_a_hook_input_is_a_dict_as_the_references() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_hook_context_is_a_dict_as_the_references() -> None:
+    # the reference's HookContext is a TypedDict ({"signal": None}); hooks written for it
+    # read context.get("signal") or context["signal"], which failed on ccwire's object
+    seen: list[Any] = []
+
+    async def check(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append((isinstance(context, dict), context.get("signal") is context.signal))
+        return {}
+
+    wire = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}
+    options = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[check])]})
+    async with _connected(options) as fake:
+        answer = await fake.request("hook_callback", callback_id="hook_0", input=wire)
+    assert answer["subtype"] == "success", answer
+    assert seen == [(True, True)]
+
+
+@pytest.mark.anyio
 async def test_context_usage_is_a_dict_as_the_references() -> None:
     # the same probe: the reference's get_context_usage() returns its ContextUsageResponse
     # TypedDict, a dict json.dumps takes (get_server_info and get_mcp_status already were)

@@ -238,11 +238,11 @@ def test_an_option_error_is_a_ccwire_error_and_what_the_reference_raises() -> No
     # one tree rooted at CcwireError, and still caught by the reference's except clauses
     for bad in ({"allowed_tools": "Bash"}, {"max_turns": -1}, {"env": ["A=1"]}):
         with pytest.raises(ccwire.OptionsError) as caught:
-            ClaudeAgentOptions(**bad)  # type: ignore[arg-type]
+            ClaudeAgentOptions(**bad)
         assert isinstance(caught.value, ccwire.CcwireError)
         assert isinstance(caught.value, TypeError) and isinstance(caught.value, ValueError)
     with pytest.raises(ccwire.OptionsError, match="mutually exclusive"):
-        ClaudeAgentOptions(can_use_tool=lambda *a: None, permission_prompt_tool_name="p")
+        ClaudeAgentOptions(can_use_tool=print, permission_prompt_tool_name="p")  # type: ignore[arg-type]
 
 
 def test_the_right_shapes_pass() -> None:

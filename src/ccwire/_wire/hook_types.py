@@ -63,12 +63,20 @@ HookEvent = Literal[
 and later; 2.1.330 accepts its registration and never fires it)."""
 
 
-@dataclass(frozen=True)
-class HookContext:
-    """Passed to every hook callback. ``signal`` is set if the CLI withdraws the call."""
+@dataclass(frozen=True, eq=False)
+class HookContext(dict[str, Any]):
+    """Passed to every hook callback. ``signal`` is set if the CLI withdraws the call.
+
+    Also a dict holding ``"signal"``, as the reference SDK's `HookContext` (a
+    `TypedDict`) is, so ``context["signal"]`` and ``context.get("signal")`` work in
+    hooks written for it.
+    """
 
     # a lambda: touching anyio.Event at import would load anyio's synchronization module
-    signal: anyio.Event = field(default_factory=lambda: anyio.Event(), compare=False, repr=False)
+    signal: anyio.Event = field(default_factory=lambda: anyio.Event(), repr=False)
+
+    def __post_init__(self) -> None:
+        dict.__setitem__(self, "signal", self.signal)
 
 
 HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbackResult"]]
