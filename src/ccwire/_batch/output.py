@@ -70,17 +70,26 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[BatchResult]:
         path: The results file; a missing file has no results.
 
     Returns:
-        An iterator of results; unreadable lines are skipped.
+        An iterator of results; unreadable lines are skipped, as are lines with a
+        field of the wrong type (``"cost_usd": "abc"``, no ``ok``...).
     """
     target = Path(path)
     if _is_parquet(target):
         if target.exists():
             pq = _pyarrow_parquet()
             for row in pq.read_table(target).to_pylist():
-                yield BatchResult.from_json(_from_parquet_row(row))
+                yield from _result(_from_parquet_row(row))
         target = _journal(target)
     for data in _read_jsonl(target):
+        yield from _result(data)
+
+
+def _result(data: dict[str, Any]) -> Iterator[BatchResult]:
+    """The result `data` holds, if it is one (a field of the wrong type: none)."""
+    try:
         yield BatchResult.from_json(data)
+    except ValueError:
+        return
 
 
 def _pyarrow_parquet() -> Any:
