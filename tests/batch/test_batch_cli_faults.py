@@ -109,6 +109,33 @@ def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_re
     assert sorted(ids_on_disk(results)) == sorted(x["id"] for x in lines)
 
 
+def test_sigterm_stops_the_batch_like_ctrl_c_ends_every_cli_and_exits_143(
+    tmp_path: Path, holds: Holds
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": "e", "prompt": "echo e"}] + [
+        {"id": f"h{i}", "prompt": f"hold {i}"} for i in range(2)
+    ]
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    results = tmp_path / "results.jsonl"
+    proc = subprocess.Popen(command(holds, tmp_path, tasks, results), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(2)
+        proc.send_signal(signal.SIGTERM)  # a service manager, `timeout`, `kill`
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 143, err
+    assert "ccwire: terminated (SIGTERM):" in err and "Traceback" not in err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["event"] == "summary" and summary["interrupted"] is True
+    on_disk = ids_on_disk(results)
+    assert set(finished(out)) <= set(on_disk) <= {"e"}  # the held ones: stopped, not failed
+    assert fake_cli_processes(holds) == []
+
+
 # ------------------------------------------------------------------ the task file
 
 

@@ -7,8 +7,10 @@ numbers and skipped, counted in the summary, and make the exit code 1 unless
 without a task, duplicate ids and an unwritable results file stop it before anything
 runs too. A results file that fails mid-batch ends it with the error (exit 1), every
 result written before kept. The exit code is 0 only when every task of the file has
-a successful result. Offline runs (``--offline``, ``--scripted FILE``) start one
-`ScriptedModel` that plays each session's script from its first step.
+a successful result. Ctrl-C or SIGTERM stops the batch: the running sessions are
+cancelled (their CLIs ended), every result kept; the exit code is then 130 or 143,
+and the same command continues. Offline runs (``--offline``, ``--scripted FILE``)
+start one `ScriptedModel` that plays each session's script from its first step.
 """
 
 from __future__ import annotations
@@ -296,7 +298,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
         display.event(event)
         live.on_event(event)
 
-    interrupted: list[bool] = []
+    interrupted: list[int] = []  # the signal that stopped the batch
     failure: BatchError | None = None
     with _offline(args) as env:
         options = ClaudeAgentOptions(
@@ -340,11 +342,13 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
                 flush_telemetry(telemetry)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
+        signum = interrupted[0]
+        how = "interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)"
         io.stderr.write(
-            f"ccwire: interrupted: {progress.done} results saved in {args.output}; "
+            f"ccwire: {how}: {progress.done} results saved in {args.output}; "
             "run the same command again to continue\n"
         )
-        return 130
+        return 128 + signum  # 130 for Ctrl-C, 143 for SIGTERM, as a shell reports them
     if failure is not None:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
@@ -413,12 +417,12 @@ class LiveReport:
             write_report(latest_results(self._results), self._target, source=self._results)
 
 
-async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError | None:
+async def _main(run: BatchRun, io: CliIO, interrupted: list[int]) -> BatchError | None:
     """Run the batch to its end; its failure is returned, to be reported after the
     summary (nothing else can come out of here but a bug)."""
     async with anyio.create_task_group() as tg:
         if io.handle_signals:
-            tg.start_soon(_watch_sigint, run, interrupted)
+            tg.start_soon(_watch_signals, run, interrupted)
         try:
             async with run as results:
                 async for _ in results:
@@ -430,15 +434,16 @@ async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError
     return None
 
 
-async def _watch_sigint(run: BatchRun, interrupted: list[bool]) -> None:
-    """On Ctrl-C: stop the batch (the running sessions are cancelled, failures from
-    then on are not recorded: the CLIs got the signal too). Later Ctrl-Cs are taken
+async def _watch_signals(run: BatchRun, interrupted: list[int]) -> None:
+    """On Ctrl-C or SIGTERM (a service manager, ``timeout``, ``kill``): stop the batch
+    (the running sessions are cancelled and their CLIs ended, failures from then on
+    are not recorded: the CLIs may have got the signal too). Later signals are taken
     here too, so that they cannot break the bounded shutdown."""
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
         return
     with receiver as signals:
-        async for _ in signals:
-            interrupted.append(True)
+        async for signum in signals:
+            interrupted.append(int(signum))
             run.stop()
