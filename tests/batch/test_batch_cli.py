@@ -103,6 +103,8 @@ def test_an_unwritable_output_fails_before_any_task(
         (["--tools", "no_such_module_xyz:server"], "cannot import 'no_such_module_xyz'"),
         (["--tools", "tests.batch.calc_tools:not_a_server"], "expected an in-process MCP"),
         (["--retries", "-1"], "--retries must be >= 0"),
+        (["--max-turns", "0"], "--max-turns must be at least 1"),  # 0 was: no limit at all
+        (["--max-turns", "-2"], "--max-turns must be at least 1"),  # was exit 1, "protocol trace"
         (["--max-cost-usd", "0"], "--max-cost-usd must be positive"),
         (["--otel-cli"], "--otel-cli needs --otel"),
     ],

@@ -253,16 +253,23 @@ def _display(args: argparse.Namespace, io: CliIO, progress: BatchProgress) -> Ba
     return PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
 
 
-def batch_command(args: argparse.Namespace, io: CliIO) -> int:
-    """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse numbers out of range with a `UsageError`, before anything starts."""
     if args.jobs < 1:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
     if args.retries < 0:
         raise UsageError("--retries must be >= 0")
+    if args.max_turns is not None and args.max_turns < 1:
+        raise UsageError(f"--max-turns must be at least 1, got {args.max_turns}")
     if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
     if args.max_cost_usd is not None and not args.max_cost_usd > 0:
         raise UsageError(f"--max-cost-usd must be positive, got {args.max_cost_usd}")
+
+
+def batch_command(args: argparse.Namespace, io: CliIO) -> int:
+    """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
+    _check_arguments(args)
     telemetry = start_telemetry(args)
     report = scan_task_file(args.tasks, strict=args.strict)
     if report.lines == 0:
