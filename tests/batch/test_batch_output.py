@@ -79,6 +79,20 @@ def test_a_torn_tail_is_cut_back_to_the_last_whole_line(tmp_path: Path, torn: in
     assert path.read_text() == line(result("a")) + line(result("b"))
 
 
+@pytest.mark.parametrize("before", ["", "a"], ids=["alone", "after-a-line"])
+def test_a_whole_last_result_without_its_newline_is_kept_not_cut(
+    tmp_path: Path, before: str
+) -> None:
+    path = tmp_path / "out.jsonl"
+    head = line(result(before)) if before else ""
+    path.write_text(head + line(result("b")).rstrip("\n"))  # an editor dropped the newline
+    assert [r.id for r in read_results(path)][-1] == "b"
+    assert "b" in finished_ids(path)  # not run (and paid for) again
+    with ResultsFile(path) as out:
+        out.write(result("c"))
+    assert path.read_text() == head + line(result("b")) + line(result("c"))
+
+
 def test_a_file_that_is_only_a_torn_line_is_emptied(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     path.write_text('{"id": "a", "ok": tr')
