@@ -187,6 +187,19 @@ def test_skipped_lines_are_counted_and_make_the_exit_code_non_zero(tmp_path: Pat
     assert "malformed lines skipped  4" in out
 
 
+def test_results_of_tasks_of_other_files_do_not_count_for_this_one(tmp_path: Path) -> None:
+    (tmp_path / "out.jsonl").write_text(  # a results file shared with another task file
+        json.dumps({"id": "other-ok", "ok": True}) + "\n"
+        + json.dumps({"id": "other-failed", "ok": False, "error": "boom"}) + "\n"
+    )  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(GOOD)
+    code, out, err = batch_in_process(tmp_path, tasks)
+    assert code == 0, err  # every task of this file succeeded
+    assert "tasks run                1 of 1" in out  # was "1 of -1"
+    assert "skipped (already done)   0 (0 had failed)" in out
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -102,7 +102,7 @@ def test_a_task_file_reports_malformed_lines_with_their_numbers(tmp_path: Path) 
         ['{"id": "a", "prompt": "x"}', "{oops", "", "[1, 2]", '{"id": "b", "prompt": "y"}'],
     )
     report = scan_task_file(path)
-    assert report.tasks == 2
+    assert report.tasks == 2 and report.ids == {"a", "b"}
     assert [line for line, _ in report.bad] == [2, 4]
     assert "not valid JSON" in report.bad[0][1]
     assert "expected a JSON object" in report.bad[1][1]

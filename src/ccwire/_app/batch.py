@@ -274,7 +274,8 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     report = scan_task_file(args.tasks, strict=args.strict)
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
-    prior = {r.id: r.ok for r in read_results(args.output)}
+    # the results of this file's tasks (a results file may hold other files' too)
+    prior = {r.id: r.ok for r in read_results(args.output) if r.id in report.ids}
     find = find_cli if args.spawn is None else spawned_command  # it may run the CLI elsewhere
     cli_path = find(args.cli_path, environ=io.environ)
     offline = bool(args.offline or args.scripted)
