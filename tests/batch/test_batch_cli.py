@@ -105,6 +105,8 @@ def test_an_unwritable_output_fails_before_any_task(
         (["--retries", "-1"], "--retries must be >= 0"),
         (["--max-turns", "0"], "--max-turns must be at least 1"),  # 0 was: no limit at all
         (["--max-turns", "-2"], "--max-turns must be at least 1"),  # was exit 1, "protocol trace"
+        (["--silence-timeout", "0"], "--silence-timeout must be a positive number"),
+        (["--silence-timeout", "nan"], "--silence-timeout must be a positive number"),
         (["--max-cost-usd", "0"], "--max-cost-usd must be positive"),
         (["--otel-cli"], "--otel-cli needs --otel"),
     ],

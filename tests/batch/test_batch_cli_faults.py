@@ -200,6 +200,18 @@ def test_results_of_tasks_of_other_files_do_not_count_for_this_one(tmp_path: Pat
     assert "skipped (already done)   0 (0 had failed)" in out
 
 
+def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"  # nobody releases the held session: it hangs
+    tasks.write_bytes(GOOD + b'{"id": "hung", "prompt": "hold forever"}\n')
+    code, _, err = batch_in_process(tmp_path, tasks, "--silence-timeout", "2")
+    assert code == 1, err
+    rows = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "out.jsonl").open()}
+    assert rows["a"]["ok"] is True
+    assert rows["hung"]["ok"] is False and "wrote nothing for 2 s" in rows["hung"]["error"]
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

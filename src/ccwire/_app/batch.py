@@ -108,6 +108,13 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-turns", type=int, metavar="N", help="turn limit per session")
     parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
     parser.add_argument(
+        "--silence-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop a session whose CLI writes nothing this long mid-turn (a hung CLI): "
+        "the task fails and the batch goes on (default: no limit)",
+    )
+    parser.add_argument(
         "--spawn",
         metavar="MODULE:FUNC",
         help="start every CLI with this spawner (a function, or a spawner class such as "
@@ -265,6 +272,9 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
     if args.max_cost_usd is not None and not args.max_cost_usd > 0:
         raise UsageError(f"--max-cost-usd must be positive, got {args.max_cost_usd}")
+    if args.silence_timeout is not None and not 0 < args.silence_timeout < float("inf"):
+        raise UsageError(f"--silence-timeout must be a positive number of seconds, got "
+                         f"{args.silence_timeout}")  # fmt: skip
 
 
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
@@ -317,6 +327,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             max_turns=args.max_turns,
             permission_mode=args.permission_mode,
             telemetry=telemetry,
+            silence_timeout=args.silence_timeout,
         )
         run = run_batch(
             iter_task_file(args.tasks),
