@@ -310,6 +310,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     progress.malformed = report.bad_count
 
     live = LiveReport(args.report, args.output)
+    live.start()  # a report that cannot be written fails here, before any task runs
 
     def on_event(event: BatchEvent) -> None:
         progress.on_event(event)
@@ -421,6 +422,23 @@ class LiveReport:
         self._target = Path(target) if target else None
         self._results = results
         self._last = 0.0
+
+    def start(self) -> None:
+        """Write the first page (what the results file holds already).
+
+        Raises:
+            BatchConfigError: The page cannot be written.
+        """
+        if self._target is None:
+            return
+        try:
+            write_report(latest_results(self._results), self._target, source=self._results,
+                         transcripts=False, refresh=int(self.EVERY))  # fmt: skip
+        except OSError as exc:
+            raise BatchConfigError(
+                f"cannot write the report {str(self._target)!r}: {exc.strerror or exc}"
+            ) from exc
+        self._last = time.monotonic()
 
     def on_event(self, event: BatchEvent) -> None:
         if self._target is None or event.kind != "finished":

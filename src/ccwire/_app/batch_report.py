@@ -128,8 +128,12 @@ def write_report(
             links[sid] = f"{folder.name}/{sid}.html"
     page = render_report(results, source=source, links=links, refresh=refresh)
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)  # a live view never shows a half-written page
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(target)  # a live view never shows a half-written page
+    except OSError:
+        tmp.unlink(missing_ok=True)  # no stray file next to a target that is a folder
+        raise
     return len(links)
 
 
