@@ -12,14 +12,7 @@ import anyio
 import psutil
 import pytest
 
-from ccwire.batch import (
-    BatchError,
-    BatchResult,
-    BatchState,
-    RetryPolicy,
-    read_results,
-    run_batch,
-)
+from ccwire.batch import BatchError, BatchResult, BatchState, read_results, run_batch
 
 from .conftest import FakeOptions, Holds, fake_cli_processes
 
@@ -118,18 +111,3 @@ async def test_file_descriptors_do_not_grow_with_the_number_of_tasks(
     await batch(48, "out.jsonl", lambda _: peak.__setitem__(0, max(peak[0], me.num_fds())))
     assert me.num_fds() <= before
     assert peak[0] - before <= 4 * 8  # a few pipes per running session, whatever the count
-
-
-async def test_a_task_whose_working_directory_is_missing_fails_once_as_a_config_error(
-    fake_options: FakeOptions, tmp_path: Path
-) -> None:
-    missing = str(tmp_path / "no-such-dir")
-    tasks = [{"id": "lost", "prompt": "echo", "cwd": missing}, {"id": "fine", "prompt": "echo"}]
-    policy = RetryPolicy(max_attempts=3, base_delay=0)
-    with anyio.fail_after(LIMIT):
-        async with run_batch(tasks, options=fake_options(), retries=policy) as results:
-            got = {r.id: r for r in await results.collect()}
-    assert got["fine"].ok
-    lost = got["lost"]  # no retry can start it: it was retried as a start failure
-    assert (lost.ok, lost.error_kind, lost.retryable, lost.attempts) == (False, "config", False, 1)
-    assert missing in (lost.error or "")

@@ -104,8 +104,7 @@ def run_batch(
             this version records results only in `output`.
         executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``).
         retries: A `RetryPolicy`, or the number of retries after the first attempt.
-            Only rate limits (429), overloads (529), a CLI that fails to start (not
-            for a missing working directory or CLI: those are ``config`` errors), and
+            Only rate limits (429), overloads (529), a CLI that fails to start, and
             (Ray) a session lost with its node or actor before it acted are retried;
             a model's error result and a CLI that dies mid-session are final.
         output: A results file (JSONL; ``.parquet`` with pyarrow). Each result is

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -224,8 +223,6 @@ async def run_attempt(
         if attempt.error is None:
             attempt.error = first
             attempt.error_kind = "crash" if attempt.result or attempt.session_id else "start"
-            if attempt.error_kind == "start" and _missing_cwd(options):
-                attempt.error_kind = "config"  # no other attempt can start it
             attempt.retryable = attempt.error_kind == "start"
     except Exception as exc:
         if attempt.error is None:
@@ -234,13 +231,6 @@ async def run_attempt(
             attempt.retryable = not attempt.started
     attempt.judge()
     return attempt
-
-
-def _missing_cwd(options: ClaudeAgentOptions) -> bool:
-    """The session's working directory is missing here, where its CLI starts (a spawner
-    may start it elsewhere, where the directory may well exist)."""
-    cwd = options.cwd
-    return cwd is not None and options.spawn_claude_code_process is None and not os.path.isdir(cwd)
 
 
 Progress = Callable[[int, Attempt], None]
