@@ -195,3 +195,10 @@ def test_a_report_onto_a_folder_fails_without_leaving_a_stray_file(tmp_path: Pat
     assert code == 1
     assert_one_error_line(cli_io, "IsADirectoryError")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.jsonl", "taken"]  # no taken.tmp
+
+
+def test_a_report_of_a_folder_is_a_usage_error_not_an_empty_batch(tmp_path: Path) -> None:
+    code, cli_io = batch("report", str(tmp_path), "--html", str(tmp_path / "r.html"))
+    assert code == 2  # was: "wrote r.html (0 tasks)", exit 0
+    assert_one_error_line(cli_io, "is a directory, not a results file")
+    assert not (tmp_path / "r.html").exists()
