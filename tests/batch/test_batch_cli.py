@@ -103,6 +103,11 @@ def test_an_unwritable_output_fails_before_any_task(
         (["--tools", "no_such_module_xyz:server"], "cannot import 'no_such_module_xyz'"),
         (["--tools", "tests.batch.calc_tools:not_a_server"], "expected an in-process MCP"),
         (["--retries", "-1"], "--retries must be >= 0"),
+        (["--max-turns", "0"], "--max-turns must be at least 1"),  # 0 was: no limit at all
+        (["--max-turns", "-2"], "--max-turns must be at least 1"),  # was exit 1, "protocol trace"
+        (["--silence-timeout", "0"], "--silence-timeout must be a positive number"),
+        (["--silence-timeout", "nan"], "--silence-timeout must be a positive number"),
+        (["--report", "/no-such-dir/r.html"], "cannot write the report"),  # was: after all ran
         (["--max-cost-usd", "0"], "--max-cost-usd must be positive"),
         (["--otel-cli"], "--otel-cli needs --otel"),
     ],
@@ -179,3 +184,21 @@ def test_more_malformed_lines_than_are_listed(tmp_path: Path, dead_cli: str) -> 
     assert len(warnings) == 1001  # the first 1000 by line, then how many more
     assert warnings[-1] == "ccwire: warning: 1 more malformed lines skipped"
     assert "ccwire: 1001 malformed lines were skipped" in err(cli_io)
+
+
+def test_a_report_onto_a_folder_fails_without_leaving_a_stray_file(tmp_path: Path) -> None:
+    results = tmp_path / "o.jsonl"
+    results.write_text('{"id": "a", "ok": true}\n')
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    code, cli_io = batch("report", str(results), "--html", str(folder))
+    assert code == 1
+    assert_one_error_line(cli_io, "IsADirectoryError")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["o.jsonl", "taken"]  # no taken.tmp
+
+
+def test_a_report_of_a_folder_is_a_usage_error_not_an_empty_batch(tmp_path: Path) -> None:
+    code, cli_io = batch("report", str(tmp_path), "--html", str(tmp_path / "r.html"))
+    assert code == 2  # was: "wrote r.html (0 tasks)", exit 0
+    assert_one_error_line(cli_io, "is a directory, not a results file")
+    assert not (tmp_path / "r.html").exists()

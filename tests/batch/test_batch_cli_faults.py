@@ -109,6 +109,33 @@ def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_re
     assert sorted(ids_on_disk(results)) == sorted(x["id"] for x in lines)
 
 
+def test_sigterm_stops_the_batch_like_ctrl_c_ends_every_cli_and_exits_143(
+    tmp_path: Path, holds: Holds
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": "e", "prompt": "echo e"}] + [
+        {"id": f"h{i}", "prompt": f"hold {i}"} for i in range(2)
+    ]
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    results = tmp_path / "results.jsonl"
+    proc = subprocess.Popen(command(holds, tmp_path, tasks, results), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(2)
+        proc.send_signal(signal.SIGTERM)  # a service manager, `timeout`, `kill`
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 143, err
+    assert "ccwire: terminated (SIGTERM):" in err and "Traceback" not in err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["event"] == "summary" and summary["interrupted"] is True
+    on_disk = ids_on_disk(results)
+    assert set(finished(out)) <= set(on_disk) <= {"e"}  # the held ones: stopped, not failed
+    assert fake_cli_processes(holds) == []
+
+
 # ------------------------------------------------------------------ the task file
 
 
@@ -158,6 +185,31 @@ def test_skipped_lines_are_counted_and_make_the_exit_code_non_zero(tmp_path: Pat
     code, out, err = batch_in_process(tmp_path, tasks, "--allow-skipped")
     assert code == 0, err
     assert "malformed lines skipped  4" in out
+
+
+def test_results_of_tasks_of_other_files_do_not_count_for_this_one(tmp_path: Path) -> None:
+    (tmp_path / "out.jsonl").write_text(  # a results file shared with another task file
+        json.dumps({"id": "other-ok", "ok": True}) + "\n"
+        + json.dumps({"id": "other-failed", "ok": False, "error": "boom"}) + "\n"
+    )  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(GOOD)
+    code, out, err = batch_in_process(tmp_path, tasks)
+    assert code == 0, err  # every task of this file succeeded
+    assert "tasks run                1 of 1" in out  # was "1 of -1"
+    assert "skipped (already done)   0 (0 had failed)" in out
+
+
+def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
+    tmp_path: Path,
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"  # nobody releases the held session: it hangs
+    tasks.write_bytes(GOOD + b'{"id": "hung", "prompt": "hold forever"}\n')
+    code, _, err = batch_in_process(tmp_path, tasks, "--silence-timeout", "2")
+    assert code == 1, err
+    rows = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "out.jsonl").open()}
+    assert rows["a"]["ok"] is True
+    assert rows["hung"]["ok"] is False and "wrote nothing for 2 s" in rows["hung"]["error"]
 
 
 @pytest.mark.parametrize(

@@ -39,6 +39,37 @@ def test_lines_that_are_not_results_are_skipped_and_the_rest_read(tmp_path: Path
     assert finished_ids(path) == {"a", "b"}
 
 
+@pytest.mark.parametrize(
+    "odd",
+    [
+        '{"id": "x"}',  # no ok
+        '{"id": "x", "ok": "yes"}',
+        '{"id": "x", "ok": true, "cost_usd": "abc"}',
+        '{"id": "x", "ok": true, "usage": [1, 2]}',
+        '{"id": "x", "ok": true, "usage": {"input_tokens": "many"}}',
+        '{"id": "x", "ok": true, "metadata": 5}',
+        '{"id": "x", "ok": true, "attempts": null}',
+        '{"id": "x", "ok": true, "duration_s": "1s"}',
+        '{"id": "x", "ok": true, "error": {"nested": 1}}',
+    ],
+)
+def test_lines_with_a_field_of_the_wrong_type_are_skipped_not_crashed_on(
+    tmp_path: Path, odd: str
+) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_text(line(result("a")) + odd + "\n" + line(result("b", cost_usd=0.5)))
+    assert [r.id for r in read_results(path)] == ["a", "b"]  # x runs again
+    assert sum(r.cost_usd for r in read_results(path)) == 0.5
+    assert sum(r.input_tokens for r in read_results(path)) == 2
+
+
+def test_usage_with_counts_of_its_own_is_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    usage = {"input_tokens": 1, "server_tool_use": {"web_search_requests": 0}, "tier": "x"}
+    path.write_text(line(BatchResult(id="a", ok=True, usage=usage)))
+    assert [r.usage for r in read_results(path)] == [usage]
+
+
 @pytest.mark.parametrize("torn", [10, 70_000], ids=["short", "longer-than-a-block"])
 def test_a_torn_tail_is_cut_back_to_the_last_whole_line(tmp_path: Path, torn: int) -> None:
     path = tmp_path / "out.jsonl"
@@ -46,6 +77,20 @@ def test_a_torn_tail_is_cut_back_to_the_last_whole_line(tmp_path: Path, torn: in
     with ResultsFile(path) as out:
         out.write(result("b"))
     assert path.read_text() == line(result("a")) + line(result("b"))
+
+
+@pytest.mark.parametrize("before", ["", "a"], ids=["alone", "after-a-line"])
+def test_a_whole_last_result_without_its_newline_is_kept_not_cut(
+    tmp_path: Path, before: str
+) -> None:
+    path = tmp_path / "out.jsonl"
+    head = line(result(before)) if before else ""
+    path.write_text(head + line(result("b")).rstrip("\n"))  # an editor dropped the newline
+    assert [r.id for r in read_results(path)][-1] == "b"
+    assert "b" in finished_ids(path)  # not run (and paid for) again
+    with ResultsFile(path) as out:
+        out.write(result("c"))
+    assert path.read_text() == head + line(result("b")) + line(result("c"))
 
 
 def test_a_file_that_is_only_a_torn_line_is_emptied(tmp_path: Path) -> None:

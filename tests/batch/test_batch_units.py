@@ -102,7 +102,7 @@ def test_a_task_file_reports_malformed_lines_with_their_numbers(tmp_path: Path) 
         ['{"id": "a", "prompt": "x"}', "{oops", "", "[1, 2]", '{"id": "b", "prompt": "y"}'],
     )
     report = scan_task_file(path)
-    assert report.tasks == 2
+    assert report.tasks == 2 and report.ids == {"a", "b"}
     assert [line for line, _ in report.bad] == [2, 4]
     assert "not valid JSON" in report.bad[0][1]
     assert "expected a JSON object" in report.bad[1][1]
@@ -383,6 +383,17 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path: Path) -> None:
     for spares in (-1, True):
         with pytest.raises(BatchConfigError, match="spares must be an integer >= 0"):
             run_batch(tasks, spares=spares)
+    bad: list[tuple[dict[str, Any], str]] = [
+        ({"retries": "3"}, "retries must be a RetryPolicy or an int"),  # was: at the 1st retry
+        ({"retries": True}, "retries must be a RetryPolicy or an int"),
+        ({"options": {"model": "x"}}, "options must be a ClaudeAgentOptions, not dict"),
+        ({"output": 123}, "output must be a path, not int"),  # was a TypeError
+        ({"tools": "pkg.mod:server"}, r"not one string: \['pkg.mod:server'\]"),  # was: 'p'
+        ({"events": 5}, "events must be callable"),  # was: logged at every event
+    ]
+    for kwargs, message in bad:
+        with pytest.raises(BatchConfigError, match=message):
+            run_batch(tasks, **kwargs)
     run_batch(tasks, store=InMemorySessionStore())  # accepted
 
 

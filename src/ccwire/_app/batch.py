@@ -7,8 +7,10 @@ numbers and skipped, counted in the summary, and make the exit code 1 unless
 without a task, duplicate ids and an unwritable results file stop it before anything
 runs too. A results file that fails mid-batch ends it with the error (exit 1), every
 result written before kept. The exit code is 0 only when every task of the file has
-a successful result. Offline runs (``--offline``, ``--scripted FILE``) start one
-`ScriptedModel` that plays each session's script from its first step.
+a successful result. Ctrl-C or SIGTERM stops the batch: the running sessions are
+cancelled (their CLIs ended), every result kept; the exit code is then 130 or 143,
+and the same command continues. Offline runs (``--offline``, ``--scripted FILE``)
+start one `ScriptedModel` that plays each session's script from its first step.
 """
 
 from __future__ import annotations
@@ -105,6 +107,13 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="model for tasks that name none")
     parser.add_argument("--max-turns", type=int, metavar="N", help="turn limit per session")
     parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
+    parser.add_argument(
+        "--silence-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop a session whose CLI writes nothing this long mid-turn (a hung CLI): "
+        "the task fails and the batch goes on (default: no limit)",
+    )
     parser.add_argument(
         "--spawn",
         metavar="MODULE:FUNC",
@@ -251,21 +260,32 @@ def _display(args: argparse.Namespace, io: CliIO, progress: BatchProgress) -> Ba
     return PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
 
 
-def batch_command(args: argparse.Namespace, io: CliIO) -> int:
-    """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse numbers out of range with a `UsageError`, before anything starts."""
     if args.jobs < 1:
         raise UsageError(f"-j must be at least 1, got {args.jobs}")
     if args.retries < 0:
         raise UsageError("--retries must be >= 0")
+    if args.max_turns is not None and args.max_turns < 1:
+        raise UsageError(f"--max-turns must be at least 1, got {args.max_turns}")
     if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
     if args.max_cost_usd is not None and not args.max_cost_usd > 0:
         raise UsageError(f"--max-cost-usd must be positive, got {args.max_cost_usd}")
+    if args.silence_timeout is not None and not 0 < args.silence_timeout < float("inf"):
+        raise UsageError(f"--silence-timeout must be a positive number of seconds, got "
+                         f"{args.silence_timeout}")  # fmt: skip
+
+
+def batch_command(args: argparse.Namespace, io: CliIO) -> int:
+    """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
+    _check_arguments(args)
     telemetry = start_telemetry(args)
     report = scan_task_file(args.tasks, strict=args.strict)
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
-    prior = {r.id: r.ok for r in read_results(args.output)}
+    # the results of this file's tasks (a results file may hold other files' too)
+    prior = {r.id: r.ok for r in read_results(args.output) if r.id in report.ids}
     find = find_cli if args.spawn is None else spawned_command  # it may run the CLI elsewhere
     cli_path = find(args.cli_path, environ=io.environ)
     offline = bool(args.offline or args.scripted)
@@ -290,13 +310,14 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     progress.malformed = report.bad_count
 
     live = LiveReport(args.report, args.output)
+    live.start()  # a report that cannot be written fails here, before any task runs
 
     def on_event(event: BatchEvent) -> None:
         progress.on_event(event)
         display.event(event)
         live.on_event(event)
 
-    interrupted: list[bool] = []
+    interrupted: list[int] = []  # the signal that stopped the batch
     failure: BatchError | None = None
     with _offline(args) as env:
         options = ClaudeAgentOptions(
@@ -307,6 +328,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             max_turns=args.max_turns,
             permission_mode=args.permission_mode,
             telemetry=telemetry,
+            silence_timeout=args.silence_timeout,
         )
         run = run_batch(
             iter_task_file(args.tasks),
@@ -340,11 +362,13 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
                 flush_telemetry(telemetry)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
+        signum = interrupted[0]
+        how = "interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)"
         io.stderr.write(
-            f"ccwire: interrupted: {progress.done} results saved in {args.output}; "
+            f"ccwire: {how}: {progress.done} results saved in {args.output}; "
             "run the same command again to continue\n"
         )
-        return 130
+        return 128 + signum  # 130 for Ctrl-C, 143 for SIGTERM, as a shell reports them
     if failure is not None:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
@@ -399,6 +423,23 @@ class LiveReport:
         self._results = results
         self._last = 0.0
 
+    def start(self) -> None:
+        """Write the first page (what the results file holds already).
+
+        Raises:
+            BatchConfigError: The page cannot be written.
+        """
+        if self._target is None:
+            return
+        try:
+            write_report(latest_results(self._results), self._target, source=self._results,
+                         transcripts=False, refresh=int(self.EVERY))  # fmt: skip
+        except OSError as exc:
+            raise BatchConfigError(
+                f"cannot write the report {str(self._target)!r}: {exc.strerror or exc}"
+            ) from exc
+        self._last = time.monotonic()
+
     def on_event(self, event: BatchEvent) -> None:
         if self._target is None or event.kind != "finished":
             return
@@ -413,12 +454,12 @@ class LiveReport:
             write_report(latest_results(self._results), self._target, source=self._results)
 
 
-async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError | None:
+async def _main(run: BatchRun, io: CliIO, interrupted: list[int]) -> BatchError | None:
     """Run the batch to its end; its failure is returned, to be reported after the
     summary (nothing else can come out of here but a bug)."""
     async with anyio.create_task_group() as tg:
         if io.handle_signals:
-            tg.start_soon(_watch_sigint, run, interrupted)
+            tg.start_soon(_watch_signals, run, interrupted)
         try:
             async with run as results:
                 async for _ in results:
@@ -430,15 +471,16 @@ async def _main(run: BatchRun, io: CliIO, interrupted: list[bool]) -> BatchError
     return None
 
 
-async def _watch_sigint(run: BatchRun, interrupted: list[bool]) -> None:
-    """On Ctrl-C: stop the batch (the running sessions are cancelled, failures from
-    then on are not recorded: the CLIs got the signal too). Later Ctrl-Cs are taken
+async def _watch_signals(run: BatchRun, interrupted: list[int]) -> None:
+    """On Ctrl-C or SIGTERM (a service manager, ``timeout``, ``kill``): stop the batch
+    (the running sessions are cancelled and their CLIs ended, failures from then on
+    are not recorded: the CLIs may have got the signal too). Later signals are taken
     here too, so that they cannot break the bounded shutdown."""
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
         return
     with receiver as signals:
-        async for _ in signals:
-            interrupted.append(True)
+        async for signum in signals:
+            interrupted.append(int(signum))
             run.stop()

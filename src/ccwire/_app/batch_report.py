@@ -80,11 +80,13 @@ def report_command(args: argparse.Namespace, out: IO[str]) -> int:
     """Run ``ccwire batch report``; returns the exit code.
 
     Raises:
-        UsageError: The results file does not exist.
+        UsageError: The results file does not exist, or is a directory.
         OSError: The report cannot be written.
     """
     if not Path(args.results).exists():  # a mistyped name is not an empty batch
         raise UsageError(f"batch report: the results file {args.results!r} does not exist")
+    if Path(args.results).is_dir():  # nor is a folder
+        raise UsageError(f"batch report: {args.results!r} is a directory, not a results file")
     results = latest_results(args.results)
     pages = write_report(
         results, Path(args.html), source=str(args.results), transcripts=not args.no_transcripts
@@ -128,8 +130,12 @@ def write_report(
             links[sid] = f"{folder.name}/{sid}.html"
     page = render_report(results, source=source, links=links, refresh=refresh)
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(target)  # a live view never shows a half-written page
+    try:
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(target)  # a live view never shows a half-written page
+    except OSError:
+        tmp.unlink(missing_ok=True)  # no stray file next to a target that is a folder
+        raise
     return len(links)
 
 

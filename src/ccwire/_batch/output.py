@@ -4,8 +4,9 @@ JSONL (the default): each result is one ``write()`` of a whole line to a file op
 for appending, then ``fsync``; a line is either entirely there or not at all. A write
 that fails (a full disk) is undone: the file is cut back to its last whole line
 before the error is raised. A torn last line (power loss) is cut off when the file is
-opened again. A path that is not a regular file (``/dev/null``, a pipe) is written
-to but never read back nor synced. Parquet (a path
+opened again; a last line that is a whole result, only without its newline (a file
+edited by hand), is kept and given its newline. A path that is not a regular file
+(``/dev/null``, a pipe) is written to but never read back nor synced. Parquet (a path
 ending in ``.parquet``, needs pyarrow): results are journaled to
 ``<path>.journal.jsonl`` the same way, and folded into the Parquet file (written to a
 temporary file, then renamed) when the batch ends or is interrupted.
@@ -53,14 +54,20 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         return
     with handle:
         for raw in handle:
-            if not raw.endswith(b"\n"):
-                return  # a torn last line: ignored (and cut off by ResultsFile)
-            try:
-                data = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and isinstance(data.get("id"), str):
+            data = _parsed(raw)
+            if data is not None:
                 yield data
+            # a last line without its newline is a whole result or a torn one (ignored,
+            # and cut off by ResultsFile): a torn JSON object never parses
+
+
+def _parsed(raw: bytes) -> dict[str, Any] | None:
+    """The JSON object with a string ``id`` that `raw` holds, if it holds one."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("id"), str) else None
 
 
 def read_results(path: str | os.PathLike[str]) -> Iterator[BatchResult]:
@@ -70,17 +77,26 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[BatchResult]:
         path: The results file; a missing file has no results.
 
     Returns:
-        An iterator of results; unreadable lines are skipped.
+        An iterator of results; unreadable lines are skipped, as are lines with a
+        field of the wrong type (``"cost_usd": "abc"``, no ``ok``...).
     """
     target = Path(path)
     if _is_parquet(target):
         if target.exists():
             pq = _pyarrow_parquet()
             for row in pq.read_table(target).to_pylist():
-                yield BatchResult.from_json(_from_parquet_row(row))
+                yield from _result(_from_parquet_row(row))
         target = _journal(target)
     for data in _read_jsonl(target):
+        yield from _result(data)
+
+
+def _result(data: dict[str, Any]) -> Iterator[BatchResult]:
+    """The result `data` holds, if it is one (a field of the wrong type: none)."""
+    try:
         yield BatchResult.from_json(data)
+    except ValueError:
+        return
 
 
 def _pyarrow_parquet() -> Any:
@@ -105,25 +121,29 @@ def _from_parquet_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cut_torn_tail(path: Path) -> None:
-    """Truncate `path` after its last newline (drops a half-written last line)."""
+    """Truncate `path` after its last newline (drops a half-written last line); a last
+    line that is a whole result without its newline (an edited file) gets the newline."""
     if not _is_regular(path):
         return
     size = path.stat().st_size
     with path.open("rb+") as handle:
         handle.seek(max(0, size - 1))
-        if handle.read(1) == b"\n":
+        if handle.read(1) in (b"\n", b""):
             return
-        block, end = 65536, size
+        block, end, cut = 65536, size, 0
         while end > 0:
             start = max(0, end - block)
             handle.seek(start)
-            chunk = handle.read(end - start)
-            cut = chunk.rfind(b"\n")
-            if cut >= 0:
-                handle.truncate(start + cut + 1)
-                return
+            found = handle.read(end - start).rfind(b"\n")
+            if found >= 0:
+                cut = start + found + 1
+                break
             end = start
-        handle.truncate(0)
+        handle.seek(cut)
+        if _parsed(handle.read()) is not None:
+            handle.write(b"\n")  # at the end: the read went there
+        else:
+            handle.truncate(cut)
 
 
 def _line(result: BatchResult) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -182,9 +182,71 @@ class BatchResult:
 
         Returns:
             The result.
+
+        Raises:
+            ValueError: `id` or `ok` is missing, or a field has a type `to_json` never
+                writes (a results file edited by hand, or written by something else).
         """
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known}
+        for name in ("id", "ok"):
+            if name not in kwargs:
+                raise ValueError(f"a result needs {name!r}")
+        for name, value in kwargs.items():
+            if not _FIELD_CHECKS.get(name, _anything)(value):
+                raise ValueError(f"a result's {name!r} cannot be {value!r}")
         kwargs["usage"] = dict(kwargs.get("usage") or {})
         kwargs["metadata"] = dict(kwargs.get("metadata") or {})
         return cls(**kwargs)
+
+
+def _anything(value: object) -> bool:
+    return True
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return _is_int(value) or isinstance(value, float)
+
+
+_TOKEN_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
+
+
+def _is_usage(value: object) -> bool:
+    """A mapping whose token counts (what `BatchResult` sums) are numbers."""
+    if value is None:
+        return True
+    return isinstance(value, Mapping) and all(
+        value.get(k) is None or _is_number(value.get(k)) for k in _TOKEN_KEYS
+    )
+
+
+_FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
+    "id": lambda v: isinstance(v, str) and v != "",
+    "ok": lambda v: isinstance(v, bool),
+    "session_id": lambda v: v is None or isinstance(v, str),
+    "result": lambda v: v is None or isinstance(v, str),
+    "is_error": lambda v: isinstance(v, bool),
+    "subtype": lambda v: v is None or isinstance(v, str),
+    "num_turns": _is_int,
+    "tool_calls": _is_int,
+    "cost_usd": _is_number,
+    "usage": _is_usage,
+    "duration_s": _is_number,
+    "attempts": _is_int,
+    "error": lambda v: v is None or isinstance(v, str),
+    "error_kind": lambda v: v is None or isinstance(v, str),
+    "retryable": lambda v: isinstance(v, bool),
+    "metadata": lambda v: v is None or isinstance(v, Mapping),
+    "exit_code": lambda v: v is None or _is_int(v),
+    "stderr": lambda v: v is None or isinstance(v, str),
+}
+"""What `BatchResult.from_json` accepts for each field (`output` is anything)."""

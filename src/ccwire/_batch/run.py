@@ -167,6 +167,7 @@ def run_batch(
         callable(getattr(store, method, None)) for method in ("append", "load")
     ):
         raise BatchConfigError("store must implement SessionStore (append and load)")
+    _check_types(options, retries, output, tools, events)
     if isinstance(retries, int):
         if retries < 0:
             raise BatchConfigError("retries must be >= 0")
@@ -207,6 +208,25 @@ def run_batch(
         rng=random.Random(seed),
         budget=budget,
     )
+
+
+def _check_types(
+    options: object, retries: object, output: object, tools: object, events: object
+) -> None:
+    """Refuse arguments of the wrong type by name, before anything starts (they failed
+    later with a foreign error, or, for `retries`, only once a task needed a retry)."""
+    if options is not None and not isinstance(options, ClaudeAgentOptions):
+        raise BatchConfigError(
+            f"options must be a ClaudeAgentOptions, not {type(options).__name__}"
+        )
+    if isinstance(retries, bool) or not isinstance(retries, (int, RetryPolicy)):
+        raise BatchConfigError(f"retries must be a RetryPolicy or an int, got {retries!r}")
+    if output is not None and not isinstance(output, (str, os.PathLike)):
+        raise BatchConfigError(f"output must be a path, not {type(output).__name__}")
+    if isinstance(tools, str):
+        raise BatchConfigError(f"tools must be a list of references, not one string: [{tools!r}]")
+    if events is not None and not callable(events):
+        raise BatchConfigError(f"events must be callable, got {events!r}")
 
 
 class BatchState(enum.Enum):

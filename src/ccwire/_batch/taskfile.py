@@ -29,12 +29,14 @@ class TaskFileReport:
         bad: ``(line, message)`` of malformed lines (at most the first 1000).
         bad_count: How many lines were malformed.
         lines: Lines that are not blank.
+        ids: The ids of the well-formed tasks.
     """
 
     tasks: int = 0
     bad: list[tuple[int, str]] = field(default_factory=list)
     bad_count: int = 0
     lines: int = 0
+    ids: set[str] = field(default_factory=set)
 
 
 def _open(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -99,6 +101,7 @@ def scan_task_file(path: str | os.PathLike[str], *, strict: bool = False) -> Tas
             raise DuplicateTaskIdError(task.id, line=number, first=first_line[task.id])
         first_line[task.id] = number
         report.tasks += 1
+    report.ids = set(first_line)
     return report
 
 
