@@ -28,6 +28,7 @@ import anyio.abc
 
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.query import check_prompt
 from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
 from .._core.tasks import TaskHost
 from .._transport.base import Transport
@@ -263,6 +264,7 @@ class ClaudeCodeAgent:
         resumed_from: str | None = None,
         prior: SessionStats | None = None,
     ) -> Session:
+        check_prompt(prompt, blocks=True)  # before a transport is made for it
         machine = SessionMachine(
             session_id,
             project_path=str(options.cwd) if options.cwd is not None else None,

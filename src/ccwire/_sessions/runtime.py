@@ -182,6 +182,7 @@ class SessionRuntime:
         self._ready = anyio.Event()
         self._close_requested = anyio.Event()
         self._closed = anyio.Event()
+        self._released = anyio.Event()  # the CLI released, the last snapshots saved
         self._client: ClaudeSDKClient | None = None
 
     # ------------------------------------------------------------- lifecycle
@@ -212,9 +213,13 @@ class SessionRuntime:
             raise self.start_error
 
     async def wait_closed(self, timeout: float) -> None:
-        """Wait, at most ``timeout`` seconds, until the CLI was released."""
+        """Wait, at most ``timeout`` seconds, until the CLI was released and every
+        callback finished; from one of the session's own callbacks, only until the
+        CLI was released and the last snapshots saved (the end of the session waits
+        for that callback, which would otherwise wait for itself)."""
+        done = self._released if self.log.following() else self._closed
         with anyio.move_on_after(timeout):
-            await self._closed.wait()
+            await done.wait()
 
     def snapshot_wait(self) -> float:
         """Seconds closing may wait for the store to save the last snapshots."""
@@ -331,6 +336,7 @@ class SessionRuntime:
                             session_id=self.machine.session_id,
                             queued=self._snapshots,
                         )
+                    self._released.set()  # a callback closing its session may go on
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:
                             await self._quiet.wait()
@@ -338,6 +344,7 @@ class SessionRuntime:
         finally:
             self._outer = None
             self._client = None
+            self._released.set()
             self.move(Lifecycle.CLOSED)
             self._host.finished()
 
@@ -443,18 +450,29 @@ class SessionRuntime:
             return
 
     async def _write_inputs(self, client: ClaudeSDKClient) -> None:
-        while True:
+        try:
+            while True:
+                while self._inputs:
+                    item = self._inputs[0]  # stays queued until written: see below
+                    try:
+                        await client.query(item.prompt)  # waits at the gate while paused
+                    except CcwireError as exc:
+                        item.error = exc
+                        if not item.awaited:  # nobody to tell: the session cannot go on
+                            self.publish(self.machine.process_ended(exc))
+                    self._inputs.popleft()
+                    item.done.set()
+                await self._input_signal.wait()
+        finally:
+            # the session ended (cancelled, closed, the CLI gone) with prompts not
+            # written: every caller still waiting is told, none is left hanging
             while self._inputs:
                 item = self._inputs.popleft()
-                try:
-                    await client.query(item.prompt)  # waits at the gate while paused
-                except CcwireError as exc:
-                    item.error = exc
-                    if not item.awaited:  # nobody to tell: the session cannot go on
-                        self.publish(self.machine.process_ended(exc))
-                finally:
-                    item.done.set()
-            await self._input_signal.wait()
+                item.error = SessionStateError(
+                    f"session {self.machine.session_id} ended "
+                    f"({self.machine.state.value}) before this prompt was written"
+                )
+                item.done.set()
 
     def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Start a task that the end of the session waits for (bounded)."""

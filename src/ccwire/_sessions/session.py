@@ -38,6 +38,7 @@ import anyio
 import anyio.abc
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.query import check_prompt
 from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
 from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
@@ -292,7 +293,9 @@ class Session:
         After ``completed`` it starts a new turn; mid-turn the CLI folds it into the
         running turn. While paused it is queued and written on ``resume()`` (``send``
         then returns at once). Raises `SessionStateError` if the session
-        ended (continue it with ``agent.resume_session``).
+        ended (continue it with ``agent.resume_session``), or ends before the prompt
+        was written, and `OptionsError` for a prompt that is neither text nor content
+        blocks (the session is left as it was).
         """
         if self._rt.lifecycle is not Lifecycle.SERVING:
             hint = (
@@ -301,6 +304,7 @@ class Session:
                 else "continue it with agent.resume_session()"
             )
             raise SessionStateError(f"session {self.session_id} is {self.state.value}: {hint}")
+        check_prompt(prompt, blocks=True)  # before the turn opens: a bad one changes nothing
         self._rt.publish(self._rt.machine.new_turn())
         item = self._rt.enqueue_input(prompt, awaited=not self._rt.gate.holds)
         if not item.awaited:
@@ -363,7 +367,10 @@ class Session:
         """Release the CLI; work still in flight is cancelled first. Idempotent, bounded.
 
         Waits for the store to save the session's last snapshots, at most the store's
-        `snapshot_timeout` (default `DEFAULT_SNAPSHOT_TIMEOUT`, 30 s).
+        `snapshot_timeout` (default `DEFAULT_SNAPSHOT_TIMEOUT`, 30 s). Called from one
+        of the session's own callbacks (or a task that callback awaits), it returns once
+        the CLI is released and the snapshots saved, without waiting for the callbacks
+        to finish, its own included (``closed`` is true once they have).
 
         Raises:
             SnapshotTimeoutError: The store did not save the last snapshots in time
