@@ -60,7 +60,7 @@ from .events import (
 from .lifecycle import Lifecycle, ReplyGate, advance
 from .machine import SessionMachine
 from .state import SessionState, SessionStateInfo
-from .store import SnapshotStore, snapshot_timeout, wait_for_snapshots
+from .store import SnapshotStore, snapshot_timeout, stale_snapshot_error, wait_for_snapshots
 
 __all__ = ["RuntimeHost", "SessionPrompt", "SessionRuntime", "Subscription"]
 
@@ -330,12 +330,13 @@ class SessionRuntime:
                     self.log.close()
                     self._snapshot_signal.wake()
                     if self._store is not None:  # bounded by the store's snapshot_timeout
-                        self._close_error = await wait_for_snapshots(
+                        late = await wait_for_snapshots(
                             self._snapshots_saved,
                             self._store,
                             session_id=self.machine.session_id,
                             queued=self._snapshots,
                         )
+                        self._close_error = late or self._close_error
                     self._released.set()  # a callback closing its session may go on
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:
@@ -507,6 +508,7 @@ class SessionRuntime:
         cursor.close()  # also when unsubscribed (the generator is left unfinished)
 
     async def _persist(self, store: SnapshotStore) -> None:
+        failed: BaseException | None = None  # the last save failed: the store is stale
         while True:
             while self._snapshots:  # one write per transition, in order
                 info = self._snapshots.popleft()
@@ -516,8 +518,13 @@ class SessionRuntime:
                     if not isinstance(exc, Exception) and not raised_by_callback(exc):
                         raise
                     logger.warning("ccwire: saving session %s failed: %r", info.session_id, exc)
-                    self.publish([ErrorOccurred(exc, "store")])
+                    self.publish([ErrorOccurred(exc, "store")])  # dropped once closed
+                    failed = exc
+                else:
+                    failed = None
             if self.log.closed:
+                if failed is not None:  # close() raises it: the store kept an older state
+                    self._close_error = stale_snapshot_error(self.machine.info, failed)
                 self._snapshots_saved.set()
                 return
             await self._snapshot_signal.wait()

@@ -375,6 +375,9 @@ class Session:
         Raises:
             SnapshotTimeoutError: The store did not save the last snapshots in time
                 (raised once; the session is closed all the same).
+            SessionStoreError: The store failed to save the last snapshot (raised
+                once; the session is closed all the same; the store's error is the
+                ``__cause__``).
         """
         if self.state not in FINAL_STATES:
             await self.cancel()  # ends in a final state, then comes back here
@@ -385,7 +388,7 @@ class Session:
         await self._rt.wait_closed(_CLOSE_GRACE * 3 + self._rt.snapshot_wait())
         error = self._rt.take_close_error()
         if error is not None:
-            raise error  # SnapshotTimeoutError: the store kept an older state
+            raise error  # a SessionStoreError: the store kept an older state
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns

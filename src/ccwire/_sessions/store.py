@@ -41,6 +41,7 @@ __all__ = [
     "default_session_store_path",
     "encode_snapshot",
     "snapshot_timeout",
+    "stale_snapshot_error",
     "wait_for_snapshots",
 ]
 
@@ -367,3 +368,23 @@ async def wait_for_snapshots(
     if saved.is_set():
         return None
     return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
+
+
+def stale_snapshot_error(info: SessionStateInfo, cause: BaseException) -> SessionStoreError:
+    """The error `close()` raises when the store failed to save a session's last snapshot.
+
+    Args:
+        info: The session's final snapshot (the one the store does not hold).
+        cause: What the store raised; kept as ``__cause__``.
+
+    Returns:
+        A `SessionStoreError` saying the stored state is older than the session's.
+    """
+    error = SessionStoreError(
+        f"session {info.session_id}: the store could not save its last snapshot "
+        f"({info.state.value}): {cause}; the stored state is older than the session's"
+    )
+    path = getattr(cause, "path", None)  # already named in the message of the cause
+    error.path = path if isinstance(path, str) else None
+    error.__cause__ = cause
+    return error
