@@ -139,3 +139,14 @@ async def test_a_callback_closing_its_own_session_goes_on_after_close(
         await session.close()
         assert session.closed
     assert after_close == [(S.COMPLETED, False)]
+
+
+async def test_a_callback_registered_on_a_closed_session_is_refused(anyio_backend: str) -> None:
+    async with harness() as (agent, h):
+        session, fake, prompt = await start(agent, h)
+        await finish_turn(fake, prompt["uuid"])
+        await session.wait_for_completion(5)
+        await session.close()
+        with pytest.raises(SessionStateError, match="closed"):  # it would never be called
+            session.on("complete", lambda event: None, replay=True)
+        assert [e.name async for e in session.events()][-1] == "complete"  # still readable

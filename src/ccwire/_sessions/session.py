@@ -260,11 +260,18 @@ class Session:
         itself (a sync callback still runs on the event loop: keep it quick). If it
         raises, an ``error`` event (source ``"callback"``) reports it and delivery goes
         on. ``replay`` also delivers the matching events that already happened.
-        Returns a `Subscription`; call it to unsubscribe.
+        Returns a `Subscription`; call it to unsubscribe. Raises `SessionStateError`
+        once the session is closed: no callback runs any more (read what happened with
+        `events()`).
         """
         if event not in EVENT_NAMES:
             raise UnknownEventError(
                 f"unknown session event {event!r}; expected one of {sorted(EVENT_NAMES)}"
+            )
+        if self.closed:
+            raise SessionStateError(
+                f"session {self.session_id} is closed ({self.state.value}): its callbacks "
+                "no longer run; read its events with session.events()"
             )
         sub = Subscription(frozenset({event}), callback, 0 if replay else len(self._rt.log))
         self._rt.subscribe(sub)
