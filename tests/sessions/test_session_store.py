@@ -39,6 +39,7 @@ from ccwire import (
 from ccwire._core.errors import SessionInUseError
 from ccwire._sessions.owner import current_owner, session_liveness
 from ccwire._sessions.state import SessionOwner
+from ccwire._sessions.stores.snapshots import SNAPSHOT_ENTRY_TYPE, SNAPSHOT_PROJECT_KEY
 from tests.sessions.test_session_fake import finish_turn, harness, start
 
 pytestmark = pytest.mark.anyio
@@ -206,6 +207,34 @@ async def test_a_corrupt_snapshot_row_is_a_store_error_naming_the_file(tmp_path:
         with pytest.raises(SessionStoreError, match="corrupt session snapshot") as caught:
             await call()
         assert caught.value.path == str(path)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "transcript store"])
+@pytest.mark.parametrize("fault", ["a call without its start time", "another session's"])
+async def test_a_snapshot_that_cannot_be_right_is_a_store_error(
+    tmp_path: Path, kind: str, fault: str
+) -> None:
+    data = snapshot("s-1").to_dict()
+    if fault == "another session's":
+        data["session_id"] = "s-2"  # stored under s-1: resuming s-1 would take s-2's place
+    else:
+        del data["pending_tool_calls"][0]["started_at"]
+    text = json.dumps(data)
+    if kind == "sqlite":
+        path = tmp_path / "s.sqlite3"
+        store: SnapshotStore = SQLiteSnapshotStore(path)
+        await store.list()  # makes the table
+        with contextlib.closing(sqlite3.connect(path)) as db, db:
+            db.execute("INSERT INTO sessions VALUES ('s-1', 'running', NULL, ?)", (text,))
+    else:
+        backing = InMemorySessionStore()
+        store = StoreSnapshots(backing)
+        key = {"project_key": SNAPSHOT_PROJECT_KEY, "session_id": "s-1"}
+        entry = {"type": SNAPSHOT_ENTRY_TYPE, "snapshot": json.loads(text)}
+        await backing.append(key, [entry])  # type: ignore[arg-type, list-item]
+    for call in (lambda: store.load("s-1"), store.list):
+        with pytest.raises(SessionStoreError, match="corrupt session snapshot"):
+            await call()
 
 
 async def test_a_corrupt_transcript_entry_is_a_store_error(tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ import anyio.abc
 
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
-from .._core.errors import SessionInUseError, SessionStateError, SnapshotTimeoutError
+from .._conversation.query import check_prompt
+from .._core.errors import SessionInUseError, SessionStateError, SessionStoreError
 from .._core.tasks import TaskHost
 from .._transport.base import Transport
 from .machine import SessionMachine
@@ -122,15 +123,16 @@ class ClaudeCodeAgent:
         """Close every live session (in-flight work is cancelled), all at once, bounded.
 
         Raises:
-            SnapshotTimeoutError: A session's store did not save its last snapshots in
-                time (the first such error; every session is closed all the same).
+            SessionStoreError: A session's store did not save its last snapshots, in
+                time (a `SnapshotTimeoutError`) or at all (the first such error; every
+                session is closed all the same).
         """
-        late: list[SnapshotTimeoutError] = []
+        late: list[SessionStoreError] = []
 
         async def close(session: Session) -> None:
             try:
                 await session.close()
-            except SnapshotTimeoutError as exc:
+            except SessionStoreError as exc:
                 late.append(exc)
 
         async with anyio.create_task_group() as tg:
@@ -263,6 +265,7 @@ class ClaudeCodeAgent:
         resumed_from: str | None = None,
         prior: SessionStats | None = None,
     ) -> Session:
+        check_prompt(prompt, blocks=True)  # before a transport is made for it
         machine = SessionMachine(
             session_id,
             project_path=str(options.cwd) if options.cwd is not None else None,

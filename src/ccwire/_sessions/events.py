@@ -262,6 +262,12 @@ class EventLog:
         finally:
             cursor.close()
 
+    def following(self) -> bool:
+        """Whether the calling task is one of this log's followers (a callback of its
+        session, or something that callback awaits)."""
+        own = _FOLLOWING.get()
+        return own is not None and own._log is self
+
     async def drained(self, position: int) -> None:
         """Wait until every open cursor has handled the events before ``position``.
 

@@ -60,7 +60,7 @@ from .events import (
 from .lifecycle import Lifecycle, ReplyGate, advance
 from .machine import SessionMachine
 from .state import SessionState, SessionStateInfo
-from .store import SnapshotStore, snapshot_timeout, wait_for_snapshots
+from .store import SnapshotStore, snapshot_timeout, stale_snapshot_error, wait_for_snapshots
 
 __all__ = ["RuntimeHost", "SessionPrompt", "SessionRuntime", "Subscription"]
 
@@ -182,6 +182,7 @@ class SessionRuntime:
         self._ready = anyio.Event()
         self._close_requested = anyio.Event()
         self._closed = anyio.Event()
+        self._released = anyio.Event()  # the CLI released, the last snapshots saved
         self._client: ClaudeSDKClient | None = None
 
     # ------------------------------------------------------------- lifecycle
@@ -212,9 +213,13 @@ class SessionRuntime:
             raise self.start_error
 
     async def wait_closed(self, timeout: float) -> None:
-        """Wait, at most ``timeout`` seconds, until the CLI was released."""
+        """Wait, at most ``timeout`` seconds, until the CLI was released and every
+        callback finished; from one of the session's own callbacks, only until the
+        CLI was released and the last snapshots saved (the end of the session waits
+        for that callback, which would otherwise wait for itself)."""
+        done = self._released if self.log.following() else self._closed
         with anyio.move_on_after(timeout):
-            await self._closed.wait()
+            await done.wait()
 
     def snapshot_wait(self) -> float:
         """Seconds closing may wait for the store to save the last snapshots."""
@@ -325,12 +330,14 @@ class SessionRuntime:
                     self.log.close()
                     self._snapshot_signal.wake()
                     if self._store is not None:  # bounded by the store's snapshot_timeout
-                        self._close_error = await wait_for_snapshots(
+                        late = await wait_for_snapshots(
                             self._snapshots_saved,
                             self._store,
                             session_id=self.machine.session_id,
                             queued=self._snapshots,
                         )
+                        self._close_error = late or self._close_error
+                    self._released.set()  # a callback closing its session may go on
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
                         while self._busy:
                             await self._quiet.wait()
@@ -338,6 +345,7 @@ class SessionRuntime:
         finally:
             self._outer = None
             self._client = None
+            self._released.set()
             self.move(Lifecycle.CLOSED)
             self._host.finished()
 
@@ -443,18 +451,29 @@ class SessionRuntime:
             return
 
     async def _write_inputs(self, client: ClaudeSDKClient) -> None:
-        while True:
+        try:
+            while True:
+                while self._inputs:
+                    item = self._inputs[0]  # stays queued until written: see below
+                    try:
+                        await client.query(item.prompt)  # waits at the gate while paused
+                    except CcwireError as exc:
+                        item.error = exc
+                        if not item.awaited:  # nobody to tell: the session cannot go on
+                            self.publish(self.machine.process_ended(exc))
+                    self._inputs.popleft()
+                    item.done.set()
+                await self._input_signal.wait()
+        finally:
+            # the session ended (cancelled, closed, the CLI gone) with prompts not
+            # written: every caller still waiting is told, none is left hanging
             while self._inputs:
                 item = self._inputs.popleft()
-                try:
-                    await client.query(item.prompt)  # waits at the gate while paused
-                except CcwireError as exc:
-                    item.error = exc
-                    if not item.awaited:  # nobody to tell: the session cannot go on
-                        self.publish(self.machine.process_ended(exc))
-                finally:
-                    item.done.set()
-            await self._input_signal.wait()
+                item.error = SessionStateError(
+                    f"session {self.machine.session_id} ended "
+                    f"({self.machine.state.value}) before this prompt was written"
+                )
+                item.done.set()
 
     def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Start a task that the end of the session waits for (bounded)."""
@@ -489,6 +508,7 @@ class SessionRuntime:
         cursor.close()  # also when unsubscribed (the generator is left unfinished)
 
     async def _persist(self, store: SnapshotStore) -> None:
+        failed: BaseException | None = None  # the last save failed: the store is stale
         while True:
             while self._snapshots:  # one write per transition, in order
                 info = self._snapshots.popleft()
@@ -498,8 +518,13 @@ class SessionRuntime:
                     if not isinstance(exc, Exception) and not raised_by_callback(exc):
                         raise
                     logger.warning("ccwire: saving session %s failed: %r", info.session_id, exc)
-                    self.publish([ErrorOccurred(exc, "store")])
+                    self.publish([ErrorOccurred(exc, "store")])  # dropped once closed
+                    failed = exc
+                else:
+                    failed = None
             if self.log.closed:
+                if failed is not None:  # close() raises it: the store kept an older state
+                    self._close_error = stale_snapshot_error(self.machine.info, failed)
                 self._snapshots_saved.set()
                 return
             await self._snapshot_signal.wait()

@@ -38,6 +38,7 @@ import anyio
 import anyio.abc
 
 from .._conversation.options import ClaudeAgentOptions
+from .._conversation.query import check_prompt
 from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
 from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
@@ -259,11 +260,18 @@ class Session:
         itself (a sync callback still runs on the event loop: keep it quick). If it
         raises, an ``error`` event (source ``"callback"``) reports it and delivery goes
         on. ``replay`` also delivers the matching events that already happened.
-        Returns a `Subscription`; call it to unsubscribe.
+        Returns a `Subscription`; call it to unsubscribe. Raises `SessionStateError`
+        once the session is closed: no callback runs any more (read what happened with
+        `events()`).
         """
         if event not in EVENT_NAMES:
             raise UnknownEventError(
                 f"unknown session event {event!r}; expected one of {sorted(EVENT_NAMES)}"
+            )
+        if self.closed:
+            raise SessionStateError(
+                f"session {self.session_id} is closed ({self.state.value}): its callbacks "
+                "no longer run; read its events with session.events()"
             )
         sub = Subscription(frozenset({event}), callback, 0 if replay else len(self._rt.log))
         self._rt.subscribe(sub)
@@ -292,7 +300,9 @@ class Session:
         After ``completed`` it starts a new turn; mid-turn the CLI folds it into the
         running turn. While paused it is queued and written on ``resume()`` (``send``
         then returns at once). Raises `SessionStateError` if the session
-        ended (continue it with ``agent.resume_session``).
+        ended (continue it with ``agent.resume_session``), or ends before the prompt
+        was written, and `OptionsError` for a prompt that is neither text nor content
+        blocks (the session is left as it was).
         """
         if self._rt.lifecycle is not Lifecycle.SERVING:
             hint = (
@@ -301,6 +311,7 @@ class Session:
                 else "continue it with agent.resume_session()"
             )
             raise SessionStateError(f"session {self.session_id} is {self.state.value}: {hint}")
+        check_prompt(prompt, blocks=True)  # before the turn opens: a bad one changes nothing
         self._rt.publish(self._rt.machine.new_turn())
         item = self._rt.enqueue_input(prompt, awaited=not self._rt.gate.holds)
         if not item.awaited:
@@ -363,11 +374,17 @@ class Session:
         """Release the CLI; work still in flight is cancelled first. Idempotent, bounded.
 
         Waits for the store to save the session's last snapshots, at most the store's
-        `snapshot_timeout` (default `DEFAULT_SNAPSHOT_TIMEOUT`, 30 s).
+        `snapshot_timeout` (default `DEFAULT_SNAPSHOT_TIMEOUT`, 30 s). Called from one
+        of the session's own callbacks (or a task that callback awaits), it returns once
+        the CLI is released and the snapshots saved, without waiting for the callbacks
+        to finish, its own included (``closed`` is true once they have).
 
         Raises:
             SnapshotTimeoutError: The store did not save the last snapshots in time
                 (raised once; the session is closed all the same).
+            SessionStoreError: The store failed to save the last snapshot (raised
+                once; the session is closed all the same; the store's error is the
+                ``__cause__``).
         """
         if self.state not in FINAL_STATES:
             await self.cancel()  # ends in a final state, then comes back here
@@ -378,7 +395,7 @@ class Session:
         await self._rt.wait_closed(_CLOSE_GRACE * 3 + self._rt.snapshot_wait())
         error = self._rt.take_close_error()
         if error is not None:
-            raise error  # SnapshotTimeoutError: the store kept an older state
+            raise error  # a SessionStoreError: the store kept an older state
 
     async def wait_for_completion(self, timeout: float | None = None) -> SessionStateInfo:
         """Wait until the session is ``completed``, ``failed`` or ``cancelled``; returns

@@ -161,7 +161,8 @@ class PendingToolCall:
     def from_dict(cls, data: Mapping[str, Any]) -> PendingToolCall:
         """The inverse of `to_dict()`."""
         started = _parse_time(data.get("started_at"))
-        assert started is not None
+        if started is None:
+            raise ValueError(f"tool call {data.get('tool_use_id')!r} has no started_at time")
         return cls(
             tool_use_id=str(data["tool_use_id"]),
             tool_name=str(data["tool_name"]),
@@ -196,7 +197,8 @@ class PendingPermission:
     def from_dict(cls, data: Mapping[str, Any]) -> PendingPermission:
         """The inverse of `to_dict()`."""
         requested = _parse_time(data.get("requested_at"))
-        assert requested is not None
+        if requested is None:
+            raise ValueError(f"permission {data.get('request_id')!r} has no requested_at time")
         return cls(
             request_id=str(data["request_id"]),
             tool_name=str(data["tool_name"]),

@@ -41,6 +41,7 @@ __all__ = [
     "default_session_store_path",
     "encode_snapshot",
     "snapshot_timeout",
+    "stale_snapshot_error",
     "wait_for_snapshots",
 ]
 
@@ -125,18 +126,22 @@ def _sort_key(info: SessionStateInfo) -> str:
     return info.updated_at.isoformat() if info.updated_at else ""
 
 
-def decode_snapshot(text: str | bytes, *, where: str) -> SessionStateInfo:
+def decode_snapshot(
+    text: str | bytes, *, where: str, session_id: str | None = None
+) -> SessionStateInfo:
     """A snapshot from its stored JSON text.
 
     Args:
         text: The JSON of `SessionStateInfo.to_dict()`.
         where: The file or server it came from, for the error message.
+        session_id: The session it is stored under, if known: a snapshot of another
+            session is corrupt.
 
     Returns:
         The snapshot.
 
     Raises:
-        SessionStoreError: The text is not a valid snapshot.
+        SessionStoreError: The text is not a valid snapshot (of ``session_id``).
     """
     try:
         data = json.loads(text)
@@ -147,9 +152,16 @@ def decode_snapshot(text: str | bytes, *, where: str) -> SessionStateInfo:
             f"corrupt session snapshot: a JSON {type(data).__name__}, not an object", path=where
         )
     try:
-        return SessionStateInfo.from_dict(data)
+        info = SessionStateInfo.from_dict(data)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise SessionStoreError(f"corrupt session snapshot: {exc!r}", path=where) from exc
+    if session_id is not None and info.session_id != session_id:
+        raise SessionStoreError(
+            f"corrupt session snapshot: stored for session {session_id!r}, it is of "
+            f"session {info.session_id!r}",
+            path=where,
+        )
+    return info
 
 
 def encode_snapshot(info: SessionStateInfo) -> str:
@@ -275,16 +287,16 @@ class SQLiteSnapshotStore:
                 "SELECT snapshot FROM sessions WHERE session_id = ?", (session_id,)
             ).fetchone(),
         )
-        return decode_snapshot(row[0], where=str(self.path)) if row else None
+        return decode_snapshot(row[0], where=str(self.path), session_id=session_id) if row else None
 
     def _list(self) -> list[SessionStateInfo]:
         rows = self._call(
             "list",
             lambda db: db.execute(
-                "SELECT snapshot FROM sessions ORDER BY updated_at DESC"
+                "SELECT snapshot, session_id FROM sessions ORDER BY updated_at DESC"
             ).fetchall(),
         )
-        return [decode_snapshot(r[0], where=str(self.path)) for r in rows]
+        return [decode_snapshot(r[0], where=str(self.path), session_id=r[1]) for r in rows]
 
     async def save(self, info: SessionStateInfo) -> None:
         """Store `info` as the latest snapshot of its session.
@@ -367,3 +379,23 @@ async def wait_for_snapshots(
     if saved.is_set():
         return None
     return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
+
+
+def stale_snapshot_error(info: SessionStateInfo, cause: BaseException) -> SessionStoreError:
+    """The error `close()` raises when the store failed to save a session's last snapshot.
+
+    Args:
+        info: The session's final snapshot (the one the store does not hold).
+        cause: What the store raised; kept as ``__cause__``.
+
+    Returns:
+        A `SessionStoreError` saying the stored state is older than the session's.
+    """
+    error = SessionStoreError(
+        f"session {info.session_id}: the store could not save its last snapshot "
+        f"({info.state.value}): {cause}; the stored state is older than the session's"
+    )
+    path = getattr(cause, "path", None)  # already named in the message of the cause
+    error.path = path if isinstance(path, str) else None
+    error.__cause__ = cause
+    return error

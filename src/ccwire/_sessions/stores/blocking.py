@@ -180,12 +180,19 @@ class Backend(Protocol):
 class BlockingStore(SessionStore):
     """A `SessionStore` over a `Backend`; implements every optional method.
 
+    Each call runs in a worker thread. A call that is cancelled, or gets no answer
+    within ``call_timeout``, returns at once: its thread is left to finish on its own
+    (a driver waiting for a server that stopped answering cannot be interrupted).
+
     Args:
         backend: How the rows are kept.
+        call_timeout: Seconds a call may wait for the backend (``None``: the driver's
+            own timeouts bound it).
     """
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, call_timeout: float | None = None) -> None:
         self._backend = backend
+        self._call_timeout = call_timeout
 
     async def _call(self, what: str, fn: Callable[..., _T], *args: Any) -> _T:
         backend = self._backend
@@ -198,7 +205,14 @@ class BlockingStore(SessionStore):
                     f"session store {what} failed: {exc}", path=backend.where
                 ) from exc
 
-        return await anyio.to_thread.run_sync(call)
+        timeout = self._call_timeout
+        with anyio.move_on_after(timeout):
+            return await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        raise SessionStoreError(
+            f"session store {what} got no answer within {timeout:g} s (the server stopped "
+            "answering; a write may still be applied when it comes back)",
+            path=backend.where,
+        )
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """Append entries to `key` in one transaction (see `SessionStore.append`).

@@ -107,8 +107,11 @@ class PostgresStore(BlockingStore):
             underscores).
         max_idle: How many idle connections to keep for reuse.
         connect_timeout: Seconds to wait for a connection.
-        statement_timeout: Seconds one statement may run before the server cancels it
-            (so a stuck server never holds a call, or a cancellation of it, forever).
+        statement_timeout: Seconds one statement may run before the server cancels it.
+            A server that stops answering altogether (frozen, or its network gone
+            silent) cannot cancel anything: a call then gives up after
+            ``connect_timeout + 2 * statement_timeout`` with a `SessionStoreError`, and
+            a cancelled call returns at once.
 
     Raises:
         ValueError: `table_prefix` is not a plain identifier.
@@ -130,4 +133,7 @@ class PostgresStore(BlockingStore):
         self.max_idle = max_idle
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
-        super().__init__(SqlBackend(_POSTGRES, _Pool(self), table_prefix))
+        super().__init__(
+            SqlBackend(_POSTGRES, _Pool(self), table_prefix),
+            call_timeout=connect_timeout + 2 * statement_timeout,
+        )

@@ -81,13 +81,14 @@ class StoreSnapshots:
             The last snapshot appended for it.
 
         Raises:
-            SessionStoreError: The stored snapshot is corrupt.
+            SessionStoreError: The stored snapshot is corrupt (or of another session).
         """
         entries = await self.store.load(_key(session_id))
         for entry in reversed(entries or []):
             raw = cast("dict[str, Any]", entry)
             if raw.get("type") == SNAPSHOT_ENTRY_TYPE:
-                return decode_snapshot(json.dumps(raw.get("snapshot")), where=self._where())
+                text = json.dumps(raw.get("snapshot"))
+                return decode_snapshot(text, where=self._where(), session_id=session_id)
         return None
 
     async def list(self) -> list[SessionStateInfo]:
