@@ -32,6 +32,7 @@ import math
 import os
 import socket
 import threading
+import time
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ _WAIT_SECONDS = 0.25  # one ray.wait() call in a thread; cancellation is seen be
 # up to 5 s for the CLI to exit once its input ends, then 5 s after SIGTERM (SIGKILL then)
 _SETTLE_SECONDS = 12.0
 _CLEANUP_SECONDS = 20.0  # the whole shutdown (cancel, settle, kill), shielded
+_GONE_SECONDS = 5.0  # how long the shutdown waits for killed actors to be gone
 MAX_PER_ACTOR = 16
 """The most sessions one actor runs by default (an actor crash loses them all)."""
 CONNECT_SECONDS = 20.0
@@ -205,6 +207,7 @@ class _Host:
     """One actor of the pool, as the driver tracks it."""
 
     handle: Any
+    name: str = ""
     up: bool = False  # answered `ready`: tasks go only to actors that are up
     dead: bool = False
     load: int = 0  # its tasks in flight
@@ -246,7 +249,7 @@ class _Pool:
     def spawn(self) -> None:
         """Start one actor (it is used once its `ready` answers)."""
         name = f"ccwire-batch-{self.prefix}-{next(self._names)}"
-        host = _Host(self.actor.options(name=name, **self.hints).remote(self.shared))
+        host = _Host(self.actor.options(name=name, **self.hints).remote(self.shared), name)
         self.hosts.append(host)
         self.waiting[host.handle.ready.remote()] = host
 
@@ -355,6 +358,13 @@ def _shut_down(pool: _Pool) -> None:
     for host in pool.hosts:
         with contextlib.suppress(Exception):
             pool.ray.kill(host.handle, no_restart=True)
+    # ray.kill only asks: wait (bounded) until Ray no longer lists them, so that once the
+    # batch has ended none of its actors is left (Ray has no event to wait on for this)
+    names = {host.name for host in pool.hosts}
+    deadline = time.monotonic() + _GONE_SECONDS
+    with contextlib.suppress(Exception):  # the cluster is gone: so are the actors
+        while names & set(pool.ray.util.list_named_actors()) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
