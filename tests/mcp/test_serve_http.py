@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+from starlette.types import ASGIApp
 
 from ccwire import ToolContext, create_sdk_mcp_server, resource, tool
 from ccwire._mcp.http import (
@@ -147,7 +148,7 @@ class Reply:
 
 
 async def call(
-    app: McpHttpApp,
+    app: ASGIApp,
     body: Any = b"",
     *,
     method: str = "POST",
@@ -358,6 +359,15 @@ async def test_headers_the_transport_spec_names_get_its_status_codes() -> None:
             refused(await call(app, method=method, headers=no_such), 404, -32600)
         assert len(app.sessions) == 1
         await answers_ping(app, session)
+
+
+async def test_a_method_the_endpoint_has_not_gets_405_with_a_json_rpc_error() -> None:
+    """The router's refusal too is a JSON-RPC error, as every other refusal."""
+    async with served() as app:
+        for method in ("PUT", "PATCH"):
+            reply = await call(app.starlette(), PING, method=method)
+            refused(reply, 405, -32600)
+            assert set(reply.headers["allow"].split(", ")) >= {"GET", "POST", "DELETE"}
 
 
 async def test_a_batch_is_served_at_2025_03_26_and_refused_after() -> None:

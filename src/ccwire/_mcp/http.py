@@ -18,13 +18,14 @@ accepts is bounded by its `HttpLimits`.
 * **Bounded requests.**  A POST body over ``max_body_bytes`` gets 413 as soon as its
   ``Content-Length`` (or what has arrived of it) says so; it is never read whole.
   A request's head must arrive within ``request_timeout`` seconds of its first byte
-  (or of the connection opening), and is at most `MAX_HEAD_BYTES` (400 beyond);
-  its body must arrive within as many seconds again (408).  A slow client
+  (or of the connection opening), and is at most `MAX_HEAD_BYTES` (431 beyond,
+  however it arrives); its body must arrive within as many seconds again (408).  A slow client
   (slowloris) is disconnected; a connection idle between requests is closed after
   `KEEP_ALIVE_SECONDS`.
 * **Every body answered as JSON-RPC 2.0 and the transport spec say**, before the
-  transport sees it: text that is not JSON gets 400 with -32700; JSON that is not a
-  message (an id that is an object, an array, a boolean or ``null``; no
+  transport sees it (every refusal's body is a JSON-RPC error, the router's 405 for
+  a method the endpoint has not included): text that is not JSON gets 400 with
+  -32700; JSON that is not a message (an id that is an object, an array, a boolean or ``null``; no
   ``jsonrpc: "2.0"``; a method that is not a string...) 400 with -32600, id
   ``null`` unless it has a usable one; a batch (an array) 400 with -32600, except
   in a session of a version that had batches (2025-03-26 and 2024-11-05), where
@@ -51,6 +52,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -71,6 +73,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -250,6 +253,14 @@ def _refusal(
     )
 
 
+async def _routing_refusal(request: Request, exc: Exception) -> Response:
+    """The router's refusals (405 for a method the endpoint has not, 404 for another
+    path) with a JSON-RPC error body, as every other refusal."""
+    assert isinstance(exc, HTTPException)
+    why = f"{exc.detail}: the endpoint is {ENDPOINT} (GET, POST, DELETE)"
+    return _refusal(exc.status_code, why, headers=exc.headers)
+
+
 def _problem(message: Any) -> dict[str, Any] | None:
     """The JSON-RPC error for a parsed body that is not one message the transport
     takes (`check_request`, then the ``mcp`` package's envelope: a request with an id
@@ -346,7 +357,10 @@ class McpHttpApp:
     def starlette(self) -> Starlette:
         """The Starlette application, endpoint `ENDPOINT`."""
         route = Route(ENDPOINT, endpoint=self, methods=["GET", "POST", "DELETE"])
-        return Starlette(routes=[route], lifespan=self.lifespan)
+        return Starlette(
+            routes=[route], lifespan=self.lifespan,
+            exception_handlers={HTTPException: _routing_refusal},
+        )  # fmt: skip
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -605,6 +619,45 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
     await serve_lines(server, messages(), writer, on_unanswered=on_unanswered)
 
 
+_HEAD_END: Final = re.compile(rb"\n\r?\n")
+"""The end of a request head, as h11 finds it."""
+
+
+class _HeadMeter:
+    """The bytes of one request head as they arrive, in reads of any size: h11 bounds
+    only a head still incomplete, and takes a longer one that arrives in one read."""
+
+    def __init__(self) -> None:
+        self._size = 0
+        self._tail = b""  # the last bytes seen: the head's end may straddle two reads
+        self._ended = False
+
+    def over_limit(self, data: bytes) -> bool:
+        """Whether the head, with ``data``, is over `MAX_HEAD_BYTES` (what follows
+        its end is the body's)."""
+        if self._ended:
+            return False
+        window = self._tail + data
+        end = _HEAD_END.search(window)
+        self._size += end.end() - len(self._tail) if end else len(data)
+        self._tail = window[-2:]
+        self._ended = end is not None
+        return self._size > MAX_HEAD_BYTES
+
+
+def _head_too_large() -> bytes:
+    """The whole answer to a request head over `MAX_HEAD_BYTES` (431, JSON-RPC body)."""
+    why = f"Request Header Fields Too Large: over the limit of {MAX_HEAD_BYTES} bytes"
+    body = _AsciiJSONResponse(error(None, INVALID_REQUEST, why)).body
+    return (
+        b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+
+_HEAD_TOO_LARGE: Final = _head_too_large()
+
+
 def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol, with a deadline for each request's head.
 
@@ -623,6 +676,7 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
             self._http = H11Protocol(config, server_state, app_state, _loop)
             self._timer: asyncio.TimerHandle | None = None
             self._transport: asyncio.BaseTransport | None = None
+            self._head = _HeadMeter()
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             self._transport = transport
@@ -633,6 +687,9 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
             cycle = self._http.cycle
             if self._timer is None and (cycle is None or cycle.response_complete):
                 self._arm()  # the first byte of a request's head
+            if self._timer is not None and self._head.over_limit(data):
+                self._refuse_head()
+                return
             self._http.data_received(data)
             if self._http.cycle is not cycle:
                 self._disarm()  # the head arrived: the request is the app's
@@ -652,11 +709,19 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
 
         def _arm(self) -> None:
             self._timer = asyncio.get_running_loop().call_later(seconds, self._expire)
+            self._head = _HeadMeter()
 
         def _disarm(self) -> None:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+
+        def _refuse_head(self) -> None:
+            self._disarm()
+            if self._transport is not None and not self._transport.is_closing():
+                logger.info("ccwire serve: refused a request head over %d bytes", MAX_HEAD_BYTES)
+                self._transport.write(_HEAD_TOO_LARGE)  # type: ignore[attr-defined]
+                self._transport.close()
 
         def _expire(self) -> None:
             self._timer = None
