@@ -16,9 +16,11 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from ccwire import ClaudeAgentOptions, create_sdk_mcp_server, tool
 from ccwire._app.loaders import UsageError, load_server
 from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
+from tests.fixtures.fake_session import connected
 from tests.fixtures.jsonrpc import initialize, line, tools_call
 from tests.fixtures.mcp_schema import checking_schema
 
@@ -273,3 +275,58 @@ def test_run_tools_loads_official_servers() -> None:
         config = load_server(target, search_path=fixtures)
         assert config["name"] == name
         assert isinstance(config["instance"], McpBridge)
+
+
+INVALID_RESULTS: dict[str, Any] = {
+    "text_not_str": ({"content": [{"type": "text", "text": 5}]}, "'text' must be a string"),
+    "no_mime": (
+        {"content": [{"type": "image", "data": "AA=="}], "isError": False},
+        "'mimeType' must be a string",
+    ),
+    "bare_block": ({"type": "text", "text": None}, "'text' must be a string"),
+    "in_a_list": (["fine", {"type": "audio", "data": 1, "mimeType": "x"}], "block 1: the audio"),
+    "unknown": ({"content": [{"type": "video", "url": "u"}]}, "type must be one of"),
+    "empty_resource": (
+        {"content": [{"type": "resource", "resource": {"uri": "memo://x"}}]},
+        "needs a string 'text' or 'blob'",
+    ),
+}
+
+
+def _returning(name: str, value: Any) -> Any:
+    @tool(name, "Returns a malformed result", {})
+    async def handler(args: dict[str, Any]) -> Any:
+        return value
+
+    return handler
+
+
+async def test_an_invalid_content_block_is_an_error_result_served_or_to_the_cli() -> None:
+    """A result whose blocks break the MCP schema (any shape: the common
+    ``{"content": [...]}`` too) becomes an ``isError`` result naming what is wrong,
+    the same one over ``ccwire serve`` and to the CLI."""
+    tools = [_returning(name, value) for name, (value, _) in INVALID_RESULTS.items()]
+    config = create_sdk_mcp_server("s", tools=tools)
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    served: dict[str, Any] = {}
+    with to_server, server_in, server_out, from_server, anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_lines, config["instance"], server_in, server_out.send)
+            await to_server.send(initialize())
+            assert (await from_server.receive())["id"] == 0
+            for name in INVALID_RESULTS:
+                await to_server.send(tools_call(name, name, {}))
+                answer = await from_server.receive()
+                served[answer["id"]] = answer["result"]
+            to_server.close()
+        async with connected(ClaudeAgentOptions(mcp_servers={"s": config})) as (_, fake):
+            for name in INVALID_RESULTS:
+                message = tools_call(name, name, {})
+                said = await fake.request("mcp_message", server_name="s", message=message)
+                assert said["response"]["mcp_response"]["result"] == served[name], name
+    for name, (_, why) in INVALID_RESULTS.items():
+        assert served[name]["isError"] is True, served[name]
+        (block,) = served[name]["content"]
+        assert f"Tool {name!r} returned invalid content" in block["text"], block
+        assert why in block["text"], block
