@@ -16,7 +16,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from ccwire import ClaudeAgentOptions, create_sdk_mcp_server, tool
+from ccwire import ClaudeAgentOptions, create_sdk_mcp_server, prompt, resource, tool
 from ccwire._app.loaders import UsageError, load_server
 from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
@@ -330,3 +330,69 @@ async def test_an_invalid_content_block_is_an_error_result_served_or_to_the_cli(
         (block,) = served[name]["content"]
         assert f"Tool {name!r} returned invalid content" in block["text"], block
         assert why in block["text"], block
+
+
+HUNG: list[str] = []
+"""The hanging resource and prompt handlers that ended."""
+
+
+@resource("memo://hangs")
+async def hanging_resource() -> str:
+    """Waits for a backend that never answers."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        HUNG.append("resource")
+    return "never"  # pragma: no cover
+
+
+@prompt("hangs", "Waits for a backend that never answers")
+async def hanging_prompt() -> str:
+    try:
+        await anyio.sleep_forever()
+    finally:
+        HUNG.append("prompt")
+    return "never"  # pragma: no cover
+
+
+async def test_a_hanging_resource_read_or_prompt_get_is_cancelled_as_a_call_is() -> None:
+    """``notifications/cancelled`` cancels a ``resources/read`` or ``prompts/get``
+    exactly as a ``tools/call``: its handler ends and no answer is written (nothing
+    is left to cut off once the input ends)."""
+    server = create_sdk_mcp_server("s", resources=[hanging_resource], prompts=[hanging_prompt])[
+        "instance"
+    ]
+    HUNG.clear()
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    cut_off: list[int] = []
+
+    async def serve() -> None:
+        cut_off.append(await serve_lines(server, server_in, server_out.send, drain_seconds=0.1))
+
+    read = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/read",
+        "params": {"uri": "memo://hangs"},
+    }
+    get = {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "hangs"}}
+    with to_server, server_in, server_out, from_server, anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            await to_server.send(initialize())
+            assert (await from_server.receive())["id"] == 0
+            for request in (read, get):
+                await to_server.send(request)
+            await anyio.wait_all_tasks_blocked()
+            for req_id in (1, 2):
+                params = {"requestId": req_id}
+                await to_server.send(
+                    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+                )
+            await to_server.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert await from_server.receive() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            to_server.close()
+        server_out.close()
+        assert [m async for m in from_server] == []  # neither was answered
+    assert cut_off == [0] and sorted(HUNG) == ["prompt", "resource"]
