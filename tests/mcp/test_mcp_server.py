@@ -157,19 +157,20 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
     async def bad(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         assert ctx.send is not None
         await ctx.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})
-        return {"content": [{"type": "text"}]}  # a text block without its text
+        return {"content": [], "_meta": "not an object"}  # _meta must be an object
 
     server, sink = make_server(bad), Recorder()
     with pytest.raises(AssertionError) as failed, conforming() as check:
         reply = await server.handle(call("bad", req_id=3), send=sink)
         ok = await server.handle(call("greet", {"name": "A"}, req_id=4), send=sink)
-    assert reply == {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text"}]}}
+    bad_result = {"content": [], "_meta": "not an object"}
+    assert reply == {"jsonrpc": "2.0", "id": 3, "result": bad_result}
     assert ok is not None and "result" in ok
     assert (check.responses, check.notifications) == (2, 0)
     message = str(failed.value)
     assert message.startswith("2 SDK MCP server message(s) broke the MCP schema:")
     assert "notification {'jsonrpc': '2.0', 'method': 'notifications/progress'" in message
-    assert "tools/call result {'content': [{'type': 'text'}]}" in message
+    assert f"tools/call result {bad_result}" in message
     assert sink.messages[0]["method"] == "notifications/progress"  # still delivered
     assert mcp_schema_check.failures == []  # reported once, by the inner check
     assert mcp_schema_check.responses >= 2  # the valid traffic is handed on

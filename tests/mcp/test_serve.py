@@ -16,9 +16,11 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from ccwire import ClaudeAgentOptions, create_sdk_mcp_server, prompt, resource, tool
 from ccwire._app.loaders import UsageError, load_server
 from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
+from tests.fixtures.fake_session import connected
 from tests.fixtures.jsonrpc import initialize, line, tools_call
 from tests.fixtures.mcp_schema import checking_schema
 
@@ -273,3 +275,124 @@ def test_run_tools_loads_official_servers() -> None:
         config = load_server(target, search_path=fixtures)
         assert config["name"] == name
         assert isinstance(config["instance"], McpBridge)
+
+
+INVALID_RESULTS: dict[str, Any] = {
+    "text_not_str": ({"content": [{"type": "text", "text": 5}]}, "'text' must be a string"),
+    "no_mime": (
+        {"content": [{"type": "image", "data": "AA=="}], "isError": False},
+        "'mimeType' must be a string",
+    ),
+    "bare_block": ({"type": "text", "text": None}, "'text' must be a string"),
+    "in_a_list": (["fine", {"type": "audio", "data": 1, "mimeType": "x"}], "block 1: the audio"),
+    "unknown": ({"content": [{"type": "video", "url": "u"}]}, "type must be one of"),
+    "empty_resource": (
+        {"content": [{"type": "resource", "resource": {"uri": "memo://x"}}]},
+        "needs a string 'text' or 'blob'",
+    ),
+}
+
+
+def _returning(name: str, value: Any) -> Any:
+    @tool(name, "Returns a malformed result", {})
+    async def handler(args: dict[str, Any]) -> Any:
+        return value
+
+    return handler
+
+
+async def test_an_invalid_content_block_is_an_error_result_served_or_to_the_cli() -> None:
+    """A result whose blocks break the MCP schema (any shape: the common
+    ``{"content": [...]}`` too) becomes an ``isError`` result naming what is wrong,
+    the same one over ``ccwire serve`` and to the CLI."""
+    tools = [_returning(name, value) for name, (value, _) in INVALID_RESULTS.items()]
+    config = create_sdk_mcp_server("s", tools=tools)
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    served: dict[str, Any] = {}
+    with to_server, server_in, server_out, from_server, anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_lines, config["instance"], server_in, server_out.send)
+            await to_server.send(initialize())
+            assert (await from_server.receive())["id"] == 0
+            for name in INVALID_RESULTS:
+                await to_server.send(tools_call(name, name, {}))
+                answer = await from_server.receive()
+                served[answer["id"]] = answer["result"]
+            to_server.close()
+        async with connected(ClaudeAgentOptions(mcp_servers={"s": config})) as (_, fake):
+            for name in INVALID_RESULTS:
+                message = tools_call(name, name, {})
+                said = await fake.request("mcp_message", server_name="s", message=message)
+                assert said["response"]["mcp_response"]["result"] == served[name], name
+    for name, (_, why) in INVALID_RESULTS.items():
+        assert served[name]["isError"] is True, served[name]
+        (block,) = served[name]["content"]
+        assert f"Tool {name!r} returned invalid content" in block["text"], block
+        assert why in block["text"], block
+
+
+HUNG: list[str] = []
+"""The hanging resource and prompt handlers that ended."""
+
+
+@resource("memo://hangs")
+async def hanging_resource() -> str:
+    """Waits for a backend that never answers."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        HUNG.append("resource")
+    return "never"  # pragma: no cover
+
+
+@prompt("hangs", "Waits for a backend that never answers")
+async def hanging_prompt() -> str:
+    try:
+        await anyio.sleep_forever()
+    finally:
+        HUNG.append("prompt")
+    return "never"  # pragma: no cover
+
+
+async def test_a_hanging_resource_read_or_prompt_get_is_cancelled_as_a_call_is() -> None:
+    """``notifications/cancelled`` cancels a ``resources/read`` or ``prompts/get``
+    exactly as a ``tools/call``: its handler ends and no answer is written (nothing
+    is left to cut off once the input ends)."""
+    server = create_sdk_mcp_server("s", resources=[hanging_resource], prompts=[hanging_prompt])[
+        "instance"
+    ]
+    HUNG.clear()
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    cut_off: list[int] = []
+
+    async def serve() -> None:
+        cut_off.append(await serve_lines(server, server_in, server_out.send, drain_seconds=0.1))
+
+    read = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "resources/read",
+        "params": {"uri": "memo://hangs"},
+    }
+    get = {"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": {"name": "hangs"}}
+    with to_server, server_in, server_out, from_server, anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            await to_server.send(initialize())
+            assert (await from_server.receive())["id"] == 0
+            for request in (read, get):
+                await to_server.send(request)
+            await anyio.wait_all_tasks_blocked()
+            for req_id in (1, 2):
+                params = {"requestId": req_id}
+                await to_server.send(
+                    {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+                )
+            await to_server.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            assert await from_server.receive() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+            to_server.close()
+        server_out.close()
+        assert [m async for m in from_server] == []  # neither was answered
+    assert cut_off == [0] and sorted(HUNG) == ["prompt", "resource"]

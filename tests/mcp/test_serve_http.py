@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
+from starlette.types import ASGIApp
 
 from ccwire import ToolContext, create_sdk_mcp_server, resource, tool
 from ccwire._mcp.http import (
@@ -147,7 +148,7 @@ class Reply:
 
 
 async def call(
-    app: McpHttpApp,
+    app: ASGIApp,
     body: Any = b"",
     *,
     method: str = "POST",
@@ -360,6 +361,15 @@ async def test_headers_the_transport_spec_names_get_its_status_codes() -> None:
         await answers_ping(app, session)
 
 
+async def test_a_method_the_endpoint_has_not_gets_405_with_a_json_rpc_error() -> None:
+    """The router's refusal too is a JSON-RPC error, as every other refusal."""
+    async with served() as app:
+        for method in ("PUT", "PATCH"):
+            reply = await call(app.starlette(), PING, method=method)
+            refused(reply, 405, -32600)
+            assert set(reply.headers["allow"].split(", ")) >= {"GET", "POST", "DELETE"}
+
+
 async def test_a_batch_is_served_at_2025_03_26_and_refused_after() -> None:
     """2025-03-26 servers MUST take batches; 2025-06-18 removed them."""
     batch = [
@@ -569,8 +579,9 @@ def test_the_help_names_the_defaults_the_server_uses() -> None:
     assert f"(default {limits.max_sessions})" in USAGE
     assert f"(default {limits.idle_timeout:g})" in USAGE
     assert f"(default {limits.request_timeout:g})" in USAGE
+    assert f"(default {limits.drain_timeout:g})" in USAGE
     for bad in ({"max_sessions": 0}, {"max_body_bytes": 1.5}, {"idle_timeout": float("inf")},
-                {"request_timeout": True}):  # fmt: skip
+                {"request_timeout": True}, {"drain_timeout": -1}):  # fmt: skip
         with pytest.raises(ValueError, match=next(iter(bad))):
             HttpLimits(**bad)
 
@@ -766,3 +777,53 @@ async def test_a_replay_sends_only_the_stream_asked_for() -> None:
 
     assert await store.replay_events_after(first, collect) == "a"
     assert replayed == [("a:4", "a1")]
+
+
+async def _stopping(
+    app: McpHttpApp, tg: anyio.abc.TaskGroup, drained: list[int], session: str
+) -> None:
+    """Stop ``app`` (as Ctrl-C does) in ``tg``; once it is stopping, every request
+    gets 503 with a JSON-RPC error, in a session or not."""
+
+    async def drain() -> None:
+        drained.append(await app.drain())
+
+    tg.start_soon(drain)
+    await anyio.wait_all_tasks_blocked()
+    refused(await call(app, PING, headers=in_session(session)), 503, -32603)
+    refused(await call(app, initialize()), 503, -32603)
+    refused(await call(app, method="GET", headers=in_session(session)), 503, -32603)
+
+
+async def test_a_call_running_when_the_server_stops_is_answered_with_an_error(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """Not finished within ``drain_timeout``: the call's stream ends with a -32603
+    saying the server is shutting down (not truncated), and it is counted."""
+    drained: list[int] = []
+    async with served(drain_timeout=0.2) as app, anyio.create_task_group() as tg:
+        session = await open_session(app)
+        reply = await gated_call_while(
+            app, session, gate, lambda: _stopping(app, tg, drained, session)
+        )
+    assert reply.status == 200 and reply.answer["id"] == "g", reply
+    assert reply.answer["error"]["code"] == -32603, reply.answer
+    assert "shutting down" in reply.answer["error"]["message"]
+    assert drained == [1] and GATED == ["cancelled"]
+
+
+async def test_a_call_that_finishes_while_the_server_stops_is_answered(
+    gate: dict[str, anyio.Event],
+) -> None:
+    drained: list[int] = []
+    async with served(drain_timeout=60) as app, anyio.create_task_group() as tg:
+        session = await open_session(app)
+
+        async def stop_then_open() -> None:
+            await _stopping(app, tg, drained, session)
+            gate["open"].set()
+
+        reply = await gated_call_while(app, session, gate, stop_then_open)
+    through = {"content": [{"type": "text", "text": "through"}]}
+    assert reply.answer == {"jsonrpc": "2.0", "id": "g", "result": through}
+    assert drained == [0] and GATED == ["finished"]

@@ -149,7 +149,7 @@ def test_slow_clients_are_disconnected() -> None:
 
 def test_a_huge_body_is_refused_without_being_read() -> None:
     """50 MB, declared or streamed, against ``--max-body-bytes 100000``: 413 (with a
-    JSON-RPC error) at once, the rest never read into memory.  A head over 16 KiB: 400."""
+    JSON-RPC error) at once, the rest never read into memory.  A head over 16 KiB: 431."""
     with server("--max-body-bytes", "100000") as (proc, port):
         answers_ping(port)
         peak = peak_rss_kb(proc)
@@ -173,7 +173,7 @@ def test_a_huge_body_is_refused_without_being_read() -> None:
         with socket.create_connection(("127.0.0.1", port)) as sock:
             sock.sendall(head(port, "X-Pad: " + "p" * 20000 + "\r\n"))  # over 16 KiB
             said = _read_all(sock)
-        assert said.startswith(b"HTTP/1.1 400 "), said
+        assert said.startswith(b"HTTP/1.1 431 ") and b'"code":-32600' in said, said
 
         answers_ping(port)
 
@@ -205,9 +205,11 @@ def test_the_session_cap_is_a_flag() -> None:
 
 
 def test_a_server_stopped_mid_call_and_started_again() -> None:
-    """Stopped while a call streams: the client's stream ends (no hang).  Started
-    again on the same port: the old session id gets 404, and a new session works."""
-    with server() as (proc, port):
+    """Stopped (SIGTERM) while a call streams: not finished within ``--drain-timeout``,
+    the call is answered with a -32603 saying the server is shutting down (its stream
+    is not cut short), and the exit code is 1.  Started again on the same port: the
+    old session id gets 404, and a new session works."""
+    with server("--drain-timeout", "0.3") as (proc, port):
         session = open_session(port)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -218,10 +220,12 @@ def test_a_server_stopped_mid_call_and_started_again() -> None:
         assert stream.status == 200
         assert stream.read1(100).startswith(b"id: ")  # its priming event: the call is on
         proc.terminate()
-        proc.wait(timeout=BOUND)
-        with contextlib.suppress(http.client.IncompleteRead, ConnectionError):
-            rest = stream.read()
-            assert b'"id":2' not in rest  # never answered, and not left hanging
+        rest = stream.read()  # whole: the stream ends properly
+        data = [ln[5:] for ln in rest.decode().splitlines() if ln.startswith("data:")]
+        answer = json.loads(data[-1])
+        assert answer["id"] == 2 and answer["error"]["code"] == -32603, answer
+        assert "shutting down" in answer["error"]["message"]
+        assert proc.wait(timeout=BOUND) == 1  # a call was cut off
         conn.close()
     with server(port=port) as (_, again):
         assert again == port

@@ -15,7 +15,7 @@ import anyio
 import h11
 import pytest
 
-from ccwire._mcp.http import HttpLimits, serve_http
+from ccwire._mcp.http import MAX_HEAD_BYTES, HttpLimits, serve_http
 from tests.fixtures import mcp_serve_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]
@@ -152,3 +152,28 @@ async def test_an_ipv6_address_is_served_and_shown_in_brackets() -> None:
         async with connected("::1", port) as client:
             status, headers, _ = await client.post(INIT)
             assert status == 200 and "mcp-session-id" in headers
+
+
+async def test_a_head_over_the_limit_gets_431_however_it_arrives() -> None:
+    """The limit holds exactly: a head of `MAX_HEAD_BYTES` is served; one byte more
+    gets 431 with a JSON-RPC error, whether it arrives in one read (which h11 alone
+    would take, up to the size of a read) or in two.  The server goes on."""
+    async with running() as (port, _):
+        base = (
+            f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            "Content-Length: 2\r\nConnection: close\r\nX-Pad: \r\n\r\n"
+        )
+        room = MAX_HEAD_BYTES - len(base)
+        for pad, status in ((room, b"400"), (room + 1, b"431"), (40_000, b"431")):
+            head = base.replace("X-Pad: ", "X-Pad: " + "p" * pad).encode()
+            for pieces in ([head], [head[: len(head) // 2], head[len(head) // 2 :]]):
+                async with await anyio.connect_tcp("127.0.0.1", port) as sock:
+                    for piece in pieces:
+                        await sock.send(piece)
+                    if status == b"400":  # served: {} is no JSON-RPC message
+                        await sock.send(b"{}")
+                    said = await _said_before_closing(sock)
+                assert said.startswith(b"HTTP/1.1 " + status), (pad, said[:200])
+                assert b'"code":-32600' in said, said
+        async with connected("127.0.0.1", port) as client:
+            assert (await client.post(INIT))[0] == 200

@@ -105,7 +105,7 @@ async def test_requests_cut_off_once_stdin_ended_are_answered_and_counted(
     answers = {m["id"]: m for m in map(json.loads, stdout_path.read_bytes().splitlines())}
     assert sorted(answers) == [0, 1, 2]
     assert answers[1]["error"]["code"] == -32603
-    assert "serving ended before the request finished" in answers[1]["error"]["message"]
+    assert "the server is shutting down" in answers[1]["error"]["message"]
     assert answers[2]["result"]["content"] == [{"type": "text", "text": "2"}]
 
 

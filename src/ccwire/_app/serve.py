@@ -36,6 +36,9 @@ LIMITS of the HTTP server:
   --idle-timeout S       seconds a session may sit idle before it ends (default 1800)
   --request-timeout S    seconds a request's head, then its body, may take to arrive
                          (default 30): a slower client is disconnected
+  --drain-timeout S      seconds the calls running when the server is stopped (Ctrl-C,
+                         SIGTERM) get to finish (default 5): those cut off then are
+                         answered with an error, and the exit code is 1
 
 ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer, a server
 of the official mcp package (FastMCP, MCPServer, a low-level Server), or a function
@@ -48,6 +51,7 @@ _LIMITS: Final[dict[str, tuple[str, type[int] | type[float]]]] = {
     "--max-sessions": ("max_sessions", int),
     "--idle-timeout": ("idle_timeout", float),
     "--request-timeout": ("request_timeout", float),
+    "--drain-timeout": ("drain_timeout", float),
 }
 
 
@@ -106,7 +110,8 @@ def _limit(option: str, value: str) -> float:
 
 def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -> int:
     """Run ``ccwire serve``; returns the exit code (raises `UsageError`): 1 when stdin
-    ended while requests ran that did not finish within `DRAIN_SECONDS` after it."""
+    ended (or, over HTTP, the server was stopped) while requests ran that did not
+    finish within `DRAIN_SECONDS` (``--drain-timeout``) after it."""
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0
@@ -125,10 +130,17 @@ def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -
             serve_http, server, host, port, announce=sys.stderr, limits=HttpLimits(**limits)
         )
         try:
-            anyio.run(serve)
+            cut_off = anyio.run(serve)
         except OSError as exc:
             raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
-        return 0
+        if cut_off:
+            (stderr or sys.stderr).write(
+                f"ccwire: error: stopped while {cut_off} request(s) ran; not finished "
+                f"{HttpLimits(**limits).drain_timeout:g} s later, each was answered with an "
+                "error\n"
+            )
+            return ExitCode.ERROR
+        return ExitCode.OK
 
     # Ctrl-C raises KeyboardInterrupt here: the command line reports it (exit code 130);
     # stdin is read without a thread (`read_fd`), so nothing is left waiting on it.

@@ -1,6 +1,7 @@
 """Running ``tools/call`` requests: timeouts, the concurrency limit, cancellation by id.
 
-Every running call is registered under ``(session key, JSON-RPC id)`` with the cancel
+Every running call (and ``resources/read`` and ``prompts/get``, which may wait as
+long) is registered under ``(session key, JSON-RPC id)`` with the cancel
 scope that encloses it, so that ``notifications/cancelled`` (sent by the CLI on
 interrupt) cancels exactly that handler.  A cancellation that overtakes its call (the
 notification is served first) is remembered, for a bounded number of ids.
@@ -8,8 +9,8 @@ notification is served first) is remembered, for a bounded number of ids.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, Final, TypeVar
 
 import anyio
 
@@ -20,6 +21,8 @@ __all__ = ["CallRunner"]
 
 _INF: Final = float("inf")
 _PRECANCEL_LIMIT: Final = 64
+
+T = TypeVar("T")
 
 CallKey = tuple[Hashable, Any]
 """``(session key, JSON-RPC id)``."""
@@ -62,15 +65,39 @@ class CallRunner:
         timeout: float | None,
         max_concurrency: int | None,
     ) -> dict[str, Any] | None:
-        """The ``CallToolResult``, or ``None`` if the call was cancelled by id.
+        """The ``CallToolResult``, or ``None`` if the call was cancelled by id (see
+        `cancellable`; a call that times out gets an error result)."""
 
-        ``outer`` is a scope enclosing only this call (the control layer's); when given
-        and there is no timeout, cancelling it is how the call is cancelled, so the
-        cancellation propagates to its owner.  Otherwise the call gets a scope of its
-        own, with the timeout as deadline.
+        async def call() -> dict[str, Any]:
+            if max_concurrency is None:
+                return await tool.call(arguments, ctx)
+            return await self._limited(tool, arguments, ctx, max_concurrency)
+
+        finished, result = await self.cancellable(call_key, outer, call, timeout)
+        if not finished:
+            return None
+        if result is None:
+            result = error_result(f"Tool {tool.name!r} timed out after {timeout:g} s")
+        return result
+
+    async def cancellable(
+        self,
+        call_key: CallKey,
+        outer: anyio.CancelScope | None,
+        work: Callable[[], Awaitable[T]],
+        timeout: float | None = None,
+    ) -> tuple[bool, T | None]:
+        """Run ``work()`` so that ``notifications/cancelled`` naming ``call_key``
+        cancels it: ``(False, None)`` if it was, else ``(True, its value)`` (``None``
+        when ``timeout`` passed first).
+
+        ``outer`` is a scope enclosing only this request (the control layer's); when
+        given and there is no timeout, cancelling it is how the request is cancelled,
+        so the cancellation propagates to its owner.  Otherwise the request gets a
+        scope of its own, with the timeout as deadline.
         """
         if self._precancelled and self._precancelled.pop(call_key, 0) is None:
-            return None  # its notifications/cancelled overtook it
+            return False, None  # its notifications/cancelled overtook it
         own = outer is None or timeout is not None
         scope = (
             outer
@@ -84,28 +111,16 @@ class CallRunner:
         registered = call_key not in inflight  # a duplicate id keeps the first registration
         if registered:
             inflight[call_key] = scope
-        result: dict[str, Any] | None = None
+        value: T | None = None
         try:
             if not own:  # the caller's scope encloses us: its cancellation propagates
-                result = (
-                    await tool.call(arguments, ctx)
-                    if max_concurrency is None
-                    else await self._limited(tool, arguments, ctx, max_concurrency)
-                )
+                value = await work()
             else:
                 with scope:
-                    result = (
-                        await tool.call(arguments, ctx)
-                        if max_concurrency is None
-                        else await self._limited(tool, arguments, ctx, max_concurrency)
-                    )
+                    value = await work()
         finally:
             cancelled = registered and inflight.pop(call_key, None) is not scope
-        if cancelled:
-            return None
-        if result is None:
-            result = error_result(f"Tool {tool.name!r} timed out after {timeout:g} s")
-        return result
+        return not cancelled, value
 
     async def _limited(
         self, tool: SdkMcpTool[Any], arguments: Any, ctx: ToolContext | None, limit: int

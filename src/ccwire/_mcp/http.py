@@ -18,13 +18,14 @@ accepts is bounded by its `HttpLimits`.
 * **Bounded requests.**  A POST body over ``max_body_bytes`` gets 413 as soon as its
   ``Content-Length`` (or what has arrived of it) says so; it is never read whole.
   A request's head must arrive within ``request_timeout`` seconds of its first byte
-  (or of the connection opening), and is at most `MAX_HEAD_BYTES` (400 beyond);
-  its body must arrive within as many seconds again (408).  A slow client
+  (or of the connection opening), and is at most `MAX_HEAD_BYTES` (431 beyond,
+  however it arrives); its body must arrive within as many seconds again (408).  A slow client
   (slowloris) is disconnected; a connection idle between requests is closed after
   `KEEP_ALIVE_SECONDS`.
 * **Every body answered as JSON-RPC 2.0 and the transport spec say**, before the
-  transport sees it: text that is not JSON gets 400 with -32700; JSON that is not a
-  message (an id that is an object, an array, a boolean or ``null``; no
+  transport sees it (every refusal's body is a JSON-RPC error, the router's 405 for
+  a method the endpoint has not included): text that is not JSON gets 400 with
+  -32700; JSON that is not a message (an id that is an object, an array, a boolean or ``null``; no
   ``jsonrpc: "2.0"``; a method that is not a string...) 400 with -32600, id
   ``null`` unless it has a usable one; a batch (an array) 400 with -32600, except
   in a session of a version that had batches (2025-03-26 and 2024-11-05), where
@@ -38,6 +39,10 @@ accepts is bounded by its `HttpLimits`.
   newest); a client reconnecting with ``Last-Event-ID`` gets what it missed.  What
   a tool call sends (progress, log messages, elicitation) goes on that call's
   stream.
+* **Stopping.**  Stopped (Ctrl-C, SIGTERM), the server answers every request
+  arriving from then on with 503 and a JSON-RPC error, and gives the calls still
+  running ``drain_timeout`` seconds: each cut off then gets a -32603 on its stream
+  (which ends whole), and is counted (``ccwire serve`` then exits with 1).
 * **DNS rebinding.**  The server listens on 127.0.0.1 unless told otherwise; the Host
   header must name the address served (or a loopback name), and a browser's
   ``Origin``, when present, must be a loopback or that address.
@@ -51,6 +56,7 @@ import itertools
 import json
 import logging
 import math
+import re
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -71,6 +77,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types import JSONRPCNotification, JSONRPCRequest, jsonrpc_message_adapter
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -80,7 +87,7 @@ from .._wire.framing import encode_line
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
 from .bridge import from_message, to_session_message
 from .link import PARSE_ERROR, check_request
-from .serve import serve_lines
+from .serve import DRAIN_SECONDS, serve_lines
 from .versions import MODERN_VERSIONS, negotiate, unsupported
 
 if TYPE_CHECKING:
@@ -116,6 +123,8 @@ KEEP_ALIVE_SECONDS: Final = 5
 """How long a connection may stay idle between two requests."""
 BATCH_CONCURRENCY: Final = 32
 """The most requests of one batch served at once (its notifications are not held back)."""
+_ANSWER_SECONDS: Final = 2.0
+"""What answering the calls cut off at shutdown may take, beyond ``drain_timeout``."""
 RETRY_MS: Final = 1000
 """The reconnection delay suggested to clients in SSE priming events."""
 EVENTS_KEPT: Final = 1000
@@ -139,6 +148,8 @@ class HttpLimits:
         request_timeout: Seconds a request's head may take to arrive from its first
             byte (or from the connection opening), then its body; a slower client is
             disconnected.
+        drain_timeout: Seconds the calls still running when the server is stopped
+            get to finish; those cut off then are answered with a -32603.
 
     Raises:
         ValueError: A count is not a positive integer, or a time not a positive,
@@ -149,13 +160,14 @@ class HttpLimits:
     max_sessions: int = MAX_SESSIONS
     idle_timeout: float = IDLE_SECONDS
     request_timeout: float = REQUEST_SECONDS
+    drain_timeout: float = DRAIN_SECONDS
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_sessions"):
             count = getattr(self, name)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be a positive integer, got {count!r}")
-        for name in ("idle_timeout", "request_timeout"):
+        for name in ("idle_timeout", "request_timeout", "drain_timeout"):
             seconds = getattr(self, name)
             number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
             if not number or not 0 < seconds < math.inf:
@@ -250,6 +262,14 @@ def _refusal(
     )
 
 
+async def _routing_refusal(request: Request, exc: Exception) -> Response:
+    """The router's refusals (405 for a method the endpoint has not, 404 for another
+    path) with a JSON-RPC error body, as every other refusal."""
+    assert isinstance(exc, HTTPException)
+    why = f"{exc.detail}: the endpoint is {ENDPOINT} (GET, POST, DELETE)"
+    return _refusal(exc.status_code, why, headers=exc.headers)
+
+
 def _problem(message: Any) -> dict[str, Any] | None:
     """The JSON-RPC error for a parsed body that is not one message the transport
     takes (`check_request`, then the ``mcp`` package's envelope: a request with an id
@@ -331,6 +351,29 @@ class McpHttpApp:
         self.sessions: dict[str, _Session] = {}
         self._checks = TransportSecurityMiddleware(security)
         self._tg: anyio.abc.TaskGroup | None = None
+        self._stopping = anyio.Event()
+        """Set once the server is stopped: inputs end, new requests get 503."""
+        self._serving = 0
+        """Sessions (and stateless requests) being served now."""
+        self._all_served: anyio.Event | None = None
+        self._posts = 0
+        """POST requests being answered now."""
+        self._no_posts = anyio.Event()
+        """Set once none are, after the server was stopped."""
+        self.cut_off = 0
+        """Requests cut off unanswered by the end of serving (each got a -32603)."""
+
+    async def drain(self) -> int:
+        """Stop serving: every request arriving from now on gets 503, and the calls
+        still running get ``drain_timeout`` seconds to finish; those cut off then are
+        answered with a -32603.  Returns their number, once every session's calls are
+        answered (bounded)."""
+        self._stopping.set()
+        self._all_served = anyio.Event()
+        if self._serving:
+            with anyio.move_on_after(self.limits.drain_timeout + _ANSWER_SECONDS):
+                await self._all_served.wait()
+        return self.cut_off
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any) -> AsyncIterator[None]:
@@ -346,9 +389,19 @@ class McpHttpApp:
     def starlette(self) -> Starlette:
         """The Starlette application, endpoint `ENDPOINT`."""
         route = Route(ENDPOINT, endpoint=self, methods=["GET", "POST", "DELETE"])
-        return Starlette(routes=[route], lifespan=self.lifespan)
+        return Starlette(
+            routes=[route], lifespan=self.lifespan,
+            exception_handlers={HTTPException: _routing_refusal},
+        )  # fmt: skip
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._stopping.is_set():
+            stopping = _refusal(
+                503, "Service Unavailable: the server is shutting down", INTERNAL_ERROR,
+                headers={"Connection": "close"},
+            )  # fmt: skip
+            await stopping(scope, receive, send)
+            return
         request = Request(scope, receive)
         refused = await self._checks.validate_request(request)  # Host and Origin
         version = request.headers.get("mcp-protocol-version")
@@ -372,7 +425,13 @@ class McpHttpApp:
         elif session is not None and request.method != "POST":
             await self._serve(session, scope, receive, send)
         else:
-            await self._post(request, session, modern, send)
+            self._posts += 1
+            try:
+                await self._post(request, session, modern, send)
+            finally:
+                self._posts -= 1
+                if not self._posts and self._stopping.is_set():
+                    self._no_posts.set()
 
     async def _post(
         self, request: Request, session: _Session | None, modern: bool, send: Send
@@ -527,13 +586,19 @@ class McpHttpApp:
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
+        self._serving += 1
         try:
             async with transport.connect() as (read, write):
                 task_status.started()
                 scope = transport.idle_scope or anyio.CancelScope()
                 try:
                     with scope:
-                        await _serve_transport(self.server, read, write)
+                        self.cut_off += await _serve_transport(
+                            self.server, read, write, self._stopping, self.limits.drain_timeout
+                        )
+                        if self._stopping.is_set() and self._posts:  # answers on their way
+                            with anyio.move_on_after(_ANSWER_SECONDS):
+                                await self._no_posts.wait()
                     if scope.cancelled_caught:
                         logger.info("ccwire serve: HTTP session %s ended, idle", session_id)
                 finally:  # terminated before its streams close: the transport expects it
@@ -542,6 +607,9 @@ class McpHttpApp:
             logger.exception("ccwire serve: HTTP session %s failed", session_id)
         finally:
             await self._end(transport, session_id)
+            self._serving -= 1
+            if not self._serving and self._all_served is not None:
+                self._all_served.set()
 
     async def _end(self, transport: StreamableHTTPServerTransport, session_id: str) -> None:
         """Forget a session (its id gets 404 from now on) and terminate its transport."""
@@ -563,9 +631,26 @@ class McpHttpApp:
                 await transport.terminate()
 
 
-async def _serve_transport(server: Any, read: Any, write: Any) -> None:
-    """Serve the messages of one transport's streams with a `ClientLink`."""
+async def _serve_transport(
+    server: Any, read: Any, write: Any, stopping: anyio.Event, drain_seconds: float
+) -> int:
+    """Serve the messages of one transport's streams with a `ClientLink`, until they
+    end or ``stopping`` is set; returns the number of requests the server stopping
+    cut off (`serve_lines`)."""
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
+    inbox_in, inbox = anyio.create_memory_object_stream[Any]()
+    taking = anyio.CancelScope()
+
+    async def take() -> None:
+        """Hand what the transport reads on, until it ends or the server stops."""
+        with inbox_in, taking, contextlib.suppress(anyio.ClosedResourceError):
+            async for item in read:  # taken, it is served: the server stopping waits
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_ANSWER_SECONDS):
+                    await inbox_in.send(item)
+
+    async def stop_taking() -> None:
+        await stopping.wait()
+        taking.cancel()
 
     async def writer(message: dict[str, Any], related: Any = None) -> None:
         # what JSON cannot carry raises here, as on stdio: the transport would write
@@ -587,7 +672,7 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
 
     async def messages() -> AsyncIterator[Any]:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.EndOfStream):
-            async for item in _items(read):
+            async for item in _items(inbox):
                 yield item
 
     async def _items(read: Any) -> AsyncIterator[Any]:
@@ -602,7 +687,55 @@ async def _serve_transport(server: Any, read: Any, write: Any) -> None:
                 unanswered[str(data["id"])] = callback
             yield data
 
-    await serve_lines(server, messages(), writer, on_unanswered=on_unanswered)
+    with inbox:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(take)
+            tg.start_soon(stop_taking)
+            cut_off = await serve_lines(
+                server, messages(), writer, on_unanswered=on_unanswered,
+                drain_seconds=drain_seconds,
+            )  # fmt: skip
+            tg.cancel_scope.cancel()
+    return cut_off if taking.cancel_called else 0  # a session the client ended lost nothing
+
+
+_HEAD_END: Final = re.compile(rb"\n\r?\n")
+"""The end of a request head, as h11 finds it."""
+
+
+class _HeadMeter:
+    """The bytes of one request head as they arrive, in reads of any size: h11 bounds
+    only a head still incomplete, and takes a longer one that arrives in one read."""
+
+    def __init__(self) -> None:
+        self._size = 0
+        self._tail = b""  # the last bytes seen: the head's end may straddle two reads
+        self._ended = False
+
+    def over_limit(self, data: bytes) -> bool:
+        """Whether the head, with ``data``, is over `MAX_HEAD_BYTES` (what follows
+        its end is the body's)."""
+        if self._ended:
+            return False
+        window = self._tail + data
+        end = _HEAD_END.search(window)
+        self._size += end.end() - len(self._tail) if end else len(data)
+        self._tail = window[-2:]
+        self._ended = end is not None
+        return self._size > MAX_HEAD_BYTES
+
+
+def _head_too_large() -> bytes:
+    """The whole answer to a request head over `MAX_HEAD_BYTES` (431, JSON-RPC body)."""
+    why = f"Request Header Fields Too Large: over the limit of {MAX_HEAD_BYTES} bytes"
+    body = _AsciiJSONResponse(error(None, INVALID_REQUEST, why)).body
+    return (
+        b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
+        b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+    )
+
+
+_HEAD_TOO_LARGE: Final = _head_too_large()
 
 
 def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
@@ -623,6 +756,7 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
             self._http = H11Protocol(config, server_state, app_state, _loop)
             self._timer: asyncio.TimerHandle | None = None
             self._transport: asyncio.BaseTransport | None = None
+            self._head = _HeadMeter()
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             self._transport = transport
@@ -633,6 +767,9 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
             cycle = self._http.cycle
             if self._timer is None and (cycle is None or cycle.response_complete):
                 self._arm()  # the first byte of a request's head
+            if self._timer is not None and self._head.over_limit(data):
+                self._refuse_head()
+                return
             self._http.data_received(data)
             if self._http.cycle is not cycle:
                 self._disarm()  # the head arrived: the request is the app's
@@ -652,11 +789,19 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
 
         def _arm(self) -> None:
             self._timer = asyncio.get_running_loop().call_later(seconds, self._expire)
+            self._head = _HeadMeter()
 
         def _disarm(self) -> None:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+
+        def _refuse_head(self) -> None:
+            self._disarm()
+            if self._transport is not None and not self._transport.is_closing():
+                logger.info("ccwire serve: refused a request head over %d bytes", MAX_HEAD_BYTES)
+                self._transport.write(_HEAD_TOO_LARGE)  # type: ignore[attr-defined]
+                self._transport.close()
 
         def _expire(self) -> None:
             self._timer = None
@@ -667,6 +812,29 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
     return TimedH11Protocol
 
 
+def _graceful(config: Any, app: McpHttpApp, stop: anyio.Event) -> Any:
+    """A uvicorn server that, told to stop (Ctrl-C, SIGTERM), first lets ``stop`` be
+    set and waits for ``should_exit`` (set once the app drained); a second signal
+    stops it at once, as uvicorn does."""
+    import asyncio
+
+    import uvicorn
+
+    loop = asyncio.get_running_loop()
+
+    class GracefulServer(uvicorn.Server):
+        draining = False
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.draining:
+                super().handle_exit(sig, frame)
+                return
+            self.draining = True  # a signal handler: the loop sets the event
+            loop.call_soon_threadsafe(stop.set)
+
+    return GracefulServer(config)
+
+
 async def serve_http(
     server: Any,
     host: str = "127.0.0.1",
@@ -674,13 +842,18 @@ async def serve_http(
     *,
     announce: Any = None,
     limits: HttpLimits | None = None,
-) -> None:
+) -> int:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
     Once the port is bound (``port`` 0 picks a free one), one line naming the URL is
     written to ``announce`` (a text stream, e.g. stderr), if given.  ``limits``
     bounds what the server accepts (`HttpLimits`; its defaults if not given).  Runs
     on asyncio (uvicorn).
+
+    Stopped (Ctrl-C, SIGTERM), it answers every request arriving from then on with
+    503 and gives the calls still running ``drain_timeout`` seconds; those cut off
+    then are answered with a -32603.  Returns their number.  A second signal stops
+    it at once.
     """
     import socket
 
@@ -699,8 +872,20 @@ async def serve_http(
             http=_timed_protocol(limits.request_timeout),
             h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS,
         )  # fmt: skip
+        stop = anyio.Event()
+        served = _graceful(config, app, stop)
+
+        async def drain_once_stopped() -> None:
+            await stop.wait()
+            await app.drain()
+            served.should_exit = True
+
         if announce is not None:
             shown = f"[{host}]" if ":" in host else host
             announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
             announce.flush()
-        await uvicorn.Server(config).serve(sockets=[sock])
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(drain_once_stopped)
+            await served.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+    return app.cut_off

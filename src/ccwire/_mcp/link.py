@@ -48,7 +48,7 @@ logger = logging.getLogger("ccwire")
 
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
-_CUT_OFF: Final = "Internal error: serving ended before the request finished"
+_CUT_OFF: Final = "Internal error: the server is shutting down (the request did not finish in time)"
 _CUT_OFF_WRITE: Final = 1.0
 
 Writer = Callable[..., Awaitable[None]]

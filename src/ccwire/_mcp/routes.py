@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
+import anyio
+
 from .._wire.jsonrpc import INVALID_PARAMS, error, result
 from .tools import LOG_LEVELS
 from .versions import LOG_LEVEL_META, MODERN_VERSIONS, PROTOCOL_VERSION_META, PROTOCOL_VERSIONS
@@ -79,10 +81,14 @@ async def templates_list_route(
 
 
 async def resources_read_route(
-    server: Any, req_id: Any, params: Mapping[str, Any], *_: Any
-) -> dict[str, Any]:
-    """``resources/read``."""
-    return result(req_id, await server._resources.read(params))
+    server: Any, req_id: Any, params: Mapping[str, Any], key: Hashable, _sid: Any, _send: Any,
+    outer: anyio.CancelScope | None, *_: Any,
+) -> dict[str, Any] | None:  # fmt: skip
+    """``resources/read``; ``None`` once ``notifications/cancelled`` cancelled it."""
+    finished, read = await server._calls.cancellable(
+        (key, req_id), outer, lambda: server._resources.read(params)
+    )
+    return result(req_id, read) if finished else None
 
 
 async def prompts_list_route(
@@ -93,10 +99,14 @@ async def prompts_list_route(
 
 
 async def prompts_get_route(
-    server: Any, req_id: Any, params: Mapping[str, Any], *_: Any
-) -> dict[str, Any]:
-    """``prompts/get``."""
-    return result(req_id, await server._prompts.get(params))
+    server: Any, req_id: Any, params: Mapping[str, Any], key: Hashable, _sid: Any, _send: Any,
+    outer: anyio.CancelScope | None, *_: Any,
+) -> dict[str, Any] | None:  # fmt: skip
+    """``prompts/get``; ``None`` once ``notifications/cancelled`` cancelled it."""
+    finished, got = await server._calls.cancellable(
+        (key, req_id), outer, lambda: server._prompts.get(params)
+    )
+    return result(req_id, got) if finished else None
 
 
 def log_level(meta: Mapping[str, Any], session_level: str) -> str:

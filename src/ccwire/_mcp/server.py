@@ -277,11 +277,12 @@ class SdkMcpServer:
         """Serve one JSON-RPC message from the CLI and return the response to write back.
 
         Returns ``None`` for notifications, for JSON-RPC responses (the CLI answering a
-        request of ours), and for a ``tools/call`` cancelled by ``notifications/cancelled``
-        (its late result must not be sent).  ``send`` delivers this session's
-        notifications (progress and log messages of the call) to the CLI.  Calls with the
-        same JSON-RPC id are kept apart by ``session_key`` (default: ``send`` itself, else
-        ``session_id``).  Never raises for bad input: malformed messages get JSON-RPC errors.
+        request of ours), and for a ``tools/call``, ``resources/read`` or ``prompts/get``
+        cancelled by ``notifications/cancelled`` (its late result must not be sent).
+        ``send`` delivers this session's notifications (progress and log messages of
+        the call) to the CLI.  Calls with the same JSON-RPC id are kept apart by
+        ``session_key`` (default: ``send`` itself, else ``session_id``).  Never raises for
+        bad input: malformed messages get JSON-RPC errors.
 
         ``cancel_scope`` is optional: a scope that already encloses only this call (the
         control layer's per-request scope).  ``notifications/cancelled`` then cancels that

@@ -22,6 +22,7 @@ from .._core.redact import redact_text
 from .._wire.content import (
     CONTENT_TYPES,
     audio_content,
+    block_problem,
     dumps_json,
     embedded_blob_resource,
     embedded_text_resource,
@@ -281,9 +282,10 @@ class SdkMcpTool(Generic[T]):
         if refused is not None:
             return refused
         try:
-            return self._result(await self._served.invoke(args, ctx))
+            result = self._result(await self._served.invoke(args, ctx))
         except BaseException as exc:
             return self._failed(exc)
+        return self._checked(result)
 
     def _prepared(
         self, arguments: Any, ctx: ToolContext | None
@@ -335,6 +337,18 @@ class SdkMcpTool(Generic[T]):
         elif value is None:
             return {"content": []}
         return {"content": [text_content(dumps_json(value))]}
+
+    def _checked(self, result: dict[str, Any]) -> dict[str, Any]:
+        """``result``, or, if one of its content blocks is not one (`block_problem`),
+        an error result saying what is wrong: every result a tool returns, whatever
+        its shape, meets the same rule before it goes to the CLI or an MCP client."""
+        for index, block in enumerate(result.get("content") or ()):
+            problem = block_problem(block)
+            if problem is not None:
+                return error_result(
+                    f"Tool {self.name!r} returned invalid content: block {index}: {problem}"
+                )
+        return result
 
     def _structured_result(self, value: Any, validator: CompiledValidator) -> dict[str, Any]:
         """A result for a tool with an output schema: every success carries

@@ -16,6 +16,7 @@ __all__ = [
     "CONTENT_TYPES",
     "audio_content",
     "b64",
+    "block_problem",
     "dumps_json",
     "embedded_blob_resource",
     "embedded_text_resource",
@@ -86,6 +87,38 @@ def embedded_blob_resource(
     if mime_type is not None:
         resource["mimeType"] = mime_type
     return {"type": "resource", "resource": resource}
+
+
+_FIELDS: Final = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+    "resource": (),
+}
+"""The string fields each content block type requires."""
+
+
+def block_problem(block: dict[str, Any]) -> str | None:
+    """Why ``block`` is not an MCP content block (an unknown ``type``, a required field
+    missing or not a string), or ``None``.  A cheap check of what clients rely on, not
+    a full schema validation."""
+    kind = block.get("type")
+    fields = _FIELDS.get(kind) if type(kind) is str else None
+    if fields is None:
+        return f"type must be one of {', '.join(sorted(CONTENT_TYPES))}, got {kind!r}"
+    for field in fields:
+        if type(block.get(field)) is not str:
+            return f"the {kind} block's {field!r} must be a string, got {block.get(field)!r:.80}"
+    if kind == "resource":
+        inner = block.get("resource")
+        if type(inner) is not dict:
+            return f"the resource block's 'resource' must be an object, got {inner!r:.80}"
+        if type(inner.get("uri")) is not str:
+            return f"an embedded resource's 'uri' must be a string, got {inner.get('uri')!r:.80}"
+        if type(inner.get("text")) is not str and type(inner.get("blob")) is not str:
+            return "an embedded resource needs a string 'text' or 'blob'"
+    return None
 
 
 def error_result(message: str) -> dict[str, Any]:
