@@ -111,7 +111,8 @@ def _limit(option: str, value: str) -> float:
 def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -> int:
     """Run ``ccwire serve``; returns the exit code (raises `UsageError`): 1 when stdin
     ended (or, over HTTP, the server was stopped) while requests ran that did not
-    finish within `DRAIN_SECONDS` (``--drain-timeout``) after it."""
+    finish within `DRAIN_SECONDS` (``--drain-timeout``) after it. Stopped cleanly by
+    Ctrl-C, the command line reports the interrupt (130), as for every command."""
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0

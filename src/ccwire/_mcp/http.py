@@ -824,12 +824,14 @@ def _graceful(config: Any, app: McpHttpApp, stop: anyio.Event) -> Any:
 
     class GracefulServer(uvicorn.Server):
         draining = False
+        stopped_by: int | None = None
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             if self.draining:
                 super().handle_exit(sig, frame)
                 return
             self.draining = True  # a signal handler: the loop sets the event
+            self.stopped_by = sig
             loop.call_soon_threadsafe(stop.set)
 
     return GracefulServer(config)
@@ -852,9 +854,11 @@ async def serve_http(
 
     Stopped (Ctrl-C, SIGTERM), it answers every request arriving from then on with
     503 and gives the calls still running ``drain_timeout`` seconds; those cut off
-    then are answered with a -32603.  Returns their number.  A second signal stops
-    it at once.
+    then are answered with a -32603.  Returns their number; when none was cut off,
+    the signal that stopped it is raised again once the server is down, as uvicorn
+    does (Ctrl-C ends in `KeyboardInterrupt`).  A second signal stops it at once.
     """
+    import signal
     import socket
 
     import uvicorn
@@ -888,4 +892,6 @@ async def serve_http(
             tg.start_soon(drain_once_stopped)
             await served.serve(sockets=[sock])
             tg.cancel_scope.cancel()
+    if not app.cut_off and served.stopped_by is not None:
+        signal.raise_signal(served.stopped_by)  # the default handlers are back
     return app.cut_off
