@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,27 @@ def test_defaults() -> None:
 def test_keyword_only() -> None:
     with pytest.raises(TypeError):
         ClaudeAgentOptions(["Read"])  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("allowed_tool", "allowed_tools"),
+        ("allowedTools", "allowed_tools"),  # the TypeScript SDK's spelling
+        ("systemprompt", "system_prompt"),
+        ("max_turn", "max_turns"),
+        ("permision_mode", "permission_mode"),
+    ],
+)
+def test_a_misspelt_option_names_the_one_meant(typo: str, meant: str) -> None:
+    with pytest.raises(ccwire.OptionsError, match=f"no option '{typo}': did you mean '{meant}'"):
+        ClaudeAgentOptions(**{typo: None})
+    with pytest.raises(TypeError, match=f"did you mean '{meant}'"):  # as the reference raises
+        dataclasses.replace(ClaudeAgentOptions(), **{typo: None})
+    with pytest.raises(ccwire.OptionsError, match=r"no option 'zzz' \(help\(ClaudeAgentOptions\)"):
+        ClaudeAgentOptions(zzz=1)  # type: ignore[call-arg]
+    # help() and editors still see every option by name
+    assert "allowed_tools" in inspect.signature(ClaudeAgentOptions).parameters
 
 
 def test_mutable_and_defaults_not_shared() -> None:

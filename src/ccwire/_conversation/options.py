@@ -7,13 +7,15 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from .._core.errors import CallbackError, OptionsError
 from .._core.redact import is_secret_key, redact_text
@@ -442,6 +444,17 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         raise OptionsError(f"max_turns cannot be negative, got {options.max_turns}")
 
 
+def unknown_option_message(name: str) -> str:
+    """What to say about ``name``, which is not an option: the option it most likely
+    means (``allowedTools`` and ``allowed_tool`` mean ``allowed_tools``), if any."""
+    squashed = {known.replace("_", ""): known for known in _OPTION_NAMES}
+    meant = squashed.get(name.replace("_", "").lower()) or next(
+        iter(difflib.get_close_matches(name, sorted(_OPTION_NAMES), n=1, cutoff=0.75)), None
+    )
+    hint = f": did you mean {meant!r}?" if meant else " (help(ClaudeAgentOptions) lists them)"
+    return f"ClaudeAgentOptions has no option {name!r}{hint}"
+
+
 def options_or_default(options: object) -> ClaudeAgentOptions:
     """``options``, or the defaults for None; anything else is refused by name (an
     options object of another SDK, a dict) instead of failing later on a missing field.
@@ -615,6 +628,26 @@ class _Named:
         return self.name
 
 
+_Options = TypeVar("_Options", bound=type)
+
+
+def _named_options(cls: _Options) -> _Options:
+    """``cls`` with an ``__init__`` that refuses an unknown name by naming the option
+    meant, instead of the generated one's bare "unexpected keyword argument"."""
+    init: Callable[..., None] = cls.__dict__["__init__"]
+
+    @functools.wraps(init)  # help() and inspect show the generated signature
+    def checked_init(self: object, *args: Any, **kwargs: Any) -> None:
+        for name in kwargs:
+            if name not in _OPTION_NAMES:
+                raise OptionsError(unknown_option_message(name))
+        init(self, *args, **kwargs)
+
+    setattr(cls, "__init__", checked_init)  # noqa: B010 (mypy: no assignment to a method)
+    return cls
+
+
+@_named_options
 @dataclass(kw_only=True, repr=False)
 class ClaudeAgentOptions:
     """Everything that configures a Claude Code session. Every field is optional.
@@ -979,3 +1012,7 @@ class ClaudeAgentOptions:
             parts.append(f"{f.name}={value!r}")
         # and whatever else looks secret: URL passwords, ?token=, sk-ant-..., JWTs
         return redact_text(f"{type(self).__name__}({', '.join(parts)})")
+
+
+_OPTION_NAMES: Final = frozenset(f.name for f in fields(ClaudeAgentOptions))
+"""The names `ClaudeAgentOptions` takes."""
