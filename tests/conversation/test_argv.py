@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+import ccwire
 from ccwire._conversation.argv import (
     SPILL_THRESHOLD,
     agents_to_wire,
@@ -141,6 +142,27 @@ def test_allowed_tools() -> None:
 def test_disallowed_tools() -> None:
     o = ClaudeAgentOptions(disallowed_tools=["Write", "Edit"])
     assert flags(o) == ["--disallowedTools", "Write,Edit"]
+
+
+async def _greet(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": []}
+
+
+@pytest.mark.parametrize("option", ["allowed_tools", "disallowed_tools"])
+def test_a_bare_in_process_tool_name_is_refused_with_its_full_name(option: str) -> None:
+    """The CLI matches in-process tools as ``mcp__<server>__<tool>``: a bare ``greet``
+    would match nothing (the tool would ask, or not be denied), so it is refused."""
+    greet = ccwire.tool("greet", "Greet someone", {"name": str})(_greet)
+    servers: Any = {"demo": ccwire.create_sdk_mcp_server("demo", tools=[greet])}
+    bare = ClaudeAgentOptions(mcp_servers=servers, **{option: ["Read", "greet"]})
+    with pytest.raises(ccwire.OptionsError) as caught:
+        build_argv(bare, cli_path="claude", spill_dir=None)
+    assert str(caught.value) == (
+        f"{option} names 'greet', a tool of the in-process server 'demo': the CLI knows "
+        "it as 'mcp__demo__greet' (or 'mcp__demo__*' for all the server's tools)"
+    )
+    full = ClaudeAgentOptions(mcp_servers=servers, **{option: ["Read", "mcp__demo__greet"]})
+    assert "Read,mcp__demo__greet" in build_argv(full, cli_path="claude", spill_dir=None)
 
 
 def test_skills_all_appends_skill_and_default_sources() -> None:

@@ -458,6 +458,32 @@ def _tools_args(options: ClaudeAgentOptions) -> list[str]:
     return ["--tools", ",".join(tools)]
 
 
+def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
+    """Refuse an ``allowed_tools`` or ``disallowed_tools`` entry that is the bare name of
+    a tool of an in-process server: the CLI matches ``mcp__<server>__<tool>``, so the
+    rule would silently match nothing (the tool asks for permission, or is not denied).
+
+    Raises:
+        OptionsError: Such an entry, with the name to write instead.
+    """
+    if not (options.allowed_tools or options.disallowed_tools):
+        return
+    owners: dict[str, str] = {}
+    for server, instance in sdk_servers(options.mcp_servers).items():
+        if isinstance(instance, SdkMcpServer):
+            for tool_name in instance.tools:
+                owners.setdefault(tool_name, server)
+    for option in ("allowed_tools", "disallowed_tools"):
+        for rule in getattr(options, option):
+            server = owners.get(rule) if isinstance(rule, str) else None
+            if server is not None:
+                raise OptionsError(
+                    f"{option} names {rule!r}, a tool of the in-process server {server!r}: "
+                    f"the CLI knows it as 'mcp__{server}__{rule}' (or 'mcp__{server}__*' "
+                    "for all the server's tools)"
+                )
+
+
 def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:
     allowed = list(options.allowed_tools)
     skills = options.skills
@@ -615,6 +641,7 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
     argv += _system_prompt_args(options, spill)
     argv += _tools_args(options)
 
+    _check_tool_rule_names(options)
     allowed = _allowed_tools(options)
     if allowed:
         argv += ["--allowedTools", ",".join(allowed)]
