@@ -154,14 +154,16 @@ def test_a_bare_in_process_tool_name_is_refused_with_its_full_name(option: str) 
     would match nothing (the tool would ask, or not be denied), so it is refused."""
     greet = ccwire.tool("greet", "Greet someone", {"name": str})(_greet)
     servers: Any = {"demo": ccwire.create_sdk_mcp_server("demo", tools=[greet])}
-    bare = ClaudeAgentOptions(mcp_servers=servers, **{option: ["Read", "greet"]})
+    rules: dict[str, Any] = {option: ["Read", "greet"]}
+    bare = ClaudeAgentOptions(mcp_servers=servers, **rules)
     with pytest.raises(ccwire.OptionsError) as caught:
         build_argv(bare, cli_path="claude", spill_dir=None)
     assert str(caught.value) == (
         f"{option} names 'greet', a tool of the in-process server 'demo': the CLI knows "
         "it as 'mcp__demo__greet' (or 'mcp__demo__*' for all the server's tools)"
     )
-    full = ClaudeAgentOptions(mcp_servers=servers, **{option: ["Read", "mcp__demo__greet"]})
+    rules = {option: ["Read", "mcp__demo__greet"]}
+    full = ClaudeAgentOptions(mcp_servers=servers, **rules)
     assert "Read,mcp__demo__greet" in build_argv(full, cli_path="claude", spill_dir=None)
 
 

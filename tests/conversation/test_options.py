@@ -105,10 +105,11 @@ def test_keyword_only() -> None:
     ],
 )
 def test_a_misspelt_option_names_the_one_meant(typo: str, meant: str) -> None:
+    misspelt: dict[str, Any] = {typo: None}
     with pytest.raises(ccwire.OptionsError, match=f"no option '{typo}': did you mean '{meant}'"):
-        ClaudeAgentOptions(**{typo: None})
+        ClaudeAgentOptions(**misspelt)
     with pytest.raises(TypeError, match=f"did you mean '{meant}'"):  # as the reference raises
-        dataclasses.replace(ClaudeAgentOptions(), **{typo: None})
+        dataclasses.replace(ClaudeAgentOptions(), **misspelt)
     with pytest.raises(ccwire.OptionsError, match=r"no option 'zzz' \(help\(ClaudeAgentOptions\)"):
         ClaudeAgentOptions(zzz=1)  # type: ignore[call-arg]
     # help() and editors still see every option by name

@@ -475,11 +475,11 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
                 owners.setdefault(tool_name, server)
     for option in ("allowed_tools", "disallowed_tools"):
         for rule in getattr(options, option):
-            server = owners.get(rule) if isinstance(rule, str) else None
-            if server is not None:
+            owner = owners.get(rule) if isinstance(rule, str) else None
+            if owner is not None:
                 raise OptionsError(
-                    f"{option} names {rule!r}, a tool of the in-process server {server!r}: "
-                    f"the CLI knows it as 'mcp__{server}__{rule}' (or 'mcp__{server}__*' "
+                    f"{option} names {rule!r}, a tool of the in-process server {owner!r}: "
+                    f"the CLI knows it as 'mcp__{owner}__{rule}' (or 'mcp__{owner}__*' "
                     "for all the server's tools)"
                 )
 
