@@ -63,6 +63,29 @@ def test_bad_definitions(kwargs: dict[str, Any], match: str) -> None:
         SdkMcpTool(**{**base, **kwargs})
 
 
+async def no_parameters() -> dict[str, Any]:
+    return {"content": []}
+
+
+async def two_required_after_ctx(args: dict[str, Any], ctx: ToolContext, b: int) -> Any:
+    return {"content": []}
+
+
+@pytest.mark.parametrize("handler", [no_parameters, two_required_after_ctx])
+def test_a_handler_that_cannot_take_the_arguments_is_refused_at_definition(
+    handler: Any,
+) -> None:
+    """With a schema, the handler gets the arguments dict: one that cannot is refused
+    by `@tool`, not when the model calls it ("takes 0 positional arguments")."""
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool("now", "The time", {})(handler)
+    assert str(caught.value).startswith(f"tool 'now': the handler {handler.__name__}(")
+    assert f"write `async def {handler.__name__}(args)`, or leave out the schema" in str(
+        caught.value
+    )
+    assert tool("now", "The time")(no_parameters).definition["inputSchema"]["properties"] == {}
+
+
 def test_reference_style_definition_and_positional_annotations() -> None:
     annotations = ToolAnnotations(read_only_hint=True, title="Adder")
     t = tool("add", "Add two numbers", {"a": float, "b": float}, annotations)(echo)

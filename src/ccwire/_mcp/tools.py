@@ -560,7 +560,28 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
             mode = "args_kwctx"
         else:
             mode = "args"
+        if sig is not None:
+            _check_callable_with_args(t, sig, mode, ctx_name)
     return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
+
+
+def _check_callable_with_args(
+    t: SdkMcpTool[Any], sig: inspect.Signature, mode: str, ctx_name: str
+) -> None:
+    """Refuse a handler that cannot take the arguments dict (``async def now()`` with a
+    schema), which would otherwise fail only when the model calls it."""
+    try:
+        if mode == "args_kwctx":
+            sig.bind(None, **{ctx_name: None})
+        else:
+            sig.bind(*((None, None) if mode == "args_ctx" else (None,)))
+    except TypeError:
+        name = getattr(t.handler, "__name__", "handler")
+        raise ToolDefinitionError(
+            f"tool {t.name!r}: the handler {name}{sig} cannot take the arguments dict: "
+            f"write `async def {name}(args)`, or leave out the schema to have the "
+            "arguments passed as its parameters"
+        ) from None
 
 
 def _compile(
