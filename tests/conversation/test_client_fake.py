@@ -63,6 +63,15 @@ async def test_initialize_carries_hooks_and_returns_server_info() -> None:
     assert info is not None and info["pid"] == 7
 
 
+async def test_a_client_used_without_async_with_says_how_to_connect() -> None:
+    client = ClaudeSDKClient()
+    expected = r"not connected: use `async with ClaudeSDKClient\(options\) as client:`"
+    with pytest.raises(CLIConnectionError, match=expected):
+        await client.query("hi")
+    with pytest.raises(CLIConnectionError, match=expected):
+        await client.receive_response().__anext__()
+
+
 async def test_greet_flow_over_fake_cli() -> None:
     server = create_sdk_mcp_server("demo_tools", tools=[greet])
     seen: list[tuple[str, dict[str, Any], str | None]] = []

@@ -146,7 +146,10 @@ class ClaudeSDKClient(RuntimeControl):
 
     def _connection(self) -> Connection:
         if self._conn is None:
-            raise CLIConnectionError("not connected: call connect() first")
+            raise CLIConnectionError(
+                "not connected: use `async with ClaudeSDKClient(options) as client:` "
+                "(or `await client.connect()` first)"
+            )
         return self._conn
 
     # ------------------------------------------------------------------ turns
