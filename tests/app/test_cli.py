@@ -18,6 +18,7 @@ from ccwire import (
     AssistantMessage,
     CcwireError,
     CLINotFoundError,
+    OptionsError,
     PermissionResultAllow,
     PermissionResultDeny,
     ProcessError,
@@ -166,6 +167,7 @@ def test_empty_prompt_from_stdin_is_a_usage_error() -> None:
 
 def test_classify_maps_errors_to_exit_codes() -> None:
     assert classify(UsageError("x"))[0] == ExitCode.USAGE
+    assert classify(OptionsError("x"), "run") == (ExitCode.USAGE, "see `ccwire run --help`")
     assert classify(CLINotFoundError("x"))[0] == ExitCode.CLI_NOT_FOUND
     assert classify(AuthMissingError("x"))[0] == ExitCode.AUTH_MISSING
     code, hint = classify(ProcessError("died", exit_code=1, stderr="boom"))

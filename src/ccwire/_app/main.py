@@ -27,6 +27,7 @@ from .._core.errors import (
     CcwireError,
     CLINotFoundError,
     ControlTimeoutError,
+    OptionsError,
     ProcessError,
 )
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
@@ -278,7 +279,7 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
     """
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED, ""
-    if isinstance(exc, UsageError):
+    if isinstance(exc, (UsageError, OptionsError)):  # options come from the arguments
         return ExitCode.USAGE, f"see `ccwire {command} --help`"
     if isinstance(exc, DuplicateTaskIdError):
         return ExitCode.USAGE, "every task needs its own id; fix the task file and run again"
