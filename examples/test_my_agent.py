@@ -90,4 +90,6 @@ async def test_agent_handles_unknown_orders(
 
 
 if __name__ == "__main__":
-    raise SystemExit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))
+    # this module imported ccwire and anyio before pytest could load their plugins
+    quiet = ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    raise SystemExit(pytest.main([__file__, "-q", "-p", "no:cacheprovider", *quiet]))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from tests.fixtures.examples import MARKS, run_example as _run
+import shutil
+from pathlib import Path
+
+from tests.fixtures.examples import MARKS, ROOT, run_example as _run
 
 pytestmark = MARKS
 
@@ -61,10 +64,13 @@ def test_live_tool_sets() -> None:
     assert "tools after  ['report', 'unlock']" in out
 
 
-def test_my_agent_tests_pass() -> None:
-    argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "examples/test_my_agent.py"]
-    out = _run(*argv, banner=" passed")
-    assert "failed" not in out
+def test_my_agent_tests_pass_outside_the_repository(tmp_path: Path) -> None:
+    """As a user runs them: in a project of their own, so the fixtures come from the
+    plugin's entry point (not this repository's conftest), both documented ways."""
+    shutil.copy(ROOT / "examples" / "test_my_agent.py", tmp_path)
+    for argv in (["-m", "pytest", "-q", "-p", "no:cacheprovider"], []):
+        out = _run(*argv, "test_my_agent.py", banner=" passed", cwd=tmp_path)
+        assert "warning" not in out and "failed" not in out, out
 
 
 def test_sessions_with_events() -> None:
