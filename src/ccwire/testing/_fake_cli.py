@@ -23,7 +23,31 @@ DEFAULT_TIMEOUT = 5.0
 
 
 class FakeCLI:
-    """The CLI's side of an in-memory connection. See the module docstring."""
+    """The CLI's side of an in-memory connection: a test plays the CLI step by step.
+
+    It drives the peer end of `memory_transport_pair()`; give the other end to
+    ``ClaudeSDKClient(transport=...)``. No process is started, and every wait is
+    bounded by ``timeout`` seconds.
+
+    Example:
+        ```python
+        transport, peer = memory_transport_pair()
+        fake = FakeCLI(peer)
+
+        async def cli() -> None:
+            await fake.handshake()  # answer initialize
+            await fake.receive("user")  # the prompt
+            await fake.assistant({"type": "text", "text": "Hi!"})
+            await fake.result("Hi!")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli)
+            async with ClaudeSDKClient(transport=transport) as client:
+                await client.query("Hello")
+                messages = [m async for m in client.receive_response()]
+        assert messages[-1].result == "Hi!"
+        ```
+    """
 
     def __init__(self, peer: CLIPeer, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.peer = peer
