@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -149,22 +150,28 @@ async def _greet(args: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("option", ["allowed_tools", "disallowed_tools"])
-def test_a_bare_in_process_tool_name_is_refused_with_its_full_name(option: str) -> None:
+def test_a_bare_in_process_tool_name_is_warned_about_with_its_full_name(option: str) -> None:
     """The CLI matches in-process tools as ``mcp__<server>__<tool>``: a bare ``greet``
-    would match nothing (the tool would ask, or not be denied), so it is refused."""
+    matches nothing (the tool would ask, or not be denied), so it is warned about; the
+    flag is still passed as given, as the reference SDK passes it."""
     greet = ccwire.tool("greet", "Greet someone", {"name": str})(_greet)
     servers: Any = {"demo": ccwire.create_sdk_mcp_server("demo", tools=[greet])}
     rules: dict[str, Any] = {option: ["Read", "greet"]}
     bare = ClaudeAgentOptions(mcp_servers=servers, **rules)
-    with pytest.raises(ccwire.OptionsError) as caught:
-        build_argv(bare, cli_path="claude", spill_dir=None)
-    assert str(caught.value) == (
-        f"{option} names 'greet', a tool of the in-process server 'demo': the CLI knows "
-        "it as 'mcp__demo__greet' (or 'mcp__demo__*' for all the server's tools)"
-    )
-    rules = {option: ["Read", "mcp__demo__greet"]}
-    full = ClaudeAgentOptions(mcp_servers=servers, **rules)
-    assert "Read,mcp__demo__greet" in build_argv(full, cli_path="claude", spill_dir=None)
+    with pytest.warns(UserWarning, match="matches nothing") as caught:
+        argv = build_argv(bare, cli_path="claude", spill_dir=None)
+    assert [str(w.message) for w in caught] == [
+        f"{option} names 'greet', a tool of the in-process server 'demo', which matches "
+        "nothing: the CLI knows it as 'mcp__demo__greet' (or 'mcp__demo__*' for all the "
+        "server's tools)"
+    ]
+    assert "Read,greet" in argv
+    for also in ("mcp__demo__greet", "mcp__demo__*", "mcp__demo"):
+        both_rules: dict[str, Any] = {option: ["greet", also]}
+        both = ClaudeAgentOptions(mcp_servers=servers, **both_rules)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert f"greet,{also}" in build_argv(both, cli_path="claude", spill_dir=None)
 
 
 def test_skills_all_appends_skill_and_default_sources() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -459,12 +460,11 @@ def _tools_args(options: ClaudeAgentOptions) -> list[str]:
 
 
 def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
-    """Refuse an ``allowed_tools`` or ``disallowed_tools`` entry that is the bare name of
-    a tool of an in-process server: the CLI matches ``mcp__<server>__<tool>``, so the
-    rule would silently match nothing (the tool asks for permission, or is not denied).
-
-    Raises:
-        OptionsError: Such an entry, with the name to write instead.
+    """Warn about an ``allowed_tools`` or ``disallowed_tools`` entry that is the bare name
+    of a tool of an in-process server: the CLI matches ``mcp__<server>__<tool>``, so the
+    rule matches nothing (the tool asks for permission, or is not denied). A warning, not
+    an error: the same options work on the reference SDK (under ``bypassPermissions``,
+    say), and no warning when the list also names the tool in full or by its server.
     """
     if not (options.allowed_tools or options.disallowed_tools):
         return
@@ -474,14 +474,19 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
             for tool_name in instance.tools:
                 owners.setdefault(tool_name, server)
     for option in ("allowed_tools", "disallowed_tools"):
-        for rule in getattr(options, option):
-            owner = owners.get(rule) if isinstance(rule, str) else None
-            if owner is not None:
-                raise OptionsError(
-                    f"{option} names {rule!r}, a tool of the in-process server {owner!r}: "
-                    f"the CLI knows it as 'mcp__{owner}__{rule}' (or 'mcp__{owner}__*' "
-                    "for all the server's tools)"
-                )
+        rules = [rule for rule in getattr(options, option) if isinstance(rule, str)]
+        for rule in rules:
+            owner = owners.get(rule)
+            full = f"mcp__{owner}__{rule}"
+            if owner is None or {full, f"mcp__{owner}__*", f"mcp__{owner}"} & set(rules):
+                continue
+            warnings.warn(
+                f"{option} names {rule!r}, a tool of the in-process server {owner!r}, "
+                f"which matches nothing: the CLI knows it as {full!r} (or "
+                f"'mcp__{owner}__*' for all the server's tools)",
+                UserWarning,
+                stacklevel=2,
+            )
 
 
 def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:
