@@ -68,6 +68,31 @@ def test_readme_example_runs_offline(tmp_path: Path) -> None:
     assert done.stdout.rstrip().splitlines()[-1].startswith("ResultMessage(subtype='success'")
 
 
+README_TEST = re.search(
+    r"<!-- readme-test: (\S+) -->\n```python\n(.*?)```",
+    (ROOT / "README.md").read_text(encoding="utf-8"),
+    re.DOTALL,
+)
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(_cli() is None, reason=NO_CLI)
+def test_readme_test_file_passes_in_a_project_of_its_own(tmp_path: Path) -> None:
+    """The README's "Testing offline" file, run with pytest outside this repository (its
+    fixtures come from ccwire's pytest plugin, as a user's do), passes without warnings."""
+    assert README_TEST is not None, "the README's test file block is missing"
+    name, code = README_TEST.groups()
+    (tmp_path / name).write_text(code, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["CCWIRE_CLI_PATH"] = str(_cli())
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", name],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout and "warning" not in done.stdout, done.stdout
+
+
 # --------------------------------------------------------------------------- every docs block
 
 DOCS = ROOT / "docs"
