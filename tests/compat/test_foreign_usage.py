@@ -206,3 +206,19 @@ async def test_context_usage_is_a_dict_as_the_references() -> None:
         usage = await client.get_context_usage()
     assert isinstance(usage, dict) and json.loads(json.dumps(usage)) == body
     assert usage.total_tokens == usage["totalTokens"] == 120
+
+
+def test_a_tool_given_twice_is_served_once_the_last_wins() -> None:
+    # langchain-claude-agent-sdk 0.2.0 (PyPI) turns bind_tools() into one
+    # create_sdk_mcp_server; langchain-tests' standard test_bind_tool_pydantic binds a
+    # model and its JSON schema, two tools of one name. The reference serves them (calls
+    # run the last); ccwire refused the server with ToolDefinitionError
+    first = ccwire.tool("square", "Square it.", {"n": int})(_square)
+    second = ccwire.tool("square", "Square an integer.", {"n": int})(_square)
+    other = ccwire.tool("cube", "Cube it.", {"n": int})(_square)
+    server = create_sdk_mcp_server("langchain-tools", tools=[first, other, second])
+    assert dict(server["instance"].tools) == {"square": second, "cube": other}
+
+
+async def _square(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": str(args["n"] ** 2)}]}

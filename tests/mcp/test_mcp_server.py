@@ -844,7 +844,7 @@ def test_a_delivery_lost_with_its_event_loop_does_not_block_later_ones(backend: 
 
 def test_duplicate_names_and_bad_tools_are_rejected() -> None:
     with pytest.raises(ToolDefinitionError, match="duplicate tool name 'greet'"):
-        create_sdk_mcp_server("s", tools=[greet, tool("greet", "other", {})(greet.handler)])
+        SdkMcpServer("s", tools=[greet, tool("greet", "other", {})(greet.handler)])
     server = make_server()
     with pytest.raises(ToolDefinitionError, match="duplicate"):
         server.add_tool(greet)

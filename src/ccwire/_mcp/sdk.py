@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from .._core.errors import ToolDefinitionError
 from .config import McpSdkServerConfig, ToolPermissionPolicy
 from .server import SdkMcpServer
+from .tools import SdkMcpTool
 
 if TYPE_CHECKING:
     from .prompts import SdkMcpPrompt
     from .resources import SdkMcpResource
-    from .tools import SdkMcpTool
 
 __all__ = ["create_sdk_mcp_server"]
 
@@ -34,8 +34,10 @@ def create_sdk_mcp_server(
 ) -> McpSdkServerConfig:
     """Make an in-process MCP server config for ``ClaudeAgentOptions.mcp_servers``.
 
-    Returns ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.  Duplicate
-    tool names (resource URIs, prompt names) raise `ToolDefinitionError`.
+    Returns ``{"type": "sdk", "name": name, "instance": SdkMcpServer(...)}``.  A tool
+    whose name an earlier one in ``tools`` has replaces it, as in ``claude-agent-sdk``
+    (whose calls run the last of them); duplicate resource URIs and prompt names raise
+    `ToolDefinitionError`, and so does `SdkMcpServer.add_tool()` for a name in use.
     ``resources`` and ``prompts`` are made with `resource()` and
     `prompt()`.  ``default_timeout`` (seconds) applies to tools without
     their own ``timeout``; ``max_concurrency`` caps how many tool calls run at once;
@@ -62,10 +64,11 @@ def create_sdk_mcp_server(
         )
         ```
     """
+    by_name = {t.name if isinstance(t, SdkMcpTool) else id(t): t for t in tools or ()}
     server = SdkMcpServer(
-        name, version, tools, resources=resources, prompts=prompts, instructions=instructions,
-        default_timeout=default_timeout, max_concurrency=max_concurrency, page_size=page_size,
-        always_load=always_load,
+        name, version, by_name.values(), resources=resources, prompts=prompts,
+        instructions=instructions, default_timeout=default_timeout,
+        max_concurrency=max_concurrency, page_size=page_size, always_load=always_load,
     )  # fmt: skip
     config: McpSdkServerConfig = {"type": "sdk", "name": name, "instance": server}
     if timeout_ms is not None:
