@@ -30,7 +30,7 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
@@ -453,3 +453,52 @@ async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_set
     assert exporting["OTEL_TRACES_EXPORTER"] == "otlp"
     assert exporting["CLAUDE_CODE_ENABLE_TELEMETRY"] == "1"
     assert exporting["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
+
+
+class _FailingProcessor(SpanProcessor):
+    """A span processor of the application's that raises when a span starts or ends."""
+
+    def __init__(self, when: str) -> None:
+        self.when = when
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if self.when == "start":
+            raise RuntimeError("the processor failed on start")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.when == "end":
+            raise RuntimeError("the processor failed on end")
+
+
+class _FailingProvider:
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no tracer today")
+
+
+@pytest.mark.parametrize("failing", ["start", "end", "provider"])
+async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_session(
+    failing: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    otel = make_otel()
+    provider = otel.telemetry.tracer_provider
+    if failing == "provider":
+        provider = _FailingProvider()
+    else:
+        provider.add_span_processor(_FailingProcessor(failing))  # after the exporter's
+    telemetry = Telemetry(tracer_provider=provider, meter_provider=otel.telemetry.meter_provider)
+    async with connected(ClaudeAgentOptions(telemetry=telemetry)) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+        await fake.assistant({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {}})
+        await fake.tool_result("toolu_1", "read")
+        await fake.result("done")
+        messages = [m async for m in client.receive_response()]
+        assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
+    # the session ran and closed; every span that started also ended
+    names = sorted(s.name for s in otel.spans.get_finished_spans())
+    if failing == "end":
+        assert names == ["execute_tool Bash", "execute_tool Read", "invoke_agent claude-code"]
+    else:  # no session span: the session ran untraced
+        assert names == []
+    assert "telemetry" in caplog.text or "span" in caplog.text

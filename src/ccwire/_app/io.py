@@ -21,6 +21,7 @@ class ExitCode(enum.IntEnum):
     CLI_NOT_FOUND = 3
     AUTH_MISSING = 4
     INTERRUPTED = 130
+    OUTPUT_CLOSED = 141
 
 
 EXIT_CODES: Mapping[ExitCode, str] = {
@@ -30,6 +31,7 @@ EXIT_CODES: Mapping[ExitCode, str] = {
     ExitCode.CLI_NOT_FOUND: "the Claude Code CLI was not found",
     ExitCode.AUTH_MISSING: "no credentials for the real model (set ANTHROPIC_API_KEY or --offline)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+    ExitCode.OUTPUT_CLOSED: "the output was closed before the end (`| head`), as SIGPIPE",
 }
 
 

@@ -221,7 +221,8 @@ class Connection:
             self._link = StoreLink(opts)
         if opts.telemetry is not None:  # only then is OpenTelemetry imported
             self._trace = _session_trace(opts.telemetry, opts.model)
-            self.add_observer(self._trace.on_message)
+            if self._trace is not None:
+                self.add_observer(self._trace.on_message)
         try:
             owned = owned_session_id(opts)
             if owned is not None:  # one owner per session id: before any CLI starts on it
@@ -689,7 +690,7 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     return options.session_id
 
 
-def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
+def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace | None:
     """Start the span of a session that has `telemetry` (OpenTelemetry imported here).
 
     Args:
@@ -697,7 +698,9 @@ def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
         model: The requested model, if any.
 
     Returns:
-        The session's trace, its span started as a child of the current span.
+        The session's trace, its span started as a child of the current span; None
+        when the application's providers fail to start it (logged: the session runs
+        untraced, as telemetry must not fail a session).
 
     Raises:
         TypeError: ``telemetry`` is not a `Telemetry`.
@@ -709,7 +712,11 @@ def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
         from .tracing import SessionTrace
     except ImportError as exc:
         raise ImportError(OTEL_MISSING) from exc
-    return SessionTrace(telemetry, model)
+    try:
+        return SessionTrace(telemetry, model)
+    except Exception:  # a tracer or meter provider, or a span processor, that fails
+        logger.exception("ccwire: telemetry could not start the session's span: it runs untraced")
+        return None
 
 
 def require_open(conn: Connection | None) -> Connection:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -54,6 +55,8 @@ if TYPE_CHECKING:
     from .telemetry import Telemetry
 
 __all__ = ["SCOPE", "SessionTrace"]
+
+logger = logging.getLogger("ccwire")
 
 SCOPE: Final = "ccwire"
 """The instrumentation scope name of ccwire's spans and metrics."""
@@ -250,13 +253,13 @@ class SessionTrace:
         for span in reversed(list(self._tools.values())):
             span.set_attribute("error.type", "cancelled")
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
-            span.end()
+            _end(span)
         self._tools.clear()
         if self._error is not None:
             kind, description = self._error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
-        self._span.end()
+        _end(self._span)
 
     # ------------------------------------------------------------- internals
 
@@ -320,7 +323,7 @@ class SessionTrace:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
             span.set_status(Status(StatusCode.ERROR, why))
-        span.end()
+        _end(span)
 
     def _on_result(self, message: ResultMessage) -> None:
         self._turns += 1
@@ -419,6 +422,15 @@ class SessionTrace:
             if isinstance(value, (str, int)) and not isinstance(value, bool):
                 attrs[f"ccwire.hook.{key}"] = value
         self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
+
+
+def _end(span: Span) -> None:
+    """End ``span``; a span processor that fails on it is logged, not raised (the
+    session's close must not fail, nor leave its other spans open)."""
+    try:
+        span.end()
+    except Exception:
+        logger.exception("ccwire: a span processor failed to end a span")
 
 
 def _int(value: object) -> int:
