@@ -134,3 +134,18 @@ def test_a_closed_stdout_ends_the_process_quietly(tmp_path: Path) -> None:
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_a_terminal_that_cannot_show_a_character_gets_a_replacement(tmp_path: Path) -> None:
+    cli = tmp_path / "fake-claude"  # the fake CLI itself speaks UTF-8, as the real one does
+    cli.write_text(f'#!/bin/sh\nPYTHONIOENCODING=utf-8 exec {sys.executable} {FAKE} "$@"\n')
+    cli.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "run", "h\u00e9llo \u2713", "--cli-path", str(cli)],
+        capture_output=True,
+        env={**os.environ, **REAL, "PYTHONIOENCODING": "ascii"},  # a terminal of ASCII only
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.splitlines()[0] == b"> h?llo ?"

@@ -48,7 +48,12 @@ class CliIO:
 
     @classmethod
     def system(cls) -> CliIO:
-        """The process's own streams and environment."""
+        """The process's own streams and environment. A character the terminal's
+        encoding cannot show is written as ``?`` (it failed the command)."""
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)  # a text stream's
+            if reconfigure is not None:
+                reconfigure(errors="replace")
         return cls(sys.stdin, sys.stdout, sys.stderr, os.environ, handle_signals=True)
 
     async def ask(self, question: str) -> str:

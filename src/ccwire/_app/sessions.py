@@ -76,13 +76,24 @@ def add_sessions_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--project", metavar="DIR", help="sessions of this project (default: .)")
     where.add_argument("--all", action="store_true", help="sessions of every project")
-    parser.add_argument("--limit", type=int, default=50, help="at most N sessions (0: all)")
+    parser.add_argument("--limit", type=_limit, default=50, help="at most N sessions (0: all)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--offline",
         action="store_true",
         help="the sessions of offline runs (kept in ~/.ccwire/offline or $CCWIRE_OFFLINE_DIR)",
     )
+
+
+def _limit(text: str) -> int:
+    """``--limit N``: a count, 0 (all) or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of sessions (0 for all): {text!r}")
+    return count
 
 
 def add_show_arguments(parser: argparse.ArgumentParser) -> None:

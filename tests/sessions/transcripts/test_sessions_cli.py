@@ -65,6 +65,9 @@ def test_sessions_usage_error(captured: Captured, capsys: pytest.CaptureFixture[
     code, _, _ = run("sessions", "--all", "--project", "x")
     assert code == ExitCode.USAGE
     assert "argument --project: not allowed with argument --all" in capsys.readouterr().err
+    code, out, _ = run("sessions", "--all", "--limit", "-1")  # not "all" in disguise
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert "--limit: expected a count of sessions (0 for all): '-1'" in capsys.readouterr().err
 
 
 def test_show_folds_tool_calls(captured: Captured) -> None:
