@@ -502,3 +502,21 @@ async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_ses
     else:  # no session span: the session ran untraced
         assert names == []
     assert "telemetry" in caplog.text or "span" in caplog.text
+
+
+async def test_a_failure_is_recorded_with_its_secrets_masked_in_the_stacktrace_too(
+    otel: Otel,
+) -> None:
+    def spawner(spawn: Any) -> Any:
+        raise RuntimeError(f"cannot reach the host with ANTHROPIC_API_KEY={SECRET}")
+
+    options = ClaudeAgentOptions(
+        cli_path="claude", spawn_claude_code_process=spawner, telemetry=otel.telemetry
+    )
+    with pytest.raises(SpawnError):
+        async with ClaudeSDKClient(options):
+            pass
+    session = otel.one("invoke_agent claude-code")
+    (event,) = events_of(session, "exception")
+    assert "RuntimeError: cannot reach the host" in event["exception.stacktrace"]  # the cause
+    assert SECRET not in json.dumps(event)

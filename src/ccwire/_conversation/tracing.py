@@ -27,6 +27,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -54,7 +55,7 @@ from .audit import _hook_outcome, _permission_outcome
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-__all__ = ["SCOPE", "SessionTrace"]
+__all__ = ["SCOPE", "SessionTrace", "end_span"]
 
 logger = logging.getLogger("ccwire")
 
@@ -239,8 +240,13 @@ class SessionTrace:
         if isinstance(error, ResultError) and self._error is not None:
             return  # the CLI's exit after an error result: that result is the error
         if error is not None:
-            self._span.record_exception(
-                error, attributes={"exception.message": _detail(str(error))}
+            stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            self._span.record_exception(  # masked: a cause's message may hold a secret
+                error,
+                attributes={
+                    "exception.message": _detail(str(error)),
+                    "exception.stacktrace": redact_text(stack),
+                },
             )
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             self._error = (type(error).__name__, _detail(first))
@@ -253,13 +259,13 @@ class SessionTrace:
         for span in reversed(list(self._tools.values())):
             span.set_attribute("error.type", "cancelled")
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
-            _end(span)
+            end_span(span)
         self._tools.clear()
         if self._error is not None:
             kind, description = self._error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
-        _end(self._span)
+        end_span(self._span)
 
     # ------------------------------------------------------------- internals
 
@@ -323,7 +329,7 @@ class SessionTrace:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
             span.set_status(Status(StatusCode.ERROR, why))
-        _end(span)
+        end_span(span)
 
     def _on_result(self, message: ResultMessage) -> None:
         self._turns += 1
@@ -424,9 +430,13 @@ class SessionTrace:
         self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
 
 
-def _end(span: Span) -> None:
-    """End ``span``; a span processor that fails on it is logged, not raised (the
-    session's close must not fail, nor leave its other spans open)."""
+def end_span(span: Span) -> None:
+    """End ``span``; a span processor that fails on it is logged, not raised (telemetry
+    must not fail a session or a batch, nor leave their other spans open).
+
+    Args:
+        span: The span to end.
+    """
     try:
         span.end()
     except Exception:
