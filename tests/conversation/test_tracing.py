@@ -520,3 +520,30 @@ async def test_a_failure_is_recorded_with_its_secrets_masked_in_the_stacktrace_t
     (event,) = events_of(session, "exception")
     assert "RuntimeError: cannot reach the host" in event["exception.stacktrace"]  # the cause
     assert SECRET not in json.dumps(event)
+
+
+class _Recorder(SpanProcessor):
+    """Which spans started and which ended."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.ended: list[str] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.started.append(span.name)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended.append(span.name)
+
+
+async def test_a_frame_read_as_the_client_closes_mid_turn_opens_no_span_left_open() -> None:
+    otel = make_otel()
+    recorder = _Recorder()
+    otel.telemetry.tracer_provider.add_span_processor(recorder)
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        # the client closes without waiting for it
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+    assert "invoke_agent claude-code" in recorder.ended
+    assert sorted(recorder.started) == sorted(recorder.ended)

@@ -177,7 +177,10 @@ class SessionTrace:
             self._prompts.append(_prompt_text(prompt))
 
     def on_message(self, message: Message) -> None:
-        """The message observer of the connection."""
+        """The message observer of the connection (a frame read as the session ended,
+        after `end`, is left out: a span it opened would never end)."""
+        if self._ended:
+            return
         if isinstance(message, AssistantMessage):
             self._on_assistant(message)
         elif isinstance(message, UserMessage):
@@ -200,7 +203,7 @@ class SessionTrace:
 
     def on_control(self, event: ControlEvent) -> None:
         """The control observer: permission and hook answers become span events."""
-        if event.outcome is None:
+        if event.outcome is None or self._ended:
             return
         req = event.request
         if event.subtype == codec.CAN_USE_TOOL:
