@@ -31,7 +31,7 @@ EXIT_CODES: Mapping[ExitCode, str] = {
     ExitCode.CLI_NOT_FOUND: "the Claude Code CLI was not found",
     ExitCode.AUTH_MISSING: "no credentials for the real model (set ANTHROPIC_API_KEY or --offline)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
-    ExitCode.OUTPUT_CLOSED: "the output was closed before the end (`| head`), as SIGPIPE",
+    ExitCode.OUTPUT_CLOSED: "the output was closed before the end (its reader, e.g. head, quit)",
 }
 
 

@@ -30,7 +30,7 @@ from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
 from .html import render_html
 from .offline import offline_dir, reading_config_dir
-from .render import rich_available, short_json
+from .render import printable, rich_available, short_json
 from .transcript_view import (
     SessionView,
     TextItem,
@@ -290,9 +290,9 @@ def _write(lines: list[tuple[str, str]], out: IO[str], use_rich: bool) -> None:
 
         console = Console(file=out, highlight=False, soft_wrap=True)
         for line, style in lines:
-            console.print(Text(line, style=style or ""))
+            console.print(Text(printable(line), style=style or ""))
         return
-    out.write("".join(f"{line}\n" for line, _ in lines))
+    out.write("".join(f"{printable(line)}\n" for line, _ in lines))
 
 
 _ID_START = re.compile(r"[0-9a-f][0-9a-f-]{3,35}")

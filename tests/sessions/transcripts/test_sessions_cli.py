@@ -131,6 +131,17 @@ def test_show_html_escapes_transcript_text(captured: Captured, tmp_path: Path, t
     )
 
 
+def test_show_prints_no_terminal_control_sequence_from_the_transcript(captured: Captured) -> None:
+    # a title or text can come from anywhere (a web page, a file): OSC 52 sets the clipboard
+    rename_session(captured.multi_turn, "a\x1b]52;c;cHduZWQ=\x07b\x1b[2Jc\rd")
+    for tty in (False, True):
+        code, out, _ = run("show", captured.multi_turn, tty=tty)
+        assert code == 0
+        assert "\x1b]" not in out and "\x07" not in out and "\x1b[2J" not in out
+        assert "\r" not in out
+        assert "a\\x1b]52;c;cHduZWQ=\\x07b\\x1b[2Jc\\x0dd" in out  # shown, harmless
+
+
 def test_show_takes_the_short_id_that_run_prints(captured: Captured) -> None:
     """`ccwire run` shows `[session 1a2b3c4d - ...]`: those 8 characters are enough."""
     code, whole, _ = run("show", captured.multi_turn)
