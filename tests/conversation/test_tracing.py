@@ -17,6 +17,7 @@ from ccwire import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
+    PermissionResultAllow,
     ResultMessage,
     SpawnError,
     Telemetry,
@@ -547,3 +548,43 @@ async def test_a_frame_read_as_the_client_closes_mid_turn_opens_no_span_left_ope
         await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
     assert "invoke_agent claude-code" in recorder.ended
     assert sorted(recorder.started) == sorted(recorder.ended)
+
+
+async def test_permission_and_hook_callbacks_run_inside_the_span_of_their_tool_call(
+    otel: Otel,
+) -> None:
+    current: dict[str, int] = {}
+
+    async def decide(name: str, data: dict[str, Any], ctx: Any) -> PermissionResultAllow:
+        current["can_use_tool"] = trace.get_current_span().get_span_context().span_id
+        return PermissionResultAllow()
+
+    async def pre_tool(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        current["hook"] = trace.get_current_span().get_span_context().span_id
+        return {}
+
+    options = ClaudeAgentOptions(
+        can_use_tool=decide,
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool])]},
+        telemetry=otel.telemetry,
+    )
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}}
+        await fake.request(
+            "hook_callback", callback_id="hook_0", tool_use_id="toolu_1", input=hook_input
+        )
+        await fake.request(
+            "can_use_tool",
+            tool_name="Read",
+            input={},
+            tool_use_id="toolu_1",
+            permission_suggestions=[],
+        )
+        await fake.tool_result("toolu_1", "read")
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    read = otel.one("execute_tool Read").context.span_id
+    assert current == {"hook": read, "can_use_tool": read}  # their own spans nest there

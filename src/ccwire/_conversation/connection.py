@@ -256,12 +256,15 @@ class Connection:
             protocol.add_route(
                 codec.MCP_MESSAGE, self._mcp_route(self._router), unencodable=_mcp_unencodable
             )
-            protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
+            traced = self._traced
+            protocol.add_route(codec.CAN_USE_TOOL, traced(_on_first_call(self._permission_route)))
             protocol.add_route(codec.ELICITATION, _on_first_call(self._elicitation_route))
             protocol.add_route(codec.REQUEST_USER_DIALOG, _on_first_call(self._dialog_route))
             protocol.add_route(
                 codec.HOOK_CALLBACK,
-                hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route),
+                traced(
+                    hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route)
+                ),
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
@@ -632,8 +635,12 @@ class Connection:
             report_callback_error(self.options.on_callback_error, error)
 
     def _mcp_route(self, router: McpRouter) -> RouteHandler:
-        route = router.route()
-        return route if self._trace is None else self._trace.wrap_tool_route(route)
+        return self._traced(router.route())
+
+    def _traced(self, route: RouteHandler) -> RouteHandler:
+        """``route``, its handlers run inside the span of the tool call a request is
+        about (with telemetry)."""
+        return route if self._trace is None else self._trace.wrap_route(route)
 
     def _permission_route(self) -> RouteHandler:
         opts = self.options

@@ -8,8 +8,9 @@ nothing to a session without it:
   current at connect; its context goes to the CLI as ``TRACEPARENT``, where the CLI's
   own spans (when it exports them) join it;
 * every ``tool_use`` block the model sends opens an ``execute_tool`` span, closed by
-  its ``tool_result`` (built-in and MCP tools alike); an in-process tool's handler runs
-  inside its span, so spans made by the tool's code nest under it;
+  its ``tool_result`` (built-in and MCP tools alike); an in-process tool's handler, and
+  the permission and hook callbacks about a tool call, run inside its span, so spans
+  made by their code nest under it;
 * permission answers (``can_use_tool``), hook answers and the CLI's own permission
   denials are events on the tool's span (``ccwire.permission``, ``ccwire.hook``);
 * each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
@@ -224,11 +225,16 @@ class SessionTrace:
                 attrs["ccwire.hook.reason"] = _detail(detail)
             self._owner(req.get("tool_use_id")).add_event("ccwire.hook", attrs)
 
-    def wrap_tool_route(self, handler: RouteHandler) -> RouteHandler:
-        """The MCP route with each in-process tool call run inside its tool's span."""
+    def wrap_route(self, handler: RouteHandler) -> RouteHandler:
+        """A route whose handlers run inside the span of the tool call the request is
+        about (an in-process tool's call, a permission question, a hook), else the
+        session's: the spans the application's code makes there nest under it."""
 
         async def route(req: codec.ControlRequest, call: Any) -> Any:
-            span = self._mcp_span(req.request)
+            if req.subtype == codec.MCP_MESSAGE:
+                span = self._mcp_span(req.request)
+            else:
+                span = self._owner(req.request.get("tool_use_id"))
             token = otel_context.attach(trace.set_span_in_context(span))
             try:
                 given = handler(req, call)
