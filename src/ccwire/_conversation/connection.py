@@ -89,8 +89,15 @@ Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
 class Connection:
     """See the module docstring. Use `open()` / `close()` from one task."""
 
-    def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        options: ClaudeAgentOptions,
+        transport: Transport | None = None,
+        *,
+        spare: bool = False,
+    ) -> None:
         self.options = options
+        self._spare = spare  # a spare CLI: its session's span starts at the claim
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
         self._trace: SessionTrace | None = None  # with options.telemetry
@@ -220,7 +227,7 @@ class Connection:
 
             self._link = StoreLink(opts)
         if opts.telemetry is not None:  # only then is OpenTelemetry imported
-            self._trace = _session_trace(opts.telemetry, opts.model)
+            self._trace = _session_trace(opts.telemetry, opts.model, started=not self._spare)
             if self._trace is not None:
                 self.add_observer(self._trace.on_message)
         try:
@@ -290,6 +297,14 @@ class Connection:
                 self._trace.on_closed(exc)
             await self.close()
             raise
+
+    def claimed(self) -> None:
+        """A spare CLI was claimed: its session's span starts now, under the current span."""
+        if self._trace is not None:
+            try:
+                self._trace.start()
+            except Exception:  # the application's span processor: the session runs on
+                logger.exception("ccwire: telemetry could not start the session's span")
 
     def serve_sdk_servers(self, servers: Mapping[str, SdkMcpServer]) -> None:
         """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
@@ -697,12 +712,15 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     return options.session_id
 
 
-def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace | None:
+def _session_trace(
+    telemetry: Telemetry, model: str | None, *, started: bool = True
+) -> SessionTrace | None:
     """Start the span of a session that has `telemetry` (OpenTelemetry imported here).
 
     Args:
         telemetry: The session's option.
         model: The requested model, if any.
+        started: Start the span now (a spare CLI's starts at its claim).
 
     Returns:
         The session's trace, its span started as a child of the current span; None
@@ -720,7 +738,7 @@ def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace | No
     except ImportError as exc:
         raise ImportError(OTEL_MISSING) from exc
     try:
-        return SessionTrace(telemetry, model)
+        return SessionTrace(telemetry, model, started=started)
     except Exception:  # a tracer or meter provider, or a span processor, that fails
         logger.exception("ccwire: telemetry could not start the session's span: it runs untraced")
         return None

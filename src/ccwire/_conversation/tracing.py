@@ -120,9 +120,12 @@ class SessionTrace:
     Args:
         telemetry: The option that asked for it.
         model: The requested model (``options.model``), if any.
+        started: Start the session's span now, under the current span. A spare CLI's
+            starts at its claim instead (`start`), under the claimer's span: until
+            then nothing is recorded.
     """
 
-    def __init__(self, telemetry: Telemetry, model: str | None) -> None:
+    def __init__(self, telemetry: Telemetry, model: str | None, *, started: bool = True) -> None:
         self._config = telemetry
         tracer_provider = telemetry.tracer_provider or trace.get_tracer_provider()
         meter_provider = telemetry.meter_provider or metrics.get_meter_provider()
@@ -135,14 +138,7 @@ class SessionTrace:
         }
         if model:
             self._metric_attrs["gen_ai.request.model"] = model
-        attrs: dict[str, Any] = {
-            **self._metric_attrs,
-            "gen_ai.agent.name": telemetry.agent_name,
-            **telemetry.attributes,
-        }
-        self._span: Span = self._tracer.start_span(
-            f"invoke_agent {telemetry.agent_name}", kind=SpanKind.CLIENT, attributes=attrs
-        )
+        self._span: Span = trace.INVALID_SPAN  # records nothing until `start()`
         self._context = trace.set_span_in_context(self._span)
         self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
@@ -152,6 +148,22 @@ class SessionTrace:
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
         self._ended = False
+        if started:
+            self.start()
+
+    def start(self) -> None:
+        """Start the session's span under the current span (once; not after `end`)."""
+        if self._span is not trace.INVALID_SPAN or self._ended:
+            return
+        attrs: dict[str, Any] = {
+            **self._metric_attrs,
+            "gen_ai.agent.name": self._config.agent_name,
+            **self._config.attributes,
+        }
+        self._span = self._tracer.start_span(
+            f"invoke_agent {self._config.agent_name}", kind=SpanKind.CLIENT, attributes=attrs
+        )
+        self._context = trace.set_span_in_context(self._span)
 
     # ---------------------------------------------------------------- the CLI
 
