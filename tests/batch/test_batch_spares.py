@@ -122,7 +122,7 @@ async def test_a_session_on_a_spare_is_traced_under_the_task_that_claimed_it(
     with anyio.fail_after(LIMIT):
         async with run_batch(tasks, options=options, concurrency=2, spares=2) as batch:
             results = await batch.collect()
-    assert all(json.loads(r.result)["claimed"] for r in results)
+    assert all(report["claimed"] for report in reports(results).values())
     spans = exporter.get_finished_spans()
     task_spans = [s for s in spans if s.name == "ccwire.batch.task"]
     sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
