@@ -85,6 +85,19 @@ def test_verbose_adds_states_runs_allowed_tools_and_every_init() -> None:
     assert len(shown) == len(lines(EVENTS, verbose=False)) + 4
 
 
+def test_no_terminal_control_sequence_from_the_model_or_a_tool_is_written() -> None:
+    hostile = "a\x1b]0;title\x07b\x1b[2Jc\rd\x9b31m"
+    events = [
+        RunEvent("text", {"text": f"line one\n\t{hostile}"}),
+        RunEvent("tool_call", {"id": "t1", "name": f"Read{hostile}", "input": {"p": hostile}}),
+        RunEvent("tool_result", {"id": "t1", "name": "Read", "is_error": False, "text": hostile}),
+    ]
+    text = "\n".join(lines(events, verbose=False))
+    for control in ("\x1b", "\x07", "\r", "\x9b"):
+        assert control not in text
+    assert "line one\n\ta\\x1b]0;title\\x07b\\x1b[2Jc\\x0dd\\x9b31m" in text  # visible
+
+
 def test_an_error_result_that_says_success_is_still_an_error() -> None:
     result = RunEvent("result", {"subtype": "success", "is_error": True, "num_turns": 1,
                                  "duration_ms": 10})  # fmt: skip

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,3 +91,61 @@ def test_a_spawner_starts_the_cli(
     assert code == 0 and "echo: hello" in out
     (mark,) = marks.iterdir()
     assert "--input-format stream-json" in mark.read_text()
+
+
+class ClosedPipe(io.StringIO):
+    """A stdout whose reader has gone (``ccwire run ... | head -1``) after one line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        if self.writes > 1:
+            raise BrokenPipeError(32, "Broken pipe")
+        return super().write(text)
+
+
+@pytest.mark.parametrize("mode", ["--plain", "--json"])
+def test_a_closed_output_stops_the_run_quietly_with_the_sigpipe_exit_code(
+    fake_cli: str, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    stdout, stderr = ClosedPipe(), io.StringIO()
+    code = main(["run", "hello", "--cli-path", fake_cli, mode], io=CliIO(io.StringIO(), stdout,
+                stderr, REAL))  # fmt: skip
+    assert code == 141  # not 0: the output was lost; as a command that SIGPIPE ended
+    assert stderr.getvalue() == "" and caplog.text == ""  # no report, no traceback
+    assert stdout.writes == 2  # nothing more was written: the run stopped there
+
+
+def test_a_closed_stdout_ends_the_process_quietly(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    os.close(read)  # `ccwire sessions | head -1`, the reader gone before the first line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ccwire", "sessions", "--offline"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "CCWIRE_OFFLINE_DIR": str(tmp_path)},
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_a_terminal_that_cannot_show_a_character_gets_a_replacement(tmp_path: Path) -> None:
+    cli = tmp_path / "fake-claude"  # the fake CLI itself speaks UTF-8, as the real one does
+    cli.write_text(f'#!/bin/sh\nPYTHONIOENCODING=utf-8 exec {sys.executable} {FAKE} "$@"\n')
+    cli.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "run", "h\u00e9llo \u2713", "--cli-path", str(cli)],
+        capture_output=True,
+        env={**os.environ, **REAL, "PYTHONIOENCODING": "ascii"},  # a terminal of ASCII only
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert done.stdout.splitlines()[0] == b"> h?llo ?"

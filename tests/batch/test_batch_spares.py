@@ -4,6 +4,7 @@ takes claims like the real one (``tests/fixtures/mini_cli.py``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -101,3 +102,34 @@ def test_ccwire_batch_spawn_and_spares(
     assert len(list((tmp_path / "marks").iterdir())) >= 3
     bad = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), env)
     assert main([*argv[:-4], "--spares", "-1"], io=bad) == 2
+
+
+async def test_a_session_on_a_spare_is_traced_under_the_task_that_claimed_it(
+    mini: ClaudeAgentOptions, tmp_path: Path
+) -> None:
+    pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ccwire import Telemetry
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    options = dataclasses.replace(mini, telemetry=Telemetry(tracer_provider=provider))
+    tasks = [{"id": f"t{i}", "prompt": "hi", "cwd": str(tmp_path)} for i in range(4)]
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=options, concurrency=2, spares=2) as batch:
+            results = await batch.collect()
+    assert all(report["claimed"] for report in reports(results).values())
+    spans = exporter.get_finished_spans()
+    task_spans = [s for s in spans if s.name == "ccwire.batch.task"]
+    sessions = [s for s in spans if s.name == "invoke_agent claude-code"]
+    # one session per task, under it: not under the batch (where the spare booted), nor
+    # under the task that took the spare before (where its replacement booted); a spare
+    # never claimed records nothing
+    assert len(task_spans) == len(sessions) == 4
+    assert sorted(s.parent.span_id for s in sessions if s.parent) == sorted(
+        t.context.span_id for t in task_spans
+    )

@@ -244,6 +244,15 @@ def test_max_buffer_size_must_be_positive() -> None:
         # a str failed comparing with 0: "'<=' not supported between 'str' and 'int'"
         ("max_buffer_size", "1000", TypeError, "max_buffer_size must be an int"),
         ("max_buffered_bytes", 1.5, TypeError, "max_buffered_bytes must be an int"),
+        # the CLI refused them only once started (a ProcessError); a KeyError for no total
+        ("max_budget_usd", 0, ValueError, "max_budget_usd must be a positive number.*0"),
+        ("max_budget_usd", -1.5, ValueError, "max_budget_usd must be a positive number"),
+        ("max_budget_usd", float("nan"), ValueError, "max_budget_usd must be a positive number"),
+        ("max_budget_usd", float("inf"), ValueError, "max_budget_usd must be a positive number"),
+        ("max_budget_usd", "5", ValueError, "max_budget_usd must be a positive number"),
+        ("task_budget", {"total": 0}, ValueError, "task_budget must be"),
+        ("task_budget", {"tokens": 5}, ValueError, "task_budget must be"),
+        ("task_budget", {"total": 2.5}, ValueError, "task_budget must be"),
     ],
 )
 def test_an_option_of_the_wrong_type_is_refused_at_construction(

@@ -17,6 +17,7 @@ from ccwire import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
+    PermissionResultAllow,
     ResultMessage,
     SpawnError,
     Telemetry,
@@ -30,7 +31,7 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
@@ -453,3 +454,137 @@ async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_set
     assert exporting["OTEL_TRACES_EXPORTER"] == "otlp"
     assert exporting["CLAUDE_CODE_ENABLE_TELEMETRY"] == "1"
     assert exporting["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
+
+
+class _FailingProcessor(SpanProcessor):
+    """A span processor of the application's that raises when a span starts or ends."""
+
+    def __init__(self, when: str) -> None:
+        self.when = when
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if self.when == "start":
+            raise RuntimeError("the processor failed on start")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.when == "end":
+            raise RuntimeError("the processor failed on end")
+
+
+class _FailingProvider:
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no tracer today")
+
+
+@pytest.mark.parametrize("failing", ["start", "end", "provider"])
+async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_session(
+    failing: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    otel = make_otel()
+    provider = otel.telemetry.tracer_provider
+    if failing == "provider":
+        provider = _FailingProvider()
+    else:
+        provider.add_span_processor(_FailingProcessor(failing))  # after the exporter's
+    telemetry = Telemetry(tracer_provider=provider, meter_provider=otel.telemetry.meter_provider)
+    async with connected(ClaudeAgentOptions(telemetry=telemetry)) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+        await fake.assistant({"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {}})
+        await fake.tool_result("toolu_1", "read")
+        await fake.result("done")
+        messages = [m async for m in client.receive_response()]
+        assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "done"
+    # the session ran and closed; every span that started also ended
+    names = sorted(s.name for s in otel.spans.get_finished_spans())
+    if failing == "end":
+        assert names == ["execute_tool Bash", "execute_tool Read", "invoke_agent claude-code"]
+    else:  # no session span: the session ran untraced
+        assert names == []
+    assert "telemetry" in caplog.text or "span" in caplog.text
+
+
+async def test_a_failure_is_recorded_with_its_secrets_masked_in_the_stacktrace_too(
+    otel: Otel,
+) -> None:
+    def spawner(spawn: Any) -> Any:
+        raise RuntimeError(f"cannot reach the host with ANTHROPIC_API_KEY={SECRET}")
+
+    options = ClaudeAgentOptions(
+        cli_path="claude", spawn_claude_code_process=spawner, telemetry=otel.telemetry
+    )
+    with pytest.raises(SpawnError):
+        async with ClaudeSDKClient(options):
+            pass
+    session = otel.one("invoke_agent claude-code")
+    (event,) = events_of(session, "exception")
+    assert "RuntimeError: cannot reach the host" in event["exception.stacktrace"]  # the cause
+    assert SECRET not in json.dumps(event)
+
+
+class _Recorder(SpanProcessor):
+    """Which spans started and which ended."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.ended: list[str] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.started.append(span.name)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended.append(span.name)
+
+
+async def test_a_frame_read_as_the_client_closes_mid_turn_opens_no_span_left_open() -> None:
+    otel = make_otel()
+    recorder = _Recorder()
+    otel.telemetry.tracer_provider.add_span_processor(recorder)
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        # the client closes without waiting for it
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+    assert "invoke_agent claude-code" in recorder.ended
+    assert sorted(recorder.started) == sorted(recorder.ended)
+
+
+async def test_permission_and_hook_callbacks_run_inside_the_span_of_their_tool_call(
+    otel: Otel,
+) -> None:
+    current: dict[str, int] = {}
+
+    async def decide(name: str, data: dict[str, Any], ctx: Any) -> PermissionResultAllow:
+        current["can_use_tool"] = trace.get_current_span().get_span_context().span_id
+        return PermissionResultAllow()
+
+    async def pre_tool(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        current["hook"] = trace.get_current_span().get_span_context().span_id
+        return {}
+
+    options = ClaudeAgentOptions(
+        can_use_tool=decide,
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[pre_tool])]},
+        telemetry=otel.telemetry,
+    )
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+        hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Read", "tool_input": {}}
+        await fake.request(
+            "hook_callback", callback_id="hook_0", tool_use_id="toolu_1", input=hook_input
+        )
+        await fake.request(
+            "can_use_tool",
+            tool_name="Read",
+            input={},
+            tool_use_id="toolu_1",
+            permission_suggestions=[],
+        )
+        await fake.tool_result("toolu_1", "read")
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    read = otel.one("execute_tool Read").context.span_id
+    assert current == {"hook": read, "can_use_tool": read}  # their own spans nest there

@@ -117,6 +117,10 @@ class RunTracker:
         self._message_ids: set[str] = set()
         self.interrupted = False
         """Set by `interrupt()`: the user stopped the run (Ctrl-C)."""
+        self.output_closed: BrokenPipeError | None = None
+        """Set by `close_output()`: the reader of the output has gone (``| head``)."""
+        self.stop: Callable[[], None] = lambda: None
+        """Ends the conversation (set by whoever runs it)."""
         self.retry: codec.ApiRetry | None = None
         """The CLI's latest retry notice, until the model answers (or the run ends)."""
 
@@ -149,6 +153,11 @@ class RunTracker:
         if self.interrupted and kind != "interrupted":
             return
         self._emit(RunEvent(kind, data))
+
+    def close_output(self, error: BrokenPipeError) -> None:
+        """The output cannot be written any more: report nothing more, end the run."""
+        self.output_closed = error
+        self.stop()
 
     def interrupt(self) -> None:
         """The user stopped the run: report nothing more of it (what the CLI sends while

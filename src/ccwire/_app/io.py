@@ -21,6 +21,7 @@ class ExitCode(enum.IntEnum):
     CLI_NOT_FOUND = 3
     AUTH_MISSING = 4
     INTERRUPTED = 130
+    OUTPUT_CLOSED = 141
 
 
 EXIT_CODES: Mapping[ExitCode, str] = {
@@ -30,6 +31,7 @@ EXIT_CODES: Mapping[ExitCode, str] = {
     ExitCode.CLI_NOT_FOUND: "the Claude Code CLI was not found",
     ExitCode.AUTH_MISSING: "no credentials for the real model (set ANTHROPIC_API_KEY or --offline)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
+    ExitCode.OUTPUT_CLOSED: "the output was closed before the end (its reader, e.g. head, quit)",
 }
 
 
@@ -46,7 +48,12 @@ class CliIO:
 
     @classmethod
     def system(cls) -> CliIO:
-        """The process's own streams and environment."""
+        """The process's own streams and environment. A character the terminal's
+        encoding cannot show is written as ``?`` (it failed the command)."""
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)  # a text stream's
+            if reconfigure is not None:
+                reconfigure(errors="replace")
         return cls(sys.stdin, sys.stdout, sys.stderr, os.environ, handle_signals=True)
 
     async def ask(self, question: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import traceback
@@ -211,12 +212,24 @@ def _guarded(
         cause = root_cause(exc)
         if isinstance(cause, (SystemExit, GeneratorExit)):
             raise
+        if isinstance(cause, BrokenPipeError):
+            return _output_closed(io)
         if isinstance(cause, KeyboardInterrupt) and io.handle_signals:
             _ignore_further_interrupts()
         if verbose:
             io.stderr.write("".join(traceback.format_exception(exc)))
         code, hint = classify(cause, name)
         return report_error(io, cause, code, hint, verbose=verbose, as_json=as_json)
+
+
+def _output_closed(io: CliIO) -> int:
+    """The reader of the output has gone (``ccwire sessions | head -1``): end quietly with
+    the exit code of a command that SIGPIPE ended, and nothing more on the closed pipe."""
+    if io.handle_signals:  # this process's stdout: the interpreter's last flush must not fail
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return ExitCode.OUTPUT_CLOSED
 
 
 def _ignore_further_interrupts() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
@@ -21,10 +22,21 @@ __all__ = [
     "Renderer",
     "RichRenderer",
     "format_duration",
+    "printable",
     "retry_text",
     "rich_available",
     "short_json",
 ]
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: each control character but newline and tab is
+    shown as ``\\xNN`` (a model's or a tool's text, a transcript, may hold escape
+    sequences that retitle the terminal, set its clipboard or erase the screen)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def short_json(value: Any, limit: int = 120) -> str:
@@ -113,10 +125,18 @@ def retry_text(attempt: Any, max_retries: Any, delay_ms: Any, status: Any, error
 def describe(
     event: RunEvent, *, verbose: bool, first_init: bool, offline: bool = False
 ) -> tuple[str, str] | None:
-    """The line (and a rich style name) for ``event``, or None to show nothing.
+    """The line (and a rich style name) for ``event``, or None to show nothing; the
+    line is `printable`.
 
     Offline runs show no dollar costs: the scripted model's usage costs nothing.
     """
+    found = _describe(event, verbose=verbose, first_init=first_init, offline=offline)
+    return None if found is None else (printable(found[0]), found[1])
+
+
+def _describe(
+    event: RunEvent, *, verbose: bool, first_init: bool, offline: bool
+) -> tuple[str, str] | None:
     d = event.data
     kind = event.kind
     if kind == "start":

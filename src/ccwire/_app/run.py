@@ -202,7 +202,12 @@ def tracker_and_renderer(args: argparse.Namespace, io: CliIO) -> tuple[RunTracke
     renderer = Renderer()
 
     def emit(event: RunEvent) -> None:
-        renderer.handle(event)
+        if tracker.output_closed is not None:
+            return
+        try:
+            renderer.handle(event)
+        except BrokenPipeError as exc:  # `ccwire run ... | head -1`: stop the run
+            tracker.close_output(exc)
 
     tracker = RunTracker(emit)
     renderer = choose_renderer(args, io, tracker)
@@ -264,6 +269,8 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             spawn_claude_code_process=spec.spawn,
         )
         anyio.run(_main, options, spec, tracker, io)
+    if tracker.output_closed is not None:
+        raise tracker.output_closed
     if tracker.interrupted:
         tracker.emit("interrupted")
         raise KeyboardInterrupt
@@ -317,6 +324,9 @@ async def _main(
     io: CliIO,
 ) -> None:
     conversation = anyio.CancelScope()
+    tracker.stop = conversation.cancel
+    if tracker.output_closed is not None:  # already, on the first line
+        conversation.cancel()
     async with anyio.create_task_group() as tg:
         if io.handle_signals:  # Ctrl-C is watched until the CLI is stopped, shielded or not
             tg.start_soon(_watch_sigint, conversation, tracker)

@@ -30,7 +30,7 @@ from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
 from .html import render_html
 from .offline import offline_dir, reading_config_dir
-from .render import rich_available, short_json
+from .render import printable, rich_available, short_json
 from .transcript_view import (
     SessionView,
     TextItem,
@@ -76,13 +76,24 @@ def add_sessions_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--project", metavar="DIR", help="sessions of this project (default: .)")
     where.add_argument("--all", action="store_true", help="sessions of every project")
-    parser.add_argument("--limit", type=int, default=50, help="at most N sessions (0: all)")
+    parser.add_argument("--limit", type=_limit, default=50, help="at most N sessions (0: all)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
         "--offline",
         action="store_true",
         help="the sessions of offline runs (kept in ~/.ccwire/offline or $CCWIRE_OFFLINE_DIR)",
     )
+
+
+def _limit(text: str) -> int:
+    """``--limit N``: a count, 0 (all) or more."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"expected a count of sessions (0 for all): {text!r}")
+    return count
 
 
 def add_show_arguments(parser: argparse.ArgumentParser) -> None:
@@ -279,9 +290,9 @@ def _write(lines: list[tuple[str, str]], out: IO[str], use_rich: bool) -> None:
 
         console = Console(file=out, highlight=False, soft_wrap=True)
         for line, style in lines:
-            console.print(Text(line, style=style or ""))
+            console.print(Text(printable(line), style=style or ""))
         return
-    out.write("".join(f"{line}\n" for line, _ in lines))
+    out.write("".join(f"{printable(line)}\n" for line, _ in lines))
 
 
 _ID_START = re.compile(r"[0-9a-f][0-9a-f-]{3,35}")

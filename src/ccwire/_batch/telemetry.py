@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import random
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -31,6 +32,8 @@ from .session import BatchEvent, EventSink, Progress, run_task
 from .tasks import BatchTask
 
 __all__ = ["BatchTracing", "portable_telemetry", "run_traced"]
+
+logger = logging.getLogger("ccwire")
 
 _FLUSH_SECONDS = 10.0
 _set_up: set[str] = set()  # the worker setups this process has run
@@ -74,8 +77,7 @@ class BatchTracing:
             return
         from opentelemetry import context, trace
 
-        tracer = _tracer(self._telemetry)
-        self._span = tracer.start_span("ccwire.batch", attributes=self._attrs)
+        self._span = _start_span(self._telemetry, "ccwire.batch", attributes=self._attrs)
         token = context.attach(trace.set_span_in_context(self._span))
         try:
             yield
@@ -89,6 +91,8 @@ class BatchTracing:
             return
         from opentelemetry.trace import Status, StatusCode
 
+        from .._conversation.tracing import end_span
+
         span.set_attributes({
             "ccwire.batch.submitted": submitted,
             "ccwire.batch.skipped": skipped,
@@ -100,7 +104,7 @@ class BatchTracing:
             span.set_attribute("error.type", type(failure).__name__)
             first = (str(failure).splitlines() or [type(failure).__name__])[0]
             span.set_status(Status(StatusCode.ERROR, redact_text(first)[:500]))
-        span.end()
+        end_span(span)
 
     def carrier(self) -> dict[str, str] | None:
         """The current trace context as W3C headers, for a task sent to a Ray worker."""
@@ -188,9 +192,11 @@ async def run_traced(
     from opentelemetry.trace import Status, StatusCode
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+    from .._conversation.tracing import end_span
+
     ctx = TraceContextTextMapPropagator().extract(parent) if parent else None
-    span = _tracer(telemetry).start_span(
-        "ccwire.batch.task", context=ctx, attributes={"ccwire.batch.task_id": task.id}
+    span = _start_span(
+        telemetry, "ccwire.batch.task", context=ctx, attributes={"ccwire.batch.task_id": task.id}
     )
     token = context.attach(trace.set_span_in_context(span))
     try:
@@ -224,10 +230,22 @@ async def run_traced(
         return result
     finally:
         context.detach(token)
-        span.end()
+        end_span(span)
         if worker:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(flush_telemetry, telemetry, _FLUSH_SECONDS)
+
+
+def _start_span(telemetry: Telemetry, name: str, **kwargs: Any) -> Any:
+    """A span of ``telemetry``'s tracer; a non-recording one when the application's
+    tracer provider or a span processor fails (logged: telemetry must not fail a batch)."""
+    from opentelemetry import trace
+
+    try:
+        return _tracer(telemetry).start_span(name, **kwargs)
+    except Exception:
+        logger.exception("ccwire: telemetry could not start the %s span: it is not recorded", name)
+        return trace.INVALID_SPAN
 
 
 def _tracer(telemetry: Telemetry) -> Any:

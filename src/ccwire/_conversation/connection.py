@@ -89,8 +89,15 @@ Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
 class Connection:
     """See the module docstring. Use `open()` / `close()` from one task."""
 
-    def __init__(self, options: ClaudeAgentOptions, transport: Transport | None = None) -> None:
+    def __init__(
+        self,
+        options: ClaudeAgentOptions,
+        transport: Transport | None = None,
+        *,
+        spare: bool = False,
+    ) -> None:
         self.options = options
+        self._spare = spare  # a spare CLI: its session's span starts at the claim
         self._launch_options = options  # what the CLI starts with (a resume may change it)
         self._link: StoreLink | None = None
         self._trace: SessionTrace | None = None  # with options.telemetry
@@ -220,8 +227,9 @@ class Connection:
 
             self._link = StoreLink(opts)
         if opts.telemetry is not None:  # only then is OpenTelemetry imported
-            self._trace = _session_trace(opts.telemetry, opts.model)
-            self.add_observer(self._trace.on_message)
+            self._trace = _session_trace(opts.telemetry, opts.model, started=not self._spare)
+            if self._trace is not None:
+                self.add_observer(self._trace.on_message)
         try:
             owned = owned_session_id(opts)
             if owned is not None:  # one owner per session id: before any CLI starts on it
@@ -255,12 +263,15 @@ class Connection:
             protocol.add_route(
                 codec.MCP_MESSAGE, self._mcp_route(self._router), unencodable=_mcp_unencodable
             )
-            protocol.add_route(codec.CAN_USE_TOOL, _on_first_call(self._permission_route))
+            traced = self._traced
+            protocol.add_route(codec.CAN_USE_TOOL, traced(_on_first_call(self._permission_route)))
             protocol.add_route(codec.ELICITATION, _on_first_call(self._elicitation_route))
             protocol.add_route(codec.REQUEST_USER_DIALOG, _on_first_call(self._dialog_route))
             protocol.add_route(
                 codec.HOOK_CALLBACK,
-                hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route),
+                traced(
+                    hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route)
+                ),
             )
             if opts.audit_log is not None:
                 protocol.add_observer(opts.audit_log.observe)
@@ -286,6 +297,14 @@ class Connection:
                 self._trace.on_closed(exc)
             await self.close()
             raise
+
+    def claimed(self) -> None:
+        """A spare CLI was claimed: its session's span starts now, under the current span."""
+        if self._trace is not None:
+            try:
+                self._trace.start()
+            except Exception:  # the application's span processor: the session runs on
+                logger.exception("ccwire: telemetry could not start the session's span")
 
     def serve_sdk_servers(self, servers: Mapping[str, SdkMcpServer]) -> None:
         """Serve exactly these in-process servers from now on (before ``mcp_set_servers``
@@ -631,8 +650,12 @@ class Connection:
             report_callback_error(self.options.on_callback_error, error)
 
     def _mcp_route(self, router: McpRouter) -> RouteHandler:
-        route = router.route()
-        return route if self._trace is None else self._trace.wrap_tool_route(route)
+        return self._traced(router.route())
+
+    def _traced(self, route: RouteHandler) -> RouteHandler:
+        """``route``, its handlers run inside the span of the tool call a request is
+        about (with telemetry)."""
+        return route if self._trace is None else self._trace.wrap_route(route)
 
     def _permission_route(self) -> RouteHandler:
         opts = self.options
@@ -689,15 +712,20 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     return options.session_id
 
 
-def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
+def _session_trace(
+    telemetry: Telemetry, model: str | None, *, started: bool = True
+) -> SessionTrace | None:
     """Start the span of a session that has `telemetry` (OpenTelemetry imported here).
 
     Args:
         telemetry: The session's option.
         model: The requested model, if any.
+        started: Start the span now (a spare CLI's starts at its claim).
 
     Returns:
-        The session's trace, its span started as a child of the current span.
+        The session's trace, its span started as a child of the current span; None
+        when the application's providers fail to start it (logged: the session runs
+        untraced, as telemetry must not fail a session).
 
     Raises:
         TypeError: ``telemetry`` is not a `Telemetry`.
@@ -709,7 +737,11 @@ def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
         from .tracing import SessionTrace
     except ImportError as exc:
         raise ImportError(OTEL_MISSING) from exc
-    return SessionTrace(telemetry, model)
+    try:
+        return SessionTrace(telemetry, model, started=started)
+    except Exception:  # a tracer or meter provider, or a span processor, that fails
+        logger.exception("ccwire: telemetry could not start the session's span: it runs untraced")
+        return None
 
 
 def require_open(conn: Connection | None) -> Connection:

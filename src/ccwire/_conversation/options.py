@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -419,7 +420,9 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
 
     Raises:
         TypeError: An option of the wrong type.
-        ValueError: A negative ``max_turns``.
+        ValueError: A negative ``max_turns``; a ``max_budget_usd`` that is not a positive
+            number, a ``task_budget`` whose ``total`` is not a positive int (the CLI
+            refuses them).
     """
     for name in _LISTS if isinstance(options.tools, Mapping) else ("tools", *_LISTS):
         value = getattr(options, name)
@@ -442,6 +445,19 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
             raise OptionsError(f"{name} must be an int, not {type(value).__name__}")
     if options.max_turns is not None and options.max_turns < 0:
         raise OptionsError(f"max_turns cannot be negative, got {options.max_turns}")
+    budget = options.max_budget_usd
+    if budget is not None and not (_is_number(budget) and math.isfinite(budget) and budget > 0):
+        raise OptionsError(f"max_budget_usd must be a positive number of dollars, got {budget!r}")
+    task = options.task_budget
+    total = task.get("total") if isinstance(task, Mapping) else None
+    if task is not None and (isinstance(total, bool) or not isinstance(total, int) or total < 1):
+        raise OptionsError(
+            f"task_budget must be {{'total': <a positive int of tokens>}}, got {task!r}"
+        )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def unknown_option_message(name: str) -> str:

@@ -8,8 +8,9 @@ nothing to a session without it:
   current at connect; its context goes to the CLI as ``TRACEPARENT``, where the CLI's
   own spans (when it exports them) join it;
 * every ``tool_use`` block the model sends opens an ``execute_tool`` span, closed by
-  its ``tool_result`` (built-in and MCP tools alike); an in-process tool's handler runs
-  inside its span, so spans made by the tool's code nest under it;
+  its ``tool_result`` (built-in and MCP tools alike); an in-process tool's handler, and
+  the permission and hook callbacks about a tool call, run inside its span, so spans
+  made by their code nest under it;
 * permission answers (``can_use_tool``), hook answers and the CLI's own permission
   denials are events on the tool's span (``ccwire.permission``, ``ccwire.hook``);
 * each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
+import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -53,7 +56,9 @@ from .audit import _hook_outcome, _permission_outcome
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-__all__ = ["SCOPE", "SessionTrace"]
+__all__ = ["SCOPE", "SessionTrace", "end_span"]
+
+logger = logging.getLogger("ccwire")
 
 SCOPE: Final = "ccwire"
 """The instrumentation scope name of ccwire's spans and metrics."""
@@ -115,9 +120,12 @@ class SessionTrace:
     Args:
         telemetry: The option that asked for it.
         model: The requested model (``options.model``), if any.
+        started: Start the session's span now, under the current span. A spare CLI's
+            starts at its claim instead (`start`), under the claimer's span: until
+            then nothing is recorded.
     """
 
-    def __init__(self, telemetry: Telemetry, model: str | None) -> None:
+    def __init__(self, telemetry: Telemetry, model: str | None, *, started: bool = True) -> None:
         self._config = telemetry
         tracer_provider = telemetry.tracer_provider or trace.get_tracer_provider()
         meter_provider = telemetry.meter_provider or metrics.get_meter_provider()
@@ -130,14 +138,7 @@ class SessionTrace:
         }
         if model:
             self._metric_attrs["gen_ai.request.model"] = model
-        attrs: dict[str, Any] = {
-            **self._metric_attrs,
-            "gen_ai.agent.name": telemetry.agent_name,
-            **telemetry.attributes,
-        }
-        self._span: Span = self._tracer.start_span(
-            f"invoke_agent {telemetry.agent_name}", kind=SpanKind.CLIENT, attributes=attrs
-        )
+        self._span: Span = trace.INVALID_SPAN  # records nothing until `start()`
         self._context = trace.set_span_in_context(self._span)
         self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
@@ -147,6 +148,22 @@ class SessionTrace:
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
         self._ended = False
+        if started:
+            self.start()
+
+    def start(self) -> None:
+        """Start the session's span under the current span (once; not after `end`)."""
+        if self._span is not trace.INVALID_SPAN or self._ended:
+            return
+        attrs: dict[str, Any] = {
+            **self._metric_attrs,
+            "gen_ai.agent.name": self._config.agent_name,
+            **self._config.attributes,
+        }
+        self._span = self._tracer.start_span(
+            f"invoke_agent {self._config.agent_name}", kind=SpanKind.CLIENT, attributes=attrs
+        )
+        self._context = trace.set_span_in_context(self._span)
 
     # ---------------------------------------------------------------- the CLI
 
@@ -173,7 +190,10 @@ class SessionTrace:
             self._prompts.append(_prompt_text(prompt))
 
     def on_message(self, message: Message) -> None:
-        """The message observer of the connection."""
+        """The message observer of the connection (a frame read as the session ended,
+        after `end`, is left out: a span it opened would never end)."""
+        if self._ended:
+            return
         if isinstance(message, AssistantMessage):
             self._on_assistant(message)
         elif isinstance(message, UserMessage):
@@ -196,7 +216,7 @@ class SessionTrace:
 
     def on_control(self, event: ControlEvent) -> None:
         """The control observer: permission and hook answers become span events."""
-        if event.outcome is None:
+        if event.outcome is None or self._ended:
             return
         req = event.request
         if event.subtype == codec.CAN_USE_TOOL:
@@ -217,11 +237,16 @@ class SessionTrace:
                 attrs["ccwire.hook.reason"] = _detail(detail)
             self._owner(req.get("tool_use_id")).add_event("ccwire.hook", attrs)
 
-    def wrap_tool_route(self, handler: RouteHandler) -> RouteHandler:
-        """The MCP route with each in-process tool call run inside its tool's span."""
+    def wrap_route(self, handler: RouteHandler) -> RouteHandler:
+        """A route whose handlers run inside the span of the tool call the request is
+        about (an in-process tool's call, a permission question, a hook), else the
+        session's: the spans the application's code makes there nest under it."""
 
         async def route(req: codec.ControlRequest, call: Any) -> Any:
-            span = self._mcp_span(req.request)
+            if req.subtype == codec.MCP_MESSAGE:
+                span = self._mcp_span(req.request)
+            else:
+                span = self._owner(req.request.get("tool_use_id"))
             token = otel_context.attach(trace.set_span_in_context(span))
             try:
                 given = handler(req, call)
@@ -236,8 +261,13 @@ class SessionTrace:
         if isinstance(error, ResultError) and self._error is not None:
             return  # the CLI's exit after an error result: that result is the error
         if error is not None:
-            self._span.record_exception(
-                error, attributes={"exception.message": _detail(str(error))}
+            stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            self._span.record_exception(  # masked: a cause's message may hold a secret
+                error,
+                attributes={
+                    "exception.message": _detail(str(error)),
+                    "exception.stacktrace": redact_text(stack),
+                },
             )
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             self._error = (type(error).__name__, _detail(first))
@@ -250,13 +280,13 @@ class SessionTrace:
         for span in reversed(list(self._tools.values())):
             span.set_attribute("error.type", "cancelled")
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
-            span.end()
+            end_span(span)
         self._tools.clear()
         if self._error is not None:
             kind, description = self._error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
-        self._span.end()
+        end_span(self._span)
 
     # ------------------------------------------------------------- internals
 
@@ -320,7 +350,7 @@ class SessionTrace:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
             span.set_status(Status(StatusCode.ERROR, why))
-        span.end()
+        end_span(span)
 
     def _on_result(self, message: ResultMessage) -> None:
         self._turns += 1
@@ -419,6 +449,19 @@ class SessionTrace:
             if isinstance(value, (str, int)) and not isinstance(value, bool):
                 attrs[f"ccwire.hook.{key}"] = value
         self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
+
+
+def end_span(span: Span) -> None:
+    """End ``span``; a span processor that fails on it is logged, not raised (telemetry
+    must not fail a session or a batch, nor leave their other spans open).
+
+    Args:
+        span: The span to end.
+    """
+    try:
+        span.end()
+    except Exception:
+        logger.exception("ccwire: a span processor failed to end a span")
 
 
 def _int(value: object) -> int:

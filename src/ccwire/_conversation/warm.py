@@ -362,6 +362,7 @@ class SpareProcess:
         try:
             reason, sent = await self._claim(claim, prompt, describe)
             if reason is None:
+                self._conn.claimed()  # its trace: the claimer's
                 self._move(_Spare.CLAIMED)
                 self._remove_parking()
                 return self._conn, sent
@@ -561,7 +562,7 @@ async def prewarm(
         cwd=opts.cwd if parking is None else parking,
         extra_args={**opts.extra_args, AWAIT_CLAIM_FLAG: None},
     )
-    conn = Connection(spare_opts)
+    conn = Connection(spare_opts, spare=True)
     try:
         await conn.open()
     except BaseException:

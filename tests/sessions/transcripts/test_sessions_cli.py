@@ -65,6 +65,9 @@ def test_sessions_usage_error(captured: Captured, capsys: pytest.CaptureFixture[
     code, _, _ = run("sessions", "--all", "--project", "x")
     assert code == ExitCode.USAGE
     assert "argument --project: not allowed with argument --all" in capsys.readouterr().err
+    code, out, _ = run("sessions", "--all", "--limit", "-1")  # not "all" in disguise
+    assert (code, out) == (ExitCode.USAGE, "")
+    assert "--limit: expected a count of sessions (0 for all): '-1'" in capsys.readouterr().err
 
 
 def test_show_folds_tool_calls(captured: Captured) -> None:
@@ -126,6 +129,17 @@ def test_show_html_escapes_transcript_text(captured: Captured, tmp_path: Path, t
         and f"<title>{text.replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;')}</title>"
         in page
     )
+
+
+def test_show_prints_no_terminal_control_sequence_from_the_transcript(captured: Captured) -> None:
+    # a title or text can come from anywhere (a web page, a file): OSC 52 sets the clipboard
+    rename_session(captured.multi_turn, "a\x1b]52;c;cHduZWQ=\x07b\x1b[2Jc\rd")
+    for tty in (False, True):
+        code, out, _ = run("show", captured.multi_turn, tty=tty)
+        assert code == 0
+        assert "\x1b]" not in out and "\x07" not in out and "\x1b[2J" not in out
+        assert "\r" not in out
+        assert "a\\x1b]52;c;cHduZWQ=\\x07b\\x1b[2Jc\\x0dd" in out  # shown, harmless
 
 
 def test_show_takes_the_short_id_that_run_prints(captured: Captured) -> None:
