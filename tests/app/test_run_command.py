@@ -149,3 +149,25 @@ def test_a_terminal_that_cannot_show_a_character_gets_a_replacement(tmp_path: Pa
     )
     assert (done.returncode, done.stderr) == (0, b"")
     assert done.stdout.splitlines()[0] == b"> h?llo ?"
+
+
+def test_json_output_keeps_every_character_on_a_terminal_that_cannot_show_them(
+    tmp_path: Path,
+) -> None:
+    """``--json`` is for programs: on an ASCII terminal a character it cannot show is
+    escaped (``\\u00e9``), not replaced by ``?``, so the JSON read back is the text."""
+    cli = tmp_path / "fake-claude"
+    cli.write_text(f'#!/bin/sh\nPYTHONIOENCODING=utf-8 exec {sys.executable} {FAKE} "$@"\n')
+    cli.chmod(0o755)
+    prompt = "h\u00e9llo \u2713"
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "run", prompt, "--json", "--cli-path", str(cli)],
+        capture_output=True,
+        env={**os.environ, **REAL, "PYTHONIOENCODING": "ascii"},
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert b"?" not in done.stdout
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert prompt in json.dumps(events, ensure_ascii=False)

@@ -7,13 +7,13 @@ by `RichBatchDisplay`.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
 from .._batch.results import BatchResult
 from .._batch.session import BatchEvent
+from .io import json_for
 from .render import format_duration
 
 __all__ = [
@@ -186,7 +186,7 @@ class JsonBatchDisplay(BatchDisplay):
         self._out = out
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._out.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        self._out.write(json_for(self._out, obj, default=str) + "\n")
         self._out.flush()
 
     def __enter__(self) -> BatchDisplay:

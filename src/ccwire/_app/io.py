@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import enum
+import json
 import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
-__all__ = ["EXIT_CODES", "CliIO", "ExitCode"]
+__all__ = ["EXIT_CODES", "CliIO", "ExitCode", "json_for"]
 
 
 class ExitCode(enum.IntEnum):
@@ -91,3 +93,17 @@ async def _read_line(fd: int, encoding: str) -> str:
     return data.split(b"\n", 1)[0].decode(encoding, errors="replace") + (
         "\n" if b"\n" in data else ""
     )
+
+
+def json_for(out: IO[str], value: Any, **options: Any) -> str:
+    """``value`` as JSON text to write on ``out``: non-ASCII characters as they are
+    where ``out`` is UTF-8, else as ``\\uXXXX`` escapes, so that a terminal whose encoding
+    cannot show them (an ASCII or Latin-1 one, whose writes replace them by ``?``)
+    still gets every character of the JSON.
+    """
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    try:
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    return json.dumps(value, ensure_ascii=not utf8, **options)

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from .events import RunEvent, RunTracker
+from .io import json_for
 
 __all__ = [
     "JsonRenderer",
@@ -103,7 +104,7 @@ class JsonRenderer(Renderer):
 
     def handle(self, event: RunEvent) -> None:
         """Write the event as one NDJSON line."""
-        self._out.write(json.dumps(event.to_json(), ensure_ascii=False, default=str) + "\n")
+        self._out.write(json_for(self._out, event.to_json(), default=str) + "\n")
         self._out.flush()
 
 

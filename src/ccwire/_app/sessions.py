@@ -29,6 +29,7 @@ from .._sessions.transcripts.paths import candidate_project_dirs, projects_dir, 
 from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
 from .html import render_html
+from .io import json_for
 from .offline import offline_dir, reading_config_dir
 from .render import printable, rich_available, short_json
 from .transcript_view import (
@@ -189,7 +190,7 @@ def sessions_command(
         rows = [_row(info, offline=offline) for info in infos]
         where_kept = projects_dir()
     if args.json:
-        out.write(json.dumps(rows, ensure_ascii=False, indent=2) + "\n")
+        out.write(json_for(out, rows, indent=2) + "\n")
     elif not rows:
         where = "any project" if args.all else (args.project or "this directory")
         kind = "offline sessions" if offline else "sessions"
