@@ -1005,6 +1005,13 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
+def host_only(obj: Mapping[str, Any]) -> bool:
+    """True for a frame the CLI sent for the SDK host only (``sdk_host_only: true``: a
+    ``session_state_changed`` frame asked for with ``CLAUDE_CODE_SDK_READS_SESSION_STATE``),
+    not for the caller."""
+    return obj.get("sdk_host_only") is True
+
+
 API_RETRY = "api_retry"
 
 
