@@ -291,7 +291,7 @@ class Connection:
             self._router.attach()
             self.initialize_fields = fields
             self.server_info = await protocol.request(
-                codec.INITIALIZE, fields, timeout=opts.initialize_timeout
+                codec.INITIALIZE, fields, timeout=initialize_timeout(opts, os.environ)
             )
             if hooks is not None:
                 hooks.verify(self.server_info)
@@ -729,6 +729,20 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     if options.resume is not None and not options.fork_session:
         return options.resume
     return options.session_id
+
+
+STREAM_CLOSE_TIMEOUT_ENV: Final = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"
+
+
+def initialize_timeout(options: ClaudeAgentOptions, environ: Mapping[str, str]) -> float:
+    """Seconds the ``initialize`` handshake may take: ``options.initialize_timeout``,
+    or ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`` (milliseconds, in the environment) when that
+    is longer, as ``claude-agent-sdk`` reads it (a value that is not a plain integer is
+    ignored)."""
+    raw = environ.get(STREAM_CLOSE_TIMEOUT_ENV, "").strip()
+    if raw.isascii() and raw.isdigit():
+        return max(options.initialize_timeout, int(raw) / 1000)
+    return options.initialize_timeout
 
 
 def _session_trace(telemetry: Telemetry, model: str | None) -> SessionTrace:
