@@ -146,6 +146,8 @@ def test_the_ceiling_is_read_as_the_cli_reads_it() -> None:
     assert run_end_ceiling({"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": "0"}, {}) is None
     for odd in ("-5", "1e6", "abc", "", "1.5", "٣"):
         assert run_end_ceiling({"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": odd}, {}) == default
+    not_a_mapping: Any = None  # refused where the env is built, not here
+    assert run_end_ceiling(not_a_mapping, base) == 0.3
     huge = {"CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS": str(10**30)}
     assert run_end_ceiling(huge, {}) == MAX_CEILING_MS / 1000
 

@@ -58,7 +58,8 @@ def run_end_ceiling(env: Mapping[str, str], base_env: Mapping[str, str]) -> floa
         ``None`` for ``0``; the default of 10 minutes when it is unset or not a plain
         non-negative integer.
     """
-    raw = env[CEILING_ENV] if CEILING_ENV in env else base_env.get(CEILING_ENV)
+    given = env if isinstance(env, Mapping) else {}  # a bad env is refused elsewhere
+    raw = given[CEILING_ENV] if CEILING_ENV in given else base_env.get(CEILING_ENV)
     text = raw.strip() if isinstance(raw, str) else ""
     millis = int(text) if text.isascii() and text.isdigit() else DEFAULT_CEILING_MS
     if millis == 0:
