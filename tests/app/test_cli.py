@@ -142,7 +142,8 @@ def test_missing_cli_exits_3(tmp_path: Path) -> None:
     code = main(["run", "hi", "--cli-path", str(tmp_path / "nope")], io=cli_io)
     assert code == 3 == int(ExitCode.CLI_NOT_FOUND)
     first, hint = err(cli_io).splitlines()
-    assert first.startswith("ccwire: error: the Claude Code CLI given by cli_path does not exist")
+    assert first.startswith("ccwire: error: Claude Code not found at: ")
+    assert first.endswith("(given by cli_path: it does not exist)")
     assert (
         "npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@" in hint
         and "ccwire doctor" in hint

@@ -141,7 +141,7 @@ def test_cli_missing(tmp_path: Path) -> None:
 
 def test_cli_not_found_anywhere_names_the_places(tmp_path: Path) -> None:
     outcome = run_ccwire(["run", "hi", "--offline", "--json"], tmp_path, PATH=str(tmp_path))
-    assert_reported(outcome, ExitCode.CLI_NOT_FOUND, "was not found", "CCWIRE_CLI_PATH")
+    assert_reported(outcome, ExitCode.CLI_NOT_FOUND, "Claude Code not found", "CCWIRE_CLI_PATH")
 
 
 def test_cli_not_executable(tmp_path: Path) -> None:

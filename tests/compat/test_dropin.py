@@ -42,14 +42,18 @@ class Venv:
     site: Path
 
     def run(
-        self, *args: str, extra_env: dict[str, str] | None = None
+        self,
+        *args: str,
+        extra_env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        timeout: float = TIMEOUT,
     ) -> subprocess.CompletedProcess[str]:
         # bytecode is written (the uninstall test checks that it goes too)
         env = {k: v for k, v in os.environ.items() if k not in _UNSET}
         env.update(extra_env or {})
         return subprocess.run(
             [str(self.python), *args],
-            capture_output=True, text=True, timeout=TIMEOUT, env=env, check=False,
+            capture_output=True, text=True, timeout=timeout, env=env, check=False, cwd=cwd,
         )  # fmt: skip
 
     def ccwire(self, *args: str) -> subprocess.CompletedProcess[str]:

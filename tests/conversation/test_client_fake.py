@@ -641,6 +641,20 @@ async def test_initialize_without_answer_times_out_and_cleans_up() -> None:
         await client.query("hi")
 
 
+@pytest.mark.parametrize(("env", "limit"), [("50", 0.05), ("10", 0.02), ("5e1", 0.02)])
+async def test_claude_code_stream_close_timeout_makes_initialize_wait_longer(
+    monkeypatch: pytest.MonkeyPatch, env: str, limit: float
+) -> None:
+    # as in the reference: the variable (milliseconds) only ever lengthens the wait;
+    # a value that is not a plain integer is ignored
+    monkeypatch.setenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", env)
+    transport, _peer = memory_transport_pair()
+    client = ClaudeSDKClient(ClaudeAgentOptions(initialize_timeout=0.02), transport=transport)
+    with anyio.fail_after(5), pytest.raises(ControlTimeoutError) as caught:
+        await client.connect()
+    assert caught.value.timeout == limit
+
+
 async def test_cli_dying_during_initialize_raises_process_error() -> None:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)

@@ -25,6 +25,7 @@ from ccwire import (
     tool,
 )
 from ccwire.testing import ScriptedModel, reply, text, tool_use
+from tests.e2e.conftest import old_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -208,3 +209,22 @@ async def test_two_turns_on_one_client(model: ScriptedModel, make_options: Any) 
     assert model.turn_requests[-1].last_user_text() is not None
     assert any(isinstance(m, UserMessage) for m in two)
     assert isinstance(two[0], (SystemMessage, AssistantMessage))
+
+
+@pytest.mark.skipif(old_cli(), reason="CLI 2.1.197 sends no session state frames")
+async def test_the_session_state_frames_a_caller_asked_for_are_yielded(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    # the CLI sends them unmarked (no sdk_host_only) to a caller who set the variable
+    model.add(text("hello"))
+    options = make_options(env={"CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS": "1"})
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="hi", options=options)]
+    states = [
+        m.data["state"]
+        for m in messages
+        if isinstance(m, SystemMessage) and m.subtype == "session_state_changed"
+    ]
+    assert states == ["running", "idle"]
+    assert isinstance(messages[-1], SystemMessage)  # the idle, after the result
+    assert [type(m).__name__ for m in messages].count("ResultMessage") == 1

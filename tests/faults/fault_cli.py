@@ -133,7 +133,15 @@ def result(text: str = "done", **extra: object) -> None:
 
 
 def state(name: str) -> None:
-    send({"type": "system", "subtype": "session_state_changed", "state": name, "session_id": SID})
+    frame: dict[str, Any] = {
+        "type": "system",
+        "subtype": "session_state_changed",
+        "state": name,
+        "session_id": SID,
+    }
+    if os.environ.get("CLAUDE_CODE_SDK_READS_SESSION_STATE"):  # as the real CLI marks them
+        frame["sdk_host_only"] = True
+    send(frame)
 
 
 def system_init() -> None:

@@ -52,7 +52,9 @@ def test_explicit_path_wins(world: dict[str, Path]) -> None:
 def test_explicit_path_missing(world: dict[str, Path]) -> None:
     make_exe(world["bin"] / "claude")  # must not be used as a fallback
     missing = world["project"] / "nope"
-    with pytest.raises(CLINotFoundError, match="does not exist") as info:
+    with pytest.raises(
+        CLINotFoundError, match=r"^Claude Code not found at: .*does not exist"
+    ) as info:
         find_cli(missing, environ=env_for(world), cwd=world["project"])
     assert str(missing) in str(info.value)
     assert info.value.searched == (str(missing),)
@@ -60,7 +62,7 @@ def test_explicit_path_missing(world: dict[str, Path]) -> None:
 
 def test_explicit_path_not_executable(world: dict[str, Path]) -> None:
     plain = make_exe(world["project"] / "claude", executable=False)
-    with pytest.raises(CLINotFoundError, match="not an executable file"):
+    with pytest.raises(CLINotFoundError, match=r"^Claude Code not found at: .*not an executable"):
         find_cli(plain, environ=env_for(world), cwd=world["project"])
     with pytest.raises(CLINotFoundError, match="not an executable file"):
         find_cli(world["project"], environ=env_for(world), cwd=world["project"])  # a directory
@@ -147,6 +149,7 @@ def test_not_found_lists_everything(world: dict[str, Path]) -> None:
     with pytest.raises(CLINotFoundError) as info:
         find_cli(environ=env_for(world), cwd=deep)
     message = str(info.value)
+    assert message.startswith("Claude Code not found")  # the reference's words
     assert _discovery.INSTALL_COMMAND in message
     assert "npm install --prefix ~/.ccwire/cli @anthropic-ai/claude-code@2.1.330" in message
     assert "CCWIRE_CLI_PATH" in message

@@ -353,7 +353,9 @@ async def test_nonexistent_executable(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-claude")
     transport = SubprocessTransport([missing])
     async with anyio.create_task_group() as tg:
-        with pytest.raises(CLINotFoundError, match="no-such-claude") as info:
+        with pytest.raises(
+            CLINotFoundError, match=r"^Claude Code not found at: .*no-such-claude"
+        ) as info:
             await transport.start(tg)
     assert info.value.searched == (missing,)
     assert isinstance(info.value.__cause__, FileNotFoundError)

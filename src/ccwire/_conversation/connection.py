@@ -7,8 +7,12 @@ and keeps the bookkeeping that the message streams need:
 * which prompts are still owed an answer (each prompt carries a ``uuid``; results name
   the prompts they answered, and the CLI's ``idle`` state settles everything), so
   ``receive_response()`` never waits for a result that will not come;
-* the CLI's own session state (``session_state_changed`` frames are tracked here and
-  not surfaced, as both reference SDKs do);
+* the CLI's own session state: every ``session_state_changed`` frame is tracked here;
+  the ones marked ``sdk_host_only`` (sent only because ccwire asked for them with
+  ``CLAUDE_CODE_SDK_READS_SESSION_STATE``) are not surfaced, the others (a caller who
+  set ``CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS``) are, as both reference SDKs do;
+* the run-end ceiling (`run_end.RunEndClock`): how long a reader waiting for the run
+  to settle (`messages()` with ``until_settled``) waits between turns;
 * the session id and capabilities the CLI reported.
 
 With ``session_store`` set, a `StoreLink` resumes the session from the store and
@@ -57,17 +61,23 @@ from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
 from .._wire.messages import (
+    TERMINAL_TASK_STATUSES,
     AssistantMessage,
     Message,
     RawMessage,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
+    TaskNotificationMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
     TranscriptMirrorMessage,
 )
 from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
+from .run_end import RunEndClock, run_end_ceiling
 from .telemetry import OTEL_MISSING, Telemetry
 
 if TYPE_CHECKING:
@@ -130,6 +140,7 @@ class Connection:
         self._turn_open = False  # a turn's output has begun and its result not yet come
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
         self._ended: anyio.Event | None = None  # set when the CLI's output has ended
+        self._run_end = RunEndClock(run_end_ceiling(options.env, os.environ))
 
     # ------------------------------------------------------------- properties
 
@@ -157,6 +168,12 @@ class Connection:
         return (
             self._turns.owed or self._turn_open or self._cli_state in ("running", "requires_action")
         )
+
+    @property
+    def run_open(self) -> bool:
+        """`owes_answer`, unless the run-end ceiling ran out between turns (see
+        `run_end`): what a reader waiting for the run to settle waits for."""
+        return self.owes_answer and not self._run_end.ended
 
     def add_control_observer(self, observer: ControlObserver) -> Callable[[], None]:
         """Watch incoming control requests (tool calls, permissions, hooks)."""
@@ -285,7 +302,7 @@ class Connection:
             self._router.attach()
             self.initialize_fields = fields
             self.server_info = await protocol.request(
-                codec.INITIALIZE, fields, timeout=opts.initialize_timeout
+                codec.INITIALIZE, fields, timeout=initialize_timeout(opts, os.environ)
             )
             if hooks is not None:
                 hooks.verify(self.server_info)
@@ -391,6 +408,7 @@ class Connection:
         if self._gate is not None:
             await self._gate()
         self._prompted_at = anyio.current_time()  # the CLI owes us output from now on
+        self._run_end.on_prompt()
         mid = codec.user_message_uuid(frame)
         if mid is not None:
             self._turns.issue(mid)
@@ -463,7 +481,8 @@ class Connection:
 
         With ``until_result`` it stops after a `ResultMessage` (waiting for one if no
         turn is pending, as ``receive_response()`` does); with ``until_settled`` also as
-        soon as nothing is owed (so it never waits for a result that will not come).
+        soon as nothing is owed (so it never waits for a result that will not come), or
+        the run-end ceiling ran out between turns (`run_open`).
         Otherwise it runs until the CLI's output ends. A decode error (or the error of a
         prompt stream, see `stream_prompts_soon()`) is raised where it occurred;
         iterating again continues after it. A connection failure is raised at the end.
@@ -497,9 +516,15 @@ class Connection:
                 if inbox.error is not None:
                     raise inbox.error
                 return
-            if until_settled and not self.owes_answer:
+            if until_settled and not self.run_open:
                 return
-            await inbox.wait()
+            deadline = self._run_end.deadline if until_settled else None
+            if deadline is None:
+                await inbox.wait()
+                continue
+            with anyio.move_on_at(deadline):
+                await inbox.wait()
+            self._run_end.expire_if_due(anyio.current_time())
 
     @property
     def _mirror_errors_waiting(self) -> bool:
@@ -529,10 +554,14 @@ class Connection:
             if self._system_observers:
                 _notify(self._system_observers, shown)
             state = codec.session_state(item.data)
-            if state is not None:  # the CLI's own state: bookkeeping, not conversation
+            if state is not None:  # the CLI's own state: bookkeeping...
                 self._on_cli_state(state)
-                inbox.wake()
+                if codec.host_only(item.data):  # ...and only that, unless the caller asked
+                    inbox.wake()
+                    return
+                inbox.put(shown, size)  # not a sign that the conversation moved on
                 return
+            self._on_task_frame(item)
             if item.subtype == "init":
                 self._on_init(item)
             commands = codec.changed_commands(item.data)
@@ -555,10 +584,22 @@ class Connection:
             self._error_result = None
             if isinstance(item, AssistantMessage):
                 self._turn_open = True
+            if isinstance(item, (AssistantMessage, StreamEvent)) and not item.parent_tool_use_id:
+                self._run_end.on_turn_output()  # a main-thread turn is under way
         inbox.put(shown, size)
+
+    def _on_task_frame(self, item: SystemMessage) -> None:
+        """Background agents in flight hold the run-end ceiling (see `run_end`)."""
+        if isinstance(item, TaskStartedMessage):
+            self._run_end.on_task_started(item.task_id, item.task_type)
+        elif isinstance(item, TaskNotificationMessage) or (
+            isinstance(item, TaskUpdatedMessage) and item.status in TERMINAL_TASK_STATUSES
+        ):
+            self._run_end.on_task_ended(item.task_id, anyio.current_time())
 
     def _on_cli_state(self, state: str) -> None:
         self._cli_state = state
+        self._run_end.on_state(state, anyio.current_time())
         if state == "idle" and not self._turn_open:
             # an idle that overtakes its turn's result settles nothing: the turn ends
             # with its result (`_on_result`)
@@ -570,6 +611,7 @@ class Connection:
             self.session_id = item.session_id
         self._turns.on_result(tuple(item.user_message_uuids or ()))
         self._turn_open = False
+        self._run_end.on_result(anyio.current_time())
         if self._cli_state == "idle":  # the idle came first: it settles now
             self._turns.on_idle()
         self._error_result = shown.raw if item.is_error else None
@@ -710,6 +752,20 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     if options.resume is not None and not options.fork_session:
         return options.resume
     return options.session_id
+
+
+STREAM_CLOSE_TIMEOUT_ENV: Final = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"
+
+
+def initialize_timeout(options: ClaudeAgentOptions, environ: Mapping[str, str]) -> float:
+    """Seconds the ``initialize`` handshake may take: ``options.initialize_timeout``,
+    or ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT`` (milliseconds, in the environment) when that
+    is longer, as ``claude-agent-sdk`` reads it (a value that is not a plain integer is
+    ignored)."""
+    raw = environ.get(STREAM_CLOSE_TIMEOUT_ENV, "").strip()
+    if raw.isascii() and raw.isdigit():
+        return max(options.initialize_timeout, int(raw) / 1000)
+    return options.initialize_timeout
 
 
 def _session_trace(

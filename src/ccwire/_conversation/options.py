@@ -865,7 +865,8 @@ class ClaudeAgentOptions:
         control_timeout: Seconds each SDK-to-CLI control request may take (ccwire
             addition). Default `60.0`.
         initialize_timeout: Seconds the `initialize` handshake may take (ccwire
-            addition). Default `60.0`.
+            addition; ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT``, in milliseconds in the
+            environment, makes it longer, as in the reference). Default `60.0`.
         silence_timeout: Seconds a turn may go without a single frame from the CLI
             while nothing is waiting on you (no tool call, permission question or hook
             being answered) (ccwire addition). Past it the CLI is stopped and the

@@ -64,7 +64,10 @@ async def query(
     conversation runs (it may wait for earlier answers before yielding more). Stdin
     stays open while anything is owed, so in-process tools, permission callbacks and
     hooks keep working, and is closed once the prompts are exhausted and answered; the
-    CLI's remaining output is then drained and the process stopped.
+    CLI's remaining output is then drained and the process stopped. Past a result, a CLI
+    that still reports work ("running", a background agent) but starts no new turn keeps
+    stdin open at most ``CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`` (from ``options.env``,
+    else the environment; 10 minutes by default, ``0`` for no limit) between turns.
 
     To stop early, close the iterator in the task that iterates it: Python does not
     close an async generator on ``break``, so use ``contextlib.aclosing``:
@@ -109,9 +112,9 @@ async def converse(
                 yield message
             if feeder is not None and feeder.error is not None:
                 raise feeder.error
-            if not conn.is_open or (not conn.owes_answer and (feeder is None or feeder.done)):
+            if not conn.is_open or (not conn.run_open and (feeder is None or feeder.done)):
                 break
-            if not conn.owes_answer:
+            if not conn.run_open:
                 await conn.wait_activity()
         if conn.is_open:
             await conn.end_input()

@@ -458,6 +458,8 @@ class ControlProtocol:
             "the CLI closed its output before answering this request"
         )
         for pending in self._pending.values():
+            if pending.done.is_set():
+                continue  # answered just before the end: its requester takes the answer
             pending.error = waiter_error
             pending.done.set()
         for call in list(self._calls.values()):

@@ -112,7 +112,7 @@ class BubblewrapSpawner:
         found = shutil.which(options.command, path=options.env.get("PATH"))
         if found is None:
             raise CLINotFoundError(
-                f"Claude Code CLI not found at {options.command!r}", searched=(options.command,)
+                f"Claude Code not found at: {options.command!r}", searched=(options.command,)
             )
         command = os.path.realpath(found)
         work = os.path.realpath(options.cwd if options.cwd is not None else os.getcwd())

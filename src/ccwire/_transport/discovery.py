@@ -65,12 +65,13 @@ def _checked(path: str, origin: str) -> str:
     full = os.path.abspath(os.path.expanduser(path))
     if not os.path.exists(full):
         raise CLINotFoundError(
-            f"the Claude Code CLI given by {origin} does not exist: {full}\n{_INSTALL_HINT}",
+            f"Claude Code not found at: {full} (given by {origin}: it does not exist)\n"
+            f"{_INSTALL_HINT}",
             searched=(full,),
         )
     if not _is_executable(full):
         raise CLINotFoundError(
-            f"the Claude Code CLI given by {origin} is not an executable file: {full}\n"
+            f"Claude Code not found at: {full} (given by {origin}: not an executable file)\n"
             f"{_INSTALL_HINT}",
             searched=(full,),
         )
@@ -139,7 +140,7 @@ def find_cli(
 
     listing = "\n".join(f"  - {item}" for item in searched)
     raise CLINotFoundError(
-        f"the Claude Code CLI was not found (${ENV_VAR} is not set; not on PATH, in "
+        f"Claude Code not found (${ENV_VAR} is not set; not on PATH, in "
         f"node_modules/.bin or a usual install location)\nSearched:\n"
         f"  - ${ENV_VAR} (not set)\n{listing}\n"
         f"{_INSTALL_HINT}",

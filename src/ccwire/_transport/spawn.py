@@ -167,7 +167,7 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
                 "cannot start the Claude Code CLI: working directory "
                 f"{os.fspath(options.cwd)!r} does not exist"
             ) from exc
-        raise CLINotFoundError(f"Claude Code CLI not found at {exe!r}", searched=(exe,)) from exc
+        raise CLINotFoundError(f"Claude Code not found at: {exe!r}", searched=(exe,)) from exc
     except PermissionError as exc:
         raise CLIConnectionError(
             f"cannot start the Claude Code CLI at {exe!r}: permission denied ({exc})"

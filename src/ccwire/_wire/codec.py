@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard, cast
+from typing import Any, Final, TypeGuard, cast
 
 from .._core.errors import MessageDecodeError
 
@@ -713,6 +713,89 @@ def decode_message(obj: Mapping[str, Any]) -> Message:
         raise _malformed_frame(t, obj, exc) from exc
 
 
+# The fields ``parse_message()`` requires (the reference's contract), by frame type; the
+# live stream decodes leniently instead (a frame that does not fit is passed on).
+_REQUIRED_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "result": ("subtype", "duration_ms", "duration_api_ms", "is_error", "num_turns", "session_id"),
+    "stream_event": ("uuid", "session_id", "event"),
+    "conversation_reset": ("new_conversation_id", "uuid", "session_id"),
+}
+_REQUIRED_SYSTEM_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "task_started": ("task_id", "description", "uuid", "session_id"),
+    "task_progress": ("task_id", "description", "usage", "uuid", "session_id"),
+    "task_notification": ("task_id", "status", "output_file", "summary", "uuid", "session_id"),
+}
+_REQUIRED_BLOCK_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {
+    "text": ("text",),
+    "thinking": ("thinking", "signature"),
+    "tool_use": ("id", "name", "input"),
+    "tool_result": ("tool_use_id",),
+    "server_tool_use": ("id", "name", "input"),
+    "advisor_tool_result": ("tool_use_id", "content"),
+}
+_USER_BLOCK_TYPES: Final = frozenset({"text", "tool_use", "tool_result"})
+_HOOK_EVENT_SUBTYPES: Final = frozenset({"hook_started", "hook_response"})
+
+
+def parse_contract_error(obj: Mapping[str, Any]) -> str | None:
+    """Why ``obj`` falls short of the contract of ``parse_message()``, else None.
+
+    ``parse_message()`` (the function of ``claude-agent-sdk``) refuses a frame of a
+    known type that lacks a field the reference requires, with the reference's text:
+    ``Missing required field in <type> message: '<field>'`` (the first one missing, in
+    the reference's order), ``Invalid assistant content (expected list, got ...)`` or
+    ``Invalid content block (expected dict, got ...)``. The live stream does not apply
+    it: `decode_message()` passes such a frame on as well as it can.
+    """
+    t = obj.get("type")
+    if t == "system" and obj.get("subtype") in _HOOK_EVENT_SUBTYPES:
+        return None
+    try:
+        return _contract_error(t, obj)
+    except KeyError as exc:  # a required field is missing: named as the reference does
+        return f"Missing required field in {t} message: {exc}"
+
+
+def _contract_error(t: object, obj: Mapping[str, Any]) -> str | None:
+    """`parse_contract_error()`; raises KeyError for a missing required field."""
+    fields: tuple[str, ...] = _REQUIRED_FIELDS.get(t, ()) if isinstance(t, str) else ()
+    if t in ("user", "assistant"):
+        message = obj["message"]
+        if not isinstance(message, Mapping):
+            return None  # the codec says what is wrong with it
+        content = message["content"]
+        if t == "assistant" and not isinstance(content, list):
+            return f"Invalid assistant content (expected list, got {type(content).__name__})"
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, Mapping):
+                return f"Invalid content block (expected dict, got {type(block).__name__})"
+            kind = block["type"]
+            if isinstance(kind, str) and (t == "assistant" or kind in _USER_BLOCK_TYPES):
+                _require(block, _REQUIRED_BLOCK_FIELDS.get(kind, ()))
+        if t == "assistant":
+            _require(message, ("model",))
+    elif t == "system":
+        subtype = obj["subtype"]
+        fields = _REQUIRED_SYSTEM_FIELDS.get(subtype, ()) if isinstance(subtype, str) else ()
+    elif t == "rate_limit_event":
+        info = obj["rate_limit_info"]
+        if isinstance(info, Mapping):
+            _require(info, ("status",))
+        fields = ("uuid", "session_id")
+    _require(obj, fields)
+    if t == "result" and obj.get("deferred_tool_use"):
+        deferred = obj["deferred_tool_use"]
+        if isinstance(deferred, Mapping):
+            _require(deferred, ("id", "name", "input"))
+    return None
+
+
+def _require(obj: Mapping[str, Any], fields: tuple[str, ...]) -> None:
+    for name in fields:
+        if name not in obj:
+            raise KeyError(name)
+
+
 def decode_assistant(obj: Mapping[str, Any]) -> Message:
     """`decode_message` for a frame whose ``type`` is ``"assistant"`` (a streamed turn's
     frames, read one by one: no lookup of the decoder)."""
@@ -1003,6 +1086,13 @@ def session_state(obj: Mapping[str, Any]) -> str | None:
     if obj.get("subtype") == SESSION_STATE_CHANGED:
         return _opt_str(obj.get("state"))
     return None
+
+
+def host_only(obj: Mapping[str, Any]) -> bool:
+    """True for a frame the CLI sent for the SDK host only (``sdk_host_only: true``: a
+    ``session_state_changed`` frame asked for with ``CLAUDE_CODE_SDK_READS_SESSION_STATE``),
+    not for the caller."""
+    return obj.get("sdk_host_only") is True
 
 
 API_RETRY = "api_retry"

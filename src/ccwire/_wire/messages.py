@@ -724,7 +724,8 @@ class ThinkingTokensMessage(_PlainRepr):
 @dataclass(slots=True, repr=False)
 class SessionStateChangedMessage(_PlainRepr):
     """The CLI's session state changed (``system``/``session_state_changed``; ccwire tracks it and
-    does not yield it).
+    yields it only to a caller who set ``CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS`` in
+    ``options.env``).
 
     Attributes:
         subtype: The frame's `subtype`.
