@@ -8,6 +8,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ import pytest
 from ccwire import (
     LOCAL_ONLY_ENV,
     BubblewrapSpawner,
+    ClaudeAgentOptions,
     ContainerSpawner,
     SpawnError,
     SpawnOptions,
     SSHSpawner,
+    prewarm,
 )
 from ccwire._transport.container import find_container_runtime
 from ccwire._transport.remote_env import forwarded_env
@@ -92,6 +95,17 @@ def test_bubblewrap_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     assert BubblewrapSpawner(network=False).wrap(spawn).args.count("--share-net") == 0
     homed = BubblewrapSpawner(home=str(tmp_path / "keep")).wrap(spawn)
     assert ("--bind", str(tmp_path / "keep"), str(tmp_path / "home")) in triples(homed.args)
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_does_not_start_spares(tmp_path: Path) -> None:
+    # a claim would move the sandboxed CLI out of the one folder it may write, into
+    # one next to other sessions' folders, which its sandbox does not hide
+    sandboxed = ClaudeAgentOptions(
+        cli_path=sys.executable, cwd=str(tmp_path), spawn_claude_code_process=BubblewrapSpawner()
+    )
+    with pytest.raises(SpawnError, match="does not start spares"):
+        await prewarm(options=sandboxed)
 
 
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")

@@ -32,6 +32,7 @@ from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, Sp
 from .line_writer import close_quietly
 
 __all__ = [
+    "AWAIT_CLAIM_FLAG",
     "ProcessSpawner",
     "RunningProcess",
     "as_spawner",
@@ -40,6 +41,10 @@ __all__ = [
     "spawn_local",
     "start_process",
 ]
+
+AWAIT_CLAIM_FLAG = "await-claim"
+"""The CLI flag (``--await-claim``) that parks it after ``initialize`` until a
+``claim_session`` binds it to a session: the command line of a spare (``prewarm()``)."""
 
 
 @dataclass(frozen=True)
