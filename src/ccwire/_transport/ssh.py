@@ -15,8 +15,11 @@ travels how:
 The remote CLI ends with the session: ccwire closes its input, and it exits. When the
 connection drops instead (ccwire stops ``ssh``, the network fails), a watchdog on the
 remote side sees the SSH session end and stops the CLI (SIGTERM, SIGKILL 5 s later),
-within about a second. The remote side needs a POSIX ``sh``, ``base64`` and
-``mktemp``, and the CLI (``cli``, default ``claude`` on the remote ``PATH``).
+within about a second. So each session has a connection of its own: ``ssh`` never
+multiplexes it over a shared one (``ControlMaster`` and ``ControlPath`` of the SSH
+configuration are overridden), which would outlive it. The remote side needs a POSIX
+``sh``, ``base64`` and ``mktemp``, and the CLI (``cli``, default ``claude`` on the
+remote ``PATH``).
 
 Variables that describe this machine (`LOCAL_ONLY_ENV`: ``PATH``, ``HOME``, ...) are
 not forwarded: the remote login's own are kept, unless given in ``env``. The others of
@@ -87,7 +90,8 @@ class SSHSpawner:
         port: The SSH port (default: the configuration's).
         identity_file: The private key to log in with.
         ssh_options: More ``-o Key=Value`` options (e.g. ``{"UserKnownHostsFile":
-            "..."}``).
+            "..."}``); not ``ControlMaster`` nor ``ControlPath`` (see the module
+            docstring).
         config_file: An SSH configuration file (``-F``); ``"/dev/null"`` ignores the
             user's.
         env: Variables for the remote CLI, over what ccwire forwards.
@@ -152,6 +156,10 @@ class SSHSpawner:
             )
         args = ["-T", "-e", "none", "-o", "BatchMode=yes"]
         args += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
+        # a connection of its own, never one shared with other sessions (a ControlMaster
+        # of the configuration): the remote watchdog watches the connection, which a
+        # shared one outlives (ssh takes the first value it is given for an option)
+        args += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
         if self.config_file is not None:
             args += ["-F", self.config_file]
         if self.port is not None:
