@@ -358,6 +358,15 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
         SparePool(base, size=0)
 
 
+async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:
+    pool = SparePool(mini(), size=1)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pool.aclose)  # runs while start() waits for the pool's background task
+        await pool.start()
+    assert "ccwire spare pool" not in [t.name for t in anyio.get_running_tasks()]
+    assert await pool.take() is None
+
+
 async def test_a_session_does_not_wait_for_a_spare_another_session_awaits(mini: Any) -> None:
     got: list[Any] = []
     async with SparePool(mini(), size=1) as pool:
