@@ -135,6 +135,21 @@ def test_ssh_command_line_carries_nothing_of_the_session(spawn: SpawnOptions) ->
 
 
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
+def test_ssh_options_given_win_over_the_defaults(spawn: SpawnOptions, tmp_path: Path) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n  ControlMaster auto\n  ControlPath /tmp/mux\n  BatchMode no\n")
+    given = {"ServerAliveInterval": "5", "BatchMode": "no", "ControlPath": "/tmp/other"}
+    local, _ = SSHSpawner("me@build-box", config_file=str(config), ssh_options=given).wrap(spawn)
+    effective = subprocess.run(  # what ssh makes of its command line (it connects nowhere)
+        [local.command, "-G", *local.args], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "serveraliveinterval 5" in effective and "serveralivecountmax 3" in effective
+    assert "batchmode yes" in effective  # never a password prompt
+    assert "controlmaster false" in effective  # a connection of its own
+    assert not [line for line in effective if line.startswith("controlpath")]
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
 def test_the_ssh_start_up_script_runs_in_a_posix_shell(spawn: SpawnOptions, tmp_path: Path) -> None:
     """The script the remote shell evaluates, run by the local ``sh`` with a stand-in CLI."""
     cli = tmp_path / "fake-claude"

@@ -90,8 +90,9 @@ class SSHSpawner:
         port: The SSH port (default: the configuration's).
         identity_file: The private key to log in with.
         ssh_options: More ``-o Key=Value`` options (e.g. ``{"UserKnownHostsFile":
-            "..."}``); not ``ControlMaster`` nor ``ControlPath`` (see the module
-            docstring).
+            "..."}``), over the defaults (``ServerAliveInterval=15``,
+            ``ServerAliveCountMax=3``) and the configuration; not ``BatchMode``,
+            ``ControlMaster`` nor ``ControlPath`` (see the module docstring).
         config_file: An SSH configuration file (``-F``); ``"/dev/null"`` ignores the
             user's.
         env: Variables for the remote CLI, over what ccwire forwards.
@@ -154,11 +155,11 @@ class SSHSpawner:
                 "ClaudeAgentOptions.user is not used by SSHSpawner: name the remote user "
                 "in the destination ('user@host')"
             )
-        args = ["-T", "-e", "none", "-o", "BatchMode=yes"]
-        args += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
+        # ssh takes the first value it is given for an option: what must hold comes
+        # first, then what was asked for, then the defaults. Never a password prompt, and
         # a connection of its own, never one shared with other sessions (a ControlMaster
-        # of the configuration): the remote watchdog watches the connection, which a
-        # shared one outlives (ssh takes the first value it is given for an option)
+        # of the configuration): the remote watchdog watches it, which a shared one outlives
+        args = ["-T", "-e", "none", "-o", "BatchMode=yes"]
         args += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
         if self.config_file is not None:
             args += ["-F", self.config_file]
@@ -168,6 +169,7 @@ class SSHSpawner:
             args += ["-i", self.identity_file]
         for key, value in self.ssh_options.items():
             args += ["-o", f"{key}={value}"]
+        args += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
         args += [*self.extra_args, "--", self.host, f"exec /bin/sh -c {shlex.quote(_BOOTSTRAP)}"]
         local = SpawnOptions(command=ssh, args=tuple(args), env=dict(os.environ))
         return local, self.script(options)
