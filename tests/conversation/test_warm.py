@@ -174,6 +174,29 @@ async def test_claim_falls_back_for_a_missing_folder_and_a_dead_spare(
     assert report(messages)["cwd"] == str(work)
 
 
+async def test_a_cold_start_cancelled_while_its_title_is_set_stops_its_cli(
+    mini: Any, work: Path
+) -> None:
+    silent: list[int] = []  # the pid of the cold CLI that leaves rename_session unanswered
+    asked = anyio.Event()
+
+    def on_stderr(line: str) -> None:
+        if line.startswith("silent: rename_session"):
+            silent.append(int(line.split()[-1]))
+            asked.set()
+
+    env = {"MINI_CLAIM": "refuse", "MINI_SILENT": "rename_session"}
+    spare = await prewarm(options=mini(env=env, stderr=on_stderr))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(collect, spare.claim("hi", ClaimOptions(cwd=str(work), title="T")))
+        with anyio.fail_after(LIMIT):
+            await asked.wait()
+        tg.cancel_scope.cancel()
+    assert spare.fallback_reason is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(silent[0], 0)  # stopped and reaped, not left running
+
+
 async def test_options_refused_after_the_claim_are_recorded(mini: Any, work: Path) -> None:
     spare = await prewarm(options=mini())
     claim = ClaimOptions(cwd=str(work), model="refuse-me")
@@ -333,6 +356,15 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
         assert pool.cold == 1
     with pytest.raises(ValueError, match="size"):
         SparePool(base, size=0)
+
+
+async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:
+    pool = SparePool(mini(), size=1)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pool.aclose)  # runs while start() waits for the pool's background task
+        await pool.start()
+    assert "ccwire spare pool" not in [t.name for t in anyio.get_running_tasks()]
+    assert await pool.take() is None
 
 
 async def test_a_session_does_not_wait_for_a_spare_another_session_awaits(mini: Any) -> None:

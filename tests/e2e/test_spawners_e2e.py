@@ -13,6 +13,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from ccwire import (
     ContainerSpawner,
     Message,
     ResultMessage,
+    SpawnOptions,
     SSHSpawner,
     SystemMessage,
     query,
@@ -302,6 +304,34 @@ async def test_the_remote_cli_ends_when_the_connection_drops_mid_turn(
                 await client.disconnect()
     finally:
         release.set()
+
+
+async def test_the_remote_cli_ends_when_a_shared_connection_is_configured(
+    sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    """A configuration that multiplexes sessions over one persisting connection
+    (``ControlMaster auto``, common in ~/.ssh/config) would keep the SSH connection, which
+    the remote watchdog watches, alive after ``ssh`` dies: each session has its own."""
+    sock = tmp_path / "mux"
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host *\n  ControlMaster auto\n  ControlPath {sock}\n  ControlPersist 5\n")
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    spawner = replace(ssh_spawner(sshd, str(tmp_path)), config_file=str(config), cli="sh")
+    busy = SpawnOptions(command="claude", args=("-c", "echo up; exec sleep 600"), env={name: value})
+    with anyio.fail_after(TIMEOUT):  # a remote "CLI" busy, not reading its input
+        proc = await spawner(busy)
+        try:
+            await proc.stdin.send(b"")  # the start-up line
+            assert proc.stdout is not None and await proc.stdout.receive() == b"up\n"
+            remote = processes_with(marker)
+            proc.kill()  # ssh dies without a word
+            await proc.wait()
+            await wait_gone(remote)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.aclose()
 
 
 # -------------------------------------------------------------------- container

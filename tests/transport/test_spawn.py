@@ -197,6 +197,17 @@ async def test_a_spawner_that_returns_no_process(mini: Any) -> None:
             await run(mini(spawn_claude_code_process=spawner))
 
 
+async def test_a_spawner_that_never_returns_is_bounded_by_the_initialize_timeout(
+    mini: Any,
+) -> None:
+    async def spawner(options: SpawnOptions) -> Any:
+        await anyio.sleep_forever()  # a machine that never comes up
+
+    options = mini(spawn_claude_code_process=spawner, initialize_timeout=0.5)
+    with anyio.fail_after(LIMIT), pytest.raises(SpawnError, match=r"within 0\.5 s"):
+        await ClaudeSDKClient(options).connect()
+
+
 async def test_a_blocking_popen_is_refused_and_killed(mini: Any) -> None:
     popens: list[subprocess.Popen[bytes]] = []
 

@@ -8,6 +8,7 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ import pytest
 from ccwire import (
     LOCAL_ONLY_ENV,
     BubblewrapSpawner,
+    ClaudeAgentOptions,
     ContainerSpawner,
     SpawnError,
     SpawnOptions,
     SSHSpawner,
+    prewarm,
 )
 from ccwire._transport.container import find_container_runtime
 from ccwire._transport.remote_env import forwarded_env
@@ -94,6 +97,17 @@ def test_bubblewrap_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     assert ("--bind", str(tmp_path / "keep"), str(tmp_path / "home")) in triples(homed.args)
 
 
+@pytest.mark.anyio
+async def test_bubblewrap_does_not_start_spares(tmp_path: Path) -> None:
+    # a claim would move the sandboxed CLI out of the one folder it may write, into
+    # one next to other sessions' folders, which its sandbox does not hide
+    sandboxed = ClaudeAgentOptions(
+        cli_path=sys.executable, cwd=str(tmp_path), spawn_claude_code_process=BubblewrapSpawner()
+    )
+    with pytest.raises(SpawnError, match="does not start spares"):
+        await prewarm(options=sandboxed)
+
+
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
 def test_ssh_command_line_carries_nothing_of_the_session(spawn: SpawnOptions) -> None:
     spawner = SSHSpawner("me@build-box", cli="/opt/claude", port=2222, env={"HOME": "/srv/me"})
@@ -118,6 +132,21 @@ def test_ssh_command_line_carries_nothing_of_the_session(spawn: SpawnOptions) ->
     assert f"printf %s {payload} | base64 -d" in script
     with pytest.raises(SpawnError, match="user"):
         spawner.wrap(SpawnOptions(command="claude", user="nobody"))
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")
+def test_ssh_options_given_win_over_the_defaults(spawn: SpawnOptions, tmp_path: Path) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n  ControlMaster auto\n  ControlPath /tmp/mux\n  BatchMode no\n")
+    given = {"ServerAliveInterval": "5", "BatchMode": "no", "ControlPath": "/tmp/other"}
+    local, _ = SSHSpawner("me@build-box", config_file=str(config), ssh_options=given).wrap(spawn)
+    effective = subprocess.run(  # what ssh makes of its command line (it connects nowhere)
+        [local.command, "-G", *local.args], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "serveraliveinterval 5" in effective and "serveralivecountmax 3" in effective
+    assert "batchmode yes" in effective  # never a password prompt
+    assert "controlmaster false" in effective  # a connection of its own
+    assert not [line for line in effective if line.startswith("controlpath")]
 
 
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="the OpenSSH client is not installed")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .._core.errors import CLIConnectionError, OptionsError
 from .._core.redact import redact_value
 from .._mcp.server import SdkMcpServer
+from .._transport.spawn import AWAIT_CLAIM_FLAG
 from .options import (
     AgentDefinition,
     ClaudeAgentOptions,
@@ -562,11 +563,6 @@ def _thinking_args(options: ClaudeAgentOptions) -> list[str]:
     if display:
         args += ["--thinking-display", str(display)]
     return args
-
-
-AWAIT_CLAIM_FLAG = "await-claim"
-"""The ``extra_args`` key that parks the CLI after ``initialize`` until a
-``claim_session`` binds it to a session (a spare process)."""
 
 
 def _extra_args(extra: Mapping[str, object]) -> list[str]:

@@ -222,6 +222,7 @@ class Connection:
             stderr_callback=opts.stderr,
             max_line_bytes=opts.max_buffer_size,
             spawner=spawner,
+            spawn_timeout=opts.initialize_timeout,
             private_files=self._spill_dir.files(),
         )
 

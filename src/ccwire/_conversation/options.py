@@ -670,7 +670,8 @@ class ClaudeAgentOptions:
 
     The names follow Anthropic's ``claude-agent-sdk``. ccwire additions:
     ``control_timeout`` (seconds each SDK-to-CLI control request may take),
-    ``initialize_timeout`` (seconds the ``initialize`` handshake may take),
+    ``initialize_timeout`` (seconds the ``initialize`` handshake may take, and the
+    spawner to return the process),
     ``max_buffer_size=None`` meaning no limit on the length of one stdout line, and
     ``on_callback_error``: called (synchronously, in the connection's task) with a
     `CallbackError` whenever a hook or ``can_use_tool`` callback raises,
@@ -864,9 +865,10 @@ class ClaudeAgentOptions:
             32 MiB; `None`: no limit.
         control_timeout: Seconds each SDK-to-CLI control request may take (ccwire
             addition). Default `60.0`.
-        initialize_timeout: Seconds the `initialize` handshake may take (ccwire
-            addition; ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT``, in milliseconds in the
-            environment, makes it longer, as in the reference). Default `60.0`.
+        initialize_timeout: Seconds the `initialize` handshake may take, and
+            ``spawn_claude_code_process`` to return the process (ccwire addition;
+            ``CLAUDE_CODE_STREAM_CLOSE_TIMEOUT``, in milliseconds in the environment,
+            makes the handshake's longer, as in the reference). Default `60.0`.
         silence_timeout: Seconds a turn may go without a single frame from the CLI
             while nothing is waiting on you (no tool call, permission question or hook
             being answered) (ccwire addition). Past it the CLI is stopped and the

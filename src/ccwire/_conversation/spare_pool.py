@@ -115,13 +115,18 @@ class SparePool:
             return
         self._started, self._changed = anyio.Event(), anyio.Event()
         host = self._host = TaskHost("ccwire spare pool")
-        self._tg = await host.start()
-        self._started.set()
+        try:
+            self._tg = await host.start()
+        finally:
+            self._started.set()
         self._refill()
 
     async def aclose(self) -> None:
         """Stop booting and discard the parked spares (bounded, shielded); idempotent."""
         self._closed = True
+        if self._started is not None:  # a start under way: its task host runs once it is done
+            with anyio.CancelScope(shield=True):
+                await self._started.wait()
         self._tg = None
         host, self._host = self._host, None
         if host is not None:

@@ -652,6 +652,9 @@ async def open_cold(options: ClaudeAgentOptions, claim: ClaimOptions | None) -> 
             await conn.protocol.request(control_requests.RENAME_SESSION, {"title": claim.title})
         except CcwireError as exc:  # a title is not worth the session
             logger.warning("ccwire: the session's title could not be set: %s", exc)
+        except BaseException:  # cancelled: the CLI is not left running
+            await conn.close()
+            raise
     return conn
 
 

@@ -16,6 +16,9 @@ itself uses on Linux. The sandbox built here:
   ``network=False``;
 * dies with the process that started it (``--die-with-parent``).
 
+A sandbox is made for one work folder: a spare (``prewarm()``, `SparePool`), which a
+claim moves into another folder, is refused (`SpawnError`).
+
 The CLI's executable and the private files ccwire wrote for it stay visible
 (read-only), even when they live in a hidden folder. The environment reaches ``bwrap``
 through its process environment, never its command line.
@@ -30,8 +33,8 @@ from dataclasses import dataclass, replace
 
 import anyio.abc
 
-from .._core.errors import CLINotFoundError
-from .spawn import SpawnOptions, spawn_local
+from .._core.errors import CLINotFoundError, SpawnError
+from .spawn import AWAIT_CLAIM_FLAG, SpawnOptions, spawn_local
 
 __all__ = ["BubblewrapSpawner"]
 
@@ -85,6 +88,7 @@ class BubblewrapSpawner:
 
         Raises:
             CLINotFoundError: ``bwrap`` (or the CLI) is not installed.
+            SpawnError: ``options`` start a spare (see `wrap()`).
             CLIConnectionError: It cannot be started.
         """
         return await spawn_local(self.wrap(options))
@@ -101,7 +105,16 @@ class BubblewrapSpawner:
 
         Raises:
             CLINotFoundError: ``bwrap`` or the CLI is not installed.
+            SpawnError: ``options`` start a spare (``prewarm()``, `SparePool`): the
+                sandbox is made for one work folder, and a claim would move the CLI
+                into another, which it could not write, next to folders it must not see.
         """
+        if f"--{AWAIT_CLAIM_FLAG}" in options.args:
+            raise SpawnError(
+                "BubblewrapSpawner does not start spares (prewarm(), SparePool): its sandbox "
+                "is made for one work folder, and a claim would move the CLI into another; "
+                "start sandboxed sessions cold"
+            )
         bwrap = shutil.which(self.bwrap)
         if bwrap is None:
             raise CLINotFoundError(

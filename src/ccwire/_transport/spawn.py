@@ -32,6 +32,7 @@ from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, Sp
 from .line_writer import close_quietly
 
 __all__ = [
+    "AWAIT_CLAIM_FLAG",
     "ProcessSpawner",
     "RunningProcess",
     "as_spawner",
@@ -40,6 +41,10 @@ __all__ = [
     "spawn_local",
     "start_process",
 ]
+
+AWAIT_CLAIM_FLAG = "await-claim"
+"""The CLI flag (``--await-claim``) that parks it after ``initialize`` until a
+``claim_session`` binds it to a session: the command line of a spare (``prewarm()``)."""
 
 
 @dataclass(frozen=True)
@@ -212,34 +217,45 @@ def _name(spawner: object) -> str:
     return f"{module}.{name}" if module else str(name)
 
 
-async def start_process(spawner: ProcessSpawner | None, options: SpawnOptions) -> RunningProcess:
+async def start_process(
+    spawner: ProcessSpawner | None, options: SpawnOptions, *, timeout: float | None = None
+) -> RunningProcess:
     """Start the CLI with ``spawner`` (default `spawn_local()`) and check the result.
 
     Args:
         spawner: The spawn hook, or ``None`` for the default.
         options: What to start.
+        timeout: Seconds an async spawner may take (``None``: no limit); past them it
+            is cancelled.
 
     Returns:
         The process, as the transport uses it.
 
     Raises:
-        SpawnError: ``spawner`` raised something that is not a ccwire error, or
-            returned something that is not a usable process (which is killed, if it
-            can be).
+        SpawnError: ``spawner`` raised something that is not a ccwire error, took
+            longer than ``timeout``, or returned something that is not a usable
+            process (which is killed, if it can be).
         CcwireError: What ``spawner`` raised, when it is one (e.g.
             `CLINotFoundError`).
     """
     spawn = spawn_local if spawner is None else spawner
+    made: object = None
     try:
-        made: object = spawn(options)
-        if inspect.isawaitable(made):
-            made = await made
+        with anyio.move_on_after(timeout) as scope:
+            made = spawn(options)
+            if inspect.isawaitable(made):
+                made = await made
     except CcwireError:
         raise
     except Exception as exc:
         raise SpawnError(
             f"spawn_claude_code_process ({_name(spawn)}) raised {type(exc).__name__}: {exc}"
         ) from exc
+    if scope.cancelled_caught:
+        raise SpawnError(
+            f"spawn_claude_code_process ({_name(spawn)}) did not return a process "
+            f"within {timeout:g} s"
+        )
     problem = _unusable(made)
     if problem is not None:
         _kill_quietly(made)

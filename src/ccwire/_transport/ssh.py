@@ -15,8 +15,11 @@ travels how:
 The remote CLI ends with the session: ccwire closes its input, and it exits. When the
 connection drops instead (ccwire stops ``ssh``, the network fails), a watchdog on the
 remote side sees the SSH session end and stops the CLI (SIGTERM, SIGKILL 5 s later),
-within about a second. The remote side needs a POSIX ``sh``, ``base64`` and
-``mktemp``, and the CLI (``cli``, default ``claude`` on the remote ``PATH``).
+within about a second. So each session has a connection of its own: ``ssh`` never
+multiplexes it over a shared one (``ControlMaster`` and ``ControlPath`` of the SSH
+configuration are overridden), which would outlive it. The remote side needs a POSIX
+``sh``, ``base64`` and ``mktemp``, and the CLI (``cli``, default ``claude`` on the
+remote ``PATH``).
 
 Variables that describe this machine (`LOCAL_ONLY_ENV`: ``PATH``, ``HOME``, ...) are
 not forwarded: the remote login's own are kept, unless given in ``env``. The others of
@@ -87,7 +90,9 @@ class SSHSpawner:
         port: The SSH port (default: the configuration's).
         identity_file: The private key to log in with.
         ssh_options: More ``-o Key=Value`` options (e.g. ``{"UserKnownHostsFile":
-            "..."}``).
+            "..."}``), over the defaults (``ServerAliveInterval=15``,
+            ``ServerAliveCountMax=3``) and the configuration; not ``BatchMode``,
+            ``ControlMaster`` nor ``ControlPath`` (see the module docstring).
         config_file: An SSH configuration file (``-F``); ``"/dev/null"`` ignores the
             user's.
         env: Variables for the remote CLI, over what ccwire forwards.
@@ -150,8 +155,12 @@ class SSHSpawner:
                 "ClaudeAgentOptions.user is not used by SSHSpawner: name the remote user "
                 "in the destination ('user@host')"
             )
+        # ssh takes the first value it is given for an option: what must hold comes
+        # first, then what was asked for, then the defaults. Never a password prompt, and
+        # a connection of its own, never one shared with other sessions (a ControlMaster
+        # of the configuration): the remote watchdog watches it, which a shared one outlives
         args = ["-T", "-e", "none", "-o", "BatchMode=yes"]
-        args += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
+        args += ["-o", "ControlMaster=no", "-o", "ControlPath=none"]
         if self.config_file is not None:
             args += ["-F", self.config_file]
         if self.port is not None:
@@ -160,6 +169,7 @@ class SSHSpawner:
             args += ["-i", self.identity_file]
         for key, value in self.ssh_options.items():
             args += ["-o", f"{key}={value}"]
+        args += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
         args += [*self.extra_args, "--", self.host, f"exec /bin/sh -c {shlex.quote(_BOOTSTRAP)}"]
         local = SpawnOptions(command=ssh, args=tuple(args), env=dict(os.environ))
         return local, self.script(options)

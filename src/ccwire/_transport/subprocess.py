@@ -62,7 +62,8 @@ class SubprocessTransport(LineTransport):
 
     ``spawner`` starts the process (default: `spawn_local`, ``anyio.open_process``);
     it gets a `SpawnOptions` with ``argv``, ``env``, ``cwd``, ``user`` and
-    ``private_files`` (see `spawn`).
+    ``private_files`` (see `spawn`), and may take ``spawn_timeout`` s (default no
+    limit).
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class SubprocessTransport(LineTransport):
         terminate_grace: float = 5.0,
         exit_wait: float = 10.0,
         spawner: ProcessSpawner | None = None,
+        spawn_timeout: float | None = None,
         private_files: Sequence[str] = (),
     ) -> None:
         if isinstance(argv, str) or not argv:
@@ -89,6 +91,7 @@ class SubprocessTransport(LineTransport):
         self._cwd = cwd
         self._user = user
         self._spawner = spawner
+        self._spawn_timeout = spawn_timeout
         self._private_files = tuple(private_files)
         self._stderr = StderrCollector(stderr_callback, tail_bytes=stderr_tail_bytes)
         self._decoder = LineDecoder(max_line_bytes)
@@ -191,7 +194,7 @@ class SubprocessTransport(LineTransport):
             user=self._user,
             private_files=self._private_files,
         )
-        return await start_process(self._spawner, options)
+        return await start_process(self._spawner, options, timeout=self._spawn_timeout)
 
     def _started(self) -> RunningProcess:
         if self._process is None or self._phase is _Phase.LAUNCHED:
