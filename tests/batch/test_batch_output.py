@@ -5,6 +5,7 @@ not regular files, a closed file, Parquet without pyarrow or with its journal go
 from __future__ import annotations
 
 import errno
+import gc
 import importlib.util
 import json
 import resource
@@ -15,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from ccwire.batch import BatchConfigError, BatchResult, ResultsFile, finished_ids, read_results
+from ccwire.batch import (
+    BatchConfigError,
+    BatchResult,
+    ResultsFile,
+    finished_ids,
+    read_results,
+    run_batch,
+)
 
 
 def result(task_id: str, **fields: object) -> BatchResult:
@@ -190,3 +198,8 @@ def test_one_writer_at_a_time_and_the_next_one_appends(tmp_path: Path) -> None:
             second.write(result("b"))
         assert [r.id for r in read_results(path)] == ["a", "b"]
     assert not (tmp_path / "out.parquet.journal.jsonl").exists()
+    # a batch made but never entered does not keep the file once it is dropped
+    unused = run_batch([{"id": "c", "prompt": "p"}], output=tmp_path / "out.jsonl")
+    del unused
+    gc.collect()
+    ResultsFile(tmp_path / "out.jsonl").close()

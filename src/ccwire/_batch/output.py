@@ -286,3 +286,9 @@ class ResultsFile:
     def __exit__(self, *exc_info: object) -> None:
         """Close the file."""
         self.close()
+
+    def __del__(self) -> None:
+        """Let the file go (and its lock) if it was never closed: a batch never entered."""
+        fd = getattr(self, "_fd", None)  # (not set when the constructor failed early)
+        if fd is not None:
+            os.close(fd)
