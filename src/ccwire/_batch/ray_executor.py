@@ -400,7 +400,7 @@ async def _check_room(pool: _Pool) -> None:
     if any(host.up and not host.dead for host in pool.hosts):
         pool.homeless_since = None
         return
-    nodes = await anyio.to_thread.run_sync(pool.ray.nodes)
+    nodes = await anyio.to_thread.run_sync(pool.ray.nodes, abandon_on_cancel=True)
     if _can_host(nodes, pool.hints):
         pool.homeless_since = None  # an actor is starting, or waits for room on a busy node
         return
