@@ -336,6 +336,28 @@ async def test_no_room_and_what_cannot_be_pickled_fail_clearly(
     assert batch_actors() == []
 
 
+@pytest.mark.anyio
+async def test_a_task_source_that_waits_for_results_is_fed_as_they_come(
+    cluster: Any, fake_options: FakeOptions
+) -> None:
+    # each task is sent once the previous result arrived: the batch must go on
+    # collecting while its source waits (it waited on the source, and so forever)
+    send, receive = anyio.create_memory_object_stream[dict[str, str]](1)
+    got: list[str] = []
+    with anyio.fail_after(LIMIT):
+        async with send, run_batch(receive, options=fake_options(), concurrency=2,
+                                   executor="ray", num_cpus=0.5) as run:  # fmt: skip
+            await send.send({"id": "t0", "prompt": "echo 0"})
+            async for result in run:
+                got.append(result.id)
+                if len(got) < 3:
+                    await send.send({"id": f"t{len(got)}", "prompt": f"echo {len(got)}"})
+                else:
+                    send.close()
+    assert got == ["t0", "t1", "t2"]
+    assert run.state is BatchState.COMPLETED
+
+
 @pytest.mark.parametrize("listening", [False, True], ids=["refused", "silent"])
 def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
     tmp_path: Path, holds: Holds, listening: bool

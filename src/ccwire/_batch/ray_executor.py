@@ -319,12 +319,16 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     try:
         for _ in range(pool.size):
             pool.spawn()
-        async with contextlib.aclosing(run.next_tasks()) as tasks:
+        # the tasks are read by a task of their own (ahead, up to `concurrency`): a
+        # source that waits (for a result, say) never keeps this loop from collecting
+        ahead, queued = anyio.create_memory_object_stream[BatchTask](concurrency)
+        async with queued, anyio.create_task_group() as tg:
+            tg.start_soon(_read_tasks, run, ahead)
             more = True
             while (
                 pool.broken is None
                 and not run.interrupted  # by the budget: cancelled below
-                and (more or pool.again or pool.in_flight)
+                and ((more and not run.over_budget()) or pool.again or pool.in_flight)
             ):
                 host = pool.pick() if pool.in_flight < concurrency else None
                 if host is not None and pool.again:
@@ -334,13 +338,16 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                     emit(run._events, BatchEvent("started", lost.task.id,
                                                  lost.attempts_before + 1))  # fmt: skip
                 elif host is not None and more:
-                    try:
-                        task = await tasks.__anext__()
-                    except StopAsyncIteration:
+                    try:  # nothing to collect: wait for the source
+                        task = queued.receive_nowait() if pool.waiting else await queued.receive()
+                    except anyio.WouldBlock:  # none read yet: collect meanwhile
+                        await _collect(pool, run, send)
+                        continue
+                    except anyio.EndOfStream:
                         more = False
                         continue
-                    # (no budget check here: next_tasks() checked it, and results are
-                    # charged only by _collect, in this same loop)
+                    if run.over_budget():  # spent since it was read: it runs next time
+                        continue
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
                     try:
@@ -350,11 +357,20 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                         await run.finish(send, _unsendable(task, exc))
                 else:
                     await _collect(pool, run, send)
+            tg.cancel_scope.cancel()  # the reader, if the batch ends before the source
         if pool.broken is not None:
             raise pool.broken
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_SECONDS):
             await anyio.to_thread.run_sync(_shut_down, pool, abandon_on_cancel=True)
+
+
+async def _read_tasks(run: Any, ahead: MemoryObjectSendStream[BatchTask]) -> None:
+    """Pass the batch's tasks on as the source gives them (results are charged to the
+    budget by `_collect`; `next_tasks` stops once it is spent)."""
+    async with ahead, contextlib.aclosing(run.next_tasks()) as tasks:
+        async for task in tasks:
+            await ahead.send(task)
 
 
 def _ship(ray: Any, shared: dict[str, Any]) -> Any:

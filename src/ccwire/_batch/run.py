@@ -97,7 +97,8 @@ def run_batch(
             ``model``, ``max_turns``, ``system_prompt``, ``allowed_tools``,
             ``metadata``), dataclasses with those fields, or async functions taking a
             connected `ClaudeSDKClient`. Consumed lazily: at most `concurrency` tasks
-            are held at a time, so the iterable may be huge.
+            are held at a time (Ray: twice that, the next ones read ahead), so the
+            iterable may be huge, or wait for results before giving more.
         options: The options every session starts from (task fields override them).
         concurrency: Sessions running at once.
         store: Accepted for the session store of the drop-in API and type-checked;
