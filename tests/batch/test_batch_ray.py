@@ -45,6 +45,9 @@ from ccwire.testing import ScriptedModel
 from .conftest import FakeOptions, Holds, fake_cli_processes, fake_cli_wrapper
 from .scripted import BatchScript
 
+# Ray reads this once, when it is imported: set in the fixture, it came too late and the
+# cluster listened on the machine's address instead of 127.0.0.1
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray", reason="the Ray tests need `pip install 'ccwire[ray]'`")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
@@ -56,8 +59,6 @@ LIMIT = 120  # seconds any one batch may take here
 def cluster() -> Iterator[Any]:
     """Three Ray nodes on 127.0.0.1 (a head without CPUs, two workers of 2 CPUs), joined
     by this process; their workers import this checkout's tests and ccwire."""
-    before = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     repo = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join([repo, str(Path(ccwire.__file__).resolve().parents[1])])
     nodes = cluster_utils.Cluster(
@@ -73,10 +74,6 @@ def cluster() -> Iterator[Any]:
     finally:
         ray.shutdown()
         nodes.shutdown()
-        if before is None:
-            del os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"]
-        else:
-            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = before
 
 
 def batch_actors() -> list[str]:
