@@ -5,6 +5,8 @@ not regular files, a closed file, Parquet without pyarrow or with its journal go
 from __future__ import annotations
 
 import errno
+import gc
+import importlib.util
 import json
 import resource
 import signal
@@ -14,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from ccwire.batch import BatchConfigError, BatchResult, ResultsFile, finished_ids, read_results
+from ccwire.batch import (
+    BatchConfigError,
+    BatchResult,
+    ResultsFile,
+    finished_ids,
+    read_results,
+    run_batch,
+)
 
 
 def result(task_id: str, **fields: object) -> BatchResult:
@@ -174,13 +183,23 @@ def test_parquet_without_pyarrow_is_a_config_error(
     assert not (tmp_path / "out.parquet.journal.jsonl").exists()  # refused before opening
 
 
-def test_two_parquet_writers_keep_both_results_whichever_closes_first(tmp_path: Path) -> None:
-    pytest.importorskip("pyarrow")
-    path = tmp_path / "out.parquet"
-    first, second = ResultsFile(path), ResultsFile(path)
-    first.write(result("a"))
-    second.write(result("b"))
-    first.close()  # folds the journal, both lines, into the Parquet file
-    second.close()  # its journal is gone already: nothing left to fold
-    assert [r.id for r in read_results(path)] == ["a", "b"]
+def test_one_writer_at_a_time_and_the_next_one_appends(tmp_path: Path) -> None:
+    # two batches writing one file would run the same tasks twice (and one could cut
+    # the other's line): the second is refused while the first has it open
+    formats = ["out.jsonl"] + (["out.parquet"] if importlib.util.find_spec("pyarrow") else [])
+    for name in formats:
+        path = tmp_path / name
+        first = ResultsFile(path)
+        first.write(result("a"))
+        with pytest.raises(BatchConfigError, match="is being written by another batch"):
+            ResultsFile(path)
+        first.close()  # Parquet: folds the journal into the Parquet file
+        with ResultsFile(path) as second:
+            second.write(result("b"))
+        assert [r.id for r in read_results(path)] == ["a", "b"]
     assert not (tmp_path / "out.parquet.journal.jsonl").exists()
+    # a batch made but never entered does not keep the file once it is dropped
+    unused = run_batch([{"id": "c", "prompt": "p"}], output=tmp_path / "out.jsonl")
+    del unused
+    gc.collect()
+    ResultsFile(tmp_path / "out.jsonl").close()

@@ -31,12 +31,23 @@ import pytest
 
 import ccwire
 from ccwire import ClaudeAgentOptions
-from ccwire.batch import BatchResult, BatchState, RetryPolicy, read_results, run_batch
+from ccwire.batch import (
+    BatchConfigError,
+    BatchResult,
+    BatchState,
+    BatchTask,
+    RetryPolicy,
+    read_results,
+    run_batch,
+)
 from ccwire.testing import ScriptedModel
 
 from .conftest import FakeOptions, Holds, fake_cli_processes, fake_cli_wrapper
 from .scripted import BatchScript
 
+# Ray reads this once, when it is imported: set in the fixture, it came too late and the
+# cluster listened on the machine's address instead of 127.0.0.1
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray", reason="the Ray tests need `pip install 'ccwire[ray]'`")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
@@ -48,8 +59,6 @@ LIMIT = 120  # seconds any one batch may take here
 def cluster() -> Iterator[Any]:
     """Three Ray nodes on 127.0.0.1 (a head without CPUs, two workers of 2 CPUs), joined
     by this process; their workers import this checkout's tests and ccwire."""
-    before = os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     repo = str(Path(__file__).resolve().parents[2])
     path = os.pathsep.join([repo, str(Path(ccwire.__file__).resolve().parents[1])])
     nodes = cluster_utils.Cluster(
@@ -65,10 +74,6 @@ def cluster() -> Iterator[Any]:
     finally:
         ray.shutdown()
         nodes.shutdown()
-        if before is None:
-            del os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"]
-        else:
-            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = before
 
 
 def batch_actors() -> list[str]:
@@ -268,6 +273,86 @@ async def test_tools_a_worker_cannot_import_fail_clearly(
     for r in got:
         assert (r.ok, r.error_kind) == (False, "config")
         assert "cannot import 'driver_only_tools' on the Ray worker" in (r.error or "")
+
+
+class LockedStore:
+    """A session store holding a lock: an in-process object no Ray worker can receive."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    async def append(self, *_: object) -> None: ...
+
+    async def load(self, *_: object) -> None: ...
+
+
+@pytest.mark.anyio
+async def test_no_room_and_what_cannot_be_pickled_fail_clearly(
+    cluster: Any, fake_options: FakeOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ccwire._batch import ray_executor
+
+    monkeypatch.setattr(ray_executor, "PLACE_SECONDS", 1.0)
+    out = tmp_path / "out.jsonl"
+    # no node has 3 CPUs: no actor can ever start (as when every node that could is lost)
+    with (
+        anyio.fail_after(LIMIT),
+        pytest.raises(BatchConfigError, match="no Ray node alive could host"),
+    ):
+        async with run_batch(TASKS, options=fake_options(), concurrency=2, executor="ray",
+                             num_cpus=3, output=out) as run:  # fmt: skip
+            await run.collect()
+    assert run.state is BatchState.FAILED
+    assert "one needs 3 CPU" in str(run.error)
+    # options that cannot be pickled: refused before any actor starts
+    with anyio.fail_after(LIMIT), pytest.raises(BatchConfigError) as refused:
+        async with run_batch(TASKS, options=fake_options(session_store=LockedStore()),
+                             concurrency=2, executor="ray", output=out) as run:  # fmt: skip
+            await run.collect()
+    assert str(refused.value).startswith("the batch options cannot be sent to the Ray workers")
+    assert "cannot pickle '_thread.lock' object" in str(refused.value)
+    assert out.read_text() == ""  # nothing ran
+    # a task function that cannot be pickled fails alone; the others run
+    lock = threading.Lock()
+
+    async def locked(client: Any) -> None:
+        with lock:
+            return None
+
+    tasks: list[Any] = [*TASKS[:2], BatchTask(id="locked", run=locked)]
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=2, executor="ray",
+                             num_cpus=0.5, output=out) as run:  # fmt: skip
+            got = {r.id: r for r in await run.collect()}
+    assert run.state is BatchState.COMPLETED
+    assert sorted(got) == ["echo", "locked", "tool"]
+    assert (got["locked"].ok, got["locked"].error_kind) == (False, "config")
+    assert "cannot pickle '_thread.lock' object" in (got["locked"].error or "")
+    assert got["echo"].ok and got["tool"].ok
+    assert sorted(ids_on_disk(out)) == ["echo", "locked", "tool"]
+    assert batch_actors() == []
+
+
+@pytest.mark.anyio
+async def test_a_task_source_that_waits_for_results_is_fed_as_they_come(
+    cluster: Any, fake_options: FakeOptions
+) -> None:
+    # each task is sent once the previous result arrived: the batch must go on
+    # collecting while its source waits (it waited on the source, and so forever)
+    send, receive = anyio.create_memory_object_stream[dict[str, str]](1)
+    got: list[str] = []
+    with anyio.fail_after(LIMIT):
+        async with send, run_batch(receive, options=fake_options(), concurrency=2,
+                                   executor="ray", num_cpus=0.5) as run:  # fmt: skip
+            await send.send({"id": "t0", "prompt": "echo 0"})
+            async for result in run:
+                got.append(result.id)
+                if len(got) < 3:
+                    await send.send({"id": f"t{len(got)}", "prompt": f"echo {len(got)}"})
+                else:
+                    send.close()
+    assert got == ["t0", "t1", "t2"]
+    assert run.state is BatchState.COMPLETED
 
 
 @pytest.mark.parametrize("listening", [False, True], ids=["refused", "silent"])

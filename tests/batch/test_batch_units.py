@@ -432,6 +432,11 @@ async def test_ray_refuses_in_process_objects(tmp_path: Path) -> None:
         portable_options(hooks)
     with pytest.raises(BatchConfigError, match=r"spawn='package\.module:spawner'"):
         portable_options(ClaudeAgentOptions(spawn_claude_code_process=counting))
+    # (these two were shipped by value: run on the worker, or failed to pickle there)
+    with pytest.raises(BatchConfigError, match=r"options\.on_elicitation is an in-process"):
+        portable_options(ClaudeAgentOptions(on_elicitation=_note))
+    with pytest.raises(BatchConfigError, match=r"options\.on_user_dialog is an in-process"):
+        portable_options(ClaudeAgentOptions(on_user_dialog=_note))
     # servers that are not in-process travel as they are
     remote: dict[str, Any] = {"files": {"type": "stdio", "command": "files-server"},
                               "web": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}  # fmt: skip

@@ -51,7 +51,8 @@ _BAR_AREA = 600  # the width of the bars in a per-task chart
 _ROW = 18  # the height of one bar's row
 _PALETTE = {"input": "#4c78a8", "output": "#f58518"}
 _KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start": "#9d755d",
-                 "crash": "#e45756", "exception": "#ff9da6", "config": "#bab0ac"}  # fmt: skip
+                 "crash": "#e45756", "exception": "#ff9da6", "config": "#bab0ac",
+                 "lost": "#eeca3b"}  # fmt: skip
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,9 @@ edited by hand), is kept and given its newline. A path that is not a regular fil
 (``/dev/null``, a pipe) is written to but never read back nor synced. Parquet (a path
 ending in ``.parquet``, needs pyarrow): results are journaled to
 ``<path>.journal.jsonl`` the same way, and folded into the Parquet file (written to a
-temporary file, then renamed) when the batch ends or is interrupted.
+temporary file, then renamed) when the batch ends or is interrupted. One batch at a
+time writes a results file: it holds an advisory lock (``flock``) on it while open, and
+a second batch given the same file is refused (they would run the same tasks twice).
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ from typing import Any
 
 from .errors import BatchConfigError
 from .results import BatchResult
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock, as before
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["ResultsFile", "read_results"]
 
@@ -187,7 +194,6 @@ class ResultsFile:
         if self.path.is_dir():
             raise BatchConfigError(f"results file {str(self.path)!r} is a directory")
         try:
-            _cut_torn_tail(self._lines)
             self._fd: int | None = os.open(
                 self._lines, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
             )
@@ -196,6 +202,22 @@ class ResultsFile:
                 f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
             ) from exc
         self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
+        try:
+            if self._regular and fcntl is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _cut_torn_tail(self._lines)  # only once it is ours: a line may be on its way
+        except OSError as exc:
+            os.close(self._fd)  # (nothing to fold: this writer wrote nothing)
+            self._fd = None
+            if isinstance(exc, BlockingIOError):
+                raise BatchConfigError(
+                    f"the results file {str(self._lines)!r} is being written by another "
+                    "batch: wait for it to end (the same command then runs the tasks it "
+                    "did not), or give this one another file"
+                ) from None
+            raise BatchConfigError(
+                f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
+            ) from exc
         if self.parquet and self.path.exists() and not os.access(self.path, os.W_OK):
             self.close()
             raise BatchConfigError(f"cannot write the results file {str(self.path)!r}")
@@ -237,9 +259,11 @@ class ResultsFile:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        os.close(fd)
-        if self.parquet:
-            self._fold()
+        try:
+            if self.parquet:  # while the lock is held
+                self._fold()
+        finally:
+            os.close(fd)  # drops the lock
 
     def _fold(self) -> None:
         journal = _journal(self.path)
@@ -262,3 +286,9 @@ class ResultsFile:
     def __exit__(self, *exc_info: object) -> None:
         """Close the file."""
         self.close()
+
+    def __del__(self) -> None:
+        """Let the file go (and its lock) if it was never closed: a batch never entered."""
+        fd = getattr(self, "_fd", None)  # (not set when the constructor failed early)
+        if fd is not None:
+            os.close(fd)

@@ -11,7 +11,15 @@ whether it may have acted), then its result as JSON. Results stream back as they
 finish (``ray.wait``). The actors are killed when the batch ends, however it ends.
 
 Joining a cluster is bounded: an address nothing answers at fails at once, one that
-does not answer as Ray within `CONNECT_SECONDS` fails then (`BatchConfigError`).
+does not answer as Ray within `CONNECT_SECONDS` fails then (`BatchConfigError`). So is
+waiting for room: while no actor is up and no node alive is large enough to host one
+(the nodes were lost, or each is smaller than an actor needs), the batch waits at most
+`PLACE_SECONDS` (an autoscaler may be adding a node), then fails (`BatchConfigError`
+when no actor ever started, else `BatchError`); the tasks without a result run on the
+next call.
+The options are put in Ray's object store once, before any actor starts: what cannot
+be pickled fails the batch there (`BatchConfigError`); a task that cannot be pickled
+(a task function's closure) fails alone, as ``config``.
 
 A task whose actor is lost (the actor's process or its node died) is run again on
 another actor (a replacement is started, on a node that is up) when its session had
@@ -43,7 +51,7 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectSendStream
 
 from .._conversation.options import ClaudeAgentOptions
-from .errors import BatchConfigError
+from .errors import BatchConfigError, BatchError
 from .ray_actors import SessionHost
 from .results import BatchResult
 from .session import BatchEvent, emit
@@ -63,6 +71,8 @@ MAX_PER_ACTOR = 16
 CONNECT_SECONDS = 20.0
 """How long joining a Ray cluster may take before the batch fails."""
 _PROBE_SECONDS = 5.0  # a TCP connect to the address given, before Ray tries it
+PLACE_SECONDS = 120.0
+"""How long a batch with no actor up waits for a node that can host one."""
 
 
 def _import_ray() -> Any:
@@ -105,7 +115,8 @@ def portable_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
             "options.spawn_claude_code_process is an in-process object: with the Ray "
             "executor pass it by reference, spawn='package.module:spawner'"
         )
-    for name in ("can_use_tool", "stderr", "on_callback_error", "audit_log"):
+    for name in ("can_use_tool", "stderr", "on_callback_error", "audit_log", "on_elicitation",
+                 "on_user_dialog"):  # fmt: skip
         if getattr(options, name) is not None:
             raise BatchConfigError(
                 f"options.{name} is an in-process object, which the Ray executor cannot ship"
@@ -232,7 +243,7 @@ class _Pool:
     ray: Any
     actor: Any  # ray.remote(SessionHost)
     hints: dict[str, Any]  # its options: resources, max_concurrency...
-    shared: dict[str, Any]
+    shared: Any  # the reference of what every actor gets (`_ship`)
     per_actor: int
     size: int
     prefix: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
@@ -243,7 +254,8 @@ class _Pool:
     in_flight: int = 0
     started: int = 0  # actors that came up
     replaced: int = 0  # actors lost on their way up and replaced
-    broken: BatchConfigError | None = None
+    broken: BatchError | None = None
+    homeless_since: float | None = None  # since when no actor is up nor can be placed
     _names: itertools.count[int] = dataclasses.field(default_factory=itertools.count)
 
     def spawn(self) -> None:
@@ -301,17 +313,22 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
         hints["memory"] = ropts["memory"] * per_actor
     shared = {"options": options, "policy": run._policy, "tools": run._tools,
               "hooks": run._hooks, "spawn": run._spawn, "spares": run._spares}  # fmt: skip
-    pool = _Pool(ray, ray.remote(SessionHost), hints, shared, per_actor,
+    shipped = await anyio.to_thread.run_sync(_ship, ray, shared)
+    pool = _Pool(ray, ray.remote(SessionHost), hints, shipped, per_actor,
                  size=math.ceil(concurrency / per_actor))  # fmt: skip
     try:
         for _ in range(pool.size):
             pool.spawn()
-        async with contextlib.aclosing(run.next_tasks()) as tasks:
+        # the tasks are read by a task of their own (ahead, up to `concurrency`): a
+        # source that waits (for a result, say) never keeps this loop from collecting
+        ahead, queued = anyio.create_memory_object_stream[BatchTask](concurrency)
+        async with queued, anyio.create_task_group() as tg:
+            tg.start_soon(_read_tasks, run, ahead)
             more = True
             while (
                 pool.broken is None
                 and not run.interrupted  # by the budget: cancelled below
-                and (more or pool.again or pool.in_flight)
+                and ((more and not run.over_budget()) or pool.again or pool.in_flight)
             ):
                 host = pool.pick() if pool.in_flight < concurrency else None
                 if host is not None and pool.again:
@@ -321,23 +338,101 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                     emit(run._events, BatchEvent("started", lost.task.id,
                                                  lost.attempts_before + 1))  # fmt: skip
                 elif host is not None and more:
-                    try:
-                        task = await tasks.__anext__()
-                    except StopAsyncIteration:
+                    try:  # nothing to collect: wait for the source
+                        task = queued.receive_nowait() if pool.waiting else await queued.receive()
+                    except anyio.WouldBlock:  # none read yet: collect meanwhile
+                        await _collect(pool, run, send)
+                        continue
+                    except anyio.EndOfStream:
                         more = False
                         continue
-                    # (no budget check here: next_tasks() checked it, and results are
-                    # charged only by _collect, in this same loop)
-                    pool.submit(host, task, run._rng.getrandbits(32), 0, run._tracing.carrier())
+                    if run.over_budget():  # spent since it was read: it runs next time
+                        continue
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
+                    try:
+                        pool.submit(host, task, run._rng.getrandbits(32), 0,
+                                    run._tracing.carrier())  # fmt: skip
+                    except TypeError as exc:  # Ray cannot pickle it: it cannot run there
+                        await run.finish(send, _unsendable(task, exc))
                 else:
                     await _collect(pool, run, send)
+            tg.cancel_scope.cancel()  # the reader, if the batch ends before the source
         if pool.broken is not None:
             raise pool.broken
     finally:
         with anyio.CancelScope(shield=True), anyio.move_on_after(_CLEANUP_SECONDS):
             await anyio.to_thread.run_sync(_shut_down, pool, abandon_on_cancel=True)
+
+
+async def _read_tasks(run: Any, ahead: MemoryObjectSendStream[BatchTask]) -> None:
+    """Pass the batch's tasks on as the source gives them (results are charged to the
+    budget by `_collect`; `next_tasks` stops once it is spent)."""
+    async with ahead, contextlib.aclosing(run.next_tasks()) as tasks:
+        async for task in tasks:
+            await ahead.send(task)
+
+
+def _ship(ray: Any, shared: dict[str, Any]) -> Any:
+    """`shared` in Ray's object store, once for every actor (in a worker thread).
+
+    Raises:
+        BatchConfigError: Something in it cannot be pickled (an in-process object in
+            the options: a session store holding a connection, say).
+    """
+    try:
+        return ray.put(shared)
+    except TypeError as exc:
+        raise BatchConfigError(
+            f"the batch options cannot be sent to the Ray workers: {_why_unpicklable(exc)}"
+        ) from exc
+
+
+def _why_unpicklable(exc: BaseException) -> str:
+    """The pickling error under Ray's (whose first line names only the argument)."""
+    return _first_line(exc.__cause__ or exc)
+
+
+def _unsendable(task: BatchTask, exc: BaseException) -> BatchResult:
+    return BatchResult(id=task.id, ok=False, is_error=True, error_kind="config",
+                       error=f"the task cannot be sent to a Ray worker: {_why_unpicklable(exc)} "
+                       "(a task function must be picklable, its closure included)",
+                       metadata=dict(task.metadata))  # fmt: skip
+
+
+def _can_host(nodes: list[dict[str, Any]], hints: dict[str, Any]) -> bool:
+    """Whether a node alive is large enough for one actor (busy or not)."""
+    need = {"CPU": hints["num_cpus"], "memory": hints.get("memory") or 0}
+    return any(
+        node.get("Alive", True)
+        and all((node.get("Resources") or {}).get(k, 0) + 1e-9 >= v for k, v in need.items())
+        for node in nodes
+    )
+
+
+async def _check_room(pool: _Pool) -> None:
+    """Fail the batch once, for `PLACE_SECONDS`, no actor was up and no node alive could
+    host one (every such node was lost, or none is large enough): else it waits forever."""
+    if any(host.up and not host.dead for host in pool.hosts):
+        pool.homeless_since = None
+        return
+    nodes = await anyio.to_thread.run_sync(pool.ray.nodes, abandon_on_cancel=True)
+    if _can_host(nodes, pool.hints):
+        pool.homeless_since = None  # an actor is starting, or waits for room on a busy node
+        return
+    now = time.monotonic()
+    if pool.homeless_since is None:
+        pool.homeless_since = now
+    elif now - pool.homeless_since >= PLACE_SECONDS:
+        need = f"{pool.hints['num_cpus']:g} CPU"
+        if pool.hints.get("memory"):
+            need += f" and {pool.hints['memory'] / 2**20:.0f} MiB of memory"
+        kind = BatchError if pool.started else BatchConfigError
+        pool.broken = kind(
+            f"for {PLACE_SECONDS:g} s no Ray node alive could host a batch actor (one "
+            f"needs {need}): add nodes, or ask for less per actor (--num-cpus, "
+            "--memory-mb, --sessions-per-actor); the tasks without a result run next time"
+        )
 
 
 def _shut_down(pool: _Pool) -> None:
@@ -409,6 +504,7 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
                                              reason=_first_line(data)))  # fmt: skip
                 continue
         await run.finish(send, result)
+    await _check_room(pool)
 
 
 def _first_line(exc: object) -> str:

@@ -97,7 +97,8 @@ def run_batch(
             ``model``, ``max_turns``, ``system_prompt``, ``allowed_tools``,
             ``metadata``), dataclasses with those fields, or async functions taking a
             connected `ClaudeSDKClient`. Consumed lazily: at most `concurrency` tasks
-            are held at a time, so the iterable may be huge.
+            are held at a time (Ray: twice that, the next ones read ahead), so the
+            iterable may be huge, or wait for results before giving more.
         options: The options every session starts from (task fields override them).
         concurrency: Sessions running at once.
         store: Accepted for the session store of the drop-in API and type-checked;
@@ -180,12 +181,11 @@ def run_batch(
         check_reference(spawn, "spawn")
     if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
         raise BatchConfigError(f"spares must be an integer >= 0, got {spares!r}")
+    budget = CostBudget(max_cost_usd, on_budget) if max_cost_usd is not None else None
+    writer = ResultsFile(output) if output is not None else None  # ours from here on
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
-    budget = None
-    if max_cost_usd is not None:
-        prior = sum(r.cost_usd for r in read_results(output)) if output is not None else 0.0
-        budget = CostBudget(max_cost_usd, on_budget, spent=prior)
-    writer = ResultsFile(output) if output is not None else None
+    if budget is not None and output is not None:  # what the results file spent counts
+        budget.spent = sum(r.cost_usd for r in read_results(output))
     return BatchRun(
         tasks,
         options=options or ClaudeAgentOptions(),
