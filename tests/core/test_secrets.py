@@ -85,6 +85,8 @@ def test_secret_shapes_in_free_text(secret: str) -> None:
         ("set-cookie: sid=abc; Path=/", "set-cookie: ***; Path=/"),
         ("used 9 input_tokens, max_tokens=4096", "used 9 input_tokens, max_tokens=4096"),
         ("the author: Ann", "the author: Ann"),
+        ("--cwd /etc/passwd: not a directory", "--cwd /etc/passwd: not a directory"),
+        ("C:\\keys\\token: missing; token: abc", "C:\\keys\\token: missing; token: ***"),
     ],
 )
 def test_secret_pairs_and_urls_in_free_text(text: str, expected: str) -> None:

@@ -108,9 +108,10 @@ def _shapes() -> tuple[re.Pattern[str], ...]:
         re.compile(
             r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^/\s:@]{0,256}:([^/\s@]{1,256})@"
         ),
-        # name=value or "name": "value" with a secret name (also in headers: "X-Api-Key: v")
+        # name=value or "name": "value" with a secret name (also in headers: "X-Api-Key: v");
+        # not a path's last part ("/etc/passwd: not a directory")
         re.compile(
-            r"(?i)" + _KEYWORD + r"(?:[_.-]?(?:key|value|string|str|b64|hash))?"
+            r"(?i)(?<![/\\])" + _KEYWORD + r"(?:[_.-]?(?:key|value|string|str|b64|hash))?"
             r"(?![A-Za-z0-9])[\"']?\s*[:=]\s*"
             r"(?:\"([^\"\n]{0,1024})\"|'([^'\n]{0,1024})'|((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+))"
         ),
