@@ -59,6 +59,8 @@ def test_lines_that_are_not_results_are_skipped_and_the_rest_read(tmp_path: Path
         '{"id": "x", "ok": true, "metadata": 5}',
         '{"id": "x", "ok": true, "attempts": null}',
         '{"id": "x", "ok": true, "duration_s": "1s"}',
+        '{"id": "x", "ok": true, "cost_usd": NaN}',
+        '{"id": "x", "ok": true, "cost_usd": -3.0}',
         '{"id": "x", "ok": true, "error": {"nested": 1}}',
     ],
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -212,6 +213,15 @@ def _is_number(value: object) -> bool:
     return _is_int(value) or isinstance(value, float)
 
 
+def _is_cost(value: object) -> bool:
+    """A cost a budget can add up: a finite, non-negative number (a NaN would switch the
+    budget off, a negative one give money back)."""
+    if not _is_number(value):
+        return False
+    assert isinstance(value, (int, float))
+    return math.isfinite(value) and value >= 0
+
+
 _TOKEN_KEYS = (
     "input_tokens",
     "cache_creation_input_tokens",
@@ -238,7 +248,7 @@ _FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
     "subtype": lambda v: v is None or isinstance(v, str),
     "num_turns": _is_int,
     "tool_calls": _is_int,
-    "cost_usd": _is_number,
+    "cost_usd": _is_cost,
     "usage": _is_usage,
     "duration_s": _is_number,
     "attempts": _is_int,
