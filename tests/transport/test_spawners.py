@@ -4,6 +4,7 @@ CLI runs through each of them in ``tests/e2e/test_spawners_e2e.py``)."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import itertools
 import os
 import shutil
@@ -187,6 +188,17 @@ def test_container_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     assert ("-e", "ANTHROPIC_API_KEY") in pairs and ("-e", "PATH") not in pairs
     assert not [a for a in args if SECRET in a]
     assert wrapped.env["ANTHROPIC_API_KEY"] == SECRET  # the client passes the value on
+
+
+@pytest.mark.skipif(find_container_runtime() is None, reason="no podman or docker client")
+def test_container_refuses_a_folder_whose_path_has_a_colon(spawn: SpawnOptions) -> None:
+    """``-v a:b:a:b`` would mount the wrong folder, or fail inside the engine."""
+    odd = dataclasses.replace(spawn, cwd="/work/a:b")
+    with pytest.raises(SpawnError, match=r"'/work/a:b'.*':' in a path"):
+        ContainerSpawner("img:1").wrap(odd)
+    args = ContainerSpawner("img:1", mount_cwd=False).wrap(odd).args  # not mounted: fine
+    assert ("--workdir", "/work/a:b") in itertools.pairwise(args)
+    assert not [a for a in args if a.startswith("/work/a:b:")]
 
 
 def test_load_spawner_takes_a_function_or_a_class() -> None:

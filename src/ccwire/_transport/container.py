@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import anyio.abc
 
-from .._core.errors import CLINotFoundError
+from .._core.errors import CLINotFoundError, SpawnError
 from .remote_env import LOCAL_ONLY_ENV, forwarded_env
 from .spawn import SpawnOptions, spawn_local
 
@@ -112,10 +112,10 @@ class ContainerSpawner:
             args += ["--user", options.user]
         if options.cwd is not None:
             if self.mount_cwd:
-                args += ["-v", f"{options.cwd}:{options.cwd}"]
+                args += ["-v", _bind(options.cwd, "")]
             args += ["--workdir", options.cwd]
         for folder in dict.fromkeys(os.path.dirname(p) for p in options.private_files):
-            args += ["-v", f"{folder}:{folder}:ro"]
+            args += ["-v", _bind(folder, ":ro")]
         for volume in self.volumes:
             args += ["-v", volume]
         for key in env:
@@ -123,3 +123,14 @@ class ContainerSpawner:
         args += [*self.extra_args, self.image, self.cli, *options.args]
         client_env = {**os.environ, **env}
         return SpawnOptions(command=runtime, args=tuple(args), env=client_env)
+
+
+def _bind(folder: str, mode: str) -> str:
+    """``-v`` for ``folder`` at the same path; `SpawnError` for a path ``-v`` cannot
+    express (a ``:`` would be read as the separator of its fields)."""
+    if ":" in folder:
+        raise SpawnError(
+            f"cannot mount {folder!r} into the container: '-v' reads ':' in a path as a "
+            "separator; use a folder whose path has no ':'"
+        )
+    return f"{folder}:{folder}{mode}"
