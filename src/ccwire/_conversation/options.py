@@ -7,7 +7,6 @@ the CLI's argv, environment and ``initialize`` fields is done by the pure functi
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import math
@@ -463,6 +462,8 @@ def _is_number(value: object) -> bool:
 def unknown_option_message(name: str) -> str:
     """What to say about ``name``, which is not an option: the option it most likely
     means (``allowedTools`` and ``allowed_tool`` mean ``allowed_tools``), if any."""
+    import difflib  # only on this error path: 1 ms of the usual import otherwise
+
     squashed = {known.replace("_", ""): known for known in _OPTION_NAMES}
     meant = squashed.get(name.replace("_", "").lower()) or next(
         iter(difflib.get_close_matches(name, sorted(_OPTION_NAMES), n=1, cutoff=0.75)), None
