@@ -138,12 +138,13 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
     """Start the CLI on this machine, as a child process with three pipes.
 
     The default spawner (``anyio.open_process``). On POSIX the process starts a new
-    session, so it leads its own process group: what it starts (MCP servers, hooks,
-    tools, or the real CLI behind a wrapper script) is in that group, and ccwire stops
-    the whole group with it; the terminal's Ctrl-C does not reach it (ccwire's own
-    shutdown stops it). A spawner that wraps the command
-    (a sandbox, ``nice``, ...) can start its own command line with it:
-    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``. The
+    session, so it leads its own process group, which holds what it starts (MCP
+    servers, hooks, tools, or the real CLI behind a wrapper script); a terminal's Ctrl-C
+    does not reach it (ccwire's own shutdown stops it). When it is the spawner, ccwire
+    stops the whole group with the CLI. A spawner that wraps the command (a sandbox,
+    ``nice``, ...) can start its own command line with it:
+    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``; its
+    process is then signalled alone. The
     spawn itself is not interrupted by a cancellation, which takes effect right after:
     a spawner that awaits anything after it must stop the process if that raises.
 
