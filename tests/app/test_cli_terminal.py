@@ -235,6 +235,24 @@ def test_ctrl_c_at_the_permission_prompt(tmux: Tmux, tmp_path: Path) -> None:
     lines = [line.rstrip() for line in screen.splitlines() if line.strip()]
     assert lines[lines.index("interrupted") - 1].endswith("[n] no > ^C"), screen  # kept whole
     assert "never reached" not in screen and "tool error" not in screen
+    # the CLI has its own session (the terminal's Ctrl-C does not reach it): ccwire's
+    # shutdown stopped it, and what it started
+    shell = tmux("display-message", "-p", "-t", "run", "#{pane_pid}").strip()
+    assert processes_in(tmp_path, but=shell) == []
+
+
+def processes_in(folder: Path, but: str) -> list[str]:
+    """The command lines of the processes (except ``but``) working in ``folder``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or entry.name == but:
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) == folder.resolve():
+                found.append((entry / "cmdline").read_text().replace("\0", " "))
+        except OSError:  # gone, or not ours
+            continue
+    return found
 
 
 def test_ctrl_c_ends_serve_on_stdio(tmux: Tmux, tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import signal
 import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, Union
@@ -135,9 +137,14 @@ process (`SpawnedProcess`)."""
 async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
     """Start the CLI on this machine, as a child process with three pipes.
 
-    The default spawner (``anyio.open_process``); a spawner that wraps the command
-    (a sandbox, ``nice``, ...) can start its own command line with it:
-    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``. The
+    The default spawner (``anyio.open_process``). On POSIX the process starts a new
+    session, so it leads its own process group, which holds what it starts (MCP
+    servers, hooks, tools, or the real CLI behind a wrapper script); a terminal's Ctrl-C
+    does not reach it (ccwire's own shutdown stops it). When it is the spawner, ccwire
+    stops the whole group with the CLI. A spawner that wraps the command (a sandbox,
+    ``nice``, ...) can start its own command line with it:
+    ``await spawn_local(dataclasses.replace(options, command=..., args=...))``; its
+    process is then signalled alone. The
     spawn itself is not interrupted by a cancellation, which takes effect right after:
     a spawner that awaits anything after it must stop the process if that raises.
 
@@ -165,6 +172,7 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
                 cwd=options.cwd,
                 env=dict(options.env),
                 user=options.user,
+                start_new_session=True,  # its own process group (ignored on Windows)
             )
     except FileNotFoundError as exc:
         if options.cwd is not None and not await anyio.Path(options.cwd).is_dir():
@@ -263,7 +271,9 @@ async def start_process(
             f"spawn_claude_code_process ({_name(spawn)}) returned {type(made).__name__}, "
             f"which is not a usable process: {problem}"
         )
-    return RunningProcess(made)  # type: ignore[arg-type]  # checked by _unusable
+    process: SpawnedProcess = made  # type: ignore[assignment]  # checked by _unusable
+    # the default spawner's process leads its own group: the group is stopped with it
+    return RunningProcess(process, own_group=spawn is spawn_local)
 
 
 def _unusable(obj: object) -> str | None:
@@ -306,13 +316,17 @@ class RunningProcess:
     """The transport's view of a spawned process, whatever the spawner returned.
 
     Passes everything to the process; ``pid`` is ``None`` when it has none, and
-    `aclose()` closes the streams itself when it has no ``aclose()``.
+    `aclose()` closes the streams itself when it has no ``aclose()``. When
+    ``own_group`` is true (the process `spawn_local()` started) and the process leads
+    its process group (POSIX), `terminate()` and `kill()` signal the whole group, and
+    `group_alive()` tells whether any of it is left.
     """
 
-    __slots__ = ("_inner", "stderr", "stdin", "stdout")
+    __slots__ = ("_group", "_inner", "stderr", "stdin", "stdout")
 
-    def __init__(self, inner: SpawnedProcess) -> None:
+    def __init__(self, inner: SpawnedProcess, *, own_group: bool = False) -> None:
         self._inner = inner
+        self._group = _leader_pid(inner) if own_group else None
         stdin, stdout = inner.stdin, inner.stdout
         assert stdin is not None and stdout is not None  # checked by start_process
         self.stdin: anyio.abc.ByteSendStream = stdin
@@ -346,13 +360,46 @@ class RunningProcess:
                 f"{type(exc).__name__}: {exc}"
             ) from exc
 
+    @property
+    def process_group(self) -> int | None:
+        """The process group signalled with the process (it leads it), or ``None``."""
+        return self._group
+
     def terminate(self) -> None:
-        """SIGTERM (or the spawner's equivalent)."""
-        self._inner.terminate()
+        """SIGTERM (or the spawner's equivalent); to the whole group if it leads one.
+
+        Raises:
+            ProcessLookupError: The process (or its group) is gone.
+        """
+        if self._group is None:
+            self._inner.terminate()
+        else:
+            os.killpg(self._group, signal.SIGTERM)
 
     def kill(self) -> None:
-        """SIGKILL (or the spawner's equivalent)."""
-        self._inner.kill()
+        """SIGKILL (or the spawner's equivalent); to the whole group if it leads one.
+
+        Raises:
+            ProcessLookupError: The process (or its group) is gone.
+        """
+        if self._group is None:
+            self._inner.kill()
+        else:
+            os.killpg(self._group, signal.SIGKILL)
+
+    def group_alive(self) -> bool:
+        """Whether a running process of its group is left (``False`` without a group).
+
+        A zombie does not count (on Linux): its parent, or an init that does not reap
+        orphans, keeps it until it is reaped, but it runs nothing.
+        """
+        if self._group is None:
+            return False
+        try:
+            os.killpg(self._group, 0)
+        except OSError:  # ProcessLookupError: none left; PermissionError: none of ours
+            return False
+        return _has_running_member(self._group)
 
     async def aclose(self) -> None:
         """Release the process's resources (it has exited, or is about to)."""
@@ -363,3 +410,36 @@ class RunningProcess:
         for stream in (self.stdin, self.stdout, self.stderr):
             if stream is not None:
                 await close_quietly(stream)
+
+
+def _leader_pid(process: object) -> int | None:
+    """``process``'s pid if it leads its process group (POSIX), else ``None``."""
+    pid = getattr(process, "pid", None)
+    if sys.platform == "win32" or not isinstance(pid, int):
+        return None
+    try:
+        return pid if os.getpgid(pid) == pid else None
+    except OSError:  # already gone
+        return None
+
+
+def _has_running_member(group: int) -> bool:
+    """Whether process group ``group`` has a process that is not a zombie (``True``
+    where ``/proc`` cannot tell)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # gone in the meantime, or not readable
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 3 and int(fields[2]) == group and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

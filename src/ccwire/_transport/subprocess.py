@@ -41,6 +41,7 @@ _ABANDONED_READ_TIMEOUT = 0.1  # read timeout once a pipe has been given up on
 _STDERR_WAIT = 1.0  # after stdout EOF, how long to wait for stderr EOF (complete tail)
 _BROKEN_PIPE_EXIT_WAIT = 1.0  # after a failed write, how long to wait for the exit status
 _KILL_WAIT = 5.0
+_GROUP_POLL = 0.05  # how often to look whether the CLI's process group has ended
 
 
 class _Phase(enum.Enum):
@@ -59,6 +60,14 @@ class SubprocessTransport(LineTransport):
     (default unlimited). `aclose()` waits ``close_grace`` s after closing stdin, then
     sends SIGTERM and waits ``terminate_grace`` s, then SIGKILL. At the end of stdout the
     exit status is awaited for at most ``exit_wait`` s.
+
+    The default spawner's process leads its own process group (POSIX): SIGTERM and
+    SIGKILL go to the whole group, and once the CLI has exited, what is left of the
+    group (MCP servers, hooks, tools it started, or the real CLI behind a wrapper
+    script) gets SIGTERM (unless it had it), ``terminate_grace`` s, then SIGKILL, so
+    nothing the CLI started outlives it. A group already gone is not an error, and the
+    CLI's exit status is reported as before. Another spawner's process is signalled
+    alone (it decides what its process takes with it).
 
     ``spawner`` starts the process (default: `spawn_local`, ``anyio.open_process``);
     it gets a `SpawnOptions` with ``argv``, ``env``, ``cwd``, ``user`` and
@@ -366,12 +375,13 @@ class SubprocessTransport(LineTransport):
             self._stderr_scope.cancel()
 
     async def aclose(self) -> None:
-        """Close stdin, wait, SIGTERM, wait, SIGKILL, reap; bounded, shielded, idempotent."""
+        """Close stdin, wait, SIGTERM, wait, SIGKILL, reap, then stop what is left of the
+        CLI's process group; bounded, shielded, idempotent."""
         with anyio.CancelScope(shield=True):
             phase = self._phase
             if phase is _Phase.CLOSED:
                 with anyio.move_on_after(
-                    2 * self._close_grace + self._terminate_grace + _KILL_WAIT + 5
+                    2 * (self._close_grace + self._terminate_grace + _KILL_WAIT) + 5
                 ):
                     await self._close_done.wait()
                 return
@@ -399,12 +409,29 @@ class SubprocessTransport(LineTransport):
                     self._abandon(proc)
                     await self._give_up_pipes(proc)
                     return
+        await self._stop_group(proc)
         with anyio.move_on_after(_STDERR_WAIT):
             await self._stderr_done.wait()
         await self._give_up_pipes(proc)
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
+
+    async def _stop_group(self, proc: RunningProcess) -> None:
+        """Stop what the exited CLI left running in its process group (when it leads
+        one): SIGTERM (unless the group had it), ``terminate_grace`` s, SIGKILL. The
+        CLI's exit status and how it is reported do not change."""
+        if not proc.group_alive():
+            return
+        if not self._signalled:
+            _signal_group(proc, kill=False)
+        if await _wait_group(proc, self._terminate_grace):
+            return
+        _signal_group(proc, kill=True)
+        if not await _wait_group(proc, _KILL_WAIT):
+            logger.error(
+                "ccwire: the CLI's process group (%s) survived SIGKILL", proc.process_group
+            )
 
     async def _kill_unstarted(self, proc: RunningProcess) -> None:
         """Stop a process that was launched but never started: it was sent nothing,
@@ -433,6 +460,27 @@ class SubprocessTransport(LineTransport):
             pass  # exited in the meantime
         except Exception:  # a spawner's process whose kill() fails: it is logged
             logger.exception("ccwire: stopping the CLI's process (pid %s) failed", proc.pid)
+
+
+def _signal_group(proc: RunningProcess, *, kill: bool) -> None:
+    try:
+        if kill:
+            proc.kill()
+        else:
+            proc.terminate()
+    except ProcessLookupError:
+        pass  # the group is gone
+    except OSError:
+        logger.exception("ccwire: stopping the CLI's process group (%s) failed", proc.pid)
+
+
+async def _wait_group(proc: RunningProcess, seconds: float) -> bool:
+    """Wait until no process of ``proc``'s group runs; ``False`` if some still do."""
+    with anyio.move_on_after(seconds):
+        # not our children: nothing tells when they end, they are looked at
+        while proc.group_alive():  # noqa: ASYNC110
+            await anyio.sleep(_GROUP_POLL)
+    return not proc.group_alive()
 
 
 async def _wait_exit(proc: RunningProcess, seconds: float) -> bool:
