@@ -53,7 +53,18 @@ async def endless(args: dict[str, Any]) -> str:
     return "never"
 
 
-SERVER = create_sdk_mcp_server("stdio", tools=[big, add, surrogate, infinite, endless])["instance"]
+GATE: list[anyio.Event] = []
+
+
+@tool("gated", "Returns once the test releases it", {})
+async def gated(args: dict[str, Any]) -> str:
+    await GATE[0].wait()
+    return "released"
+
+
+SERVER = create_sdk_mcp_server("stdio", tools=[big, add, surrogate, infinite, endless, gated])[
+    "instance"
+]
 
 INIT = initialize()
 
@@ -275,3 +286,42 @@ async def test_serve_lines_hosts_an_official_server() -> None:
             to_server.close()
     assert answer["id"] == 1
     assert answer["result"]["content"][0]["text"] == "HEY!"
+
+
+async def test_stopped_no_message_is_taken_the_calls_finish_and_halt_cuts_them_off() -> None:
+    """``stop`` (the first SIGTERM or Ctrl-C of ``ccwire serve``) ends the taking of
+    messages: the calls running go on and their answers are written; ``halt`` (the
+    second signal) cuts off the rest at once, each answered with a -32603."""
+    GATE[:] = [anyio.Event()]
+    stop, halt = anyio.Event(), anyio.Event()
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[dict[str, Any]](10)
+    cut_off: list[int] = []
+
+    async def serve() -> None:
+        cut_off.append(
+            await serve_lines(
+                SERVER, server_in, server_out.send, drain_seconds=3600, stop=stop, halt=halt
+            )
+        )
+
+    with to_server, server_in, server_out, from_server, anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve)
+            await to_server.send(INIT)
+            assert (await from_server.receive())["id"] == 0
+            await to_server.send(tools_call(1, "gated", {}))
+            await to_server.send(tools_call(2, "endless", {}))
+            await anyio.wait_all_tasks_blocked()
+            stop.set()
+            await anyio.wait_all_tasks_blocked()
+            await to_server.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            GATE[0].set()
+            released = await from_server.receive()
+            assert released["id"] == 1
+            assert released["result"]["content"] == [{"type": "text", "text": "released"}]
+            halt.set()
+            cut = await from_server.receive()
+            assert cut["id"] == 2 and cut["error"]["code"] == -32603, cut
+        assert cut_off == [1]
+        assert server_in.statistics().current_buffer_used == 1  # the ping was not taken

@@ -469,7 +469,7 @@ def _compat(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _serve(argv: Sequence[str], io: CliIO) -> int:
-    return serve_command(argv, io.stdout, io.stderr)
+    return serve_command(argv, io.stdout, io.stderr, handle_signals=io.handle_signals)
 
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {

@@ -1,4 +1,4 @@
-"""``ccwire serve [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE``: the command line.
+"""``ccwire serve [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE``.
 
 Loads the target like ``ccwire run --tools`` (the current directory first; ccwire SDK
 servers and servers of the official ``mcp`` package alike) and serves it over stdio,
@@ -24,11 +24,16 @@ from .loaders import UsageError, load_server
 __all__ = ["USAGE", "exit_without_abandoned_threads", "parse_http_address", "serve_command"]
 
 USAGE: Final = """\
-usage: ccwire serve [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
+usage: ccwire serve [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
 
 Serve an MCP server to any MCP client: over stdin/stdout (one JSON-RPC message per
 line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
 127.0.0.1; --http needs pip install 'ccwire[http]').
+
+  --drain-timeout S      seconds the calls running when the server is stopped (Ctrl-C,
+                         SIGTERM; on stdio also the end of stdin) get to finish
+                         (default 5): those cut off then are answered with an error,
+                         and the exit code is 1; a second signal cuts them off at once
 
 LIMITS of the HTTP server:
   --max-body-bytes N     the largest request body (default 4194304, 4 MiB): 413 beyond
@@ -36,9 +41,6 @@ LIMITS of the HTTP server:
   --idle-timeout S       seconds a session may sit idle before it ends (default 1800)
   --request-timeout S    seconds a request's head, then its body, may take to arrive
                          (default 30): a slower client is disconnected
-  --drain-timeout S      seconds the calls running when the server is stopped (Ctrl-C,
-                         SIGTERM) get to finish (default 5): those cut off then are
-                         answered with an error, and the exit code is 1
 
 ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer, a server
 of the official mcp package (FastMCP, MCPServer, a low-level Server), or a function
@@ -91,8 +93,9 @@ def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None, dict[str, 
             targets.append(arg)
     if len(targets) != 1:
         raise UsageError("serve expects one PACKAGE.MODULE:ATTRIBUTE (see `ccwire serve --help`)")
-    if limits and http is None:
-        raise UsageError(f"serve: {', '.join(limits)} only apply with --http")
+    http_only = [name for name in limits if name != "--drain-timeout"]
+    if http_only and http is None:
+        raise UsageError(f"serve: {', '.join(http_only)} only apply with --http")
     return targets[0], http, {_LIMITS[name][0]: value for name, value in limits.items()}
 
 
@@ -108,11 +111,16 @@ def _limit(option: str, value: str) -> float:
     return number
 
 
-def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -> int:
+def serve_command(
+    argv: Sequence[str], stdout: Any = None, stderr: Any = None, *, handle_signals: bool = False
+) -> int:
     """Run ``ccwire serve``; returns the exit code (raises `UsageError`): 1 when stdin
-    ended (or, over HTTP, the server was stopped) while requests ran that did not
+    ended or the server was stopped (Ctrl-C, SIGTERM) while requests ran that did not
     finish within `DRAIN_SECONDS` (``--drain-timeout``) after it. Stopped cleanly by
-    Ctrl-C, the command line reports the interrupt (130), as for every command."""
+    Ctrl-C, the command line reports the interrupt (130), as for every command; by
+    SIGTERM, the process ends as that signal ends it (143 in a shell).  On stdio the
+    signals are handled only with ``handle_signals`` (the process's own main thread);
+    over HTTP uvicorn handles them."""
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0
@@ -143,13 +151,19 @@ def serve_command(argv: Sequence[str], stdout: Any = None, stderr: Any = None) -
             return ExitCode.ERROR
         return ExitCode.OK
 
-    # Ctrl-C raises KeyboardInterrupt here: the command line reports it (exit code 130);
-    # stdin is read without a thread (`read_fd`), so nothing is left waiting on it.
-    cut_off = anyio.run(serve_stdio, server)
+    # Stopped cleanly by Ctrl-C, KeyboardInterrupt is raised here: the command line
+    # reports it (exit code 130); stdin is read without a thread (`read_fd`), so
+    # nothing is left waiting on it.
+    drain = limits.get("drain_timeout", DRAIN_SECONDS)
+    serve = functools.partial(
+        serve_stdio, server, drain_seconds=drain, handle_signals=handle_signals,
+        announce=stderr or sys.stderr,
+    )  # fmt: skip
+    cut_off = anyio.run(serve)
     if cut_off:
         (stderr or sys.stderr).write(
-            f"ccwire: error: stdin ended while {cut_off} request(s) ran; not finished "
-            f"{DRAIN_SECONDS:g} s later, each was answered with an error\n"
+            f"ccwire: error: stopped (end of stdin or a signal) while {cut_off} request(s) "
+            f"ran; not finished {drain:g} s later, each was answered with an error\n"
         )
         return ExitCode.ERROR
     return ExitCode.OK

@@ -87,7 +87,7 @@ from .._wire.framing import encode_line
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
 from .bridge import from_message, to_session_message
 from .link import PARSE_ERROR, check_request
-from .serve import DRAIN_SECONDS, serve_lines
+from .serve import DRAIN_SECONDS, raise_stopping_signal, serve_lines
 from .versions import MODERN_VERSIONS, negotiate, unsupported
 
 if TYPE_CHECKING:
@@ -858,7 +858,6 @@ async def serve_http(
     the signal that stopped it is raised again once the server is down, as uvicorn
     does (Ctrl-C ends in `KeyboardInterrupt`).  A second signal stops it at once.
     """
-    import signal
     import socket
 
     import uvicorn
@@ -892,6 +891,4 @@ async def serve_http(
             tg.start_soon(drain_once_stopped)
             await served.serve(sockets=[sock])
             tg.cancel_scope.cancel()
-    if not app.cut_off and served.stopped_by is not None:
-        signal.raise_signal(served.stopped_by)  # the default handlers are back
-    return app.cut_off
+    return raise_stopping_signal(served.stopped_by, app.cut_off)  # default handlers are back

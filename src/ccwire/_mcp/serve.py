@@ -5,8 +5,11 @@ every message the client sends, malformed or not, reaches `ClientLink`, which
 answers it as JSON-RPC prescribes.  Every request is served in a task of its own, so
 calls overlap and ``notifications/cancelled`` cancels exactly its call; the server's
 notifications (progress, log messages, list changes) are written to stdout.  When
-stdin ends, calls still running get `DRAIN_SECONDS` to finish; those cut off then
-are answered with a -32603 (and counted: ``ccwire serve`` then exits with 1).
+stdin ends, or the server is stopped (SIGTERM, Ctrl-C: no new request is read from
+then on), calls still running get `DRAIN_SECONDS` to finish; those cut off then are
+answered with a -32603 (and counted: ``ccwire serve`` then exits with 1).  A second
+signal cuts them off at once.  Stopped cleanly, the signal is raised again once
+serving ended (`raise_stopping_signal`), over stdio as over HTTP.
 
 The served object is anything with `SdkMcpServer`'s ``handle``/``attach``
 interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
@@ -16,9 +19,12 @@ interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+import signal
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
 import anyio
@@ -31,7 +37,7 @@ from .._wire.framing import LineDecoder, encode_line
 from .._wire.jsonrpc import INVALID_REQUEST, error
 from .link import ClientLink, Writer
 
-__all__ = ["DRAIN_SECONDS", "serve_lines", "serve_stdio"]
+__all__ = ["DRAIN_SECONDS", "raise_stopping_signal", "serve_lines", "serve_stdio"]
 
 logger = logging.getLogger("ccwire")
 
@@ -49,30 +55,87 @@ async def serve_lines(
     *,
     on_unanswered: Callable[[Any], Awaitable[None]] | None = None,
     drain_seconds: float = DRAIN_SECONDS,
+    stop: anyio.Event | None = None,
+    halt: anyio.Event | None = None,
 ) -> int:
     """Serve one client connection: every item of ``lines`` is one raw message (bytes or
     text to parse; any other value is taken as already parsed), every answer and
-    notification goes to ``write``.  Returns once ``lines`` ended and the calls still
-    running finished, or ``drain_seconds`` passed: those cut off then get a -32603, and
-    their number is returned.  ``on_unanswered`` is told the id of a request that gets
-    no answer (the client cancelled it)."""
-    async with anyio.create_task_group() as tg:
-        link = ClientLink(server, write, object(), tg, on_unanswered=on_unanswered)
-        detach = server.attach(link.send)
-        try:
-            async for line in lines:
-                if isinstance(line, (bytes, str)):
-                    await link.receive_bytes(line)
-                else:
-                    await link.receive(line)
-            tg.cancel_scope.deadline = anyio.current_time() + drain_seconds
-        finally:
-            link.close()
-            detach()
-            forget = getattr(server, "_forget_session", None)
-            if forget is not None:  # what the server keeps for this client goes with it
-                forget(link.key)
+    notification goes to ``write``.  Returns once ``lines`` ended (or ``stop`` was set:
+    no item is taken from then on) and the calls still running finished, or
+    ``drain_seconds`` passed, or ``halt`` was set: those cut off then get a -32603,
+    and their number is returned.  ``on_unanswered`` is told the id of a request that
+    gets no answer (the client cancelled it)."""
+    async with anyio.create_task_group() as watchers:
+        async with anyio.create_task_group() as tg:
+            if halt is not None:
+                watchers.start_soon(_cancel_when, halt, tg.cancel_scope)
+            link = ClientLink(server, write, object(), tg, on_unanswered=on_unanswered)
+            detach = server.attach(link.send)
+            try:
+                async for line in _until(lines, stop, watchers):
+                    if isinstance(line, (bytes, str)):
+                        await link.receive_bytes(line)
+                    else:
+                        await link.receive(line)
+                tg.cancel_scope.deadline = anyio.current_time() + drain_seconds
+            finally:
+                link.close()
+                detach()
+                forget = getattr(server, "_forget_session", None)
+                if forget is not None:  # what the server keeps for this client goes with it
+                    forget(link.key)
+        watchers.cancel_scope.cancel()
     return link.cut_off
+
+
+async def _cancel_when(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+async def _until(
+    items: AsyncIterator[Any], stop: anyio.Event | None, tg: anyio.abc.TaskGroup
+) -> AsyncIterator[Any]:
+    """The items of ``items`` until ``stop`` is set: the wait for the next one is
+    abandoned then (what was taken is served; nothing is taken after it)."""
+    waiting: list[anyio.CancelScope] = []
+    if stop is not None:
+
+        async def stop_waiting() -> None:
+            await stop.wait()
+            for scope in waiting:
+                scope.cancel()
+
+        tg.start_soon(stop_waiting)
+    try:
+        while stop is None or not stop.is_set():
+            with anyio.CancelScope() as scope:
+                waiting.append(scope)
+                try:
+                    item = await anext(items)
+                except StopAsyncIteration:
+                    return
+                finally:
+                    waiting.remove(scope)
+            if scope.cancelled_caught:
+                return
+            yield item
+    finally:
+        if isinstance(items, AsyncGenerator):  # left at a yield when stopped
+            with anyio.CancelScope(shield=True):
+                await items.aclose()
+
+
+def raise_stopping_signal(signum: int | None, cut_off: int) -> int:
+    """End a server that ``signum`` stopped (if one did) as that signal would: when no
+    call was cut off, it is raised again, the default handlers being back (Ctrl-C
+    ends in `KeyboardInterrupt`, exit code 130; SIGTERM ends the process, which a
+    shell reports as 143).  Returns ``cut_off`` (``ccwire serve`` exits with 1 for it)."""
+    if signum is not None and not cut_off:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        signal.raise_signal(signum)
+    return cut_off
 
 
 async def _read_lines(fd: int, refuse: Callable[[], Awaitable[None]]) -> AsyncIterator[bytes]:
@@ -136,17 +199,73 @@ def _fd_writer(fd: int) -> Writer:
 
 
 async def serve_stdio(
-    server: Any, *, stdin: int = 0, stdout: int = 1, drain_seconds: float = DRAIN_SECONDS
+    server: Any,
+    *,
+    stdin: int = 0,
+    stdout: int = 1,
+    drain_seconds: float = DRAIN_SECONDS,
+    handle_signals: bool = False,
+    announce: Any = None,
 ) -> int:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
     until stdin ends (what cannot be written once the client closed stdout is dropped).
     A line over 64 MiB gets a -32600 error (id ``null``) and is skipped.  Returns the
     number of requests still running ``drain_seconds`` after stdin ended, which were
-    cut off (each answered with a -32603)."""
+    cut off (each answered with a -32603).
+
+    With ``handle_signals`` (the main thread of a process serving on its own stdio),
+    SIGTERM and SIGINT (Ctrl-C) stop it as the end of stdin does: no request is read
+    from then on, and the calls running get ``drain_seconds``; a second signal cuts
+    them off at once; the first is told in one line on ``announce`` (a text stream,
+    e.g. stderr), if given.  When none was cut off, the signal is raised again once
+    serving ended (`raise_stopping_signal`)."""
     write = _fd_writer(stdout)
 
     async def refuse() -> None:
         why = f"Invalid Request: a message over the limit of {_MAX_LINE_BYTES} bytes (skipped)"
         await write(error(None, INVALID_REQUEST, why))
 
-    return await serve_lines(server, _read_lines(stdin, refuse), write, drain_seconds=drain_seconds)
+    stop, halt = anyio.Event(), anyio.Event()
+    stopped_by: list[int] = []
+    async with anyio.create_task_group() as tg:
+        if handle_signals:
+            told = functools.partial(_told, announce, drain_seconds)
+            await tg.start(_watch_signals, stop, halt, stopped_by, told)
+        cut_off = await serve_lines(
+            server, _read_lines(stdin, refuse), write, drain_seconds=drain_seconds,
+            stop=stop, halt=halt,
+        )  # fmt: skip
+        tg.cancel_scope.cancel()
+    return raise_stopping_signal(stopped_by[0] if stopped_by else None, cut_off)
+
+
+async def _watch_signals(
+    stop: anyio.Event,
+    halt: anyio.Event,
+    stopped_by: list[int],
+    told: Callable[[int], None],
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """The first SIGTERM or SIGINT sets ``stop`` (and is kept in ``stopped_by``), the
+    second ``halt``; ``told`` is given the first.  The default handlers are back once
+    this ends."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            if stopped_by:
+                halt.set()
+            else:
+                stopped_by.append(signum)
+                stop.set()
+                told(signum)
+
+
+def _told(announce: Any, drain_seconds: float, signum: int) -> None:
+    if announce is not None:
+        name = signal.Signals(signum).name
+        announce.write(
+            f"ccwire: stopping ({name}): no new request is read; the calls running get "
+            f"{drain_seconds:g} s to finish (a second signal stops at once)\n"
+        )
+        announce.flush()
