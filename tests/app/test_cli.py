@@ -8,6 +8,7 @@ import json
 import re
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from ccwire import (
     AssistantMessage,
     CcwireError,
+    ClaudeAgentOptions,
     CLINotFoundError,
     OptionsError,
     PermissionResultAllow,
@@ -38,6 +40,7 @@ from ccwire._app.loaders import UsageError, load_script, load_server, parse_step
 from ccwire._app.main import EXIT_CODES, CliIO, ExitCode, classify, main
 from ccwire._app.permissions import PermissionPrompter, parse_answer
 from ccwire._app.render import JsonRenderer, PlainRenderer, RichRenderer, format_duration
+from ccwire._conversation.argv import build_argv
 from ccwire._protocol.control import ControlEvent
 from ccwire.testing import ErrorReply, ModelRequest, Reply, text
 from tests.fixtures.cli_io import err, make_io, out
@@ -599,6 +602,22 @@ def test_interactive_only_on_a_terminal_without_policy(tmp_path: Path) -> None:
     assert not interactive(["--allow", "X"], tty=True)
     assert not interactive(["--permission-mode", "acceptEdits"], tty=True)
     assert not interactive(["--json"], tty=True)
+
+
+def test_allow_names_a_tool_of_tools_by_its_own_name() -> None:
+    """``--allow add`` means the in-process tool's full name (the CLI knows it by that
+    alone, so a bare name would match nothing); other names and patterns pass as given."""
+    from ccwire._app.main import _parser
+    from ccwire._app.run import spec_from_args
+
+    argv = ["run", "hi", "--offline", "--tools", "tests.fixtures.mcp_serve_server:server"]
+    allows = ["--allow", "add", "--allow", "Bash", "--allow", "mcp__fixture__*"]
+    spec = spec_from_args(_parser().parse_args([*argv, *allows]), make_io())
+    assert spec.allowed == ["mcp__fixture__add", "Bash", "mcp__fixture__*"]
+    options = ClaudeAgentOptions(mcp_servers=spec.servers, allowed_tools=spec.allowed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "matches nothing" warning left
+        build_argv(options, cli_path="claude", spill_dir=None)
 
 
 # --------------------------------------------------------------------------- loaders

@@ -16,7 +16,7 @@ import shutil
 import signal
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from .._conversation.options import ClaudeAgentOptions
 from .._conversation.shadow_warning import CanUseToolShadowedWarning
 from .._core.errors import CcwireError
 from .._mcp.config import McpServerConfig
+from .._mcp.server import SdkMcpServer
 from .._transport.base import Transport
 from .._transport.discovery import find_cli, spawned_command
 from .._transport.spawn import ProcessSpawner
@@ -75,7 +76,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="TOOL",
-        help="allow a tool without asking (exact name or pattern, e.g. 'mcp__calc__*'); repeatable",
+        help=(
+            "allow a tool without asking (exact name or pattern, e.g. 'mcp__calc__*'; a "
+            "tool of --tools by its own name, e.g. 'add'); repeatable"
+        ),
     )
     parser.add_argument(
         "--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
@@ -170,6 +174,7 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
         if config["name"] in spec.servers:
             raise UsageError(f"--tools: two servers are called {config['name']!r}")
         spec.servers[config["name"]] = config
+    spec.allowed = [_full_tool_name(name, spec.servers) for name in spec.allowed]
     if args.scripted:
         spec.offline = True
         spec.script, spec.script_model = load_script(args.scripted)
@@ -186,6 +191,18 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
         and args.permission_mode is None
     )
     return spec
+
+
+def _full_tool_name(name: str, servers: Mapping[str, McpServerConfig]) -> str:
+    """``--allow add`` means ``mcp__calc__add`` when ``add`` is a tool of exactly one
+    ``--tools`` server (the CLI knows in-process tools by their full name only); any
+    other name or pattern is passed on as given."""
+    owners = [
+        server
+        for server, config in servers.items()
+        if isinstance(instance := config.get("instance"), SdkMcpServer) and name in instance.tools
+    ]
+    return f"mcp__{owners[0]}__{name}" if len(owners) == 1 else name
 
 
 def choose_renderer(args: argparse.Namespace, io: CliIO, tracker: RunTracker) -> Renderer:
