@@ -604,12 +604,13 @@ def test_interactive_only_on_a_terminal_without_policy(tmp_path: Path) -> None:
     assert not interactive(["--json"], tty=True)
 
 
-def test_allow_names_a_tool_of_tools_by_its_own_name() -> None:
+def test_allow_names_a_tool_of_tools_by_its_own_name(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--allow add`` means the in-process tool's full name (the CLI knows it by that
     alone, so a bare name would match nothing); other names and patterns pass as given."""
     from ccwire._app.main import _parser
     from ccwire._app.run import spec_from_args
 
+    monkeypatch.setattr(sys, "path", list(sys.path))  # load_server() prepends to it
     argv = ["run", "hi", "--offline", "--tools", "tests.fixtures.mcp_serve_server:server"]
     allows = ["--allow", "add", "--allow", "Bash", "--allow", "mcp__fixture__*"]
     spec = spec_from_args(_parser().parse_args([*argv, *allows]), make_io())
