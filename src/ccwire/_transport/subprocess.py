@@ -423,11 +423,11 @@ class SubprocessTransport(LineTransport):
         CLI's exit status and how it is reported do not change."""
         if not proc.group_alive():
             return
-        if not self._signalled:
-            _signal_group(proc, kill=False)
+        if not self._signalled:  # (not `_signal()`: the CLI's own exit is reported as is)
+            _send_signal(proc, kill=False)
         if await _wait_group(proc, self._terminate_grace):
             return
-        _signal_group(proc, kill=True)
+        _send_signal(proc, kill=True)
         if not await _wait_group(proc, _KILL_WAIT):
             logger.error(
                 "ccwire: the CLI's process group (%s) survived SIGKILL", proc.process_group
@@ -451,27 +451,21 @@ class SubprocessTransport(LineTransport):
 
     def _signal(self, proc: RunningProcess, *, kill: bool) -> None:
         self._signalled = True
-        try:
-            if kill:
-                proc.kill()
-            else:
-                proc.terminate()
-        except ProcessLookupError:
-            pass  # exited in the meantime
-        except Exception:  # a spawner's process whose kill() fails: it is logged
-            logger.exception("ccwire: stopping the CLI's process (pid %s) failed", proc.pid)
+        _send_signal(proc, kill=kill)
 
 
-def _signal_group(proc: RunningProcess, *, kill: bool) -> None:
+def _send_signal(proc: RunningProcess, *, kill: bool) -> None:
+    """SIGKILL or SIGTERM to ``proc`` (to its group when it leads one); a process or
+    group already gone is not an error, a failure is logged."""
     try:
         if kill:
             proc.kill()
         else:
             proc.terminate()
     except ProcessLookupError:
-        pass  # the group is gone
-    except OSError:
-        logger.exception("ccwire: stopping the CLI's process group (%s) failed", proc.pid)
+        pass  # exited in the meantime
+    except Exception:  # a spawner's process whose kill() fails: it is logged
+        logger.exception("ccwire: stopping the CLI's process (pid %s) failed", proc.pid)
 
 
 async def _wait_group(proc: RunningProcess, seconds: float) -> bool:
