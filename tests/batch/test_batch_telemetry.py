@@ -33,10 +33,12 @@ from .conftest import FakeOptions, Holds
 pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
 
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+
+from tests.fixtures.failing_otel import FailingProcessor, FailingProvider
 
 pytestmark = pytest.mark.anyio
 LIMIT = 60  # seconds any one batch may take here
@@ -242,35 +244,15 @@ async def test_a_worker_whose_setup_fails_fails_each_task_as_config(tmp_path: An
     assert trace.get_current_span() is trace.INVALID_SPAN  # no context left attached
 
 
-class _FailingProcessor(SpanProcessor):
-    """A span processor of the application's that raises when a span starts or ends."""
-
-    def __init__(self, when: str) -> None:
-        self.when = when
-
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        if self.when == "start":
-            raise RuntimeError("the processor failed on start")
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if self.when == "end":
-            raise RuntimeError("the processor failed on end")
-
-
-class _FailingProvider:
-    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("no tracer today")
-
-
 @pytest.mark.parametrize("failing", ["start", "end", "provider"])
 async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_batch(
     fake_options: FakeOptions, spans: Spans, failing: str
 ) -> None:
     provider: Any = spans.provider
     if failing == "provider":
-        provider = _FailingProvider()
+        provider = FailingProvider()
     else:
-        provider.add_span_processor(_FailingProcessor(failing))  # after the exporter's
+        provider.add_span_processor(FailingProcessor(failing))  # after the exporter's
     options = fake_options(telemetry=Telemetry(tracer_provider=provider))
     with anyio.fail_after(LIMIT):
         async with run_batch([{"id": "a", "prompt": "echo ok"}], options=options) as run:

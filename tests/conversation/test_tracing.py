@@ -38,6 +38,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 from opentelemetry.trace import StatusCode
 
+from tests.fixtures.failing_otel import FailingProcessor, FailingProvider
+
 pytestmark = pytest.mark.anyio
 
 SECRET = "sk-ant-api03-Zq9xY8wV7uT6sR5q"
@@ -456,26 +458,6 @@ async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_set
     assert exporting["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
 
 
-class _FailingProcessor(SpanProcessor):
-    """A span processor of the application's that raises when a span starts or ends."""
-
-    def __init__(self, when: str) -> None:
-        self.when = when
-
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        if self.when == "start":
-            raise RuntimeError("the processor failed on start")
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if self.when == "end":
-            raise RuntimeError("the processor failed on end")
-
-
-class _FailingProvider:
-    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("no tracer today")
-
-
 @pytest.mark.parametrize("failing", ["start", "end", "provider"])
 async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_session(
     failing: str, caplog: pytest.LogCaptureFixture
@@ -483,9 +465,9 @@ async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_ses
     otel = make_otel()
     provider = otel.telemetry.tracer_provider
     if failing == "provider":
-        provider = _FailingProvider()
+        provider = FailingProvider()
     else:
-        provider.add_span_processor(_FailingProcessor(failing))  # after the exporter's
+        provider.add_span_processor(FailingProcessor(failing))  # after the exporter's
     telemetry = Telemetry(tracer_provider=provider, meter_provider=otel.telemetry.meter_provider)
     async with connected(ClaudeAgentOptions(telemetry=telemetry)) as (client, fake):
         await client.query("go")
