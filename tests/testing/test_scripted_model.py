@@ -469,6 +469,7 @@ def test_offline_env_holds_only_what_is_needed(
         "DISABLE_TELEMETRY": "0",
         "DISABLE_AUTOUPDATER": "1",
         "ENABLE_TOOL_SEARCH": "false",
+        "CLAUDE_CODE_TMPDIR": str(tmp_path / ".tmp"),
         "NO_PROXY": "127.0.0.1,localhost,::1",
         "no_proxy": "127.0.0.1,localhost,::1",
         "PATH": "/bin",

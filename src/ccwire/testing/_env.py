@@ -47,6 +47,9 @@ def offline_env(
     * ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``, ``DISABLE_TELEMETRY=1``,
       ``DISABLE_AUTOUPDATER=1``: no traffic other than model requests;
     * ``ENABLE_TOOL_SEARCH=false``: MCP tools are offered directly, not behind ToolSearch;
+    * ``CLAUDE_CODE_TMPDIR`` = ``<home>/.tmp`` (the CLI creates it, private): the CLI's
+      temporary files (it leaves a probe folder behind on every start) stay in ``home``
+      instead of piling up in the machine's shared ``/tmp/claude-<uid>``;
     * ``NO_PROXY``/``no_proxy`` for loopback, so a proxy configured in the caller's
       environment (the SDK merges this dict into ``os.environ``) is bypassed;
     * ``PATH`` and ``LANG`` copied from ``os.environ`` when set.
@@ -67,6 +70,7 @@ def offline_env(
         DISABLE_TELEMETRY="1",
         DISABLE_AUTOUPDATER="1",
         ENABLE_TOOL_SEARCH="false",
+        CLAUDE_CODE_TMPDIR=os.path.join(os.fspath(home), ".tmp"),
         NO_PROXY="127.0.0.1,localhost,::1",
         no_proxy="127.0.0.1,localhost,::1",
     )
