@@ -27,8 +27,10 @@ def options(script: BatchScript, cli_path: str, tmp_path: Path) -> Any:
     with ScriptedModel(default=script) as model:
         home = tmp_path / "home"
         home.mkdir()
+        # silence_timeout: a CLI that hangs mid-turn fails its task with the cause
+        # (CLISilenceError) instead of hanging the test until pytest's own timeout
         yield ClaudeAgentOptions(cli_path=cli_path, env=model.env(home), cwd=str(tmp_path),
-                                 allowed_tools=["mcp__calc"])  # fmt: skip
+                                 allowed_tools=["mcp__calc"], silence_timeout=60)  # fmt: skip
 
 
 @pytest.mark.anyio
