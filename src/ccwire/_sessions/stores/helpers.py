@@ -22,7 +22,7 @@ import anyio.to_thread
 from ..._conversation.cli_paths import project_key_for_directory, valid_uuid
 from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
 from ..transcripts.errors import SessionNotFoundError, TranscriptArgumentError
-from ..transcripts.fork import fork_lines
+from ..transcripts.fork import fork_lines, split_fork_source
 from ..transcripts.lite import first_prompt_from_head
 from ..transcripts.types import ForkSessionResult
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
@@ -35,7 +35,6 @@ __all__ = [
     "tag_session_via_store",
 ]
 
-_FORK_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ue000-\uf8ff]")
 _HIDDEN_CATEGORIES = frozenset({"Cf", "Co", "Cn"})
 
@@ -213,20 +212,7 @@ async def fork_session_via_store(
     if not loaded:
         raise SessionNotFoundError(f"Session {session_id} not found")
     raw: list[Any] = list(loaded)
-    entries: list[dict[str, Any]] = []
-    replacements: list[Any] = []
-    for entry in raw:
-        if not isinstance(entry, dict):
-            continue
-        kind = entry.get("type")
-        if kind in _FORK_TYPES and isinstance(entry.get("uuid"), str):
-            entries.append(entry)
-        elif (
-            kind == "content-replacement"
-            and entry.get("sessionId") == session_id
-            and isinstance(entry.get("replacements"), list)
-        ):
-            replacements.extend(entry["replacements"])
+    entries, replacements, _ = split_fork_source(raw, session_id)
     fork_id, lines = fork_lines(
         entries, replacements, session_id, up_to_message_id, title, lambda: _title_of(raw)
     )

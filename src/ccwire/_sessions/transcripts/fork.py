@@ -6,13 +6,20 @@ import json
 import re
 import unicodedata
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
 from .errors import TranscriptArgumentError
 
-__all__ = ["dumps", "fork_lines", "iso_now", "parse_fork_source", "sanitize_unicode"]
+__all__ = [
+    "dumps",
+    "fork_lines",
+    "iso_now",
+    "parse_fork_source",
+    "sanitize_unicode",
+    "split_fork_source",
+]
 
 Entry = dict[str, Any]
 
@@ -76,18 +83,39 @@ def parse_fork_source(content: str, session_id: str) -> tuple[list[Entry], list[
         order, the `content-replacement` records to carry over, and the number of
         unreadable lines.
     """
-    entries: list[Entry] = []
-    replacements: list[Any] = []
-    skipped = 0
+    decoded: list[Any] = []
+    unreadable = 0
     for raw in content.splitlines():
         line = raw.strip()
         if not line:
             continue
         try:
-            entry = json.loads(line)
+            decoded.append(json.loads(line))
         except ValueError:
-            skipped += 1
-            continue
+            unreadable += 1
+    entries, replacements, skipped = split_fork_source(decoded, session_id)
+    return entries, replacements, unreadable + skipped
+
+
+def split_fork_source(
+    objects: Iterable[Any], session_id: str
+) -> tuple[list[Entry], list[Any], int]:
+    """Split decoded transcript entries into chain entries and content replacements.
+
+    Args:
+        objects: The source transcript's entries, decoded, in file order.
+        session_id: The source session's id (replacements of other sessions are
+            dropped).
+
+    Returns:
+        `(entries, replacements, skipped)`: chain entries with a `uuid` in order,
+        the `content-replacement` records to carry over, and the number of entries
+        that are not JSON objects.
+    """
+    entries: list[Entry] = []
+    replacements: list[Any] = []
+    skipped = 0
+    for entry in objects:
         if not isinstance(entry, dict):
             skipped += 1
             continue
