@@ -155,6 +155,7 @@ class SessionTrace:
         self._prompts: list[str] = []
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
+        self._stopped: tuple[str, str] | None = None  # the application stopped it: why
         self._ended = False
         if started:
             self.start()
@@ -273,16 +274,31 @@ class SessionTrace:
         if isinstance(error, ResultError) and self._error is not None:
             return  # the CLI's exit after an error result: that result is the error
         if error is not None:
-            stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            self._span.record_exception(  # masked: a cause's message may hold a secret
-                error,
-                attributes={
-                    "exception.message": _detail(str(error)),
-                    "exception.stacktrace": redact_text(stack),
-                },
-            )
-            first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            self._error = (type(error).__name__, _detail(first))
+            self._record(error)
+
+    def on_abandoned(self, error: BaseException, *, cancelled: bool) -> None:
+        """The application stopped the session with ``error``: its task was
+        ``cancelled``, or its code raised (an error the session itself reported is
+        already recorded)."""
+        if self._ended or self._error is not None:
+            return
+        self._record(error)
+        if cancelled:
+            self._error = ("cancelled", "the session was cancelled")
+        self._stopped = self._error  # what the CLI reports while it stops does not clear it
+
+    def _record(self, error: BaseException) -> None:
+        """Record ``error`` on the session's span, which ends as its error."""
+        stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        self._span.record_exception(  # masked: a cause's message may hold a secret
+            error,
+            attributes={
+                "exception.message": _detail(str(error)),
+                "exception.stacktrace": redact_text(stack),
+            },
+        )
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        self._error = (type(error).__name__, _detail(first))
 
     def end(self) -> None:
         """End every open span (idempotent)."""
@@ -299,8 +315,9 @@ class SessionTrace:
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
             end_span(span)
         self._tools.clear()
-        if self._error is not None:
-            kind, description = self._error
+        error = self._stopped or self._error
+        if error is not None:
+            kind, description = error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
         end_span(self._span)
