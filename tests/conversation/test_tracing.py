@@ -600,7 +600,7 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
                         async with ClaudeSDKClient(options, transport=transport) as client:
                             await client.query("go")
                             async for _ in client.receive_response():
-                                raise ValueError("the caller's bug")
+                                raise ValueError("the caller's bug\n" + "x" * 100_000)
                     return
                 messages = query(prompt="go", options=options, transport=transport)
                 with anyio.CancelScope() as scope:
@@ -630,5 +630,7 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
             assert attrs_of(session)["error.type"] == "cancelled"
         else:
             assert attrs_of(session)["error.type"] == "ValueError"
-            assert raised[0]["exception.message"] == "the caller's bug"
+            assert raised[0]["exception.message"].startswith("the caller's bug\nxxx")
+            assert len(raised[0]["exception.message"]) == 500
             assert session.status.description == "the caller's bug"
+            assert len(raised[0]["exception.stacktrace"]) <= 16384  # not the 100 kB

@@ -73,6 +73,7 @@ SCOPE: Final = "ccwire"
 PROVIDER: Final = "anthropic"
 _CONTENT_CHARS: Final = 4096  # the longest content attribute recorded
 _DETAIL_CHARS: Final = 500
+_STACK_CHARS: Final = 16384  # the longest stack trace recorded (a message may be huge)
 _PROPAGATOR: Final = TraceContextTextMapPropagator()
 # the bucket boundaries the GenAI conventions advise for these two histograms
 _TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,
@@ -294,7 +295,7 @@ class SessionTrace:
             error,
             attributes={
                 "exception.message": _detail(str(error)),
-                "exception.stacktrace": redact_text(stack),
+                "exception.stacktrace": _clip(redact_text(stack), _STACK_CHARS),
             },
         )
         first = str(error).splitlines()[0] if str(error) else type(error).__name__
