@@ -97,9 +97,10 @@ def test_the_clis_stderr_is_shown_once_under_the_first_line() -> None:
 # ------------------------------------------------------------------------- subcommands
 
 
-def test_batch_report_argument_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["batch", "report", "results.jsonl"], io=make_io()) == 2  # no --html
-    assert "--html" in capsys.readouterr().err
+def test_batch_report_argument_errors_exit_2() -> None:
+    cli_io = make_io()
+    assert main(["batch", "report", "results.jsonl"], io=cli_io) == 2  # no --html, no --json
+    assert "--html OUT.html, --json, or both" in err(cli_io)
 
 
 def test_batch_report_that_cannot_be_written(tmp_path: Path) -> None:

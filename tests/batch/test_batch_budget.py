@@ -15,6 +15,7 @@ import pytest
 
 from ccwire import ClaudeAgentOptions
 from ccwire._app.main import CliIO, main
+from ccwire._batch.budget import CostBudget
 from ccwire.batch import BatchConfigError, BatchResult, read_results, run_batch
 from ccwire.testing import ModelRequest, ScriptedModel, text
 
@@ -113,3 +114,14 @@ def test_a_budget_must_be_positive() -> None:
             run_batch([], max_cost_usd=bad)
     with pytest.raises(BatchConfigError, match="on_budget"):
         run_batch([], max_cost_usd=1.0, on_budget="later")  # type: ignore[arg-type]
+
+
+def test_a_budget_reached_exactly_is_spent_whatever_the_float_sum() -> None:
+    for costs in ([0.7, 0.1], [0.1] * 10, [0.0006] * 3):
+        budget = CostBudget(float(f"{sum(costs):.6f}"), "finish")  # as a user writes it
+        for cost in costs:
+            assert not budget.exhausted, costs
+            budget.charge(BatchResult(id="t", ok=True, cost_usd=cost))
+        assert budget.exhausted, (costs, budget.spent, budget.max_cost_usd)
+    barely = CostBudget(1.0, "finish", spent=0.999)
+    assert not barely.exhausted  # a real shortfall is not rounded away

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import pytest
 
 from ccwire import (
+    AssistantMessage,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
@@ -22,8 +25,10 @@ from ccwire import (
     SpawnError,
     Telemetry,
     create_sdk_mcp_server,
+    query,
     tool,
 )
+from ccwire.testing import FakeCLI, memory_transport_pair
 from tests.fixtures.fake_session import connected
 
 pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
@@ -570,3 +575,64 @@ async def test_permission_and_hook_callbacks_run_inside_the_span_of_their_tool_c
         [m async for m in client.receive_response()]
     read = otel.one("execute_tool Read").context.span_id
     assert current == {"hook": read, "can_use_tool": read}  # their own spans nest there
+
+
+async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_does_not(
+    otel: Otel,
+) -> None:
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "x"}}
+
+    async def run(stop: str) -> None:
+        transport, peer = memory_transport_pair()
+        fake = FakeCLI(peer)
+        options = ClaudeAgentOptions(telemetry=otel.telemetry)
+        async with anyio.create_task_group() as tg:
+
+            async def answer() -> None:
+                await fake.handshake()
+                await fake.receive("user")
+                await fake.assistant(tool)  # the tool then runs until the session stops
+
+            tg.start_soon(answer)
+            with anyio.fail_after(15):
+                if stop == "raise":  # the caller's code fails inside the client's block
+                    with pytest.raises(ValueError, match="the caller's bug"):
+                        async with ClaudeSDKClient(options, transport=transport) as client:
+                            await client.query("go")
+                            async for _ in client.receive_response():
+                                raise ValueError("the caller's bug\n" + "x" * 100_000)
+                    return
+                messages = query(prompt="go", options=options, transport=transport)
+                with anyio.CancelScope() as scope:
+                    async with aclosing(messages):
+                        async for message in messages:
+                            if isinstance(message, AssistantMessage):
+                                if stop == "cancel":  # the caller's task is cancelled
+                                    scope.cancel()
+                                    await anyio.sleep_forever()
+                                break  # or the caller stops reading, on purpose
+
+    for stop in ("cancel", "raise", "close"):
+        otel.spans.clear()
+        await run(stop)
+        session = otel.one("invoke_agent claude-code")
+        assert session.end_time is not None
+        bash = otel.one("execute_tool Bash")  # never got its result: cancelled, in each case
+        assert attrs_of(bash)["error.type"] == "cancelled"
+        raised = [dict(e.attributes or {}) for e in session.events if e.name == "exception"]
+        if stop == "close":
+            assert session.status.status_code is StatusCode.UNSET, stop
+            assert raised == [] and "error.type" not in attrs_of(session)
+            continue
+        assert session.status.status_code is StatusCode.ERROR, stop
+        assert len(raised) == 1, stop
+        if stop == "cancel":
+            assert attrs_of(session)["error.type"] == "cancelled"
+        else:
+            assert attrs_of(session)["error.type"] == "ValueError"
+            message, stack = (
+                str(raised[0][k]) for k in ("exception.message", "exception.stacktrace")
+            )
+            assert message.startswith("the caller's bug\nxxx") and len(message) == 500
+            assert session.status.description == "the caller's bug"
+            assert len(stack) <= 16384  # not the 100 kB

@@ -27,6 +27,7 @@ from ccwire import (
     ToolPermissionContext,
     ToolUseBlock,
     create_sdk_mcp_server,
+    query,
     tool,
 )
 from ccwire.testing import ScriptedModel, text, tool_use
@@ -273,3 +274,51 @@ async def test_a_cli_that_cannot_start_is_an_error_on_the_span(otel: Otel, tmp_p
     assert session.status.status_code is StatusCode.ERROR
     assert dict(session.attributes or {})["error.type"] == "CLINotFoundError"
     assert [e.name for e in session.events] == ["exception"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("background", [True, False], ids=["background", "foreground"])
+async def test_a_subagent_is_an_agent_span_under_its_call_with_its_tool_calls_under_it(
+    otel: Otel, model: ScriptedModel, make_options: Any, background: bool
+) -> None:
+    # The CLI runs a Task in the background unless asked not to: the call returns at
+    # once ("Async agent launched") while the subagent's tool calls come later.
+    served = {"main": 0, "sub": 0}
+
+    def step(request: Any) -> Any:
+        if "do the sub task" in json.dumps(request.messages[0]):
+            served["sub"] += 1
+            return tool_use("Bash", {"command": "echo sub"}) if served["sub"] == 1 else text("ok")
+        served["main"] += 1
+        if served["main"] > 1:
+            return text("all done")
+        call = {"description": "sub", "prompt": "do the sub task"}
+        call["subagent_type"] = "general-purpose"
+        return tool_use("Task", call if background else {**call, "run_in_background": False})
+
+    model.default = step
+    options = make_options(
+        allowed_tools=["Bash", "Task"],
+        telemetry=Telemetry(
+            tracer_provider=otel.tracer_provider, meter_provider=otel.meter_provider
+        ),
+    )
+    messages = [m async for m in query(prompt="delegate it", options=options)]
+    assert any(isinstance(m, ResultMessage) for m in messages)
+
+    session = otel.one("invoke_agent claude-code")
+    call = otel.one("execute_tool Task")
+    agent = otel.one("invoke_agent general-purpose")
+    bash = otel.one("execute_tool Bash")
+    assert call.parent is not None and call.parent.span_id == session.context.span_id
+    assert agent.parent is not None and agent.parent.span_id == call.context.span_id
+    assert bash.parent is not None and bash.parent.span_id == agent.context.span_id
+    attrs = dict(agent.attributes or {})
+    assert attrs["gen_ai.operation.name"] == "invoke_agent"
+    assert attrs["gen_ai.agent.name"] == "general-purpose"
+    assert attrs["gen_ai.tool.call.id"] == dict(call.attributes or {})["gen_ai.tool.call.id"]
+    assert attrs["ccwire.agent.background"] is background
+    assert agent.status.status_code is StatusCode.UNSET
+    assert agent.end_time is not None and bash.end_time is not None
+    assert agent.start_time is not None and bash.start_time is not None
+    assert agent.start_time <= bash.start_time <= bash.end_time <= agent.end_time

@@ -9,21 +9,27 @@ machine). Every bar carries its task id and value (``data-id``, ``data-value``) 
 tooltip.
 
 A results file may hold several results of one task (``--rerun-failed``): the last
-one counts, as for resuming.
+one counts, as for resuming. Lines that hold no readable result are counted and named
+on the page, never dropped unsaid.
+
+``--json`` prints the same numbers as one JSON object (`summarize`, its keys in
+`SUMMARY_KEYS`), for scripts and CI checks.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
-from .._batch.output import read_results
+from .._batch.output import read_results, read_results_counted
 from .._batch.results import BatchResult
 from .html import render_html
 from .loaders import UsageError
@@ -31,11 +37,15 @@ from .transcript_view import load_session_view
 
 __all__ = [
     "MAX_BARS",
+    "SUMMARY_KEYS",
+    "SUMMARY_VERSION",
     "TOP",
     "add_report_arguments",
     "latest_results",
+    "percentiles",
     "render_report",
     "report_command",
+    "summarize",
     "write_report",
 ]
 
@@ -58,8 +68,12 @@ _KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start":
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``ccwire batch report``."""
     parser.add_argument("results", metavar="RESULTS.jsonl", help="a batch's results file")
+    parser.add_argument("--html", metavar="OUT.html", help="write the report page to this file")
     parser.add_argument(
-        "--html", required=True, metavar="OUT.html", help="write the report to this file"
+        "--json",
+        action="store_true",
+        help="print the report's numbers as one JSON object (totals, results by kind, "
+        "percentiles, slowest and most expensive tasks)",
     )
     parser.add_argument(
         "--no-transcripts",
@@ -70,30 +84,137 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 def latest_results(path: str | Path) -> list[BatchResult]:
     """The last result of each task in a results file, in the order tasks first appear."""
+    return _latest(read_results(path))
+
+
+def _latest(results: Iterable[BatchResult]) -> list[BatchResult]:
     latest: dict[str, BatchResult] = {}
-    for result in read_results(path):
+    for result in results:
         latest.pop(result.id, None)
         latest[result.id] = result
     return list(latest.values())
 
 
-def report_command(args: argparse.Namespace, out: IO[str]) -> int:
+def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None = None) -> int:
     """Run ``ccwire batch report``; returns the exit code.
 
+    Args:
+        args: The parsed arguments.
+        out: Standard output: the JSON summary with ``--json``, else what was written.
+        err: Where notes go when ``out`` holds the JSON (default: nowhere).
+
     Raises:
-        UsageError: The results file does not exist, or is a directory.
+        UsageError: Neither ``--html`` nor ``--json``; the results file does not exist,
+            or is a directory.
         OSError: The report cannot be written.
     """
+    if not args.html and not args.json:
+        raise UsageError("batch report: give --html OUT.html, --json, or both")
     if not Path(args.results).exists():  # a mistyped name is not an empty batch
         raise UsageError(f"batch report: the results file {args.results!r} does not exist")
     if Path(args.results).is_dir():  # nor is a folder
         raise UsageError(f"batch report: {args.results!r} is a directory, not a results file")
-    results = latest_results(args.results)
-    pages = write_report(
-        results, Path(args.html), source=str(args.results), transcripts=not args.no_transcripts
-    )
-    out.write(f"wrote {args.html} ({len(results)} tasks, {pages} transcript pages)\n")
+    read, skipped = read_results_counted(args.results)
+    results = _latest(read)
+    notes = err if args.json else out
+    if args.html:
+        pages = write_report(results, Path(args.html), source=str(args.results),
+                             transcripts=not args.no_transcripts, skipped=skipped)  # fmt: skip
+        if notes is not None:
+            notes.write(f"wrote {args.html} ({len(results)} tasks, {pages} transcript pages)\n")
+    if skipped and notes is not None:
+        notes.write(f"ccwire: {_skipped_text(skipped)} in {args.results}\n")
+    if args.json:
+        summary = summarize(results, source=str(args.results), skipped=skipped)
+        out.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     return 0
+
+
+def _skipped_text(skipped: int) -> str:
+    return f"{skipped} unreadable line{'s' if skipped != 1 else ''} skipped"
+
+
+# ----------------------------------------------------------------------- summary
+
+SUMMARY_VERSION = 1
+"""The ``version`` of `summarize`'s object: it grows by new keys only, and a change
+to the meaning of a key raises it."""
+
+SUMMARY_KEYS = (
+    "version", "source", "tasks", "ok", "failed", "skipped_lines", "by_kind", "cost_usd",
+    "input_tokens", "output_tokens", "tool_calls", "duration_s", "percentiles", "slowest",
+    "costliest",
+)  # fmt: skip
+"""The keys of `summarize`'s object, in order."""
+
+_QUANTILES = (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99))
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float] | None:
+    """``min``, ``p50``, ``p90``, ``p95``, ``p99`` and ``max`` of ``values`` (linear
+    between the two nearest values); None for no values, the value itself for one."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    out = {"min": ordered[0]}
+    for name, q in _QUANTILES:
+        at = q * (len(ordered) - 1)
+        low = math.floor(at)
+        high = min(low + 1, len(ordered) - 1)
+        out[name] = ordered[low] + (ordered[high] - ordered[low]) * (at - low)
+    out["max"] = ordered[-1]
+    return out
+
+
+def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) -> dict[str, Any]:
+    """The report's numbers as one JSON-ready object (``ccwire batch report --json``).
+
+    Keys (`SUMMARY_KEYS`): ``version`` (`SUMMARY_VERSION`), ``source`` (the results
+    file), ``tasks``, ``ok``, ``failed``, ``skipped_lines`` (lines with no readable
+    result), ``by_kind`` (``ok`` and each kind of failure: count), the totals
+    ``cost_usd``, ``input_tokens``, ``output_tokens``, ``tool_calls``, ``duration_s``;
+    ``percentiles``: for ``duration_s``, ``cost_usd``, ``tokens`` and ``tool_calls``
+    over the tasks, `percentiles` (``null`` with no task); ``slowest`` and
+    ``costliest``: up to `TOP` tasks each (``id``, ``ok``, ``error_kind``,
+    ``duration_s``, ``cost_usd``, ``session_id``).
+
+    Args:
+        results: One result per task.
+        source: The results file.
+        skipped: Lines of the file that held no readable result.
+
+    Returns:
+        The summary.
+    """
+    counts = Counter("ok" if r.ok else (r.error_kind or "unknown") for r in results)
+    ok = counts.get("ok", 0)
+
+    def row(r: BatchResult) -> dict[str, Any]:
+        return {"id": r.id, "ok": r.ok, "error_kind": r.error_kind, "duration_s": r.duration_s,
+                "cost_usd": r.cost_usd, "session_id": r.session_id}  # fmt: skip
+
+    return {
+        "version": SUMMARY_VERSION,
+        "source": source,
+        "tasks": len(results),
+        "ok": ok,
+        "failed": len(results) - ok,
+        "skipped_lines": skipped,
+        "by_kind": dict(sorted(counts.items(), key=lambda kv: (kv[0] != "ok", -kv[1], kv[0]))),
+        "cost_usd": round(sum(r.cost_usd for r in results), 10),
+        "input_tokens": sum(r.input_tokens for r in results),
+        "output_tokens": sum(r.output_tokens for r in results),
+        "tool_calls": sum(r.tool_calls for r in results),
+        "duration_s": round(sum(r.duration_s for r in results), 6),
+        "percentiles": {
+            "duration_s": percentiles([r.duration_s for r in results]),
+            "cost_usd": percentiles([r.cost_usd for r in results]),
+            "tokens": percentiles([float(r.input_tokens + r.output_tokens) for r in results]),
+            "tool_calls": percentiles([float(r.tool_calls) for r in results]),
+        },
+        "slowest": [row(r) for r in _slowest(results)],
+        "costliest": [row(r) for r in _costliest(results)],
+    }
 
 
 def write_report(
@@ -103,6 +224,7 @@ def write_report(
     source: str,
     transcripts: bool = True,
     refresh: int | None = None,
+    skipped: int = 0,
 ) -> int:
     """Write the report (and the transcript pages it links to) next to each other.
 
@@ -112,6 +234,7 @@ def write_report(
         source: The results file, named on the page.
         transcripts: Write the linked sessions' pages (``<target stem>_sessions/``).
         refresh: Reload the page every this many seconds (a batch still running).
+        skipped: Lines of the results file that held no readable result.
 
     Returns:
         How many transcript pages were written.
@@ -129,7 +252,7 @@ def write_report(
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{sid}.html").write_text(render_html(view), encoding="utf-8")
             links[sid] = f"{folder.name}/{sid}.html"
-    page = render_report(results, source=source, links=links, refresh=refresh)
+    page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped)
     tmp = target.with_name(target.name + ".tmp")
     try:
         tmp.write_text(page, encoding="utf-8")
@@ -349,6 +472,7 @@ def render_report(
     source: str,
     links: dict[str, str] | None = None,
     refresh: int | None = None,
+    skipped: int = 0,
 ) -> str:
     """The report's HTML (inline CSS and SVG, no script).
 
@@ -357,6 +481,7 @@ def render_report(
         source: The results file, named on the page.
         links: Transcript page paths by session id.
         refresh: Reload the page every this many seconds.
+        skipped: Lines of the results file that held no readable result.
 
     Returns:
         The page's source.
@@ -381,6 +506,12 @@ def render_report(
     reload = f'<meta http-equiv="refresh" content="{refresh}">' if refresh else ""
     title = f"Batch report: {Path(source).name}"
     running = " \u00b7 the batch is running; this page reloads" if refresh else ""
+    warning = (
+        f'<p class="bad" id="skipped" data-count="{skipped}">{_skipped_text(skipped)}: they '
+        "hold no readable result and are not counted here</p>"
+        if skipped
+        else ""
+    )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -391,7 +522,7 @@ def render_report(
         f"<body><main><h1>{escape(title)}</h1>"
         f'<div class="meta">{escape(source)} \u00b7 written '
         f"{escape(time.strftime('%Y-%m-%d %H:%M:%S'))}"
-        f"{running}</div>"
+        f"{running}</div>{warning}"
         f'<div class="totals">{cards}</div>'
         f"{_kinds(results) if results else ''}{charts}"
         f"{_table('Slowest tasks', _slowest(results), links, 'slowest')}"

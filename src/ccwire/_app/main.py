@@ -449,16 +449,17 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
 def _batch_report(argv: Sequence[str], io: CliIO) -> int:
     parser = argparse.ArgumentParser(
         prog="ccwire batch report",
-        description="Draw a batch's results file as one self-contained web page: durations, "
-        "cost, tokens and tool calls per task, failures by kind, the slowest and the most "
-        "expensive tasks linked to their transcripts.",
+        description="Draw a batch's results file as one self-contained web page (--html): "
+        "durations, cost, tokens and tool calls per task, failures by kind, the slowest and "
+        "the most expensive tasks linked to their transcripts; or print its numbers as JSON "
+        "(--json).",
     )
     add_report_arguments(parser)
     try:
         args = parser.parse_args(list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
-    return report_command(args, io.stdout)
+    return report_command(args, io.stdout, io.stderr)
 
 
 def _compat(args: argparse.Namespace, io: CliIO) -> int:

@@ -56,8 +56,12 @@ class CostBudget:
 
     @property
     def exhausted(self) -> bool:
-        """True once the recorded cost has reached the budget: start no more tasks."""
-        return self.spent >= self.max_cost_usd
+        """True once the recorded cost has reached the budget: start no more tasks.
+
+        Reached exactly counts, whatever the float sum's last bit (``0.7 + 0.1`` is
+        ``0.7999999999999999``): a budget of the cost of k tasks runs k of them."""
+        spent, budget = self.spent, self.max_cost_usd
+        return spent >= budget or math.isclose(spent, budget, rel_tol=1e-9)
 
     def charge(self, result: BatchResult) -> bool:
         """Add the cost of a recorded result.

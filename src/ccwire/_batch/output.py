@@ -33,7 +33,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no lock, as before
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ResultsFile", "read_results"]
+__all__ = ["ResultsFile", "read_results", "read_results_counted"]
 
 
 def _journal(path: Path) -> Path:
@@ -52,7 +52,8 @@ def _is_regular(path: Path) -> bool:
         return False
 
 
-def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def _read_jsonl(path: Path, skipped: list[int] | None = None) -> Iterator[dict[str, Any]]:
+    """The JSON objects of `path`; ``skipped[0]`` counts the other lines (blank ones aside)."""
     if not _is_regular(path):  # missing, or a device or pipe: nothing to resume
         return
     try:
@@ -64,6 +65,8 @@ def _read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             data = _parsed(raw)
             if data is not None:
                 yield data
+            elif skipped is not None and raw.strip():
+                skipped[0] += 1
             # a last line without its newline is a whole result or a torn one (ignored,
             # and cut off by ResultsFile): a torn JSON object never parses
 
@@ -87,23 +90,40 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[BatchResult]:
         An iterator of results; unreadable lines are skipped, as are lines with a
         field of the wrong type (``"cost_usd": "abc"``, no ``ok``...).
     """
-    target = Path(path)
+    return _read_results(Path(path), None)
+
+
+def read_results_counted(path: str | os.PathLike[str]) -> tuple[list[BatchResult], int]:
+    """`read_results`, and how many lines (or rows) were skipped as unreadable.
+
+    Args:
+        path: The results file; a missing file has no results.
+
+    Returns:
+        The results in order, and the count of skipped lines.
+    """
+    skipped = [0]
+    return list(_read_results(Path(path), skipped)), skipped[0]
+
+
+def _read_results(target: Path, skipped: list[int] | None) -> Iterator[BatchResult]:
     if _is_parquet(target):
         if target.exists():
             pq = _pyarrow_parquet()
             for row in pq.read_table(target).to_pylist():
-                yield from _result(_from_parquet_row(row))
+                yield from _result(_from_parquet_row(row), skipped)
         target = _journal(target)
-    for data in _read_jsonl(target):
-        yield from _result(data)
+    for data in _read_jsonl(target, skipped):
+        yield from _result(data, skipped)
 
 
-def _result(data: dict[str, Any]) -> Iterator[BatchResult]:
+def _result(data: dict[str, Any], skipped: list[int] | None = None) -> Iterator[BatchResult]:
     """The result `data` holds, if it is one (a field of the wrong type: none)."""
     try:
         yield BatchResult.from_json(data)
     except ValueError:
-        return
+        if skipped is not None:
+            skipped[0] += 1
 
 
 def _pyarrow_parquet() -> Any:

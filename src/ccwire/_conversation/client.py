@@ -142,6 +142,8 @@ class ClaudeSDKClient(RuntimeControl):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if exc is not None and self._conn is not None:  # the session's span records why
+            self._conn.abandoned(exc)
         await self.disconnect()
 
     def _connection(self) -> Connection:

@@ -22,6 +22,7 @@ mirrors its transcript into it (see `transcript_store.link`).
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Union
@@ -466,6 +467,24 @@ class Connection:
         """Wake whoever waits in `wait_activity()` or `messages()`."""
         if self._inbox is not None:
             self._inbox.wake()
+
+    def abandoned(self, error: BaseException) -> None:
+        """The caller's code stops the session with ``error`` (its task cancelled, or an
+        exception raised where the session was used): with telemetry, the session's span
+        records it (a session closed on purpose, ``break`` or ``aclose()``, records
+        nothing; but closed as the caller's task unwinds a cancellation, it was
+        cancelled)."""
+        if self._trace is None:
+            return
+        cancelled = isinstance(error, anyio.get_cancelled_exc_class())
+        if isinstance(error, GeneratorExit):
+            if anyio.current_effective_deadline() != -math.inf:
+                return
+            cancelled = True
+        try:
+            self._trace.on_abandoned(error, cancelled=cancelled)
+        except Exception:  # the application's span processor: the session closes anyway
+            logger.exception("ccwire: telemetry could not record why the session stopped")
 
     def start_soon(self, func: Callable[..., Any], *args: Any) -> None:
         """Run a background coroutine in the connection's task group."""

@@ -8,7 +8,11 @@ nothing to a session without it:
   current at connect; its context goes to the CLI as ``TRACEPARENT``, where the CLI's
   own spans (when it exports them) join it;
 * every ``tool_use`` block the model sends opens an ``execute_tool`` span, closed by
-  its ``tool_result`` (built-in and MCP tools alike); an in-process tool's handler, and
+  its ``tool_result`` (built-in and MCP tools alike); a subagent the call starts
+  (``Task``/``Agent``) is an ``invoke_agent`` span under it, from the CLI's
+  ``task_started`` to the task's end, and the subagent's own tool calls nest under
+  that: a background agent's too, which run on after the call has returned; an
+  in-process tool's handler, and
   the permission and hook callbacks about a tool call, run inside its span, so spans
   made by their code nest under it;
 * permission answers (``can_use_tool``), hook answers and the CLI's own permission
@@ -47,6 +51,9 @@ from .._wire.messages import (
     Message,
     ResultMessage,
     SystemMessage,
+    TaskNotificationMessage,
+    TaskStartedMessage,
+    TaskUpdatedMessage,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -66,6 +73,7 @@ SCOPE: Final = "ccwire"
 PROVIDER: Final = "anthropic"
 _CONTENT_CHARS: Final = 4096  # the longest content attribute recorded
 _DETAIL_CHARS: Final = 500
+_STACK_CHARS: Final = 16384  # the longest stack trace recorded (a message may be huge)
 _PROPAGATOR: Final = TraceContextTextMapPropagator()
 # the bucket boundaries the GenAI conventions advise for these two histograms
 _TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576,
@@ -141,12 +149,14 @@ class SessionTrace:
         self._span: Span = trace.INVALID_SPAN  # records nothing until `start()`
         self._context = trace.set_span_in_context(self._span)
         self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
+        self._agents: dict[str, tuple[str, Span]] = {}  # open subagent spans: task id, span
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
         self._cost = 0.0  # the CLI's cumulative total_cost_usd
         self._turns = 0
         self._prompts: list[str] = []
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
+        self._stopped: tuple[str, str] | None = None  # the application stopped it: why
         self._ended = False
         if started:
             self.start()
@@ -205,6 +215,10 @@ class SessionTrace:
             self._on_result(message)
         elif isinstance(message, HookEventMessage):
             self._on_hook_message(message)
+        elif isinstance(message, TaskStartedMessage):
+            self._agent_started(message)
+        elif isinstance(message, (TaskNotificationMessage, TaskUpdatedMessage)):
+            self._agent_ended(message.task_id, message.status)
         elif isinstance(message, SystemMessage) and message.subtype == "init":
             sid = message.data.get("session_id")
             if isinstance(sid, str):
@@ -261,29 +275,50 @@ class SessionTrace:
         if isinstance(error, ResultError) and self._error is not None:
             return  # the CLI's exit after an error result: that result is the error
         if error is not None:
-            stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-            self._span.record_exception(  # masked: a cause's message may hold a secret
-                error,
-                attributes={
-                    "exception.message": _detail(str(error)),
-                    "exception.stacktrace": redact_text(stack),
-                },
-            )
-            first = str(error).splitlines()[0] if str(error) else type(error).__name__
-            self._error = (type(error).__name__, _detail(first))
+            self._record(error)
+
+    def on_abandoned(self, error: BaseException, *, cancelled: bool) -> None:
+        """The application stopped the session with ``error``: its task was
+        ``cancelled``, or its code raised (an error the session itself reported is
+        already recorded)."""
+        if self._ended or self._error is not None:
+            return
+        self._record(error)
+        if cancelled:
+            self._error = ("cancelled", "the session was cancelled")
+        self._stopped = self._error  # what the CLI reports while it stops does not clear it
+
+    def _record(self, error: BaseException) -> None:
+        """Record ``error`` on the session's span, which ends as its error."""
+        stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+        self._span.record_exception(  # masked: a cause's message may hold a secret
+            error,
+            attributes={
+                "exception.message": _detail(str(error)),
+                "exception.stacktrace": _clip(redact_text(stack), _STACK_CHARS),
+            },
+        )
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        self._error = (type(error).__name__, _detail(first))
 
     def end(self) -> None:
         """End every open span (idempotent)."""
         if self._ended:
             return
         self._ended = True
+        for _, span in reversed(list(self._agents.values())):
+            span.set_attribute("error.type", "cancelled")
+            span.set_status(Status(StatusCode.ERROR, "the session ended before the subagent"))
+            end_span(span)
+        self._agents.clear()
         for span in reversed(list(self._tools.values())):
             span.set_attribute("error.type", "cancelled")
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
             end_span(span)
         self._tools.clear()
-        if self._error is not None:
-            kind, description = self._error
+        error = self._stopped or self._error
+        if error is not None:
+            kind, description = error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
         end_span(self._span)
@@ -295,11 +330,56 @@ class SessionTrace:
         found = self._tools.get(tool_use_id) if isinstance(tool_use_id, str) else None
         return found if found is not None else self._span
 
+    def _agent_of(self, tool_use_id: object) -> Span:
+        """The span a subagent's message goes under: the subagent's (started by the
+        call ``tool_use_id``), else that call's, else the session's."""
+        found = self._agents.get(tool_use_id) if isinstance(tool_use_id, str) else None
+        return found[1] if found is not None else self._owner(tool_use_id)
+
+    def _agent_started(self, message: TaskStartedMessage) -> None:
+        """A subagent started by a tool call: an ``invoke_agent`` span under that call.
+        (A background agent runs on after its call returned: its span keeps its tools.)"""
+        call = message.tool_use_id
+        if call is None or message.task_type not in (None, "local_agent") or call in self._agents:
+            return
+        name = message.data.get("subagent_type")
+        name = name if isinstance(name, str) and name else "subagent"
+        background = message.data.get("is_backgrounded")
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": PROVIDER,
+            "gen_ai.agent.name": name,
+            "gen_ai.agent.id": message.task_id,
+            "gen_ai.tool.call.id": call,
+            "ccwire.agent.background": background is True,
+        }
+        if message.description:
+            attrs["gen_ai.agent.description"] = _detail(message.description)
+        span = self._tracer.start_span(
+            f"invoke_agent {name}",
+            context=trace.set_span_in_context(self._owner(call)),
+            kind=SpanKind.INTERNAL,
+            attributes=attrs,
+        )
+        self._agents[call] = (message.task_id, span)
+
+    def _agent_ended(self, task_id: str, status: str | None) -> None:
+        """The subagent's task reached ``status``: its span ends on a terminal one."""
+        if status not in ("completed", "failed", "stopped", "killed"):
+            return
+        for call, (tid, span) in list(self._agents.items()):
+            if tid == task_id:
+                del self._agents[call]
+                if status != "completed":
+                    span.set_attribute("error.type", status)
+                    span.set_status(Status(StatusCode.ERROR, f"the subagent {status}"))
+                end_span(span)
+
     def _on_assistant(self, message: AssistantMessage) -> None:
         if message.model and message.parent_tool_use_id is None:
             self._response_model = message.model
             self._span.set_attribute("gen_ai.response.model", message.model)
-        parent = self._owner(message.parent_tool_use_id)
+        parent = self._agent_of(message.parent_tool_use_id)
         for block in message.content:
             if isinstance(block, ToolUseBlock) and block.id not in self._tools:
                 self._tool_started(block, parent)

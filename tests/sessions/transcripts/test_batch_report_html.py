@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ccwire._app.batch_report import MAX_BARS, render_report
+from ccwire._app.batch_report import MAX_BARS, SUMMARY_KEYS, SUMMARY_VERSION, render_report
 from ccwire._app.main import CliIO, main
 from ccwire.batch import BatchResult
 
@@ -148,3 +148,67 @@ def test_a_big_batch_is_drawn_as_histograms() -> None:
     assert 'class="bar"' not in html.split('id="chart-kinds"')[1].split("</figure>", 1)[1]
     counts = [int(c) for c in re.findall(r'class="bin" data-count="(\d+)"', html)]
     assert len(counts) == 4 * 20 and sum(counts) == 4 * len(results)
+
+
+def run_report(*args: str) -> tuple[int, str, str]:
+    cli_io = CliIO(stdin=io.StringIO(), stdout=io.StringIO(), stderr=io.StringIO(), environ={})
+    code = main(["batch", "report", *args], io=cli_io)
+    return code, cli_io.stdout.getvalue(), cli_io.stderr.getvalue()  # type: ignore[attr-defined]
+
+
+def test_an_odd_results_file_is_reported_with_its_unreadable_lines_counted_and_escaped(
+    tmp_path: Path,
+) -> None:
+    evil = "<script>alert(1)</script>\u2603"
+    rows = [
+        BatchResult(id=evil, ok=False, error_kind="api", error="<img src=x onerror=alert(1)>",
+                    duration_s=2.0, cost_usd=0.5).to_json(),
+        {"id": "old", "ok": True},  # an older writer: no cost, usage, duration...
+        {"id": "nulled", "ok": True, "cost_usd": None},  # a field of the wrong type
+        {"id": "nan", "ok": True, "cost_usd": float("nan")},
+    ]  # fmt: skip
+    results = tmp_path / "results.jsonl"
+    lines = [json.dumps(r) for r in rows] + ["not json", "[]", "{}", ""]
+    results.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "report.html"
+
+    code, stdout, stderr = run_report(str(results), "--html", str(out))
+    assert code == 0 and stderr == ""
+    assert stdout.splitlines() == [
+        f"wrote {out} (2 tasks, 0 transcript pages)",
+        f"ccwire: 5 unreadable lines skipped in {results}",
+    ]
+    html = out.read_text()
+    assert "<script" not in html and "<img" not in html and "onerror=alert(1)>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\u2603" in html
+    assert 'id="skipped" data-count="5"' in html
+
+    code, stdout, stderr = run_report(str(results), "--json")  # JSON alone on stdout
+    assert code == 0 and stderr == f"ccwire: 5 unreadable lines skipped in {results}\n"
+    summary = json.loads(stdout)
+    assert tuple(summary) == SUMMARY_KEYS and summary["version"] == SUMMARY_VERSION
+    assert (summary["tasks"], summary["ok"], summary["failed"]) == (2, 1, 1)
+    assert summary["skipped_lines"] == 5 and summary["by_kind"] == {"ok": 1, "api": 1}
+    assert summary["cost_usd"] == 0.5 and summary["slowest"][0]["id"] == evil
+    assert summary["percentiles"]["duration_s"] == {
+        "min": 0.0, "p50": 1.0, "p90": 1.8, "p95": 1.9, "p99": pytest.approx(1.98), "max": 2.0,
+    }  # fmt: skip
+
+    assert run_report(str(results))[0] == 2  # neither --html nor --json
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_the_json_summary_of_an_empty_or_one_task_file(tmp_path: Path, count: int) -> None:
+    results = tmp_path / "results.jsonl"
+    only = BatchResult(id="only", ok=False, error_kind="crash", duration_s=3.5)
+    results.write_text(json.dumps(only.to_json()) + "\n" if count else "")
+    code, stdout, _ = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0
+    summary = json.loads(stdout)
+    assert summary["tasks"] == count and summary["skipped_lines"] == 0
+    spread = summary["percentiles"]["duration_s"]
+    if count == 0:
+        assert spread is None and summary["slowest"] == [] and summary["by_kind"] == {}
+    else:  # every percentile of one value is that value
+        assert set(spread.values()) == {3.5} and summary["by_kind"] == {"crash": 1}
+    assert summary["costliest"] == []
