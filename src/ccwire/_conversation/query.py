@@ -100,37 +100,28 @@ async def converse(
     (right behind a spare's claim).
     """
     try:
-        async with aclosing(_talk(conn, prompt, sent=sent)) as messages:
-            async for message in messages:
+        feeder: _Feeder | None = None
+        if isinstance(prompt, str):
+            if not sent:
+                await conn.send_prompt(prompt, session_id="")
+        else:
+            feeder = _Feeder(conn, prompt)
+            conn.start_soon(feeder.run)
+        while True:
+            async for message in conn.messages(until_result=True, until_settled=True):
                 yield message
+            if feeder is not None and feeder.error is not None:
+                raise feeder.error  # noqa: TRY301 (recorded on the session's span below)
+            if not conn.is_open or (not conn.run_open and (feeder is None or feeder.done)):
+                break
+            if not conn.run_open:
+                await conn.wait_activity()
+        if conn.is_open:
+            await conn.end_input()
+        async for message in conn.messages(until_result=False):
+            yield message
     except BaseException as exc:  # cancelled, or failed: the session's span says so
         conn.abandoned(exc)
         raise
     finally:
         await conn.close()
-
-
-async def _talk(
-    conn: Connection, prompt: str | AsyncIterable[Prompt], *, sent: bool
-) -> AsyncGenerator[Message, None]:
-    """The messages of `converse`, which closes the connection after."""
-    feeder: _Feeder | None = None
-    if isinstance(prompt, str):
-        if not sent:
-            await conn.send_prompt(prompt, session_id="")
-    else:
-        feeder = _Feeder(conn, prompt)
-        conn.start_soon(feeder.run)
-    while True:
-        async for message in conn.messages(until_result=True, until_settled=True):
-            yield message
-        if feeder is not None and feeder.error is not None:
-            raise feeder.error
-        if not conn.is_open or (not conn.run_open and (feeder is None or feeder.done)):
-            break
-        if not conn.run_open:
-            await conn.wait_activity()
-    if conn.is_open:
-        await conn.end_input()
-    async for message in conn.messages(until_result=False):
-        yield message
