@@ -6,6 +6,7 @@ present."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import select
 import shutil
@@ -28,6 +29,7 @@ from ccwire import (
     ContainerSpawner,
     Message,
     ResultMessage,
+    SpawnError,
     SpawnOptions,
     SSHSpawner,
     SystemMessage,
@@ -232,19 +234,34 @@ def ssh_spawner(sshd: dict[str, Any], home: str) -> SSHSpawner:
     )
 
 
+ODD = "l1\nl2 'single' \"double\" $HOME `x` \\ \t é 😀 end"
+"""A value a shell or a quoting mistake would change: it must arrive byte for byte."""
+
+
 async def test_a_session_over_ssh(
-    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+    model: ScriptedModel,
+    make_options: Any,
+    sshd: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    secret = "sk-ant-test-" + os.urandom(8).hex()
-    model.add(tool_use("Bash", {"command": "printenv CCWIRE_TEST_SECRET; pwd"}), text("done"))
+    secret = "sk-ant-test-" + os.urandom(8).hex() + ODD
+    command = "printf '[%s]' \"$CCWIRE_TEST_SECRET\"; pwd"
+    model.add(tool_use("Bash", {"command": command}), text("done"))
     prompt = "Answer in French. " * 6000  # over the argv limit: a private file, shipped
+    work = tmp_path / "my work's folder"  # a space and a quote
+    work.mkdir()
+    monkeypatch.setenv("CCWIRE-TEST-INHERITED", "1")  # no shell can set it: skipped
     options = make_options(
         allowed_tools=["Bash"],
-        system_prompt=prompt,
+        system_prompt=prompt + ODD,
+        extra_args={"append-system-prompt": ODD},  # a short argument: on the command line
+        cwd=str(work),
         env={"CCWIRE_TEST_SECRET": secret},
         spawn_claude_code_process=ssh_spawner(sshd, str(tmp_path / "home")),
     )
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(TIMEOUT), caplog.at_level(logging.DEBUG, logger="ccwire"):
         async with ClaudeSDKClient(options) as client:
             lines = command_lines()
             await client.query("go")
@@ -252,10 +269,24 @@ async def test_a_session_over_ssh(
     assert not [c for c in lines if secret.encode() in c]  # on no command line, either side
     assert any(b"ssh\0" in c and b"127.0.0.1" in c for c in lines)
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
-    assert init_cwd(messages) == str(options.cwd)  # cwd honoured
+    assert init_cwd(messages) == str(work)  # cwd honoured
     out = bash_output(model)
-    assert secret in out and str(options.cwd) in out  # the environment reached the CLI
-    assert prompt.strip() in model.turn_requests[0].system
+    assert f"[{secret}]" in out and str(work) in out  # the environment reached the CLI, exact
+    system = model.turn_requests[0].system
+    assert (prompt + ODD).strip() in system and system.count(ODD) == 2  # arguments, exact
+    assert "skips the inherited variable 'CCWIRE-TEST-INHERITED'" in caplog.text
+
+
+async def test_a_variable_given_that_a_shell_cannot_set_is_refused_over_ssh(
+    make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    """It was dropped without a word: the remote CLI ran without it."""
+    spawner = ssh_spawner(sshd, str(tmp_path / "home"))
+    options = make_options(env={"MY-TOKEN": "x"}, spawn_claude_code_process=spawner)
+    with pytest.raises(
+        SpawnError, match=r"SSHSpawner cannot pass ClaudeAgentOptions.env\['MY-TOKEN'\]"
+    ):
+        await run(options)
 
 
 async def test_the_remote_cli_ends_with_the_session(
