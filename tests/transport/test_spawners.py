@@ -98,6 +98,22 @@ def test_a_variable_a_shell_cannot_set_is_refused_if_given_and_skipped_if_inheri
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_refuses_a_work_folder_that_holds_a_hidden_one(
+    spawn: SpawnOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bound read-write over the hidden folders, ``/`` showed ``/root`` and ``/home``
+    again and made ``/etc`` writable (a service's working directory is often ``/``)."""
+    for cwd in ("/", "/var"):  # /var holds /var/tmp
+        with pytest.raises(SpawnError, match=f"'{cwd}' \\(ClaudeAgentOptions.cwd\\).*hides"):
+            BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd=cwd))
+    monkeypatch.chdir("/")
+    with pytest.raises(SpawnError, match="this process's working directory"):
+        BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd=None))
+    args = BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd="/tmp")).args  # it, not more
+    assert ("--bind", "/tmp", "/tmp") in triples(args)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_bubblewrap_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     wrapped = BubblewrapSpawner(writable=[str(tmp_path / "out")], hidden=["/srv"]).wrap(spawn)
     args = list(wrapped.args)
