@@ -289,6 +289,39 @@ async def test_a_variable_given_that_a_shell_cannot_set_is_refused_over_ssh(
         await run(options)
 
 
+async def test_values_arrive_byte_for_byte_over_ssh(sshd: dict[str, Any], tmp_path: Path) -> None:
+    """The variables, arguments and folder of ``SpawnOptions``, as the remote process
+    sees them: byte for byte, bytes that are not UTF-8 too (an inherited variable, a
+    path: Python holds them as surrogates; the start-up script failed to encode them,
+    and the session with it)."""
+    odd = ODD + " caf\udce9"  # the byte 0xE9 alone
+    work = tmp_path / f"a folder's name {odd.replace(chr(10), ' ').replace('/', '')}"
+    work.mkdir()
+    spawner = replace(ssh_spawner(sshd, str(tmp_path)), cli="sh")
+    script = 'printf "%s\\0" "$CCWIRE_TEST_ODD" "$1" "$(pwd)"'
+    options = SpawnOptions(
+        command="claude",
+        args=("-c", script, "sh", odd),
+        cwd=str(work),
+        env={"CCWIRE_TEST_ODD": odd},
+    )
+    with anyio.fail_after(TIMEOUT):
+        proc = await spawner(options)
+        try:
+            await proc.stdin.send(b"")  # the start-up line
+            out = b""
+            assert proc.stdout is not None
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    out += await proc.stdout.receive()
+            assert await proc.wait() == 0
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.aclose()
+    assert out.split(b"\0")[:3] == [os.fsencode(odd), os.fsencode(odd), os.fsencode(work)]
+
+
 async def test_the_remote_cli_ends_with_the_session(
     model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
 ) -> None:

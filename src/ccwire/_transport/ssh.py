@@ -211,7 +211,9 @@ class SSHSpawner:
         words = [q(self.cli)]
         words += [f'"$ccwire_d"/{q(files[a])}' if a in files else q(a) for a in options.args]
         lines.append(_RUN.format(command=" ".join(words)))
-        return base64.b64encode("\n".join(lines).encode("utf-8")) + b"\n"
+        # bytes that are not UTF-8 (in an inherited variable, a path) are held as
+        # surrogates: they go back to their own bytes, as the OS would pass them
+        return base64.b64encode(os.fsencode("\n".join(lines))) + b"\n"
 
 
 class _HeaderFirst(anyio.abc.ByteSendStream):
