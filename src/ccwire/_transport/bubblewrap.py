@@ -139,11 +139,9 @@ class BubblewrapSpawner:
         # hidden folder would show it again, and "/" would make the whole system writable
         uncovered = [p for p in hidden if p != work and _within(p, work)]
         if uncovered:
-            which = (
-                "ClaudeAgentOptions.cwd"
-                if options.cwd is not None
-                else ("this process's working directory (ClaudeAgentOptions.cwd is not set)")
-            )
+            which = "ClaudeAgentOptions.cwd"
+            if options.cwd is None:
+                which = "this process's working directory (ClaudeAgentOptions.cwd is not set)"
             raise SpawnError(
                 f"BubblewrapSpawner cannot make {work!r} ({which}) the sandbox's writable "
                 f"work folder: it holds {uncovered[0]!r}, which the sandbox hides; give a "

@@ -42,9 +42,18 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 logger = logging.getLogger("ccwire")
 
+_WHY = (
+    "is not a name a shell can set (letters, digits and '_', not starting with a digit), "
+    "so it cannot be carried to the CLI"
+)
+
 
 def check_names(env: Mapping[str, str], owner: str) -> None:
     """Refuse the variables given to a spawner (``owner``) that a shell cannot set.
+
+    Args:
+        env: The spawner's own ``env``.
+        owner: The spawner's class name, for the message.
 
     Raises:
         OptionsError: A name is not letters, digits and ``_``, starting with a letter
@@ -53,12 +62,6 @@ def check_names(env: Mapping[str, str], owner: str) -> None:
     for key in env:
         if not isinstance(key, str) or not _NAME.match(key):
             raise OptionsError(f"{owner}.env: {key!r} {_WHY}")
-
-
-_WHY = (
-    "is not a name a shell can set (letters, digits and '_', not starting with a digit), "
-    "so it cannot be carried to the CLI"
-)
 
 
 def forwarded_env(
