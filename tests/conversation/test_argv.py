@@ -22,7 +22,7 @@ from ccwire._conversation.argv import (
 )
 from ccwire._conversation.cli_env import build_env, inherited_env, sdk_version
 from ccwire._conversation.options import CLI_ENV_ALLOWLIST, AgentDefinition, ClaudeAgentOptions
-from ccwire._core.errors import CLIConnectionError
+from ccwire._core.errors import CLIConnectionError, OptionsError
 from ccwire._wire.permission_types import (
     PermissionResult,
     PermissionResultAllow,
@@ -869,6 +869,16 @@ def test_env_rejects_non_string_values() -> None:
     bad: Any = {"N": 1}
     with pytest.raises(TypeError, match="env"):
         build_env(ClaudeAgentOptions(env=bad), base_env={})
+
+
+@pytest.mark.parametrize("env", [{"A=B": "x"}, {"": "x"}, {"A\0B": "x"}, {"A": "x\0secret"}])
+def test_env_rejects_what_no_process_environment_holds(env: dict[str, str]) -> None:
+    """Named in a typed error before anything starts (the OS refused it at the spawn,
+    with a message naming nothing); never the value."""
+    with pytest.raises(OptionsError, match="env") as caught:
+        build_env(ClaudeAgentOptions(env=env), base_env={})
+    assert repr(next(iter(env))) in str(caught.value) and "secret" not in str(caught.value)
+    assert build_env(ClaudeAgentOptions(env={"A-B": "x", "1A": "y"}), base_env={})["A-B"] == "x"
 
 
 def test_sdk_version_is_cached_string() -> None:

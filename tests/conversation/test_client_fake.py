@@ -21,6 +21,7 @@ from ccwire import (
     HookMatcher,
     Message,
     MessageDecodeError,
+    OptionsError,
     PermissionResultAllow,
     PermissionResultDeny,
     ProcessError,
@@ -800,12 +801,15 @@ async def test_spawn_failures_never_quote_env_values(tmp_path: Any) -> None:
     failures: list[BaseException] = []
     for bad in (
         ClaudeAgentOptions(cli_path=dies, env=secret_env, cwd=tmp_path / "missing"),
-        ClaudeAgentOptions(cli_path=dies, env={**secret_env, "NUL": SECRET + "\0"}),
         ClaudeAgentOptions(cli_path=dies, env=secret_env, user="no-such-user-ccwire"),
     ):
         with anyio.fail_after(10), pytest.raises(CLIConnectionError) as info:
             await ClaudeSDKClient(bad).connect()
         failures.append(info.value)
+    nul = ClaudeAgentOptions(cli_path=dies, env={**secret_env, "NUL": SECRET + "\0"})
+    with anyio.fail_after(10), pytest.raises(OptionsError, match="'NUL'") as refused:
+        await ClaudeSDKClient(nul).connect()  # refused before anything starts
+    failures.append(refused.value)
     for exc in failures:
         _assert_no_secret(exc)
     assert "does not exist" in str(failures[0])

@@ -6,6 +6,7 @@ present."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import select
 import shutil
@@ -28,6 +29,7 @@ from ccwire import (
     ContainerSpawner,
     Message,
     ResultMessage,
+    SpawnError,
     SpawnOptions,
     SSHSpawner,
     SystemMessage,
@@ -232,19 +234,34 @@ def ssh_spawner(sshd: dict[str, Any], home: str) -> SSHSpawner:
     )
 
 
+ODD = "l1\nl2 'single' \"double\" $HOME `x` \\ \t é 😀 end"
+"""A value a shell or a quoting mistake would change: it must arrive byte for byte."""
+
+
 async def test_a_session_over_ssh(
-    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+    model: ScriptedModel,
+    make_options: Any,
+    sshd: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    secret = "sk-ant-test-" + os.urandom(8).hex()
-    model.add(tool_use("Bash", {"command": "printenv CCWIRE_TEST_SECRET; pwd"}), text("done"))
+    secret = "sk-ant-test-" + os.urandom(8).hex() + ODD
+    command = "printf '[%s]' \"$CCWIRE_TEST_SECRET\"; pwd"
+    model.add(tool_use("Bash", {"command": command}), text("done"))
     prompt = "Answer in French. " * 6000  # over the argv limit: a private file, shipped
+    work = tmp_path / "my work's folder"  # a space and a quote
+    work.mkdir()
+    monkeypatch.setenv("CCWIRE-TEST-INHERITED", "1")  # no shell can set it: skipped
     options = make_options(
         allowed_tools=["Bash"],
-        system_prompt=prompt,
+        system_prompt=prompt + ODD,
+        extra_args={"append-system-prompt": ODD},  # a short argument: on the command line
+        cwd=str(work),
         env={"CCWIRE_TEST_SECRET": secret},
         spawn_claude_code_process=ssh_spawner(sshd, str(tmp_path / "home")),
     )
-    with anyio.fail_after(TIMEOUT):
+    with anyio.fail_after(TIMEOUT), caplog.at_level(logging.DEBUG, logger="ccwire"):
         async with ClaudeSDKClient(options) as client:
             lines = command_lines()
             await client.query("go")
@@ -252,10 +269,57 @@ async def test_a_session_over_ssh(
     assert not [c for c in lines if secret.encode() in c]  # on no command line, either side
     assert any(b"ssh\0" in c and b"127.0.0.1" in c for c in lines)
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
-    assert init_cwd(messages) == str(options.cwd)  # cwd honoured
+    assert init_cwd(messages) == str(work)  # cwd honoured
     out = bash_output(model)
-    assert secret in out and str(options.cwd) in out  # the environment reached the CLI
-    assert prompt.strip() in model.turn_requests[0].system
+    assert f"[{secret}]" in out and str(work) in out  # the environment reached the CLI, exact
+    system = model.turn_requests[0].system
+    assert (prompt + ODD).strip() in system and system.count(ODD) == 2  # arguments, exact
+    assert "skips the inherited variable 'CCWIRE-TEST-INHERITED'" in caplog.text
+
+
+async def test_a_variable_given_that_a_shell_cannot_set_is_refused_over_ssh(
+    make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    """It was dropped without a word: the remote CLI ran without it."""
+    spawner = ssh_spawner(sshd, str(tmp_path / "home"))
+    options = make_options(env={"MY-TOKEN": "x"}, spawn_claude_code_process=spawner)
+    with pytest.raises(
+        SpawnError, match=r"SSHSpawner cannot pass ClaudeAgentOptions.env\['MY-TOKEN'\]"
+    ):
+        await run(options)
+
+
+async def test_values_arrive_byte_for_byte_over_ssh(sshd: dict[str, Any], tmp_path: Path) -> None:
+    """The variables, arguments and folder of ``SpawnOptions``, as the remote process
+    sees them: byte for byte, bytes that are not UTF-8 too (an inherited variable, a
+    path: Python holds them as surrogates; the start-up script failed to encode them,
+    and the session with it)."""
+    odd = ODD + " caf\udce9"  # the byte 0xE9 alone
+    work = tmp_path / f"a folder's name {odd.replace(chr(10), ' ').replace('/', '')}"
+    work.mkdir()
+    spawner = replace(ssh_spawner(sshd, str(tmp_path)), cli="sh")
+    script = 'printf "%s\\0" "$CCWIRE_TEST_ODD" "$1" "$(pwd)"'
+    options = SpawnOptions(
+        command="claude",
+        args=("-c", script, "sh", odd),
+        cwd=str(work),
+        env={"CCWIRE_TEST_ODD": odd},
+    )
+    with anyio.fail_after(TIMEOUT):
+        proc = await spawner(options)
+        try:
+            await proc.stdin.send(b"")  # the start-up line
+            out = b""
+            assert proc.stdout is not None
+            with contextlib.suppress(anyio.EndOfStream):
+                while True:
+                    out += await proc.stdout.receive()
+            assert await proc.wait() == 0
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            await proc.aclose()
+    assert out.split(b"\0")[:3] == [os.fsencode(odd), os.fsencode(odd), os.fsencode(work)]
 
 
 async def test_the_remote_cli_ends_with_the_session(

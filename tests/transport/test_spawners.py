@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import itertools
+import logging
 import os
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from ccwire import (
     BubblewrapSpawner,
     ClaudeAgentOptions,
     ContainerSpawner,
+    OptionsError,
     SpawnError,
     SpawnOptions,
     SSHSpawner,
@@ -66,9 +68,49 @@ def test_forwarded_env_keeps_the_other_sides_own_variables() -> None:
     assert forwarded_env(env, {}) == {"API_KEY": "k"}
     assert forwarded_env(env, {"HOME": "/there"}) == {"API_KEY": "k", "HOME": "/there"}
     assert forwarded_env(env, {}, local_only=()) == {k: v for k, v in env.items() if k != "A%B"}
-    with pytest.raises(ValueError, match="not a valid environment variable name"):
-        forwarded_env(env, {"NOT VALID": "x"})
     assert "PATH" in LOCAL_ONLY_ENV and "HOME" in LOCAL_ONLY_ENV
+
+
+def test_a_variable_a_shell_cannot_set_is_refused_if_given_and_skipped_if_inherited(
+    spawn: SpawnOptions, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over SSH and into a container, a shell (or ``-e NAME``) sets the variables: a name
+    it cannot set is not carried. One of ``ClaudeAgentOptions.env`` was dropped without
+    a word (the CLI ran without it): refused, named; an inherited one is skipped."""
+    given = dataclasses.replace(
+        spawn, env={**spawn.env, "MY-TOKEN": "x"}, explicit_env=frozenset({"MY-TOKEN"})
+    )
+    spawners: list[SSHSpawner | ContainerSpawner] = [SSHSpawner("h")]
+    if find_container_runtime() is not None:
+        spawners.append(ContainerSpawner("img:1"))
+    for spawner in spawners:
+        with pytest.raises(SpawnError, match=r"env\['MY-TOKEN'\].*shell") as caught:
+            spawner.wrap(given)
+        assert type(spawner).__name__ in str(caught.value)
+        with caplog.at_level(logging.DEBUG, logger="ccwire"):
+            spawner.wrap(dataclasses.replace(given, explicit_env=frozenset()))
+        assert "'MY-TOKEN'" in caplog.text and "'BASH_FUNC_x%%'" in caplog.text
+        caplog.clear()
+    for cls in (SSHSpawner, ContainerSpawner):
+        with pytest.raises(OptionsError, match=f"{cls.__name__}.env: 'NOT VALID'"):
+            cls("x", env={"NOT VALID": "x"})
+    assert "explicit_env=<MY-TOKEN>" in repr(given)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_refuses_a_work_folder_that_holds_a_hidden_one(
+    spawn: SpawnOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bound read-write over the hidden folders, ``/`` showed ``/root`` and ``/home``
+    again and made ``/etc`` writable (a service's working directory is often ``/``)."""
+    for cwd in ("/", "/var"):  # /var holds /var/tmp
+        with pytest.raises(SpawnError, match=f"'{cwd}' \\(ClaudeAgentOptions.cwd\\).*hides"):
+            BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd=cwd))
+    monkeypatch.chdir("/")
+    with pytest.raises(SpawnError, match="this process's working directory"):
+        BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd=None))
+    args = BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd="/tmp")).args  # it, not more
+    assert ("--bind", "/tmp", "/tmp") in triples(args)
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

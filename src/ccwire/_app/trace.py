@@ -100,5 +100,6 @@ def tracing_transport(
         max_line_bytes=options.max_buffer_size,
         spawner=spawner,
         private_files=[os.path.join(spill_dir, name) for name in sorted(os.listdir(spill_dir))],
+        explicit_env=options.env.keys(),
     )
     return TracingTransport(inner, write), spill_dir

@@ -105,6 +105,11 @@ def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> di
     ``CLAUDE_CODE_SDK_READS_SESSION_STATE=1`` (unless already set),
     ``CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING=true`` (when enabled) and ``PWD``
     (when ``cwd`` is set). Error messages name offending keys, never values.
+
+    Raises:
+        OptionsError: An entry of ``options.env`` is not ``str -> str``, its name no
+            process environment can hold (empty, with ``=`` or NUL), or its value
+            holds NUL.
     """
     env = inherited_env(base_env, options.inherit_env)
     env["CLAUDE_CODE_ENTRYPOINT"] = "sdk-py"
@@ -113,6 +118,13 @@ def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> di
             raise OptionsError(
                 f"env entries must be str -> str, got {key!r}: {type(value).__name__}"
             )
+        if not key or "=" in key or "\0" in key:
+            raise OptionsError(
+                f"env: {key!r} cannot be an environment variable's name (empty, or holding "
+                "'=' or a NUL character)"
+            )
+        if "\0" in value:
+            raise OptionsError(f"env: the value of {key!r} holds a NUL character")
         env[key] = value
     env["CLAUDE_AGENT_SDK_VERSION"] = sdk_version()
     if options.client_app:

@@ -225,6 +225,7 @@ class Connection:
             spawner=spawner,
             spawn_timeout=opts.initialize_timeout,
             private_files=self._spill_dir.files(),
+            explicit_env=opts.env.keys(),
         )
 
     async def open(self) -> None:

@@ -16,8 +16,11 @@ itself uses on Linux. The sandbox built here:
   ``network=False``;
 * dies with the process that started it (``--die-with-parent``).
 
-A sandbox is made for one work folder: a spare (``prewarm()``, `SparePool`), which a
-claim moves into another folder, is refused (`SpawnError`).
+The work folder must not hold a hidden folder (``/``, ``/var``, a home's parent...):
+bound read-write over them, it would show them again (and ``/`` would make the whole
+system writable); such a folder is refused (`SpawnError`). A sandbox is made for one
+work folder: a spare (``prewarm()``, `SparePool`), which a claim moves into another
+folder, is refused (`SpawnError`).
 
 The CLI's executable and the private files ccwire wrote for it stay visible
 (read-only), even when they live in a hidden folder. The environment reaches ``bwrap``
@@ -108,6 +111,8 @@ class BubblewrapSpawner:
             SpawnError: ``options`` start a spare (``prewarm()``, `SparePool`): the
                 sandbox is made for one work folder, and a claim would move the CLI
                 into another, which it could not write, next to folders it must not see.
+                Or the work folder holds a folder the sandbox hides (``/``, ``/var``,
+                ``/home``...): bound read-write, it would show it again.
         """
         if f"--{AWAIT_CLAIM_FLAG}" in options.args:
             raise SpawnError(
@@ -129,6 +134,19 @@ class BubblewrapSpawner:
             )
         command = os.path.realpath(found)
         work = os.path.realpath(options.cwd if options.cwd is not None else os.getcwd())
+        hidden = self._hidden(work)
+        # the work folder is bound read-write over everything hidden: one that holds a
+        # hidden folder would show it again, and "/" would make the whole system writable
+        uncovered = [p for p in hidden if p != work and _within(p, work)]
+        if uncovered:
+            which = "ClaudeAgentOptions.cwd"
+            if options.cwd is None:
+                which = "this process's working directory (ClaudeAgentOptions.cwd is not set)"
+            raise SpawnError(
+                f"BubblewrapSpawner cannot make {work!r} ({which}) the sandbox's writable "
+                f"work folder: it holds {uncovered[0]!r}, which the sandbox hides; give a "
+                "work folder that holds no hidden folder"
+            )
         env = dict(options.env)
         home = env.get("HOME") or _SANDBOX_HOME
         if not os.path.isabs(home) or home in _NEVER_HIDDEN or _within(home, work):
@@ -140,7 +158,7 @@ class BubblewrapSpawner:
             args.append("--share-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         # in this order: what is hidden, the home, then what is shown again on top
-        for path in self._hidden(work):
+        for path in hidden:
             args += ["--tmpfs", path]
         if self.home is None:
             args += ["--tmpfs", home]

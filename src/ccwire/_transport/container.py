@@ -10,7 +10,10 @@ passes SIGTERM on to the container.
 The environment is passed as ``-e NAME`` with the value in the client's own
 environment, so no value appears on a command line. Variables that describe this
 machine (`LOCAL_ONLY_ENV`) are left out: the image's own are kept, unless given in
-``env``. The image needs the CLI (``cli``, default ``claude`` on its ``PATH``).
+``env``. A name must be one a shell can set (letters, digits and ``_``, not starting
+with a digit): one of ``ClaudeAgentOptions.env`` that is not is refused (`SpawnError`),
+an inherited one is skipped (logged at debug level). The image needs the CLI (``cli``,
+default ``claude`` on its ``PATH``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, forwarded_env
+from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env
 from .spawn import SpawnOptions, spawn_local
 
 __all__ = ["ContainerSpawner", "find_container_runtime"]
@@ -57,7 +60,8 @@ class ContainerSpawner:
         cli: The CLI's executable inside the image.
         volumes: More ``-v`` mounts (``"host:container[:options]"``).
         mount_cwd: Mount the session's work folder at the same path (read-write).
-        env: Variables for the CLI inside, over what ccwire forwards.
+        env: Variables for the CLI inside, over what ccwire forwards (names a shell
+            can set: else `OptionsError`).
         local_only: The variables never forwarded (default `LOCAL_ONLY_ENV`).
         extra_args: More ``run`` arguments, placed before the image.
     """
@@ -71,6 +75,9 @@ class ContainerSpawner:
     local_only: Sequence[str] = LOCAL_ONLY_ENV
     extra_args: Sequence[str] = ()
 
+    def __post_init__(self) -> None:
+        check_names(self.env, "ContainerSpawner")
+
     async def __call__(self, options: SpawnOptions) -> anyio.abc.Process:
         """Start the container; returns the runtime client's process.
 
@@ -82,6 +89,8 @@ class ContainerSpawner:
 
         Raises:
             CLINotFoundError: No container runtime is installed.
+            SpawnError: A variable of ``ClaudeAgentOptions.env`` has a name a shell
+                cannot set, or a folder to mount holds ``:``.
             CLIConnectionError: It cannot be started.
         """
         return await spawn_local(self.wrap(options))
@@ -98,6 +107,8 @@ class ContainerSpawner:
 
         Raises:
             CLINotFoundError: No container runtime is installed.
+            SpawnError: A variable of ``ClaudeAgentOptions.env`` has a name a shell
+                cannot set, or a folder to mount holds ``:``.
         """
         runtime = find_container_runtime(self.runtime)
         if runtime is None:
@@ -105,7 +116,13 @@ class ContainerSpawner:
             raise CLINotFoundError(
                 f"no container runtime found ({wanted})", searched=(self.runtime or "podman",)
             )
-        env = forwarded_env(options.env, self.env, self.local_only)
+        env = forwarded_env(
+            options.env,
+            self.env,
+            self.local_only,
+            explicit=options.explicit_env,
+            owner="ContainerSpawner",
+        )
         name = f"ccwire-{secrets.token_hex(6)}"
         args = ["run", "--rm", "-i", "--init", "--name", name]
         if options.user is not None:

@@ -10,10 +10,13 @@ variables), plus the variables it was given for the other side.
 from __future__ import annotations
 
 import fnmatch
+import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
-__all__ = ["LOCAL_ONLY_ENV", "forwarded_env"]
+from .._core.errors import OptionsError, SpawnError
+
+__all__ = ["LOCAL_ONLY_ENV", "check_names", "forwarded_env"]
 
 LOCAL_ONLY_ENV: tuple[str, ...] = (
     "PATH",
@@ -37,32 +40,67 @@ own), unless given again for the other side."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
+logger = logging.getLogger("ccwire")
+
+_WHY = (
+    "is not a name a shell can set (letters, digits and '_', not starting with a digit), "
+    "so it cannot be carried to the CLI"
+)
+
+
+def check_names(env: Mapping[str, str], owner: str) -> None:
+    """Refuse the variables given to a spawner (``owner``) that a shell cannot set.
+
+    Args:
+        env: The spawner's own ``env``.
+        owner: The spawner's class name, for the message.
+
+    Raises:
+        OptionsError: A name is not letters, digits and ``_``, starting with a letter
+            or ``_``; it names the first one.
+    """
+    for key in env:
+        if not isinstance(key, str) or not _NAME.match(key):
+            raise OptionsError(f"{owner}.env: {key!r} {_WHY}")
+
 
 def forwarded_env(
     env: Mapping[str, str],
     remote: Mapping[str, str],
     local_only: Iterable[str] = LOCAL_ONLY_ENV,
+    *,
+    explicit: Collection[str] = frozenset(),
+    owner: str = "the spawner",
 ) -> dict[str, str]:
     """The variables to set on the other side.
+
+    A variable of ``env`` whose name a POSIX shell cannot set (``A-B``, ``1A``...)
+    cannot be carried there: one the caller set itself (``explicit``) is refused, any
+    other (inherited from this process) is skipped and logged (debug).
 
     Args:
         env: The CLI's environment as ccwire built it.
         remote: Variables for the other side (win over ``env``, and may set names
-            of ``local_only``).
+            of ``local_only``; checked by `check_names()`).
         local_only: Names and shell-style patterns kept from the other side.
+        explicit: The names of ``env`` the caller set (``SpawnOptions.explicit_env``).
+        owner: The spawner, for the error message.
 
     Returns:
-        ``env`` without ``local_only`` and without names a POSIX shell cannot set,
+        ``env`` without ``local_only`` and without the names a shell cannot set,
         updated with ``remote``.
+
+    Raises:
+        SpawnError: A name of ``explicit`` a shell cannot set; it names the first one.
     """
     patterns = tuple(local_only)
-    out = {
-        k: v
-        for k, v in env.items()
-        if _NAME.match(k) and not any(fnmatch.fnmatchcase(k, p) for p in patterns)
-    }
-    for key, value in remote.items():
+    out: dict[str, str] = {}
+    for key, value in env.items():
         if not _NAME.match(key):
-            raise ValueError(f"{key!r} is not a valid environment variable name")
-        out[key] = value
+            if key in explicit:
+                raise SpawnError(f"{owner} cannot pass ClaudeAgentOptions.env[{key!r}]: it {_WHY}")
+            logger.debug("ccwire: %s skips the inherited variable %r: it %s", owner, key, _WHY)
+        elif not any(fnmatch.fnmatchcase(key, p) for p in patterns):
+            out[key] = value
+    out.update(remote)
     return out

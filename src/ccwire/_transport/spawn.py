@@ -67,6 +67,11 @@ class SpawnOptions:
             argument values, in a 0700 folder of this machine), named by absolute path
             in ``args``. A spawner that runs the CLI elsewhere must make them available
             there (at the same path, or rewriting ``args``).
+        explicit_env: The names in ``env`` the caller set itself
+            (``ClaudeAgentOptions.env``); the others were inherited from this process
+            or are ccwire's own. A spawner that cannot carry a variable to where the
+            CLI runs refuses one of these (`SpawnError` naming it) and may skip the
+            others.
     """
 
     command: str
@@ -75,6 +80,7 @@ class SpawnOptions:
     env: Mapping[str, str] = field(default_factory=dict)
     user: str | None = None
     private_files: tuple[str, ...] = ()
+    explicit_env: frozenset[str] = frozenset()
 
     @property
     def argv(self) -> list[str]:
@@ -85,7 +91,8 @@ class SpawnOptions:
         return (
             f"SpawnOptions(command={self.command!r}, args=<{len(self.args)} arguments>, "
             f"cwd={self.cwd!r}, env=<{', '.join(sorted(self.env))}>, user={self.user!r}, "
-            f"private_files={self.private_files!r})"
+            f"private_files={self.private_files!r}, "
+            f"explicit_env=<{', '.join(sorted(self.explicit_env))}>)"
         )
 
 

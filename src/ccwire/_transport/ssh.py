@@ -25,7 +25,9 @@ Variables that describe this machine (`LOCAL_ONLY_ENV`: ``PATH``, ``HOME``, ...)
 not forwarded: the remote login's own are kept, unless given in ``env``. The others of
 the CLI's environment are (with ``inherit_env=True``, the default, that is this
 process's whole environment: ``inherit_env=CLI_ENV_ALLOWLIST`` sends only what the CLI
-needs).
+needs). The remote shell sets them, so a name must be one a shell can set (letters,
+digits and ``_``, not starting with a digit): one of ``ClaudeAgentOptions.env`` that is
+not is refused (`SpawnError`), an inherited one is skipped (logged at debug level).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, forwarded_env
+from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env
 from .spawn import SpawnOptions, spawn_local
 
 __all__ = ["SSHSpawner"]
@@ -95,7 +97,8 @@ class SSHSpawner:
             ``ControlMaster`` nor ``ControlPath`` (see the module docstring).
         config_file: An SSH configuration file (``-F``); ``"/dev/null"`` ignores the
             user's.
-        env: Variables for the remote CLI, over what ccwire forwards.
+        env: Variables for the remote CLI, over what ccwire forwards (names a shell
+            can set: else `OptionsError`).
         local_only: The variables never forwarded (default `LOCAL_ONLY_ENV`).
         ssh: The ``ssh`` executable.
         extra_args: More ``ssh`` arguments, placed before the destination.
@@ -112,6 +115,9 @@ class SSHSpawner:
     ssh: str = "ssh"
     extra_args: Sequence[str] = ()
 
+    def __post_init__(self) -> None:
+        check_names(self.env, "SSHSpawner")
+
     async def __call__(self, options: SpawnOptions) -> _SSHProcess:
         """Start ``ssh``; the start-up line goes out ahead of the session's first line.
 
@@ -124,7 +130,8 @@ class SSHSpawner:
 
         Raises:
             CLINotFoundError: ``ssh`` is not installed.
-            SpawnError: ``options.user`` is set, or a private file cannot be read.
+            SpawnError: ``options.user`` is set, a private file cannot be read, or a
+                variable of ``ClaudeAgentOptions.env`` has a name a shell cannot set.
         """
         local, script = self.wrap(options)
         return _SSHProcess(await spawn_local(local), script)
@@ -141,7 +148,8 @@ class SSHSpawner:
 
         Raises:
             CLINotFoundError: ``ssh`` is not installed.
-            SpawnError: ``options.user`` is set, or a private file cannot be read.
+            SpawnError: ``options.user`` is set, a private file cannot be read, or a
+                variable of ``ClaudeAgentOptions.env`` has a name a shell cannot set.
         """
         ssh = shutil.which(self.ssh)
         if ssh is None:
@@ -177,7 +185,13 @@ class SSHSpawner:
     def script(self, options: SpawnOptions) -> bytes:
         """The start-up line: a base64 shell script, and its newline."""
         q = shlex.quote
-        env = forwarded_env(options.env, self.env, self.local_only)
+        env = forwarded_env(
+            options.env,
+            self.env,
+            self.local_only,
+            explicit=options.explicit_env,
+            owner="SSHSpawner",
+        )
         lines = ["umask 077", *(f"export {k}={q(v)}" for k, v in env.items())]
         files: dict[str, str] = {}
         if options.private_files:
@@ -197,7 +211,9 @@ class SSHSpawner:
         words = [q(self.cli)]
         words += [f'"$ccwire_d"/{q(files[a])}' if a in files else q(a) for a in options.args]
         lines.append(_RUN.format(command=" ".join(words)))
-        return base64.b64encode("\n".join(lines).encode("utf-8")) + b"\n"
+        # bytes that are not UTF-8 (in an inherited variable, a path) are held as
+        # surrogates: they go back to their own bytes, as the OS would pass them
+        return base64.b64encode(os.fsencode("\n".join(lines))) + b"\n"
 
 
 class _HeaderFirst(anyio.abc.ByteSendStream):

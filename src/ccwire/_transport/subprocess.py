@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 import os
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import anyio
 import anyio.abc
@@ -71,8 +71,8 @@ class SubprocessTransport(LineTransport):
 
     ``spawner`` starts the process (default: `spawn_local`, ``anyio.open_process``);
     it gets a `SpawnOptions` with ``argv``, ``env``, ``cwd``, ``user`` and
-    ``private_files`` (see `spawn`), and may take ``spawn_timeout`` s (default no
-    limit).
+    ``private_files`` (see `spawn`), and ``explicit_env`` (the names of ``env`` the
+    caller set itself), and may take ``spawn_timeout`` s (default no limit).
     """
 
     def __init__(
@@ -92,6 +92,7 @@ class SubprocessTransport(LineTransport):
         spawner: ProcessSpawner | None = None,
         spawn_timeout: float | None = None,
         private_files: Sequence[str] = (),
+        explicit_env: Collection[str] = (),
     ) -> None:
         if isinstance(argv, str) or not argv:
             raise ValueError("argv must be a non-empty sequence of strings")
@@ -102,6 +103,7 @@ class SubprocessTransport(LineTransport):
         self._spawner = spawner
         self._spawn_timeout = spawn_timeout
         self._private_files = tuple(private_files)
+        self._explicit_env = frozenset(explicit_env)
         self._stderr = StderrCollector(stderr_callback, tail_bytes=stderr_tail_bytes)
         self._decoder = LineDecoder(max_line_bytes)
         self._chunk_size = read_chunk_size
@@ -202,6 +204,7 @@ class SubprocessTransport(LineTransport):
             env=dict(os.environ) if self._env is None else self._env,
             user=self._user,
             private_files=self._private_files,
+            explicit_env=self._explicit_env,
         )
         return await start_process(self._spawner, options, timeout=self._spawn_timeout)
 
