@@ -474,9 +474,11 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
         if isinstance(instance, SdkMcpServer):
             for tool_name in instance.tools:
                 owners.setdefault(tool_name, server)
+    full_names = {f"mcp__{server}__{name}" for name, server in owners.items()}
     for option in ("allowed_tools", "disallowed_tools"):
         rules = [rule for rule in getattr(options, option) if isinstance(rule, str)]
         for rule in rules:
+            _check_misspelt_tool_rule(option, rule, full_names)
             owner = owners.get(rule)
             full = f"mcp__{owner}__{rule}"
             if owner is None or {full, f"mcp__{owner}__*", f"mcp__{owner}"} & set(rules):
@@ -488,6 +490,26 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
                 UserWarning,
                 stacklevel=2,
             )
+
+
+def _check_misspelt_tool_rule(option: str, rule: str, full_names: set[str]) -> None:
+    """Warn about an ``mcp__...`` rule that names no in-process tool but nearly names one
+    (``mcp__demo__greeet``): a typo, which the CLI would match against nothing. Only a
+    near miss is warned about: a rule for another server's tool, or for a tool added
+    later to a live tool set, is left alone.
+    """
+    if not rule.startswith("mcp__") or rule in full_names or "*" in rule or "(" in rule:
+        return
+    import difflib  # only for an unknown mcp__ rule: rare
+
+    close = difflib.get_close_matches(rule, sorted(full_names), n=1, cutoff=0.85)
+    if close:
+        warnings.warn(
+            f"{option} names {rule!r}, which matches no tool of the in-process servers "
+            f"(yet): did you mean {close[0]!r}?",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:
