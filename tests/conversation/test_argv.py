@@ -196,7 +196,9 @@ def test_a_misspelt_in_process_tool_rule_is_warned_about_with_the_near_name(opti
         ok: dict[str, Any] = {option: [fine]}
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            build_argv(ClaudeAgentOptions(mcp_servers=servers, **ok), cli_path="claude", spill_dir=None)
+            build_argv(
+                ClaudeAgentOptions(mcp_servers=servers, **ok), cli_path="claude", spill_dir=None
+            )
 
 
 def test_skills_all_appends_skill_and_default_sources() -> None:
