@@ -183,7 +183,7 @@ def test_a_misspelt_in_process_tool_rule_is_warned_about_with_the_near_name(opti
     servers: Any = {"demo": ccwire.create_sdk_mcp_server("demo", tools=[greet])}
     for typo in ("mcp__demo__greeet", "mcp__dmeo__greet"):
         rules: dict[str, Any] = {option: ["Read", typo]}
-        with pytest.warns(UserWarning) as caught:
+        with pytest.warns(UserWarning, match="did you mean") as caught:
             argv = build_argv(
                 ClaudeAgentOptions(mcp_servers=servers, **rules), cli_path="claude", spill_dir=None
             )
