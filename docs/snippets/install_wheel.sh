@@ -1,5 +1,5 @@
 pip install build && python -m build --outdir ~/ccwire-dist   # in the checkout: a wheel and an sdist
 mkdir ~/myproject && cd ~/myproject                             # anywhere else
-python3 -m venv .venv && . .venv/bin/activate
+python3 -m venv --upgrade-deps .venv && . .venv/bin/activate
 pip install ~/ccwire-dist/ccwire-*.whl 'ccwire[cli]'            # the wheel, with rich
 ccwire doctor && ccwire demo                                    # it finds the CLI installed above

@@ -682,9 +682,34 @@ def test_load_server_errors(tools_module: str, tmp_path: Path, attr: str, messag
         load_server(f"{tools_module}:{attr}", search_path=str(tmp_path))
 
 
-def test_load_server_unknown_module() -> None:
-    with pytest.raises(UsageError, match="cannot import 'no_such_module_xyz'"):
-        load_server("no_such_module_xyz:server")
+def test_load_server_unknown_module_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module not found (the commonest slip: ccwire run from another folder) names the
+    file and the folder searched; a module that fails on an import of its own says so."""
+    monkeypatch.setattr(sys, "path", list(sys.path))  # load_server() prepends to it
+    with pytest.raises(UsageError) as caught:
+        load_server("no_such_module_xyz:server", search_path=str(tmp_path))
+    assert str(caught.value) == (
+        f"--tools no_such_module_xyz:server: cannot import 'no_such_module_xyz': no "
+        f"no_such_module_xyz.py in {tmp_path} (searched first) nor on sys.path; run from "
+        "the folder that holds it, or add that folder to PYTHONPATH"
+    )
+    (tmp_path / "needs_dep_xyz.py").write_text("import missing_dependency_xyz\n")
+    with pytest.raises(UsageError) as caught:
+        load_server("needs_dep_xyz:server", search_path=str(tmp_path))
+    assert str(caught.value) == (
+        "--tools needs_dep_xyz:server: cannot import 'needs_dep_xyz' "
+        "(No module named 'missing_dependency_xyz')"
+    )
+
+
+def test_load_server_missing_attribute_names_the_module_servers(
+    tools_module: str, tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError) as caught:
+        load_server(f"{tools_module}:srv", search_path=str(tmp_path))
+    assert str(caught.value).endswith("has no attribute 'srv'; its MCP servers: 'config', 'bare'")
 
 
 def _request(tool_result: str, prompt: str = "the question") -> ModelRequest:

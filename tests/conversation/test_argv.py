@@ -174,6 +174,38 @@ def test_a_bare_in_process_tool_name_is_warned_about_with_its_full_name(option: 
             assert f"greet,{also}" in build_argv(both, cli_path="claude", spill_dir=None)
 
 
+@pytest.mark.parametrize("option", ["allowed_tools", "disallowed_tools"])
+def test_a_misspelt_in_process_tool_rule_is_warned_about_with_the_near_name(option: str) -> None:
+    """``mcp__demo__greeet`` matches nothing; the tool would ask for permission (or not
+    be denied) with no word of why, so the near miss is named. A rule far from every
+    in-process tool (another server's, a pattern, a tool a live tool set adds later) is
+    left alone."""
+    greet = ccwire.tool("greet", "Greet someone", {"name": str})(_greet)
+    servers: Any = {
+        "demo": ccwire.create_sdk_mcp_server("demo", tools=[greet]),
+        "demo2": ccwire.create_sdk_mcp_server("demo2", tools=[greet]),
+    }
+    for typo in ("mcp__demo__greeet", "mcp__dmeo__greet"):
+        rules: dict[str, Any] = {option: ["Read", typo]}
+        with pytest.warns(UserWarning, match="did you mean") as caught:
+            argv = build_argv(
+                ClaudeAgentOptions(mcp_servers=servers, **rules), cli_path="claude", spill_dir=None
+            )
+        assert [str(w.message) for w in caught] == [
+            f"{option} names {typo!r}, which matches no tool of the in-process servers: "
+            "did you mean 'mcp__demo__greet'?"
+        ]
+        assert f"Read,{typo}" in argv
+    fine_rules = ("mcp__demo__greet", "mcp__demo2__greet", "mcp__demo__*", "mcp__demo__wait")
+    for fine in (*fine_rules, "mcp__github__create_issue", "mcp__dyn__greet"):
+        ok: dict[str, Any] = {option: [fine]}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            build_argv(
+                ClaudeAgentOptions(mcp_servers=servers, **ok), cli_path="claude", spill_dir=None
+            )
+
+
 def test_skills_all_appends_skill_and_default_sources() -> None:
     o = ClaudeAgentOptions(allowed_tools=["Read"], skills="all")
     assert flags(o) == ["--allowedTools", "Read,Skill", "--setting-sources=user,project"]

@@ -73,6 +73,13 @@ async def test_a_client_used_without_async_with_says_how_to_connect() -> None:
         await client.receive_response().__anext__()
 
 
+def test_a_client_used_with_a_plain_with_says_async_with() -> None:
+    client: Any = ClaudeSDKClient()
+    expected = r"use `async with ClaudeSDKClient\(options\) as client:`"
+    with pytest.raises(TypeError, match=expected), client:
+        pass  # pragma: no cover: never entered
+
+
 async def test_greet_flow_over_fake_cli() -> None:
     server = create_sdk_mcp_server("demo_tools", tools=[greet])
     seen: list[tuple[str, dict[str, Any], str | None]] = []

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +122,19 @@ def test_run_asks_at_the_terminal(workdir: Path) -> None:
 
 
 def test_run_without_a_terminal_denies_with_a_hint(workdir: Path) -> None:
+    """...and a misspelt --allow is one `ccwire: warning:` line, not Python's form."""
     steps = script(workdir / "s.json", [call("add", a=1, b=1), "{tool_results}"])
-    code, out, _ = run(
-        ["add", "--scripted", steps, "--tools", "calctools:server", "--json", "--cwd", str(workdir)]
-    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")  # as outside pytest: shown, not raised
+        code, out, err = run(
+            ["add", "--scripted", steps, "--tools", "calctools:server", "--json",
+             "--allow", "mcp__calc__ad", "--cwd", str(workdir)]
+        )  # fmt: skip
     assert code == 0
+    assert err == (
+        "ccwire: warning: allowed_tools names 'mcp__calc__ad', which matches no tool of the "
+        "in-process servers: did you mean 'mcp__calc__add'?\n"
+    )
     events = [json.loads(line) for line in out.splitlines()]
     denial = next(e for e in events if e["event"] == "permission")
     assert denial["decision"] == "deny" and denial["reason"] == "policy"

@@ -95,3 +95,39 @@ def test_ci_may_allow_skipping(
     done = pytest_run(env={"CI": "true", **env})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 skipped" in done.stdout and "ccwire warning" in done.stdout
+
+
+def test_an_async_test_without_a_marker_is_told_to_add_one(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest fails an unmarked ``async def`` test with "install a suitable plugin" (anyio
+    is installed): a test using the fixtures is told the marker it lacks; a marked one
+    runs, and an unmarked test without the fixtures keeps pytest's report alone."""
+    cli = pytester.path / "claude"  # the fixtures need a CLI to exist, not to run
+    cli.write_text("#!/bin/sh\n")
+    cli.chmod(0o755)
+    monkeypatch.setenv("CCWIRE_CLI_PATH", str(cli))
+    pytester.makepyfile(
+        test_user="""
+import pytest
+
+async def test_unmarked(offline_env):
+    assert offline_env
+
+@pytest.mark.anyio
+async def test_marked(offline_env):
+    assert offline_env
+
+async def test_unmarked_without_the_fixtures():
+    pass
+"""
+    )
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
+    out = result.stdout.str()
+    assert "test_marked[asyncio] PASSED" in out or "PASSED test_user.py::test_marked" in out, out
+    assert "FAILED test_user.py::test_unmarked - " in out, out
+    from ccwire.testing._pytest_plugin import ASYNC_HINT
+
+    assert out.count("ccwire hint") == 1, out
+    assert "add @pytest.mark.anyio above it" in out, out
+    assert ASYNC_HINT.split(":")[0] in out

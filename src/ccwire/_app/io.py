@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import enum
 import json
 import os
 import sys
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -57,6 +60,23 @@ class CliIO:
             if reconfigure is not None:
                 reconfigure(errors="replace")
         return cls(sys.stdin, sys.stdout, sys.stderr, os.environ, handle_signals=True)
+
+    @contextlib.contextmanager
+    def warnings_as_lines(
+        self, around: Callable[[], AbstractContextManager[object]] | None = None
+    ) -> Iterator[None]:
+        """Show each warning raised inside as one ``ccwire: warning: <message>`` line on
+        stderr, not in Python's ``file:line: Category`` form; ``around`` (a live
+        display's ``suspended``) is entered around each line."""
+
+        def show(message: Warning | str, *args: object, **kwargs: object) -> None:
+            with around() if around is not None else contextlib.nullcontext():
+                self.stderr.write(f"ccwire: warning: {message}\n")
+                self.stderr.flush()
+
+        with warnings.catch_warnings():
+            warnings.showwarning = show
+            yield
 
     async def ask(self, question: str) -> str:
         """Write ``question`` to stderr and read one line; ``EOFError`` at end of input.

@@ -71,16 +71,40 @@ def load_server(
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
+        missing = getattr(exc, "name", None) or ""
+        if isinstance(exc, ModuleNotFoundError) and (module_name + ".").startswith(missing + "."):
+            file = module_name.replace(".", os.sep) + ".py"
+            raise UsageError(
+                f"{option} {spec}: cannot import {module_name!r}: no {file} in {where} "
+                "(searched first) nor on sys.path; run from the folder that holds it, or "
+                "add that folder to PYTHONPATH"
+            ) from exc
         raise UsageError(f"{option} {spec}: cannot import {module_name!r} ({exc})") from exc
     except Exception as exc:
         raise UsageError(
             f"{option} {spec}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
         ) from exc
+    module = obj
     for part in attr.split("."):
         try:
             obj = obj[part] if isinstance(obj, Mapping) and part in obj else getattr(obj, part)
         except AttributeError as exc:
-            raise UsageError(f"{option} {spec}: {module_name!r} has no attribute {attr!r}") from exc
+            servers = [
+                name
+                for name, value in vars(module).items()
+                if not name.startswith("_")
+                and (
+                    _is_server(value) or (isinstance(value, Mapping) and value.get("type") == "sdk")
+                )
+            ]
+            found = (
+                f"; its MCP servers: {', '.join(map(repr, servers))}"
+                if servers
+                else "; it defines no MCP server (make one with create_sdk_mcp_server)"
+            )
+            raise UsageError(
+                f"{option} {spec}: {module_name!r} has no attribute {attr!r}{found}"
+            ) from exc
     config = _as_config(obj)
     if config is None and callable(obj) and not isinstance(obj, type) and not _is_server(obj):
         try:

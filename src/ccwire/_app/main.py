@@ -203,9 +203,11 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
 def _guarded(
     command: Callable[[], int], io: CliIO, *, verbose: bool, as_json: bool, name: str
 ) -> int:
-    """Run `command`; turn any failure into its one-line report and exit code."""
+    """Run `command`; turn any failure into its one-line report and exit code, and each
+    warning into a ``ccwire: warning: <message>`` line (not Python's file:line form)."""
     try:
-        return command()
+        with io.warnings_as_lines():
+            return command()
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # every failure of a command is reported, none escapes

@@ -263,7 +263,7 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     prompter = PermissionPrompter(
         tracker, ask=ask if spec.interactive else None, allowed=spec.allowed
     )
-    with renderer, _offline(spec) as env:
+    with renderer, io.warnings_as_lines(renderer.suspended), _offline(spec) as env:
         tracker.emit(
             "start",
             prompt=spec.prompt,

@@ -470,13 +470,16 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
     if not (options.allowed_tools or options.disallowed_tools):
         return
     owners: dict[str, str] = {}
+    tools: dict[str, list[str]] = {}
     for server, instance in sdk_servers(options.mcp_servers).items():
         if isinstance(instance, SdkMcpServer):
+            tools[server] = list(instance.tools)
             for tool_name in instance.tools:
                 owners.setdefault(tool_name, server)
     for option in ("allowed_tools", "disallowed_tools"):
         rules = [rule for rule in getattr(options, option) if isinstance(rule, str)]
         for rule in rules:
+            _check_misspelt_tool_rule(option, rule, tools)
             owner = owners.get(rule)
             full = f"mcp__{owner}__{rule}"
             if owner is None or {full, f"mcp__{owner}__*", f"mcp__{owner}"} & set(rules):
@@ -488,6 +491,41 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
                 UserWarning,
                 stacklevel=2,
             )
+
+
+def _check_misspelt_tool_rule(option: str, rule: str, tools: dict[str, list[str]]) -> None:
+    """Warn about an ``mcp__...`` rule that names no in-process tool but nearly names one:
+    a typo in the tool (``mcp__demo__greeet``) or in the server (``mcp__dmeo__greet``),
+    which the CLI would match against nothing. Only a near miss is warned about: a rule
+    for another server's tool, or for a tool added later to a live tool set, is left
+    alone.
+    """
+    if not rule.startswith("mcp__") or "*" in rule or "(" in rule:
+        return
+    import difflib  # only for an mcp__ rule: rare
+
+    near = None
+    rest = rule[len("mcp__") :]
+    for server, names in tools.items():
+        if rest.startswith(f"{server}__"):
+            tool = rest[len(server) + 2 :]
+            close = difflib.get_close_matches(tool, names, n=1, cutoff=0.8)
+            if tool not in names and close:
+                near = f"mcp__{server}__{close[0]}"
+            break
+    else:
+        server_part, _, tool = rest.partition("__")
+        owners = [server for server, names in tools.items() if tool in names]
+        close = difflib.get_close_matches(server_part, owners, n=1, cutoff=0.6)
+        if close:
+            near = f"mcp__{close[0]}__{tool}"
+    if near is not None:
+        warnings.warn(
+            f"{option} names {rule!r}, which matches no tool of the in-process servers: "
+            f"did you mean {near!r}?",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:

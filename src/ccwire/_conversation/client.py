@@ -146,6 +146,17 @@ class ClaudeSDKClient(RuntimeControl):
             self._conn.abandoned(exc)
         await self.disconnect()
 
+    if not TYPE_CHECKING:  # at run time only: to mypy, a plain `with` stays an error
+
+        def __enter__(self) -> None:
+            raise TypeError(
+                "ClaudeSDKClient is an async context manager: use "
+                "`async with ClaudeSDKClient(options) as client:` inside an `async def`"
+            )
+
+        def __exit__(self, *exc_info: object) -> None:  # never reached: __enter__ raised
+            return None
+
     def _connection(self) -> Connection:
         if self._conn is None:
             raise CLIConnectionError(

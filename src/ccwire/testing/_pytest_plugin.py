@@ -17,6 +17,10 @@ Both fixtures need the Claude Code CLI (they exist to run it offline). Without o
   environment variable ``CCWIRE_SKIP_WITHOUT_CLI=1``, or the ini option
   ``ccwire_skip_without_cli = true`` (``pytest.ini``, ``[tool.pytest.ini_options]``).
 
+An ``async def`` test that uses a fixture but has no async marker, which pytest fails
+with "async def functions are not natively supported", gets a ``ccwire hint`` section
+in its report: add ``@pytest.mark.anyio``.
+
 The heavy lifting is imported only when a fixture is used.
 """
 
@@ -122,6 +126,32 @@ def pytest_terminal_summary(
         write(f"  ... and {len(skipped) - 5} more")
     write(f"Install it with `{INSTALL_COMMAND}`, or set {ENV_VAR} to the executable.")
     write(f"Under CI=true these tests fail instead (unless {SKIP_ENV}=1).")
+
+
+_FIXTURES = ("scripted_model", "offline_env")
+_NO_ASYNC_PLUGIN = "async def functions are not natively supported"
+ASYNC_HINT = (
+    "this async test has no async marker: add @pytest.mark.anyio above it (or "
+    "`pytestmark = pytest.mark.anyio` at the top of the module); anyio's pytest plugin "
+    "comes with ccwire, nothing else to install"
+)
+"""What a failed ``async def`` test that uses the fixtures is told, under pytest's own
+message (which suggests installing a plugin)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Add `ASYNC_HINT` to the report of an ``async def`` test that uses this plugin's
+    fixtures and that pytest failed (or skipped) for want of an async plugin."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if (
+        call.when == "call"
+        and report.longrepr is not None
+        and any(name in getattr(item, "fixturenames", ()) for name in _FIXTURES)
+        and _NO_ASYNC_PLUGIN in str(report.longrepr)
+    ):
+        report.sections.append(("ccwire hint", ASYNC_HINT))
 
 
 @pytest.fixture
