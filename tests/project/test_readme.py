@@ -188,15 +188,17 @@ def test_docs_blocks_run_offline(
 
     from ccwire import ClaudeAgentOptions
 
-    home = tmp_path / "home"
+    # the work folder next to HOME, not holding it (a sandbox refuses to expose a home)
+    home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
+    work.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(work)
     with ScriptedModel(default=text("Done.")) as model:
         namespace: dict[str, object] = {
             "__name__": "docs_block",
             "options": ClaudeAgentOptions(
-                env=model.env(home), cwd=str(tmp_path), cli_path=_cli(), max_turns=3
+                env=model.env(home), cwd=str(work), cli_path=_cli(), max_turns=3
             ),
         }
         ran = anyio.run(_run_page, page, namespace)
