@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -280,8 +281,48 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
     _check_arguments(args)
+    with _readable_twice(args.tasks, args.output) as tasks:
+        return _batch(args, io, tasks)
+
+
+@contextlib.contextmanager
+def _readable_twice(tasks: str, output: str) -> Iterator[str]:
+    """The task file as a path that can be read twice (scanned, then read lazily): a
+    pipe (``/dev/stdin``, ``<(...)``) is copied to a temporary file as it is read
+    (the second reading found it empty, and nothing ran). A results file that is the
+    task file is refused (the results were appended to the tasks).
+
+    Raises:
+        BatchConfigError: The results file is the task file.
+    """
+    try:
+        if Path(output).exists() and Path(output).samefile(tasks):
+            raise BatchConfigError(
+                f"the results file {output!r} is the task file: the results would be "
+                "appended to the tasks; give -o another file"
+            )
+        mode = Path(tasks).stat().st_mode
+    except OSError:  # missing or unreadable: the scan says so
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        yield tasks
+        return
+    with tempfile.TemporaryDirectory(prefix="ccwire-batch-tasks-") as folder:
+        copy = Path(folder) / "tasks.jsonl"
+        try:
+            with open(tasks, "rb") as source, copy.open("wb") as target:
+                shutil.copyfileobj(source, target)
+        except OSError as exc:
+            raise BatchConfigError(
+                f"cannot read the task file {tasks!r}: {exc.strerror or exc}"
+            ) from exc
+        yield str(copy)
+
+
+def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
+    """``ccwire batch`` reading its tasks from ``tasks`` (`args.tasks` or its copy)."""
     telemetry = start_telemetry(args)
-    report = scan_task_file(args.tasks, strict=args.strict)
+    report = scan_task_file(tasks, strict=args.strict)
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
     # the results of this file's tasks (a results file may hold other files' too)
@@ -331,7 +372,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             silence_timeout=args.silence_timeout,
         )
         run = run_batch(
-            iter_task_file(args.tasks),
+            iter_task_file(tasks),
             options=options,
             concurrency=args.jobs,
             executor="ray" if args.ray is not None else "local",
