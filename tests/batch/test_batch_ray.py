@@ -219,6 +219,8 @@ async def test_an_actor_lost_under_a_session_that_acted_reports_it_for_resuming(
     assert sorted(got) == sorted(t["id"] for t in tasks)
     act = got["act"]
     assert (act.ok, act.error_kind, act.retryable, act.attempts) == (False, "lost", False, 1)
+    assert not act.cost_known and not got["hold"].cost_known  # what the lost attempts spent
+    assert all(got[f"echo{i}"].cost_known for i in range(3))
     assert act.session_id == sessions["act 0"]
     assert "may have acted" in (act.error or "") and act.session_id in (act.error or "")
     assert (got["hold"].ok, got["hold"].attempts) == (True, 2)

@@ -148,3 +148,17 @@ def test_a_big_batch_is_drawn_as_histograms() -> None:
     assert 'class="bar"' not in html.split('id="chart-kinds"')[1].split("</figure>", 1)[1]
     counts = [int(c) for c in re.findall(r'class="bin" data-count="(\d+)"', html)]
     assert len(counts) == 4 * 20 and sum(counts) == 4 * len(results)
+
+
+def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
+    results = [BatchResult(id="fine", ok=True, cost_usd=0.5),
+               BatchResult(id="boom", ok=False, error_kind="crash", cost_known=False),
+               BatchResult(id="lost", ok=False, error_kind="lost", cost_usd=0.25,
+                           cost_known=False)]  # fmt: skip
+    html = render_report(results, source="r.jsonl")
+    total = html.split('id="total-cost"')[1].split("</b>")[0]
+    assert "$0.7500 + unknown (2 tasks crashed or lost)" in total
+    rows = {m[0]: m[1] for m in re.findall(r'<tr data-id="(\w+)">(.*?)</tr>', html)}
+    assert '<td class="num">unknown</td>' in rows["boom"]
+    assert '<td class="num">$0.2500 + unknown</td>' in rows["lost"]
+    assert '<td class="num">$0.5000</td>' in rows["fine"]
