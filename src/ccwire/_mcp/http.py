@@ -745,7 +745,8 @@ async def _cancel_once_left(
             await answered.wait()
         if answered.is_set() or stopping.is_set():
             return
-        if str(req_id) not in transport._request_streams:  # nowhere to answer
+        streams = getattr(transport, "_request_streams", None)  # the mcp package's
+        if streams is not None and str(req_id) not in streams:  # nowhere to answer
             logger.info("ccwire serve: cancelled call %r: its client left", req_id)
             gone = {"jsonrpc": "2.0", "method": "notifications/cancelled",
                     "params": {"requestId": req_id, "reason": "the client left"}}  # fmt: skip
