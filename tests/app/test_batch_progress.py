@@ -23,7 +23,7 @@ OK = BatchResult(id="t1", ok=True, result="fine", cost_usd=0.25,
                  usage={"input_tokens": 1200, "output_tokens": 30})  # fmt: skip
 CRASHED = BatchResult(
     id="t2", ok=False, error="the CLI stopped", error_kind="crash", attempts=2,
-    session_id="s-2", exit_code=137, stderr="Killed\nout of memory",
+    session_id="s-2", exit_code=137, stderr="Killed\nout of memory", cost_known=False,
 )  # fmt: skip
 
 
@@ -54,8 +54,10 @@ def test_the_totals_fold_every_event() -> None:
     counts, rate, cost = progress.lines()
     assert counts == "done 2/3  failed 1  running 1  retries 1"
     assert rate.startswith("rate ") and "ETA " in rate
-    assert cost == "tokens 1,200 in, 30 out  cost $0.2500"
+    # the crashed task's cost is unknown, not $0: the total says so
+    assert cost == "tokens 1,200 in, 30 out  cost $0.2500 + unknown (1 task crashed or lost)"
     summary = progress.summary()
+    assert summary["cost_unknown_tasks"] == 1
     assert {k: summary[k] for k in ("total", "done", "ok", "failed", "skipped",
                                     "previously_failed", "malformed", "retries")} == {
         "total": 3, "done": 2, "ok": 1, "failed": 1, "skipped": 1,

@@ -11,6 +11,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,30 @@ def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
     rows = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "out.jsonl").open()}
     assert rows["a"]["ok"] is True
     assert rows["hung"]["ok"] is False and "wrote nothing for 2 s" in rows["hung"]["error"]
+
+
+def test_a_task_file_from_a_pipe_is_read_once_and_every_task_runs(tmp_path: Path) -> None:
+    fifo = tmp_path / "tasks.fifo"  # as `ccwire batch /dev/stdin` or `<(...)` give it
+    os.mkfifo(fifo)
+    lines = GOOD + b'{"id": "b", "prompt": "echo b"}\n'
+    writer = threading.Thread(target=fifo.write_bytes, args=(lines,))
+    writer.start()
+    try:
+        code, out, err = batch_in_process(tmp_path, fifo)
+    finally:
+        writer.join(10)
+    assert code == 0, err  # was 1: the second reading found the pipe empty, nothing ran
+    assert "tasks run                2 of 2" in out
+    assert sorted(ids_on_disk(tmp_path / "out.jsonl")) == ["a", "b"]
+
+
+def test_a_results_file_that_is_the_task_file_is_refused(tmp_path: Path) -> None:
+    tasks = tmp_path / "out.jsonl"  # batch_in_process writes to out.jsonl
+    tasks.write_bytes(GOOD)
+    code, _, err = batch_in_process(tmp_path, tasks)
+    assert code == 2, err
+    assert "is the task file" in err
+    assert tasks.read_bytes() == GOOD  # the results were appended to the tasks
 
 
 @pytest.mark.parametrize(

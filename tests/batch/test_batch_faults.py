@@ -82,9 +82,10 @@ async def test_a_crashed_task_keeps_the_exit_code_and_the_stderr_tail_masked(
     with anyio.fail_after(LIMIT):
         async with run_batch(tasks, options=fake_options(), retries=0, output=out) as results:
             got = {r.id: r for r in await results.collect()}
-    assert got["fine"].ok
+    assert got["fine"].ok and got["fine"].cost_known
     boom = got["boom"]
     assert (boom.ok, boom.error_kind, boom.exit_code, boom.attempts) == (False, "crash", 3, 1)
+    assert not boom.cost_known  # it died before saying what it spent: not "$0"
     assert boom.session_id is not None
     tail = boom.stderr or ""
     assert tail.endswith("fatal: the end of the story")

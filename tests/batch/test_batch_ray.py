@@ -219,6 +219,8 @@ async def test_an_actor_lost_under_a_session_that_acted_reports_it_for_resuming(
     assert sorted(got) == sorted(t["id"] for t in tasks)
     act = got["act"]
     assert (act.ok, act.error_kind, act.retryable, act.attempts) == (False, "lost", False, 1)
+    assert not act.cost_known and not got["hold"].cost_known  # what the lost attempts spent
+    assert all(got[f"echo{i}"].cost_known for i in range(3))
     assert act.session_id == sessions["act 0"]
     assert "may have acted" in (act.error or "") and act.session_id in (act.error or "")
     assert (got["hold"].ok, got["hold"].attempts) == (True, 2)
@@ -387,6 +389,47 @@ def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
     assert ("Connection refused" if not listening else "no answer within") in errors[0]
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "o.jsonl").read_text()  # nothing ran
+
+
+def test_the_head_node_lost_mid_batch_ends_the_command_with_its_summary_and_an_error(
+    tmp_path: Path, holds: Holds
+) -> None:
+    """A cluster of its own (its head dies): Ray ends the process of the driver at once
+    (exit 1, no Python code runs); ``ccwire batch`` still prints the summary of what was
+    recorded and one error, and every result is kept."""
+    nodes = cluster_utils.Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+    )
+    proc = None
+    tasks = tmp_path / "tasks.jsonl"  # -j 2: the holds start once the echoes are recorded
+    lines = [{"id": f"e{i}", "prompt": f"echo {i}"} for i in range(2)]
+    lines += [{"id": f"h{i}", "prompt": f"hold {i}"} for i in range(2)]
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = tmp_path / "out.jsonl"
+    try:
+        nodes.add_node(num_cpus=2)
+        nodes.wait_for_nodes()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ccwire", "batch", str(tasks), "-o", str(out), "--offline",
+             "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", "--ray", nodes.address,
+             "-j", "2", "--num-cpus", "0.5"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        holds.wait_for(2)
+        nodes.remove_node(nodes.head_node)
+        stdout, stderr = proc.communicate(timeout=LIMIT)
+    finally:
+        if proc is not None:
+            proc.kill()
+            proc.wait(10)
+        for node in list(nodes.worker_nodes):
+            nodes.remove_node(node, allow_graceful=False)
+    assert proc.returncode == 1, stderr
+    assert "tasks run                2 of 4" in stdout and "succeeded                2" in stdout
+    errors = [x for x in stderr.splitlines() if x.startswith("ccwire: error: ")]
+    assert len(errors) == 1, stderr  # was none: Ray ended the process silently
+    assert "ended abruptly" in errors[0] and "2 tasks have none" in errors[0], errors
+    assert sorted(ids_on_disk(out)) == ["e0", "e1"]
 
 
 @pytest.mark.anyio

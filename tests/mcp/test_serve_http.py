@@ -683,13 +683,12 @@ async def test_a_cancelled_call_ends_its_stream_without_a_result(
         await answers_ping(app, session)
 
 
-async def test_a_call_that_ends_after_its_session_is_dropped_quietly(
-    gate: dict[str, anyio.Event], caplog: pytest.LogCaptureFixture
+async def test_a_call_whose_session_is_deleted_is_cancelled_at_once(
+    gate: dict[str, anyio.Event],
 ) -> None:
-    """DELETE while a call runs: the call's stream ends unanswered at once; the call
-    finishing later has nowhere to send its answer, which is dropped (logged)."""
-    caplog.set_level("DEBUG", logger="ccwire")
-    async with served() as app:
+    """DELETE while a call runs: the call's stream ends unanswered at once, and the
+    call is cancelled (it ran on, with nowhere to send its answer)."""
+    async with served(drain_timeout=60) as app:
         session = await open_session(app)
 
         async def delete_it() -> None:
@@ -698,11 +697,39 @@ async def test_a_call_that_ends_after_its_session_is_dropped_quietly(
 
         reply = await gated_call_while(app, session, gate, delete_it)
         assert [m.get("id") for m in reply.messages] == []
-        gate["open"].set()
-        await _until(lambda: GATED == ["finished"])
-        await _until(lambda: "HTTP session ended; None not sent" in caplog.text)
+        with anyio.fail_after(10):  # not the 60 s a server stopping gives its calls
+            await _until(lambda: GATED == ["cancelled"])
         refused(await call(app, PING, headers=in_session(session)), 404, -32600)
         await answers_ping(app, await open_session(app))
+
+
+async def test_a_call_whose_client_left_without_resuming_is_cancelled(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """The client disconnects mid call and does not resume the stream: the call is
+    cancelled once ``resume_timeout`` passed (it ran on until the server stopped),
+    and the session goes on."""
+    async with served(resume_timeout=0.2) as app:
+        session = await open_session(app)
+        pending = [{"type": "http.request", "body": json.dumps(GATED_CALL).encode(),
+                    "more_body": False}]  # fmt: skip
+
+        async def receive() -> Any:
+            if pending:
+                return pending.pop()
+            await gate["started"].wait()
+            return {"type": "http.disconnect"}  # the client is gone mid call
+
+        async def send(message: Any) -> None:
+            pass
+
+        headers = [(k.encode(), v.encode()) for k, v in {**HEADERS, **in_session(session)}.items()]
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers,
+                 "query_string": b"", "server": ("127.0.0.1", 8000)}  # fmt: skip
+        with anyio.fail_after(10):
+            await app(scope, receive, send)
+            await _until(lambda: GATED == ["cancelled"])
+        await answers_ping(app, session)
 
 
 async def test_a_batch_answers_what_the_transport_said_for_each_request(

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
 import signal
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
     from ..testing import ModelRequest, Step
     from .io import CliIO
 
-__all__ = ["add_batch_arguments", "batch_command", "per_session_script"]
+__all__ = ["BatchProcessLostError", "add_batch_arguments", "batch_command", "per_session_script"]
 
 _ECHO = "(offline echo) {prompt}"
 
@@ -280,8 +282,131 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
     _check_arguments(args)
+    with _readable_twice(args.tasks, args.output) as tasks:
+        if args.ray is not None and io.handle_signals and hasattr(os, "fork"):
+            return _supervised(args, io, tasks)
+        return _batch(args, io, tasks)
+
+
+def _supervised(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
+    """``ccwire batch --ray`` in a child process of this one (forked before Ray is
+    imported), which reports the end of the batch if the child cannot.
+
+    Ray ends a driver whose Ray node dies (the head node, or this machine's node) at
+    once, from its C++ core (exit code 1): no Python code runs, and the batch had no
+    summary and no error. Here the child runs the batch, this process passes SIGINT and
+    SIGTERM on to it and takes its exit code; a child that ended without finishing (it
+    says so on a pipe, last) gets the summary of what it recorded and a `BatchError`.
+
+    Raises:
+        BatchError: The child ended abruptly.
+    """
+    before = sum(1 for _ in read_results(args.output))  # the results file only grows
+    began = time.monotonic()
+    for stream in (io.stdout, io.stderr):
+        stream.flush()
+    said, say = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child (its coverage is not collected)
+        os.close(said)
+        try:
+            return _batch(args, io, tasks)
+        finally:  # a normal end, error or not: not run when Ray ends the process
+            os.write(say, b"1")
+            os.close(say)
+    os.close(say)
+
+    def forward(signum: int, frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signum)
+
+    handlers = {signum: signal.signal(signum, forward)
+                for signum in (signal.SIGINT, signal.SIGTERM)}  # fmt: skip
+    try:
+        _, status = os.waitpid(child, 0)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    with os.fdopen(said, "rb") as pipe:
+        finished = pipe.read(1) == b"1"
+    code = os.waitstatus_to_exitcode(status)
+    if finished and code >= 0:
+        return code
+    return _lost_child(args, io, tasks, (before, began), code)
+
+
+class BatchProcessLostError(BatchError):
+    """The process running a ``ccwire batch --ray`` ended abruptly (Ray ended it)."""
+
+
+def _lost_child(
+    args: argparse.Namespace, io: CliIO, tasks: str, start: tuple[int, float], code: int
+) -> int:
+    """The summary of what a batch process that ended abruptly recorded, then its error."""
+    before, began = start
+    recorded = list(read_results(args.output))
+    prior = {r.id for r in recorded[:before] if r.ok or not args.rerun_failed}
+    try:
+        ids = scan_task_file(tasks).ids
+    except BatchError:
+        ids = {r.id for r in recorded}
+    progress = BatchProgress(total=len(ids - prior), skipped=len(ids & prior), started_at=began)
+    for result in recorded[before:]:
+        progress.on_event(BatchEvent("finished", result.id, result.attempts, result=result))
+    display: BatchDisplay = PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
+    if args.json:
+        display = JsonBatchDisplay(progress, io.stdout)
+    display.finish(interrupted=False)
+    how = f"exit code {code}" if code >= 0 else f"killed by {signal.Signals(-code).name}"
+    raise BatchProcessLostError(
+        f"the batch process ended abruptly ({how}): Ray ends it when a Ray node it needs "
+        f"dies (the head node, or this machine's node); {progress.done} results of this run "
+        f"are saved in {args.output}, {progress.total - progress.done} tasks have none; "
+        "run the same command again (with the cluster up) to run them"
+    )
+
+
+@contextlib.contextmanager
+def _readable_twice(tasks: str, output: str) -> Iterator[str]:
+    """The task file as a path that can be read twice (scanned, then read lazily): a
+    pipe (``/dev/stdin``, ``<(...)``) is copied to a temporary file as it is read
+    (the second reading found it empty, and nothing ran). A results file that is the
+    task file is refused (the results were appended to the tasks).
+
+    Raises:
+        BatchConfigError: The results file is the task file.
+    """
+    try:
+        if Path(output).exists() and Path(output).samefile(tasks):
+            raise BatchConfigError(
+                f"the results file {output!r} is the task file: the results would be "
+                "appended to the tasks; give -o another file"
+            )
+        mode = Path(tasks).stat().st_mode
+    except OSError:  # missing or unreadable: the scan says so
+        mode = stat.S_IFREG
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        yield tasks
+        return
+    folder = tempfile.mkdtemp(prefix="ccwire-batch-tasks-")  # (--ray: two processes end)
+    try:
+        copy = Path(folder) / "tasks.jsonl"
+        try:
+            with open(tasks, "rb") as source, copy.open("wb") as target:
+                shutil.copyfileobj(source, target)
+        except OSError as exc:
+            raise BatchConfigError(
+                f"cannot read the task file {tasks!r}: {exc.strerror or exc}"
+            ) from exc
+        yield str(copy)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
+    """``ccwire batch`` reading its tasks from ``tasks`` (`args.tasks` or its copy)."""
     telemetry = start_telemetry(args)
-    report = scan_task_file(args.tasks, strict=args.strict)
+    report = scan_task_file(tasks, strict=args.strict)
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
     # the results of this file's tasks (a results file may hold other files' too)
@@ -331,7 +456,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
             silence_timeout=args.silence_timeout,
         )
         run = run_batch(
-            iter_task_file(args.tasks),
+            iter_task_file(tasks),
             options=options,
             concurrency=args.jobs,
             executor="ray" if args.ray is not None else "local",

@@ -23,6 +23,7 @@ __all__ = [
     "PlainBatchDisplay",
     "RichBatchDisplay",
     "failure_lines",
+    "cost_text",
     "summary_lines",
 ]
 
@@ -48,6 +49,8 @@ class BatchProgress:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    cost_unknown: int = 0
+    """Finished tasks whose cost is not (all) known (`BatchResult.cost_known`)."""
     started_at: float = field(default_factory=time.monotonic)
     running: dict[str, tuple[float, int]] = field(default_factory=dict)
     failures: list[BatchResult] = field(default_factory=list)
@@ -69,6 +72,7 @@ class BatchProgress:
             self.input_tokens += result.input_tokens
             self.output_tokens += result.output_tokens
             self.cost_usd += result.cost_usd
+            self.cost_unknown += not result.cost_known
 
     @property
     def elapsed(self) -> float:
@@ -101,7 +105,7 @@ class BatchProgress:
             f"  retries {self.retries}",
             f"rate {self.rate * 60:.1f}/min  ETA {eta}",
             f"tokens {self.input_tokens:,} in, {self.output_tokens:,} out"
-            f"  cost ${self.cost_usd:.4f}",
+            f"  cost {cost_text(self.cost_usd, self.cost_unknown)}",
         ]
 
     def summary(self) -> dict[str, Any]:
@@ -118,9 +122,19 @@ class BatchProgress:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": round(self.cost_usd, 6),
+            "cost_unknown_tasks": self.cost_unknown,
             "elapsed_s": round(self.elapsed, 3),
             "rate_per_min": round(self.rate * 60, 2),
         }
+
+
+def cost_text(cost_usd: float, unknown: int) -> str:
+    """A total cost, saying when part of it is unknown: ``$0.0100 + unknown (2 tasks
+    crashed or were lost)`` (never a known-looking total that leaves them out)."""
+    text = f"${cost_usd:.4f}"
+    if unknown:
+        text += f" + unknown ({unknown} task{'s' if unknown != 1 else ''} crashed or lost)"
+    return text
 
 
 def summary_lines(progress: BatchProgress) -> list[tuple[str, str]]:
@@ -134,7 +148,7 @@ def summary_lines(progress: BatchProgress) -> list[tuple[str, str]]:
         ("malformed lines skipped", str(s["malformed"])),
         ("retries", str(s["retries"])),
         ("tokens", f"{s['input_tokens']:,} in, {s['output_tokens']:,} out"),
-        ("cost", f"${s['cost_usd']:.4f}"),
+        ("cost", cost_text(s["cost_usd"], s["cost_unknown_tasks"])),
         ("wall time", format_duration(s["elapsed_s"])),
         ("rate", f"{s['rate_per_min']:.1f} tasks/min"),
     ]

@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from .._batch.output import read_results, read_results_counted
 from .._batch.results import BatchResult
+from .batch_progress import cost_text
 from .html import render_html
 from .loaders import UsageError
 from .transcript_view import load_session_view
@@ -455,7 +456,7 @@ def _table(title: str, rows: Sequence[BatchResult], links: dict[str, str], css: 
             f'<span class="bad">{escape(r.error_kind or "failed")}</span>')  # fmt: skip
         body.append(
             f'<tr data-id="{escape(r.id)}"><td>{escape(r.id)}</td><td>{status}</td>'
-            f'<td class="num">{r.duration_s:.2f} s</td><td class="num">${r.cost_usd:.4f}</td>'
+            f'<td class="num">{r.duration_s:.2f} s</td><td class="num">{_cost(r)}</td>'
             f'<td class="num">{r.input_tokens + r.output_tokens:,}</td>'
             f'<td class="num">{r.tool_calls}</td><td>{session}</td></tr>'
         )
@@ -464,6 +465,15 @@ def _table(title: str, rows: Sequence[BatchResult], links: dict[str, str], css: 
         "<th>Duration</th><th>Cost</th><th>Tokens</th><th>Tool calls</th><th>Transcript</th>"
         f"</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def _cost(result: BatchResult) -> str:
+    """A task's cost; ``unknown`` when an attempt ended without saying what it spent."""
+    if result.cost_known:
+        return f"${result.cost_usd:.4f}"
+    if result.cost_usd:
+        return f"${result.cost_usd:.4f} + unknown"
+    return "unknown"
 
 
 def render_report(
@@ -488,11 +498,12 @@ def render_report(
     """
     links = links or {}
     ok = sum(1 for r in results if r.ok)
+    unknown = sum(1 for r in results if not r.cost_known)
     totals = [
         ("tasks", f"{len(results):,}", "total"),
         ("succeeded", f"{ok:,}", "ok"),
         ("failed", f"{len(results) - ok:,}", "failed"),
-        ("cost", f"${sum(r.cost_usd for r in results):.4f}", "cost"),
+        ("cost", cost_text(sum(r.cost_usd for r in results), unknown), "cost"),
         ("tokens", f"{sum(r.input_tokens + r.output_tokens for r in results):,}", "tokens"),
         ("tool calls", f"{sum(r.tool_calls for r in results):,}", "tool-calls"),
         ("task time", f"{sum(r.duration_s for r in results):,.1f} s", "duration"),

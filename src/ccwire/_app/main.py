@@ -33,7 +33,7 @@ from .._core.errors import (
 )
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
-from .batch import add_batch_arguments, batch_command
+from .batch import BatchProcessLostError, add_batch_arguments, batch_command
 from .batch_report import add_report_arguments, report_command
 from .compat import DropInError, add_compat_arguments, compat_command
 from .demo import demo_command
@@ -302,6 +302,8 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
         return ExitCode.USAGE, "fix the line, or drop --strict to skip malformed lines"
     if isinstance(exc, BatchConfigError):
         return ExitCode.USAGE, "nothing ran; see `ccwire batch --help`"
+    if isinstance(exc, BatchProcessLostError):
+        return ExitCode.ERROR, "every result written before is kept"
     if isinstance(exc, ResultsWriteError):
         return ExitCode.ERROR, (
             "every result written before is kept; fix the cause, then run the same command "

@@ -41,6 +41,9 @@ LIMITS of the HTTP server:
   --idle-timeout S       seconds a session may sit idle before it ends (default 1800)
   --request-timeout S    seconds a request's head, then its body, may take to arrive
                          (default 30): a slower client is disconnected
+  --resume-timeout S     seconds a call whose client disconnected may run on without
+                         the client resuming its stream (default 30): then it is
+                         cancelled
 
 ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer, a server
 of the official mcp package (FastMCP, MCPServer, a low-level Server), or a function
@@ -53,6 +56,7 @@ _LIMITS: Final[dict[str, tuple[str, type[int] | type[float]]]] = {
     "--max-sessions": ("max_sessions", int),
     "--idle-timeout": ("idle_timeout", float),
     "--request-timeout": ("request_timeout", float),
+    "--resume-timeout": ("resume_timeout", float),
     "--drain-timeout": ("drain_timeout", float),
 }
 

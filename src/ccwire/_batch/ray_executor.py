@@ -494,6 +494,8 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
         pool.landed(what)
         if isinstance(data, dict) and "result" in data:
             result: BatchResult | None = BatchResult.from_json(data["result"])
+            if what.attempts_before and result is not None:  # after attempts on lost actors
+                result = dataclasses.replace(result, cost_known=False)
         elif isinstance(data, pool.ray.exceptions.RayTaskError) or data is None:
             result = _failed(what, "crash", f"the Ray task failed: {_first_line(data)}")
         else:  # the actor's process or its node is gone
@@ -514,10 +516,12 @@ def _first_line(exc: object) -> str:
 
 
 def _failed(flight: _Flight, kind: Any, error: str, **fields: Any) -> BatchResult:
+    """The result of a task whose actor gave none (the cost of its attempts is unknown:
+    they ended without saying what they spent)."""
     return BatchResult(id=flight.task.id, ok=False, is_error=True, error_kind=kind, error=error,
                        attempts=max(flight.attempt, flight.attempts_before + 1),
                        session_id=flight.session_id, metadata=dict(flight.task.metadata),
-                       **fields)  # fmt: skip
+                       cost_known=False, **fields)  # fmt: skip
 
 
 def _lost(

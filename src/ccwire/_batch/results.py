@@ -113,7 +113,11 @@ class BatchResult:
         subtype: The result's subtype (``success``, ``error_max_turns``...), if any.
         num_turns: Turns of the last attempt.
         tool_calls: Tool calls made by the model in the last attempt.
-        cost_usd: The CLI's ``total_cost_usd`` over all attempts.
+        cost_usd: The CLI's ``total_cost_usd`` over all attempts (of those whose
+            cost is known: see `cost_known`).
+        cost_known: False when an attempt ended without the CLI's final result
+            after its session started (the CLI crashed, or its Ray node or actor was
+            lost): what that attempt spent is unknown, and not in `cost_usd`.
         usage: The token usage of the last attempt (the CLI's ``usage`` object).
         duration_s: Wall time of the task, all attempts and backoff included.
         attempts: How many attempts ran.
@@ -138,6 +142,7 @@ class BatchResult:
     num_turns: int = 0
     tool_calls: int = 0
     cost_usd: float = 0.0
+    cost_known: bool = True
     usage: Mapping[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
     attempts: int = 1
@@ -249,6 +254,7 @@ _FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
     "num_turns": _is_int,
     "tool_calls": _is_int,
     "cost_usd": _is_cost,
+    "cost_known": lambda v: isinstance(v, bool),
     "usage": _is_usage,
     "duration_s": _is_number,
     "attempts": _is_int,

@@ -268,6 +268,7 @@ async def run_task(
     began = time.monotonic()
     opts = task.apply(options)
     cost = 0.0
+    cost_known = True
     number = attempts_before
     while True:
         number += 1
@@ -280,6 +281,8 @@ async def run_task(
         res = attempt.result
         if res is not None and res.total_cost_usd:
             cost += res.total_cost_usd
+        if attempt.error_kind == "crash":  # it died before saying what it spent
+            cost_known = False
         if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
             break
         delay = policy.delay(number, rng)
@@ -295,6 +298,7 @@ async def run_task(
         num_turns=res.num_turns if res is not None else 0,
         tool_calls=attempt.tool_calls,
         cost_usd=round(cost, 10),
+        cost_known=cost_known,
         usage=_token_counts(res.usage if res is not None else None),
         duration_s=round(time.monotonic() - began, 4),
         attempts=number,

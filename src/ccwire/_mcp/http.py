@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.streamable_http import (
     EventCallback,
     EventId,
@@ -87,7 +88,7 @@ from .._wire.framing import encode_line
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
 from .bridge import from_message, to_session_message
 from .link import PARSE_ERROR, check_request
-from .serve import DRAIN_SECONDS, raise_stopping_signal, serve_lines
+from .serve import DRAIN_SECONDS, _cancel_when, raise_stopping_signal, serve_lines
 from .versions import MODERN_VERSIONS, negotiate, unsupported
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_SESSIONS",
     "REQUEST_SECONDS",
+    "RESUME_SECONDS",
     "HttpLimits",
     "McpHttpApp",
     "security_settings",
@@ -117,6 +119,9 @@ IDLE_SECONDS: Final = 30 * 60.0
 """The default time a session may go without a request in flight before it ends."""
 REQUEST_SECONDS: Final = 30.0
 """The default time a request's head, then its body, may take to arrive."""
+RESUME_SECONDS: Final = 30.0
+"""The default time a call whose client is gone (no stream open for it) waits for the
+client to resume its stream before it is cancelled."""
 MAX_HEAD_BYTES: Final = 16 << 10
 """The largest request head (request line and headers) read, in bytes."""
 KEEP_ALIVE_SECONDS: Final = 5
@@ -150,6 +155,10 @@ class HttpLimits:
             disconnected.
         drain_timeout: Seconds the calls still running when the server is stopped
             get to finish; those cut off then are answered with a -32603.
+        resume_timeout: Seconds a call whose client disconnected (no stream open
+            for its answer) may go on without the client resuming its stream
+            (``Last-Event-ID``); it is then cancelled (checked every so many seconds,
+            so it ends within twice this).
 
     Raises:
         ValueError: A count is not a positive integer, or a time not a positive,
@@ -161,13 +170,14 @@ class HttpLimits:
     idle_timeout: float = IDLE_SECONDS
     request_timeout: float = REQUEST_SECONDS
     drain_timeout: float = DRAIN_SECONDS
+    resume_timeout: float = RESUME_SECONDS
 
     def __post_init__(self) -> None:
         for name in ("max_body_bytes", "max_sessions"):
             count = getattr(self, name)
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be a positive integer, got {count!r}")
-        for name in ("idle_timeout", "request_timeout", "drain_timeout"):
+        for name in ("idle_timeout", "request_timeout", "drain_timeout", "resume_timeout"):
             seconds = getattr(self, name)
             number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
             if not number or not 0 < seconds < math.inf:
@@ -594,7 +604,7 @@ class McpHttpApp:
                 try:
                     with scope:
                         self.cut_off += await _serve_transport(
-                            self.server, read, write, self._stopping, self.limits.drain_timeout
+                            self.server, read, write, self._stopping, self.limits, transport
                         )
                         if self._stopping.is_set() and self._posts:  # answers on their way
                             with anyio.move_on_after(_ANSWER_SECONDS):
@@ -632,14 +642,24 @@ class McpHttpApp:
 
 
 async def _serve_transport(
-    server: Any, read: Any, write: Any, stopping: anyio.Event, drain_seconds: float
+    server: Any,
+    read: Any,
+    write: Any,
+    stopping: anyio.Event,
+    limits: HttpLimits,
+    transport: StreamableHTTPServerTransport,
 ) -> int:
     """Serve the messages of one transport's streams with a `ClientLink`, until they
     end or ``stopping`` is set; returns the number of requests the server stopping
-    cut off (`serve_lines`)."""
+    cut off (`serve_lines`).  The session ended by its client (DELETE): its calls
+    are cancelled at once (their answers have nowhere to go).  A call with no stream
+    open for its answer (its client disconnected) for ``resume_timeout`` is
+    cancelled, as by ``notifications/cancelled``."""
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
+    running: dict[str, anyio.Event] = {}  # the requests served, set once answered
     inbox_in, inbox = anyio.create_memory_object_stream[Any]()
     taking = anyio.CancelScope()
+    ended = anyio.Event()  # the client ended the session: cut the calls off
 
     async def take() -> None:
         """Hand what the transport reads on, until it ends or the server stops."""
@@ -647,10 +667,11 @@ async def _serve_transport(
             async for item in read:  # taken, it is served: the server stopping waits
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_ANSWER_SECONDS):
                     await inbox_in.send(item)
+        if not taking.cancel_called:
+            ended.set()
 
-    async def stop_taking() -> None:
-        await stopping.wait()
-        taking.cancel()
+    def settle(req_id: Any) -> None:
+        running.pop(str(req_id), anyio.Event()).set()  # (a fresh one: not a request)
 
     async def writer(message: dict[str, Any], related: Any = None) -> None:
         # what JSON cannot carry raises here, as on stdio: the transport would write
@@ -658,6 +679,7 @@ async def _serve_transport(
         encode_line(message)
         if "method" not in message:  # an answer: its request is not unanswered
             unanswered.pop(str(message.get("id")), None)
+            settle(message.get("id"))
         metadata = None if related is None else ServerMessageMetadata(related_request_id=related)
         item = to_session_message(message)
         try:
@@ -666,6 +688,7 @@ async def _serve_transport(
             logger.debug("ccwire serve: HTTP session ended; %s not sent", message.get("method"))
 
     async def on_unanswered(req_id: Any) -> None:
+        settle(req_id)
         callback = unanswered.pop(str(req_id), None)
         if callback is not None:
             await callback()
@@ -677,6 +700,9 @@ async def _serve_transport(
 
     async def _items(read: Any) -> AsyncIterator[Any]:
         async for item in read:
+            if isinstance(item, dict):  # a cancellation of ours (`watch`)
+                yield item
+                continue
             if isinstance(item, Exception):
                 logger.debug("ccwire serve: HTTP transport: %s", item)
                 continue
@@ -685,18 +711,48 @@ async def _serve_transport(
             data = from_message(item)
             if callback is not None and "id" in data:
                 unanswered[str(data["id"])] = callback
+            if "id" in data and "method" in data and transport.mcp_session_id is not None:
+                running[str(data["id"])] = answered = anyio.Event()
+                tg.start_soon(_cancel_once_left, data["id"], answered, limits.resume_timeout,
+                              stopping, transport, inbox_in)  # fmt: skip
             yield data
 
     with inbox:
         async with anyio.create_task_group() as tg:
             tg.start_soon(take)
-            tg.start_soon(stop_taking)
+            tg.start_soon(_cancel_when, stopping, taking)
             cut_off = await serve_lines(
                 server, messages(), writer, on_unanswered=on_unanswered,
-                drain_seconds=drain_seconds,
+                drain_seconds=limits.drain_timeout, halt=ended,
             )  # fmt: skip
             tg.cancel_scope.cancel()
     return cut_off if taking.cancel_called else 0  # a session the client ended lost nothing
+
+
+async def _cancel_once_left(
+    req_id: Any,
+    answered: anyio.Event,
+    seconds: float,
+    stopping: anyio.Event,
+    transport: StreamableHTTPServerTransport,
+    inbox: MemoryObjectSendStream[Any],
+) -> None:
+    """Cancel the call ``req_id`` (as by ``notifications/cancelled``, put in ``inbox``)
+    once no stream was open for its answer for ``seconds``: its client left and did
+    not resume the stream.  Returns once it is answered, or the server stops."""
+    while True:
+        with anyio.move_on_after(seconds):
+            await answered.wait()
+        if answered.is_set() or stopping.is_set():
+            return
+        streams = getattr(transport, "_request_streams", None)  # the mcp package's
+        if streams is not None and str(req_id) not in streams:  # nowhere to answer
+            logger.info("ccwire serve: cancelled call %r: its client left", req_id)
+            gone = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": req_id, "reason": "the client left"}}  # fmt: skip
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await inbox.send(gone)
+            return
 
 
 _HEAD_END: Final = re.compile(rb"\n\r?\n")

@@ -212,3 +212,17 @@ def test_the_json_summary_of_an_empty_or_one_task_file(tmp_path: Path, count: in
     else:  # every percentile of one value is that value
         assert set(spread.values()) == {3.5} and summary["by_kind"] == {"crash": 1}
     assert summary["costliest"] == []
+
+
+def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
+    results = [BatchResult(id="fine", ok=True, cost_usd=0.5),
+               BatchResult(id="boom", ok=False, error_kind="crash", cost_known=False),
+               BatchResult(id="lost", ok=False, error_kind="lost", cost_usd=0.25,
+                           cost_known=False)]  # fmt: skip
+    html = render_report(results, source="r.jsonl")
+    total = html.split('id="total-cost"')[1].split("</b>")[0]
+    assert "$0.7500 + unknown (2 tasks crashed or lost)" in total
+    rows = {m[0]: m[1] for m in re.findall(r'<tr data-id="(\w+)">(.*?)</tr>', html)}
+    assert '<td class="num">unknown</td>' in rows["boom"]
+    assert '<td class="num">$0.2500 + unknown</td>' in rows["lost"]
+    assert '<td class="num">$0.5000</td>' in rows["fine"]
