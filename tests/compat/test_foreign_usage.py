@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import anyio
 import pytest
@@ -100,6 +100,9 @@ def test_errors_built_by_code_carry_the_references_attributes(reference_python: 
         for name, e in built.items()
     }
     assert ours == json.loads(out)
+    # typed as the reference types it: `orig: Exception = e.original_error` type-checks
+    hints = get_type_hints(CLIJSONDecodeError.__init__)
+    assert hints["original_error"] is Exception
 
 
 def test_a_json_decode_error_survives_pickling() -> None:

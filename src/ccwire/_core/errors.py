@@ -231,7 +231,7 @@ class CLIJSONDecodeError(MessageDecodeError):
         original_error: The JSON decoder's error.
     """
 
-    def __init__(self, line: str, original_error: Exception | None = None) -> None:
+    def __init__(self, line: str, original_error: Exception) -> None:
         CcwireError.__init__(self, f"Failed to decode JSON: {line[:100]}...")
         self.line = line
         self.original_error = original_error
