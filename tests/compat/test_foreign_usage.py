@@ -270,6 +270,13 @@ async def test_context_usage_is_a_dict_as_the_references() -> None:
     assert usage.total_tokens == usage["totalTokens"] == 120
 
 
+def test_what_the_client_returns_is_typed_as_the_references() -> None:
+    # code written for the reference annotates what it gets back; mypy --strict refused
+    # `info: dict[str, Any] | None = await client.get_server_info()` on ccwire (a Mapping)
+    hints = get_type_hints(ClaudeSDKClient.get_server_info)
+    assert hints["return"] == (dict[str, Any] | None)
+
+
 def test_a_tool_given_twice_is_served_once_the_last_wins() -> None:
     # langchain-claude-agent-sdk 0.2.0 (PyPI) turns bind_tools() into one
     # create_sdk_mcp_server; langchain-tests' standard test_bind_tool_pydantic binds a
