@@ -58,7 +58,7 @@ METHOD_NOTES: dict[str, str] = {
     "get_mcp_status": "same; alias: `mcp_status()` returns typed `McpServerState` values",
     "reconnect_mcp_server": "same; alias: `mcp_reconnect()`",
     "toggle_mcp_server": "same; alias: `mcp_toggle()`",
-    "get_server_info": "same; a read-only mapping",
+    "get_server_info": "same",
 }
 """Notes on `ClaudeSDKClient` methods (the others are the same)."""
 

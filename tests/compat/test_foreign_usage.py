@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import anyio
 import pytest
@@ -57,6 +57,68 @@ def test_what_the_reference_lets_code_change_ccwire_does_too(reference_python: P
     params = {v.__name__: getattr(v, "__dataclass_params__", None) for v in ours if v is not None}
     frozen = [name for name, p in params.items() if getattr(p, "frozen", False)]
     assert frozen == []
+
+
+_ERRORS_AS_BUILT = """
+import json, pickle
+from claude_agent_sdk import CLIJSONDecodeError, CLINotFoundError, ProcessError
+built = {
+    "process": ProcessError("boom"),
+    "process_code": ProcessError("boom", 2),
+    "process_all": ProcessError("boom", exit_code=2, stderr="bad flag"),
+    "process_empty": ProcessError("boom", 1, ""),
+    "not_found": CLINotFoundError("no CLI", cli_path="/x/claude"),
+    "json": CLIJSONDecodeError("{not json", ValueError("x")),
+}
+print(json.dumps({
+    name: [str(e), getattr(e, "exit_code", 0), getattr(e, "stderr", 0), getattr(e, "line", 0)]
+    for name, e in built.items()
+}))
+"""
+
+
+def test_errors_built_by_code_carry_the_references_attributes(reference_python: Path) -> None:
+    # code that raises or fakes the reference's errors (wrappers that retry on
+    # ProcessError, tests that check `e.stderr is None`): ccwire turned a missing
+    # stderr into "", so `if e.stderr is not None:` printed an empty error output
+    from ccwire import CLIJSONDecodeError, CLINotFoundError, ProcessError
+
+    out = subprocess.run(
+        [str(reference_python), "-c", _ERRORS_AS_BUILT],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    built = {
+        "process": ProcessError("boom"),
+        "process_code": ProcessError("boom", 2),
+        "process_all": ProcessError("boom", exit_code=2, stderr="bad flag"),
+        "process_empty": ProcessError("boom", 1, ""),
+        "not_found": CLINotFoundError("no CLI", cli_path="/x/claude"),
+        "json": CLIJSONDecodeError("{not json", ValueError("x")),
+    }
+    ours = {
+        name: [str(e), getattr(e, "exit_code", 0), getattr(e, "stderr", 0), getattr(e, "line", 0)]
+        for name, e in built.items()
+    }
+    assert ours == json.loads(out)
+    # typed as the reference types it: `orig: Exception = e.original_error` type-checks
+    hints = get_type_hints(CLIJSONDecodeError.__init__)
+    assert hints["original_error"] is Exception
+
+
+def test_a_json_decode_error_survives_pickling() -> None:
+    # multiprocessing and Ray pickle a worker's exception: the reference's cannot be
+    # rebuilt (its one argument became two), ccwire's came back with its message
+    # wrapped twice ("Failed to decode JSON: Failed to decode JSON: ...")
+    import pickle
+
+    from ccwire import CLIJSONDecodeError
+
+    error = CLIJSONDecodeError("{not json", ValueError("x"))
+    error.hint = "while reading"  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(error))
+    assert (str(again), again.line) == (str(error), "{not json")
+    assert repr(again.original_error) == "ValueError('x')"
+    assert again.hint == "while reading"
 
 
 async def _hook(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
@@ -206,6 +268,13 @@ async def test_context_usage_is_a_dict_as_the_references() -> None:
         usage = await client.get_context_usage()
     assert isinstance(usage, dict) and json.loads(json.dumps(usage)) == body
     assert usage.total_tokens == usage["totalTokens"] == 120
+
+
+def test_what_the_client_returns_is_typed_as_the_references() -> None:
+    # code written for the reference annotates what it gets back; mypy --strict refused
+    # `info: dict[str, Any] | None = await client.get_server_info()` on ccwire (a Mapping)
+    hints = get_type_hints(ClaudeSDKClient.get_server_info)
+    assert hints["return"] == (dict[str, Any] | None)
 
 
 def test_a_tool_given_twice_is_served_once_the_last_wins() -> None:

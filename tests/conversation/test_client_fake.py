@@ -327,7 +327,7 @@ async def test_cli_exit_mid_turn_fails_every_waiter_with_process_error() -> None
             with pytest.raises(ProcessError) as info:
                 async for _ in client.receive_response():
                     pass
-        assert info.value.exit_code == 2 and "out of cheese" in info.value.stderr
+        assert info.value.exit_code == 2 and "out of cheese" in str(info.value.stderr)
         assert len(errors) == 1 and isinstance(errors[0], ProcessError)
         with pytest.raises(ProcessError):
             await client.set_model("x")
@@ -678,7 +678,7 @@ async def test_cli_dying_during_initialize_raises_process_error() -> None:
             with pytest.raises(ProcessError) as info:
                 await client.connect()
     assert info.value.exit_code == 1
-    assert "bad flag" in info.value.stderr
+    assert "bad flag" in str(info.value.stderr)
 
 
 async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
@@ -801,7 +801,7 @@ async def test_spawn_failures_never_quote_env_values(tmp_path: Any) -> None:
     options = ClaudeAgentOptions(cli_path=dies, env=secret_env)
     with anyio.fail_after(10), pytest.raises(ProcessError) as died:
         await ClaudeSDKClient(options).connect()
-    assert died.value.exit_code == 3 and "unknown option" in died.value.stderr
+    assert died.value.exit_code == 3 and "unknown option" in str(died.value.stderr)
     _assert_no_secret(died.value)
     assert SECRET in repr(options.env) and SECRET not in repr(options)
 

@@ -95,7 +95,7 @@ async def test_cli_dies_mid_turn(fault_options: FaultOptions, how: str, code: in
     err = items[-1]
     assert isinstance(err, ProcessError)
     assert err.exit_code == code
-    assert "fatal: mid-turn" in err.stderr and "fatal: mid-turn" in str(err)
+    assert "fatal: mid-turn" in str(err.stderr) and "fatal: mid-turn" in str(err)
 
 
 @pytest.mark.parametrize(("how", "code"), [("exit", 2), ("kill", -9)])
@@ -123,7 +123,7 @@ async def test_cli_dies_mid_tool_call(fault_options: FaultOptions, how: str, cod
                 await ended.wait()  # the running tool was cancelled
     err = items[-1]
     assert isinstance(err, ProcessError) and err.exit_code == code
-    assert "fatal: mid-tool-call" in err.stderr
+    assert "fatal: mid-tool-call" in str(err.stderr)
 
 
 @pytest.mark.parametrize(("how", "code"), [("exit", 2), ("kill", -9)])
@@ -149,7 +149,7 @@ async def test_cli_dies_mid_permission(fault_options: FaultOptions, how: str, co
                 items = await collect(client)
     err = items[-1]
     assert isinstance(err, ProcessError) and err.exit_code == code
-    assert "fatal: mid-permission" in err.stderr
+    assert "fatal: mid-permission" in str(err.stderr)
     assert signalled == [True]
 
 
@@ -160,7 +160,7 @@ async def test_cli_dies_during_initialize(fault_options: FaultOptions, how: str,
             async with ClaudeSDKClient(fault_options(f"{how}_during_initialize")):
                 pytest.fail("connected to a CLI that died")
     assert info.value.exit_code == code
-    assert "fatal: cannot initialize" in info.value.stderr
+    assert "fatal: cannot initialize" in str(info.value.stderr)
 
 
 async def test_cli_never_answers_initialize(fault_options: FaultOptions) -> None:
@@ -181,7 +181,7 @@ async def test_cli_dies_while_we_wait_for_a_control_answer(fault_options: FaultO
                 with pytest.raises(ProcessError) as info:
                     await client.interrupt()
     assert info.value.exit_code == 4
-    assert "fatal: interrupted badly" in info.value.stderr
+    assert "fatal: interrupted badly" in str(info.value.stderr)
 
 
 # --------------------------------------------------------------- bad output
@@ -262,8 +262,8 @@ async def test_50_mb_of_stderr_then_exit(fault_options: FaultOptions) -> None:
                 pytest.fail("connected to a CLI that exited")
     err = info.value
     assert err.exit_code == 3
-    assert err.stderr.endswith("LAST STDERR LINE")
-    assert len(err.stderr) <= 64 * 1024  # the tail is bounded
+    assert str(err.stderr).endswith("LAST STDERR LINE")
+    assert len(str(err.stderr)) <= 64 * 1024  # the tail is bounded
 
 
 async def test_50_mb_of_stderr_does_not_stall_the_session(fault_options: FaultOptions) -> None:

@@ -16,7 +16,7 @@ import pytest
 from mcp.server import Server, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 
-from ccwire import ClaudeAgentOptions, McpError, create_sdk_mcp_server
+from ccwire import ClaudeAgentOptions, McpError, create_sdk_mcp_server, tool as ccwire_tool
 from ccwire._conversation.argv import build_mcp_config, sdk_servers
 from ccwire._mcp import bridge as _mcp_bridge
 from ccwire._mcp.bridge import (
@@ -638,3 +638,48 @@ async def test_each_unhashable_sender_keeps_its_own_session() -> None:
     assert state["lifespans"] == 2  # one server loop per connection
     tokens = [[m["params"]["progressToken"] for m in s.messages] for s in (first, second)]
     assert tokens == [[1, 3], [2]]  # each connection got its own progress
+
+
+# ------------------------------------------- the other way: an SDK server as an official one
+
+
+async def test_an_sdk_server_serves_as_the_official_server_the_reference_gives() -> None:
+    # claude-agent-sdk's create_sdk_mcp_server() gives an mcp.server.Server as the
+    # instance, and code written for it serves that object: ag-ui-claude-sdk 0.2.3 puts it
+    # behind HTTP with StreamableHTTPSessionManager(instance) (then gives the CLI an http
+    # server) and its tests run it on memory streams. On ccwire's SdkMcpServer both
+    # failed with AttributeError ('lifespan', 'run')
+    from mcp.client.session import ClientSession
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    @ccwire_tool("add", "Add two numbers.", {"a": int, "b": int})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    @ccwire_tool("deny", "Always fails.", {})
+    async def deny(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "denied"}], "is_error": True}
+
+    server: Any = create_sdk_mcp_server("calc", "2.0.0", tools=[add, deny])["instance"]
+    async with (
+        create_client_server_memory_streams() as (client_streams, server_streams),
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(server.run, *server_streams, server.create_initialization_options())
+        with anyio.fail_after(10):
+            async with ClientSession(*client_streams) as client:
+                started = await client.initialize()
+                listed = await client.list_tools()
+                summed = await client.call_tool("add", {"a": 2, "b": 3})
+                denied = await client.call_tool("deny", {})
+                invalid = await client.call_tool("add", {"a": "two"})
+        tg.cancel_scope.cancel()
+    assert (started.server_info.name, started.server_info.version) == ("calc", "2.0.0")
+    assert [t.name for t in listed.tools] == ["add", "deny"]
+    assert listed.tools[0].input_schema["required"] == ["a", "b"]
+    assert (summed.is_error, summed.content[0].text) == (False, "5")  # type: ignore[union-attr]
+    assert (denied.is_error, denied.content[0].text) == (True, "denied")  # type: ignore[union-attr]
+    assert invalid.is_error
+    assert callable(server.lifespan)  # what StreamableHTTPSessionManager enters
+    with pytest.raises(AttributeError, match="'SdkMcpServer' object has no attribute 'nope'"):
+        server.nope  # noqa: B018

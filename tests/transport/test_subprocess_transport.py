@@ -191,9 +191,9 @@ sys.exit(3)
             await t.receive_line()  # the end stays the end
     err = info.value
     assert err.exit_code == 3
-    assert err.stderr.endswith("err line 199\nlast words")
-    assert len(err.stderr) <= 100
-    assert "err line 0\n" not in err.stderr
+    assert str(err.stderr).endswith("err line 199\nlast words")
+    assert len(str(err.stderr)) <= 100
+    assert "err line 0\n" not in str(err.stderr)
     assert "exit code: 3" in str(err)
     assert seen == [f"err line {i}" for i in range(200)] + ["last words"]
     assert t.exit_info is not None

@@ -6,9 +6,10 @@ directory of the Python that runs ``ccwire``):
 
 * a ``claude_agent_sdk`` package whose modules (``types``, ``query``, ``client``,
   ``_errors``, ``_version``, ``_cli_version``, ``_internal.transport``,
-  ``_internal.message_parser``, ``testing``) serve ccwire's objects, each imported on
-  first use: ``claude_agent_sdk.ClaudeSDKClient is ccwire.ClaudeSDKClient``, so a method
-  an integration patches on the class is patched for everyone;
+  ``_internal.message_parser``, ``testing``, ``testing.session_store_conformance``)
+  serve ccwire's objects, each imported on first use:
+  ``claude_agent_sdk.ClaudeSDKClient is ccwire.ClaudeSDKClient``, so a method an
+  integration patches on the class is patched for everyone;
 * a ``claude_agent_sdk-0.2.187.dist-info`` directory, so that ``importlib.metadata``
   (and pip) see the distribution ``claude-agent-sdk`` at the version ccwire matches.
   Its ``INSTALLER`` says ``ccwire`` and its ``RECORD`` lists every file written.
@@ -371,6 +372,10 @@ def _files() -> dict[str, bytes]:
         ),
         "testing/__init__.py": _module(
             f"{PACKAGE}.testing", sources=(("ccwire.testing", ["run_session_store_conformance"]),)
+        ),
+        "testing/session_store_conformance.py": _module(
+            f"{PACKAGE}.testing.session_store_conformance",
+            sources=(("ccwire.testing", ["run_session_store_conformance"]),),
         ),
     }
     files = {f"{PACKAGE}/{rel}": text.encode("utf-8") for rel, text in modules.items()}

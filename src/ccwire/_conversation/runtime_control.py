@@ -632,9 +632,11 @@ class RuntimeControl:
         text = (await self._request(_wire.control_requests.GET_SESSION_COST)).get("text")
         return text if isinstance(text, str) else ""
 
-    async def get_server_info(self) -> Mapping[str, Any] | None:
-        """The CLI's answer to ``initialize`` (commands, models, capabilities, ...)."""
-        return self._connection().server_info
+    async def get_server_info(self) -> dict[str, Any] | None:
+        """The CLI's answer to ``initialize`` (commands, models, capabilities, ...): a
+        dict, as in ``claude-agent-sdk`` (a copy: changing it changes nothing here)."""
+        info = self._connection().server_info
+        return None if info is None else dict(info)
 
     async def initialization_result(self) -> Mapping[str, Any]:
         """The CLI's answer to ``initialize`` (the TypeScript SDK's name for

@@ -121,8 +121,9 @@ class ProcessError(CcwireError):
     not from `CLIConnectionError`: catch both where either may end a connection.
     """
 
-    def __init__(self, message: str, exit_code: int | None = None, stderr: str | None = "") -> None:
-        stderr = stderr or ""
+    def __init__(
+        self, message: str, exit_code: int | None = None, stderr: str | None = None
+    ) -> None:
         detail = message
         if exit_code is not None:
             detail += f" (exit code: {exit_code})"
@@ -230,10 +231,14 @@ class CLIJSONDecodeError(MessageDecodeError):
         original_error: The JSON decoder's error.
     """
 
-    def __init__(self, line: str, original_error: Exception | None = None) -> None:
+    def __init__(self, line: str, original_error: Exception) -> None:
         CcwireError.__init__(self, f"Failed to decode JSON: {line[:100]}...")
         self.line = line
         self.original_error = original_error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # rebuilt from its arguments, not its message (which would be wrapped again)
+        return type(self), (self.line, self.original_error), self.__dict__
 
 
 class MessageParseError(MessageDecodeError):

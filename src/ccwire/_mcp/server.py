@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import anyio
 
@@ -161,6 +161,32 @@ class SdkMcpServer:
         return (
             f"SdkMcpServer(name={self.name!r}, version={self.version!r}, tools={list(self._tools)})"
         )
+
+    if not TYPE_CHECKING:  # to a type checker the server has its own names only
+
+        def __getattr__(self, name: str) -> Any:
+            # Called for names the server lacks. In claude-agent-sdk the config's
+            # ``instance`` is an ``mcp.server.Server``, and code written for it serves
+            # that object itself (run(), create_initialization_options(), an HTTP
+            # session manager...): those names are the official Server's built for
+            # this server (`official_server`), whose tool requests come back to handle().
+            state = self.__dict__
+            if name.startswith("__") or "name" not in state:
+                raise AttributeError(name)
+            official = state.get("_official")
+            if official is None:
+                from .official import official_server
+
+                try:
+                    official = state["_official"] = official_server(self)
+                except ImportError as exc:
+                    raise AttributeError(
+                        f"'SdkMcpServer' object has no attribute {name!r} ({exc})"
+                    ) from None
+            try:
+                return getattr(official, name)
+            except AttributeError:
+                raise AttributeError(f"'SdkMcpServer' object has no attribute {name!r}") from None
 
     @property
     def tools(self) -> Mapping[str, SdkMcpTool[Any]]:
