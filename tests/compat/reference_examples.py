@@ -576,7 +576,8 @@ _NOISE = [
     (re.compile(r"\$\d+\.\d+"), "$<cost>"),
     (re.compile(r"\b\d+(\.\d+)?\s*ms\b"), "<n>ms"),
     (re.compile(r"(duration(?:_api)?_ms['\"]?(?::\s*|=))\d+"), r"\1<n>"),
-    (re.compile(r"/tmp/cc-socks/\d+\.sock"), "<socket>"),  # named after the CLI's pid
+    # named after the CLI's pid, in its temporary folder (CLAUDE_CODE_TMPDIR, else /tmp)
+    (re.compile(r"[\w./<>-]*/cc-socks/\d+\.sock"), "<socket>"),
     (re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", re.MULTILINE), "<time>"),
 ]
 """What differs from run to run and is not behaviour."""
