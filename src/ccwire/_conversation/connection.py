@@ -479,7 +479,11 @@ class Connection:
             return
         cancelled = isinstance(error, anyio.get_cancelled_exc_class())
         if isinstance(error, GeneratorExit):
-            if anyio.current_effective_deadline() != -math.inf:
+            try:
+                unwinding = anyio.current_effective_deadline() == -math.inf
+            except Exception:  # closed outside any event loop (the garbage collector)
+                unwinding = False
+            if not unwinding:
                 return
             cancelled = True
         try:
