@@ -406,6 +406,8 @@ def test_the_head_node_lost_mid_batch_ends_the_command_with_its_summary_and_an_e
     lines += [{"id": f"h{i}", "prompt": f"hold {i}"} for i in range(2)]
     tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
     out = tmp_path / "out.jsonl"
+    scratch = tmp_path / "tmp"  # the command's temporary folders (its offline HOME)
+    scratch.mkdir()
     try:
         nodes.add_node(num_cpus=2)
         nodes.wait_for_nodes()
@@ -414,6 +416,7 @@ def test_the_head_node_lost_mid_batch_ends_the_command_with_its_summary_and_an_e
              "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", "--ray", nodes.address,
              "-j", "2", "--num-cpus", "0.5"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "TMPDIR": str(scratch)},
         )  # fmt: skip
         holds.wait_for(2)
         nodes.remove_node(nodes.head_node)
@@ -430,6 +433,7 @@ def test_the_head_node_lost_mid_batch_ends_the_command_with_its_summary_and_an_e
     assert len(errors) == 1, stderr  # was none: Ray ended the process silently
     assert "ended abruptly" in errors[0] and "2 tasks have none" in errors[0], errors
     assert sorted(ids_on_disk(out)) == ["e0", "e1"]
+    assert not list(scratch.glob("ccwire-*"))  # removed, though no clean-up ran in the child
 
 
 @pytest.mark.anyio

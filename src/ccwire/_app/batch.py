@@ -245,7 +245,7 @@ def _offline(args: argparse.Namespace) -> Iterator[dict[str, str]]:
         return
 
     steps, model_name = load_script(args.scripted) if args.scripted else ([], None)
-    home = tempfile.mkdtemp(prefix="ccwire-batch-")
+    home = tempfile.mkdtemp(prefix="ccwire-batch-", dir=getattr(args, "scratch", None))
     model = ScriptedModel(default=per_session_script(steps), model=model_name or DEFAULT_MODEL)
     try:
         with model:
@@ -305,6 +305,9 @@ def _supervised(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     began = time.monotonic()
     for stream in (io.stdout, io.stderr):
         stream.flush()
+    # the child's temporary folders (the offline HOME) go in here, which this process
+    # removes however the child ends (Ray's end of it runs no clean-up)
+    args.scratch = tempfile.mkdtemp(prefix="ccwire-batch-")
     said, say = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - the child (its coverage is not collected)
@@ -314,7 +317,23 @@ def _supervised(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         finally:  # a normal end, error or not: not run when Ray ends the process
             os.write(say, b"1")
             os.close(say)
-    os.close(say)
+    try:
+        os.close(say)
+        return _supervise(args, io, tasks, child, said, (before, began))
+    finally:
+        shutil.rmtree(args.scratch, ignore_errors=True)
+
+
+def _supervise(
+    args: argparse.Namespace,
+    io: CliIO,
+    tasks: str,
+    child: int,
+    said: int,
+    start: tuple[int, float],
+) -> int:
+    """Wait for the batch's child process (``said``: its pipe); its exit code, or the
+    summary and error of a child that ended abruptly."""
 
     def forward(signum: int, frame: object) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -332,7 +351,7 @@ def _supervised(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     code = os.waitstatus_to_exitcode(status)
     if finished and code >= 0:
         return code
-    return _lost_child(args, io, tasks, (before, began), code)
+    return _lost_child(args, io, tasks, start, code)
 
 
 class BatchProcessLostError(BatchError):
