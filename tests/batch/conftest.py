@@ -3,6 +3,7 @@ fake CLI of ``fake_cli.py``, and `Holds`, which keeps fake sessions waiting."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -104,6 +105,13 @@ class Holds:
 
     def close(self) -> None:
         self.release(forever=True)
+        # shutdown() wakes the accept() of `_serve` (EINVAL), which then ends; the socket
+        # is closed only after: a thread that enters accept() on a closed descriptor can
+        # take the connections of a later server given the same descriptor (a scripted
+        # model's: the CLI's request then waited forever for an answer)
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._thread.join(10)
         self._server.close()
 
 

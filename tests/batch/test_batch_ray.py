@@ -15,6 +15,7 @@ All but the first use the fake CLI (``fake_cli.py``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -365,13 +366,22 @@ def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
     tasks.write_text('{"id": "a", "prompt": "echo a"}\n')
     address = "127.0.0.1:9"  # nothing listens there
     server = None
+    held: list[Any] = []
     if listening:  # something listens, and never says a word: not a Ray cluster
         import socket
 
         server = socket.create_server(("127.0.0.1", 0))
         address = f"127.0.0.1:{server.getsockname()[1]}"
-        threading.Thread(target=lambda: [server.accept() for _ in range(100)],
-                         daemon=True).start()  # fmt: skip
+
+        def hold(server: socket.socket) -> None:
+            while True:
+                try:
+                    held.append(server.accept()[0])
+                except OSError:  # shut down
+                    return
+
+        holder = threading.Thread(target=hold, args=(server,), daemon=True)
+        holder.start()
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     try:
         done = subprocess.run(
@@ -380,8 +390,13 @@ def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
             capture_output=True, text=True, env=env, timeout=45,
         )  # fmt: skip
     finally:
-        if server is not None:
+        if server is not None:  # the accept() woken and ended before the socket is closed
+            with contextlib.suppress(OSError):
+                server.shutdown(socket.SHUT_RDWR)
+            holder.join(10)
             server.close()
+        for conn in held:
+            conn.close()
     assert done.returncode == 2, done.stderr
     errors = [x for x in done.stderr.splitlines() if x.startswith("ccwire: error: ")]
     assert len(errors) == 1, done.stderr
