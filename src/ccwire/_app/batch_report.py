@@ -143,8 +143,8 @@ to the meaning of a key raises it."""
 
 SUMMARY_KEYS = (
     "version", "source", "tasks", "ok", "failed", "skipped_lines", "by_kind", "cost_usd",
-    "input_tokens", "output_tokens", "tool_calls", "duration_s", "percentiles", "slowest",
-    "costliest",
+    "cost_unknown_tasks", "input_tokens", "output_tokens", "tool_calls", "duration_s",
+    "percentiles", "slowest", "costliest",
 )  # fmt: skip
 """The keys of `summarize`'s object, in order."""
 
@@ -173,7 +173,9 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     Keys (`SUMMARY_KEYS`): ``version`` (`SUMMARY_VERSION`), ``source`` (the results
     file), ``tasks``, ``ok``, ``failed``, ``skipped_lines`` (lines with no readable
     result), ``by_kind`` (``ok`` and each kind of failure: count), the totals
-    ``cost_usd``, ``input_tokens``, ``output_tokens``, ``tool_calls``, ``duration_s``;
+    ``cost_usd`` (of the tasks whose cost is known), ``cost_unknown_tasks`` (tasks that
+    crashed or were lost: `BatchResult.cost_known`), ``input_tokens``,
+    ``output_tokens``, ``tool_calls``, ``duration_s``;
     ``percentiles``: for ``duration_s``, ``cost_usd``, ``tokens`` and ``tool_calls``
     over the tasks, `percentiles` (``null`` with no task); ``slowest`` and
     ``costliest``: up to `TOP` tasks each (``id``, ``ok``, ``error_kind``,
@@ -188,7 +190,7 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         The summary.
     """
     counts = Counter("ok" if r.ok else (r.error_kind or "unknown") for r in results)
-    ok = counts.get("ok", 0)
+    totals = _totals(results)
 
     def row(r: BatchResult) -> dict[str, Any]:
         return {"id": r.id, "ok": r.ok, "error_kind": r.error_kind, "duration_s": r.duration_s,
@@ -197,16 +199,17 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     return {
         "version": SUMMARY_VERSION,
         "source": source,
-        "tasks": len(results),
-        "ok": ok,
-        "failed": len(results) - ok,
+        "tasks": totals["tasks"],
+        "ok": totals["ok"],
+        "failed": totals["failed"],
         "skipped_lines": skipped,
         "by_kind": dict(sorted(counts.items(), key=lambda kv: (kv[0] != "ok", -kv[1], kv[0]))),
-        "cost_usd": round(sum(r.cost_usd for r in results), 10),
-        "input_tokens": sum(r.input_tokens for r in results),
-        "output_tokens": sum(r.output_tokens for r in results),
-        "tool_calls": sum(r.tool_calls for r in results),
-        "duration_s": round(sum(r.duration_s for r in results), 6),
+        "cost_usd": round(totals["cost_usd"], 10),
+        "cost_unknown_tasks": totals["cost_unknown_tasks"],
+        "input_tokens": totals["input_tokens"],
+        "output_tokens": totals["output_tokens"],
+        "tool_calls": totals["tool_calls"],
+        "duration_s": round(totals["duration_s"], 6),
         "percentiles": {
             "duration_s": percentiles([r.duration_s for r in results]),
             "cost_usd": percentiles([r.cost_usd for r in results]),
@@ -215,6 +218,22 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         },
         "slowest": [row(r) for r in _slowest(results)],
         "costliest": [row(r) for r in _costliest(results)],
+    }
+
+
+def _totals(results: Sequence[BatchResult]) -> dict[str, Any]:
+    """The totals over the tasks, for the page's cards and `summarize`."""
+    ok = sum(1 for r in results if r.ok)
+    return {
+        "tasks": len(results),
+        "ok": ok,
+        "failed": len(results) - ok,
+        "cost_usd": sum(r.cost_usd for r in results),
+        "cost_unknown_tasks": sum(1 for r in results if not r.cost_known),
+        "input_tokens": sum(r.input_tokens for r in results),
+        "output_tokens": sum(r.output_tokens for r in results),
+        "tool_calls": sum(r.tool_calls for r in results),
+        "duration_s": sum(r.duration_s for r in results),
     }
 
 
@@ -497,16 +516,15 @@ def render_report(
         The page's source.
     """
     links = links or {}
-    ok = sum(1 for r in results if r.ok)
-    unknown = sum(1 for r in results if not r.cost_known)
+    t = _totals(results)
     totals = [
-        ("tasks", f"{len(results):,}", "total"),
-        ("succeeded", f"{ok:,}", "ok"),
-        ("failed", f"{len(results) - ok:,}", "failed"),
-        ("cost", cost_text(sum(r.cost_usd for r in results), unknown), "cost"),
-        ("tokens", f"{sum(r.input_tokens + r.output_tokens for r in results):,}", "tokens"),
-        ("tool calls", f"{sum(r.tool_calls for r in results):,}", "tool-calls"),
-        ("task time", f"{sum(r.duration_s for r in results):,.1f} s", "duration"),
+        ("tasks", f"{t['tasks']:,}", "total"),
+        ("succeeded", f"{t['ok']:,}", "ok"),
+        ("failed", f"{t['failed']:,}", "failed"),
+        ("cost", cost_text(t["cost_usd"], t["cost_unknown_tasks"]), "cost"),
+        ("tokens", f"{t['input_tokens'] + t['output_tokens']:,}", "tokens"),
+        ("tool calls", f"{t['tool_calls']:,}", "tool-calls"),
+        ("task time", f"{t['duration_s']:,.1f} s", "duration"),
     ]
     cards = "".join(
         f'<div class="total" id="total-{key}"><b>{value}</b><span>{label}</span></div>'

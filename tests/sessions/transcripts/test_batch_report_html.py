@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from ccwire._app.batch_report import MAX_BARS, SUMMARY_KEYS, SUMMARY_VERSION, render_report
+from ccwire._app.batch_report import (
+    MAX_BARS,
+    SUMMARY_KEYS,
+    SUMMARY_VERSION,
+    render_report,
+    summarize,
+)
 from ccwire._app.main import CliIO, main
 from ccwire.batch import BatchResult
 
@@ -226,3 +232,5 @@ def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
     assert '<td class="num">unknown</td>' in rows["boom"]
     assert '<td class="num">$0.2500 + unknown</td>' in rows["lost"]
     assert '<td class="num">$0.5000</td>' in rows["fine"]
+    summary = summarize(results, source="r.jsonl")  # --json says so too
+    assert (summary["cost_usd"], summary["cost_unknown_tasks"]) == (0.75, 2)
