@@ -218,9 +218,15 @@ def _is_number(value: object) -> bool:
     return _is_int(value) or isinstance(value, float)
 
 
-def _is_cost(value: object) -> bool:
-    """A cost a budget can add up: a finite, non-negative number (a NaN would switch the
-    budget off, a negative one give money back)."""
+def _is_count(value: object) -> bool:
+    """A count: an int >= 0."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_amount(value: object) -> bool:
+    """A finite, non-negative number: a cost a budget can add up (a NaN would switch the
+    budget off, a negative one give money back), a duration, a token count (a NaN or
+    an infinity made ``batch report`` crash, or print JSON no parser reads)."""
     if not _is_number(value):
         return False
     assert isinstance(value, (int, float))
@@ -236,11 +242,11 @@ _TOKEN_KEYS = (
 
 
 def _is_usage(value: object) -> bool:
-    """A mapping whose token counts (what `BatchResult` sums) are numbers."""
+    """A mapping whose token counts (what `BatchResult` sums) are finite numbers >= 0."""
     if value is None:
         return True
     return isinstance(value, Mapping) and all(
-        value.get(k) is None or _is_number(value.get(k)) for k in _TOKEN_KEYS
+        value.get(k) is None or _is_amount(value.get(k)) for k in _TOKEN_KEYS
     )
 
 
@@ -251,13 +257,13 @@ _FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
     "result": lambda v: v is None or isinstance(v, str),
     "is_error": lambda v: isinstance(v, bool),
     "subtype": lambda v: v is None or isinstance(v, str),
-    "num_turns": _is_int,
-    "tool_calls": _is_int,
-    "cost_usd": _is_cost,
+    "num_turns": _is_count,
+    "tool_calls": _is_count,
+    "cost_usd": _is_amount,
     "cost_known": lambda v: isinstance(v, bool),
     "usage": _is_usage,
-    "duration_s": _is_number,
-    "attempts": _is_int,
+    "duration_s": _is_amount,
+    "attempts": _is_count,
     "error": lambda v: v is None or isinstance(v, str),
     "error_kind": lambda v: v is None or isinstance(v, str),
     "retryable": lambda v: isinstance(v, bool),

@@ -203,6 +203,36 @@ def test_an_odd_results_file_is_reported_with_its_unreadable_lines_counted_and_e
     assert run_report(str(results))[0] == 2  # neither --html nor --json
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id": "t", "ok": true, "duration_s": NaN}',
+        '{"id": "t", "ok": true, "duration_s": -1.5}',
+        '{"id": "t", "ok": true, "usage": {"input_tokens": Infinity}}',
+        '{"id": "t", "ok": true, "usage": {"output_tokens": NaN}}',
+        '{"id": "t", "ok": true, "usage": {"cache_read_input_tokens": -7}}',
+        '{"id": "t", "ok": true, "tool_calls": -1}',
+        '{"id": "t", "ok": true, "attempts": -2}',
+    ],
+)
+def test_a_duration_token_count_or_count_that_is_not_a_finite_amount_is_an_unreadable_line(
+    tmp_path: Path, line: str
+) -> None:
+    # Python's json reads NaN and Infinity: summed, they crashed the report (int(inf)) or
+    # made --json print NaN, which no strict JSON parser reads, and the page say "nan s"
+    results = tmp_path / "results.jsonl"
+    results.write_text(line + "\n" + json.dumps({"id": "fine", "ok": True}) + "\n")
+    code, stdout, stderr = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0 and stderr.endswith(f"ccwire: 1 unreadable line skipped in {results}\n")
+
+    def strict(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    summary = json.loads(stdout, parse_constant=strict)
+    assert (summary["tasks"], summary["skipped_lines"]) == (1, 1)
+    assert "nan" not in (tmp_path / "r.html").read_text().lower()
+
+
 @pytest.mark.parametrize("count", [0, 1])
 def test_the_json_summary_of_an_empty_or_one_task_file(tmp_path: Path, count: int) -> None:
     results = tmp_path / "results.jsonl"
