@@ -23,13 +23,13 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import IO, Any
 
-from .._batch.output import read_results, read_results_counted
+from .._batch.output import read_results_counted
 from .._batch.results import BatchResult
 from .batch_progress import cost_text
 from .html import render_html
@@ -41,11 +41,13 @@ __all__ = [
     "SUMMARY_KEYS",
     "SUMMARY_VERSION",
     "TOP",
+    "add_latest",
     "add_report_arguments",
-    "latest_results",
     "percentiles",
+    "read_latest",
     "render_report",
     "report_command",
+    "report_view",
     "summarize",
     "write_report",
 ]
@@ -83,17 +85,45 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def latest_results(path: str | Path) -> list[BatchResult]:
-    """The last result of each task in a results file, in the order tasks first appear."""
-    return _latest(read_results(path))
+def read_latest(path: str | Path) -> tuple[list[BatchResult], int]:
+    """The last result of each task in a results file, in the order tasks last
+    finished, each cut to what the report shows (`report_view`), and how many lines
+    held no readable result.
 
-
-def _latest(results: Iterable[BatchResult]) -> list[BatchResult]:
+    The file is read one line at a time, so what is held grows with the tasks, not with
+    the file (a task's answer text may be megabytes)."""
+    reading = read_results_counted(path)
     latest: dict[str, BatchResult] = {}
-    for result in results:
-        latest.pop(result.id, None)
-        latest[result.id] = result
-    return list(latest.values())
+    for result in reading:
+        add_latest(latest, result)
+    return list(latest.values()), reading.skipped
+
+
+def add_latest(latest: dict[str, BatchResult], result: BatchResult) -> None:
+    """Make ``result`` (as `report_view`) the last one of its task in ``latest``."""
+    latest.pop(result.id, None)
+    latest[result.id] = report_view(result)
+
+
+def report_view(result: BatchResult) -> BatchResult:
+    """``result`` with only the fields the report shows (its texts and output dropped)."""
+    return BatchResult(
+        id=result.id,
+        ok=result.ok,
+        session_id=result.session_id,
+        num_turns=result.num_turns,
+        tool_calls=result.tool_calls,
+        cost_usd=result.cost_usd,
+        cost_known=result.cost_known,
+        usage={k: result.usage[k] for k in _TOKEN_KEYS if k in result.usage},
+        duration_s=result.duration_s,
+        attempts=result.attempts,
+        error_kind=result.error_kind,
+    )
+
+
+_TOKEN_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+               "output_tokens")  # fmt: skip
 
 
 def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None = None) -> int:
@@ -115,8 +145,7 @@ def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None =
         raise UsageError(f"batch report: the results file {args.results!r} does not exist")
     if Path(args.results).is_dir():  # nor is a folder
         raise UsageError(f"batch report: {args.results!r} is a directory, not a results file")
-    read, skipped = read_results_counted(args.results)
-    results = _latest(read)
+    results, skipped = read_latest(args.results)
     notes = err if args.json else out
     if args.html:
         pages = write_report(results, Path(args.html), source=str(args.results),

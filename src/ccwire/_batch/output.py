@@ -33,7 +33,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no lock, as before
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ResultsFile", "read_results", "read_results_counted"]
+__all__ = ["CountedResults", "ResultsFile", "read_results", "read_results_counted"]
 
 
 def _journal(path: Path) -> Path:
@@ -93,17 +93,40 @@ def read_results(path: str | os.PathLike[str]) -> Iterator[BatchResult]:
     return _read_results(Path(path), None)
 
 
-def read_results_counted(path: str | os.PathLike[str]) -> tuple[list[BatchResult], int]:
-    """`read_results`, and how many lines (or rows) were skipped as unreadable.
+class CountedResults:
+    """`read_results` that also counts the lines (or rows) skipped as unreadable: the
+    results are read as they are iterated (once; a huge file is never held whole), and
+    `skipped` is their count once the iteration has ended.
+
+    Args:
+        path: The results file; a missing file has no results.
+
+    Attributes:
+        skipped: Lines that held no readable result (complete after the iteration).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = Path(path)
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[BatchResult]:
+        counter = [0]
+        try:
+            yield from _read_results(self._path, counter)
+        finally:
+            self.skipped = counter[0]
+
+
+def read_results_counted(path: str | os.PathLike[str]) -> CountedResults:
+    """`read_results`, counting the lines (or rows) skipped as unreadable (`CountedResults`).
 
     Args:
         path: The results file; a missing file has no results.
 
     Returns:
-        The results in order, and the count of skipped lines.
+        The results, in order, as they are iterated; then the count of skipped lines.
     """
-    skipped = [0]
-    return list(_read_results(Path(path), skipped)), skipped[0]
+    return CountedResults(path)
 
 
 def _read_results(target: Path, skipped: list[int] | None) -> Iterator[BatchResult]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import tracemalloc
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -264,3 +266,74 @@ def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
     assert '<td class="num">$0.5000</td>' in rows["fine"]
     summary = summarize(results, source="r.jsonl")  # --json says so too
     assert (summary["cost_usd"], summary["cost_unknown_tasks"]) == (0.75, 2)
+
+
+def test_a_huge_results_file_is_read_one_line_at_a_time(tmp_path: Path) -> None:
+    # the report held every result whole (answers, outputs): a results file of long
+    # answers took its size in memory, and more; what it shows is a few numbers a task
+    results = tmp_path / "results.jsonl"
+    answer = "x" * 100_000
+    with results.open("w") as handle:
+        for i in range(60):
+            row = BatchResult(id=f"t{i}", ok=True, result=answer, output={"echo": answer},
+                              duration_s=1.0, cost_usd=0.01,
+                              usage={"input_tokens": 10, "output_tokens": 5})  # fmt: skip
+            handle.write(json.dumps(row.to_json()) + "\n")
+    size = results.stat().st_size
+    tracemalloc.start()
+    try:
+        code, stdout, _ = run_report(str(results), "--json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 0
+    summary = json.loads(stdout)
+    assert (summary["tasks"], summary["input_tokens"], summary["output_tokens"]) == (60, 600, 300)
+    assert peak < size / 8, (peak, size)  # about two lines' worth, not the file's
+
+
+class _Clock:
+    """A monotonic clock that moves one second each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def _page_tasks(page: Path) -> int:
+    return int(page.read_text().split('id="total-total"><b>')[1].split("<")[0])
+
+
+def test_the_live_report_adds_each_result_without_reading_the_file_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each rewrite read the whole results file again, in the batch's event loop (seconds
+    # for a big batch, every five seconds): now the file is read once, at the start
+    from ccwire._app import batch as batch_app
+    from ccwire.batch import BatchEvent
+
+    clock = _Clock()
+    monkeypatch.setattr(batch_app, "time", SimpleNamespace(monotonic=clock))  # its clock only
+    results, page = tmp_path / "results.jsonl", tmp_path / "live.html"
+    earlier = BatchResult(id="earlier", ok=True, duration_s=1.0, cost_usd=0.5)
+    results.write_text(json.dumps(earlier.to_json()) + "\n" + "not json\n")
+    live = batch_app.LiveReport(str(page), str(results))
+    live.start()  # the clock reads 1 then 2: next page from 2 + max(5, 20 * 1) = 22
+    assert _page_tasks(page) == 1 and 'id="skipped" data-count="1"' in page.read_text()
+    results.unlink()  # (the batch only appends to it: it is not read again)
+
+    for i in range(19):  # at 3 ... 21: not yet due
+        live.on_event(BatchEvent("finished", f"t{i}", result=BatchResult(id=f"t{i}", ok=True)))
+        assert _page_tasks(page) == 1
+    live.on_event(BatchEvent("finished", "t19", result=BatchResult(id="t19", ok=True)))  # 22
+    assert _page_tasks(page) == 21 and 'http-equiv="refresh"' in page.read_text()
+    live.on_event(BatchEvent("started", "t20"))  # not a result
+    again = BatchResult(id="earlier", ok=False, error_kind="api")  # a task run again
+    live.on_event(BatchEvent("finished", "earlier", result=again))
+    live.finish()  # the last page: always written, no longer reloading
+    text = page.read_text()
+    assert _page_tasks(page) == 21 and 'http-equiv="refresh"' not in text
+    assert 'id="total-failed"><b>1<' in text and 'id="skipped" data-count="1"' in text
