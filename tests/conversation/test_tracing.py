@@ -435,6 +435,12 @@ async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_set
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    # left on in the shell (for interactive Claude Code, say): the CLI's spans would carry
+    # the prompts, tool inputs and API bodies unmasked, with record_content off
+    content = ("OTEL_LOG_USER_PROMPTS", "OTEL_LOG_ASSISTANT_RESPONSES", "OTEL_LOG_TOOL_CONTENT",
+               "OTEL_LOG_TOOL_DETAILS", "OTEL_LOG_RAW_API_BODIES")  # fmt: skip
+    for name in content:
+        monkeypatch.setenv(name, "1")
     envs: list[dict[str, str]] = []
 
     def spawner(spawn: Any) -> Any:
@@ -446,7 +452,7 @@ async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_set
         options = ClaudeAgentOptions(
             cli_path="claude",
             spawn_claude_code_process=spawner,
-            inherit_env=False,  # only what ccwire sets itself
+            inherit_env=["OTEL_LOG_*"],  # and only those of this process
             telemetry=otel.telemetry,
         )
         with pytest.raises(SpawnError, match="no sandbox"):
@@ -461,6 +467,20 @@ async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_set
     assert exporting["OTEL_TRACES_EXPORTER"] == "otlp"
     assert exporting["CLAUDE_CODE_ENABLE_TELEMETRY"] == "1"
     assert exporting["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://127.0.0.1:4318"
+    assert {name: exporting[name] for name in content} == dict.fromkeys(content, "0")
+    assert all(plain[name] == "1" for name in content)  # not exporting: not ccwire's to say
+
+    explicit = make_otel(cli_traces=True)  # options.env still says what the CLI gets
+    options = ClaudeAgentOptions(
+        cli_path="claude",
+        spawn_claude_code_process=spawner,
+        env={"OTEL_LOG_TOOL_DETAILS": "1"},
+        telemetry=explicit.telemetry,
+    )
+    with pytest.raises(SpawnError, match="no sandbox"):
+        async with ClaudeSDKClient(options):
+            pass
+    assert envs[-1]["OTEL_LOG_TOOL_DETAILS"] == "1" and envs[-1]["OTEL_LOG_USER_PROMPTS"] == "0"
 
 
 @pytest.mark.parametrize("failing", ["start", "end", "provider"])

@@ -61,7 +61,10 @@ class Telemetry:
             ``OTEL_TRACES_EXPORTER=otlp`` for the CLI): its spans (each interaction,
             model request and tool run) become children of the session's span. Where
             they go is set by the ``OTEL_EXPORTER_OTLP_*`` variables the CLI inherits.
-            Default `False`.
+            They carry no content: the CLI's ``OTEL_LOG_USER_PROMPTS``,
+            ``OTEL_LOG_ASSISTANT_RESPONSES``, ``OTEL_LOG_TOOL_CONTENT``,
+            ``OTEL_LOG_TOOL_DETAILS`` and ``OTEL_LOG_RAW_API_BODIES`` are set to ``0``
+            (unless ``ClaudeAgentOptions.env`` sets them). Default `False`.
         worker_setup: A function by reference (``package.module:function``) that
             configures OpenTelemetry in a process where sessions run for a batch on
             Ray (the providers of this process cannot travel there); called once per

@@ -81,12 +81,20 @@ _TOKEN_BUCKETS: Final = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 10
 _DURATION_BUCKETS: Final = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12,
                             10.24, 20.48, 40.96, 81.92)  # fmt: skip
 
-# the CLI's own trace export, with `Telemetry.cli_traces`
+# the CLI's own trace export, with `Telemetry.cli_traces`: without content (prompts,
+# answers, tool inputs and outputs, API bodies), whatever this process's environment
+# says, since the CLI masks no secret in it; ccwire records content itself, masked, with
+# `record_content` (`options.env` may still set these variables for the CLI)
 _CLI_TRACE_ENV: Final = {
     "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
     "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
     "OTEL_TRACES_EXPORTER": "otlp",
     "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",  # as `setup_otlp` (may be overridden)
+    "OTEL_LOG_USER_PROMPTS": "0",
+    "OTEL_LOG_ASSISTANT_RESPONSES": "0",
+    "OTEL_LOG_TOOL_CONTENT": "0",
+    "OTEL_LOG_TOOL_DETAILS": "0",
+    "OTEL_LOG_RAW_API_BODIES": "0",
 }
 
 
