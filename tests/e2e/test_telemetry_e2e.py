@@ -318,6 +318,7 @@ async def test_a_subagent_is_an_agent_span_under_its_call_with_its_tool_calls_un
     assert attrs["gen_ai.agent.name"] == "general-purpose"
     assert attrs["gen_ai.tool.call.id"] == dict(call.attributes or {})["gen_ai.tool.call.id"]
     assert attrs["ccwire.agent.background"] is background
+    assert "gen_ai.agent.description" not in attrs  # the call's argument: content
     assert agent.status.status_code is StatusCode.UNSET
     assert agent.end_time is not None and bash.end_time is not None
     assert agent.start_time is not None and bash.start_time is not None

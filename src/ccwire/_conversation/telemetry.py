@@ -52,7 +52,8 @@ class Telemetry:
         record_content: Also record the prompts, the final answers, and each tool
             call's arguments and result (``gen_ai.input.messages``,
             ``gen_ai.output.messages``, ``gen_ai.tool.call.arguments``,
-            ``gen_ai.tool.call.result``), with secrets masked. Default `False`.
+            ``gen_ai.tool.call.result``, a subagent's ``gen_ai.agent.description``),
+            with secrets masked. Default `False`.
         agent_name: The ``gen_ai.agent.name`` of the sessions. Default
             ``"claude-code"``.
         attributes: More attributes for every session span (and its metric points).

@@ -361,7 +361,7 @@ class SessionTrace:
             "gen_ai.tool.call.id": call,
             "ccwire.agent.background": background is True,
         }
-        if message.description:
+        if message.description and self._content:  # the model's words: an argument of the call
             attrs["gen_ai.agent.description"] = _detail(message.description)
         span = self._tracer.start_span(
             f"invoke_agent {name}",
