@@ -72,6 +72,21 @@ def test_the_budget_stops_within_one_task_and_a_rerun_finishes_the_rest(
     assert [r.id for r in every[len(first) :]] == ids[len(first) :]
 
 
+def test_tasks_running_together_do_not_each_pass_the_budget(cli_path: str, tmp_path: Path) -> None:
+    # with -j 4, a task started whenever one ended while the budget was not spent: the
+    # three others running then each added their cost past it (8 tasks run for a budget
+    # of 5); now a task starts only while the cost so far and the mean cost of each
+    # running task and this one stay within the budget
+    tasks, results = tmp_path / "tasks.jsonl", tmp_path / "results.jsonl"
+    ids = [f"t{i}" for i in range(12)]
+    write_tasks(tasks, ids)
+    base = ["batch", str(tasks), "-o", str(results), "--offline", "--plain", "-j", "4"]
+    code, err = run_cli([*base, "--max-cost-usd", "0.003"], cli_path)  # five echo sessions
+    costs = [r.cost_usd for r in recorded(results)]
+    assert code == 1 and "7 tasks not run" in err, err
+    assert len(set(costs)) == 1 and len(costs) == 5 and sum(costs) == pytest.approx(0.003)
+
+
 @pytest.mark.anyio
 async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
     cli_path: str, tmp_path: Path
@@ -125,3 +140,16 @@ def test_a_budget_reached_exactly_is_spent_whatever_the_float_sum() -> None:
         assert budget.exhausted, (costs, budget.spent, budget.max_cost_usd)
     barely = CostBudget(1.0, "finish", spent=0.999)
     assert not barely.exhausted  # a real shortfall is not rounded away
+
+
+def test_room_for_a_task_counts_what_the_running_ones_are_expected_to_cost() -> None:
+    budget = CostBudget(1.0, "finish")
+    assert budget.room(15)  # no cost known yet: the budget alone
+    budget.count_prior([BatchResult(id="a", ok=True, cost_usd=0.1)] * 3)  # a results file
+    assert budget.spent == pytest.approx(0.3) and budget.counted == 3
+    assert budget.room(0) and budget.room(5)  # 0.3 + 6 * 0.1 = 0.9
+    assert budget.room(6) and not budget.room(7)  # 1.0 exactly is within it; 1.1 is not
+    budget.charge(BatchResult(id="b", ok=True, cost_usd=0.65))  # 0.95, a mean of 0.19
+    assert budget.room(0) and not budget.room(1)  # alone it may still start: not spent
+    budget.charge(BatchResult(id="c", ok=True, cost_usd=0.05))
+    assert not budget.room(0)  # spent

@@ -358,6 +358,21 @@ async def test_a_task_source_that_waits_for_results_is_fed_as_they_come(
     assert run.state is BatchState.COMPLETED
 
 
+@pytest.mark.anyio
+async def test_a_budget_holds_tasks_back_while_the_running_ones_would_spend_it(
+    cluster: Any, fake_options: FakeOptions
+) -> None:
+    # each fake session costs $0.001: for a budget of $0.006, with four sessions at once a
+    # task started each time one ended while the budget was not spent (9 were recorded)
+    tasks = [{"id": f"t{i}", "prompt": f"echo {i}"} for i in range(12)]
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=4, executor="ray",
+                             num_cpus=0.5, max_cost_usd=0.006) as run:  # fmt: skip
+            got = await run.collect()
+    assert len(got) == 6 and sum(r.cost_usd for r in got) == pytest.approx(0.006)
+    assert run.over_budget()
+
+
 @pytest.mark.parametrize("listening", [False, True], ids=["refused", "silent"])
 def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
     tmp_path: Path, holds: Holds, listening: bool

@@ -6,11 +6,19 @@ not spend it twice). Once the cost reaches the budget no task is started; the ta
 running then finish (``finish``) or are cancelled (``interrupt``). Tasks that did not
 run, or were cancelled, have no result in the file, so running the batch again (with
 a larger budget, or none) runs exactly them.
+
+Before that, a task starts only while the cost so far, plus what the tasks running and
+this one are expected to cost (the mean cost of the results counted), stays within the
+budget (`room`); else it waits for a running task to end. So the running tasks cannot
+together pass the budget by one task's cost each (16 of them, with ``-j 16``), only by
+how much their costs differ from the mean; a task that costs more than expected is the
+one overspend left (set ``max_budget_usd`` in the options to cap each session too).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Literal
 
 from .errors import BatchConfigError
@@ -35,6 +43,7 @@ class CostBudget:
         max_cost_usd: The budget.
         on_spent: What happens to running tasks once it is spent.
         spent: The cost recorded so far.
+        counted: How many results that cost is of.
 
     Raises:
         BatchConfigError: A budget that is not a positive number, or a bad `on_spent`.
@@ -53,6 +62,13 @@ class CostBudget:
         self.max_cost_usd = float(max_cost_usd)
         self.on_spent: BudgetAction = on_spent
         self.spent = spent
+        self.counted = 0  # results whose cost is in `spent`
+
+    def count_prior(self, results: Iterable[BatchResult]) -> None:
+        """Count the results already recorded (the results file's) in `spent`."""
+        for result in results:
+            self.spent += result.cost_usd
+            self.counted += 1
 
     @property
     def exhausted(self) -> bool:
@@ -63,6 +79,22 @@ class CostBudget:
         spent, budget = self.spent, self.max_cost_usd
         return spent >= budget or math.isclose(spent, budget, rel_tol=1e-9)
 
+    def room(self, running: int) -> bool:
+        """Whether a task may start while ``running`` tasks run: the budget is not
+        spent, and (with tasks running and a cost known) the cost so far plus the mean
+        cost of a result for each running task and this one stays within it.
+
+        Args:
+            running: Tasks started and not yet counted.
+        """
+        if self.exhausted:
+            return False
+        if running <= 0 or self.counted == 0:  # nothing to go by: the budget alone
+            return True
+        projected = self.spent + (running + 1) * (self.spent / self.counted)
+        budget = self.max_cost_usd
+        return projected <= budget or math.isclose(projected, budget, rel_tol=1e-9)
+
     def charge(self, result: BatchResult) -> bool:
         """Add the cost of a recorded result.
 
@@ -71,4 +103,5 @@ class CostBudget:
         """
         was = self.exhausted
         self.spent += result.cost_usd
+        self.counted += 1
         return self.exhausted and not was and self.on_spent == "interrupt"

@@ -330,7 +330,8 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                 and not run.interrupted  # by the budget: cancelled below
                 and ((more and not run.over_budget()) or pool.again or pool.in_flight)
             ):
-                host = pool.pick() if pool.in_flight < concurrency else None
+                room = pool.in_flight < concurrency and run.budget_room(pool.in_flight)
+                host = pool.pick() if room else None
                 if host is not None and pool.again:
                     lost = pool.again.popleft()
                     pool.submit(host, lost.task, run._rng.getrandbits(32), lost.attempts_before,

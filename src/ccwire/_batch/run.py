@@ -128,9 +128,11 @@ def run_batch(
             for by `num_cpus` and `memory`, at most `concurrency` and 16. Ignored by
             the local executor.
         max_cost_usd: A budget in US dollars for the whole batch: the results in
-            `output` count, so a re-run does not spend it again. Once the recorded
-            cost reaches it no task is started; tasks not run stay out of `output`, so
-            running again (with a larger budget or none) runs exactly them.
+            `output` count, so a re-run does not spend it again. A task starts only
+            while the recorded cost plus the mean cost of a result for each running
+            task and this one stays within it (else it waits for one to end); once the
+            recorded cost reaches it no task is started. Tasks not run stay out of
+            `output`, so running again (with a larger budget or none) runs exactly them.
         on_budget: What happens to the tasks running when the budget is spent: they
             ``finish`` (the cost may pass the budget by theirs), or they are cancelled
             (``interrupt``; not recorded, so they run again next time).
@@ -185,7 +187,7 @@ def run_batch(
     writer = ResultsFile(output) if output is not None else None  # ours from here on
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
     if budget is not None and output is not None:  # what the results file spent counts
-        budget.spent = sum(r.cost_usd for r in read_results(output))
+        budget.count_prior(read_results(output))
     return BatchRun(
         tasks,
         options=options or ClaudeAgentOptions(),
@@ -313,6 +315,8 @@ class BatchRun:
         self.budget = budget
         self.interrupted = False  # by the budget: the running tasks were cancelled
         self._running: set[anyio.CancelScope] = set()  # of the local tasks running
+        self._in_flight = 0  # local tasks started and not yet ended
+        self._ended: anyio.Event  # set (and replaced) when a local task ends (`_feed_local`)
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
@@ -532,9 +536,15 @@ class BatchRun:
         """True once the batch's budget is spent: no task may start."""
         return self.budget is not None and self.budget.exhausted
 
+    def budget_room(self, running: int) -> bool:
+        """Whether the budget lets a task start while ``running`` run (`CostBudget.room`:
+        else wait for one to end)."""
+        return self.budget is None or self.budget.room(running)
+
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
         options = self.local_options()
         slots = anyio.Semaphore(self._concurrency)
+        self._ended = anyio.Event()
         spares = SparePool(options, size=self._spares) if self._spares else None
         async with (  # the pool's spares end after every session has
             spares or contextlib.nullcontext() as pool,
@@ -543,10 +553,13 @@ class BatchRun:
         ):
             async for task in tasks:
                 await slots.acquire()
-                if self.over_budget():  # spent while this task waited for a slot
+                while not self.over_budget() and not self.budget_room(self._in_flight):
+                    await self._ended.wait()  # what the running tasks cost: wait for one
+                if self.over_budget():  # spent while this task waited
                     slots.release()
                     continue
                 self.submitted += 1
+                self._in_flight += 1
                 tg.start_soon(self._work, task, options, slots, send.clone(), pool)
 
     async def _work(
@@ -567,6 +580,9 @@ class BatchRun:
                 if not scope.cancelled_caught:  # else not recorded: it runs again next time
                     await self.finish(send, result)
             finally:
+                self._in_flight -= 1
+                self._ended.set()  # a feeder waiting for the budget looks again
+                self._ended = anyio.Event()
                 slots.release()
 
 
