@@ -65,10 +65,15 @@ def _read_jsonl(path: Path, skipped: list[int] | None = None) -> Iterator[dict[s
             data = _parsed(raw)
             if data is not None:
                 yield data
-            elif skipped is not None and raw.strip():
+            elif skipped is not None and raw.strip() and not _torn(raw):
                 skipped[0] += 1
-            # a last line without its newline is a whole result or a torn one (ignored,
-            # and cut off by ResultsFile): a torn JSON object never parses
+
+
+def _torn(raw: bytes) -> bool:
+    """A last line without its newline that starts a JSON object: one a running batch
+    is writing (read by ``batch report``), or that a crash cut short (cut off by
+    `ResultsFile`, and its task runs again): not an unreadable line."""
+    return not raw.endswith(b"\n") and raw.lstrip().startswith(b"{")
 
 
 def _parsed(raw: bytes) -> dict[str, Any] | None:

@@ -268,6 +268,19 @@ def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
     assert (summary["cost_usd"], summary["cost_unknown_tasks"]) == (0.75, 2)
 
 
+def test_a_last_line_still_being_written_is_not_an_unreadable_one(tmp_path: Path) -> None:
+    # a report of a running batch read its results file as a line was being appended:
+    # it said "1 unreadable line skipped", in red, of a result that was only half there
+    results = tmp_path / "results.jsonl"
+    whole = json.dumps(BatchResult(id="done", ok=True, cost_usd=0.5).to_json())
+    results.write_text(whole + "\n" + whole.replace("done", "next")[:25])
+    code, stdout, stderr = run_report(str(results), "--json")
+    assert code == 0 and stderr == ""
+    assert (json.loads(stdout)["tasks"], json.loads(stdout)["skipped_lines"]) == (1, 0)
+    results.write_text(whole + "\nnot json")  # no newline, but no result either
+    assert json.loads(run_report(str(results), "--json")[1])["skipped_lines"] == 1
+
+
 def test_a_huge_results_file_is_read_one_line_at_a_time(tmp_path: Path) -> None:
     # the report held every result whole (answers, outputs): a results file of long
     # answers took its size in memory, and more; what it shows is a few numbers a task
