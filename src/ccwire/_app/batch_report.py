@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ from typing import IO, Any
 from .._batch.output import read_results_counted
 from .._batch.results import BatchResult
 from .batch_progress import cost_text
-from .html import render_html
+from .html import page_bytes, render_html
 from .loaders import UsageError
 from .transcript_view import load_session_view
 
@@ -156,8 +157,13 @@ def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None =
         notes.write(f"ccwire: {_skipped_text(skipped)} in {args.results}\n")
     if args.json:
         summary = summarize(results, source=str(args.results), skipped=skipped)
-        out.write(json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+        text = json.dumps(summary, ensure_ascii=False, indent=2)  # a lone surrogate: escaped
+        out.write(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     return 0
+
+
+# text UTF-8 cannot carry (a task id from a "\ud800" escape); only inside JSON strings
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _skipped_text(skipped: int) -> str:
@@ -299,12 +305,12 @@ def write_report(
             if view is None:
                 continue
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{sid}.html").write_text(render_html(view), encoding="utf-8")
+            (folder / f"{sid}.html").write_bytes(page_bytes(render_html(view)))
             links[sid] = f"{folder.name}/{sid}.html"
     page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped)
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_text(page, encoding="utf-8")
+        tmp.write_bytes(page_bytes(page))
         tmp.replace(target)  # a live view never shows a half-written page
     except OSError:
         tmp.unlink(missing_ok=True)  # no stray file next to a target that is a folder

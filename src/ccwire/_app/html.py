@@ -14,7 +14,7 @@ from html import escape
 from .render import short_json
 from .transcript_view import SessionView, TextItem, ToolCall, Turn, format_when, turn_count
 
-__all__ = ["render_html"]
+__all__ = ["page_bytes", "render_html"]
 
 _CSS = """
 :root { --bg:#fbfbfa; --fg:#1f2328; --muted:#6a737d; --card:#fff; --line:#e3e6ea;
@@ -151,3 +151,17 @@ def render_html(view: SessionView) -> str:
         "from the Claude Code transcript.</footer>"
         "</main></body></html>\n"
     )
+
+
+def page_bytes(page: str) -> bytes:
+    """A page as the UTF-8 bytes of its file. Text UTF-8 cannot carry (a lone surrogate,
+    which a ``\\ud800`` escape in a JSON results file or transcript gives) is written as
+    that escape, not failing the command.
+
+    Args:
+        page: The page's source.
+
+    Returns:
+        Its bytes.
+    """
+    return page.encode("utf-8", "backslashreplace")

@@ -28,7 +28,7 @@ from .._sessions.transcripts.listing import list_sessions
 from .._sessions.transcripts.paths import candidate_project_dirs, projects_dir, valid_uuid
 from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
-from .html import render_html
+from .html import page_bytes, render_html
 from .io import json_for
 from .offline import offline_dir, reading_config_dir
 from .render import printable, rich_available, short_json
@@ -372,7 +372,7 @@ def show_command(
         )
     if args.html:
         try:
-            Path(args.html).write_text(render_html(view), encoding="utf-8")
+            Path(args.html).write_bytes(page_bytes(render_html(view)))
         except OSError as exc:
             raise SessionsCommandError(
                 f"cannot write {args.html}: {exc.strerror or exc}", "choose a writable path"

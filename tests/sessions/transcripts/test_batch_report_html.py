@@ -281,6 +281,19 @@ def test_a_last_line_still_being_written_is_not_an_unreadable_one(tmp_path: Path
     assert json.loads(run_report(str(results), "--json")[1])["skipped_lines"] == 1
 
 
+def test_a_task_id_utf8_cannot_carry_is_escaped_not_a_crash(tmp_path: Path) -> None:
+    # ccwire batch writes a task id with a lone surrogate (a "\ud800" escape in the task
+    # file) escaped; the report failed on it: "UnicodeEncodeError ... looks like a bug"
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"id": "a\\ud800b", "ok": true, "cost_usd": 0.5}\n')
+    page = tmp_path / "r.html"
+    code, stdout, stderr = run_report(str(results), "--json", "--html", str(page))
+    assert code == 0 and "error" not in stderr
+    stdout.encode("utf-8")  # a terminal or pipe takes it (it showed "a?b")
+    assert json.loads(stdout)["slowest"][0]["id"] == "a\ud800b"  # the same id
+    assert '<tr data-id="a\\ud800b">' in page.read_text()
+
+
 def test_a_huge_results_file_is_read_one_line_at_a_time(tmp_path: Path) -> None:
     # the report held every result whole (answers, outputs): a results file of long
     # answers took its size in memory, and more; what it shows is a few numbers a task
