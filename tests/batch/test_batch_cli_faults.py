@@ -201,6 +201,19 @@ def test_results_of_tasks_of_other_files_do_not_count_for_this_one(tmp_path: Pat
     assert "skipped (already done)   0 (0 had failed)" in out
 
 
+def test_tasks_a_budget_interrupts_are_told_apart_from_those_not_run(tmp_path: Path) -> None:
+    # the two held sessions ran until the echo spent the budget: "3 tasks not run" said
+    # nothing of what they had spent meanwhile
+    tasks = tmp_path / "tasks.jsonl"  # nobody releases the held sessions
+    tasks.write_bytes(b'{"id": "h1", "prompt": "hold 1"}\n{"id": "h2", "prompt": "hold 2"}\n'
+                      + GOOD + b'{"id": "later", "prompt": "echo later"}\n')  # fmt: skip
+    code, _, err = batch_in_process(tmp_path, tasks, "-j", "3", "--max-cost-usd", "0.0005",
+                                    "--on-budget", "interrupt")  # fmt: skip
+    assert code == 1, err
+    assert [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").open()] == ["a"]
+    assert "; 1 tasks not run and 2 interrupted (what they spent is not known" in err
+
+
 def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
     tmp_path: Path,
 ) -> None:

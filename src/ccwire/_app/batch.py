@@ -520,9 +520,14 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     if run.over_budget():
         assert run.budget is not None
         left = max(0, expected - progress.done)
+        # cancelled by --on-budget interrupt: they ran, and spent what no result says
+        cut = min(left, len(progress.running)) if run.interrupted else 0
+        what = f"{left - cut} tasks not run"
+        if cut:
+            what += f" and {cut} interrupted (what they spent is not known, nor counted)"
         io.stderr.write(
             f"ccwire: budget spent: ${run.budget.spent:.4f} recorded of "
-            f"${run.budget.max_cost_usd:.4f}; {left} tasks not run (not in {args.output}); "
+            f"${run.budget.max_cost_usd:.4f}; {what} (not in {args.output}); "
             "run again with a higher --max-cost-usd (or none) to run them\n"
         )
         if left:
