@@ -275,6 +275,12 @@ class SpareProcess:
         """True while the spare waits for its claim and its CLI runs."""
         return self._state is _Spare.PARKED and self._conn.is_open
 
+    @property
+    def exit_error(self) -> CcwireError | None:
+        """Why the spare's CLI connection ended (its exit code and stderr), if it did."""
+        protocol = self._conn._protocol
+        return None if protocol is None else protocol.closed_error
+
     async def wait_exited(self) -> None:
         """Wait until the spare's CLI has exited, claimed or not (a parked spare that
         dies should be replaced)."""

@@ -45,6 +45,7 @@ __all__ = [
     "SessionStoreError",
     "SessionTimeoutError",
     "SnapshotTimeoutError",
+    "SpareStartError",
     "SpawnError",
     "ToolDefinitionError",
     "ToolError",
@@ -110,6 +111,20 @@ class SpawnError(CLIConnectionError):
 
     The original exception, if any, is ``__cause__``.
     """
+
+
+class SpareStartError(CLIConnectionError):
+    """A `SparePool`'s spare CLIs failed to start too many times in a row: the pool
+    starts no more spares (its sessions start cold) until one starts again.
+
+    ``failures`` is how many failed in a row, ``stderr`` what the last one wrote to
+    stderr (also in the message), if anything; the last failure is ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, failures: int, stderr: str | None = None) -> None:
+        super().__init__(message)
+        self.failures = failures
+        self.stderr = stderr
 
 
 class ProcessError(CcwireError):
