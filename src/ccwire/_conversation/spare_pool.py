@@ -16,7 +16,7 @@ while its CLI runs and while it was started with what a cold start would use now
 pool's options (compared with a copy taken at its start, so options changed in place
 count), the CLI's environment, the CLI executable on disk (an upgrade replaces it);
 any other is discarded. Failed starts are retried after a delay that doubles up to a
-cap (``restart_backoff``); a spare that exits within `SETTLE_SECONDS` of parking counts
+cap (``restart_backoff``); a spare that exits within 10 s of parking counts
 as a failed start. After ``max_start_failures`` in a row the pool stops starting spares
 (`SpareStartError` in `last_error`, logged with the CLI's stderr; sessions start cold)
 until a start succeeds again: each session on a stopped pool tries one start in the
@@ -58,11 +58,11 @@ if TYPE_CHECKING:
     from .client import ClaudeSDKClient
     from .connection import Connection, Prompt
 
-__all__ = ["SETTLE_SECONDS", "SparePool"]
+__all__ = ["SparePool"]
 
 logger = logging.getLogger("ccwire")
 
-SETTLE_SECONDS: Final = 10.0
+_SETTLE_SECONDS: Final = 10.0
 """A spare that exits sooner than this after parking counts as a failed start."""
 
 
@@ -155,7 +155,7 @@ class SparePool:
             refused claim).
         boot_failures: Spares that failed to start (in all).
         failed: Failed starts in a row now (a spare that parks and then runs for
-            `SETTLE_SECONDS`, or is claimed, ends the series).
+            10 s, or is claimed, ends the series).
         restarts: Parked spares that exited and were reaped (each is replaced, unless
             the pool stopped starting spares).
         discarded: Parked spares thrown away unused because the pool's options, the
@@ -353,13 +353,14 @@ class SparePool:
         self._pending += 1
         if delay <= 0:
             self._booting += 1
-        tg.start_soon(self._keep, delay, name="ccwire spare")
+        retry = self._state is _Pool.STOPPED  # the start a stopped pool tries
+        tg.start_soon(self._keep, delay, retry, name="ccwire spare")
 
-    async def _keep(self, delay: float) -> None:
+    async def _keep(self, delay: float, retry: bool) -> None:
         """One spare: wait ``delay``, start it, park it, and watch it until a session
         takes it or its CLI exits (then it is reaped and replaced)."""
         try:
-            got = await self._boot(delay)
+            got = await self._boot(delay, retry)
         except BaseException:  # cancelled: the pool is closing
             self._pending -= 1
             raise
@@ -383,16 +384,17 @@ class SparePool:
         self._notify()
 
     async def _boot(
-        self, delay: float
+        self, delay: float, retry: bool
     ) -> tuple[SpareProcess, _Origin] | CcwireError | ValueError | OSError | None:
-        """A started spare (``None``: the pool closed meanwhile), or why it failed."""
+        """A started spare (``None``: the pool closed, or stopped after this start was
+        scheduled), or why it failed."""
         booting = delay <= 0  # counted by _schedule()
         try:
             if not booting:
                 await anyio.sleep(delay)
                 self._booting += 1
                 booting = True
-            if self._state is _Pool.CLOSED:
+            if self._state is _Pool.CLOSED or (self._state is _Pool.STOPPED and not retry):
                 return None
             origin = _Origin(_snapshot(self.options), _started_with(self.options))
             spare = await prewarm(options=origin.options, initialize_timeout=self._timeout)
@@ -434,12 +436,12 @@ class SparePool:
 
     async def _watch(self, spare: SpareProcess) -> None:
         """Until ``spare`` is taken (its scope is cancelled) or its CLI exits: then it
-        is reaped and replaced. One that stays parked for `SETTLE_SECONDS` ends a series
+        is reaped and replaced. One that stays parked for 10 s ends a series
         of failed starts; one that exits sooner is a failed start."""
         exited = early = False
         with anyio.CancelScope() as scope:
             self._watches[spare] = scope
-            with anyio.move_on_after(SETTLE_SECONDS):
+            with anyio.move_on_after(_SETTLE_SECONDS):
                 await spare.wait_exited()
                 exited = early = True
             if not exited:

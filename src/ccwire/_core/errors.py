@@ -114,8 +114,9 @@ class SpawnError(CLIConnectionError):
 
 
 class SpareStartError(CLIConnectionError):
-    """A `SparePool`'s spare CLIs failed to start too many times in a row: the pool
-    starts no more spares (its sessions start cold) until one starts again.
+    """A `SparePool` stopped starting spare CLIs: too many failed to start in a row.
+
+    Its sessions start cold until a spare starts again (see `SparePool`).
 
     ``failures`` is how many failed in a row, ``stderr`` what the last one wrote to
     stderr (also in the message), if anything; the last failure is ``__cause__``.
