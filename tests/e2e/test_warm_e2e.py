@@ -149,7 +149,7 @@ async def test_a_pool_of_spares(model: ScriptedModel, make_options: Any) -> None
 async def test_a_spare_that_dies_parked_is_reaped_and_replaced_at_once(
     model: ScriptedModel, make_options: Any
 ) -> None:
-    model.add(text("on the replacement"))
+    model.add(text("on the replacement"), text("raced"))
     options = make_options()
     async with SparePool(spare_options(options), size=1, restart_backoff=(0.0, 0.0)) as pool:
         await until(pool, lambda: pool.parked == 1)
@@ -167,6 +167,12 @@ async def test_a_spare_that_dies_parked_is_reaped_and_replaced_at_once(
         assert isinstance(messages[-1], ResultMessage)
         assert messages[-1].result == "on the replacement"
         assert (pool.claimed, pool.cold, pool.failed) == (1, 0, 0)
+        await until(pool, lambda: pool.parked == 1)
+        [cli] = parked_clis()
+        cli.kill()  # and a session comes at once, before the pool can see it
+        messages = await collect(pool.query("hi", options))
+        assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "raced"
+        assert (pool.claimed, pool.cold, pool.restarts) == (2, 0, 2)  # on a live spare
 
 
 async def test_a_cli_that_fails_every_start_stops_the_pool_until_one_starts(

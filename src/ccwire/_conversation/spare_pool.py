@@ -537,27 +537,33 @@ class SparePool:
         if self._state is _Pool.CLOSED:
             raise SessionStateError("the spare pool is closed")
         target = options or self.options
-        spare = None if claim_for(self.options, target) is None else await self.take()
-        if spare is None and self.closed:
-            raise SessionStateError("the spare pool was closed while the session waited")
-        # what take() returned fits the pool's options now, which may have changed
-        # while it waited: the claim is made from them
-        claim = claim_for(self.options, target)
-        if spare is not None and claim is None:
-            self.discarded += 1
-            await spare.close()
-        if spare is None or claim is None:
-            if self._state is _Pool.STOPPED and not self._told:
-                self._told = True
-                logger.warning("ccwire: the session starts cold: %s", self.last_error)
-            self.cold += 1
-            return await open_cold(target, None), False
-        conn, sent = await spare._take_session(claim, prompt)
-        if spare.fallback_reason is None:
-            self.claimed += 1
-        else:
-            self.cold += 1
-        return conn, sent
+        for _ in range(self.size + 1):  # a spare whose CLI exited as it was taken: another
+            spare = None if claim_for(self.options, target) is None else await self.take()
+            if spare is None and self.closed:
+                raise SessionStateError("the spare pool was closed while the session waited")
+            # what take() returned fits the pool's options now, which may have changed
+            # while it waited: the claim is made from them
+            claim = claim_for(self.options, target)
+            if spare is not None and claim is None:
+                self.discarded += 1
+                await spare.close()
+            if spare is None or claim is None:
+                break
+            session = await spare._take_session(claim, prompt, cold_if_exited=False)
+            if session is None:  # its CLI exited before its watch saw it
+                self.restarts += 1
+                logger.info("ccwire: %s; the session takes another spare", spare.fallback_reason)
+                continue
+            if spare.fallback_reason is None:
+                self.claimed += 1
+            else:
+                self.cold += 1
+            return session
+        if self._state is _Pool.STOPPED and not self._told:
+            self._told = True
+            logger.warning("ccwire: the session starts cold: %s", self.last_error)
+        self.cold += 1
+        return await open_cold(target, None), False
 
     def query(
         self,
