@@ -183,7 +183,10 @@ class SparePool:
             raise OptionsError(
                 f"max_start_failures must be a positive integer, got {max_start_failures!r}"
             )
-        first, cap = restart_backoff
+        try:
+            first, cap = (float(x) for x in restart_backoff)
+        except (TypeError, ValueError):
+            first = cap = -1.0
         if not 0 <= first <= cap:
             raise OptionsError(
                 "restart_backoff must be (first, cap) with 0 <= first <= cap, "
@@ -192,7 +195,7 @@ class SparePool:
         self.options = options or ClaudeAgentOptions()
         self.size = size
         self.max_start_failures = max_start_failures
-        self.restart_backoff = (float(first), float(cap))
+        self.restart_backoff = (first, cap)
         self._timeout = initialize_timeout
         self._state = _Pool.NEW
         self._ready: deque[SpareProcess] = deque()
