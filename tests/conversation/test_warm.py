@@ -356,6 +356,12 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
         assert pool.cold == 1
     with pytest.raises(ValueError, match="size"):
         SparePool(base, size=0)
+    with pytest.raises(ValueError, match="max_start_failures"):
+        SparePool(base, max_start_failures=0)
+    with pytest.raises(ValueError, match="restart_backoff"):
+        SparePool(base, restart_backoff=(2.0, 1.0))
+    with pytest.raises(ValueError, match="restart_backoff"):
+        SparePool(base, restart_backoff=(1.0,))  # type: ignore[arg-type]
 
 
 async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:

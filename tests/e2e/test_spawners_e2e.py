@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import psutil
 import pytest
 
 from ccwire import (
@@ -29,6 +30,7 @@ from ccwire import (
     ContainerSpawner,
     Message,
     ResultMessage,
+    SparePool,
     SpawnError,
     SpawnOptions,
     SSHSpawner,
@@ -334,6 +336,32 @@ async def test_the_remote_cli_ends_with_the_session(
             remote = processes_with(marker)
             assert remote, "the remote CLI runs"
         await wait_gone(remote)
+
+
+async def test_a_spare_whose_ssh_connection_drops_is_replaced(
+    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    model.add(text("over a new connection"))
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    park = tmp_path / "park"  # a parking folder that exists on the remote side
+    park.mkdir()
+    spawner = ssh_spawner(sshd, str(tmp_path / "home"))
+    options = make_options(env={name: value}, spawn_claude_code_process=spawner)
+    with anyio.fail_after(TIMEOUT):
+        async with SparePool(replace(options, cwd=str(park)), restart_backoff=(0, 0)) as pool:
+            while pool.parked < 1:
+                await pool.changed()
+            remote = processes_with(marker)
+            [ssh] = [p for p in psutil.Process().children() if p.name() == "ssh"]
+            ssh.kill()  # the connection drops while the spare is parked
+            while pool.restarts < 1 or pool.parked < 1:
+                await pool.changed()
+            await wait_gone(remote)  # the remote CLI of the dropped connection ended
+            messages = [m async for m in pool.query("hi", options)]
+            assert (pool.claimed, pool.cold) == (1, 0)
+    assert isinstance(messages[-1], ResultMessage)
+    assert messages[-1].result == "over a new connection"
 
 
 async def test_the_remote_cli_ends_when_the_connection_drops_mid_turn(

@@ -1,28 +1,37 @@
 """Warm starts with the real CLI and the scripted model: `startup()`, a spare parked with
 ``--await-claim`` and claimed with ``claim_session`` (the protocol of the TypeScript SDK
-for this CLI), a claim the CLI refuses, and a pool of spares."""
+for this CLI), a claim the CLI refuses, and a pool of spares: what it does when spares
+die parked, fail to start, or no longer fit (options, environment, executable changed),
+and how it closes."""
 
 from __future__ import annotations
 
 import logging
+import shlex
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 import pytest
 
 from ccwire import (
     ClaimOptions,
     ClaudeAgentOptions,
     Message,
+    ProcessError,
     ResultMessage,
+    SessionStateError,
     SparePool,
+    SpareStartError,
     SystemMessage,
     prewarm,
     startup,
 )
 from ccwire.testing import ScriptedModel, text, tool_use
+from tests.e2e.conftest import CLI_PATH
 
 pytestmark = pytest.mark.anyio
 
@@ -42,6 +51,37 @@ def init_cwd(messages: list[Message]) -> str:
 def spare_options(options: ClaudeAgentOptions) -> ClaudeAgentOptions:
     """The host-level half of ``options``: no folder (the spare parks under HOME)."""
     return replace(options, cwd=None)
+
+
+async def until(pool: SparePool, condition: Callable[[], bool]) -> None:
+    """Wait (bounded) until ``condition()`` holds, woken by each change of the pool."""
+    with anyio.fail_after(TIMEOUT):
+        while not condition():
+            await pool.changed()
+
+
+def parked_clis() -> list[psutil.Process]:
+    """This process's descendants that are spare CLIs (started with --await-claim)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "--await-claim" in child.cmdline():
+                found.append(child)
+        except psutil.NoSuchProcess:
+            pass
+    return found
+
+
+def descendants() -> list[psutil.Process]:
+    """This process's descendants, zombies included (an unreaped CLI is one)."""
+    return psutil.Process().children(recursive=True)
+
+
+def wrapper(path: Path, before: str = "") -> str:
+    """A CLI executable at ``path``: runs the shell text ``before``, then the real CLI."""
+    path.write_text(f'#!/bin/sh\n{before}\nexec {shlex.quote(str(CLI_PATH))} "$@"\n')
+    path.chmod(0o755)
+    return str(path)
 
 
 async def test_startup_then_query(model: ScriptedModel, make_options: Any) -> None:
@@ -104,3 +144,129 @@ async def test_a_pool_of_spares(model: ScriptedModel, make_options: Any) -> None
             assert isinstance(messages[-1], ResultMessage) and messages[-1].result == expected
             assert init_cwd(messages) == str(options.cwd)
         assert (pool.claimed, pool.cold) == (2, 0)
+
+
+async def test_a_spare_that_dies_parked_is_reaped_and_replaced_at_once(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    model.add(text("on the replacement"), text("raced"))
+    options = make_options()
+    async with SparePool(spare_options(options), size=1, restart_backoff=(0.0, 0.0)) as pool:
+        await until(pool, lambda: pool.parked == 1)
+        [cli] = parked_clis()
+        cli.kill()  # killed, out of memory, crashed: no session is waiting for it
+        await until(pool, lambda: pool.restarts == 1 and pool.parked == 1)
+        assert not psutil.pid_exists(cli.pid)  # reaped, not left a zombie
+        assert pool.failed == 1  # it died soon after it parked: a failed start
+        [replacement] = parked_clis()
+        assert replacement.pid != cli.pid
+        with anyio.fail_after(TIMEOUT):
+            async with pool.client(options) as client:
+                await client.query("hi")
+                messages = [m async for m in client.receive_response()]
+        assert isinstance(messages[-1], ResultMessage)
+        assert messages[-1].result == "on the replacement"
+        assert (pool.claimed, pool.cold, pool.failed) == (1, 0, 0)
+        await until(pool, lambda: pool.parked == 1)
+        [cli] = parked_clis()
+        cli.kill()  # and a session comes at once, before the pool can see it
+        messages = await collect(pool.query("hi", options))
+        assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "raced"
+        assert (pool.claimed, pool.cold, pool.restarts) == (2, 0, 2)  # on a live spare
+
+
+async def test_a_cli_that_fails_every_start_stops_the_pool_until_one_starts(
+    model: ScriptedModel, make_options: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    model.add(text("well again"))
+    broken, starts = tmp_path / "broken", tmp_path / "starts"
+    broken.touch()
+    cli = wrapper(
+        tmp_path / "claude",
+        f"echo start >> {starts}\n"
+        f"if [ -e {broken} ]; then echo 'boom: out of cheese' >&2; exit 3; fi",
+    )
+    options = make_options(cli_path=cli)
+    with caplog.at_level(logging.WARNING, logger="ccwire"):
+        async with SparePool(
+            spare_options(options), size=2, max_start_failures=3, restart_backoff=(0.0, 0.0)
+        ) as pool:
+            await until(pool, lambda: pool.stopped and pool.starting == 0)
+            error = pool.last_error
+            assert isinstance(error, SpareStartError) and error.failures >= 3
+            assert error.stderr is not None and "out of cheese" in error.stderr
+            assert "out of cheese" in str(error)
+            tried = starts.read_text().count("start")
+            assert 3 <= tried <= 4  # two at once, then one more each: no loop
+            assert pool.parked == 0 and pool.boot_failures == tried
+            with pytest.raises(ProcessError, match="out of cheese"):
+                await collect(pool.query("hi", options))  # cold: the CLI's own error
+            assert "spare CLIs in a row failed to start" in caplog.text
+            await until(pool, lambda: pool.starting == 0)  # the start that session tried
+            assert pool.stopped
+            broken.unlink()  # the CLI works again
+            messages = await collect(pool.query("hi", options))  # on the spare it tries
+            assert isinstance(messages[-1], ResultMessage)
+            assert messages[-1].result == "well again"
+            await until(pool, lambda: not pool.stopped and pool.parked == 2)
+            assert (pool.claimed, pool.cold, pool.failed) == (1, 1, 0)
+
+
+async def test_a_spare_started_with_other_options_env_or_cli_is_not_handed_out(
+    model: ScriptedModel, make_options: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    echo = "echo probe=$CCWIRE_PROBE os=$CCWIRE_PROBE_OS cli=$CCWIRE_PROBE_CLI"
+    for _ in range(3):
+        model.add(tool_use("Bash", {"command": echo}), text("done"))
+    cli = tmp_path / "claude"
+    options = make_options(cli_path=wrapper(cli), allowed_tools=["Bash"])
+    async with SparePool(spare_options(options), size=1) as pool:
+        session = replace(pool.options, cwd=options.cwd)
+        await until(pool, lambda: pool.parked == 1)
+        pool.options.env["CCWIRE_PROBE"] = "changed"  # in place: session's options too
+        await collect(pool.query("go", session))
+        await until(pool, lambda: pool.parked == 1)
+        monkeypatch.setenv("CCWIRE_PROBE_OS", "changed")  # the CLI inherits it
+        await collect(pool.query("go", session))
+        await until(pool, lambda: pool.parked == 1)
+        wrapper(cli, "export CCWIRE_PROBE_CLI=changed")  # the CLI upgraded on disk
+        await collect(pool.query("go", session))
+        assert pool.discarded == 3
+    outputs = [r.content for req in model.turn_requests for r in req.tool_results()]
+    assert outputs == [
+        "probe=changed os= cli=",
+        "probe=changed os=changed cli=",
+        "probe=changed os=changed cli=changed",
+    ]
+
+
+async def test_sessions_racing_the_pool_s_close_get_a_cli_or_an_error_and_none_is_left(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    model.add(*(text("hello") for _ in range(8)))
+    options = make_options()
+    pool = SparePool(spare_options(options), size=2)
+    outcomes: list[str] = []
+
+    async def session() -> None:
+        try:
+            messages = await collect(pool.query("hi", options))
+        except SessionStateError:
+            outcomes.append("closed")
+        else:
+            assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "hello"
+            outcomes.append("ran")
+
+    with anyio.fail_after(TIMEOUT):
+        await until(pool, lambda: pool.parked == 2)
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):  # more than the pool holds: two on spares, the rest cold
+                tg.start_soon(session)
+            await until(pool, lambda: pool.claimed + pool.cold == 5)
+            tg.start_soon(session)  # takes a spare, or waits for one as the pool closes
+            await pool.aclose()
+    assert len(outcomes) == 6 and outcomes.count("ran") >= 5
+    assert pool.claimed >= 2  # the others waited for a spare booting, or started cold
+    assert descendants() == []  # every CLI, parked, booting or in a session, is reaped
+    with pytest.raises(SessionStateError, match="closed"):
+        await collect(pool.query("hi", options))

@@ -275,6 +275,12 @@ class SpareProcess:
         """True while the spare waits for its claim and its CLI runs."""
         return self._state is _Spare.PARKED and self._conn.is_open
 
+    @property
+    def exit_error(self) -> CcwireError | None:
+        """Why the spare's CLI connection ended (its exit code and stderr), if it did."""
+        protocol = self._conn._protocol
+        return None if protocol is None else protocol.closed_error
+
     async def wait_exited(self) -> None:
         """Wait until the spare's CLI has exited, claimed or not (a parked spare that
         dies should be replaced)."""
@@ -307,7 +313,9 @@ class SpareProcess:
         self, prompt: str | AsyncIterable[Prompt], claim: ClaimOptions
     ) -> AsyncGenerator[Message, None]:
         text = prompt if isinstance(prompt, str) else None  # sent right behind the claim
-        conn, sent = await self._bind(claim, text)
+        session = await self._bind(claim, text)
+        assert session is not None  # it starts cold rather than say the spare exited
+        conn, sent = session
         async with aclosing(converse(conn, prompt, sent=sent)) as messages:
             async for message in messages:
                 yield message
@@ -337,7 +345,9 @@ class SpareProcess:
         """
         from .client import ClaudeSDKClient
 
-        conn, _ = await self._take_session(options)
+        session = await self._take_session(options)
+        assert session is not None  # it starts cold rather than say the spare exited
+        conn, _ = session
         client = ClaudeSDKClient(claimed_options(self._options, options))
         await client._attach(conn)
         try:
@@ -346,19 +356,28 @@ class SpareProcess:
             await client.disconnect()
 
     async def _take_session(
-        self, claim: ClaimOptions, prompt: str | None = None
-    ) -> tuple[Connection, bool]:
+        self, claim: ClaimOptions, prompt: str | None = None, *, cold_if_exited: bool = True
+    ) -> tuple[Connection, bool] | None:
         """Claim the spare (once) for ``claim``, or start cold: the session's connection
         (without ``prompt``, its ``server_info`` describes the claimed folder), and
-        whether ``prompt`` was sent."""
+        whether ``prompt`` was sent. Without ``cold_if_exited``, a spare whose CLI had
+        exited (which the claim found) gives ``None`` instead of a cold start."""
         self._move(_Spare.CLAIMING)
-        return await self._bind(claim, prompt, describe=prompt is None)
+        return await self._bind(
+            claim, prompt, describe=prompt is None, cold_if_exited=cold_if_exited
+        )
 
     async def _bind(
-        self, claim: ClaimOptions, prompt: str | None, *, describe: bool = False
-    ) -> tuple[Connection, bool]:
+        self,
+        claim: ClaimOptions,
+        prompt: str | None,
+        *,
+        describe: bool = False,
+        cold_if_exited: bool = True,
+    ) -> tuple[Connection, bool] | None:
         """Claim the spare for ``claim`` and send ``prompt`` right behind the claim, or
-        start cold: the session's connection, and whether ``prompt`` is sent."""
+        start cold: the session's connection, and whether ``prompt`` is sent (``None``:
+        the spare's CLI had exited, and not ``cold_if_exited``)."""
         try:
             reason, sent = await self._claim(claim, prompt, describe)
             if reason is None:
@@ -367,12 +386,15 @@ class SpareProcess:
                 self._remove_parking()
                 return self._conn, sent
             self.fallback_reason = reason
+            exited = not self._conn.is_open and reason.startswith(("spare_exited", "claim_failed"))
+            await self._discard()  # a prompt sent behind the claim goes with it, unanswered
+            self._move(_Spare.FELL_BACK)
+            if exited and not cold_if_exited:
+                return None
             logger.warning(
                 "ccwire: the spare CLI could not be claimed (%s); starting the session cold",
                 reason,
             )
-            await self._discard()  # a prompt sent behind the claim goes with it, unanswered
-            self._move(_Spare.FELL_BACK)
             return await open_cold(self._options, claim), False
         except BaseException:
             await self._discard()

@@ -45,6 +45,7 @@ __all__ = [
     "SessionStoreError",
     "SessionTimeoutError",
     "SnapshotTimeoutError",
+    "SpareStartError",
     "SpawnError",
     "ToolDefinitionError",
     "ToolError",
@@ -110,6 +111,21 @@ class SpawnError(CLIConnectionError):
 
     The original exception, if any, is ``__cause__``.
     """
+
+
+class SpareStartError(CLIConnectionError):
+    """A `SparePool` stopped starting spare CLIs: too many failed to start in a row.
+
+    Its sessions start cold until a spare starts again (see `SparePool`).
+
+    ``failures`` is how many failed in a row, ``stderr`` what the last one wrote to
+    stderr (also in the message), if anything; the last failure is ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, failures: int, stderr: str | None = None) -> None:
+        super().__init__(message)
+        self.failures = failures
+        self.stderr = stderr
 
 
 class ProcessError(CcwireError):
