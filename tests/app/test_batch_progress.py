@@ -55,7 +55,10 @@ def test_the_totals_fold_every_event() -> None:
     assert counts == "done 2/3  failed 1  running 1  retries 1"
     assert rate.startswith("rate ") and "ETA " in rate
     # the crashed task's cost is unknown, not $0: the total says so
-    assert cost == "tokens 1,200 in, 30 out  cost $0.2500 + unknown (1 task crashed or lost)"
+    assert (
+        cost
+        == "tokens 1,200 in, 30 out  cost $0.2500 + unknown (1 task crashed, lost or timed out)"
+    )
     summary = progress.summary()
     assert summary["cost_unknown_tasks"] == 1
     assert {k: summary[k] for k in ("total", "done", "ok", "failed", "skipped",
