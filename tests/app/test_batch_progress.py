@@ -98,6 +98,27 @@ def test_plain_lines_show_failures_then_the_summary() -> None:
                          "  exit code 137", "  the CLI's stderr ended with:"]  # fmt: skip
     assert "interrupted" in lines
     assert "tasks run                2 of 3" in lines
+    assert "failed                   1" in lines
+
+
+def test_tasks_that_ran_out_of_time_are_counted() -> None:
+    out = io.StringIO()
+    progress = BatchProgress(total=2)
+    display = PlainBatchDisplay(progress, out)
+    slow = BatchResult(id="slow", ok=False, error_kind="timeout", cost_known=False,
+                       error="the task did not finish within its time limit of 5 s")  # fmt: skip
+    for result in (slow, CRASHED):
+        event = BatchEvent("finished", result.id, result=result)
+        progress.on_event(event)
+        display.event(event)
+    display.finish(interrupted=False)
+    lines = out.getvalue().splitlines()
+    assert (
+        lines[0]
+        == "FAILED slow: the task did not finish within its time limit of 5 s (attempts: 1)"
+    )
+    assert "failed                   2 (1 timed out)" in lines
+    assert (progress.summary()["failed"], progress.summary()["timed_out"]) == (2, 1)
 
 
 def test_json_events_for_each_kind() -> None:
