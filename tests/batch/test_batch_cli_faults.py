@@ -222,8 +222,8 @@ def test_a_task_past_its_time_limit_is_counted_as_timed_out_and_the_batch_goes_o
                       b'{"id": "b", "prompt": "echo b"}\n')  # fmt: skip
     out = tmp_path / "out.jsonl"
     cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
-    args = ["batch", str(tasks), "-o", str(out), "--offline", "--cli-path",
-            fake_cli_wrapper(tmp_path, holds), "--json", "-j", "2", "--task-timeout", "1"]  # fmt: skip
+    args = ["batch", str(tasks), "-o", str(out), "--offline", "--json", "-j", "2",
+            "--cli-path", fake_cli_wrapper(tmp_path, holds), "--task-timeout", "1"]  # fmt: skip
     code = main(args, io=cli_io)
     err = cli_io.stderr.getvalue()  # type: ignore[attr-defined]
     assert code == 1, err
