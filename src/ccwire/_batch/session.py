@@ -34,6 +34,10 @@ __all__ = ["Attempt", "BatchEvent", "EventSink", "Progress", "run_task", "stderr
 
 logger = logging.getLogger("ccwire.batch")
 
+# how long a turn cut short by its task's time limit gets to stop when interrupted,
+# before its CLI is ended all the same
+_STOP_TURN_SECONDS = 3.0
+
 
 @dataclass(frozen=True)
 class BatchEvent:
@@ -205,6 +209,7 @@ async def run_attempt(
     options: ClaudeAgentOptions,
     attempt: Attempt | None = None,
     pool: SparePool | None = None,
+    clock: anyio.CancelScope | None = None,
 ) -> Attempt:
     """Run one session of `task`; never raises except cancellation.
 
@@ -213,6 +218,9 @@ async def run_attempt(
         options: The session's options (task overrides already applied).
         attempt: The record to fill (a fresh one by default).
         pool: Spare CLIs to start the session on (a cold start without).
+        clock: The scope of the task's time limit: when it cancels the session in the
+            middle of a turn, the turn is interrupted first (bounded), so that the
+            CLI reports what it spent and then exits as soon as its input ends.
 
     Returns:
         What the session produced, judged.
@@ -227,8 +235,11 @@ async def run_attempt(
             try:
                 await _drive(task, client, attempt)
                 attempt.settled = True  # what follows is the end of its CLI
-            finally:  # before the session ends: was a turn cut short (its cost unknown)?
-                attempt.mid_turn = conn.owes_answer
+            except anyio.get_cancelled_exc_class():
+                attempt.mid_turn = conn.owes_answer  # a turn cut short: its cost unknown...
+                if attempt.mid_turn and clock is not None and clock.cancel_called:
+                    attempt.mid_turn = not await _stop_turn(client)  # ...unless it says
+                raise
     except anyio.get_cancelled_exc_class():
         raise
     except CLINotFoundError as exc:
@@ -248,6 +259,33 @@ async def run_attempt(
             attempt.retryable = not attempt.started
     attempt.judge()
     return attempt
+
+
+async def _stop_turn(client: ClaudeSDKClient) -> bool:
+    """Interrupt the turn a time limit cut short and wait for its result (shielded, at
+    most `_STOP_TURN_SECONDS`): the CLI then reports what the turn spent, and exits at
+    once when the session ends (else it may finish the turn first).
+
+    Returns:
+        Whether the turn's result came.
+    """
+    ended = anyio.Event()
+
+    def watch(message: object) -> None:
+        if isinstance(message, ResultMessage):
+            ended.set()
+
+    conn = client._connection()
+    forget = conn.add_observer(watch)
+    try:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_STOP_TURN_SECONDS):
+            await client.interrupt()
+            await ended.wait()
+    except Exception as exc:  # the CLI is gone or refused: closing it is what is left
+        logger.debug("interrupting a timed-out turn failed: %r", exc)
+    finally:
+        forget()
+    return ended.is_set()
 
 
 async def _drive(task: BatchTask, client: ClaudeSDKClient, attempt: Attempt) -> None:
@@ -324,7 +362,7 @@ async def run_task(
                 attempt.on_change = functools.partial(progress, number)
                 attempt.changed()
             running = True
-            await run_attempt(task, opts, attempt, pool)
+            await run_attempt(task, opts, attempt, pool, clock)
             running = False
             if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
                 break
