@@ -148,8 +148,10 @@ def run_batch(
             backoff included; default: no limit. Once it passes, the task's session is
             stopped (its CLI ended; on Ray, by the actor running it) and the task fails
             with ``error_kind="timeout"``: recorded with the cost its session reported
-            (`BatchResult.cost_known` is False when a turn was cut short), never
-            retried; the batch goes on with the next tasks.
+            (`BatchResult.cost_known` is False when a turn was cut short and the CLI
+            did not answer the interrupt), never retried; the batch goes on with the
+            next tasks. On Ray, a task run again after its actor was lost gets its
+            whole limit again on the new actor.
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
