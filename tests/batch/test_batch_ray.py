@@ -272,13 +272,13 @@ async def test_the_actor_stops_a_task_past_its_time_limit_and_the_batch_goes_on(
     with anyio.fail_after(LIMIT):
         async with run_batch(tasks, options=fake_options(), concurrency=2, executor="ray",
                              sessions_per_actor=2, num_cpus=0.5, retries=QUICK,
-                             output=out, task_timeout=1) as run:  # fmt: skip
+                             output=out, task_timeout=2) as run:  # fmt: skip
             got = {r.id: r for r in await run.collect()}
     assert run.state is BatchState.COMPLETED
     for task_id in ("held", "waits"):
         r = got[task_id]
         assert (r.ok, r.error_kind, r.attempts, r.retryable) == (False, "timeout", 1, False)
-        assert r.error == "the task did not finish within its time limit of 1 s"
+        assert r.error == "the task did not finish within its time limit of 2 s"
     assert not got["held"].cost_known and got["waits"].cost_known  # cut mid-turn, or idle
     assert all(got[f"echo{i}"].ok for i in range(3))
     assert {r.id: r for r in read_results(out)} == got
