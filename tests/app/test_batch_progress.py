@@ -55,7 +55,10 @@ def test_the_totals_fold_every_event() -> None:
     assert counts == "done 2/3  failed 1  running 1  retries 1"
     assert rate.startswith("rate ") and "ETA " in rate
     # the crashed task's cost is unknown, not $0: the total says so
-    assert cost == "tokens 1,200 in, 30 out  cost $0.2500 + unknown (1 task crashed or lost)"
+    assert (
+        cost
+        == "tokens 1,200 in, 30 out  cost $0.2500 + unknown (1 task crashed, lost or timed out)"
+    )
     summary = progress.summary()
     assert summary["cost_unknown_tasks"] == 1
     assert {k: summary[k] for k in ("total", "done", "ok", "failed", "skipped",
@@ -95,6 +98,27 @@ def test_plain_lines_show_failures_then_the_summary() -> None:
                          "  exit code 137", "  the CLI's stderr ended with:"]  # fmt: skip
     assert "interrupted" in lines
     assert "tasks run                2 of 3" in lines
+    assert "failed                   1" in lines
+
+
+def test_tasks_that_ran_out_of_time_are_counted() -> None:
+    out = io.StringIO()
+    progress = BatchProgress(total=2)
+    display = PlainBatchDisplay(progress, out)
+    slow = BatchResult(id="slow", ok=False, error_kind="timeout", cost_known=False,
+                       error="the task did not finish within its time limit of 5 s")  # fmt: skip
+    for result in (slow, CRASHED):
+        event = BatchEvent("finished", result.id, result=result)
+        progress.on_event(event)
+        display.event(event)
+    display.finish(interrupted=False)
+    lines = out.getvalue().splitlines()
+    assert (
+        lines[0]
+        == "FAILED slow: the task did not finish within its time limit of 5 s (attempts: 1)"
+    )
+    assert "failed                   2 (1 timed out)" in lines
+    assert (progress.summary()["failed"], progress.summary()["timed_out"]) == (2, 1)
 
 
 def test_json_events_for_each_kind() -> None:

@@ -107,7 +107,9 @@ async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
         try:
             opts = ClaudeAgentOptions(cli_path=cli_path, env=model.env(tmp_path / "home"),
                                       cwd=str(tmp_path))  # fmt: skip
-            run = run_batch(tasks, options=opts, concurrency=3, output=out,
+            # (with a time limit far off: its cancellation of the held tasks is the
+            # budget's, not a time-out, and records nothing)
+            run = run_batch(tasks, options=opts, concurrency=3, output=out, task_timeout=60,
                             max_cost_usd=0.0001, on_budget="interrupt")  # fmt: skip
             async with run as results:
                 got = await results.collect()

@@ -226,6 +226,46 @@ def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
     assert rows["hung"]["ok"] is False and "wrote nothing for 2 s" in rows["hung"]["error"]
 
 
+def test_a_task_past_its_time_limit_is_counted_as_timed_out_and_the_batch_goes_on(
+    tmp_path: Path, holds: Holds
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"  # nobody releases the held sessions: they hang
+    tasks.write_bytes(GOOD + b'{"id": "hung", "prompt": "hold forever"}\n'
+                      b'{"id": "own", "prompt": "hold on", "timeout": 1.5}\n'
+                      b'{"id": "b", "prompt": "echo b"}\n')  # fmt: skip
+    out = tmp_path / "out.jsonl"
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+    args = ["batch", str(tasks), "-o", str(out), "--offline", "--json", "-j", "2",
+            "--cli-path", fake_cli_wrapper(tmp_path, holds), "--task-timeout", "2"]  # fmt: skip
+    code = main(args, io=cli_io)
+    err = cli_io.stderr.getvalue()  # type: ignore[attr-defined]
+    assert code == 1, err
+    events = [json.loads(x) for x in cli_io.stdout.getvalue().splitlines()]  # type: ignore[attr-defined]
+    ended = {e["id"]: e for e in events if e["event"] == "task_finished"}
+    assert {i: (e["ok"], e.get("error_kind")) for i, e in ended.items()} == {
+        "a": (True, None), "hung": (False, "timeout"), "own": (False, "timeout"), "b": (True, None),
+    }  # fmt: skip
+    assert ended["hung"]["error"] == "the task did not finish within its time limit of 2 s"
+    assert ended["own"]["error"] == "the task did not finish within its time limit of 1.5 s"
+    summary = events[-1]
+    assert (summary["event"], summary["failed"], summary["timed_out"]) == ("summary", 2, 2)
+    # both were cut mid-turn (their CLIs had started, as they do within 1.5 s unless the
+    # machine is very busy); the fake, holding, ignores the interrupt (a wedged CLI), so
+    # no result said what the turns spent
+    assert summary["cost_unknown_tasks"] == len(holds.arrived) == 2
+    assert fake_cli_processes(holds) == []  # their CLIs were ended
+    report = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+    assert main(["batch", "report", str(out), "--json"], io=report) == 0
+    by_kind = json.loads(report.stdout.getvalue())["by_kind"]  # type: ignore[attr-defined]
+    assert by_kind == {"ok": 2, "timeout": 2}
+    for bad in ("0", "-1", "nan", "inf"):
+        refused = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
+        assert main([*args[:-1], bad], io=refused) == 2
+        assert "--task-timeout must be a positive number of seconds" in (
+            refused.stderr.getvalue()  # type: ignore[attr-defined]
+        )
+
+
 def test_a_task_file_from_a_pipe_is_read_once_and_every_task_runs(tmp_path: Path) -> None:
     fifo = tmp_path / "tasks.fifo"  # as `ccwire batch /dev/stdin` or `<(...)` give it
     os.mkfifo(fifo)

@@ -258,6 +258,36 @@ async def test_cancelling_a_batch_ends_its_sessions_and_actors(
 
 
 @pytest.mark.anyio
+async def test_the_actor_stops_a_task_past_its_time_limit_and_the_batch_goes_on(
+    cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
+) -> None:
+    async def waits(client: Any) -> None:  # a task function that hangs (sent by value)
+        import anyio
+
+        await anyio.sleep_forever()
+
+    tasks: list[Any] = [{"id": "held", "prompt": "hold on"}, BatchTask(id="waits", run=waits)]
+    tasks += [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(3)]
+    out = tmp_path / "out.jsonl"
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=2, executor="ray",
+                             sessions_per_actor=2, num_cpus=0.5, retries=QUICK,
+                             output=out, task_timeout=2) as run:  # fmt: skip
+            got = {r.id: r for r in await run.collect()}
+    assert run.state is BatchState.COMPLETED
+    for task_id in ("held", "waits"):
+        r = got[task_id]
+        assert (r.ok, r.error_kind, r.attempts, r.retryable) == (False, "timeout", 1, False)
+        assert r.error == "the task did not finish within its time limit of 2 s"
+    assert not got["held"].cost_known and got["waits"].cost_known  # cut mid-turn, or idle
+    assert all(got[f"echo{i}"].ok for i in range(3))
+    assert {r.id: r for r in read_results(out)} == got
+    assert len(holds.arrived) == 1  # not run again
+    assert fake_cli_processes(holds) == []  # the actor ended its CLI
+    assert batch_actors() == []
+
+
+@pytest.mark.anyio
 async def test_tools_a_worker_cannot_import_fail_clearly(
     cluster: Any, fake_options: FakeOptions, tmp_path: Path
 ) -> None:

@@ -23,7 +23,7 @@ from ccwire.batch import (
     run_batch,
 )
 
-from .conftest import FakeOptions
+from .conftest import FakeOptions, Holds, fake_cli_processes
 
 pytestmark = pytest.mark.anyio
 LIMIT = 60
@@ -104,6 +104,26 @@ async def test_a_task_that_fails_after_the_batch_was_stopped_is_not_recorded(
     assert got == []
     assert batch.state is BatchState.STOPPED and batch.error is None
     assert list(read_results(out)) == []  # it runs again next time
+
+
+async def test_a_batch_stopped_while_tasks_have_time_left_records_no_timeout(
+    fake_options: FakeOptions, holds: Holds, tmp_path: Path
+) -> None:
+    async def stops(client: ClaudeSDKClient) -> None:
+        await anyio.to_thread.run_sync(holds.wait_for, 1)  # the held session is running
+        batch.stop()  # Ctrl-C, say: a cancellation of the batch, not of the time limit
+        await anyio.sleep_forever()
+
+    out = tmp_path / "out.jsonl"
+    tasks: list[Any] = [{"id": "held", "prompt": "hold on"}, stops]
+    batch = run_batch(tasks, options=fake_options(), output=out, task_timeout=30)
+    with anyio.fail_after(LIMIT):
+        async with batch:
+            got = await batch.collect()
+    assert got == []  # neither is a (timeout) result: both run again next time
+    assert batch.state is BatchState.STOPPED and batch.error is None
+    assert list(read_results(out)) == []
+    assert fake_cli_processes(holds) == []
 
 
 async def test_a_parquet_file_that_cannot_be_folded_fails_the_batch_and_keeps_the_journal(

@@ -83,6 +83,25 @@ def test_a_malformed_task_is_a_typed_error(data: dict[str, Any], message: str) -
         coerce_task(data)
 
 
+def test_a_time_limit_is_a_positive_number_of_seconds(tmp_path: Path) -> None:
+    assert coerce_task({"id": "a", "prompt": "x", "timeout": 2}).timeout == 2.0
+    assert coerce_task({"id": "a", "prompt": "x", "timeout": None}).timeout is None
+    assert BatchTask(id="a", prompt="x", timeout=0.5).to_json()["timeout"] == 0.5
+    for bad in (True, 0, -1.5, float("nan"), float("inf"), "5", 10**400, [3]):
+        with pytest.raises(BatchInputError) as refused:
+            coerce_task({"id": "slow", "prompt": "x", "timeout": bad})
+        assert str(refused.value) == (
+            f"task 'slow': 'timeout' must be a positive number of seconds, got {bad!r}"
+        )
+    path = write_lines(tmp_path / "tasks.jsonl", ['{"id": "a", "prompt": "x", "timeout": "1m"}'])
+    assert scan_task_file(path).bad == [
+        (1, "task 'a': 'timeout' must be a positive number of seconds, got '1m'")
+    ]
+    for bad in (True, 0, -1, float("nan"), float("inf"), "30"):
+        with pytest.raises(BatchConfigError, match="task_timeout must be a positive number"):
+            run_batch([], task_timeout=bad)  # type: ignore[arg-type]
+
+
 def test_something_that_is_not_a_task() -> None:
     with pytest.raises(BatchInputError, match="not int"):
         coerce_task(42)

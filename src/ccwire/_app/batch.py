@@ -117,6 +117,14 @@ def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
         "the task fails and the batch goes on (default: no limit)",
     )
     parser.add_argument(
+        "--task-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop a task still running after SECONDS (its retries included; a task's own "
+        '"timeout" key wins): it fails as timed out, is not retried, and the batch goes on '
+        "(default: no limit)",
+    )
+    parser.add_argument(
         "--spawn",
         metavar="MODULE:FUNC",
         help="start every CLI with this spawner (a function, or a spawner class such as "
@@ -277,6 +285,9 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.silence_timeout is not None and not 0 < args.silence_timeout < float("inf"):
         raise UsageError(f"--silence-timeout must be a positive number of seconds, got "
                          f"{args.silence_timeout}")  # fmt: skip
+    if args.task_timeout is not None and not 0 < args.task_timeout < float("inf"):
+        raise UsageError(f"--task-timeout must be a positive number of seconds, got "
+                         f"{args.task_timeout}")  # fmt: skip
 
 
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
@@ -492,6 +503,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             on_budget=args.on_budget,
             spawn=args.spawn,
             spares=args.spares,
+            task_timeout=args.task_timeout,
         )
         skip = {i for i, ok in prior.items() if ok or not args.rerun_failed}
         progress.total = report.tasks - len(skip)

@@ -51,6 +51,8 @@ class BatchProgress:
     cost_usd: float = 0.0
     cost_unknown: int = 0
     """Finished tasks whose cost is not (all) known (`BatchResult.cost_known`)."""
+    timed_out: int = 0
+    """Failed tasks stopped by their time limit (``error_kind="timeout"``)."""
     started_at: float = field(default_factory=time.monotonic)
     running: dict[str, tuple[float, int]] = field(default_factory=dict)
     failures: list[BatchResult] = field(default_factory=list)
@@ -67,6 +69,7 @@ class BatchProgress:
             self.done += 1
             if not result.ok:
                 self.failed += 1
+                self.timed_out += result.error_kind == "timeout"
                 if len(self.failures) < 1000:
                     self.failures.append(result)
             self.input_tokens += result.input_tokens
@@ -115,6 +118,7 @@ class BatchProgress:
             "done": self.done,
             "ok": self.done - self.failed,
             "failed": self.failed,
+            "timed_out": self.timed_out,
             "skipped": self.skipped,
             "previously_failed": self.prior_failed,
             "malformed": self.malformed,
@@ -130,10 +134,12 @@ class BatchProgress:
 
 def cost_text(cost_usd: float, unknown: int) -> str:
     """A total cost, saying when part of it is unknown: ``$0.0100 + unknown (2 tasks
-    crashed or were lost)`` (never a known-looking total that leaves them out)."""
+    crashed, lost or timed out)`` (never a known-looking total that
+    leaves them out)."""
     text = f"${cost_usd:.4f}"
     if unknown:
-        text += f" + unknown ({unknown} task{'s' if unknown != 1 else ''} crashed or lost)"
+        tasks = f"{unknown} task{'s' if unknown != 1 else ''}"
+        text += f" + unknown ({tasks} crashed, lost or timed out)"
     return text
 
 
@@ -143,7 +149,10 @@ def summary_lines(progress: BatchProgress) -> list[tuple[str, str]]:
     return [
         ("tasks run", f"{s['done']} of {s['total']}"),
         ("succeeded", str(s["ok"])),
-        ("failed", str(s["failed"])),
+        (
+            "failed",
+            f"{s['failed']} ({s['timed_out']} timed out)" if s["timed_out"] else str(s["failed"]),
+        ),
         ("skipped (already done)", f"{s['skipped']} ({s['previously_failed']} had failed)"),
         ("malformed lines skipped", str(s["malformed"])),
         ("retries", str(s["retries"])),

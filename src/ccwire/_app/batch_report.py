@@ -66,7 +66,7 @@ _ROW = 18  # the height of one bar's row
 _PALETTE = {"input": "#4c78a8", "output": "#f58518"}
 _KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start": "#9d755d",
                  "crash": "#e45756", "exception": "#ff9da6", "config": "#bab0ac",
-                 "lost": "#eeca3b"}  # fmt: skip
+                 "lost": "#eeca3b", "timeout": "#f58518"}  # fmt: skip
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
@@ -209,7 +209,7 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     file), ``tasks``, ``ok``, ``failed``, ``skipped_lines`` (lines with no readable
     result), ``by_kind`` (``ok`` and each kind of failure: count), the totals
     ``cost_usd`` (of the tasks whose cost is known), ``cost_unknown_tasks`` (tasks that
-    crashed or were lost: `BatchResult.cost_known`), ``input_tokens``,
+    crashed, were lost or timed out mid-turn: `BatchResult.cost_known`), ``input_tokens``,
     ``output_tokens``, ``tool_calls``, ``duration_s``;
     ``percentiles``: for ``duration_s``, ``cost_usd``, ``tokens`` and ``tool_calls``
     over the tasks, `percentiles` (``null`` with no task); ``slowest`` and

@@ -19,13 +19,15 @@ __all__ = [
     "api_error_retryable",
 ]
 
-ErrorKind = Literal["api", "model", "crash", "start", "exception", "config", "lost"]
+ErrorKind = Literal["api", "model", "crash", "start", "exception", "config", "lost", "timeout"]
 """Why a task failed: ``api`` (an API error result: 429, 529...), ``model`` (an error
 result of the session itself: max turns, budget...), ``start`` (the CLI did not
 start or died before its first message), ``crash`` (the CLI died mid-session),
 ``exception`` (a task function raised), ``config`` (the task cannot run here),
 ``lost`` (Ray: the node or actor running the session was lost, and the task was not
-run again, because its session may have acted or it had no attempt left)."""
+run again, because its session may have acted or it had no attempt left),
+``timeout`` (the task's time limit passed: `BatchTask.timeout`, or the batch's
+``task_timeout``; its session was stopped, and it is never retried)."""
 
 RETRYABLE_STATUSES = frozenset({429, 529})
 """API statuses worth another attempt: rate limited (429) and overloaded (529)."""
@@ -65,6 +67,11 @@ def api_error_retryable(
 @dataclass(frozen=True)
 class RetryPolicy:
     """Retries with jittered exponential backoff, for retryable failures only.
+
+    A task's time limit (``timeout``) covers all its attempts and their backoff: a task
+    that runs out of time is final (``error_kind="timeout"``, not retryable), since
+    another attempt would have no time left, and a session that runs too long (a tool
+    loop) would most likely do it again.
 
     Attributes:
         max_attempts: Attempts per task, the first included (1 disables retries).
@@ -116,8 +123,9 @@ class BatchResult:
         cost_usd: The CLI's ``total_cost_usd`` over all attempts (of those whose
             cost is known: see `cost_known`).
         cost_known: False when an attempt ended without the CLI's final result
-            after its session started (the CLI crashed, or its Ray node or actor was
-            lost): what that attempt spent is unknown, and not in `cost_usd`.
+            after its session started (the CLI crashed, its Ray node or actor was
+            lost, or its time limit stopped it in the middle of a turn): what that
+            attempt spent is unknown, and not in `cost_usd`.
         usage: The token usage of the last attempt (the CLI's ``usage`` object).
         duration_s: Wall time of the task, all attempts and backoff included.
         attempts: How many attempts ran.

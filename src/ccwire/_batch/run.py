@@ -30,7 +30,7 @@ from .output import ResultsFile, read_results
 from .refs import check_reference, resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
 from .session import BatchEvent, EventSink, emit
-from .tasks import BatchTask, TaskLike, coerce_task
+from .tasks import BatchTask, TaskLike, check_timeout, coerce_task
 from .telemetry import BatchTracing, run_traced
 
 __all__ = ["DEFAULT_RETRIES", "BatchRun", "BatchState", "Executor", "finished_ids", "run_batch"]
@@ -83,6 +83,7 @@ def run_batch(
     on_budget: BudgetAction = "finish",
     spawn: str | None = None,
     spares: int = 0,
+    task_timeout: float | None = None,
 ) -> BatchRun:
     """Run every task in its own session; results arrive as tasks finish.
 
@@ -95,7 +96,7 @@ def run_batch(
     Args:
         tasks: `BatchTask`s, mappings with task fields (``id``, ``prompt``, ``cwd``,
             ``model``, ``max_turns``, ``system_prompt``, ``allowed_tools``,
-            ``metadata``), dataclasses with those fields, or async functions taking a
+            ``metadata``, ``timeout``), dataclasses with those fields, or async functions taking a
             connected `ClaudeSDKClient`. Consumed lazily: at most `concurrency` tasks
             are held at a time (Ray: twice that, the next ones read ahead), so the
             iterable may be huge, or wait for results before giving more.
@@ -107,7 +108,8 @@ def run_batch(
         retries: A `RetryPolicy`, or the number of retries after the first attempt.
             Only rate limits (429), overloads (529), a CLI that fails to start, and
             (Ray) a session lost with its node or actor before it acted are retried;
-            a model's error result and a CLI that dies mid-session are final.
+            a model's error result, a CLI that dies mid-session and a task that runs
+            out of time (``task_timeout``) are final.
         output: A results file (JSONL; ``.parquet`` with pyarrow). Each result is
             written before it is yielded, and ids already in it are skipped. A write
             that fails stops the batch with `ResultsWriteError`.
@@ -143,6 +145,15 @@ def run_batch(
             task starts on a CLI that is already up, when its options differ from
             `options` only in what a claim can set (``cwd``, ``model``); others start
             cold. Default 0: every task starts its CLI.
+        task_timeout: The wall-clock limit in seconds of each task that sets no
+            ``timeout`` of its own (`BatchTask.timeout`), its attempts and their
+            backoff included; default: no limit. Once it passes, the task's session is
+            stopped (its CLI ended; on Ray, by the actor running it) and the task fails
+            with ``error_kind="timeout"``: recorded with the cost its session reported
+            (`BatchResult.cost_known` is False when a turn was cut short and the CLI
+            did not answer the interrupt), never retried; the batch goes on with the
+            next tasks. On Ray, a task run again after its actor was lost gets its
+            whole limit again on the new actor.
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
@@ -183,6 +194,11 @@ def run_batch(
         check_reference(spawn, "spawn")
     if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
         raise BatchConfigError(f"spares must be an integer >= 0, got {spares!r}")
+    if task_timeout is not None:
+        try:
+            task_timeout = check_timeout(task_timeout, "task_timeout")
+        except BatchInputError as exc:
+            raise BatchConfigError(str(exc)) from None
     budget = CostBudget(max_cost_usd, on_budget) if max_cost_usd is not None else None
     writer = ResultsFile(output) if output is not None else None  # ours from here on
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
@@ -209,6 +225,7 @@ def run_batch(
         },
         rng=random.Random(seed),
         budget=budget,
+        task_timeout=task_timeout,
     )
 
 
@@ -298,6 +315,7 @@ class BatchRun:
         budget: CostBudget | None = None,
         spawn: str | None = None,
         spares: int = 0,
+        task_timeout: float | None = None,
     ) -> None:
         self._tasks = tasks
         self._options = options
@@ -310,6 +328,7 @@ class BatchRun:
         self._hooks = hooks
         self._spawn = spawn
         self._spares = spares
+        self._task_timeout = task_timeout
         self._tracing = BatchTracing(options, executor=executor, concurrency=concurrency)
         self._events = self._tracing.watch(events)
         self.budget = budget
@@ -493,6 +512,8 @@ class BatchRun:
         if task.id in self._seen:
             raise DuplicateTaskIdError(task.id)
         self._seen.add(task.id)
+        if task.timeout is None and self._task_timeout is not None:  # the batch's limit
+            task = dataclasses.replace(task, timeout=self._task_timeout)
         return task
 
     def local_options(self) -> ClaudeAgentOptions:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -32,6 +33,10 @@ from .tasks import BatchTask
 __all__ = ["Attempt", "BatchEvent", "EventSink", "Progress", "run_task", "stderr_tail"]
 
 logger = logging.getLogger("ccwire.batch")
+
+# how long a turn cut short by its task's time limit gets to stop when interrupted,
+# before its CLI is ended all the same
+_STOP_TURN_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,11 @@ class Attempt:
         returned: The task function returned (without raising).
         exit_code: The CLI's exit status, when it ended the session with an error.
         stderr: The end of the CLI's stderr then (see `stderr_tail`).
+        settled: The session did its work (the task function returned or raised, or
+            the prompt's turn ended); only the end of its CLI was left.
+        mid_turn: When the session's work ended, a prompt was unanswered or a turn
+            unfinished, and no result came after (what that turn spent is unknown).
+        cut: The task's time limit stopped this attempt's session.
     """
 
     session_id: str | None = None
@@ -122,6 +132,26 @@ class Attempt:
     returned: bool = False
     exit_code: int | None = None
     stderr: str | None = None
+    settled: bool = False
+    mid_turn: bool = False
+    cut: bool = False
+
+    @property
+    def cost_known(self) -> bool:
+        """Whether what this attempt spent is known: its CLI did not crash, nor was it
+        stopped by the time limit in the middle of a turn."""
+        return self.error_kind != "crash" and not (self.cut and self.mid_turn)
+
+    def time_out(self, limit: float, *, cut: bool) -> None:
+        """Record that the task's time limit passed during this attempt (or after it).
+
+        Args:
+            limit: The limit, in seconds.
+            cut: The limit stopped this attempt's session (not the backoff after it).
+        """
+        self.error = f"the task did not finish within its time limit of {limit:g} s"
+        self.error_kind, self.retryable, self.cut = "timeout", False, cut
+        self.exit_code = self.stderr = None
 
     def observe(self, message: object) -> None:
         """Count what the session says (a connection observer)."""
@@ -136,6 +166,7 @@ class Attempt:
             self.session_id = self.session_id or message.session_id
         elif isinstance(message, ResultMessage):
             self.result = message
+            self.mid_turn = False  # the turn a time limit cut ended while its CLI closed
             self.session_id = message.session_id or self.session_id
         elif isinstance(message, SystemMessage) and self.session_id is None:
             sid = message.data.get("session_id")
@@ -178,6 +209,7 @@ async def run_attempt(
     options: ClaudeAgentOptions,
     attempt: Attempt | None = None,
     pool: SparePool | None = None,
+    clock: anyio.CancelScope | None = None,
 ) -> Attempt:
     """Run one session of `task`; never raises except cancellation.
 
@@ -186,6 +218,9 @@ async def run_attempt(
         options: The session's options (task overrides already applied).
         attempt: The record to fill (a fresh one by default).
         pool: Spare CLIs to start the session on (a cold start without).
+        clock: The scope of the task's time limit: when it cancels the session in the
+            middle of a turn, the turn is interrupted first (bounded), so that the
+            CLI reports what it spent and then exits as soon as its input ends.
 
     Returns:
         What the session produced, judged.
@@ -195,23 +230,16 @@ async def run_attempt(
         session = ClaudeSDKClient(options) if pool is None else pool.client(options)
         async with session as client:
             attempt.started = True
-            client._connection().add_observer(attempt.observe)
-            if task.run is not None:
-                attempt.acted = True  # the function's own code may act from here on
-                attempt.changed()
-                try:
-                    attempt.output = await task.run(client)
-                    attempt.returned = True
-                except BaseException as exc:
-                    if not isinstance(exc, Exception) and not raised_by_callback(exc):
-                        raise  # a cancellation of ours
-                    attempt.error = f"{type(exc).__name__}: {exc}"
-                    attempt.error_kind = "exception"
-            else:
-                assert task.prompt is not None
-                await client.query(task.prompt)
-                async for _ in client.receive_response():
-                    pass
+            conn = client._connection()
+            conn.add_observer(attempt.observe)
+            try:
+                await _drive(task, client, attempt)
+                attempt.settled = True  # what follows is the end of its CLI
+            except anyio.get_cancelled_exc_class():
+                attempt.mid_turn = conn.owes_answer  # a turn cut short: its cost unknown...
+                if attempt.mid_turn and clock is not None and clock.cancel_called:
+                    attempt.mid_turn = not await _stop_turn(client)  # ...unless it says
+                raise
     except anyio.get_cancelled_exc_class():
         raise
     except CLINotFoundError as exc:
@@ -231,6 +259,53 @@ async def run_attempt(
             attempt.retryable = not attempt.started
     attempt.judge()
     return attempt
+
+
+async def _stop_turn(client: ClaudeSDKClient) -> bool:
+    """Interrupt the turn a time limit cut short and wait for its result (shielded, at
+    most `_STOP_TURN_SECONDS`): the CLI then reports what the turn spent, and exits at
+    once when the session ends (else it may finish the turn first).
+
+    Returns:
+        Whether the turn's result came.
+    """
+    ended = anyio.Event()
+
+    def watch(message: object) -> None:
+        if isinstance(message, ResultMessage):
+            ended.set()
+
+    conn = client._connection()
+    forget = conn.add_observer(watch)
+    try:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_STOP_TURN_SECONDS):
+            await client.interrupt()
+            await ended.wait()
+    except Exception as exc:  # the CLI is gone or refused: closing it is what is left
+        logger.debug("interrupting a timed-out turn failed: %r", exc)
+    finally:
+        forget()
+    return ended.is_set()
+
+
+async def _drive(task: BatchTask, client: ClaudeSDKClient, attempt: Attempt) -> None:
+    """The body of a session: the task function, or the prompt and its answer."""
+    if task.run is not None:
+        attempt.acted = True  # the function's own code may act from here on
+        attempt.changed()
+        try:
+            attempt.output = await task.run(client)
+            attempt.returned = True
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                raise  # a cancellation of ours (the batch's, or the time limit's)
+            attempt.error = f"{type(exc).__name__}: {exc}"
+            attempt.error_kind = "exception"
+    else:
+        assert task.prompt is not None
+        await client.query(task.prompt)
+        async for _ in client.receive_response():
+            pass
 
 
 Progress = Callable[[int, Attempt], None]
@@ -264,30 +339,44 @@ async def run_task(
 
     Returns:
         The task's result (failures included); only cancellation propagates.
+
+        With a time limit (`BatchTask.timeout`) over all attempts and their backoff:
+        once it passes, the running session is cancelled (which ends its CLI, bounded)
+        and the result is a ``timeout`` failure, never retried. A cancellation from
+        outside (the batch stopped) still propagates as it is.
     """
     began = time.monotonic()
     opts = task.apply(options)
-    cost = 0.0
-    cost_known = True
     number = attempts_before
-    while True:
-        number += 1
-        emit(events, BatchEvent("started", task.id, attempt=number))
-        attempt = Attempt()
-        if progress is not None:
-            attempt.on_change = functools.partial(progress, number)
-            attempt.changed()
-        attempt = await run_attempt(task, opts, attempt, pool)
-        res = attempt.result
-        if res is not None and res.total_cost_usd:
-            cost += res.total_cost_usd
-        if attempt.error_kind == "crash":  # it died before saying what it spent
-            cost_known = False
-        if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
-            break
-        delay = policy.delay(number, rng)
-        emit(events, BatchEvent("retry", task.id, number, delay=delay, reason=attempt.error))
-        await anyio.sleep(delay)
+    tried: list[Attempt] = []
+    running = False  # an attempt's session runs (not the backoff after it)
+    limit = task.timeout
+    deadline = math.inf if limit is None else anyio.current_time() + limit
+    with anyio.CancelScope(deadline=deadline) as clock:  # only the time limit cancels it
+        while True:
+            number += 1
+            emit(events, BatchEvent("started", task.id, attempt=number))
+            attempt = Attempt()
+            tried.append(attempt)
+            if progress is not None:
+                attempt.on_change = functools.partial(progress, number)
+                attempt.changed()
+            running = True
+            await run_attempt(task, opts, attempt, pool, clock)
+            running = False
+            if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
+                break
+            delay = policy.delay(number, rng)
+            emit(events, BatchEvent("retry", task.id, number, delay=delay, reason=attempt.error))
+            await anyio.sleep(delay)
+    if clock.cancel_called and limit is not None:  # the limit passed...
+        if running and attempt.settled:  # ...while its CLI was ending: the work was done
+            attempt.judge()
+        elif running or clock.cancelled_caught:  # ...mid-session, or in a backoff
+            attempt.time_out(limit, cut=running)
+    res = attempt.result
+    cost = sum(a.result.total_cost_usd or 0.0 for a in tried if a.result is not None)
+    cost_known = all(a.cost_known for a in tried)
     return BatchResult(
         id=task.id,
         ok=attempt.error is None,

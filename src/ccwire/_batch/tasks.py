@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -35,6 +36,7 @@ TASK_FIELDS = (
     "system_prompt",
     "allowed_tools",
     "metadata",
+    "timeout",
 )
 """The keys a task mapping (or a line of a task file) may have."""
 
@@ -53,6 +55,11 @@ class BatchTask:
         allowed_tools: Per-task allowed tools (replaces the batch's list).
         metadata: Free JSON data copied into the task's result (expected answers...).
         run: A `TaskFunction` that drives the session instead of `prompt`.
+        timeout: Wall-clock limit of the task in seconds (a positive number), all its
+            attempts and their backoff included; `None` takes the batch's
+            ``task_timeout`` (no limit without one). Once it passes, the task's session
+            is stopped (its CLI ended) and the task fails with ``error_kind="timeout"``,
+            not retried.
     """
 
     id: str
@@ -64,6 +71,7 @@ class BatchTask:
     allowed_tools: tuple[str, ...] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     run: TaskFunction | None = field(default=None, compare=False, repr=False)
+    timeout: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -87,6 +95,9 @@ class BatchTask:
             object.__setattr__(self, "allowed_tools", tuple(tools))
         if not isinstance(self.metadata, Mapping):
             raise BatchInputError(f"task {self.id!r}: 'metadata' must be an object")
+        if self.timeout is not None:
+            limit = check_timeout(self.timeout, f"task {self.id!r}: 'timeout'")
+            object.__setattr__(self, "timeout", limit)
 
     def apply(self, options: ClaudeAgentOptions) -> ClaudeAgentOptions:
         """The batch's options with this task's overrides.
@@ -114,6 +125,30 @@ class BatchTask:
             if value is not None and value != {}:
                 out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+
+def check_timeout(value: object, what: str) -> float:
+    """A time limit as seconds: a finite, positive number (not a bool, not text).
+
+    Args:
+        value: The limit given.
+        what: How to name it in the error (``task 'x': 'timeout'``).
+
+    Returns:
+        The limit as a float.
+
+    Raises:
+        BatchInputError: It is not a finite, positive number of seconds.
+    """
+    seconds = math.nan
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int too large for a float
+            seconds = math.inf
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise BatchInputError(f"{what} must be a positive number of seconds, got {value!r}")
+    return seconds
 
 
 def from_mapping(data: Mapping[str, Any], *, line: int | None = None) -> BatchTask:

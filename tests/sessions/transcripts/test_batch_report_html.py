@@ -259,7 +259,7 @@ def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
                            cost_known=False)]  # fmt: skip
     html = render_report(results, source="r.jsonl")
     total = html.split('id="total-cost"')[1].split("</b>")[0]
-    assert "$0.7500 + unknown (2 tasks crashed or lost)" in total
+    assert "$0.7500 + unknown (2 tasks crashed, lost or timed out)" in total
     rows = {m[0]: m[1] for m in re.findall(r'<tr data-id="(\w+)">(.*?)</tr>', html)}
     assert '<td class="num">unknown</td>' in rows["boom"]
     assert '<td class="num">$0.2500 + unknown</td>' in rows["lost"]
