@@ -258,6 +258,29 @@ async def test_cancel_request_cancels_pending_permission_callback() -> None:
     assert signalled == [True]
 
 
+async def test_a_request_repeated_under_an_id_still_owed_is_served_once() -> None:
+    asked: list[str] = []
+    release = anyio.Event()
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        asked.append(name)
+        await release.wait()
+        return PermissionResultAllow(updated_input={"asked": name})
+
+    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (_client, fake):
+        for name in ("Bash", "Write"):
+            body = {"subtype": "can_use_tool", "tool_name": name, "input": {}, "tool_use_id": "u"}
+            await fake.send({"type": "control_request", "request_id": "dup", "request": body})
+        await fake.request("no_such_subtype")  # a round trip: both lines were read
+        release.set()
+        answer = await fake.response_to("dup")
+        await fake.request("no_such_subtype")  # a second answer would be in by now
+    assert asked == ["Bash"]
+    assert answer["response"]["updatedInput"] == {"asked": "Bash"}
+    answers = [f for f in fake.received if f.get("response", {}).get("request_id") == "dup"]
+    assert len(answers) == 1
+
+
 async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
     async with connected() as (_, fake):
         resp = await fake.mcp("nope", "tools/list")

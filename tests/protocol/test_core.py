@@ -208,6 +208,19 @@ def test_a_malformed_request_without_an_id_gets_no_answer() -> None:
     assert isinstance(event, ProtocolViolation) and event.answer == b""
 
 
+def test_a_second_request_under_an_id_still_owed_is_not_served() -> None:
+    core = ProtocolCore()
+    first = core.receive_line(request("r1", tool_name="Bash"))
+    assert isinstance(first, RequestReceived)
+    again = core.receive_line(request("r1", tool_name="Write"))
+    assert isinstance(again, ProtocolViolation) and again.answer == b""
+    assert "second can_use_tool request" in str(again.error) and "'r1'" in str(again.error)
+    assert core.owed == ["r1"] and core.owed_request("r1") is first.request  # the first one
+    data, _ = core.answer("r1", {"behavior": "allow"})
+    assert decoded(data)["response"]["request_id"] == "r1"
+    assert core.answer("r1", {}) == (b"", None)
+
+
 def test_a_malformed_response_is_a_violation() -> None:
     event = ProtocolCore().receive_line(line({"type": "control_response", "response": "x"}))
     assert isinstance(event, ProtocolViolation) and event.frame_type == "control_response"
@@ -353,6 +366,17 @@ class Conversation(RuleBasedStateMachine):
             self.theirs[rid] = "withdrawn"
         else:
             assert event is None
+
+    @precondition(lambda self: bool(self.theirs))
+    @rule(data=st.data())
+    def cli_asks_again(self, data: st.DataObject) -> None:
+        rid = data.draw(st.sampled_from(sorted(self.theirs)))
+        event = self.core.receive_line(request(rid))
+        if self.theirs[rid] == "owed":  # a second request under an id still owed
+            assert isinstance(event, ProtocolViolation) and event.answer == b""
+        else:  # an id may be used again once its request is settled
+            assert isinstance(event, RequestReceived)
+            self.theirs[rid] = "owed"
 
     @rule()
     def we_ask(self) -> None:

@@ -211,7 +211,8 @@ class ProtocolCore:
           `MessageDecodeError` (the reader of the messages sees it where it was);
         * ``control_request``: `RequestReceived` (now owed an answer), or, malformed,
           `ProtocolViolation` with the error answer owed for it; too deeply nested to
-          decode, `UndecodableRequest`;
+          decode, `UndecodableRequest`; with the id of a request still owed an answer,
+          `ProtocolViolation` without an answer (the first one is answered, once);
         * ``control_cancel_request`` of a request still owed: `RequestWithdrawn`;
         * ``control_response`` to a request of ours still waiting: `ResponseReceived`;
           malformed: `ProtocolViolation`; to anything else: ``None``;
@@ -263,6 +264,13 @@ class ProtocolCore:
             if isinstance(rid, str):
                 answer = encode_line(codec.encode_error(rid, str(exc)))
             return ProtocolViolation("control_request", exc, answer)
+        if req.request_id in self._owed:
+            # the one still owed keeps its (one) answer; this one is not served twice
+            error = MessageDecodeError(
+                f"the CLI sent a second {req.subtype} request with the id "
+                f"{req.request_id!r} while the first is still owed an answer: ignored"
+            )
+            return ProtocolViolation("control_request", error, b"")
         self._owed[req.request_id] = req
         return RequestReceived(req)
 
