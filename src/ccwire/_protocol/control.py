@@ -267,22 +267,29 @@ class ControlProtocol:
         transport cannot be started (before readiness).
         """
         failed: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            self._workers = Workers(tg, "ccwire control request")
-            try:
-                await self._transport.start(tg)
-            except Exception as exc:
-                # raised as it is once the task group is left (raised in it, it would
-                # reach the caller wrapped in an ExceptionGroup); whatever the transport
-                # started there is cancelled
-                failed = exc
-                tg.cancel_scope.cancel()
-            else:
-                self._core.transition(ConnectionState.OPEN)
-                self._heard()
-                task_status.started()
-                await self._read()  # then the task group waits for the requests being served
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._workers = Workers(tg, "ccwire control request")
+                try:
+                    await self._transport.start(tg)
+                except Exception as exc:
+                    # raised as it is once the task group is left (raised in it, it would
+                    # reach the caller wrapped in an ExceptionGroup); whatever the
+                    # transport started there is cancelled
+                    failed = exc
+                    tg.cancel_scope.cancel()
+                else:
+                    self._core.transition(ConnectionState.OPEN)
+                    self._heard()
+                    task_status.started()
+                    await self._read()  # then the group waits for the requests being served
+        except BaseException as exc:
+            # a task of the connection failed (a callback that raised KeyboardInterrupt or
+            # SystemExit, a bug below us) and took the reader down, or the connection was
+            # cancelled from outside: every waiter and reader still gets an end
+            self._finish(_ended_by(exc))
+            raise
         if failed is not None:
             raise failed
 
@@ -588,3 +595,18 @@ class ControlProtocol:
             self._on_error(where, exc)
         else:
             logger.error("ccwire: error in %s: %s", where, exc, exc_info=exc)
+
+
+def _ended_by(exc: BaseException) -> CLIConnectionError:
+    """The error that ends a connection whose tasks ended with ``exc``."""
+    inner = exc
+    group: Any = getattr(inner, "exceptions", None)  # an exception group of one: its member
+    while isinstance(group, tuple) and len(group) == 1:
+        inner = group[0]
+        group = getattr(inner, "exceptions", None)
+    if isinstance(inner, anyio.get_cancelled_exc_class()):
+        error = CLIConnectionError("the CLI connection's tasks were cancelled")
+    else:
+        error = CLIConnectionError(f"a task of the CLI connection failed: {inner!r}")
+    error.__cause__ = exc
+    return error
