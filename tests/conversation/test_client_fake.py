@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -279,6 +281,21 @@ async def test_a_request_repeated_under_an_id_still_owed_is_served_once() -> Non
     assert answer["response"]["updatedInput"] == {"asked": "Bash"}
     answers = [f for f in fake.received if f.get("response", {}).get("request_id") == "dup"]
     assert len(answers) == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])  # asyncio's loop itself re-raises it
+async def test_a_callback_raising_keyboard_interrupt_ends_the_stream_instead_of_hanging() -> None:
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        raise KeyboardInterrupt
+
+    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+        await fake.start_request("can_use_tool", tool_name="Bash", input={}, tool_use_id="u")
+        with anyio.fail_after(5), pytest.raises(CLIConnectionError) as caught:
+            async for _ in client.receive_messages():
+                pass
+        with anyio.fail_after(5), pytest.raises(CLIConnectionError):  # and every request
+            await client.interrupt()
+    assert "a task of the CLI connection failed: KeyboardInterrupt()" in str(caught.value)
 
 
 async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
@@ -716,14 +733,18 @@ async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
         await fake.assistant({"type": "text", "text": "partial"})
         await fake.expect_eof()
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(5), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         async with anyio.create_task_group() as tg:
             tg.start_soon(cli_side)
             async with aclosing(query(prompt="long job", transport=transport)) as stream:
                 async for message in stream:
                     assert isinstance(message, AssistantMessage)
                     break
+        gc.collect()
     assert peer.stdin_closed
+    # every generator of ccwire's was closed with it (trio warns of one left to the collector)
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 async def test_transcript_mirror_frames_surface_typed() -> None:

@@ -108,8 +108,10 @@ async def converse(
             feeder = _Feeder(conn, prompt)
             conn.start_soon(feeder.run)
         while True:
-            async for message in conn.messages(until_result=True, until_settled=True):
-                yield message
+            # closed with the conversation (trio warns of a generator left to the collector)
+            async with aclosing(conn.messages(until_result=True, until_settled=True)) as turn:
+                async for message in turn:
+                    yield message
             if feeder is not None and feeder.error is not None:
                 raise feeder.error  # noqa: TRY301 (recorded on the session's span below)
             if not conn.is_open or (not conn.run_open and (feeder is None or feeder.done)):
@@ -118,8 +120,9 @@ async def converse(
                 await conn.wait_activity()
         if conn.is_open:
             await conn.end_input()
-        async for message in conn.messages(until_result=False):
-            yield message
+        async with aclosing(conn.messages(until_result=False)) as rest:
+            async for message in rest:
+                yield message
     except BaseException as exc:  # cancelled, or failed: the session's span says so
         conn.abandoned(exc)
         raise
