@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import sys
 import uuid
@@ -16,6 +17,7 @@ from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
     ClaudeAgentOptions,
+    CcwireError,
     ClaudeSDKClient,
     CLIConnectionError,
     ControlProtocolError,
@@ -580,7 +582,17 @@ async def test_query_streaming_prompts_wait_for_answers() -> None:
     assert results == ["first", "second"]
 
 
-async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader() -> None:
+@pytest.mark.parametrize(
+    ("raised", "expected", "words"),
+    [
+        (RuntimeError("the prompt source broke"), RuntimeError, "the prompt source broke"),
+        # its own cancellation exception: a failure, not a cancellation of the connection
+        (asyncio.CancelledError("broke"), CcwireError, "prompt stream raised CancelledError"),
+    ],
+)
+async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
+    raised: BaseException, expected: type[BaseException], words: str
+) -> None:
     # it was a background task's failure: logged, the connection's tasks all cancelled,
     # and the reader left waiting forever
     transport, peer = memory_transport_pair()
@@ -590,7 +602,7 @@ async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
     async def prompts() -> AsyncIterator[str]:
         yield "first"
         await read_first.wait()
-        raise RuntimeError("the prompt source broke")
+        raise raised
 
     client = ClaudeSDKClient(transport=transport)
     with anyio.fail_after(5):
@@ -603,7 +615,7 @@ async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
             await fake.result("one")
             assert [type(m) async for m in client.receive_response()] == [ResultMessage]
             read_first.set()
-            with pytest.raises(RuntimeError, match="the prompt source broke"):
+            with pytest.raises(expected, match=words):
                 async for _ in client.receive_messages():
                     pass  # pragma: no cover
             # the conversation goes on

@@ -33,6 +33,7 @@ import anyio.abc
 from .._callbacks.hooks import HookRegistry
 from .._callbacks.permissions import permission_route
 from .._callbacks.reporting import report_callback_error
+from .._core.cancel import raised_by_callback
 from .._core.errors import (
     CallbackError,
     CcwireError,
@@ -436,9 +437,20 @@ class Connection:
     async def stream_prompts(
         self, prompts: AsyncIterable[Prompt], *, session_id: str = "default"
     ) -> None:
-        """Write every message of an async iterable as it arrives."""
-        async for prompt in prompts:
-            await self.send_prompt(prompt, session_id=session_id)
+        """Write every message of an async iterable as it arrives.
+
+        An iterable that raises the cancellation exception while nothing cancelled it
+        has failed: a `CcwireError` naming it is raised instead (its ``__cause__``), so
+        that no cancellation escapes it into the task that streams it.
+        """
+        try:
+            async for prompt in prompts:
+                await self.send_prompt(prompt, session_id=session_id)
+        except BaseException as exc:
+            if isinstance(exc, Exception) or not raised_by_callback(exc):
+                raise
+            error = CcwireError(f"the prompt stream raised {type(exc).__name__}: {exc}")
+            raise error from exc
 
     def stream_prompts_soon(self, prompts: AsyncIterable[Prompt]) -> None:
         """`stream_prompts()` in the background; if the iterable fails, its error is
