@@ -300,6 +300,34 @@ async def test_a_callback_raising_keyboard_interrupt_ends_the_stream_instead_of_
     assert "a task of the CLI connection failed: KeyboardInterrupt()" in str(caught.value)
 
 
+async def test_disconnect_from_another_task_ends_its_readers_and_waiters() -> None:
+    ended: list[str] = []
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+
+        async def read() -> None:
+            async for _ in client.receive_messages():
+                pass
+            ended.append("reader")
+
+        async def interrupt() -> None:
+            with pytest.raises(CLIConnectionError) as caught:
+                await client.interrupt()
+            ended.append(str(caught.value))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            tg.start_soon(interrupt)
+            await fake.receive("control_request", "interrupt")  # never answered
+            await client.disconnect()
+    # the waiter is told who ended the connection: not the CLI, which still ran
+    assert sorted(ended) == [
+        "reader",
+        "the connection was closed before the CLI answered this request",
+    ]
+
+
 async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
     async with connected() as (_, fake):
         resp = await fake.mcp("nope", "tools/list")

@@ -201,6 +201,7 @@ class ControlProtocol:
         self._gate = _ReadGate()
         self._observers: list[ControlObserver] = []
         self._initialize_ids: set[str] = set()  # our initialize requests awaiting answers
+        self._closed_by_us = False  # aclose() ran: a waiter's answer is lost to it, not the CLI
         self.reply_gate: ReplyGate | None = None
         """If set, awaited before each answer to a CLI request is written."""
         self.clock: Callable[[], float] | None = None
@@ -308,6 +309,7 @@ class ControlProtocol:
     async def aclose(self) -> None:
         """Shut the transport down (bounded, shielded) and release every waiter."""
         with anyio.CancelScope(shield=True):
+            self._closed_by_us = True
             if self._core.state is ConnectionState.OPEN:
                 self._core.transition(ConnectionState.CLOSING)
             await self._transport.aclose()
@@ -462,7 +464,9 @@ class ControlProtocol:
         self._closed_error = error
         self._core.close(failed=error is not None)
         waiter_error = error or CLIConnectionError(
-            "the CLI closed its output before answering this request"
+            "the connection was closed before the CLI answered this request"
+            if self._closed_by_us
+            else "the CLI closed its output before answering this request"
         )
         for pending in self._pending.values():
             if pending.done.is_set():
