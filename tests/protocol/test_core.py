@@ -237,7 +237,30 @@ def test_a_request_too_deep_to_decode_is_still_answered() -> None:
     assert isinstance(event, UndecodableRequest)
     assert "nested deeper than" in str(event.error)
     answer = decoded(event.answer)["response"]
-    assert answer["request_id"] == "deep-1" and "nested too deeply" in answer["error"]
+    assert answer["request_id"] == "deep-1" and "nested deeper than" in answer["error"]
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b'"subtype":"can_use_tool","input":{"x":"\xff"}}}', "not valid UTF-8"),
+        (b'"subtype":"can_use_tool","input":{"x":1}}', "not valid JSON"),  # torn
+        (b'"subtype":"can_use_tool","input":{"x":1}}} {"more":1}', "not valid JSON"),
+    ],
+)
+def test_a_request_that_cannot_be_decoded_is_still_answered(data: bytes, words: str) -> None:
+    # the CLI waits for an answer to every request it sends: without one, forever
+    core = ProtocolCore()
+    event = core.receive_line(b'{"type":"control_request","request_id":"bad-1","request":{' + data)
+    assert isinstance(event, UndecodableRequest)
+    assert isinstance(event.error, MessageDecodeError) and words in str(event.error)
+    answer = decoded(event.answer)["response"]
+    assert answer == {
+        "subtype": "error",
+        "request_id": "bad-1",
+        "error": f"ccwire could not decode the request: a line that is {words}",
+    }
+    assert core.owed == []
 
 
 @pytest.mark.parametrize(
