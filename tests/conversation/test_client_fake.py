@@ -16,8 +16,8 @@ import pytest
 from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
-    ClaudeAgentOptions,
     CcwireError,
+    ClaudeAgentOptions,
     ClaudeSDKClient,
     CLIConnectionError,
     ControlProtocolError,
@@ -273,7 +273,8 @@ async def test_a_request_repeated_under_an_id_still_owed_is_served_once() -> Non
 
     async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (_client, fake):
         for name in ("Bash", "Write"):
-            body = {"subtype": "can_use_tool", "tool_name": name, "input": {}, "tool_use_id": "u"}
+            body: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": name}
+            body.update(input={}, tool_use_id="u")
             await fake.send({"type": "control_request", "request_id": "dup", "request": body})
         await fake.request("no_such_subtype")  # a round trip: both lines were read
         release.set()

@@ -1,9 +1,10 @@
 """Cancellation never crosses a callback boundary.
 
 A tool handler (async or sync), a ``can_use_tool`` callback, a hook, a session event
-callback, ``on_callback_error`` or the ``stderr`` callback that *raises* the cancellation exception while nothing
-cancelled it has failed: that call gets an error answer, and the client, the session and
-the caller's task go on. ccwire's own cancellations (an interrupt, a timeout, a closed
+callback, ``on_callback_error`` or the ``stderr`` callback that *raises* the
+cancellation exception while nothing cancelled it has failed: that call gets an error
+answer (a ``stderr`` callback's failure is logged), and the client, the session and the
+caller's task go on. ccwire's own cancellations (an interrupt, a timeout, a closed
 session) still reach their scopes: see ``test_faults.py`` and ``test_scopes.py``.
 """
 

@@ -213,8 +213,9 @@ class ProtocolCore:
           line that holds a ``control_request`` whose id can be read:
           `UndecodableRequest` (the error, and the error answer owed for it);
         * ``control_request``: `RequestReceived` (now owed an answer), or, malformed,
-          `ProtocolViolation` with the error answer owed for it; with the id of a request still owed an answer,
-          `ProtocolViolation` without an answer (the first one is answered, once);
+          `ProtocolViolation` with the error answer owed for it; under the id of a
+          request still owed an answer, `ProtocolViolation` without an answer (the
+          first one is answered, once);
         * ``control_cancel_request`` of a request still owed: `RequestWithdrawn`;
         * ``control_response`` to a request of ours still waiting: `ResponseReceived`;
           malformed: `ProtocolViolation`; to anything else: ``None``;
@@ -300,9 +301,7 @@ class ProtocolCore:
         self._waiting.discard(resp.request_id)
         return ResponseReceived(resp)
 
-    def _undecodable(
-        self, what: str, line: bytes | str, cause: BaseException, size: int
-    ) -> Event:
+    def _undecodable(self, what: str, line: bytes | str, cause: BaseException, size: int) -> Event:
         """A line that cannot be decoded (``what`` it is): a decode error, and if it
         holds a control request whose id can be read, the error answer owed for it (the
         CLI would wait for one forever)."""
