@@ -675,6 +675,27 @@ async def test_a_prompt_of_the_wrong_type_is_refused_before_the_cli_starts(
                 await client.query(prompt)
 
 
+@pytest.mark.parametrize(
+    ("blocks", "words"),
+    [
+        (["hi"], r"prompt\[0\] is not a content block: a content block is a dict, not str"),
+        ([{"type": "text", "text": "ok"}, 5], r"prompt\[1\] .* not int"),
+        ([{"text": "no type"}], "its 'type' must be a string, got None"),
+        ([{"type": "text", "text": 5}], "a text block's 'text' must be a string, got 5"),
+    ],
+)
+async def test_a_list_that_is_not_content_blocks_is_refused_before_it_is_sent(
+    blocks: list[Any], words: str
+) -> None:
+    # the CLI takes such a prompt without a word and never answers it
+    async with connected() as (client, fake):
+        with pytest.raises(OptionsError, match=words):
+            await client.query(blocks)
+        await client.query([{"type": "text", "text": "fine"}])
+        prompt = await fake.receive("user")
+    assert prompt["message"]["content"] == [{"type": "text", "text": "fine"}]  # the first
+
+
 async def test_options_of_another_sdk_are_refused_by_name() -> None:
     # mid-migration, the options imported from claude_agent_sdk: it failed with
     # AttributeError: 'ClaudeAgentOptions' object has no attribute 'can_use_tool'

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
@@ -22,15 +22,36 @@ def check_prompt(prompt: object, *, blocks: bool = False) -> None:
     iterable of prompts (with ``blocks``, a list of content blocks is text too).
 
     Raises:
-        TypeError: ``prompt`` is of another type (a plain list, bytes, None...).
+        TypeError: ``prompt`` is of another type (a plain list, bytes, None...), or a
+            list holds something that is not a content block (the CLI would never
+            answer such a prompt).
     """
-    if isinstance(prompt, str) or (blocks and isinstance(prompt, list)):
+    if isinstance(prompt, str):
+        return
+    if blocks and isinstance(prompt, list):
+        for n, block in enumerate(prompt):
+            problem = _block_problem(block)
+            if problem is not None:
+                raise OptionsError(f"prompt[{n}] is not a content block: {problem}")
         return
     if not hasattr(prompt, "__aiter__"):
         wanted = "a str, a list of content blocks" if blocks else "a str"
         raise OptionsError(
             f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
         )
+
+
+def _block_problem(block: object) -> str | None:
+    """Why ``block`` cannot be a content block of a prompt, or None (a cheap check of
+    what the CLI needs to answer at all, not a schema validation)."""
+    if not isinstance(block, Mapping):
+        return f"a content block is a dict, not {type(block).__name__}"
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        return f"its 'type' must be a string, got {kind!r:.80}"
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return f"a text block's 'text' must be a string, got {block.get('text')!r:.80}"
+    return None
 
 
 class _Feeder:
