@@ -696,6 +696,32 @@ async def test_a_list_that_is_not_content_blocks_is_refused_before_it_is_sent(
     assert prompt["message"]["content"] == [{"type": "text", "text": "fine"}]  # the first
 
 
+@pytest.mark.parametrize("item", [5, None, ["hi"]])
+async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(item: Any) -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def prompts() -> AsyncIterator[Any]:
+        yield "first"
+        yield item
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        prompt = await fake.receive("user")
+        await fake.result("one", user_message_uuids=[prompt["uuid"]])
+        await fake.expect_eof()
+
+    got: list[Any] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            with pytest.raises(OptionsError, match="a prompt must be a str|not a content block"):
+                async for message in query(prompt=prompts(), transport=transport):
+                    got.append(message)
+    assert [type(m) for m in got] == [ResultMessage]
+    assert [f["message"]["content"] for f in fake.received if f.get("type") == "user"] == ["first"]
+
+
 async def test_options_of_another_sdk_are_refused_by_name() -> None:
     # mid-migration, the options imported from claude_agent_sdk: it failed with
     # AttributeError: 'ClaudeAgentOptions' object has no attribute 'can_use_tool'

@@ -79,6 +79,7 @@ from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
+from .query import check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
 from .telemetry import OTEL_MISSING, Telemetry
 
@@ -397,8 +398,10 @@ class Connection:
         """Write one user message; returns the ``uuid`` it carries.
 
         ``prompt`` is text, a list of content blocks, or a complete user-message frame
-        (which is sent as given, gaining a ``uuid`` if it has none).
+        (which is sent as given, gaining a ``uuid`` if it has none); anything else
+        raises `OptionsError` (the CLI would never answer it).
         """
+        check_prompt_item(prompt)
         if isinstance(prompt, Mapping):
             frame = dict(prompt)
             if "uuid" not in frame:

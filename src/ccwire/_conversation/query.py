@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["check_prompt", "converse", "query"]
+__all__ = ["check_prompt", "check_prompt_item", "converse", "query"]
 
 
 def check_prompt(prompt: object, *, blocks: bool = False) -> None:
@@ -29,16 +29,34 @@ def check_prompt(prompt: object, *, blocks: bool = False) -> None:
     if isinstance(prompt, str):
         return
     if blocks and isinstance(prompt, list):
-        for n, block in enumerate(prompt):
-            problem = _block_problem(block)
-            if problem is not None:
-                raise OptionsError(f"prompt[{n}] is not a content block: {problem}")
+        check_prompt_item(prompt)
         return
     if not hasattr(prompt, "__aiter__"):
         wanted = "a str, a list of content blocks" if blocks else "a str"
         raise OptionsError(
             f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
         )
+
+
+def check_prompt_item(prompt: object) -> None:
+    """Refuse, before it is sent, a prompt that is neither text, a list of content
+    blocks nor a user-message frame (a mapping): the CLI would never answer it.
+
+    Raises:
+        TypeError: ``prompt`` is of another type, or a list holds something that is
+            not a content block.
+    """
+    if isinstance(prompt, (str, Mapping)):
+        return
+    if not isinstance(prompt, list):
+        raise OptionsError(
+            "a prompt must be a str, a list of content blocks or a user-message dict, "
+            f"not {type(prompt).__name__}"
+        )
+    for n, block in enumerate(prompt):
+        problem = _block_problem(block)
+        if problem is not None:
+            raise OptionsError(f"prompt[{n}] is not a content block: {problem}")
 
 
 def _block_problem(block: object) -> str | None:
