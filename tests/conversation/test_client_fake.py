@@ -715,7 +715,7 @@ async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(it
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(cli_side)
-            with pytest.raises(OptionsError, match="a prompt must be a str|not a content block"):
+            with pytest.raises(OptionsError, match=r"a prompt must be a str|not a content block"):
                 async for message in query(prompt=prompts(), transport=transport):
                     got.append(message)
     assert [type(m) for m in got] == [ResultMessage]
