@@ -329,6 +329,26 @@ async def test_disconnect_from_another_task_ends_its_readers_and_waiters() -> No
     ]
 
 
+async def test_a_callback_that_disconnects_its_client_is_not_held_up() -> None:
+    # disconnect() waited for the connection's tasks to end, the callback's own among
+    # them: 10 s, the bound of that wait
+    returned = anyio.Event()
+    client: ClaudeSDKClient | None = None
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        assert client is not None
+        await client.disconnect()
+        returned.set()
+        return PermissionResultAllow()
+
+    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+        await fake.start_request("can_use_tool", tool_name="Bash", input={}, tool_use_id="u")
+        with anyio.fail_after(5):
+            await returned.wait()
+    with pytest.raises(CLIConnectionError, match="not connected"):
+        await client.query("again")
+
+
 async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
     async with connected() as (_, fake):
         resp = await fake.mcp("nope", "tools/list")
