@@ -333,15 +333,15 @@ async def test_a_callback_that_disconnects_its_client_is_not_held_up() -> None:
     # disconnect() waited for the connection's tasks to end, the callback's own among
     # them: 10 s, the bound of that wait
     returned = anyio.Event()
-    client: ClaudeSDKClient | None = None
+    clients: list[ClaudeSDKClient] = []
 
     async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
-        assert client is not None
-        await client.disconnect()
+        await clients[0].disconnect()
         returned.set()
         return PermissionResultAllow()
 
     async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+        clients.append(client)
         await fake.start_request("can_use_tool", tool_name="Bash", input={}, tool_use_id="u")
         with anyio.fail_after(5):
             await returned.wait()
