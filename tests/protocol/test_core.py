@@ -261,6 +261,10 @@ def test_a_request_that_cannot_be_decoded_is_still_answered(data: bytes, words: 
         "error": f"ccwire could not decode the request: a line that is {words}",
     }
     assert core.owed == []
+    core.receive_line(request("bad-1"))  # the id again, now owed: one answer per request
+    again = core.receive_line(b'{"type":"control_request","request_id":"bad-1","request":{' + data)
+    assert isinstance(again, MessageReceived) and isinstance(again.message, MessageDecodeError)
+    assert core.owed == ["bad-1"]
 
 
 @pytest.mark.parametrize(

@@ -310,8 +310,8 @@ class ProtocolCore:
         if isinstance(head, bytes):
             head = head.decode("utf-8", "replace")
         rid = _REQUEST_ID.search(head)
-        if rid is None or _CONTROL_REQUEST.search(head) is None:
-            return MessageReceived(error, size)
+        if rid is None or _CONTROL_REQUEST.search(head) is None or rid.group(1) in self._owed:
+            return MessageReceived(error, size)  # (an id still owed keeps its one answer)
         answer = encode_line(
             codec.encode_error(rid.group(1), f"ccwire could not decode the request: {what}")
         )
