@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import sys
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -13,6 +16,7 @@ import pytest
 from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
+    CcwireError,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     CLIConnectionError,
@@ -256,6 +260,93 @@ async def test_cancel_request_cancels_pending_permission_callback() -> None:
         assert answer["subtype"] == "error"
         assert all(f.get("response", {}).get("request_id") != rid for f in fake.received)
     assert signalled == [True]
+
+
+async def test_a_request_repeated_under_an_id_still_owed_is_served_once() -> None:
+    asked: list[str] = []
+    release = anyio.Event()
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        asked.append(name)
+        await release.wait()
+        return PermissionResultAllow(updated_input={"asked": name})
+
+    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (_client, fake):
+        for name in ("Bash", "Write"):
+            body: dict[str, Any] = {"subtype": "can_use_tool", "tool_name": name}
+            body.update(input={}, tool_use_id="u")
+            await fake.send({"type": "control_request", "request_id": "dup", "request": body})
+        await fake.request("no_such_subtype")  # a round trip: both lines were read
+        release.set()
+        answer = await fake.response_to("dup")
+        await fake.request("no_such_subtype")  # a second answer would be in by now
+    assert asked == ["Bash"]
+    assert answer["response"]["updatedInput"] == {"asked": "Bash"}
+    answers = [f for f in fake.received if f.get("response", {}).get("request_id") == "dup"]
+    assert len(answers) == 1
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])  # asyncio's loop itself re-raises it
+async def test_a_callback_raising_keyboard_interrupt_ends_the_stream_instead_of_hanging() -> None:
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        raise KeyboardInterrupt
+
+    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+        await fake.start_request("can_use_tool", tool_name="Bash", input={}, tool_use_id="u")
+        with anyio.fail_after(5), pytest.raises(CLIConnectionError) as caught:
+            async for _ in client.receive_messages():
+                pass
+        with anyio.fail_after(5), pytest.raises(CLIConnectionError):  # and every request
+            await client.interrupt()
+    assert "a task of the CLI connection failed: KeyboardInterrupt()" in str(caught.value)
+
+
+async def test_disconnect_from_another_task_ends_its_readers_and_waiters() -> None:
+    ended: list[str] = []
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+
+        async def read() -> None:
+            async for _ in client.receive_messages():
+                pass
+            ended.append("reader")
+
+        async def interrupt() -> None:
+            with pytest.raises(CLIConnectionError) as caught:
+                await client.interrupt()
+            ended.append(str(caught.value))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            tg.start_soon(interrupt)
+            await fake.receive("control_request", "interrupt")  # never answered
+            await client.disconnect()
+    # the waiter is told who ended the connection: not the CLI, which still ran
+    assert sorted(ended) == [
+        "reader",
+        "the connection was closed before the CLI answered this request",
+    ]
+
+
+async def test_a_callback_that_disconnects_its_client_is_not_held_up() -> None:
+    # disconnect() waited for the connection's tasks to end, the callback's own among
+    # them: 10 s, the bound of that wait
+    returned = anyio.Event()
+    clients: list[ClaudeSDKClient] = []
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        await clients[0].disconnect()
+        returned.set()
+        return PermissionResultAllow()
+
+    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+        clients.append(client)
+        await fake.start_request("can_use_tool", tool_name="Bash", input={}, tool_use_id="u")
+        with anyio.fail_after(5):
+            await returned.wait()
+    with pytest.raises(CLIConnectionError, match="not connected"):
+        await client.query("again")
 
 
 async def test_unknown_sdk_server_gets_jsonrpc_error() -> None:
@@ -540,7 +631,17 @@ async def test_query_streaming_prompts_wait_for_answers() -> None:
     assert results == ["first", "second"]
 
 
-async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader() -> None:
+@pytest.mark.parametrize(
+    ("raised", "expected", "words"),
+    [
+        (RuntimeError("the prompt source broke"), RuntimeError, "the prompt source broke"),
+        # its own cancellation exception: a failure, not a cancellation of the connection
+        (asyncio.CancelledError("broke"), CcwireError, "prompt stream raised CancelledError"),
+    ],
+)
+async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
+    raised: BaseException, expected: type[BaseException], words: str
+) -> None:
     # it was a background task's failure: logged, the connection's tasks all cancelled,
     # and the reader left waiting forever
     transport, peer = memory_transport_pair()
@@ -550,7 +651,7 @@ async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
     async def prompts() -> AsyncIterator[str]:
         yield "first"
         await read_first.wait()
-        raise RuntimeError("the prompt source broke")
+        raise raised
 
     client = ClaudeSDKClient(transport=transport)
     with anyio.fail_after(5):
@@ -563,7 +664,7 @@ async def test_a_failing_prompt_stream_given_to_connect_is_raised_to_the_reader(
             await fake.result("one")
             assert [type(m) async for m in client.receive_response()] == [ResultMessage]
             read_first.set()
-            with pytest.raises(RuntimeError, match="the prompt source broke"):
+            with pytest.raises(expected, match=words):
                 async for _ in client.receive_messages():
                     pass  # pragma: no cover
             # the conversation goes on
@@ -592,6 +693,53 @@ async def test_a_prompt_of_the_wrong_type_is_refused_before_the_cli_starts(
         if not isinstance(prompt, list):  # a list of content blocks is a prompt here
             with pytest.raises(TypeError, match="prompt must be a str, a list of content"):
                 await client.query(prompt)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "words"),
+    [
+        (["hi"], r"prompt\[0\] is not a content block: a content block is a dict, not str"),
+        ([{"type": "text", "text": "ok"}, 5], r"prompt\[1\] .* not int"),
+        ([{"text": "no type"}], "its 'type' must be a string, got None"),
+        ([{"type": "text", "text": 5}], "a text block's 'text' must be a string, got 5"),
+    ],
+)
+async def test_a_list_that_is_not_content_blocks_is_refused_before_it_is_sent(
+    blocks: list[Any], words: str
+) -> None:
+    # the CLI takes such a prompt without a word and never answers it
+    async with connected() as (client, fake):
+        with pytest.raises(OptionsError, match=words):
+            await client.query(blocks)
+        await client.query([{"type": "text", "text": "fine"}])
+        prompt = await fake.receive("user")
+    assert prompt["message"]["content"] == [{"type": "text", "text": "fine"}]  # the first
+
+
+@pytest.mark.parametrize("item", [5, None, ["hi"]])
+async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(item: Any) -> None:
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def prompts() -> AsyncIterator[Any]:
+        yield "first"
+        yield item
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        prompt = await fake.receive("user")
+        await fake.result("one", user_message_uuids=[prompt["uuid"]])
+        await fake.expect_eof()
+
+    got: list[Any] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            with pytest.raises(OptionsError, match=r"a prompt must be a str|not a content block"):
+                async for message in query(prompt=prompts(), transport=transport):
+                    got.append(message)
+    assert [type(m) for m in got] == [ResultMessage]
+    assert [f["message"]["content"] for f in fake.received if f.get("type") == "user"] == ["first"]
 
 
 async def test_options_of_another_sdk_are_refused_by_name() -> None:
@@ -693,14 +841,18 @@ async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
         await fake.assistant({"type": "text", "text": "partial"})
         await fake.expect_eof()
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(5), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         async with anyio.create_task_group() as tg:
             tg.start_soon(cli_side)
             async with aclosing(query(prompt="long job", transport=transport)) as stream:
                 async for message in stream:
                     assert isinstance(message, AssistantMessage)
                     break
+        gc.collect()
     assert peer.stdin_closed
+    # every generator of ccwire's was closed with it (trio warns of one left to the collector)
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 async def test_transcript_mirror_frames_surface_typed() -> None:

@@ -1,9 +1,10 @@
 """Cancellation never crosses a callback boundary.
 
 A tool handler (async or sync), a ``can_use_tool`` callback, a hook, a session event
-callback or ``on_callback_error`` that *raises* the cancellation exception while nothing
-cancelled it has failed: that call gets an error answer, and the client, the session and
-the caller's task go on. ccwire's own cancellations (an interrupt, a timeout, a closed
+callback, ``on_callback_error`` or the ``stderr`` callback that *raises* the
+cancellation exception while nothing cancelled it has failed: that call gets an error
+answer (a ``stderr`` callback's failure is logged), and the client, the session and the
+caller's task go on. ccwire's own cancellations (an interrupt, a timeout, a closed
 session) still reach their scopes: see ``test_faults.py`` and ``test_scopes.py``.
 """
 
@@ -25,6 +26,7 @@ from ccwire import (
     ResultMessage,
     ToolPermissionContext,
     create_sdk_mcp_server,
+    query,
     tool,
 )
 
@@ -136,3 +138,20 @@ async def test_a_session_survives_event_callbacks_that_raise_cancellation(
     assert sources == {"callback"}
     raised = [e.error for e in errors if isinstance(e.error, asyncio.CancelledError)]
     assert raised and len(raised) == seen.count("state_change")
+
+
+async def test_a_stderr_callback_that_raises_cancellation_stops_nothing(
+    fault_options: FaultOptions,
+) -> None:
+    lines: list[str] = []
+
+    def stderr(line: str) -> None:
+        lines.append(line)
+        raise _cancelled()
+
+    options = fault_options("stderr_flood_ok", 3000, stderr=stderr)
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            kinds = [type(m).__name__ async for m in query(prompt="hi", options=options)]
+    assert kinds == ["AssistantMessage", "ResultMessage"]
+    assert lines[-1] == "LAST STDERR LINE"  # it kept being called after raising

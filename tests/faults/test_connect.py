@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ccwire import ClaudeSDKClient, CLIConnectionError, query
+from ccwire import ClaudeSDKClient, CLIConnectionError, MessageEncodeError, query
 
 from .conftest import FaultOptions, no_leaks
 
@@ -35,6 +35,19 @@ async def test_options_rejected_after_the_cli_started_leave_no_process(
                 prompt="hi", options=fault_options("never_initialize", hooks=bad_hooks)
             ):
                 pytest.fail("a message from a connection that never opened")
+
+
+async def test_a_first_prompt_that_cannot_be_sent_leaves_no_process(
+    fault_options: FaultOptions,
+) -> None:
+    # the CLI has answered initialize when connect() writes the prompt: a prompt JSON
+    # cannot carry fails connect(), and that CLI is stopped, not left to the caller
+    client = ClaudeSDKClient(fault_options("plain"))
+    async with no_leaks():
+        with anyio.fail_after(LIMIT), pytest.raises(MessageEncodeError):
+            await client.connect("a lone surrogate: \ud800")
+    with pytest.raises(CLIConnectionError, match="not connected"):
+        await client.query("again")
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.05])

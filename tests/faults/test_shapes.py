@@ -1,9 +1,9 @@
 """Depth and shape limits on what the CLI writes: every case is a typed error, the
 connection goes on, and a control request is always answered.
 
-* A frame nested deeper than JSON decoding allows (100,000 levels) is a
-  `MessageDecodeError`; if it is a control request, the CLI still gets an error answer
-  for its id (it used to wait forever).
+* A frame nested deeper than JSON decoding allows (100,000 levels), not UTF-8 or not
+  JSON is a `MessageDecodeError`; if it is a control request, the CLI still gets an
+  error answer for its id (it used to wait forever).
 * A known content block with the wrong shape (a ``text`` that is not a string, a
   ``tool_use`` without a string ``id`` or with a non-object ``input``, a
   ``tool_result`` whose ``content`` is a number) is a `MessageDecodeError` naming the
@@ -37,20 +37,29 @@ async def _all(client: ClaudeSDKClient) -> tuple[list[Any], list[MessageDecodeEr
             errors.append(exc)
 
 
-async def test_a_deeply_nested_control_request_is_answered() -> None:
-    deep = "[" * DEPTH + "]" * DEPTH
+@pytest.mark.parametrize(
+    ("inner", "words"),
+    [
+        (b"[" * DEPTH + b"]" * DEPTH, "nested deeper than"),
+        (b'"\xff\xfe"', "not valid UTF-8"),
+        (b"1}} torn here", "not valid JSON"),
+    ],
+)
+async def test_a_control_request_that_cannot_be_decoded_is_answered(
+    inner: bytes, words: str
+) -> None:
     line = (
-        '{"type":"control_request","request_id":"deep-1","request":'
-        '{"subtype":"can_use_tool","tool_name":"Bash","input":{"x":' + deep + "}}}\n"
+        b'{"type":"control_request","request_id":"bad-1","request":'
+        b'{"subtype":"can_use_tool","tool_name":"Bash","input":{"x":' + inner + b"}}}\n"
     )
     async with connected() as (client, fake):
         await client.query("hi")
-        await fake.peer.send_raw(line.encode())
-        answer = await fake.response_to("deep-1")
+        await fake.peer.send_raw(line)
+        answer = await fake.response_to("bad-1")
         await fake.result("still here")
         messages, errors = await _all(client)
-    assert answer["subtype"] == "error" and "nested too deeply" in answer["error"]
-    assert len(errors) == 1 and "nested deeper than" in str(errors[0])
+    assert answer["subtype"] == "error" and words in answer["error"]
+    assert len(errors) == 1 and words in str(errors[0])
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "still here"
 
 

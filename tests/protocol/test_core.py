@@ -208,6 +208,19 @@ def test_a_malformed_request_without_an_id_gets_no_answer() -> None:
     assert isinstance(event, ProtocolViolation) and event.answer == b""
 
 
+def test_a_second_request_under_an_id_still_owed_is_not_served() -> None:
+    core = ProtocolCore()
+    first = core.receive_line(request("r1", tool_name="Bash"))
+    assert isinstance(first, RequestReceived)
+    again = core.receive_line(request("r1", tool_name="Write"))
+    assert isinstance(again, ProtocolViolation) and again.answer == b""
+    assert "second can_use_tool request" in str(again.error) and "'r1'" in str(again.error)
+    assert core.owed == ["r1"] and core.owed_request("r1") is first.request  # the first one
+    data, _ = core.answer("r1", {"behavior": "allow"})
+    assert decoded(data)["response"]["request_id"] == "r1"
+    assert core.answer("r1", {}) == (b"", None)
+
+
 def test_a_malformed_response_is_a_violation() -> None:
     event = ProtocolCore().receive_line(line({"type": "control_response", "response": "x"}))
     assert isinstance(event, ProtocolViolation) and event.frame_type == "control_response"
@@ -224,7 +237,34 @@ def test_a_request_too_deep_to_decode_is_still_answered() -> None:
     assert isinstance(event, UndecodableRequest)
     assert "nested deeper than" in str(event.error)
     answer = decoded(event.answer)["response"]
-    assert answer["request_id"] == "deep-1" and "nested too deeply" in answer["error"]
+    assert answer["request_id"] == "deep-1" and "nested deeper than" in answer["error"]
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        (b'"subtype":"can_use_tool","input":{"x":"\xff"}}}', "not valid UTF-8"),
+        (b'"subtype":"can_use_tool","input":{"x":1}}', "not valid JSON"),  # torn
+        (b'"subtype":"can_use_tool","input":{"x":1}}} {"more":1}', "not valid JSON"),
+    ],
+)
+def test_a_request_that_cannot_be_decoded_is_still_answered(data: bytes, words: str) -> None:
+    # the CLI waits for an answer to every request it sends: without one, forever
+    core = ProtocolCore()
+    event = core.receive_line(b'{"type":"control_request","request_id":"bad-1","request":{' + data)
+    assert isinstance(event, UndecodableRequest)
+    assert isinstance(event.error, MessageDecodeError) and words in str(event.error)
+    answer = decoded(event.answer)["response"]
+    assert answer == {
+        "subtype": "error",
+        "request_id": "bad-1",
+        "error": f"ccwire could not decode the request: a line that is {words}",
+    }
+    assert core.owed == []
+    core.receive_line(request("bad-1"))  # the id again, now owed: one answer per request
+    again = core.receive_line(b'{"type":"control_request","request_id":"bad-1","request":{' + data)
+    assert isinstance(again, MessageReceived) and isinstance(again.message, MessageDecodeError)
+    assert core.owed == ["bad-1"]
 
 
 @pytest.mark.parametrize(
@@ -353,6 +393,17 @@ class Conversation(RuleBasedStateMachine):
             self.theirs[rid] = "withdrawn"
         else:
             assert event is None
+
+    @precondition(lambda self: bool(self.theirs))
+    @rule(data=st.data())
+    def cli_asks_again(self, data: st.DataObject) -> None:
+        rid = data.draw(st.sampled_from(sorted(self.theirs)))
+        event = self.core.receive_line(request(rid))
+        if self.theirs[rid] == "owed":  # a second request under an id still owed
+            assert isinstance(event, ProtocolViolation) and event.answer == b""
+        else:  # an id may be used again once its request is settled
+            assert isinstance(event, RequestReceived)
+            self.theirs[rid] = "owed"
 
     @rule()
     def we_ask(self) -> None:

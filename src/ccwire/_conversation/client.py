@@ -111,7 +111,13 @@ class ClaudeSDKClient(RuntimeControl):
         # os.PathLike, not pathlib.Path: the first connect imports no pathlib (~1 ms)
         self._mcp_servers = None if isinstance(servers, (str, os.PathLike)) else dict(servers)
         if isinstance(prompt, str):
-            await conn.send_prompt(prompt)
+            try:
+                await conn.send_prompt(prompt)
+            except BaseException:
+                # connect() fails as a whole: no CLI left running behind a raised error
+                self._conn = None
+                await conn.close()
+                raise
         elif prompt is not None:
             conn.stream_prompts_soon(prompt)
 

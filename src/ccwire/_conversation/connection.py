@@ -33,6 +33,7 @@ import anyio.abc
 from .._callbacks.hooks import HookRegistry
 from .._callbacks.permissions import permission_route
 from .._callbacks.reporting import report_callback_error
+from .._core.cancel import raised_by_callback
 from .._core.errors import (
     CallbackError,
     CcwireError,
@@ -78,6 +79,7 @@ from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
+from .query import check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
 from .telemetry import OTEL_MISSING, Telemetry
 
@@ -396,8 +398,10 @@ class Connection:
         """Write one user message; returns the ``uuid`` it carries.
 
         ``prompt`` is text, a list of content blocks, or a complete user-message frame
-        (which is sent as given, gaining a ``uuid`` if it has none).
+        (which is sent as given, gaining a ``uuid`` if it has none); anything else
+        raises `OptionsError` (the CLI would never answer it).
         """
+        check_prompt_item(prompt)
         if isinstance(prompt, Mapping):
             frame = dict(prompt)
             if "uuid" not in frame:
@@ -436,9 +440,20 @@ class Connection:
     async def stream_prompts(
         self, prompts: AsyncIterable[Prompt], *, session_id: str = "default"
     ) -> None:
-        """Write every message of an async iterable as it arrives."""
-        async for prompt in prompts:
-            await self.send_prompt(prompt, session_id=session_id)
+        """Write every message of an async iterable as it arrives.
+
+        An iterable that raises the cancellation exception while nothing cancelled it
+        has failed: a `CcwireError` naming it is raised instead (its ``__cause__``), so
+        that no cancellation escapes it into the task that streams it.
+        """
+        try:
+            async for prompt in prompts:
+                await self.send_prompt(prompt, session_id=session_id)
+        except BaseException as exc:
+            if isinstance(exc, Exception) or not raised_by_callback(exc):
+                raise
+            error = CcwireError(f"the prompt stream raised {type(exc).__name__}: {exc}")
+            raise error from exc
 
     def stream_prompts_soon(self, prompts: AsyncIterable[Prompt]) -> None:
         """`stream_prompts()` in the background; if the iterable fails, its error is

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["check_prompt", "converse", "query"]
+__all__ = ["check_prompt", "check_prompt_item", "converse", "query"]
 
 
 def check_prompt(prompt: object, *, blocks: bool = False) -> None:
@@ -22,15 +22,54 @@ def check_prompt(prompt: object, *, blocks: bool = False) -> None:
     iterable of prompts (with ``blocks``, a list of content blocks is text too).
 
     Raises:
-        TypeError: ``prompt`` is of another type (a plain list, bytes, None...).
+        TypeError: ``prompt`` is of another type (a plain list, bytes, None...), or a
+            list holds something that is not a content block (the CLI would never
+            answer such a prompt).
     """
-    if isinstance(prompt, str) or (blocks and isinstance(prompt, list)):
+    if isinstance(prompt, str):
+        return
+    if blocks and isinstance(prompt, list):
+        check_prompt_item(prompt)
         return
     if not hasattr(prompt, "__aiter__"):
         wanted = "a str, a list of content blocks" if blocks else "a str"
         raise OptionsError(
             f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
         )
+
+
+def check_prompt_item(prompt: object) -> None:
+    """Refuse, before it is sent, a prompt that is neither text, a list of content
+    blocks nor a user-message frame (a mapping): the CLI would never answer it.
+
+    Raises:
+        TypeError: ``prompt`` is of another type, or a list holds something that is
+            not a content block.
+    """
+    if isinstance(prompt, (str, Mapping)):
+        return
+    if not isinstance(prompt, list):
+        raise OptionsError(
+            "a prompt must be a str, a list of content blocks or a user-message dict, "
+            f"not {type(prompt).__name__}"
+        )
+    for n, block in enumerate(prompt):
+        problem = _block_problem(block)
+        if problem is not None:
+            raise OptionsError(f"prompt[{n}] is not a content block: {problem}")
+
+
+def _block_problem(block: object) -> str | None:
+    """Why ``block`` cannot be a content block of a prompt, or None (a cheap check of
+    what the CLI needs to answer at all, not a schema validation)."""
+    if not isinstance(block, Mapping):
+        return f"a content block is a dict, not {type(block).__name__}"
+    kind = block.get("type")
+    if not isinstance(kind, str):
+        return f"its 'type' must be a string, got {kind!r:.80}"
+    if kind == "text" and not isinstance(block.get("text"), str):
+        return f"a text block's 'text' must be a string, got {block.get('text')!r:.80}"
+    return None
 
 
 class _Feeder:
@@ -108,8 +147,10 @@ async def converse(
             feeder = _Feeder(conn, prompt)
             conn.start_soon(feeder.run)
         while True:
-            async for message in conn.messages(until_result=True, until_settled=True):
-                yield message
+            # closed with the conversation (trio warns of a generator left to the collector)
+            async with aclosing(conn.messages(until_result=True, until_settled=True)) as turn:
+                async for message in turn:
+                    yield message
             if feeder is not None and feeder.error is not None:
                 raise feeder.error  # noqa: TRY301 (recorded on the session's span below)
             if not conn.is_open or (not conn.run_open and (feeder is None or feeder.done)):
@@ -118,8 +159,9 @@ async def converse(
                 await conn.wait_activity()
         if conn.is_open:
             await conn.end_input()
-        async for message in conn.messages(until_result=False):
-            yield message
+        async with aclosing(conn.messages(until_result=False)) as rest:
+            async for message in rest:
+                yield message
     except BaseException as exc:  # cancelled, or failed: the session's span says so
         conn.abandoned(exc)
         raise

@@ -36,6 +36,7 @@ class TaskHost:
         self._scope: anyio.CancelScope | None = None
         self._ready: anyio.Event | None = None
         self._done: anyio.Event | None = None
+        self._task_id: int | None = None  # the host task's
         self.error: BaseException | None = None
         """What escaped the task group (a bug in a background task), if anything."""
 
@@ -58,6 +59,7 @@ class TaskHost:
 
     async def _run(self) -> None:
         assert self._ready is not None and self._done is not None
+        self._task_id = anyio.get_current_task().id
         try:
             with anyio.CancelScope() as scope:
                 self._scope = scope
@@ -74,16 +76,32 @@ class TaskHost:
             self._ready.set()
             self._done.set()
 
+    def _runs_current_task(self) -> bool:
+        """Whether the current task is the host task or one of its descendants."""
+        if self._task_id is None:
+            return False
+        parents = {task.id: task.parent_id for task in anyio.get_running_tasks()}
+        tid: int | None = anyio.get_current_task().id
+        while tid is not None:
+            if tid == self._task_id:
+                return True
+            tid = parents.get(tid)
+        return False
+
     def cancel(self) -> None:
         """Cancel the host's tasks (synchronous; `aclose()` also waits for them)."""
         if self._scope is not None:
             self._scope.cancel()
 
     async def aclose(self, timeout: float = 10.0) -> None:
-        """Cancel every task of the host and wait (shielded, at most ``timeout`` s)."""
+        """Cancel every task of the host and wait (shielded, at most ``timeout`` s).
+
+        Called from one of the host's own tasks (a callback that closes its session),
+        it only cancels: that task cannot wait for its own end.
+        """
         self.cancel()
         done = self._done
-        if done is None:
+        if done is None or self._runs_current_task():
             return
         with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
             await done.wait()

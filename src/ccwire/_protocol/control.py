@@ -201,6 +201,7 @@ class ControlProtocol:
         self._gate = _ReadGate()
         self._observers: list[ControlObserver] = []
         self._initialize_ids: set[str] = set()  # our initialize requests awaiting answers
+        self._closed_by_us = False  # aclose() ran: a waiter's answer is lost to it, not the CLI
         self.reply_gate: ReplyGate | None = None
         """If set, awaited before each answer to a CLI request is written."""
         self.clock: Callable[[], float] | None = None
@@ -267,22 +268,29 @@ class ControlProtocol:
         transport cannot be started (before readiness).
         """
         failed: Exception | None = None
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            self._workers = Workers(tg, "ccwire control request")
-            try:
-                await self._transport.start(tg)
-            except Exception as exc:
-                # raised as it is once the task group is left (raised in it, it would
-                # reach the caller wrapped in an ExceptionGroup); whatever the transport
-                # started there is cancelled
-                failed = exc
-                tg.cancel_scope.cancel()
-            else:
-                self._core.transition(ConnectionState.OPEN)
-                self._heard()
-                task_status.started()
-                await self._read()  # then the task group waits for the requests being served
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                self._workers = Workers(tg, "ccwire control request")
+                try:
+                    await self._transport.start(tg)
+                except Exception as exc:
+                    # raised as it is once the task group is left (raised in it, it would
+                    # reach the caller wrapped in an ExceptionGroup); whatever the
+                    # transport started there is cancelled
+                    failed = exc
+                    tg.cancel_scope.cancel()
+                else:
+                    self._core.transition(ConnectionState.OPEN)
+                    self._heard()
+                    task_status.started()
+                    await self._read()  # then the group waits for the requests being served
+        except BaseException as exc:
+            # a task of the connection failed (a callback that raised KeyboardInterrupt or
+            # SystemExit, a bug below us) and took the reader down, or the connection was
+            # cancelled from outside: every waiter and reader still gets an end
+            self._finish(_ended_by(exc))
+            raise
         if failed is not None:
             raise failed
 
@@ -301,6 +309,7 @@ class ControlProtocol:
     async def aclose(self) -> None:
         """Shut the transport down (bounded, shielded) and release every waiter."""
         with anyio.CancelScope(shield=True):
+            self._closed_by_us = True
             if self._core.state is ConnectionState.OPEN:
                 self._core.transition(ConnectionState.CLOSING)
             await self._transport.aclose()
@@ -455,7 +464,9 @@ class ControlProtocol:
         self._closed_error = error
         self._core.close(failed=error is not None)
         waiter_error = error or CLIConnectionError(
-            "the CLI closed its output before answering this request"
+            "the connection was closed before the CLI answered this request"
+            if self._closed_by_us
+            else "the CLI closed its output before answering this request"
         )
         for pending in self._pending.values():
             if pending.done.is_set():
@@ -588,3 +599,18 @@ class ControlProtocol:
             self._on_error(where, exc)
         else:
             logger.error("ccwire: error in %s: %s", where, exc, exc_info=exc)
+
+
+def _ended_by(exc: BaseException) -> CLIConnectionError:
+    """The error that ends a connection whose tasks ended with ``exc``."""
+    inner = exc
+    group: Any = getattr(inner, "exceptions", None)  # an exception group of one: its member
+    while isinstance(group, tuple) and len(group) == 1:
+        inner = group[0]
+        group = getattr(inner, "exceptions", None)
+    if isinstance(inner, anyio.get_cancelled_exc_class()):
+        error = CLIConnectionError("the CLI connection's tasks were cancelled")
+    else:
+        error = CLIConnectionError(f"a task of the CLI connection failed: {inner!r}")
+    error.__cause__ = exc
+    return error

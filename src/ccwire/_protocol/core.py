@@ -126,8 +126,9 @@ class ProtocolViolation:
 
 @dataclass(slots=True)
 class UndecodableRequest:
-    """A line too deeply nested to decode that holds a control request: the reader of
-    the messages sees ``error`` where it was, and the CLI is owed ``answer``."""
+    """A line that holds a control request but cannot be decoded (not UTF-8, not JSON,
+    nested too deeply): the reader of the messages sees ``error`` where it was, and the
+    CLI is owed ``answer``."""
 
     error: MessageDecodeError
     answer: bytes
@@ -208,10 +209,13 @@ class ProtocolCore:
         * a line that does not start with ``{`` is noise a CLI may print: `LineSkipped`;
         * a line that is not UTF-8, not JSON or too deeply nested, and a conversation
           frame its decoder refuses: `MessageReceived` carrying the
-          `MessageDecodeError` (the reader of the messages sees it where it was);
+          `MessageDecodeError` (the reader of the messages sees it where it was); such a
+          line that holds a ``control_request`` whose id can be read:
+          `UndecodableRequest` (the error, and the error answer owed for it);
         * ``control_request``: `RequestReceived` (now owed an answer), or, malformed,
-          `ProtocolViolation` with the error answer owed for it; too deeply nested to
-          decode, `UndecodableRequest`;
+          `ProtocolViolation` with the error answer owed for it; under the id of a
+          request still owed an answer, `ProtocolViolation` without an answer (the
+          first one is answered, once);
         * ``control_cancel_request`` of a request still owed: `RequestWithdrawn`;
         * ``control_response`` to a request of ours still waiting: `ResponseReceived`;
           malformed: `ProtocolViolation`; to anything else: ``None``;
@@ -225,18 +229,15 @@ class ProtocolCore:
         try:
             text = line.decode("utf-8", "surrogatepass")  # what json.loads(bytes) does
         except UnicodeDecodeError as exc:
-            return MessageReceived(
-                _decode_error("the CLI wrote a line that is not valid UTF-8", line, exc), size
-            )
+            return self._undecodable("a line that is not valid UTF-8", line, exc, size)
         del line  # a 100 MB line is not kept twice while its text is parsed
         try:
             obj = parse_object(text)
         except ValueError as exc:
-            return MessageReceived(
-                _decode_error("the CLI wrote a line that is not valid JSON", text, exc), size
-            )
+            return self._undecodable("a line that is not valid JSON", text, exc, size)
         except RecursionError as exc:
-            return self._too_deep(text, exc, size)
+            limit = sys.getrecursionlimit()
+            return self._undecodable(f"a frame nested deeper than {limit} levels", text, exc, size)
         kind = obj.get("type")  # a JSON text that starts with "{" is an object
         if kind == codec.CONTROL_REQUEST:
             return self._request(obj)
@@ -263,6 +264,13 @@ class ProtocolCore:
             if isinstance(rid, str):
                 answer = encode_line(codec.encode_error(rid, str(exc)))
             return ProtocolViolation("control_request", exc, answer)
+        if req.request_id in self._owed:
+            # the one still owed keeps its (one) answer; this one is not served twice
+            error = MessageDecodeError(
+                f"the CLI sent a second {req.subtype} request with the id "
+                f"{req.request_id!r} while the first is still owed an answer: ignored"
+            )
+            return ProtocolViolation("control_request", error, b"")
         self._owed[req.request_id] = req
         return RequestReceived(req)
 
@@ -293,20 +301,19 @@ class ProtocolCore:
         self._waiting.discard(resp.request_id)
         return ResponseReceived(resp)
 
-    def _too_deep(self, text: str, exc: RecursionError, size: int) -> Event:
-        """A frame nested deeper than JSON decoding allows: a decode error, and if it
-        is a control request whose id can be read, the error answer owed for it."""
-        error = _decode_error(
-            f"the CLI wrote a frame nested deeper than {sys.getrecursionlimit()} levels",
-            text,
-            exc,
-        )
-        head = text[:_ID_SCAN]
+    def _undecodable(self, what: str, line: bytes | str, cause: BaseException, size: int) -> Event:
+        """A line that cannot be decoded (``what`` it is): a decode error, and if it
+        holds a control request whose id can be read, the error answer owed for it (the
+        CLI would wait for one forever)."""
+        error = _decode_error(f"the CLI wrote {what}", line, cause)
+        head = line[:_ID_SCAN]
+        if isinstance(head, bytes):
+            head = head.decode("utf-8", "replace")
         rid = _REQUEST_ID.search(head)
-        if rid is None or _CONTROL_REQUEST.search(head) is None:
-            return MessageReceived(error, size)
+        if rid is None or _CONTROL_REQUEST.search(head) is None or rid.group(1) in self._owed:
+            return MessageReceived(error, size)  # (an id still owed keeps its one answer)
         answer = encode_line(
-            codec.encode_error(rid.group(1), "ccwire: the request is nested too deeply to decode")
+            codec.encode_error(rid.group(1), f"ccwire could not decode the request: {what}")
         )
         return UndecodableRequest(error, answer)
 

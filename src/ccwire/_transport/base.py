@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .._core.cancel import raised_by_callback
 from .._core.errors import (
     CcwireError,
     CLIConnectionError,
@@ -388,9 +389,10 @@ class StderrCollector:
     """Split stderr bytes into text lines, forward them to a callback, keep a bounded tail.
 
     The tail holds at most ``tail_bytes`` bytes of whole lines (a single longer line is
-    cut to its end). An exception from ``callback`` is logged once on the ``ccwire``
-    logger and otherwise ignored, so the stream keeps draining. An unfinished line longer
-    than ``max_line_bytes`` is passed on in pieces so memory stays bounded.
+    cut to its end). An exception from ``callback`` (its own cancellation exception
+    too) is logged once on the ``ccwire`` logger and otherwise ignored, so the stream
+    keeps draining. An unfinished line longer than ``max_line_bytes`` is passed on in
+    pieces so memory stays bounded.
     """
 
     def __init__(
@@ -438,7 +440,11 @@ class StderrCollector:
             return
         try:
             self._callback(raw.decode("utf-8", "replace"))
-        except Exception:
+        except BaseException as exc:
+            # the callback's own cancellation exception is its failure, not a cancellation
+            # of the drain (which would stop the whole connection)
+            if not isinstance(exc, Exception) and not raised_by_callback(exc):
+                raise
             if not self._callback_failed:
                 self._callback_failed = True
                 logger.exception("the stderr callback raised; further errors are not reported")
