@@ -33,6 +33,7 @@ import inspect
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
@@ -439,8 +440,9 @@ class SessionRuntime:
     async def _drain(self, client: ClaudeSDKClient) -> None:
         while True:
             try:
-                async for _ in client.receive_messages():
-                    pass  # the observer already queued it, in wire order
+                async with aclosing(client.receive_messages()) as messages:
+                    async for _ in messages:
+                        pass  # the observer already queued it, in wire order
             except MessageDecodeError as exc:
                 self._push(("decode_error", exc))
                 continue
