@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from ccwire._app.doctor import (
-    AUTH_HINT,
     Check,
     CheckStatus,
     capability_hint,
@@ -24,6 +23,7 @@ from ccwire._app.doctor import (
     locate_cli,
     print_checks,
 )
+from ccwire._app.errors import AUTH_HINT
 from ccwire._app.main import CliIO, main
 
 

@@ -32,8 +32,8 @@ from typing import IO, Any
 from .._batch.output import read_results, read_results_counted
 from .._batch.results import BatchResult
 from .batch_progress import cost_text
+from .errors import UsageError
 from .html import render_html
-from .loaders import UsageError
 from .transcript_view import load_session_view
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "SUMMARY_KEYS",
     "SUMMARY_VERSION",
     "TOP",
-    "add_report_arguments",
     "latest_results",
     "percentiles",
     "render_report",
@@ -64,23 +63,6 @@ _PALETTE = {"input": "#4c78a8", "output": "#f58518"}
 _KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start": "#9d755d",
                  "crash": "#e45756", "exception": "#ff9da6", "config": "#bab0ac",
                  "lost": "#eeca3b"}  # fmt: skip
-
-
-def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``ccwire batch report``."""
-    parser.add_argument("results", metavar="RESULTS.jsonl", help="a batch's results file")
-    parser.add_argument("--html", metavar="OUT.html", help="write the report page to this file")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print the report's numbers as one JSON object (totals, results by kind, "
-        "percentiles, slowest and most expensive tasks)",
-    )
-    parser.add_argument(
-        "--no-transcripts",
-        action="store_true",
-        help="do not write the transcript pages of the slowest and most expensive tasks",
-    )
 
 
 def latest_results(path: str | Path) -> list[BatchResult]:

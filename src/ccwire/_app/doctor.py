@@ -10,6 +10,7 @@ any other failure; warnings do not fail.
 
 from __future__ import annotations
 
+import argparse
 import enum
 import json
 import os
@@ -37,6 +38,8 @@ from .._transport.discovery import (
 )
 from .._wire.messages import Message, ResultMessage, SystemMessage
 from ..testing import ScriptedModel, text, tool_use
+from .errors import AUTH_HINT, AuthMissingError
+from .io import CliIO
 
 __all__ = [
     "TESTED_CLI_VERSIONS",
@@ -48,6 +51,7 @@ __all__ = [
     "check_cli_version",
     "check_packages",
     "detect_auth",
+    "doctor_command",
     "doctor_exit_code",
     "locate_cli",
     "print_checks",
@@ -59,14 +63,6 @@ TESTED_CLI_VERSIONS = ("2.1.197", PINNED_CLI_VERSION)
 is the pinned version, `PINNED_CLI_VERSION`)."""
 
 _TRACE_HINT = "run `ccwire run --offline --verbose hi` to see the protocol trace"
-AUTH_HINT = (
-    "export ANTHROPIC_API_KEY=sk-ant-... (or log in with `claude /login`); "
-    "without one, run offline: `ccwire demo`, `ccwire run --offline ...`"
-)
-
-
-class AuthMissingError(CcwireError):
-    """No credentials for the real model were found (``ccwire run`` exit code 4)."""
 
 
 class CheckStatus(enum.Enum):
@@ -290,6 +286,32 @@ _MARK = {
     CheckStatus.WARN: "warn",
     CheckStatus.FAIL: "FAIL",
 }
+
+
+def doctor_command(args: argparse.Namespace, io: CliIO) -> int:
+    """Run ``ccwire doctor``: every check, printed (as JSON with ``--json``).
+
+    Args:
+        args: The parsed arguments (``--cli-path``, ``--quick``, ``--json``).
+        io: Where to write, and the environment to check.
+
+    Returns:
+        The exit code (`doctor_exit_code`).
+    """
+    import anyio
+
+    checks = [check_python(), *check_packages()]
+    found, cli = locate_cli(args.cli_path, io.environ)
+    checks.append(found)
+    if cli is not None:
+        checks.append(check_cli_version(cli))
+        if not args.quick:
+            checks += anyio.run(probe_protocol, cli)
+    checks.append(check_auth(io.environ))
+    if not args.json:
+        io.stdout.write("ccwire doctor\n")
+    print_checks(checks, io.stdout, as_json=args.json)
+    return doctor_exit_code(checks)
 
 
 def print_checks(checks: Sequence[Check], out: IO[str], *, as_json: bool = False) -> None:
