@@ -112,7 +112,7 @@ def _guarded(
     """Run `command`; turn any failure into its one-line report and exit code, and each
     warning into a ``ccwire: warning: <message>`` line (not Python's file:line form)."""
     try:
-        with io.warnings_as_lines():
+        with io.warnings_as_lines(verbose=verbose):
             return command()
     except (SystemExit, GeneratorExit):
         raise
