@@ -11,7 +11,6 @@ import anyio
 import pytest
 
 import ccwire._conversation.client
-
 from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
