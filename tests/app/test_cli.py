@@ -113,6 +113,28 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["run", "--ofline", "hi"], "unrecognized arguments: --ofline (did you mean --offline?)"),
+        (["run", "hi", "--modle=x"], "unrecognized arguments: --modle=x (did you mean --model?)"),
+        (["run", "what", "is", "2+2", "--offline"],
+         'unrecognized arguments: is 2+2 (a prompt of several words goes in quotes: ccwire run'),
+        (["compat", "status", "--jsn"], "unrecognized arguments: --jsn (did you mean --json?)"),
+    ],
+)  # fmt: skip
+def test_an_unknown_argument_is_told_with_the_commands_usage_and_the_nearest_option(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in an option was told with the top-level usage (`ccwire [-h] [--version]
+    COMMAND ...`) and no suggestion; an unquoted prompt of several words likewise."""
+    assert main(argv, io=make_io()) == 2
+    lines = capsys.readouterr().err.splitlines()
+    command = " ".join(a for a in argv[:2] if a in ("run", "compat", "status"))
+    assert lines[0].startswith(f"usage: ccwire {command} ")
+    assert lines[-1].startswith(f"ccwire {command}: error: {said}")
+
+
+@pytest.mark.parametrize(
     ("extra", "message"),
     [
         (["--max-turns", "0"], "--max-turns must be at least 1"),

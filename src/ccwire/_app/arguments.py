@@ -9,13 +9,16 @@ own module (through `commands`) only to run it.
 from __future__ import annotations
 
 import argparse
-from typing import Final
+import difflib
+from collections.abc import Sequence
+from typing import Any, Final
 
 from .io import EXIT_CODES
 from .reference_names import REFERENCE_VERSION
 
 __all__ = [
     "PERMISSION_MODES",
+    "CommandParser",
     "SERVE_USAGE",
     "add_batch_arguments",
     "add_compat_arguments",
@@ -27,6 +30,35 @@ __all__ = [
     "batch_report_parser",
     "build_parser",
 ]
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of one command: an argument it does not know is reported with this
+    command's usage (not the top-level one) and the nearest option (``--ofline``: did
+    you mean ``--offline``?), or, for words after ``ccwire run``'s prompt, the hint to
+    quote a prompt of several words."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(self._unrecognized(extras))
+        return parsed, extras
+
+    def _unrecognized(self, extras: list[str]) -> str:
+        text = f"unrecognized arguments: {' '.join(extras)}"
+        options = [o for action in self._actions for o in action.option_strings]
+        for extra in extras:
+            if not extra.startswith("-"):
+                continue
+            near = difflib.get_close_matches(extra.partition("=")[0], options, n=1)
+            if near:
+                return f"{text} (did you mean {near[0]}?)"
+        if self.prog.endswith(" run") and not extras[0].startswith("-"):
+            return f'{text} (a prompt of several words goes in quotes: ccwire run "...")'
+        return text
+
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 
@@ -378,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print ccwire's version, the pinned and the found Claude Code CLI version",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     run = sub.add_parser(
         "run",
         help="run one prompt, streamed live (offline with --offline/--scripted)",
@@ -442,7 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def batch_report_parser() -> argparse.ArgumentParser:
     """The parser of ``ccwire batch report`` (parsed apart from ``ccwire batch``'s)."""
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="ccwire batch report",
         description="Draw a batch's results file as one self-contained web page (--html): "
         "durations, cost, tokens and tool calls per task, failures by kind, the slowest and "
