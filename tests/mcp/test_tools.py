@@ -376,8 +376,8 @@ async def test_a_raising_tool_is_logged_once_with_its_traceback_at_debug(
     [record] = caplog.records
     assert (record.name, record.levelno, record.exc_info) == ("ccwire.tools", logging.WARNING, None)
     assert record.getMessage().startswith(
-        "tool 'div' raised ZeroDivisionError: division by zero; the model got it as "
-        "the tool's error result"
+        "tool 'div' raised ZeroDivisionError: division by zero; the caller (the model) got "
+        "it as an error result"
     )
     caplog.clear()
     with caplog.at_level(logging.DEBUG, logger="ccwire.tools"):

@@ -367,7 +367,7 @@ def add_show_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 SERVE_USAGE: Final = """\
-usage: ccwire serve [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
+usage: ccwire serve [-v] [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
 
 Serve an MCP server to any MCP client: over stdin/stdout (one JSON-RPC message per
 line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
@@ -377,6 +377,7 @@ line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST default
                          SIGTERM; on stdio also the end of stdin) get to finish
                          (default 5): those cut off then are answered with an error,
                          and the exit code is 1; a second signal cuts them off at once
+  --verbose, -v          the traceback of a failure, and of each tool call that raised
 
 LIMITS of the HTTP server:
   --max-body-bytes N     the largest request body (default 4194304, 4 MiB): 413 beyond

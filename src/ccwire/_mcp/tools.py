@@ -435,8 +435,8 @@ def _log_tool_exception(name: str, exc: Exception) -> None:
     raise on purpose gets one captured line per call, not a traceback)."""
     text = str(exc).strip().splitlines()
     tool_logger.warning(
-        "tool %r raised %s%s; the model got it as the tool's error result (the traceback: "
-        "'ccwire.tools' logger at DEBUG level, or `ccwire run --verbose`)",
+        "tool %r raised %s%s; the caller (the model) got it as an error result (the "
+        "traceback: the 'ccwire.tools' logger at DEBUG level, or ccwire run/serve --verbose)",
         name, type(exc).__name__, f": {text[0]}" if text else "",
     )  # fmt: skip
     tool_logger.debug("the traceback of tool %r:", name, exc_info=exc)
