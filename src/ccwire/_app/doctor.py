@@ -300,17 +300,29 @@ def doctor_command(args: argparse.Namespace, io: CliIO) -> int:
     """
     import anyio
 
-    checks = [check_python(), *check_packages()]
-    found, cli = locate_cli(args.cli_path, io.environ)
-    checks.append(found)
-    if cli is not None:
-        checks.append(check_cli_version(cli))
-        if not args.quick:
-            checks += anyio.run(probe_protocol, cli)
-    checks.append(check_auth(io.environ))
+    checks: list[Check] = []
+
+    def add(*done: Check) -> None:  # each line shows as soon as its check is done
+        checks.extend(done)
+        if not args.json:
+            for check in done:
+                _print_check(check, io.stdout)
+            io.stdout.flush()
+
     if not args.json:
         io.stdout.write("ccwire doctor\n")
-    print_checks(checks, io.stdout, as_json=args.json)
+    add(check_python(), *check_packages())
+    found, cli = locate_cli(args.cli_path, io.environ)
+    add(found)
+    if cli is not None:
+        add(check_cli_version(cli))
+        if not args.quick:  # seconds: the CLI starts and runs a turn
+            add(*anyio.run(probe_protocol, cli))
+    add(check_auth(io.environ))
+    if args.json:
+        print_checks(checks, io.stdout, as_json=True)
+    else:
+        _print_summary(checks, io.stdout)
     return doctor_exit_code(checks)
 
 
@@ -321,9 +333,17 @@ def print_checks(checks: Sequence[Check], out: IO[str], *, as_json: bool = False
         out.write(json.dumps({"checks": rows}, indent=2) + "\n")
         return
     for check in checks:
-        out.write(f"  {_MARK[check.status]:<5} {check.name:<14} {check.detail}\n")
-        if check.fix and check.status is not CheckStatus.OK:
-            out.write(f"  {'':<5} {'':<14} fix: {check.fix}\n")
+        _print_check(check, out)
+    _print_summary(checks, out)
+
+
+def _print_check(check: Check, out: IO[str]) -> None:
+    out.write(f"  {_MARK[check.status]:<5} {check.name:<14} {check.detail}\n")
+    if check.fix and check.status is not CheckStatus.OK:
+        out.write(f"  {'':<5} {'':<14} fix: {check.fix}\n")
+
+
+def _print_summary(checks: Sequence[Check], out: IO[str]) -> None:
     warnings = sum(c.status is CheckStatus.WARN for c in checks)
     failures = sum(c.status is CheckStatus.FAIL for c in checks)
     out.write(f"{failures} problem(s), {warnings} warning(s)\n")
