@@ -21,6 +21,7 @@ IMPORT_LABELS = {
     "anyio_asyncio": "import anyio, asyncio",
     "asyncio_usual": f"import anyio, asyncio; from ccwire import {_USUAL}",
     "bare": "import ccwire",
+    "cli_help": "ccwire --help",
     "ref_usual": f"from claude_agent_sdk import {_USUAL}",
     "before_usual": f"from ccwire import {_USUAL} (before)",
 }

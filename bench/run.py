@@ -245,6 +245,12 @@ IMPORTS = {  # name: (implementation whose Python runs it, import statement)
     # what an asyncio program pays: the usual import does not load asyncio itself
     "asyncio_usual": ("ccwire", f"import anyio, asyncio; from ccwire import {USUAL_NAMES}"),
     "bare": ("ccwire", "import ccwire"),
+    # `ccwire --help`: the command line imports only the declarations of its commands
+    "cli_help": (
+        "ccwire",
+        "import contextlib, io\nfrom ccwire._app.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(['--help'])",
+    ),
     "ref_usual": ("ref", f"from claude_agent_sdk import {USUAL_NAMES}"),
     "before_usual": ("before", f"from ccwire import {USUAL_NAMES}"),
 }

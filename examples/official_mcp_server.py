@@ -26,7 +26,12 @@ import anyio
 try:
     from mcp.server.mcpserver import MCPServer  # mcp 2.x
 except ImportError:  # mcp 1.x calls it FastMCP
-    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[attr-defined,no-redef]
+    try:
+        from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[attr-defined,no-redef]
+    except ImportError:  # not installed: say how, not two tracebacks
+        raise SystemExit(
+            "this example needs the official mcp package: pip install 'ccwire[mcp]'"
+        ) from None
 
 from ccwire import (
     AssistantMessage,

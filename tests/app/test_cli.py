@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
 import sys
 import textwrap
 import warnings
@@ -60,11 +62,76 @@ def test_help_lists_commands_and_exit_codes(capsys: pytest.CaptureFixture[str]) 
     assert "--tools MODULE:SERVER" in run_help and "130" in run_help
 
 
+_HELP_DIR = Path(__file__).parent.parent / "data" / "cli_help"
+_HELP_PROBE = """
+import contextlib, io, json, sys
+from ccwire._app.main import CliIO, main
+outputs = {}
+for name, argv in json.loads(sys.argv[1]).items():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv, io=CliIO(io.StringIO(), out, io.StringIO(), {}))
+    outputs[name] = (code, out.getvalue())
+print(json.dumps({"outputs": outputs, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_help_needs_only_the_declarations_and_is_unchanged() -> None:
+    """``ccwire --help`` and ``ccwire COMMAND --help`` come from the commands'
+    declarations alone: no command's module (the client, the MCP server, rich...) is
+    imported (it made ``--help`` take half a second), and every text is the one the
+    commands printed before (tests/data/cli_help, written at 80 columns)."""
+    argvs = {  # ccwire.txt: `ccwire --help`; batch_report.txt: `ccwire batch report --help`
+        path.stem: [*path.stem.removeprefix("ccwire").split("_"), "--help"][path.stem == "ccwire" :]
+        for path in sorted(_HELP_DIR.glob("*.txt"))
+    }
+    assert len(argvs) == 10  # ccwire and its nine commands (batch report included)
+    env = {**os.environ, "COLUMNS": "80", "LINES": "24"}
+    done = subprocess.run(
+        [sys.executable, "-c", _HELP_PROBE, json.dumps(argvs)],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    loaded = {m for m in report["modules"] if m.startswith("ccwire.")}
+    light = {"ccwire._app", "ccwire._app.arguments", "ccwire._app.commands", "ccwire._app.errors",
+             "ccwire._app.io", "ccwire._app.main", "ccwire._app.reference_names",
+             "ccwire._batch", "ccwire._batch.errors", "ccwire._core", "ccwire._core.errors",
+             "ccwire._core.lazy", "ccwire._core.redact", "ccwire._transport",
+             "ccwire._transport.discovery", "ccwire._version"}  # fmt: skip
+    assert loaded <= light, sorted(loaded - light)
+    for name, (code, written) in report["outputs"].items():
+        assert code == 0, name
+        if sys.version_info < (3, 13):  # argparse's layout changed in 3.13
+            assert written == (_HELP_DIR / f"{name}.txt").read_text(), name
+
+
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([], io=make_io()) == 2
     assert main(["run"], io=make_io()) == 2
     assert main(["run", "hi", "--offline", "--scripted", "x.json"], io=make_io()) == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["run", "--ofline", "hi"], "unrecognized arguments: --ofline (did you mean --offline?)"),
+        (["run", "hi", "--modle=x"], "unrecognized arguments: --modle=x (did you mean --model?)"),
+        (["run", "what", "is", "2+2", "--offline"],
+         'unrecognized arguments: is 2+2 (a prompt of several words goes in quotes: ccwire run'),
+        (["compat", "status", "--jsn"], "unrecognized arguments: --jsn (did you mean --json?)"),
+    ],
+)  # fmt: skip
+def test_an_unknown_argument_is_told_with_the_commands_usage_and_the_nearest_option(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A typo in an option was told with the top-level usage (`ccwire [-h] [--version]
+    COMMAND ...`) and no suggestion; an unquoted prompt of several words likewise."""
+    assert main(argv, io=make_io()) == 2
+    lines = capsys.readouterr().err.splitlines()
+    command = " ".join(a for a in argv[:2] if a in ("run", "compat", "status"))
+    assert lines[0].startswith(f"usage: ccwire {command} ")
+    assert lines[-1].startswith(f"ccwire {command}: error: {said}")
 
 
 @pytest.mark.parametrize(
@@ -488,7 +555,7 @@ def test_format_duration() -> None:
 
 
 def test_renderer_choice(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ccwire._app.main import _parser
+    from ccwire._app.arguments import build_parser as _parser
     from ccwire._app.run import choose_renderer
 
     class TTYOut(io.StringIO):
@@ -590,7 +657,7 @@ async def test_prompter_without_terminal_applies_the_policy() -> None:
 
 
 def test_interactive_only_on_a_terminal_without_policy(tmp_path: Path) -> None:
-    from ccwire._app.main import _parser
+    from ccwire._app.arguments import build_parser as _parser
     from ccwire._app.run import spec_from_args
 
     def interactive(argv: list[str], tty: bool) -> bool:
@@ -607,7 +674,7 @@ def test_interactive_only_on_a_terminal_without_policy(tmp_path: Path) -> None:
 def test_allow_names_a_tool_of_tools_by_its_own_name(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--allow add`` means the in-process tool's full name (the CLI knows it by that
     alone, so a bare name would match nothing); other names and patterns pass as given."""
-    from ccwire._app.main import _parser
+    from ccwire._app.arguments import build_parser as _parser
     from ccwire._app.run import spec_from_args
 
     monkeypatch.setattr(sys, "path", list(sys.path))  # load_server() prepends to it

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import ccwire._app.doctor
 from ccwire._app.doctor import (
-    AUTH_HINT,
     Check,
     CheckStatus,
     capability_hint,
@@ -24,6 +24,7 @@ from ccwire._app.doctor import (
     locate_cli,
     print_checks,
 )
+from ccwire._app.errors import AUTH_HINT
 from ccwire._app.main import CliIO, main
 
 
@@ -215,6 +216,29 @@ def test_doctor_command_quick(tmp_path: Path) -> None:
     assert text.startswith("ccwire doctor\n")
     assert f"ok    cli            {cli} (found via --cli-path)" in text
     assert "ok    cli version    2.1.330" in text
+
+
+def test_doctor_shows_each_check_before_the_slow_probe_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The protocol probe takes seconds (the CLI starts and runs a turn): the report was
+    written only once everything had run, so `ccwire doctor` showed nothing meanwhile."""
+    cli = fake_cli(tmp_path, "2.1.330 (Claude Code)")
+    stdout = io.StringIO()
+    shown_before: list[str] = []
+
+    async def probe(path: str) -> list[Check]:
+        shown_before.append(stdout.getvalue())
+        return [Check("protocol", CheckStatus.OK, "probed")]
+
+    monkeypatch.setattr(ccwire._app.doctor, "probe_protocol", probe)
+    cli_io = CliIO(io.StringIO(), stdout, io.StringIO(), {"HOME": str(tmp_path)})
+    main(["doctor", "--cli-path", cli], io=cli_io)
+    [before] = shown_before
+    assert before.startswith("ccwire doctor\n  ok    python ")
+    assert "ok    cli version    2.1.330" in before and "credentials" not in before
+    assert "ok    protocol       probed\n" in stdout.getvalue()
+    assert stdout.getvalue().endswith(" warning(s)\n")
 
 
 def test_doctor_command_without_cli_exits_3(tmp_path: Path) -> None:

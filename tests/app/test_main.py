@@ -5,7 +5,10 @@ failure's exit code and hint: ``test_cli_version.py``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,6 +65,43 @@ def test_a_bug_is_one_line_with_the_exception_type() -> None:
     assert _guarded(nameless, cli_io, verbose=False, as_json=True, name="run") == 1
     assert err(cli_io).splitlines()[0] == "ccwire: error: RuntimeError"
     assert '"message": "RuntimeError"' in out(cli_io)
+
+
+def test_ccwire_log_records_are_lines_on_the_commands_stderr() -> None:
+    """A tool that raised (logged on ``ccwire.tools``) is shown by every command, once,
+    on its own stderr and around the live display; its traceback only with --verbose."""
+    suspended: list[str] = []
+
+    @contextlib.contextmanager
+    def around() -> Iterator[None]:
+        suspended.append("display")
+        yield
+
+    def command() -> int:
+        with cli_io.warnings_as_lines(around):  # `ccwire run`'s, inside main's
+            logging.getLogger("ccwire.tools").warning("ccwire: tool 'div' raised X: y")
+            try:
+                _ = 1 / 0
+            except ZeroDivisionError as exc:
+                logging.getLogger("ccwire.tools").debug("the traceback:", exc_info=exc)
+            logging.getLogger("ccwire.other").info("not shown")
+        return 0
+
+    cli_io = make_io()
+    assert _guarded(command, cli_io, verbose=False, as_json=False, name="run") == 0
+    assert err(cli_io) == "ccwire: warning: tool 'div' raised X: y\n"
+    assert suspended == ["display"]
+    cli_io = make_io()
+    assert _guarded(command, cli_io, verbose=True, as_json=False, name="run") == 0
+    lines = err(cli_io).splitlines()
+    assert lines[:3] == [
+        "ccwire: warning: tool 'div' raised X: y",
+        "ccwire: debug: the traceback:",
+        "  Traceback (most recent call last):",
+    ]
+    assert lines[-1] == "  ZeroDivisionError: division by zero"
+    assert not logging.getLogger("ccwire.tools").isEnabledFor(logging.DEBUG)  # restored
+    assert not [h for h in logging.getLogger("ccwire").handlers if type(h).__name__ == "_LogLines"]
 
 
 def test_an_exit_is_never_reported_as_a_failure() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+import ccwire._conversation.client
 from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
@@ -25,6 +26,7 @@ from ccwire import (
     HookMatcher,
     Message,
     MessageDecodeError,
+    NoPromptError,
     OptionsError,
     PermissionResultAllow,
     PermissionResultDeny,
@@ -489,6 +491,58 @@ async def test_receive_response_before_any_prompt_waits_for_the_next_message() -
             await fake.assistant({"type": "text", "text": "unprompted"})
             await fake.result("late")
     assert [type(m).__name__ for m in received] == ["AssistantMessage", "ResultMessage"]
+
+
+async def test_receive_response_with_no_prompt_ever_sent_says_await(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``client.query("hi")`` without ``await`` sends nothing: receive_response() then
+    waited forever (as the reference does); now, after NO_PROMPT_SECONDS with no prompt
+    sent, being sent or answered, `NoPromptError` says to await. A prompt sent by
+    another task meanwhile, a prompt stream still to yield its first prompt and
+    messages that come unprompted are all waited for as before."""
+    monkeypatch.setattr(ccwire._conversation.client, "NO_PROMPT_SECONDS", 0.2)
+    async with connected() as (client, fake):
+        with pytest.raises(NoPromptError, match=r"did you forget `await` before `client\.query"):
+            async for _ in client.receive_response():
+                pass  # pragma: no cover
+        assert fake.received[-1]["type"] != "user"  # nothing was sent
+        got: list[Any] = []
+        async with anyio.create_task_group() as tg:  # another task sends the prompt
+
+            async def read() -> None:
+                got.extend([m async for m in client.receive_response()])
+
+            tg.start_soon(read)
+            await client.query("hi")
+            await fake.receive("user")
+            await fake.result("answered")
+        assert [type(m) for m in got] == [ResultMessage]
+
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    release = anyio.Event()
+
+    async def prompts() -> AsyncIterator[str]:
+        await release.wait()
+        yield "late"
+
+    client = ClaudeSDKClient(transport=transport)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(fake.handshake)
+            await client.connect(prompts())
+        try:
+            with anyio.move_on_after(0.5) as waited:  # longer than NO_PROMPT_SECONDS
+                async for _ in client.receive_response():
+                    pass  # pragma: no cover
+            assert waited.cancelled_caught  # the stream's prompt is on its way: no error
+            release.set()
+            await fake.receive("user")
+            await fake.result("late")
+            assert [type(m) async for m in client.receive_response()] == [ResultMessage]
+        finally:
+            await client.disconnect()
 
 
 async def test_idle_before_the_result_does_not_shift_turns() -> None:

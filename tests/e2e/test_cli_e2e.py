@@ -40,7 +40,11 @@ CALC = textwrap.dedent(
         await anyio.sleep(60)
         return {"content": [{"type": "text", "text": "waited"}]}
 
-    server = create_sdk_mcp_server("calc", tools=[add, subtract, wait])
+    @tool("div", "Divide a by b", {"a": float, "b": float})
+    async def div(args):
+        return {"content": [{"type": "text", "text": f"{args['a'] / args['b']:g}"}]}
+
+    server = create_sdk_mcp_server("calc", tools=[add, subtract, wait, div])
     """
 )
 
@@ -184,9 +188,18 @@ def test_an_offline_run_is_kept_listed_and_shown_by_its_short_id(
 
 
 def test_verbose_prints_the_protocol_trace(workdir: Path) -> None:
-    code, out, err = run(["hello", "--offline", "--verbose", "--cwd", str(workdir)])
-    assert code == 0
+    """The trace, and the traceback of a tool that raised (the model only got its text)."""
+    steps = script(workdir / "s.json", [call("div", a=1, b=0), {"text": "(offline echo) {prompt}"}])
+    code, out, err = run(
+        ["hello", "--scripted", steps, "--tools", "calctools:server", "--allow", "div",
+         "--verbose", "--cwd", str(workdir)]
+    )  # fmt: skip
+    assert code == 0, err
     assert "(offline echo) hello" in out
+    assert "tool error   mcp__calc__div" in out
+    told = err[err.index("ccwire: warning: tool 'div' raised ZeroDivisionError: ") :]
+    assert "ccwire: debug: the traceback of tool 'div':\n  Traceback (most recent" in told
+    assert "calctools.py" in told and "  ZeroDivisionError: division by zero\n" in told
     if not old_cli():  # CLIs before 2.1.330 send no session_state_changed frames
         assert "[state] running" in out
     trace = err.splitlines()

@@ -850,6 +850,12 @@ def test_duplicate_names_and_bad_tools_are_rejected() -> None:
         server.add_tool(greet)
     with pytest.raises(ToolDefinitionError, match="SdkMcpTool"):
         server.add_tool("greet")  # type: ignore[arg-type]
+
+    def add(a: float, b: float) -> float:  # a plain function: says how to make it a tool
+        return a + b
+
+    with pytest.raises(ToolDefinitionError, match=r"decorate it, `@tool\('add', \"what it does"):
+        SdkMcpServer("s", tools=[add])  # type: ignore[list-item]
     with pytest.raises(KeyError):
         server.remove_tool("missing")
     with pytest.raises(TypeError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import threading
 from typing import Any, TypedDict
 
@@ -351,6 +352,40 @@ async def test_other_exceptions_send_their_text_as_the_reference_does() -> None:
     result = await boom.call({})
     assert result == {"content": [text_content("'missing'")], "isError": True}
     assert await mute.call({}) == {"content": [text_content("ValueError")], "isError": True}
+
+
+@pytest.mark.anyio
+async def test_a_raising_tool_is_logged_once_with_its_traceback_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The model only gets the error result: the developer is told on ``ccwire.tools``,
+    one WARNING line (no traceback: tests whose tools raise on purpose stay readable),
+    the traceback at DEBUG; a `ToolError` is the tool's own answer and is not logged."""
+
+    @tool("div", "d", {"a": float, "b": float})
+    async def div(args: dict[str, Any]) -> str:
+        return str(args["a"] / args["b"])
+
+    @tool("refuse", "d", {})
+    async def refuse(args: dict[str, Any]) -> str:
+        raise ToolError("no")
+
+    with caplog.at_level(logging.WARNING, logger="ccwire"):
+        assert (await div.call({"a": 1, "b": 0}))["isError"] is True
+        assert (await refuse.call({}))["isError"] is True
+    [record] = caplog.records
+    assert (record.name, record.levelno, record.exc_info) == ("ccwire.tools", logging.WARNING, None)
+    assert record.getMessage().startswith(
+        "tool 'div' raised ZeroDivisionError: division by zero; the caller (the model) got "
+        "it as an error result"
+    )
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="ccwire.tools"):
+        await div.call({"a": 1, "b": 0})
+    warning, debug = caplog.records
+    assert warning.levelno == logging.WARNING and debug.levelno == logging.DEBUG
+    assert debug.exc_info is not None and debug.exc_info[0] is ZeroDivisionError
+    assert "in div" in caplog.text and "Traceback" in caplog.text
 
 
 @pytest.mark.anyio

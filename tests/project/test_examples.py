@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import urllib.request
 import venv
 from pathlib import Path
@@ -63,6 +64,17 @@ def test_official_mcp_server_example() -> None:
     assert "tool call    mcp__weather__forecast {'city': 'Oslo', 'days': 2}" in out
     assert "Oslo: sunny for 2 day(s)" in out
     assert "result       success, 2 turns" in out
+
+
+def test_official_mcp_server_example_without_mcp_says_what_to_install() -> None:
+    """Run without the `[mcp]` extra it said so in two chained tracebacks."""
+    blocked = "import runpy, sys; sys.modules['mcp'] = None; runpy.run_path(sys.argv[1])"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, str(EXAMPLES / "official_mcp_server.py")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "this example needs the official mcp package: pip install 'ccwire[mcp]'\n"
 
 
 def test_official_mcp_server_example_on_mcp_1(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+from ccwire import OptionsError
 from ccwire.testing import (
     DEFAULT_MODEL,
     OFFLINE_API_KEY,
@@ -311,6 +312,21 @@ def test_failing_callable_is_reported_as_500(model: ScriptedModel) -> None:
     assert call(model, turn_body())[0] == 500
     assert "RuntimeError('oops')" in model.errors[0]
     assert "'not a reply'" in model.errors[1]
+
+
+def test_a_list_of_steps_is_refused_at_once_not_as_a_500_later(model: ScriptedModel) -> None:
+    """``ScriptedModel([a, b])`` was one step that failed only when the CLI asked for it,
+    as an API error whose text called the list a callable."""
+    for bad in ([text("a"), text("b")], (text("a"),)):
+        with pytest.raises(
+            OptionsError, match=r"pass the steps one by one.*ScriptedModel\(\*steps\)"
+        ):
+            ScriptedModel(bad)  # type: ignore[arg-type]
+        with pytest.raises(OptionsError, match="cannot be a"):
+            model.add(text("ok"), bad)  # type: ignore[arg-type]
+    with pytest.raises(OptionsError, match="not 'hello'"):
+        ScriptedModel("hello")  # type: ignore[arg-type]
+    assert model.remaining == 0  # nothing of a refused add() was added
 
 
 def test_credentials_are_redacted(model: ScriptedModel) -> None:

@@ -48,185 +48,18 @@ from .batch_progress import (
     RichBatchDisplay,
 )
 from .batch_report import add_latest, read_latest, write_report
-from .doctor import AuthMissingError, detect_auth
+from .doctor import detect_auth
+from .errors import AuthMissingError, BatchProcessLostError
 from .loaders import UsageError, load_script, parse_step
 from .render import rich_available
-from .run import PERMISSION_MODES
 
 if TYPE_CHECKING:
     from ..testing import ModelRequest, Step
     from .io import CliIO
 
-__all__ = ["BatchProcessLostError", "add_batch_arguments", "batch_command", "per_session_script"]
+__all__ = ["BatchProcessLostError", "batch_command", "per_session_script"]
 
 _ECHO = "(offline echo) {prompt}"
-
-
-def add_batch_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``ccwire batch``."""
-    parser.add_argument("tasks", metavar="TASKS.jsonl", help="one JSON task per line")
-    parser.add_argument(
-        "-o",
-        "--output",
-        required=True,
-        metavar="RESULTS.jsonl",
-        help="results file (appended; finished ids are skipped on a re-run; .parquet with pyarrow)",
-    )
-    parser.add_argument(
-        "-j", "--jobs", type=int, default=4, metavar="N", help="sessions at once (default 4)"
-    )
-    offline = parser.add_mutually_exclusive_group()
-    offline.add_argument(
-        "--offline",
-        action="store_true",
-        help="no API key needed: a local scripted model echoes each prompt",
-    )
-    offline.add_argument(
-        "--scripted",
-        metavar="FILE.json",
-        help="offline; every session plays the steps of FILE.json in order",
-    )
-    parser.add_argument(
-        "--tools",
-        action="append",
-        default=[],
-        metavar="MODULE:SERVER",
-        help="an in-process MCP server by reference, its tools allowed; repeatable",
-    )
-    parser.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="TOOL",
-        help="allow a tool without asking; repeatable",
-    )
-    parser.add_argument(
-        "--permission-mode",
-        choices=PERMISSION_MODES,
-        metavar="MODE",
-        help="the CLI's permission mode",
-    )
-    parser.add_argument("--model", help="model for tasks that name none")
-    parser.add_argument("--max-turns", type=int, metavar="N", help="turn limit per session")
-    parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
-    parser.add_argument(
-        "--silence-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="stop a session whose CLI writes nothing this long mid-turn (a hung CLI): "
-        "the task fails and the batch goes on (default: no limit)",
-    )
-    parser.add_argument(
-        "--task-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="stop a task still running after SECONDS (its retries included; a task's own "
-        '"timeout" key wins): it fails as timed out, is not retried, and the batch goes on '
-        "(default: no limit)",
-    )
-    parser.add_argument(
-        "--spawn",
-        metavar="MODULE:FUNC",
-        help="start every CLI with this spawner (a function, or a spawner class such as "
-        "ccwire:BubblewrapSpawner); imported wherever sessions run",
-    )
-    parser.add_argument(
-        "--spares",
-        type=_spares,
-        default=0,
-        metavar="N",
-        help="keep N spare CLIs booted (per Ray actor) so that tasks start on one",
-    )
-    parser.add_argument(
-        "--retries",
-        type=int,
-        default=3,
-        metavar="N",
-        help="retries of a rate-limited/overloaded task (default 3)",
-    )
-    parser.add_argument(
-        "--rerun-failed",
-        action="store_true",
-        help="run again the tasks whose recorded result failed",
-    )
-    skipping = parser.add_mutually_exclusive_group()
-    skipping.add_argument(
-        "--strict", action="store_true", help="reject the whole file if any line is malformed"
-    )
-    skipping.add_argument(
-        "--allow-skipped",
-        action="store_true",
-        help="exit 0 even if malformed lines were skipped (when every task succeeded)",
-    )
-    parser.add_argument(
-        "--ray",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="ADDRESS",
-        help="run sessions on Ray actors (ADDRESS, else RAY_ADDRESS, else a local Ray)",
-    )
-    parser.add_argument(
-        "--num-cpus", type=float, default=1.0, metavar="N", help="Ray: CPUs per task (default 1)"
-    )
-    parser.add_argument("--memory-mb", type=int, metavar="MB", help="Ray: memory per task")
-    parser.add_argument(
-        "--sessions-per-actor",
-        type=int,
-        metavar="K",
-        help="Ray: sessions one actor runs at once (default: from the cluster's nodes)",
-    )
-    add_observability_arguments(parser)
-    out = parser.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="NDJSON progress events (for scripts)")
-    out.add_argument("--plain", action="store_true", help="plain lines, no live display")
-    out.add_argument("--live", action="store_true", help=argparse.SUPPRESS)  # tests: force rich
-    parser.add_argument(
-        "--verbose",
-        "-v",
-        action="store_true",
-        help="full error messages, and each failed task's exit code and CLI stderr",
-    )
-
-
-def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
-    """The budget, OpenTelemetry and report options of ``ccwire batch``."""
-    parser.add_argument(
-        "--max-cost-usd",
-        type=float,
-        metavar="USD",
-        help="stop starting tasks once the results file records this cost (re-runs included)",
-    )
-    parser.add_argument(
-        "--on-budget",
-        choices=("finish", "interrupt"),
-        default="finish",
-        help="when the budget is spent, let running tasks finish (default) or interrupt them",
-    )
-    parser.add_argument(
-        "--otel",
-        action="store_true",
-        help="OpenTelemetry traces and metrics over OTLP/HTTP (OTEL_EXPORTER_OTLP_* variables)",
-    )
-    parser.add_argument(
-        "--otel-cli", action="store_true", help="with --otel: the CLI's own spans join the trace"
-    )
-    parser.add_argument(
-        "--report",
-        metavar="OUT.html",
-        help="keep a batch report page up to date as results arrive (`ccwire batch report`)",
-    )
-
-
-def _spares(text: str) -> int:
-    """``--spares N``: a count, 0 or more."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"expected a count of spare CLIs (0 or more): {text!r}")
-    return count
 
 
 def per_session_script(steps: list[Step]) -> Step:
@@ -363,10 +196,6 @@ def _supervise(
     if finished and code >= 0:
         return code
     return _lost_child(args, io, tasks, start, code)
-
-
-class BatchProcessLostError(BatchError):
-    """The process running a ``ccwire batch --ray`` ended abruptly (Ray ended it)."""
 
 
 def _lost_child(

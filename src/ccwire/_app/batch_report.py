@@ -33,8 +33,8 @@ from typing import IO, Any
 from .._batch.output import read_results_counted
 from .._batch.results import BatchResult
 from .batch_progress import cost_text
+from .errors import UsageError
 from .html import page_bytes, render_html
-from .loaders import UsageError
 from .transcript_view import load_session_view
 
 __all__ = [
@@ -43,7 +43,6 @@ __all__ = [
     "SUMMARY_VERSION",
     "TOP",
     "add_latest",
-    "add_report_arguments",
     "percentiles",
     "read_latest",
     "render_report",
@@ -67,23 +66,6 @@ _PALETTE = {"input": "#4c78a8", "output": "#f58518"}
 _KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start": "#9d755d",
                  "crash": "#e45756", "exception": "#ff9da6", "config": "#bab0ac",
                  "lost": "#eeca3b", "timeout": "#f58518"}  # fmt: skip
-
-
-def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``ccwire batch report``."""
-    parser.add_argument("results", metavar="RESULTS.jsonl", help="a batch's results file")
-    parser.add_argument("--html", metavar="OUT.html", help="write the report page to this file")
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print the report's numbers as one JSON object (totals, results by kind, "
-        "percentiles, slowest and most expensive tasks)",
-    )
-    parser.add_argument(
-        "--no-transcripts",
-        action="store_true",
-        help="do not write the transcript pages of the slowest and most expensive tasks",
-    )
 
 
 def read_latest(path: str | Path) -> tuple[list[BatchResult], int]:

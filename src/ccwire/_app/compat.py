@@ -36,9 +36,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._core.errors import CcwireError
 from .._transport.discovery import PINNED_CLI_VERSION
 from .._version import __version__
+from .errors import DropInError
 from .io import CliIO, ExitCode
 from .reference_names import REFERENCE_NAMES, REFERENCE_VERSION
 
@@ -46,7 +46,6 @@ __all__ = [
     "DIST_NAME",
     "DropInError",
     "DropInStatus",
-    "add_compat_arguments",
     "compat_command",
     "dropin_status",
     "install_dropin",
@@ -64,18 +63,6 @@ INSTALLER = "ccwire"
 _DIST_INFO = f"{PACKAGE}-{REFERENCE_VERSION}.dist-info"
 _MARKER = "ccwire.json"
 """A file of the dist-info: which ccwire wrote the drop-in."""
-
-
-class DropInError(CcwireError):
-    """The drop-in cannot be installed or removed here.
-
-    Attributes:
-        hint: How to fix it, for the `ccwire: hint:` line.
-    """
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -459,32 +446,6 @@ def _module(
 
 
 # ------------------------------------------------------------------ the command
-
-
-def add_compat_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the actions of `ccwire compat`.
-
-    Args:
-        parser: The subcommand's parser.
-    """
-    actions = parser.add_subparsers(
-        dest="action", metavar="{install,uninstall,status}", required=True
-    )
-    actions.add_parser(
-        "install",
-        help="make `import claude_agent_sdk` give ccwire's objects in this environment",
-        description="Write a claude_agent_sdk package and a claude-agent-sdk "
-        f"{REFERENCE_VERSION} distribution (installer: ccwire) into this Python's "
-        "site-packages; refused where the real claude-agent-sdk is installed.",
-    )
-    actions.add_parser(
-        "uninstall",
-        help="remove exactly what `ccwire compat install` wrote",
-        description="Remove every file the drop-in's RECORD lists, the bytecode "
-        "cached for them and the directories left empty.",
-    )
-    status = actions.add_parser("status", help="say whether the drop-in is installed here")
-    status.add_argument("--json", action="store_true", help="print the status as JSON")
 
 
 def compat_command(args: argparse.Namespace, io: CliIO) -> int:

@@ -10,6 +10,7 @@ any other failure; warnings do not fail.
 
 from __future__ import annotations
 
+import argparse
 import enum
 import json
 import os
@@ -37,6 +38,8 @@ from .._transport.discovery import (
 )
 from .._wire.messages import Message, ResultMessage, SystemMessage
 from ..testing import ScriptedModel, text, tool_use
+from .errors import AUTH_HINT, AuthMissingError
+from .io import CliIO
 
 __all__ = [
     "TESTED_CLI_VERSIONS",
@@ -48,6 +51,7 @@ __all__ = [
     "check_cli_version",
     "check_packages",
     "detect_auth",
+    "doctor_command",
     "doctor_exit_code",
     "locate_cli",
     "print_checks",
@@ -59,14 +63,6 @@ TESTED_CLI_VERSIONS = ("2.1.197", PINNED_CLI_VERSION)
 is the pinned version, `PINNED_CLI_VERSION`)."""
 
 _TRACE_HINT = "run `ccwire run --offline --verbose hi` to see the protocol trace"
-AUTH_HINT = (
-    "export ANTHROPIC_API_KEY=sk-ant-... (or log in with `claude /login`); "
-    "without one, run offline: `ccwire demo`, `ccwire run --offline ...`"
-)
-
-
-class AuthMissingError(CcwireError):
-    """No credentials for the real model were found (``ccwire run`` exit code 4)."""
 
 
 class CheckStatus(enum.Enum):
@@ -292,6 +288,44 @@ _MARK = {
 }
 
 
+def doctor_command(args: argparse.Namespace, io: CliIO) -> int:
+    """Run ``ccwire doctor``: every check, printed (as JSON with ``--json``).
+
+    Args:
+        args: The parsed arguments (``--cli-path``, ``--quick``, ``--json``).
+        io: Where to write, and the environment to check.
+
+    Returns:
+        The exit code (`doctor_exit_code`).
+    """
+    import anyio
+
+    checks: list[Check] = []
+
+    def add(*done: Check) -> None:  # each line shows as soon as its check is done
+        checks.extend(done)
+        if not args.json:
+            for check in done:
+                _print_check(check, io.stdout)
+            io.stdout.flush()
+
+    if not args.json:
+        io.stdout.write("ccwire doctor\n")
+    add(check_python(), *check_packages())
+    found, cli = locate_cli(args.cli_path, io.environ)
+    add(found)
+    if cli is not None:
+        add(check_cli_version(cli))
+        if not args.quick:  # seconds: the CLI starts and runs a turn
+            add(*anyio.run(probe_protocol, cli))
+    add(check_auth(io.environ))
+    if args.json:
+        print_checks(checks, io.stdout, as_json=True)
+    else:
+        _print_summary(checks, io.stdout)
+    return doctor_exit_code(checks)
+
+
 def print_checks(checks: Sequence[Check], out: IO[str], *, as_json: bool = False) -> None:
     """Write the report: aligned lines with fixes, or one JSON document."""
     if as_json:
@@ -299,9 +333,17 @@ def print_checks(checks: Sequence[Check], out: IO[str], *, as_json: bool = False
         out.write(json.dumps({"checks": rows}, indent=2) + "\n")
         return
     for check in checks:
-        out.write(f"  {_MARK[check.status]:<5} {check.name:<14} {check.detail}\n")
-        if check.fix and check.status is not CheckStatus.OK:
-            out.write(f"  {'':<5} {'':<14} fix: {check.fix}\n")
+        _print_check(check, out)
+    _print_summary(checks, out)
+
+
+def _print_check(check: Check, out: IO[str]) -> None:
+    out.write(f"  {_MARK[check.status]:<5} {check.name:<14} {check.detail}\n")
+    if check.fix and check.status is not CheckStatus.OK:
+        out.write(f"  {'':<5} {'':<14} fix: {check.fix}\n")
+
+
+def _print_summary(checks: Sequence[Check], out: IO[str]) -> None:
     warnings = sum(c.status is CheckStatus.WARN for c in checks)
     failures = sum(c.status is CheckStatus.FAIL for c in checks)
     out.write(f"{failures} problem(s), {warnings} warning(s)\n")

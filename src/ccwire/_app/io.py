@@ -6,6 +6,7 @@ import codecs
 import contextlib
 import enum
 import json
+import logging
 import os
 import sys
 import warnings
@@ -63,20 +64,46 @@ class CliIO:
 
     @contextlib.contextmanager
     def warnings_as_lines(
-        self, around: Callable[[], AbstractContextManager[object]] | None = None
+        self,
+        around: Callable[[], AbstractContextManager[object]] | None = None,
+        *,
+        verbose: bool = False,
     ) -> Iterator[None]:
         """Show each warning raised inside as one ``ccwire: warning: <message>`` line on
-        stderr, not in Python's ``file:line: Category`` form; ``around`` (a live
-        display's ``suspended``) is entered around each line."""
+        stderr, not in Python's ``file:line: Category`` form, and each record of the
+        ``ccwire`` loggers (WARNING and above; with ``verbose`` also the tracebacks of
+        the tools that raised, logged at DEBUG) as ``ccwire: <level>: <message>``;
+        ``around`` (a live display's ``suspended``) is entered around each line. Nested,
+        the inner one takes over (keeping the outer's ``verbose``)."""
 
-        def show(message: Warning | str, *args: object, **kwargs: object) -> None:
+        def write(text: str) -> None:
             with around() if around is not None else contextlib.nullcontext():
-                self.stderr.write(f"ccwire: warning: {message}\n")
+                self.stderr.write(text)
                 self.stderr.flush()
 
-        with warnings.catch_warnings():
-            warnings.showwarning = show
-            yield
+        def show(message: Warning | str, *args: object, **kwargs: object) -> None:
+            write(f"ccwire: warning: {message}\n")
+
+        root = logging.getLogger("ccwire")
+        outer = [h for h in root.handlers if isinstance(h, _LogLines)]
+        verbose = verbose or any(h.verbose for h in outer)
+        handler = _LogLines(write, verbose=verbose)
+        tools = logging.getLogger("ccwire.tools")
+        tools_level = tools.level
+        for old in outer:
+            root.removeHandler(old)
+        root.addHandler(handler)
+        if verbose and not tools.isEnabledFor(logging.DEBUG):
+            tools.setLevel(logging.DEBUG)
+        try:
+            with warnings.catch_warnings():
+                warnings.showwarning = show
+                yield
+        finally:
+            tools.setLevel(tools_level)
+            root.removeHandler(handler)
+            for old in outer:
+                root.addHandler(old)
 
     async def ask(self, question: str) -> str:
         """Write ``question`` to stderr and read one line; ``EOFError`` at end of input.
@@ -98,6 +125,27 @@ class CliIO:
         if not line:
             raise EOFError
         return line.rstrip("\r\n")
+
+
+class _LogLines(logging.Handler):
+    """Writes each ``ccwire`` log record as ``ccwire: <level>: <message>`` (and its
+    traceback, indented), through ``write``."""
+
+    def __init__(self, write: Callable[[str], None], *, verbose: bool) -> None:
+        super().__init__(logging.DEBUG if verbose else logging.WARNING)
+        self.write = write
+        self.verbose = verbose
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage().removeprefix("ccwire: ")
+            text = f"ccwire: {record.levelname.lower()}: {message}\n"
+            if record.exc_info:
+                trace = record.exc_text or logging.Formatter().formatException(record.exc_info)
+                text += "".join(f"  {line}\n" for line in trace.splitlines())
+            self.write(text)
+        except Exception:  # a record that cannot be shown must not fail the command
+            self.handleError(record)
 
 
 async def _read_line(fd: int, encoding: str) -> str:

@@ -31,12 +31,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._core.errors import CcwireError
 from .._mcp.bridge import McpBridge, is_official_server
 from .._mcp.config import McpSdkServerConfig
 from .._mcp.server import SdkMcpServer
 from .._transport.spawn import ProcessSpawner, as_spawner
 from ..testing import error, reply, text, thinking, tool_use
+from .errors import UsageError
 
 if TYPE_CHECKING:
     from ..testing import Block, ModelRequest, Step
@@ -44,10 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["UsageError", "load_script", "load_server", "load_spawner", "parse_step"]
 
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
-
-
-class UsageError(CcwireError, ValueError):
-    """The command line is wrong (exit code 2); the message says how."""
 
 
 def load_server(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -33,33 +32,17 @@ from .._core.errors import (
 )
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
-from .batch import BatchProcessLostError, add_batch_arguments, batch_command
-from .batch_report import add_report_arguments, report_command
-from .compat import DropInError, add_compat_arguments, compat_command
-from .demo import demo_command
-from .doctor import (
+from . import commands
+from .arguments import SERVE_USAGE, batch_report_parser, build_parser
+from .errors import (
     AUTH_HINT,
     AuthMissingError,
-    check_auth,
-    check_cli_version,
-    check_packages,
-    check_python,
-    doctor_exit_code,
-    locate_cli,
-    print_checks,
-    probe_protocol,
+    BatchProcessLostError,
+    DropInError,
+    SessionsCommandError,
+    UsageError,
 )
 from .io import EXIT_CODES, CliIO, ExitCode
-from .loaders import UsageError
-from .run import add_run_arguments, run_command
-from .serve import exit_without_abandoned_threads, serve_command
-from .sessions import (
-    SessionsCommandError,
-    add_sessions_arguments,
-    add_show_arguments,
-    sessions_command,
-    show_command,
-)
 
 __all__ = [
     "EXIT_CODES",
@@ -73,83 +56,6 @@ __all__ = [
 ]
 
 _STDERR_TAIL_LINES = 10
-
-
-_EPILOG = "exit codes:\n" + "\n".join(f"  {int(c):<4} {text}" for c, text in EXIT_CODES.items())
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ccwire",
-        description="Drive the Claude Code CLI from Python, with in-process tools.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--version",
-        action="store_true",
-        help="print ccwire's version, the pinned and the found Claude Code CLI version",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run = sub.add_parser(
-        "run",
-        help="run one prompt, streamed live (offline with --offline/--scripted)",
-        description="Run one prompt through the Claude Code CLI and stream the conversation.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_run_arguments(run)
-    demo = sub.add_parser(
-        "demo",
-        help="the calculator demo (offline unless ANTHROPIC_API_KEY is set)",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    demo.add_argument(
-        "--offline", action="store_true", help="use the scripted model even with an API key"
-    )
-    out = demo.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print NDJSON events")
-    out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
-    demo.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
-    batch = sub.add_parser(
-        "batch",
-        help="run every task of a JSONL file, resumably, with live progress (or on Ray)",
-        description="Run one session per task of TASKS.jsonl; results go to -o as they "
-        "finish, and a re-run skips the ids already there. `ccwire batch report RESULTS.jsonl "
-        "--html OUT.html` draws a results file as a web page.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_batch_arguments(batch)
-    doctor = sub.add_parser(
-        "doctor",
-        help="check Python, the CLI, the protocol and credentials; print fixes",
-        epilog="exit codes: 0 no problems, 1 a check failed, 3 the CLI was not found",
-    )
-    doctor.add_argument("--cli-path", metavar="PATH", help="check this claude executable")
-    doctor.add_argument("--quick", action="store_true", help="skip the offline round trip")
-    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
-
-    add_sessions_arguments(
-        sub.add_parser("sessions", help="list past sessions (from the CLI's transcripts)")
-    )
-    add_show_arguments(sub.add_parser("show", help="show one past session (--html: as a web page)"))
-    sub.add_parser(
-        "serve",
-        add_help=False,
-        help="serve package.module:server over MCP stdio or HTTP (`ccwire serve --help`)",
-    )
-    add_compat_arguments(
-        sub.add_parser(
-            "compat",
-            help="install, remove or check the claude_agent_sdk drop-in in this environment",
-            description="Make code that imports claude_agent_sdk (and cannot be edited) "
-            "run on ccwire: `install` writes a claude_agent_sdk package answered by ccwire "
-            "and a claude-agent-sdk distribution into this Python's site-packages.",
-        )
-    )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
@@ -174,10 +80,10 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
         code = _guarded(
             lambda: _serve(args_list[1:], io), io, verbose=verbose, as_json=False, name="serve"
         )
-        if io.handle_signals:  # this process is ours to end
-            exit_without_abandoned_threads(code, io)
+        if io.handle_signals and "ccwire._app.serve" in sys.modules:  # it served: ours to end
+            commands.exit_without_abandoned_threads(code, io)
         return code
-    parser = _parser()
+    parser = build_parser()
     try:
         args = parser.parse_args(args_list)
         if args.version:
@@ -206,7 +112,7 @@ def _guarded(
     """Run `command`; turn any failure into its one-line report and exit code, and each
     warning into a ``ccwire: warning: <message>`` line (not Python's file:line form)."""
     try:
-        with io.warnings_as_lines():
+        with io.warnings_as_lines(verbose=verbose):
             return command()
     except (SystemExit, GeneratorExit):
         raise
@@ -393,6 +299,8 @@ def version_report(environ: Mapping[str, str]) -> str:
     Returns:
         Three lines of text.
     """
+    import subprocess
+
     try:
         cli = find_cli(None, environ=environ)
     except CcwireError:
@@ -413,37 +321,8 @@ def version_report(environ: Mapping[str, str]) -> str:
     )
 
 
-def _run(args: argparse.Namespace, io: CliIO) -> int:
-    return run_command(args, io)
-
-
-def _batch(args: argparse.Namespace, io: CliIO) -> int:
-    return batch_command(args, io)
-
-
-def _demo(args: argparse.Namespace, io: CliIO) -> int:
-    return demo_command(args, io)
-
-
-def _doctor(args: argparse.Namespace, io: CliIO) -> int:
-    import anyio
-
-    checks = [check_python(), *check_packages()]
-    found, cli = locate_cli(args.cli_path, io.environ)
-    checks.append(found)
-    if cli is not None:
-        checks.append(check_cli_version(cli))
-        if not args.quick:
-            checks += anyio.run(probe_protocol, cli)
-    checks.append(check_auth(io.environ))
-    if not args.json:
-        io.stdout.write("ccwire doctor\n")
-    print_checks(checks, io.stdout, as_json=args.json)
-    return doctor_exit_code(checks)
-
-
 def _sessions(args: argparse.Namespace, io: CliIO) -> int:
-    command = sessions_command if args.command == "sessions" else show_command
+    command = commands.sessions_command if args.command == "sessions" else commands.show_command
     try:
         return command(args, io.stdout, io.environ)
     except SessionsCommandError as exc:
@@ -451,37 +330,32 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _batch_report(argv: Sequence[str], io: CliIO) -> int:
-    parser = argparse.ArgumentParser(
-        prog="ccwire batch report",
-        description="Draw a batch's results file as one self-contained web page (--html): "
-        "durations, cost, tokens and tool calls per task, failures by kind, the slowest and "
-        "the most expensive tasks linked to their transcripts; or print its numbers as JSON "
-        "(--json).",
-    )
-    add_report_arguments(parser)
     try:
-        args = parser.parse_args(list(argv))
+        args = batch_report_parser().parse_args(list(argv))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else ExitCode.USAGE
-    return report_command(args, io.stdout, io.stderr)
+    return commands.report_command(args, io.stdout, io.stderr)
 
 
 def _compat(args: argparse.Namespace, io: CliIO) -> int:
     try:
-        return compat_command(args, io)
+        return commands.compat_command(args, io)
     except DropInError as exc:
         return report_error(io, exc, ExitCode.ERROR, exc.hint, verbose=False, as_json=False)
 
 
 def _serve(argv: Sequence[str], io: CliIO) -> int:
-    return serve_command(argv, io.stdout, io.stderr, handle_signals=io.handle_signals)
+    if any(a in ("-h", "--help") for a in argv):
+        io.stdout.write(SERVE_USAGE)
+        return ExitCode.OK
+    return commands.serve_command(argv, io.stdout, io.stderr, handle_signals=io.handle_signals)
 
 
 _COMMANDS: Mapping[str, Callable[[argparse.Namespace, CliIO], int]] = {
-    "run": _run,
-    "batch": _batch,
-    "demo": _demo,
-    "doctor": _doctor,
+    "run": lambda args, io: commands.run_command(args, io),
+    "batch": lambda args, io: commands.batch_command(args, io),
+    "demo": lambda args, io: commands.demo_command(args, io),
+    "doctor": lambda args, io: commands.doctor_command(args, io),
     "sessions": _sessions,
     "show": _sessions,
     "compat": _compat,

@@ -49,70 +49,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RunSpec",
-    "add_run_arguments",
     "choose_renderer",
     "execute",
     "run_command",
     "spec_from_args",
     "tracker_and_renderer",
 ]
-
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
-
-
-def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``ccwire run``."""
-    parser.add_argument("prompt", help="the prompt ('-' reads it from stdin)")
-    parser.add_argument(
-        "--tools",
-        action="append",
-        default=[],
-        metavar="MODULE:SERVER",
-        help="load an in-process MCP server (create_sdk_mcp_server result, SdkMcpServer, "
-        "or a function returning one); repeatable",
-    )
-    parser.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="TOOL",
-        help=(
-            "allow a tool without asking (exact name or pattern, e.g. 'mcp__calc__*'; a "
-            "tool of --tools by its own name, e.g. 'add'); repeatable"
-        ),
-    )
-    parser.add_argument(
-        "--permission-mode", choices=PERMISSION_MODES, metavar="MODE",
-        help=f"the CLI's permission mode ({', '.join(PERMISSION_MODES)}); no prompts then",
-    )  # fmt: skip
-    parser.add_argument("--model", help="model to use (default: the CLI's)")
-    parser.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns")
-    parser.add_argument(
-        "--system-prompt", metavar="TEXT", help="the system prompt (default: none, as in the SDK)"
-    )
-    parser.add_argument("--cwd", metavar="DIR", help="working directory of the CLI")
-    parser.add_argument("--cli-path", metavar="PATH", help="the claude executable to run")
-    parser.add_argument(
-        "--spawn",
-        metavar="MODULE:FUNC",
-        help="start the CLI with this spawner (spawn_claude_code_process), e.g. "
-        "ccwire:BubblewrapSpawner for a sandbox",
-    )
-    offline = parser.add_mutually_exclusive_group()
-    offline.add_argument(
-        "--offline",
-        action="store_true",
-        help="no API key needed: a local scripted model echoes the prompt",
-    )
-    offline.add_argument(
-        "--scripted",
-        metavar="FILE.json",
-        help="offline, with the scripted model's replies read from FILE.json",
-    )
-    out = parser.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print NDJSON events (for scripts)")
-    out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
-    parser.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
 
 
 @dataclass

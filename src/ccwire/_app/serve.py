@@ -18,38 +18,12 @@ import anyio
 
 from .._mcp.serve import DRAIN_SECONDS, serve_stdio
 from .._mcp.threads import abandoned_threads
+from .arguments import SERVE_USAGE as USAGE
 from .io import CliIO, ExitCode
 from .loaders import UsageError, load_server
 
 __all__ = ["USAGE", "exit_without_abandoned_threads", "parse_http_address", "serve_command"]
 
-USAGE: Final = """\
-usage: ccwire serve [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
-
-Serve an MCP server to any MCP client: over stdin/stdout (one JSON-RPC message per
-line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
-127.0.0.1; --http needs pip install 'ccwire[http]').
-
-  --drain-timeout S      seconds the calls running when the server is stopped (Ctrl-C,
-                         SIGTERM; on stdio also the end of stdin) get to finish
-                         (default 5): those cut off then are answered with an error,
-                         and the exit code is 1; a second signal cuts them off at once
-
-LIMITS of the HTTP server:
-  --max-body-bytes N     the largest request body (default 4194304, 4 MiB): 413 beyond
-  --max-sessions N       the most sessions open at once (default 1000): 503 beyond
-  --idle-timeout S       seconds a session may sit idle before it ends (default 1800)
-  --request-timeout S    seconds a request's head, then its body, may take to arrive
-                         (default 30): a slower client is disconnected
-  --resume-timeout S     seconds a call whose client disconnected may run on without
-                         the client resuming its stream (default 30): then it is
-                         cancelled
-
-ATTRIBUTE names the config made by create_sdk_mcp_server(), an SdkMcpServer, a server
-of the official mcp package (FastMCP, MCPServer, a low-level Server), or a function
-without arguments returning one (dots reach into objects).  The current directory is
-searched first.
-"""
 _LOOPBACK: Final = "127.0.0.1"
 _LIMITS: Final[dict[str, tuple[str, type[int] | type[float]]]] = {
     "--max-body-bytes": ("max_body_bytes", int),
@@ -125,9 +99,6 @@ def serve_command(
     SIGTERM, the process ends as that signal ends it (143 in a shell).  On stdio the
     signals are handled only with ``handle_signals`` (the process's own main thread);
     over HTTP uvicorn handles them."""
-    if any(a in ("-h", "--help") for a in argv):
-        (stdout or sys.stdout).write(USAGE)
-        return 0
     target, http, limits = _parse(argv)
     server = load_server(target, option="serve")["instance"]
     if http is not None:

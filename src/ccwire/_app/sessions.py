@@ -22,12 +22,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from .._core.errors import CcwireError
 from .._sessions.transcripts.chain import parse_transcript, session_messages
 from .._sessions.transcripts.listing import list_sessions
 from .._sessions.transcripts.paths import candidate_project_dirs, projects_dir, valid_uuid
 from .._sessions.transcripts.reading import find_session_file
 from .._sessions.transcripts.types import SDKSessionInfo
+from .errors import SessionsCommandError
 from .html import page_bytes, render_html
 from .io import json_for
 from .offline import offline_dir, reading_config_dir
@@ -46,72 +46,12 @@ from .transcript_view import (
 
 __all__ = [
     "SessionsCommandError",
-    "add_sessions_arguments",
-    "add_show_arguments",
     "format_when",
     "render_text",
     "sessions_command",
     "show_command",
     "turn_count",
 ]
-
-
-class SessionsCommandError(CcwireError):
-    """`ccwire sessions` or `show` cannot do what was asked.
-
-    Attributes:
-        hint: How to fix it, for the `ccwire: hint:` line.
-    """
-
-    def __init__(self, message: str, hint: str = "") -> None:
-        super().__init__(message)
-        self.hint = hint
-
-
-def add_sessions_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the options of `ccwire sessions`.
-
-    Args:
-        parser: The subcommand's parser.
-    """
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--project", metavar="DIR", help="sessions of this project (default: .)")
-    where.add_argument("--all", action="store_true", help="sessions of every project")
-    parser.add_argument("--limit", type=_limit, default=50, help="at most N sessions (0: all)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument(
-        "--offline",
-        action="store_true",
-        help="the sessions of offline runs (kept in ~/.ccwire/offline or $CCWIRE_OFFLINE_DIR)",
-    )
-
-
-def _limit(text: str) -> int:
-    """``--limit N``: a count, 0 (all) or more."""
-    try:
-        count = int(text)
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise argparse.ArgumentTypeError(f"expected a count of sessions (0 for all): {text!r}")
-    return count
-
-
-def add_show_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the options of `ccwire show`.
-
-    Args:
-        parser: The subcommand's parser.
-    """
-    parser.add_argument(
-        "session_id",
-        metavar="SESSION_ID",
-        help="the session's id, or its start (the 8 characters `ccwire run` shows)",
-    )
-    parser.add_argument("--project", metavar="DIR", help="look only in this project")
-    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
-    parser.add_argument("--full", action="store_true", help="unfold tool inputs and results")
-    parser.add_argument("--plain", action="store_true", help="no colours, even on a terminal")
 
 
 def _row(info: SDKSessionInfo, *, offline: bool = False) -> dict[str, Any]:

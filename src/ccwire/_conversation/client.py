@@ -8,7 +8,7 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .._core.errors import CLIConnectionError
+from .._core.errors import CLIConnectionError, NoPromptError
 from .options import ClaudeAgentOptions, options_or_default
 from .query import check_prompt
 from .runtime_control import RuntimeControl
@@ -21,7 +21,11 @@ if TYPE_CHECKING:
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["ClaudeSDKClient"]
+__all__ = ["NO_PROMPT_SECONDS", "ClaudeSDKClient"]
+
+NO_PROMPT_SECONDS = 3.0
+"""How long `ClaudeSDKClient.receive_response()` waits for a prompt to be sent when none
+ever was (another task may be about to send it) before raising `NoPromptError`."""
 
 
 class ClaudeSDKClient(RuntimeControl):
@@ -203,9 +207,17 @@ class ClaudeSDKClient(RuntimeControl):
         after that result was yielded. As in the reference, the messages are read
         through `receive_messages()`, so a wrapper installed on it (a tracing
         integration's) sees them.
+
+        Raises:
+            NoPromptError: No prompt was ever sent on this connection, none is being
+                sent and no message came within `NO_PROMPT_SECONDS` (the usual cause:
+                ``client.query(...)`` without ``await``; the reference waits forever).
         """
         # the message types load with the connection (the usual import leaves them out)
         from .._wire.messages import ResultMessage
+
+        if not await self._connection().wait_for_a_prompt(NO_PROMPT_SECONDS):
+            raise NoPromptError(NO_PROMPT_SECONDS)
 
         async with aclosing(self.receive_messages()) as messages:
             async for message in messages:

@@ -139,6 +139,8 @@ class Connection:
         self.capabilities: frozenset[str] = frozenset()
         self.last_result: ResultMessage | None = None
         self._input_ended = False
+        self._prompted = False  # a prompt was sent (or is being sent) on this connection
+        self._prompt_streams = 0  # prompt streams running (their prompts may come later)
         self._prompted_at = 0.0
         self._turn_open = False  # a turn's output has begun and its result not yet come
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
@@ -412,6 +414,7 @@ class Connection:
             codec.mark_client_composed(frame)
         if self._trace is not None:
             self._trace.on_prompt(prompt)
+        self._prompted = True
         if self._gate is not None:
             await self._gate()
         self._prompted_at = anyio.current_time()  # the CLI owes us output from now on
@@ -446,6 +449,7 @@ class Connection:
         has failed: a `CcwireError` naming it is raised instead (its ``__cause__``), so
         that no cancellation escapes it into the task that streams it.
         """
+        self._prompt_streams += 1
         try:
             async for prompt in prompts:
                 await self.send_prompt(prompt, session_id=session_id)
@@ -454,6 +458,8 @@ class Connection:
                 raise
             error = CcwireError(f"the prompt stream raised {type(exc).__name__}: {exc}")
             raise error from exc
+        finally:
+            self._prompt_streams -= 1
 
     def stream_prompts_soon(self, prompts: AsyncIterable[Prompt]) -> None:
         """`stream_prompts()` in the background; if the iterable fails, its error is
@@ -468,8 +474,28 @@ class Connection:
                     return  # the connection's own end: its readers get that error
                 if self._inbox is not None:
                     self._inbox.put(exc)
+            finally:
+                self._prompt_streams -= 1
 
+        self._prompt_streams += 1  # a prompt is on its way from now on
         self.start_soon(stream)
+
+    async def wait_for_a_prompt(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for a reason to expect messages: a prompt sent (or a
+        prompt stream running) on this connection, or output waiting to be read.
+
+        Returns:
+            True at once if there is one, or as soon as there is; False if none came.
+        """
+        if self._inbox is None:
+            raise SessionStateError("not connected")
+        with anyio.move_on_after(seconds):
+            while not (self._prompted or self._prompt_streams):
+                if self._inbox.closed or len(self._inbox) or self._mirror_errors_waiting:
+                    return True
+                await self._inbox.wait()
+            return True
+        return bool(self._prompted or self._prompt_streams)
 
     async def wait_activity(self) -> None:
         """Wait until a message arrives, a prompt is sent, or the state changes."""

@@ -36,6 +36,7 @@ __all__ = [
     "MessageDecodeError",
     "MessageEncodeError",
     "MessageParseError",
+    "NoPromptError",
     "OptionsError",
     "ProcessError",
     "ResourceNotFoundError",
@@ -370,6 +371,29 @@ class ResourceNotFoundError(McpError, LookupError):
 
 class SessionStateError(CcwireError):
     """An operation is not possible in the current state (for example: not connected)."""
+
+
+class NoPromptError(SessionStateError):
+    """``receive_response()`` with no prompt sent: usually ``query()`` without ``await``.
+
+    No prompt was ever sent on the connection, and none came within a few seconds
+    (`seconds`), nor any message.
+
+    Almost always ``client.query(...)`` called without ``await``: the prompt was never
+    sent (Python's ``RuntimeWarning: coroutine ... was never awaited`` says so too), and
+    the reference SDK waits forever. Read with ``receive_messages()`` to wait for
+    output that no prompt of this connection asks for.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"receive_response() waited {seconds:g} s for a prompt to answer, but no prompt "
+            "was ever sent on this connection: did you forget `await` before "
+            "`client.query(...)`? Write `await client.query(prompt)`, then "
+            "`async for message in client.receive_response(): ...` (receive_messages() "
+            "reads output that no prompt asked for)"
+        )
+        self.seconds = seconds
 
 
 class InvalidTransitionError(SessionStateError):

@@ -207,7 +207,16 @@ class SdkMcpServer:
 
     def _insert(self, tool: SdkMcpTool[Any]) -> None:
         if not isinstance(tool, SdkMcpTool):
-            raise ToolDefinitionError(f"expected an SdkMcpTool (made with @tool), got {tool!r}")
+            name = getattr(tool, "__name__", None)
+            fix = (
+                f': decorate it, `@tool({name!r}, "what it does", {{"x": float}})` (or '
+                "`@tool(name, description)` to take the schema from its parameters)"
+                if callable(tool) and isinstance(name, str)
+                else ""
+            )
+            raise ToolDefinitionError(
+                f"expected an SdkMcpTool (made with @tool), got {tool!r}{fix}"
+            )
         if tool.name in self._tools:
             raise ToolDefinitionError(f"duplicate tool name {tool.name!r} in server {self.name!r}")
         self._tools[tool.name] = tool

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError
-from .._core.redact import redact_text
+from .._core.redact import install_log_filter, redact_text
 from .._wire.content import (
     CONTENT_TYPES,
     audio_content,
@@ -57,6 +57,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("ccwire")
+tool_logger = logging.getLogger("ccwire.tools")
+"""Where a tool handler's exception is told: one WARNING line, its traceback at DEBUG."""
+install_log_filter(tool_logger)  # its records mask secrets, as the ``ccwire`` logger's do
 T = TypeVar("T")
 Sink = Callable[[dict[str, Any]], Awaitable[None]]
 """Delivers one JSON-RPC notification to the CLI."""
@@ -300,9 +303,10 @@ class SdkMcpTool(Generic[T]):
 
     def _failed(self, exc: BaseException) -> dict[str, Any]:
         """The error result for an exception the handler raised (ours propagate)."""
-        if isinstance(exc, ToolError):
+        if isinstance(exc, ToolError):  # the handler's own answer: nothing went wrong here
             return error_result(str(exc))
         if isinstance(exc, Exception):  # its text, as the reference SDK sends; secrets masked
+            _log_tool_exception(self.name, exc)
             return error_result(redact_text(str(exc) or type(exc).__name__))
         if not raised_by_callback(exc):  # a cancellation the handler raised is its error
             raise exc
@@ -423,6 +427,19 @@ class SdkMcpTool(Generic[T]):
             if failure is not None:
                 return self._mismatch(failure)
         return result
+
+
+def _log_tool_exception(name: str, exc: Exception) -> None:
+    """Tell the developer that tool ``name`` raised (the model only sees an error result):
+    a one-line WARNING on ``ccwire.tools``, the traceback at DEBUG (a test whose tools
+    raise on purpose gets one captured line per call, not a traceback)."""
+    text = str(exc).strip().splitlines()
+    tool_logger.warning(
+        "tool %r raised %s%s; the caller (the model) got it as an error result (the "
+        "traceback: the 'ccwire.tools' logger at DEBUG level, or ccwire run/serve --verbose)",
+        name, type(exc).__name__, f": {text[0]}" if text else "",
+    )  # fmt: skip
+    tool_logger.debug("the traceback of tool %r:", name, exc_info=exc)
 
 
 def _blocks(items: Any) -> list[Any]:

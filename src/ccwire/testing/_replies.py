@@ -400,7 +400,7 @@ Step: TypeAlias = StepResult | Callable[[ModelRequest], StepResult]
 
 def describe_step(step: Step) -> str:
     """A short description of a step, for error messages."""
-    if isinstance(step, (Reply, ErrorReply, TextBlock, ToolUseBlock, ThinkingBlock)):
+    if not callable(step):
         text = repr(step)
     else:
         text = f"<callable {getattr(step, '__qualname__', repr(step))}>"

@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
+from .._core.errors import OptionsError
 from ._env import offline_env
 from ._replies import (
     ErrorReply,
@@ -84,6 +85,27 @@ priced too (``costBasis: "unknown"``) but makes the CLI print
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 _NO_USAGE = {"input_tokens": 0, "output_tokens": 0}  # side replies cost nothing
+
+
+def _checked(steps: tuple[Any, ...]) -> tuple[Step, ...]:
+    """``steps``, each a step: a list or a tuple (``ScriptedModel([a, b])``) was taken for
+    one step and failed only when the CLI asked for it, as an API error 500."""
+    for step in steps:
+        if isinstance(step, (Reply, ErrorReply, TextBlock, ToolUseBlock, ThinkingBlock)):
+            continue
+        if isinstance(step, (list, tuple)):
+            raise OptionsError(
+                f"a ScriptedModel step cannot be a {type(step).__name__}: pass the steps one "
+                "by one, one per model turn (`ScriptedModel(step1, step2)` or "
+                "`ScriptedModel(*steps)`); several blocks in one turn are one step, "
+                "`reply(block1, block2)`"
+            )
+        if not callable(step):
+            raise OptionsError(
+                f"a ScriptedModel step must be a reply, a block (text(), tool_use(), "
+                f"thinking()), an error() or a function of the request, not {step!r}"
+            )
+    return steps
 
 
 @dataclass
@@ -125,7 +147,7 @@ class ScriptedModel:
         self.side_request = side_request
         self._address = (host, port)
         self._lock = threading.Condition()
-        self._steps: collections.deque[Step] = collections.deque(steps)
+        self._steps: collections.deque[Step] = collections.deque(_checked(steps))
         self._served = 0
         self._requests: list[ModelRequest] = []
         self._errors: list[str] = []
@@ -193,8 +215,9 @@ class ScriptedModel:
 
     def add(self, *steps: Step) -> None:
         """Append steps to the script (thread-safe)."""
+        checked = _checked(steps)
         with self._lock:
-            self._steps.extend(steps)
+            self._steps.extend(checked)
 
     @property
     def remaining(self) -> int:

@@ -1,0 +1,55 @@
+"""The command line's own failures, in a module that imports nothing heavy: `main`
+classifies them (exit code, hint) without loading the commands that raise them."""
+
+from __future__ import annotations
+
+from .._batch.errors import BatchError
+from .._core.errors import CcwireError
+
+__all__ = [
+    "AUTH_HINT",
+    "AuthMissingError",
+    "BatchProcessLostError",
+    "DropInError",
+    "SessionsCommandError",
+    "UsageError",
+]
+
+AUTH_HINT = (
+    "export ANTHROPIC_API_KEY=sk-ant-... (or log in with `claude /login`); "
+    "without one, run offline: `ccwire demo`, `ccwire run --offline ...`"
+)
+
+
+class UsageError(CcwireError, ValueError):
+    """The command line is wrong (exit code 2); the message says how."""
+
+
+class AuthMissingError(CcwireError):
+    """No credentials for the real model were found (``ccwire run`` exit code 4)."""
+
+
+class BatchProcessLostError(BatchError):
+    """The process running a ``ccwire batch --ray`` ended abruptly (Ray ended it)."""
+
+
+class _HintedError(CcwireError):
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class SessionsCommandError(_HintedError):
+    """`ccwire sessions` or `show` cannot do what was asked.
+
+    Attributes:
+        hint: How to fix it, for the `ccwire: hint:` line.
+    """
+
+
+class DropInError(_HintedError):
+    """The drop-in cannot be installed or removed here.
+
+    Attributes:
+        hint: How to fix it, for the `ccwire: hint:` line.
+    """
