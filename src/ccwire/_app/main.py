@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from .._batch.errors import (
     BatchConfigError,
     BatchInputError,
+    BatchProcessLostError,
     DuplicateTaskIdError,
     ResultsWriteError,
 )
@@ -33,7 +34,7 @@ from .._core.errors import (
 )
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
-from .batch import BatchProcessLostError, add_batch_arguments, batch_command
+from .batch import add_batch_arguments, batch_command
 from .batch_report import add_report_arguments, report_command
 from .compat import DropInError, add_compat_arguments, compat_command
 from .demo import demo_command

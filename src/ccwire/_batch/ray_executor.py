@@ -178,11 +178,13 @@ def _probe(target: str) -> None:
         ) from exc
 
 
-def _init_ray(ray: Any, address: str | None) -> list[dict[str, Any]]:
+def _init_ray(ray: Any, address: str | None, join: dict[str, Any]) -> list[dict[str, Any]]:
     """Join (or start) Ray, bounded by `CONNECT_SECONDS`, and return its nodes.
 
     ``ray.init`` runs in a daemon thread: when it does not return in time, the batch
-    fails and the attempt is abandoned (it cannot keep the process alive).
+    fails and the attempt is abandoned (it cannot keep the process alive). ``join``:
+    more arguments of ``ray.init`` (the namespace and runtime environment of the
+    caller's own Ray connection, `ray_process`).
     """
     if not ray.is_initialized():
         target = address or os.environ.get("RAY_ADDRESS") or None
@@ -194,7 +196,7 @@ def _init_ray(ray: Any, address: str | None) -> list[dict[str, Any]]:
         def init() -> None:
             try:
                 ray.init(address=target, include_dashboard=False, log_to_driver=False,
-                         ignore_reinit_error=True)  # fmt: skip
+                         ignore_reinit_error=True, **join)  # fmt: skip
                 outcome.append(None)
             except BaseException as exc:
                 outcome.append(exc)
@@ -299,7 +301,9 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     ropts = run._ray_options
     ray = _import_ray()
     options = portable_options(run._options)
-    nodes = await anyio.to_thread.run_sync(_init_ray, ray, ropts["address"], abandon_on_cancel=True)
+    nodes = await anyio.to_thread.run_sync(
+        _init_ray, ray, ropts["address"], ropts.get("join") or {}, abandon_on_cancel=True
+    )
     concurrency: int = run._concurrency
     per_actor = ropts.get("per_actor") or default_per_actor(
         nodes, concurrency, ropts["num_cpus"], ropts["memory"]

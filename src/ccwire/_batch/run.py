@@ -257,8 +257,9 @@ _TRANSITIONS: Final[dict[BatchState, frozenset[BatchState]]] = {
 }
 
 # how long leaving the block waits for the sessions to end (their CLIs get about 10 s
-# each to exit; the Ray executor's own shutdown is bounded at 20 s)
-_CLOSE_SECONDS = 30.0
+# each to exit; the Ray executor's own shutdown is bounded at 20 s, and its child
+# process gets `ray_process.STOP_SECONDS` to end, then is killed)
+_CLOSE_SECONDS = 45.0
 
 
 class BatchRun:
@@ -434,9 +435,9 @@ class BatchRun:
                     scope.cancel()  # stopped before it started
                 async with send:
                     if self._executor == "ray":
-                        from .ray_executor import feed_ray
+                        from .ray_process import feed_ray_process
 
-                        await feed_ray(self, send)
+                        await feed_ray_process(self, send)
                     else:
                         await self._feed_local(send)
                     self._all_done = not scope.cancel_called
