@@ -3,12 +3,13 @@
 Ray ends its driver's process at once, from its C++ core (exit code 1, no Python code
 runs: no ``finally``, no ``atexit``), when a Ray node it needs dies: the head node, or
 the node of the machine it runs on. So `run_batch(executor="ray")` never joins Ray in
-the caller's process: `feed_ray_process` starts ``python -m ccwire._batch.ray_process``
-(a fresh interpreter: forking a process that has threads, as Ray's and often the
-caller's do, is unsafe), which runs `feed_ray` on a stand-in of the batch, and talks to
-it over the child's stdin and stdout, one pickled message per frame (a 4-byte length,
-then the pickle; ``ray.cloudpickle``, as Ray ships task functions; the child's own
-stdout goes to its stderr, so that nothing printed there can break the frames).
+the caller's process: `feed_ray_process` starts a child Python running `main` (a
+fresh interpreter importing this very ccwire: forking a process that has threads, as
+Ray's and often the caller's do, is unsafe), which runs `feed_ray` on a stand-in of
+the batch, and talks to it over the child's stdin and stdout, one pickled message per
+frame (a 4-byte length, then the pickle; ``ray.cloudpickle``, as Ray ships task
+functions; the child's own stdout goes to its stderr, so that nothing printed there
+can break the frames).
 
 Everything of the batch but Ray stays in the caller: the task source (read only when
 the child asks for a task, one at a time, so the read-ahead is `feed_ray`'s own), the
@@ -41,6 +42,7 @@ import signal
 import struct
 import sys
 from collections.abc import AsyncGenerator, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -64,6 +66,11 @@ _TAIL_LINES = 20  # stderr lines kept for the error
 _HEADER = struct.Struct(">I")
 # the executor's settings the child takes from the caller's process
 _SETTINGS = ("CONNECT_SECONDS", "PLACE_SECONDS")
+# the child's program: this very ccwire (wherever the caller imported it from), then `main`
+_CHILD = (
+    f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r}); "
+    "from ccwire._batch.ray_process import main; main()"
+)
 
 
 def _pickle(value: Any) -> bytes:
@@ -110,6 +117,7 @@ class _Tally:
     def __init__(self) -> None:
         self.handed: dict[str, None] = {}  # ids, in order
         self.finished: set[str] = set()
+        self.started = False  # the child said it runs (it read the batch)
         self.stderr: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self.stderr_ended = anyio.Event()
 
@@ -146,9 +154,7 @@ async def feed_ray_process(run: Any, send: MemoryObjectSendStream[BatchResult]) 
             f"{ray_executor._why_unpicklable(exc)}"
         ) from exc
     tally = _Tally()
-    process = await anyio.open_process(
-        [sys.executable, "-m", "ccwire._batch.ray_process"], start_new_session=True
-    )
+    process = await anyio.open_process([sys.executable, "-c", _CHILD], start_new_session=True)
     channel = _Channel(process)
     try:
         await channel.send(frames)
@@ -186,7 +192,9 @@ async def _serve(
         if message is None or message[0] in ("done", "error"):
             return message
         kind = message[0]
-        if kind == "need":
+        if kind == "started":
+            tally.started = True
+        elif kind == "need":
             await needs.send(None)
         elif kind == "event":
             emit(run._events, message[1])
@@ -260,6 +268,12 @@ def _lost(run: Any, code: int | None, tally: _Tally) -> BatchProcessLostError:
     not_run = tally.not_run()
     where = f" in {run._writer.path}" if run._writer is not None else ""
     said = f"; its last words: {' | '.join(tail[-3:])}" if tail else ""
+    if not tally.started:  # it never ran the batch: nothing of Ray's doing
+        return BatchProcessLostError(
+            f"the batch's Ray driver process ended before it started ({how}){said}",
+            exit_code=code,
+            stderr_tail=tail,
+        )
     return BatchProcessLostError(
         f"the batch's Ray driver process ended abruptly ({how}): Ray ends it when a Ray "
         f"node it needs dies (the head node, or this machine's node); "
@@ -446,7 +460,9 @@ def main() -> None:  # pragma: no cover - the child (its coverage is not collect
         return
     for name, value in config["settings"].items():
         setattr(ray_executor, name, value)
-    anyio.run(_child, config, source, _Writer(target))
+    writer = _Writer(target)
+    writer("started")
+    anyio.run(_child, config, source, writer)
 
 
 if __name__ == "__main__":  # pragma: no cover
