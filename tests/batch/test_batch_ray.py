@@ -6,8 +6,11 @@ on 127.0.0.1: a head without CPUs and two workers of two), shared by the module:
   task ends ok, every id once;
 * an actor killed under a session that made a tool call: that task is reported with
   its session id, not run again; one that had not acted runs again;
-* cancelling a batch ends its sessions and its actors; tools a worker cannot import
-  fail clearly;
+* cancelling a batch ends its sessions, its actors and its driver's child process;
+  tools a worker cannot import fail clearly;
+* on a cluster of its own, the head node lost under a program's batch and a
+  ``ccwire batch --ray``: both survive it, with every recorded result and
+  `BatchProcessLostError`;
 * and, without the cluster, ``ccwire batch --ray ADDRESS`` for an address that does
   not answer is one clear error, in bounded time.
 
@@ -80,6 +83,16 @@ def cluster() -> Iterator[Any]:
 def batch_actors() -> list[str]:
     """The batch actors Ray still has alive (the executor names them ``ccwire-batch-*``)."""
     return [name for name in ray.util.list_named_actors() if name.startswith("ccwire-batch-")]
+
+
+def driver_processes() -> list[psutil.Process]:
+    """The batch's Ray driver processes (`ray_process`) still running under this one."""
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "ccwire._batch.ray_process" in " ".join(proc.cmdline()):
+                found.append(proc)
+    return found
 
 
 def ids_on_disk(path: Path) -> list[str]:
@@ -249,9 +262,11 @@ async def test_cancelling_a_batch_ends_its_sessions_and_actors(
                     await anyio.to_thread.run_sync(holds.wait_for, 3)
                     assert len(batch_actors()) == 2
                     assert len(fake_cli_processes(holds)) == 3
+                    assert len(driver_processes()) == 1
                     break  # leaving the block cancels the batch
     assert run.state is BatchState.STOPPED
     assert batch_actors() == []
+    assert driver_processes() == []  # the driver's child process ended with the batch
     assert fake_cli_processes(holds) == []
     assert sorted(r.id for r in got) == ["echo0", "echo1", "echo2"]
     assert sorted(ids_on_disk(out)) == ["echo0", "echo1", "echo2"]
