@@ -11,6 +11,7 @@ on 127.0.0.1: a head without CPUs and two workers of two), shared by the module:
 * on a cluster of its own, the head node lost under a program's batch and a
   ``ccwire batch --ray``: both survive it, with every recorded result and
   `BatchProcessLostError`;
+* a program's batch without a cluster runs on a Ray instance of its own;
 * and, without the cluster, ``ccwire batch --ray ADDRESS`` for an address that does
   not answer is one clear error, in bounded time.
 
@@ -479,6 +480,25 @@ def test_the_head_node_lost_mid_batch_a_program_and_the_command_survive_it(
     assert not list(scratch.glob("ccwire-*"))  # nothing left behind
     # running again with the same results file runs exactly the tasks without a result
     assert sorted(ccwire.batch.finished_ids(program_out)) == [f"e{i}" for i in range(6)]
+
+
+def test_a_batch_without_a_cluster_runs_on_a_ray_instance_of_its_own(
+    tmp_path: Path, holds: Holds
+) -> None:
+    """``ray_address="local"`` (a program that joined no cluster): the driver's child
+    starts a Ray instance of its own, and it stays up. Its processes got SIGKILL as soon
+    as the thread that called ``ray.init`` ended (Ray's PR_SET_PDEATHSIG is per thread):
+    no actor ever started, and a minute later Ray ended the driver."""
+    holds.release(forever=True)  # the program's holds go on at once
+    out = tmp_path / "out.jsonl"
+    program = Path(__file__).with_name("batch_program.py")
+    argv = [str(program), "asyncio", fake_cli_wrapper(tmp_path, holds), str(out), "local"]
+    done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=LIMIT)
+    printed = [json.loads(x) for x in done.stdout.splitlines()]
+    assert done.returncode == 0, (printed, done.stderr[-2000:])
+    ids = [*(f"e{i}" for i in range(6)), *(f"h{i}" for i in range(3))]
+    assert sorted(x["result"] for x in printed) == sorted(ids)
+    assert sorted(ids_on_disk(out)) == sorted(ids)
 
 
 @pytest.mark.anyio

@@ -192,6 +192,7 @@ def _init_ray(ray: Any, address: str | None, join: dict[str, Any]) -> list[dict[
         if target:
             _probe(target)
         outcome: list[BaseException | None] = []
+        answered = threading.Event()
 
         def init() -> None:
             try:
@@ -200,10 +201,17 @@ def _init_ray(ray: Any, address: str | None, join: dict[str, Any]) -> list[dict[
                 outcome.append(None)
             except BaseException as exc:
                 outcome.append(exc)
+                return
+            finally:
+                answered.set()
+            # the processes of a local instance started here (its GCS, its raylet) get
+            # SIGKILL when the thread that started them ends (Ray sets PR_SET_PDEATHSIG,
+            # which is per thread): this one stays (daemon) while the process runs
+            threading.Event().wait()
 
         thread = threading.Thread(target=init, name="ccwire ray.init", daemon=True)
         thread.start()
-        thread.join(CONNECT_SECONDS)
+        answered.wait(CONNECT_SECONDS)
         if not outcome:
             raise BatchConfigError(
                 f"cannot join Ray at {where}: no answer within {CONNECT_SECONDS:g} s "

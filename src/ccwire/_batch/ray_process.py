@@ -33,6 +33,7 @@ spawner go by reference as to the Ray workers.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import os
@@ -463,6 +464,14 @@ def main() -> None:  # pragma: no cover - the child (its coverage is not collect
     writer = _Writer(target)
     writer("started")
     anyio.run(_child, config, source, writer)
+    # Ray's own clean-up (``ray.shutdown``: the actors are gone, a local instance is
+    # stopped) runs here; the interpreter's teardown after it takes Ray more than a
+    # second, which the caller would wait for at the end of every batch
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover
