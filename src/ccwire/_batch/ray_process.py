@@ -95,8 +95,10 @@ class _Channel:
         self._lock = anyio.Lock()
 
     async def send(self, frame: bytes) -> None:
+        """Send one frame; to a child that is gone, nothing (`receive` sees its end)."""
         async with self._lock:
-            await self._stdin.send(frame)
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await self._stdin.send(frame)
 
     async def receive(self) -> tuple[Any, ...] | None:
         """The next message, or `None` once the child's stdout ended."""
@@ -176,7 +178,7 @@ async def feed_ray_process(run: Any, send: MemoryObjectSendStream[BatchResult]) 
             raise ending[1]
     finally:
         with anyio.CancelScope(shield=True):
-            await _end_child(process, channel)
+            await _end_child(process, channel, tally)
 
 
 async def _serve(
@@ -287,19 +289,23 @@ def _lost(run: Any, code: int | None, tally: _Tally) -> BatchProcessLostError:
     )
 
 
-async def _end_child(process: anyio.abc.Process, channel: _Channel) -> None:
+async def _end_child(process: anyio.abc.Process, channel: _Channel, tally: _Tally) -> None:
     """Have the child stop (if it still runs) and wait for it, bounded: it shuts its
     actors down first; one that does not exit in `STOP_SECONDS` is killed. Its
-    messages meanwhile are read and dropped (a stopped batch records nothing more)."""
+    messages meanwhile are read and dropped (a stopped batch records nothing more),
+    its stderr passed on."""
     if process.returncode is None:
         with anyio.move_on_after(2.0):
-            with contextlib.suppress(Exception):
-                await channel.send(_pickle(("stop",)))
+            await channel.send(_pickle(("stop",)))
         await channel.close()
         with anyio.move_on_after(STOP_SECONDS):
-            while await channel.receive() is not None:
-                pass
-            await process.wait()
+            async with anyio.create_task_group() as tg:
+                if not tally.stderr_ended.is_set():
+                    tg.start_soon(_pass_stderr, process, tally)
+                while await channel.receive() is not None:
+                    pass
+                await process.wait()
+                tg.cancel_scope.cancel()  # (what it started may hold its stderr)
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
