@@ -6,8 +6,12 @@ on 127.0.0.1: a head without CPUs and two workers of two), shared by the module:
   task ends ok, every id once;
 * an actor killed under a session that made a tool call: that task is reported with
   its session id, not run again; one that had not acted runs again;
-* cancelling a batch ends its sessions and its actors; tools a worker cannot import
-  fail clearly;
+* cancelling a batch ends its sessions, its actors and its driver's child process;
+  tools a worker cannot import fail clearly;
+* on a cluster of its own, the head node lost under a program's batch and a
+  ``ccwire batch --ray``: both survive it, with every recorded result and
+  `BatchProcessLostError`;
+* a program's batch without a cluster runs on a Ray instance of its own;
 * and, without the cluster, ``ccwire batch --ray ADDRESS`` for an address that does
   not answer is one clear error, in bounded time.
 
@@ -80,6 +84,16 @@ def cluster() -> Iterator[Any]:
 def batch_actors() -> list[str]:
     """The batch actors Ray still has alive (the executor names them ``ccwire-batch-*``)."""
     return [name for name in ray.util.list_named_actors() if name.startswith("ccwire-batch-")]
+
+
+def driver_processes() -> list[psutil.Process]:
+    """The batch's Ray driver processes (`ray_process`) still running under this one."""
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "ccwire._batch.ray_process" in " ".join(proc.cmdline()):
+                found.append(proc)
+    return found
 
 
 def ids_on_disk(path: Path) -> list[str]:
@@ -249,9 +263,11 @@ async def test_cancelling_a_batch_ends_its_sessions_and_actors(
                     await anyio.to_thread.run_sync(holds.wait_for, 3)
                     assert len(batch_actors()) == 2
                     assert len(fake_cli_processes(holds)) == 3
+                    assert len(driver_processes()) == 1
                     break  # leaving the block cancels the batch
     assert run.state is BatchState.STOPPED
     assert batch_actors() == []
+    assert driver_processes() == []  # the driver's child process ended with the batch
     assert fake_cli_processes(holds) == []
     assert sorted(r.id for r in got) == ["echo0", "echo1", "echo2"]
     assert sorted(ids_on_disk(out)) == ["echo0", "echo1", "echo2"]
@@ -451,49 +467,83 @@ def test_a_ray_address_that_does_not_answer_is_one_error_in_bounded_time(
     assert not (tmp_path / "o.jsonl").read_text()  # nothing ran
 
 
-def test_the_head_node_lost_mid_batch_ends_the_command_with_its_summary_and_an_error(
+def test_the_head_node_lost_mid_batch_a_program_and_the_command_survive_it(
     tmp_path: Path, holds: Holds
 ) -> None:
-    """A cluster of its own (its head dies): Ray ends the process of the driver at once
-    (exit 1, no Python code runs); ``ccwire batch`` still prints the summary of what was
-    recorded and one error, and every result is kept."""
+    """A cluster of its own (its head dies), two batches on it at once: Ray ends the
+    process of a driver at once (exit 1, no Python code runs), but `run_batch` keeps
+    its driver in a child process. A program calling ``run_batch(executor="ray")``
+    gets every recorded result, then `BatchProcessLostError` (it was ended silently);
+    ``ccwire batch --ray`` prints the summary of what was recorded and one error."""
     nodes = cluster_utils.Cluster(
         initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
     )
-    proc = None
+    procs: list[subprocess.Popen[str]] = []
     tasks = tmp_path / "tasks.jsonl"  # -j 2: the holds start once the echoes are recorded
     lines = [{"id": f"e{i}", "prompt": f"echo {i}"} for i in range(2)]
     lines += [{"id": f"h{i}", "prompt": f"hold {i}"} for i in range(2)]
     tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    out = tmp_path / "out.jsonl"
-    scratch = tmp_path / "tmp"  # the command's temporary folders (its offline HOME)
+    out, program_out = tmp_path / "out.jsonl", tmp_path / "program.jsonl"
+    scratch = tmp_path / "tmp"  # the temporary folders (the command's offline HOME)
     scratch.mkdir()
+    cli = fake_cli_wrapper(tmp_path, holds)
+    program = Path(__file__).with_name("batch_program.py")
     try:
-        nodes.add_node(num_cpus=2)
+        nodes.add_node(num_cpus=3)
         nodes.wait_for_nodes()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "ccwire", "batch", str(tasks), "-o", str(out), "--offline",
-             "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", "--ray", nodes.address,
-             "-j", "2", "--num-cpus", "0.5"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "TMPDIR": str(scratch)},
-        )  # fmt: skip
-        holds.wait_for(2)
+        for argv in (
+            ["-m", "ccwire", "batch", str(tasks), "-o", str(out), "--offline", "--cli-path",
+             cli, "--plain", "--ray", nodes.address, "-j", "2", "--num-cpus", "0.5"],
+            [str(program), "trio", cli, str(program_out), nodes.address],  # 6 echoes, 3 holds
+        ):  # fmt: skip
+            procs.append(subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True,
+                                          env={**os.environ, "TMPDIR": str(scratch)}))  # fmt: skip
+        holds.wait_for(2 + 3)
         nodes.remove_node(nodes.head_node)
-        stdout, stderr = proc.communicate(timeout=LIMIT)
+        (stdout, stderr), (said, program_err) = (p.communicate(timeout=LIMIT) for p in procs)
     finally:
-        if proc is not None:
+        for proc in procs:
             proc.kill()
             proc.wait(10)
         for node in list(nodes.worker_nodes):
             nodes.remove_node(node, allow_graceful=False)
-    assert proc.returncode == 1, stderr
+    # the program: every result, then the typed error, raised in it (Ray's exit 1 said nothing)
+    printed = [json.loads(x) for x in said.splitlines()]
+    assert printed[-1]["raised"] == "BatchProcessLostError", program_err
+    assert sorted(x["result"] for x in printed[:-1]) == [f"e{i}" for i in range(6)]
+    assert sorted(ids_on_disk(program_out)) == [f"e{i}" for i in range(6)]
+    message = printed[-1]["message"]
+    assert "ended abruptly (exit code 1)" in message and "3 tasks have none" in message
+    # the command: the summary, and one error
+    assert procs[0].returncode == 1, stderr
     assert "tasks run                2 of 4" in stdout and "succeeded                2" in stdout
     errors = [x for x in stderr.splitlines() if x.startswith("ccwire: error: ")]
-    assert len(errors) == 1, stderr  # was none: Ray ended the process silently
+    assert len(errors) == 1, stderr
     assert "ended abruptly" in errors[0] and "2 tasks have none" in errors[0], errors
     assert sorted(ids_on_disk(out)) == ["e0", "e1"]
-    assert not list(scratch.glob("ccwire-*"))  # removed, though no clean-up ran in the child
+    assert not list(scratch.glob("ccwire-*"))  # nothing left behind
+    # running again with the same results file runs exactly the tasks without a result
+    assert sorted(ccwire.batch.finished_ids(program_out)) == [f"e{i}" for i in range(6)]
+
+
+def test_a_batch_without_a_cluster_runs_on_a_ray_instance_of_its_own(
+    tmp_path: Path, holds: Holds
+) -> None:
+    """``ray_address="local"`` (a program that joined no cluster): the driver's child
+    starts a Ray instance of its own, and it stays up. Its processes got SIGKILL as soon
+    as the thread that called ``ray.init`` ended (Ray's PR_SET_PDEATHSIG is per thread):
+    no actor ever started, and a minute later Ray ended the driver."""
+    holds.release(forever=True)  # the program's holds go on at once
+    out = tmp_path / "out.jsonl"
+    program = Path(__file__).with_name("batch_program.py")
+    argv = [str(program), "asyncio", fake_cli_wrapper(tmp_path, holds), str(out), "local"]
+    done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=LIMIT)
+    printed = [json.loads(x) for x in done.stdout.splitlines()]
+    assert done.returncode == 0, (printed, done.stderr[-2000:])
+    ids = [*(f"e{i}" for i in range(6)), *(f"h{i}" for i in range(3))]
+    assert sorted(x["result"] for x in printed) == sorted(ids)
+    assert sorted(ids_on_disk(out)) == sorted(ids)
 
 
 @pytest.mark.anyio

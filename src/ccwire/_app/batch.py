@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
 import signal
 import stat
@@ -49,7 +48,7 @@ from .batch_progress import (
 )
 from .batch_report import add_latest, read_latest, write_report
 from .doctor import detect_auth
-from .errors import AuthMissingError, BatchProcessLostError
+from .errors import AuthMissingError
 from .loaders import UsageError, load_script, parse_step
 from .render import rich_available
 
@@ -57,7 +56,7 @@ if TYPE_CHECKING:
     from ..testing import ModelRequest, Step
     from .io import CliIO
 
-__all__ = ["BatchProcessLostError", "batch_command", "per_session_script"]
+__all__ = ["batch_command", "per_session_script"]
 
 _ECHO = "(offline echo) {prompt}"
 
@@ -86,7 +85,7 @@ def _offline(args: argparse.Namespace) -> Iterator[dict[str, str]]:
         return
 
     steps, model_name = load_script(args.scripted) if args.scripted else ([], None)
-    home = tempfile.mkdtemp(prefix="ccwire-batch-", dir=getattr(args, "scratch", None))
+    home = tempfile.mkdtemp(prefix="ccwire-batch-")
     model = ScriptedModel(default=per_session_script(steps), model=model_name or DEFAULT_MODEL)
     try:
         with model:
@@ -127,102 +126,7 @@ def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
     _check_arguments(args)
     with _readable_twice(args.tasks, args.output) as tasks:
-        if args.ray is not None and io.handle_signals and hasattr(os, "fork"):
-            return _supervised(args, io, tasks)
         return _batch(args, io, tasks)
-
-
-def _supervised(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
-    """``ccwire batch --ray`` in a child process of this one (forked before Ray is
-    imported), which reports the end of the batch if the child cannot.
-
-    Ray ends a driver whose Ray node dies (the head node, or this machine's node) at
-    once, from its C++ core (exit code 1): no Python code runs, and the batch had no
-    summary and no error. Here the child runs the batch, this process passes SIGINT and
-    SIGTERM on to it and takes its exit code; a child that ended without finishing (it
-    says so on a pipe, last) gets the summary of what it recorded and a `BatchError`.
-
-    Raises:
-        BatchError: The child ended abruptly.
-    """
-    before = sum(1 for _ in read_results(args.output))  # the results file only grows
-    began = time.monotonic()
-    for stream in (io.stdout, io.stderr):
-        stream.flush()
-    # the child's temporary folders (the offline HOME) go in here, which this process
-    # removes however the child ends (Ray's end of it runs no clean-up)
-    args.scratch = tempfile.mkdtemp(prefix="ccwire-batch-")
-    said, say = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child (its coverage is not collected)
-        os.close(said)
-        try:
-            return _batch(args, io, tasks)
-        finally:  # a normal end, error or not: not run when Ray ends the process
-            os.write(say, b"1")
-            os.close(say)
-    try:
-        os.close(say)
-        return _supervise(args, io, tasks, child, said, (before, began))
-    finally:
-        shutil.rmtree(args.scratch, ignore_errors=True)
-
-
-def _supervise(
-    args: argparse.Namespace,
-    io: CliIO,
-    tasks: str,
-    child: int,
-    said: int,
-    start: tuple[int, float],
-) -> int:
-    """Wait for the batch's child process (``said``: its pipe); its exit code, or the
-    summary and error of a child that ended abruptly."""
-
-    def forward(signum: int, frame: object) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(child, signum)
-
-    handlers = {signum: signal.signal(signum, forward)
-                for signum in (signal.SIGINT, signal.SIGTERM)}  # fmt: skip
-    try:
-        _, status = os.waitpid(child, 0)
-    finally:
-        for signum, handler in handlers.items():
-            signal.signal(signum, handler)
-    with os.fdopen(said, "rb") as pipe:
-        finished = pipe.read(1) == b"1"
-    code = os.waitstatus_to_exitcode(status)
-    if finished and code >= 0:
-        return code
-    return _lost_child(args, io, tasks, start, code)
-
-
-def _lost_child(
-    args: argparse.Namespace, io: CliIO, tasks: str, start: tuple[int, float], code: int
-) -> int:
-    """The summary of what a batch process that ended abruptly recorded, then its error."""
-    before, began = start
-    recorded = list(read_results(args.output))
-    prior = {r.id for r in recorded[:before] if r.ok or not args.rerun_failed}
-    try:
-        ids = scan_task_file(tasks).ids
-    except BatchError:
-        ids = {r.id for r in recorded}
-    progress = BatchProgress(total=len(ids - prior), skipped=len(ids & prior), started_at=began)
-    for result in recorded[before:]:
-        progress.on_event(BatchEvent("finished", result.id, result.attempts, result=result))
-    display: BatchDisplay = PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
-    if args.json:
-        display = JsonBatchDisplay(progress, io.stdout)
-    display.finish(interrupted=False)
-    how = f"exit code {code}" if code >= 0 else f"killed by {signal.Signals(-code).name}"
-    raise BatchProcessLostError(
-        f"the batch process ended abruptly ({how}): Ray ends it when a Ray node it needs "
-        f"dies (the head node, or this machine's node); {progress.done} results of this run "
-        f"are saved in {args.output}, {progress.total - progress.done} tasks have none; "
-        "run the same command again (with the cluster up) to run them"
-    )
 
 
 @contextlib.contextmanager
@@ -247,7 +151,7 @@ def _readable_twice(tasks: str, output: str) -> Iterator[str]:
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
         yield tasks
         return
-    folder = tempfile.mkdtemp(prefix="ccwire-batch-tasks-")  # (--ray: two processes end)
+    folder = tempfile.mkdtemp(prefix="ccwire-batch-tasks-")
     try:
         copy = Path(folder) / "tasks.jsonl"
         try:

@@ -3,13 +3,11 @@ classifies them (exit code, hint) without loading the commands that raise them."
 
 from __future__ import annotations
 
-from .._batch.errors import BatchError
 from .._core.errors import CcwireError
 
 __all__ = [
     "AUTH_HINT",
     "AuthMissingError",
-    "BatchProcessLostError",
     "DropInError",
     "SessionsCommandError",
     "UsageError",
@@ -27,10 +25,6 @@ class UsageError(CcwireError, ValueError):
 
 class AuthMissingError(CcwireError):
     """No credentials for the real model were found (``ccwire run`` exit code 4)."""
-
-
-class BatchProcessLostError(BatchError):
-    """The process running a ``ccwire batch --ray`` ended abruptly (Ray ended it)."""
 
 
 class _HintedError(CcwireError):

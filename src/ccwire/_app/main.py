@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from .._batch.errors import (
     BatchConfigError,
     BatchInputError,
+    BatchProcessLostError,
     DuplicateTaskIdError,
     ResultsWriteError,
 )
@@ -37,7 +38,6 @@ from .arguments import SERVE_USAGE, batch_report_parser, build_parser
 from .errors import (
     AUTH_HINT,
     AuthMissingError,
-    BatchProcessLostError,
     DropInError,
     SessionsCommandError,
     UsageError,

@@ -8,6 +8,7 @@ __all__ = [
     "BatchConfigError",
     "BatchError",
     "BatchInputError",
+    "BatchProcessLostError",
     "DuplicateTaskIdError",
     "ResultsWriteError",
 ]
@@ -65,3 +66,35 @@ class ResultsWriteError(BatchError):
         self.path = path
         self.cause = cause
         self.__cause__ = cause
+
+
+class BatchProcessLostError(BatchError):
+    """The process running a Ray batch's driver ended abruptly (``executor="ray"``).
+
+    Ray ends its driver's process at once, from its C++ core (exit code 1, no Python
+    code runs), when a Ray node it needs dies: the head node, or the node of the
+    machine it runs on. `run_batch` runs that driver in a child process of its own,
+    so the caller survives it: every result that arrived before was recorded and
+    yielded; the tasks without a result were not recorded, so the same call (same
+    `output`) runs them once the cluster is up again.
+
+    Attributes:
+        exit_code: The child's exit code (negative: the signal that ended it), or
+            `None` if it could not be had.
+        stderr_tail: The child's last lines on stderr (Ray's last words).
+        not_run: Ids of tasks handed to the child that got no result (tasks the
+            source had not given yet are not listed).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        exit_code: int | None = None,
+        stderr_tail: tuple[str, ...] = (),
+        not_run: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+        self.not_run = not_run

@@ -178,11 +178,13 @@ def _probe(target: str) -> None:
         ) from exc
 
 
-def _init_ray(ray: Any, address: str | None) -> list[dict[str, Any]]:
+def _init_ray(ray: Any, address: str | None, join: dict[str, Any]) -> list[dict[str, Any]]:
     """Join (or start) Ray, bounded by `CONNECT_SECONDS`, and return its nodes.
 
     ``ray.init`` runs in a daemon thread: when it does not return in time, the batch
-    fails and the attempt is abandoned (it cannot keep the process alive).
+    fails and the attempt is abandoned (it cannot keep the process alive). ``join``:
+    more arguments of ``ray.init`` (the namespace and runtime environment of the
+    caller's own Ray connection, `ray_process`).
     """
     if not ray.is_initialized():
         target = address or os.environ.get("RAY_ADDRESS") or None
@@ -190,18 +192,26 @@ def _init_ray(ray: Any, address: str | None) -> list[dict[str, Any]]:
         if target:
             _probe(target)
         outcome: list[BaseException | None] = []
+        answered = threading.Event()
 
         def init() -> None:
             try:
                 ray.init(address=target, include_dashboard=False, log_to_driver=False,
-                         ignore_reinit_error=True)  # fmt: skip
+                         ignore_reinit_error=True, **join)  # fmt: skip
                 outcome.append(None)
             except BaseException as exc:
                 outcome.append(exc)
+                return
+            finally:
+                answered.set()
+            # the processes of a local instance started here (its GCS, its raylet) get
+            # SIGKILL when the thread that started them ends (Ray sets PR_SET_PDEATHSIG,
+            # which is per thread): this one stays (daemon) while the process runs
+            threading.Event().wait()
 
         thread = threading.Thread(target=init, name="ccwire ray.init", daemon=True)
         thread.start()
-        thread.join(CONNECT_SECONDS)
+        answered.wait(CONNECT_SECONDS)
         if not outcome:
             raise BatchConfigError(
                 f"cannot join Ray at {where}: no answer within {CONNECT_SECONDS:g} s "
@@ -299,7 +309,9 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     ropts = run._ray_options
     ray = _import_ray()
     options = portable_options(run._options)
-    nodes = await anyio.to_thread.run_sync(_init_ray, ray, ropts["address"], abandon_on_cancel=True)
+    nodes = await anyio.to_thread.run_sync(
+        _init_ray, ray, ropts["address"], ropts.get("join") or {}, abandon_on_cancel=True
+    )
     concurrency: int = run._concurrency
     per_actor = ropts.get("per_actor") or default_per_actor(
         nodes, concurrency, ropts["num_cpus"], ropts["memory"]

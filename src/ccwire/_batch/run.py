@@ -104,7 +104,9 @@ def run_batch(
         concurrency: Sessions running at once.
         store: Accepted for the session store of the drop-in API and type-checked;
             this version records results only in `output`.
-        executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``).
+        executor: ``local`` or ``ray`` (needs ``pip install 'ccwire[ray]'``; the Ray
+            driver runs in a child process, which joins the cluster of this process's
+            own Ray connection if it has one).
         retries: A `RetryPolicy`, or the number of retries after the first attempt.
             Only rate limits (429), overloads (529), a CLI that fails to start, and
             (Ray) a session lost with its node or actor before it acted are retried;
@@ -159,7 +161,10 @@ def run_batch(
         A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
         the end of the block) raises the batch's failure: `ResultsWriteError`, a
         `BatchInputError` for a bad task, a `BatchConfigError` for a Ray cluster
-        that cannot be joined; never a cancellation of its own.
+        that cannot be joined, `BatchProcessLostError` when Ray ended the batch's Ray
+        driver (it runs in a child process, so that a Ray node's death, which ends
+        its driver's process, cannot end the caller's); never a cancellation of its
+        own.
 
     Raises:
         BatchConfigError: A bad argument, or an output file that cannot be written
@@ -276,8 +281,9 @@ _TRANSITIONS: Final[dict[BatchState, frozenset[BatchState]]] = {
 }
 
 # how long leaving the block waits for the sessions to end (their CLIs get about 10 s
-# each to exit; the Ray executor's own shutdown is bounded at 20 s)
-_CLOSE_SECONDS = 30.0
+# each to exit; the Ray executor's own shutdown is bounded at 20 s, and its child
+# process gets `ray_process.STOP_SECONDS` to end, then is killed)
+_CLOSE_SECONDS = 45.0
 
 
 class BatchRun:
@@ -457,9 +463,9 @@ class BatchRun:
                     scope.cancel()  # stopped before it started
                 async with send:
                     if self._executor == "ray":
-                        from .ray_executor import feed_ray
+                        from .ray_process import feed_ray_process
 
-                        await feed_ray(self, send)
+                        await feed_ray_process(self, send)
                     else:
                         await self._feed_local(send)
                     self._all_done = not scope.cancel_called

@@ -30,6 +30,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         BatchConfigError,
         BatchError,
         BatchInputError,
+        BatchProcessLostError,
         DuplicateTaskIdError,
         ResultsWriteError,
     )
@@ -50,6 +51,7 @@ __all__ = [
     "BatchError",
     "BatchEvent",
     "BatchInputError",
+    "BatchProcessLostError",
     "BatchResult",
     "BatchRun",
     "BatchState",
