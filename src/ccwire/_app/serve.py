@@ -125,7 +125,9 @@ def serve_command(
     Ctrl-C, the command line reports the interrupt (130), as for every command; by
     SIGTERM, the process ends as that signal ends it (143 in a shell).  On stdio the
     signals are handled only with ``handle_signals`` (the process's own main thread);
-    over HTTP uvicorn handles them."""
+    over HTTP uvicorn handles them.  On stdio, a client that closed stdout ends it with
+    `BrokenPipeError` (the command line's exit code 141); what tools print goes to
+    stderr."""
     if any(a in ("-h", "--help") for a in argv):
         (stdout or sys.stdout).write(USAGE)
         return 0
