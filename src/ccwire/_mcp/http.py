@@ -604,9 +604,10 @@ class McpHttpApp:
                 scope = transport.idle_scope or anyio.CancelScope()
                 try:
                     with scope:
-                        self.cut_off += await _serve_transport(
+                        cut_off = await _serve_transport(
                             self.server, read, write, self._stopping, self.limits, transport
                         )
+                        self.cut_off += cut_off  # (read once they ended: sessions overlap)
                         if self._stopping.is_set() and self._posts:  # answers on their way
                             with anyio.move_on_after(_ANSWER_SECONDS):
                                 await self._no_posts.wait()
