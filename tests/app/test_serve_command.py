@@ -8,7 +8,9 @@ import io
 import json
 import os
 import socket
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -161,3 +163,18 @@ def test_what_a_tool_prints_goes_to_stderr_not_into_the_messages(
     assert answers[1]["result"]["content"][0]["text"] == "read from stdin: b''"
     assert answers[2]["result"]["structuredContent"] == {"sum": 3}
     assert "printed by noisy" in err and "printed by a child of noisy" in err
+
+
+def test_started_with_stderr_closed_what_a_tool_prints_goes_nowhere() -> None:
+    """A process whose stderr is closed: what a tool prints is dropped (the tool does
+    not fail on it), the messages on stdout are whole."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "serve", "tests.fixtures.mcp_serve_server:noisy_server"],
+        input=line(initialize()) + line(tools_call(1, "noisy", {})), stdout=subprocess.PIPE,
+        cwd=root, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])},
+        preexec_fn=lambda: os.close(2), timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert answers[1]["result"]["content"][0]["text"] == "read from stdin: b''"

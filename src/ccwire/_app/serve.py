@@ -185,6 +185,13 @@ def _protocol_stdio() -> Iterator[tuple[int, int]]:
     the stream of messages, and what it reads is not the client's messages.  Put
     back as they were after."""
     sys.stdout.flush()
+    try:
+        os.fstat(2)
+    except OSError:  # started with stderr closed: what is printed goes nowhere
+        sink = os.open(os.devnull, os.O_WRONLY)
+        if sink != 2:
+            os.dup2(sink, 2)
+            os.close(sink)
     stdin, stdout = os.dup(0), os.dup(1)
     try:
         nothing = os.open(os.devnull, os.O_RDONLY)
