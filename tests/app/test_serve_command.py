@@ -8,7 +8,9 @@ import io
 import json
 import os
 import socket
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +133,45 @@ def test_serves_on_stdin_and_stdout(capfd: pytest.CaptureFixture[str]) -> None:
     assert sorted(answers) == [0, 1]
     assert answers[0]["result"]["serverInfo"]["name"] == "fixture"
     assert answers[1]["result"]["structuredContent"] == {"sum": 5.5}
+
+
+def test_what_a_tool_prints_goes_to_stderr_not_into_the_messages(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A tool that prints, or starts a child process that prints, writes to stderr: the
+    messages on stdout stay one JSON-RPC message per line; it reads no client message."""
+    saved = os.dup(0)
+    read_end, write_end = os.pipe()
+    try:
+        calls = [tools_call(1, "noisy", {}), tools_call(2, "add", {"a": 1, "b": 2})]
+        os.write(write_end, b"".join(map(line, [initialize(), *calls])))
+        os.close(write_end)
+        write_end = -1
+        os.dup2(read_end, 0)
+        assert serve_command(["tests.fixtures.mcp_serve_server:noisy_server"]) == 0
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            if fd >= 0:
+                os.close(fd)
+    out, err = capfd.readouterr()
+    answers = {m["id"]: m for m in map(json.loads, out.splitlines())}  # only messages
+    assert sorted(answers) == [0, 1, 2]
+    assert answers[1]["result"]["content"][0]["text"] == "read from stdin: b''"
+    assert answers[2]["result"]["structuredContent"] == {"sum": 3}
+    assert "printed by noisy" in err and "printed by a child of noisy" in err
+
+
+def test_started_with_stderr_closed_what_a_tool_prints_goes_nowhere() -> None:
+    """A process whose stderr is closed: what a tool prints is dropped (the tool does
+    not fail on it), the messages on stdout are whole."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "serve", "tests.fixtures.mcp_serve_server:noisy_server"],
+        input=line(initialize()) + line(tools_call(1, "noisy", {})), stdout=subprocess.PIPE,
+        cwd=root, env={**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])},
+        preexec_fn=lambda: os.close(2), timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0
+    answers = {m["id"]: m for m in map(json.loads, done.stdout.splitlines())}
+    assert answers[1]["result"]["content"][0]["text"] == "read from stdin: b''"

@@ -149,3 +149,16 @@ def test_a_second_signal_cuts_the_calls_off_at_once(tmp_path: Path) -> None:
         stdout, stderr = proc.communicate(timeout=BOUND)
         assert proc.returncode == 1, stderr
     assert answers(stdout)[1]["error"]["code"] == -32603
+
+
+def test_a_client_that_closed_stdout_ends_the_server_with_141(tmp_path: Path) -> None:
+    """The client closed its end of stdout, its stdin still open: the next answer cannot
+    be written, so the server stops reading, cuts the call running off and exits as a
+    command whose output was closed does (141), without a traceback."""
+    with serving(tmp_path) as proc:
+        call_running(proc, "endless", {})
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        send(proc, {"jsonrpc": "2.0", "id": 2, "method": "ping"})  # its answer: EPIPE
+        assert proc.wait(BOUND) == 141
+        assert proc.stderr.read() == b""

@@ -854,3 +854,25 @@ async def test_a_call_that_finishes_while_the_server_stops_is_answered(
     through = {"content": [{"type": "text", "text": "through"}]}
     assert reply.answer == {"jsonrpc": "2.0", "id": "g", "result": through}
     assert drained == [0] and GATED == ["finished"]
+
+
+async def test_the_calls_cut_off_in_every_session_are_all_counted(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """A call running in each of three sessions when the server stops: each is cut off
+    and counted (the sessions ending at once each added to a total read before their
+    calls ended: the count said 1)."""
+    held_call = {"jsonrpc": "2.0", "id": "h", "method": "tools/call",
+                 "params": {"name": "held", "arguments": {}}}  # fmt: skip
+    replies: list[Reply] = []
+    async with served(drain_timeout=0.2) as app, anyio.create_task_group() as tg:
+        sessions = [await open_session(app) for _ in range(3)]
+
+        async def post(session: str) -> None:
+            replies.append(await call(app, held_call, headers=in_session(session)))
+
+        for session in sessions:
+            tg.start_soon(post, session)
+        await _until(lambda: HELD == [3])
+        assert await app.drain() == 3
+    assert [reply.answer["error"]["code"] for reply in replies] == [-32603] * 3

@@ -120,6 +120,19 @@ async def test_the_banner_names_the_url_and_a_kept_alive_connection_serves_each_
                 assert json.loads(data[-1]) == {"jsonrpc": "2.0", "id": n, "result": {}}
 
 
+async def test_serving_beyond_this_machine_is_warned_of() -> None:
+    """Bound to every address (no authentication): a warning line before the banner,
+    which says which Host headers are accepted; a loopback client is served."""
+    async with running("0.0.0.0") as (port, banner):
+        warning, served = banner.splitlines()
+        assert warning.startswith("ccwire: warning: serving beyond this machine (0.0.0.0)")
+        assert f"whoever reaches port {port} can call every tool" in warning
+        assert "must name a loopback name" in warning
+        assert served == f"ccwire: serving MCP on http://0.0.0.0:{port}/mcp"
+        async with connected("127.0.0.1", port) as client:
+            assert (await client.post(INIT))[0] == 200
+
+
 async def test_a_connection_that_sends_no_whole_head_in_time_is_closed() -> None:
     """Silent, or stuck halfway through its head (the first request's, or the next
     one's on a kept-alive connection): closed after ``request_timeout`` without an

@@ -8,10 +8,11 @@ the command line reports as one ``ccwire: error: ...`` line (exit code 2).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
 import anyio
@@ -98,7 +99,9 @@ def serve_command(
     Ctrl-C, the command line reports the interrupt (130), as for every command; by
     SIGTERM, the process ends as that signal ends it (143 in a shell).  On stdio the
     signals are handled only with ``handle_signals`` (the process's own main thread);
-    over HTTP uvicorn handles them."""
+    over HTTP uvicorn handles them.  On stdio, a client that closed stdout ends it with
+    `BrokenPipeError` (the command line's exit code 141); what tools print goes to
+    stderr."""
     target, http, limits = _parse(argv)
     server = load_server(target, option="serve")["instance"]
     if http is not None:
@@ -130,11 +133,12 @@ def serve_command(
     # reports it (exit code 130); stdin is read without a thread (`read_fd`), so
     # nothing is left waiting on it.
     drain = limits.get("drain_timeout", DRAIN_SECONDS)
-    serve = functools.partial(
-        serve_stdio, server, drain_seconds=drain, handle_signals=handle_signals,
-        announce=stderr or sys.stderr,
-    )  # fmt: skip
-    cut_off = anyio.run(serve)
+    with _protocol_stdio() as (stdin_fd, stdout_fd):
+        serve = functools.partial(
+            serve_stdio, server, stdin=stdin_fd, stdout=stdout_fd, drain_seconds=drain,
+            handle_signals=handle_signals, announce=stderr or sys.stderr,
+        )  # fmt: skip
+        cut_off = anyio.run(serve)
     if cut_off:
         (stderr or sys.stderr).write(
             f"ccwire: error: stopped (end of stdin or a signal) while {cut_off} request(s) "
@@ -142,6 +146,39 @@ def serve_command(
         )
         return ExitCode.ERROR
     return ExitCode.OK
+
+
+@contextlib.contextmanager
+def _protocol_stdio() -> Iterator[tuple[int, int]]:
+    """The protocol's own copies of file descriptors 0 and 1 (not inherited by child
+    processes); meanwhile 1 is stderr and 0 is ``/dev/null``, so what a tool prints
+    (``print()``, a child process it starts) goes to stderr instead of corrupting
+    the stream of messages, and what it reads is not the client's messages.  Put
+    back as they were after."""
+    sys.stdout.flush()
+    try:
+        os.fstat(2)
+    except OSError:  # started with stderr closed: what is printed goes nowhere
+        sink = os.open(os.devnull, os.O_WRONLY)
+        if sink != 2:
+            os.dup2(sink, 2)
+            os.close(sink)
+    stdin, stdout = os.dup(0), os.dup(1)
+    try:
+        nothing = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(nothing, 0)
+        finally:
+            os.close(nothing)
+        os.dup2(2, 1)
+        yield stdin, stdout
+    finally:
+        with contextlib.suppress(OSError, ValueError):  # printed: on its way to stderr
+            sys.stdout.flush()
+        os.dup2(stdin, 0)
+        os.dup2(stdout, 1)
+        os.close(stdin)
+        os.close(stdout)
 
 
 def exit_without_abandoned_threads(code: int, io: CliIO) -> None:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import ipaddress
 import itertools
 import json
 import logging
@@ -603,9 +604,10 @@ class McpHttpApp:
                 scope = transport.idle_scope or anyio.CancelScope()
                 try:
                     with scope:
-                        self.cut_off += await _serve_transport(
+                        cut_off = await _serve_transport(
                             self.server, read, write, self._stopping, self.limits, transport
                         )
+                        self.cut_off += cut_off  # (read once they ended: sessions overlap)
                         if self._stopping.is_set() and self._posts:  # answers on their way
                             with anyio.move_on_after(_ANSWER_SECONDS):
                                 await self._no_posts.wait()
@@ -893,6 +895,26 @@ def _graceful(config: Any, app: McpHttpApp, stop: anyio.Event) -> Any:
     return GracefulServer(config)
 
 
+def _exposed_warning(host: str, port: int) -> str:
+    """The warning line for a server reachable beyond this machine (bound to an address
+    that is not a loopback one), which has no authentication; else ``""``."""
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return ""
+    except ValueError:  # a name: loopback only if it is localhost
+        if host.lower() == "localhost":
+            return ""
+    if host in ("0.0.0.0", "::"):
+        names = "a loopback name (bind to one address to have its name accepted)"
+    else:
+        names = f"{host} or a loopback name"
+    return (
+        f"ccwire: warning: serving beyond this machine ({host}) without authentication: "
+        f"whoever reaches port {port} can call every tool; the Host header of a request "
+        f"must name {names}\n"
+    )
+
+
 async def serve_http(
     server: Any,
     host: str = "127.0.0.1",
@@ -904,7 +926,8 @@ async def serve_http(
     """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
     Once the port is bound (``port`` 0 picks a free one), one line naming the URL is
-    written to ``announce`` (a text stream, e.g. stderr), if given.  ``limits``
+    written to ``announce`` (a text stream, e.g. stderr), if given, after a warning
+    line if ``host`` is not a loopback address (no authentication guards the tools).  ``limits``
     bounds what the server accepts (`HttpLimits`; its defaults if not given).  Runs
     on asyncio (uvicorn).
 
@@ -941,6 +964,7 @@ async def serve_http(
 
         if announce is not None:
             shown = f"[{host}]" if ":" in host else host
+            announce.write(_exposed_warning(host, bound))
             announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
             announce.flush()
         async with anyio.create_task_group() as tg:

@@ -9,7 +9,9 @@ stdin ends, or the server is stopped (SIGTERM, Ctrl-C: no new request is read fr
 then on), calls still running get `DRAIN_SECONDS` to finish; those cut off then are
 answered with a -32603 (and counted: ``ccwire serve`` then exits with 1).  A second
 signal cuts them off at once.  Stopped cleanly, the signal is raised again once
-serving ended (`raise_stopping_signal`), over stdio as over HTTP.
+serving ended (`raise_stopping_signal`), over stdio as over HTTP.  A client that
+closed stdout can be answered no more: serving stops, the calls are cut off at once
+(``ccwire serve`` exits with 141).
 
 The served object is anything with `SdkMcpServer`'s ``handle``/``attach``
 interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
@@ -19,6 +21,7 @@ interface: an `SdkMcpServer`, or an `McpBridge` hosting a server of the official
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -175,7 +178,9 @@ async def _writable(fd: int) -> None:
         await anyio.lowlevel.checkpoint()
 
 
-def _fd_writer(fd: int) -> Writer:
+def _fd_writer(fd: int, closed: anyio.Event) -> Writer:
+    """Writes each message as one line to ``fd``; once the client closed it, what is
+    written is dropped and ``closed`` is set."""
     lock = anyio.Lock()
 
     def write_all(data: bytes) -> None:
@@ -187,13 +192,16 @@ def _fd_writer(fd: int) -> Writer:
         data = encode_line(message)
         async with lock:
             try:
-                if len(data) <= _PIPE_BUF:  # written at once once the pipe has room
-                    await _writable(fd)  # a client not reading must not stall the loop
-                    write_all(data)
-                else:
-                    await anyio.to_thread.run_sync(write_all, data)
+                if not closed.is_set():
+                    if len(data) <= _PIPE_BUF:  # written at once once the pipe has room
+                        await _writable(fd)  # a client not reading must not stall the loop
+                        write_all(data)
+                    else:
+                        await anyio.to_thread.run_sync(write_all, data)
+                    return
             except (BrokenPipeError, ConnectionResetError):
-                logger.debug("ccwire serve: the client closed stdout; %s dropped", message)
+                closed.set()
+            logger.debug("ccwire serve: the client closed stdout; %s dropped", message)
 
     return write
 
@@ -208,10 +216,13 @@ async def serve_stdio(
     announce: Any = None,
 ) -> int:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
-    until stdin ends (what cannot be written once the client closed stdout is dropped).
-    A line over 64 MiB gets a -32600 error (id ``null``) and is skipped.  Returns the
-    number of requests still running ``drain_seconds`` after stdin ended, which were
-    cut off (each answered with a -32603).
+    until stdin ends.  A line over 64 MiB gets a -32600 error (id ``null``) and is
+    skipped.  Returns the number of requests still running ``drain_seconds`` after
+    stdin ended, which were cut off (each answered with a -32603).
+
+    Once the client closed stdout, nothing it sends can be answered: no request is
+    read from then on, the calls running are cut off at once (what they write is
+    dropped), and `BrokenPipeError` is raised once serving ended.
 
     With ``handle_signals`` (the main thread of a process serving on its own stdio),
     SIGTERM and SIGINT (Ctrl-C) stop it as the end of stdin does: no request is read
@@ -219,7 +230,8 @@ async def serve_stdio(
     them off at once; the first is told in one line on ``announce`` (a text stream,
     e.g. stderr), if given.  When none was cut off, the signal is raised again once
     serving ended (`raise_stopping_signal`)."""
-    write = _fd_writer(stdout)
+    closed = anyio.Event()  # the client closed stdout
+    write = _fd_writer(stdout, closed)
 
     async def refuse() -> None:
         why = f"Invalid Request: a message over the limit of {_MAX_LINE_BYTES} bytes (skipped)"
@@ -231,12 +243,21 @@ async def serve_stdio(
         if handle_signals:
             told = functools.partial(_told, announce, drain_seconds)
             await tg.start(_watch_signals, stop, halt, stopped_by, told)
+        tg.start_soon(_halt_when, closed, stop, halt)
         cut_off = await serve_lines(
             server, _read_lines(stdin, refuse), write, drain_seconds=drain_seconds,
             stop=stop, halt=halt,
         )  # fmt: skip
         tg.cancel_scope.cancel()
+    if closed.is_set():
+        raise BrokenPipeError(errno.EPIPE, "the client closed stdout: answers were lost")
     return raise_stopping_signal(stopped_by[0] if stopped_by else None, cut_off)
+
+
+async def _halt_when(event: anyio.Event, stop: anyio.Event, halt: anyio.Event) -> None:
+    await event.wait()
+    stop.set()
+    halt.set()
 
 
 async def _watch_signals(
