@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import pickle
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -284,3 +285,51 @@ def test_a_tool_given_twice_is_served_once_the_last_wins() -> None:
 
 async def _square(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": str(args["n"] ** 2)}]}
+
+
+_SYSTEM_FRAMES_BY_TYPE_NAME = """
+import json
+import pickle
+from claude_agent_sdk._internal.message_parser import parse_message
+subtypes = [
+    "init", "api_retry", "status", "compact_boundary", "background_tasks_changed",
+    "session_state_changed", "notification", "informational", "session_title_changed",
+    "task_started", "hook_started",
+]
+frames = [
+    {"type": "system", "subtype": s, "session_id": "s", "uuid": "u", "task_id": "t",
+     "description": "d", "hook_id": "h", "hook_name": "n", "hook_event": "Stop"}
+    for s in subtypes
+]
+print(json.dumps([type(parse_message(f)).__name__ for f in frames]))
+"""
+
+
+def test_system_messages_the_reference_has_no_class_for_dispatch_by_type_name(
+    reference_python: Path,
+) -> None:
+    # agentd-sdk 0.6.0 (PyPI), tracker.py: process_message() dispatches on
+    # type(message).__name__ and records `elif message_type == "SystemMessage"`. Run on
+    # both SDKs against the real CLI (a 529 answered by a retry), its run on ccwire lost
+    # the api_retry event: ccwire's ApiRetryMessage was not named SystemMessage, as the
+    # reference's plain SystemMessage for that frame is. Typed classes the reference has
+    # too (TaskStartedMessage, HookEventMessage) keep their names
+    out = subprocess.run(
+        [str(reference_python), "-c", _SYSTEM_FRAMES_BY_TYPE_NAME],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    ours = io.StringIO()  # the same script, on the parser the drop-in serves
+    with contextlib.redirect_stdout(ours):
+        exec(
+            _SYSTEM_FRAMES_BY_TYPE_NAME.replace(
+                "claude_agent_sdk._internal.message_parser", "ccwire._wire.message_parser"
+            ),
+            {},
+        )
+    assert json.loads(ours.getvalue()) == json.loads(out)
+    # still the typed classes, under their own names where pickle and imports look
+    retry = ccwire.ApiRetryMessage(subtype="api_retry", data={})
+    assert isinstance(retry, ccwire.SystemMessage)
+    assert type(retry).__qualname__ == "ApiRetryMessage"
+    assert ccwire.ApiRetryMessage.__module__ == "ccwire"
+    assert pickle.loads(pickle.dumps(retry)) == retry

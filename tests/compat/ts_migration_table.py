@@ -223,7 +223,9 @@ def _message_rows(api: TsApi) -> list[tuple[str, ...]]:
         cls = type(codec.decode_message(frame))
         note = NOTES.get(message.name, "")
         plain = cls in (SystemMessage, RawMessage) and message.name not in NOTES
-        rows.append((f"`{message.name}`", f"`{cls.__name__}`", "missing" if plain else "yes", note))
+        rows.append(
+            (f"`{message.name}`", f"`{cls.__qualname__}`", "missing" if plain else "yes", note)
+        )
     return rows
 
 
@@ -245,7 +247,7 @@ def _hook_rows(api: TsApi) -> list[tuple[str, ...]]:
         if cls is None:
             rows.append((f"`{event}`", "", "missing", ""))
         else:
-            rows.append((f"`{event}`", f"`{cls.__name__}`", "yes", ""))
+            rows.append((f"`{event}`", f"`{cls.__qualname__}`", "yes", ""))
     return rows
 
 

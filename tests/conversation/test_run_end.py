@@ -104,7 +104,7 @@ async def test_query_yields_the_state_frames_the_caller_opted_in_to_and_tracks_t
             messages = [m async for m in query(prompt="go", options=options, transport=transport)]
     assert asked == ["Write"]
     assert _states(messages) == ["running", "idle"]
-    assert [type(m).__name__ for m in messages] == [
+    assert [type(m).__qualname__ for m in messages] == [
         "SessionStateChangedMessage",
         "AssistantMessage",
         "ResultMessage",

@@ -112,7 +112,8 @@ def test_a_typed_system_message_prints_as_the_reference_prints_it() -> None:
     # claude-agent-sdk yields these as SystemMessage: code that prints them prints the same
     m = decode({"type": "system", "subtype": "status", "status": "requesting"})
     assert repr(m) == f"SystemMessage(subtype='status', data={m.data!r})"
-    assert type(m).__name__ == "StatusMessage" and m.status == "requesting"
+    assert type(m).__name__ == "SystemMessage"  # for code that dispatches on the name
+    assert type(m).__qualname__ == "StatusMessage" and m.status == "requesting"
 
 
 def test_init_stays_a_plain_system_message() -> None:
@@ -129,7 +130,7 @@ TABLE += [({"type": k}, v[0]) for k, v in codec._TYPED_FRAMES.items()]
 def test_every_typed_class_is_public_and_decodes_from_its_frame(
     frame: dict[str, Any], cls: type
 ) -> None:
-    assert cls.__name__ in ccwire.__all__
+    assert cls.__qualname__ in ccwire.__all__
     message = decode(frame)
     assert type(message) is cls
     assert {f.name for f in dataclasses.fields(cls)} >= {"uuid", "session_id"}

@@ -211,7 +211,7 @@ def _publish(value: object, bound: str, public: str) -> None:
     if isinstance(value, GenericAlias) or not isinstance(value, (type, FunctionType)):
         return
     module = value.__module__
-    if value.__name__ != bound or not module.startswith(public.partition(".")[0] + "."):
+    if value.__qualname__ != bound or not module.startswith(public.partition(".")[0] + "."):
         return
     if any(part.startswith("_") for part in module.split(".")):
         value.__module__ = public

@@ -310,7 +310,17 @@ class SystemMessage:
 class _PlainRepr(SystemMessage):
     """A typed system message that prints as the reference SDK prints it (it has no class
     for it): ``SystemMessage(subtype=..., data=...)``, so code written for it prints the
-    same. Its fields are typed attributes all the same."""
+    same. Its fields are typed attributes all the same.
+
+    For the same reason its class's ``__name__`` is ``"SystemMessage"``: code that
+    dispatches on ``type(message).__name__`` (agentd-sdk's tracker, for one) treats it as
+    the plain system message the reference yields. ``__qualname__`` keeps the class's own
+    name (``ApiRetryMessage``, ...), so the class prints, pickles and imports under it."""
+
+    def __init_subclass__(cls) -> None:
+        # No super() call: the slotted dataclass is a new class, which the zero-argument
+        # form would not recognise, and SystemMessage and object take no arguments here.
+        cls.__name__ = "SystemMessage"
 
     def __repr__(self) -> str:
         return f"SystemMessage(subtype={self.subtype!r}, data={self.data!r})"
