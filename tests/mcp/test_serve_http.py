@@ -158,7 +158,8 @@ async def call(
     """One request, handed to the app the way uvicorn hands it over: the body in
     ``http.request`` messages, then, once the answer is complete, the connection's
     end.  With ``chunks`` the body is what they yield, and never ends: once they are
-    exhausted, the client goes quiet."""
+    exhausted, the client goes quiet; once the answer's bytes are out, the client has
+    read them and leaves (the connection's end)."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     pending = [{"type": "http.request", "body": data, "more_body": False}]
     answered = anyio.Event()
@@ -167,6 +168,8 @@ async def call(
 
     async def receive() -> Any:
         if chunks is not None:
+            if parts:  # answered while the body still came: the client reads it and leaves
+                return {"type": "http.disconnect"}
             for chunk in chunks:
                 return {"type": "http.request", "body": chunk, "more_body": True}
             await anyio.sleep_forever()

@@ -178,6 +178,25 @@ def test_a_huge_body_is_refused_without_being_read() -> None:
         answers_ping(port)
 
 
+def test_a_client_still_sending_a_refused_body_gets_the_413_not_a_reset() -> None:
+    """A client that writes its whole body before reading the answer (as most HTTP
+    clients do) goes on sending after the 413 went out. The server reads and drops
+    that for a while before it closes: a connection closed with data unread is reset,
+    and the client's next write failed with a reset instead of reading the 413."""
+    with server("--max-body-bytes", "100000") as (_proc, port):
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.settimeout(BOUND)
+            sock.sendall(head(port, "Transfer-Encoding: chunked\r\n"))
+            chunk = b"10000\r\n" + b" " * 0x10000 + b"\r\n"
+            while not select.select([sock], [], [], 0)[0]:  # until the 413 is there
+                sock.sendall(chunk)
+            for _ in range(64):  # 4 MiB more, as a client writing its body first would
+                sock.sendall(chunk)
+            said = _read_until(sock, b"}}")
+        assert said.startswith(b"HTTP/1.1 413 ") and b'"code":-32600' in said, said
+        answers_ping(port)
+
+
 def _read_until(sock: socket.socket, end: bytes) -> bytes:
     sock.settimeout(BOUND)
     said = b""

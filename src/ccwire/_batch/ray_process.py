@@ -67,9 +67,12 @@ _TAIL_LINES = 20  # stderr lines kept for the error
 _HEADER = struct.Struct(">I")
 # the executor's settings the child takes from the caller's process
 _SETTINGS = ("CONNECT_SECONDS", "PLACE_SECONDS")
-# the child's program: this very ccwire (wherever the caller imported it from), then `main`
+# the child's program: this very ccwire (wherever the caller imported it from; its
+# folder is put first only when it is not on the path already, so that an installed
+# ccwire's site-packages does not come before the standard library), then `main`
+_HOME = str(Path(__file__).resolve().parents[2])
 _CHILD = (
-    f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r}); "
+    f"import sys; sys.path.insert(0, {_HOME!r}) if {_HOME!r} not in sys.path else None; "
     "from ccwire._batch.ray_process import main; main()"
 )
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CLIConnectionError, NoPromptError
 from .options import ClaudeAgentOptions, options_or_default
-from .query import check_prompt
+from .prompt_check import check_prompt
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
 

@@ -79,7 +79,7 @@ from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
-from .query import check_prompt_item
+from .prompt_check import check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
 from .telemetry import OTEL_MISSING, Telemetry
 

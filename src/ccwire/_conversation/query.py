@@ -2,74 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
-from .._core.errors import OptionsError
 from .options import ClaudeAgentOptions, options_or_default
+from .prompt_check import check_prompt
 
 if TYPE_CHECKING:
     from .._transport.base import Transport
     from .._wire.messages import Message
     from .connection import Connection, Prompt
 
-__all__ = ["check_prompt", "check_prompt_item", "converse", "query"]
-
-
-def check_prompt(prompt: object, *, blocks: bool = False) -> None:
-    """Refuse, before anything starts, a prompt that is neither text nor an async
-    iterable of prompts (with ``blocks``, a list of content blocks is text too).
-
-    Raises:
-        TypeError: ``prompt`` is of another type (a plain list, bytes, None...), or a
-            list holds something that is not a content block (the CLI would never
-            answer such a prompt).
-    """
-    if isinstance(prompt, str):
-        return
-    if blocks and isinstance(prompt, list):
-        check_prompt_item(prompt)
-        return
-    if not hasattr(prompt, "__aiter__"):
-        wanted = "a str, a list of content blocks" if blocks else "a str"
-        raise OptionsError(
-            f"prompt must be {wanted} or an async iterable of prompts, not {type(prompt).__name__}"
-        )
-
-
-def check_prompt_item(prompt: object) -> None:
-    """Refuse, before it is sent, a prompt that is neither text, a list of content
-    blocks nor a user-message frame (a mapping): the CLI would never answer it.
-
-    Raises:
-        TypeError: ``prompt`` is of another type, or a list holds something that is
-            not a content block.
-    """
-    if isinstance(prompt, (str, Mapping)):
-        return
-    if not isinstance(prompt, list):
-        raise OptionsError(
-            "a prompt must be a str, a list of content blocks or a user-message dict, "
-            f"not {type(prompt).__name__}"
-        )
-    for n, block in enumerate(prompt):
-        problem = _block_problem(block)
-        if problem is not None:
-            raise OptionsError(f"prompt[{n}] is not a content block: {problem}")
-
-
-def _block_problem(block: object) -> str | None:
-    """Why ``block`` cannot be a content block of a prompt, or None (a cheap check of
-    what the CLI needs to answer at all, not a schema validation)."""
-    if not isinstance(block, Mapping):
-        return f"a content block is a dict, not {type(block).__name__}"
-    kind = block.get("type")
-    if not isinstance(kind, str):
-        return f"its 'type' must be a string, got {kind!r:.80}"
-    if kind == "text" and not isinstance(block.get("text"), str):
-        return f"a text block's 'text' must be a string, got {block.get('text')!r:.80}"
-    return None
+__all__ = ["converse", "query"]
 
 
 class _Feeder:

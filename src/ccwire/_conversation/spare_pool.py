@@ -50,7 +50,8 @@ from .._core.tasks import TaskHost
 from .._transport.discovery import find_cli
 from .cli_env import build_env
 from .options import ClaudeAgentOptions
-from .query import check_prompt, converse
+from .prompt_check import check_prompt
+from .query import converse
 from .warm import SpareProcess, claim_for, open_cold, prewarm
 
 if TYPE_CHECKING:

@@ -43,7 +43,8 @@ from .._wire.control_types import ClaimResult
 from .argv import AWAIT_CLAIM_FLAG, agents_to_wire, merged_settings, sdk_servers
 from .cli_env import build_env
 from .options import AgentDefinition, ClaudeAgentOptions
-from .query import check_prompt, converse
+from .prompt_check import check_prompt
+from .query import converse
 
 if TYPE_CHECKING:
     from .._wire.messages import Message

@@ -16,7 +16,9 @@ accepts is bounded by its `HttpLimits`.
   (``MCP-Protocol-Version: 2026-07-28``, no session id) is served on its own,
   statelessly; such a request is a POST (a GET or DELETE gets 405).
 * **Bounded requests.**  A POST body over ``max_body_bytes`` gets 413 as soon as its
-  ``Content-Length`` (or what has arrived of it) says so; it is never read whole.
+  ``Content-Length`` (or what has arrived of it) says so; it is never read whole
+  (what the client goes on sending is dropped for at most `LINGER_SECONDS` before the
+  connection closes, so that the client gets the 413, not a reset).
   A request's head must arrive within ``request_timeout`` seconds of its first byte
   (or of the connection opening), and is at most `MAX_HEAD_BYTES` (431 beyond,
   however it arrives); its body must arrive within as many seconds again (408).  A slow client
@@ -100,6 +102,7 @@ __all__ = [
     "EVENTS_KEPT",
     "EVENT_BYTES_KEPT",
     "IDLE_SECONDS",
+    "LINGER_SECONDS",
     "MAX_BODY_BYTES",
     "MAX_SESSIONS",
     "REQUEST_SECONDS",
@@ -127,6 +130,9 @@ MAX_HEAD_BYTES: Final = 16 << 10
 """The largest request head (request line and headers) read, in bytes."""
 KEEP_ALIVE_SECONDS: Final = 5
 """How long a connection may stay idle between two requests."""
+LINGER_SECONDS: Final = 2.0
+"""How long a refused body is still read (and dropped) after its refusal went out, so
+that closing the connection does not reset it before the client has the answer."""
 BATCH_CONCURRENCY: Final = 32
 """The most requests of one batch served at once (its notifications are not held back)."""
 _ANSWER_SECONDS: Final = 2.0
@@ -256,6 +262,30 @@ class _AsciiJSONResponse(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return json.dumps(content, allow_nan=False, separators=(",", ":")).encode()
+
+
+async def _refuse_lingering(refused: Response, receive: Receive, send: Send) -> None:
+    """Send the refusal of a body still arriving (413, 408), then read and drop what the
+    client goes on sending, for at most `LINGER_SECONDS`, before the answer ends and the
+    connection closes.
+
+    A connection closed with data still unread is reset, and a reset can take the answer
+    with it: the client that is still sending its body would get "connection reset", not
+    the 413. Web servers close such connections lingering for the same reason. The
+    answer's bytes (its ``Content-Length`` says how many) go out at once; only the end
+    of the exchange waits, for the client to stop sending or to close.
+    """
+    await send(
+        {"type": "http.response.start", "status": refused.status_code,
+         "headers": refused.raw_headers}
+    )  # fmt: skip
+    await send({"type": "http.response.body", "body": refused.body, "more_body": True})
+    with anyio.move_on_after(LINGER_SECONDS):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                break
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _refusal(
@@ -457,7 +487,7 @@ class McpHttpApp:
         if body is None:
             return  # the client left
         if isinstance(body, Response):
-            await body(scope, receive, send)
+            await _refuse_lingering(body, receive, send)
             return
         try:
             message = json.loads(body)

@@ -28,7 +28,7 @@ import anyio.abc
 
 from .._conversation.argv import sdk_servers
 from .._conversation.options import ClaudeAgentOptions
-from .._conversation.query import check_prompt
+from .._conversation.prompt_check import check_prompt
 from .._core.errors import SessionInUseError, SessionStateError, SessionStoreError
 from .._core.tasks import TaskHost
 from .._transport.base import Transport

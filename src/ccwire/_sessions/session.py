@@ -38,7 +38,7 @@ import anyio
 import anyio.abc
 
 from .._conversation.options import ClaudeAgentOptions
-from .._conversation.query import check_prompt
+from .._conversation.prompt_check import check_prompt
 from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
 from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
