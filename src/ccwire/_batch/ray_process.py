@@ -14,8 +14,9 @@ can break the frames).
 Everything of the batch but Ray stays in the caller: the task source (read only when
 the child asks for a task, one at a time, so the read-ahead is `feed_ray`'s own), the
 results file (each result is written, charged to the budget and reported, then the
-child is told the budget's state: it waits for that answer), the `events` callback,
-the tracing. The child's stderr is passed on to the caller's, and its last lines kept.
+child is told the budget's state, which it starts tasks by: it waits for that answer),
+the `events` callback, the tracing. The child's stderr is passed on to the caller's,
+and its last lines kept.
 
 A child that ends without saying it finished (Ray ended it) is `BatchProcessLostError`
 in the caller, after every result that arrived: the tasks without a result were not
@@ -53,6 +54,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from . import ray_executor
+from .budget import CostBudget
 from .errors import BatchConfigError, BatchError, BatchProcessLostError
 from .results import BatchResult
 from .session import BatchEvent, emit
@@ -151,6 +153,7 @@ async def feed_ray_process(run: Any, send: MemoryObjectSendStream[BatchResult]) 
               "hooks": run._hooks, "spawn": run._spawn, "spares": run._spares,
               "ray_options": ropts, "concurrency": run._concurrency,
               "seed": run._rng.getrandbits(64), "carrier": run._tracing.carrier(),
+              "budget": run.budget,
               "settings": {name: getattr(ray_executor, name) for name in _SETTINGS}}  # fmt: skip
     try:
         frames = _pickle(list(sys.path)) + _pickle(config)
@@ -210,7 +213,7 @@ async def _serve(
             result: BatchResult = message[1]
             tally.finished.add(result.id)
             await run.finish(send, result)  # written, charged, reported, yielded
-            await channel.send(_pickle(("ack", run.over_budget(), run.interrupted)))
+            await channel.send(_pickle(("ack", run.over_budget(), run.interrupted, run.budget)))
 
 
 async def _hand_tasks(
@@ -387,6 +390,7 @@ class _ChildRun:
         self._tasks = tasks
         self._acks = acks
         self._submitted = 0
+        self._budget: CostBudget | None = config["budget"]  # the caller's, as last told
         self._exhausted = False
         self.interrupted = False
 
@@ -405,6 +409,9 @@ class _ChildRun:
     def over_budget(self) -> bool:
         return self._exhausted
 
+    def budget_room(self, running: int) -> bool:
+        return self._budget is None or self._budget.room(running)
+
     async def next_tasks(self) -> AsyncGenerator[BatchTask, None]:
         while True:
             self._write("need")
@@ -415,7 +422,7 @@ class _ChildRun:
 
     async def finish(self, send: object, result: BatchResult) -> None:
         self._write("result", result)
-        _, self._exhausted, self.interrupted = await self._acks.receive()
+        _, self._exhausted, self.interrupted, self._budget = await self._acks.receive()
 
 
 async def _child(config: dict[str, Any], source: int, write: _Writer) -> None:
