@@ -72,9 +72,21 @@ def parked_clis() -> list[psutil.Process]:
     return found
 
 
+_OLDER: set[int] = set()  # the descendants there were when the running test began
+
+
+@pytest.fixture(autouse=True)
+def _older_descendants() -> None:
+    """Note the processes already running for other tests (a session-wide fixture's
+    Redis server...): `descendants` leaves them out."""
+    _OLDER.clear()
+    _OLDER.update(p.pid for p in psutil.Process().children(recursive=True))
+
+
 def descendants() -> list[psutil.Process]:
-    """This process's descendants, zombies included (an unreaped CLI is one)."""
-    return psutil.Process().children(recursive=True)
+    """This process's descendants started since the running test began, zombies
+    included (an unreaped CLI is one)."""
+    return [p for p in psutil.Process().children(recursive=True) if p.pid not in _OLDER]
 
 
 def wrapper(path: Path, before: str = "") -> str:

@@ -153,13 +153,14 @@ def test_every_option_field_is_documented(api: str) -> None:
         )  # fmt: skip
 
 
-@pytest.mark.parametrize("cls", MESSAGE_TYPES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", MESSAGE_TYPES, ids=lambda c: c.__qualname__)
 def test_every_message_field_is_documented(api: str, cls: type) -> None:
+    """(``__qualname__``: a typed system message's ``__name__`` is ``SystemMessage``.)"""
     sections = _sections(api)
-    owner = f"ccwire.{cls.__name__}"
+    owner = f"ccwire.{cls.__qualname__}"
     fields = [f.name for f in dataclasses.fields(cls)]
     missing = [n for n in fields if not _field_documented(api, sections, owner, n)]
-    assert not missing, f"{cls.__name__} fields without documentation: {missing}"
+    assert not missing, f"{cls.__qualname__} fields without documentation: {missing}"
 
 
 # --------------------------------------------------------------------------- diagrams
