@@ -385,6 +385,9 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
         SparePool(base, restart_backoff=(2.0, 1.0))
     with pytest.raises(ValueError, match="restart_backoff"):
         SparePool(base, restart_backoff=(1.0,))  # type: ignore[arg-type]
+    for interval in (0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="check_interval"):
+            SparePool(base, check_interval=interval)
 
 
 async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:

@@ -14,7 +14,7 @@ Every parked spare is watched: one whose CLI exits (killed, out of memory, crash
 SSH connection dropped) is reaped and replaced at once. One whose CLI hangs (stopped,
 wedged, its SSH link frozen: it runs but answers nothing) is found by a check every
 ``check_interval`` seconds (one task for the pool: each parked spare is sent a cheap
-request, all at once, which must be answered within `SPARE_ANSWER_SECONDS`), killed,
+request, all at once, which must be answered within `SPARE_ANSWER_SECONDS`, 3 s), killed,
 and then reaped and replaced like one that exited. A session that claims a hung spare
 before a check finds it waits `SPARE_ANSWER_SECONDS` at most (see `prewarm()`): the
 spare is killed and the session takes another spare or starts cold. So a bad spare
@@ -166,7 +166,8 @@ class SparePool:
         check_interval: Seconds between two checks that the parked spares still
             answer (a hung one is killed and replaced). A check costs one small request
             per parked spare, answered in milliseconds; a session that finds a hung
-            spare first loses `SPARE_ANSWER_SECONDS` to it, whatever the interval.
+            spare first loses 3 s to it (``SPARE_ANSWER_SECONDS``), whatever the
+            interval.
 
     Attributes:
         claimed: Sessions started on a spare.
@@ -178,7 +179,7 @@ class SparePool:
         restarts: Parked spares that exited, or hung and were killed, and were reaped
             (each is replaced, unless the pool stopped starting spares).
         unresponsive: Of those, the spares killed because they did not answer within
-            `SPARE_ANSWER_SECONDS` (at a check, or at a session's claim).
+            3 s (at a check, or at a session's claim).
         discarded: Parked spares thrown away unused because the pool's options, the
             CLI's environment or the CLI executable changed since they started.
         last_error: The last failed start, if any; a `SpareStartError` while the pool
