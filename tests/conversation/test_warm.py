@@ -5,6 +5,7 @@ The real CLI runs them in ``tests/e2e/test_warm_e2e.py``."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -31,7 +32,7 @@ from ccwire import (
     prewarm,
     startup,
 )
-from ccwire._conversation.warm import claim_for, claimed_options
+from ccwire._conversation.warm import SPARE_ANSWER_SECONDS, claim_for, claimed_options
 from tests.fixtures.wrappers import python_wrapper
 
 pytestmark = pytest.mark.anyio
@@ -172,6 +173,28 @@ async def test_claim_falls_back_for_a_missing_folder_and_a_dead_spare(
     assert spare.fallback_reason is not None
     assert spare.fallback_reason.startswith("spare_exited")
     assert report(messages)["cwd"] == str(work)
+
+
+async def test_a_hung_spare_s_claim_is_abandoned_within_a_bound_and_starts_cold(
+    mini: Any, work: Path
+) -> None:
+    spare = await prewarm(options=mini())  # its claim would wait control_timeout (60 s)
+    assert spare._conn.server_info is not None
+    pid = spare._conn.server_info["pid"]
+    os.kill(pid, signal.SIGSTOP)  # hung: it runs, but answers nothing
+    try:
+        began = anyio.current_time()
+        messages = await collect(spare.claim("hi", ClaimOptions(cwd=str(work))))
+        took = anyio.current_time() - began
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)  # killed (SIGTERM waits for a stopped process) and reaped
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert spare.fallback_reason is not None
+    assert spare.fallback_reason.startswith("spare_unresponsive")
+    assert not report(messages)["claimed"] and report(messages)["cwd"] == str(work)
+    assert took < SPARE_ANSWER_SECONDS + 10  # the bound, then a cold start
 
 
 async def test_a_cold_start_cancelled_while_its_title_is_set_stops_its_cli(
@@ -362,6 +385,9 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
         SparePool(base, restart_backoff=(2.0, 1.0))
     with pytest.raises(ValueError, match="restart_backoff"):
         SparePool(base, restart_backoff=(1.0,))  # type: ignore[arg-type]
+    for interval in (0, -1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="check_interval"):
+            SparePool(base, check_interval=interval)
 
 
 async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from ccwire import (
     prewarm,
     startup,
 )
+from ccwire._conversation.warm import SPARE_ANSWER_SECONDS
 from ccwire.testing import ScriptedModel, text, tool_use
 from tests.e2e.conftest import CLI_PATH
 
@@ -185,6 +187,60 @@ async def test_a_spare_that_dies_parked_is_reaped_and_replaced_at_once(
         messages = await collect(pool.query("hi", options))
         assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "raced"
         assert (pool.claimed, pool.cold, pool.restarts) == (2, 0, 2)  # on a live spare
+
+
+@contextmanager
+def stopped(cli: psutil.Process) -> Iterator[None]:
+    """``cli`` stopped (SIGSTOP: it is hung, not gone) for the block; killed after it
+    if it was left running (SIGKILL ends a stopped process too)."""
+    cli.suspend()
+    try:
+        yield
+    finally:
+        with suppress(psutil.NoSuchProcess):
+            cli.kill()
+
+
+async def test_a_spare_that_hangs_parked_costs_a_session_seconds_and_is_replaced(
+    model: ScriptedModel, make_options: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    model.add(text("not kept waiting"))
+    options = make_options()  # claims wait for their answer for control_timeout (60 s)
+    async with SparePool(spare_options(options), size=1, restart_backoff=(0.0, 0.0)) as pool:
+        await until(pool, lambda: pool.parked == 1)
+        [cli] = parked_clis()
+        with stopped(cli), caplog.at_level(logging.WARNING, logger="ccwire"):
+            began = anyio.current_time()
+            messages = await collect(pool.query("hi", options))  # before the pool can see it
+            took = anyio.current_time() - began
+            assert not psutil.pid_exists(cli.pid)  # killed and reaped as the session started
+        assert isinstance(messages[-1], ResultMessage)
+        assert messages[-1].result == "not kept waiting"
+        assert took < SPARE_ANSWER_SECONDS + 20  # the bound, then a start: not 60 s
+        assert (pool.claimed, pool.unresponsive, pool.restarts) == (1, 1, 1)  # on a new spare
+        assert "did not answer" in caplog.text
+        await until(pool, lambda: pool.parked == 1)  # and the pool refills
+
+
+async def test_parked_spares_are_checked_and_one_that_hangs_is_replaced(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    model.add(text("on the replacement"))
+    options = make_options()
+    async with SparePool(
+        spare_options(options), size=2, check_interval=0.2, restart_backoff=(0.0, 0.0)
+    ) as pool:
+        await until(pool, lambda: pool.parked == 2)
+        hung, healthy = parked_clis()
+        with stopped(hung):  # no session comes: the pool finds it by itself
+            await until(pool, lambda: pool.unresponsive == 1 and pool.parked == 2)
+            assert not psutil.pid_exists(hung.pid)  # killed and reaped
+        assert pool.restarts == 1 and healthy.is_running()  # the other one answered
+        assert hung.pid not in [p.pid for p in parked_clis()]
+        messages = await collect(pool.query("hi", options))
+        assert isinstance(messages[-1], ResultMessage)
+        assert messages[-1].result == "on the replacement"
+        assert (pool.claimed, pool.cold, pool.unresponsive) == (1, 0, 1)
 
 
 async def test_a_cli_that_fails_every_start_stops_the_pool_until_one_starts(

@@ -380,6 +380,12 @@ class Connection:
             # cancelling only hurries the stragglers
             await host.aclose()
 
+    async def kill(self) -> None:
+        """Stop the CLI at once (SIGKILL, for one that answers nothing), then `close()`."""
+        if self._transport is not None:
+            self._transport.kill()
+        await self.close()
+
     async def _watch_silence(self, limit: float) -> None:
         """End the conversation with `CLISilenceError` once the CLI has written nothing
         for ``limit`` s in the middle of a turn while nothing waits on us."""

@@ -11,7 +11,14 @@ earlier than a cold start would, so it is ready sooner), unless other sessions a
 wait for every booting spare: that session starts cold.
 
 Every parked spare is watched: one whose CLI exits (killed, out of memory, crashed, its
-SSH connection dropped) is reaped and replaced at once. A spare is handed out only
+SSH connection dropped) is reaped and replaced at once. One whose CLI hangs (stopped,
+wedged, its SSH link frozen: it runs but answers nothing) is found by a check every
+``check_interval`` seconds (one task for the pool: each parked spare is sent a cheap
+request, all at once, which must be answered within `SPARE_ANSWER_SECONDS`, 3 s), killed,
+and then reaped and replaced like one that exited. A session that claims a hung spare
+before a check finds it waits `SPARE_ANSWER_SECONDS` at most (see `prewarm()`): the
+spare is killed and the session takes another spare or starts cold. So a bad spare
+costs a session a few seconds, never the control timeout. A spare is handed out only
 while its CLI runs and while it was started with what a cold start would use now: the
 pool's options (compared with a copy taken at its start, so options changed in place
 count), the CLI's environment, the CLI executable on disk (an upgrade replaces it);
@@ -52,7 +59,14 @@ from .cli_env import build_env
 from .options import ClaudeAgentOptions
 from .prompt_check import check_prompt
 from .query import converse
-from .warm import SpareProcess, claim_for, open_cold, prewarm
+from .warm import (
+    SPARE_ANSWER_SECONDS,
+    UNRESPONSIVE,
+    SpareProcess,
+    claim_for,
+    open_cold,
+    prewarm,
+)
 
 if TYPE_CHECKING:
     from .._wire.messages import Message
@@ -149,6 +163,11 @@ class SparePool:
             spares until one starts again.
         restart_backoff: The delay before the start that follows a failed one, in
             seconds, and its cap: it doubles with each failure in a row.
+        check_interval: Seconds between two checks that the parked spares still
+            answer (a hung one is killed and replaced). A check costs one small request
+            per parked spare, answered in milliseconds; a session that finds a hung
+            spare first loses 3 s to it (``SPARE_ANSWER_SECONDS``), whatever the
+            interval.
 
     Attributes:
         claimed: Sessions started on a spare.
@@ -157,8 +176,10 @@ class SparePool:
         boot_failures: Spares that failed to start (in all).
         failed: Failed starts in a row now (a spare that parks and then runs for
             10 s, or is claimed, ends the series).
-        restarts: Parked spares that exited and were reaped (each is replaced, unless
-            the pool stopped starting spares).
+        restarts: Parked spares that exited, or hung and were killed, and were reaped
+            (each is replaced, unless the pool stopped starting spares).
+        unresponsive: Of those, the spares killed because they did not answer within
+            3 s (at a check, or at a session's claim).
         discarded: Parked spares thrown away unused because the pool's options, the
             CLI's environment or the CLI executable changed since they started.
         last_error: The last failed start, if any; a `SpareStartError` while the pool
@@ -173,6 +194,7 @@ class SparePool:
         initialize_timeout: float | None = None,
         max_start_failures: int = 3,
         restart_backoff: tuple[float, float] = (0.5, 30.0),
+        check_interval: float = 30.0,
     ) -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise OptionsError(f"size must be a positive integer, got {size!r}")
@@ -193,15 +215,25 @@ class SparePool:
                 "restart_backoff must be (first, cap) with 0 <= first <= cap, "
                 f"got {restart_backoff!r}"
             )
+        if (
+            isinstance(check_interval, bool)
+            or not isinstance(check_interval, (int, float))
+            or not 0 < check_interval < float("inf")
+        ):
+            raise OptionsError(
+                f"check_interval must be a positive number of seconds, got {check_interval!r}"
+            )
         self.options = options or ClaudeAgentOptions()
         self.size = size
         self.max_start_failures = max_start_failures
         self.restart_backoff = (first, cap)
+        self.check_interval = float(check_interval)
         self._timeout = initialize_timeout
         self._state = _Pool.NEW
         self._ready: deque[SpareProcess] = deque()
         self._origins: dict[SpareProcess, _Origin] = {}
         self._watches: dict[SpareProcess, anyio.CancelScope] = {}
+        self._hung: set[SpareProcess] = set()  # killed by a check, still to be reaped
         self._pending = 0  # starts scheduled, waiting their delay or booting
         self._booting = 0  # of those, booting now
         self._waiting = 0  # sessions waiting in take() for a booting spare
@@ -216,6 +248,7 @@ class SparePool:
         self.boot_failures = 0
         self.failed = 0
         self.restarts = 0
+        self.unresponsive = 0
         self.discarded = 0
         self.last_error: BaseException | None = None
 
@@ -256,6 +289,7 @@ class SparePool:
             self._started.set()
         if self._state is _Pool.NEW:
             self._move(_Pool.RUNNING)
+        self._tg.start_soon(self._check, name="ccwire spare check")
         self._refill()
 
     async def aclose(self) -> None:
@@ -455,17 +489,45 @@ class SparePool:
         if not exited or spare not in self._ready:
             return  # taken, or discarded
         self._ready.remove(spare)
-        self.restarts += 1
-        why = spare.exit_error or CLIConnectionError("the spare CLI exited")
+        why = self._gone(spare)
         await self._discard(spare)
-        logger.warning("ccwire: a parked spare CLI exited: %s", why)
+        logger.warning("ccwire: a parked spare CLI %s", why)
         if early:
             self._start_failed(why)  # retried after the delay, or the pool stops
         else:
             self._refill()
         self._notify()
 
+    def _gone(self, spare: SpareProcess) -> CcwireError:
+        """Count a parked spare whose CLI exited or was killed hung (`restarts`,
+        `unresponsive`), and say why it is gone."""
+        self.restarts += 1
+        if spare in self._hung:
+            self.unresponsive += 1
+            return CLIConnectionError(
+                f"did not answer within {SPARE_ANSWER_SECONDS:g} s (hung): it was killed"
+            )
+        error = spare.exit_error or CLIConnectionError("the spare CLI exited")
+        return CLIConnectionError(f"exited: {error}")
+
+    async def _check(self) -> None:
+        """Every ``check_interval`` s: send each parked spare a cheap request (all at
+        once, each bounded by `SPARE_ANSWER_SECONDS`); kill each that gives no answer.
+        Its watch then reaps and replaces it, as one that exited."""
+        while True:
+            await anyio.sleep(self.check_interval)
+            async with anyio.create_task_group() as tg:
+                for spare in list(self._ready):
+                    tg.start_soon(self._check_one, spare)
+
+    async def _check_one(self, spare: SpareProcess) -> None:
+        if await spare._answers() or spare not in self._ready:
+            return  # it answered, or it was taken (its claim checks it again)
+        self._hung.add(spare)
+        await spare._discard(kill=True)  # its watch wakes
+
     async def _discard(self, spare: SpareProcess) -> None:
+        self._hung.discard(spare)
         scope = self._watches.pop(spare, None)
         if scope is not None:
             scope.cancel()
@@ -514,8 +576,8 @@ class SparePool:
                 if spare.parked:
                     self.discarded += 1
                     logger.info("ccwire: a spare CLI started with other options was discarded")
-                else:
-                    self.restarts += 1  # exited; its watch had not run yet
+                else:  # exited, or killed hung; its watch had not run yet
+                    logger.warning("ccwire: a parked spare CLI %s", self._gone(spare))
                 await self._discard(spare)
                 self._refill()
                 self._notify()
@@ -554,9 +616,15 @@ class SparePool:
             if spare is None or claim is None:
                 break
             session = await spare._take_session(claim, prompt, cold_if_exited=False)
-            if session is None:  # its CLI exited before its watch saw it
+            if session is None:  # its CLI exited before its watch saw it, or hung
                 self.restarts += 1
-                logger.info("ccwire: %s; the session takes another spare", spare.fallback_reason)
+                reason = spare.fallback_reason or ""
+                if reason.startswith(UNRESPONSIVE):
+                    self.unresponsive += 1
+                    logger.warning("ccwire: %s; killed, the session takes another spare", reason)
+                else:
+                    logger.info("ccwire: %s; the session takes another spare", reason)
+                self._notify()
                 continue
             if spare.fallback_reason is None:
                 self.claimed += 1

@@ -17,6 +17,15 @@ environment variable read at start-up, a spare that died, ...) is not an error h
 ccwire logs a warning on the ``ccwire`` logger, records the CLI's reason in
 `SpareProcess.fallback_reason`, and starts the session cold with the equivalent
 options (`claimed_options()`), so the caller gets the session either way.
+
+A spare can also hang while parked (stopped, wedged, its SSH link frozen): its CLI
+runs but answers nothing. A cheap request (``get_binary_version``, which a parked CLI
+answers in milliseconds) is written just ahead of each claim; a spare that has not
+answered it within `SPARE_ANSWER_SECONDS` is killed (SIGKILL: it would not act on a
+polite stop) and the session starts cold (fallback reason ``spare_unresponsive``), so
+a hung spare costs a session those seconds, not the control timeout. A claim that is
+merely slow (the folder's MCP servers...) is not cut short: the request ahead of it
+was answered.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import anyio
 from .._core.errors import (
     CcwireError,
     ControlProtocolError,
+    ControlTimeoutError,
     OptionsError,
     SessionStateError,
 )
@@ -53,6 +63,7 @@ if TYPE_CHECKING:
     from .connection import Connection, Prompt
 
 __all__ = [
+    "SPARE_ANSWER_SECONDS",
     "ClaimOptions",
     "SpareProcess",
     "WarmQuery",
@@ -64,6 +75,16 @@ __all__ = [
 ]
 
 logger = logging.getLogger("ccwire")
+
+SPARE_ANSWER_SECONDS: Final = 3.0
+"""Seconds a spare's CLI has to answer a cheap request (ahead of its claim, or a
+`SparePool`'s check of a parked spare) before it counts as hung and is killed. A live
+CLI answers in milliseconds, parked or not, even over SSH; this is well below a cold
+start's ``initialize_timeout`` (60 s by default), which a hung spare would otherwise
+cost a session on top of its cold start."""
+
+UNRESPONSIVE: Final = "spare_unresponsive"
+"""The reason token of a claim abandoned because the spare did not answer."""
 
 
 def _with_timeout(
@@ -282,6 +303,17 @@ class SpareProcess:
         protocol = self._conn._protocol
         return None if protocol is None else protocol.closed_error
 
+    async def _answers(self, timeout: float = SPARE_ANSWER_SECONDS) -> bool:
+        """Whether the spare's CLI answers a cheap request within ``timeout`` s (a
+        refusal is an answer; so is an ended connection: it exited, it did not hang)."""
+        try:
+            await self._conn.protocol.request(control_requests.GET_BINARY_VERSION, timeout=timeout)
+        except ControlTimeoutError:
+            return False
+        except CcwireError:
+            pass
+        return True
+
     async def wait_exited(self) -> None:
         """Wait until the spare's CLI has exited, claimed or not (a parked spare that
         dies should be replaced)."""
@@ -387,8 +419,12 @@ class SpareProcess:
                 self._remove_parking()
                 return self._conn, sent
             self.fallback_reason = reason
-            exited = not self._conn.is_open and reason.startswith(("spare_exited", "claim_failed"))
-            await self._discard()  # a prompt sent behind the claim goes with it, unanswered
+            hung = reason.startswith(UNRESPONSIVE)
+            exited = hung or (
+                not self._conn.is_open and reason.startswith(("spare_exited", "claim_failed"))
+            )
+            # a prompt sent behind the claim goes with it, unanswered
+            await self._discard(kill=hung)
             self._move(_Spare.FELL_BACK)
             if exited and not cold_if_exited:
                 return None
@@ -412,6 +448,50 @@ class SpareProcess:
         conn = self._conn
         if not conn.is_open:
             return "spare_exited: the spare process exited before it was claimed", False
+        hung: list[bool] = []
+        answer: tuple[str | None, bool] | None = None
+        async with anyio.create_task_group() as tg:
+            # written ahead of everything (its answer is not awaited before the claim is
+            # written): a spare that does not answer it soon is hung, and the claim,
+            # however long it may take, is abandoned then
+            written = anyio.Event()
+            tg.start_soon(self._heed, written, hung, tg.cancel_scope)
+            await written.wait()
+            answer = await self._claim_steps(claim, prompt, describe)
+            tg.cancel_scope.cancel()  # answered or not, the claim's answer came
+        if hung:
+            return (
+                f"{UNRESPONSIVE}: the spare CLI did not answer within "
+                f"{SPARE_ANSWER_SECONDS:g} s (hung: stopped, wedged, or its link frozen)",
+                True,  # whatever was sent goes with it
+            )
+        assert answer is not None
+        return answer
+
+    async def _heed(
+        self, written: anyio.Event, hung: list[bool], claim_scope: anyio.CancelScope
+    ) -> None:
+        """Send the request that tells a hung spare; when it gets no answer in time,
+        note it in ``hung`` and cancel the claim (``claim_scope``)."""
+        try:
+            await self._conn.protocol.request(
+                control_requests.GET_BINARY_VERSION,
+                timeout=SPARE_ANSWER_SECONDS,
+                on_written=written.set,
+            )
+        except ControlTimeoutError:
+            hung.append(True)
+            claim_scope.cancel()
+        except CcwireError:
+            pass  # refused (an answer), or the connection ended: the claim says so
+        finally:
+            written.set()  # also when it could not be written
+
+    async def _claim_steps(
+        self, claim: ClaimOptions, prompt: str | None, describe: bool
+    ) -> tuple[str | None, bool]:
+        """The claim itself (see `_claim()`)."""
+        conn = self._conn
         settings = claim.settings or {}
         behind = {k: v for k, v in settings.items() if k in control_requests.SETTINGS_BEHIND_CLAIM}
         ahead = {k: v for k, v in settings.items() if k not in behind}
@@ -485,9 +565,10 @@ class SpareProcess:
         self._state = _Spare.CLOSED
         await self._discard()
 
-    async def _discard(self) -> None:
+    async def _discard(self, *, kill: bool = False) -> None:
+        """Stop the CLI (at once with ``kill``: it is hung) and remove the parking folder."""
         with anyio.CancelScope(shield=True):
-            await self._conn.close()
+            await (self._conn.kill() if kill else self._conn.close())
             self._remove_parking()
 
     def _remove_parking(self) -> None:

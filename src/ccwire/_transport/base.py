@@ -195,6 +195,12 @@ class LineTransport(Transport):
     async def aclose(self) -> None:
         """Stop the CLI (bounded, shielded, idempotent) and release every resource."""
 
+    def kill(self) -> None:
+        """Stop the CLI now, without the graces `aclose()` gives it to exit by itself:
+        for a CLI that answers nothing (stopped, wedged, its link frozen), which would
+        not use them. `aclose()` still follows, to reap it and release everything.
+        The default does nothing (`aclose()` stops the CLI as usual)."""
+
     @property
     @abc.abstractmethod
     def exit_info(self) -> ProcessExit | None:

@@ -446,6 +446,13 @@ class SubprocessTransport(LineTransport):
         with anyio.move_on_after(1.0):
             await proc.aclose()
 
+    def kill(self) -> None:
+        """SIGKILL the CLI now (its process group, when it leads one; the spawner's
+        equivalent for another process), if it runs; `aclose()` then reaps it at once."""
+        proc = self._process
+        if proc is not None and proc.returncode is None:
+            self._signal(proc, kill=True)
+
     def _abandon(self, proc: RunningProcess) -> None:
         """Give up on a process that survived SIGKILL: end the background tasks that
         would wait for it, so the task group they run in can end."""
