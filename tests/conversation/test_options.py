@@ -218,6 +218,10 @@ def test_max_buffer_size_must_be_positive() -> None:
     assert ClaudeAgentOptions(max_buffer_size=10).max_buffer_size == 10
 
 
+async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    return {}
+
+
 @pytest.mark.parametrize(
     ("name", "value", "error", "match"),
     [
@@ -253,17 +257,74 @@ def test_max_buffer_size_must_be_positive() -> None:
         ("task_budget", {"total": 0}, ValueError, "task_budget must be"),
         ("task_budget", {"tokens": 5}, ValueError, "task_budget must be"),
         ("task_budget", {"total": 2.5}, ValueError, "task_budget must be"),
+        # the spawn failed: "expected str, bytes or os.PathLike object, not int", no option named
+        ("model", 5, TypeError, "model must be a str, not int"),
+        ("fallback_model", ["m"], TypeError, "fallback_model must be a str, not list"),
+        # a bare TypeError from str.join: "sequence item 0: expected str instance"
+        ("allowed_tools", ["Bash", 1], TypeError, "allowed_tools items must be strings, got 1"),
+        ("add_dirs", [b"/tmp"], TypeError, "add_dirs items must be strings"),
+        # the CLI never fires an event it does not know: the hooks silently did nothing
+        (
+            "hooks",
+            {"PreTooluse": []},
+            ValueError,
+            "no event 'PreTooluse': did you mean 'PreToolUse'",
+        ),
+        ("mcp_servers", {"x": {"type": 5}}, ValueError, r"\['type'\] must be a str"),
+        ("hooks", {"PreToolUse": HookMatcher(hooks=[_hook])}, TypeError, "must be a list of Hook"),
+        # a bare TypeError from the hook registry
+        ("hooks", {"PreToolUse": [_hook]}, TypeError, "entries must be HookMatcher"),
+        ("hooks", {"PreToolUse": [HookMatcher(hooks=[5])]}, TypeError, "is not callable: 5"),  # type: ignore[list-item]
+        # the CLI leaves a config it cannot read out of the session without a word
+        ("mcp_servers", {"x": {"type": "stdio"}}, ValueError, "needs a 'command'"),
+        ("mcp_servers", {"x": {"command": 5}}, ValueError, "needs a 'command'"),
+        ("mcp_servers", {"x": {"command": "srv", "args": "-v"}}, ValueError, "'args'.* a list"),
+        ("mcp_servers", {"x": {"command": "srv", "args": [1]}}, ValueError, "'args'.* strings"),
+        (
+            "mcp_servers",
+            {"x": {"command": "srv", "env": {"A": 1}}},
+            ValueError,
+            "'env'.* str to str",
+        ),
+        ("mcp_servers", {"x": {"type": "http"}}, ValueError, "needs a 'url'"),
+        ("mcp_servers", {"x": {"type": "sse", "url": 5}}, ValueError, "needs a 'url'"),
+        (
+            "mcp_servers",
+            {"x": {"type": "http", "url": "u", "headers": {"A": None}}},
+            ValueError,
+            "'headers'",
+        ),
     ],
 )
 def test_an_option_of_the_wrong_type_is_refused_at_construction(
     name: str, value: object, error: type[Exception], match: str
 ) -> None:
-    with pytest.raises(error, match=match):
+    with pytest.raises(error, match=match) as caught:
         ClaudeAgentOptions(**{name: value})  # type: ignore[arg-type]
+    assert isinstance(caught.value, ccwire.OptionsError)  # a typed error, naming the option
     options = ClaudeAgentOptions()
     setattr(options, name, value)  # the options are mutable: checked again at connect
-    with pytest.raises(error, match=match):
+    with pytest.raises(ccwire.OptionsError, match=match):
         build_argv(options, cli_path="claude", spill_dir=None)
+
+
+def test_a_hook_event_or_mcp_type_a_newer_cli_may_know_passes_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # a newer CLI may fire events, or read server types, this ccwire does not list: they
+    # are passed on as the reference passes them, with a warning naming the likely typo
+    with caplog.at_level("WARNING", logger="ccwire"):
+        options = ClaudeAgentOptions(
+            hooks={"PreToolUsage": [HookMatcher(hooks=[_hook])]},  # type: ignore[dict-item]
+            mcp_servers={"x": {"type": "grpc", "url": "u"}},  # type: ignore[misc,dict-item]
+        )
+        argv = build_argv(options, cli_path="claude", spill_dir=None)
+    assert "grpc" in " ".join(argv)
+    text = caplog.text
+    assert (
+        "hooks['PreToolUsage'] is not an event this ccwire knows; did you mean 'PreToolUse'" in text
+    )
+    assert "mcp_servers['x'] has type 'grpc', which this ccwire does not know" in text
 
 
 def test_an_option_error_is_a_ccwire_error_and_what_the_reference_raises() -> None:

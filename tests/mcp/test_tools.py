@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import logging
 import threading
+import warnings
 from typing import Any, TypedDict
 
 import anyio.to_thread
@@ -352,6 +354,63 @@ async def test_other_exceptions_send_their_text_as_the_reference_does() -> None:
     result = await boom.call({})
     assert result == {"content": [text_content("'missing'")], "isError": True}
     assert await mute.call({}) == {"content": [text_content("ValueError")], "isError": True}
+
+
+class _BrokenStr(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("str() of this exception fails too")
+
+
+@pytest.mark.anyio
+async def test_an_exception_whose_str_raises_is_still_the_tool_error() -> None:
+    """Its text could not be read: the model got the server's own "Internal error:
+    RuntimeError" instead of the tool's error result."""
+
+    @tool("odd", "d", {})
+    async def odd(args: dict[str, Any]) -> str:
+        raise _BrokenStr
+
+    @tool("odd_answer", "d", {})
+    async def odd_answer(args: dict[str, Any]) -> str:
+        raise type("Refusal", (ToolError,), {"__str__": _BrokenStr.__str__})()
+
+    text = "<_BrokenStr: str() failed with RuntimeError>"
+    assert await odd.call({}) == {"content": [text_content(text)], "isError": True}
+    assert (await odd_answer.call({}))["isError"] is True
+
+
+async def _answer() -> str:
+    return "the answer"
+
+
+@pytest.mark.anyio
+async def test_a_returned_coroutine_is_a_missing_await(caplog: pytest.LogCaptureFixture) -> None:
+    """An async handler that returns a coroutine (``return other()``) forgot an await: the
+    model got the coroutine's repr as a success, and the coroutine was never awaited."""
+
+    @tool("forgot", "d", {})
+    async def forgot(args: dict[str, Any]) -> Any:
+        return _answer()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine ... was never awaited"
+        result = await forgot.call({})
+        gc.collect()
+    assert result["isError"] is True
+    assert "returned a coroutine object instead of its result (a missing 'await'" in str(result)
+    assert "tool 'forgot' raised TypeError" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_a_sync_handler_returning_an_awaitable_has_it_awaited() -> None:
+    """As documented, on both backends: trio's worker threads refused to return a
+    coroutine ("Trio expected a sync function"), an error result there."""
+
+    @tool("deferred", "d", {})
+    def deferred(args: dict[str, Any]) -> Any:
+        return _answer()
+
+    assert await deferred.call({}) == {"content": [text_content("the answer")]}
 
 
 @pytest.mark.anyio

@@ -23,7 +23,12 @@ from typing import Any
 import anyio
 
 from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError, ControlProtocolError, UnsupportedFeatureError
+from .._core.errors import (
+    CallbackError,
+    ControlProtocolError,
+    OptionsError,
+    UnsupportedFeatureError,
+)
 from .._protocol.control import IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
 from .._wire import codec
@@ -73,7 +78,7 @@ def _as_matcher(event: str, value: object) -> HookMatcher:
             timeout=value.get("timeout"),
             on_failure=value.get("on_failure", value.get("onFailure")),
         )
-    raise TypeError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}")
+    raise OptionsError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,7 @@ class HookRegistry:
                 ids = []
                 for callback in matcher.hooks:
                     if not callable(callback):
-                        raise TypeError(f"hook for {event} is not callable: {callback!r}")
+                        raise OptionsError(f"hook for {event} is not callable: {callback!r}")
                     cid = f"hook_{counter}"
                     counter += 1
                     timeout = (

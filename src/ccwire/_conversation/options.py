@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
 import os
 import re
@@ -79,6 +80,8 @@ __all__ = [
     "ToolConfig",
     "ToolsPreset",
 ]
+
+logger = logging.getLogger("ccwire")
 
 
 @dataclass
@@ -433,7 +436,16 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         value = getattr(options, name)
         if value is not None and not isinstance(value, Mapping):
             raise OptionsError(f"{name} must be a dict, not {type(value).__name__}")
-    named_mcp_servers(options.mcp_servers)
+    _check_list_items(options)
+    for name in ("model", "fallback_model"):
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, str):
+            raise OptionsError(f"{name} must be a str, not {type(value).__name__}")
+    if options.hooks:
+        _check_hook_events(options.hooks)
+    for server, config in (named_mcp_servers(options.mcp_servers) or {}).items():
+        if isinstance(config, Mapping):
+            _check_mcp_config(server, config)
     for name in _CALLBACKS:
         value = getattr(options, name)
         if value is not None and not callable(value):
@@ -453,6 +465,112 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         raise OptionsError(
             f"task_budget must be {{'total': <a positive int of tokens>}}, got {task!r}"
         )
+
+
+_STR_ITEMS: Final = (
+    "tools", "allowed_tools", "disallowed_tools", "betas", "setting_sources", "add_dirs",
+    "supported_dialog_kinds",
+)  # fmt: skip
+"""The list options whose items are names (or paths: ``add_dirs``)."""
+
+_MCP_TYPES: Final = ("stdio", "sse", "http", "sdk", "ws", "sse-ide", "ws-ide", "claudeai-proxy")
+"""The ``type`` values of an MCP server config the CLI knows (it drops any other)."""
+
+
+def _check_list_items(options: ClaudeAgentOptions) -> None:
+    """Each item of a list of names is a str (a path, for ``add_dirs``): the CLI's flags
+    are joined from them, and anything else fails there with no option named."""
+    for name in _STR_ITEMS:
+        value = getattr(options, name)
+        if value is None or isinstance(value, (Mapping, str, bytes)):
+            continue
+        for item in value:
+            if not (
+                isinstance(item, str) or (name == "add_dirs" and isinstance(item, os.PathLike))
+            ):
+                raise OptionsError(
+                    f"{name} items must be strings, got {item!r} ({type(item).__name__})"
+                )
+
+
+def _check_hook_events(hooks: Mapping[Any, Any]) -> None:
+    """Every key of ``hooks`` is an event the CLI fires (a misspelt one would never fire:
+    its hooks silently do nothing), and each value a list of matchers."""
+    from .._wire.constants import HOOK_EVENTS
+
+    for event, matchers in hooks.items():
+        if event not in HOOK_EVENTS:
+            _unknown_hook_event(event, HOOK_EVENTS)
+        if isinstance(matchers, (HookMatcher, Mapping, str, bytes)) or not isinstance(
+            matchers, Iterable
+        ):
+            raise OptionsError(
+                f"hooks[{event!r}] must be a list of HookMatcher, not {type(matchers).__name__}"
+            )
+    from .._callbacks.hooks import (
+        HookRegistry,
+    )  # its matchers and callbacks, as a session reads them
+
+    HookRegistry(hooks)
+
+
+def _unknown_hook_event(event: object, known: tuple[str, ...]) -> None:
+    """A hooks key that is no event this ccwire knows: an error when it is a known event
+    spelt in other letter case (a typo: its hooks would never fire), else a warning (a
+    newer CLI may fire events this ccwire does not list; the key is passed on as is)."""
+    import difflib  # only on this path
+
+    folded = {name.lower(): name for name in known}
+    meant = folded.get(str(event).lower())
+    if meant is not None:
+        raise OptionsError(f"hooks has no event {event!r}: did you mean {meant!r}?")
+    close = difflib.get_close_matches(str(event), known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else " (ccwire.HOOK_EVENTS lists them)"
+    logger.warning(
+        "ccwire: hooks[%r] is not an event this ccwire knows%s Its hooks run only if the "
+        "CLI fires that event.",
+        event,
+        hint if close else hint + ".",
+    )
+
+
+def _check_mcp_config(server: str, config: Mapping[str, Any]) -> None:
+    """The fields of one MCP server config that the CLI needs; a config it cannot read is
+    left out of the session without a word (its tools silently missing)."""
+    where = f"mcp_servers[{server!r}]"
+    kind = config.get("type", "stdio")
+    if not isinstance(kind, str):
+        raise OptionsError(f"{where}['type'] must be a str, got {kind!r}")
+    if kind not in _MCP_TYPES:  # a newer CLI may know it: passed on, with a word
+        known = ", ".join(repr(k) for k in _MCP_TYPES)
+        logger.warning(
+            "ccwire: %s has type %r, which this ccwire does not know (it knows %s); the CLI "
+            "leaves out a server whose type it does not know.",
+            where,
+            kind,
+            known,
+        )
+        return
+    if kind == "stdio":
+        command = config.get("command")
+        if not isinstance(command, str) or not command:
+            raise OptionsError(f"{where} needs a 'command' (a non-empty str), got {command!r}")
+        args = config.get("args", [])
+        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+            raise OptionsError(f"{where}['args'] must be a list of strings, got {args!r}")
+        if any(not isinstance(arg, str) for arg in args):
+            raise OptionsError(f"{where}['args'] items must be strings, got {list(args)!r}")
+    elif kind in ("sse", "http", "ws"):
+        url = config.get("url")
+        if not isinstance(url, str) or not url:
+            raise OptionsError(f"{where} needs a 'url' (a non-empty str), got {url!r}")
+    for field_name in ("env", "headers"):
+        value = config.get(field_name)
+        if value is not None and not (
+            isinstance(value, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        ):
+            raise OptionsError(f"{where}[{field_name!r}] must be a dict of str to str")
 
 
 def _is_number(value: object) -> bool:

@@ -50,6 +50,7 @@ __all__ = [
     "SpawnError",
     "ToolDefinitionError",
     "ToolError",
+    "exception_text",
     "UnknownEventError",
     "UnsupportedFeatureError",
 ]
@@ -209,6 +210,16 @@ def result_error_strings(raw: Any) -> list[str]:
     elif not isinstance(raw, list):
         return []
     return [e.strip() for e in raw if isinstance(e, str) and e.strip()]
+
+
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or a stand-in naming its type when that ``__str__`` raises itself
+    (a user's exception class may have a broken one; its failure must not replace the
+    error being reported)."""
+    try:
+        return str(exc)
+    except Exception as failure:  # any failure of a foreign __str__
+        return f"<{type(exc).__name__}: str() failed with {type(failure).__name__}>"
 
 
 def result_error_text(data: Mapping[str, Any]) -> str:

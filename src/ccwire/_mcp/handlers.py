@@ -91,8 +91,11 @@ def as_async(
     name = getattr(handler, "__qualname__", None) or repr(handler)
     budget = ThreadBudget(threads or DEFAULT_THREAD_BUDGET, what=str(name))
 
+    def boxed(*args: Any) -> tuple[Any]:  # trio's worker threads refuse to return a coroutine
+        return (call(*args),)
+
     async def in_thread(*args: Any) -> Any:
-        result = await budget.run(call, *args)
+        (result,) = await budget.run(boxed, *args)
         return await result if inspect.isawaitable(result) else result
 
     in_thread.thread_budget = budget  # type: ignore[attr-defined]

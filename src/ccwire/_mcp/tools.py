@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from .._core.cancel import raised_by_callback
-from .._core.errors import ToolDefinitionError, ToolError
+from .._core.errors import ToolDefinitionError, ToolError, exception_text
 from .._core.redact import install_log_filter, redact_text
 from .._wire.content import (
     CONTENT_TYPES,
@@ -285,7 +285,7 @@ class SdkMcpTool(Generic[T]):
         if refused is not None:
             return refused
         try:
-            result = self._result(await self._served.invoke(args, ctx))
+            result = self._result(_not_a_coroutine(self.name, await self._served.invoke(args, ctx)))
         except BaseException as exc:
             return self._failed(exc)
         return self._checked(result)
@@ -304,10 +304,10 @@ class SdkMcpTool(Generic[T]):
     def _failed(self, exc: BaseException) -> dict[str, Any]:
         """The error result for an exception the handler raised (ours propagate)."""
         if isinstance(exc, ToolError):  # the handler's own answer: nothing went wrong here
-            return error_result(str(exc))
+            return error_result(exception_text(exc))
         if isinstance(exc, Exception):  # its text, as the reference SDK sends; secrets masked
             _log_tool_exception(self.name, exc)
-            return error_result(redact_text(str(exc) or type(exc).__name__))
+            return error_result(redact_text(exception_text(exc) or type(exc).__name__))
         if not raised_by_callback(exc):  # a cancellation the handler raised is its error
             raise exc
         return error_result(f"{type(exc).__name__}: the tool cancelled itself")
@@ -429,11 +429,24 @@ class SdkMcpTool(Generic[T]):
         return result
 
 
+def _not_a_coroutine(name: str, value: Any) -> Any:
+    """``value``, a handler's result; a coroutine there is ``return other()`` in an async
+    handler, a missing await: closed (never run, no "was never awaited" warning later) and
+    refused with a TypeError (logged for the developer, an error result for the model)."""
+    if inspect.iscoroutine(value):
+        value.close()
+        raise TypeError(
+            f"tool {name!r} returned a coroutine object instead of its result "
+            "(a missing 'await' in its handler?)"
+        )
+    return value
+
+
 def _log_tool_exception(name: str, exc: Exception) -> None:
     """Tell the developer that tool ``name`` raised (the model only sees an error result):
     a one-line WARNING on ``ccwire.tools``, the traceback at DEBUG (a test whose tools
     raise on purpose gets one captured line per call, not a traceback)."""
-    text = str(exc).strip().splitlines()
+    text = exception_text(exc).strip().splitlines()
     tool_logger.warning(
         "tool %r raised %s%s; the caller (the model) got it as an error result (the "
         "traceback: the 'ccwire.tools' logger at DEBUG level, or ccwire run/serve --verbose)",
