@@ -583,7 +583,9 @@ def test_the_help_names_the_defaults_the_server_uses() -> None:
     assert f"(default {limits.idle_timeout:g})" in USAGE
     assert f"(default {limits.request_timeout:g})" in USAGE
     assert f"(default {limits.drain_timeout:g})" in USAGE
-    for bad in ({"max_sessions": 0}, {"max_body_bytes": 1.5}, {"idle_timeout": float("inf")},
+    assert "--max-connections N    the most connections open at once" in USAGE
+    for bad in ({"max_sessions": 0}, {"max_connections": 0}, {"max_connections": True},
+                {"max_body_bytes": 1.5}, {"idle_timeout": float("inf")},
                 {"request_timeout": True}, {"drain_timeout": -1}):  # fmt: skip
         with pytest.raises(ValueError, match=next(iter(bad))):
             HttpLimits(**bad)

@@ -1,4 +1,5 @@
-"""``ccwire serve --http`` as a process: slow clients, huge bodies, its limit flags, a restart.
+"""``ccwire serve --http`` as a process: slow clients, huge bodies, its limit flags, a restart,
+connection floods against a low file-descriptor limit (``ulimit -n``).
 
 The real server (uvicorn, which runs on asyncio) in a subprocess, driven over raw
 sockets where a well-behaved client would not do what is tried: a head sent byte by
@@ -12,12 +13,14 @@ import http.client
 import json
 import os
 import re
+import resource
 import select
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,23 +38,69 @@ BOUND = 20.0
 @contextlib.contextmanager
 def server(*args: str, port: int = 0) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``ccwire serve --http PORT ARGS...``; yields the process and its port once bound."""
+    with logged_server(*args, port=port) as (proc, port, _):
+        yield proc, port
+
+
+class Lines(list[str]):
+    """Lines as a thread reads them; `wait_for` one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed = threading.Condition()
+
+    def extend(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            with self._changed:
+                self.append(line)
+                self._changed.notify_all()
+
+    def wait_for(self, text: str) -> None:
+        with self._changed:
+            found = self._changed.wait_for(lambda: any(text in line for line in self), BOUND)
+        assert found, self[:20]
+
+
+@contextlib.contextmanager
+def logged_server(
+    *args: str, port: int = 0, nofile: tuple[int, int] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], int, Lines]]:
+    """`server`, with its file-descriptor limit (soft, hard) set to ``nofile``; yields
+    also the list of the lines it writes to stderr (read as they come, so that writing
+    never blocks it), the lines before its banner first."""
+
+    def limit_descriptors() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+
     proc = subprocess.Popen(
         [sys.executable, "-m", "ccwire", "serve", "--http", str(port), *args, TARGET],
         cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=limit_descriptors,
     )  # fmt: skip
     assert proc.stderr is not None
+    stderr = proc.stderr
+    log = Lines()
+    reader = threading.Thread(target=lambda: log.extend(stderr), daemon=True)
     try:
-        banner = proc.stderr.readline()
-        found = re.search(r":(\d+)/mcp", banner)
-        assert found is not None, banner + proc.stderr.read()
-        yield proc, int(found[1])
+        while (line := stderr.readline()) and "/mcp" not in line:
+            log.append(line)  # warnings before the banner
+        found = re.search(r":(\d+)/mcp", line)
+        assert found is not None, "".join(log) + line + stderr.read()
+        reader.start()
+        yield proc, int(found[1]), log
     finally:
         if proc.poll() is None:
             proc.terminate()
         proc.wait(timeout=BOUND)
-        err = proc.stderr.read()
-        proc.stderr.close()
-        assert "Traceback" not in err, err
+        if reader.ident is not None:
+            reader.join(BOUND)
+            assert not reader.is_alive()
+        else:
+            log.extend(stderr)
+        stderr.close()
+        text = "".join(log)
+        assert "Traceback" not in text, text[:5000]
 
 
 def post(port: int, body: Any, **headers: str) -> tuple[int, dict[str, str], bytes]:
@@ -251,3 +300,93 @@ def test_a_server_stopped_mid_call_and_started_again() -> None:
         ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
         assert post(port, ping, **{"Mcp-Session-Id": session})[0] == 404
         answers_ping(port)
+
+
+def lists_tools(port: int) -> None:
+    """The server is up: a new session lists its tools."""
+    session = open_session(port)
+    listing = {"jsonrpc": "2.0", "id": "tools", "method": "tools/list"}
+    status, _, body = post(port, listing, **{"Mcp-Session-Id": session})
+    assert status == 200 and b'"name":"sleepy"' in body, body
+
+
+def held_open(port: int, count: int) -> list[socket.socket]:
+    """``count`` connections to the server, one after the other, sending nothing."""
+    held = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=BOUND)
+        sock.settimeout(BOUND)
+        held.append(sock)
+    return held
+
+
+def refused_with_503(sock: socket.socket) -> dict[str, Any]:
+    """What a connection refused at the connection limit reads: a whole 503 with a
+    ``Retry-After`` and a JSON-RPC error (returned), then the end of the stream."""
+    said = _read_all(sock)
+    head, _, body = said.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 "), said
+    assert b"\r\nretry-after: 1" in head.lower(), head
+    answer: dict[str, Any] = json.loads(body)
+    assert answer["error"]["code"] == -32603 and answer["id"] is None, answer
+    return answer
+
+
+def test_connections_past_the_descriptor_limit_get_503_and_the_server_goes_on() -> None:
+    """Started with ``ulimit -n`` 128 (hard limit 512), the server raises its soft limit
+    to 512 and takes half of what that leaves (less 64 for its own files and 128 for
+    connections just accepted) as the most connections open at once.  600 connections
+    held open, more than it has descriptors:
+    those past the limit are answered at once with 503 (``Retry-After``, a JSON-RPC
+    error) and closed, the others are served; a client arriving meanwhile gets the 503
+    too.  Once they close, the server lists its tools.  Its stderr: one warning (at most
+    one per 10 s), no traceback.  (It ran out of descriptors: a traceback for each
+    accept that failed, and the clients past the limit left waiting.)"""
+    with logged_server(nofile=(128, 512)) as (proc, port, log):
+        limits = Path(f"/proc/{proc.pid}/limits").read_text()
+        assert re.search(r"Max open files +512 +512 ", limits), limits
+        held = held_open(port, 600)
+        limit = int(refused_with_503(held[-1])["error"]["message"].split()[2])
+        assert 100 <= limit <= (512 - 64 - 128) // 2, limit
+        for sock in held[limit:-1]:
+            refused_with_503(sock)
+        status, headers, body = post(port, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert status == 503 and headers["retry-after"] == "1", (status, body)
+        for sock in (held[0], held[limit - 1]):  # served: an open connection each
+            client = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
+            client.sock = sock
+            client.request("POST", "/mcp", json.dumps(INIT), HEADERS)
+            reply = client.getresponse()
+            assert reply.status == 200, reply.read()
+            reply.read()
+            client.close()
+        for sock in held:
+            sock.close()
+        lists_tools(port)
+        assert proc.poll() is None
+    lines = [line.rstrip("\n") for line in log]
+    assert 1 <= len(lines) <= 2 and all("refused" in line for line in lines), lines
+    assert f"{limit} open, the limit (--max-connections" in lines[0], lines
+
+
+def test_out_of_descriptors_the_server_warns_once_and_recovers() -> None:
+    """``--max-connections`` above what ``ulimit -n`` 128 allows (a warning says so at
+    start): 150 connections held open exhaust the descriptors, and accepting fails.
+    One warning says so (at most one per 10 s), not a traceback per failed accept
+    (thousands a second, and a server stuck writing them to a full pipe); once the
+    connections close, the server accepts again and lists its tools."""
+    args = ("--max-connections", "1000")
+    with logged_server(*args, nofile=(128, 128)) as (proc, port, log):
+        held = held_open(port, 150)
+        log.wait_for("out of file descriptors")
+        assert proc.poll() is None
+        for sock in held:
+            sock.close()
+        lists_tools(port)
+        assert proc.poll() is None
+    lines = [line.rstrip("\n") for line in log]
+    assert len(lines) <= 4, lines[:20]
+    assert "--max-connections 1000 is more than the file-descriptor limit" in lines[0], lines
+    failed = [line for line in lines if "out of file descriptors" in line]
+    assert 1 <= len(failed) <= 2, lines
+    assert "(EMFILE: Too many open files)" in failed[0], failed

@@ -4,8 +4,11 @@ on), its banner, keep-alive connections, and the deadline on a request's head.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import errno
 import json
+import logging
 import re
 import socket
 from collections.abc import AsyncIterator
@@ -190,3 +193,29 @@ async def test_a_head_over_the_limit_gets_431_however_it_arrives() -> None:
                 assert b'"code":-32600' in said, said
         async with connected("127.0.0.1", port) as client:
             assert (await client.post(INIT))[0] == 200
+
+
+async def test_an_accept_out_of_descriptors_is_one_warning_and_other_errors_go_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """While the server runs, the loop's accept failures for want of descriptors (which
+    asyncio reports once per accept it tries) are one warning per 10 s; any other
+    error goes to the handler the loop had, which is back once the server stopped."""
+    loop = asyncio.get_running_loop()
+    seen: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    emfile = OSError(errno.EMFILE, "Too many open files")
+    failed = {"message": "socket.accept() out of system resource", "exception": emfile}
+    try:
+        with caplog.at_level(logging.WARNING, logger="ccwire"):
+            async with running():
+                for _ in range(500):
+                    loop.call_exception_handler(failed)
+                loop.call_exception_handler({"message": "another", "exception": ValueError()})
+        assert [context["message"] for context in seen] == ["another"]
+        warned = [r.getMessage() for r in caplog.records if "file descriptors" in r.getMessage()]
+        assert len(warned) == 1 and "(EMFILE: Too many open files)" in warned[0], warned
+        loop.call_exception_handler(failed)  # the server is gone: not its to say
+        assert seen[-1] is failed
+    finally:
+        loop.set_exception_handler(None)

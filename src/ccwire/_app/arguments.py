@@ -390,6 +390,8 @@ line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST default
 LIMITS of the HTTP server:
   --max-body-bytes N     the largest request body (default 4194304, 4 MiB): 413 beyond
   --max-sessions N       the most sessions open at once (default 1000): 503 beyond
+  --max-connections N    the most connections open at once (default: what the
+                         file-descriptor limit, ulimit -n, leaves): 503 beyond
   --idle-timeout S       seconds a session may sit idle before it ends (default 1800)
   --request-timeout S    seconds a request's head, then its body, may take to arrive
                          (default 30): a slower client is disconnected

@@ -29,6 +29,7 @@ _LOOPBACK: Final = "127.0.0.1"
 _LIMITS: Final[dict[str, tuple[str, type[int] | type[float]]]] = {
     "--max-body-bytes": ("max_body_bytes", int),
     "--max-sessions": ("max_sessions", int),
+    "--max-connections": ("max_connections", int),
     "--idle-timeout": ("idle_timeout", float),
     "--request-timeout": ("request_timeout", float),
     "--resume-timeout": ("resume_timeout", float),
@@ -106,13 +107,14 @@ def serve_command(
     server = load_server(target, option="serve")["instance"]
     if http is not None:
         try:
-            from .._mcp.http import HttpLimits, serve_http
+            from .._mcp.http import HttpLimits, raise_fd_limit, serve_http
         except ImportError as exc:
             missing = (exc.name or "?").split(".")[0]
             raise UsageError(
                 f"serve --http needs the HTTP extra ({missing}): pip install 'ccwire[http]'"
             ) from exc
         host, port = http
+        raise_fd_limit()  # room for as many connections as the system allows
         serve = functools.partial(
             serve_http, server, host, port, announce=sys.stderr, limits=HttpLimits(**limits)
         )

@@ -41,6 +41,17 @@ accepts is bounded by its `HttpLimits`.
   newest); a client reconnecting with ``Last-Event-ID`` gets what it missed.  What
   a tool call sends (progress, log messages, elicitation) goes on that call's
   stream.
+* **Connections.**  At most ``max_connections`` are open at once (by default half
+  of what the process's file-descriptor limit, ``RLIMIT_NOFILE``, leaves once
+  `FD_RESERVE` descriptors are kept for the server's own files and the tools', and
+  `BACKLOG` for connections just accepted; the other half is for refusing).  One more
+  is answered at once with 503, a ``Retry-After`` and a JSON-RPC error, and closed
+  (what it sends meanwhile is dropped, for at most `LINGER_SECONDS`); connections
+  are served again once others close.  Should ``accept`` still run out of
+  descriptors (EMFILE, ENFILE), the server says so in one warning per
+  `WARN_SECONDS` (as for the connections refused), not a traceback per failed
+  ``accept``, and accepts again once descriptors are free.  (``ccwire serve``
+  raises the soft limit to the hard one first, `raise_fd_limit`.)
 * **Stopping.**  Stopped (Ctrl-C, SIGTERM), the server answers every request
   arriving from then on with 503 and a JSON-RPC error, and gives the calls still
   running ``drain_timeout`` seconds: each cut off then gets a -32603 on its stream
@@ -54,12 +65,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import ipaddress
 import itertools
 import json
 import logging
 import math
+import os
 import re
+import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -103,10 +117,12 @@ __all__ = [
     "EVENT_BYTES_KEPT",
     "IDLE_SECONDS",
     "LINGER_SECONDS",
+    "FD_RESERVE",
     "MAX_BODY_BYTES",
     "MAX_SESSIONS",
     "REQUEST_SECONDS",
     "RESUME_SECONDS",
+    "WARN_SECONDS",
     "HttpLimits",
     "McpHttpApp",
     "security_settings",
@@ -133,6 +149,21 @@ KEEP_ALIVE_SECONDS: Final = 5
 LINGER_SECONDS: Final = 2.0
 """How long a refused body is still read (and dropped) after its refusal went out, so
 that closing the connection does not reset it before the client has the answer."""
+FD_RESERVE: Final = 64
+"""File descriptors left out of the connections' share, beyond those open when the
+server starts: the tools' files, sockets and child processes, logs."""
+WARN_SECONDS: Final = 10.0
+"""The warnings of refused connections and failed ``accept`` calls come at most once in
+so many seconds (each says how many there were since the last)."""
+RETRY_AFTER_SECONDS: Final = 1
+"""The ``Retry-After`` of a connection refused at the connection limit."""
+BACKLOG: Final = 128
+"""The connections waiting to be accepted, at most (the kernel's queue).  asyncio also
+tries as many accepts in a row, and when they fail for want of descriptors it tries
+(and reports) each of them again a second later, until they succeed (CPython
+gh-151615): uvicorn's default of 2048 made that cost a fifth of a CPU."""
+_FALLBACK_CONNECTIONS: Final = 1000
+"""The connection limit where the file-descriptor limit cannot be read (Windows)."""
 BATCH_CONCURRENCY: Final = 32
 """The most requests of one batch served at once (its notifications are not held back)."""
 _ANSWER_SECONDS: Final = 2.0
@@ -166,6 +197,9 @@ class HttpLimits:
             for its answer) may go on without the client resuming its stream
             (``Last-Event-ID``); it is then cancelled (checked every so many seconds,
             so it ends within twice this).
+        max_connections: The most connections open at once; one more is answered
+            with 503 and ``Retry-After`` and closed.  ``None``: what the process's
+            file-descriptor limit leaves (see `connection_limit`).
 
     Raises:
         ValueError: A count is not a positive integer, or a time not a positive,
@@ -178,10 +212,13 @@ class HttpLimits:
     request_timeout: float = REQUEST_SECONDS
     drain_timeout: float = DRAIN_SECONDS
     resume_timeout: float = RESUME_SECONDS
+    max_connections: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_sessions"):
+        for name in ("max_body_bytes", "max_sessions", "max_connections"):
             count = getattr(self, name)
+            if name == "max_connections" and count is None:
+                continue
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be a positive integer, got {count!r}")
         for name in ("idle_timeout", "request_timeout", "drain_timeout", "resume_timeout"):
@@ -826,32 +863,249 @@ def _head_too_large() -> bytes:
 _HEAD_TOO_LARGE: Final = _head_too_large()
 
 
-def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol, with a deadline for each request's head.
+_OUT_OF_DESCRIPTORS: Final = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+"""The errors of an ``accept`` that asyncio retries a second later (its own list)."""
+
+
+def raise_fd_limit() -> None:
+    """Raise the process's soft file-descriptor limit (``RLIMIT_NOFILE``) to its hard
+    one, as far as the system lets it (logged at DEBUG); nothing where there is none."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == hard:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as exc:  # an unlimited hard limit is no soft one (macOS)
+        logger.debug("ccwire serve: file-descriptor limit left at %d: %s", soft, exc)
+        return
+    logger.debug("ccwire serve: raised the file-descriptor limit from %d to %d", soft, hard)
+
+
+def _open_descriptors() -> int:
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        with contextlib.suppress(OSError):
+            return len(os.listdir(listing)) - 1  # less the listing's own
+    return 16  # pragma: no cover - no listing: a guess
+
+
+def descriptor_room() -> int | None:
+    """The file descriptors a server may still open for its connections: the soft
+    ``RLIMIT_NOFILE`` less those open now, `FD_RESERVE` and `BACKLOG` (asyncio accepts
+    up to that many connections in a row before any is answered) (``None`` if
+    unknown)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return soft - _open_descriptors() - FD_RESERVE - BACKLOG
+
+
+def connection_limit(room: int | None) -> int:
+    """The default ``max_connections``: half of ``room`` (`descriptor_room`), the other
+    half left for the connections refused, each open while its 503 goes out."""
+    return _FALLBACK_CONNECTIONS if room is None else max(1, room // 2)
+
+
+class _Throttled:
+    """A warning logged at most once per `WARN_SECONDS`, with the number of times it
+    happened since it was last logged."""
+
+    def __init__(self, template: str) -> None:
+        self._template = template  # %(count)d and the names given to `note`
+        self._count = 0
+        self._last = -math.inf
+
+    def note(self, **values: object) -> None:
+        self._count += 1
+        now = time.monotonic()
+        if now - self._last >= WARN_SECONDS:
+            logger.warning(self._template, {**values, "count": self._count, "every": WARN_SECONDS})
+            self._count, self._last = 0, now
+
+
+@dataclasses.dataclass(eq=False)
+class _Connections:
+    """What the connections of one server share: their limit, the connections being
+    refused (each open until its client closes, for at most `LINGER_SECONDS`), oldest
+    first, and the room for those (beyond it, the oldest is closed: its client has had
+    its answer longest)."""
+
+    limit: int
+    lingering_room: int
+    refusing: dict[asyncio.Transport, None] = dataclasses.field(default_factory=dict)
+    refused: _Throttled = dataclasses.field(
+        default_factory=lambda: _Throttled(
+            "ccwire serve: refused %(count)d connection(s) with 503: %(limit)d open, the "
+            "limit (--max-connections; this warning comes at most once every %(every)g s)"
+        )
+    )
+
+    def close_refusing(self) -> None:
+        for transport in list(self.refusing):
+            transport.close()
+
+
+def _busy_answer(limit: int) -> bytes:
+    """The whole answer to a connection over the limit (503, ``Retry-After``, a
+    JSON-RPC error) written as soon as it is accepted, before any request."""
+    why = (
+        f"Service Unavailable: {limit} connections are open, the server's limit; "
+        f"retry in {RETRY_AFTER_SECONDS} s"
+    )
+    body = _AsciiJSONResponse(error(None, INTERNAL_ERROR, why)).body
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+        b"retry-after: %d\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
+        % (RETRY_AFTER_SECONDS, len(body), body)
+    )
+
+
+class _Refusal:
+    """A connection over the limit, in place of its HTTP protocol: answered at once
+    with 503 (see `_timed_protocol`), half-closed, then closed when its client closes,
+    or after `LINGER_SECONDS`, or when ``connections`` needs its room for a newer one;
+    what the client sends meanwhile is dropped."""
+
+    def __init__(self, connections: _Connections, answer: bytes) -> None:
+        self._connections = connections
+        self._answer = answer
+        self._transport: asyncio.Transport | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        import asyncio
+
+        self._transport = transport
+        self._connections.refused.note(limit=self._connections.limit)
+        transport.write(self._answer)
+        refusing = self._connections.refusing
+        while refusing and len(refusing) >= self._connections.lingering_room:
+            oldest = next(iter(refusing))
+            del refusing[oldest]
+            oldest.close()
+        if self._connections.lingering_room < 1:
+            transport.close()  # no room to linger: closed once the answer is out
+            return
+        refusing[transport] = None
+        transport.write_eof()
+        self._timer = asyncio.get_running_loop().call_later(LINGER_SECONDS, transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        """Dropped: the answer is out."""
+
+    def eof_received(self) -> bool | None:
+        return None  # closed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._connections.refusing.pop(self._transport, None)  # type: ignore[arg-type]
+
+    def pause_writing(self) -> None:
+        """Nothing more is written."""
+
+    def resume_writing(self) -> None:
+        """Nothing more is written."""
+
+
+class _AcceptFailures:
+    """The event loop's exception handler while a server runs: an ``accept`` that
+    failed for want of file descriptors (which asyncio reports for each of the
+    ``backlog`` accepts it tries in a row, each with its traceback, retrying all a
+    second later) is one warning per `WARN_SECONDS`; anything else goes to the
+    handler there was."""
+
+    def __init__(self, previous: Callable[[Any, dict[str, Any]], object] | None) -> None:
+        self.previous = previous
+        self.last: float | None = None
+        """When (``time.monotonic()``) an accept last failed."""
+        self.closed = False
+        self._warning = _Throttled(
+            "ccwire serve: out of file descriptors (%(error)s): %(count)d connection "
+            "accept(s) failed; they wait to be accepted until connections close (raise "
+            "`ulimit -n` or lower --max-connections; this warning comes at most once "
+            "every %(every)g s)"
+        )
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        message = str(context.get("message", ""))
+        if isinstance(exc, OSError) and exc.errno in _OUT_OF_DESCRIPTORS and "accept" in message:
+            self.last = time.monotonic()
+            name = errno.errorcode.get(exc.errno or 0, "?")
+            self._warning.note(error=f"{name}: {exc.strerror}")
+            return
+        if self.closed and isinstance(exc, ValueError) and "_start_serving" in message:
+            return  # a retry asyncio scheduled, due after the listening socket closed
+        if self.previous is None:
+            loop.default_exception_handler(context)
+        else:
+            self.previous(loop, context)
+
+
+def _close(transport: asyncio.BaseTransport | None, why: str, answer: bytes = b"") -> None:
+    """Write ``answer`` on a connection still open and close it (logged at INFO)."""
+    if transport is not None and not transport.is_closing():
+        logger.info("ccwire serve: %s", why)
+        if answer:
+            transport.write(answer)  # type: ignore[attr-defined]
+        transport.close()
+
+
+def _timed_protocol(seconds: float, connections: _Connections) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, with a deadline for each request's head and a limit on
+    the connections open at once.
 
     uvicorn closes a connection idle between two requests (``timeout_keep_alive``)
     but lets a request's head take forever: every byte restarts its clock.  Here the
     head must arrive whole within ``seconds`` of its first byte (or of the connection
     opening), else the connection is closed.  (The body's deadline is the app's.)
+
+    A connection accepted while ``connections.limit`` are open is answered at once
+    with 503 (`_busy_answer`) and closed.  (uvicorn's own ``limit_concurrency`` does
+    not do: it answers only a connection's request, keeping one that sends none open
+    until it times out, so idle connections still take every descriptor; its 503 has
+    no ``Retry-After`` nor JSON-RPC body, and it logs a warning for each.)  The answer
+    goes out whole, the connection half-closed; what the client sends is dropped until
+    it closes, for at most `LINGER_SECONDS` (a connection closed with data unread is
+    reset, which could take the answer with it); the oldest of those is closed
+    first when ``connections.lingering_room`` is full.
     uvicorn takes the class of its connections' protocol as ``Config(http=...)``.
     """
     import asyncio
 
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    busy = _busy_answer(connections.limit)
+
     class TimedH11Protocol(asyncio.Protocol):
         def __init__(self, config: Any, server_state: Any, app_state: Any, _loop: Any = None):
-            self._http = H11Protocol(config, server_state, app_state, _loop)
+            self._http: Any = H11Protocol(config, server_state, app_state, _loop)
+            self._open: set[Any] = server_state.connections  # uvicorn's, of those served
             self._timer: asyncio.TimerHandle | None = None
             self._transport: asyncio.BaseTransport | None = None
             self._head = _HeadMeter()
+            self._refused = False
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             self._transport = transport
-            self._http.connection_made(transport)  # type: ignore[arg-type]
+            if len(self._open) >= connections.limit:  # answered by a `_Refusal` instead
+                self._refused, self._http = True, _Refusal(connections, busy)
+                self._http.connection_made(transport)
+                return
+            self._http.connection_made(transport)
             self._arm()
 
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return  # dropped: the answer is out
             cycle = self._http.cycle
             if self._timer is None and (cycle is None or cycle.response_complete):
                 self._arm()  # the first byte of a request's head
@@ -863,7 +1117,7 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
                 self._disarm()  # the head arrived: the request is the app's
 
         def eof_received(self) -> bool | None:
-            return self._http.eof_received()  # type: ignore[func-returns-value]
+            return self._http.eof_received()  # type: ignore[no-any-return]
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
@@ -886,18 +1140,30 @@ def _timed_protocol(seconds: float) -> type[asyncio.Protocol]:
 
         def _refuse_head(self) -> None:
             self._disarm()
-            if self._transport is not None and not self._transport.is_closing():
-                logger.info("ccwire serve: refused a request head over %d bytes", MAX_HEAD_BYTES)
-                self._transport.write(_HEAD_TOO_LARGE)  # type: ignore[attr-defined]
-                self._transport.close()
+            why = f"refused a request head over {MAX_HEAD_BYTES} bytes"
+            _close(self._transport, why, _HEAD_TOO_LARGE)
 
         def _expire(self) -> None:
             self._timer = None
-            if self._transport is not None and not self._transport.is_closing():
-                logger.info("ccwire serve: closed a connection: no request head in %g s", seconds)
-                self._transport.close()
+            _close(self._transport, f"closed a connection: no request head in {seconds:g} s")
 
     return TimedH11Protocol
+
+
+def _connections(given: int | None) -> _Connections:
+    """The connection limit (``given``, else `connection_limit`) and the room left to
+    linger on refused ones; a warning if ``given`` leaves no descriptors for them."""
+    room = descriptor_room()
+    limit = given or connection_limit(room)
+    if room is None:
+        return _Connections(limit, limit)
+    if given is not None and given > room:
+        logger.warning(
+            "ccwire serve: --max-connections %d is more than the file-descriptor limit "
+            "leaves room for (%d): past that, connections wait to be accepted instead "
+            "of getting a 503 (raise `ulimit -n`)", given, max(room, 0)
+        )  # fmt: skip
+    return _Connections(limit, max(room - limit, 0))
 
 
 def _graceful(config: Any, app: McpHttpApp, stop: anyio.Event) -> Any:
@@ -967,7 +1233,9 @@ async def serve_http(
     the signal that stopped it is raised again once the server is down, as uvicorn
     does (Ctrl-C ends in `KeyboardInterrupt`).  A second signal stops it at once.
     """
+    import asyncio
     import socket
+    from asyncio.constants import ACCEPT_RETRY_DELAY
 
     import uvicorn
 
@@ -976,13 +1244,15 @@ async def serve_http(
     with socket.socket(family, socket.SOCK_STREAM) as sock:  # closed if it cannot bind too
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(BACKLOG)
         bound = sock.getsockname()[1]
+        connections = _connections(limits.max_connections)
         app = McpHttpApp(server, security_settings(host, bound), limits)
         config = uvicorn.Config(
             app.starlette(), log_level="warning", lifespan="on", ws="none",
-            http=_timed_protocol(limits.request_timeout),
+            http=_timed_protocol(limits.request_timeout, connections),
             h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            backlog=BACKLOG,
         )  # fmt: skip
         stop = anyio.Event()
         served = _graceful(config, app, stop)
@@ -997,8 +1267,20 @@ async def serve_http(
             announce.write(_exposed_warning(host, bound))
             announce.write(f"ccwire: serving MCP on http://{shown}:{bound}{ENDPOINT}\n")
             announce.flush()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(drain_once_stopped)
-            await served.serve(sockets=[sock])
-            tg.cancel_scope.cancel()
+        loop = asyncio.get_running_loop()
+        failures = _AcceptFailures(loop.get_exception_handler())
+        loop.set_exception_handler(failures)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(drain_once_stopped)
+                await served.serve(sockets=[sock])
+                tg.cancel_scope.cancel()
+        finally:
+            connections.close_refusing()
+            failures.closed = True
+            if failures.last is not None:  # retries of a failed accept may still be due
+                due = failures.last + ACCEPT_RETRY_DELAY - time.monotonic()
+                with anyio.CancelScope(shield=True):
+                    await anyio.sleep(min(max(due, 0) + 0.1, 2))
+            loop.set_exception_handler(failures.previous)
     return raise_stopping_signal(served.stopped_by, app.cut_off)  # default handlers are back
