@@ -479,6 +479,17 @@ async def test_not_started() -> None:
     await transport.aclose()
 
 
+async def test_aclose_leaves_no_task_waiting_for_the_pipes_it_gave_up() -> None:
+    # nobody read the output to its end: the exit watcher used to wait its whole grace
+    # (2 s) for the pipes' ends after aclose() had given them up, holding the task group
+    transport = SubprocessTransport(py(ECHO))
+    with anyio.fail_after(1.5):
+        async with anyio.create_task_group() as tg:
+            await transport.start(tg)
+            await transport.aclose()
+    assert transport.exit_info is not None and transport.exit_info.returncode == 0
+
+
 async def test_repr_hides_env() -> None:
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-secret-value"}
     transport = SubprocessTransport(py(ECHO), env=env)

@@ -123,6 +123,8 @@ class SubprocessTransport(LineTransport):
         self._stderr_scope = anyio.CancelScope()
         self._watch_scope = anyio.CancelScope()  # cancelled if the process cannot be stopped
         self._close_done = anyio.Event()
+        # the exit watcher's wait for the pipes' ends: aclose() gives them up itself
+        self._pipes_wait = anyio.CancelScope()
         self._input_closed = False
         self._signalled = False
 
@@ -361,7 +363,7 @@ class SubprocessTransport(LineTransport):
         if self._watch_scope.cancel_called:
             return  # aclose() gave up on a process that survived SIGKILL
         self._writer.stop()  # nothing more can be written; lets the writer task end
-        with anyio.move_on_after(_EOF_GRACE):
+        with self._pipes_wait, anyio.move_on_after(_EOF_GRACE):
             await self._stdout_done.wait()
             await self._stderr_done.wait()
         await self._give_up_pipes(proc)
@@ -399,6 +401,7 @@ class SubprocessTransport(LineTransport):
                     await self._kill_unstarted(proc)
             finally:
                 self._writer.close()
+                self._pipes_wait.cancel()  # given up above: nothing is left to wait for
                 self._close_done.set()
 
     async def _shutdown(self, proc: RunningProcess) -> None:
