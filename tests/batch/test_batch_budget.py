@@ -103,7 +103,8 @@ def test_a_budget_worth_one_task_runs_one_task_with_four_at_once(
     code, err = run_cli(argv, cli_path)
     got = recorded(results)
     assert code == 1 and f"{TASKS - 1} tasks not run" in err, err
-    assert [(r.id, r.ok, r.cost_usd) for r in got] == [("t0", True, pytest.approx(0.0006))]
+    assert [(r.id, r.ok) for r in got] == [("t0", True)]
+    assert got[0].cost_usd == pytest.approx(0.0006)
 
 
 @pytest.mark.anyio
@@ -147,7 +148,8 @@ async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
     # whose model call costs $0.03, past its cap (what was left): it spends the budget
     tasks = [{"id": "fast-1", "prompt": "fast one"}, {"id": "slow-1", "prompt": "slow one"},
              {"id": "slow-2", "prompt": "slow two"}, {"id": "big-1", "prompt": "big one"},
-             {"id": "fast-2", "prompt": "fast two"}, {"id": "fast-3", "prompt": "fast three"}]  # fmt: skip
+             {"id": "fast-2", "prompt": "fast two"},
+             {"id": "fast-3", "prompt": "fast three"}]  # fmt: skip
     out = tmp_path / "results.jsonl"
     with ScriptedModel(default=step) as model:
         try:

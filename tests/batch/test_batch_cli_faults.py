@@ -206,8 +206,9 @@ def test_tasks_a_budget_interrupts_are_told_apart_from_those_not_run(tmp_path: P
     # nothing of what they had spent meanwhile
     # (the first task runs alone: no cost is known yet; then the three next ones start)
     tasks = tmp_path / "tasks.jsonl"  # nobody releases the held sessions
-    tasks.write_bytes(GOOD + b'{"id": "h1", "prompt": "hold 1"}\n{"id": "h2", "prompt": "hold 2"}\n'
-                      b'{"id": "p", "prompt": "pay 0.01 p"}\n{"id": "later", "prompt": "echo later"}\n')  # fmt: skip
+    tasks.write_bytes(GOOD + b'{"id": "h1", "prompt": "hold 1"}\n'
+                      b'{"id": "h2", "prompt": "hold 2"}\n{"id": "p", "prompt": "pay 0.01 p"}\n'
+                      b'{"id": "later", "prompt": "echo later"}\n')  # fmt: skip
     code, _, err = batch_in_process(tmp_path, tasks, "-j", "3", "--max-cost-usd", "0.005",
                                     "--on-budget", "interrupt")  # fmt: skip
     assert code == 1, err
