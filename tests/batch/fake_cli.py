@@ -6,7 +6,8 @@ It answers ``initialize``, then plays each prompt by its first word:
   them) and exit code 3: a CLI that dies mid-session;
 * ``hold ...``: wait for the test's go-ahead (see below), then answer;
 * ``act ...``: a tool call (the session may have acted), then wait like ``hold``;
-* anything else: ``echo: <prompt>``.
+* ``pay <usd> ...``: ``echo: <prompt>``, costing ``<usd>``;
+* anything else: ``echo: <prompt>`` (costing $0.001).
 
 Waiting: the fake connects to ``FAKE_HOLD`` (``host:port``, a server in the test
 process), writes one JSON line (its prompt, pid and parent pid) and waits for a line
@@ -51,10 +52,10 @@ def assistant(content: list[dict[str, Any]]) -> None:
           "session_id": SID})  # fmt: skip
 
 
-def result(text: str) -> None:
+def result(text: str, cost: float = 0.001) -> None:
     send({"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1,
           "duration_api_ms": 1, "num_turns": 1, "result": text, "session_id": SID,
-          "total_cost_usd": 0.001, "usage": {"input_tokens": 3, "output_tokens": 2}})  # fmt: skip
+          "total_cost_usd": cost, "usage": {"input_tokens": 3, "output_tokens": 2}})  # fmt: skip
 
 
 def prompt_of(frame: dict[str, Any]) -> str:
@@ -121,7 +122,8 @@ def main() -> None:
         if word in ("hold", "act"):
             hold(prompt)
         assistant([{"type": "text", "text": f"echo: {prompt}"}])
-        result(f"echo: {prompt}")
+        cost = float(prompt.split(" ")[1]) if word == "pay" else 0.001
+        result(f"echo: {prompt}", cost)
 
 
 if __name__ == "__main__":

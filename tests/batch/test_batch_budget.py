@@ -15,9 +15,9 @@ import pytest
 
 from ccwire import ClaudeAgentOptions
 from ccwire._app.main import CliIO, main
-from ccwire._batch.budget import CostBudget
+from ccwire._batch.budget import MIN_TASK_CAP_USD, CostBudget, capped_options
 from ccwire.batch import BatchConfigError, BatchResult, read_results, run_batch
-from ccwire.testing import ModelRequest, ScriptedModel, text
+from ccwire.testing import ModelRequest, ScriptedModel, reply, text
 
 from .scripted import first_prompt
 
@@ -53,9 +53,11 @@ def test_the_budget_stops_within_one_task_and_a_rerun_finishes_the_rest(
     first = recorded(results)
     costs = [r.cost_usd for r in first]
     assert code == 1, err
-    assert all(r.ok for r in first) and 1 < len(first) < TASKS
+    assert 1 < len(first) < TASKS
     assert sum(costs) >= float(budget)  # it went on while there was money left...
     assert sum(costs) - costs[-1] < float(budget)  # ...and stopped at the task that spent it
+    # which its CLI cut short at what was left ($0.0003): a failure, with what it spent
+    assert all(r.ok for r in first[:-1]) and first[-1].subtype == "error_max_budget_usd"
     assert f"{TASKS - len(first)} tasks not run" in err
     page = report.read_text()  # the live report, written a last time at the end
     assert f'<div class="total" id="total-total"><b>{len(first)}</b>' in page
@@ -65,11 +67,12 @@ def test_the_budget_stops_within_one_task_and_a_rerun_finishes_the_rest(
     assert (code, len(recorded(results))) == (1, len(first))
     assert "budget spent" in err
 
-    code, err = run_cli(base, cli_path)  # no budget: the tasks left, and only them
+    # no budget: the tasks left, and only them (with the one cut short: it failed)
+    code, err = run_cli([*base, "--rerun-failed"], cli_path)
     assert code == 0, err
     every = recorded(results)
-    assert Counter(r.id for r in every) == Counter(ids)  # each task exactly once
-    assert [r.id for r in every[len(first) :]] == ids[len(first) :]
+    assert Counter(r.id for r in every) == Counter(ids) + Counter([first[-1].id])
+    assert [r.id for r in every[len(first) :]] == ids[len(first) - 1 :]
 
 
 def test_tasks_running_together_do_not_each_pass_the_budget(cli_path: str, tmp_path: Path) -> None:
@@ -85,6 +88,46 @@ def test_tasks_running_together_do_not_each_pass_the_budget(cli_path: str, tmp_p
     costs = [r.cost_usd for r in recorded(results)]
     assert code == 1 and "7 tasks not run" in err, err
     assert len(set(costs)) == 1 and len(costs) == 5 and sum(costs) == pytest.approx(0.003)
+    assert all(r.ok for r in recorded(results))  # each within its cap: none cut short
+
+
+def test_a_budget_worth_one_task_runs_one_task_with_four_at_once(
+    cli_path: str, tmp_path: Path
+) -> None:
+    # while no cost was known, every slot started a task: four ran (and spent four
+    # times the budget); now the first runs alone, and its cost spends the budget
+    tasks, results = tmp_path / "tasks.jsonl", tmp_path / "results.jsonl"
+    write_tasks(tasks, [f"t{i}" for i in range(TASKS)])
+    argv = ["batch", str(tasks), "-o", str(results), "--offline", "--plain", "-j", "4",
+            "--max-cost-usd", "0.0006"]  # fmt: skip
+    code, err = run_cli(argv, cli_path)
+    got = recorded(results)
+    assert code == 1 and f"{TASKS - 1} tasks not run" in err, err
+    assert [(r.id, r.ok) for r in got] == [("t0", True)]
+    assert got[0].cost_usd == pytest.approx(0.0006)
+
+
+@pytest.mark.anyio
+async def test_each_session_is_capped_by_what_is_left_of_the_budget(
+    cli_path: str, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"  # the spawner writes each CLI's arguments there
+    marks.mkdir()
+    tasks = [{"id": f"t{i}", "prompt": f"item {i}"} for i in range(TASKS)]
+    with ScriptedModel(default=lambda r: text(f"echo: {first_prompt(r)}")) as model:
+        env = {**model.env(tmp_path / "home"), "SPAWN_MARKS": str(marks)}
+        opts = ClaudeAgentOptions(cli_path=cli_path, env=env, cwd=str(tmp_path),
+                                  max_budget_usd=0.002)  # fmt: skip
+        async with run_batch(tasks, options=opts, concurrency=4, max_cost_usd=0.003,
+                             spawn="tests.batch.spawners:counting") as results:  # fmt: skip
+            got = await results.collect()
+    assert len(got) == 5 and all(r.ok for r in got)  # $0.0006 each
+    caps = sorted(float(mark.read_text().split("--max-budget-usd ")[1].split()[0])
+                  for mark in marks.iterdir())  # fmt: skip
+    # the first alone: its options' own $0.002 (the budget left is $0.003); then four
+    # at once, each capped by what is left once those running are set aside at $0.0006
+    assert caps == pytest.approx([0.0006, 0.0012, 0.0018, 0.002, 0.002])
+    assert opts.max_budget_usd == 0.002  # the caller's options are left alone
 
 
 @pytest.mark.anyio
@@ -97,10 +140,15 @@ async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
         prompt = first_prompt(request)
         if prompt.startswith("slow"):
             release.wait(60)  # held until the test lets go
+        if prompt.startswith("big"):
+            return reply(text("a costly answer"), usage={"input_tokens": 10_000})
         return text(f"echo: {prompt}")
 
-    tasks = [{"id": "slow-1", "prompt": "slow one"}, {"id": "slow-2", "prompt": "slow two"},
-             {"id": "fast-1", "prompt": "fast one"}, {"id": "fast-2", "prompt": "fast two"},
+    # the first runs alone (no cost known yet); then three start: two held, and one
+    # whose model call costs $0.03, past its cap (what was left): it spends the budget
+    tasks = [{"id": "fast-1", "prompt": "fast one"}, {"id": "slow-1", "prompt": "slow one"},
+             {"id": "slow-2", "prompt": "slow two"}, {"id": "big-1", "prompt": "big one"},
+             {"id": "fast-2", "prompt": "fast two"},
              {"id": "fast-3", "prompt": "fast three"}]  # fmt: skip
     out = tmp_path / "results.jsonl"
     with ScriptedModel(default=step) as model:
@@ -110,12 +158,13 @@ async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
             # (with a time limit far off: its cancellation of the held tasks is the
             # budget's, not a time-out, and records nothing)
             run = run_batch(tasks, options=opts, concurrency=3, output=out, task_timeout=60,
-                            max_cost_usd=0.0001, on_budget="interrupt")  # fmt: skip
+                            max_cost_usd=0.003, on_budget="interrupt")  # fmt: skip
             async with run as results:
                 got = await results.collect()
-            assert [r.id for r in got] == ["fast-1"]  # the slow ones were cancelled
-            assert run.over_budget() and run.submitted == 3
-            assert [r.id for r in recorded(out)] == ["fast-1"]
+            assert [r.id for r in got] == ["fast-1", "big-1"]  # the slow ones were cancelled
+            assert got[1].subtype == "error_max_budget_usd"  # cut short by its cap
+            assert run.over_budget() and run.submitted == 4
+            assert [r.id for r in recorded(out)] == ["fast-1", "big-1"]
         finally:
             release.set()
 
@@ -146,7 +195,11 @@ def test_a_budget_reached_exactly_is_spent_whatever_the_float_sum() -> None:
 
 def test_room_for_a_task_counts_what_the_running_ones_are_expected_to_cost() -> None:
     budget = CostBudget(1.0, "finish")
-    assert budget.room(15)  # no cost known yet: the budget alone
+    assert budget.room(0)  # no cost known yet: one task, a probe...
+    assert not budget.room(1) and not budget.room(15)  # ...alone (was: 16 at once)
+    budget.count_prior([BatchResult(id="f", ok=False, cost_usd=0.0)])  # a CLI that did not start
+    assert budget.counted == 1 and budget.room(0) and not budget.room(1)  # no cost known still
+    budget = CostBudget(1.0, "finish")
     budget.count_prior([BatchResult(id="a", ok=True, cost_usd=0.1)] * 3)  # a results file
     assert budget.spent == pytest.approx(0.3) and budget.counted == 3
     assert budget.room(0) and budget.room(5)  # 0.3 + 6 * 0.1 = 0.9
@@ -155,3 +208,25 @@ def test_room_for_a_task_counts_what_the_running_ones_are_expected_to_cost() -> 
     assert budget.room(0) and not budget.room(1)  # alone it may still start: not spent
     budget.charge(BatchResult(id="c", ok=True, cost_usd=0.05))
     assert not budget.room(0)  # spent
+
+
+def test_a_tasks_cap_is_what_is_left_once_the_running_ones_are_set_aside() -> None:
+    budget = CostBudget(1.0, "finish")
+    assert budget.task_cap(0) == pytest.approx(1.0)  # the probe: the whole budget
+    budget.charge(BatchResult(id="a", ok=True, cost_usd=0.2))
+    assert budget.task_cap(0) == pytest.approx(0.8)
+    assert budget.task_cap(2) == pytest.approx(0.4)  # two running, at the mean of 0.2
+    assert budget.task_cap(0) > 0.8  # a hair above: a task costing exactly that finishes
+    assert budget.task_cap(9) == pytest.approx(MIN_TASK_CAP_USD)  # never 0 nor less
+    opts = ClaudeAgentOptions(max_budget_usd=0.5)
+    assert capped_options(opts, None) is opts  # no budget
+    assert capped_options(opts, 0.6) is opts  # the options' own is smaller
+    capped = capped_options(opts, 0.3)
+    assert (capped.max_budget_usd, opts.max_budget_usd) == (0.3, 0.5)  # a copy
+    assert capped_options(ClaudeAgentOptions(), 0.3).max_budget_usd == 0.3
+
+
+def test_with_spares_the_sessions_are_not_capped() -> None:
+    # a spare, booted before, cannot take a cap of its own: a capped session starts cold
+    assert run_batch([], max_cost_usd=1.0, spares=1).budget_cap(0) is None
+    assert run_batch([], max_cost_usd=1.0).budget_cap(0) == pytest.approx(1.0)

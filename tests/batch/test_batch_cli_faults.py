@@ -204,13 +204,15 @@ def test_results_of_tasks_of_other_files_do_not_count_for_this_one(tmp_path: Pat
 def test_tasks_a_budget_interrupts_are_told_apart_from_those_not_run(tmp_path: Path) -> None:
     # the two held sessions ran until the echo spent the budget: "3 tasks not run" said
     # nothing of what they had spent meanwhile
+    # (the first task runs alone: no cost is known yet; then the three next ones start)
     tasks = tmp_path / "tasks.jsonl"  # nobody releases the held sessions
-    tasks.write_bytes(b'{"id": "h1", "prompt": "hold 1"}\n{"id": "h2", "prompt": "hold 2"}\n'
-                      + GOOD + b'{"id": "later", "prompt": "echo later"}\n')  # fmt: skip
-    code, _, err = batch_in_process(tmp_path, tasks, "-j", "3", "--max-cost-usd", "0.0005",
+    tasks.write_bytes(GOOD + b'{"id": "h1", "prompt": "hold 1"}\n'
+                      b'{"id": "h2", "prompt": "hold 2"}\n{"id": "p", "prompt": "pay 0.01 p"}\n'
+                      b'{"id": "later", "prompt": "echo later"}\n')  # fmt: skip
+    code, _, err = batch_in_process(tmp_path, tasks, "-j", "3", "--max-cost-usd", "0.005",
                                     "--on-budget", "interrupt")  # fmt: skip
     assert code == 1, err
-    assert [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").open()] == ["a"]
+    assert [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").open()] == ["a", "p"]
     assert "; 1 tasks not run and 2 interrupted (what they spent is not known" in err
 
 

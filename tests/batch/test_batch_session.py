@@ -145,17 +145,20 @@ async def test_an_interrupting_budget_cancels_a_running_task_function_unrecorded
 
     async def paid(client: ClaudeSDKClient) -> str:
         await waiting.wait()  # the other task function runs: then spend the budget
-        await client.query("echo paid")
+        await client.query("pay 0.01 paid")
         async for _ in client.receive_response():
             pass
         return "done"
 
+    # the first task runs alone (no cost is known yet), then both functions start
+    first = {"id": "first", "prompt": "echo first"}
     out = tmp_path / "out.jsonl"
     with anyio.fail_after(LIMIT):
-        async with run_batch([forever, paid], options=fake_options(), concurrency=2,
-                             output=out, max_cost_usd=0.001,
+        async with run_batch([first, forever, paid], options=fake_options(), concurrency=2,
+                             output=out, max_cost_usd=0.005,
                              on_budget="interrupt") as batch:  # fmt: skip
             got = await batch.collect()
     assert batch.interrupted
-    assert [(r.id, r.ok, r.output) for r in got] == [("paid", True, "done")]
-    assert [r.id for r in read_results(out)] == ["paid"]  # `forever` runs again next time
+    assert [(r.id, r.ok, r.output) for r in got] == [("first", True, None),
+                                                     ("paid", True, "done")]  # fmt: skip
+    assert [r.id for r in read_results(out)] == ["first", "paid"]  # `forever` runs next time

@@ -251,7 +251,9 @@ def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-cost-usd",
         type=float,
         metavar="USD",
-        help="stop starting tasks once the results file records this cost (re-runs included)",
+        help="a budget for the batch: the first task runs alone, each session is capped by "
+        "what is left (--max-budget-usd), and no task starts once the results file records "
+        "this cost (re-runs included)",
     )
     parser.add_argument(
         "--on-budget",

@@ -7,24 +7,56 @@ running then finish (``finish``) or are cancelled (``interrupt``). Tasks that di
 run, or were cancelled, have no result in the file, so running the batch again (with
 a larger budget, or none) runs exactly them.
 
-Before that, a task starts only while the cost so far, plus what the tasks running and
-this one are expected to cost (the mean cost of the results counted), stays within the
-budget (`room`); else it waits for a running task to end. So the running tasks cannot
-together pass the budget by one task's cost each (16 of them, with ``-j 16``), only by
-how much their costs differ from the mean; a task that costs more than expected is the
-one overspend left (set ``max_budget_usd`` in the options to cap each session too).
+Before that, three rules hold the spend to the budget (`room`, `task_cap`; the local
+executor and the Ray driver use them alike):
+
+* While no cost is known yet (no result with a cost recorded, results file included),
+  one task runs at a time: the first (a probe) says what a task costs before the
+  others start. A result that cost nothing (a CLI that failed to start) says nothing
+  of it, so the next task is a probe again.
+* Then a task starts only while the cost so far, plus what the tasks running and this
+  one are expected to cost (the mean cost of the results with a cost), stays within
+  the budget; else it waits for a running task to end.
+* Each task's session gets the CLI's own cap (``max_budget_usd``, ``--max-budget-usd``):
+  what is left of the budget once the running tasks' expected cost is set aside (the
+  options' own ``max_budget_usd`` when it is smaller). The CLI ends a session once its
+  cost reaches that cap, after the model call that reached it; its result is an
+  ``error_max_budget_usd`` failure, recorded with what it spent.
+
+What this guarantees: the first task runs alone, capped at the budget, so a budget
+worth one task (or less) runs one task whatever the concurrency, and passes the budget
+by at most the model call that crossed it; while tasks cost about the mean, the total
+passes the budget by at most about one task's cost; and no task spends more than what
+was left for it when it started, plus one model call. What it does not: several tasks
+running at once that each cost far more than the mean may each spend up to their own
+cap (which sets the others aside at the mean cost only).
+
+Only the session the batch starts for a task is capped: a prompt's, or the client a
+task function is handed. A task function that opens sessions of its own (`query`, a
+`ClaudeSDKClient` of its own) is not: cap those with ``max_budget_usd`` in their own
+options. Nor is their cost counted: a result's cost is what the batch's session reported.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from typing import Literal
 
+from .._conversation.options import ClaudeAgentOptions
 from .errors import BatchConfigError
 from .results import BatchResult
 
-__all__ = ["BudgetAction", "CostBudget"]
+__all__ = ["MIN_TASK_CAP_USD", "BudgetAction", "CostBudget", "capped_options"]
+
+MIN_TASK_CAP_USD = 0.000001
+"""The smallest cap a task's session gets (the CLI takes only a positive one)."""
+
+# a cost within this of a limit has reached it, whatever the float sums' last bits; a
+# task's cap is this much above what is left, so that a task costing exactly that is
+# not cut short by the CLI (which ends a session whose cost reached its cap)
+_REL_TOL = 1e-9
 
 BudgetAction = Literal["finish", "interrupt"]
 """What happens to the running tasks when the budget is spent: they ``finish`` (the
@@ -44,6 +76,8 @@ class CostBudget:
         on_spent: What happens to running tasks once it is spent.
         spent: The cost recorded so far.
         counted: How many results that cost is of.
+        priced: How many of them cost something (the mean cost is theirs: a result
+            that cost nothing, a CLI that failed to start, says nothing of it).
 
     Raises:
         BatchConfigError: A budget that is not a positive number, or a bad `on_spent`.
@@ -63,12 +97,18 @@ class CostBudget:
         self.on_spent: BudgetAction = on_spent
         self.spent = spent
         self.counted = 0  # results whose cost is in `spent`
+        self.priced = 0  # those of them with a cost
 
     def count_prior(self, results: Iterable[BatchResult]) -> None:
         """Count the results already recorded (the results file's) in `spent`."""
         for result in results:
-            self.spent += result.cost_usd
-            self.counted += 1
+            self._add(result)
+
+    def _add(self, result: BatchResult) -> None:
+        self.spent += result.cost_usd
+        self.counted += 1
+        if result.cost_usd > 0:
+            self.priced += 1
 
     @property
     def exhausted(self) -> bool:
@@ -77,23 +117,48 @@ class CostBudget:
         Reached exactly counts, whatever the float sum's last bit (``0.7 + 0.1`` is
         ``0.7999999999999999``): a budget of the cost of k tasks runs k of them."""
         spent, budget = self.spent, self.max_cost_usd
-        return spent >= budget or math.isclose(spent, budget, rel_tol=1e-9)
+        return spent >= budget or math.isclose(spent, budget, rel_tol=_REL_TOL)
+
+    def expected(self) -> float | None:
+        """What a task is expected to cost: the mean cost of the results with a cost,
+        or `None` while none has one."""
+        return self.spent / self.priced if self.priced else None
 
     def room(self, running: int) -> bool:
         """Whether a task may start while ``running`` tasks run: the budget is not
-        spent, and (with tasks running and a cost known) the cost so far plus the mean
-        cost of a result for each running task and this one stays within it.
+        spent, and either nothing runs, or a cost is known and the cost so far plus
+        the expected cost of each running task and this one stays within it.
+
+        While no cost is known, one task runs at a time: the first says what a task
+        costs before more start (with ``-j 16``, 16 tasks could spend 16 times a
+        budget worth one).
 
         Args:
             running: Tasks started and not yet counted.
         """
         if self.exhausted:
             return False
-        if running <= 0 or self.counted == 0:  # nothing to go by: the budget alone
+        if running <= 0:  # alone: the budget is not spent, and the task is capped
             return True
-        projected = self.spent + (running + 1) * (self.spent / self.counted)
+        mean = self.expected()
+        if mean is None:  # no cost known yet: one probe at a time
+            return False
+        projected = self.spent + (running + 1) * mean
         budget = self.max_cost_usd
-        return projected <= budget or math.isclose(projected, budget, rel_tol=1e-9)
+        return projected <= budget or math.isclose(projected, budget, rel_tol=_REL_TOL)
+
+    def task_cap(self, running: int) -> float:
+        """The most the session of a task starting now may spend (its
+        ``max_budget_usd``): the budget, less what is spent and what the ``running``
+        tasks are expected to cost (when a cost is known), and at least
+        `MIN_TASK_CAP_USD`; a hair above that, so that a task costing exactly what is
+        left is not cut short.
+
+        Args:
+            running: Tasks started and not yet counted (not this one).
+        """
+        left = self.max_cost_usd - self.spent - running * (self.expected() or 0.0)
+        return max(left, MIN_TASK_CAP_USD) * (1 + _REL_TOL)
 
     def charge(self, result: BatchResult) -> bool:
         """Add the cost of a recorded result.
@@ -102,6 +167,20 @@ class CostBudget:
             True when this result spent an ``interrupt`` budget: cancel the running tasks.
         """
         was = self.exhausted
-        self.spent += result.cost_usd
-        self.counted += 1
+        self._add(result)
         return self.exhausted and not was and self.on_spent == "interrupt"
+
+
+def capped_options(options: ClaudeAgentOptions, cap: float | None) -> ClaudeAgentOptions:
+    """`options` for a task's session under a budget's `CostBudget.task_cap`: a copy
+    whose ``max_budget_usd`` is the smaller of theirs and `cap` (`options` itself when
+    theirs is smaller, or there is no cap).
+
+    Args:
+        options: The task's options (never changed).
+        cap: The task's cap, `None` without a budget.
+    """
+    own = options.max_budget_usd
+    if cap is None or (own is not None and own <= cap):
+        return options
+    return dataclasses.replace(options, max_budget_usd=cap)

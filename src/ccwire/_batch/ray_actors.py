@@ -23,6 +23,7 @@ from typing import Any
 
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
+from .budget import capped_options
 from .errors import BatchConfigError
 from .refs import resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
@@ -98,6 +99,7 @@ class SessionHost:
         seed: int,
         attempts_before: int = 0,
         trace: dict[str, str] | None = None,
+        cap: float | None = None,
     ) -> AsyncIterator[dict[str, Any]]:
         """Run one task with retries on this actor's event loop.
 
@@ -109,6 +111,8 @@ class SessionHost:
             seed: Seed of this task's backoff jitter.
             attempts_before: Attempts the task already had on actors that were lost.
             trace: The batch span's context (W3C headers), with telemetry.
+            cap: The session's ``max_budget_usd`` under the batch's budget
+                (`CostBudget.task_cap`; the options' own when smaller).
 
         Yields:
             ``{"progress": {"attempt": n, "session_id": ..., "acted": ...}}`` whenever
@@ -140,7 +144,7 @@ class SessionHost:
         job = asyncio.ensure_future(
             run_traced(
                 task,
-                self._options,
+                capped_options(self._options, cap),
                 self._policy,
                 rng=random.Random(seed),
                 attempts_before=attempts_before,

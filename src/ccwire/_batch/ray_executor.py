@@ -287,12 +287,14 @@ class _Pool:
         seed: int,
         attempts_before: int = 0,
         trace: dict[str, str] | None = None,
+        cap: float | None = None,
     ) -> None:
         """Start `task` on `host`, as a streaming generator of its progress and result
-        (``trace``: the batch span's context, with telemetry)."""
+        (``trace``: the batch span's context, with telemetry; ``cap``: its session's
+        ``max_budget_usd`` under the batch's budget)."""
         call = host.handle.run.options(num_returns="streaming")
         flight = _Flight(task, host, attempts_before)
-        self.waiting[call.remote(task, seed, attempts_before, trace)] = flight
+        self.waiting[call.remote(task, seed, attempts_before, trace, cap)] = flight
         host.load += 1
         self.in_flight += 1
 
@@ -347,7 +349,7 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                 if host is not None and pool.again:
                     lost = pool.again.popleft()
                     pool.submit(host, lost.task, run._rng.getrandbits(32), lost.attempts_before,
-                                run._tracing.carrier())  # fmt: skip
+                                run._tracing.carrier(), run.budget_cap(pool.in_flight))  # fmt: skip
                     emit(run._events, BatchEvent("started", lost.task.id,
                                                  lost.attempts_before + 1))  # fmt: skip
                 elif host is not None and more:
@@ -364,8 +366,8 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
                     try:
-                        pool.submit(host, task, run._rng.getrandbits(32), 0,
-                                    run._tracing.carrier())  # fmt: skip
+                        pool.submit(host, task, run._rng.getrandbits(32), 0, run._tracing.carrier(),
+                                    run.budget_cap(pool.in_flight))  # fmt: skip
                     except TypeError as exc:  # Ray cannot pickle it: it cannot run there
                         await run.finish(send, _unsendable(task, exc))
                 else:

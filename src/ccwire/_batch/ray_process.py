@@ -14,7 +14,8 @@ can break the frames).
 Everything of the batch but Ray stays in the caller: the task source (read only when
 the child asks for a task, one at a time, so the read-ahead is `feed_ray`'s own), the
 results file (each result is written, charged to the budget and reported, then the
-child is told the budget's state, which it starts tasks by: it waits for that answer),
+child is told the budget's state, which it starts tasks by and caps their sessions by,
+the same `CostBudget` rules as the local executor's: it waits for that answer),
 the `events` callback, the tracing. The child's stderr is passed on to the caller's,
 and its last lines kept.
 
@@ -411,6 +412,11 @@ class _ChildRun:
 
     def budget_room(self, running: int) -> bool:
         return self._budget is None or self._budget.room(running)
+
+    def budget_cap(self, running: int) -> float | None:
+        if self._budget is None or self._spares:  # a spare cannot take a cap (`BatchRun`)
+            return None
+        return self._budget.task_cap(running)
 
     async def next_tasks(self) -> AsyncGenerator[BatchTask, None]:
         while True:

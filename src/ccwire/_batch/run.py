@@ -18,7 +18,7 @@ from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
 from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
-from .budget import BudgetAction, CostBudget
+from .budget import BudgetAction, CostBudget, capped_options
 from .errors import (
     BatchConfigError,
     BatchError,
@@ -132,11 +132,20 @@ def run_batch(
             for by `num_cpus` and `memory`, at most `concurrency` and 16. Ignored by
             the local executor.
         max_cost_usd: A budget in US dollars for the whole batch: the results in
-            `output` count, so a re-run does not spend it again. A task starts only
-            while the recorded cost plus the mean cost of a result for each running
-            task and this one stays within it (else it waits for one to end); once the
-            recorded cost reaches it no task is started. Tasks not run stay out of
-            `output`, so running again (with a larger budget or none) runs exactly them.
+            `output` count, so a re-run does not spend it again. While no cost is
+            known yet, one task runs at a time (the first says what a task costs);
+            then a task starts only while the recorded cost plus the mean cost of a
+            result for each running task and this one stays within it (else it waits
+            for one to end); once the recorded cost reaches it no task is started.
+            Each task's session is capped (``max_budget_usd``, the smaller of the
+            options' own and what is left of the budget once the running tasks'
+            expected cost is set aside): the CLI ends it once it costs that much, an
+            ``error_max_budget_usd`` failure recorded with its cost. So a budget worth
+            one task runs one task whatever `concurrency`. Sessions a task function
+            opens itself are neither capped nor counted. Tasks not run stay out of
+            `output`, so running again (with a larger budget or none) runs exactly
+            them. With `spares`, the sessions are not capped (a spare, booted
+            before, cannot take a cap of its own): only the other rules hold.
         on_budget: What happens to the tasks running when the budget is spent: they
             ``finish`` (the cost may pass the budget by theirs), or they are cancelled
             (``interrupt``; not recorded, so they run again next time).
@@ -146,7 +155,8 @@ def run_batch(
         spares: Spare CLIs to keep booted (`SparePool`; on Ray, per actor), so that a
             task starts on a CLI that is already up, when its options differ from
             `options` only in what a claim can set (``cwd``, ``model``); others start
-            cold. Default 0: every task starts its CLI.
+            cold. Default 0: every task starts its CLI. With `max_cost_usd`, the
+            sessions are not capped (see there).
         task_timeout: The wall-clock limit in seconds of each task that sets no
             ``timeout`` of its own (`BatchTask.timeout`), its attempts and their
             backoff included; default: no limit. Once it passes, the task's session is
@@ -568,6 +578,14 @@ class BatchRun:
         else wait for one to end)."""
         return self.budget is None or self.budget.room(running)
 
+    def budget_cap(self, running: int) -> float | None:
+        """The ``max_budget_usd`` cap of a task starting while ``running`` run
+        (`CostBudget.task_cap`); `None` without a budget, or with spares (a spare,
+        booted before, cannot take a cap: a capped session would start cold)."""
+        if self.budget is None or self._spares:
+            return None
+        return self.budget.task_cap(running)
+
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
         options = self.local_options()
         slots = anyio.Semaphore(self._concurrency)
@@ -585,9 +603,10 @@ class BatchRun:
                 if self.over_budget():  # spent while this task waited
                     slots.release()
                     continue
+                opts = capped_options(options, self.budget_cap(self._in_flight))
                 self.submitted += 1
                 self._in_flight += 1
-                tg.start_soon(self._work, task, options, slots, send.clone(), pool)
+                tg.start_soon(self._work, task, opts, slots, send.clone(), pool)
 
     async def _work(
         self,
