@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import time
 from collections import Counter
@@ -290,14 +291,27 @@ def write_report(
             (folder / f"{sid}.html").write_bytes(page_bytes(render_html(view)))
             links[sid] = f"{folder.name}/{sid}.html"
     page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped)
-    tmp = target.with_name(target.name + ".tmp")
+    _write_page(target, page_bytes(page))
+    return len(links)
+
+
+def _write_page(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` whole: through a file renamed over it (a live view
+    never shows a half-written page), next to the file a link names (the link stays).
+    A target that is no regular file (a FIFO, a terminal, ``/dev/stdout``) is written
+    in place: a rename would replace the device or pipe with a file."""
+    real = Path(os.path.realpath(target))
+    if real.exists() and not real.is_file() and not real.is_dir():
+        with real.open("wb") as handle:
+            handle.write(data)
+        return
+    tmp = real.with_name(real.name + ".tmp")
     try:
-        tmp.write_bytes(page_bytes(page))
-        tmp.replace(target)  # a live view never shows a half-written page
+        tmp.write_bytes(data)
+        tmp.replace(real)
     except OSError:
         tmp.unlink(missing_ok=True)  # no stray file next to a target that is a folder
         raise
-    return len(links)
 
 
 def _slowest(results: Sequence[BatchResult]) -> list[BatchResult]:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import stat
+import threading
 import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,6 +23,7 @@ from ccwire._app.batch_report import (
     SUMMARY_VERSION,
     render_report,
     summarize,
+    write_report,
 )
 from ccwire._app.main import CliIO, main
 from ccwire.batch import BatchResult
@@ -147,6 +151,33 @@ def test_a_results_file_that_does_not_exist_is_an_error(tmp_path: Path) -> None:
     stderr = cli_io.stderr.getvalue()  # type: ignore[attr-defined]
     assert stderr.startswith(f"ccwire: error: batch report: the results file '{missing}' does")
     assert not out.exists()  # no empty report that looks like a batch of nothing
+
+
+def test_a_report_to_a_pipe_or_a_link_writes_through_it_and_never_replaces_it(
+    tmp_path: Path,
+) -> None:
+    # a rename over the target replaced a device or a FIFO with a file (as root,
+    # `--html /dev/full` put a file in place of the device), and a link with a file
+    results = [BatchResult(id="t1", ok=True)]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    write_report(results, fifo, source="r.jsonl")
+    reader.join(timeout=10)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)  # still the pipe
+    assert read and read[0].startswith(b"<!DOCTYPE html>")
+    assert not (tmp_path / "pipe.tmp").exists()
+
+    real = tmp_path / "pages" / "report.html"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "latest.html"
+    link.symlink_to(real)
+    write_report(results, link, source="r.jsonl")
+    assert link.is_symlink()  # the link stays, its file is rewritten whole
+    assert real.read_bytes().startswith(b"<!DOCTYPE html>")
 
 
 def test_a_big_batch_is_drawn_as_histograms() -> None:
