@@ -62,6 +62,9 @@ def test_lines_that_are_not_results_are_skipped_and_the_rest_read(tmp_path: Path
         '{"id": "x", "ok": true, "cost_usd": NaN}',
         '{"id": "x", "ok": true, "cost_usd": -3.0}',
         '{"id": "x", "ok": true, "error": {"nested": 1}}',
+        '{"id": "x", "ok": true, "cost_usd": ' + "9" * 400 + "}",  # past any float
+        '{"id": "x", "ok": true, "tool_calls": ' + "9" * 4000 + "}",
+        '{"id": "x", "ok": true, "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}",
     ],
 )
 def test_lines_with_a_field_of_the_wrong_type_are_skipped_not_crashed_on(
@@ -139,6 +142,18 @@ def small_file_limit() -> Iterator[None]:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE semantics of Linux")
+def test_an_output_nested_too_deeply_to_encode_is_recorded_by_its_type(tmp_path: Path) -> None:
+    deep: list[object] = []
+    for _ in range(100_000):
+        deep = [deep]
+    with ResultsFile(tmp_path / "out.jsonl") as out:
+        out.write(result("a", output=deep))
+        out.write(result("b", metadata={"m": deep}))
+    got = {r.id: r for r in read_results(tmp_path / "out.jsonl")}
+    assert got["a"].output == "<list nested too deeply to record>"
+    assert got["b"].metadata == {"unrecordable": "<dict nested too deeply to record>"}
+
+
 def test_a_write_that_fails_half_way_is_cut_back_to_the_last_whole_line(
     tmp_path: Path, small_file_limit: None
 ) -> None:

@@ -28,6 +28,7 @@ from ccwire.batch import (
     DuplicateTaskIdError,
     ResultsFile,
     RetryPolicy,
+    TaskFileChangedError,
     finished_ids,
     iter_task_file,
     read_results,
@@ -146,6 +147,61 @@ def test_bytes_that_are_not_utf8_make_a_line_malformed_never_rewritten(tmp_path:
     assert [(t.id, t.prompt) for t in iter_task_file(path)] == [("a", "x"), ("d", "café")]
     with pytest.raises(BatchInputError, match="line 2: not valid UTF-8"):
         scan_task_file(path, strict=True)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_line_and_deep_json_is_malformed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(
+        b'\xef\xbb\xbf{"id": "a", "prompt": "x"}\r\n'
+        + b'{"id": "b", "prompt": "y", "metadata": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}\n"
+    )
+    report = scan_task_file(path)
+    assert (report.tasks, report.ids) == (1, {"a"})
+    assert report.bad == [(2, "JSON nested too deeply to read")]
+    assert [t.id for t in iter_task_file(path, expect=report)] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("rewrite", r"line 3 holds task 'u2', which it did not hold before"),
+        ("append", r"line 5 holds task 'extra'"),
+        ("cut", "its content is not what was checked"),
+        ("edit", "its content is not what was checked"),
+    ],
+)
+def test_a_task_file_that_changes_while_it_is_read_is_an_error(
+    tmp_path: Path, change: str, message: str
+) -> None:
+    pad = {"pad": "x" * 20_000}  # lines longer than a read's buffer
+
+    def task_lines(prefix: str) -> list[str]:
+        return [
+            json.dumps({"id": f"{prefix}{i}", "prompt": "p", "metadata": pad}) for i in range(4)
+        ]
+
+    path = write_lines(tmp_path / "t.jsonl", task_lines("t"))
+    report = scan_task_file(path)
+    tasks = iter_task_file(path, expect=report)
+    assert next(tasks).id == "t0"  # the batch runs; the file is changed behind it
+    if change == "rewrite":
+        write_lines(path, task_lines("u"))
+    elif change == "append":
+        with path.open("a") as f:
+            f.write(json.dumps({"id": "extra", "prompt": "p"}) + "\n")
+    elif change == "cut":
+        write_lines(path, task_lines("t")[:1])
+    else:
+        path.write_text(path.read_text().replace('"t3", "prompt": "p"', '"t3", "prompt": "q"'))
+    with pytest.raises(TaskFileChangedError, match=message) as caught:
+        list(tasks)
+    assert isinstance(caught.value, BatchInputError) and caught.value.path == str(path)
+    assert [t.id for t in iter_task_file(path)] != []  # without `expect`: read as it is
 
 
 def test_duplicate_ids_in_a_task_file_are_an_error(tmp_path: Path) -> None:

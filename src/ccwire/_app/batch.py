@@ -219,7 +219,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             silence_timeout=args.silence_timeout,
         )
         run = run_batch(
-            iter_task_file(tasks),
+            iter_task_file(tasks, expect=report),
             options=options,
             concurrency=args.jobs,
             executor="ray" if args.ray is not None else "local",

@@ -23,6 +23,7 @@ from .._batch.errors import (
     BatchProcessLostError,
     DuplicateTaskIdError,
     ResultsWriteError,
+    TaskFileChangedError,
 )
 from .._core.errors import (
     CcwireError,
@@ -202,6 +203,10 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
         return ExitCode.INTERRUPTED, ""
     if isinstance(exc, (UsageError, OptionsError)):  # options come from the arguments
         return ExitCode.USAGE, f"see `ccwire {command} --help`"
+    if isinstance(exc, TaskFileChangedError):
+        return ExitCode.ERROR, (
+            "every result written before is kept; leave the task file as it is while its batch runs"
+        )
     if isinstance(exc, DuplicateTaskIdError):
         return ExitCode.USAGE, "every task needs its own id; fix the task file and run again"
     if isinstance(exc, BatchInputError):

@@ -11,6 +11,7 @@ __all__ = [
     "BatchProcessLostError",
     "DuplicateTaskIdError",
     "ResultsWriteError",
+    "TaskFileChangedError",
 ]
 
 
@@ -42,6 +43,29 @@ class DuplicateTaskIdError(BatchInputError):
         where = f" (first seen on line {first})" if first is not None else ""
         super().__init__(f"duplicate task id {task_id!r}{where}", line=line)
         self.task_id = task_id
+
+
+class TaskFileChangedError(BatchInputError):
+    """A task file changed while its batch read it (edited, cut short, rewritten).
+
+    A task file is checked whole before anything runs, then read again lazily as the
+    tasks start; a line that differs from what was checked would run tasks nobody
+    counted, or skip some that were. The batch stops feeding at the first task it did
+    not check (the running ones finish, each result recorded), or, if the difference
+    comes after the last task, once the file is read; either way this error says so,
+    and the same command run again runs exactly the tasks of the file as it is then
+    that have no result.
+
+    Attributes:
+        path: The task file.
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(
+            f"the task file {path!r} changed while the batch ran ({detail}); the tasks of "
+            "the file as it is now that have no result run when the same command is run again"
+        )
+        self.path = path
 
 
 class BatchConfigError(BatchError, ValueError):

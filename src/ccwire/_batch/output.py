@@ -80,7 +80,7 @@ def _parsed(raw: bytes) -> dict[str, Any] | None:
     """The JSON object with a string ``id`` that `raw` holds, if it holds one."""
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # (JSON nested too deeply to read)
         return None
     return data if isinstance(data, dict) and isinstance(data.get("id"), str) else None
 
@@ -205,19 +205,32 @@ def _line(result: BatchResult) -> bytes:
     """`result` as one line of UTF-8 JSON.
 
     Text UTF-8 cannot carry (a lone surrogate from a ``\\ud800`` escape) is written
-    escaped, and an `output` JSON cannot hold (a cycle, keys that are not strings) as
-    its ``repr``: the result is recorded either way.
+    escaped, and an `output` (or `metadata`) JSON cannot hold (a cycle, keys that are
+    not strings, nesting too deep to encode) as its ``repr``, or its type when even that
+    fails: the result is recorded either way.
     """
     data = result.to_json()
     try:
         text = json.dumps(data, ensure_ascii=False, default=str)
-    except (ValueError, TypeError):  # a circular output, or one with tuple keys
-        data["output"] = repr(result.output)
-        text = json.dumps(data, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):  # a circular output, tuple keys...
+        data["output"] = _described(result.output)
+        try:
+            text = json.dumps(data, ensure_ascii=False, default=str)
+        except (ValueError, TypeError, RecursionError):  # the task's metadata, then
+            data["metadata"] = {"unrecordable": _described(result.metadata)}
+            text = json.dumps(data, ensure_ascii=False, default=str)
     try:
         return (text + "\n").encode()
     except UnicodeEncodeError:
         return (json.dumps(data, default=str) + "\n").encode()
+
+
+def _described(value: object) -> str:
+    """``repr(value)``, or what it is when even that fails (nested too deeply)."""
+    try:
+        return repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to record>"
 
 
 class ResultsFile:

@@ -226,9 +226,12 @@ def _is_number(value: object) -> bool:
     return _is_int(value) or isinstance(value, float)
 
 
+_MAX_COUNT = 2**63 - 1  # what an int64 (a Parquet column) holds, and a float roughly
+
+
 def _is_count(value: object) -> bool:
-    """A count: an int >= 0."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    """A count: an int from 0 to 2**63 - 1 (a larger one made ``batch report`` crash)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT
 
 
 def _is_amount(value: object) -> bool:
@@ -238,7 +241,11 @@ def _is_amount(value: object) -> bool:
     if not _is_number(value):
         return False
     assert isinstance(value, (int, float))
-    return math.isfinite(value) and value >= 0
+    try:
+        number = float(value)
+    except OverflowError:  # an int past any float: it made `batch report` crash
+        return False
+    return math.isfinite(number) and number >= 0
 
 
 _TOKEN_KEYS = (

@@ -179,7 +179,7 @@ def from_mapping(data: Mapping[str, Any], *, line: int | None = None) -> BatchTa
     except UnicodeEncodeError as exc:
         bad = exc.object[exc.start : exc.end].encode("unicode_escape").decode()
         raise BatchInputError(f"holds text UTF-8 cannot carry ({bad})", line=line) from None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         pass  # not JSON (a Python object in metadata): checked where it is written
     kwargs = {k: data[k] for k in TASK_FIELDS[1:] if k in data and data[k] is not None}
     try:

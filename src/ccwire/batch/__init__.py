@@ -33,6 +33,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         BatchProcessLostError,
         DuplicateTaskIdError,
         ResultsWriteError,
+        TaskFileChangedError,
     )
     from .._batch.output import ResultsFile, read_results
     from .._batch.results import RETRYABLE_STATUSES, BatchResult, ErrorKind, RetryPolicy
@@ -63,6 +64,7 @@ __all__ = [
     "ResultsFile",
     "ResultsWriteError",
     "RetryPolicy",
+    "TaskFileChangedError",
     "TaskFileReport",
     "TaskFunction",
     "TaskLike",
