@@ -36,7 +36,7 @@ from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
 from .session import Session, SessionPrompt
 from .state import SessionStats
-from .store import SnapshotStore, SQLiteSnapshotStore
+from .store import SnapshotStore, SQLiteSnapshotStore, load_snapshot
 from .stores.protocol import SessionStore
 from .stores.snapshots import as_snapshot_store
 
@@ -215,9 +215,11 @@ class ClaudeCodeAgent:
         still live in this process, in this agent or another: continue it with
         ``session.send()`` or close it first. A session whose stored snapshot says it
         still runs in another process (see `session_liveness()`) is resumed,
-        with a warning on the ``ccwire`` logger.
+        with a warning on the ``ccwire`` logger. Raises `SessionStoreError` when the
+        store fails to look the session up, or does not answer within its
+        ``snapshot_timeout`` (nothing is started then).
         """
-        saved = await self.store.load(session_id) if self.store is not None else None
+        saved = await load_snapshot(self.store, session_id) if self.store is not None else None
         # no await from here to session.start() registering the new session
         live = running_here(session_id)
         if live is not None and not fork:
