@@ -9,6 +9,7 @@ import pytest
 from ccwire import (
     ClaudeAgentOptions,
     ClaudeCodeAgent,
+    ErrorOccurred,
     MemorySnapshotStore,
     OptionsError,
     SessionCompleted,
@@ -116,6 +117,21 @@ async def test_a_session_with_a_prompt_of_the_wrong_type_is_refused_before_it_ru
         with pytest.raises(OptionsError):
             await agent.start_session(b"hi")  # type: ignore[arg-type]
         assert h.fakes == [] and agent.sessions() == []  # no CLI was made for them
+
+
+async def test_a_prompt_queued_while_paused_and_cut_off_by_cancel_is_reported(
+    anyio_backend: str,
+) -> None:
+    async with harness() as (agent, h):
+        session, _, _ = await start(agent, h)
+        await session.pause()
+        await session.send("later")  # queued: returns at once
+        await session.cancel()
+        events = [e async for e in session.events()]
+    lost = [e for e in events if isinstance(e, ErrorOccurred)]
+    assert len(lost) == 1 and lost[0].source == "cli"
+    assert isinstance(lost[0].error, SessionStateError)
+    assert "before this prompt was written" in str(lost[0].error)
 
 
 async def test_bad_arguments_to_agents_and_sessions_are_options_errors_and_start_nothing(

@@ -309,7 +309,9 @@ class Session:
 
         After ``completed`` it starts a new turn; mid-turn the CLI folds it into the
         running turn. While paused it is queued and written on ``resume()`` (``send``
-        then returns at once). Raises `SessionStateError` if the session
+        then returns at once; if the session ends before it is written, an ``error``
+        event of source ``"cli"`` carries the `SessionStateError`). Raises
+        `SessionStateError` if the session
         ended (continue it with ``agent.resume_session``), or ends before the prompt
         was written, and `OptionsError` for a prompt that is neither text nor content
         blocks (the session is left as it was).
