@@ -9,6 +9,7 @@ import pytest
 from ccwire import (
     ClaudeAgentOptions,
     ClaudeCodeAgent,
+    ErrorOccurred,
     MemorySnapshotStore,
     OptionsError,
     SessionCompleted,
@@ -116,6 +117,51 @@ async def test_a_session_with_a_prompt_of_the_wrong_type_is_refused_before_it_ru
         with pytest.raises(OptionsError):
             await agent.start_session(b"hi")  # type: ignore[arg-type]
         assert h.fakes == [] and agent.sessions() == []  # no CLI was made for them
+
+
+async def test_a_prompt_queued_while_paused_and_cut_off_by_cancel_is_reported(
+    anyio_backend: str,
+) -> None:
+    async with harness() as (agent, h):
+        session, _, _ = await start(agent, h)
+        await session.pause()
+        await session.send("later")  # queued: returns at once
+        await session.cancel()
+        events = [e async for e in session.events()]
+    lost = [e for e in events if isinstance(e, ErrorOccurred)]
+    assert len(lost) == 1 and lost[0].source == "cli"
+    assert isinstance(lost[0].error, SessionStateError)
+    assert "before this prompt was written" in str(lost[0].error)
+
+
+async def test_bad_arguments_to_agents_and_sessions_are_options_errors_and_start_nothing(
+    anyio_backend: str,
+) -> None:
+    for limit in (0, "2", 1.5, True):
+        with pytest.raises(OptionsError, match="max_concurrent_sessions"):
+            ClaudeCodeAgent(max_concurrent_sessions=limit)  # type: ignore[arg-type]
+    with pytest.raises(OptionsError, match="ClaudeAgentOptions"):
+        ClaudeCodeAgent({"model": "x"})  # type: ignore[arg-type]
+    with pytest.raises(OptionsError, match="not a session store"):
+        ClaudeCodeAgent(store=object())  # type: ignore[arg-type]
+    async with harness(handshake=False) as (agent, h):
+        for sid in (123, "not-a-uuid", ""):
+            with pytest.raises(OptionsError, match="session_id must be a UUID"):
+                agent.create_session("hi", session_id=sid)  # type: ignore[arg-type]
+        with pytest.raises(OptionsError, match="project_path"):
+            agent.create_session("hi", 5)  # type: ignore[arg-type]
+        for bad_id in (None, "", 7):
+            with pytest.raises(OptionsError, match="session_id must be a non-empty str"):
+                await agent.resume_session(bad_id, "go on")  # type: ignore[arg-type]
+        assert h.fakes == []  # no CLI was made for any of them
+        session = agent.create_session("hi")
+        for callback in (None, 5):
+            with pytest.raises(OptionsError, match="callable"):
+                session.on("message", callback)  # type: ignore[call-overload]
+        with pytest.raises(OptionsError, match="timeout"):
+            await session.wait_for_completion("5")  # type: ignore[arg-type]
+        assert session.state is S.IDLE and agent.sessions() == []
+        await session.cancel()
 
 
 async def test_a_callback_closing_its_own_session_goes_on_after_close(

@@ -360,3 +360,28 @@ async def test_one_owner_per_session_id_in_a_process() -> None:
         await first.wait_for_completion(5)
         await first.close()
         await twin.close()  # never started: closing it is harmless
+
+
+class _FailingLoads(MemorySnapshotStore):
+    """A store of the user's own whose ``load`` raises a foreign error, or never answers."""
+
+    def __init__(self, *, hang: bool) -> None:
+        super().__init__(snapshot_timeout=0.2)
+        self.hang = hang
+
+    async def load(self, session_id: str) -> SessionStateInfo | None:
+        if self.hang:
+            await anyio.sleep_forever()
+        raise ConnectionResetError("the database went away")
+
+
+@pytest.mark.parametrize("hang", [False, True], ids=["raises", "hangs"])
+async def test_resume_session_types_and_bounds_a_failing_store_load(hang: bool) -> None:
+    async with harness(store=_FailingLoads(hang=hang)) as (agent, h):
+        with anyio.fail_after(5), pytest.raises(SessionStoreError, match="_FailingLoads") as err:
+            await agent.resume_session("11111111-2222-3333-4444-555555555555", "go on")
+        if hang:
+            assert "within 0.2 s" in str(err.value)
+        else:
+            assert isinstance(err.value.__cause__, ConnectionResetError)
+        assert h.fakes == [] and agent.sessions() == []  # no CLI was started

@@ -27,16 +27,17 @@ import anyio
 import anyio.abc
 
 from .._conversation.argv import sdk_servers
+from .._conversation.cli_paths import valid_uuid
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.prompt_check import check_prompt
-from .._core.errors import SessionInUseError, SessionStateError, SessionStoreError
+from .._core.errors import OptionsError, SessionInUseError, SessionStateError, SessionStoreError
 from .._core.tasks import TaskHost
 from .._transport.base import Transport
 from .machine import SessionMachine
 from .owner import current_owner, running_here, session_liveness
 from .session import Session, SessionPrompt
 from .state import SessionStats
-from .store import SnapshotStore, SQLiteSnapshotStore
+from .store import SnapshotStore, SQLiteSnapshotStore, load_snapshot
 from .stores.protocol import SessionStore
 from .stores.snapshots import as_snapshot_store
 
@@ -74,8 +75,17 @@ class ClaudeCodeAgent:
         max_concurrent_sessions: int | None = None,
         transport_factory: TransportFactory | None = None,
     ) -> None:
-        if max_concurrent_sessions is not None and max_concurrent_sessions < 1:
-            raise ValueError("max_concurrent_sessions must be at least 1")
+        limit = max_concurrent_sessions
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise OptionsError(
+                f"max_concurrent_sessions must be an int or None, not {type(limit).__name__}"
+            )
+        if limit is not None and limit < 1:
+            raise OptionsError(f"max_concurrent_sessions must be at least 1, got {limit}")
+        if options is not None and not isinstance(options, ClaudeAgentOptions):
+            raise OptionsError(
+                f"options must be a ClaudeAgentOptions, not {type(options).__name__}"
+            )
         self.options = options or ClaudeAgentOptions()
         self.store: SnapshotStore | None = (
             None
@@ -158,7 +168,11 @@ class ClaudeCodeAgent:
 
         ``project_path`` is the CLI's working directory (default: the options' ``cwd``,
         else the current directory); ``session_id`` a UUID to use (default: a new one).
+        Raises `OptionsError` for a ``session_id`` that is not a UUID string (the CLI
+        refuses it) or a ``project_path`` that is not a path.
         """
+        if session_id is not None and not (isinstance(session_id, str) and valid_uuid(session_id)):
+            raise OptionsError(f"session_id must be a UUID string, got {session_id!r}")
         sid = session_id or str(uuid.uuid4())
         cwd = self._project_path(project_path)
         options = dataclasses.replace(
@@ -215,9 +229,14 @@ class ClaudeCodeAgent:
         still live in this process, in this agent or another: continue it with
         ``session.send()`` or close it first. A session whose stored snapshot says it
         still runs in another process (see `session_liveness()`) is resumed,
-        with a warning on the ``ccwire`` logger.
+        with a warning on the ``ccwire`` logger. Raises `OptionsError` for a
+        ``session_id`` that is not a non-empty str, and `SessionStoreError` when the
+        store fails to look the session up, or does not answer within its
+        ``snapshot_timeout`` (nothing is started then).
         """
-        saved = await self.store.load(session_id) if self.store is not None else None
+        if not isinstance(session_id, str) or not session_id:
+            raise OptionsError(f"session_id must be a non-empty str, got {session_id!r}")
+        saved = await load_snapshot(self.store, session_id) if self.store is not None else None
         # no await from here to session.start() registering the new session
         live = running_here(session_id)
         if live is not None and not fork:
@@ -280,6 +299,10 @@ class ClaudeCodeAgent:
         )
 
     def _project_path(self, project_path: str | os.PathLike[str] | None) -> str:
+        if project_path is not None and not isinstance(project_path, (str, os.PathLike)):
+            raise OptionsError(
+                f"project_path must be a str or a path, not {type(project_path).__name__}"
+            )
         chosen = project_path if project_path is not None else self.options.cwd
         return str(Path(chosen).resolve()) if chosen is not None else os.getcwd()
 

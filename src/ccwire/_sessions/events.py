@@ -128,7 +128,8 @@ class SessionCompleted:
 
 @dataclass(frozen=True)
 class ErrorOccurred:
-    """Something went wrong. ``source`` says where: ``"cli"`` (the CLI failed or ended),
+    """Something went wrong. ``source`` says where: ``"cli"`` (the CLI failed or ended, or
+    the session ended before a prompt ``send()`` queued while paused was written),
     ``"result"`` (an error result), ``"decode"`` (an unreadable line), ``"callback"`` (a
     user callback failed: an event callback raised, or a hook, ``can_use_tool`` or tool
     answer failed or could not be encoded, a `CallbackError`), ``"store"`` (a snapshot

@@ -468,14 +468,19 @@ class SessionRuntime:
                 await self._input_signal.wait()
         finally:
             # the session ended (cancelled, closed, the CLI gone) with prompts not
-            # written: every caller still waiting is told, none is left hanging
+            # written: every caller still waiting is told, none is left hanging; a
+            # prompt nobody waits for (sent while paused) is reported as an error event
+            unwaited: list[SessionEvent] = []
             while self._inputs:
                 item = self._inputs.popleft()
                 item.error = SessionStateError(
                     f"session {self.machine.session_id} ended "
                     f"({self.machine.state.value}) before this prompt was written"
                 )
+                if not item.awaited:
+                    unwaited.append(ErrorOccurred(item.error, "cli"))
                 item.done.set()
+            self.publish(unwaited)
 
     def _spawn(self, func: Callable[..., Awaitable[None]], *args: Any) -> None:
         """Start a task that the end of the session waits for (bounded)."""

@@ -39,7 +39,13 @@ import anyio.abc
 
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.prompt_check import check_prompt
-from .._core.errors import CcwireError, SessionStateError, SessionTimeoutError, UnknownEventError
+from .._core.errors import (
+    CcwireError,
+    OptionsError,
+    SessionStateError,
+    SessionTimeoutError,
+    UnknownEventError,
+)
 from .._transport.base import Transport
 from .._wire.messages import Message, ResultMessage
 from .events import (
@@ -262,11 +268,15 @@ class Session:
         on. ``replay`` also delivers the matching events that already happened.
         Returns a `Subscription`; call it to unsubscribe. Raises `SessionStateError`
         once the session is closed: no callback runs any more (read what happened with
-        `events()`).
+        `events()`), and `OptionsError` for a ``callback`` that cannot be called.
         """
         if event not in EVENT_NAMES:
             raise UnknownEventError(
                 f"unknown session event {event!r}; expected one of {sorted(EVENT_NAMES)}"
+            )
+        if not callable(callback):
+            raise OptionsError(
+                f"the {event!r} callback must be callable, not {type(callback).__name__}"
             )
         if self.closed:
             raise SessionStateError(
@@ -299,7 +309,9 @@ class Session:
 
         After ``completed`` it starts a new turn; mid-turn the CLI folds it into the
         running turn. While paused it is queued and written on ``resume()`` (``send``
-        then returns at once). Raises `SessionStateError` if the session
+        then returns at once; if the session ends before it is written, an ``error``
+        event of source ``"cli"`` carries the `SessionStateError`). Raises
+        `SessionStateError` if the session
         ended (continue it with ``agent.resume_session``), or ends before the prompt
         was written, and `OptionsError` for a prompt that is neither text nor content
         blocks (the session is left as it was).
@@ -404,7 +416,14 @@ class Session:
         Before returning it waits until the callbacks registered with `on()` have
         handled every event so far, the final ``state_change`` included, within
         ``EVENT_DRAIN_TIMEOUT`` (5 s) and ``timeout``; a callback still busy then is
-        logged and not waited for (a callback waiting for its own session is skipped)."""
+        logged and not waited for (a callback waiting for its own session is skipped).
+        Raises `OptionsError` for a ``timeout`` that is not a number of seconds."""
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+        ):
+            raise OptionsError(
+                f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
+            )
         with anyio.move_on_after(timeout) as scope:
             while self.state not in FINAL_STATES:
                 if self.closed:

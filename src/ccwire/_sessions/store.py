@@ -27,7 +27,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 import anyio
 import anyio.to_thread
 
-from .._core.errors import SessionStoreError, SnapshotTimeoutError
+from .._core.errors import CcwireError, SessionStoreError, SnapshotTimeoutError
 from .state import SessionStateInfo
 
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "decode_snapshot",
     "default_session_store_path",
     "encode_snapshot",
+    "load_snapshot",
     "snapshot_timeout",
     "stale_snapshot_error",
     "wait_for_snapshots",
@@ -68,7 +69,8 @@ class SnapshotStore(Protocol):
 
     A store may set a `snapshot_timeout` attribute (seconds): closing a session
     waits that long for its last snapshots to be saved (default
-    `DEFAULT_SNAPSHOT_TIMEOUT`), then raises `SnapshotTimeoutError`.
+    `DEFAULT_SNAPSHOT_TIMEOUT`), then raises `SnapshotTimeoutError`; resuming a
+    session waits that long for `load`, then raises `SessionStoreError`.
     """
 
     async def save(self, info: SessionStateInfo) -> None:
@@ -379,6 +381,38 @@ async def wait_for_snapshots(
     if saved.is_set():
         return None
     return SnapshotTimeoutError(session_id, timeout, len(queued) + 1)
+
+
+async def load_snapshot(store: SnapshotStore, session_id: str) -> SessionStateInfo | None:
+    """``store.load(session_id)``, bounded, with the store's failures typed.
+
+    Args:
+        store: A snapshot store (possibly the user's own).
+        session_id: The session to look up.
+
+    Returns:
+        The stored snapshot, or `None`.
+
+    Raises:
+        SessionStoreError: The store raised (a `CcwireError` it raises is kept as it
+            is, any other exception becomes the ``__cause__``), or did not answer
+            within its `snapshot_timeout`.
+    """
+    timeout = snapshot_timeout(store)
+    with anyio.move_on_after(timeout):
+        try:
+            return await store.load(session_id)
+        except CcwireError:
+            raise
+        except Exception as exc:
+            raise SessionStoreError(
+                f"the session store {type(store).__name__} could not load session "
+                f"{session_id}: {exc!r}"
+            ) from exc
+    raise SessionStoreError(
+        f"the session store {type(store).__name__} did not load session {session_id} "
+        f"within {timeout:g} s"
+    )
 
 
 def stale_snapshot_error(info: SessionStateInfo, cause: BaseException) -> SessionStoreError:

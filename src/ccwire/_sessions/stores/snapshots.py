@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from ..._core.errors import SessionStoreError
+from ..._core.errors import OptionsError, SessionStoreError
 from ..state import SessionStateInfo
 from ..store import DEFAULT_SNAPSHOT_TIMEOUT, SnapshotStore, decode_snapshot, encode_snapshot
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
@@ -125,13 +125,13 @@ def as_snapshot_store(store: SnapshotStore | SessionStore) -> SnapshotStore:
         A `SnapshotStore`.
 
     Raises:
-        TypeError: `store` is neither.
+        OptionsError: `store` is neither (a `TypeError` too).
     """
     if callable(getattr(store, "save", None)) and callable(getattr(store, "list", None)):
         return cast("SnapshotStore", store)
     if callable(getattr(store, "append", None)) and callable(getattr(store, "load", None)):
         return StoreSnapshots(cast("SessionStore", store))
-    raise TypeError(
+    raise OptionsError(
         f"not a session store: {type(store).__name__} has neither save/load/list "
         "(a SnapshotStore) nor append/load (a SessionStore)"
     )
