@@ -831,6 +831,9 @@ def test_load_script(tmp_path: Path) -> None:
     path.write_text("[not json")
     with pytest.raises(UsageError, match="not valid JSON"):
         load_script(path)
+    path.write_text("[" * 100_000)  # was a RecursionError: exit 1, "a bug in ccwire"
+    with pytest.raises(UsageError, match="not valid JSON: nested too deeply"):
+        load_script(path)
     path.write_text("[]")
     with pytest.raises(UsageError, match="non-empty list"):
         load_script(path)

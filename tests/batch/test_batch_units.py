@@ -126,6 +126,11 @@ def test_a_task_file_reports_malformed_lines_with_their_numbers(tmp_path: Path) 
     assert "not valid JSON" in report.bad[0][1]
     assert "expected a JSON object" in report.bad[1][1]
     assert [t.id for t in iter_task_file(path)] == ["a", "b"]
+    # nested deeper than the parser goes: malformed too (was a RecursionError, "a bug")
+    deep = write_lines(tmp_path / "deep.jsonl", ["[" * 100_000, '{"id": "a", "prompt": "x"}'])
+    report = scan_task_file(deep)
+    assert report.tasks == 1 and report.bad == [(1, "not valid JSON (nested too deeply)")]
+    assert [r.id for r in read_results(deep)] == []  # as a results file: an unreadable line
     with pytest.raises(BatchInputError, match="line 2: not valid JSON") as caught:
         scan_task_file(path, strict=True)
     assert caught.value.line == 2

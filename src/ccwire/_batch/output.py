@@ -80,7 +80,7 @@ def _parsed(raw: bytes) -> dict[str, Any] | None:
     """The JSON object with a string ``id`` that `raw` holds, if it holds one."""
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply (`[[[[...`)
         return None
     return data if isinstance(data, dict) and isinstance(data.get("id"), str) else None
 

@@ -64,6 +64,8 @@ def _parse(raw: bytes, number: int) -> BatchTask:
         raise BatchInputError(f"not valid JSON ({exc.msg})", line=number) from None
     except ValueError as exc:
         raise BatchInputError(f"not valid JSON ({exc})", line=number) from None
+    except RecursionError:  # `[[[[...`: deeper than the parser goes
+        raise BatchInputError("not valid JSON (nested too deeply)", line=number) from None
     if not isinstance(data, dict):
         raise BatchInputError(f"expected a JSON object, got {type(data).__name__}", line=number)
     return from_mapping(data, line=number)
