@@ -6,10 +6,13 @@
   fault or real CLI reaches it over the control protocol) is validated against the
   official MCP schema (``mcp-types``), and a violation fails the test at teardown
   (see :mod:`tests.fixtures.mcp_schema`).
+* No test leaves a signal's disposition changed: an ignored SIGTERM or SIGINT is
+  inherited by every process the later tests start.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -30,6 +33,18 @@ def offline_sessions_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CCWIRE_OFFLINE_DIR", str(tmp_path_factory.mktemp("offline-sessions")))
         yield
+
+
+@pytest.fixture(autouse=True)
+def signals_left_alone() -> Iterator[None]:
+    """Fail a test that leaves SIGINT or SIGTERM handled otherwise than it found them
+    (and put them back, so that the tests after it run as they would alone)."""
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    changed = [sig.name for sig, handler in kept.items() if signal.getsignal(sig) != handler]
+    for sig, handler in kept.items():
+        signal.signal(sig, handler)
+    assert not changed, f"the test left the disposition of {', '.join(changed)} changed"
 
 
 @pytest.fixture(autouse=True)

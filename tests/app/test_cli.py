@@ -193,15 +193,19 @@ def test_after_ctrl_c_a_second_one_cannot_interrupt_the_exit() -> None:
         raise KeyboardInterrupt
 
     before = signal.getsignal(signal.SIGINT)
+    before_term = signal.getsignal(signal.SIGTERM)
     try:
         cli_io = make_io()
         cli_io.handle_signals = True
         assert _guarded(interrupted, cli_io, verbose=False, as_json=False, name="serve") == 130
         assert err(cli_io) == "ccwire: error: interrupted (Ctrl-C)\n"
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
         os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C: nothing happens
     finally:
+        # restored both: an ignored SIGTERM is inherited by every process tests start
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGTERM, before_term)
     fake = make_io()  # a CliIO of a test, not of the process: its signals are left alone
     assert _guarded(interrupted, fake, verbose=False, as_json=False, name="serve") == 130
     assert signal.getsignal(signal.SIGINT) is before
@@ -830,6 +834,9 @@ def test_load_script(tmp_path: Path) -> None:
     assert steps == [text("a"), text("b")] and model == "claude-x"
     path.write_text("[not json")
     with pytest.raises(UsageError, match="not valid JSON"):
+        load_script(path)
+    path.write_text("[" * 100_000)  # was a RecursionError: exit 1, "a bug in ccwire"
+    with pytest.raises(UsageError, match="not valid JSON: nested too deeply"):
         load_script(path)
     path.write_text("[]")
     with pytest.raises(UsageError, match="non-empty list"):

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -227,8 +228,19 @@ def test_no_key(tmp_path: Path) -> None:
 
 
 @needs_cli
-def test_ctrl_c_mid_tool_call(tmp_path: Path) -> None:
-    """SIGINT while a tool runs: exit 130, one line, the final error event."""
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [
+        (signal.SIGINT, ExitCode.INTERRUPTED, "interrupted (Ctrl-C)"),
+        # was: killed at once by the default action, its CLI left running, nothing said
+        (signal.SIGTERM, ExitCode.TERMINATED, "terminated (SIGTERM)"),
+    ],
+)
+def test_a_signal_mid_tool_call(tmp_path: Path, signum: int, code: int, said: str) -> None:
+    """SIGINT or SIGTERM while a tool runs: exit 130 or 143, one line, the final error
+    event, and no CLI left running."""
+    import psutil
+
     assert REAL_CLI is not None
     (tmp_path / "blocking_tools.py").write_text(TOOLS)
     steps = [{"tool_use": {"name": "mcp__calc__block", "input": {}}}, "never reached"]
@@ -263,11 +275,81 @@ def test_ctrl_c_mid_tool_call(tmp_path: Path) -> None:
             if '"tool_start"' in line or '"tool_call"' in line or "mcp__calc__block" in line:
                 break
         assert any("mcp__calc__block" in line for line in seen), seen
-        proc.send_signal(signal.SIGINT)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        assert children  # the CLI
+        proc.send_signal(signum)
         rest, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     outcome = Outcome(proc.returncode, "".join(seen) + rest, stderr)
-    assert_reported(outcome, ExitCode.INTERRUPTED, "interrupted")
+    assert_reported(outcome, code, said)
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, alive
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """The process has a handler for SIGTERM (Linux: SigCgt in /proc/PID/status)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(ln for ln in status.splitlines() if ln.startswith("SigCgt:")).split()[1], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_sigterm_outside_the_event_loop_is_reported(tmp_path: Path) -> None:
+    """SIGTERM while a command waits outside its event loop (here `run -` reading its
+    prompt): exit 143 and one line, as Ctrl-C (was: killed silently)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccwire", "run", "-", "--offline", "--json"],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30  # the handler is set before the arguments are read
+        while not _catches_sigterm(proc.pid):  # polled: the process says nothing before
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert_reported(Outcome(proc.returncode, stdout, stderr), ExitCode.TERMINATED, "SIGTERM")
+
+
+@needs_cli
+def test_batch_output_closed_stops_the_batch_quietly(tmp_path: Path) -> None:
+    """`ccwire batch --json ... | head -1`: the batch stops (its tasks would block
+    forever) and exits 141 with nothing on stderr (was: a BrokenPipeError traceback
+    per event, and the batch ran on)."""
+    assert REAL_CLI is not None
+    (tmp_path / "blocking_tools.py").write_text(TOOLS)
+    steps = [{"tool_use": {"name": "mcp__calc__block", "input": {}}}, "never reached"]
+    (tmp_path / "script.json").write_text(json.dumps(steps))
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"id": f"t{i}", "prompt": "hi"}) + "\n" for i in range(3)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ccwire", "batch", str(tasks), "-o", str(tmp_path / "out.jsonl"),
+         "--json", "--cli-path", REAL_CLI, "--scripted", "script.json",
+         "--tools", "blocking_tools:server"],
+        cwd=tmp_path, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert '"start"' in proc.stdout.readline()
+        proc.stdout.close()  # the reader has gone
+        stderr = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == ExitCode.OUTPUT_CLOSED, stderr
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr

@@ -110,6 +110,9 @@ def test_an_unwritable_output_fails_before_any_task(
         (["--report", "/no-such-dir/r.html"], "cannot write the report"),  # was: after all ran
         (["--max-cost-usd", "0"], "--max-cost-usd must be positive"),
         (["--otel-cli"], "--otel-cli needs --otel"),
+        (["--num-cpus", "nan"], "--num-cpus must be a number of CPUs"),  # was: ignored, exit 0
+        (["--num-cpus", "-1"], "--num-cpus must be a number of CPUs"),
+        (["--memory-mb", "0"], "--memory-mb must be at least 1"),
     ],
 )
 def test_bad_options_fail_before_any_task(

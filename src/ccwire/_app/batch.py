@@ -110,6 +110,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise UsageError("--retries must be >= 0")
     if args.max_turns is not None and args.max_turns < 1:
         raise UsageError(f"--max-turns must be at least 1, got {args.max_turns}")
+    if not 0 <= args.num_cpus < float("inf"):  # NaN too
+        raise UsageError(f"--num-cpus must be a number of CPUs, 0 or more, got {args.num_cpus}")
+    if args.memory_mb is not None and args.memory_mb < 1:
+        raise UsageError(f"--memory-mb must be at least 1, got {args.memory_mb}")
     if args.sessions_per_actor is not None and args.sessions_per_actor < 1:
         raise UsageError(f"--sessions-per-actor must be at least 1, got {args.sessions_per_actor}")
     if args.max_cost_usd is not None and not args.max_cost_usd > 0:
@@ -200,9 +204,16 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     live = LiveReport(args.report, args.output)
     live.start()  # a report that cannot be written fails here, before any task runs
 
+    closed: list[BrokenPipeError] = []  # the output's reader has gone (`| head -1`)
+
     def on_event(event: BatchEvent) -> None:
         progress.on_event(event)
-        display.event(event)
+        if not closed:
+            try:
+                display.event(event)
+            except BrokenPipeError as exc:  # stop the batch, as Ctrl-C does; exit code 141
+                closed.append(exc)
+                run.stop()
         live.on_event(event)
 
     interrupted: list[int] = []  # the signal that stopped the batch
@@ -249,6 +260,8 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             live.finish()
             if telemetry is not None:
                 flush_telemetry(telemetry)
+        if closed:
+            raise closed[0]
         display.finish(interrupted=bool(interrupted))
     if interrupted:
         signum = interrupted[0]

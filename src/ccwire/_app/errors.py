@@ -10,6 +10,7 @@ __all__ = [
     "AuthMissingError",
     "DropInError",
     "SessionsCommandError",
+    "Terminated",
     "UsageError",
 ]
 
@@ -21,6 +22,11 @@ AUTH_HINT = (
 
 class UsageError(CcwireError, ValueError):
     """The command line is wrong (exit code 2); the message says how."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM stopped the command (exit code 143): it ends as Ctrl-C does, CLI stopped
+    and nothing left running, with ``ccwire: error: terminated (SIGTERM)``."""
 
 
 class AuthMissingError(CcwireError):

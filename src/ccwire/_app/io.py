@@ -28,6 +28,7 @@ class ExitCode(enum.IntEnum):
     AUTH_MISSING = 4
     INTERRUPTED = 130
     OUTPUT_CLOSED = 141
+    TERMINATED = 143
 
 
 EXIT_CODES: Mapping[ExitCode, str] = {
@@ -38,6 +39,7 @@ EXIT_CODES: Mapping[ExitCode, str] = {
     ExitCode.AUTH_MISSING: "no credentials for the real model (set ANTHROPIC_API_KEY or --offline)",
     ExitCode.INTERRUPTED: "interrupted (Ctrl-C)",
     ExitCode.OUTPUT_CLOSED: "the output was closed before the end (its reader, e.g. head, quit)",
+    ExitCode.TERMINATED: "terminated (SIGTERM)",
 }
 
 
@@ -50,7 +52,8 @@ class CliIO:
     stderr: IO[str]
     environ: Mapping[str, str]
     handle_signals: bool = False
-    """Turn SIGINT into a clean stop with exit code 130 (only for the real process)."""
+    """Turn SIGINT and SIGTERM into a clean stop with exit code 130 or 143 (only for the
+    real process)."""
 
     @classmethod
     def system(cls) -> CliIO:

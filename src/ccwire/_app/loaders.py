@@ -178,6 +178,10 @@ def load_script(path: str | os.PathLike[str]) -> tuple[list[Step], str | None]:
         raise UsageError(f"--scripted: cannot read {os.fspath(path)!r}: {exc.strerror}") from exc
     except ValueError as exc:
         raise UsageError(f"--scripted: {os.fspath(path)!r} is not valid JSON: {exc}") from exc
+    except RecursionError:  # `[[[[...`: deeper than the parser goes
+        raise UsageError(
+            f"--scripted: {os.fspath(path)!r} is not valid JSON: nested too deeply"
+        ) from None
     model: str | None = None
     if isinstance(data, Mapping):
         model = data.get("model") if isinstance(data.get("model"), str) else None

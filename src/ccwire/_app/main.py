@@ -41,6 +41,7 @@ from .errors import (
     AuthMissingError,
     DropInError,
     SessionsCommandError,
+    Terminated,
     UsageError,
 )
 from .io import EXIT_CODES, CliIO, ExitCode
@@ -99,12 +100,18 @@ def main(argv: Sequence[str] | None = None, *, io: CliIO | None = None) -> int:
     verbose = bool(getattr(args, "verbose", False))
     as_json = bool(getattr(args, "json", False)) and args.command != "doctor"
     return _guarded(
-        lambda: int(_COMMANDS[args.command](args, io)),
+        lambda: _command(args, io),
         io,
         verbose=verbose,
         as_json=as_json,
         name=args.command,
     )
+
+
+def _command(args: argparse.Namespace, io: CliIO) -> int:
+    if io.handle_signals:
+        _terminate_as_interrupted()
+    return int(_COMMANDS[args.command](args, io))
 
 
 def _guarded(
@@ -141,14 +148,34 @@ def _output_closed(io: CliIO) -> int:
     return ExitCode.OUTPUT_CLOSED
 
 
+def _terminate_as_interrupted() -> None:
+    """SIGTERM (``kill``, ``timeout``, a service manager) stops a command as Ctrl-C does:
+    `Terminated` (a `KeyboardInterrupt`) is raised, the command's cleanup runs (its CLI
+    is stopped) and it is reported with exit code 143; not the default action, which
+    ended the process at once and left its CLI running. The commands that wait on the
+    event loop take the signal there themselves (``run``, ``batch``); a SIGTERM that is
+    ignored, or handled by whoever started ccwire in-process, is left as it is."""
+    import signal
+    import threading
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, terminate)
+
+
 def _ignore_further_interrupts() -> None:
-    """Ctrl-C was pressed and the command is ending: a second Ctrl-C (people press it
-    twice) must not interrupt the report or the interpreter's exit with a traceback."""
+    """Ctrl-C (or SIGTERM) stopped the command and it is ending: a second signal (people
+    press Ctrl-C twice) must not interrupt the report or the interpreter's exit with a
+    traceback."""
     import signal
     import threading
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _is_cancellation(exc: BaseException) -> bool:
@@ -199,6 +226,8 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
     Returns:
         `(exit code, hint)`; the hint may be empty.
     """
+    if isinstance(exc, Terminated):
+        return ExitCode.TERMINATED, ""
     if isinstance(exc, KeyboardInterrupt):
         return ExitCode.INTERRUPTED, ""
     if isinstance(exc, (UsageError, OptionsError)):  # options come from the arguments
@@ -242,6 +271,8 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
 
 def _describe(exc: BaseException) -> tuple[str, str]:
     """`(cause, stderr tail)` of a failure: the cause is one line."""
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM)", ""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted (Ctrl-C)", ""
     stderr = getattr(exc, "stderr", "") if isinstance(exc, ProcessError) else ""
@@ -335,6 +366,8 @@ def _sessions(args: argparse.Namespace, io: CliIO) -> int:
 
 
 def _batch_report(argv: Sequence[str], io: CliIO) -> int:
+    if io.handle_signals:
+        _terminate_as_interrupted()
     try:
         args = batch_report_parser().parse_args(list(argv))
     except SystemExit as exc:

@@ -36,6 +36,7 @@ from .._wire.messages import ResultMessage
 from .._wire.permission_types import PermissionMode
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
+from .errors import Terminated
 from .events import RunEvent, RunTracker
 from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
 from .offline import OFFLINE_DIR_ENV, offline_dir
@@ -190,7 +191,8 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
     """Run `spec` to its end; returns 0 or 1 (an error result).
 
     Raises:
-        KeyboardInterrupt: The run was interrupted (Ctrl-C); `main` maps it to 130.
+        KeyboardInterrupt: The run was interrupted (Ctrl-C); `main` maps it to 130, and
+            its subclass `Terminated` (SIGTERM) to 143.
         AuthMissingError: A real-model run whose result says the credentials are refused.
     """
 
@@ -227,12 +229,13 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             can_use_tool=prompter,
             spawn_claude_code_process=spec.spawn,
         )
-        anyio.run(_main, options, spec, tracker, io)
+        signals: list[int] = []  # the signal that stopped the run
+        anyio.run(_main, options, spec, tracker, io, signals)
     if tracker.output_closed is not None:
         raise tracker.output_closed
     if tracker.interrupted:
         tracker.emit("interrupted")
-        raise KeyboardInterrupt
+        raise Terminated if signals[:1] == [signal.SIGTERM] else KeyboardInterrupt
     result = tracker.result
     if result is None:
         raise CcwireError("the conversation ended without a result")
@@ -281,29 +284,32 @@ async def _main(
     spec: RunSpec,
     tracker: RunTracker,
     io: CliIO,
+    signals: list[int],
 ) -> None:
     conversation = anyio.CancelScope()
     tracker.stop = conversation.cancel
     if tracker.output_closed is not None:  # already, on the first line
         conversation.cancel()
     async with anyio.create_task_group() as tg:
-        if io.handle_signals:  # Ctrl-C is watched until the CLI is stopped, shielded or not
-            tg.start_soon(_watch_sigint, conversation, tracker)
+        if io.handle_signals:  # signals are watched until the CLI is stopped, shielded or not
+            tg.start_soon(_watch_signals, conversation, tracker, signals)
         with conversation:
             await converse(options, spec.prompt, tracker, io if spec.verbose else None)
         tg.cancel_scope.cancel()
 
 
-async def _watch_sigint(scope: anyio.CancelScope, tracker: RunTracker) -> None:
-    """On Ctrl-C: silence the display (what the CLI sends while it is shut down is not
-    shown) and end the conversation. Another Ctrl-C while the CLI is stopped changes
-    nothing: the stop is bounded, and a second interrupt would only cut it short."""
+async def _watch_signals(scope: anyio.CancelScope, tracker: RunTracker, seen: list[int]) -> None:
+    """On Ctrl-C or SIGTERM (noted in ``seen``): silence the display (what the CLI sends
+    while it is shut down is not shown) and end the conversation. Another signal while
+    the CLI is stopped changes nothing: the stop is bounded, and a second interrupt
+    would only cut it short (and leave the CLI running)."""
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
         return
     with receiver as signals:
-        async for _ in signals:
+        async for signum in signals:
+            seen.append(int(signum))
             tracker.interrupt()
             scope.cancel()
 
