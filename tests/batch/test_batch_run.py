@@ -16,8 +16,8 @@ import pytest
 from ccwire import ClaudeSDKClient
 from ccwire.batch import (
     BatchConfigError,
-    BatchEvent,
     BatchError,
+    BatchEvent,
     BatchInputError,
     BatchState,
     ResultsWriteError,

@@ -17,8 +17,8 @@ from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
 from .._core.cancel import raised_by_callback
-from .._core.loops import asyncio_cancelled_error
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
+from .._core.loops import asyncio_cancelled_error
 from .._core.redact import redact_text
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import (
