@@ -5,13 +5,14 @@ not regular files, a closed file, Parquet without pyarrow or with its journal go
 from __future__ import annotations
 
 import errno
+import functools
 import gc
 import importlib.util
 import json
 import resource
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,45 @@ def test_one_writer_at_a_time_and_the_next_one_appends(tmp_path: Path) -> None:
     del unused
     gc.collect()
     ResultsFile(tmp_path / "out.jsonl").close()
+
+
+def test_a_results_file_deleted_or_replaced_before_its_lock_is_taken_is_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a writer opens the file, then the one before it (closing) folds the Parquet
+    # journal and deletes it, or the file is replaced: the lock is then taken on a file
+    # nobody reads, and every result written to it was lost
+    fcntl = pytest.importorskip("fcntl")
+    real_flock = fcntl.flock
+    race: list[Callable[[], object]] = []
+
+    def flock(fd: int, how: int) -> None:
+        if race:
+            race.pop()()  # between this writer's open and its lock
+        real_flock(fd, how)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    names = ["out.jsonl"] + (["out.parquet"] if importlib.util.find_spec("pyarrow") else [])
+    for name in names:
+        path = tmp_path / name
+        first = ResultsFile(path)
+        first.write(result("a"))
+        if name.endswith(".parquet"):
+            race.append(first.close)  # folds the journal into out.parquet, deletes it
+        else:
+            first.close()
+            (tmp_path / "new.jsonl").write_text(line(result("a")))
+            race.append(functools.partial((tmp_path / "new.jsonl").replace, path))
+        with ResultsFile(path) as second:
+            second.write(result("b"))
+        assert [r.id for r in read_results(path)] == ["a", "b"]  # "b" was written unread
+
+    def replaced() -> None:  # every time: it never ends
+        race.append(replaced)
+        (tmp_path / "other.jsonl").write_text("")
+        (tmp_path / "other.jsonl").replace(tmp_path / "out.jsonl")
+
+    race.append(replaced)
+    with pytest.raises(BatchConfigError, match="was deleted or replaced each time it was opened"):
+        ResultsFile(tmp_path / "out.jsonl")
+    race.clear()

@@ -5,6 +5,7 @@ results files that fail when the batch closes or cannot hold a result. The fake 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from ccwire import ClaudeSDKClient
 from ccwire.batch import (
     BatchConfigError,
     BatchError,
+    BatchEvent,
     BatchInputError,
     BatchState,
     ResultsWriteError,
@@ -24,6 +26,9 @@ from ccwire.batch import (
 )
 
 from .conftest import FakeOptions, Holds, fake_cli_processes
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
 
 pytestmark = pytest.mark.anyio
 LIMIT = 60
@@ -142,18 +147,77 @@ async def test_a_parquet_file_that_cannot_be_folded_fails_the_batch_and_keeps_th
     assert sorted(r.id for r in read_results(journal)) == sorted(r.id for r in got) == ["t0", "t1"]
 
 
-async def test_a_result_the_results_file_cannot_hold_stops_the_batch_with_a_clear_error(
+async def test_metadata_json_cannot_hold_is_recorded_by_its_repr_and_the_batch_goes_on(
     fake_options: FakeOptions, tmp_path: Path
 ) -> None:
-    # metadata whose keys JSON cannot have: the result cannot be written
-    tasks = [{"id": "t", "prompt": "echo t", "metadata": {(1, 2): "pair"}}]
-    seen: list[str] = []
-    with anyio.fail_after(LIMIT), pytest.raises(BatchError) as caught:
+    # metadata whose keys JSON cannot have: the result is still recorded (it used to stop
+    # the batch with a TypeError, every later task unrun)
+    tasks = [
+        {"id": "t", "prompt": "echo t", "metadata": {(1, 2): "pair"}},
+        {"id": "u", "prompt": "echo u"},
+    ]
+    with anyio.fail_after(LIMIT):
         async with run_batch(tasks, options=fake_options(), output=tmp_path / "o.jsonl") as batch:
+            seen = [result.id async for result in batch]
+    assert batch.state is BatchState.COMPLETED
+    assert sorted(seen) == ["t", "u"]
+    recorded = {r.id: r for r in read_results(tmp_path / "o.jsonl")}
+    assert recorded["t"].ok and recorded["t"].metadata == {"unrecordable": "{(1, 2): 'pair'}"}
+    assert recorded["u"].ok
+
+
+@pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit, "group"])
+async def test_a_task_function_raising_keyboard_interrupt_or_system_exit_stops_the_batch_and_raises_it(  # noqa: E501
+    fake_options: FakeOptions, holds: Holds, tmp_path: Path, kind: Any
+) -> None:
+    echoed = anyio.Event()
+    raised: BaseException = (
+        BaseExceptionGroup("in a task group", [KeyboardInterrupt()])
+        if kind == "group"
+        else kind("from the task function")
+    )
+
+    def seen(event: BatchEvent) -> None:
+        if event.kind == "finished" and event.task_id == "t0":
+            echoed.set()
+
+    async def boom(client: ClaudeSDKClient) -> None:
+        await echoed.wait()  # t0's result is written
+        await anyio.to_thread.run_sync(holds.wait_for, 1)  # the held session is running
+        raise raised
+
+    out = tmp_path / "out.jsonl"
+    tasks: list[Any] = [*echo(1), {"id": "held", "prompt": "hold on"}, boom]
+    batch = run_batch(tasks, options=fake_options(), output=out, concurrency=3, events=seen)
+    got: list[str] = []
+    with anyio.fail_after(LIMIT), pytest.raises(type(raised)) as caught:
+        async with batch:
             async for result in batch:
-                seen.append(result.id)
-    assert "the batch stopped on an unexpected error: TypeError" in str(caught.value)
-    assert caught.value.__cause__ is not None
-    assert batch.state is BatchState.FAILED
-    assert list(read_results(tmp_path / "o.jsonl")) == []
-    assert seen == []  # nothing was yielded that is not on disk
+                got.append(result.id)
+    assert caught.value is raised  # as it is, as from any call (no BatchError around it)
+    assert batch.error is raised and batch.state is BatchState.FAILED
+    assert got == ["t0"]
+    assert [r.id for r in read_results(out)] == ["t0"]  # held and boom run again next time
+    assert fake_cli_processes(holds) == []  # the running session was stopped
+
+
+async def test_other_base_exceptions_of_a_task_function_are_its_failure(
+    fake_options: FakeOptions,
+) -> None:
+    class Custom(BaseException):
+        pass
+
+    async def exits(client: ClaudeSDKClient) -> None:
+        raise GeneratorExit("closed")
+
+    async def custom(client: ClaudeSDKClient) -> None:
+        raise Custom("mine")
+
+    with anyio.fail_after(LIMIT):
+        async with run_batch([exits, custom, *echo(1)], options=fake_options()) as batch:
+            got = {r.id: r for r in await batch.collect()}
+    assert batch.state is BatchState.COMPLETED and batch.error is None
+    assert (got["exits"].ok, got["exits"].error_kind) == (False, "exception")
+    assert got["exits"].error == "GeneratorExit: closed"
+    assert (got["custom"].error_kind, got["custom"].error) == ("exception", "Custom: mine")
+    assert got["t0"].ok

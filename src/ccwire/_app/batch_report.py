@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -140,7 +140,8 @@ def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None =
         notes.write(f"ccwire: {_skipped_text(skipped)} in {args.results}\n")
     if args.json:
         summary = summarize(results, source=str(args.results), skipped=skipped)
-        text = json.dumps(summary, ensure_ascii=False, indent=2)  # a lone surrogate: escaped
+        # strict JSON: a NaN or an infinity is a ValueError here, never printed
+        text = json.dumps(summary, ensure_ascii=False, indent=2, allow_nan=False)
         out.write(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
     return 0
 
@@ -162,7 +163,7 @@ to the meaning of a key raises it."""
 SUMMARY_KEYS = (
     "version", "source", "tasks", "ok", "failed", "skipped_lines", "by_kind", "cost_usd",
     "cost_unknown_tasks", "input_tokens", "output_tokens", "tool_calls", "duration_s",
-    "percentiles", "slowest", "costliest",
+    "percentiles", "slowest", "costliest", "overflowed",
 )  # fmt: skip
 """The keys of `summarize`'s object, in order."""
 
@@ -197,7 +198,10 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     ``percentiles``: for ``duration_s``, ``cost_usd``, ``tokens`` and ``tool_calls``
     over the tasks, `percentiles` (``null`` with no task); ``slowest`` and
     ``costliest``: up to `TOP` tasks each (``id``, ``ok``, ``error_kind``,
-    ``duration_s``, ``cost_usd``, ``session_id``).
+    ``duration_s``, ``cost_usd``, ``session_id``); ``overflowed``: the totals
+    (``cost_usd``, ``duration_s``) too large for a float (each task's value is finite,
+    but a sum can pass 1.8e308): those totals are ``null``, the list says why (empty
+    normally). Every number is finite: the object is strict JSON.
 
     Args:
         results: One result per task.
@@ -222,12 +226,12 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         "failed": totals["failed"],
         "skipped_lines": skipped,
         "by_kind": dict(sorted(counts.items(), key=lambda kv: (kv[0] != "ok", -kv[1], kv[0]))),
-        "cost_usd": round(totals["cost_usd"], 10),
+        "cost_usd": _rounded(totals["cost_usd"], 10),
         "cost_unknown_tasks": totals["cost_unknown_tasks"],
         "input_tokens": totals["input_tokens"],
         "output_tokens": totals["output_tokens"],
         "tool_calls": totals["tool_calls"],
-        "duration_s": round(totals["duration_s"], 6),
+        "duration_s": _rounded(totals["duration_s"], 6),
         "percentiles": {
             "duration_s": percentiles([r.duration_s for r in results]),
             "cost_usd": percentiles([r.cost_usd for r in results]),
@@ -236,22 +240,37 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         },
         "slowest": [row(r) for r in _slowest(results)],
         "costliest": [row(r) for r in _costliest(results)],
+        "overflowed": [key for key in _FLOAT_TOTALS if totals[key] is None],
     }
 
 
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+_FLOAT_TOTALS = ("cost_usd", "duration_s")  # the sums that can overflow a float
+
+
+def _finite_sum(values: Iterable[float]) -> float | None:
+    """The sum of `values` (each finite), or `None` when it is too large for a float."""
+    total = sum(values)
+    return total if math.isfinite(total) else None
+
+
 def _totals(results: Sequence[BatchResult]) -> dict[str, Any]:
-    """The totals over the tasks, for the page's cards and `summarize`."""
+    """The totals over the tasks, for the page's cards and `summarize`; a float total
+    that overflows (`_FLOAT_TOTALS`) is `None`."""
     ok = sum(1 for r in results if r.ok)
     return {
         "tasks": len(results),
         "ok": ok,
         "failed": len(results) - ok,
-        "cost_usd": sum(r.cost_usd for r in results),
+        "cost_usd": _finite_sum(r.cost_usd for r in results),
         "cost_unknown_tasks": sum(1 for r in results if not r.cost_known),
         "input_tokens": sum(r.input_tokens for r in results),
         "output_tokens": sum(r.output_tokens for r in results),
         "tool_calls": sum(r.tool_calls for r in results),
-        "duration_s": sum(r.duration_s for r in results),
+        "duration_s": _finite_sum(r.duration_s for r in results),
     }
 
 
@@ -350,7 +369,7 @@ def _bars(results: Sequence[BatchResult], series: _Series) -> str:
         total = sum(parts)
         rects = []
         for part, value in zip(series.parts, parts, strict=True):
-            w = _BAR_AREA * value / top
+            w = _BAR_AREA * (value / top)  # (value first: 1e308 times the area overflows)
             colour = _PALETTE.get(part, "#4c78a8")
             tip = f"{result.id}: {series.fmt(value)}" + (f" {part}" if len(parts) > 1 else "")
             rects.append(
@@ -526,6 +545,9 @@ def _cost(result: BatchResult) -> str:
     return "unknown"
 
 
+_TOO_LARGE = "too large to add up"  # a total that overflows a float (`_totals`)
+
+
 def render_report(
     results: Sequence[BatchResult],
     *,
@@ -548,14 +570,17 @@ def render_report(
     """
     links = links or {}
     t = _totals(results)
+    cost = t["cost_usd"]
+    cost = _TOO_LARGE if cost is None else cost_text(cost, t["cost_unknown_tasks"])
+    duration = _TOO_LARGE if t["duration_s"] is None else f"{t['duration_s']:,.1f} s"
     totals = [
         ("tasks", f"{t['tasks']:,}", "total"),
         ("succeeded", f"{t['ok']:,}", "ok"),
         ("failed", f"{t['failed']:,}", "failed"),
-        ("cost", cost_text(t["cost_usd"], t["cost_unknown_tasks"]), "cost"),
+        ("cost", cost, "cost"),
         ("tokens", f"{t['input_tokens'] + t['output_tokens']:,}", "tokens"),
         ("tool calls", f"{t['tool_calls']:,}", "tool-calls"),
-        ("task time", f"{t['duration_s']:,.1f} s", "duration"),
+        ("task time", duration, "duration"),
     ]
     cards = "".join(
         f'<div class="total" id="total-{key}"><b>{value}</b><span>{label}</span></div>'

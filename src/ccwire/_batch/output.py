@@ -12,6 +12,9 @@ ending in ``.parquet``, needs pyarrow): results are journaled to
 temporary file, then renamed) when the batch ends or is interrupted. One batch at a
 time writes a results file: it holds an advisory lock (``flock``) on it while open, and
 a second batch given the same file is refused (they would run the same tasks twice).
+The lock is taken on the file opened, so a writer checks then that the path still
+names that file (a Parquet journal the batch before deleted as it folded it, or a file
+replaced meanwhile), and opens it again if not: no result goes to a file nobody reads.
 """
 
 from __future__ import annotations
@@ -233,6 +236,19 @@ def _described(value: object) -> str:
         return f"<{type(value).__name__} nested too deeply to record>"
 
 
+_OPEN_TRIES = 5  # opens of a results file whose path stopped naming it before its lock
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether `path` still names the file open as `fd` (same device and inode)."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino)
+
+
 class ResultsFile:
     """Appends results to a results file; see the module docstring.
 
@@ -254,34 +270,49 @@ class ResultsFile:
         self._lines = _journal(self.path) if self.parquet else self.path
         if self.path.is_dir():
             raise BatchConfigError(f"results file {str(self.path)!r} is a directory")
-        try:
-            self._fd: int | None = os.open(
-                self._lines, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644
-            )
-        except OSError as exc:
-            raise BatchConfigError(
-                f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
-            ) from exc
-        self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
-        try:
-            if self._regular and fcntl is not None:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            _cut_torn_tail(self._lines)  # only once it is ours: a line may be on its way
-        except OSError as exc:
-            os.close(self._fd)  # (nothing to fold: this writer wrote nothing)
-            self._fd = None
-            if isinstance(exc, BlockingIOError):
-                raise BatchConfigError(
-                    f"the results file {str(self._lines)!r} is being written by another "
-                    "batch: wait for it to end (the same command then runs the tasks it "
-                    "did not), or give this one another file"
-                ) from None
-            raise BatchConfigError(
-                f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
-            ) from exc
+        self._fd: int | None = self._open_locked()
         if self.parquet and self.path.exists() and not os.access(self.path, os.W_OK):
             self.close()
             raise BatchConfigError(f"cannot write the results file {str(self.path)!r}")
+
+    def _open_locked(self) -> int:
+        """Open the lines file and take its lock; return the descriptor.
+
+        The lock is taken on the file opened: if the path stopped naming it meanwhile
+        (the batch before, closing, folded a Parquet journal and deleted it; or it was
+        replaced), the lock guards a file nobody reads, so it is opened again.
+        """
+        for _ in range(_OPEN_TRIES):
+            try:
+                fd = os.open(self._lines, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise BatchConfigError(
+                    f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
+                ) from exc
+            self._regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            try:
+                if self._regular and fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    if not _names(self._lines, fd):  # deleted or replaced before we locked it
+                        os.close(fd)
+                        continue
+                _cut_torn_tail(self._lines)  # only once it is ours: a line may be on its way
+            except OSError as exc:
+                os.close(fd)  # (nothing to fold: this writer wrote nothing)
+                if isinstance(exc, BlockingIOError):
+                    raise BatchConfigError(
+                        f"the results file {str(self._lines)!r} is being written by another "
+                        "batch: wait for it to end (the same command then runs the tasks it "
+                        "did not), or give this one another file"
+                    ) from None
+                raise BatchConfigError(
+                    f"cannot write the results file {str(self._lines)!r}: {exc.strerror or exc}"
+                ) from exc
+            return fd
+        raise BatchConfigError(
+            f"the results file {str(self._lines)!r} was deleted or replaced each time it was "
+            f"opened ({_OPEN_TRIES} times): is something else writing it?"
+        )
 
     @property
     def lines_path(self) -> Path:

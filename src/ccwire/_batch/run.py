@@ -29,7 +29,7 @@ from .errors import (
 from .output import ResultsFile, read_results
 from .refs import check_reference, resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, emit
+from .session import BatchEvent, EventSink, TaskAborted, emit
 from .tasks import BatchTask, TaskLike, check_timeout, coerce_task
 from .telemetry import BatchTracing, run_traced
 
@@ -174,7 +174,13 @@ def run_batch(
         that cannot be joined, `BatchProcessLostError` when Ray ended the batch's Ray
         driver (it runs in a child process, so that a Ray node's death, which ends
         its driver's process, cannot end the caller's); never a cancellation of its
-        own.
+        own. A task function that raises `KeyboardInterrupt` or `SystemExit` (alone or
+        in an exception group) stops the batch like `BatchRun.stop()` (the running
+        sessions are cancelled and not recorded, every finished result stays written),
+        and then that exception is raised as it is, as from any call; anything else
+        a task function raises (`GeneratorExit` and other `BaseException` subclasses
+        included, but not a cancellation of the batch's own) is that task's failure
+        (``error_kind="exception"``) and the batch goes on.
 
     Raises:
         BatchConfigError: A bad argument, or an output file that cannot be written
@@ -373,8 +379,8 @@ class BatchRun:
 
     @property
     def error(self) -> BaseException | None:
-        """Why the batch failed (a `BatchError`, or the `KeyboardInterrupt` that
-        stopped it), else `None`."""
+        """Why the batch failed (a `BatchError`, or the `KeyboardInterrupt` or
+        `SystemExit` that stopped it), else `None`."""
         return self._error
 
     @property
@@ -393,7 +399,7 @@ class BatchRun:
         """Record why the batch fails (the first reason wins) and, with `stop`, stop it.
 
         Args:
-            error: A `BatchError` (or a `KeyboardInterrupt`).
+            error: A `BatchError` (or a `KeyboardInterrupt` or `SystemExit`).
             stop: Cancel the running sessions too (a bad task only stops the feeding:
                 the running ones finish).
         """
@@ -617,15 +623,19 @@ class BatchRun:
         pool: SparePool | None = None,
     ) -> None:
         async with send:
+            scope = anyio.CancelScope()  # cancelled when the budget interrupts
             try:
-                with anyio.CancelScope() as scope:  # cancelled when the budget interrupts
+                with scope:
                     self._running.add(scope)
                     result = await run_traced(task, options, self._policy, events=self._events,
                                               rng=self._rng, pool=pool)  # fmt: skip
                 self._running.discard(scope)
                 if not scope.cancelled_caught:  # else not recorded: it runs again next time
                     await self.finish(send, result)
+            except TaskAborted as abort:  # its KeyboardInterrupt or SystemExit: not recorded
+                self._fail(abort.exception)  # the batch stops, then raises it as it is
             finally:
+                self._running.discard(scope)
                 self._in_flight -= 1
                 self._ended.set()  # a feeder waiting for the budget looks again
                 self._ended = anyio.Event()

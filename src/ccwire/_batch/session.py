@@ -18,6 +18,7 @@ from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
 from .._core.cancel import raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
+from .._core.loops import asyncio_cancelled_error
 from .._core.redact import redact_text
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import (
@@ -30,7 +31,15 @@ from .results import (
 )
 from .tasks import BatchTask
 
-__all__ = ["Attempt", "BatchEvent", "EventSink", "Progress", "run_task", "stderr_tail"]
+__all__ = [
+    "Attempt",
+    "BatchEvent",
+    "EventSink",
+    "Progress",
+    "TaskAborted",
+    "run_task",
+    "stderr_tail",
+]
 
 logger = logging.getLogger("ccwire.batch")
 
@@ -116,6 +125,8 @@ class Attempt:
         mid_turn: When the session's work ended, a prompt was unanswered or a turn
             unfinished, and no result came after (what that turn spent is unknown).
         cut: The task's time limit stopped this attempt's session.
+        abort: The `KeyboardInterrupt` or `SystemExit` the task function raised
+            (alone or in an exception group): `run_task` raises `TaskAborted` with it.
     """
 
     session_id: str | None = None
@@ -135,6 +146,7 @@ class Attempt:
     settled: bool = False
     mid_turn: bool = False
     cut: bool = False
+    abort: BaseException | None = field(default=None, repr=False)
 
     @property
     def cost_known(self) -> bool:
@@ -297,15 +309,52 @@ async def _drive(task: BatchTask, client: ClaudeSDKClient, attempt: Attempt) -> 
             attempt.output = await task.run(client)
             attempt.returned = True
         except BaseException as exc:
-            if not isinstance(exc, Exception) and not raised_by_callback(exc):
+            if _ours_to_propagate(exc):
                 raise  # a cancellation of ours (the batch's, or the time limit's)
-            attempt.error = f"{type(exc).__name__}: {exc}"
+            attempt.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
             attempt.error_kind = "exception"
+            if _leaves_of(exc, (KeyboardInterrupt, SystemExit)):
+                attempt.abort = exc  # the batch stops and raises it (`TaskAborted`)
     else:
         assert task.prompt is not None
         await client.query(task.prompt)
         async for _ in client.receive_response():
             pass
+
+
+def _leaves_of(exc: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]
+              ) -> list[BaseException]:  # fmt: skip
+    """`exc` itself, or the exceptions inside it (an exception group, at any depth),
+    that are instances of `kinds`."""
+    inner = getattr(exc, "exceptions", None)  # (no BaseExceptionGroup name on 3.10)
+    if isinstance(inner, tuple) and inner and all(isinstance(e, BaseException) for e in inner):
+        return [leaf for sub in inner for leaf in _leaves_of(sub, kinds)]
+    return [exc] if isinstance(exc, kinds) else []
+
+
+def _ours_to_propagate(exc: BaseException) -> bool:
+    """Whether `exc`, raised out of a task function, is a cancellation of ours (the
+    batch's scopes, the budget's interrupt, the task's time limit; alone or in an
+    exception group) that must propagate, rather than the function's own outcome."""
+    native = asyncio_cancelled_error()
+    cancels = anyio.get_cancelled_exc_class()
+    found = _leaves_of(exc, cancels if native is None else (native, cancels))
+    return bool(found) and not raised_by_callback(found[0])
+
+
+class TaskAborted(Exception):
+    """A task function raised `KeyboardInterrupt` or `SystemExit` (alone or in an
+    exception group): its session was closed, and the batch stops and raises
+    `exception` as it is (`BatchRun`). An `Exception`, so that it crosses the batch's
+    tasks as a value (asyncio lets these two escape its event loop from any task).
+
+    Attributes:
+        exception: What the task function raised.
+    """
+
+    def __init__(self, exception: BaseException) -> None:
+        super().__init__(f"a task function raised {type(exception).__name__}")
+        self.exception = exception
 
 
 Progress = Callable[[int, Attempt], None]
@@ -364,6 +413,8 @@ async def run_task(
             running = True
             await run_attempt(task, opts, attempt, pool, clock)
             running = False
+            if attempt.abort is not None:  # its session is closed: the batch stops
+                raise TaskAborted(attempt.abort)
             if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
                 break
             delay = policy.delay(number, rng)

@@ -394,3 +394,30 @@ def test_the_live_report_adds_each_result_without_reading_the_file_again(
     text = page.read_text()
     assert _page_tasks(page) == 21 and 'http-equiv="refresh"' not in text
     assert 'id="total-failed"><b>1<' in text and 'id="skipped" data-count="1"' in text
+
+
+def test_a_total_too_large_for_a_float_is_null_with_the_reason_never_infinity(
+    tmp_path: Path,
+) -> None:
+    # each cost and duration is finite, but two of 1e308 add up to inf: --json printed
+    # `Infinity`, which no strict JSON parser reads, and the page "$inf"
+    rows = [BatchResult(id=f"t{i}", ok=True, cost_usd=1e308, duration_s=1e308)
+            for i in range(2)]  # fmt: skip
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r.to_json()) + "\n" for r in rows))
+    code, stdout, _ = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0
+
+    def strict(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    summary = json.loads(stdout, parse_constant=strict)
+    assert list(summary) == list(SUMMARY_KEYS)
+    assert (summary["cost_usd"], summary["duration_s"]) == (None, None)
+    assert summary["overflowed"] == ["cost_usd", "duration_s"]
+    assert summary["percentiles"]["cost_usd"]["max"] == 1e308  # each value is kept
+    page = (tmp_path / "r.html").read_text()
+    assert "inf" not in page.replace("info", "").lower()
+    assert page.count("too large to add up") == 2
+    fine = summarize(rows[:1], source="r.jsonl")
+    assert (fine["cost_usd"], fine["overflowed"]) == (1e308, [])
