@@ -16,7 +16,6 @@ import pytest
 from ccwire import ClaudeSDKClient
 from ccwire.batch import (
     BatchConfigError,
-    BatchError,
     BatchEvent,
     BatchInputError,
     BatchState,
