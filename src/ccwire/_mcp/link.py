@@ -9,12 +9,20 @@ prescribe, before the server sees it:
   a batch array, a ``jsonrpc`` other than ``"2.0"``, a method that is not a string,
   ``params`` that are not an object, an id that is ``null``, an object, an array
   or a boolean): -32600 (with the request's id when it has a usable one, else ``null``);
+* ``params`` that are ``null``: taken as absent (as the official SDK does);
+* a request whose ``params._meta`` is not an object, or names a ``progressToken``
+  that is not a string or a number, or an ``initialize`` without a string
+  ``protocolVersion``, a ``capabilities`` object and a ``clientInfo`` naming its
+  ``name`` and ``version``: -32602 (as the official SDK answers);
 * a method the server does not have: -32601; bad params: -32602 (from the server);
 * a request other than ``initialize``, ``ping`` or ``server/discover`` before the
   client sent ``initialize`` (a 2026-07-28 request naming its version in ``_meta``
   needs no handshake): -32600;
 * a response (``result``/``error`` and an id) answers one of the server's own requests
-  to the client (`Outbound`: elicitation, sampling, ping).
+  to the client (`Outbound`: elicitation, sampling, ping);
+* ``notifications/cancelled`` naming no request of the client still being served (one
+  never sent, or answered already) is ignored: it cannot withdraw a later request
+  that happens to reuse the id.
 
 Every request is served in a task of its own (calls overlap, and
 ``notifications/cancelled`` cancels exactly its call) and is always answered, unless
@@ -38,16 +46,24 @@ import anyio.abc
 
 from .._core.errors import MessageEncodeError
 from .._wire.codec import mcp_unencodable
-from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
+from .._wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    error,
+    valid_id,
+)
 from .outbound import Outbound, Requester
 from .versions import request_version
 
-__all__ = ["PARSE_ERROR", "ClientLink", "check_request"]
+__all__ = ["PARSE_ERROR", "ClientLink", "check_params", "check_request"]
 
 logger = logging.getLogger("ccwire")
 
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
+_CANCELLED: Final = "notifications/cancelled"
 _CUT_OFF: Final = "Internal error: the server is shutting down (the request did not finish in time)"
 _CUT_OFF_WRITE: Final = 1.0
 
@@ -82,8 +98,40 @@ def check_request(message: Any) -> dict[str, Any] | None:
         return _invalid(usable_id, "neither a request nor a response")
     if not isinstance(method, str):
         return _invalid(usable_id, "method must be a string")
-    if "params" in message and not isinstance(message["params"], dict):
+    if message.get("params") is not None and not isinstance(message["params"], dict):
         return _invalid(usable_id, "params must be an object")
+    return None
+
+
+def _invalid_params(req_id: Any, why: str) -> dict[str, Any]:
+    return error(req_id, INVALID_PARAMS, f"Invalid params: {why}")
+
+
+def check_params(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The -32602 error for a request (one `check_request` passed) whose params break
+    the MCP schema every request shares (``_meta``, its ``progressToken``) or that of
+    ``initialize``; ``None`` when they do not."""
+    req_id = message.get("id")
+    params = message.get("params") or {}
+    meta = params.get("_meta")
+    if meta is not None:
+        if not isinstance(meta, dict):
+            return _invalid_params(req_id, "_meta must be an object")
+        if "progressToken" in meta and not valid_id(meta["progressToken"]):
+            return _invalid_params(req_id, "_meta.progressToken must be a string or a number")
+    if message["method"] != "initialize":
+        return None
+    if not isinstance(params.get("protocolVersion"), str):
+        return _invalid_params(req_id, "initialize needs a protocolVersion string")
+    if not isinstance(params.get("capabilities"), dict):
+        return _invalid_params(req_id, "initialize needs a capabilities object")
+    info = params.get("clientInfo")
+    if not (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    ):
+        return _invalid_params(req_id, "initialize needs a clientInfo object with name and version")
     return None
 
 
@@ -110,6 +158,7 @@ class ClientLink:
         self.key = key
         self._tg = tg
         self.initialized = False
+        self._serving: dict[Any, int] = {}  # ids of the requests being served -> how many
         self.cut_off = 0
         """Requests cut off unanswered by the end of serving (each got a -32603)."""
         self.outbound = Outbound(write, "ccwire-")
@@ -138,21 +187,51 @@ class ClientLink:
                 logger.debug("ccwire serve: a response to no request: %r", message.get("id"))
             return
         method = message["method"]
-        if "id" in message and not self._may_serve(method, message.get("params") or {}):
-            if method not in getattr(self.server, "_ROUTES", (method,)):
-                refusal = error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
-            else:
-                refusal = _invalid(message["id"], f"{method} before initialize: initialize first")
-            await self._answer(refusal, message)
-            return
+        if "id" in message:
+            refusal = self._refusal(method, message)
+            if refusal is not None:
+                await self._answer(refusal, message)
+                return
+            self._serving[message["id"]] = self._serving.get(message["id"], 0) + 1
+        elif method == _CANCELLED:
+            if self._names_a_request(message):  # served at once: its request is still on
+                await self._serve(message)
+            return  # naming no request being served: nothing to withdraw
         if method == "initialize":
             self.initialized = True
         self._tg.start_soon(self._serve, message)
+
+    def _refusal(self, method: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The error refusing request ``message`` before it is served, or ``None``."""
+        req_id = message["id"]
+        if self._may_serve(method, message.get("params") or {}):
+            return check_params(message)
+        if method not in getattr(self.server, "_ROUTES", (method,)):
+            return error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        return _invalid(req_id, f"{method} before initialize: initialize first")
+
+    def _names_a_request(self, message: Mapping[str, Any]) -> bool:
+        """Whether a ``notifications/cancelled`` names a request being served."""
+        params = message.get("params")
+        target = params.get("requestId") if isinstance(params, dict) else None
+        return valid_id(target) and target in self._serving
+
+    def _served(self, req_id: Any) -> None:
+        left = self._serving.pop(req_id, 1) - 1
+        if left:
+            self._serving[req_id] = left
 
     def _may_serve(self, method: str, params: Mapping[str, Any]) -> bool:
         return self.initialized or method in _NO_HANDSHAKE or request_version(params) is not None
 
     async def _serve(self, message: dict[str, Any]) -> None:
+        try:
+            await self._serve_one(message)
+        finally:
+            if "id" in message:
+                self._served(message["id"])
+
+    async def _serve_one(self, message: dict[str, Any]) -> None:
         send: Writer = self.send
         request: Requester = self.outbound.request
         if message["method"] == "tools/call" and "id" in message:
