@@ -115,18 +115,6 @@ CASES: list[tuple[str, Any, Any]] = [
         -32602,
         "ta",
     ),
-    # cancelling a request never sent (or answered already) withdraws no later one
-    (
-        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"re"}}',
-        None,
-        None,
-    ),
-    (
-        '{"jsonrpc":"2.0","id":"re","method":"tools/call",'
-        '"params":{"name":"add","arguments":{"a":1,"b":2}}}',
-        "ok",
-        "re",
-    ),
     ('{"jsonrpc":"2.0","id":3.5,"method":"ping"}', "ok", 3.5),
     ("   ", None, None),  # a blank line is no message
 ]

@@ -19,10 +19,7 @@ prescribe, before the server sees it:
   client sent ``initialize`` (a 2026-07-28 request naming its version in ``_meta``
   needs no handshake): -32600;
 * a response (``result``/``error`` and an id) answers one of the server's own requests
-  to the client (`Outbound`: elicitation, sampling, ping);
-* ``notifications/cancelled`` naming no request of the client still being served (one
-  never sent, or answered already) is ignored: it cannot withdraw a later request
-  that happens to reuse the id.
+  to the client (`Outbound`: elicitation, sampling, ping).
 
 Every request is served in a task of its own (calls overlap, and
 ``notifications/cancelled`` cancels exactly its call) and is always answered, unless
@@ -63,7 +60,6 @@ logger = logging.getLogger("ccwire")
 
 PARSE_ERROR: Final = -32700
 _NO_HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover"})
-_CANCELLED: Final = "notifications/cancelled"
 _CUT_OFF: Final = "Internal error: the server is shutting down (the request did not finish in time)"
 _CUT_OFF_WRITE: Final = 1.0
 
@@ -158,7 +154,6 @@ class ClientLink:
         self.key = key
         self._tg = tg
         self.initialized = False
-        self._serving: dict[Any, int] = {}  # ids of the requests being served -> how many
         self.cut_off = 0
         """Requests cut off unanswered by the end of serving (each got a -32603)."""
         self.outbound = Outbound(write, "ccwire-")
@@ -192,11 +187,6 @@ class ClientLink:
             if refusal is not None:
                 await self._answer(refusal, message)
                 return
-            self._serving[message["id"]] = self._serving.get(message["id"], 0) + 1
-        elif method == _CANCELLED:
-            if self._names_a_request(message):  # served at once: its request is still on
-                await self._serve(message)
-            return  # naming no request being served: nothing to withdraw
         if method == "initialize":
             self.initialized = True
         self._tg.start_soon(self._serve, message)
@@ -210,28 +200,10 @@ class ClientLink:
             return error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}")
         return _invalid(req_id, f"{method} before initialize: initialize first")
 
-    def _names_a_request(self, message: Mapping[str, Any]) -> bool:
-        """Whether a ``notifications/cancelled`` names a request being served."""
-        params = message.get("params")
-        target = params.get("requestId") if isinstance(params, dict) else None
-        return valid_id(target) and target in self._serving
-
-    def _served(self, req_id: Any) -> None:
-        left = self._serving.pop(req_id, 1) - 1
-        if left:
-            self._serving[req_id] = left
-
     def _may_serve(self, method: str, params: Mapping[str, Any]) -> bool:
         return self.initialized or method in _NO_HANDSHAKE or request_version(params) is not None
 
     async def _serve(self, message: dict[str, Any]) -> None:
-        try:
-            await self._serve_one(message)
-        finally:
-            if "id" in message:
-                self._served(message["id"])
-
-    async def _serve_one(self, message: dict[str, Any]) -> None:
         send: Writer = self.send
         request: Requester = self.outbound.request
         if message["method"] == "tools/call" and "id" in message:
