@@ -207,7 +207,27 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
             "Unknown tool: nope",
             7,
         ),
-        ({"jsonrpc": "2.0", "id": 8, "method": "tools/call"}, -32602, "Unknown tool: None", 8),
+        ({"jsonrpc": "2.0", "id": 8, "method": "tools/call"}, -32602, "name must be a string", 8),
+        (
+            {"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"name": 5}},
+            -32602,
+            "name must be a string",
+            10,
+        ),
+        *[
+            (
+                {
+                    "jsonrpc": "2.0",
+                    "id": 11,
+                    "method": "tools/call",
+                    "params": {"name": "greet", "arguments": arguments},
+                },
+                -32602,
+                "arguments must be an object",
+                11,
+            )
+            for arguments in ([1, 2], "x", '{"name": "x"}', 3, True)
+        ],
         (
             {"jsonrpc": "2.0", "id": 9, "method": "logging/setLevel", "params": {"level": "loud"}},
             -32602,

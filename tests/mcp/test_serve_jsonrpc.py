@@ -22,6 +22,20 @@ ENTRY = "import sys; from ccwire._app.main import main; raise SystemExit(main(sy
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "edge", "version": "1"}}  # fmt: skip
 
+BAD_INITS: list[dict[str, Any]] = [
+    {**INIT, "protocolVersion": 42},
+    {**INIT, "protocolVersion": None},
+    {"protocolVersion": "2025-11-25", "clientInfo": INIT["clientInfo"]},
+    {**INIT, "capabilities": 5},
+    {"protocolVersion": "2025-11-25", "capabilities": {}},
+    {**INIT, "clientInfo": {"name": "edge"}},
+]
+"""``initialize`` params the official SDK refuses with -32602."""
+BAD_META = ['{"_meta":"x"}', '{"_meta":[]}'] + [
+    f'{{"_meta":{{"progressToken":{token}}}}}' for token in ("{}", "[]", "null", "true")
+]
+"""Params whose ``_meta`` (or its progress token) breaks the MCP schema: -32602."""
+
 # (what is sent, the expected error code or "ok"/None for no answer, the expected id)
 NOT_INITIALIZED: list[tuple[str, Any, Any]] = [
     ('{"jsonrpc":"2.0","id":"early","method":"tools/list"}', -32600, "early"),
@@ -82,6 +96,25 @@ CASES: list[tuple[str, Any, Any]] = [
     ('{"jsonrpc":"2.0","id":7,"result":{}}', None, None),  # a response to nothing we sent
     ('{"jsonrpc":"2.0","id":"r1","result":{},"error":{"code":1,"message":"m"}}', -32600, "r1"),
     ('{"jsonrpc":"2.0","id":"ok","method":"tools/list","params":{}}', "ok", "ok"),
+    ('{"jsonrpc":"2.0","id":"pnull","method":"tools/list","params":null}', "ok", "pnull"),
+    ('{"jsonrpc":"2.0","method":"notifications/initialized","params":null}', None, None),
+    *[
+        (f'{{"jsonrpc":"2.0","id":"pt{i}","method":"ping","params":{meta}}}', -32602, f"pt{i}")
+        for i, meta in enumerate(BAD_META)
+    ],
+    *[
+        (
+            json.dumps({"jsonrpc": "2.0", "id": f"bi{i}", "method": "initialize", "params": p}),
+            -32602,
+            f"bi{i}",
+        )
+        for i, p in enumerate(BAD_INITS)
+    ],
+    (
+        '{"jsonrpc":"2.0","id":"ta","method":"tools/call","params":{"name":"add","arguments":[1]}}',
+        -32602,
+        "ta",
+    ),
     ('{"jsonrpc":"2.0","id":3.5,"method":"ping"}', "ok", 3.5),
     ("   ", None, None),  # a blank line is no message
 ]

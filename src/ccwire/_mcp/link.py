@@ -9,6 +9,11 @@ prescribe, before the server sees it:
   a batch array, a ``jsonrpc`` other than ``"2.0"``, a method that is not a string,
   ``params`` that are not an object, an id that is ``null``, an object, an array
   or a boolean): -32600 (with the request's id when it has a usable one, else ``null``);
+* ``params`` that are ``null``: taken as absent (as the official SDK does);
+* a request whose ``params._meta`` is not an object, or names a ``progressToken``
+  that is not a string or a number, or an ``initialize`` without a string
+  ``protocolVersion``, a ``capabilities`` object and a ``clientInfo`` naming its
+  ``name`` and ``version``: -32602 (as the official SDK answers);
 * a method the server does not have: -32601; bad params: -32602 (from the server);
 * a request other than ``initialize``, ``ping`` or ``server/discover`` before the
   client sent ``initialize`` (a 2026-07-28 request naming its version in ``_meta``
@@ -38,11 +43,18 @@ import anyio.abc
 
 from .._core.errors import MessageEncodeError
 from .._wire.codec import mcp_unencodable
-from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, error, valid_id
+from .._wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    error,
+    valid_id,
+)
 from .outbound import Outbound, Requester
 from .versions import request_version
 
-__all__ = ["PARSE_ERROR", "ClientLink", "check_request"]
+__all__ = ["PARSE_ERROR", "ClientLink", "check_params", "check_request"]
 
 logger = logging.getLogger("ccwire")
 
@@ -82,8 +94,40 @@ def check_request(message: Any) -> dict[str, Any] | None:
         return _invalid(usable_id, "neither a request nor a response")
     if not isinstance(method, str):
         return _invalid(usable_id, "method must be a string")
-    if "params" in message and not isinstance(message["params"], dict):
+    if message.get("params") is not None and not isinstance(message["params"], dict):
         return _invalid(usable_id, "params must be an object")
+    return None
+
+
+def _invalid_params(req_id: Any, why: str) -> dict[str, Any]:
+    return error(req_id, INVALID_PARAMS, f"Invalid params: {why}")
+
+
+def check_params(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The -32602 error for a request (one `check_request` passed) whose params break
+    the MCP schema every request shares (``_meta``, its ``progressToken``) or that of
+    ``initialize``; ``None`` when they do not."""
+    req_id = message.get("id")
+    params = message.get("params") or {}
+    meta = params.get("_meta")
+    if meta is not None:
+        if not isinstance(meta, dict):
+            return _invalid_params(req_id, "_meta must be an object")
+        if "progressToken" in meta and not valid_id(meta["progressToken"]):
+            return _invalid_params(req_id, "_meta.progressToken must be a string or a number")
+    if message["method"] != "initialize":
+        return None
+    if not isinstance(params.get("protocolVersion"), str):
+        return _invalid_params(req_id, "initialize needs a protocolVersion string")
+    if not isinstance(params.get("capabilities"), dict):
+        return _invalid_params(req_id, "initialize needs a capabilities object")
+    info = params.get("clientInfo")
+    if not (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    ):
+        return _invalid_params(req_id, "initialize needs a clientInfo object with name and version")
     return None
 
 
@@ -138,16 +182,23 @@ class ClientLink:
                 logger.debug("ccwire serve: a response to no request: %r", message.get("id"))
             return
         method = message["method"]
-        if "id" in message and not self._may_serve(method, message.get("params") or {}):
-            if method not in getattr(self.server, "_ROUTES", (method,)):
-                refusal = error(message["id"], METHOD_NOT_FOUND, f"Method not found: {method}")
-            else:
-                refusal = _invalid(message["id"], f"{method} before initialize: initialize first")
-            await self._answer(refusal, message)
-            return
+        if "id" in message:
+            refusal = self._refusal(method, message)
+            if refusal is not None:
+                await self._answer(refusal, message)
+                return
         if method == "initialize":
             self.initialized = True
         self._tg.start_soon(self._serve, message)
+
+    def _refusal(self, method: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The error refusing request ``message`` before it is served, or ``None``."""
+        req_id = message["id"]
+        if self._may_serve(method, message.get("params") or {}):
+            return check_params(message)
+        if method not in getattr(self.server, "_ROUTES", (method,)):
+            return error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+        return _invalid(req_id, f"{method} before initialize: initialize first")
 
     def _may_serve(self, method: str, params: Mapping[str, Any]) -> bool:
         return self.initialized or method in _NO_HANDSHAKE or request_version(params) is not None

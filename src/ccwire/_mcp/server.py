@@ -449,9 +449,14 @@ class SdkMcpServer:
         request: Requester | None,
     ) -> dict[str, Any] | None:
         name = params.get("name")
-        tool = self._tools.get(name) if isinstance(name, str) else None
+        if not isinstance(name, str):
+            return _error(req_id, INVALID_PARAMS, "Invalid params: name must be a string")
+        tool = self._tools.get(name)
         if tool is None:
             return _error(req_id, INVALID_PARAMS, f"Unknown tool: {name}")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            return _error(req_id, INVALID_PARAMS, "Invalid params: arguments must be an object")
         ctx = (
             self._context(tool, req_id, params, key, session_id, send, request)
             if tool.wants_context
@@ -460,7 +465,7 @@ class SdkMcpServer:
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
         version = self._tools_version
         result = await self._calls.run(
-            tool, params.get("arguments"), ctx, (key, req_id), outer, timeout, self.max_concurrency
+            tool, arguments, ctx, (key, req_id), outer, timeout, self.max_concurrency
         )
         if result is None:
             return None
