@@ -6,8 +6,8 @@
   fault or real CLI reaches it over the control protocol) is validated against the
   official MCP schema (``mcp-types``), and a violation fails the test at teardown
   (see :mod:`tests.fixtures.mcp_schema`).
-* No test leaves a signal's disposition changed: an ignored SIGTERM or SIGINT is
-  inherited by every process the later tests start.
+* No test leaves SIGINT or SIGTERM ignored: an ignored signal is inherited by every
+  process the later tests start.
 """
 
 from __future__ import annotations
@@ -37,14 +37,19 @@ def offline_sessions_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 @pytest.fixture(autouse=True)
 def signals_left_alone() -> Iterator[None]:
-    """Fail a test that leaves SIGINT or SIGTERM handled otherwise than it found them
-    (and put them back, so that the tests after it run as they would alone)."""
+    """Fail a test that leaves SIGINT or SIGTERM ignored when it found them not ignored,
+    and put them back: an ignored signal is inherited by every process the later tests
+    start (a handler is not: Ray's, for one, installed by its fixtures, is left as is)."""
     kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     yield
-    changed = [sig.name for sig, handler in kept.items() if signal.getsignal(sig) != handler]
-    for sig, handler in kept.items():
-        signal.signal(sig, handler)
-    assert not changed, f"the test left the disposition of {', '.join(changed)} changed"
+    leaked = [
+        sig
+        for sig, handler in kept.items()
+        if signal.getsignal(sig) is signal.SIG_IGN and handler is not signal.SIG_IGN
+    ]
+    for sig in leaked:
+        signal.signal(sig, kept[sig])
+    assert not leaked, f"the test left {', '.join(s.name for s in leaked)} ignored"
 
 
 @pytest.fixture(autouse=True)
