@@ -1,5 +1,6 @@
 """The `Telemetry` option's checks, `setup_otlp` (the global providers it installs export
-over OTLP/HTTP, here to a loopback receiver the test runs) and `flush_telemetry`."""
+over OTLP/HTTP, here to a loopback receiver the test runs), `flush_telemetry` and
+`close_telemetry` (both bounded, also when the receiver never answers)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import http.server
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from ccwire import Telemetry, setup_otlp
-from ccwire._conversation.telemetry import flush_telemetry
+from ccwire._conversation.telemetry import close_telemetry, flush_telemetry
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs ccwire[otel]")
 
@@ -43,11 +45,14 @@ class Receiver:
 
     def __init__(self) -> None:
         got: list[tuple[str, bytes]] = []
+        self.answering = answering = threading.Event()  # cleared: it never answers
+        answering.set()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 got.append((self.path, body))
+                answering.wait(30)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
@@ -65,6 +70,7 @@ class Receiver:
         self.thread.start()
 
     def close(self) -> None:
+        self.answering.set()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(10)
@@ -161,6 +167,20 @@ def test_flush_telemetry_flushes_each_provider_and_survives_a_failing_one() -> N
     flush_telemetry(Telemetry(tracer_provider=broken, meter_provider=meters), timeout=2.5)
     assert broken.calls == [2500]
     assert meters.calls == [2500]  # reached after the tracer provider failed
+
+
+def test_flushing_and_closing_are_bounded_when_the_endpoint_never_answers(
+    global_otel: Receiver,
+) -> None:
+    global_otel.answering.clear()  # the exporter waits its whole 10 s export timeout
+    setup_otlp()
+    with trace.get_tracer("t").start_as_current_span("a unit of work"):
+        metrics.get_meter("t").create_counter("things").add(3)
+    started = time.monotonic()
+    assert flush_telemetry(Telemetry(), timeout=0.3) is False
+    assert close_telemetry(0.3) is False
+    assert time.monotonic() - started < 2  # not the SDK's 10 s per export, 30 s per provider
+    assert global_otel.got  # it was trying
 
 
 def test_setup_otlp_without_the_otlp_exporter_says_what_to_install(

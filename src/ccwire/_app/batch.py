@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import shutil
 import signal
 import stat
@@ -36,7 +37,8 @@ from .._batch.run import BatchRun, run_batch
 from .._batch.session import BatchEvent
 from .._batch.taskfile import iter_task_file, scan_task_file
 from .._conversation.options import ClaudeAgentOptions
-from .._conversation.telemetry import Telemetry, flush_telemetry, setup_otlp
+from .._conversation.telemetry import Telemetry, close_telemetry, setup_otlp
+from .._core.redact import redact_text
 from .._transport.discovery import find_cli, spawned_command
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .batch_progress import (
@@ -59,6 +61,11 @@ if TYPE_CHECKING:
 __all__ = ["batch_command", "per_session_script"]
 
 _ECHO = "(offline echo) {prompt}"
+# what the end of a batch waits for its last spans and metrics to be exported (an
+# endpoint that is down or never answers must not hold the exit for the SDK's 10 s
+# per export, and 30 s per provider at shutdown)
+_TELEMETRY_EXIT_SECONDS = 3.0
+logger = logging.getLogger("ccwire")
 
 
 def per_session_script(steps: list[Step]) -> Step:
@@ -254,12 +261,14 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
         try:
-            with display:
-                failure = anyio.run(_main, run, io, interrupted)
+            with display, _export_errors(telemetry) as export_errors:
+                try:
+                    failure = anyio.run(_main, run, io, interrupted)
+                finally:
+                    if telemetry is not None:
+                        _close_telemetry(export_errors)
         finally:
             live.finish()
-            if telemetry is not None:
-                flush_telemetry(telemetry)
         if closed:
             raise closed[0]
         display.finish(interrupted=bool(interrupted))
@@ -317,6 +326,61 @@ def start_telemetry(args: argparse.Namespace) -> Telemetry | None:
     except ImportError as exc:
         raise UsageError(str(exc)) from None
     return Telemetry(cli_traces=args.otel_cli, worker_setup="ccwire:setup_otlp")
+
+
+class _ExportErrors(logging.Handler):
+    """OpenTelemetry's export errors (its exporter logs each retry and each lost
+    export): the first becomes one ``ccwire`` warning, the others are dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen = False
+        self.running_on = False  # exports still run on at exit (in daemon threads)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.seen:
+            return
+        self.seen = True
+        try:
+            text = redact_text(record.getMessage())[:300]
+        except Exception:  # a record that cannot be formatted is still an export error
+            text = str(record.msg)[:300]
+        logger.warning(
+            "ccwire: OpenTelemetry could not export: %s (further export errors not shown)", text
+        )
+
+
+@contextlib.contextmanager
+def _export_errors(telemetry: Telemetry | None) -> Iterator[_ExportErrors]:
+    """With ``--otel``: OpenTelemetry's own log records shown as at most one warning."""
+    handler = _ExportErrors()
+    if telemetry is None:
+        yield handler
+        return
+    otel = logging.getLogger("opentelemetry")
+    propagate = otel.propagate
+    otel.addHandler(handler)
+    otel.propagate = False
+    try:
+        yield handler
+    finally:
+        if not handler.running_on:  # else it keeps their last errors quiet till the exit
+            otel.removeHandler(handler)
+            otel.propagate = propagate
+
+
+def _close_telemetry(export_errors: _ExportErrors) -> None:
+    """Export the batch's last spans and metrics and shut OpenTelemetry down, bounded."""
+    if close_telemetry(_TELEMETRY_EXIT_SECONDS):
+        return
+    export_errors.running_on = True
+    if not export_errors.seen:
+        export_errors.seen = True
+        logger.warning(
+            "ccwire: OpenTelemetry did not finish exporting within %g s: the rest of the "
+            "trace is dropped (is the OTLP endpoint up?)",
+            _TELEMETRY_EXIT_SECONDS,
+        )
 
 
 class LiveReport:

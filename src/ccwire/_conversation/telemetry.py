@@ -7,14 +7,27 @@ it connects; a session without one pays nothing.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._core.errors import OptionsError
 
-__all__ = ["DEFAULT_AGENT_NAME", "OTEL_MISSING", "Telemetry", "flush_telemetry", "setup_otlp"]
+__all__ = [
+    "DEFAULT_AGENT_NAME",
+    "OTEL_MISSING",
+    "Telemetry",
+    "close_telemetry",
+    "flush_telemetry",
+    "setup_otlp",
+]
+
+logger = logging.getLogger("ccwire")
 
 DEFAULT_AGENT_NAME = "claude-code"
 """The ``gen_ai.agent.name`` of a session unless `Telemetry.agent_name` says otherwise."""
@@ -140,23 +153,78 @@ def setup_otlp(*, service_name: str | None = None) -> None:
         metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=[reader]))
 
 
-def flush_telemetry(telemetry: Telemetry, timeout: float = 10.0) -> None:
-    """Export what the providers of ``telemetry`` still hold (blocking, bounded).
+def flush_telemetry(telemetry: Telemetry, timeout: float = 10.0) -> bool:
+    """Export what the providers of ``telemetry`` still hold, waiting at most ``timeout``
+    seconds in all (the SDK's ``force_flush`` does not honour its own timeout: an
+    exporter whose endpoint is down or never answers retries for its whole export
+    timeout, per batch; what is not exported in time is left to it, in the background).
 
     Args:
         telemetry: The option whose providers (or the global ones) to flush.
-        timeout: Seconds each provider may take.
+        timeout: Seconds the flush may take in all.
+
+    Returns:
+        Whether every provider was flushed in time (an exporter that fails counts as
+        flushed: nothing more would come of waiting).
     """
     from opentelemetry import metrics, trace
 
-    millis = int(timeout * 1000)
-    for provider in (
+    providers = (
         telemetry.tracer_provider or trace.get_tracer_provider(),
         telemetry.meter_provider or metrics.get_meter_provider(),
-    ):
+    )
+    millis = int(timeout * 1000)
+    calls: list[Callable[[], object]] = []
+    for provider in providers:
         flush = getattr(provider, "force_flush", None)
         if callable(flush):
-            try:
-                flush(millis)
-            except Exception:  # an exporter that fails must not fail the caller
-                continue
+            calls.append(functools.partial(flush, millis))
+    return _bounded(calls, timeout)
+
+
+def close_telemetry(timeout: float) -> bool:
+    """Flush and shut down the global providers (`setup_otlp`'s), waiting at most
+    ``timeout`` seconds in all: the end of a program (``ccwire batch --otel``), which
+    must not wait on an OTLP endpoint that is down or never answers (the SDK's own
+    shutdown at exit waits up to 30 s per provider, and exports the metrics once more).
+
+    Args:
+        timeout: Seconds it may take in all.
+
+    Returns:
+        Whether both were shut down in time (what is left runs on in daemon threads,
+        which end with the process; a provider's shutdown at exit then has nothing to do).
+    """
+    from opentelemetry import metrics, trace
+
+    calls: list[Callable[[], object]] = []
+    tracer_provider = trace.get_tracer_provider()
+    if callable(getattr(tracer_provider, "force_flush", None)):  # the SDK's, not the proxy
+        calls.append(tracer_provider.shutdown)  # type: ignore[attr-defined]
+    meter_provider = metrics.get_meter_provider()
+    if callable(getattr(meter_provider, "force_flush", None)):
+        # bounded by the SDK itself: its reader's final export is cut at the deadline
+        calls.append(functools.partial(meter_provider.shutdown, timeout_millis=timeout * 1000))  # type: ignore[attr-defined]
+    return _bounded(calls, timeout)
+
+
+def _bounded(calls: list[Callable[[], object]], timeout: float) -> bool:
+    """Run ``calls`` at once, each in a daemon thread; wait for them at most ``timeout``
+    seconds in all. An exception is logged (an exporter that fails must not fail the
+    caller). Whether all ended in time."""
+    deadline = time.monotonic() + timeout
+
+    def run(call: Callable[[], object]) -> None:
+        try:
+            call()
+        except Exception:
+            logger.warning("ccwire: exporting telemetry failed", exc_info=True)
+
+    threads = [
+        threading.Thread(target=run, args=(c,), name="ccwire telemetry", daemon=True) for c in calls
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return not any(t.is_alive() for t in threads)
