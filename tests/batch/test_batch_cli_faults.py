@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from ccwire._app.main import CliIO, main
+from ccwire._batch import session as batch_session
 
 from .conftest import Holds, fake_cli_processes, fake_cli_wrapper
 
@@ -229,8 +230,10 @@ def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
 
 
 def test_a_task_past_its_time_limit_is_counted_as_timed_out_and_the_batch_goes_on(
-    tmp_path: Path, holds: Holds
+    tmp_path: Path, holds: Holds, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the held fake ignores the interrupt: its turn's 3 s to stop would only be waited out
+    monkeypatch.setattr(batch_session, "_STOP_TURN_SECONDS", 0.3)
     tasks = tmp_path / "tasks.jsonl"  # nobody releases the held sessions: they hang
     tasks.write_bytes(GOOD + b'{"id": "hung", "prompt": "hold forever"}\n'
                       b'{"id": "own", "prompt": "hold on", "timeout": 1.5}\n'

@@ -176,7 +176,7 @@ def test_slow_clients_are_disconnected() -> None:
     """A connection that says nothing, a head sent byte by byte (slowloris) and a
     body sent byte by byte are each cut off once ``--request-timeout`` has passed;
     well before the head or body could be complete."""
-    with server("--request-timeout", "1") as (_, port):
+    with server("--request-timeout", "0.5") as (_, port):
         silent = socket.create_connection(("127.0.0.1", port))
         silent.settimeout(BOUND)
         assert silent.recv(1) == b""  # closed by the server

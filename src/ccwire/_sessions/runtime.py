@@ -175,6 +175,7 @@ class SessionRuntime:
         self._snapshots: deque[SessionStateInfo] = deque()
         self._snapshot_signal = _Signal()
         self._snapshots_saved = anyio.Event()  # the writer saved the last one
+        self._persist_scope = anyio.CancelScope()  # the writer's; cancelled once it is late
         self._close_error: BaseException | None = None  # raised once by close()
         self._saved_in_flight: tuple[tuple[str, ...], tuple[str, ...]] | None = None
         self._run_scope = anyio.CancelScope()
@@ -337,6 +338,8 @@ class SessionRuntime:
                             session_id=self.machine.session_id,
                             queued=self._snapshots,
                         )
+                        if late is not None:  # close() raises it: the save is not awaited
+                            self._persist_scope.cancel()
                         self._close_error = late or self._close_error
                     self._released.set()  # a callback closing its session may go on
                     with anyio.move_on_after(_CLOSE_GRACE, shield=True):
@@ -515,6 +518,10 @@ class SessionRuntime:
         cursor.close()  # also when unsubscribed (the generator is left unfinished)
 
     async def _persist(self, store: SnapshotStore) -> None:
+        with self._persist_scope:  # past the store's snapshot_timeout, close() ends it
+            await self._save_snapshots(store)
+
+    async def _save_snapshots(self, store: SnapshotStore) -> None:
         failed: BaseException | None = None  # the last save failed: the store is stale
         while True:
             while self._snapshots:  # one write per transition, in order

@@ -406,7 +406,11 @@ class SubprocessTransport(LineTransport):
 
     async def _shutdown(self, proc: RunningProcess) -> None:
         await self.end_input()
-        if not await _wait_exit(proc, self._close_grace):
+        with anyio.move_on_after(self._close_grace):
+            if self._decoder.error is not None:  # nobody can read the output any more:
+                await self._discard_output(proc)  # a CLI blocked writing it can go on
+            await proc.wait()
+        if proc.returncode is None:
             self._signal(proc, kill=False)
             if not await _wait_exit(proc, self._terminate_grace):
                 self._signal(proc, kill=True)
@@ -422,6 +426,16 @@ class SubprocessTransport(LineTransport):
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
+
+    async def _discard_output(self, proc: RunningProcess) -> None:
+        """Read to its end and drop the CLI's output past a line over
+        ``max_line_bytes`` (no line can be read after it), so that a CLI blocked writing
+        it can see its input end and exit within ``close_grace``."""
+        try:
+            while await proc.stdout.receive(self._chunk_size):
+                pass
+        except (anyio.EndOfStream, *STREAM_ERRORS):
+            self._stdout_done.set()
 
     async def _stop_group(self, proc: RunningProcess) -> None:
         """Stop what the exited CLI left running in its process group (when it leads

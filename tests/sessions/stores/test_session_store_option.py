@@ -22,6 +22,7 @@ from ccwire import (
     TranscriptMirrorMessage,
 )
 from ccwire._conversation.argv import build_argv
+from ccwire._conversation.transcript_store import mirror
 from ccwire.testing import FakeCLI, memory_transport_pair
 
 pytestmark = pytest.mark.anyio
@@ -141,6 +142,13 @@ class Failing(InMemorySessionStore):
         raise ConnectionError("the database is down")
 
 
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing batch's retries 0.1 s apart in all, not 1 s: only their number counts."""
+    monkeypatch.setattr(mirror, "MIRROR_APPEND_BACKOFF", (0.02, 0.08))
+
+
+@pytest.mark.usefixtures("quick_retries")
 @pytest.mark.parametrize("mode", ["batched", "eager"])
 async def test_a_batch_that_fails_three_times_becomes_a_mirror_error_message(mode: str) -> None:
     store = Failing()
@@ -228,6 +236,7 @@ async def test_with_a_custom_transport_a_resume_loads_nothing_from_the_store() -
     assert store.loads == 0
 
 
+@pytest.mark.usefixtures("quick_retries")
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio's Cancelled cannot be raised
 async def test_a_store_raising_its_own_cancellation_is_a_failed_append() -> None:
     import asyncio
