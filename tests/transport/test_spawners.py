@@ -232,6 +232,20 @@ def test_container_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     assert wrapped.env["ANTHROPIC_API_KEY"] == SECRET  # the client passes the value on
 
 
+def test_the_repr_of_a_spawner_masks_the_values_of_its_env() -> None:
+    """A value with no secret-looking name or shape (the key of a database, a token
+    under a plain name) was shown whole by the spawner's repr, and so by the repr of the
+    options holding it: in a log, a traceback."""
+    plain = "hunter2-plain-value"
+    env = {"DB_KEY_FOR_APP": plain, "TOKEN": SECRET}
+    for spawner in (SSHSpawner("box", env=env), ContainerSpawner("img:1", env=env)):
+        for shown in (repr(spawner), repr(ClaudeAgentOptions(spawn_claude_code_process=spawner))):
+            assert plain not in shown and SECRET not in shown
+            assert "'DB_KEY_FOR_APP': '***'" in shown and "'TOKEN': '***'" in shown
+        assert repr(spawner).startswith(type(spawner).__name__ + "(")
+        assert spawner.env == env  # the values themselves are kept
+
+
 @pytest.mark.skipif(find_container_runtime() is None, reason="no podman or docker client")
 def test_container_refuses_a_folder_whose_path_has_a_colon(spawn: SpawnOptions) -> None:
     """``-v a:b:a:b`` would mount the wrong folder, or fail inside the engine."""

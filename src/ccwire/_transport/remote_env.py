@@ -9,14 +9,16 @@ variables), plus the variables it was given for the other side.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
 from .._core.errors import OptionsError, SpawnError
 
-__all__ = ["LOCAL_ONLY_ENV", "check_names", "forwarded_env"]
+__all__ = ["LOCAL_ONLY_ENV", "check_names", "forwarded_env", "masked_repr"]
 
 LOCAL_ONLY_ENV: tuple[str, ...] = (
     "PATH",
@@ -104,3 +106,16 @@ def forwarded_env(
             out[key] = value
     out.update(remote)
     return out
+
+
+def masked_repr(spawner: Any) -> str:
+    """The ``repr()`` of a spawner dataclass, with the values of its ``env`` masked
+    (their names shown), as ``ClaudeAgentOptions`` and `SpawnOptions` show theirs: an
+    API key given for the other side must not reach a log or a traceback."""
+    parts = []
+    for f in dataclasses.fields(spawner):
+        value = getattr(spawner, f.name)
+        if f.name == "env" and isinstance(value, Mapping):
+            value = dict.fromkeys(value, "***")
+        parts.append(f"{f.name}={value!r}")
+    return f"{type(spawner).__name__}({', '.join(parts)})"

@@ -43,7 +43,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env
+from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
 from .spawn import SpawnOptions, spawn_local
 
 __all__ = ["SSHSpawner"]
@@ -77,7 +77,7 @@ exit "$ccwire_rc"
 shell's parent, the sshd process of this connection) and stop the CLI if it ends."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SSHSpawner:
     """A spawner that runs the CLI on another machine over SSH; see the module docstring.
 
@@ -117,6 +117,9 @@ class SSHSpawner:
 
     def __post_init__(self) -> None:
         check_names(self.env, "SSHSpawner")
+
+    def __repr__(self) -> str:
+        return masked_repr(self)  # the values of env (API keys...) are not shown
 
     async def __call__(self, options: SpawnOptions) -> _SSHProcess:
         """Start ``ssh``; the start-up line goes out ahead of the session's first line.
