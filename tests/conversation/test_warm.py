@@ -391,7 +391,7 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
             SparePool(base, check_interval=interval)
 
 
-def test_a_pool_larger_than_its_cap_is_refused() -> None:
+def test_a_pool_larger_than_its_cap_or_with_a_bad_timeout_is_refused() -> None:
     """``size=10**9`` was taken: the pool's start then scheduled a billion boots in one
     synchronous loop, which never returned (no timeout can interrupt it)."""
     from ccwire._conversation.spare_pool import MAX_SIZE
@@ -400,6 +400,9 @@ def test_a_pool_larger_than_its_cap_is_refused() -> None:
     for size in (MAX_SIZE + 1, 10**9):
         with pytest.raises(OptionsError, match=f"at most {MAX_SIZE}, got {size}"):
             SparePool(size=size)
+    for timeout in (-1, 0, float("nan")):  # each start failed on it; sessions went cold
+        with pytest.raises(OptionsError, match="initialize_timeout"):
+            SparePool(initialize_timeout=timeout)
 
 
 async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:

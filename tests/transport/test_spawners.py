@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,6 +112,55 @@ def test_bubblewrap_refuses_a_work_folder_that_holds_a_hidden_one(
         BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd=None))
     args = BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd="/tmp")).args  # it, not more
     assert ("--bind", "/tmp", "/tmp") in triples(args)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_refuses_a_writable_folder_that_holds_a_hidden_one(spawn: SpawnOptions) -> None:
+    """``writable=["/"]`` was bound read-write over everything the sandbox hides: the
+    whole host writable, its home folders shown again."""
+    for folder in ("/", "/var"):
+        with pytest.raises(SpawnError, match=f"'{folder}' \\(writable\\).*hides"):
+            BubblewrapSpawner(writable=[folder]).wrap(spawn)
+    shared = os.path.dirname(str(spawn.cwd))  # hidden itself: bound over, fine
+    inner = os.path.join(shared, "cache")  # in a hidden folder: shown again, fine
+    args = BubblewrapSpawner(writable=[shared, inner]).wrap(spawn).args
+    assert {("--bind", shared, shared), ("--bind", inner, inner)} <= set(triples(args))
+
+
+def test_a_spawner_refuses_a_list_option_given_as_one_string() -> None:
+    """``BubblewrapSpawner(writable="/srv")`` iterated the string's characters: it bound
+    ``/`` (the first one) read-write, the whole host writable in the sandbox."""
+    makers: list[tuple[type[Any], dict[str, Any], str]] = [
+        (BubblewrapSpawner, {}, "writable"),
+        (BubblewrapSpawner, {}, "readable"),
+        (BubblewrapSpawner, {}, "hidden"),
+        (BubblewrapSpawner, {}, "extra_args"),
+        (SSHSpawner, {"host": "box"}, "extra_args"),
+        (ContainerSpawner, {"image": "img"}, "volumes"),
+        (ContainerSpawner, {"image": "img"}, "extra_args"),
+    ]
+    for cls, given, field in makers:
+        name = f"{cls.__name__}.{field}"
+        with pytest.raises(OptionsError, match=f"{name} must be a list of strings, not one"):
+            cls(**given, **{field: "/srv"})
+        with pytest.raises(OptionsError, match=f"{name} must hold strings, got int"):
+            cls(**given, **{field: ["/srv", 1]})
+    assert BubblewrapSpawner(writable=("/srv",)).writable == ("/srv",)
+
+
+def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
+    """A bad port or destination, or a value of env that is not a string, failed only
+    at the first session (ssh's usage message, or a TypeError in the start-up script)."""
+    for port in (0, -1, 70000, "22", True):
+        with pytest.raises(OptionsError, match=r"SSHSpawner\.port must be a port number"):
+            SSHSpawner("box", port=port)  # type: ignore[arg-type]
+    for host in ("", "-oProxyCommand=x"):
+        with pytest.raises(OptionsError, match=r"SSHSpawner\.host must be a destination"):
+            SSHSpawner(host)
+    for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
+        with pytest.raises(OptionsError, match=r"\.env\['N'\] must be a string, got int"):
+            make({"N": 1})
+    assert SSHSpawner("me@box", port=2222).port == 2222
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

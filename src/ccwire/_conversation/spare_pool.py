@@ -39,7 +39,7 @@ import os
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Hashable
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -229,6 +229,8 @@ class SparePool:
                 f"check_interval must be a positive number of seconds, got {check_interval!r}"
             )
         self.options = options or ClaudeAgentOptions()
+        if initialize_timeout is not None:  # checked now, not at each start (which it fails)
+            replace(self.options, initialize_timeout=initialize_timeout)
         self.size = size
         self.max_start_failures = max_start_failures
         self.restart_backoff = (first, cap)

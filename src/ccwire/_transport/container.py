@@ -28,7 +28,7 @@ import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
 from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
-from .spawn import SpawnOptions, spawn_local
+from .spawn import SpawnOptions, check_strings, spawn_local
 
 __all__ = ["ContainerSpawner", "find_container_runtime"]
 
@@ -77,6 +77,7 @@ class ContainerSpawner:
 
     def __post_init__(self) -> None:
         check_names(self.env, "ContainerSpawner")
+        check_strings(self, "volumes", "extra_args")
 
     def __repr__(self) -> str:
         return masked_repr(self)  # the values of env (API keys...) are not shown

@@ -59,11 +59,13 @@ def check_names(env: Mapping[str, str], owner: str) -> None:
 
     Raises:
         OptionsError: A name is not letters, digits and ``_``, starting with a letter
-            or ``_``; it names the first one.
+            or ``_``, or a value is not a string; it names the first one.
     """
-    for key in env:
+    for key, value in env.items():
         if not isinstance(key, str) or not _NAME.match(key):
             raise OptionsError(f"{owner}.env: {key!r} {_WHY}")
+        if not isinstance(value, str):
+            raise OptionsError(f"{owner}.env[{key!r}] must be a string, got {type(value).__name__}")
 
 
 def forwarded_env(
