@@ -25,6 +25,7 @@ from ccwire import (
     ClaimResult,
     ClaudeAgentOptions,
     Message,
+    OptionsError,
     ResultMessage,
     SessionStateError,
     SparePool,
@@ -100,7 +101,7 @@ async def test_a_closed_warm_query_is_not_queried(mini: Any) -> None:
     warm = await startup(options=mini(), initialize_timeout=10)
     await warm.close()
     await warm.close()
-    with pytest.raises(SessionStateError):
+    with pytest.raises(SessionStateError, match="was closed"):  # not "only be called once"
         warm.query("hi")
 
 
@@ -388,6 +389,20 @@ async def test_a_pool_replaces_a_dead_spare_and_survives_boot_failures(
     for interval in (0, -1.0, float("nan"), True):
         with pytest.raises(ValueError, match="check_interval"):
             SparePool(base, check_interval=interval)
+
+
+def test_a_pool_larger_than_its_cap_or_with_a_bad_timeout_is_refused() -> None:
+    """``size=10**9`` was taken: the pool's start then scheduled a billion boots in one
+    synchronous loop, which never returned (no timeout can interrupt it)."""
+    from ccwire._conversation.spare_pool import MAX_SIZE
+
+    assert SparePool(size=MAX_SIZE).size == MAX_SIZE
+    for size in (MAX_SIZE + 1, 10**9):
+        with pytest.raises(OptionsError, match=f"at most {MAX_SIZE}, got {size}"):
+            SparePool(size=size)
+    for timeout in (-1, 0, float("nan")):  # each start failed on it; sessions went cold
+        with pytest.raises(OptionsError, match="initialize_timeout"):
+            SparePool(initialize_timeout=timeout)
 
 
 async def test_a_pool_closed_while_it_starts_stops_its_background_task(mini: Any) -> None:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,6 +112,55 @@ def test_bubblewrap_refuses_a_work_folder_that_holds_a_hidden_one(
         BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd=None))
     args = BubblewrapSpawner().wrap(dataclasses.replace(spawn, cwd="/tmp")).args  # it, not more
     assert ("--bind", "/tmp", "/tmp") in triples(args)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_refuses_a_writable_folder_that_holds_a_hidden_one(spawn: SpawnOptions) -> None:
+    """``writable=["/"]`` was bound read-write over everything the sandbox hides: the
+    whole host writable, its home folders shown again."""
+    for folder in ("/", "/var"):
+        with pytest.raises(SpawnError, match=f"'{folder}' \\(writable\\).*hides"):
+            BubblewrapSpawner(writable=[folder]).wrap(spawn)
+    shared = os.path.dirname(str(spawn.cwd))  # hidden itself: bound over, fine
+    inner = os.path.join(shared, "cache")  # in a hidden folder: shown again, fine
+    args = BubblewrapSpawner(writable=[shared, inner]).wrap(spawn).args
+    assert {("--bind", shared, shared), ("--bind", inner, inner)} <= set(triples(args))
+
+
+def test_a_spawner_refuses_a_list_option_given_as_one_string() -> None:
+    """``BubblewrapSpawner(writable="/srv")`` iterated the string's characters: it bound
+    ``/`` (the first one) read-write, the whole host writable in the sandbox."""
+    makers: list[tuple[type[Any], dict[str, Any], str]] = [
+        (BubblewrapSpawner, {}, "writable"),
+        (BubblewrapSpawner, {}, "readable"),
+        (BubblewrapSpawner, {}, "hidden"),
+        (BubblewrapSpawner, {}, "extra_args"),
+        (SSHSpawner, {"host": "box"}, "extra_args"),
+        (ContainerSpawner, {"image": "img"}, "volumes"),
+        (ContainerSpawner, {"image": "img"}, "extra_args"),
+    ]
+    for cls, given, field in makers:
+        name = f"{cls.__name__}.{field}"
+        with pytest.raises(OptionsError, match=f"{name} must be a list of strings, not one"):
+            cls(**given, **{field: "/srv"})
+        with pytest.raises(OptionsError, match=f"{name} must hold strings, got int"):
+            cls(**given, **{field: ["/srv", 1]})
+    assert BubblewrapSpawner(writable=("/srv",)).writable == ("/srv",)
+
+
+def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
+    """A bad port or destination, or a value of env that is not a string, failed only
+    at the first session (ssh's usage message, or a TypeError in the start-up script)."""
+    for port in (0, -1, 70000, "22", True):
+        with pytest.raises(OptionsError, match=r"SSHSpawner\.port must be a port number"):
+            SSHSpawner("box", port=port)  # type: ignore[arg-type]
+    for host in ("", "-oProxyCommand=x"):
+        with pytest.raises(OptionsError, match=r"SSHSpawner\.host must be a destination"):
+            SSHSpawner(host)
+    for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
+        with pytest.raises(OptionsError, match=r"\.env\['N'\] must be a string, got int"):
+            make({"N": 1})
+    assert SSHSpawner("me@box", port=2222).port == 2222
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -230,6 +280,20 @@ def test_container_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
     assert ("-e", "ANTHROPIC_API_KEY") in pairs and ("-e", "PATH") not in pairs
     assert not [a for a in args if SECRET in a]
     assert wrapped.env["ANTHROPIC_API_KEY"] == SECRET  # the client passes the value on
+
+
+def test_the_repr_of_a_spawner_masks_the_values_of_its_env() -> None:
+    """A value with no secret-looking name or shape (the key of a database, a token
+    under a plain name) was shown whole by the spawner's repr, and so by the repr of the
+    options holding it: in a log, a traceback."""
+    plain = "hunter2-plain-value"
+    env = {"DB_KEY_FOR_APP": plain, "TOKEN": SECRET}
+    for spawner in (SSHSpawner("box", env=env), ContainerSpawner("img:1", env=env)):
+        for shown in (repr(spawner), repr(ClaudeAgentOptions(spawn_claude_code_process=spawner))):
+            assert plain not in shown and SECRET not in shown
+            assert "'DB_KEY_FOR_APP': '***'" in shown and "'TOKEN': '***'" in shown
+        assert repr(spawner).startswith(type(spawner).__name__ + "(")
+        assert spawner.env == env  # the values themselves are kept
 
 
 @pytest.mark.skipif(find_container_runtime() is None, reason="no podman or docker client")

@@ -39,7 +39,7 @@ import os
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Hashable
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -76,6 +76,11 @@ if TYPE_CHECKING:
 __all__ = ["SparePool"]
 
 logger = logging.getLogger("ccwire")
+
+MAX_SIZE: Final = 64
+"""The most spares a pool keeps (each parked CLI holds a few hundred MB): a larger
+``size`` is refused, where it would start them all at once (or, far larger, hang in
+scheduling them)."""
 
 _SETTLE_SECONDS: Final = 10.0
 """A spare that exits sooner than this after parking counts as a failed start."""
@@ -156,7 +161,7 @@ class SparePool:
 
     Args:
         options: The options every spare starts with (as for `prewarm()`).
-        size: How many spares to keep parked or booting.
+        size: How many spares to keep parked or booting (1 to 64).
         initialize_timeout: Seconds a spare's start may take (default:
             ``options.initialize_timeout``).
         max_start_failures: Failed starts in a row after which the pool stops starting
@@ -196,8 +201,8 @@ class SparePool:
         restart_backoff: tuple[float, float] = (0.5, 30.0),
         check_interval: float = 30.0,
     ) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise OptionsError(f"size must be a positive integer, got {size!r}")
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SIZE:
+            raise OptionsError(f"size must be a positive integer, at most {MAX_SIZE}, got {size!r}")
         if (
             isinstance(max_start_failures, bool)
             or not isinstance(max_start_failures, int)
@@ -224,6 +229,8 @@ class SparePool:
                 f"check_interval must be a positive number of seconds, got {check_interval!r}"
             )
         self.options = options or ClaudeAgentOptions()
+        if initialize_timeout is not None:  # checked now, not at each start (which it fails)
+            replace(self.options, initialize_timeout=initialize_timeout)
         self.size = size
         self.max_start_failures = max_start_failures
         self.restart_backoff = (first, cap)

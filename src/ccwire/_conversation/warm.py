@@ -110,6 +110,7 @@ class WarmQuery:
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self._used = False
+        self._closed = False
 
     @property
     def session_id(self) -> str | None:
@@ -136,6 +137,8 @@ class WarmQuery:
             SessionStateError: `query()` was already called, or the WarmQuery closed.
         """
         check_prompt(prompt)
+        if self._closed:
+            raise SessionStateError("this WarmQuery was closed: its CLI was stopped")
         if self._used:
             raise SessionStateError("WarmQuery.query() can only be called once")
         self._used = True
@@ -143,7 +146,7 @@ class WarmQuery:
 
     async def close(self) -> None:
         """Stop the CLI (bounded, shielded); idempotent."""
-        self._used = True
+        self._closed = True
         await self._conn.close()
 
     async def __aenter__(self) -> WarmQuery:

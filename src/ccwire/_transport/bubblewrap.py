@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .spawn import AWAIT_CLAIM_FLAG, SpawnOptions, spawn_local
+from .spawn import AWAIT_CLAIM_FLAG, SpawnOptions, check_strings, spawn_local
 
 __all__ = ["BubblewrapSpawner"]
 
@@ -61,13 +61,15 @@ class BubblewrapSpawner:
 
     Attributes:
         writable: More host folders the CLI may write (bound read-write at the same
-            path).
+            path); like the work folder, none may hold a folder the sandbox hides.
         readable: Hidden host folders to show again, read-only.
         hidden: More host folders to hide (replaced by an empty folder).
         home: A host folder to be the CLI's ``HOME`` (read-write), to keep its
             configuration and transcripts between sessions. Default ``None``: an
             empty in-memory folder, gone when the sandbox ends.
         network: Share the host's network (the CLI needs it to reach the API).
+            ``False`` cuts the sandbox off entirely, the host's loopback too: a model
+            server on this machine's ``127.0.0.1`` is unreachable as well.
         bwrap: The ``bwrap`` executable.
         extra_args: More ``bwrap`` arguments, placed before the command.
     """
@@ -79,6 +81,9 @@ class BubblewrapSpawner:
     network: bool = True
     bwrap: str = "bwrap"
     extra_args: Sequence[str] = ()
+
+    def __post_init__(self) -> None:
+        check_strings(self, "writable", "readable", "hidden", "extra_args")
 
     async def __call__(self, options: SpawnOptions) -> anyio.abc.Process:
         """Start the CLI in the sandbox.
@@ -111,8 +116,9 @@ class BubblewrapSpawner:
             SpawnError: ``options`` start a spare (``prewarm()``, `SparePool`): the
                 sandbox is made for one work folder, and a claim would move the CLI
                 into another, which it could not write, next to folders it must not see.
-                Or the work folder holds a folder the sandbox hides (``/``, ``/var``,
-                ``/home``...): bound read-write, it would show it again.
+                Or the work folder, or a folder of ``writable``, holds a folder the
+                sandbox hides (``/``, ``/var``, ``/home``...): bound read-write, it would
+                show it again.
         """
         if f"--{AWAIT_CLAIM_FLAG}" in options.args:
             raise SpawnError(
@@ -147,6 +153,15 @@ class BubblewrapSpawner:
                 f"work folder: it holds {uncovered[0]!r}, which the sandbox hides; give a "
                 "work folder that holds no hidden folder"
             )
+        writable = [os.path.realpath(p) for p in self.writable]
+        for folder in writable:  # likewise ("/" would make the whole system writable)
+            uncovered = [p for p in hidden if p != folder and _within(p, folder)]
+            if uncovered:
+                raise SpawnError(
+                    f"BubblewrapSpawner cannot make {folder!r} (writable) writable: it holds "
+                    f"{uncovered[0]!r}, which the sandbox hides; give folders that hold no "
+                    "hidden folder"
+                )
         env = dict(options.env)
         home = env.get("HOME") or _SANDBOX_HOME
         if not os.path.isabs(home) or home in _NEVER_HIDDEN or _within(home, work):
@@ -169,7 +184,7 @@ class BubblewrapSpawner:
         for path in _unique(shown):
             if os.path.exists(path):
                 args += ["--ro-bind", path, path]
-        for path in _unique([work, *(os.path.realpath(p) for p in self.writable)]):
+        for path in _unique([work, *writable]):
             args += ["--bind", path, path]
         args += ["--chdir", work, *self.extra_args, "--", command, *options.args]
         return replace(options, command=bwrap, args=tuple(args), cwd=work, env=env)

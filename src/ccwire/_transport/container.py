@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env
-from .spawn import SpawnOptions, spawn_local
+from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
+from .spawn import SpawnOptions, check_strings, spawn_local
 
 __all__ = ["ContainerSpawner", "find_container_runtime"]
 
@@ -46,7 +46,7 @@ def find_container_runtime(runtime: str | None = None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ContainerSpawner:
     """A spawner that runs the CLI in a new container; see the module docstring.
 
@@ -77,6 +77,10 @@ class ContainerSpawner:
 
     def __post_init__(self) -> None:
         check_names(self.env, "ContainerSpawner")
+        check_strings(self, "volumes", "extra_args")
+
+    def __repr__(self) -> str:
+        return masked_repr(self)  # the values of env (API keys...) are not shown
 
     async def __call__(self, options: SpawnOptions) -> anyio.abc.Process:
         """Start the container; returns the runtime client's process.

@@ -9,14 +9,16 @@ variables), plus the variables it was given for the other side.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import logging
 import re
 from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
 from .._core.errors import OptionsError, SpawnError
 
-__all__ = ["LOCAL_ONLY_ENV", "check_names", "forwarded_env"]
+__all__ = ["LOCAL_ONLY_ENV", "check_names", "forwarded_env", "masked_repr"]
 
 LOCAL_ONLY_ENV: tuple[str, ...] = (
     "PATH",
@@ -57,11 +59,13 @@ def check_names(env: Mapping[str, str], owner: str) -> None:
 
     Raises:
         OptionsError: A name is not letters, digits and ``_``, starting with a letter
-            or ``_``; it names the first one.
+            or ``_``, or a value is not a string; it names the first one.
     """
-    for key in env:
+    for key, value in env.items():
         if not isinstance(key, str) or not _NAME.match(key):
             raise OptionsError(f"{owner}.env: {key!r} {_WHY}")
+        if not isinstance(value, str):
+            raise OptionsError(f"{owner}.env[{key!r}] must be a string, got {type(value).__name__}")
 
 
 def forwarded_env(
@@ -104,3 +108,16 @@ def forwarded_env(
             out[key] = value
     out.update(remote)
     return out
+
+
+def masked_repr(spawner: Any) -> str:
+    """The ``repr()`` of a spawner dataclass, with the values of its ``env`` masked
+    (their names shown), as ``ClaudeAgentOptions`` and `SpawnOptions` show theirs: an
+    API key given for the other side must not reach a log or a traceback."""
+    parts = []
+    for f in dataclasses.fields(spawner):
+        value = getattr(spawner, f.name)
+        if f.name == "env" and isinstance(value, Mapping):
+            value = dict.fromkeys(value, "***")
+        parts.append(f"{f.name}={value!r}")
+    return f"{type(spawner).__name__}({', '.join(parts)})"

@@ -23,14 +23,20 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, Union
 
 import anyio
 import anyio.abc
 
-from .._core.errors import CcwireError, CLIConnectionError, CLINotFoundError, SpawnError
+from .._core.errors import (
+    CcwireError,
+    CLIConnectionError,
+    CLINotFoundError,
+    OptionsError,
+    SpawnError,
+)
 from .line_writer import close_quietly
 
 __all__ = [
@@ -38,6 +44,7 @@ __all__ = [
     "ProcessSpawner",
     "RunningProcess",
     "as_spawner",
+    "check_strings",
     "SpawnOptions",
     "SpawnedProcess",
     "spawn_local",
@@ -195,6 +202,34 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
     except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
         raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
     return proc
+
+
+def check_strings(owner: object, *names: str) -> None:
+    """Refuse a field of a spawner (``owner``) that is not a sequence of strings.
+
+    A lone string is refused too: it is a sequence, of its characters, and
+    ``writable="/srv"`` would bind ``/`` (its first character) read-write.
+
+    Args:
+        owner: The spawner (a dataclass), named in the message.
+        names: Its fields to check.
+
+    Raises:
+        OptionsError: Names the first field that is a string, not a sequence, or
+            holds something other than a string.
+    """
+    for name in names:
+        value = getattr(owner, name)
+        where = f"{type(owner).__name__}.{name}"
+        if isinstance(value, (str, bytes)):
+            raise OptionsError(f"{where} must be a list of strings, not one string: [{value!r}]")
+        if not isinstance(value, Sequence):
+            raise OptionsError(f"{where} must be a list of strings, got {type(value).__name__}")
+        for item in value:
+            if not isinstance(item, str):
+                raise OptionsError(
+                    f"{where} must hold strings, got {type(item).__name__}: {item!r}"
+                )
 
 
 def as_spawner(obj: object) -> ProcessSpawner:

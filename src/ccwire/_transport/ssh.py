@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 
-from .._core.errors import CLINotFoundError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env
-from .spawn import SpawnOptions, spawn_local
+from .._core.errors import CLINotFoundError, OptionsError, SpawnError
+from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
+from .spawn import SpawnOptions, check_strings, spawn_local
 
 __all__ = ["SSHSpawner"]
 
@@ -77,7 +77,7 @@ exit "$ccwire_rc"
 shell's parent, the sshd process of this connection) and stop the CLI if it ends."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SSHSpawner:
     """A spawner that runs the CLI on another machine over SSH; see the module docstring.
 
@@ -89,7 +89,7 @@ class SSHSpawner:
             configuration.
         cli: The CLI's executable on the remote machine (a path, or a name found on the
             remote login's ``PATH``).
-        port: The SSH port (default: the configuration's).
+        port: The SSH port, 1 to 65535 (default: the configuration's).
         identity_file: The private key to log in with.
         ssh_options: More ``-o Key=Value`` options (e.g. ``{"UserKnownHostsFile":
             "..."}``), over the defaults (``ServerAliveInterval=15``,
@@ -117,6 +117,19 @@ class SSHSpawner:
 
     def __post_init__(self) -> None:
         check_names(self.env, "SSHSpawner")
+        check_strings(self, "extra_args")
+        if not isinstance(self.host, str) or not self.host or self.host.startswith("-"):
+            raise OptionsError(
+                f"SSHSpawner.host must be a destination (host, user@host), got {self.host!r}"
+            )
+        port = self.port
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
+        ):
+            raise OptionsError(f"SSHSpawner.port must be a port number (1 to 65535), got {port!r}")
+
+    def __repr__(self) -> str:
+        return masked_repr(self)  # the values of env (API keys...) are not shown
 
     async def __call__(self, options: SpawnOptions) -> _SSHProcess:
         """Start ``ssh``; the start-up line goes out ahead of the session's first line.
