@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 import pytest
 from typing_extensions import NotRequired
 
+from ccwire import tool
 from ccwire._core.errors import ToolDefinitionError
 from ccwire._mcp.schema import looks_like_json_schema, params_schema, to_json_schema
 
@@ -232,3 +233,20 @@ def test_params_schema_requires_only_parameters_without_default() -> None:
         "additionalProperties": False,
     }
     assert "additionalProperties" not in params_schema([], additional=True)
+
+
+class Opaque:
+    """A class with no JSON form."""
+
+
+def test_a_signature_parameter_of_a_class_with_no_json_form_is_refused() -> None:
+    """The `{name: type}` dict keeps the reference SDK's string fallback, but a handler
+    whose signature promises a class would get a string: the tool is refused, naming
+    the tool, the parameter and the annotations that work."""
+
+    async def dist(city: str, p: Opaque) -> float:
+        return 0.0
+
+    with pytest.raises(ToolDefinitionError, match=r"tool 'dist': parameter 'p': .*Opaque.*Enum"):
+        tool("dist", "distance")(dist)
+    assert to_json_schema({"p": Opaque})["properties"]["p"] == S

@@ -211,14 +211,18 @@ def test_docs_blocks_run_offline(
 @pytest.mark.skipif(_cli() is None, reason=NO_CLI)
 def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
     """The quickstart's `calc_tools.py` and its `ccwire run ... --tools calc_tools:server`
-    line, offline (`--scripted` added: the model calls `add`, then answers)."""
+    line, offline with the page's own `replies.json` (`--scripted replies.json`, as the
+    page says: the model calls `add`, then answers with its result)."""
     page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
     module = next(code for code, _ in _blocks(DOCS / "quickstart.md") if "server =" in code)
     (tmp_path / "calc_tools.py").write_text(module)
     line = next(ln for ln in page.splitlines() if ln.startswith("ccwire run ") and "--tools" in ln)
-    steps = [{"tool_use": {"name": "mcp__calc__add", "input": {"a": 2, "b": 2}}}, "2 + 2 = 4."]
-    (tmp_path / "script.json").write_text(json.dumps(steps))
-    argv = [*shlex.split(line)[1:], "--scripted", "script.json", "--plain"]
+    replies = re.search(r"^```json\n(.*?)^```", page, re.M | re.DOTALL)
+    assert replies is not None, "the quickstart's replies.json block is missing"
+    assert "--scripted replies.json" in page
+    json.loads(replies.group(1))
+    (tmp_path / "replies.json").write_text(replies.group(1))
+    argv = [*shlex.split(line)[1:], "--scripted", "replies.json", "--plain"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(CCWIRE_CLI_PATH=str(_cli()), PYTHONPATH=str(tmp_path), HOME=str(tmp_path))
     done = subprocess.run(

@@ -116,10 +116,13 @@ def params_schema(params: Sequence[Field], *, additional: bool = False) -> dict[
     """Object schema for function parameters given as ``(name, annotation, has_default)``.
 
     A parameter is required unless it has a default; ``inspect.Parameter.empty`` as
-    annotation accepts anything.  ``additional=False`` forbids unknown arguments.
+    annotation accepts anything.  ``additional=False`` forbids unknown arguments.  A class
+    with no JSON form raises `ToolDefinitionError` naming the parameter: the handler would
+    receive a string where its signature promises that class (the ``{name: type}`` dict
+    keeps the reference SDK's fallback to a string).
     """
-    conv = _Converter()
-    schema = conv.object(params, optional_counts=False)
+    conv = _Converter(strict=True)
+    schema = conv.object(params, optional_counts=False, label="parameter")
     if not additional:
         schema["additionalProperties"] = False
     return conv.finish(schema)
@@ -128,20 +131,30 @@ def params_schema(params: Sequence[Field], *, additional: bool = False) -> dict[
 class _Converter:
     """One conversion run: collects hoisted pydantic ``$defs``, stops recursive types."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, strict: bool = False) -> None:
         self.defs: dict[str, Any] = {}
         self.active: set[Any] = set()
+        self.strict = strict  # an unknown class raises instead of becoming a string
 
     def finish(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.defs:
             schema.setdefault("$defs", {}).update(self.defs)
         return schema
 
-    def object(self, fields: Iterable[Field], *, optional_counts: bool = True) -> dict[str, Any]:
+    def object(
+        self, fields: Iterable[Field], *, optional_counts: bool = True, label: str = ""
+    ) -> dict[str, Any]:
+        """The object schema of ``fields``; ``label`` (``"parameter"``) prefixes a field's
+        conversion error with the field's name."""
         props: dict[str, Any] = {}
         required: list[str] = []
         for name, tp, may_be_absent in fields:
-            props[name], optional = self.convert(tp)
+            try:
+                props[name], optional = self.convert(tp)
+            except ToolDefinitionError as exc:
+                if not label:
+                    raise
+                raise ToolDefinitionError(f"{label} {name!r}: {exc}") from None
             if not may_be_absent and not (optional and optional_counts):
                 required.append(name)
         return {"type": "object", "properties": props, "required": required}
@@ -205,6 +218,12 @@ class _Converter:
             for base, schema in _BASES:
                 if issubclass(cls, base):
                     return dict(schema)
+            if self.strict:
+                raise ToolDefinitionError(
+                    f"cannot turn {cls.__qualname__} into JSON Schema: annotate it with str, "
+                    "int, float, bool, a list, a dict, a Literal, an Enum, a TypedDict, a "
+                    "dataclass or a pydantic model"
+                )
             return dict(_STR)  # the reference SDK's fallback for unknown types
         if cls in self.active:
             return dict(_OBJ)  # a recursive type: stop here

@@ -577,7 +577,10 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     if inferred:
         skip = () if ctx_param is None else (ctx_param,)
         fields, extra = kwargs_fields(params, what=what, skip=skip)
-        schema = params_schema(fields, additional=extra)
+        try:
+            schema = params_schema(fields, additional=extra)
+        except ToolDefinitionError as exc:
+            raise ToolDefinitionError(f"{what}: {exc}") from None
         mode = "kwargs_ctx" if ctx_param is not None else "kwargs"
     else:
         schema = to_json_schema(t.input_schema)
