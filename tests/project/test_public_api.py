@@ -229,6 +229,17 @@ def test_the_lazy_importer_loads_the_block_on_first_use(tmp_path: Path) -> None:
     assert "has no attribute 'MISSING'" in _run(code, tmp_path)
 
 
+def test_an_error_raised_from_inside_reports_the_public_module(tmp_path: Path) -> None:
+    # the program never names OptionsError: its module was loaded as a side effect of
+    # another name's, and a traceback said ccwire._core.errors.OptionsError
+    code = (
+        "from ccwire import ClaudeAgentOptions\n"
+        "try:\n    ClaudeAgentOptions(allowed_tool=['x'])\n"
+        "except Exception as exc:\n    print(type(exc).__module__, type(exc).__qualname__)\n"
+    )
+    assert _run(code, tmp_path).split() == ["ccwire", "OptionsError"]
+
+
 def test_without_sources_the_block_runs_as_written(tmp_path: Path) -> None:
     _toy_package(tmp_path)
     _compile_without_sources(tmp_path)

@@ -173,6 +173,23 @@ def _hooks(
     for bound, (source, attr) in table.items():
         if bound == attr:
             siblings.setdefault(source, []).append(attr)
+    # the source modules whose names are not all published yet, by their full names
+    unpublished = {source: _absolute(source, package or "") for source in siblings}
+
+    def publish_loaded() -> None:
+        """Publish the names of every source module loaded by now (by this access, or
+        as a side effect of an earlier one: an error class raised from inside ccwire
+        reports ``ccwire`` though the program never named it), without running any
+        module's hook; a module is done once all its names were there."""
+        for source, full in list(unpublished.items()):
+            loaded = sys.modules.get(full)
+            if loaded is None:
+                continue
+            found = vars(loaded)
+            for sibling in siblings[source]:
+                _publish(found.get(sibling), sibling, name)
+            if all(sibling in found for sibling in siblings[source]):
+                del unpublished[source]
 
     def __getattr__(attr: str) -> Any:
         try:
@@ -185,11 +202,8 @@ def _hooks(
         else:
             value = getattr(source, source_attr)
         _publish(value, attr, name)
-        # what else this module takes from there and is defined by now (without running
-        # any other module's hook): an object made there reports the public module too
-        loaded = vars(source)
-        for sibling in siblings.get(source_name, ()):
-            _publish(loaded.get(sibling), sibling, name)
+        if unpublished:
+            publish_loaded()
         namespace[attr] = value  # later accesses skip this hook
         return value
 
@@ -197,6 +211,17 @@ def _hooks(
         return sorted(set(namespace) | set(table))
 
     return __getattr__, __dir__
+
+
+def _absolute(source: str, package: str) -> str:
+    """The full name of module ``source`` (``.x``, ``..x`` or absolute) from ``package``
+    (`importlib.util.resolve_name`, without importing it at ``import ccwire``)."""
+    rest = source.lstrip(".")
+    level = len(source) - len(rest)
+    if not level:
+        return source
+    base = package.rsplit(".", level - 1)[0]
+    return f"{base}.{rest}" if rest else base
 
 
 def _publish(value: object, bound: str, public: str) -> None:
