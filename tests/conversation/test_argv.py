@@ -422,8 +422,10 @@ def test_unreadable_settings_file_is_an_error(tmp_path: Path) -> None:
     assert isinstance(info.value.__cause__, OSError)
 
 
-def test_invalid_settings_json_is_an_error() -> None:
-    o = ClaudeAgentOptions(settings="{not json}", sandbox={"enabled": True})
+def test_invalid_settings_json_is_an_error(tmp_path: Path) -> None:
+    # (invalid JSON text is refused with the options: test_options)
+    (tmp_path / "s.json").write_text("{not json}")
+    o = ClaudeAgentOptions(settings=str(tmp_path / "s.json"), sandbox={"enabled": True})
     with pytest.raises(CLIConnectionError, match="JSON"):
         build_argv(o, cli_path="claude")
 

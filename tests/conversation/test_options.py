@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -22,10 +22,12 @@ from ccwire._conversation.options import (
     SystemPromptPreset,
     ThinkingConfig,
     ToolsPreset,
+    check_settings_file,
     check_skill_name,
 )
 from ccwire._wire.hook_types import HookMatcher
 from ccwire._wire.permission_types import (
+    PermissionMode,
     PermissionResult,
     PermissionResultAllow,
     ToolPermissionContext,
@@ -170,7 +172,9 @@ def test_repr_hides_agent_mcp_secrets_and_settings_env() -> None:
     assert '"model": "opus"' in text
     assert o.settings == settings and stdio["env"]["TOKEN"] == "agent-tok"  # untouched
     assert "settings='/etc/s.json'" in repr(ClaudeAgentOptions(settings="/etc/s.json"))
-    assert "no-json" not in repr(ClaudeAgentOptions(settings='{"env": no-json}'))
+    broken = ClaudeAgentOptions()
+    broken.settings = '{"env": no-json}'  # refused at construction, but mutable
+    assert "no-json" not in repr(broken)
 
 
 def test_repr_shows_inherit_env_not_the_inherited_values() -> None:
@@ -287,6 +291,41 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
             "'env'.* str to str",
         ),
         ("mcp_servers", {"x": {"type": "http"}}, ValueError, "needs a 'url'"),
+        # the CLI refused these once started (a ProcessError quoting its message)
+        (
+            "permission_mode",
+            "acceptedits",
+            ValueError,
+            "permission_mode 'acceptedits' is not a mode the CLI knows: did you mean 'acceptEdits'",
+        ),
+        ("permission_mode", "bypass", ValueError, "did you mean 'bypassPermissions'"),
+        ("permission_mode", "Default", ValueError, "did you mean 'default'"),
+        (
+            "output_format",
+            {"type": "json_schema", "schema": {"type": "objekt"}},
+            ValueError,
+            r"output_format\['schema'\] is not a valid JSON Schema: \"objekt\".*\(at type\)",
+        ),
+        (
+            "output_format",
+            {"type": "json_schema", "schema": {"properties": {"a": {"minimum": "1"}}}},
+            ValueError,
+            r"not a valid JSON Schema.*\(at properties/a/minimum\)",
+        ),
+        (
+            "output_format",
+            {"type": "json_schema", "schema": {"type": "object", "required": "a"}},
+            ValueError,
+            r"not a valid JSON Schema: \"a\" is not of type \"array\" \(at required\)",
+        ),
+        ("output_format", {"type": "json_schema", "schema": "object"}, ValueError, "a dict"),
+        ("settings", "{not json}", ValueError, "settings is JSON text .* not valid JSON"),
+        ("settings", ' {"a": 1,} ', ValueError, "settings is JSON text .* not valid JSON"),
+        ("settings", {"model": "m"}, TypeError, "settings must be a str.*not dict"),
+        ("extra_args", {1: "x"}, TypeError, "extra_args keys must be flag names.*got 1"),
+        ("extra_args", {"--": None}, TypeError, "extra_args keys must be flag names"),
+        ("extra_args", {"add-dir": ["/a", "/b"]}, TypeError, r"extra_args\['add-dir'\] must be"),
+        ("extra_args", {"x": b"v"}, TypeError, r"extra_args\['x'\] must be a str"),
         ("mcp_servers", {"x": {"type": "sse", "url": 5}}, ValueError, "needs a 'url'"),
         (
             "mcp_servers",
@@ -317,6 +356,7 @@ def test_a_hook_event_or_mcp_type_a_newer_cli_may_know_passes_with_a_warning(
         options = ClaudeAgentOptions(
             hooks={"PreToolUsage": [HookMatcher(hooks=[_hook])]},  # type: ignore[dict-item]
             mcp_servers={"x": {"type": "grpc", "url": "u"}},  # type: ignore[misc,dict-item]
+            permission_mode="delegate",  # type: ignore[arg-type]
         )
         argv = build_argv(options, cli_path="claude", spill_dir=None)
     assert "grpc" in " ".join(argv)
@@ -325,6 +365,8 @@ def test_a_hook_event_or_mcp_type_a_newer_cli_may_know_passes_with_a_warning(
         "hooks['PreToolUsage'] is not an event this ccwire knows; did you mean 'PreToolUse'" in text
     )
     assert "mcp_servers['x'] has type 'grpc', which this ccwire does not know" in text
+    assert "permission_mode 'delegate' is not a mode this ccwire knows" in text
+    assert argv[argv.index("--permission-mode") + 1] == "delegate"
 
 
 def test_an_option_error_is_a_ccwire_error_and_what_the_reference_raises() -> None:
@@ -346,10 +388,33 @@ def test_the_right_shapes_pass() -> None:
         mcp_servers=Path("/etc/mcp.json"),
         max_turns=1,
         stderr=print,
+        # what the CLI takes: "manual" is its name for "default"; draft 7's tuple items
+        permission_mode="manual",  # type: ignore[arg-type]
+        output_format={
+            "type": "json_schema",
+            "schema": {"type": "array", "items": [{"type": "string"}], "maxItems": 1},
+        },
+        settings=' {"model": "opus"} ',
+        extra_args={"max-thinking-tokens": 2048, "debug": None, "offset": "-3", "verbose": True},  # type: ignore[dict-item]
     )
     argv = build_argv(options, cli_path="claude", spill_dir=None)
     assert argv[argv.index("--allowedTools") + 1] == "Read,Bash"
     assert argv[argv.index("--add-dir") + 1] == "/tmp"
+    assert argv[argv.index("--permission-mode") + 1] == "manual"
+    assert argv[argv.index("--settings") + 1] == ' {"model": "opus"} '
+    for mode in get_args(PermissionMode):
+        assert ClaudeAgentOptions(permission_mode=mode).permission_mode == mode
+    schemas: list[Any] = [
+        True,
+        {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"},
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "prefixItems": [{}]},
+        {"type": "object", "properties": {"a": {"type": ["string", "null"]}}},
+    ]
+    for schema in schemas:
+        ClaudeAgentOptions(output_format={"type": "json_schema", "schema": schema})
+    path: Any = Path("conf/s.json")  # as the reference takes it
+    argv = build_argv(ClaudeAgentOptions(settings=path), cli_path="claude")
+    assert argv[argv.index("--settings") + 1] == "conf/s.json"
 
 
 def test_skills_string_must_be_all() -> None:
@@ -411,3 +476,22 @@ def test_hooks_field_accepts_matchers() -> None:
     o = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[hook])]})
     assert o.hooks is not None
     assert o.hooks["PreToolUse"][0].matcher == "Bash"
+
+
+@pytest.mark.anyio
+async def test_a_settings_file_that_is_not_there_is_refused_at_connect(tmp_path: Path) -> None:
+    # the CLI refused it once started ("Settings file not found"), as a ProcessError; it
+    # is looked for at connect (it may be written after the options), relative to cwd
+    options = ClaudeAgentOptions(settings="conf/s.json", cwd=tmp_path, cli_path="/bin/false")
+    with pytest.raises(ccwire.OptionsError, match=r"settings 'conf/s.json' is neither a file"):
+        async with ccwire.ClaudeSDKClient(options):
+            pass
+    (tmp_path / "conf").mkdir()
+    options.settings = "conf"  # a directory
+    with pytest.raises(ccwire.OptionsError, match="there is no file"):
+        async with ccwire.ClaudeSDKClient(options):
+            pass
+    (tmp_path / "conf" / "s.json").write_text("{}")
+    options.settings = "conf/s.json"
+    check_settings_file(options)
+    check_settings_file(ClaudeAgentOptions(settings=' {"model": "opus"} '))

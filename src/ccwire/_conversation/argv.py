@@ -543,6 +543,7 @@ def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:
 
 
 def _load_settings(settings: str, cwd: str | Path | None) -> dict[str, Any]:
+    settings = os.fspath(settings)  # (a Path too, as the reference takes it)
     text = settings.strip()
     if text.startswith("{") and text.endswith("}"):
         source = "settings JSON text"
@@ -576,7 +577,7 @@ def merged_settings(options: ClaudeAgentOptions, overlay: Mapping[str, Any]) -> 
 
 def _settings_value(options: ClaudeAgentOptions) -> str | None:
     if options.sandbox is None:
-        return options.settings
+        return None if options.settings is None else os.fspath(options.settings)
     merged = _load_settings(options.settings, options.cwd) if options.settings else {}
     merged["sandbox"] = dict(options.sandbox)
     return _dumps(merged, "settings with sandbox")

@@ -77,7 +77,7 @@ from .._wire.messages import (
 )
 from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
-from .options import ClaudeAgentOptions, validate_session_store_options
+from .options import ClaudeAgentOptions, check_settings_file, validate_session_store_options
 from .ownership import SessionClaim, claim_session
 from .prompt_check import check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
@@ -213,6 +213,8 @@ class Connection:
         spawner = opts.spawn_claude_code_process
         find = find_cli if spawner is None else spawned_command
         cli = find(opts.cli_path, cwd=opts.cwd)
+        if spawner is None and opts.sandbox is None:  # (else read here, or elsewhere)
+            check_settings_file(opts)
         self._spill_dir = SpillDir()
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
         env = build_env(opts, base_env=os.environ)

@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, get_args
 
 from .._core.errors import CallbackError, OptionsError
 from .._core.redact import is_secret_key, redact_text
@@ -437,6 +437,7 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         if value is not None and not isinstance(value, Mapping):
             raise OptionsError(f"{name} must be a dict, not {type(value).__name__}")
     _check_list_items(options)
+    _check_cli_values(options)
     for name in ("model", "fallback_model"):
         value = getattr(options, name)
         if value is not None and not isinstance(value, str):
@@ -491,6 +492,118 @@ def _check_list_items(options: ClaudeAgentOptions) -> None:
                 raise OptionsError(
                     f"{name} items must be strings, got {item!r} ({type(item).__name__})"
                 )
+
+
+_CLI_PERMISSION_MODES: Final = (*get_args(PermissionMode), "manual")
+"""The ``--permission-mode`` values the CLI takes (``"manual"``: its name for
+``"default"``); it refuses any other, letter case included, once started."""
+
+_DRAFT_07: Final = "http://json-schema.org/draft-07/schema#"
+"""The draft the CLI reads an ``output_format`` schema as when it names none (Ajv's)."""
+
+
+def _check_cli_values(options: ClaudeAgentOptions) -> None:
+    """The values the CLI refuses only once started (a `ProcessError` quoting its own
+    message, no option named): an unknown ``permission_mode``, an ``output_format``
+    schema that is no JSON Schema, ``settings`` text that is no JSON, ``extra_args`` that
+    are no flags."""
+    mode = options.permission_mode
+    if mode is not None and mode not in _CLI_PERMISSION_MODES:
+        if not isinstance(mode, str):
+            raise OptionsError(f"permission_mode must be a str, not {type(mode).__name__}")
+        hint = _did_you_mean(mode, get_args(PermissionMode))
+        if hint.startswith(":"):  # a known mode, misspelt: the CLI would refuse it
+            raise OptionsError(f"permission_mode {mode!r} is not a mode the CLI knows{hint}")
+        # no known mode is near it: a newer CLI may know it (this one refuses it, saying so)
+        logger.warning("ccwire: permission_mode %r is not a mode this ccwire knows%s", mode, hint)
+    _check_output_schema(options.output_format)
+    settings = options.settings
+    if settings is not None and not isinstance(settings, (str, os.PathLike)):
+        raise OptionsError(
+            "settings must be a str (a settings file path or JSON text), "
+            f"not {type(settings).__name__}"
+        )
+    if isinstance(settings, str) and _is_settings_text(settings):
+        try:
+            json.loads(settings)
+        except ValueError as exc:
+            raise OptionsError(
+                f"settings is JSON text (it is between braces) but not valid JSON: {exc}"
+            ) from None
+    for flag, value in (options.extra_args or {}).items():
+        if not isinstance(flag, str) or not flag.strip("-"):
+            raise OptionsError(f"extra_args keys must be flag names (str), got {flag!r}")
+        # a number or a bool is passed as its text, as the reference SDK passes it
+        if value is not None and not isinstance(value, (str, int, float, os.PathLike)):
+            raise OptionsError(
+                f"extra_args[{flag!r}] must be a str (the flag's value) or None (a bare "
+                f"flag), got {value!r}"
+            )
+
+
+def _is_settings_text(settings: str) -> bool:
+    """Whether the CLI reads ``settings`` as JSON text (else as a file path), as it does."""
+    text = settings.strip()
+    return text.startswith("{") and text.endswith("}")
+
+
+def check_settings_file(options: ClaudeAgentOptions) -> None:
+    """At connect, with a local CLI: a ``settings`` path names an existing file (relative
+    to ``cwd``, as the CLI reads it), which the CLI would otherwise refuse once started.
+
+    Raises:
+        ValueError: There is no such file.
+    """
+    settings = options.settings
+    if settings is None or (isinstance(settings, str) and _is_settings_text(settings)):
+        return
+    path = os.path.join(options.cwd or "", os.fspath(settings))
+    if not os.path.exists(path) or os.path.isdir(path):
+        raise OptionsError(
+            f"settings {os.fspath(settings)!r} is neither a file path nor JSON text: "
+            f"there is no file {path!r}"
+        )
+
+
+def _check_output_schema(output_format: object) -> None:
+    """An ``output_format`` schema the CLI would take: JSON Schema draft 7 (unless its
+    ``$schema`` names another draft), checked against the meta-schema by jsonschema-rs."""
+    if not isinstance(output_format, Mapping) or output_format.get("type") != "json_schema":
+        return  # (its shape is checked where argv is built)
+    schema = output_format.get("schema")
+    if schema is None or isinstance(schema, bool):
+        return
+    if not isinstance(schema, Mapping):
+        raise OptionsError(
+            f"output_format['schema'] must be a JSON Schema (a dict), got {schema!r}"
+        )
+    import jsonschema_rs  # only with output_format: 1 ms
+
+    try:
+        jsonschema_rs.meta.validate({"$schema": _DRAFT_07, **schema})
+    except jsonschema_rs.ValidationError as exc:
+        where = "/".join(str(part) for part in exc.instance_path)
+        raise OptionsError(
+            f"output_format['schema'] is not a valid JSON Schema: {exc.message}"
+            + (f" (at {where})" if where else "")
+        ) from None
+    except (jsonschema_rs.ReferencingError, ValueError, TypeError):
+        return  # a draft jsonschema-rs does not know, or no JSON: left to the CLI
+
+
+def _did_you_mean(value: str, known: Sequence[str]) -> str:
+    """``: did you mean 'x'?`` naming the ``known`` value ``value`` most likely means
+    (the same in other letter case, one it begins, or a close one), or the list."""
+    import difflib  # only on this error path
+
+    folded = str(value).lower()
+    meant = next((k for k in known if k.lower() == folded), None)
+    if meant is None and len(folded) >= 3:
+        meant = next((k for k in known if k.lower().startswith(folded)), None)
+    meant = meant or next(iter(difflib.get_close_matches(str(value), known, n=1, cutoff=0.6)), None)
+    if meant is not None:
+        return f": did you mean {meant!r}?"
+    return f" (it knows {', '.join(repr(k) for k in known)})"
 
 
 def _check_hook_events(hooks: Mapping[Any, Any]) -> None:
