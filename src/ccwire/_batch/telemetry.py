@@ -35,7 +35,8 @@ __all__ = ["BatchTracing", "portable_telemetry", "run_traced"]
 
 logger = logging.getLogger("ccwire")
 
-_FLUSH_SECONDS = 10.0
+_FLUSH_SECONDS = 3.0  # a worker's flush after each task: an endpoint that answers takes ms;
+# one that is down must not hold every task for an exporter's whole timeout
 _set_up: set[str] = set()  # the worker setups this process has run
 
 
