@@ -355,9 +355,13 @@ class SparePool:
         """
         if self._state is _Pool.CLOSED:
             return
-        await self.start()
-        assert self._changed is not None
-        await self._changed.wait()
+        if self._started is None or not self._started.is_set():
+            await self.start()
+        # taken before any await: a change made while this task yields would set the
+        # event it replaced, and the next change could be long in coming (or never come)
+        changed = self._changed
+        assert changed is not None
+        await changed.wait()
 
     # ----------------------------------------------------------------- spares
 
