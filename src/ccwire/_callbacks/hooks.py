@@ -14,7 +14,6 @@ instead of the error answer, so a crashed guard never lets the action through.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,7 +40,13 @@ from .._wire.hook_types import (
 )
 from .._wire.permission_types import PermissionResultDeny
 from .permissions import drop_malformed_hook_updates
-from .reporting import CallbackErrorHandler, callback_name, report_callback_error
+from .reporting import (
+    CallbackErrorHandler,
+    call_callback,
+    callback_name,
+    failure_text,
+    report_callback_error,
+)
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -273,14 +278,15 @@ class HookRegistry:
             started = anyio.current_time()
             try:
                 with anyio.move_on_after(reg.timeout + TIMEOUT_GRACE) as scope:
-                    produced: Any = reg.callback(hook_input, decoded.tool_use_id, context)
-                    output = await produced if inspect.isawaitable(produced) else produced
+                    output = await call_callback(
+                        "the hook", reg.callback, hook_input, decoded.tool_use_id, context
+                    )
             except Exception as exc:
-                return self._failed(reg, f"raised {type(exc).__name__}: {exc}", exc)
-            except BaseException as exc:  # a cancellation the hook raised is its failure
+                return self._failed(reg, failure_text(exc), exc)
+            except BaseException as exc:  # a cancellation (or a BaseException) of its own
                 if not raised_by_callback(exc):
                     raise
-                return self._failed(reg, f"raised {type(exc).__name__}", exc)
+                return self._failed(reg, failure_text(exc), exc)
             finally:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).

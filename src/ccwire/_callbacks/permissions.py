@@ -5,8 +5,11 @@ the CLI an error answer carrying the exception's message (as the reference SDK d
 and is reported as a `CallbackError` (logged on the ``ccwire`` logger
 and passed to ``ClaudeAgentOptions.on_callback_error``). When the CLI withdraws the
 request (``control_cancel_request``, e.g. after an interrupt), ``context.signal`` is
-set and the callback is cancelled; nothing is written back. A callback that returns
-`ANSWER_LATER` leaves the request open: it is answered later by
+set and the callback is cancelled; nothing is written back. With
+``ClaudeAgentOptions.can_use_tool_timeout``, a callback still deciding after that long
+is cancelled the same way and the CLI is told the call is denied (a `CallbackError`
+with ``timed_out`` is reported). A sync function is called as an async one is. A
+callback that returns `ANSWER_LATER` leaves the request open: it is answered later by
 ``ClaudeSDKClient.answer_control_request()`` (see `encode_answer`).
 """
 
@@ -17,8 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, get_args
 
+import anyio
+
 from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError, ControlProtocolError
+from .._core.errors import CallbackError, ControlProtocolError, exception_text
 from .._protocol.control import Answer, IncomingCall, RouteHandler
 from .._wire import codec
 from .._wire.dialog_types import ANSWER_LATER
@@ -32,7 +37,13 @@ from .._wire.permission_types import (
     PermissionUpdateDestination,
     ToolPermissionContext,
 )
-from .reporting import CallbackErrorHandler, callback_name, report_callback_error
+from .reporting import (
+    CallbackErrorHandler,
+    call_callback,
+    callback_name,
+    failure_text,
+    report_callback_error,
+)
 
 __all__ = [
     "coerce_permission_result",
@@ -193,17 +204,29 @@ def _dict_updates(value: Any) -> list[PermissionUpdate] | None:
 
 
 def permission_route(
-    callback: CanUseTool | None, *, on_error: CallbackErrorHandler | None = None
+    callback: CanUseTool | None,
+    *,
+    on_error: CallbackErrorHandler | None = None,
+    timeout: float | None = None,
 ) -> RouteHandler:
-    """The route handler for ``can_use_tool`` requests."""
+    """The route handler for ``can_use_tool`` requests.
 
-    def failure(message: str) -> CallbackError:
+    With ``timeout``, a callback still deciding after that many seconds is cancelled
+    (its ``context.signal`` set first), the CLI is told the tool call is denied, and a
+    `CallbackError` with ``timed_out`` is reported.
+    """
+
+    def failure(
+        message: str, *, timed_out: bool = False, cause: BaseException | None = None
+    ) -> CallbackError:
         error = CallbackError(
             message,
             kind="can_use_tool",
             callback_name=callback_name(callback),
             subtype=codec.CAN_USE_TOOL,
+            timed_out=timed_out,
         )
+        error.__cause__ = cause
         report_callback_error(on_error, error)
         return error
 
@@ -228,22 +251,86 @@ def permission_route(
             default_to_no=decoded.default_to_no,
             suppress_always_allow_rule=decoded.suppress_always_allow_rule,
         )
+        args = (decoded.tool_name, dict(decoded.input), context)
+        decided = _Decision()
         try:
-            answer = await callback(decoded.tool_name, dict(decoded.input), context)
+            if timeout is None:
+                decided.answer = await call_callback("can_use_tool", callback, *args)
+            else:
+                await decided.within(timeout, call.cancelled, callback, args)
         except Exception as exc:
-            raise failure(str(exc) or type(exc).__name__) from exc
-        except BaseException as exc:  # a cancellation the callback raised is its failure
+            raise failure(exception_text(exc) or type(exc).__name__, cause=exc) from exc
+        except BaseException as exc:  # a cancellation (or a BaseException) of its own
             if not raised_by_callback(exc):
                 raise
-            raise failure(f"raised {type(exc).__name__}") from exc
+            raise failure(failure_text(exc), cause=exc) from exc
+        if decided.expired:
+            message = (
+                f"can_use_tool did not decide within {timeout:g} s "
+                "(can_use_tool_timeout), so the tool call was denied"
+            )
+            failure(message, timed_out=True, cause=decided.cause)
+            logger.error("ccwire: %s", message)
+            return encode_permission_answer(PermissionResultDeny(message=message), req)
+        answer = decided.answer
         if answer is ANSWER_LATER:
             return ANSWER_LATER
         try:
             return encode_permission_answer(answer, req, failure)
         except ControlProtocolError as exc:
-            raise failure(str(exc)) from exc
+            raise failure(str(exc), cause=exc) from exc
 
     return handle
+
+
+class _Decision:
+    """What a ``can_use_tool`` callback gave, or whether its time ran out first."""
+
+    def __init__(self) -> None:
+        self.answer: object = None
+        self.expired = False
+        """The timeout cancelled the callback before it gave an answer."""
+        self.cause: BaseException | None = None
+        """What the callback raised once the timeout cancelled it, if anything."""
+
+    async def within(
+        self,
+        timeout: float,
+        signal: anyio.Event,
+        callback: Callable[..., object],
+        args: tuple[object, ...],
+    ) -> None:
+        """Run the callback; after ``timeout`` s set ``signal`` and cancel it.
+
+        A callback that still answers once cancelled (it caught the cancellation) has
+        decided: its answer stands. Its own failures are raised as they are (not in an
+        exception group); a cancellation of ours propagates.
+        """
+        raised: BaseException | None = None
+        answered = False
+        async with anyio.create_task_group() as tg:
+
+            async def expire() -> None:
+                await anyio.sleep(timeout)
+                self.expired = True
+                signal.set()  # seen by the callback as it is cancelled
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(expire)
+            try:
+                self.answer = await call_callback("can_use_tool", callback, *args)
+                answered = True
+            except BaseException as exc:
+                if not raised_by_callback(exc):
+                    raise  # our cancellation (the timeout's included), or a stop request
+                raised = exc
+            tg.cancel_scope.cancel()  # the timer
+        if answered:
+            self.expired = False
+        elif raised is not None:
+            if not self.expired:
+                raise raised
+            self.cause = raised  # raised as it was cancelled: the timeout is the failure
 
 
 def encode_permission_answer(

@@ -1,17 +1,27 @@
-"""Reporting a failed user callback: one readable name, one handler call.
+"""Calling a user callback and reporting its failure: one readable name, one handler
+call.
 
-Shared by the hook and permission callbacks, so both report failures the same way.
+Shared by the hook, permission and dialog callbacks, so all are called, and report
+failures, the same way.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError
+from .._core.errors import CallbackError, exception_text
 
-__all__ = ["CallbackErrorHandler", "callback_name", "report_callback_error"]
+__all__ = [
+    "CallbackErrorHandler",
+    "callback_name",
+    "call_callback",
+    "failure_text",
+    "report_callback_error",
+]
 
 logger = logging.getLogger("ccwire")
 
@@ -35,3 +45,31 @@ def report_callback_error(handler: CallbackErrorHandler | None, error: CallbackE
         if not isinstance(exc, Exception) and not raised_by_callback(exc):
             raise
         logger.exception("ccwire: on_callback_error raised while reporting %s", error)
+
+
+async def call_callback(kind: str, callback: Callable[..., Any], *args: Any) -> Any:
+    """``callback(*args)``, awaited if it gave an awaitable: a sync function is called as
+    an async one is.
+
+    Raises:
+        TypeError: the callback gave a coroutine object as its result (``return
+            other()`` in an async function, a missing ``await``); it is closed, never
+            run, so no "was never awaited" warning comes later.
+    """
+    produced = callback(*args)
+    if inspect.isawaitable(produced):
+        produced = await produced
+    if inspect.iscoroutine(produced):
+        produced.close()
+        raise TypeError(
+            f"{kind} returned a coroutine object instead of its result "
+            "(a missing 'await' in the callback?)"
+        )
+    return produced
+
+
+def failure_text(exc: BaseException) -> str:
+    """How a callback's exception is named in its error answer and `CallbackError`:
+    ``raised <Type>: <message>`` (``raised <Type>`` when it has no message)."""
+    text = exception_text(exc)
+    return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"

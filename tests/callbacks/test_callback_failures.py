@@ -1,0 +1,201 @@
+"""Bounds and failures of the callbacks the CLI calls back into, over the fake CLI.
+
+``can_use_tool_timeout`` bounds a permission callback that never decides; a callback's
+own ``BaseException`` (not a stop request of the program) is contained in its call like
+an exception; a sync callback is called as an async one is, and an async callback that
+returns a coroutine (a missing ``await``) gets a clear error, its coroutine closed.
+"""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from typing import Any
+
+import anyio
+import pytest
+
+from ccwire import (
+    CallbackError,
+    ClaudeAgentOptions,
+    ElicitationRequest,
+    ElicitationResult,
+    HookMatcher,
+    OptionsError,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    RequestContext,
+    ToolPermissionContext,
+    create_sdk_mcp_server,
+    tool,
+)
+from tests.faults.conftest import no_leaks
+from tests.fixtures.fake_session import connected
+
+pytestmark = pytest.mark.anyio
+
+ASK: dict[str, Any] = {"tool_name": "Bash", "input": {"command": "ls"}, "tool_use_id": "t1"}
+ELICIT: dict[str, Any] = {"mcp_server_name": "gh", "message": "Pick", "mode": "form"}
+
+
+class PolicyAbort(BaseException):
+    """A library's BaseException subclass (as pytest's ``Failed`` is one)."""
+
+
+def _ok(response: dict[str, Any]) -> dict[str, Any]:
+    assert response["subtype"] == "success", response
+    body: dict[str, Any] = response.get("response", {})
+    return body
+
+
+# ------------------------------------------------------------ can_use_tool_timeout
+
+
+async def test_a_permission_callback_past_its_timeout_is_cancelled_and_denied() -> None:
+    seen: list[tuple[str, bool]] = []
+    errors: list[CallbackError] = []
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append((name, ctx.signal.is_set()))
+        raise AssertionError("unreachable")
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.2, on_callback_error=errors.append
+    )
+    async with no_leaks(), connected(options) as (client, fake):
+        with anyio.fail_after(5):
+            answer = _ok(await fake.request("can_use_tool", **ASK))
+        assert await client.get_server_info() is not None  # the session goes on
+    assert answer["behavior"] == "deny"
+    assert "did not decide within 0.2 s" in answer["message"]
+    assert seen == [("Bash", True)]  # cancelled, its signal set first
+    assert [(e.kind, e.timed_out) for e in errors] == [("can_use_tool", True)]
+
+
+async def test_a_permission_callback_that_answers_as_it_is_cancelled_keeps_its_answer() -> None:
+    errors: list[CallbackError] = []
+
+    async def polite(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        with anyio.CancelScope(shield=True):
+            await ctx.signal.wait()  # a UI dismissing its prompt when told to
+        return PermissionResultDeny(message="nobody answered the prompt")
+
+    async def quick(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        return PermissionResultAllow()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=polite, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    async with connected(options) as (_, fake):
+        answer = _ok(await fake.request("can_use_tool", **ASK))
+    assert answer == {"behavior": "deny", "message": "nobody answered the prompt"}
+    assert errors == []
+    fast = ClaudeAgentOptions(can_use_tool=quick, can_use_tool_timeout=30)
+    async with connected(fast) as (_, fake):  # a callback within its time: unchanged
+        assert _ok(await fake.request("can_use_tool", **ASK))["behavior"] == "allow"
+
+
+@pytest.mark.parametrize("value", [0, -1, "5", float("nan")])
+def test_can_use_tool_timeout_must_be_a_positive_number(value: Any) -> None:
+    with pytest.raises(OptionsError, match="can_use_tool_timeout"):
+        ClaudeAgentOptions(can_use_tool_timeout=value)
+
+
+# ------------------------------------------------------- a BaseException of its own
+
+
+async def test_each_callback_kind_contains_a_base_exception_of_its_own() -> None:
+    errors: list[CallbackError] = []
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        raise PolicyAbort("policy engine aborted")
+
+    async def hook(inp: Any, tid: Any, ctx: Any) -> Any:
+        raise PolicyAbort("hook aborted")
+
+    async def elicit(request: ElicitationRequest, ctx: RequestContext) -> Any:
+        raise PolicyAbort("form aborted")
+
+    @tool("aborts", "Raises a BaseException", {})
+    async def aborts(args: dict[str, Any]) -> dict[str, Any]:
+        raise PolicyAbort("tool aborted")
+
+    options = ClaudeAgentOptions(
+        can_use_tool=ask,
+        hooks={"Stop": [HookMatcher(hooks=[hook])]},
+        on_elicitation=elicit,
+        mcp_servers={"s": create_sdk_mcp_server("s", tools=[aborts])},
+        on_callback_error=errors.append,
+    )
+    async with no_leaks(), connected(options) as (client, fake):
+        perm = await fake.request("can_use_tool", **ASK)
+        stop = await fake.request(
+            "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+        )
+        form = await fake.request("elicitation", **ELICIT)
+        call = await fake.mcp("s", "tools/call", {"name": "aborts", "arguments": {}})
+        assert await client.get_server_info() is not None  # the connection lives on
+    assert (
+        perm["subtype"] == "error" and perm["error"] == "raised PolicyAbort: policy engine aborted"
+    )
+    assert stop["subtype"] == "error" and "raised PolicyAbort: hook aborted" in stop["error"]
+    assert form["subtype"] == "error" and form["error"] == "raised PolicyAbort: form aborted"
+    result = _ok(call)["mcp_response"]["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "PolicyAbort: tool aborted"
+    assert sorted(e.kind for e in errors) == ["can_use_tool", "hook", "on_elicitation"]
+    assert all(isinstance(e.__cause__, PolicyAbort) for e in errors)
+
+
+# ------------------------------------------------- sync callbacks, missing awaits
+
+
+async def test_sync_callbacks_are_called_and_a_missing_await_is_a_clear_error() -> None:
+    errors: list[CallbackError] = []
+
+    def sync_ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        return PermissionResultAllow(updated_input={"command": "ls -l"})
+
+    def sync_elicit(request: ElicitationRequest, ctx: RequestContext) -> Any:
+        return ElicitationResult("accept", {"repo": "ccwire"})
+
+    async def decide() -> Any:
+        return PermissionResultAllow()
+
+    async def forgot_await(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        return decide()  # a coroutine, never awaited
+
+    async def hook_forgot_await(inp: Any, tid: Any, ctx: Any) -> Any:
+        return decide()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=sync_ask, on_elicitation=sync_elicit, on_callback_error=errors.append
+    )
+    async with connected(options) as (_, fake):
+        assert _ok(await fake.request("can_use_tool", **ASK)) == {
+            "behavior": "allow",
+            "updatedInput": {"command": "ls -l"},
+        }
+        form = _ok(await fake.request("elicitation", **ELICIT))
+    assert form == {"action": "accept", "content": {"repo": "ccwire"}}
+    bad = ClaudeAgentOptions(
+        can_use_tool=forgot_await,
+        hooks={"Stop": [HookMatcher(hooks=[hook_forgot_await])]},
+        on_callback_error=errors.append,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "coroutine ... was never awaited"
+        async with connected(bad) as (_, fake):
+            perm = await fake.request("can_use_tool", **ASK)
+            stop = await fake.request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            )
+        gc.collect()
+    for answer in (perm, stop):
+        assert answer["subtype"] == "error"
+        assert "returned a coroutine object instead of its result" in answer["error"]
+        assert "missing 'await'" in answer["error"]
+    assert [e.kind for e in errors] == ["can_use_tool", "hook"]
