@@ -199,3 +199,58 @@ async def test_sync_callbacks_are_called_and_a_missing_await_is_a_clear_error() 
         assert "returned a coroutine object instead of its result" in answer["error"]
         assert "missing 'await'" in answer["error"]
     assert [e.kind for e in errors] == ["can_use_tool", "hook"]
+
+
+# ------------------------------------------------------- withdrawn, answering late
+
+
+async def test_a_withdrawn_callback_that_answers_late_writes_and_reports_nothing() -> None:
+    errors: list[CallbackError] = []
+    started: list[str] = []
+    finished: list[str] = []
+    all_started, all_finished = anyio.Event(), anyio.Event()
+
+    async def late(kind: str, signal: anyio.Event) -> Any:
+        started.append(kind)
+        if len(started) == 3:
+            all_started.set()
+        with anyio.CancelScope(shield=True):
+            await signal.wait()  # finishes what it was doing, then answers nonsense
+        finished.append(kind)
+        if len(finished) == 3:
+            all_finished.set()
+        return "not an answer"
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        return await late("can_use_tool", ctx.signal)
+
+    async def hook(inp: Any, tid: Any, ctx: Any) -> Any:
+        return await late("hook", ctx.signal)
+
+    async def elicit(request: ElicitationRequest, ctx: RequestContext) -> Any:
+        return await late("elicitation", ctx.signal)
+
+    options = ClaudeAgentOptions(
+        can_use_tool=ask,
+        hooks={"Stop": [HookMatcher(hooks=[hook], on_failure="continue")]},
+        on_elicitation=elicit,
+        on_callback_error=errors.append,
+    )
+    async with connected(options) as (_, fake):
+        rids = [
+            await fake.start_request("can_use_tool", **ASK),
+            await fake.start_request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            ),
+            await fake.start_request("elicitation", **ELICIT),
+        ]
+        with anyio.fail_after(5):
+            await all_started.wait()
+        for rid in rids:
+            await fake.cancel(rid)
+        with anyio.fail_after(5):
+            await all_finished.wait()
+        await fake.request("no_such_subtype")  # a late answer would be written by now
+        answered = {f.get("response", {}).get("request_id") for f in fake.received}
+    assert answered.isdisjoint(rids)
+    assert errors == []  # withdrawn: its late answer is nobody's concern

@@ -95,6 +95,8 @@ def _route(
             if not raised_by_callback(exc):
                 raise
             raise failure(failure_text(exc), req.subtype) from exc
+        if call.withdrawn:
+            return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
         if answer is ANSWER_LATER:
             return ANSWER_LATER
         try:

@@ -28,7 +28,7 @@ from .._core.errors import (
     OptionsError,
     UnsupportedFeatureError,
 )
-from .._protocol.control import IncomingCall, RouteHandler
+from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
 from .._wire import codec
 from .._wire.hook_types import (
@@ -265,7 +265,7 @@ class HookRegistry:
     def route(self) -> RouteHandler:
         """The route handler for ``hook_callback`` requests."""
 
-        async def handle(req: codec.ControlRequest, call: IncomingCall) -> Mapping[str, Any]:
+        async def handle(req: codec.ControlRequest, call: IncomingCall) -> Answer:
             decoded = codec.decode_hook_callback(req.request)
             reg = self._by_id.get(decoded.callback_id)
             if reg is None:
@@ -297,6 +297,8 @@ class HookRegistry:
                         f"timed out after {reg.timeout:g} s (the CLI withdrew the call)",
                         timed_out=True,
                     )
+            if call.withdrawn:
+                return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
             if scope.cancelled_caught:
                 return self._failed(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
             if reg.event == "PermissionRequest":

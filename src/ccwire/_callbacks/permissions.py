@@ -24,7 +24,7 @@ import anyio
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, ControlProtocolError, exception_text
-from .._protocol.control import Answer, IncomingCall, RouteHandler
+from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
 from .._wire.dialog_types import ANSWER_LATER
 from .._wire.permission_types import (
@@ -272,6 +272,8 @@ def permission_route(
             failure(message, timed_out=True, cause=decided.cause)
             logger.error("ccwire: %s", message)
             return encode_permission_answer(PermissionResultDeny(message=message), req)
+        if call.withdrawn:
+            return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
         answer = decided.answer
         if answer is ANSWER_LATER:
             return ANSWER_LATER
