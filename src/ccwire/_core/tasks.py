@@ -110,7 +110,7 @@ class TaskHost:
         with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
             await done.wait()
         if not done.is_set():  # not waited for any longer, but not silently
-            stuck = [t.name for t in anyio.get_running_tasks() if self._descends(t.id)]
+            stuck = [str(t.name) for t in anyio.get_running_tasks() if self._descends(t.id)]
             logger.warning(
                 "ccwire: %s: %d task(s) still running %g s after they were cancelled (a "
                 "callback that ignores cancellation?); no longer waited for: %s",
