@@ -104,6 +104,17 @@ def test_can_use_tool_timeout_must_be_a_positive_number(value: Any) -> None:
         ClaudeAgentOptions(can_use_tool_timeout=value)
 
 
+@pytest.mark.parametrize("value", [0, -1, "30", float("nan"), float("inf"), True])
+def test_a_hook_timeout_must_be_a_positive_number(value: Any) -> None:
+    # the CLI reads 0 as no timeout given (ccwire's own fallback then cut the hook at
+    # 0.5 s), and JSON cannot carry NaN or infinity
+    async def hook(inp: Any, tid: Any, ctx: Any) -> Any:
+        return None
+
+    with pytest.raises(OptionsError, match="HookMatcher timeout must be a positive number"):
+        ClaudeAgentOptions(hooks={"Stop": [HookMatcher(hooks=[hook], timeout=value)]})
+
+
 # ------------------------------------------------------- a BaseException of its own
 
 

@@ -15,6 +15,7 @@ instead of the error answer, so a crashed guard never lets the action through.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +87,23 @@ def _as_matcher(event: str, value: object) -> HookMatcher:
     raise OptionsError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}")
 
 
+def _checked_timeout(event: str, value: object) -> float:
+    """A matcher's ``timeout`` in seconds (`DEFAULT_HOOK_TIMEOUT` when None).
+
+    Raises:
+        OptionsError: it is not a positive, finite number of seconds (the CLI reads 0
+            as no timeout given, and JSON cannot carry NaN or infinity).
+    """
+    if value is None:
+        return DEFAULT_HOOK_TIMEOUT
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise OptionsError(
+            f"hooks[{event!r}]: HookMatcher timeout must be a positive number of seconds "
+            f"(or None for the CLI's default of {DEFAULT_HOOK_TIMEOUT:g} s), got {value!r}"
+        )
+    return float(value)
+
+
 @dataclass(frozen=True)
 class _Registered:
     """One registered hook callback: its event, the callback and its timeout."""
@@ -146,9 +164,7 @@ class HookRegistry:
                         raise OptionsError(f"hook for {event} is not callable: {callback!r}")
                     cid = f"hook_{counter}"
                     counter += 1
-                    timeout = (
-                        matcher.timeout if matcher.timeout is not None else DEFAULT_HOOK_TIMEOUT
-                    )
+                    timeout = _checked_timeout(event, matcher.timeout)
                     closed = matcher.on_failure is None and event in FAIL_CLOSED_EVENTS
                     self._by_id[cid] = _Registered(event, callback, timeout, cid, closed)
                     ids.append(cid)
