@@ -961,7 +961,7 @@ class ClaudeAgentOptions:
             `can_use_tool`. Default `None`.
         can_use_tool: An async callback deciding each permission request
             (`PermissionResultAllow` or `PermissionResultDeny`; a sync function works
-            too). Default `None`.
+            too, called on the event loop, so it must not block). Default `None`.
         can_use_tool_timeout: Seconds `can_use_tool` may take to decide (ccwire
             addition). Past it the callback is cancelled (its `context.signal` set
             first), the CLI is told the tool call is denied, and a `CallbackError` with
