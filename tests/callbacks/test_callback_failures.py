@@ -265,3 +265,26 @@ async def test_a_withdrawn_callback_that_answers_late_writes_and_reports_nothing
         answered = {f.get("response", {}).get("request_id") for f in fake.received}
     assert answered.isdisjoint(rids)
     assert errors == []  # withdrawn: its late answer is nobody's concern
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # trio has no task.cancel()
+async def test_a_callback_that_cancels_its_own_task_still_gets_the_cli_an_answer() -> None:
+    import asyncio
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()  # a home-made abort: the task it runs in is ccwire's
+        await anyio.sleep(5)
+        return PermissionResultAllow()
+
+    async with no_leaks(), connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+        with anyio.fail_after(5):
+            answer = await fake.request("can_use_tool", **ASK)  # was never answered
+        again = await fake.request("can_use_tool", **ASK)
+        # the connection lived on (the escaped cancellation took its reader down)
+        assert (await fake.request("no_such_subtype"))["subtype"] == "error"
+        assert await client.get_server_info() is not None
+    for response in (answer, again):
+        # (before Python 3.11 the task keeps no record of it: the callback's failure)
+        assert response["subtype"] == "error" and "cancel" in response["error"].lower()
