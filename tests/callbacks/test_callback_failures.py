@@ -104,6 +104,29 @@ def test_can_use_tool_timeout_must_be_a_positive_number(value: Any) -> None:
         ClaudeAgentOptions(can_use_tool_timeout=value)
 
 
+async def test_a_hook_the_cli_never_withdraws_is_cancelled_with_its_signal_set() -> None:
+    # (an older CLI, or a stalled one: ccwire's own fallback past the matcher's timeout)
+    seen: list[bool] = []
+    errors: list[CallbackError] = []
+
+    async def hangs(inp: Any, tid: Any, ctx: Any) -> Any:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            seen.append(ctx.signal.is_set())
+
+    options = ClaudeAgentOptions(
+        hooks={"Stop": [HookMatcher(hooks=[hangs], timeout=0.05)]}, on_callback_error=errors.append
+    )
+    async with connected(options) as (_, fake):
+        answer = await fake.request(
+            "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+        )
+    assert answer["subtype"] == "error" and "timed out after 0.05 s" in answer["error"]
+    assert seen == [True]
+    assert [(e.kind, e.timed_out) for e in errors] == [("hook", True)]
+
+
 @pytest.mark.parametrize("value", [0, -1, "30", float("nan"), float("inf"), True])
 def test_a_hook_timeout_must_be_a_positive_number(value: Any) -> None:
     # the CLI reads 0 as no timeout given (ccwire's own fallback then cut the hook at

@@ -43,7 +43,7 @@ from .._wire.permission_types import PermissionResultDeny
 from .permissions import drop_malformed_hook_updates
 from .reporting import (
     CallbackErrorHandler,
-    call_callback,
+    call_within,
     callback_name,
     failure_text,
     report_callback_error,
@@ -290,13 +290,17 @@ class HookRegistry:
                 )
             hook_input = codec.decode_hook_input(decoded.input)
             context = HookContext(signal=call.cancelled)
-            output: Any = None
             started = anyio.current_time()
             try:
-                with anyio.move_on_after(reg.timeout + TIMEOUT_GRACE) as scope:
-                    output = await call_callback(
-                        "the hook", reg.callback, hook_input, decoded.tool_use_id, context
-                    )
+                ran = await call_within(
+                    "the hook",
+                    reg.timeout + TIMEOUT_GRACE,
+                    call.cancelled,
+                    reg.callback,
+                    hook_input,
+                    decoded.tool_use_id,
+                    context,
+                )
             except Exception as exc:
                 return self._failed(reg, failure_text(exc), exc)
             except BaseException as exc:  # a cancellation (or a BaseException) of its own
@@ -307,7 +311,7 @@ class HookRegistry:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).
                 elapsed = anyio.current_time() - started
-                if call.cancelled.is_set() and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
+                if call.withdrawn and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
                     self._failure(
                         reg,
                         f"timed out after {reg.timeout:g} s (the CLI withdrew the call)",
@@ -315,8 +319,11 @@ class HookRegistry:
                     )
             if call.withdrawn:
                 return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
-            if scope.cancelled_caught:
-                return self._failed(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
+            if ran.expired:
+                return self._failed(
+                    reg, f"timed out after {reg.timeout:g} s", ran.cause, timed_out=True
+                )
+            output = ran.value
             if reg.event == "PermissionRequest":
                 output = self._checked_decision(reg, output)
             try:

@@ -20,8 +20,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, get_args
 
-import anyio
-
 from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, ControlProtocolError, exception_text
 from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
@@ -38,8 +36,10 @@ from .._wire.permission_types import (
     ToolPermissionContext,
 )
 from .reporting import (
+    Bounded,
     CallbackErrorHandler,
     call_callback,
+    call_within,
     callback_name,
     failure_text,
     report_callback_error,
@@ -252,12 +252,14 @@ def permission_route(
             suppress_always_allow_rule=decoded.suppress_always_allow_rule,
         )
         args = (decoded.tool_name, dict(decoded.input), context)
-        decided = _Decision()
+        decided = Bounded()
         try:
             if timeout is None:
-                decided.answer = await call_callback("can_use_tool", callback, *args)
+                decided.value = await call_callback("can_use_tool", callback, *args)
             else:
-                await decided.within(timeout, call.cancelled, callback, args)
+                decided = await call_within(
+                    "can_use_tool", timeout, call.cancelled, callback, *args
+                )
         except Exception as exc:
             raise failure(exception_text(exc) or type(exc).__name__, cause=exc) from exc
         except BaseException as exc:  # a cancellation (or a BaseException) of its own
@@ -274,7 +276,7 @@ def permission_route(
             return encode_permission_answer(PermissionResultDeny(message=message), req)
         if call.withdrawn:
             return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
-        answer = decided.answer
+        answer: object = decided.value
         if answer is ANSWER_LATER:
             return ANSWER_LATER
         try:
@@ -283,56 +285,6 @@ def permission_route(
             raise failure(str(exc), cause=exc) from exc
 
     return handle
-
-
-class _Decision:
-    """What a ``can_use_tool`` callback gave, or whether its time ran out first."""
-
-    def __init__(self) -> None:
-        self.answer: object = None
-        self.expired = False
-        """The timeout cancelled the callback before it gave an answer."""
-        self.cause: BaseException | None = None
-        """What the callback raised once the timeout cancelled it, if anything."""
-
-    async def within(
-        self,
-        timeout: float,
-        signal: anyio.Event,
-        callback: Callable[..., object],
-        args: tuple[object, ...],
-    ) -> None:
-        """Run the callback; after ``timeout`` s set ``signal`` and cancel it.
-
-        A callback that still answers once cancelled (it caught the cancellation) has
-        decided: its answer stands. Its own failures are raised as they are (not in an
-        exception group); a cancellation of ours propagates.
-        """
-        raised: BaseException | None = None
-        answered = False
-        async with anyio.create_task_group() as tg:
-
-            async def expire() -> None:
-                await anyio.sleep(timeout)
-                self.expired = True
-                signal.set()  # seen by the callback as it is cancelled
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(expire)
-            try:
-                self.answer = await call_callback("can_use_tool", callback, *args)
-                answered = True
-            except BaseException as exc:
-                if not raised_by_callback(exc):
-                    raise  # our cancellation (the timeout's included), or a stop request
-                raised = exc
-            tg.cancel_scope.cancel()  # the timer
-        if answered:
-            self.expired = False
-        elif raised is not None:
-            if not self.expired:
-                raise raised
-            self.cause = raised  # raised as it was cancelled: the timeout is the failure
 
 
 def encode_permission_answer(

@@ -10,15 +10,20 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import anyio
 
 from .._core.cancel import raised_by_callback
 from .._core.errors import CallbackError, exception_text
 
 __all__ = [
+    "Bounded",
     "CallbackErrorHandler",
     "callback_name",
     "call_callback",
+    "call_within",
     "failure_text",
     "report_callback_error",
 ]
@@ -73,3 +78,53 @@ def failure_text(exc: BaseException) -> str:
     ``raised <Type>: <message>`` (``raised <Type>`` when it has no message)."""
     text = exception_text(exc)
     return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"
+
+
+@dataclass
+class Bounded:
+    """What a callback run by `call_within` gave, or that its time ran out first."""
+
+    value: Any = None
+    expired: bool = False
+    """The time ran out and the callback was cancelled before it gave a value."""
+    cause: BaseException | None = None
+    """What the callback raised once its time ran out and it was cancelled, if anything."""
+
+
+async def call_within(
+    kind: str, timeout: float, signal: anyio.Event, callback: Callable[..., Any], *args: Any
+) -> Bounded:
+    """`call_callback`, bounded: after ``timeout`` s ``signal`` is set (the callback's
+    ``context.signal``: it sees it as it is cancelled) and the callback is cancelled.
+
+    A callback that still gives a value once cancelled (it caught the cancellation) has
+    answered: its value stands. Its own failures are raised as they are (never in an
+    exception group); a cancellation of ours, or a stop request, propagates.
+    """
+    bounded = Bounded()
+    raised: BaseException | None = None
+    answered = False
+    async with anyio.create_task_group() as tg:
+
+        async def expire() -> None:
+            await anyio.sleep(timeout)
+            bounded.expired = True
+            signal.set()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(expire)
+        try:
+            bounded.value = await call_callback(kind, callback, *args)
+            answered = True
+        except BaseException as exc:
+            if not raised_by_callback(exc):
+                raise  # our cancellation (the time limit's included), or a stop request
+            raised = exc
+        tg.cancel_scope.cancel()  # the timer
+    if answered:
+        bounded.expired = False
+    elif raised is not None:
+        if not bounded.expired:
+            raise raised
+        bounded.cause = raised  # raised as it was cancelled: running out of time is the failure
+    return bounded
