@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from ccwire._core.cancel import raised_by_callback
+from ccwire._core.cancel import raised_by_callback, stop_request
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
@@ -30,6 +30,10 @@ async def test_a_callbacks_own_exceptions_are_its_failure_and_stop_requests_are_
     stops.append(BaseExceptionGroup("g", [PolicyAbort("a"), KeyboardInterrupt()]))
     for exc in stops:
         assert not raised_by_callback(exc), exc
+    # the stop request a group holds is found (and reported before it stops the connection)
+    interrupt = KeyboardInterrupt()
+    assert stop_request(BaseExceptionGroup("g", [PolicyAbort("a"), interrupt])) is interrupt
+    assert stop_request(PolicyAbort("a")) is None and stop_request(GeneratorExit()) is None
 
 
 async def test_a_cancellation_of_ours_is_never_the_callbacks_failure() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .._core.cancel import raised_by_callback
+from .._core.cancel import raised_by_callback, stop_request
 from .._core.errors import CallbackError, ControlProtocolError, exception_text
 from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
@@ -93,6 +93,9 @@ def _route(
             raise failure(exception_text(exc) or type(exc).__name__, req.subtype) from exc
         except BaseException as exc:  # a cancellation (or a BaseException) of its own
             if not raised_by_callback(exc):
+                stop = stop_request(exc)
+                if stop is not None:  # it stops the connection: told first
+                    failure(f"{failure_text(stop)}; the connection stops", req.subtype)
                 raise
             raise failure(failure_text(exc), req.subtype) from exc
         if call.withdrawn:

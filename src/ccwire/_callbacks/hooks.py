@@ -22,7 +22,7 @@ from typing import Any
 
 import anyio
 
-from .._core.cancel import raised_by_callback
+from .._core.cancel import raised_by_callback, stop_request
 from .._core.errors import (
     CallbackError,
     ControlProtocolError,
@@ -305,6 +305,11 @@ class HookRegistry:
                 return self._failed(reg, failure_text(exc), exc)
             except BaseException as exc:  # a cancellation (or a BaseException) of its own
                 if not raised_by_callback(exc):
+                    stop = stop_request(exc)
+                    if stop is not None:  # it stops the connection: told first
+                        self._failure(
+                            reg, f"{failure_text(stop)}; the connection stops", cause=stop
+                        )
                     raise
                 return self._failed(reg, failure_text(exc), exc)
             finally:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, get_args
 
-from .._core.cancel import raised_by_callback
+from .._core.cancel import raised_by_callback, stop_request
 from .._core.errors import CallbackError, ControlProtocolError, exception_text
 from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
@@ -264,6 +264,9 @@ def permission_route(
             raise failure(exception_text(exc) or type(exc).__name__, cause=exc) from exc
         except BaseException as exc:  # a cancellation (or a BaseException) of its own
             if not raised_by_callback(exc):
+                stop = stop_request(exc)
+                if stop is not None:  # it stops the connection: told first
+                    failure(f"{failure_text(stop)}; the connection stops", cause=stop)
                 raise
             raise failure(failure_text(exc), cause=exc) from exc
         if decided.expired:

@@ -16,7 +16,7 @@ import anyio
 
 from .loops import asyncio_cancelled_error, asyncio_task_cancelling
 
-__all__ = ["is_cancellation", "raised_by_callback"]
+__all__ = ["is_cancellation", "raised_by_callback", "stop_request"]
 
 _STOPS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 """Raised out of a callback, these stop the program (or close the coroutine): never
@@ -55,3 +55,18 @@ def is_cancellation(exc: BaseException) -> bool:
     ours = anyio.get_cancelled_exc_class()
     native = asyncio_cancelled_error()
     return isinstance(exc, ours if native is None else (native, ours))
+
+
+def stop_request(exc: BaseException) -> BaseException | None:
+    """The ``KeyboardInterrupt`` or ``SystemExit`` that ``exc`` is (or that an exception
+    group ``exc`` holds, at any depth), if any: raised out of a callback, it stops the
+    connection, and is reported first."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return exc
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, tuple):
+        for sub in inner:
+            found = stop_request(sub) if isinstance(sub, BaseException) else None
+            if found is not None:
+                return found
+    return None
