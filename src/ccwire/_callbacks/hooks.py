@@ -43,7 +43,7 @@ from .._wire.permission_types import PermissionResultDeny
 from .permissions import drop_malformed_hook_updates
 from .reporting import (
     CallbackErrorHandler,
-    call_within,
+    call_callback,
     callback_name,
     failure_text,
     report_callback_error,
@@ -290,17 +290,15 @@ class HookRegistry:
                 )
             hook_input = codec.decode_hook_input(decoded.input)
             context = HookContext(signal=call.cancelled)
+            output: Any = None
             started = anyio.current_time()
             try:
-                ran = await call_within(
-                    "the hook",
-                    reg.timeout + TIMEOUT_GRACE,
-                    call.cancelled,
-                    reg.callback,
-                    hook_input,
-                    decoded.tool_use_id,
-                    context,
-                )
+                # a scope, not `call_within` (a task per call): hooks run on every tool
+                # call, and the CLI withdraws a hook at its timeout before this expires
+                with anyio.move_on_after(reg.timeout + TIMEOUT_GRACE) as scope:
+                    output = await call_callback(
+                        "the hook", reg.callback, hook_input, decoded.tool_use_id, context
+                    )
             except Exception as exc:
                 return self._failed(reg, failure_text(exc), exc)
             except BaseException as exc:  # a cancellation (or a BaseException) of its own
@@ -324,11 +322,9 @@ class HookRegistry:
                     )
             if call.withdrawn:
                 return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
-            if ran.expired:
-                return self._failed(
-                    reg, f"timed out after {reg.timeout:g} s", ran.cause, timed_out=True
-                )
-            output = ran.value
+            if scope.cancelled_caught:
+                call.cancelled.set()  # for whatever the hook started that watches it
+                return self._failed(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
             if reg.event == "PermissionRequest":
                 output = self._checked_decision(reg, output)
             try:
