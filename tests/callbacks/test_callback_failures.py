@@ -309,3 +309,74 @@ async def test_a_callback_that_cancels_its_own_task_still_gets_the_cli_an_answer
     for response in (answer, again):
         # (before Python 3.11 the task keeps no record of it: the callback's failure)
         assert response["subtype"] == "error" and "cancel" in response["error"].lower()
+
+
+# ----------------------------------------------------------- closed while running
+
+
+async def test_closing_the_client_cancels_every_callback_still_running() -> None:
+    started: list[str] = []
+    ended: list[tuple[str, bool | None]] = []
+    all_started = anyio.Event()
+
+    async def hang(kind: str, signal: anyio.Event | None) -> Any:
+        started.append(kind)
+        if len(started) == 5:
+            all_started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            ended.append((kind, None if signal is None else signal.is_set()))
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        await hang("can_use_tool", ctx.signal)
+
+    async def hook(inp: Any, tid: Any, ctx: Any) -> Any:
+        await hang("hook", ctx.signal)
+
+    async def elicit(request: ElicitationRequest, ctx: RequestContext) -> Any:
+        await hang("on_elicitation", ctx.signal)
+
+    async def dialog(request: Any, ctx: RequestContext) -> Any:
+        await hang("on_user_dialog", ctx.signal)
+
+    @tool("slow", "Never returns", {})
+    async def slow(args: dict[str, Any]) -> dict[str, Any]:
+        await hang("tool", None)
+        raise AssertionError("unreachable")
+
+    options = ClaudeAgentOptions(
+        can_use_tool=ask,
+        hooks={"Stop": [HookMatcher(hooks=[hook])]},
+        on_elicitation=elicit,
+        on_user_dialog=dialog,
+        mcp_servers={"s": create_sdk_mcp_server("s", tools=[slow])},
+    )
+    async with no_leaks():
+        async with connected(options) as (_, fake):
+            await fake.start_request("can_use_tool", **ASK)
+            await fake.start_request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            )
+            await fake.start_request("elicitation", **ELICIT)
+            await fake.start_request("request_user_dialog", dialog_kind="k", payload={})
+            await fake.start_request(
+                "mcp_message",
+                server_name="s",
+                message={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                         "params": {"name": "slow", "arguments": {}}},
+            )  # fmt: skip
+            with anyio.fail_after(5):
+                await all_started.wait()
+            closing = anyio.current_time()
+        # closed without waiting out close()'s 10 s bound for callbacks that hang on
+        assert anyio.current_time() - closing < 5
+        answers = [f for f in fake.received if f.get("type") == "control_response"]
+    assert answers == []  # cancelled: no answer written, late or not
+    assert sorted(ended) == [
+        ("can_use_tool", True),
+        ("hook", True),
+        ("on_elicitation", True),
+        ("on_user_dialog", True),
+        ("tool", None),
+    ]
