@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 import warnings
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +34,7 @@ from ccwire._wire.permission_types import (
 
 PREFIX = ["claude", "--output-format", "stream-json", "--verbose"]
 SUFFIX = ["--input-format", "stream-json"]
-EMPTY_PROMPT = ["--system-prompt", ""]
+EMPTY_PROMPT = ["--system-prompt="]
 
 
 async def allow_all(
@@ -56,8 +59,8 @@ def argv(options: ClaudeAgentOptions, spill_dir: str | None = None) -> list[str]
 def flags(options: ClaudeAgentOptions) -> list[str]:
     """The option flags after the default (empty) system prompt."""
     result = argv(options)
-    assert result[4:6] == EMPTY_PROMPT
-    return result[6:-2]
+    assert result[4:5] == EMPTY_PROMPT
+    return result[5:-2]
 
 
 def sdk_config(name: str, instance: object, **extra: Any) -> Any:
@@ -74,8 +77,7 @@ def test_default_argv_is_exact() -> None:
         "--output-format",
         "stream-json",
         "--verbose",
-        "--system-prompt",
-        "",
+        "--system-prompt=",
         "--input-format",
         "stream-json",
     ]
@@ -86,8 +88,7 @@ def test_default_argv_is_exact() -> None:
 
 def test_system_prompt_text() -> None:
     assert argv(ClaudeAgentOptions(system_prompt="Be brief."))[4:-2] == [
-        "--system-prompt",
-        "Be brief.",
+        "--system-prompt=Be brief.",
     ]
 
 
@@ -100,17 +101,17 @@ def test_system_prompt_preset_append() -> None:
     o = ClaudeAgentOptions(
         system_prompt={"type": "preset", "preset": "claude_code", "append": "Extra."}
     )
-    assert argv(o)[4:-2] == ["--append-system-prompt", "Extra."]
+    assert argv(o)[4:-2] == ["--append-system-prompt=Extra."]
 
 
 def test_system_prompt_file() -> None:
     o = ClaudeAgentOptions(system_prompt={"type": "file", "path": "/p/prompt.md"})
-    assert argv(o)[4:-2] == ["--system-prompt-file", "/p/prompt.md"]
+    assert argv(o)[4:-2] == ["--system-prompt-file=/p/prompt.md"]
 
 
 def test_system_prompt_custom() -> None:
     o = ClaudeAgentOptions(system_prompt={"type": "custom", "prompt": "P", "snapshot": True})
-    assert argv(o)[4:-2] == ["--system-prompt", "P"]
+    assert argv(o)[4:-2] == ["--system-prompt=P"]
 
 
 def test_system_prompt_unknown_type() -> None:
@@ -123,30 +124,33 @@ def test_system_prompt_unknown_type() -> None:
 
 
 def test_tools_list() -> None:
-    assert flags(ClaudeAgentOptions(tools=["Read", "Bash"])) == ["--tools", "Read,Bash"]
+    assert flags(ClaudeAgentOptions(tools=["Read", "Bash"])) == ["--tools=Read,Bash"]
 
 
 def test_tools_empty_list() -> None:
-    assert flags(ClaudeAgentOptions(tools=[])) == ["--tools", ""]
+    assert flags(ClaudeAgentOptions(tools=[])) == ["--tools="]
 
 
 def test_tools_preset() -> None:
     o = ClaudeAgentOptions(tools={"type": "preset", "preset": "claude_code"})
-    assert flags(o) == ["--tools", "default"]
+    assert flags(o) == ["--tools=default"]
 
 
 def test_allowed_tools() -> None:
     o = ClaudeAgentOptions(allowed_tools=["Read", "Bash(npm test:*)"])
-    assert flags(o) == ["--allowedTools", "Read,Bash(npm test:*)"]
+    assert flags(o) == ["--allowedTools=Read,Bash(npm test:*)"]
 
 
 def test_disallowed_tools() -> None:
     o = ClaudeAgentOptions(disallowed_tools=["Write", "Edit"])
-    assert flags(o) == ["--disallowedTools", "Write,Edit"]
+    assert flags(o) == ["--disallowedTools=Write,Edit"]
 
 
 async def _greet(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": []}
+
+
+RULE_FLAGS = {"allowed_tools": "--allowedTools", "disallowed_tools": "--disallowedTools"}
 
 
 @pytest.mark.parametrize("option", ["allowed_tools", "disallowed_tools"])
@@ -165,13 +169,14 @@ def test_a_bare_in_process_tool_name_is_warned_about_with_its_full_name(option: 
         "nothing: the CLI knows it as 'mcp__demo__greet' (or 'mcp__demo__*' for all the "
         "server's tools)"
     ]
-    assert "Read,greet" in argv
+    assert f"{RULE_FLAGS[option]}=Read,greet" in argv
     for also in ("mcp__demo__greet", "mcp__demo__*", "mcp__demo"):
         both_rules: dict[str, Any] = {option: ["greet", also]}
         both = ClaudeAgentOptions(mcp_servers=servers, **both_rules)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            assert f"greet,{also}" in build_argv(both, cli_path="claude", spill_dir=None)
+            argv = build_argv(both, cli_path="claude", spill_dir=None)
+            assert f"{RULE_FLAGS[option]}=greet,{also}" in argv
 
 
 @pytest.mark.parametrize("option", ["allowed_tools", "disallowed_tools"])
@@ -195,7 +200,7 @@ def test_a_misspelt_in_process_tool_rule_is_warned_about_with_the_near_name(opti
             f"{option} names {typo!r}, which matches no tool of the in-process servers: "
             "did you mean 'mcp__demo__greet'?"
         ]
-        assert f"Read,{typo}" in argv
+        assert f"{RULE_FLAGS[option]}=Read,{typo}" in argv
     fine_rules = ("mcp__demo__greet", "mcp__demo2__greet", "mcp__demo__*", "mcp__demo__wait")
     for fine in (*fine_rules, "mcp__github__create_issue", "mcp__dyn__greet"):
         ok: dict[str, Any] = {option: [fine]}
@@ -208,21 +213,20 @@ def test_a_misspelt_in_process_tool_rule_is_warned_about_with_the_near_name(opti
 
 def test_skills_all_appends_skill_and_default_sources() -> None:
     o = ClaudeAgentOptions(allowed_tools=["Read"], skills="all")
-    assert flags(o) == ["--allowedTools", "Read,Skill", "--setting-sources=user,project"]
+    assert flags(o) == ["--allowedTools=Read,Skill", "--setting-sources=user,project"]
 
 
 def test_skills_list_appends_each() -> None:
     o = ClaudeAgentOptions(skills=["pdf", "my-plugin:docx"], setting_sources=["project"])
     assert flags(o) == [
-        "--allowedTools",
-        "Skill(pdf),Skill(my-plugin:docx)",
+        "--allowedTools=Skill(pdf),Skill(my-plugin:docx)",
         "--setting-sources=project",
     ]
 
 
 def test_skills_not_duplicated_in_allowed_tools() -> None:
     o = ClaudeAgentOptions(allowed_tools=["Skill"], skills="all", setting_sources=[])
-    assert flags(o) == ["--allowedTools", "Skill", "--setting-sources="]
+    assert flags(o) == ["--allowedTools=Skill", "--setting-sources="]
 
 
 def test_skill_name_checked_again_after_mutation() -> None:
@@ -237,7 +241,7 @@ def test_skill_name_checked_again_after_mutation() -> None:
 
 
 def test_max_turns() -> None:
-    assert flags(ClaudeAgentOptions(max_turns=5)) == ["--max-turns", "5"]
+    assert flags(ClaudeAgentOptions(max_turns=5)) == ["--max-turns=5"]
 
 
 def test_max_turns_zero_is_omitted() -> None:
@@ -245,60 +249,60 @@ def test_max_turns_zero_is_omitted() -> None:
 
 
 def test_max_budget_usd() -> None:
-    assert flags(ClaudeAgentOptions(max_budget_usd=1.5)) == ["--max-budget-usd", "1.5"]
+    assert flags(ClaudeAgentOptions(max_budget_usd=1.5)) == ["--max-budget-usd=1.5"]
 
 
 def test_task_budget() -> None:
-    assert flags(ClaudeAgentOptions(task_budget={"total": 5000})) == ["--task-budget", "5000"]
+    assert flags(ClaudeAgentOptions(task_budget={"total": 5000})) == ["--task-budget=5000"]
 
 
 def test_model() -> None:
-    assert flags(ClaudeAgentOptions(model="opus")) == ["--model", "opus"]
+    assert flags(ClaudeAgentOptions(model="opus")) == ["--model=opus"]
 
 
 def test_fallback_model() -> None:
-    assert flags(ClaudeAgentOptions(fallback_model="haiku")) == ["--fallback-model", "haiku"]
+    assert flags(ClaudeAgentOptions(fallback_model="haiku")) == ["--fallback-model=haiku"]
 
 
 def test_betas() -> None:
     o = ClaudeAgentOptions(betas=["context-1m-2025-08-07", "b2"])
-    assert flags(o) == ["--betas", "context-1m-2025-08-07,b2"]
+    assert flags(o) == ["--betas=context-1m-2025-08-07,b2"]
 
 
 def test_effort() -> None:
-    assert flags(ClaudeAgentOptions(effort="xhigh")) == ["--effort", "xhigh"]
+    assert flags(ClaudeAgentOptions(effort="xhigh")) == ["--effort=xhigh"]
 
 
 def test_thinking_adaptive() -> None:
-    assert flags(ClaudeAgentOptions(thinking={"type": "adaptive"})) == ["--thinking", "adaptive"]
+    assert flags(ClaudeAgentOptions(thinking={"type": "adaptive"})) == ["--thinking=adaptive"]
 
 
 def test_thinking_adaptive_display() -> None:
     o = ClaudeAgentOptions(thinking={"type": "adaptive", "display": "summarized"})
-    assert flags(o) == ["--thinking", "adaptive", "--thinking-display", "summarized"]
+    assert flags(o) == ["--thinking=adaptive", "--thinking-display=summarized"]
 
 
 def test_thinking_enabled() -> None:
     o = ClaudeAgentOptions(thinking={"type": "enabled", "budget_tokens": 2048})
-    assert flags(o) == ["--max-thinking-tokens", "2048"]
+    assert flags(o) == ["--max-thinking-tokens=2048"]
 
 
 def test_thinking_enabled_display() -> None:
     o = ClaudeAgentOptions(thinking={"type": "enabled", "budget_tokens": 10, "display": "omitted"})
-    assert flags(o) == ["--max-thinking-tokens", "10", "--thinking-display", "omitted"]
+    assert flags(o) == ["--max-thinking-tokens=10", "--thinking-display=omitted"]
 
 
 def test_thinking_disabled() -> None:
-    assert flags(ClaudeAgentOptions(thinking={"type": "disabled"})) == ["--thinking", "disabled"]
+    assert flags(ClaudeAgentOptions(thinking={"type": "disabled"})) == ["--thinking=disabled"]
 
 
 def test_max_thinking_tokens_when_thinking_unset() -> None:
-    assert flags(ClaudeAgentOptions(max_thinking_tokens=999)) == ["--max-thinking-tokens", "999"]
+    assert flags(ClaudeAgentOptions(max_thinking_tokens=999)) == ["--max-thinking-tokens=999"]
 
 
 def test_max_thinking_tokens_ignored_when_thinking_set() -> None:
     o = ClaudeAgentOptions(thinking={"type": "disabled"}, max_thinking_tokens=999)
-    assert flags(o) == ["--thinking", "disabled"]
+    assert flags(o) == ["--thinking=disabled"]
 
 
 def test_thinking_unknown_type() -> None:
@@ -311,9 +315,9 @@ def test_output_format_json_schema() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     o = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": schema})
     result = flags(o)
-    assert result[0] == "--json-schema"
-    assert json.loads(result[1]) == schema
-    assert len(result) == 2
+    assert result[0].startswith("--json-schema=")
+    assert json.loads(result[0].removeprefix("--json-schema=")) == schema
+    assert len(result) == 1
     # a short schema travels on argv only, as the reference SDK sends it
     assert not json_schema_in_initialize(o)
     assert build_initialize_fields(o, None) == {"hooks": None}
@@ -330,17 +334,17 @@ def test_output_format_bad_type() -> None:
 
 def test_permission_mode() -> None:
     o = ClaudeAgentOptions(permission_mode="acceptEdits")
-    assert flags(o) == ["--permission-mode", "acceptEdits"]
+    assert flags(o) == ["--permission-mode=acceptEdits"]
 
 
 def test_can_use_tool_uses_stdio() -> None:
     o = ClaudeAgentOptions(can_use_tool=allow_all)
-    assert flags(o) == ["--permission-prompt-tool", "stdio"]
+    assert flags(o) == ["--permission-prompt-tool=stdio"]
 
 
 def test_permission_prompt_tool_name() -> None:
     o = ClaudeAgentOptions(permission_prompt_tool_name="mcp__perm__ask")
-    assert flags(o) == ["--permission-prompt-tool", "mcp__perm__ask"]
+    assert flags(o) == ["--permission-prompt-tool=mcp__perm__ask"]
 
 
 def test_both_permission_routes_rejected_after_mutation() -> None:
@@ -448,7 +452,7 @@ def test_setting_sources_empty() -> None:
 
 def test_add_dirs_repeated() -> None:
     o = ClaudeAgentOptions(add_dirs=["/a", Path("/b")])
-    assert flags(o) == ["--add-dir", "/a", "--add-dir", "/b"]
+    assert flags(o) == ["--add-dir=/a", "--add-dir=/b"]
 
 
 # ------------------------------------------------------------------------- MCP
@@ -551,7 +555,7 @@ def test_plugins_repeated() -> None:
     o = ClaudeAgentOptions(
         plugins=[{"type": "local", "path": "./p1"}, {"type": "local", "path": "/p2"}]
     )
-    assert flags(o) == ["--plugin-dir", "./p1", "--plugin-dir", "/p2"]
+    assert flags(o) == ["--plugin-dir=./p1", "--plugin-dir=/p2"]
 
 
 def test_plugins_non_local_rejected() -> None:
@@ -569,8 +573,7 @@ def test_extra_args_three_forms_last_before_input_format() -> None:
         extra_args={"replay-user-messages": None, "debug-file": "/tmp/d", "offset": "-3"},
     )
     assert flags(o) == [
-        "--model",
-        "m",
+        "--model=m",
         "--replay-user-messages",
         "--debug-file",
         "/tmp/d",
@@ -586,6 +589,234 @@ def test_extra_args_numbers_are_given_as_text_as_the_reference_gives_them() -> N
 
 def test_extra_args_leading_dashes_are_not_doubled() -> None:
     assert flags(ClaudeAgentOptions(extra_args={"--debug": None})) == ["--debug"]
+
+
+# ------------------------------------------------- value forms (claude-agent-sdk 0.2.190)
+
+DASHED = ["--help", "-p", "--version", "--model=other-model"]
+"""Values that begin with dashes, spelt like the CLI's own options."""
+
+ATTACHED: list[tuple[Callable[[Any], dict[str, Any]], str]] = [
+    (lambda v: {"system_prompt": v}, "--system-prompt"),
+    (lambda v: {"system_prompt": {"type": "custom", "prompt": v}}, "--system-prompt"),
+    (
+        lambda v: {"system_prompt": {"type": "preset", "preset": "claude_code", "append": v}},
+        "--append-system-prompt",
+    ),
+    (lambda v: {"system_prompt": {"type": "file", "path": v}}, "--system-prompt-file"),
+    (lambda v: {"tools": [v]}, "--tools"),
+    (lambda v: {"allowed_tools": [v]}, "--allowedTools"),
+    (lambda v: {"disallowed_tools": [v]}, "--disallowedTools"),
+    (lambda v: {"model": v}, "--model"),
+    (lambda v: {"fallback_model": v}, "--fallback-model"),
+    (lambda v: {"betas": [v]}, "--betas"),
+    (lambda v: {"permission_prompt_tool_name": v}, "--permission-prompt-tool"),
+    (lambda v: {"add_dirs": [v]}, "--add-dir"),
+    (lambda v: {"plugins": [{"type": "local", "path": v}]}, "--plugin-dir"),
+    (lambda v: {"thinking": {"type": "adaptive", "display": v}}, "--thinking-display"),
+    (lambda v: {"effort": v}, "--effort"),
+    (lambda v: {"resume": v}, "--resume"),
+    (lambda v: {"session_id": v}, "--session-id"),
+    (lambda v: {"resume": "r", "resume_session_at": v}, "--resume-session-at"),
+    (lambda v: {"resume": "r", "resume_drops_turn": v}, "--resume-drops-turn"),
+    (lambda v: {"setting_sources": [v]}, "--setting-sources"),
+    (lambda v: {"agent": v}, "--agent"),
+    (lambda v: {"mcp_servers": v}, "--mcp-config"),
+    (lambda v: {"extra_args": {"future-flag": v}}, "--future-flag"),
+]
+"""Each option with a value, and the flag that carries it."""
+
+
+class TextEnum(str, Enum):
+    """Python 3.11 and later format a member as ``TextEnum.DASHED`` in an f-string."""
+
+    DASHED = "--some-text"
+    PLAIN = "some-text"
+
+
+def attached(result: list[str], flag: str) -> list[str]:
+    """The values ``flag`` got as ``--flag=value`` arguments (never as a separate one)."""
+    assert flag not in result, f"{flag} was passed with its value as a separate argument"
+    return [arg.removeprefix(f"{flag}=") for arg in result if arg.startswith(f"{flag}=")]
+
+
+@pytest.mark.parametrize("value", DASHED)
+@pytest.mark.parametrize(("option", "flag"), ATTACHED, ids=[flag for _, flag in ATTACHED])
+def test_a_dash_leading_value_is_attached_to_its_flag(
+    option: Callable[[Any], dict[str, Any]], flag: str, value: str
+) -> None:
+    """As claude-agent-sdk 0.2.190 sends it: a value that looks like an option (a prompt,
+    a model, a path) is read by the CLI as the value, never as an option of its own."""
+    result = argv(ClaudeAgentOptions(**option(value)))
+    assert attached(result, flag) == [value]
+    assert value not in result
+
+
+def test_every_value_is_attached_when_all_options_are_set() -> None:
+    value = "--help"
+    thinking: Any = {"type": "enabled", "budget_tokens": 2000, "display": value}
+    options = ClaudeAgentOptions(
+        system_prompt=value,
+        tools=[value],
+        allowed_tools=[value],
+        disallowed_tools=[value],
+        max_turns=3,
+        max_budget_usd=1.5,
+        task_budget={"total": 1000},
+        model=value,
+        fallback_model="-p",
+        betas=[value],
+        permission_prompt_tool_name=value,
+        permission_mode="plan",
+        resume=value,
+        session_id=value,
+        settings=value,
+        add_dirs=[value, value],
+        mcp_servers=value,
+        resume_session_at=value,
+        resume_drops_turn=value,
+        setting_sources=[value],  # type: ignore[list-item]
+        plugins=[{"type": "local", "path": value}],
+        extra_args={"future-flag": value, "bool-flag": None},
+        thinking=thinking,
+        effort=value,  # type: ignore[arg-type]
+        output_format={"type": "json_schema", "schema": {"type": "object"}},
+    )
+    result = build_argv(options, cli_path="claude")[1:]
+    assert value not in result
+    # on their own: the stream-json formats, and the --settings path with its "./"
+    assert [arg for arg in result if not arg.startswith("--")] == [
+        "stream-json",
+        "./" + value,
+        "stream-json",
+    ]
+    assert sorted(arg.split("=", 1)[0] for arg in result if "=" in arg) == sorted(
+        [
+            *["--system-prompt", "--tools", "--allowedTools", "--disallowedTools"],
+            *["--max-turns", "--max-budget-usd", "--task-budget", "--model"],
+            *["--fallback-model", "--betas", "--permission-prompt-tool", "--permission-mode"],
+            *["--resume", "--session-id", "--add-dir", "--add-dir", "--mcp-config"],
+            *["--resume-session-at", "--resume-drops-turn", "--setting-sources"],
+            *["--plugin-dir", "--future-flag", "--max-thinking-tokens", "--thinking-display"],
+            *["--effort", "--json-schema"],
+        ]
+    )
+
+
+def test_ordinary_values_of_mcp_config_settings_and_extra_args_are_separate() -> None:
+    """Only these take their value as a second argument: ``--settings`` always (Claude
+    Code 2.0.69 and earlier ignore ``--settings=``), ``--mcp-config`` and ``extra_args``
+    unless the value begins with a dash (an extra flag may take no value, and the CLI
+    refuses ``--flag=value`` for such a flag)."""
+    settings = '{"permissions": {"deny": ["Bash"]}}'
+    servers: Any = {"server": {"type": "stdio", "command": "/path/to/server"}}
+    options = ClaudeAgentOptions(
+        system_prompt="You are helpful.",
+        model="claude-sonnet-4-5",
+        settings=settings,
+        add_dirs=["/tmp/a", "/tmp/b"],
+        mcp_servers=servers,
+        extra_args={"future-flag": "plain", "bool-flag": None},
+    )
+    result = argv(options)
+    mcp_config = json.dumps({"mcpServers": servers}, ensure_ascii=False)
+    assert [arg for arg in result[1:] if not arg.startswith("--")] == [
+        "stream-json",
+        settings,
+        mcp_config,
+        "plain",
+        "stream-json",
+    ]
+    assert attached(result, "--add-dir") == ["/tmp/a", "/tmp/b"]
+    assert result[result.index("--settings") + 1] == settings
+    assert result[result.index("--future-flag") + 1] == "plain"
+
+
+@pytest.mark.parametrize("path", ["-settings.json", *DASHED])
+def test_a_dash_leading_settings_path_gets_a_dot_slash(path: str) -> None:
+    settings: Any
+    for settings in (path, Path(path)):
+        result = flags(ClaudeAgentOptions(settings=settings))
+        assert result == ["--settings", "./" + path]
+
+
+def test_a_path_like_value_gives_its_file_system_text() -> None:
+    class PathLike:
+        def __fspath__(self) -> str:
+            return "file/system/text"
+
+        def __str__(self) -> str:
+            return "other text"
+
+    where: Any = PathLike()
+    result = flags(
+        ClaudeAgentOptions(
+            plugins=[{"type": "local", "path": where}],
+            add_dirs=[where],
+            settings=where,
+            extra_args={"future-flag": where},
+        )
+    )
+    assert "other text" not in result
+    assert "--plugin-dir=file/system/text" in result
+    assert "--add-dir=file/system/text" in result
+    assert result[result.index("--settings") + 1] == "file/system/text"
+    assert result[result.index("--future-flag") + 1] == "file/system/text"
+    session_id: Any = uuid.UUID(int=1)  # anything else: its str()
+    assert flags(ClaudeAgentOptions(session_id=session_id)) == [f"--session-id={session_id}"]
+
+
+@pytest.mark.parametrize(("option", "flag"), ATTACHED, ids=[flag for _, flag in ATTACHED])
+def test_a_str_enum_member_keeps_its_text(
+    option: Callable[[Any], dict[str, Any]], flag: str
+) -> None:
+    """Not ``TextEnum.DASHED``, which an f-string gives on Python 3.11 and later."""
+    assert attached(argv(ClaudeAgentOptions(**option(TextEnum.DASHED))), flag) == ["--some-text"]
+    result = argv(
+        ClaudeAgentOptions(
+            resume=TextEnum.PLAIN,
+            settings=TextEnum.PLAIN,
+            mcp_servers=TextEnum.PLAIN,
+            extra_args={"future-flag": TextEnum.PLAIN},
+        )
+    )
+    assert "--resume=some-text" in result
+    sent = [os.fsencode(arg) for arg in result]  # as the process gets them
+    for separate in ("--settings", "--mcp-config", "--future-flag"):
+        assert sent[sent.index(separate.encode()) + 1] == b"some-text"
+
+
+@pytest.mark.parametrize(
+    ("option", "flag"),
+    [
+        ({"system_prompt": {"type": "preset", "append": None}}, "--append-system-prompt"),
+        ({"system_prompt": {"type": "custom", "prompt": None}}, "--system-prompt"),
+        ({"system_prompt": {"type": "file", "path": None}}, "--system-prompt-file"),
+        ({"plugins": [{"type": "local", "path": None}]}, "--plugin-dir"),
+        ({"thinking": {"type": "adaptive", "display": None}}, "--thinking-display"),
+        ({"system_prompt": {"type": "preset", "append": ["a", "b"]}}, "--append-system-prompt"),
+        ({"system_prompt": {"type": "file", "path": {"p": 1}}}, "--system-prompt-file"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else "",
+)
+def test_none_or_a_container_as_a_value_raises_naming_the_flag(
+    option: dict[str, Any], flag: str
+) -> None:
+    """Not the text ``None`` (or a repr) as the value, nor the flag silently left out:
+    a `CLIConnectionError` naming the flag, as claude-agent-sdk 0.2.190 raises."""
+    with pytest.raises(CLIConnectionError, match=flag):
+        build_argv(ClaudeAgentOptions(**option), cli_path="claude")
+
+
+def test_an_empty_append_or_resume_drops_turn_is_passed_not_dropped() -> None:
+    """The CLI gets the empty value, as from the reference SDK: an empty
+    ``resume_drops_turn`` is refused there as malformed, not silently disarmed."""
+    preset: Any = {"type": "preset", "preset": "claude_code", "append": ""}
+    assert argv(ClaudeAgentOptions(system_prompt=preset))[4:-2] == ["--append-system-prompt="]
+    assert flags(ClaudeAgentOptions(resume="r", resume_drops_turn="")) == [
+        "--resume=r",
+        "--resume-drops-turn=",
+    ]
 
 
 # ------------------------------------------------------------------ full order
@@ -624,16 +855,16 @@ def test_full_argv_order() -> None:
     )
     assert build_argv(o, cli_path="claude") == [
         *PREFIX,
-        *["--system-prompt", "S", "--tools", "Read", "--allowedTools", "Read"],
-        *["--max-turns", "2", "--max-budget-usd", "3.0", "--disallowedTools", "Bash"],
-        *["--model", "opus", "--fallback-model", "sonnet", "--betas", "b"],
-        *["--permission-prompt-tool", "stdio", "--permission-mode", "plan"],
+        *["--system-prompt=S", "--tools=Read", "--allowedTools=Read"],
+        *["--max-turns=2", "--max-budget-usd=3.0", "--disallowedTools=Bash"],
+        *["--model=opus", "--fallback-model=sonnet", "--betas=b"],
+        *["--permission-prompt-tool=stdio", "--permission-mode=plan"],
         *["--continue", "--resume=r", "--session-id=s", "--fork-session"],
         *["--resume-session-at=m", "--settings", "s.json", "--setting-sources=user"],
-        *["--add-dir", "/d", "--mcp-config", "m.json", "--strict-mcp-config"],
+        *["--add-dir=/d", "--mcp-config", "m.json", "--strict-mcp-config"],
         *["--include-partial-messages", "--include-hook-events", "--session-mirror"],
-        *["--plugin-dir", "/p"],
-        *["--thinking", "adaptive", "--effort", "low", "--x"],
+        *["--plugin-dir=/p"],
+        *["--thinking=adaptive", "--effort=low", "--x"],
         *SUFFIX,
     ]
 
@@ -649,7 +880,7 @@ def _read(path: str) -> str:
 def test_long_system_prompt_spills_to_file(tmp_path: Path) -> None:
     prompt = "x" * (SPILL_THRESHOLD + 1)
     result = argv(ClaudeAgentOptions(system_prompt=prompt), spill_dir=str(tmp_path))
-    assert result[4] == "--system-prompt-file"
+    assert result[4] == "--system-prompt-file"  # the path stands alone (see SSHSpawner)
     path = result[5]
     assert os.path.dirname(path) == str(tmp_path)
     assert _read(path) == prompt
@@ -667,13 +898,13 @@ def test_long_custom_prompt_spills_to_file(tmp_path: Path) -> None:
 def test_value_at_threshold_stays_inline(tmp_path: Path) -> None:
     prompt = "y" * SPILL_THRESHOLD
     result = argv(ClaudeAgentOptions(system_prompt=prompt), spill_dir=str(tmp_path))
-    assert result[4:6] == ["--system-prompt", prompt]
+    assert result[4] == f"--system-prompt={prompt}"
     assert list(tmp_path.iterdir()) == []
 
 
 def test_no_spill_without_spill_dir() -> None:
     prompt = "z" * (SPILL_THRESHOLD + 10)
-    assert argv(ClaudeAgentOptions(system_prompt=prompt))[4:6] == ["--system-prompt", prompt]
+    assert argv(ClaudeAgentOptions(system_prompt=prompt))[4] == f"--system-prompt={prompt}"
 
 
 def test_long_mcp_config_spills_to_file(tmp_path: Path) -> None:
@@ -708,7 +939,7 @@ def test_long_json_schema_goes_in_initialize_not_argv(tmp_path: Path, with_spill
     schema = {"type": "object", "description": "d" * SPILL_THRESHOLD}
     o = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": schema})
     result = argv(o, spill_dir=str(tmp_path) if with_spill_dir else None)
-    assert "--json-schema" not in result
+    assert not [arg for arg in result if arg.startswith("--json-schema")]
     assert all("d" * 100 not in arg for arg in result)
     assert list(tmp_path.iterdir()) == []  # nothing spilled to a file
     assert json_schema_in_initialize(o)
@@ -721,10 +952,10 @@ def test_json_schema_at_threshold_stays_on_argv() -> None:
     text = json.dumps(schema, ensure_ascii=False)
     assert len(text.encode("utf-8")) <= SPILL_THRESHOLD
     o = ClaudeAgentOptions(output_format={"type": "json_schema", "schema": schema})
-    assert flags(o) == ["--json-schema", text]
+    assert flags(o) == [f"--json-schema={text}"]
     assert "jsonSchema" not in build_initialize_fields(o, None)
     bigger: Any = {"type": "json_schema", "schema": {"description": "é" * SPILL_THRESHOLD}}
-    assert "--json-schema" not in flags(ClaudeAgentOptions(output_format=bigger))
+    assert flags(ClaudeAgentOptions(output_format=bigger)) == []
 
 
 def test_long_json_schema_must_still_be_json() -> None:

@@ -27,8 +27,8 @@ def flags(options: ClaudeAgentOptions) -> list[str]:
     """The option flags after the default (empty) system prompt."""
     result = build_argv(options, cli_path="claude")
     assert result[:4] == PREFIX and result[-2:] == SUFFIX
-    assert result[4:6] == ["--system-prompt", ""]
-    return result[6:-2]
+    assert result[4:5] == ["--system-prompt="]
+    return result[5:-2]
 
 
 def init(options: ClaudeAgentOptions) -> dict[str, Any]:
@@ -71,8 +71,7 @@ def test_the_flags_come_after_the_permission_mode() -> None:
         permission_prompts="none",
     )
     assert flags(options) == [
-        "--permission-mode",
-        "bypassPermissions",
+        "--permission-mode=bypassPermissions",
         "--permission-prompts=none",
         "--allow-dangerously-skip-permissions",
     ]
@@ -101,7 +100,7 @@ def test_plugins_by_flag_or_in_initialize() -> None:
         {"type": "local", "path": "/p/b", "skip_mcp_discovery": True},
     ]
     by_flag = ClaudeAgentOptions(plugins=plugins)
-    assert flags(by_flag) == ["--plugin-dir", "/p/a", "--plugin-dir-no-mcp", "/p/b"]
+    assert flags(by_flag) == ["--plugin-dir=/p/a", "--plugin-dir-no-mcp=/p/b"]
     assert "plugins" not in init(by_flag)
     in_init = ClaudeAgentOptions(plugins=plugins, plugin_delivery="initialize")
     assert flags(in_init) == ["--await-initialize"]
@@ -166,13 +165,14 @@ def test_a_list_system_prompt_travels_in_initialize_with_its_boundary() -> None:
     blocks = ["You are a release bot.", SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "Today is Monday."]
     options = ClaudeAgentOptions(system_prompt=blocks)
     argv = build_argv(options, cli_path="claude")
-    assert "--system-prompt" not in argv and "--system-prompt-file" not in argv
+    assert not [arg for arg in argv[1:] if arg.startswith("--system-prompt")]
     assert init(options)["systemPrompt"] == blocks
     custom = ClaudeAgentOptions(
         system_prompt={"type": "custom", "prompt": blocks, "snapshot": False}
     )
     assert init(custom)["systemPrompt"] == blocks and init(custom)["systemPromptSnapshot"] is False
-    assert "--system-prompt" not in build_argv(custom, cli_path="claude")
+    custom_argv = build_argv(custom, cli_path="claude")
+    assert not [arg for arg in custom_argv[1:] if arg.startswith("--system-prompt")]
     # a string prompt stays on the command line, as before
     assert "systemPrompt" not in init(ClaudeAgentOptions(system_prompt="plain"))
     with pytest.raises(TypeError, match="blocks must be strings"):

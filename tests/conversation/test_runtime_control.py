@@ -45,6 +45,7 @@ CAPABILITIES = [
     "mcp_read_resource_v1",
     "mcp_call_result_not_for_model_v1",
     "mcp_call_check_permissions_v1",
+    "mcp_call_soft_error_result_v1",
     "reload_plugins_refuse_if_busy_v1",
 ]
 
@@ -176,6 +177,14 @@ CASES: list[tuple[str, Call, str, dict[str, Any], dict[str, Any] | None, Any]] =
         },
         {"content": [{"type": "text", "text": "data"}], "isError": False},
         {"content": [{"type": "text", "text": "data"}], "isError": False},
+    ),
+    (
+        "mcp_call_soft_error_result",
+        lambda c: c.mcp_call("mcp__fs__read", {"path": "/gone"}, soft_error_result=True),
+        "mcp_call",
+        {"tool": "mcp__fs__read", "arguments": {"path": "/gone"}, "soft_error_result": True},
+        {"content": [{"type": "text", "text": "no such file"}], "isError": True},
+        {"content": [{"type": "text", "text": "no such file"}], "isError": True},
     ),
     (
         "mcp_call_minimal",
@@ -542,6 +551,8 @@ async def test_capability_gated_requests_are_refused_before_sending() -> None:
             await client.mcp_call("mcp__a__b", result_not_for_model=True)
         with pytest.raises(UnsupportedFeatureError, match="mcp_call_check_permissions_v1"):
             await client.mcp_call("mcp__a__b", check_permissions=True)
+        with pytest.raises(UnsupportedFeatureError, match="mcp_call_soft_error_result_v1"):
+            await client.mcp_call("mcp__a__b", soft_error_result=True)
         with pytest.raises(UnsupportedFeatureError, match="reload_plugins_refuse_if_busy_v1"):
             await client.reload_plugins(refuse_if_busy=True)
         # without the gated field the request goes out

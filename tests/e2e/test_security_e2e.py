@@ -42,8 +42,9 @@ async def test_without_a_callback_or_allow_rule_no_tool_is_approved(
     options = make_options(mcp_servers={"ops": create_sdk_mcp_server("ops", tools=[wipe])})
     argv = build_argv(options, cli_path="claude")
     # ccwire adds no permission mode, no allow rule and no approver of its own
-    assert "--permission-mode" not in argv and "--allowedTools" not in argv
-    assert "--permission-prompt-tool" not in argv
+    flags = {arg.split("=", 1)[0] for arg in argv}
+    assert "--permission-mode" not in flags and "--allowedTools" not in flags
+    assert "--permission-prompt-tool" not in flags
     with anyio.fail_after(TIMEOUT):
         messages = [m async for m in query(prompt="wipe it", options=options)]
     assert ran == []  # the CLI's default mode refused it; nobody said yes

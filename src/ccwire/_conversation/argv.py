@@ -423,30 +423,73 @@ def _dumps(value: object, what: str) -> str:
         raise OptionsError(f"{what} is not JSON-serializable: {exc}") from exc
 
 
+def _value_text(flag: str, value: object) -> str:
+    """``value`` as the text ``flag`` gets on the command line.
+
+    A path (or bytes) gives its file-system text, a str subclass (a str ``Enum``'s member)
+    its own characters, not the ``Class.NAME`` an f-string gives on Python 3.11 and later,
+    anything else (a number, a UUID) its ``str()``.
+
+    Raises:
+        CLIConnectionError: ``value`` is None or a container (a dict, list, tuple or set),
+            naming ``flag``, as claude-agent-sdk 0.2.190 raises it.
+    """
+    if value is None:
+        raise CLIConnectionError(
+            f"the value for {flag} is None: set it to a str or a path, or leave the option out"
+        )
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        raise CLIConnectionError(
+            f"the value for {flag} is a {type(value).__name__}: set it to a str or a path"
+        )
+    if isinstance(value, (bytes, os.PathLike)):
+        return os.fsdecode(value)
+    return str.__str__(value) if isinstance(value, str) else str(value)
+
+
+def _attached(flag: str, value: object) -> str:
+    """``flag`` and its value as one ``--flag=value`` argument: the CLI reads what follows
+    the first ``=`` as the value, even an empty one or one that begins with a dash (as
+    two arguments, a dash-leading value would be read as an option of its own)."""
+    return f"{flag}={_value_text(flag, value)}"
+
+
+def _separate(flag: str, value: object) -> list[str]:
+    """``flag`` and its value as two arguments, or as one ``--flag=value`` argument when
+    the value begins with a dash (where the CLI would read it as an option): the form
+    for ``--mcp-config``, ``--managed-settings`` and ``extra_args`` (which may name a flag
+    the CLI declares with no value, and refuses ``--flag=value`` for)."""
+    text = _value_text(flag, value)
+    return [f"{flag}={text}"] if text.startswith("-") else [flag, text]
+
+
 def _system_prompt_args(options: ClaudeAgentOptions, spill: _Spill) -> list[str]:
     prompt = options.system_prompt
     text: str | None
     if prompt is None:
-        return ["--system-prompt", ""]
+        return [_attached("--system-prompt", "")]
     if _prompt_blocks(options) is not None:
         return []  # a list of blocks travels in initialize (systemPrompt)
     if isinstance(prompt, str):
-        text = prompt
+        text = _value_text("--system-prompt", prompt)
     elif isinstance(prompt, Mapping):
         kind = prompt.get("type")
         if kind == "preset":
-            append = prompt.get("append")
-            return ["--append-system-prompt", str(append)] if append else []
+            if "append" not in prompt:
+                return []
+            return [_attached("--append-system-prompt", prompt.get("append"))]
         if kind == "file":
-            return ["--system-prompt-file", str(prompt["path"])]  # type: ignore[typeddict-item]
+            return [_attached("--system-prompt-file", prompt.get("path"))]
         if kind != "custom":
             raise OptionsError(f"unknown system_prompt type {kind!r}")
-        text = str(prompt["prompt"])  # type: ignore[typeddict-item]
+        text = _value_text("--system-prompt", prompt.get("prompt"))
     else:
         raise OptionsError(f"system_prompt must be a str or dict, got {type(prompt).__name__}")
     if spill.wanted(text):
+        # two arguments: a private file's path stands alone in argv, where a spawner that
+        # copies the file elsewhere (SSHSpawner) finds it; it begins with "/", never "-"
         return ["--system-prompt-file", spill.write(text, "system-prompt", ".txt")]
-    return ["--system-prompt", text]
+    return [_attached("--system-prompt", text)]
 
 
 def _tools_args(options: ClaudeAgentOptions) -> list[str]:
@@ -456,8 +499,8 @@ def _tools_args(options: ClaudeAgentOptions) -> list[str]:
     if isinstance(tools, Mapping):
         if tools.get("type") != "preset":
             raise OptionsError(f"unknown tools preset {tools!r}")
-        return ["--tools", "default"]
-    return ["--tools", ",".join(tools)]
+        return [_attached("--tools", "default")]
+    return [_attached("--tools", ",".join(tools))]  # an empty list: "--tools=", no tools
 
 
 def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
@@ -577,30 +620,38 @@ def merged_settings(options: ClaudeAgentOptions, overlay: Mapping[str, Any]) -> 
 
 def _settings_value(options: ClaudeAgentOptions) -> str | None:
     if options.sandbox is None:
-        return None if options.settings is None else os.fspath(options.settings)
+        return None if options.settings is None else _value_text("--settings", options.settings)
     merged = _load_settings(options.settings, options.cwd) if options.settings else {}
     merged["sandbox"] = dict(options.sandbox)
     return _dumps(merged, "settings with sandbox")
+
+
+def _settings_argument(settings: str, spill: _Spill) -> str:
+    """The value of ``--settings``, which always goes as a second argument (Claude Code
+    2.0.69 and earlier ignore ``--settings=<value>``): JSON text, or a file path, with
+    ``./`` put before a relative path that begins with a dash (the same file, and not
+    read as an option)."""
+    value = spill.private_json(settings, "settings", _settings_may_hold_secrets)
+    return "./" + value if value.startswith("-") else value
 
 
 def _thinking_args(options: ClaudeAgentOptions) -> list[str]:
     thinking = options.thinking
     if thinking is None:
         if options.max_thinking_tokens is not None:
-            return ["--max-thinking-tokens", str(options.max_thinking_tokens)]
+            return [_attached("--max-thinking-tokens", options.max_thinking_tokens)]
         return []
     kind = thinking.get("type")
     if kind == "adaptive":
-        args = ["--thinking", "adaptive"]
+        args = [_attached("--thinking", "adaptive")]
     elif kind == "enabled":
-        args = ["--max-thinking-tokens", str(thinking["budget_tokens"])]  # type: ignore[typeddict-item]
+        args = [_attached("--max-thinking-tokens", thinking.get("budget_tokens"))]
     elif kind == "disabled":
-        return ["--thinking", "disabled"]
+        return [_attached("--thinking", "disabled")]
     else:
         raise OptionsError(f"unknown thinking type {kind!r}")
-    display = thinking.get("display")
-    if display:
-        args += ["--thinking-display", str(display)]
+    if "display" in thinking:
+        args.append(_attached("--thinking-display", thinking.get("display")))
     return args
 
 
@@ -610,12 +661,8 @@ def _extra_args(extra: Mapping[str, object]) -> list[str]:
         flag = "--" + key.lstrip("-")
         if value is None:
             args.append(flag)
-            continue
-        text = str(value)  # a number is given as its text, as the reference SDK gives it
-        if text.startswith("-"):
-            args.append(f"{flag}={text}")
-        else:
-            args += [flag, text]
+        else:  # a number is given as its text, as the reference SDK gives it
+            args += _separate(flag, value)
     return args
 
 
@@ -636,19 +683,19 @@ def _ts_flags(options: ClaudeAgentOptions) -> list[str]:
     """The flags of the options the TypeScript SDK added, spelled as it spells them."""
     args: list[str] = []
     if options.permission_prompts:
-        args.append(f"--permission-prompts={options.permission_prompts}")
+        args.append(_attached("--permission-prompts", options.permission_prompts))
     if options.allow_dangerously_skip_permissions:
         args.append("--allow-dangerously-skip-permissions")
     if options.agent:
-        args.append(f"--agent={options.agent}")
+        args.append(_attached("--agent", options.agent))
     if options.debug_file is not None:
-        args.append(f"--debug-file={os.fspath(options.debug_file)}")
+        args.append(_attached("--debug-file", options.debug_file))
     elif options.debug:
         args.append("--debug")
     if not options.persist_session:
         args.append("--no-session-persistence")
     if options.project_config_root is not None:
-        args.append(f"--project-config-root={os.fspath(options.project_config_root)}")
+        args.append(_attached("--project-config-root", options.project_config_root))
     if _awaits_initialize(options):
         args.append("--await-initialize")
         if managed_settings_in_initialize(options):
@@ -663,6 +710,11 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
 
     ``[cli_path, "--output-format", "stream-json", "--verbose", <option flags>,
     "--input-format", "stream-json"]``; ``extra_args`` come last among the option flags.
+    As claude-agent-sdk 0.2.190 sends them, option values go as one ``--flag=value``
+    argument, so that a value beginning with a dash is never read as an option, except
+    ``--settings`` (always two arguments; a path beginning with a dash gets ``./``) and
+    ``--mcp-config``, ``--managed-settings`` and ``extra_args`` (two arguments unless the
+    value begins with a dash).
     With ``spill_dir``, values over `SPILL_THRESHOLD` bytes are written to files
     there: a long system prompt becomes ``--system-prompt-file PATH`` and a long
     ``--mcp-config`` or ``--settings`` value becomes the file's path; so does one that
@@ -673,7 +725,9 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
 
     Raises ``ValueError`` for inconsistent options and
     `CLIConnectionError` when ``settings`` must be merged with
-    ``sandbox`` but cannot be loaded.
+    ``sandbox`` but cannot be loaded, or when an option's value is None or a container
+    where the CLI needs a text (``system_prompt``'s ``append``, ``path`` or ``prompt``, a
+    plugin's ``path``, ``thinking``'s ``display``), naming the flag.
     """
     validate_options(options)
     spill = _Spill(spill_dir)
@@ -684,58 +738,58 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
     _check_tool_rule_names(options)
     allowed = _allowed_tools(options)
     if allowed:
-        argv += ["--allowedTools", ",".join(allowed)]
+        argv.append(_attached("--allowedTools", ",".join(allowed)))
     if options.max_turns:
-        argv += ["--max-turns", str(options.max_turns)]
+        argv.append(_attached("--max-turns", options.max_turns))
     if options.max_budget_usd is not None:
-        argv += ["--max-budget-usd", str(options.max_budget_usd)]
+        argv.append(_attached("--max-budget-usd", options.max_budget_usd))
     if options.task_budget is not None:
-        argv += ["--task-budget", str(options.task_budget["total"])]
+        argv.append(_attached("--task-budget", options.task_budget["total"]))
     if options.disallowed_tools:
-        argv += ["--disallowedTools", ",".join(options.disallowed_tools)]
+        argv.append(_attached("--disallowedTools", ",".join(options.disallowed_tools)))
     if options.model:
-        argv += ["--model", options.model]
+        argv.append(_attached("--model", options.model))
     if options.fallback_model:
-        argv += ["--fallback-model", options.fallback_model]
+        argv.append(_attached("--fallback-model", options.fallback_model))
     if options.betas:
-        argv += ["--betas", ",".join(options.betas)]
+        argv.append(_attached("--betas", ",".join(options.betas)))
 
     if options.can_use_tool is not None:
-        argv += ["--permission-prompt-tool", "stdio"]
+        argv.append(_attached("--permission-prompt-tool", "stdio"))
     elif options.permission_prompt_tool_name:
-        argv += ["--permission-prompt-tool", options.permission_prompt_tool_name]
+        argv.append(_attached("--permission-prompt-tool", options.permission_prompt_tool_name))
     if options.permission_mode:
-        argv += ["--permission-mode", options.permission_mode]
+        argv.append(_attached("--permission-mode", options.permission_mode))
     argv += _ts_flags(options)
 
     if options.continue_conversation:
         argv.append("--continue")
     if options.resume:
-        argv.append(f"--resume={options.resume}")
+        argv.append(_attached("--resume", options.resume))
     if options.session_id:
-        argv.append(f"--session-id={options.session_id}")
+        argv.append(_attached("--session-id", options.session_id))
     if options.fork_session:
         argv.append("--fork-session")
     if options.resume_session_at:
-        argv.append(f"--resume-session-at={options.resume_session_at}")
-    if options.resume_drops_turn:
-        argv.append(f"--resume-drops-turn={options.resume_drops_turn}")
+        argv.append(_attached("--resume-session-at", options.resume_session_at))
+    if options.resume_drops_turn is not None:  # "" too: the CLI refuses it, not we drop it
+        argv.append(_attached("--resume-drops-turn", options.resume_drops_turn))
 
     settings = _settings_value(options)
     if settings is not None:
-        argv += ["--settings", spill.private_json(settings, "settings", _settings_may_hold_secrets)]
+        argv += ["--settings", _settings_argument(settings, spill)]
     sources = options.setting_sources
     if sources is None and options.skills is not None:
         sources = ["user", "project"]
     if sources is not None:
-        argv.append(f"--setting-sources={','.join(sources)}")
-    for directory in options.add_dirs:
-        argv += ["--add-dir", str(directory)]
+        argv.append(_attached("--setting-sources", ",".join(sources)))
+    argv += [_attached("--add-dir", directory) for directory in options.add_dirs]
 
     mcp = build_mcp_config(options.mcp_servers)
     if mcp is not None and options.mcp_servers_delivery != "initialize":
         text = mcp if isinstance(mcp, str) else _dumps(mcp, "mcp_servers")
-        argv += ["--mcp-config", spill.private_json(text, "mcp-config", _mcp_may_hold_secrets)]
+        private = spill.private_json(text, "mcp-config", _mcp_may_hold_secrets)
+        argv += _separate("--mcp-config", private)
     if options.strict_mcp_config:
         argv.append("--strict-mcp-config")
     if options.include_partial_messages:
@@ -749,16 +803,17 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
             raise OptionsError(f"unsupported plugin type {plugin.get('type')!r}: only 'local'")
         if options.plugin_delivery != "initialize":
             flag = "--plugin-dir-no-mcp" if plugin.get("skip_mcp_discovery") else "--plugin-dir"
-            argv += [flag, str(plugin["path"])]
+            argv.append(_attached(flag, plugin.get("path")))
     if options.managed_settings and not managed_settings_in_initialize(options):
-        argv += ["--managed-settings", _dumps(options.managed_settings, "managed_settings")]
+        managed = _dumps(options.managed_settings, "managed_settings")
+        argv += _separate("--managed-settings", managed)
 
     argv += _thinking_args(options)
     if options.effort:
-        argv += ["--effort", options.effort]
+        argv.append(_attached("--effort", options.effort))
     found = _output_schema(options)
     if found is not None and not _too_long(found[1]):
-        argv += ["--json-schema", found[1]]
+        argv.append(_attached("--json-schema", found[1]))
 
     argv += _extra_args(options.extra_args)
     argv += ["--input-format", "stream-json"]

@@ -1013,7 +1013,8 @@ class ClaudeAgentOptions:
         effort: How much effort the model spends (`"low"` to `"max"`). Default `None`.
         output_format: Structured output: `{"type": "json_schema", "schema": {...}}`; the
             result's `structured_output` then holds the parsed value. Default `None`.
-        settings: A settings file path or JSON text (`--settings`). Default `None`.
+        settings: A settings file path or JSON text (`--settings`; a relative path that
+            begins with "-" is passed as "./<path>", the same file). Default `None`.
         setting_sources: Which filesystem settings the CLI loads (`"user"`,
             `"project"`, `"local"`). Default `None`: none, as in the reference SDK.
         sandbox: Bash sandbox settings (`SandboxSettings`), merged into `settings`.

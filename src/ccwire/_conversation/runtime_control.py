@@ -364,9 +364,18 @@ class RuntimeControl:
         timeout_ms: int | None = None,
         result_not_for_model: bool | None = None,
         check_permissions: bool | None = None,
+        soft_error_result: bool | None = None,
     ) -> Mapping[str, Any]:
         """Call a tool (``mcp__server__tool``) of an MCP server the CLI dialed, without a
-        model turn; returns the MCP tool result. In-process servers are refused."""
+        model turn; returns the MCP tool result. In-process servers are refused.
+
+        ``soft_error_result=True`` (CLI 2.1.332 and later: ``mcp_call_soft_error_result_v1``)
+        returns the tool's own error result (``isError: true``, with its content) where
+        the CLI would otherwise answer with an error."""
+        if soft_error_result is not None:
+            self._require(
+                _protocol.features.CAP_MCP_CALL_SOFT_ERROR, "mcp_call(soft_error_result=...)"
+            )
         if result_not_for_model is not None:
             self._require(
                 _protocol.features.CAP_MCP_CALL_NOT_FOR_MODEL, "mcp_call(result_not_for_model=...)"
@@ -381,6 +390,7 @@ class RuntimeControl:
             timeout_ms=timeout_ms,
             result_not_for_model=result_not_for_model,
             check_permissions=check_permissions,
+            soft_error_result=soft_error_result,
         )
         return await self._request(_wire.control_requests.MCP_CALL, fields)
 

@@ -22,6 +22,7 @@ CAP_INTERRUPT_CANCEL_QUEUED = "interrupt_cancel_queued_v1"
 CAP_MCP_READ_RESOURCE = "mcp_read_resource_v1"
 CAP_MCP_CALL_NOT_FOR_MODEL = "mcp_call_result_not_for_model_v1"
 CAP_MCP_CALL_CHECK_PERMISSIONS = "mcp_call_check_permissions_v1"
+CAP_MCP_CALL_SOFT_ERROR = "mcp_call_soft_error_result_v1"
 CAP_RELOAD_REFUSE_IF_BUSY = "reload_plugins_refuse_if_busy_v1"
 CAP_SDK_MCP_TOOLS_LIST_CHANGED = "sdk_mcp_tools_list_changed"
 
