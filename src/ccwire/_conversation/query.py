@@ -48,7 +48,10 @@ async def query(
     conversation runs (it may wait for earlier answers before yielding more). Stdin
     stays open while anything is owed, so in-process tools, permission callbacks and
     hooks keep working, and is closed once the prompts are exhausted and answered; the
-    CLI's remaining output is then drained and the process stopped. Past a result, a CLI
+    CLI's remaining output is then drained and the process stopped (one whose output
+    has not ended 5 s later, as it lingers or a process it started holds its stdout,
+    is stopped with SIGTERM, then SIGKILL, and the iterator ends normally, with all it
+    wrote). Past a result, a CLI
     that still reports work ("running", a background agent) but starts no new turn keeps
     stdin open at most ``CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`` (from ``options.env``,
     else the environment; 10 minutes by default, ``0`` for no limit) between turns.
@@ -102,9 +105,7 @@ async def converse(
                 break
             if not conn.run_open:
                 await conn.wait_activity()
-        if conn.is_open:
-            await conn.end_input()
-        async with aclosing(conn.messages(until_result=False)) as rest:
+        async with aclosing(conn.rest()) as rest:  # bounded: a CLI that lingers is stopped
             async for message in rest:
                 yield message
     except BaseException as exc:  # cancelled, or failed: the session's span says so

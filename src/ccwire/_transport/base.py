@@ -195,6 +195,15 @@ class LineTransport(Transport):
     async def aclose(self) -> None:
         """Stop the CLI (bounded, shielded, idempotent) and release every resource."""
 
+    async def terminate(self) -> None:
+        """Stop a CLI that does not end once its input is closed (it lingers, or a
+        process it started holds its output open) the way `aclose()` stops it after its
+        grace: SIGTERM, a grace, then SIGKILL (bounded, shielded). Unlike `aclose()`,
+        what the CLI wrote stays readable: `receive_line()` returns it, then ends
+        (``None``: a stop asked for is no failure). `aclose()` still follows. The
+        default calls `kill()`."""
+        self.kill()
+
     def kill(self) -> None:
         """Stop the CLI now, without the graces `aclose()` gives it to exit by itself:
         for a CLI that answers nothing (stopped, wedged, its link frozen), which would
