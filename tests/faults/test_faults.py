@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Any, get_args
 
@@ -313,6 +314,33 @@ async def test_a_cli_that_lingers_after_its_result_is_stopped(
     assert kinds(items) == ["AssistantMessage", "ResultMessage", "AssistantMessage"]
     assert texts == ["hello", "after the end of input"]
     assert took < 5
+
+
+async def test_closing_a_stopped_cli_does_not_wait_out_its_sigterm(
+    fault_options: FaultOptions,
+) -> None:
+    """A CLI stopped by SIGSTOP gets SIGCONT with its SIGTERM: it ends at once, instead
+    of when SIGKILL comes ``terminate_grace`` s later."""
+    options = fault_options("plain")
+    assert options.cli_path is not None
+    transport = SubprocessTransport(
+        [str(options.cli_path)],
+        env={**os.environ, **options.env},
+        close_grace=0.2,
+        terminate_grace=5,
+    )
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(options, transport=transport) as client:
+                await client.query("hi")
+                assert kinds(await collect(client))[-1] == "ResultMessage"
+                assert transport.pid is not None
+                os.kill(transport.pid, signal.SIGSTOP)
+                closing = anyio.current_time()
+            took = anyio.current_time() - closing
+    assert took < 3
+    info = transport.exit_info
+    assert info is not None and info.returncode == -signal.SIGTERM
 
 
 # ------------------------------------------------------------ stdin and backpressure
