@@ -316,6 +316,15 @@ async def test_a_cli_that_lingers_after_its_result_is_stopped(
     assert took < 5
 
 
+def test_the_end_grace_makes_room_for_session_end_hooks() -> None:
+    env_var = connection.SESSION_END_HOOKS_TIMEOUT_ENV
+    assert connection.end_grace({}, {}) == connection.END_GRACE
+    assert connection.end_grace({env_var: "30000"}, {}) == 31
+    assert connection.end_grace({}, {env_var: "20000"}) == 21
+    assert connection.end_grace({env_var: "100"}, {env_var: "20000"}) == connection.END_GRACE
+    assert connection.end_grace({env_var: "soon"}, {}) == connection.END_GRACE
+
+
 async def test_closing_a_stopped_cli_does_not_wait_out_its_sigterm(
     fault_options: FaultOptions,
 ) -> None:

@@ -552,10 +552,10 @@ class Connection:
     async def rest(self) -> AsyncGenerator[Message, None]:
         """Close the CLI's input, then yield the rest of its output until it ends.
 
-        A CLI whose output has not ended `END_GRACE` s after its input was closed (it
+        A CLI whose output has not ended `end_grace()` s after its input was closed (it
         lingers, or a process it started holds its stdout open) is stopped
         (`LineTransport.terminate()`: SIGTERM, then SIGKILL), and what it wrote is still
-        yielded; an output that has not ended `END_GRACE` s after that is given up
+        yielded; an output that has not ended as long after that is given up
         (`close()`). Either way the stream ends normally: the run had settled.
         """
         if self.is_open:
@@ -563,8 +563,9 @@ class Connection:
         inbox = self._inbox
         if inbox is None:
             raise SessionStateError("not connected: call connect() first")
+        grace = end_grace(self.options.env, os.environ)
         for step in range(2):
-            until = anyio.current_time() + END_GRACE
+            until = anyio.current_time() + grace
             async with aclosing(self.messages(until_result=False, until=until)) as rest:
                 async for message in rest:
                     yield message
@@ -574,7 +575,7 @@ class Connection:
                 logger.warning(
                     "ccwire: the CLI's output did not end %g s after its input was closed: "
                     "stopping it",
-                    END_GRACE,
+                    grace,
                 )
                 await self._transport.terminate()
         logger.error("ccwire: the CLI's output did not end after it was stopped: giving it up")
@@ -873,6 +874,20 @@ END_GRACE = 5.0
 """Seconds a CLI whose input was closed at the end of a conversation may take to end
 its output before it is stopped (as long as `SubprocessTransport` waits in ``aclose()``
 before its SIGTERM, and ``claude-agent-sdk``'s ``close()``)."""
+
+SESSION_END_HOOKS_TIMEOUT_ENV: Final = "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"
+
+
+def end_grace(env: Mapping[str, str], environ: Mapping[str, str]) -> float:
+    """Seconds a CLI may take to end its output once its input is closed: `END_GRACE`,
+    or longer when ``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`` (from ``env``, the
+    options', else ``environ``) gives its ``SessionEnd`` hooks longer (plus a second)."""
+    raw = env.get(SESSION_END_HOOKS_TIMEOUT_ENV, environ.get(SESSION_END_HOOKS_TIMEOUT_ENV, ""))
+    raw = raw.strip()
+    if raw.isascii() and raw.isdigit():
+        return max(END_GRACE, int(raw) / 1000 + 1)
+    return END_GRACE
+
 
 STREAM_CLOSE_TIMEOUT_ENV: Final = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"
 
