@@ -345,7 +345,7 @@ def stdin_closes() -> None:
 def linger(how: str) -> None:
     """After its input ends, write one more line, then linger instead of exiting:
     ``ignore_term`` also ignores SIGTERM, ``child`` leaves a child holding stdout,
-    ``closed_stdout`` closes stdout first (and stays alive)."""
+    ``closed_stdout`` closes stdout first (and stays alive), ``stderr`` floods stderr."""
     while read() is not None:
         pass
     assistant("after the end of input")
@@ -358,6 +358,9 @@ def linger(how: str) -> None:
     elif how == "closed_stdout":
         _out.close()
         os.close(1)
+    elif how == "stderr":
+        while True:
+            flood_stderr(1 << 20)
     time.sleep(60)
     sys.exit(0)
 

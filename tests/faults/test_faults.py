@@ -291,13 +291,14 @@ async def test_50_mb_of_stderr_does_not_stall_the_session(fault_options: FaultOp
 # ------------------------------------------------------------ the end of a session
 
 
-@pytest.mark.parametrize("how", ["term", "ignore_term", "child", "closed_stdout"])
+@pytest.mark.parametrize("how", ["term", "ignore_term", "child", "closed_stdout", "stderr"])
 async def test_a_cli_that_lingers_after_its_result_is_stopped(
     fault_options: FaultOptions, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     """A one-shot query whose CLI does not end its output once its input is closed (it
-    lingers, ignores SIGTERM, leaves a child holding stdout, or closes stdout and stays)
-    ends normally shortly after: the CLI is stopped, and what it wrote is yielded."""
+    lingers, ignores SIGTERM, leaves a child holding stdout, closes stdout and stays, or
+    floods stderr) ends normally shortly after: the CLI is stopped, and what it wrote is
+    yielded."""
     monkeypatch.setattr(connection, "END_GRACE", 0.3)
     options = fault_options("linger", how)
     assert options.cli_path is not None
