@@ -380,6 +380,11 @@ class ReferenceTransportAdapter(LineTransport):
         with _failures_of("end_input"):
             await self.inner.end_input()
 
+    async def terminate(self) -> None:
+        """Stop a CLI that lingers: the wrapped ``close()`` is the only stop a transport
+        of this interface has (`aclose()`); the messages then end."""
+        await self.aclose()
+
     async def aclose(self) -> None:
         """Await the wrapped ``close()`` (shielded, at most 10 seconds). Idempotent."""
         if self._closed:
@@ -389,6 +394,19 @@ class ReferenceTransportAdapter(LineTransport):
             self._wrote.set()  # a reader waiting for the first write ends
         with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
             await self.inner.close()
+            await self._close_messages()
+
+    async def _close_messages(self) -> None:
+        """Close the wrapped ``read_messages()`` iterator, unless a read is inside it (it
+        ends as the transport closed); left open, an async generator is finalized by the
+        garbage collector (trio warns)."""
+        close = getattr(self._messages, "aclose", None)
+        if close is None or getattr(self._messages, "ag_running", False):
+            return  # (a reader is inside it: the iterator ends with the transport)
+        try:
+            await close()
+        except Exception:  # the transport's own cleanup: it is closed all the same
+            logger.warning("ccwire: the transport's read_messages() failed to close", exc_info=True)
 
     @property
     def exit_info(self) -> ProcessExit | None:
