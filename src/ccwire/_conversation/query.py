@@ -48,13 +48,14 @@ async def query(
     conversation runs (it may wait for earlier answers before yielding more). Stdin
     stays open while anything is owed, so in-process tools, permission callbacks and
     hooks keep working, and is closed once the prompts are exhausted and answered; the
-    CLI's remaining output is then drained and the process stopped (one whose output
-    has not ended 5 s later, as it lingers or a process it started holds its stdout,
-    is stopped with SIGTERM, then SIGKILL, and the iterator ends normally, with all it
-    wrote). Past a result, a CLI
-    that still reports work ("running", a background agent) but starts no new turn keeps
-    stdin open at most ``CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`` (from ``options.env``,
-    else the environment; 10 minutes by default, ``0`` for no limit) between turns.
+    CLI's remaining output is then drained and the process stopped. A CLI whose output
+    has not ended 5 s later (longer if ``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`` gives
+    its ``SessionEnd`` hooks longer), as it lingers or a process it started holds its
+    stdout, is stopped with SIGTERM, then SIGKILL, and the iterator ends normally, with
+    all the CLI wrote. Past a result, a CLI that still reports work ("running", a
+    background agent) but starts no new turn keeps stdin open at most
+    ``CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`` (from ``options.env``, else the
+    environment; 10 minutes by default, ``0`` for no limit) between turns.
 
     To stop early, close the iterator in the task that iterates it: Python does not
     close an async generator on ``break``, so use ``contextlib.aclosing``:
