@@ -73,19 +73,30 @@ async def query(
 
     conn = Connection(options, transport)
     await conn.open()
-    async with aclosing(converse(conn, prompt)) as messages:
-        async for message in messages:
-            yield message
+    try:
+        async with aclosing(converse(conn, prompt, closes=False)) as messages:
+            async for message in messages:
+                yield message
+    finally:
+        await conn.close()
 
 
 async def converse(
-    conn: Connection, prompt: str | AsyncIterable[Prompt], *, sent: bool = False
+    conn: Connection,
+    prompt: str | AsyncIterable[Prompt],
+    *,
+    sent: bool = False,
+    closes: bool = True,
 ) -> AsyncGenerator[Message, None]:
     """The conversation of `query()` on an open connection, which it closes at the end.
 
     Used by `query()` and by the warm starts (`WarmQuery`, `SpareProcess`), whose
     connection was opened earlier; ``sent``: the text ``prompt`` was already sent
-    (right behind a spare's claim).
+    (right behind a spare's claim). A generator that wraps this one passes
+    ``closes=False`` and closes the connection itself, once this one is closed: at its
+    end, an asyncio event loop closes every async generator still open at once, so
+    only the outermost may wait in its cleanup (an inner one closed by the loop while
+    the outer one closes it raises "asynchronous generator is already running").
     """
     try:
         feeder: _Feeder | None = None
@@ -113,4 +124,5 @@ async def converse(
         conn.abandoned(exc)
         raise
     finally:
-        await conn.close()
+        if closes:
+            await conn.close()
