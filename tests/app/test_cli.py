@@ -240,6 +240,33 @@ def test_empty_prompt_from_stdin_is_a_usage_error() -> None:
     assert "the prompt is empty" in err(cli_io)
 
 
+@pytest.mark.parametrize(
+    ("args", "stdin", "named"),
+    [
+        (["run", "hi\udcff"], None, "the prompt is"),  # argv bytes: surrogateescape
+        (["run", "-"], "surrogateescape", "the prompt read from stdin is"),
+        (["run", "-"], "strict", "the prompt read from stdin is"),
+        (["run", "hi", "--system-prompt", "be\udcfe"], None, "--system-prompt is"),
+        (["run", "hi", "--model", "m\udcff"], None, "--model is"),
+        (["run", "hi", "--allow", "\udcffx"], None, "--allow is"),
+        (["batch", "t.jsonl", "-o", "r.jsonl", "--allow", "\udcffx"], None, "--allow is"),
+        (["batch", "t.jsonl", "-o", "r.jsonl", "--model", "m\udcff"], None, "--model is"),
+    ],
+)
+def test_text_that_is_not_utf8_is_a_usage_error(
+    args: list[str], stdin: str | None, named: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text('{"id": "a", "prompt": "hi"}\n')
+    cli_io = make_io(env={"CCWIRE_CLI_PATH": sys.executable})
+    if stdin is not None:  # the bytes b"hi \xff" on stdin, decoded as Python would
+        cli_io.stdin = io.TextIOWrapper(io.BytesIO(b"hi \xff"), "utf-8", errors=stdin)
+    assert main([*args, "--offline"], io=cli_io) == 2
+    lines = err(cli_io).splitlines()
+    assert lines[0].startswith(f"ccwire: error: {named} not valid UTF-8 text (byte 0x"), lines
+    assert len(lines) == 2 and lines[1].startswith("ccwire: hint: "), lines
+
+
 def test_classify_maps_errors_to_exit_codes() -> None:
     assert classify(UsageError("x"))[0] == ExitCode.USAGE
     assert classify(OptionsError("x"), "run") == (ExitCode.USAGE, "see `ccwire run --help`")

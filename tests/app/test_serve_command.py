@@ -62,6 +62,12 @@ def test_bad_http_addresses(value: str) -> None:
         parse_http_address(value)
 
 
+def test_a_host_that_is_not_utf8_is_a_usage_error() -> None:
+    # it failed at the bind: "TypeError: encoding of hostname failed", exit code 1
+    with pytest.raises(UsageError, match=r"serve --http's HOST is not valid UTF-8 .*0xff"):
+        parse_http_address("h\udcff:8080")
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

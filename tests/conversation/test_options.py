@@ -272,7 +272,7 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
             "hooks",
             {"PreTooluse": []},
             ValueError,
-            "no event 'PreTooluse': did you mean 'PreToolUse'",
+            "hooks event 'PreTooluse' is not known to the CLI: did you mean 'PreToolUse'",
         ),
         ("mcp_servers", {"x": {"type": 5}}, ValueError, r"\['type'\] must be a str"),
         ("hooks", {"PreToolUse": HookMatcher(hooks=[_hook])}, TypeError, "must be a list of Hook"),
@@ -296,10 +296,14 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
             "permission_mode",
             "acceptedits",
             ValueError,
-            "permission_mode 'acceptedits' is not a mode the CLI knows: did you mean 'acceptEdits'",
+            "permission_mode 'acceptedits' is not known to the CLI: did you mean 'acceptEdits'",
         ),
         ("permission_mode", "bypass", ValueError, "did you mean 'bypassPermissions'"),
         ("permission_mode", "Default", ValueError, "did you mean 'default'"),
+        # one rule for both: a near miss of a known value is an error naming it
+        ("hooks", {"PreToolUsage": []}, ValueError, "did you mean 'PreToolUse'"),
+        ("hooks", {"Elicit": []}, ValueError, "did you mean 'Elicitation'"),
+        ("permission_mode", "acceptEdit", ValueError, "did you mean 'acceptEdits'"),
         (
             "output_format",
             {"type": "json_schema", "schema": {"type": "objekt"}},
@@ -350,22 +354,22 @@ def test_an_option_of_the_wrong_type_is_refused_at_construction(
 def test_a_hook_event_or_mcp_type_a_newer_cli_may_know_passes_with_a_warning(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    # a newer CLI may fire events, or read server types, this ccwire does not list: they
-    # are passed on as the reference passes them, with a warning naming the likely typo
+    # a newer CLI may fire events, take modes, or read server types this ccwire does not
+    # list: values near no known one are passed on as the reference passes them, with a
+    # warning
     with caplog.at_level("WARNING", logger="ccwire"):
         options = ClaudeAgentOptions(
-            hooks={"PreToolUsage": [HookMatcher(hooks=[_hook])]},  # type: ignore[dict-item]
+            hooks={"OnQuantumLeap": [HookMatcher(hooks=[_hook])]},  # type: ignore[dict-item]
             mcp_servers={"x": {"type": "grpc", "url": "u"}},  # type: ignore[misc,dict-item]
             permission_mode="delegate",  # type: ignore[arg-type]
         )
         argv = build_argv(options, cli_path="claude", spill_dir=None)
     assert "grpc" in " ".join(argv)
     text = caplog.text
-    assert (
-        "hooks['PreToolUsage'] is not an event this ccwire knows; did you mean 'PreToolUse'" in text
-    )
+    assert "hooks event 'OnQuantumLeap' is not known to this ccwire (ccwire.HOOK_EVENTS" in text
     assert "mcp_servers['x'] has type 'grpc', which this ccwire does not know" in text
-    assert "permission_mode 'delegate' is not a mode this ccwire knows" in text
+    assert "permission_mode 'delegate' is not known to this ccwire (it knows 'default'" in text
+    assert "did you mean" not in text
     assert "--permission-mode=delegate" in argv
 
 

@@ -342,6 +342,29 @@ def stdin_closes() -> None:
     sys.exit(0)
 
 
+def linger(how: str) -> None:
+    """After its input ends, write one more line, then linger instead of exiting:
+    ``ignore_term`` also ignores SIGTERM, ``child`` leaves a child holding stdout,
+    ``closed_stdout`` closes stdout first (and stays alive), ``stderr`` floods stderr."""
+    while read() is not None:
+        pass
+    assistant("after the end of input")
+    if how == "ignore_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    elif how == "child":
+        import subprocess
+
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    elif how == "closed_stdout":
+        _out.close()
+        os.close(1)
+    elif how == "stderr":
+        while True:
+            flood_stderr(1 << 20)
+    time.sleep(60)
+    sys.exit(0)
+
+
 def main() -> None:
     sc = os.environ.get("FAULT_SCENARIO", "")
     arg = os.environ.get("FAULT_ARG", "")
@@ -405,9 +428,11 @@ def main() -> None:
         stdin_closes()
     elif sc == "lines_at_once":
         lines_at_once(arg)
-    else:  # plain, stderr_flood_ok
+    else:  # plain, stderr_flood_ok, linger
         assistant("hello")
         result()
+    if sc == "linger":
+        linger(arg)
     while read() is not None:  # until the SDK closes stdin
         pass
 

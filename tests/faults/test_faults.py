@@ -21,6 +21,8 @@ unreaped, no task left behind). The documented end states:
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator
 from typing import Any, get_args
 
@@ -45,8 +47,11 @@ from ccwire import (
     TextBlock,
     ToolPermissionContext,
     create_sdk_mcp_server,
+    query,
     tool,
 )
+from ccwire._conversation import connection
+from ccwire._transport.subprocess import SubprocessTransport
 
 from .conftest import FaultOptions, no_leaks
 
@@ -281,6 +286,71 @@ async def test_50_mb_of_stderr_does_not_stall_the_session(fault_options: FaultOp
                 items = await collect(client)
     assert kinds(items) == ["AssistantMessage", "ResultMessage"]
     assert len(lines) == 50_000_000 // 1024 + 1
+
+
+# ------------------------------------------------------------ the end of a session
+
+
+@pytest.mark.parametrize("how", ["term", "ignore_term", "child", "closed_stdout", "stderr"])
+async def test_a_cli_that_lingers_after_its_result_is_stopped(
+    fault_options: FaultOptions, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A one-shot query whose CLI does not end its output once its input is closed (it
+    lingers, ignores SIGTERM, leaves a child holding stdout, closes stdout and stays, or
+    floods stderr) ends normally shortly after: the CLI is stopped, and what it wrote is
+    yielded."""
+    monkeypatch.setattr(connection, "END_GRACE", 0.3)
+    options = fault_options("linger", how)
+    assert options.cli_path is not None
+    transport = SubprocessTransport(
+        [str(options.cli_path)], env={**os.environ, **options.env}, terminate_grace=0.3
+    )
+    async with no_leaks():
+        with anyio.fail_after(10):
+            started = anyio.current_time()
+            items = [m async for m in query(prompt="hi", options=options, transport=transport)]
+            took = anyio.current_time() - started
+    items = [m for m in items if not isinstance(m, SystemMessage)]  # session states
+    texts = [m.content[0].text for m in items if isinstance(m, AssistantMessage)]  # type: ignore[union-attr]
+    assert kinds(items) == ["AssistantMessage", "ResultMessage", "AssistantMessage"]
+    assert texts == ["hello", "after the end of input"]
+    assert took < 5
+
+
+def test_the_end_grace_makes_room_for_session_end_hooks() -> None:
+    env_var = connection.SESSION_END_HOOKS_TIMEOUT_ENV
+    assert connection.end_grace({}, {}) == connection.END_GRACE
+    assert connection.end_grace({env_var: "30000"}, {}) == 31
+    assert connection.end_grace({}, {env_var: "20000"}) == 21
+    assert connection.end_grace({env_var: "100"}, {env_var: "20000"}) == connection.END_GRACE
+    assert connection.end_grace({env_var: "soon"}, {}) == connection.END_GRACE
+
+
+async def test_closing_a_stopped_cli_does_not_wait_out_its_sigterm(
+    fault_options: FaultOptions,
+) -> None:
+    """A CLI stopped by SIGSTOP gets SIGCONT with its SIGTERM: it ends at once, instead
+    of when SIGKILL comes ``terminate_grace`` s later."""
+    options = fault_options("plain")
+    assert options.cli_path is not None
+    transport = SubprocessTransport(
+        [str(options.cli_path)],
+        env={**os.environ, **options.env},
+        close_grace=0.2,
+        terminate_grace=5,
+    )
+    async with no_leaks():
+        with anyio.fail_after(LIMIT):
+            async with ClaudeSDKClient(options, transport=transport) as client:
+                await client.query("hi")
+                assert kinds(await collect(client))[-1] == "ResultMessage"
+                assert transport.pid is not None
+                os.kill(transport.pid, signal.SIGSTOP)
+                closing = anyio.current_time()
+            took = anyio.current_time() - closing
+    assert took < 3
+    info = transport.exit_info
+    assert info is not None and info.returncode == -signal.SIGTERM
 
 
 # ------------------------------------------------------------ stdin and backpressure

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 
 import anyio
@@ -102,6 +103,30 @@ async def test_a_connect_that_times_out_leaves_nothing_behind(
         with pytest.raises(TimeoutError), anyio.fail_after(1):
             async with ClaudeSDKClient(fault_options("never_initialize")):
                 pytest.fail("connected to a CLI that never answers initialize")
+    assert not _fault_clis()
+
+
+def test_a_query_left_open_when_the_event_loop_ends_is_closed_quietly(
+    fault_options: FaultOptions,
+) -> None:
+    """``asyncio.run()`` closes every async generator still open at its end, all at
+    once: the query's own and the ones inside it. None may find another one closing
+    it ("aclose(): asynchronous generator is already running")."""
+    errors: list[str] = []
+    kept: list[object] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: errors.append(repr(context))
+        )
+        messages = query(prompt="hi", options=fault_options("plain"))
+        async for message in messages:
+            if isinstance(message, AssistantMessage):
+                break
+        kept.append(messages)  # still open when the loop ends
+
+    asyncio.run(main())
+    assert errors == []
     assert not _fault_clis()
 
 

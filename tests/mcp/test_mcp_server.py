@@ -677,13 +677,49 @@ async def test_notifications_cancelled_cancels_exactly_that_call() -> None:
 
 
 async def test_cancel_that_overtakes_its_call_still_cancels_it() -> None:
-    server = make_server()
+    ran: list[str] = []
+
+    @tool("note", "d", {"name": str})
+    async def note(args: dict[str, Any]) -> str:
+        ran.append(args["name"])
+        return "noted"
+
+    server = make_server(note)
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
     assert await server.handle(cancel, session_key="k") is None
-    assert await server.handle(call("greet", {"name": "A"}, 5), session_key="k") is None
-    reply = await server.handle(call("greet", {"name": "A"}, 5), session_key="k")
+    # not run; answered all the same (a client that cancelled it ignores the answer; one
+    # that reused the id of a request it cancelled before sending this one learns why)
+    reply = await server.handle(call("note", {"name": "A"}, 5), session_key="k")
+    assert reply is not None and reply["result"]["isError"] is True
+    assert "notifications/cancelled" in reply["result"]["content"][0]["text"]
+    assert ran == []
+    reply = await server.handle(call("note", {"name": "B"}, 5), session_key="k")
     assert reply is not None  # the pending cancellation was used up
-    assert reply["result"]["content"][0]["text"] == "Hello, A! Welcome."
+    assert reply["result"]["content"][0]["text"] == "noted"
+    assert ran == ["B"]
+
+
+@pytest.mark.parametrize("first", ["tools/call", "tools/list"])
+async def test_a_cancellation_after_the_answer_withdraws_no_later_call(first: str) -> None:
+    """A ``notifications/cancelled`` that comes after its call was answered (the
+    client's interrupt raced the answer) is not kept for a later call that reuses the
+    id: that one is run. After another request, the later call is answered all the
+    same, with an error saying why it did not run."""
+    server = make_server()
+    if first == "tools/call":
+        request = call("greet", {"name": "A"}, 5)
+    else:
+        request = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+    assert await server.handle(request, session_key="k") is not None
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    assert await server.handle(cancel, session_key="k") is None
+    reply = await server.handle(call("greet", {"name": "B"}, 5), session_key="k")
+    assert reply is not None
+    text = reply["result"]["content"][0]["text"]
+    if first == "tools/call":
+        assert text == "Hello, B! Welcome."
+    else:
+        assert reply["result"]["isError"] is True and "notifications/cancelled" in text
 
 
 async def test_cancellation_through_the_callers_scope() -> None:

@@ -97,6 +97,39 @@ async def test_the_six_methods_drive_a_session_in_order() -> None:
         await adapter.start(tg)
 
 
+class Lingering(Remote):
+    """A remote whose messages do not end after its script, until it is closed."""
+
+    def __init__(self, script: list[Any]) -> None:
+        super().__init__(script)
+        self.closed = anyio.Event()
+
+    async def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        for item in self.script:
+            yield item
+        await self.closed.wait()
+
+    async def close(self) -> None:
+        await super().close()
+        self.closed.set()
+
+
+async def test_terminate_closes_the_remote_and_its_messages_end() -> None:
+    # a query whose custom transport lingers after the result is stopped with it
+    remote = Lingering([{"type": "result"}])
+    adapter = as_line_transport(remote)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tg:
+            await adapter.start(tg)
+            await adapter.send_line(b'{"type": "user"}\n')
+            assert await adapter.receive_line() == b'{"type": "result"}'
+            await adapter.terminate()
+            with anyio.fail_after(2):
+                assert await adapter.receive_line() is None
+            await adapter.aclose()
+    assert remote.calls == ["connect", "write", "close"]
+
+
 @pytest.mark.parametrize(
     ("method", "error", "expected", "match"),
     [

@@ -50,7 +50,7 @@ from .batch_progress import (
 )
 from .batch_report import add_latest, read_latest, write_report
 from .doctor import detect_auth
-from .errors import AuthMissingError
+from .errors import AuthMissingError, utf8_options
 from .loaders import UsageError, load_script, parse_step
 from .render import rich_available
 
@@ -179,6 +179,7 @@ def _readable_twice(tasks: str, output: str) -> Iterator[str]:
 
 def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     """``ccwire batch`` reading its tasks from ``tasks`` (`args.tasks` or its copy)."""
+    utf8_options(args, "model", "allow")
     telemetry = start_telemetry(args)
     report = scan_task_file(tasks, strict=args.strict)
     if report.lines == 0:

@@ -3,6 +3,9 @@ classifies them (exit code, hint) without loading the commands that raise them."
 
 from __future__ import annotations
 
+import argparse
+from typing import IO
+
 from .._core.errors import CcwireError
 
 __all__ = [
@@ -12,6 +15,9 @@ __all__ = [
     "SessionsCommandError",
     "Terminated",
     "UsageError",
+    "read_text",
+    "utf8_options",
+    "utf8_text",
 ]
 
 AUTH_HINT = (
@@ -22,6 +28,57 @@ AUTH_HINT = (
 
 class UsageError(CcwireError, ValueError):
     """The command line is wrong (exit code 2); the message says how."""
+
+
+def utf8_text(text: str, what: str) -> str:
+    """``text`` (a command-line argument, or what was read from stdin) if it is valid
+    UTF-8 text.
+
+    Bytes that are not UTF-8 reach Python as lone surrogates (``surrogateescape``),
+    which no JSON frame to the CLI can carry.
+
+    Raises:
+        UsageError: It is not, naming ``what`` and the first bad byte.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = ord(text[exc.start])
+        bad = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"{chr(char)!a}"
+        raise UsageError(
+            f"{what} is not valid UTF-8 text ({bad} at character {exc.start + 1})"
+        ) from None
+    return text
+
+
+def utf8_options(args: argparse.Namespace, *names: str) -> None:
+    """Check that the options ``names`` of ``args`` (each a value, a list of them, or
+    ``None``; ``"system_prompt"`` is ``--system-prompt``) are valid UTF-8 text.
+
+    Raises:
+        UsageError: One is not (see `utf8_text`).
+    """
+    for name in names:
+        value = getattr(args, name, None)
+        for item in value if isinstance(value, list) else [value]:
+            if item is not None:
+                utf8_text(item, "--" + name.replace("_", "-"))
+
+
+def read_text(stream: IO[str], what: str) -> str:
+    """All of ``stream`` (stdin) as valid UTF-8 text (see `utf8_text`).
+
+    Raises:
+        UsageError: It is not.
+    """
+    try:
+        text = stream.read()
+    except UnicodeDecodeError as exc:  # a stream that decodes strictly
+        raise UsageError(
+            f"{what} is not valid UTF-8 text (byte 0x{exc.object[exc.start]:02x} at byte "
+            f"{exc.start + 1})"
+        ) from None
+    return utf8_text(text, what)
 
 
 class Terminated(KeyboardInterrupt):

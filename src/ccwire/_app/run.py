@@ -36,7 +36,7 @@ from .._wire.messages import ResultMessage
 from .._wire.permission_types import PermissionMode
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
-from .errors import Terminated
+from .errors import Terminated, read_text, utf8_options, utf8_text
 from .events import RunEvent, RunTracker
 from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
 from .offline import OFFLINE_DIR_ENV, offline_dir
@@ -91,9 +91,11 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
     """Resolve the parsed arguments (loads ``--tools`` and ``--scripted``)."""
     prompt = args.prompt
     if prompt == "-":
-        prompt = io.stdin.read().strip()
+        prompt = read_text(io.stdin, "the prompt read from stdin").strip()
     if not prompt:
         raise UsageError("the prompt is empty")
+    utf8_text(prompt, "the prompt")
+    utf8_options(args, "system_prompt", "model", "allow")
     spec = RunSpec(
         prompt=prompt,
         allowed=list(args.allow),

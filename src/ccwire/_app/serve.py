@@ -22,6 +22,7 @@ from .._conversation.telemetry import Telemetry, setup_otlp
 from .._mcp.serve import DRAIN_SECONDS, serve_stdio
 from .._mcp.threads import abandoned_threads
 from .arguments import SERVE_USAGE as USAGE
+from .errors import utf8_text
 from .io import CliIO, ExitCode
 from .loaders import UsageError, load_server
 
@@ -44,7 +45,7 @@ def parse_http_address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = _LOOPBACK, value
-    host = host.strip("[]") or _LOOPBACK
+    host = utf8_text(host.strip("[]"), "serve --http's HOST") or _LOOPBACK
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise UsageError(f"serve --http expects [HOST:]PORT, got {value!r}")
     return host, int(port)

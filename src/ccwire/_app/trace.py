@@ -61,6 +61,15 @@ class TracingTransport(LineTransport):
         self._write("-> [close stdin]")
         await self._inner.end_input()
 
+    async def terminate(self) -> None:
+        """Stop a CLI that lingers (its output stays readable)."""
+        self._write("[trace] stopping the CLI")
+        await self._inner.terminate()
+
+    def kill(self) -> None:
+        """Kill the CLI now."""
+        self._inner.kill()
+
     async def aclose(self) -> None:
         """Stop the CLI and trace how it ended."""
         await self._inner.aclose()

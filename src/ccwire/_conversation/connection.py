@@ -25,6 +25,7 @@ import logging
 import math
 import os
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Final, Union
 
 import anyio
@@ -548,8 +549,43 @@ class Connection:
 
     # ----------------------------------------------------------------- output
 
+    async def rest(self) -> AsyncGenerator[Message, None]:
+        """Close the CLI's input, then yield the rest of its output until it ends.
+
+        A CLI whose output has not ended `end_grace()` s after its input was closed (it
+        lingers, or a process it started holds its stdout open) is stopped
+        (`LineTransport.terminate()`: SIGTERM, then SIGKILL), and what it wrote is still
+        yielded; an output that has not ended as long after that is given up
+        (`close()`). Either way the stream ends normally: the run had settled.
+        """
+        if self.is_open:
+            await self.end_input()
+        inbox = self._inbox
+        if inbox is None:
+            raise SessionStateError("not connected: call connect() first")
+        grace = end_grace(self.options.env, os.environ)
+        for step in range(2):
+            until = anyio.current_time() + grace
+            async with aclosing(self.messages(until_result=False, until=until)) as rest:
+                async for message in rest:
+                    yield message
+            if inbox.closed:
+                return
+            if step == 0 and self._transport is not None:
+                logger.warning(
+                    "ccwire: the CLI's output did not end %g s after its input was closed: "
+                    "stopping it",
+                    grace,
+                )
+                await self._transport.terminate()
+        logger.error("ccwire: the CLI's output did not end after it was stopped: giving it up")
+        await self.close()
+        async with aclosing(self.messages(until_result=False)) as left:
+            async for message in left:  # what was read before the end
+                yield message
+
     async def messages(
-        self, *, until_result: bool, until_settled: bool = False
+        self, *, until_result: bool, until_settled: bool = False, until: float | None = None
     ) -> AsyncGenerator[Message, None]:
         """Yield messages in order.
 
@@ -557,7 +593,8 @@ class Connection:
         turn is pending, as ``receive_response()`` does); with ``until_settled`` also as
         soon as nothing is owed (so it never waits for a result that will not come), or
         the run-end ceiling ran out between turns (`run_open`).
-        Otherwise it runs until the CLI's output ends. A decode error (or the error of a
+        Otherwise it runs until the CLI's output ends, or until the time ``until`` (on
+        the anyio clock) if that comes first. A decode error (or the error of a
         prompt stream, see `stream_prompts_soon()`) is raised where it occurred;
         iterating again continues after it. A connection failure is raised at the end.
         """
@@ -592,13 +629,18 @@ class Connection:
                 return
             if until_settled and not self.run_open:
                 return
+            if until is not None and anyio.current_time() >= until:
+                return
             deadline = self._run_end.deadline if until_settled else None
+            if until is not None:
+                deadline = until if deadline is None else min(deadline, until)
             if deadline is None:
                 await inbox.wait()
                 continue
             with anyio.move_on_at(deadline):
                 await inbox.wait()
-            self._run_end.expire_if_due(anyio.current_time())
+            if until_settled:
+                self._run_end.expire_if_due(anyio.current_time())
 
     @property
     def _mirror_errors_waiting(self) -> bool:
@@ -828,6 +870,25 @@ def owned_session_id(options: ClaudeAgentOptions) -> str | None:
     if options.resume is not None and not options.fork_session:
         return options.resume
     return options.session_id
+
+
+END_GRACE = 5.0
+"""Seconds a CLI whose input was closed at the end of a conversation may take to end
+its output before it is stopped (as long as `SubprocessTransport` waits in ``aclose()``
+before its SIGTERM, and ``claude-agent-sdk``'s ``close()``)."""
+
+SESSION_END_HOOKS_TIMEOUT_ENV: Final = "CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS"
+
+
+def end_grace(env: Mapping[str, str], environ: Mapping[str, str]) -> float:
+    """Seconds a CLI may take to end its output once its input is closed: `END_GRACE`,
+    or longer when ``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`` (from ``env``, the
+    options', else ``environ``) gives its ``SessionEnd`` hooks longer (plus a second)."""
+    raw = env.get(SESSION_END_HOOKS_TIMEOUT_ENV, environ.get(SESSION_END_HOOKS_TIMEOUT_ENV, ""))
+    raw = raw.strip()
+    if raw.isascii() and raw.isdigit():
+        return max(END_GRACE, int(raw) / 1000 + 1)
+    return END_GRACE
 
 
 STREAM_CLOSE_TIMEOUT_ENV: Final = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"

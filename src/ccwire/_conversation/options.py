@@ -516,11 +516,9 @@ def _check_cli_values(options: ClaudeAgentOptions) -> None:
     if mode is not None and mode not in _CLI_PERMISSION_MODES:
         if not isinstance(mode, str):
             raise OptionsError(f"permission_mode must be a str, not {type(mode).__name__}")
-        hint = _did_you_mean(mode, get_args(PermissionMode))
-        if hint.startswith(":"):  # a known mode, misspelt: the CLI would refuse it
-            raise OptionsError(f"permission_mode {mode!r} is not a mode the CLI knows{hint}")
-        # no known mode is near it: a newer CLI may know it (this one refuses it, saying so)
-        logger.warning("ccwire: permission_mode %r is not a mode this ccwire knows%s", mode, hint)
+        known = get_args(PermissionMode)
+        listing = "it knows " + ", ".join(repr(k) for k in known)
+        _did_you_mean(mode, known, what="permission_mode", listing=listing)
     _check_output_schema(options.output_format)
     settings = options.settings
     if settings is not None and not isinstance(settings, (str, os.PathLike)):
@@ -596,19 +594,35 @@ def _check_output_schema(output_format: object) -> None:
         return  # a draft jsonschema-rs does not know, or no JSON: left to the CLI
 
 
-def _did_you_mean(value: str, known: Sequence[str]) -> str:
-    """``: did you mean 'x'?`` naming the ``known`` value ``value`` most likely means
-    (the same in other letter case, one it begins, or a close one), or the list."""
-    import difflib  # only on this error path
+def _did_you_mean(value: object, known: Sequence[str], *, what: str, listing: str) -> None:
+    """The one rule for a value that is none of the ``known`` ones (a ``permission_mode``,
+    a ``hooks`` event): a near miss of one (the same in other letter case, the start of
+    one, or a close one) is a typo the CLI would refuse, or never act on: an
+    `OptionsError` naming the one meant. A value near none passes with a warning: a newer
+    CLI may know it (it is passed on as is).
 
-    folded = str(value).lower()
+    Args:
+        value: The value given.
+        known: The values this ccwire knows.
+        what: What the value is, as the messages name it (``"permission_mode"``).
+        listing: Where the known values are listed, for the warning.
+    """
+    import difflib  # only on this path
+
+    text = str(value)
+    folded = text.lower()
     meant = next((k for k in known if k.lower() == folded), None)
     if meant is None and len(folded) >= 3:
         meant = next((k for k in known if k.lower().startswith(folded)), None)
-    meant = meant or next(iter(difflib.get_close_matches(str(value), known, n=1, cutoff=0.6)), None)
+    meant = meant or next(iter(difflib.get_close_matches(text, known, n=1, cutoff=0.6)), None)
     if meant is not None:
-        return f": did you mean {meant!r}?"
-    return f" (it knows {', '.join(repr(k) for k in known)})"
+        raise OptionsError(f"{what} {value!r} is not known to the CLI: did you mean {meant!r}?")
+    logger.warning(
+        "ccwire: %s %r is not known to this ccwire (%s); passed on, as a newer CLI may know it",
+        what,
+        value,
+        listing,
+    )
 
 
 def _check_hook_events(hooks: Mapping[Any, Any]) -> None:
@@ -633,23 +647,10 @@ def _check_hook_events(hooks: Mapping[Any, Any]) -> None:
 
 
 def _unknown_hook_event(event: object, known: tuple[str, ...]) -> None:
-    """A hooks key that is no event this ccwire knows: an error when it is a known event
-    spelt in other letter case (a typo: its hooks would never fire), else a warning (a
-    newer CLI may fire events this ccwire does not list; the key is passed on as is)."""
-    import difflib  # only on this path
-
-    folded = {name.lower(): name for name in known}
-    meant = folded.get(str(event).lower())
-    if meant is not None:
-        raise OptionsError(f"hooks has no event {event!r}: did you mean {meant!r}?")
-    close = difflib.get_close_matches(str(event), known, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else " (ccwire.HOOK_EVENTS lists them)"
-    logger.warning(
-        "ccwire: hooks[%r] is not an event this ccwire knows%s Its hooks run only if the "
-        "CLI fires that event.",
-        event,
-        hint if close else hint + ".",
-    )
+    """A hooks key that is no event this ccwire knows (see `_did_you_mean`: a misspelt
+    event's hooks would never fire)."""
+    where = "ccwire.HOOK_EVENTS lists them; its hooks run only if the CLI fires it"
+    _did_you_mean(event, known, what="hooks event", listing=where)
 
 
 def _check_mcp_config(server: str, config: Mapping[str, Any]) -> None:

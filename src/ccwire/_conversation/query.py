@@ -48,10 +48,14 @@ async def query(
     conversation runs (it may wait for earlier answers before yielding more). Stdin
     stays open while anything is owed, so in-process tools, permission callbacks and
     hooks keep working, and is closed once the prompts are exhausted and answered; the
-    CLI's remaining output is then drained and the process stopped. Past a result, a CLI
-    that still reports work ("running", a background agent) but starts no new turn keeps
-    stdin open at most ``CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`` (from ``options.env``,
-    else the environment; 10 minutes by default, ``0`` for no limit) between turns.
+    CLI's remaining output is then drained and the process stopped. A CLI whose output
+    has not ended 5 s later (longer if ``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS`` gives
+    its ``SessionEnd`` hooks longer), as it lingers or a process it started holds its
+    stdout, is stopped with SIGTERM, then SIGKILL, and the iterator ends normally, with
+    all the CLI wrote. Past a result, a CLI that still reports work ("running", a
+    background agent) but starts no new turn keeps stdin open at most
+    ``CLAUDE_CODE_PRINT_BG_WAIT_CEILING_MS`` (from ``options.env``, else the
+    environment; 10 minutes by default, ``0`` for no limit) between turns.
 
     To stop early, close the iterator in the task that iterates it: Python does not
     close an async generator on ``break``, so use ``contextlib.aclosing``:
@@ -69,19 +73,30 @@ async def query(
 
     conn = Connection(options, transport)
     await conn.open()
-    async with aclosing(converse(conn, prompt)) as messages:
-        async for message in messages:
-            yield message
+    try:
+        async with aclosing(converse(conn, prompt, closes=False)) as messages:
+            async for message in messages:
+                yield message
+    finally:
+        await conn.close()
 
 
 async def converse(
-    conn: Connection, prompt: str | AsyncIterable[Prompt], *, sent: bool = False
+    conn: Connection,
+    prompt: str | AsyncIterable[Prompt],
+    *,
+    sent: bool = False,
+    closes: bool = True,
 ) -> AsyncGenerator[Message, None]:
     """The conversation of `query()` on an open connection, which it closes at the end.
 
     Used by `query()` and by the warm starts (`WarmQuery`, `SpareProcess`), whose
     connection was opened earlier; ``sent``: the text ``prompt`` was already sent
-    (right behind a spare's claim).
+    (right behind a spare's claim). A generator that wraps this one passes
+    ``closes=False`` and closes the connection itself, once this one is closed: at its
+    end, an asyncio event loop closes every async generator still open at once, so
+    only the outermost may wait in its cleanup (an inner one closed by the loop while
+    the outer one closes it raises "asynchronous generator is already running").
     """
     try:
         feeder: _Feeder | None = None
@@ -102,13 +117,12 @@ async def converse(
                 break
             if not conn.run_open:
                 await conn.wait_activity()
-        if conn.is_open:
-            await conn.end_input()
-        async with aclosing(conn.messages(until_result=False)) as rest:
+        async with aclosing(conn.rest()) as rest:  # bounded: a CLI that lingers is stopped
             async for message in rest:
                 yield message
     except BaseException as exc:  # cancelled, or failed: the session's span says so
         conn.abandoned(exc)
         raise
     finally:
-        await conn.close()
+        if closes:
+            await conn.close()

@@ -669,9 +669,12 @@ class SparePool:
         self, prompt: str | AsyncIterable[Prompt], options: ClaudeAgentOptions | None
     ) -> AsyncGenerator[Message, None]:
         conn, sent = await self._open(options, prompt if isinstance(prompt, str) else None)
-        async with aclosing(converse(conn, prompt, sent=sent)) as messages:
-            async for message in messages:
-                yield message
+        try:
+            async with aclosing(converse(conn, prompt, sent=sent, closes=False)) as messages:
+                async for message in messages:
+                    yield message
+        finally:
+            await conn.close()
 
     @asynccontextmanager
     async def client(

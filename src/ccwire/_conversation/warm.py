@@ -352,9 +352,12 @@ class SpareProcess:
         session = await self._bind(claim, text)
         assert session is not None  # it starts cold rather than say the spare exited
         conn, sent = session
-        async with aclosing(converse(conn, prompt, sent=sent)) as messages:
-            async for message in messages:
-                yield message
+        try:
+            async with aclosing(converse(conn, prompt, sent=sent, closes=False)) as messages:
+                async for message in messages:
+                    yield message
+        finally:
+            await conn.close()
 
     @asynccontextmanager
     async def claim_client(self, options: ClaimOptions) -> AsyncIterator[ClaudeSDKClient]:

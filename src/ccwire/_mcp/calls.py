@@ -4,11 +4,16 @@ Every running call (and ``resources/read`` and ``prompts/get``, which may wait a
 long) is registered under ``(session key, JSON-RPC id)`` with the cancel
 scope that encloses it, so that ``notifications/cancelled`` (sent by the CLI on
 interrupt) cancels exactly that handler.  A cancellation that overtakes its call (the
-notification is served first) is remembered, for a bounded number of ids.
+notification is served first) is remembered, for a bounded number of ids; the call it
+names is then not run, but answered with an error result saying why (a client that
+cancelled it ignores the answer; one that reused the id of a request it had cancelled,
+against the spec, is not left without one).  A cancellation naming a call that has
+finished (it raced the answer) is not remembered: a later call reusing the id runs.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Final, TypeVar
 
@@ -18,6 +23,8 @@ from .._wire.content import error_result
 from .tools import SdkMcpTool, ToolContext
 
 __all__ = ["CallRunner"]
+
+logger = logging.getLogger("ccwire")
 
 _INF: Final = float("inf")
 _PRECANCEL_LIMIT: Final = 64
@@ -35,11 +42,13 @@ class CallRunner:
         self._limiter: anyio.CapacityLimiter | None = None
         self._inflight: dict[CallKey, anyio.CancelScope] = {}
         self._precancelled: dict[CallKey, None] = {}
+        self._finished: dict[CallKey, None] = {}  # the last calls that ended, oldest first
 
     def forget_session(self, key: Hashable) -> None:
         """Drop remembered cancellations of a session (its ids restart at ``initialize``)."""
-        for pending in [k for k in self._precancelled if k[0] == key]:
-            del self._precancelled[pending]
+        for table in (self._precancelled, self._finished):
+            for pending in [k for k in table if k[0] == key]:
+                del table[pending]
 
     def cancel(self, call_key: CallKey) -> None:
         """Cancel the call registered under ``call_key``, or the one that will be."""
@@ -47,9 +56,9 @@ class CallRunner:
         if scope is not None:
             scope.cancel()
             return
-        self._precancelled[call_key] = None  # it may not have started yet
-        while len(self._precancelled) > _PRECANCEL_LIMIT:
-            del self._precancelled[next(iter(self._precancelled))]
+        if self._finished.pop(call_key, 0) is None:
+            return  # it raced the answer: nothing left to cancel
+        _remember(self._precancelled, call_key)  # it may not have started yet
 
     def withdrawn_early(self, call_key: CallKey) -> bool:
         """Whether a cancellation is waiting for the call ``call_key`` (it came first)."""
@@ -73,6 +82,17 @@ class CallRunner:
                 return await tool.call(arguments, ctx)
             return await self._limited(tool, arguments, ctx, max_concurrency)
 
+        if self.withdrawn_early(call_key):
+            del self._precancelled[call_key]
+            logger.warning(
+                "ccwire: tool call %r (id %r) not run: cancelled before it arrived",
+                tool.name,
+                call_key[1],
+            )
+            return error_result(
+                f"Tool {tool.name!r} was not run: a notifications/cancelled naming its "
+                f"request id {call_key[1]!r} came first (a request id is not to be reused)"
+            )
         finished, result = await self.cancellable(call_key, outer, call, timeout)
         if not finished:
             return None
@@ -120,6 +140,8 @@ class CallRunner:
                     value = await work()
         finally:
             cancelled = registered and inflight.pop(call_key, None) is not scope
+            if registered and not cancelled:
+                _remember(self._finished, call_key)
         return not cancelled, value
 
     async def _limited(
@@ -129,3 +151,10 @@ class CallRunner:
             self._limiter = anyio.CapacityLimiter(limit)
         async with self._limiter:
             return await tool.call(arguments, ctx)
+
+
+def _remember(table: dict[CallKey, None], call_key: CallKey) -> None:
+    """Add ``call_key`` to ``table``, dropping the oldest beyond `_PRECANCEL_LIMIT`."""
+    table[call_key] = None
+    while len(table) > _PRECANCEL_LIMIT:
+        del table[next(iter(table))]

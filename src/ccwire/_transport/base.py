@@ -195,6 +195,15 @@ class LineTransport(Transport):
     async def aclose(self) -> None:
         """Stop the CLI (bounded, shielded, idempotent) and release every resource."""
 
+    async def terminate(self) -> None:
+        """Stop a CLI that does not end once its input is closed (it lingers, or a
+        process it started holds its output open) the way `aclose()` stops it after its
+        grace: SIGTERM, a grace, then SIGKILL (bounded, shielded). Unlike `aclose()`,
+        what the CLI wrote stays readable: `receive_line()` returns it, then ends
+        (``None``: a stop asked for is no failure). `aclose()` still follows. The
+        default calls `kill()`."""
+        self.kill()
+
     def kill(self) -> None:
         """Stop the CLI now, without the graces `aclose()` gives it to exit by itself:
         for a CLI that answers nothing (stopped, wedged, its link frozen), which would
@@ -371,6 +380,11 @@ class ReferenceTransportAdapter(LineTransport):
         with _failures_of("end_input"):
             await self.inner.end_input()
 
+    async def terminate(self) -> None:
+        """Stop a CLI that lingers: the wrapped ``close()`` is the only stop a transport
+        of this interface has (`aclose()`); the messages then end."""
+        await self.aclose()
+
     async def aclose(self) -> None:
         """Await the wrapped ``close()`` (shielded, at most 10 seconds). Idempotent."""
         if self._closed:
@@ -380,6 +394,19 @@ class ReferenceTransportAdapter(LineTransport):
             self._wrote.set()  # a reader waiting for the first write ends
         with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_TIMEOUT):
             await self.inner.close()
+            await self._close_messages()
+
+    async def _close_messages(self) -> None:
+        """Close the wrapped ``read_messages()`` iterator, unless a read is inside it (it
+        ends as the transport closed); left open, an async generator is finalized by the
+        garbage collector (trio warns)."""
+        close = getattr(self._messages, "aclose", None)
+        if close is None or getattr(self._messages, "ag_running", False):
+            return  # (a reader is inside it: the iterator ends with the transport)
+        try:
+            await close()
+        except Exception:  # the transport's own cleanup: it is closed all the same
+            logger.warning("ccwire: the transport's read_messages() failed to close", exc_info=True)
 
     @property
     def exit_info(self) -> ProcessExit | None:

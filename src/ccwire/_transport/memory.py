@@ -141,6 +141,13 @@ class MemoryTransport(LineTransport):
                 self._finish(-signal.SIGTERM)
             self._keep_unread_output()
 
+    async def terminate(self) -> None:
+        """Count the fake process, if it runs, as terminated by SIGTERM: the output it
+        wrote is still read, then ends."""
+        if self._returncode is None:
+            self._killed = True
+            self._finish(-signal.SIGTERM)
+
     def _keep_unread_output(self) -> None:
         """Move output the SDK has not read yet into the decoder, and close the stream."""
         while True:

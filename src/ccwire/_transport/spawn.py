@@ -408,7 +408,9 @@ class RunningProcess:
         return self._group
 
     def terminate(self) -> None:
-        """SIGTERM (or the spawner's equivalent); to the whole group if it leads one.
+        """SIGTERM (or the spawner's equivalent); to the whole group if it leads one,
+        then SIGCONT, so that a process of it that was stopped (SIGSTOP, a debugger's
+        Ctrl-Z) handles its SIGTERM now rather than when SIGKILL comes.
 
         Raises:
             ProcessLookupError: The process (or its group) is gone.
@@ -417,6 +419,7 @@ class RunningProcess:
             self._inner.terminate()
         else:
             os.killpg(self._group, signal.SIGTERM)
+            os.killpg(self._group, signal.SIGCONT)
 
     def kill(self) -> None:
         """SIGKILL (or the spawner's equivalent); to the whole group if it leads one.

@@ -410,15 +410,10 @@ class SubprocessTransport(LineTransport):
             if self._decoder.error is not None:  # nobody can read the output any more:
                 await self._discard_output(proc)  # a CLI blocked writing it can go on
             await proc.wait()
-        if proc.returncode is None:
-            self._signal(proc, kill=False)
-            if not await _wait_exit(proc, self._terminate_grace):
-                self._signal(proc, kill=True)
-                if not await _wait_exit(proc, _KILL_WAIT):
-                    logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
-                    self._abandon(proc)
-                    await self._give_up_pipes(proc)
-                    return
+        if not await self._stop(proc):
+            self._abandon(proc)
+            await self._give_up_pipes(proc)
+            return
         await self._stop_group(proc)
         with anyio.move_on_after(_STDERR_WAIT):
             await self._stderr_done.wait()
@@ -426,6 +421,29 @@ class SubprocessTransport(LineTransport):
         self._writer.scope.cancel()
         with anyio.move_on_after(1.0):
             await proc.aclose()
+
+    async def terminate(self) -> None:
+        """SIGTERM the CLI, wait ``terminate_grace`` s, then SIGKILL it (bounded,
+        shielded); its output is still read to its end. See `LineTransport.terminate()`."""
+        with anyio.CancelScope(shield=True):
+            proc = self._process
+            if proc is None or self._phase is not _Phase.RUNNING:
+                return  # not started (nothing to read), or aclose() stops it
+            if not await self._stop(proc):
+                self._abandon(proc)
+                await self._give_up_pipes(proc)
+
+    async def _stop(self, proc: RunningProcess) -> bool:
+        """SIGTERM, ``terminate_grace`` s, SIGKILL, `_KILL_WAIT` s, unless the CLI has
+        exited; ``False`` if it survived SIGKILL (logged)."""
+        if proc.returncode is None:
+            self._signal(proc, kill=False)
+            if not await _wait_exit(proc, self._terminate_grace):
+                self._signal(proc, kill=True)
+                if not await _wait_exit(proc, _KILL_WAIT):
+                    logger.error("ccwire: the CLI (pid %s) survived SIGKILL", proc.pid)
+                    return False
+        return True
 
     async def _discard_output(self, proc: RunningProcess) -> None:
         """Read to its end and drop the CLI's output past a line over
