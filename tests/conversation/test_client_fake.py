@@ -637,6 +637,48 @@ async def test_query_error_result_then_exit_1_raises_result_error() -> None:
     assert error.data["is_error"] is True and error.session_id == got[-1].session_id
 
 
+@pytest.mark.parametrize(
+    ("result", "status"),
+    [("Not logged in · Please run /login", None), ("Invalid API key · Fix external API key", 401)],
+)
+async def test_a_result_error_for_missing_credentials_says_what_to_do(
+    result: str, status: int | None
+) -> None:
+    """Without a key, query() ended with "Not logged in · Please run /login (exit code:
+    1)": the CLI's own words, though the CLI a user installed for ccwire is not on PATH,
+    and nothing named ANTHROPIC_API_KEY or the way to run without one."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        p = await fake.receive("user")
+        await fake.result(
+            result,
+            is_error=True,
+            user_message_uuids=[p["uuid"]],
+            api_error_status=status,
+            terminal_reason="api_error",
+        )
+        await fake.expect_eof()
+        await fake.exit(1, "")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            with pytest.raises(ResultError) as info:
+                async for _ in query(prompt="x", transport=transport):
+                    pass
+    assert str(info.value) == (
+        f"Claude Code returned an error result: {result} (the CLI found no usable API key "
+        "or login). Set ANTHROPIC_API_KEY in the environment or in "
+        "ClaudeAgentOptions(env=...), or log in with Claude Code's /login; to run without "
+        "a key, point the CLI at ccwire.testing.ScriptedModel. `ccwire doctor` checks the "
+        "setup (exit code: 1)"
+    )
+    assert info.value.result == result  # the result itself is kept as the CLI wrote it
+
+
 async def test_a_crash_after_more_output_is_a_plain_process_error() -> None:
     # an error result followed by more conversation: a later exit is a fresh crash
     async with connected() as (client, fake):

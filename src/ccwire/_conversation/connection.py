@@ -45,6 +45,7 @@ from .._core.errors import (
     ProcessError,
     ResultError,
     SessionStateError,
+    credentials_hint,
     result_error_text,
 )
 from .._core.tasks import TaskHost
@@ -732,7 +733,7 @@ class Connection:
             # The CLI exits non-zero after a final error result, on purpose: the exit
             # becomes a ResultError carrying that result (raised after it was yielded).
             data = dict(self._error_result)
-            text = result_error_text(data)
+            text = result_error_text(data) + credentials_hint(data)
             typed = ResultError(
                 f"Claude Code returned an error result: {text}", data, error.exit_code
             )
