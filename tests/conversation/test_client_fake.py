@@ -86,6 +86,50 @@ def test_a_client_used_with_a_plain_with_says_async_with() -> None:
         pass  # pragma: no cover: never entered
 
 
+async def _allow_all(
+    name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+) -> PermissionResultAllow:
+    return PermissionResultAllow()
+
+
+def _denied(name: str) -> dict[str, Any]:
+    return {"tool_name": name, "tool_use_id": "toolu_1", "tool_input": {"name": "Al"}}
+
+
+async def test_an_in_process_tool_refused_for_want_of_a_grant_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An in-process tool left out of ``allowed_tools``, with no ``can_use_tool``: the CLI
+    refuses every call ("you haven't granted it yet", to the model) and the program was
+    told nothing. Now one WARNING per tool names the fix; a tool of another server, or a
+    caller that answers permission prompts itself, is left alone."""
+    server = create_sdk_mcp_server("demo_tools", tools=[greet])
+    denials = [_denied("mcp__demo_tools__greet"), _denied("mcp__other__x"), _denied("Bash")]
+    for opts, told in [
+        (ClaudeAgentOptions(mcp_servers={"demo_tools": server}), True),
+        (ClaudeAgentOptions(mcp_servers={"demo_tools": server}, can_use_tool=_allow_all), False),
+        (ClaudeAgentOptions(mcp_servers={"demo_tools": server}, permission_mode="plan"), False),
+    ]:
+        caplog.clear()
+        async with connected(opts) as (client, fake):
+            for turn in ("one", "two"):
+                await client.query(turn)
+                p = await fake.receive("user")
+                await fake.result("no", user_message_uuids=[p["uuid"]], permission_denials=denials)
+                [m async for m in client.receive_response()]
+        logged = [r.getMessage() for r in caplog.records if "refused to call" in r.getMessage()]
+        assert logged == (
+            [
+                "ccwire: the CLI refused to call the in-process tool 'mcp__demo_tools__greet': "
+                "it asks for permission, and nothing in the options grants it. Allow it with "
+                "allowed_tools=['mcp__demo_tools__greet'] (or 'mcp__demo_tools__*' for every "
+                "tool of the server), or decide each call with can_use_tool"
+            ]
+            if told
+            else []
+        )
+
+
 async def test_greet_flow_over_fake_cli() -> None:
     server = create_sdk_mcp_server("demo_tools", tools=[greet])
     seen: list[tuple[str, dict[str, Any], str | None]] = []

@@ -129,6 +129,7 @@ class Connection:
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
         self._turns = PromptLedger()
         self._stamped: set[str] = set()  # prompt uuids ccwire made up (not the caller's)
+        self._ungranted: set[str] = set()  # in-process tools refused for want of a grant
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
@@ -690,6 +691,41 @@ class Connection:
         if self._cli_state == "idle":  # the idle came first: it settles now
             self._turns.on_idle()
         self._error_result = shown.raw if item.is_error else None
+        if item.permission_denials:
+            self._tell_ungranted(item.permission_denials)
+
+    def _tell_ungranted(self, denials: list[Any]) -> None:
+        """Log, once per tool, an in-process tool the CLI refused because nothing in the
+        options answers its permission prompt (no ``allowed_tools`` entry, no
+        ``can_use_tool``, no ``PreToolUse`` hook, the default mode): the model got
+        "you haven't granted it yet", and the caller, else, no word of it."""
+        opts = self.options
+        if (
+            self._router is None
+            or opts.can_use_tool is not None
+            or opts.permission_prompt_tool_name
+            or opts.permission_mode not in (None, "default", "acceptEdits")
+            or "PreToolUse" in (opts.hooks or {})
+        ):
+            return
+        servers = self._router.names
+        for denial in denials:
+            name = denial.get("tool_name") if isinstance(denial, Mapping) else None
+            if not isinstance(name, str) or name in self._ungranted:
+                continue
+            server = next((s for s in servers if name.startswith(f"mcp__{s}__")), None)
+            if server is None:
+                continue
+            self._ungranted.add(name)
+            logger.warning(
+                "ccwire: the CLI refused to call the in-process tool %r: it asks for "
+                "permission, and nothing in the options grants it. Allow it with "
+                "allowed_tools=[%r] (or %r for every tool of the server), or decide each "
+                "call with can_use_tool",
+                name,
+                name,
+                f"mcp__{server}__*",
+            )
 
     def _shown(self, item: Message) -> Message:
         """``item`` as the caller sees it: without the uuids ccwire stamped on prompts.
