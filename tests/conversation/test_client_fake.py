@@ -130,6 +130,30 @@ async def test_an_in_process_tool_refused_for_want_of_a_grant_is_logged_once(
         )
 
 
+async def test_an_allowed_tool_of_a_server_the_session_lacks_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``allowed_tools=["mcp__calc__add"]`` with no "calc" in ``mcp_servers``: the model
+    never saw the tool and the program was told nothing. The init frame lists the
+    session's servers (the CLI's settings' too), so a rule for none of them is logged."""
+    opts = ClaudeAgentOptions(
+        allowed_tools=["mcp__calc__add", "mcp__calc__sub", "mcp__files__read", "mcp__*", "Read"]
+    )
+    async with connected(opts) as (client, fake):
+        for turn in ("one", "two"):
+            await client.query(turn)
+            p = await fake.receive("user")
+            servers = [{"name": "files", "status": "connected"}]
+            await fake.send({"type": "system", "subtype": "init", "mcp_servers": servers})
+            await fake.result("ok", user_message_uuids=[p["uuid"]])
+            [m async for m in client.receive_response()]
+    assert [r.getMessage() for r in caplog.records if "no MCP server" in r.getMessage()] == [
+        "ccwire: allowed_tools names 'mcp__calc__add', but this session has no MCP server "
+        "'calc': add it to mcp_servers, e.g. mcp_servers={'calc': create_sdk_mcp_server("
+        "'calc', tools=[...])} (the key names the server's tools)"
+    ]
+
+
 async def test_greet_flow_over_fake_cli() -> None:
     server = create_sdk_mcp_server("demo_tools", tools=[greet])
     seen: list[tuple[str, dict[str, Any], str | None]] = []

@@ -129,7 +129,7 @@ class Connection:
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
         self._turns = PromptLedger()
         self._stamped: set[str] = set()  # prompt uuids ccwire made up (not the caller's)
-        self._ungranted: set[str] = set()  # in-process tools refused for want of a grant
+        self._ungranted: set[str] = set()  # tools or servers logged about (`_tell_ungranted`)
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
@@ -694,6 +694,27 @@ class Connection:
         if item.permission_denials:
             self._tell_ungranted(item.permission_denials)
 
+    def _tell_serverless_rules(self, connected: set[object]) -> None:
+        """Log, once per server, an ``allowed_tools`` rule for an MCP server the session
+        does not have (``mcp__calc__add`` with no ``"calc"`` in ``mcp_servers``, nor in
+        the CLI's settings): the model never sees such a tool, and nothing said why."""
+        for rule in self.options.allowed_tools:
+            if not isinstance(rule, str) or not rule.startswith("mcp__"):
+                continue
+            server = rule[len("mcp__") :].split("__", 1)[0]
+            if not server or "*" in server or server in connected or server in self._ungranted:
+                continue
+            self._ungranted.add(server)
+            logger.warning(
+                "ccwire: allowed_tools names %r, but this session has no MCP server %r: "
+                "add it to mcp_servers, e.g. mcp_servers={%r: create_sdk_mcp_server(%r, "
+                "tools=[...])} (the key names the server's tools)",
+                rule,
+                server,
+                server,
+                server,
+            )
+
     def _tell_ungranted(self, denials: list[Any]) -> None:
         """Log, once per tool, an in-process tool the CLI refused because nothing in the
         options answers its permission prompt (no ``allowed_tools`` entry, no
@@ -744,6 +765,9 @@ class Connection:
         sid = item.data.get("session_id")
         if isinstance(sid, str):
             self.session_id = sid
+        servers = item.data.get("mcp_servers")
+        if isinstance(servers, list) and self.options.allowed_tools:
+            self._tell_serverless_rules({s.get("name") for s in servers if isinstance(s, Mapping)})
         caps = item.data.get("capabilities")
         if isinstance(caps, list):
             self.capabilities = self.capabilities | {c for c in caps if isinstance(c, str)}
