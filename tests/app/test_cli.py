@@ -60,6 +60,11 @@ def test_help_lists_commands_and_exit_codes(capsys: pytest.CaptureFixture[str]) 
     assert main(["run", "--help"], io=make_io()) == 0
     run_help = capsys.readouterr().out
     assert "--tools MODULE:SERVER" in run_help and "130" in run_help
+    for command in ("run", "demo", "batch", "doctor", "sessions", "show", "compat"):
+        assert main([command, "--help"], io=make_io()) == 0
+        paragraphs = capsys.readouterr().out.split("\n\n")
+        # a sentence that says what the command does, between usage and options
+        assert paragraphs[1][:1].isupper() and paragraphs[1].rstrip().endswith("."), command
 
 
 _HELP_DIR = Path(__file__).parent.parent / "data" / "cli_help"
