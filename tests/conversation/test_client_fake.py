@@ -17,6 +17,7 @@ import ccwire._conversation.client
 from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
+    CallbackError,
     CcwireError,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -271,6 +272,27 @@ async def test_callback_errors_become_error_answers() -> None:
     assert hook["subtype"] == "error" and "expected a dict" in hook["error"]
     assert unknown_hook["subtype"] == "error" and "hook_99" in unknown_hook["error"]
     assert unknown["error"] == "Unsupported control request subtype: no_such_subtype"
+
+
+async def test_a_can_use_tool_without_async_says_to_write_async_def() -> None:
+    """A plain ``def`` can_use_tool failed with "object PermissionResultAllow can't be
+    used in 'await' expression", which names neither the callback nor the fix."""
+    reported: list[CallbackError] = []
+
+    def decide(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        return PermissionResultAllow()
+
+    opts = ClaudeAgentOptions(can_use_tool=decide, on_callback_error=reported.append)
+    async with connected(opts) as (_, fake):
+        perm = await fake.request("can_use_tool", tool_name="t", input={}, tool_use_id="a")
+    said = (
+        "can_use_tool must be an async function (`async def decide(tool_name, tool_input, "
+        "context)`): it returned PermissionResultAllow(updated_input=None, "
+        "updated_permissions=None, behavior='allow', decision_classification=None), not an "
+        "awaitable"
+    )
+    assert (perm["subtype"], perm["error"]) == ("error", said)
+    assert [str(e) for e in reported] == [said]
 
 
 @pytest.mark.anyio

@@ -12,6 +12,7 @@ set and the callback is cancelled; nothing is written back. A callback that retu
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -229,7 +230,14 @@ def permission_route(
             suppress_always_allow_rule=decoded.suppress_always_allow_rule,
         )
         try:
-            answer = await callback(decoded.tool_name, dict(decoded.input), context)
+            answer = await _awaited(callback(decoded.tool_name, dict(decoded.input), context))
+        except _NotAwaitableError as exc:
+            raise failure(
+                f"can_use_tool must be an async function (`async def "
+                f"{getattr(callback, '__name__', 'can_use_tool')}(tool_name, tool_input, "
+                f"context)`): it returned "
+                f"{exc.produced!r}, not an awaitable"
+            ) from None
         except Exception as exc:
             raise failure(str(exc) or type(exc).__name__) from exc
         except BaseException as exc:  # a cancellation the callback raised is its failure
@@ -244,6 +252,22 @@ def permission_route(
             raise failure(str(exc)) from exc
 
     return handle
+
+
+class _NotAwaitableError(Exception):
+    """``can_use_tool`` returned something that cannot be awaited (a plain ``def``)."""
+
+    def __init__(self, produced: object) -> None:
+        super().__init__()
+        self.produced = produced
+
+
+async def _awaited(produced: Any) -> Any:
+    """What the callback's awaitable gives; `_NotAwaitableError` for a plain ``def``'s
+    result (the reference fails with "can't be used in 'await' expression")."""
+    if not inspect.isawaitable(produced):
+        raise _NotAwaitableError(produced)
+    return await produced
 
 
 def encode_permission_answer(
