@@ -303,7 +303,13 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         ("mcp_servers", {"x": {"type": 5}}, ValueError, r"\['type'\] must be a str"),
         ("hooks", {"PreToolUse": HookMatcher(hooks=[_hook])}, TypeError, "must be a list of Hook"),
         # a bare TypeError from the hook registry
-        ("hooks", {"PreToolUse": [_hook]}, TypeError, "entries must be HookMatcher"),
+        (
+            "hooks",
+            {"PreToolUse": [_hook]},
+            TypeError,
+            r"entries must be HookMatcher, not <function _hook at .*>: write "
+            r"hooks=\{'PreToolUse': \[HookMatcher\(hooks=\[_hook\]\)\]\}$",
+        ),
         ("hooks", {"PreToolUse": [HookMatcher(hooks=[5])]}, TypeError, "is not callable: 5"),  # type: ignore[list-item]
         # the CLI leaves a config it cannot read out of the session without a word
         ("mcp_servers", {"x": {"type": "stdio"}}, ValueError, "needs a 'command'"),
