@@ -758,6 +758,27 @@ def test_load_server_errors(tools_module: str, tmp_path: Path, attr: str, messag
         load_server(f"{tools_module}:{attr}", search_path=str(tmp_path))
 
 
+def test_load_server_given_a_file_or_no_attribute_names_the_spec_to_write(
+    tools_module: str, tmp_path: Path
+) -> None:
+    """``--tools calc_tools`` and ``--tools calc_tools.py:server``, the first tries:
+    "expects package.module:attribute" alone, and "no calc_tools/py.py" for the file."""
+    where = str(tmp_path)
+    for spec in (tools_module, f"{tools_module}.py"):
+        with pytest.raises(UsageError) as caught:
+            load_server(spec, search_path=where)
+        assert str(caught.value) == (
+            f"--tools expects package.module:attribute, got {spec!r}: did you mean "
+            f"'{tools_module}:config'?"
+        )
+    for path in (f"{tools_module}.py", f"./{tools_module}.py"):
+        with pytest.raises(UsageError) as caught:
+            load_server(f"{path}:config", search_path=where)
+        assert str(caught.value) == (
+            f"--tools {path}:config: name the module, not its file: --tools {tools_module}:config"
+        )
+
+
 def test_load_server_unknown_module_says_where_it_looked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
