@@ -479,10 +479,14 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
                 made_as[instance.name] = server
             for tool_name in instance.tools:
                 owners.setdefault(tool_name, server)
+    full_names = {
+        f"mcp__{server}__{name}": server for server, names in tools.items() for name in names
+    }
     for option in ("allowed_tools", "disallowed_tools"):
         rules = [rule for rule in getattr(options, option) if isinstance(rule, str)]
         for rule in rules:
-            _check_misspelt_tool_rule(option, rule, tools, made_as)
+            if rule not in full_names:
+                _check_misspelt_tool_rule(option, rule, tools, made_as, full_names)
             owner = owners.get(rule)
             full = f"mcp__{owner}__{rule}"
             if owner is None or {full, f"mcp__{owner}__*", f"mcp__{owner}"} & set(rules):
@@ -497,7 +501,11 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
 
 
 def _check_misspelt_tool_rule(
-    option: str, rule: str, tools: dict[str, list[str]], made_as: dict[str, str]
+    option: str,
+    rule: str,
+    tools: dict[str, list[str]],
+    made_as: dict[str, str],
+    full_names: dict[str, str],
 ) -> None:
     """Warn about a rule that names no in-process tool but nearly names one: a typo in
     the tool (``mcp__demo__greeet``) or in the server (``mcp__dmeo__greet``), the wrong
@@ -505,13 +513,9 @@ def _check_misspelt_tool_rule(
     in ``mcp_servers`` differs (the CLI names the tools by the key). The CLI would match
     such a rule against nothing. Only a near miss is warned about: a rule for another
     server's tool, or for a tool added later to a live tool set, is left alone.
+    ``full_names`` maps the full name of each in-process tool to its server.
     """
     if "*" in rule or "(" in rule:
-        return
-    full_names = {
-        f"mcp__{server}__{name}": server for server, names in tools.items() for name in names
-    }
-    if rule in full_names:
         return
     near: str | None = None
     if rule.startswith("mcp"):
