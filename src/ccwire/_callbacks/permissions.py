@@ -235,8 +235,7 @@ def permission_route(
             raise failure(
                 f"can_use_tool must be an async function (`async def "
                 f"{getattr(callback, '__name__', 'can_use_tool')}(tool_name, tool_input, "
-                f"context)`): it returned "
-                f"{exc.produced!r}, not an awaitable"
+                f"context)`): it returned {exc.produced!r}, not an awaitable"
             ) from None
         except Exception as exc:
             raise failure(str(exc) or type(exc).__name__) from exc
@@ -262,7 +261,7 @@ class _NotAwaitableError(Exception):
         self.produced = produced
 
 
-async def _awaited(produced: Any) -> Any:
+async def _awaited(produced: object) -> object:
     """What the callback's awaitable gives; `_NotAwaitableError` for a plain ``def``'s
     result (the reference fails with "can't be used in 'await' expression")."""
     if not inspect.isawaitable(produced):
