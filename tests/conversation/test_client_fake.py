@@ -131,6 +131,37 @@ async def test_an_in_process_tool_refused_for_want_of_a_grant_is_logged_once(
         )
 
 
+async def test_a_client_without_credentials_is_told_what_to_do_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The README's client without a key: each answer is the CLI's "Not logged in ·
+    Please run /login" (an AssistantMessage with error "authentication_failed"), which
+    names neither ANTHROPIC_API_KEY nor a way to run without one; one WARNING does."""
+    not_logged_in = {"type": "text", "text": "Not logged in · Please run /login"}
+    async with connected() as (client, fake):
+        for turn in ("one", "two"):
+            await client.query(turn)
+            p = await fake.receive("user")
+            await fake.send(
+                {
+                    "type": "assistant",
+                    "message": {"role": "assistant", "content": [not_logged_in]},
+                    "error": "authentication_failed",
+                    "parent_tool_use_id": None,
+                    "session_id": fake.session_id,
+                }
+            )
+            await fake.result(not_logged_in["text"], is_error=True, user_message_uuids=[p["uuid"]])
+            got = [m async for m in client.receive_response()]
+            assert isinstance(got[0], AssistantMessage) and got[0].error == "authentication_failed"
+    assert [r.getMessage() for r in caplog.records if "API key" in r.getMessage()] == [
+        "ccwire: Claude Code found no usable API key or login. Set ANTHROPIC_API_KEY in the "
+        "environment or in ClaudeAgentOptions(env=...), or log in with Claude Code's /login; "
+        "to run without a key, point the CLI at ccwire.testing.ScriptedModel. `ccwire "
+        "doctor` checks the setup"
+    ]
+
+
 async def test_an_allowed_tool_of_a_server_the_session_lacks_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

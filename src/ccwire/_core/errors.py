@@ -246,18 +246,21 @@ _NO_CREDENTIALS = re.compile(
 )
 
 
+CREDENTIALS_FIX = (
+    "Set ANTHROPIC_API_KEY in the environment or in ClaudeAgentOptions(env=...), or log "
+    "in with Claude Code's /login; to run without a key, point the CLI at "
+    "ccwire.testing.ScriptedModel. `ccwire doctor` checks the setup"
+)
+"""What to do when the CLI has no usable credentials."""
+
+
 def credentials_hint(data: Mapping[str, Any]) -> str:
     """What to do about an error result that says the CLI has no usable credentials
     (``"Not logged in · Please run /login"``, an HTTP 401), else ``""``."""
     text = " ".join([result_error_text(data), str(data.get("result") or "")])
     if data.get("api_error_status") != 401 and not _NO_CREDENTIALS.search(text):
         return ""
-    return (
-        " (the CLI found no usable API key or login). Set ANTHROPIC_API_KEY in the "
-        "environment or in ClaudeAgentOptions(env=...), or log in with Claude Code's "
-        "/login; to run without a key, point the CLI at ccwire.testing.ScriptedModel. "
-        "`ccwire doctor` checks the setup"
-    )
+    return f" (the CLI found no usable API key or login). {CREDENTIALS_FIX}"
 
 
 class MessageDecodeError(CcwireError):
