@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
+try:
+    import pytest
+except ImportError:  # `python examples/test_my_agent.py` without pytest: say how
+    raise SystemExit("this example runs its tests with pytest: pip install pytest") from None
 
 from ccwire import ClaudeAgentOptions, ResultMessage, create_sdk_mcp_server, query, tool
 from ccwire.testing import ModelRequest, ScriptedModel, StepResult, text, tool_use

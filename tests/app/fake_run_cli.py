@@ -41,7 +41,12 @@ def main() -> None:
         elif frame.get("type") == "user":
             prompt = str(frame["message"]["content"])
             word = prompt.split()[0]
-            if word == "refuse":
+            if word == "refuse":  # the real CLI's answer, then its error result
+                send({"type": "assistant", "session_id": SID, "parent_tool_use_id": None,
+                      "error": "authentication_failed",
+                      "message": {"id": "m0", "type": "message", "role": "assistant",
+                                  "model": "<synthetic>", "content": [{"type": "text",
+                                  "text": "Invalid API key · Please run /login"}]}})  # fmt: skip
                 result("Invalid API key · Please run /login", is_error=True)
             elif word == "silent":
                 sys.exit(0)

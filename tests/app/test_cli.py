@@ -60,6 +60,11 @@ def test_help_lists_commands_and_exit_codes(capsys: pytest.CaptureFixture[str]) 
     assert main(["run", "--help"], io=make_io()) == 0
     run_help = capsys.readouterr().out
     assert "--tools MODULE:SERVER" in run_help and "130" in run_help
+    for command in ("run", "demo", "batch", "doctor", "sessions", "show", "compat"):
+        assert main([command, "--help"], io=make_io()) == 0
+        paragraphs = capsys.readouterr().out.split("\n\n")
+        # a sentence that says what the command does, between usage and options
+        assert paragraphs[1][:1].isupper() and paragraphs[1].rstrip().endswith("."), command
 
 
 _HELP_DIR = Path(__file__).parent.parent / "data" / "cli_help"
@@ -778,6 +783,27 @@ def test_load_server_accepts_configs_servers_and_factories(
 def test_load_server_errors(tools_module: str, tmp_path: Path, attr: str, message: str) -> None:
     with pytest.raises(UsageError, match=re.escape(message)):
         load_server(f"{tools_module}:{attr}", search_path=str(tmp_path))
+
+
+def test_load_server_given_a_file_or_no_attribute_names_the_spec_to_write(
+    tools_module: str, tmp_path: Path
+) -> None:
+    """``--tools calc_tools`` and ``--tools calc_tools.py:server``, the first tries:
+    "expects package.module:attribute" alone, and "no calc_tools/py.py" for the file."""
+    where = str(tmp_path)
+    for spec in (tools_module, f"{tools_module}.py"):
+        with pytest.raises(UsageError) as caught:
+            load_server(spec, search_path=where)
+        assert str(caught.value) == (
+            f"--tools expects package.module:attribute, got {spec!r}: did you mean "
+            f"'{tools_module}:config'?"
+        )
+    for path in (f"{tools_module}.py", f"./{tools_module}.py"):
+        with pytest.raises(UsageError) as caught:
+            load_server(f"{path}:config", search_path=where)
+        assert str(caught.value) == (
+            f"--tools {path}:config: name the module, not its file: --tools {tools_module}:config"
+        )
 
 
 def test_load_server_unknown_module_says_where_it_looked(

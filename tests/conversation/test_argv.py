@@ -211,6 +211,43 @@ def test_a_misspelt_in_process_tool_rule_is_warned_about_with_the_near_name(opti
             )
 
 
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ("mcp_demo_greet", ""),  # one underscore where the CLI has two
+        ("mcp__demo_greet", ""),
+        (
+            "mcp__made__greet",  # the name the server was made with, not its key
+            " (the CLI names a server's tools by its key in mcp_servers, 'demo', not by "
+            "the name it was made with, 'made')",
+        ),
+    ],
+)
+def test_a_rule_with_the_wrong_separators_or_server_name_is_warned_about(
+    rule: str, why: str
+) -> None:
+    """A first script writes ``mcp_demo_greet``, or names the server as it was made
+    (``create_sdk_mcp_server("made")``) while ``mcp_servers`` registers it under
+    another key: either matched nothing, and the tool asked for permission in silence."""
+    greet = ccwire.tool("greet", "Greet someone", {"name": str})(_greet)
+    servers: Any = {"demo": ccwire.create_sdk_mcp_server("made", tools=[greet])}
+    options = ClaudeAgentOptions(mcp_servers=servers, allowed_tools=[rule])
+    with pytest.warns(UserWarning, match="did you mean") as caught:
+        build_argv(options, cli_path="claude", spill_dir=None)
+    assert [str(w.message) for w in caught] == [
+        f"allowed_tools names {rule!r}, which matches no tool of the in-process servers: "
+        f"did you mean 'mcp__demo__greet'?{why}"
+    ]
+    for fine in ("mcp__demo__greet", "mcp__demo", "mcp__demo__*", "mcp_other_tool", "Read"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            build_argv(
+                ClaudeAgentOptions(mcp_servers=servers, allowed_tools=[fine]),
+                cli_path="claude",
+                spill_dir=None,
+            )
+
+
 def test_skills_all_appends_skill_and_default_sources() -> None:
     o = ClaudeAgentOptions(allowed_tools=["Read"], skills="all")
     assert flags(o) == ["--allowedTools=Read,Skill", "--setting-sources=user,project"]

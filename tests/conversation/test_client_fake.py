@@ -87,6 +87,105 @@ def test_a_client_used_with_a_plain_with_says_async_with() -> None:
         pass  # pragma: no cover: never entered
 
 
+async def _allow_all(
+    name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+) -> PermissionResultAllow:
+    return PermissionResultAllow()
+
+
+def _denied(name: str) -> dict[str, Any]:
+    return {"tool_name": name, "tool_use_id": "toolu_1", "tool_input": {"name": "Al"}}
+
+
+async def test_an_in_process_tool_refused_for_want_of_a_grant_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An in-process tool left out of ``allowed_tools``, with no ``can_use_tool``: the CLI
+    refuses every call ("you haven't granted it yet", to the model) and the program was
+    told nothing. Now one WARNING per tool names the fix; a tool of another server, or a
+    caller that answers permission prompts itself, is left alone."""
+    server = create_sdk_mcp_server("demo_tools", tools=[greet])
+    denials = [_denied("mcp__demo_tools__greet"), _denied("mcp__other__x"), _denied("Bash")]
+    for opts, told in [
+        (ClaudeAgentOptions(mcp_servers={"demo_tools": server}), True),
+        (ClaudeAgentOptions(mcp_servers={"demo_tools": server}, can_use_tool=_allow_all), False),
+        (ClaudeAgentOptions(mcp_servers={"demo_tools": server}, permission_mode="plan"), False),
+    ]:
+        caplog.clear()
+        async with connected(opts) as (client, fake):
+            for turn in ("one", "two"):
+                await client.query(turn)
+                p = await fake.receive("user")
+                await fake.result("no", user_message_uuids=[p["uuid"]], permission_denials=denials)
+                [m async for m in client.receive_response()]
+        logged = [r.getMessage() for r in caplog.records if "refused to call" in r.getMessage()]
+        assert logged == (
+            [
+                "ccwire: the CLI refused to call the in-process tool 'mcp__demo_tools__greet': "
+                "it asks for permission, and nothing in the options grants it. Allow it with "
+                "allowed_tools=['mcp__demo_tools__greet'] (or 'mcp__demo_tools__*' for every "
+                "tool of the server), or decide each call with can_use_tool"
+            ]
+            if told
+            else []
+        )
+
+
+async def test_a_client_without_credentials_is_told_what_to_do_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The README's client without a key: each answer is the CLI's "Not logged in ·
+    Please run /login" (an AssistantMessage with error "authentication_failed"), which
+    names neither ANTHROPIC_API_KEY nor a way to run without one; one WARNING does."""
+    not_logged_in = {"type": "text", "text": "Not logged in · Please run /login"}
+    async with connected() as (client, fake):
+        for turn in ("one", "two"):
+            await client.query(turn)
+            p = await fake.receive("user")
+            await fake.send(
+                {
+                    "type": "assistant",
+                    "message": {"role": "assistant", "content": [not_logged_in]},
+                    "error": "authentication_failed",
+                    "parent_tool_use_id": None,
+                    "session_id": fake.session_id,
+                }
+            )
+            await fake.result(not_logged_in["text"], is_error=True, user_message_uuids=[p["uuid"]])
+            got = [m async for m in client.receive_response()]
+            assert isinstance(got[0], AssistantMessage) and got[0].error == "authentication_failed"
+    assert [r.getMessage() for r in caplog.records if "API key" in r.getMessage()] == [
+        "ccwire: Claude Code found no usable API key or login. Set ANTHROPIC_API_KEY in the "
+        "environment or in ClaudeAgentOptions(env=...), or log in with Claude Code's /login; "
+        "to run without a key, point the CLI at ccwire.testing.ScriptedModel. `ccwire "
+        "doctor` checks the setup"
+    ]
+
+
+async def test_an_allowed_tool_of_a_server_the_session_lacks_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``allowed_tools=["mcp__calc__add"]`` with no "calc" in ``mcp_servers``: the model
+    never saw the tool and the program was told nothing. The init frame lists the
+    session's servers (the CLI's settings' too), so a rule for none of them is logged."""
+    opts = ClaudeAgentOptions(
+        allowed_tools=["mcp__calc__add", "mcp__calc__sub", "mcp__files__read", "mcp__*", "Read"]
+    )
+    async with connected(opts) as (client, fake):
+        for turn in ("one", "two"):
+            await client.query(turn)
+            p = await fake.receive("user")
+            servers = [{"name": "files", "status": "connected"}]
+            await fake.send({"type": "system", "subtype": "init", "mcp_servers": servers})
+            await fake.result("ok", user_message_uuids=[p["uuid"]])
+            [m async for m in client.receive_response()]
+    assert [r.getMessage() for r in caplog.records if "no MCP server" in r.getMessage()] == [
+        "ccwire: allowed_tools names 'mcp__calc__add', but this session has no MCP server "
+        "'calc': add it to mcp_servers, e.g. mcp_servers={'calc': create_sdk_mcp_server("
+        "'calc', tools=[...])} (the key names the server's tools)"
+    ]
+
+
 async def test_greet_flow_over_fake_cli() -> None:
     server = create_sdk_mcp_server("demo_tools", tools=[greet])
     seen: list[tuple[str, dict[str, Any], str | None]] = []
@@ -643,6 +742,48 @@ async def test_query_error_result_then_exit_1_raises_result_error() -> None:
     )
     assert error.result == "API Error: 404 model not found" and error.errors == []
     assert error.data["is_error"] is True and error.session_id == got[-1].session_id
+
+
+@pytest.mark.parametrize(
+    ("result", "status"),
+    [("Not logged in · Please run /login", None), ("Invalid API key · Fix external API key", 401)],
+)
+async def test_a_result_error_for_missing_credentials_says_what_to_do(
+    result: str, status: int | None
+) -> None:
+    """Without a key, query() ended with "Not logged in · Please run /login (exit code:
+    1)": the CLI's own words, though the CLI a user installed for ccwire is not on PATH,
+    and nothing named ANTHROPIC_API_KEY or the way to run without one."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli_side() -> None:
+        await fake.handshake()
+        p = await fake.receive("user")
+        await fake.result(
+            result,
+            is_error=True,
+            user_message_uuids=[p["uuid"]],
+            api_error_status=status,
+            terminal_reason="api_error",
+        )
+        await fake.expect_eof()
+        await fake.exit(1, "")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cli_side)
+            with pytest.raises(ResultError) as info:
+                async for _ in query(prompt="x", transport=transport):
+                    pass
+    assert str(info.value) == (
+        f"Claude Code returned an error result: {result} (the CLI found no usable API key "
+        "or login). Set ANTHROPIC_API_KEY in the environment or in "
+        "ClaudeAgentOptions(env=...), or log in with Claude Code's /login; to run without "
+        "a key, point the CLI at ccwire.testing.ScriptedModel. `ccwire doctor` checks the "
+        "setup (exit code: 1)"
+    )
+    assert info.value.result == result  # the result itself is kept as the CLI wrote it
 
 
 async def test_a_crash_after_more_output_is_a_plain_process_error() -> None:

@@ -226,6 +226,14 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
     return {}
 
 
+@ccwire.tool("add", "Add two numbers", {"a": int})
+async def _add(args: dict[str, Any]) -> dict[str, Any]:
+    return {"content": []}
+
+
+_CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
+
+
 @pytest.mark.parametrize(
     ("name", "value", "error", "match"),
     [
@@ -242,6 +250,24 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
         ("extra_args", ["--debug"], TypeError, "extra_args must be a dict"),
         ("hooks", [HookMatcher()], TypeError, "hooks must be a dict"),
         ("mcp_servers", ["srv"], TypeError, "mcp_servers must be a dict"),
+        # one server's config, or a tool, where a dict of servers by name goes: an
+        # OptionsError from deep in connect, "mcp_servers['type'] must be a dict, got str"
+        (
+            "mcp_servers",
+            _CALC,
+            TypeError,
+            r"got one server's config: write mcp_servers=\{'calc': server\} \(the key names "
+            r"the server's tools: 'mcp__calc__<tool>'\)",
+        ),
+        ("mcp_servers", {"command": "npx"}, TypeError, r"write mcp_servers=\{'name': server\}"),
+        (
+            "mcp_servers",
+            {"calc": _add},
+            TypeError,
+            r"mcp_servers\['calc'\] must be a server, got a tool: put tools in a server, "
+            r"mcp_servers=\{'calc': create_sdk_mcp_server\('calc', tools=\[_add\]\)\}",
+        ),
+        ("mcp_servers", {"calc": [_add]}, TypeError, r"must be a server, got list: put tools"),
         # a callback that cannot be called failed only when the CLI called it
         ("can_use_tool", "allow", TypeError, "can_use_tool must be callable"),
         ("stderr", True, TypeError, "stderr must be callable"),
@@ -277,7 +303,13 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
         ("mcp_servers", {"x": {"type": 5}}, ValueError, r"\['type'\] must be a str"),
         ("hooks", {"PreToolUse": HookMatcher(hooks=[_hook])}, TypeError, "must be a list of Hook"),
         # a bare TypeError from the hook registry
-        ("hooks", {"PreToolUse": [_hook]}, TypeError, "entries must be HookMatcher"),
+        (
+            "hooks",
+            {"PreToolUse": [_hook]},
+            TypeError,
+            r"entries must be HookMatcher, not <function _hook at .*>: write "
+            r"hooks=\{'PreToolUse': \[HookMatcher\(hooks=\[_hook\]\)\]\}$",
+        ),
         ("hooks", {"PreToolUse": [HookMatcher(hooks=[5])]}, TypeError, "is not callable: 5"),  # type: ignore[list-item]
         # the CLI leaves a config it cannot read out of the session without a word
         ("mcp_servers", {"x": {"type": "stdio"}}, ValueError, "needs a 'command'"),

@@ -912,6 +912,14 @@ def test_duplicate_names_and_bad_tools_are_rejected() -> None:
 
     with pytest.raises(ToolDefinitionError, match=r"decorate it, `@tool\('add', \"what it does"):
         SdkMcpServer("s", tools=[add])  # type: ignore[list-item]
+    # one tool, or a dict of them, where the list goes: a bare "'SdkMcpTool' object is
+    # not iterable", or "got 'greet'" (the dict's first key)
+    with pytest.raises(
+        ToolDefinitionError, match=r"^tools must be a list of tools: write tools=\[greet\]$"
+    ):
+        create_sdk_mcp_server("s", tools=greet)  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match=r"not a dict: write tools=\[greet\]$"):
+        create_sdk_mcp_server("s", tools={"greet": greet})  # type: ignore[arg-type]
     with pytest.raises(KeyError):
         server.remove_tool("missing")
     with pytest.raises(TypeError):

@@ -77,6 +77,18 @@ def test_official_mcp_server_example_without_mcp_says_what_to_install() -> None:
     assert done.stderr == "this example needs the official mcp package: pip install 'ccwire[mcp]'\n"
 
 
+def test_my_agent_example_without_pytest_says_what_to_install() -> None:
+    """`python examples/test_my_agent.py` in the venv `make demo` makes (no pytest) ended
+    in a ModuleNotFoundError traceback."""
+    blocked = "import runpy, sys; sys.modules['pytest'] = None; runpy.run_path(sys.argv[1])"
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, str(EXAMPLES / "test_my_agent.py")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "this example runs its tests with pytest: pip install pytest\n"
+
+
 def test_official_mcp_server_example_on_mcp_1(tmp_path: Path) -> None:
     """The `[mcp]` extra allows mcp 1.x (`mcp>=1.20`), whose server class is `FastMCP`:
     the example runs there too, in a venv of its own with the newest mcp 1.x."""

@@ -877,6 +877,16 @@ async def test_start_session_needs_the_agent_context_but_session_does_not() -> N
     agent = ClaudeCodeAgent(store=False)
     with pytest.raises(SessionStateError, match="async with"):
         await agent.start_session("hi")
+    plain: Any = agent  # a plain `with` said only "does not support the context manager protocol"
+    with (
+        pytest.raises(
+            TypeError,
+            match=r"^ClaudeCodeAgent is an async context manager: use "
+            r"`async with ClaudeCodeAgent\(options\) as agent:`",
+        ),
+        plain,
+    ):
+        pass  # pragma: no cover: never entered
     assert agent.store is None
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)

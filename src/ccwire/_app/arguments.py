@@ -440,6 +440,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo",
         help="the calculator demo (offline unless ANTHROPIC_API_KEY is set)",
+        description="Run the calculator demo: Claude adds and subtracts with two tools\n"
+        "served from this process, shown live. Offline (a scripted model plays Claude,\n"
+        "no API key needed) unless ANTHROPIC_API_KEY is set.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -463,6 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = sub.add_parser(
         "doctor",
         help="check Python, the CLI, the protocol and credentials; print fixes",
+        description="Check that ccwire can run here: Python and the extras, the Claude "
+        "Code CLI (where it was found, its version), an offline round trip with the CLI, "
+        "and the credentials; each problem comes with its fix.",
         epilog="exit codes: 0 no problems, 1 a check failed, 3 the CLI was not found",
     )
     doctor.add_argument("--cli-path", metavar="PATH", help="check this claude executable")
@@ -470,9 +476,21 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
 
     add_sessions_arguments(
-        sub.add_parser("sessions", help="list past sessions (from the CLI's transcripts)")
+        sub.add_parser(
+            "sessions",
+            help="list past sessions (from the CLI's transcripts)",
+            description="List the past sessions of this project (--all: of every project), "
+            "newest first, from the CLI's transcripts; `ccwire show ID` shows one.",
+        )
     )
-    add_show_arguments(sub.add_parser("show", help="show one past session (--html: as a web page)"))
+    add_show_arguments(
+        sub.add_parser(
+            "show",
+            help="show one past session (--html: as a web page)",
+            description="Show one past session: its prompts, tool calls and answers "
+            "(--html: as a self-contained web page).",
+        )
+    )
     sub.add_parser(
         "serve",
         add_help=False,

@@ -59,11 +59,18 @@ def load_server(
     error messages.
     """
     module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise UsageError(f"{option} expects package.module:attribute, got {spec!r}")
     where = os.getcwd() if search_path is None else search_path
     if where not in sys.path:
         sys.path.insert(0, where)
+    if not sep or not module_name or not attr:
+        raise UsageError(
+            f"{option} expects package.module:attribute, got {spec!r}{_attribute_hint(spec)}"
+        )
+    dotted = module_name.removesuffix(".py").replace("/", ".").replace(os.sep, ".").strip(".")
+    if dotted != module_name:  # a file's path, where the module's name goes
+        raise UsageError(
+            f"{option} {spec}: name the module, not its file: {option} {dotted}:{attr}"
+        )
     try:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
@@ -85,14 +92,7 @@ def load_server(
         try:
             obj = obj[part] if isinstance(obj, Mapping) and part in obj else getattr(obj, part)
         except AttributeError as exc:
-            servers = [
-                name
-                for name, value in vars(module).items()
-                if not name.startswith("_")
-                and (
-                    _is_server(value) or (isinstance(value, Mapping) and value.get("type") == "sdk")
-                )
-            ]
+            servers = _servers_in(module)
             found = (
                 f"; its MCP servers: {', '.join(map(repr, servers))}"
                 if servers
@@ -116,6 +116,28 @@ def load_server(
             f"SdkMcpServer, or a FastMCP / mcp Server), got {type(obj).__name__}"
         )
     return config
+
+
+def _servers_in(module: object) -> list[str]:
+    """The names of the MCP servers a module defines at its top level."""
+    return [
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and (_is_server(value) or (isinstance(value, Mapping) and value.get("type") == "sdk"))
+    ]
+
+
+def _attribute_hint(spec: str) -> str:
+    """``": did you mean 'calc_tools:server'?"`` for a module named without its server
+    (the module is imported to look), else ``""``."""
+    module_name = spec.partition(":")[0].removesuffix(".py").replace("/", ".").strip(".")
+    try:
+        module = importlib.import_module(module_name) if module_name else None
+    except Exception:  # any failure of the user's module: the usage error stands alone
+        return ""
+    servers = _servers_in(module) if module is not None else []
+    return f": did you mean '{module_name}:{servers[0]}'?" if servers else ""
 
 
 def load_spawner(spec: str, *, option: str = "--spawn") -> ProcessSpawner:

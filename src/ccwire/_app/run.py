@@ -330,6 +330,7 @@ async def converse(
 
         transport, spill = tracing_transport(options, write)
     client = ClaudeSDKClient(options, transport=transport)
+    client._told_credentials = True  # refused credentials are this command's own error
     try:
         with warnings.catch_warnings():
             # `--allow` means "run without asking": that it bypasses the prompter is the point

@@ -84,7 +84,11 @@ def _as_matcher(event: str, value: object) -> HookMatcher:
             timeout=value.get("timeout"),
             on_failure=value.get("on_failure", value.get("onFailure")),
         )
-    raise OptionsError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}")
+    fix = ""
+    if callable(value):  # the hook itself, where its matcher goes
+        name = getattr(value, "__name__", "hook")
+        fix = f": write hooks={{{event!r}: [HookMatcher(hooks=[{name}])]}}"
+    raise OptionsError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}{fix}")
 
 
 def _checked_timeout(event: str, value: object) -> float:

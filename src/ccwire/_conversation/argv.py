@@ -514,15 +514,22 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
         return
     owners: dict[str, str] = {}
     tools: dict[str, list[str]] = {}
+    made_as: dict[str, str] = {}  # the name a server was made with, where its key differs
     for server, instance in sdk_servers(options.mcp_servers).items():
         if isinstance(instance, SdkMcpServer):
             tools[server] = list(instance.tools)
+            if instance.name != server:
+                made_as[instance.name] = server
             for tool_name in instance.tools:
                 owners.setdefault(tool_name, server)
+    full_names = {
+        f"mcp__{server}__{name}": server for server, names in tools.items() for name in names
+    }
     for option in ("allowed_tools", "disallowed_tools"):
         rules = [rule for rule in getattr(options, option) if isinstance(rule, str)]
         for rule in rules:
-            _check_misspelt_tool_rule(option, rule, tools)
+            if rule not in full_names:
+                _check_misspelt_tool_rule(option, rule, tools, made_as, full_names)
             owner = owners.get(rule)
             full = f"mcp__{owner}__{rule}"
             if owner is None or {full, f"mcp__{owner}__*", f"mcp__{owner}"} & set(rules):
@@ -536,16 +543,54 @@ def _check_tool_rule_names(options: ClaudeAgentOptions) -> None:
             )
 
 
-def _check_misspelt_tool_rule(option: str, rule: str, tools: dict[str, list[str]]) -> None:
-    """Warn about an ``mcp__...`` rule that names no in-process tool but nearly names one:
-    a typo in the tool (``mcp__demo__greeet``) or in the server (``mcp__dmeo__greet``),
-    which the CLI would match against nothing. Only a near miss is warned about: a rule
-    for another server's tool, or for a tool added later to a live tool set, is left
-    alone.
+def _check_misspelt_tool_rule(
+    option: str,
+    rule: str,
+    tools: dict[str, list[str]],
+    made_as: dict[str, str],
+    full_names: dict[str, str],
+) -> None:
+    """Warn about a rule that names no in-process tool but nearly names one: a typo in
+    the tool (``mcp__demo__greeet``) or in the server (``mcp__dmeo__greet``), the wrong
+    separators (``mcp_demo_greet``), or the name the server was made with where its key
+    in ``mcp_servers`` differs (the CLI names the tools by the key). The CLI would match
+    such a rule against nothing. Only a near miss is warned about: a rule for another
+    server's tool, or for a tool added later to a live tool set, is left alone.
+    ``full_names`` maps the full name of each in-process tool to its server.
     """
-    if not rule.startswith("mcp__") or "*" in rule or "(" in rule:
+    if "*" in rule or "(" in rule:
         return
-    import difflib  # only for an mcp__ rule: rare
+    near: str | None = None
+    if rule.startswith("mcp"):
+        near = {_squeezed(full): full for full in full_names}.get(_squeezed(rule))
+    if near is None and rule.startswith("mcp__"):
+        near = _near_mcp_rule(rule, tools, made_as)
+    if near is not None:
+        server = full_names.get(near, "")
+        why = ""
+        made = next((name for name, key in made_as.items() if key == server), None)
+        if made is not None and rule.startswith(f"mcp__{made}__"):
+            why = (
+                f" (the CLI names a server's tools by its key in mcp_servers, {server!r}, "
+                f"not by the name it was made with, {made!r})"
+            )
+        warnings.warn(
+            f"{option} names {rule!r}, which matches no tool of the in-process servers: "
+            f"did you mean {near!r}?{why}",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _squeezed(name: str) -> str:
+    """``name`` without underscores, dashes or dots: ``mcp_demo_greet`` and
+    ``mcp__demo__greet`` squeeze alike."""
+    return "".join(c for c in name if c not in "_-.")
+
+
+def _near_mcp_rule(rule: str, tools: dict[str, list[str]], made_as: dict[str, str]) -> str | None:
+    """The in-process tool an ``mcp__server__tool`` rule nearly names, else None."""
+    import difflib  # only for an mcp__ rule that names no tool: rare
 
     near = None
     rest = rule[len("mcp__") :]
@@ -559,16 +604,13 @@ def _check_misspelt_tool_rule(option: str, rule: str, tools: dict[str, list[str]
     else:
         server_part, _, tool = rest.partition("__")
         owners = [server for server, names in tools.items() if tool in names]
+        key = made_as.get(server_part)
+        if key is not None and key in owners:
+            return f"mcp__{key}__{tool}"
         close = difflib.get_close_matches(server_part, owners, n=1, cutoff=0.6)
         if close:
             near = f"mcp__{close[0]}__{tool}"
-    if near is not None:
-        warnings.warn(
-            f"{option} names {rule!r}, which matches no tool of the in-process servers: "
-            f"did you mean {near!r}?",
-            UserWarning,
-            stacklevel=3,
-        )
+    return near
 
 
 def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterable
 from contextlib import aclosing
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .._core.errors import CLIConnectionError, NoPromptError
+from .._core.errors import CREDENTIALS_FIX, CLIConnectionError, NoPromptError
 from .options import ClaudeAgentOptions, options_or_default
 from .prompt_check import check_prompt
 from .runtime_control import RuntimeControl
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from .connection import Connection, Prompt
 
 __all__ = ["NO_PROMPT_SECONDS", "ClaudeSDKClient"]
+
+logger = logging.getLogger("ccwire")
 
 NO_PROMPT_SECONDS = 3.0
 """How long `ClaudeSDKClient.receive_response()` waits for a prompt to be sent when none
@@ -58,6 +61,7 @@ class ClaudeSDKClient(RuntimeControl):
         self._transport = transport
         self._conn: Connection | None = None
         self._connecting: tuple[anyio.CancelScope, anyio.Event] | None = None  # in connect()
+        self._told_credentials = False  # the no-credentials warning, logged once
 
     # -------------------------------------------------------------- lifecycle
 
@@ -214,13 +218,23 @@ class ClaudeSDKClient(RuntimeControl):
                 ``client.query(...)`` without ``await``; the reference waits forever).
         """
         # the message types load with the connection (the usual import leaves them out)
-        from .._wire.messages import ResultMessage
+        from .._wire.messages import AssistantMessage, ResultMessage
 
         if not await self._connection().wait_for_a_prompt(NO_PROMPT_SECONDS):
             raise NoPromptError(NO_PROMPT_SECONDS)
 
         async with aclosing(self.receive_messages()) as messages:
             async for message in messages:
+                if (
+                    isinstance(message, AssistantMessage)
+                    and message.error == "authentication_failed"
+                    and not self._told_credentials
+                ):  # the answer is the CLI's "Not logged in · Please run /login", no more
+                    self._told_credentials = True
+                    logger.warning(
+                        "ccwire: Claude Code found no usable API key or login. %s",
+                        CREDENTIALS_FIX,
+                    )
                 yield message
                 if isinstance(message, ResultMessage):
                     return

@@ -46,6 +46,7 @@ from .._core.errors import (
     ProcessError,
     ResultError,
     SessionStateError,
+    credentials_hint,
     result_error_text,
 )
 from .._core.tasks import TaskHost
@@ -129,6 +130,7 @@ class Connection:
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
         self._turns = PromptLedger()
         self._stamped: set[str] = set()  # prompt uuids ccwire made up (not the caller's)
+        self._ungranted: set[str] = set()  # tools or servers logged about (`_tell_ungranted`)
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
@@ -731,6 +733,62 @@ class Connection:
         if self._cli_state == "idle":  # the idle came first: it settles now
             self._turns.on_idle()
         self._error_result = shown.raw if item.is_error else None
+        if item.permission_denials:
+            self._tell_ungranted(item.permission_denials)
+
+    def _tell_serverless_rules(self, connected: set[object]) -> None:
+        """Log, once per server, an ``allowed_tools`` rule for an MCP server the session
+        does not have (``mcp__calc__add`` with no ``"calc"`` in ``mcp_servers``, nor in
+        the CLI's settings): the model never sees such a tool, and nothing said why."""
+        for rule in self.options.allowed_tools:
+            if not isinstance(rule, str) or not rule.startswith("mcp__"):
+                continue
+            server = rule[len("mcp__") :].split("__", 1)[0]
+            if not server or "*" in server or server in connected or server in self._ungranted:
+                continue
+            self._ungranted.add(server)
+            logger.warning(
+                "ccwire: allowed_tools names %r, but this session has no MCP server %r: "
+                "add it to mcp_servers, e.g. mcp_servers={%r: create_sdk_mcp_server(%r, "
+                "tools=[...])} (the key names the server's tools)",
+                rule,
+                server,
+                server,
+                server,
+            )
+
+    def _tell_ungranted(self, denials: list[Any]) -> None:
+        """Log, once per tool, an in-process tool the CLI refused because nothing in the
+        options answers its permission prompt (no ``allowed_tools`` entry, no
+        ``can_use_tool``, no ``PreToolUse`` hook, the default mode): the model got
+        "you haven't granted it yet", and the caller, else, no word of it."""
+        opts = self.options
+        if (
+            self._router is None
+            or opts.can_use_tool is not None
+            or opts.permission_prompt_tool_name
+            or opts.permission_mode not in (None, "default", "acceptEdits")
+            or "PreToolUse" in (opts.hooks or {})
+        ):
+            return
+        servers = self._router.names
+        for denial in denials:
+            name = denial.get("tool_name") if isinstance(denial, Mapping) else None
+            if not isinstance(name, str) or name in self._ungranted:
+                continue
+            server = next((s for s in servers if name.startswith(f"mcp__{s}__")), None)
+            if server is None:
+                continue
+            self._ungranted.add(name)
+            logger.warning(
+                "ccwire: the CLI refused to call the in-process tool %r: it asks for "
+                "permission, and nothing in the options grants it. Allow it with "
+                "allowed_tools=[%r] (or %r for every tool of the server), or decide each "
+                "call with can_use_tool",
+                name,
+                name,
+                f"mcp__{server}__*",
+            )
 
     def _shown(self, item: Message) -> Message:
         """``item`` as the caller sees it: without the uuids ccwire stamped on prompts.
@@ -749,6 +807,9 @@ class Connection:
         sid = item.data.get("session_id")
         if isinstance(sid, str):
             self.session_id = sid
+        servers = item.data.get("mcp_servers")
+        if isinstance(servers, list) and self.options.allowed_tools:
+            self._tell_serverless_rules({s.get("name") for s in servers if isinstance(s, Mapping)})
         caps = item.data.get("capabilities")
         if isinstance(caps, list):
             self.capabilities = self.capabilities | {c for c in caps if isinstance(c, str)}
@@ -774,7 +835,7 @@ class Connection:
             # The CLI exits non-zero after a final error result, on purpose: the exit
             # becomes a ResultError carrying that result (raised after it was yielded).
             data = dict(self._error_result)
-            text = result_error_text(data)
+            text = result_error_text(data) + credentials_hint(data)
             typed = ResultError(
                 f"Claude Code returned an error result: {text}", data, error.exit_code
             )

@@ -352,7 +352,34 @@ def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
             "mcp_servers must be a dict of server configs by name ({'calc': server}), "
             f"a config file path or JSON text, got {type(value).__name__}"
         )
+    if isinstance(value.get("type"), str) or isinstance(value.get("command"), str):
+        name = value.get("name")
+        name = name if isinstance(name, str) and name else "name"
+        raise OptionsError(
+            "mcp_servers must be a dict of server configs by name, got one server's config: "
+            f"write mcp_servers={{{name!r}: server}} (the key names the server's tools: "
+            f"'mcp__{name}__<tool>')"
+        )
+    for name, config in value.items():
+        if not isinstance(config, Mapping):
+            _check_server_value(name, config)
     return value
+
+
+def _check_server_value(name: object, config: object) -> None:
+    """Refuse a tool, or a list of them, given where a server goes (``{"calc": add}``)."""
+    from .._mcp.tools import SdkMcpTool  # loaded already by whoever made a tool
+
+    items = config if isinstance(config, (list, tuple)) else [config]
+    tools = [item for item in items if isinstance(item, SdkMcpTool)]
+    if tools or isinstance(config, (list, tuple)):
+        listed = ", ".join(getattr(t.handler, "__name__", t.name) for t in tools) or "..."
+        raise OptionsError(
+            f"mcp_servers[{name!r}] must be a server, got "
+            f"{'a tool' if isinstance(config, SdkMcpTool) else type(config).__name__}: "
+            f"put tools in a server, mcp_servers={{{name!r}: "
+            f"create_sdk_mcp_server({name!r}, tools=[{listed}])}}"
+        )
 
 
 def validate_options(options: ClaudeAgentOptions) -> None:

@@ -14,6 +14,7 @@ The text of every ccwire error is shown with secret-shaped parts masked
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -238,6 +239,28 @@ def result_error_text(data: Mapping[str, Any]) -> str:
     if status is not None:
         return f"API error (HTTP {status})"
     return "unknown error"
+
+
+_NO_CREDENTIALS = re.compile(
+    r"not logged in|/login|invalid api key|x-api-key|authentication_error", re.IGNORECASE
+)
+
+
+CREDENTIALS_FIX = (
+    "Set ANTHROPIC_API_KEY in the environment or in ClaudeAgentOptions(env=...), or log "
+    "in with Claude Code's /login; to run without a key, point the CLI at "
+    "ccwire.testing.ScriptedModel. `ccwire doctor` checks the setup"
+)
+"""What to do when the CLI has no usable credentials."""
+
+
+def credentials_hint(data: Mapping[str, Any]) -> str:
+    """What to do about an error result that says the CLI has no usable credentials
+    (``"Not logged in · Please run /login"``, an HTTP 401), else ``""``."""
+    text = " ".join([result_error_text(data), str(data.get("result") or "")])
+    if data.get("api_error_status") != 401 and not _NO_CREDENTIALS.search(text):
+        return ""
+    return f" (the CLI found no usable API key or login). {CREDENTIALS_FIX}"
 
 
 class MessageDecodeError(CcwireError):

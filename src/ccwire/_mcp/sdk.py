@@ -64,6 +64,7 @@ def create_sdk_mcp_server(
         )
         ```
     """
+    _check_tools_list(tools)
     by_name = {t.name if isinstance(t, SdkMcpTool) else id(t): t for t in tools or ()}
     server = SdkMcpServer(
         name, version, by_name.values(), resources=resources, prompts=prompts,
@@ -83,3 +84,24 @@ def create_sdk_mcp_server(
             {"name": tool, "permission_policy": policy} for tool, policy in tool_policies.items()
         ]
     return config
+
+
+def _check_tools_list(tools: object) -> None:
+    """Refuse one tool, a dict or a str where the list of tools goes, naming the fix (one
+    tool failed with "'SdkMcpTool' object is not iterable", a dict named its first key)."""
+    if isinstance(tools, SdkMcpTool):
+        raise ToolDefinitionError(f"tools must be a list of tools: write tools=[{_name(tools)}]")
+    if isinstance(tools, (Mapping, str)):
+        values = tools.values() if isinstance(tools, Mapping) else ()
+        listed = ", ".join(_name(t) for t in values) or "..."
+        raise ToolDefinitionError(
+            f"tools must be a list of tools made with @tool, not a {type(tools).__name__}: "
+            f"write tools=[{listed}]"
+        )
+
+
+def _name(tool: object) -> str:
+    """How the caller's code most likely spells ``tool``: its handler's name."""
+    handler = getattr(tool, "handler", tool)
+    name = getattr(handler, "__name__", None)
+    return name if isinstance(name, str) else "..."

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import anyio.abc
@@ -103,6 +103,17 @@ class ClaudeCodeAgent:
         self._live: list[Session] = []
 
     # -------------------------------------------------------------- lifecycle
+
+    if not TYPE_CHECKING:  # at run time only: to mypy, a plain `with` stays an error
+
+        def __enter__(self) -> None:
+            raise TypeError(
+                "ClaudeCodeAgent is an async context manager: use "
+                "`async with ClaudeCodeAgent(options) as agent:` inside an `async def`"
+            )
+
+        def __exit__(self, *exc_info: object) -> None:  # never reached: __enter__ raised
+            return None
 
     async def __aenter__(self) -> ClaudeCodeAgent:
         if self._tg is not None:
