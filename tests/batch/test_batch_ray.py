@@ -304,6 +304,42 @@ async def test_the_actor_stops_a_task_past_its_time_limit_and_the_batch_goes_on(
 
 
 @pytest.mark.anyio
+async def test_an_actor_whose_loop_a_task_blocks_is_killed_and_the_task_timed_out(
+    cluster: Any, fake_options: FakeOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # synchronous code in a task function blocks its actor's event loop: the actor cannot
+    # stop it, so the driver, finding the task overdue and the actor deaf to a ping,
+    # kills the actor; the task fails with timeout, the echoes stuck beside it run again
+    from ccwire._batch import ray_executor
+
+    monkeypatch.setattr(ray_executor, "OVERDUE_SECONDS", 0.5)
+    monkeypatch.setattr(ray_executor, "UNRESPONSIVE_SECONDS", 2.0)
+
+    async def blocks(client: Any) -> None:  # sent by value
+        import time
+
+        time.sleep(600)  # noqa: ASYNC251 - the mistake this test makes
+
+    tasks: list[Any] = [BatchTask(id="blocks", run=blocks, timeout=2)]
+    tasks += [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(6)]
+    out = tmp_path / "out.jsonl"
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=4, executor="ray",
+                             sessions_per_actor=2, num_cpus=0.5, retries=QUICK,
+                             output=out) as run:  # fmt: skip
+            got = {r.id: r for r in await run.collect()}
+    assert run.state is BatchState.COMPLETED
+    hog = got["blocks"]
+    assert (hog.ok, hog.error_kind, hog.retryable, hog.cost_known) == (False, "timeout", False,
+                                                                      False)  # fmt: skip
+    assert "time limit of 2 s" in (hog.error or "") and "did not answer" in (hog.error or "")
+    assert hog.blocked_s > 0
+    assert all(got[f"echo{i}"].ok for i in range(6)), [r.error for r in got.values()]
+    assert {r.id: r for r in read_results(out)} == got
+    assert batch_actors() == []
+
+
+@pytest.mark.anyio
 async def test_tools_a_worker_cannot_import_fail_clearly(
     cluster: Any, fake_options: FakeOptions, tmp_path: Path
 ) -> None:

@@ -30,6 +30,7 @@ from .results import BatchResult, RetryPolicy
 from .session import Attempt
 from .tasks import BatchTask
 from .telemetry import run_traced
+from .watchdog import LoopWatchdog
 
 __all__ = ["SessionHost", "worker_options"]
 
@@ -84,6 +85,10 @@ class SessionHost:
         self._jobs: set[asyncio.Future[BatchResult]] = set()
         self._spares: int = shared.get("spares", 0)
         self._pool: SparePool | None = None  # this actor's spare CLIs (with spares=)
+        # what blocks this actor's loop (started by the first task; its thread and its
+        # beat end with the actor's process, which the driver kills)
+        self._watchdog: LoopWatchdog | None = None
+        self._beating: asyncio.Future[None] | None = None
 
     async def ready(self) -> int:
         """Answer once the actor is up (the driver submits tasks only then).
@@ -129,6 +134,9 @@ class SessionHost:
                                  error_kind="config", metadata=dict(task.metadata))  # fmt: skip
             yield {"result": failed.to_json()}
             return
+        if self._watchdog is None:
+            self._watchdog = LoopWatchdog()
+            self._beating = asyncio.ensure_future(self._watchdog.beat_forever())
         if self._spares and self._pool is None:  # started by its first take()
             self._pool = SparePool(self._options, size=self._spares)
         # Ray runs async actors on asyncio: the task runs beside this generator, which
@@ -152,6 +160,7 @@ class SessionHost:
                 parent=trace,
                 worker=True,
                 pool=self._pool,
+                watchdog=self._watchdog,
             )
         )
         self._jobs.add(job)

@@ -30,6 +30,7 @@ from .refs import resolve_reference
 from .results import BatchResult, RetryPolicy
 from .session import BatchEvent, EventSink, Progress, run_task
 from .tasks import BatchTask
+from .watchdog import LoopWatchdog
 
 __all__ = ["BatchTracing", "portable_telemetry", "run_traced"]
 
@@ -146,6 +147,7 @@ async def run_traced(
     attempts_before: int = 0,
     progress: Progress | None = None,
     pool: SparePool | None = None,
+    watchdog: LoopWatchdog | None = None,
 ) -> BatchResult:
     """`run_task` inside the task's span (just `run_task` without telemetry).
 
@@ -161,6 +163,7 @@ async def run_traced(
         attempts_before: Attempts the task already had on a lost Ray node.
         progress: Told of each attempt's start, session id and first tool call.
         pool: Spare CLIs the sessions start on (`run_task`).
+        watchdog: The watchdog of the loop it runs on (`run_task`).
 
     Returns:
         The task's result.
@@ -178,6 +181,7 @@ async def run_traced(
             attempts_before=attempts_before,
             progress=progress,
             pool=pool,
+            watchdog=watchdog,
         )
     if worker and telemetry.worker_setup and telemetry.worker_setup not in _set_up:
         try:
@@ -210,6 +214,7 @@ async def run_traced(
             attempts_before=attempts_before,
             progress=progress,
             pool=pool,
+            watchdog=watchdog,
         )
     except BaseException as exc:
         span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else
