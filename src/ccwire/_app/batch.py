@@ -329,7 +329,14 @@ def _overshoot(over: float, spares: int) -> str:
 
 def _warn_blocked(run: BatchRun, io: CliIO) -> None:
     """Say when synchronous code blocked the batch's event loop (an in-process tool or
-    hook, ``--tools``): no other session ran meanwhile, no time limit could stop it."""
+    hook, ``--tools``): no other session ran meanwhile, no time limit could stop it; and
+    how many spans the Ray workers could not export (``--otel``)."""
+    if run.spans_unexported:
+        io.stderr.write(
+            f"ccwire: warning: {run.spans_unexported} spans of the Ray workers were not "
+            "exported (the OTLP endpoint did not take them in time: is it up, and "
+            "reachable from the workers?)\n"
+        )
     stalls = run.loop_stalls
     if not stalls:
         return

@@ -29,7 +29,7 @@ from .refs import resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
 from .session import Attempt
 from .tasks import BatchTask
-from .telemetry import run_traced
+from .telemetry import run_traced, take_export
 from .watchdog import LoopWatchdog
 
 __all__ = ["SessionHost", "worker_options"]
@@ -122,7 +122,7 @@ class SessionHost:
         Yields:
             ``{"progress": {"attempt": n, "session_id": ..., "acted": ...}}`` whenever
             one of these changes, then ``{"result": BatchResult.to_json()}`` (failures
-            included).
+            included), with ``"export"`` (`take_export`) when the batch has telemetry.
         """
         if self._options is None:
             try:
@@ -176,7 +176,11 @@ class SessionHost:
                 waiter = asyncio.ensure_future(changed.wait())
                 await asyncio.wait({job, waiter}, return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
-            yield {"result": job.result().to_json()}
+            done: dict[str, Any] = {"result": job.result().to_json()}
+            export = take_export(task.id)  # how its spans' export went, with telemetry
+            if export is not None:
+                done["export"] = export
+            yield done
         finally:
             if waiter is not None:
                 waiter.cancel()

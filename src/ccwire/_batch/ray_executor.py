@@ -534,6 +534,8 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
         del pool.waiting[ref]
         pool.landed(what)
         if isinstance(data, dict) and "result" in data:
+            if data.get("export"):
+                run.note_export(data["export"])
             result: BatchResult | None = BatchResult.from_json(data["result"])
             if what.attempts_before and result is not None:  # after attempts on lost actors
                 result = dataclasses.replace(result, cost_known=False)

@@ -210,6 +210,8 @@ async def _serve(
             emit(run._events, message[1])
         elif kind == "submitted":
             run.submitted += message[1]
+        elif kind == "export":
+            run.note_export(message[1])
         elif kind == "result":
             result: BatchResult = message[1]
             tally.finished.add(result.id)
@@ -409,6 +411,9 @@ class _ChildRun:
 
     def over_budget(self) -> bool:
         return self._exhausted
+
+    def note_export(self, export: dict[str, Any]) -> None:
+        self._write("export", export)
 
     def budget_room(self, running: int) -> bool:
         return self._budget is None or self._budget.room(running)

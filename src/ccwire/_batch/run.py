@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import logging
 import os
 import random
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
@@ -38,6 +39,8 @@ __all__ = ["DEFAULT_RETRIES", "BatchRun", "BatchState", "Executor", "finished_id
 
 DEFAULT_RETRIES = RetryPolicy()
 """Up to 4 attempts, backoff from 1 s (half of each delay random), at most 60 s."""
+
+logger = logging.getLogger("ccwire")
 
 Executor = Literal["local", "ray"]
 """Where sessions run: ``local`` (subprocesses of this process) or ``ray`` (Ray actors)."""
@@ -170,7 +173,14 @@ def run_batch(
             (`BatchResult.cost_known` is False when a turn was cut short and the CLI
             did not answer the interrupt), never retried; the batch goes on with the
             next tasks. On Ray, a task run again after its actor was lost gets its
-            whole limit again on the new actor.
+            whole limit again on the new actor. A task function running synchronous
+            code (``time.sleep``, a CPU-bound loop) blocks the event loop, and nothing
+            can stop it where it does not yield: a watchdog thread logs which task and
+            where, its result says for how long (`BatchResult.blocked_s`), and it fails
+            with ``timeout`` if that took it past its limit, even if it returned; on
+            Ray, its actor is killed once the loop has not answered for
+            ``UNRESPONSIVE_SECONDS`` (10 s) past the limit (the actor's other tasks
+            are handled as on a lost actor).
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
@@ -321,6 +331,10 @@ class BatchRun:
     Attributes:
         skipped: Ids skipped because the results file already had them.
         submitted: Tasks started so far.
+        spans_unexported: With telemetry on Ray: spans the workers recorded that were
+            not exported in time after their task (an OTLP endpoint that is down or
+            unreachable from them; they are dropped unless it comes back). A worker
+            waits at most a second for it, then no more while it stays down.
         budget: The batch's `CostBudget` (`max_cost_usd`), if it has one.
     """
 
@@ -375,6 +389,8 @@ class BatchRun:
         self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
         self.skipped: list[str] = []
         self.submitted = 0
+        self.spans_unexported = 0
+        self._export_failed: set[int] = set()  # the Ray workers that said so
 
     # ----------------------------------------------------------------- state
 
@@ -592,6 +608,22 @@ class BatchRun:
             for scope in self._running:
                 scope.cancel()
         await send.send(result)
+
+    def note_export(self, export: dict[str, Any]) -> None:
+        """A Ray worker's report of the export after a task (`telemetry.take_export`):
+        count its spans that were not exported; warn once per worker."""
+        if export.get("exported"):
+            return
+        self.spans_unexported += int(export.get("spans") or 0)
+        worker = int(export.get("worker") or 0)
+        if export.get("first_failure") and worker not in self._export_failed:
+            self._export_failed.add(worker)
+            logger.warning(
+                "ccwire: Ray worker %d could not export its spans within %g s (is the OTLP "
+                "endpoint up, and reachable from the workers?): it no longer waits for it, "
+                "and its spans are dropped unless it comes back",
+                worker, float(export.get("waited_s") or 0),
+            )  # fmt: skip
 
     def over_budget(self) -> bool:
         """True once the batch's budget is spent: no task may start."""
