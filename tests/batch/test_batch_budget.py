@@ -16,8 +16,8 @@ import pytest
 from ccwire import ClaudeAgentOptions
 from ccwire._app.main import CliIO, main
 from ccwire._batch.budget import MIN_TASK_CAP_USD, CostBudget, capped_options
-from ccwire.batch import BatchConfigError, BatchResult, read_results, run_batch
-from ccwire.testing import ModelRequest, ScriptedModel, reply, text, tool_use
+from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy, read_results, run_batch
+from ccwire.testing import ModelRequest, ScriptedModel, error, reply, text, tool_use
 
 from .scripted import first_prompt
 
@@ -290,3 +290,38 @@ async def test_costly_tasks_at_once_overshoot_the_budget_by_at_most_a_call_each(
     call = 0.003
     assert sum(r.cost_usd for r in got.values()) <= 0.05 + 4 * call + 1e-9
     assert run.budget.overshoot <= 4 * call + 1e-9
+
+
+@pytest.mark.anyio
+async def test_a_tasks_cap_covers_its_retries(cli_path: str, tmp_path: Path) -> None:
+    # the first session spends $0.003 on a tool call, then gets a 529 (retried): the
+    # second session's cap is what is left of the task's $0.005 (each had it whole)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    sessions: list[str] = []
+
+    def step(request: ModelRequest) -> Any:
+        turn = sum(1 for m in request.messages if m.get("role") == "assistant")
+        if turn == 0:
+            sessions.append("started")
+        if len(sessions) == 1:
+            if turn == 0:
+                return reply(tool_use("mcp__calc__add", {"a": 1, "b": 1}),
+                             usage={"input_tokens": 1000})  # fmt: skip
+            return error(529, "Overloaded", "overloaded_error", retry=False)
+        return text("done")
+
+    with ScriptedModel(default=step) as model:
+        env = {**model.env(tmp_path / "home"), "SPAWN_MARKS": str(marks)}
+        opts = ClaudeAgentOptions(cli_path=cli_path, env=env, cwd=str(tmp_path),
+                                  allowed_tools=["mcp__calc"], max_budget_usd=0.005)  # fmt: skip
+        async with run_batch([{"id": "t", "prompt": "flaky"}], options=opts,
+                             retries=RetryPolicy(max_attempts=2, base_delay=0.01),
+                             tools=["tests.batch.calc_tools:server"],
+                             spawn="tests.batch.spawners:counting") as results:  # fmt: skip
+            (got,) = await results.collect()
+    assert (got.ok, got.attempts) == (True, 2), got.error
+    caps = sorted(float(mark.read_text().split("--max-budget-usd ")[1].split()[0])
+                  for mark in marks.iterdir())  # fmt: skip
+    first = 0.005 - caps[0]  # what the first session spent: its call of $0.003 and more
+    assert caps[1] == pytest.approx(0.005) and 0.003 <= first < got.cost_usd

@@ -288,18 +288,19 @@ async def test_a_worker_waits_once_for_an_endpoint_that_is_down_and_counts_its_s
     provider.add_span_processor(BatchSpanProcessor(endpoint, schedule_delay_millis=600_000))
     telemetry = Telemetry(tracer_provider=provider, worker_setup=f"{__name__}:no_setup")
     options = fake_options(telemetry=telemetry)
-    reports = []
+    reports: list[dict[str, Any]] = []
     try:
         for n in range(4):
             with anyio.fail_after(LIMIT):
                 result = await run_traced(BatchTask(id=f"t{n}", prompt=f"echo {n}"), options,
                                           RetryPolicy(max_attempts=1), worker=True)  # fmt: skip
             assert result.ok
-            reports.append(take_export(f"t{n}"))
+            report = take_export(f"t{n}")
+            assert report is not None
+            reports.append(report)
     finally:
         endpoint.gate.set()
         provider.shutdown()
-    assert all(r is not None for r in reports)
     assert [(r["exported"], r["first_failure"]) for r in reports] == [
         (False, True), (False, False), (False, False), (False, False)
     ]  # fmt: skip
@@ -311,6 +312,6 @@ async def test_a_worker_waits_once_for_an_endpoint_that_is_down_and_counts_its_s
     caplog.clear()
     run = run_batch([])
     for report in reports:
-        run.note_export(report)  # type: ignore[arg-type]
+        run.note_export(report)
     assert run.spans_unexported == sum(r["spans"] for r in reports)
     assert len([r for r in caplog.records if "Ray worker" in r.getMessage()]) == 1

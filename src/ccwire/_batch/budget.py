@@ -21,7 +21,9 @@ the local executor and the Ray driver use them alike):
   mean cost fits in what is left, at least one: so each share is at least the mean),
   or the options' own ``max_budget_usd`` when it is smaller. The CLI ends a session
   once its cost reaches that cap, after the model call that reached it; its result is
-  an ``error_max_budget_usd`` failure, recorded with what it spent.
+  an ``error_max_budget_usd`` failure, recorded with what it spent. The cap covers all
+  the task's attempts: a retry's session gets what the attempts before left of it (and
+  a task whose cap is spent is not retried).
 * Then a task starts only while what is left, once the cost so far and the running
   tasks' caps are set aside, is at least the mean cost; else it waits for a running
   task to end.

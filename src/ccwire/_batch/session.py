@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import math
@@ -426,11 +427,14 @@ async def run_task(
                 attempt.on_change = functools.partial(progress, number)
                 attempt.changed()
             running = True
-            await run_attempt(task, opts, attempt, pool, clock, watchdog)
+            await run_attempt(task, _left_for(opts, tried) or opts, attempt, pool, clock,
+                              watchdog)  # fmt: skip
             running = False
             if attempt.abort is not None:  # its session is closed: the batch stops
                 raise TaskAborted(attempt.abort)
             if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
+                break
+            if _left_for(opts, tried) is None:  # its cap is spent: the next would stop at once
                 break
             delay = policy.delay(number, rng)
             emit(events, BatchEvent("retry", task.id, number, delay=delay, reason=attempt.error))
@@ -467,6 +471,19 @@ async def run_task(
         exit_code=attempt.exit_code if attempt.error is not None else None,
         stderr=attempt.stderr if attempt.error is not None else None,
     )
+
+
+def _left_for(options: ClaudeAgentOptions, tried: list[Attempt]) -> ClaudeAgentOptions | None:
+    """The options of a task's next attempt: its ``max_budget_usd`` (a batch budget's
+    cap, or the options' own) covers all its attempts, so what the attempts before
+    spent is taken off it; `None` when nothing is left of it."""
+    cap = options.max_budget_usd
+    spent = sum(a.result.total_cost_usd or 0.0 for a in tried if a.result is not None)
+    if cap is None or spent <= 0:
+        return options
+    if spent >= cap:
+        return None
+    return dataclasses.replace(options, max_budget_usd=cap - spent)
 
 
 def _judge_blocking(
