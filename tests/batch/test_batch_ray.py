@@ -43,6 +43,7 @@ from ccwire.batch import (
     BatchResult,
     BatchState,
     BatchTask,
+    ResultsWriteError,
     RetryPolicy,
     read_results,
     run_batch,
@@ -306,6 +307,7 @@ async def test_the_actor_stops_a_task_past_its_time_limit_and_the_batch_goes_on(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_an_actor_whose_loop_a_task_blocks_is_killed_and_the_task_timed_out(
     cluster: Any, fake_options: FakeOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -677,6 +679,7 @@ def test_the_command_stopped_or_killed_leaves_nothing_and_a_rerun_finishes(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_workers_whose_otlp_endpoint_is_down_stop_waiting_and_the_spans_are_counted(
     cluster: Any, fake_options: FakeOptions
 ) -> None:
@@ -692,3 +695,22 @@ async def test_workers_whose_otlp_endpoint_is_down_stop_waiting_and_the_spans_ar
             got = await run.collect()
     assert sorted(r.id for r in got) == [f"t{i}" for i in range(6)] and all(r.ok for r in got)
     assert run.spans_unexported >= 2 * len(tasks)  # each task's span and its session's
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
+async def test_a_results_file_on_a_full_disk_stops_a_ray_batch_and_leaves_nothing(
+    cluster: Any, fake_options: FakeOptions, holds: Holds
+) -> None:
+    # /dev/full (a character device: never replaced) takes no write, as a full disk: the
+    # first result stops the batch, the held sessions are ended, so are the actors
+    tasks = [{"id": f"hold{i}", "prompt": f"hold {i}"} for i in range(2)]
+    tasks += [{"id": "echo", "prompt": "echo"}]
+    with anyio.fail_after(LIMIT), pytest.raises(ResultsWriteError, match="No space left"):
+        async with run_batch(tasks, options=fake_options(), concurrency=3, executor="ray",
+                             sessions_per_actor=3, num_cpus=0.5,
+                             output="/dev/full") as run:  # fmt: skip
+            await run.collect()
+    assert run.state is BatchState.FAILED
+    assert batch_actors() == [] and driver_processes() == []
+    assert fake_cli_processes(holds) == []

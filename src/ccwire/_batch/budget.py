@@ -203,6 +203,7 @@ class CostBudget:
             slots: Tasks that may start now, this one included.
             own: The options' ``max_budget_usd``, if any.
         """
+        self.release(task_id)  # (run again after its Ray actor was lost)
         share = self._share(running, slots)
         cap = share * (1 + _REL_TOL)
         if own is not None and own < cap:

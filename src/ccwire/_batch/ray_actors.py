@@ -208,4 +208,8 @@ class SessionHost:
             await asyncio.wait(jobs, timeout=timeout)
         if self._pool is not None:  # its parked spares end too
             await self._pool.aclose()
+        beating, self._beating, self._watchdog = self._beating, None, None
+        if beating is not None:  # the watchdog's beat, and its thread
+            beating.cancel()
+            await asyncio.wait({beating}, timeout=timeout)
         return sum(not job.done() for job in jobs)

@@ -581,10 +581,14 @@ def _kill_blocked(pool: _Pool, host: _Host, late: list[_Flight], silent: float) 
     """Kill an actor whose loop is blocked: its overdue tasks fail with ``timeout``, its
     other tasks are lost with it (run again when their session had not acted)."""
     ids = [flight.task.id for flight in late]
+    running = sorted(f.task.id for f in pool.waiting.values()
+                     if isinstance(f, _Flight) and f.host is host)  # fmt: skip
     host.killed = (
         f"the Ray worker running it was killed: its event loop did not answer for "
-        f"{silent:.0f} s (synchronous code in task {', '.join(map(repr, ids))}, such as "
-        "time.sleep or a CPU-bound loop, blocks it: no time limit can stop that)"
+        f"{silent:.0f} s while {', '.join(map(repr, ids))} ran past the time limit "
+        "(synchronous code in a task function, such as time.sleep or a CPU-bound loop, "
+        f"blocks the loop, and no time limit can stop it; tasks on that worker: "
+        f"{', '.join(map(repr, running))})"
     )
     host.overdue = frozenset(ids)
     host.dead = True
