@@ -192,7 +192,8 @@ class LoopWatchdog:
         """How long `task_id` blocked the loop since `since` (``time.monotonic()``), in
         stalls that ended, and where it was in the longest one."""
         with self._lock:
-            mine = [s for s in self.stalls if s.task_id == task_id and s.began >= since]
+            # (a stall begins at the loop's last beat, which may come before the task)
+            mine = [s for s in self.stalls if s.task_id == task_id and s.began + s.seconds > since]
         if not mine:
             return 0.0, None
         worst = max(mine, key=lambda s: s.seconds)
