@@ -27,6 +27,14 @@ not acted yet: no tool call, no task function started. The lost attempt counts
 against the retry policy and in the result's ``attempts``. A session that may have
 acted is not run again: its result is ``lost``, with the session id to resume it.
 
+A task's time limit is enforced by its actor, on the actor's event loop; synchronous
+code in a task function (``time.sleep``, a CPU-bound loop) blocks that loop, and so
+the actor's every session and its enforcement. So the driver watches: once a task is
+`OVERDUE_SECONDS` past its limit it pings its actor, and kills an actor that leaves
+the ping unanswered for `UNRESPONSIVE_SECONDS`; the overdue task fails with
+``timeout`` (its cost unknown), the actor's other tasks are lost with it (run again
+when they had not acted), and a replacement is started.
+
 Actor method calls go straight from this process to the actor's worker, without the
 raylet's scheduling of each task that a Ray task pays (see ``bench/BATCH_NOTES.md``).
 """
