@@ -230,10 +230,11 @@ async def test_a_task_that_blocks_the_loop_is_seen_named_and_timed_out(
 ) -> None:
     # synchronous code in a task function holds the event loop: nothing can stop it, but
     # a watchdog thread sees it and where; once it yields (or returns) past its limit it
-    # is a timeout, and the held session, whose limit passed meanwhile, is not blamed
+    # is a timeout; the held session, whose limit passed meanwhile, gets that time back
     async def blocker(client: ClaudeSDKClient) -> str:
         await anyio.to_thread.run_sync(holds.wait_for, 1)  # the held session is running
         time.sleep(4)  # noqa: ASYNC251 - the mistake: a blocking call in an async function
+        holds.release(forever=True)
         return "done"
 
     tasks: list[Any] = [{"id": "held", "prompt": "hold on"}, BatchTask(id="blocker", run=blocker)]
@@ -247,8 +248,8 @@ async def test_a_task_that_blocks_the_loop_is_seen_named_and_timed_out(
     assert "blocked the event loop for" in (hog.error or "")
     line = blocker.__code__.co_firstlineno + 2  # the time.sleep
     assert f"test_batch_run.py:{line} in blocker" in (hog.error or "")
-    assert (held.ok, held.error_kind, held.blocked_s) == (False, "timeout", 0)
-    assert "blocked for" in (held.error or "") and "'blocker'" in (held.error or "")
+    assert (held.ok, held.blocked_s) == (True, 0), held.error  # was a timeout
+    assert held.duration_s > 3  # past its limit, all but the time the blocker took
     assert {r.id: r for r in read_results(out)} == got
     assert any("task 'blocker' has blocked" in r.getMessage() for r in caplog.records)
     assert not [t for t in threading.enumerate() if t.name == "ccwire loop watchdog"]

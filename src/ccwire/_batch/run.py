@@ -177,7 +177,8 @@ def run_batch(
             code (``time.sleep``, a CPU-bound loop) blocks the event loop, and nothing
             can stop it where it does not yield: a watchdog thread logs which task and
             where, its result says for how long (`BatchResult.blocked_s`), and it fails
-            with ``timeout`` if that took it past its limit, even if it returned; on
+            with ``timeout`` if that took it past its limit, even if it returned (the
+            time it held the loop does not count against the other tasks' limits); on
             Ray, its actor is killed once the loop has not answered for
             ``UNRESPONSIVE_SECONDS`` (10 s) past the limit (the actor's other tasks
             are handled as on a lost actor).

@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import functools
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -416,29 +415,37 @@ async def run_task(
     tried: list[Attempt] = []
     running = False  # an attempt's session runs (not the backoff after it)
     limit = task.timeout
-    deadline = math.inf if limit is None else anyio.current_time() + limit
-    with anyio.CancelScope(deadline=deadline) as clock:  # only the time limit cancels it
-        while True:
-            number += 1
-            emit(events, BatchEvent("started", task.id, attempt=number))
-            attempt = Attempt()
-            tried.append(attempt)
-            if progress is not None:
-                attempt.on_change = functools.partial(progress, number)
-                attempt.changed()
-            running = True
-            await run_attempt(task, _left_for(opts, tried) or opts, attempt, pool, clock,
-                              watchdog)  # fmt: skip
-            running = False
-            if attempt.abort is not None:  # its session is closed: the batch stops
-                raise TaskAborted(attempt.abort)
-            if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
-                break
-            if _left_for(opts, tried) is None:  # its cap is spent: the next would stop at once
-                break
-            delay = policy.delay(number, rng)
-            emit(events, BatchEvent("retry", task.id, number, delay=delay, reason=attempt.error))
-            await anyio.sleep(delay)
+    aborted: BaseException | None = None
+    with anyio.CancelScope() as clock:  # only the time limit (`_keep_time`) cancels it
+        async with anyio.create_task_group() as keeper:
+            if limit is not None:
+                keeper.start_soon(_keep_time, clock, limit, task.id, began, watchdog)
+            while True:
+                number += 1
+                emit(events, BatchEvent("started", task.id, attempt=number))
+                attempt = Attempt()
+                tried.append(attempt)
+                if progress is not None:
+                    attempt.on_change = functools.partial(progress, number)
+                    attempt.changed()
+                running = True
+                await run_attempt(task, _left_for(opts, tried) or opts, attempt, pool, clock,
+                                  watchdog)  # fmt: skip
+                running = False
+                if attempt.abort is not None:  # its session is closed: the batch stops
+                    aborted = attempt.abort
+                    break
+                if attempt.error is None or not attempt.retryable:
+                    break
+                if number >= policy.max_attempts or _left_for(opts, tried) is None:
+                    break  # no attempt left, or its cap is spent (the next would stop at once)
+                delay = policy.delay(number, rng)
+                emit(events, BatchEvent("retry", task.id, number, delay=delay,
+                                        reason=attempt.error))  # fmt: skip
+                await anyio.sleep(delay)
+            keeper.cancel_scope.cancel()
+    if aborted is not None:  # (raised here: out of the task group, it came in a group)
+        raise TaskAborted(aborted)
     if clock.cancel_called and limit is not None:  # the limit passed...
         if running and attempt.settled:  # ...while its CLI was ending: the work was done
             attempt.judge()
@@ -471,6 +478,25 @@ async def run_task(
         exit_code=attempt.exit_code if attempt.error is not None else None,
         stderr=attempt.stderr if attempt.error is not None else None,
     )
+
+
+async def _keep_time(
+    clock: anyio.CancelScope,
+    limit: float,
+    task_id: str,
+    began: float,
+    watchdog: LoopWatchdog | None,
+) -> None:
+    """Cancel `clock` once the task's time limit has passed, not counting the time
+    other code blocked the event loop (`LoopWatchdog.credit`): a task is not timed out
+    because another one held the loop."""
+    while True:
+        credit = watchdog.credit(task_id, began) if watchdog is not None else 0.0
+        left = began + limit + credit - time.monotonic()
+        if left <= 0:
+            clock.cancel()
+            return
+        await anyio.sleep(left)
 
 
 def _left_for(options: ClaudeAgentOptions, tried: list[Attempt]) -> ClaudeAgentOptions | None:

@@ -16,8 +16,9 @@ land in the loop's own machinery instead, and never interrupts a call in C such 
 * When the loop turns again, the stall is recorded against that task (`blocked`):
   its result says how long it blocked the loop (`BatchResult.blocked_s`), and a task
   that blocked past its time limit fails with ``error_kind="timeout"`` even when it
-  returned (`run_task`); a task whose limit passed while *another* task blocked the
-  loop says so in its error (`others_blocked`), and is marked retryable.
+  returned (`run_task`); the time *other* code blocked the loop does not count against
+  a task's limit (`credit`): it is not timed out for another's block (and if its limit
+  passes all the same, its error says who blocked the loop meanwhile).
 * On Ray, the driver pings the actor of a task overdue past its limit: an actor whose
   loop does not answer is killed, the overdue task fails with ``timeout``, and the
   others of that actor are handled as on any lost actor (``ray_executor``).
@@ -198,6 +199,21 @@ class LoopWatchdog:
             return 0.0, None
         worst = max(mine, key=lambda s: s.seconds)
         return sum(s.seconds for s in mine), worst.where
+
+    def credit(self, task_id: str, since: float) -> float:
+        """How long code other than `task_id`'s blocked the loop since `since` (a stall
+        still going on included, as far as it went): time a time limit does not count."""
+        now = time.monotonic()
+        with self._lock:
+            total = sum(
+                max(0.0, s.began + s.seconds - max(s.began, since))
+                for s in self.stalls
+                if s.task_id != task_id
+            )
+            current = self._current
+            if current is not None and current.task_id != task_id:
+                total += max(0.0, now - max(current.began, since))
+        return total
 
     def others_blocked(self, task_id: str, since: float) -> tuple[float, list[str]]:
         """How long other code blocked the loop since `since`, and the tasks it was."""
