@@ -586,9 +586,14 @@ def _check_overdue(pool: _Pool) -> None:
 
 
 def _kill_blocked(pool: _Pool, host: _Host, late: list[_Flight], silent: float) -> None:
-    """Kill an actor whose loop is blocked: its overdue tasks fail with ``timeout``, its
-    other tasks are lost with it (run again when their session had not acted)."""
-    ids = [flight.task.id for flight in late]
+    """Kill an actor whose loop is blocked: its overdue tasks that may run code of their
+    own on the loop fail with ``timeout``, its other tasks are lost with it (run again
+    when their session had not acted). A prompt whose session has not acted (no tool
+    call seen, so no in-process tool or hook ran for it) cannot have blocked the loop:
+    overdue, it only waited behind the one that did. (A task function may have started
+    without the driver hearing of it: the loop it blocked never sent the news.)"""
+    suspects = [f for f in late if f.acted or f.task.run is not None] or late
+    ids = [flight.task.id for flight in suspects]
     running = sorted(f.task.id for f in pool.waiting.values()
                      if isinstance(f, _Flight) and f.host is host)  # fmt: skip
     host.killed = (
