@@ -3,6 +3,7 @@ batch tests, locally and on Ray workers."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ccwire import HookMatcher, create_sdk_mcp_server, tool
@@ -14,7 +15,14 @@ async def add(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"{args['a'] + args['b']:g}"}]}
 
 
-server = create_sdk_mcp_server("calc", tools=[add])
+@tool("nap", "Wait a moment (the wrong way: a blocking call in an async handler)", {})
+async def nap(args: dict[str, Any]) -> dict[str, Any]:
+    """Block the event loop for 1.5 s."""
+    time.sleep(1.5)  # noqa: ASYNC251 - the point of it
+    return {"content": [{"type": "text", "text": "rested"}]}
+
+
+server = create_sdk_mcp_server("calc", tools=[add, nap])
 
 not_a_server = 42
 

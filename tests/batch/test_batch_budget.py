@@ -16,8 +16,8 @@ import pytest
 from ccwire import ClaudeAgentOptions
 from ccwire._app.main import CliIO, main
 from ccwire._batch.budget import MIN_TASK_CAP_USD, CostBudget, capped_options
-from ccwire.batch import BatchConfigError, BatchResult, read_results, run_batch
-from ccwire.testing import ModelRequest, ScriptedModel, reply, text
+from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy, read_results, run_batch
+from ccwire.testing import ModelRequest, ScriptedModel, error, reply, text, tool_use
 
 from .scripted import first_prompt
 
@@ -59,6 +59,8 @@ def test_the_budget_stops_within_one_task_and_a_rerun_finishes_the_rest(
     # which its CLI cut short at what was left ($0.0003): a failure, with what it spent
     assert all(r.ok for r in first[:-1]) and first[-1].subtype == "error_max_budget_usd"
     assert f"{TASKS - len(first)} tasks not run" in err
+    over = sum(costs) - float(budget)  # the model call that crossed the last one's cap
+    assert f"overshot by ${over:.4f} (the model calls that crossed" in err, err
     page = report.read_text()  # the live report, written a last time at the end
     assert f'<div class="total" id="total-total"><b>{len(first)}</b>' in page
     assert 'http-equiv="refresh"' not in page
@@ -122,11 +124,12 @@ async def test_each_session_is_capped_by_what_is_left_of_the_budget(
                              spawn="tests.batch.spawners:counting") as results:  # fmt: skip
             got = await results.collect()
     assert len(got) == 5 and all(r.ok for r in got)  # $0.0006 each
-    caps = sorted(float(mark.read_text().split("--max-budget-usd ")[1].split()[0])
+    caps = sorted(float(mark.read_text().split("--max-budget-usd=")[1].split()[0])
                   for mark in marks.iterdir())  # fmt: skip
     # the first alone: its options' own $0.002 (the budget left is $0.003); then four
-    # at once, each capped by what is left once those running are set aside at $0.0006
-    assert caps == pytest.approx([0.0006, 0.0012, 0.0018, 0.002, 0.002])
+    # at once, each capped by its share of what is left once the cost so far and the caps
+    # of those running are set aside ($0.0024 shared by four: $0.0006 each)
+    assert caps == pytest.approx([0.0006, 0.0006, 0.0006, 0.0006, 0.002])
     assert opts.max_budget_usd == 0.002  # the caller's options are left alone
 
 
@@ -218,6 +221,16 @@ def test_a_tasks_cap_is_what_is_left_once_the_running_ones_are_set_aside() -> No
     assert budget.task_cap(2) == pytest.approx(0.4)  # two running, at the mean of 0.2
     assert budget.task_cap(0) > 0.8  # a hair above: a task costing exactly that finishes
     assert budget.task_cap(9) == pytest.approx(MIN_TASK_CAP_USD)  # never 0 nor less
+    assert budget.task_cap(0, slots=3) == pytest.approx(0.8 / 3)  # shared by those starting
+    assert budget.task_cap(0, slots=9) == pytest.approx(0.2)  # at least the mean each
+    assert budget.cap_for("b", 0, 3, None) == pytest.approx(0.8 / 3)  # set aside for it
+    assert budget.reserved == {"b": pytest.approx(0.8 / 3)}
+    assert budget.task_cap(1) == pytest.approx(0.8 * 2 / 3)  # a capped task holds its cap
+    assert budget.cap_for("c", 1, 1, 0.1) == 0.1  # the options' own, when smaller
+    budget.charge(BatchResult(id="b", ok=True, cost_usd=0.2))  # counted: its cap is free
+    assert budget.reserved == {"c": 0.1}
+    budget.release("c")  # cancelled
+    assert budget.reserved == {} and budget.task_cap(0) == pytest.approx(0.6)
     opts = ClaudeAgentOptions(max_budget_usd=0.5)
     assert capped_options(opts, None) is opts  # no budget
     assert capped_options(opts, 0.6) is opts  # the options' own is smaller
@@ -228,5 +241,87 @@ def test_a_tasks_cap_is_what_is_left_once_the_running_ones_are_set_aside() -> No
 
 def test_with_spares_the_sessions_are_not_capped() -> None:
     # a spare, booted before, cannot take a cap of its own: a capped session starts cold
-    assert run_batch([], max_cost_usd=1.0, spares=1).budget_cap(0) is None
-    assert run_batch([], max_cost_usd=1.0).budget_cap(0) == pytest.approx(1.0)
+    assert run_batch([], max_cost_usd=1.0, spares=1).budget_cap("t", 0) is None
+    assert run_batch([], max_cost_usd=1.0).budget_cap("t", 0) == pytest.approx(1.0)
+
+
+def test_tasks_far_above_the_mean_pass_the_budget_by_one_call_each_at_most() -> None:
+    # the mean says $0.01 a task; then four start at once and each spends its whole cap,
+    # and one model call past it: each cap set the others aside at the mean only, so the
+    # four spent almost four budgets; now the caps set aside never pass what is left
+    call = 0.003
+    budget = CostBudget(1.0, "finish")
+    budget.charge(BatchResult(id="probe", ok=True, cost_usd=0.01))
+    caps = {f"big{i}": budget.cap_for(f"big{i}", i, 4 - i, None) for i in range(4)}
+    assert not budget.room(4)
+    for task_id, cap in caps.items():
+        budget.charge(BatchResult(id=task_id, ok=False, cost_usd=cap + call))
+    assert budget.exhausted
+    assert 0 < budget.overshoot <= 4 * call + 1e-9
+    assert budget.spent == pytest.approx(1.0 + budget.overshoot)
+
+
+@pytest.mark.anyio
+async def test_costly_tasks_at_once_overshoot_the_budget_by_at_most_a_call_each(
+    cli_path: str, tmp_path: Path
+) -> None:
+    # after a cheap first task, four tasks each loop on a tool whose every model call
+    # costs $0.003, until their cap ends them: together they stay within the budget
+    # but for the one call that crossed each cap (they spent four times it before)
+    def step(request: ModelRequest) -> Any:
+        if first_prompt(request).startswith("big"):
+            return reply(tool_use("mcp__calc__add", {"a": 1, "b": 1}), usage={"input_tokens": 1000})
+        return text("echo")
+
+    tasks = [{"id": "cheap", "prompt": "cheap"}] + [
+        {"id": f"big{i}", "prompt": f"big {i}"} for i in range(4)
+    ]
+    with ScriptedModel(default=step) as model:
+        opts = ClaudeAgentOptions(cli_path=cli_path, env=model.env(tmp_path / "home"),
+                                  cwd=str(tmp_path), allowed_tools=["mcp__calc"],
+                                  max_turns=100)  # fmt: skip
+        async with run_batch(tasks, options=opts, concurrency=4, max_cost_usd=0.05,
+                             tools=["tests.batch.calc_tools:server"]) as run:  # fmt: skip
+            got = {r.id: r for r in await run.collect()}
+    assert sorted(got) == sorted(t["id"] for t in tasks)
+    big = [got[f"big{i}"] for i in range(4)]
+    assert all(r.subtype == "error_max_budget_usd" for r in big), [r.error for r in big]
+    assert run.budget is not None and run.budget.exhausted
+    call = 0.003
+    assert sum(r.cost_usd for r in got.values()) <= 0.05 + 4 * call + 1e-9
+    assert run.budget.overshoot <= 4 * call + 1e-9
+
+
+@pytest.mark.anyio
+async def test_a_tasks_cap_covers_its_retries(cli_path: str, tmp_path: Path) -> None:
+    # the first session spends $0.003 on a tool call, then gets a 529 (retried): the
+    # second session's cap is what is left of the task's $0.005 (each had it whole)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    sessions: list[str] = []
+
+    def step(request: ModelRequest) -> Any:
+        turn = sum(1 for m in request.messages if m.get("role") == "assistant")
+        if turn == 0:
+            sessions.append("started")
+        if len(sessions) == 1:
+            if turn == 0:
+                return reply(tool_use("mcp__calc__add", {"a": 1, "b": 1}),
+                             usage={"input_tokens": 1000})  # fmt: skip
+            return error(529, "Overloaded", "overloaded_error", retry=False)
+        return text("done")
+
+    with ScriptedModel(default=step) as model:
+        env = {**model.env(tmp_path / "home"), "SPAWN_MARKS": str(marks)}
+        opts = ClaudeAgentOptions(cli_path=cli_path, env=env, cwd=str(tmp_path),
+                                  allowed_tools=["mcp__calc"], max_budget_usd=0.005)  # fmt: skip
+        async with run_batch([{"id": "t", "prompt": "flaky"}], options=opts,
+                             retries=RetryPolicy(max_attempts=2, base_delay=0.01),
+                             tools=["tests.batch.calc_tools:server"],
+                             spawn="tests.batch.spawners:counting") as results:  # fmt: skip
+            (got,) = await results.collect()
+    assert (got.ok, got.attempts) == (True, 2), got.error
+    caps = sorted(float(mark.read_text().split("--max-budget-usd=")[1].split()[0])
+                  for mark in marks.iterdir())  # fmt: skip
+    first = 0.005 - caps[0]  # what the first session spent: its call of $0.003 and more
+    assert caps[1] == pytest.approx(0.005) and 0.003 <= first < got.cost_usd

@@ -100,3 +100,21 @@ def test_every_session_plays_the_scripted_steps_with_tools_by_reference(
         assert (row["ok"], row["result"], row["tool_calls"], row["num_turns"]) == (
             True, "the sum is 42", 1, 2,
         )  # fmt: skip
+
+
+def test_a_tool_that_blocks_the_event_loop_is_reported_at_the_end(
+    cli_path: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "steps.json"
+    script.write_text(json.dumps([{"tool_use": {"name": "mcp__calc__nap", "input": {}}},
+                                  {"text": "done"}]))  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"id": "s0", "prompt": "go"}) + "\n")
+    results = tmp_path / "results.jsonl"
+    cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), {"CCWIRE_CLI_PATH": cli_path})
+    code = main(["batch", str(tasks), "-o", str(results), "--scripted", str(script),
+                 "--tools", "tests.batch.calc_tools:server", "--plain"], io=cli_io)  # fmt: skip
+    err = cli_io.stderr.getvalue()  # type: ignore[attr-defined]
+    assert code == 0, err
+    assert "synchronous code blocked the batch's event loop 1 time" in err, err
+    assert "calc_tools.py:" in err and "in nap" in err

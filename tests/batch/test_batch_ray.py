@@ -22,9 +22,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ from ccwire.batch import (
     BatchResult,
     BatchState,
     BatchTask,
+    ResultsWriteError,
     RetryPolicy,
     read_results,
     run_batch,
@@ -300,6 +303,45 @@ async def test_the_actor_stops_a_task_past_its_time_limit_and_the_batch_goes_on(
     assert {r.id: r for r in read_results(out)} == got
     assert len(holds.arrived) == 1  # not run again
     assert fake_cli_processes(holds) == []  # the actor ended its CLI
+    assert batch_actors() == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
+async def test_an_actor_whose_loop_a_task_blocks_is_killed_and_the_task_timed_out(
+    cluster: Any, fake_options: FakeOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # synchronous code in a task function blocks its actor's event loop: the actor cannot
+    # stop it, so the driver, finding the task overdue and the actor deaf to a ping,
+    # kills the actor; the task fails with timeout, the echoes stuck beside it run again
+    from ccwire._batch import ray_executor
+
+    monkeypatch.setattr(ray_executor, "OVERDUE_SECONDS", 0.5)
+    monkeypatch.setattr(ray_executor, "UNRESPONSIVE_SECONDS", 2.0)
+
+    async def blocks(client: Any) -> None:  # sent by value
+        import time
+
+        time.sleep(600)  # noqa: ASYNC251 - the mistake this test makes
+
+    # the echoes' limit passes too while they wait behind it on its actor: they run again
+    tasks: list[Any] = [BatchTask(id="blocks", run=blocks, timeout=2)]
+    tasks += [{"id": f"echo{i}", "prompt": f"echo {i}", "timeout": 3} for i in range(6)]
+    out = tmp_path / "out.jsonl"
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=4, executor="ray",
+                             sessions_per_actor=2, num_cpus=0.5, retries=QUICK,
+                             output=out) as run:  # fmt: skip
+            got = {r.id: r for r in await run.collect()}
+    assert run.state is BatchState.COMPLETED
+    hog = got["blocks"]
+    assert (hog.ok, hog.error_kind, hog.retryable, hog.cost_known) == (False, "timeout", False,
+                                                                      False)  # fmt: skip
+    assert "time limit of 2 s" in (hog.error or "") and "did not answer" in (hog.error or "")
+    assert hog.blocked_s > 0
+    assert all(got[f"echo{i}"].ok for i in range(6)), [r.error for r in got.values()]
+    assert any(got[f"echo{i}"].attempts == 2 for i in range(6))  # the one beside it
+    assert {r.id: r for r in read_results(out)} == got
     assert batch_actors() == []
 
 
@@ -575,3 +617,102 @@ async def test_spares_per_actor_and_a_spawner_by_reference(cluster: Any, tmp_pat
     assert len({rep["pid"] for rep in reports}) == 4  # a spare per session, one per actor
     assert len(list((tmp_path / "marks").iterdir())) >= 4  # through the spawner, on workers
     assert not batch_actors()
+
+
+def ray_driver_processes() -> list[psutil.Process]:
+    """Every batch Ray driver process (`ray_process`) on this machine, whoever started it."""
+    found = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if "ccwire._batch.ray_process" in " ".join(proc.cmdline()):
+                found.append(proc)
+    return found
+
+
+def gone(check: Any, timeout: float = 45) -> bool:
+    """Whether `check()` becomes empty within `timeout` seconds (polled: the processes and
+    actors of another process end on their own)."""
+    deadline = time.monotonic() + timeout
+    while check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def test_the_command_stopped_or_killed_leaves_nothing_and_a_rerun_finishes(
+    cluster: Any, holds: Holds, tmp_path: Path
+) -> None:
+    # `ccwire batch --ray` with two held sessions running: SIGTERM stops it (143, the
+    # echoes recorded); run again and SIGKILL it: its driver's child, the actors and
+    # the CLIs end all the same; a third run finishes, every id once, exit code 0
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": f"e{i}", "prompt": f"echo {i}"} for i in range(2)]
+    lines += [{"id": f"h{i}", "prompt": f"hold {i}"} for i in range(2)]
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = tmp_path / "out.jsonl"
+    argv = [sys.executable, "-m", "ccwire", "batch", str(tasks), "-o", str(out), "--offline",
+            "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", "--ray",
+            cluster.address, "-j", "4", "--num-cpus", "0.5"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+
+    def actors() -> list[Any]:
+        return [a for a in ray.util.list_named_actors(all_namespaces=True)
+                if a["name"].startswith("ccwire-batch-")]  # fmt: skip
+
+    for signum, arrived in ((signal.SIGTERM, 2), (signal.SIGKILL, 4)):
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)  # fmt: skip
+        try:
+            holds.wait_for(arrived)  # the held sessions run (again, the second time)
+            proc.send_signal(signum)
+            _, err = proc.communicate(timeout=LIMIT)
+        finally:
+            proc.kill()
+        assert proc.returncode == -signum if signum == signal.SIGKILL else 128 + signum, err
+        assert sorted(ids_on_disk(out)) == ["e0", "e1"], err  # the held ones: not recorded
+        assert gone(ray_driver_processes), "the batch's Ray driver outlived its caller"
+        assert gone(actors), actors()
+        assert gone(lambda: fake_cli_processes(holds))
+    holds.release(forever=True)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=LIMIT)
+    assert done.returncode == 0, done.stderr
+    assert sorted(ids_on_disk(out)) == ["e0", "e1", "h0", "h1"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
+async def test_workers_whose_otlp_endpoint_is_down_stop_waiting_and_the_spans_are_counted(
+    cluster: Any, fake_options: FakeOptions
+) -> None:
+    pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
+    # every export of the workers waits 60 s: a worker waits a second for the first, none
+    # for the next ones, and the batch counts the spans that were not exported
+    telemetry = ccwire.Telemetry(worker_setup="tests.batch.otel_down:setup")
+    tasks = [{"id": f"t{i}", "prompt": f"echo {i}"} for i in range(6)]
+    with anyio.fail_after(LIMIT):
+        options = fake_options(telemetry=telemetry)
+        async with run_batch(tasks, options=options, concurrency=2, executor="ray",
+                             sessions_per_actor=2, num_cpus=0.5) as run:  # fmt: skip
+            got = await run.collect()
+    assert sorted(r.id for r in got) == [f"t{i}" for i in range(6)] and all(r.ok for r in got)
+    assert run.spans_unexported >= 2 * len(tasks)  # each task's span and its session's
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
+async def test_a_results_file_on_a_full_disk_stops_a_ray_batch_and_leaves_nothing(
+    cluster: Any, fake_options: FakeOptions, holds: Holds
+) -> None:
+    # /dev/full (a character device: never replaced) takes no write, as a full disk: the
+    # first result stops the batch, the held sessions are ended, so are the actors
+    tasks = [{"id": f"hold{i}", "prompt": f"hold {i}"} for i in range(2)]
+    tasks += [{"id": "echo", "prompt": "echo"}]
+    with anyio.fail_after(LIMIT), pytest.raises(ResultsWriteError, match="No space left"):
+        async with run_batch(tasks, options=fake_options(), concurrency=3, executor="ray",
+                             sessions_per_actor=3, num_cpus=0.5,
+                             output="/dev/full") as run:  # fmt: skip
+            await run.collect()
+    assert run.state is BatchState.FAILED
+    assert batch_actors() == [] and driver_processes() == []
+    assert fake_cli_processes(holds) == []

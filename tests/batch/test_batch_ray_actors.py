@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+import threading
+import time
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
@@ -107,3 +109,20 @@ async def test_an_actor_with_spares_starts_tasks_on_them_and_ends_them_on_stop(
     with anyio.fail_after(LIMIT):
         assert await host.stop(LIMIT) == 0
     assert list(spares.iterdir()) == []  # the spare parked for a next task ended too
+
+
+async def test_an_actor_records_how_long_a_task_blocked_its_loop(fake_options: FakeOptions) -> None:
+    # the actor's own watchdog: the result says how long the task held the loop, and
+    # where (it ran past its limit of 1 s, so it is a timeout even though it returned)
+    async def naps(client: Any) -> str:
+        time.sleep(1.6)  # noqa: ASYNC251 - the mistake this test makes
+        return "rested"
+
+    host = SessionHost(shared(fake_options()))
+    *_, last = await drain(host, BatchTask(id="naps", run=naps, timeout=1))
+    result = BatchResult.from_json(last["result"])
+    assert (result.ok, result.error_kind, result.output) == (False, "timeout", "rested")
+    assert 1.2 < result.blocked_s < 5 and "in naps" in (result.error or "")
+    with anyio.fail_after(LIMIT):
+        await host.stop(LIMIT)
+    assert not [t for t in threading.enumerate() if t.name == "ccwire loop watchdog"]

@@ -6,6 +6,8 @@ results files that fail when the batch closes or cannot hold a result. The fake 
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from ccwire.batch import (
     BatchEvent,
     BatchInputError,
     BatchState,
+    BatchTask,
     ResultsWriteError,
     read_results,
     run_batch,
@@ -220,3 +223,34 @@ async def test_other_base_exceptions_of_a_task_function_are_its_failure(
     assert got["exits"].error == "GeneratorExit: closed"
     assert (got["custom"].error_kind, got["custom"].error) == ("exception", "Custom: mine")
     assert got["t0"].ok
+
+
+async def test_a_task_that_blocks_the_loop_is_seen_named_and_timed_out(
+    fake_options: FakeOptions, holds: Holds, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # synchronous code in a task function holds the event loop: nothing can stop it, but
+    # a watchdog thread sees it and where; once it yields (or returns) past its limit it
+    # is a timeout; the held session, whose limit passed meanwhile, gets that time back
+    async def blocker(client: ClaudeSDKClient) -> str:
+        await anyio.to_thread.run_sync(holds.wait_for, 1)  # the held session is running
+        time.sleep(4)  # noqa: ASYNC251 - the mistake: a blocking call in an async function
+        holds.release(forever=True)
+        return "done"
+
+    tasks: list[Any] = [{"id": "held", "prompt": "hold on"}, BatchTask(id="blocker", run=blocker)]
+    out = tmp_path / "out.jsonl"
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), output=out, task_timeout=3) as run:
+            got = {r.id: r for r in await run.collect()}
+    hog, held = got["blocker"], got["held"]
+    assert (hog.ok, hog.error_kind, hog.output) == (False, "timeout", "done")
+    assert 3.5 < hog.blocked_s < 10
+    assert "blocked the event loop for" in (hog.error or "")
+    line = blocker.__code__.co_firstlineno + 2  # the time.sleep
+    assert f"test_batch_run.py:{line} in blocker" in (hog.error or "")
+    assert (held.ok, held.blocked_s) == (True, 0), held.error  # was a timeout
+    assert held.duration_s > 3  # past its limit, all but the time the blocker took
+    assert {r.id: r for r in read_results(out)} == got
+    assert any("task 'blocker' has blocked" in r.getMessage() for r in caplog.records)
+    assert not [t for t in threading.enumerate() if t.name == "ccwire loop watchdog"]
+    assert fake_cli_processes(holds) == []

@@ -16,8 +16,9 @@ import anyio.to_thread
 import pytest
 
 from ccwire import ClaudeAgentOptions, Telemetry
+from ccwire._batch import telemetry as batch_telemetry
 from ccwire._batch.ray_executor import portable_options
-from ccwire._batch.telemetry import BatchTracing, run_traced
+from ccwire._batch.telemetry import FLUSH_SECONDS, BatchTracing, run_traced, take_export
 from ccwire.batch import (
     BatchConfigError,
     BatchError,
@@ -34,11 +35,16 @@ pytest.importorskip("opentelemetry.sdk.trace", reason="needs ccwire[otel]")
 
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+)
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 from tests.fixtures.failing_otel import FailingProcessor, FailingProvider
+
+from .otel_down import DownEndpoint
 
 pytestmark = pytest.mark.anyio
 LIMIT = 60  # seconds any one batch may take here
@@ -263,3 +269,49 @@ async def test_a_failing_span_processor_or_tracer_provider_does_not_fail_the_bat
         assert names == ["ccwire.batch", "ccwire.batch.task", "invoke_agent claude-code"]
     else:  # nothing recorded, the batch ran on
         assert names == []
+
+
+def no_setup() -> None:
+    """A worker setup that leaves the test's provider as it is."""
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_worker_waits_once_for_an_endpoint_that_is_down_and_counts_its_spans(
+    fake_options: FakeOptions, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # each task's flush waited the exporter's whole timeout (10 s, then 3 s) for an
+    # endpoint that was down; now the first waits a second, the next ones not at all,
+    # the worker warns once, and the driver counts the spans that were not exported
+    monkeypatch.setattr(batch_telemetry, "_worker_export", batch_telemetry._WorkerExport())
+    endpoint = DownEndpoint()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(endpoint, schedule_delay_millis=600_000))
+    telemetry = Telemetry(tracer_provider=provider, worker_setup=f"{__name__}:no_setup")
+    options = fake_options(telemetry=telemetry)
+    reports: list[dict[str, Any]] = []
+    try:
+        for n in range(4):
+            with anyio.fail_after(LIMIT):
+                result = await run_traced(BatchTask(id=f"t{n}", prompt=f"echo {n}"), options,
+                                          RetryPolicy(max_attempts=1), worker=True)  # fmt: skip
+            assert result.ok
+            report = take_export(f"t{n}")
+            assert report is not None
+            reports.append(report)
+    finally:
+        endpoint.gate.set()
+        provider.shutdown()
+    assert [(r["exported"], r["first_failure"]) for r in reports] == [
+        (False, True), (False, False), (False, False), (False, False)
+    ]  # fmt: skip
+    assert [r["waited_s"] for r in reports] == [FLUSH_SECONDS, 0, 0, 0]  # waited once
+    assert all(r["spans"] >= 2 for r in reports)  # the task's span and its session's
+    warned = [r for r in caplog.records if "could not export its spans" in r.getMessage()]
+    assert len(warned) == 1
+    # the driver's side: the spans counted, one warning for the worker
+    caplog.clear()
+    run = run_batch([])
+    for report in reports:
+        run.note_export(report)
+    assert run.spans_unexported == sum(r["spans"] for r in reports)
+    assert len([r for r in caplog.records if "Ray worker" in r.getMessage()]) == 1

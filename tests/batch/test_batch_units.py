@@ -583,3 +583,24 @@ async def test_an_event_callback_that_raises_is_logged_and_the_batch_goes_on(
     assert "batch event callback failed on finished" in caplog.text
     assert "the dashboard is down (finished)" in caplog.text
     assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
+
+
+def test_the_report_names_the_tasks_that_blocked_the_event_loop(tmp_path: Path) -> None:
+    from ccwire._app.batch_report import read_latest, render_report, summarize
+    from ccwire.batch import ResultsFile
+
+    out = tmp_path / "out.jsonl"
+    with ResultsFile(out) as writer:
+        writer.write(BatchResult(id="hog", ok=False, error_kind="timeout", blocked_s=4.25))
+        writer.write(BatchResult(id="fine", ok=True))
+        writer.write(BatchResult(id="nap", ok=True, blocked_s=1.5))
+    results, _ = read_latest(out)  # the field survives the file and the report's view
+    summary = summarize(results, source=str(out))
+    assert summary["blocked_tasks"] == 2
+    assert summary["blocked"] == [
+        {"id": "hog", "ok": False, "error_kind": "timeout", "blocked_s": 4.25},
+        {"id": "nap", "ok": True, "error_kind": None, "blocked_s": 1.5},
+    ]
+    page = render_report(results, source=str(out), links={})
+    assert 'id="blocked" data-count="2"' in page and "hog (4.2 s), nap (1.5 s)" in page
+    assert 'id="blocked"' not in render_report(results[1:2], source=str(out), links={})

@@ -280,7 +280,9 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             f"ccwire: {how}: {progress.done} results saved in {args.output}; "
             "run the same command again to continue\n"
         )
+        _warn_blocked(run, io)
         return 128 + signum  # 130 for Ctrl-C, 143 for SIGTERM, as a shell reports them
+    _warn_blocked(run, io)
     if failure is not None:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
@@ -293,6 +295,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         what = f"{left - cut} tasks not run"
         if cut:
             what += f" and {cut} interrupted (what they spent is not known, nor counted)"
+        what += _overshoot(run.budget.overshoot, args.spares)
         io.stderr.write(
             f"ccwire: budget spent: ${run.budget.spent:.4f} recorded of "
             f"${run.budget.max_cost_usd:.4f}; {what} (not in {args.output}); "
@@ -314,6 +317,39 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         )
         code = 1
     return code
+
+
+def _overshoot(over: float, spares: int) -> str:
+    """What the budget message says of a budget the batch passed (nothing if it did not)."""
+    if not over:
+        return ""
+    why = "sessions on spares have no cap" if spares else (
+        "the model calls that crossed the running tasks' caps")  # fmt: skip
+    return f"; the budget was overshot by ${over:.4f} ({why})"
+
+
+def _warn_blocked(run: BatchRun, io: CliIO) -> None:
+    """Say when synchronous code blocked the batch's event loop (an in-process tool or
+    hook, ``--tools``): no other session ran meanwhile, no time limit could stop it; and
+    how many spans the Ray workers could not export (``--otel``)."""
+    if run.spans_unexported:
+        io.stderr.write(
+            f"ccwire: warning: {run.spans_unexported} spans of the Ray workers were not "
+            "exported (the OTLP endpoint did not take them in time: is it up, and "
+            "reachable from the workers?)\n"
+        )
+    stalls = run.loop_stalls
+    if not stalls:
+        return
+    total = sum(seconds for _, seconds, _ in stalls)
+    _, longest, where = max(stalls, key=lambda stall: stall[1])
+    io.stderr.write(
+        f"ccwire: warning: synchronous code blocked the batch's event loop {len(stalls)} "
+        f"time{'s' if len(stalls) != 1 else ''} ({total:.1f} s in all, the longest "
+        f"{longest:.1f} s{f' at {where}' if where else ''}): no other session ran "
+        "meanwhile; make the tool or hook async (anyio.to_thread.run_sync for blocking "
+        "calls)\n"
+    )
 
 
 def start_telemetry(args: argparse.Namespace) -> Telemetry | None:

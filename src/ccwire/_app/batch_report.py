@@ -101,6 +101,7 @@ def report_view(result: BatchResult) -> BatchResult:
         cost_known=result.cost_known,
         usage={k: result.usage[k] for k in _TOKEN_KEYS if k in result.usage},
         duration_s=result.duration_s,
+        blocked_s=result.blocked_s,
         attempts=result.attempts,
         error_kind=result.error_kind,
     )
@@ -163,7 +164,7 @@ to the meaning of a key raises it."""
 SUMMARY_KEYS = (
     "version", "source", "tasks", "ok", "failed", "skipped_lines", "by_kind", "cost_usd",
     "cost_unknown_tasks", "input_tokens", "output_tokens", "tool_calls", "duration_s",
-    "percentiles", "slowest", "costliest", "overflowed",
+    "percentiles", "slowest", "costliest", "overflowed", "blocked_tasks", "blocked",
 )  # fmt: skip
 """The keys of `summarize`'s object, in order."""
 
@@ -201,7 +202,10 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     ``duration_s``, ``cost_usd``, ``session_id``); ``overflowed``: the totals
     (``cost_usd``, ``duration_s``) too large for a float (each task's value is finite,
     but a sum can pass 1.8e308): those totals are ``null``, the list says why (empty
-    normally). Every number is finite: the object is strict JSON.
+    normally); ``blocked_tasks``: how many tasks blocked the event loop they ran on
+    (synchronous code in a task function: `BatchResult.blocked_s`), and ``blocked``:
+    up to `TOP` of them, the longest first (``id``, ``ok``, ``error_kind``,
+    ``blocked_s``). Every number is finite: the object is strict JSON.
 
     Args:
         results: One result per task.
@@ -241,6 +245,8 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         "slowest": [row(r) for r in _slowest(results)],
         "costliest": [row(r) for r in _costliest(results)],
         "overflowed": [key for key in _FLOAT_TOTALS if totals[key] is None],
+        "blocked_tasks": sum(1 for r in results if r.blocked_s > 0),
+        "blocked": [_blocked_row(r) for r in _blocking(results)],
     }
 
 
@@ -335,6 +341,29 @@ def _write_page(target: Path, data: bytes) -> None:
 
 def _slowest(results: Sequence[BatchResult]) -> list[BatchResult]:
     return sorted(results, key=lambda r: -r.duration_s)[:TOP]
+
+
+def _blocking(results: Sequence[BatchResult]) -> list[BatchResult]:
+    """The tasks that blocked the event loop the longest (`BatchResult.blocked_s`)."""
+    return [r for r in sorted(results, key=lambda r: -r.blocked_s)[:TOP] if r.blocked_s > 0]
+
+
+def _blocked_row(r: BatchResult) -> dict[str, Any]:
+    return {"id": r.id, "ok": r.ok, "error_kind": r.error_kind, "blocked_s": r.blocked_s}
+
+
+def _blocked_warning(results: Sequence[BatchResult]) -> str:
+    """A paragraph naming the tasks that blocked the event loop, if any."""
+    count = sum(1 for r in results if r.blocked_s > 0)
+    if not count:
+        return ""
+    worst = ", ".join(f"{escape(r.id)} ({r.blocked_s:.1f} s)" for r in _blocking(results))
+    were = "s" if count != 1 else ""
+    return (
+        f'<p class="bad" id="blocked" data-count="{count}">{count} task{were} blocked the '
+        f"event loop with synchronous code (no other session ran meanwhile, and a time "
+        f"limit held only once it yielded): {worst}</p>"
+    )
 
 
 def _costliest(results: Sequence[BatchResult]) -> list[BatchResult]:
@@ -607,7 +636,7 @@ def render_report(
         f"<body><main><h1>{escape(title)}</h1>"
         f'<div class="meta">{escape(source)} \u00b7 written '
         f"{escape(time.strftime('%Y-%m-%d %H:%M:%S'))}"
-        f"{running}</div>{warning}"
+        f"{running}</div>{warning}{_blocked_warning(results)}"
         f'<div class="totals">{cards}</div>'
         f"{_kinds(results) if results else ''}{charts}"
         f"{_table('Slowest tasks', _slowest(results), links, 'slowest')}"

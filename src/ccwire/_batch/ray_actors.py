@@ -29,7 +29,8 @@ from .refs import resolve_hooks, resolve_spawner, resolve_tools
 from .results import BatchResult, RetryPolicy
 from .session import Attempt
 from .tasks import BatchTask
-from .telemetry import run_traced
+from .telemetry import run_traced, take_export
+from .watchdog import LoopWatchdog
 
 __all__ = ["SessionHost", "worker_options"]
 
@@ -84,6 +85,10 @@ class SessionHost:
         self._jobs: set[asyncio.Future[BatchResult]] = set()
         self._spares: int = shared.get("spares", 0)
         self._pool: SparePool | None = None  # this actor's spare CLIs (with spares=)
+        # what blocks this actor's loop (started by the first task; its thread and its
+        # beat end with the actor's process, which the driver kills)
+        self._watchdog: LoopWatchdog | None = None
+        self._beating: asyncio.Future[None] | None = None
 
     async def ready(self) -> int:
         """Answer once the actor is up (the driver submits tasks only then).
@@ -117,7 +122,7 @@ class SessionHost:
         Yields:
             ``{"progress": {"attempt": n, "session_id": ..., "acted": ...}}`` whenever
             one of these changes, then ``{"result": BatchResult.to_json()}`` (failures
-            included).
+            included), with ``"export"`` (`take_export`) when the batch has telemetry.
         """
         if self._options is None:
             try:
@@ -129,6 +134,9 @@ class SessionHost:
                                  error_kind="config", metadata=dict(task.metadata))  # fmt: skip
             yield {"result": failed.to_json()}
             return
+        if self._watchdog is None:
+            self._watchdog = LoopWatchdog()
+            self._beating = asyncio.ensure_future(self._watchdog.beat_forever())
         if self._spares and self._pool is None:  # started by its first take()
             self._pool = SparePool(self._options, size=self._spares)
         # Ray runs async actors on asyncio: the task runs beside this generator, which
@@ -152,6 +160,7 @@ class SessionHost:
                 parent=trace,
                 worker=True,
                 pool=self._pool,
+                watchdog=self._watchdog,
             )
         )
         self._jobs.add(job)
@@ -167,7 +176,11 @@ class SessionHost:
                 waiter = asyncio.ensure_future(changed.wait())
                 await asyncio.wait({job, waiter}, return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
-            yield {"result": job.result().to_json()}
+            done: dict[str, Any] = {"result": job.result().to_json()}
+            export = take_export(task.id)  # how its spans' export went, with telemetry
+            if export is not None:
+                done["export"] = export
+            yield done
         finally:
             if waiter is not None:
                 waiter.cancel()
@@ -195,4 +208,8 @@ class SessionHost:
             await asyncio.wait(jobs, timeout=timeout)
         if self._pool is not None:  # its parked spares end too
             await self._pool.aclose()
+        beating, self._beating, self._watchdog = self._beating, None, None
+        if beating is not None:  # the watchdog's beat, and its thread
+            beating.cancel()
+            await asyncio.wait({beating}, timeout=timeout)
         return sum(not job.done() for job in jobs)

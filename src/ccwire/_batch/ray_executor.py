@@ -27,6 +27,14 @@ not acted yet: no tool call, no task function started. The lost attempt counts
 against the retry policy and in the result's ``attempts``. A session that may have
 acted is not run again: its result is ``lost``, with the session id to resume it.
 
+A task's time limit is enforced by its actor, on the actor's event loop; synchronous
+code in a task function (``time.sleep``, a CPU-bound loop) blocks that loop, and so
+the actor's every session and its enforcement. So the driver watches: once a task is
+`OVERDUE_SECONDS` past its limit it pings its actor, and kills an actor that leaves
+the ping unanswered for `UNRESPONSIVE_SECONDS`; the overdue task fails with
+``timeout`` (its cost unknown), the actor's other tasks are lost with it (run again
+when they had not acted), and a replacement is started.
+
 Actor method calls go straight from this process to the actor's worker, without the
 raylet's scheduling of each task that a Ray task pays (see ``bench/BATCH_NOTES.md``).
 """
@@ -73,6 +81,13 @@ CONNECT_SECONDS = 20.0
 _PROBE_SECONDS = 5.0  # a TCP connect to the address given, before Ray tries it
 PLACE_SECONDS = 120.0
 """How long a batch with no actor up waits for a node that can host one."""
+OVERDUE_SECONDS = 2.0
+"""How long past its time limit a task may run before the driver pings its actor (the
+actor stops a timed-out session itself, and its loop answers meanwhile)."""
+UNRESPONSIVE_SECONDS = 10.0
+"""How long an actor with an overdue task may leave a ping unanswered before it is
+killed: its event loop is blocked (synchronous code in a task function)."""
+_PING_EVERY = 5.0  # while a task is overdue, the pings of an actor that answers
 
 
 def _import_ray() -> Any:
@@ -232,6 +247,18 @@ class _Host:
     up: bool = False  # answered `ready`: tasks go only to actors that are up
     dead: bool = False
     load: int = 0  # its tasks in flight
+    ping: Any = None  # a `ready` call asked while one of its tasks is overdue
+    ping_sent: float = 0.0
+    quiet_until: float = 0.0  # no ping before (it answered the last one)
+    killed: str | None = None  # why the driver killed it (its loop was blocked)
+    overdue: frozenset[str] = frozenset()  # the tasks past their limit then
+
+
+@dataclass(eq=False)
+class _Ping:
+    """A `ready` call to an actor with an overdue task: does its event loop answer?"""
+
+    host: _Host
 
 
 @dataclass(eq=False)
@@ -244,6 +271,7 @@ class _Flight:
     attempt: int = 0  # the attempt the actor reported last
     session_id: str | None = None
     acted: bool = False
+    since: float = dataclasses.field(default_factory=time.monotonic)  # sent to its actor
 
 
 @dataclass(eq=False)
@@ -259,7 +287,7 @@ class _Pool:
     prefix: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex[:12])
     hosts: list[_Host] = dataclasses.field(default_factory=list)
     # what each reference (or task generator) waited on is: a host's `ready`, or a task
-    waiting: dict[Any, _Host | _Flight] = dataclasses.field(default_factory=dict)
+    waiting: dict[Any, _Host | _Flight | _Ping] = dataclasses.field(default_factory=dict)
     again: deque[_Flight] = dataclasses.field(default_factory=deque)  # lost, to run again
     in_flight: int = 0
     started: int = 0  # actors that came up
@@ -349,7 +377,8 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                 if host is not None and pool.again:
                     lost = pool.again.popleft()
                     pool.submit(host, lost.task, run._rng.getrandbits(32), lost.attempts_before,
-                                run._tracing.carrier(), run.budget_cap(pool.in_flight))  # fmt: skip
+                                run._tracing.carrier(),
+                                run.budget_cap(lost.task.id, pool.in_flight))  # fmt: skip
                     emit(run._events, BatchEvent("started", lost.task.id,
                                                  lost.attempts_before + 1))  # fmt: skip
                 elif host is not None and more:
@@ -367,7 +396,7 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
                     emit(run._events, BatchEvent("started", task.id))
                     try:
                         pool.submit(host, task, run._rng.getrandbits(32), 0, run._tracing.carrier(),
-                                    run.budget_cap(pool.in_flight))  # fmt: skip
+                                    run.budget_cap(task.id, pool.in_flight))  # fmt: skip
                     except TypeError as exc:  # Ray cannot pickle it: it cannot run there
                         await run.finish(send, _unsendable(task, exc))
                 else:
@@ -484,6 +513,11 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
     ready = await anyio.to_thread.run_sync(_wait_and_get, pool.ray, list(pool.waiting))
     for ref, data in ready:
         what = pool.waiting[ref]
+        if isinstance(what, _Ping):  # its loop answers (or it is gone: seen by its tasks)
+            del pool.waiting[ref]
+            what.host.ping = None
+            what.host.quiet_until = time.monotonic() + _PING_EVERY
+            continue
         if isinstance(what, _Host):  # an actor's `ready`
             del pool.waiting[ref]
             if not isinstance(data, BaseException):
@@ -508,11 +542,17 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
         del pool.waiting[ref]
         pool.landed(what)
         if isinstance(data, dict) and "result" in data:
+            if data.get("export"):
+                run.note_export(data["export"])
             result: BatchResult | None = BatchResult.from_json(data["result"])
             if what.attempts_before and result is not None:  # after attempts on lost actors
                 result = dataclasses.replace(result, cost_known=False)
         elif isinstance(data, pool.ray.exceptions.RayTaskError) or data is None:
             result = _failed(what, "crash", f"the Ray task failed: {_first_line(data)}")
+        elif what.host.killed is not None and what.task.id in what.host.overdue:
+            result = _failed(what, "timeout", f"the task did not finish within its time limit "
+                             f"of {what.task.timeout:g} s, and {what.host.killed}",
+                             blocked_s=UNRESPONSIVE_SECONDS)  # fmt: skip
         else:  # the actor's process or its node is gone
             result = _lost(pool, what, data, run._policy.max_attempts)
             if result is None:
@@ -522,6 +562,53 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
                 continue
         await run.finish(send, result)
     await _check_room(pool)
+    _check_overdue(pool)
+
+
+def _check_overdue(pool: _Pool) -> None:
+    """Ping the actor of each task past its time limit (by `OVERDUE_SECONDS`); kill an
+    actor that leaves a ping unanswered for `UNRESPONSIVE_SECONDS`: synchronous code in
+    a task function blocks its event loop, so the actor cannot stop the task itself."""
+    now = time.monotonic()
+    late: dict[_Host, list[_Flight]] = {}
+    for flight in pool.waiting.values():
+        if not isinstance(flight, _Flight) or flight.task.timeout is None or flight.host.dead:
+            continue
+        if now > flight.since + flight.task.timeout + OVERDUE_SECONDS:
+            late.setdefault(flight.host, []).append(flight)
+    for host, flights in late.items():
+        if host.ping is None:
+            if now >= host.quiet_until:
+                host.ping, host.ping_sent = host.handle.ready.remote(), now
+                pool.waiting[host.ping] = _Ping(host)
+        elif now - host.ping_sent >= UNRESPONSIVE_SECONDS:
+            _kill_blocked(pool, host, flights, now - host.ping_sent)
+
+
+def _kill_blocked(pool: _Pool, host: _Host, late: list[_Flight], silent: float) -> None:
+    """Kill an actor whose loop is blocked: its overdue tasks that may run code of their
+    own on the loop fail with ``timeout``, its other tasks are lost with it (run again
+    when their session had not acted). A prompt whose session has not acted (no tool
+    call seen, so no in-process tool or hook ran for it) cannot have blocked the loop:
+    overdue, it only waited behind the one that did. (A task function may have started
+    without the driver hearing of it: the loop it blocked never sent the news.)"""
+    suspects = [f for f in late if f.acted or f.task.run is not None] or late
+    ids = [flight.task.id for flight in suspects]
+    running = sorted(f.task.id for f in pool.waiting.values()
+                     if isinstance(f, _Flight) and f.host is host)  # fmt: skip
+    host.killed = (
+        f"the Ray worker running it was killed: its event loop did not answer for "
+        f"{silent:.0f} s while {', '.join(map(repr, ids))} ran past the time limit "
+        "(synchronous code in a task function, such as time.sleep or a CPU-bound loop, "
+        f"blocks the loop, and no time limit can stop it; tasks on that worker: "
+        f"{', '.join(map(repr, running))})"
+    )
+    host.overdue = frozenset(ids)
+    host.dead = True
+    with contextlib.suppress(Exception):  # already gone
+        pool.ray.kill(host.handle, no_restart=True)
+    if pool.broken is None:
+        pool.spawn()
 
 
 def _first_line(exc: object) -> str:
@@ -551,7 +638,7 @@ def _lost(
         if pool.broken is None:
             pool.spawn()
     used = max(flight.attempt, flight.attempts_before + 1)
-    why = f"the Ray actor running it was lost ({_first_line(exc)})"
+    why = f"the Ray actor running it was lost ({host.killed or _first_line(exc)})"
     if flight.acted:
         return _failed(flight, "lost", f"{why} after its session {flight.session_id} may have "
                        "acted (it made tool calls): not run again; resume that session, or "

@@ -69,7 +69,7 @@ _LAST_WORDS_SECONDS = 3.0  # how long a lost child's stderr is read after it end
 _TAIL_LINES = 20  # stderr lines kept for the error
 _HEADER = struct.Struct(">I")
 # the executor's settings the child takes from the caller's process
-_SETTINGS = ("CONNECT_SECONDS", "PLACE_SECONDS")
+_SETTINGS = ("CONNECT_SECONDS", "PLACE_SECONDS", "OVERDUE_SECONDS", "UNRESPONSIVE_SECONDS")
 # the child's program: this very ccwire (wherever the caller imported it from; its
 # folder is put first only when it is not on the path already, so that an installed
 # ccwire's site-packages does not come before the standard library), then `main`
@@ -210,6 +210,8 @@ async def _serve(
             emit(run._events, message[1])
         elif kind == "submitted":
             run.submitted += message[1]
+        elif kind == "export":
+            run.note_export(message[1])
         elif kind == "result":
             result: BatchResult = message[1]
             tally.finished.add(result.id)
@@ -410,13 +412,17 @@ class _ChildRun:
     def over_budget(self) -> bool:
         return self._exhausted
 
+    def note_export(self, export: dict[str, Any]) -> None:
+        self._write("export", export)
+
     def budget_room(self, running: int) -> bool:
         return self._budget is None or self._budget.room(running)
 
-    def budget_cap(self, running: int) -> float | None:
+    def budget_cap(self, task_id: str, running: int) -> float | None:
         if self._budget is None or self._spares:  # a spare cannot take a cap (`BatchRun`)
             return None
-        return self._budget.task_cap(running)
+        slots = max(1, self._concurrency - running)
+        return self._budget.cap_for(task_id, running, slots, self._options.max_budget_usd)
 
     async def next_tasks(self) -> AsyncGenerator[BatchTask, None]:
         while True:
@@ -428,7 +434,11 @@ class _ChildRun:
 
     async def finish(self, send: object, result: BatchResult) -> None:
         self._write("result", result)
-        _, self._exhausted, self.interrupted, self._budget = await self._acks.receive()
+        _, self._exhausted, self.interrupted, budget = await self._acks.receive()
+        if budget is not None and self._budget is not None:  # the caller's count; the
+            budget.reserved = dict(self._budget.reserved)  # caps set aside are this side's
+            budget.release(result.id)
+        self._budget = budget
 
 
 async def _child(config: dict[str, Any], source: int, write: _Writer) -> None:

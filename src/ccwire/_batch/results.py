@@ -128,6 +128,11 @@ class BatchResult:
             attempt spent is unknown, and not in `cost_usd`.
         usage: The token usage of the last attempt (the CLI's ``usage`` object).
         duration_s: Wall time of the task, all attempts and backoff included.
+        blocked_s: How long the task's own code held the event loop it ran on, in
+            stretches of a second or more (synchronous code in a task function:
+            ``time.sleep``, a CPU-bound loop): no other session ran meanwhile, and
+            its time limit could not stop it until it yielded. 0 for a task that
+            never blocked it.
         attempts: How many attempts ran.
         error: What went wrong (`None` when `ok`).
         error_kind: The category of `error` (see `ErrorKind`).
@@ -153,6 +158,7 @@ class BatchResult:
     cost_known: bool = True
     usage: Mapping[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    blocked_s: float = 0.0
     attempts: int = 1
     error: str | None = None
     error_kind: ErrorKind | None = None
@@ -278,6 +284,7 @@ _FIELD_CHECKS: dict[str, Callable[[object], bool]] = {
     "cost_known": lambda v: isinstance(v, bool),
     "usage": _is_usage,
     "duration_s": _is_amount,
+    "blocked_s": _is_amount,
     "attempts": _is_count,
     "error": lambda v: v is None or isinstance(v, str),
     "error_kind": lambda v: v is None or isinstance(v, str),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import logging
 import os
 import random
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
@@ -32,11 +33,14 @@ from .results import BatchResult, RetryPolicy
 from .session import BatchEvent, EventSink, TaskAborted, emit
 from .tasks import BatchTask, TaskLike, check_timeout, coerce_task
 from .telemetry import BatchTracing, run_traced
+from .watchdog import LoopWatchdog
 
 __all__ = ["DEFAULT_RETRIES", "BatchRun", "BatchState", "Executor", "finished_ids", "run_batch"]
 
 DEFAULT_RETRIES = RetryPolicy()
 """Up to 4 attempts, backoff from 1 s (half of each delay random), at most 60 s."""
+
+logger = logging.getLogger("ccwire")
 
 Executor = Literal["local", "ray"]
 """Where sessions run: ``local`` (subprocesses of this process) or ``ray`` (Ray actors)."""
@@ -138,16 +142,20 @@ def run_batch(
             result for each running task and this one stays within it (else it waits
             for one to end); once the recorded cost reaches it no task is started.
             Each task's session is capped (``max_budget_usd``, the smaller of the
-            options' own and what is left of the budget once the running tasks'
-            expected cost is set aside): the CLI ends it once it costs that much, an
+            options' own and its share of what is left of the budget once the cost so
+            far and the caps of the running tasks are set aside; see
+            ``ccwire._batch.budget``): the CLI ends it once it costs that much, an
             ``error_max_budget_usd`` failure recorded with its cost. So a budget worth
-            one task runs one task whatever `concurrency`. Sessions a task function
+            one task runs one task whatever `concurrency`, and the batch passes its
+            budget by at most the model call that crossed the cap of each task
+            running then, however costly they are (`CostBudget.overshoot` says by
+            how much). Sessions a task function
             opens itself are neither capped nor counted. Tasks not run stay out of
             `output`, so running again (with a larger budget or none) runs exactly
             them. With `spares`, the sessions are not capped (a spare, booted
             before, cannot take a cap of its own): only the other rules hold.
         on_budget: What happens to the tasks running when the budget is spent: they
-            ``finish`` (the cost may pass the budget by theirs), or they are cancelled
+            ``finish`` (within their caps), or they are cancelled
             (``interrupt``; not recorded, so they run again next time).
         spawn: A spawner by reference (``package.module:attribute``: a function, or
             a spawner class needing no arguments such as ``ccwire:BubblewrapSpawner``),
@@ -165,7 +173,15 @@ def run_batch(
             (`BatchResult.cost_known` is False when a turn was cut short and the CLI
             did not answer the interrupt), never retried; the batch goes on with the
             next tasks. On Ray, a task run again after its actor was lost gets its
-            whole limit again on the new actor.
+            whole limit again on the new actor. A task function running synchronous
+            code (``time.sleep``, a CPU-bound loop) blocks the event loop, and nothing
+            can stop it where it does not yield: a watchdog thread logs which task and
+            where, its result says for how long (`BatchResult.blocked_s`), and it fails
+            with ``timeout`` if that took it past its limit, even if it returned (the
+            time it held the loop does not count against the other tasks' limits); on
+            Ray, its actor is killed once the loop has not answered for
+            ``UNRESPONSIVE_SECONDS`` (10 s) past the limit (the actor's other tasks
+            are handled as on a lost actor).
 
     Returns:
         A `BatchRun`: use it with ``async with`` and iterate it. Its iteration (or
@@ -316,6 +332,10 @@ class BatchRun:
     Attributes:
         skipped: Ids skipped because the results file already had them.
         submitted: Tasks started so far.
+        spans_unexported: With telemetry on Ray: spans the workers recorded that were
+            not exported in time after their task (an OTLP endpoint that is down or
+            unreachable from them; they are dropped unless it comes back). A worker
+            waits at most a second for it, then no more while it stays down.
         budget: The batch's `CostBudget` (`max_cost_usd`), if it has one.
     """
 
@@ -358,6 +378,7 @@ class BatchRun:
         self._running: set[anyio.CancelScope] = set()  # of the local tasks running
         self._in_flight = 0  # local tasks started and not yet ended
         self._ended: anyio.Event  # set (and replaced) when a local task ends (`_feed_local`)
+        self._watchdog: LoopWatchdog | None = None  # the local executor's
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
@@ -369,6 +390,8 @@ class BatchRun:
         self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
         self.skipped: list[str] = []
         self.submitted = 0
+        self.spans_unexported = 0
+        self._export_failed: set[int] = set()  # the Ray workers that said so
 
     # ----------------------------------------------------------------- state
 
@@ -382,6 +405,18 @@ class BatchRun:
         """Why the batch failed (a `BatchError`, or the `KeyboardInterrupt` or
         `SystemExit` that stopped it), else `None`."""
         return self._error
+
+    @property
+    def loop_stalls(self) -> list[tuple[str | None, float, str | None]]:
+        """Each time synchronous code blocked the batch's event loop for a second or
+        more (the local executor; a Ray actor's are in its tasks' results), as
+        ``(task id, seconds, where)``: the task whose function it was (`None`: code of
+        no task function, such as an in-process tool or a hook), how long, and the
+        innermost code running then (``file:line in function``). A task's own are
+        also its `BatchResult.blocked_s`."""
+        if self._watchdog is None:
+            return []
+        return [(s.task_id, s.seconds, s.where) for s in self._watchdog.stalls]
 
     @property
     def stopping(self) -> bool:
@@ -575,6 +610,22 @@ class BatchRun:
                 scope.cancel()
         await send.send(result)
 
+    def note_export(self, export: dict[str, Any]) -> None:
+        """A Ray worker's report of the export after a task (`telemetry.take_export`):
+        count its spans that were not exported; warn once per worker."""
+        if export.get("exported"):
+            return
+        self.spans_unexported += int(export.get("spans") or 0)
+        worker = int(export.get("worker") or 0)
+        if export.get("first_failure") and worker not in self._export_failed:
+            self._export_failed.add(worker)
+            logger.warning(
+                "ccwire: Ray worker %d could not export its spans within %g s (is the OTLP "
+                "endpoint up, and reachable from the workers?): it no longer waits for it, "
+                "and its spans are dropped unless it comes back",
+                worker, float(export.get("waited_s") or 0),
+            )  # fmt: skip
+
     def over_budget(self) -> bool:
         """True once the batch's budget is spent: no task may start."""
         return self.budget is not None and self.budget.exhausted
@@ -584,13 +635,15 @@ class BatchRun:
         else wait for one to end)."""
         return self.budget is None or self.budget.room(running)
 
-    def budget_cap(self, running: int) -> float | None:
-        """The ``max_budget_usd`` cap of a task starting while ``running`` run
-        (`CostBudget.task_cap`); `None` without a budget, or with spares (a spare,
+    def budget_cap(self, task_id: str, running: int) -> float | None:
+        """The ``max_budget_usd`` cap of task `task_id` starting while ``running`` run
+        (`CostBudget.task_cap`, or the options' own when smaller), set aside for it
+        (`CostBudget.reserve`); `None` without a budget, or with spares (a spare,
         booted before, cannot take a cap: a capped session would start cold)."""
         if self.budget is None or self._spares:
             return None
-        return self.budget.task_cap(running)
+        slots = max(1, self._concurrency - running)
+        return self.budget.cap_for(task_id, running, slots, self._options.max_budget_usd)
 
     async def _feed_local(self, send: MemoryObjectSendStream[BatchResult]) -> None:
         options = self.local_options()
@@ -598,6 +651,7 @@ class BatchRun:
         self._ended = anyio.Event()
         spares = SparePool(options, size=self._spares) if self._spares else None
         async with (  # the pool's spares end after every session has
+            LoopWatchdog().running() as self._watchdog,
             spares or contextlib.nullcontext() as pool,
             anyio.create_task_group() as tg,
             contextlib.aclosing(self.next_tasks()) as tasks,
@@ -609,10 +663,10 @@ class BatchRun:
                 if self.over_budget():  # spent while this task waited
                     slots.release()
                     continue
-                opts = capped_options(options, self.budget_cap(self._in_flight))
+                opts = capped_options(options, self.budget_cap(task.id, self._in_flight))
                 self.submitted += 1
                 self._in_flight += 1
-                tg.start_soon(self._work, task, opts, slots, send.clone(), pool)
+                tg.start_soon(self._work, task, opts, slots, send.clone(), pool, self._watchdog)
 
     async def _work(
         self,
@@ -621,6 +675,7 @@ class BatchRun:
         slots: anyio.Semaphore,
         send: MemoryObjectSendStream[BatchResult],
         pool: SparePool | None = None,
+        watchdog: LoopWatchdog | None = None,
     ) -> None:
         async with send:
             scope = anyio.CancelScope()  # cancelled when the budget interrupts
@@ -628,7 +683,8 @@ class BatchRun:
                 with scope:
                     self._running.add(scope)
                     result = await run_traced(task, options, self._policy, events=self._events,
-                                              rng=self._rng, pool=pool)  # fmt: skip
+                                              rng=self._rng, pool=pool,
+                                              watchdog=watchdog)  # fmt: skip
                 self._running.discard(scope)
                 if not scope.cancelled_caught:  # else not recorded: it runs again next time
                     await self.finish(send, result)
@@ -636,6 +692,8 @@ class BatchRun:
                 self._fail(abort.exception)  # the batch stops, then raises it as it is
             finally:
                 self._running.discard(scope)
+                if self.budget is not None:  # cancelled: what it may spend is free again
+                    self.budget.release(task.id)
                 self._in_flight -= 1
                 self._ended.set()  # a feeder waiting for the budget looks again
                 self._ended = anyio.Event()

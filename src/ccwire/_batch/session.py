@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import logging
-import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -30,6 +31,7 @@ from .results import (
     api_error_retryable,
 )
 from .tasks import BatchTask
+from .watchdog import LoopWatchdog, blocking_text
 
 __all__ = [
     "Attempt",
@@ -222,6 +224,7 @@ async def run_attempt(
     attempt: Attempt | None = None,
     pool: SparePool | None = None,
     clock: anyio.CancelScope | None = None,
+    watchdog: LoopWatchdog | None = None,
 ) -> Attempt:
     """Run one session of `task`; never raises except cancellation.
 
@@ -233,6 +236,8 @@ async def run_attempt(
         clock: The scope of the task's time limit: when it cancels the session in the
             middle of a turn, the turn is interrupted first (bounded), so that the
             CLI reports what it spent and then exits as soon as its input ends.
+        watchdog: The watchdog of the loop it runs on: what blocks the loop inside a
+            task function is recorded against the task.
 
     Returns:
         What the session produced, judged.
@@ -245,7 +250,7 @@ async def run_attempt(
             conn = client._connection()
             conn.add_observer(attempt.observe)
             try:
-                await _drive(task, client, attempt)
+                await _drive(task, client, attempt, watchdog)
                 attempt.settled = True  # what follows is the end of its CLI
             except anyio.get_cancelled_exc_class():
                 attempt.mid_turn = conn.owes_answer  # a turn cut short: its cost unknown...
@@ -300,13 +305,18 @@ async def _stop_turn(client: ClaudeSDKClient) -> bool:
     return ended.is_set()
 
 
-async def _drive(task: BatchTask, client: ClaudeSDKClient, attempt: Attempt) -> None:
+async def _drive(
+    task: BatchTask, client: ClaudeSDKClient, attempt: Attempt, watchdog: LoopWatchdog | None
+) -> None:
     """The body of a session: the task function, or the prompt and its answer."""
     if task.run is not None:
         attempt.acted = True  # the function's own code may act from here on
         attempt.changed()
         try:
-            attempt.output = await task.run(client)
+            running = task.run(client)
+            watched = watchdog.watching(running, task.id) if watchdog else contextlib.nullcontext()
+            with watched:
+                attempt.output = await running
             attempt.returned = True
         except BaseException as exc:
             if _ours_to_propagate(exc):
@@ -372,6 +382,7 @@ async def run_task(
     attempts_before: int = 0,
     progress: Progress | None = None,
     pool: SparePool | None = None,
+    watchdog: LoopWatchdog | None = None,
 ) -> BatchResult:
     """Run `task` until it succeeds, fails for good, or runs out of attempts.
 
@@ -385,6 +396,7 @@ async def run_task(
             lost): they count against `policy` and in the result.
         progress: Told of each attempt's start, session id and first tool call.
         pool: Spare CLIs the sessions start on, when the task's options allow it.
+        watchdog: The watchdog of the loop it runs on (`LoopWatchdog`).
 
     Returns:
         The task's result (failures included); only cancellation propagates.
@@ -392,7 +404,10 @@ async def run_task(
         With a time limit (`BatchTask.timeout`) over all attempts and their backoff:
         once it passes, the running session is cancelled (which ends its CLI, bounded)
         and the result is a ``timeout`` failure, never retried. A cancellation from
-        outside (the batch stopped) still propagates as it is.
+        outside (the batch stopped) still propagates as it is. A task function that
+        blocks the event loop (synchronous code) cannot be stopped until it yields: a
+        ``timeout`` failure then if it held the loop past its limit, even if it
+        returned, its error saying how long and where (`BatchResult.blocked_s`).
     """
     began = time.monotonic()
     opts = task.apply(options)
@@ -400,31 +415,43 @@ async def run_task(
     tried: list[Attempt] = []
     running = False  # an attempt's session runs (not the backoff after it)
     limit = task.timeout
-    deadline = math.inf if limit is None else anyio.current_time() + limit
-    with anyio.CancelScope(deadline=deadline) as clock:  # only the time limit cancels it
-        while True:
-            number += 1
-            emit(events, BatchEvent("started", task.id, attempt=number))
-            attempt = Attempt()
-            tried.append(attempt)
-            if progress is not None:
-                attempt.on_change = functools.partial(progress, number)
-                attempt.changed()
-            running = True
-            await run_attempt(task, opts, attempt, pool, clock)
-            running = False
-            if attempt.abort is not None:  # its session is closed: the batch stops
-                raise TaskAborted(attempt.abort)
-            if attempt.error is None or not attempt.retryable or number >= policy.max_attempts:
-                break
-            delay = policy.delay(number, rng)
-            emit(events, BatchEvent("retry", task.id, number, delay=delay, reason=attempt.error))
-            await anyio.sleep(delay)
+    aborted: BaseException | None = None
+    with anyio.CancelScope() as clock:  # only the time limit (`_keep_time`) cancels it
+        async with anyio.create_task_group() as keeper:
+            if limit is not None:
+                keeper.start_soon(_keep_time, clock, limit, task.id, began, watchdog)
+            while True:
+                number += 1
+                emit(events, BatchEvent("started", task.id, attempt=number))
+                attempt = Attempt()
+                tried.append(attempt)
+                if progress is not None:
+                    attempt.on_change = functools.partial(progress, number)
+                    attempt.changed()
+                running = True
+                await run_attempt(task, _left_for(opts, tried) or opts, attempt, pool, clock,
+                                  watchdog)  # fmt: skip
+                running = False
+                if attempt.abort is not None:  # its session is closed: the batch stops
+                    aborted = attempt.abort
+                    break
+                if attempt.error is None or not attempt.retryable:
+                    break
+                if number >= policy.max_attempts or _left_for(opts, tried) is None:
+                    break  # no attempt left, or its cap is spent (the next would stop at once)
+                delay = policy.delay(number, rng)
+                emit(events, BatchEvent("retry", task.id, number, delay=delay,
+                                        reason=attempt.error))  # fmt: skip
+                await anyio.sleep(delay)
+            keeper.cancel_scope.cancel()
+    if aborted is not None:  # (raised here: out of the task group, it came in a group)
+        raise TaskAborted(aborted)
     if clock.cancel_called and limit is not None:  # the limit passed...
         if running and attempt.settled:  # ...while its CLI was ending: the work was done
             attempt.judge()
         elif running or clock.cancelled_caught:  # ...mid-session, or in a backoff
             attempt.time_out(limit, cut=running)
+    blocked = _judge_blocking(task, attempt, began, watchdog)
     res = attempt.result
     cost = sum(a.result.total_cost_usd or 0.0 for a in tried if a.result is not None)
     cost_known = all(a.cost_known for a in tried)
@@ -441,6 +468,7 @@ async def run_task(
         cost_known=cost_known,
         usage=_token_counts(res.usage if res is not None else None),
         duration_s=round(time.monotonic() - began, 4),
+        blocked_s=round(blocked, 4),
         attempts=number,
         error=attempt.error,
         error_kind=attempt.error_kind,
@@ -450,6 +478,65 @@ async def run_task(
         exit_code=attempt.exit_code if attempt.error is not None else None,
         stderr=attempt.stderr if attempt.error is not None else None,
     )
+
+
+async def _keep_time(
+    clock: anyio.CancelScope,
+    limit: float,
+    task_id: str,
+    began: float,
+    watchdog: LoopWatchdog | None,
+) -> None:
+    """Cancel `clock` once the task's time limit has passed, not counting the time
+    other code blocked the event loop (`LoopWatchdog.credit`): a task is not timed out
+    because another one held the loop."""
+    while True:
+        credit = watchdog.credit(task_id, began) if watchdog is not None else 0.0
+        left = began + limit + credit - time.monotonic()
+        if left <= 0:
+            clock.cancel()
+            return
+        await anyio.sleep(left)
+
+
+def _left_for(options: ClaudeAgentOptions, tried: list[Attempt]) -> ClaudeAgentOptions | None:
+    """The options of a task's next attempt: its ``max_budget_usd`` (a batch budget's
+    cap, or the options' own) covers all its attempts, so what the attempts before
+    spent is taken off it; `None` when nothing is left of it."""
+    cap = options.max_budget_usd
+    spent = sum(a.result.total_cost_usd or 0.0 for a in tried if a.result is not None)
+    if cap is None or spent <= 0:
+        return options
+    if spent >= cap:
+        return None
+    return dataclasses.replace(options, max_budget_usd=cap - spent)
+
+
+def _judge_blocking(
+    task: BatchTask, attempt: Attempt, began: float, watchdog: LoopWatchdog | None
+) -> float:
+    """How long `task`'s own code blocked the loop; a task that blocked it past its time
+    limit is a ``timeout`` (it could be stopped only where it yielded, or not at all if
+    it returned), and a task whose limit passed while others blocked it says so."""
+    if watchdog is None:
+        return 0.0
+    blocked, where = watchdog.blocked(task.id, began)
+    limit = task.timeout
+    if limit is None:
+        return blocked
+    if blocked and time.monotonic() - began > limit:
+        if attempt.error_kind != "timeout":  # it returned, or failed, once it yielded
+            attempt.time_out(limit, cut=False)
+        attempt.error = f"{attempt.error}: its function {blocking_text(blocked, where)}"
+    elif attempt.error_kind == "timeout":
+        others, names = watchdog.others_blocked(task.id, began)
+        if others:
+            who = f" by task{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}"
+            attempt.error = (
+                f"{attempt.error}; meanwhile the event loop was blocked for {others:.1f} s"
+                f"{who if names else ''} (not this task's doing: run it again)"
+            )
+    return blocked
 
 
 def _token_counts(usage: Mapping[str, Any] | None) -> dict[str, int]:

@@ -59,7 +59,8 @@ class BatchTask:
             attempts and their backoff included; `None` takes the batch's
             ``task_timeout`` (no limit without one). Once it passes, the task's session
             is stopped (its CLI ended) and the task fails with ``error_kind="timeout"``,
-            not retried.
+            not retried. A task function that blocks the event loop (synchronous code)
+            is stopped only where it yields (see `run_batch`'s ``task_timeout``).
     """
 
     id: str

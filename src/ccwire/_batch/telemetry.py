@@ -8,6 +8,16 @@ context with each task (W3C ``traceparent``), and the worker opens the task's sp
 under it. A worker configures its OpenTelemetry once (``Telemetry.worker_setup``) and
 exports what it recorded after each task, since an actor is killed, not shut down,
 when the batch ends.
+
+That export waits at most `FLUSH_SECONDS`: an endpoint that answers takes
+milliseconds. One that does not (down, or unreachable from the worker) would hold
+every task for the exporter's own timeout (10 s by default), so once a flush did not
+finish in time the worker stops waiting: its spans stay queued in the application's
+span processor (exported if the endpoint comes back, dropped when its queue is full),
+and a flush is waited for again at most every `RETRY_DOWN_SECONDS`. Each task's
+result tells the driver how many spans the worker ended for it and whether they were
+exported (`take_export`), and the batch counts those that were not
+(`BatchRun.spans_unexported`), warning once per worker.
 """
 
 from __future__ import annotations
@@ -15,7 +25,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import random
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,14 +43,116 @@ from .refs import resolve_reference
 from .results import BatchResult, RetryPolicy
 from .session import BatchEvent, EventSink, Progress, run_task
 from .tasks import BatchTask
+from .watchdog import LoopWatchdog
 
-__all__ = ["BatchTracing", "portable_telemetry", "run_traced"]
+__all__ = [
+    "FLUSH_SECONDS",
+    "RETRY_DOWN_SECONDS",
+    "BatchTracing",
+    "portable_telemetry",
+    "run_traced",
+    "take_export",
+]
 
 logger = logging.getLogger("ccwire")
 
-_FLUSH_SECONDS = 3.0  # a worker's flush after each task: an endpoint that answers takes ms;
-# one that is down must not hold every task for an exporter's whole timeout
+FLUSH_SECONDS = 1.0
+"""How long a worker waits for its spans to be exported after each task."""
+RETRY_DOWN_SECONDS = 30.0
+"""Once a flush did not finish in time, how long a worker waits for none."""
 _set_up: set[str] = set()  # the worker setups this process has run
+
+
+class _SpanCount:
+    """A span processor that counts the spans this process ends (a Ray worker's)."""
+
+    def __init__(self) -> None:
+        self.ended = 0
+        self._lock = threading.Lock()
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        """Nothing to do."""
+
+    def _on_ending(self, span: Any) -> None:
+        """Nothing to do."""
+
+    def on_end(self, span: Any) -> None:
+        """Count it."""
+        with self._lock:
+            self.ended += 1
+
+    def shutdown(self) -> None:
+        """Nothing to do."""
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is held."""
+        return True
+
+
+class _WorkerExport:
+    """What a Ray worker process knows of its exports (one per process)."""
+
+    def __init__(self) -> None:
+        self.count: _SpanCount | None = None
+        self.reported = 0  # spans ended and reported so far
+        self.down_since: float | None = None  # the last flush did not finish in time
+        self.tried = 0.0  # when a flush was last waited for
+        self.failures = 0
+        self.reports: dict[str, dict[str, Any]] = {}  # by task id, for `take_export`
+
+    def watch(self, telemetry: Telemetry) -> None:
+        """Count the spans of the tracer provider set up here (once)."""
+        if self.count is not None:
+            return
+        from opentelemetry import trace
+
+        self.count = _SpanCount()
+        provider = telemetry.tracer_provider or trace.get_tracer_provider()
+        add = getattr(provider, "add_span_processor", None)
+        if callable(add):
+            try:
+                add(self.count)
+            except Exception:  # an application's provider that refuses it: no counts
+                logger.debug("ccwire: cannot count the worker's spans", exc_info=True)
+
+    def flush(self, telemetry: Telemetry, task_id: str) -> None:
+        """Export what was recorded (bounded; not waited for while the endpoint is
+        down), and note for `take_export` how it went (in a worker thread)."""
+        ended = self.count.ended if self.count is not None else 0
+        spans, self.reported = ended - self.reported, ended
+        now = time.monotonic()
+        waited = self.down_since is None or now - self.tried >= RETRY_DOWN_SECONDS
+        exported = False
+        if waited:
+            self.tried = now
+            exported = flush_telemetry(telemetry, FLUSH_SECONDS)
+            self.down_since = None if exported else (self.down_since or now)
+        first = waited and not exported and self.failures == 0
+        if not exported:
+            self.failures += 1
+            if first:
+                logger.warning(
+                    "ccwire: this Ray worker (pid %d) could not export its spans within %g s: "
+                    "is the OTLP endpoint up? Its spans are no longer waited for (dropped "
+                    "unless it comes back)", os.getpid(), FLUSH_SECONDS,
+                )  # fmt: skip
+        self.reports[task_id] = {
+            "spans": spans,
+            "exported": exported,
+            "first_failure": first,
+            "worker": os.getpid(),
+            "waited_s": FLUSH_SECONDS if waited else 0.0,
+        }
+
+
+_worker_export = _WorkerExport()
+
+
+def take_export(task_id: str) -> dict[str, Any] | None:
+    """How the export after task `task_id` went on this worker (once; `None` without
+    telemetry): ``spans`` ended since the last report, ``exported`` (flushed in time),
+    ``first_failure`` (this worker's first flush that was not), ``worker`` (its pid)."""
+    return _worker_export.reports.pop(task_id, None)
 
 
 class BatchTracing:
@@ -146,6 +261,7 @@ async def run_traced(
     attempts_before: int = 0,
     progress: Progress | None = None,
     pool: SparePool | None = None,
+    watchdog: LoopWatchdog | None = None,
 ) -> BatchResult:
     """`run_task` inside the task's span (just `run_task` without telemetry).
 
@@ -161,6 +277,7 @@ async def run_traced(
         attempts_before: Attempts the task already had on a lost Ray node.
         progress: Told of each attempt's start, session id and first tool call.
         pool: Spare CLIs the sessions start on (`run_task`).
+        watchdog: The watchdog of the loop it runs on (`run_task`).
 
     Returns:
         The task's result.
@@ -178,6 +295,7 @@ async def run_traced(
             attempts_before=attempts_before,
             progress=progress,
             pool=pool,
+            watchdog=watchdog,
         )
     if worker and telemetry.worker_setup and telemetry.worker_setup not in _set_up:
         try:
@@ -189,6 +307,8 @@ async def run_traced(
                                error=redact_text(f"telemetry.worker_setup failed: {exc}"),
                                metadata=dict(task.metadata))  # fmt: skip
         _set_up.add(telemetry.worker_setup)
+    if worker:
+        _worker_export.watch(telemetry)
     from opentelemetry import context, trace
     from opentelemetry.trace import Status, StatusCode
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -210,6 +330,7 @@ async def run_traced(
             attempts_before=attempts_before,
             progress=progress,
             pool=pool,
+            watchdog=watchdog,
         )
     except BaseException as exc:
         span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else
@@ -234,7 +355,7 @@ async def run_traced(
         end_span(span)
         if worker:
             with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(flush_telemetry, telemetry, _FLUSH_SECONDS)
+                await anyio.to_thread.run_sync(_worker_export.flush, telemetry, task.id)
 
 
 def _start_span(telemetry: Telemetry, name: str, **kwargs: Any) -> Any:
