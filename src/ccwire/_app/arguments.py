@@ -116,6 +116,14 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print NDJSON events (for scripts)")
     out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
     parser.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry traces and metrics over OTLP/HTTP (OTEL_EXPORTER_OTLP_* variables)",
+    )
+    parser.add_argument(
+        "--otel-cli", action="store_true", help="with --otel: the CLI's own spans join the trace"
+    )
 
 
 def add_batch_arguments(parser: argparse.ArgumentParser) -> None:

@@ -37,8 +37,6 @@ from .._batch.run import BatchRun, run_batch
 from .._batch.session import BatchEvent
 from .._batch.taskfile import iter_task_file, scan_task_file
 from .._conversation.options import ClaudeAgentOptions
-from .._conversation.telemetry import Telemetry, close_telemetry, setup_otlp
-from .._core.redact import redact_text
 from .._transport.discovery import find_cli, spawned_command
 from ..testing import DEFAULT_MODEL, ScriptedModel
 from .batch_progress import (
@@ -52,6 +50,7 @@ from .batch_report import add_latest, read_latest, write_report
 from .doctor import detect_auth
 from .errors import AuthMissingError, utf8_options
 from .loaders import UsageError, load_script, parse_step
+from .otel import exporting, start_otel
 from .render import rich_available
 
 if TYPE_CHECKING:
@@ -61,10 +60,6 @@ if TYPE_CHECKING:
 __all__ = ["batch_command", "per_session_script"]
 
 _ECHO = "(offline echo) {prompt}"
-# what the end of a batch waits for its last spans and metrics to be exported (an
-# endpoint that is down or never answers must not hold the exit for the SDK's 10 s
-# per export, and 30 s per provider at shutdown)
-_TELEMETRY_EXIT_SECONDS = 3.0
 logger = logging.getLogger("ccwire")
 
 
@@ -180,7 +175,7 @@ def _readable_twice(tasks: str, output: str) -> Iterator[str]:
 def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     """``ccwire batch`` reading its tasks from ``tasks`` (`args.tasks` or its copy)."""
     utf8_options(args, "model", "allow")
-    telemetry = start_telemetry(args)
+    telemetry = start_otel(args.otel, args.otel_cli, worker_setup="ccwire:setup_otlp")
     report = scan_task_file(tasks, strict=args.strict)
     if report.lines == 0:
         raise BatchConfigError(f"the task file {args.tasks!r} has no tasks: it is empty")
@@ -262,12 +257,8 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
         try:
-            with display, _export_errors(telemetry) as export_errors:
-                try:
-                    failure = anyio.run(_main, run, io, interrupted)
-                finally:
-                    if telemetry is not None:
-                        _close_telemetry(export_errors)
+            with display, exporting(telemetry):
+                failure = anyio.run(_main, run, io, interrupted)
         finally:
             live.finish()
         if closed:
@@ -350,74 +341,6 @@ def _warn_blocked(run: BatchRun, io: CliIO) -> None:
         "meanwhile; make the tool or hook async (anyio.to_thread.run_sync for blocking "
         "calls)\n"
     )
-
-
-def start_telemetry(args: argparse.Namespace) -> Telemetry | None:
-    """With ``--otel``: OTLP export set up here, and the same on Ray workers."""
-    if not args.otel:
-        if args.otel_cli:
-            raise UsageError("--otel-cli needs --otel")
-        return None
-    try:
-        setup_otlp()
-    except ImportError as exc:
-        raise UsageError(str(exc)) from None
-    return Telemetry(cli_traces=args.otel_cli, worker_setup="ccwire:setup_otlp")
-
-
-class _ExportErrors(logging.Handler):
-    """OpenTelemetry's export errors (its exporter logs each retry and each lost
-    export): the first becomes one ``ccwire`` warning, the others are dropped."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.seen = False
-        self.running_on = False  # exports still run on at exit (in daemon threads)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self.seen:
-            return
-        self.seen = True
-        try:
-            text = redact_text(record.getMessage())[:300]
-        except Exception:  # a record that cannot be formatted is still an export error
-            text = str(record.msg)[:300]
-        logger.warning(
-            "ccwire: OpenTelemetry could not export: %s (further export errors not shown)", text
-        )
-
-
-@contextlib.contextmanager
-def _export_errors(telemetry: Telemetry | None) -> Iterator[_ExportErrors]:
-    """With ``--otel``: OpenTelemetry's own log records shown as at most one warning."""
-    handler = _ExportErrors()
-    if telemetry is None:
-        yield handler
-        return
-    otel = logging.getLogger("opentelemetry")
-    propagate = otel.propagate
-    otel.addHandler(handler)
-    otel.propagate = False
-    try:
-        yield handler
-    finally:
-        if not handler.running_on:  # else it keeps their last errors quiet till the exit
-            otel.removeHandler(handler)
-            otel.propagate = propagate
-
-
-def _close_telemetry(export_errors: _ExportErrors) -> None:
-    """Export the batch's last spans and metrics and shut OpenTelemetry down, bounded."""
-    if close_telemetry(_TELEMETRY_EXIT_SECONDS):
-        return
-    export_errors.running_on = True
-    if not export_errors.seen:
-        export_errors.seen = True
-        logger.warning(
-            "ccwire: OpenTelemetry did not finish exporting within %g s: the rest of the "
-            "trace is dropped (is the OTLP endpoint up?)",
-            _TELEMETRY_EXIT_SECONDS,
-        )
 
 
 class LiveReport:

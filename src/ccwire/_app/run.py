@@ -26,6 +26,7 @@ import anyio.abc
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.shadow_warning import CanUseToolShadowedWarning
+from .._conversation.telemetry import Telemetry
 from .._core.errors import CcwireError
 from .._mcp.config import McpServerConfig
 from .._mcp.server import SdkMcpServer
@@ -40,6 +41,7 @@ from .errors import Terminated, read_text, utf8_options, utf8_text
 from .events import RunEvent, RunTracker
 from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
 from .offline import OFFLINE_DIR_ENV, offline_dir
+from .otel import exporting, start_otel
 from .permissions import PermissionPrompter
 from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
 from .trace import tracing_transport
@@ -80,6 +82,8 @@ class RunSpec:
     verbose: bool = False
     offline_dir: str | None = None
     """Offline: the CLI's config directory, where the session is kept (`offline_dir()`)."""
+    telemetry: Telemetry | None = None
+    """``--otel``: the session traced (OTLP export set up)."""
 
 
 def _echo(request: ModelRequest) -> Any:
@@ -128,6 +132,7 @@ def spec_from_args(args: argparse.Namespace, io: CliIO) -> RunSpec:
         spec.default_step = _echo
     if spec.offline:
         spec.offline_dir = str(offline_dir(io.environ))
+    spec.telemetry = start_otel(args.otel, args.otel_cli)
     spec.interactive = (
         io.stdin.isatty()
         and args.prompt != "-"
@@ -230,9 +235,11 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             env=env,
             can_use_tool=prompter,
             spawn_claude_code_process=spec.spawn,
+            telemetry=spec.telemetry,
         )
         signals: list[int] = []  # the signal that stopped the run
-        anyio.run(_main, options, spec, tracker, io, signals)
+        with exporting(spec.telemetry):
+            anyio.run(_main, options, spec, tracker, io, signals)
     if tracker.output_closed is not None:
         raise tracker.output_closed
     if tracker.interrupted:

@@ -18,13 +18,13 @@ from typing import Any, Final
 
 import anyio
 
-from .._conversation.telemetry import Telemetry, setup_otlp
 from .._mcp.serve import DRAIN_SECONDS, serve_stdio
 from .._mcp.threads import abandoned_threads
 from .arguments import SERVE_USAGE as USAGE
 from .errors import utf8_text
 from .io import CliIO, ExitCode
 from .loaders import UsageError, load_server
+from .otel import exporting, start_otel
 
 __all__ = ["USAGE", "exit_without_abandoned_threads", "parse_http_address", "serve_command"]
 
@@ -114,26 +114,12 @@ def serve_command(
     server = load_server(target, option="serve")["instance"]
     if not otel:
         return _serve(server, http, limits, stderr, handle_signals)
-    try:
-        setup_otlp()
-    except ImportError as exc:
-        raise UsageError(f"serve --otel: {exc}") from None
-    from .batch import _close_telemetry, _export_errors
+    telemetry = start_otel(True, False)  # the global providers, OTLP
     from .serve_telemetry import TracedServer  # OpenTelemetry is there: imported now
 
     traced = TracedServer(server, "pipe" if http is None else "tcp")
-    with _export_errors(Telemetry()) as export_errors:
-        closed: list[bool] = []
-
-        def close() -> None:  # once; before a signal that stopped serving ends the process
-            if not closed:
-                closed.append(True)
-                _close_telemetry(export_errors)  # bounded: an endpoint down does not hold it
-
-        try:
-            return _serve(traced, http, limits, stderr, handle_signals, on_end=close)
-        finally:
-            close()
+    with exporting(telemetry) as close:  # closed before a signal that stopped it ends it
+        return _serve(traced, http, limits, stderr, handle_signals, on_end=close)
 
 
 def _serve(

@@ -1,7 +1,10 @@
-"""``ccwire serve --otel``: each request served is a span, exported over OTLP/HTTP to a
-receiver on loopback, named and attributed as OpenTelemetry's MCP conventions say,
-under the trace context the client sent in ``params._meta``; on stdio and over HTTP
-(stopped by SIGTERM, its spans exported before it ends)."""
+"""``--otel`` of the commands, exported over OTLP/HTTP to a receiver on loopback.
+
+``ccwire serve --otel``: each request served is a span, named and attributed as
+OpenTelemetry's MCP conventions say, under the trace context the client sent in
+``params._meta``; on stdio and over HTTP (stopped by SIGTERM, its spans exported
+before it ends).  ``ccwire run --otel``: the session and its tool calls.
+(``ccwire batch --otel``: tests/e2e/test_otel_collector_e2e.py.)"""
 
 from __future__ import annotations
 
@@ -177,3 +180,33 @@ def test_an_endpoint_that_is_down_does_not_hold_the_exit() -> None:
     assert done.returncode == 0, done.stderr.decode()
     assert json.loads(done.stdout.splitlines()[1])["result"]["structuredContent"] == {"sum": 3}
     assert done.stderr.decode().count("OpenTelemetry") == 1, done.stderr.decode()
+
+
+def test_run_traces_its_session_and_tool_calls(receiver: Receiver, tmp_path: Path) -> None:
+    script = tmp_path / "steps.json"
+    script.write_text(json.dumps([
+        {"tool_use": {"name": "mcp__calc__add", "input": {"a": 2, "b": 40}}},
+        {"text": "the sum is {tool_results}"},
+    ]))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "run", "--otel", "--scripted", str(script), "--plain",
+         "--tools", "tests.batch.calc_tools:server", "--allow", "add", "add them"],
+        capture_output=True, cwd=tmp_path, env={**env(receiver.endpoint),
+        "CCWIRE_OFFLINE_DIR": str(tmp_path / "offline")}, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    assert b"the sum is 42" in done.stdout
+    names = sorted(span.name for span in receiver.spans)
+    assert names == ["execute_tool mcp__calc__add", "invoke_agent claude-code"], names
+    by_name = {span.name: span for span in receiver.spans}
+    session, call = by_name["invoke_agent claude-code"], by_name["execute_tool mcp__calc__add"]
+    assert call.parent_span_id == session.span_id and call.trace_id == session.trace_id
+    assert attrs(session)["gen_ai.operation.name"] == "invoke_agent"
+
+
+def test_run_otel_cli_needs_otel() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "run", "--otel-cli", "--offline", "hi"],
+        capture_output=True, cwd=ROOT, env=env("http://127.0.0.1:9"), timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2 and b"--otel-cli needs --otel" in done.stderr
