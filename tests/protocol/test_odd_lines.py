@@ -137,10 +137,10 @@ async def test_a_request_holding_a_lone_surrogate_does_not_end_the_connection(
     """JSON's escapes can spell a lone surrogate, which an answer cannot echo as UTF-8.
     The answer naming it used to raise `MessageEncodeError` in the reader: the
     connection ended, and the CLI got no answer."""
+    request = f'{{"subtype":"{subtype}","tool_name":"Bash","input":{{}}}}'
     line = (
-        '{"type":"control_request","request_id":"%s","request":'
-        '{"subtype":"%s","tool_name":"Bash","input":{}}}\n' % (request_id, subtype)
-    ).encode()
+        f'{{"type":"control_request","request_id":"{request_id}","request":{request}}}\n'.encode()
+    )
     async with connected(ClaudeAgentOptions(can_use_tool=_allow)) as (client, fake):
         await client.query("go")
         await fake.receive("user")
