@@ -426,6 +426,59 @@ async def test_cli_exit_mid_turn_fails_every_waiter_with_process_error() -> None
             await client.set_model("x")
 
 
+@pytest.mark.parametrize("output_begun", [False, True])
+async def test_a_clean_exit_before_the_turns_result_is_a_process_error(
+    output_begun: bool,
+) -> None:
+    """Exit code 0 with a prompt still owed its result used to end the response (and
+    `query()`) as if nothing were missing: the result was lost without a word."""
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        if output_begun:
+            await fake.assistant({"type": "text", "text": "half an answer"})
+        await fake.exit(0, "bye")
+        seen: list[str] = []
+        with pytest.raises(ProcessError) as info:
+            async for m in client.receive_response():
+                seen.append(type(m).__name__)
+    assert seen == (["AssistantMessage"] if output_begun else [])
+    assert info.value.exit_code == 0 and info.value.stderr == "bye"
+    assert str(info.value).startswith("the Claude Code CLI exited before the result of the turn")
+
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli() -> None:
+        await fake.handshake()
+        await fake.receive("user")
+        await fake.exit(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cli)
+        with anyio.fail_after(10), pytest.raises(ProcessError, match="before the result"):
+            async for _ in query(prompt="hi", transport=transport):
+                pass
+
+
+async def test_a_clean_exit_owing_nothing_and_our_own_close_mid_turn_stay_clean() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        await fake.result("done")
+        assert [type(m).__name__ async for m in client.receive_response()] == ["ResultMessage"]
+        await fake.exit(0)
+        assert [m async for m in client.receive_messages()] == []
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        await fake.assistant({"type": "text", "text": "half an answer"})
+        async for m in client.receive_response():
+            assert isinstance(m, AssistantMessage)
+            break
+    # leaving the block closed the CLI mid-turn: ours, so no error for the turn cut short
+
+
 async def test_control_errors_and_timeouts_are_typed() -> None:
     opts = ClaudeAgentOptions(control_timeout=0.1)
     async with connected(opts) as (client, fake):
