@@ -49,7 +49,7 @@ class _Point:
 def _huge(sign: int = 1) -> int:
     """One digit more than Python turns into text (made by a function: hypothesis
     shows its strategies by repr(), which refuses it)."""
-    return sign * 10 ** sys.get_int_max_str_digits()
+    return sign * int(10 ** sys.get_int_max_str_digits())
 
 
 _ODD_SCALARS = st.sampled_from(
