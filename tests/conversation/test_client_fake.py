@@ -17,6 +17,7 @@ import ccwire._conversation.client
 from ccwire import (
     CLI_ENV_ALLOWLIST,
     AssistantMessage,
+    CallbackError,
     CcwireError,
     ClaudeAgentOptions,
     ClaudeSDKClient,
@@ -290,10 +291,13 @@ async def test_a_request_repeated_under_an_id_still_owed_is_served_once() -> Non
 
 @pytest.mark.parametrize("anyio_backend", ["trio"])  # asyncio's loop itself re-raises it
 async def test_a_callback_raising_keyboard_interrupt_ends_the_stream_instead_of_hanging() -> None:
+    reported: list[CallbackError] = []
+
     async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
         raise KeyboardInterrupt
 
-    async with connected(ClaudeAgentOptions(can_use_tool=ask)) as (client, fake):
+    options = ClaudeAgentOptions(can_use_tool=ask, on_callback_error=reported.append)
+    async with connected(options) as (client, fake):
         await fake.start_request("can_use_tool", tool_name="Bash", input={}, tool_use_id="u")
         with anyio.fail_after(5), pytest.raises(CLIConnectionError) as caught:
             async for _ in client.receive_messages():
@@ -301,6 +305,10 @@ async def test_a_callback_raising_keyboard_interrupt_ends_the_stream_instead_of_
         with anyio.fail_after(5), pytest.raises(CLIConnectionError):  # and every request
             await client.interrupt()
     assert "a task of the CLI connection failed: KeyboardInterrupt()" in str(caught.value)
+    # the callback that stopped it is named first (it would be lost in the traceback)
+    ((error,),) = [reported]
+    assert error.kind == "can_use_tool" and isinstance(error.__cause__, KeyboardInterrupt)
+    assert "raised KeyboardInterrupt; the connection stops" in str(error)
 
 
 async def test_disconnect_from_another_task_ends_its_readers_and_waiters() -> None:

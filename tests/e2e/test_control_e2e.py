@@ -17,6 +17,7 @@ import pytest
 from ccwire import (
     AgentDefinition,
     AssistantMessage,
+    CallbackError,
     ClaudeSDKClient,
     ControlProtocolError,
     InterruptResult,
@@ -235,6 +236,39 @@ async def test_interrupt_cancels_a_pending_permission_callback(
     assert [d.get("tool_name") for d in final.permission_denials or []] == ["mcp__demo__greet"]
     assert answer.still_queued == ()
     assert isinstance(follow_up[-1], ResultMessage) and follow_up[-1].result == "after interrupt"
+
+
+async def test_a_permission_callback_that_never_decides_is_denied_after_its_timeout(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    signalled: list[bool] = []
+    reported: list[CallbackError] = []
+
+    async def never_decides(
+        name: str, inp: dict[str, Any], ctx: ToolPermissionContext
+    ) -> PermissionResultAllow:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            signalled.append(ctx.signal.is_set())
+        raise AssertionError("unreachable")
+
+    model.add(tool_use("mcp__demo__greet", {"name": "Ann"}), text("went on without it"))
+    options = make_options(
+        mcp_servers={"demo": create_sdk_mcp_server("demo", tools=[greet])},
+        can_use_tool=never_decides,
+        can_use_tool_timeout=0.5,
+        on_callback_error=reported.append,
+    )
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="greet Ann", options=options)]
+    final = messages[-1]
+    assert isinstance(final, ResultMessage) and final.result == "went on without it"
+    assert [d.get("tool_name") for d in final.permission_denials or []] == ["mcp__demo__greet"]
+    (result,) = _blocks(messages, ToolResultBlock)
+    assert result.is_error and "did not decide within 0.5 s" in str(result.content)
+    assert signalled == [True]
+    assert [(e.kind, e.timed_out) for e in reported] == [("can_use_tool", True)]
 
 
 async def test_deny_with_interrupt_stops_the_turn(model: ScriptedModel, make_options: Any) -> None:

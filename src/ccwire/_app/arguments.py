@@ -377,7 +377,8 @@ def add_show_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 SERVE_USAGE: Final = """\
-usage: ccwire serve [-v] [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE
+usage: ccwire serve [-v] [--drain-timeout S] [--otel] [--http [HOST:]PORT [LIMITS]]
+                    PACKAGE.MODULE:ATTRIBUTE
 
 Serve an MCP server to any MCP client: over stdin/stdout (one JSON-RPC message per
 line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
@@ -387,6 +388,10 @@ line), or with --http over Streamable HTTP at http://HOST:PORT/mcp (HOST default
                          SIGTERM; on stdio also the end of stdin) get to finish
                          (default 5): those cut off then are answered with an error,
                          and the exit code is 1; a second signal cuts them off at once
+  --otel                 each request a span (tools/call NAME, ...), its duration a
+                         point of mcp.server.operation.duration, exported over OTLP
+                         (OTEL_EXPORTER_OTLP_* variables; pip install 'ccwire[otel]');
+                         a client's trace context in params._meta is the parent
   --verbose, -v          the traceback of a failure, and of each tool call that raised
 
 LIMITS of the HTTP server:

@@ -1,8 +1,9 @@
-"""``ccwire serve [--drain-timeout S] [--http [HOST:]PORT [LIMITS]] PACKAGE.MODULE:ATTRIBUTE``.
+"""``ccwire serve [--drain-timeout S] [--otel] [--http [HOST:]PORT [LIMITS]] MODULE:ATTRIBUTE``.
 
 Loads the target like ``ccwire run --tools`` (the current directory first; ccwire SDK
 servers and servers of the official ``mcp`` package alike) and serves it over stdio,
-or over Streamable HTTP with ``--http``.  Usage errors raise `UsageError`, which
+or over Streamable HTTP with ``--http``; with ``--otel`` each request is a span
+exported over OTLP (`TracedServer`).  Usage errors raise `UsageError`, which
 the command line reports as one ``ccwire: error: ...`` line (exit code 2).
 """
 
@@ -12,11 +13,12 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 import anyio
 
+from .._conversation.telemetry import Telemetry, setup_otlp
 from .._mcp.serve import DRAIN_SECONDS, serve_stdio
 from .._mcp.threads import abandoned_threads
 from .arguments import SERVE_USAGE as USAGE
@@ -48,10 +50,12 @@ def parse_http_address(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None, dict[str, Any]]:
-    """The target, the HTTP address and the HTTP limits given (`HttpLimits` fields)."""
+def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None, dict[str, Any], bool]:
+    """The target, the HTTP address, the HTTP limits given (`HttpLimits` fields) and
+    whether ``--otel`` was given."""
     args = list(argv)
     http: tuple[str, int] | None = None
+    otel = False
     limits: dict[str, float] = {}
     targets: list[str] = []
     while args:
@@ -67,6 +71,8 @@ def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None, dict[str, 
                 limits[name] = _limit(name, value)
         elif arg in ("-v", "--verbose"):
             continue
+        elif arg == "--otel":
+            otel = True
         elif arg.startswith("-"):
             raise UsageError(f"serve: unknown option {arg!r} (see `ccwire serve --help`)")
         else:
@@ -76,7 +82,7 @@ def _parse(argv: Sequence[str]) -> tuple[str, tuple[str, int] | None, dict[str, 
     http_only = [name for name in limits if name != "--drain-timeout"]
     if http_only and http is None:
         raise UsageError(f"serve: {', '.join(http_only)} only apply with --http")
-    return targets[0], http, {_LIMITS[name][0]: value for name, value in limits.items()}
+    return targets[0], http, {_LIMITS[name][0]: value for name, value in limits.items()}, otel
 
 
 def _limit(option: str, value: str) -> float:
@@ -103,8 +109,41 @@ def serve_command(
     over HTTP uvicorn handles them.  On stdio, a client that closed stdout ends it with
     `BrokenPipeError` (the command line's exit code 141); what tools print goes to
     stderr."""
-    target, http, limits = _parse(argv)
+    target, http, limits, otel = _parse(argv)
     server = load_server(target, option="serve")["instance"]
+    if not otel:
+        return _serve(server, http, limits, stderr, handle_signals)
+    try:
+        setup_otlp()
+    except ImportError as exc:
+        raise UsageError(f"serve --otel: {exc}") from None
+    from .batch import _close_telemetry, _export_errors
+    from .serve_telemetry import TracedServer  # OpenTelemetry is there: imported now
+
+    traced = TracedServer(server, "pipe" if http is None else "tcp")
+    with _export_errors(Telemetry()) as export_errors:
+        closed: list[bool] = []
+
+        def close() -> None:  # once; before a signal that stopped serving ends the process
+            if not closed:
+                closed.append(True)
+                _close_telemetry(export_errors)  # bounded: an endpoint down does not hold it
+
+        try:
+            return _serve(traced, http, limits, stderr, handle_signals, on_end=close)
+        finally:
+            close()
+
+
+def _serve(
+    server: Any,
+    http: tuple[str, int] | None,
+    limits: dict[str, Any],
+    stderr: Any,
+    handle_signals: bool,
+    *,
+    on_end: Callable[[], object] | None = None,
+) -> int:
     if http is not None:
         try:
             from .._mcp.http import HttpLimits, raise_fd_limit, serve_http
@@ -116,7 +155,13 @@ def serve_command(
         host, port = http
         raise_fd_limit()  # room for as many connections as the system allows
         serve = functools.partial(
-            serve_http, server, host, port, announce=sys.stderr, limits=HttpLimits(**limits)
+            serve_http,
+            server,
+            host,
+            port,
+            announce=sys.stderr,
+            limits=HttpLimits(**limits),
+            on_end=on_end,
         )
         try:
             cut_off = anyio.run(serve)
@@ -138,7 +183,7 @@ def serve_command(
     with _protocol_stdio() as (stdin_fd, stdout_fd):
         serve = functools.partial(
             serve_stdio, server, stdin=stdin_fd, stdout=stdout_fd, drain_seconds=drain,
-            handle_signals=handle_signals, announce=stderr or sys.stderr,
+            handle_signals=handle_signals, announce=stderr or sys.stderr, on_end=on_end,
         )  # fmt: skip
         cut_off = anyio.run(serve)
     if cut_off:

@@ -7,7 +7,7 @@ settles it otherwise). A callback that raises or returns something unusable give
 CLI an error answer and is reported as a `CallbackError`; one that returns
 `ANSWER_LATER` leaves the request open for ``ClaudeSDKClient.answer_control_request()``.
 When the CLI withdraws the request, ``context.signal`` is set and the callback is
-cancelled.
+cancelled. A sync function is called as an async one is.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError, ControlProtocolError
+from .._core.cancel import raised_by_callback, stop_request
+from .._core.errors import CallbackError, ControlProtocolError, exception_text
 from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
 from .._wire.dialog_types import (
@@ -27,7 +27,13 @@ from .._wire.dialog_types import (
     RequestContext,
     UserDialogResult,
 )
-from .reporting import CallbackErrorHandler, callback_name, report_callback_error
+from .reporting import (
+    CallbackErrorHandler,
+    call_callback,
+    callback_name,
+    failure_text,
+    report_callback_error,
+)
 
 __all__ = [
     "elicitation_route",
@@ -82,13 +88,18 @@ def _route(
     async def handle(req: codec.ControlRequest, call: IncomingCall) -> Answer:
         context = RequestContext(request_id=req.request_id, signal=call.cancelled)
         try:
-            answer = await callback(decode(req.request), context)
+            answer: object = await call_callback(kind, callback, decode(req.request), context)
         except Exception as exc:
-            raise failure(str(exc) or type(exc).__name__, req.subtype) from exc
-        except BaseException as exc:  # a cancellation the callback raised is its failure
+            raise failure(exception_text(exc) or type(exc).__name__, req.subtype) from exc
+        except BaseException as exc:  # a cancellation (or a BaseException) of its own
             if not raised_by_callback(exc):
+                stop = stop_request(exc)
+                if stop is not None:  # it stops the connection: told first
+                    failure(f"{failure_text(stop)}; the connection stops", req.subtype)
                 raise
-            raise failure(f"raised {type(exc).__name__}", req.subtype) from exc
+            raise failure(failure_text(exc), req.subtype) from exc
+        if call.withdrawn:
+            return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
         if answer is ANSWER_LATER:
             return ANSWER_LATER
         try:

@@ -14,22 +14,22 @@ instead of the error answer, so a crashed guard never lets the action through.
 
 from __future__ import annotations
 
-import inspect
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
-from .._core.cancel import raised_by_callback
+from .._core.cancel import raised_by_callback, stop_request
 from .._core.errors import (
     CallbackError,
     ControlProtocolError,
     OptionsError,
     UnsupportedFeatureError,
 )
-from .._protocol.control import IncomingCall, RouteHandler
+from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
 from .._wire import codec
 from .._wire.hook_types import (
@@ -41,7 +41,13 @@ from .._wire.hook_types import (
 )
 from .._wire.permission_types import PermissionResultDeny
 from .permissions import drop_malformed_hook_updates
-from .reporting import CallbackErrorHandler, callback_name, report_callback_error
+from .reporting import (
+    CallbackErrorHandler,
+    call_callback,
+    callback_name,
+    failure_text,
+    report_callback_error,
+)
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -79,6 +85,23 @@ def _as_matcher(event: str, value: object) -> HookMatcher:
             on_failure=value.get("on_failure", value.get("onFailure")),
         )
     raise OptionsError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}")
+
+
+def _checked_timeout(event: str, value: object) -> float:
+    """A matcher's ``timeout`` in seconds (`DEFAULT_HOOK_TIMEOUT` when None).
+
+    Raises:
+        OptionsError: it is not a positive, finite number of seconds (the CLI reads 0
+            as no timeout given, and JSON cannot carry NaN or infinity).
+    """
+    if value is None:
+        return DEFAULT_HOOK_TIMEOUT
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise OptionsError(
+            f"hooks[{event!r}]: HookMatcher timeout must be a positive number of seconds "
+            f"(or None for the CLI's default of {DEFAULT_HOOK_TIMEOUT:g} s), got {value!r}"
+        )
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -141,9 +164,7 @@ class HookRegistry:
                         raise OptionsError(f"hook for {event} is not callable: {callback!r}")
                     cid = f"hook_{counter}"
                     counter += 1
-                    timeout = (
-                        matcher.timeout if matcher.timeout is not None else DEFAULT_HOOK_TIMEOUT
-                    )
+                    timeout = _checked_timeout(event, matcher.timeout)
                     closed = matcher.on_failure is None and event in FAIL_CLOSED_EVENTS
                     self._by_id[cid] = _Registered(event, callback, timeout, cid, closed)
                     ids.append(cid)
@@ -260,7 +281,7 @@ class HookRegistry:
     def route(self) -> RouteHandler:
         """The route handler for ``hook_callback`` requests."""
 
-        async def handle(req: codec.ControlRequest, call: IncomingCall) -> Mapping[str, Any]:
+        async def handle(req: codec.ControlRequest, call: IncomingCall) -> Answer:
             decoded = codec.decode_hook_callback(req.request)
             reg = self._by_id.get(decoded.callback_id)
             if reg is None:
@@ -272,26 +293,37 @@ class HookRegistry:
             output: Any = None
             started = anyio.current_time()
             try:
+                # a scope, not `call_within` (a task per call): hooks run on every tool
+                # call, and the CLI withdraws a hook at its timeout before this expires
                 with anyio.move_on_after(reg.timeout + TIMEOUT_GRACE) as scope:
-                    produced: Any = reg.callback(hook_input, decoded.tool_use_id, context)
-                    output = await produced if inspect.isawaitable(produced) else produced
+                    output = await call_callback(
+                        "the hook", reg.callback, hook_input, decoded.tool_use_id, context
+                    )
             except Exception as exc:
-                return self._failed(reg, f"raised {type(exc).__name__}: {exc}", exc)
-            except BaseException as exc:  # a cancellation the hook raised is its failure
+                return self._failed(reg, failure_text(exc), exc)
+            except BaseException as exc:  # a cancellation (or a BaseException) of its own
                 if not raised_by_callback(exc):
+                    stop = stop_request(exc)
+                    if stop is not None:  # it stops the connection: told first
+                        self._failure(
+                            reg, f"{failure_text(stop)}; the connection stops", cause=stop
+                        )
                     raise
-                return self._failed(reg, f"raised {type(exc).__name__}", exc)
+                return self._failed(reg, failure_text(exc), exc)
             finally:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).
                 elapsed = anyio.current_time() - started
-                if call.cancelled.is_set() and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
+                if call.withdrawn and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
                     self._failure(
                         reg,
                         f"timed out after {reg.timeout:g} s (the CLI withdrew the call)",
                         timed_out=True,
                     )
+            if call.withdrawn:
+                return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
             if scope.cancelled_caught:
+                call.cancelled.set()  # for whatever the hook started that watches it
                 return self._failed(reg, f"timed out after {reg.timeout:g} s", timed_out=True)
             if reg.event == "PermissionRequest":
                 output = self._checked_decision(reg, output)

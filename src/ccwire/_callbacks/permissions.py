@@ -5,8 +5,11 @@ the CLI an error answer carrying the exception's message (as the reference SDK d
 and is reported as a `CallbackError` (logged on the ``ccwire`` logger
 and passed to ``ClaudeAgentOptions.on_callback_error``). When the CLI withdraws the
 request (``control_cancel_request``, e.g. after an interrupt), ``context.signal`` is
-set and the callback is cancelled; nothing is written back. A callback that returns
-`ANSWER_LATER` leaves the request open: it is answered later by
+set and the callback is cancelled; nothing is written back. With
+``ClaudeAgentOptions.can_use_tool_timeout``, a callback still deciding after that long
+is cancelled the same way and the CLI is told the call is denied (a `CallbackError`
+with ``timed_out`` is reported). A sync function is called as an async one is. A
+callback that returns `ANSWER_LATER` leaves the request open: it is answered later by
 ``ClaudeSDKClient.answer_control_request()`` (see `encode_answer`).
 """
 
@@ -17,9 +20,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, get_args
 
-from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError, ControlProtocolError
-from .._protocol.control import Answer, IncomingCall, RouteHandler
+from .._core.cancel import raised_by_callback, stop_request
+from .._core.errors import CallbackError, ControlProtocolError, exception_text
+from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
 from .._wire.dialog_types import ANSWER_LATER
 from .._wire.permission_types import (
@@ -32,7 +35,15 @@ from .._wire.permission_types import (
     PermissionUpdateDestination,
     ToolPermissionContext,
 )
-from .reporting import CallbackErrorHandler, callback_name, report_callback_error
+from .reporting import (
+    Bounded,
+    CallbackErrorHandler,
+    call_callback,
+    call_within,
+    callback_name,
+    failure_text,
+    report_callback_error,
+)
 
 __all__ = [
     "coerce_permission_result",
@@ -208,17 +219,29 @@ def _dict_updates(value: Any) -> list[PermissionUpdate] | None:
 
 
 def permission_route(
-    callback: CanUseTool | None, *, on_error: CallbackErrorHandler | None = None
+    callback: CanUseTool | None,
+    *,
+    on_error: CallbackErrorHandler | None = None,
+    timeout: float | None = None,
 ) -> RouteHandler:
-    """The route handler for ``can_use_tool`` requests."""
+    """The route handler for ``can_use_tool`` requests.
 
-    def failure(message: str) -> CallbackError:
+    With ``timeout``, a callback still deciding after that many seconds is cancelled
+    (its ``context.signal`` set first), the CLI is told the tool call is denied, and a
+    `CallbackError` with ``timed_out`` is reported.
+    """
+
+    def failure(
+        message: str, *, timed_out: bool = False, cause: BaseException | None = None
+    ) -> CallbackError:
         error = CallbackError(
             message,
             kind="can_use_tool",
             callback_name=callback_name(callback),
             subtype=codec.CAN_USE_TOOL,
+            timed_out=timed_out,
         )
+        error.__cause__ = cause
         report_callback_error(on_error, error)
         return error
 
@@ -243,20 +266,41 @@ def permission_route(
             default_to_no=decoded.default_to_no,
             suppress_always_allow_rule=decoded.suppress_always_allow_rule,
         )
+        args = (decoded.tool_name, dict(decoded.input), context)
+        decided = Bounded()
         try:
-            answer = await callback(decoded.tool_name, dict(decoded.input), context)
+            if timeout is None:
+                decided.value = await call_callback("can_use_tool", callback, *args)
+            else:
+                decided = await call_within(
+                    "can_use_tool", timeout, call.cancelled, callback, *args
+                )
         except Exception as exc:
-            raise failure(str(exc) or type(exc).__name__) from exc
-        except BaseException as exc:  # a cancellation the callback raised is its failure
+            raise failure(exception_text(exc) or type(exc).__name__, cause=exc) from exc
+        except BaseException as exc:  # a cancellation (or a BaseException) of its own
             if not raised_by_callback(exc):
+                stop = stop_request(exc)
+                if stop is not None:  # it stops the connection: told first
+                    failure(f"{failure_text(stop)}; the connection stops", cause=stop)
                 raise
-            raise failure(f"raised {type(exc).__name__}") from exc
+            raise failure(failure_text(exc), cause=exc) from exc
+        if decided.expired:
+            message = (
+                f"can_use_tool did not decide within {timeout:g} s "
+                "(can_use_tool_timeout), so the tool call was denied"
+            )
+            failure(message, timed_out=True, cause=decided.cause)
+            logger.error("ccwire: %s", message)
+            return encode_permission_answer(PermissionResultDeny(message=message), req)
+        if call.withdrawn:
+            return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
+        answer: object = decided.value
         if answer is ANSWER_LATER:
             return ANSWER_LATER
         try:
             return encode_permission_answer(answer, req, failure)
         except ControlProtocolError as exc:
-            raise failure(str(exc)) from exc
+            raise failure(str(exc), cause=exc) from exc
 
     return handle
 

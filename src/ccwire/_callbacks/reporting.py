@@ -1,17 +1,32 @@
-"""Reporting a failed user callback: one readable name, one handler call.
+"""Calling a user callback and reporting its failure: one readable name, one handler
+call.
 
-Shared by the hook and permission callbacks, so both report failures the same way.
+Shared by the hook, permission and dialog callbacks, so all are called, and report
+failures, the same way.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
 
 from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError
+from .._core.errors import CallbackError, exception_text
 
-__all__ = ["CallbackErrorHandler", "callback_name", "report_callback_error"]
+__all__ = [
+    "Bounded",
+    "CallbackErrorHandler",
+    "callback_name",
+    "call_callback",
+    "call_within",
+    "failure_text",
+    "report_callback_error",
+]
 
 logger = logging.getLogger("ccwire")
 
@@ -35,3 +50,81 @@ def report_callback_error(handler: CallbackErrorHandler | None, error: CallbackE
         if not isinstance(exc, Exception) and not raised_by_callback(exc):
             raise
         logger.exception("ccwire: on_callback_error raised while reporting %s", error)
+
+
+async def call_callback(kind: str, callback: Callable[..., Any], *args: Any) -> Any:
+    """``callback(*args)``, awaited if it gave an awaitable: a sync function is called as
+    an async one is.
+
+    Raises:
+        TypeError: the callback gave a coroutine object as its result (``return
+            other()`` in an async function, a missing ``await``); it is closed, never
+            run, so no "was never awaited" warning comes later.
+    """
+    produced = callback(*args)
+    if inspect.isawaitable(produced):
+        produced = await produced
+    if inspect.iscoroutine(produced):
+        produced.close()
+        raise TypeError(
+            f"{kind} returned a coroutine object instead of its result "
+            "(a missing 'await' in the callback?)"
+        )
+    return produced
+
+
+def failure_text(exc: BaseException) -> str:
+    """How a callback's exception is named in its error answer and `CallbackError`:
+    ``raised <Type>: <message>`` (``raised <Type>`` when it has no message)."""
+    text = exception_text(exc)
+    return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"
+
+
+@dataclass
+class Bounded:
+    """What a callback run by `call_within` gave, or that its time ran out first."""
+
+    value: Any = None
+    expired: bool = False
+    """The time ran out and the callback was cancelled before it gave a value."""
+    cause: BaseException | None = None
+    """What the callback raised once its time ran out and it was cancelled, if anything."""
+
+
+async def call_within(
+    kind: str, timeout: float, signal: anyio.Event, callback: Callable[..., Any], *args: Any
+) -> Bounded:
+    """`call_callback`, bounded: after ``timeout`` s ``signal`` is set (the callback's
+    ``context.signal``: it sees it as it is cancelled) and the callback is cancelled.
+
+    A callback that still gives a value once cancelled (it caught the cancellation) has
+    answered: its value stands. Its own failures are raised as they are (never in an
+    exception group); a cancellation of ours, or a stop request, propagates.
+    """
+    bounded = Bounded()
+    raised: BaseException | None = None
+    answered = False
+    async with anyio.create_task_group() as tg:
+
+        async def expire() -> None:
+            await anyio.sleep(timeout)
+            bounded.expired = True
+            signal.set()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(expire)
+        try:
+            bounded.value = await call_callback(kind, callback, *args)
+            answered = True
+        except BaseException as exc:
+            if not raised_by_callback(exc):
+                raise  # our cancellation (the time limit's included), or a stop request
+            raised = exc
+        tg.cancel_scope.cancel()  # the timer
+    if answered:
+        bounded.expired = False
+    elif raised is not None:
+        if not bounded.expired:
+            raise raised
+        bounded.cause = raised  # raised as it was cancelled: running out of time is the failure
+    return bounded

@@ -789,7 +789,9 @@ class Connection:
 
     def _permission_route(self) -> RouteHandler:
         opts = self.options
-        return permission_route(opts.can_use_tool, on_error=opts.on_callback_error)
+        return permission_route(
+            opts.can_use_tool, on_error=opts.on_callback_error, timeout=opts.can_use_tool_timeout
+        )
 
     def _elicitation_route(self) -> RouteHandler:
         from .._callbacks.dialogs import elicitation_route  # with the first elicitation

@@ -365,9 +365,14 @@ def validate_options(options: ClaudeAgentOptions) -> None:
         )
     if options.model is not None and options.fallback_model == options.model:
         raise OptionsError(f"fallback_model must differ from model (both are {options.model!r})")
-    for name in ("control_timeout", "initialize_timeout", "silence_timeout"):
+    for name in (
+        "control_timeout",
+        "initialize_timeout",
+        "silence_timeout",
+        "can_use_tool_timeout",
+    ):
         value = getattr(options, name)
-        if value is None and name == "silence_timeout":
+        if value is None and name in ("silence_timeout", "can_use_tool_timeout"):
             continue
         if not (isinstance(value, (int, float)) and value > 0):
             raise OptionsError(f"{name} must be a positive number of seconds, got {value!r}")
@@ -955,7 +960,15 @@ class ClaudeAgentOptions:
             (`--permission-prompt-tool`); set automatically to `"stdio"` with
             `can_use_tool`. Default `None`.
         can_use_tool: An async callback deciding each permission request
-            (`PermissionResultAllow` or `PermissionResultDeny`). Default `None`.
+            (`PermissionResultAllow` or `PermissionResultDeny`; a sync function works
+            too, called on the event loop, so it must not block). Default `None`.
+        can_use_tool_timeout: Seconds `can_use_tool` may take to decide (ccwire
+            addition). Past it the callback is cancelled (its `context.signal` set
+            first), the CLI is told the tool call is denied, and a `CallbackError` with
+            `timed_out` goes to `on_callback_error`: a callback that never returns no
+            longer hangs its turn. A request left open with `ANSWER_LATER` is not
+            bounded by it. Default `None`: no limit, as in the reference SDK (the CLI
+            waits too; `interrupt()` or closing the client still cancels the callback).
         hooks: Hook callbacks by event (`HookMatcher` lists). Default `None`.
         on_callback_error: Called with a `CallbackError` whenever a hook or `can_use_tool`
             callback fails (ccwire addition). Default `None`.
@@ -1135,6 +1148,7 @@ class ClaudeAgentOptions:
     permission_mode: PermissionMode | None = None
     permission_prompt_tool_name: str | None = None
     can_use_tool: CanUseTool | None = None
+    can_use_tool_timeout: float | None = None
     hooks: dict[HookEvent, list[HookMatcher]] | None = None
     on_callback_error: Callable[[CallbackError], object] | None = None
 

@@ -86,3 +86,18 @@ def asyncio_task_cancelling() -> bool:
         return False
     cancelling = getattr(task, "cancelling", None)
     return bool(cancelling()) if task is not None and cancelling is not None else False
+
+
+def asyncio_uncancel() -> None:
+    """Withdraw one cancellation request of the running asyncio task (Python 3.11+; a
+    no-op on trio and before 3.11, where a caught cancellation leaves nothing behind)."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no asyncio loop running: trio
+        return
+    uncancel = getattr(task, "uncancel", None)
+    if task is not None and uncancel is not None and task.cancelling():
+        uncancel()

@@ -78,10 +78,14 @@ class TaskHost:
 
     def _runs_current_task(self) -> bool:
         """Whether the current task is the host task or one of its descendants."""
+        return self._descends(anyio.get_current_task().id)
+
+    def _descends(self, task_id: int) -> bool:
+        """Whether task ``task_id`` is the host task or one of its descendants."""
         if self._task_id is None:
             return False
         parents = {task.id: task.parent_id for task in anyio.get_running_tasks()}
-        tid: int | None = anyio.get_current_task().id
+        tid: int | None = task_id
         while tid is not None:
             if tid == self._task_id:
                 return True
@@ -105,3 +109,10 @@ class TaskHost:
             return
         with anyio.CancelScope(shield=True), anyio.move_on_after(timeout):
             await done.wait()
+        if not done.is_set():  # not waited for any longer, but not silently
+            stuck = [str(t.name) for t in anyio.get_running_tasks() if self._descends(t.id)]
+            logger.warning(
+                "ccwire: %s: %d task(s) still running %g s after they were cancelled (a "
+                "callback that ignores cancellation?); no longer waited for: %s",
+                self._name, len(stuck), timeout, ", ".join(stuck),
+            )  # fmt: skip

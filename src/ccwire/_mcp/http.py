@@ -1218,6 +1218,7 @@ async def serve_http(
     *,
     announce: Any = None,
     limits: HttpLimits | None = None,
+    on_end: Callable[[], object] | None = None,
 ) -> int:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
@@ -1231,7 +1232,8 @@ async def serve_http(
     503 and gives the calls still running ``drain_timeout`` seconds; those cut off
     then are answered with a -32603.  Returns their number; when none was cut off,
     the signal that stopped it is raised again once the server is down, as uvicorn
-    does (Ctrl-C ends in `KeyboardInterrupt`).  A second signal stops it at once.
+    does (Ctrl-C ends in `KeyboardInterrupt`); ``on_end`` is called before it.  A
+    second signal stops it at once.
     """
     import asyncio
     import socket
@@ -1283,4 +1285,5 @@ async def serve_http(
                 with anyio.CancelScope(shield=True):
                     await anyio.sleep(min(max(due, 0) + 0.1, 2))
             loop.set_exception_handler(failures.previous)
-    return raise_stopping_signal(served.stopped_by, app.cut_off)  # default handlers are back
+    # the default handlers are back
+    return raise_stopping_signal(served.stopped_by, app.cut_off, on_end)

@@ -129,11 +129,16 @@ async def _until(
                 await items.aclose()
 
 
-def raise_stopping_signal(signum: int | None, cut_off: int) -> int:
+def raise_stopping_signal(
+    signum: int | None, cut_off: int, on_end: Callable[[], object] | None = None
+) -> int:
     """End a server that ``signum`` stopped (if one did) as that signal would: when no
     call was cut off, it is raised again, the default handlers being back (Ctrl-C
     ends in `KeyboardInterrupt`, exit code 130; SIGTERM ends the process, which a
-    shell reports as 143).  Returns ``cut_off`` (``ccwire serve`` exits with 1 for it)."""
+    shell reports as 143).  ``on_end`` is called first (what must be done before the
+    process may end).  Returns ``cut_off`` (``ccwire serve`` exits with 1 for it)."""
+    if on_end is not None:
+        on_end()
     if signum is not None and not cut_off:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
@@ -214,6 +219,7 @@ async def serve_stdio(
     drain_seconds: float = DRAIN_SECONDS,
     handle_signals: bool = False,
     announce: Any = None,
+    on_end: Callable[[], object] | None = None,
 ) -> int:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
     until stdin ends.  A line over 64 MiB gets a -32600 error (id ``null``) and is
@@ -229,7 +235,8 @@ async def serve_stdio(
     from then on, and the calls running get ``drain_seconds``; a second signal cuts
     them off at once; the first is told in one line on ``announce`` (a text stream,
     e.g. stderr), if given.  When none was cut off, the signal is raised again once
-    serving ended (`raise_stopping_signal`)."""
+    serving ended (`raise_stopping_signal`); ``on_end`` is called before it, once
+    serving ended without an exception."""
     closed = anyio.Event()  # the client closed stdout
     write = _fd_writer(stdout, closed)
 
@@ -251,7 +258,7 @@ async def serve_stdio(
         tg.cancel_scope.cancel()
     if closed.is_set():
         raise BrokenPipeError(errno.EPIPE, "the client closed stdout: answers were lost")
-    return raise_stopping_signal(stopped_by[0] if stopped_by else None, cut_off)
+    return raise_stopping_signal(stopped_by[0] if stopped_by else None, cut_off, on_end)
 
 
 async def _halt_when(event: anyio.Event, stop: anyio.Event, halt: anyio.Event) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
-from .._core.cancel import raised_by_callback
+from .._core.cancel import is_cancellation, raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError, exception_text
 from .._core.redact import install_log_filter, redact_text
 from .._wire.content import (
@@ -310,7 +310,10 @@ class SdkMcpTool(Generic[T]):
             return error_result(redact_text(exception_text(exc) or type(exc).__name__))
         if not raised_by_callback(exc):  # a cancellation the handler raised is its error
             raise exc
-        return error_result(f"{type(exc).__name__}: the tool cancelled itself")
+        if is_cancellation(exc):
+            return error_result(f"{type(exc).__name__}: the tool cancelled itself")
+        _log_tool_exception(self.name, exc)  # a BaseException of its own: its failure
+        return error_result(redact_text(f"{type(exc).__name__}: {exception_text(exc)}"))
 
     def _result(self, value: Any) -> dict[str, Any]:
         output_validator = self._served.output_validator
@@ -442,7 +445,7 @@ def _not_a_coroutine(name: str, value: Any) -> Any:
     return value
 
 
-def _log_tool_exception(name: str, exc: Exception) -> None:
+def _log_tool_exception(name: str, exc: BaseException) -> None:
     """Tell the developer that tool ``name`` raised (the model only sees an error result):
     a one-line WARNING on ``ccwire.tools``, the traceback at DEBUG (a test whose tools
     raise on purpose gets one captured line per call, not a traceback)."""

@@ -29,7 +29,7 @@ from typing import Any, Final, Union, final
 import anyio
 import anyio.abc
 
-from .._core.cancel import raised_by_callback
+from .._core.cancel import is_cancellation, raised_by_callback
 from .._core.errors import (
     CcwireError,
     CLIConnectionError,
@@ -37,6 +37,7 @@ from .._core.errors import (
     ControlTimeoutError,
     MessageDecodeError,
 )
+from .._core.loops import asyncio_uncancel
 from .._transport.base import LineTransport
 from .._wire import codec
 from .._wire.dialog_types import ANSWER_LATER, AnswerLater
@@ -554,6 +555,15 @@ class ControlProtocol:
                         raise
                     self._report(req.subtype, exc)
                     error = f"the handler raised {type(exc).__name__}"
+        except BaseException as exc:
+            if not self._cancelled_by_itself(exc, call):
+                raise
+            # no scope of ours cancelled it: the handler (a user callback) cancelled the
+            # asyncio task it runs in. That is its call's failure, not the connection's
+            # (the task group would take an escaped cancellation for a crash).
+            asyncio_uncancel()
+            self._report(req.subtype, exc)
+            error = "the handler cancelled the task it runs in"
         finally:
             self._calls.pop(req.request_id, None)
             self._heard()
@@ -579,6 +589,17 @@ class ControlProtocol:
         if unencodable is not None:
             self._report(req.subtype, unencodable)
         await self._write(line)
+
+    def _cancelled_by_itself(self, exc: BaseException, call: IncomingCall) -> bool:
+        """Whether ``exc``, out of a handler's call, is a cancellation that no scope of
+        ours (the call's, the connection's) made: its asyncio task was cancelled from
+        within."""
+        return (
+            is_cancellation(exc)
+            and not call.withdrawn
+            and self._core.state is ConnectionState.OPEN
+            and anyio.current_effective_deadline() > anyio.current_time()
+        )
 
     def _write_soon(self, line: bytes) -> None:
         """Write ``line`` from a task of its own (the reader never waits for the pipe)."""

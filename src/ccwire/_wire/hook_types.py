@@ -183,7 +183,8 @@ class HookMatcher:
     ``matcher`` selects by the event's matcher value, which is the tool name for tool
     events (``"Bash"``, ``"Write|Edit"``, ``"mcp__calc__.*"``); ``None`` matches
     everything. The CLI applies it (rule: `matcher_matches()`). ``timeout`` is in
-    seconds (default 60): a callback still running then gets an error answer.
+    seconds, a positive number (default 60): the CLI withdraws a call still running
+    then, which cancels the callback (its ``signal`` set) and counts as its failure.
     ``on_failure`` says what a callback that fails (raises, times out, or returns
     something that is not a hook output) does to the guarded action:
 
