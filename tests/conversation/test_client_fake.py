@@ -487,6 +487,45 @@ async def test_a_clean_exit_owing_nothing_and_our_own_close_mid_turn_stay_clean(
     # leaving the block closed the CLI mid-turn: ours, so no error for the turn cut short
 
 
+async def test_a_frame_the_cli_reads_without_answering_is_owed_nothing() -> None:
+    """``keep_alive`` and ``control_cancel_request`` frames in a prompt stream were
+    stamped with a uuid and owed an answer, which the CLI (2.1.330: no lifecycle, no
+    result for them) never gives: `query()` never ended the CLI's input and waited for
+    ever after the last result."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def prompts() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "keep_alive"}
+        yield {"type": "control_cancel_request", "request_id": "nothing-pending"}
+        yield {"type": "user", "message": {"role": "user", "content": "hi"}}
+
+    async def lifecycle(uid: str, state: str) -> None:
+        await fake.send({"type": "command_lifecycle", "command_uuid": uid, "state": state})
+
+    async def cli() -> None:
+        await fake.handshake()
+        prompt = await fake.receive("user")
+        await lifecycle(prompt["uuid"], "queued")
+        await lifecycle(prompt["uuid"], "started")
+        await fake.result("done")
+        await lifecycle(prompt["uuid"], "completed")
+        await fake.state("idle")
+        await fake.expect_eof()  # nothing owed: the input ends
+        await fake.exit(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cli)
+        with anyio.fail_after(10):
+            got = [m async for m in query(prompt=prompts(), transport=transport)]
+    assert isinstance(got[-1], ResultMessage) and got[-1].result == "done"
+    unanswered = [f for f in fake.received if f["type"] in ("keep_alive", "control_cancel_request")]
+    assert unanswered == [  # sent as given: no uuid of ours
+        {"type": "keep_alive"},
+        {"type": "control_cancel_request", "request_id": "nothing-pending"},
+    ]
+
+
 async def test_control_errors_and_timeouts_are_typed() -> None:
     opts = ClaudeAgentOptions(control_timeout=0.1)
     async with connected(opts) as (client, fake):
