@@ -870,7 +870,20 @@ async def test_a_list_that_is_not_content_blocks_is_refused_before_it_is_sent(
     assert prompt["message"]["content"] == [{"type": "text", "text": "fine"}]  # the first
 
 
-@pytest.mark.parametrize("item", [5, None, ["hi"]])
+@pytest.mark.parametrize(
+    "item",
+    [
+        5,
+        None,
+        ["hi"],
+        # frames CLI 2.1.330 exits on ("Expected message role 'user'", "Missing request
+        # on control_request"), which used to be sent, ending the conversation
+        {"type": "user"},
+        {"type": "user", "message": "hello"},
+        {"type": "user", "message": {"role": "assistant", "content": "hi"}},
+        {"type": "control_request", "request_id": "x"},
+    ],
+)
 async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(item: Any) -> None:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
@@ -889,7 +902,8 @@ async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(it
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(cli_side)
-            with pytest.raises(OptionsError, match=r"a prompt must be a str|not a content block"):
+            refused = r"a prompt must be a str|not a content block|a prompt frame the CLI would"
+            with pytest.raises(OptionsError, match=refused):
                 async for message in query(prompt=prompts(), transport=transport):
                     got.append(message)
     assert [type(m) for m in got] == [ResultMessage]
