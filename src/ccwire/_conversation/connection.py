@@ -729,8 +729,8 @@ class Connection:
         await self._ended.wait()
 
     def _on_closed(self, error: CcwireError | None) -> None:
-        if error is None and not self._closing and (self._turns.owed or self._turn_open):
-            error = self._ended_mid_turn()
+        if error is None and not self._closing and self._turns.owed:
+            error = self._ended_mid_turn()  # a prompt of ours lost its answer
         if self._ended is not None:
             self._ended.set()
         self._turns.clear()
