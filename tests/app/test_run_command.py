@@ -60,7 +60,9 @@ def test_an_offline_error_result_is_only_an_error_result(fake_cli: str, tmp_path
 def test_a_cli_ending_without_a_result_is_an_error(fake_cli: str) -> None:
     code, _, err = run("silent please", "--cli-path", fake_cli, environ=REAL)
     assert code == 1
-    assert err.splitlines()[0] == "ccwire: error: the conversation ended without a result"
+    assert err.splitlines()[0] == (  # its CLI exited 0 with the prompt owed its result
+        "ccwire: error: the Claude Code CLI exited before the result of the turn (exit code: 0)"
+    )
     assert "Traceback" not in err
 
 

@@ -91,8 +91,9 @@ async def test_a_session_that_ends_without_a_result_is_a_crash(tmp_path: Path) -
     assert (result.ok, result.error_kind, result.retryable, result.attempts) == (
         False, "crash", False, 1,
     )  # fmt: skip
-    assert result.error == "the session ended without a result"
-    assert result.session_id == "s-1"
+    # its CLI exited 0 with the prompt owed a result: a ProcessError, with the exit status
+    assert result.error == "the Claude Code CLI exited before the result of the turn (exit code: 0)"
+    assert result.exit_code == 0 and result.session_id == "s-1"
 
 
 @pytest.mark.anyio

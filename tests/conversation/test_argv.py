@@ -1183,6 +1183,56 @@ def test_env_rejects_what_no_process_environment_holds(env: dict[str, str]) -> N
     assert build_env(ClaudeAgentOptions(env={"A-B": "x", "1A": "y"}), base_env={})["A-B"] == "x"
 
 
+@pytest.mark.parametrize("env", [{"A": "x\ud800"}, {"A\udfff": "x"}])
+def test_env_rejects_a_lone_surrogate_no_process_environment_holds(env: dict[str, str]) -> None:
+    """It used to reach the spawn: a `CLIConnectionError` saying the CLI could not start."""
+    with pytest.raises(OptionsError, match="lone surrogate") as caught:
+        build_env(ClaudeAgentOptions(env=env), base_env={})
+    assert repr(next(iter(env))) in str(caught.value)
+    undecodable_byte = os.fsdecode(b"x\xff")  # 'x\udcff': the OS takes it as the byte
+    assert build_env(ClaudeAgentOptions(env={"A": undecodable_byte}), base_env={})["A"]
+
+
+@pytest.mark.parametrize(
+    ("option", "flag", "bad"),
+    [
+        ({"system_prompt": "be {}"}, "--system-prompt", "\ud800"),
+        ({"system_prompt": "be {}"}, "--system-prompt", "\0"),
+        ({"settings": '{{"model": "{}"}}'}, "--settings", "\ud800"),
+        ({"mcp_servers": {"s": {"command": "x", "args": ["{}"]}}}, "--mcp-config", "\ud800"),
+        ({"model": "claude{}"}, "--model", "\0"),
+        ({"extra_args": {"debug": "a{}"}}, "--debug", "\ud800"),
+        ({"extra_args": {"debug": "-a{}"}}, "--debug", "\0"),
+        ({"add_dirs": ["/tmp/{}"]}, "--add-dir", "\0"),
+    ],
+)
+def test_a_value_no_command_line_carries_is_refused_naming_its_flag(
+    option: dict[str, Any], flag: str, bad: str
+) -> None:
+    """A lone surrogate used to raise a bare `UnicodeEncodeError` (settings, system
+    prompt, MCP config); it and a NUL elsewhere reached the spawn (a
+    `CLIConnectionError` naming nothing). Now an `OptionsError` names the flag, never
+    the value. (JSON values escape a NUL: ``"\\u0000"`` is carried.)"""
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("{}", bad).replace("{{", "{").replace("}}", "}")
+        if isinstance(value, dict):
+            return {k: fill(v) for k, v in value.items()}
+        return [fill(v) for v in value]
+
+    with pytest.raises(OptionsError, match=f"the value of {flag} holds") as caught:
+        build_argv(ClaudeAgentOptions(**fill(option)), cli_path="claude")
+    assert "no command line can carry it" in str(caught.value)
+
+
+def test_a_spilled_value_no_file_carries_is_refused(tmp_path: Path) -> None:
+    prompt = "x" * (SPILL_THRESHOLD + 1) + "\ud800"
+    with pytest.raises(OptionsError, match="the system-prompt holds '\\\\ud800'"):
+        build_argv(ClaudeAgentOptions(system_prompt=prompt), cli_path="c", spill_dir=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_sdk_version_is_cached_string() -> None:
     assert isinstance(sdk_version(), str)
     assert sdk_version() is sdk_version()

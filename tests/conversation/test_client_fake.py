@@ -533,6 +533,98 @@ async def test_cli_exit_mid_turn_fails_every_waiter_with_process_error() -> None
             await client.set_model("x")
 
 
+@pytest.mark.parametrize("output_begun", [False, True])
+async def test_a_clean_exit_before_the_turns_result_is_a_process_error(
+    output_begun: bool,
+) -> None:
+    """Exit code 0 with a prompt still owed its result used to end the response (and
+    `query()`) as if nothing were missing: the result was lost without a word."""
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        if output_begun:
+            await fake.assistant({"type": "text", "text": "half an answer"})
+        await fake.exit(0, "bye")
+        seen: list[str] = []
+        with pytest.raises(ProcessError) as info:
+            async for m in client.receive_response():
+                seen.append(type(m).__name__)
+    assert seen == (["AssistantMessage"] if output_begun else [])
+    assert info.value.exit_code == 0 and info.value.stderr == "bye"
+    assert str(info.value).startswith("the Claude Code CLI exited before the result of the turn")
+
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def cli() -> None:
+        await fake.handshake()
+        await fake.receive("user")
+        await fake.exit(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cli)
+        with anyio.fail_after(10), pytest.raises(ProcessError, match="before the result"):
+            async for _ in query(prompt="hi", transport=transport):
+                pass
+
+
+async def test_a_clean_exit_owing_nothing_and_our_own_close_mid_turn_stay_clean() -> None:
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        await fake.result("done")
+        assert [type(m).__name__ async for m in client.receive_response()] == ["ResultMessage"]
+        await fake.exit(0)
+        assert [m async for m in client.receive_messages()] == []
+    async with connected() as (client, fake):
+        await client.query("hi")
+        await fake.receive("user")
+        await fake.assistant({"type": "text", "text": "half an answer"})
+        async for m in client.receive_response():
+            assert isinstance(m, AssistantMessage)
+            break
+    # leaving the block closed the CLI mid-turn: ours, so no error for the turn cut short
+
+
+async def test_a_frame_the_cli_reads_without_answering_is_owed_nothing() -> None:
+    """``keep_alive`` and ``control_cancel_request`` frames in a prompt stream were
+    stamped with a uuid and owed an answer, which the CLI (2.1.330: no lifecycle, no
+    result for them) never gives: `query()` never ended the CLI's input and waited for
+    ever after the last result."""
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+
+    async def prompts() -> AsyncIterator[dict[str, Any]]:
+        yield {"type": "keep_alive"}
+        yield {"type": "control_cancel_request", "request_id": "nothing-pending"}
+        yield {"type": "user", "message": {"role": "user", "content": "hi"}}
+
+    async def lifecycle(uid: str, state: str) -> None:
+        await fake.send({"type": "command_lifecycle", "command_uuid": uid, "state": state})
+
+    async def cli() -> None:
+        await fake.handshake()
+        prompt = await fake.receive("user")
+        await lifecycle(prompt["uuid"], "queued")
+        await lifecycle(prompt["uuid"], "started")
+        await fake.result("done")
+        await lifecycle(prompt["uuid"], "completed")
+        await fake.state("idle")
+        await fake.expect_eof()  # nothing owed: the input ends
+        await fake.exit(0)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(cli)
+        with anyio.fail_after(10):
+            got = [m async for m in query(prompt=prompts(), transport=transport)]
+    assert isinstance(got[-1], ResultMessage) and got[-1].result == "done"
+    unanswered = [f for f in fake.received if f["type"] in ("keep_alive", "control_cancel_request")]
+    assert unanswered == [  # sent as given: no uuid of ours
+        {"type": "keep_alive"},
+        {"type": "control_cancel_request", "request_id": "nothing-pending"},
+    ]
+
+
 async def test_control_errors_and_timeouts_are_typed() -> None:
     opts = ClaudeAgentOptions(control_timeout=0.1)
     async with connected(opts) as (client, fake):
@@ -919,7 +1011,20 @@ async def test_a_list_that_is_not_content_blocks_is_refused_before_it_is_sent(
     assert prompt["message"]["content"] == [{"type": "text", "text": "fine"}]  # the first
 
 
-@pytest.mark.parametrize("item", [5, None, ["hi"]])
+@pytest.mark.parametrize(
+    "item",
+    [
+        5,
+        None,
+        ["hi"],
+        # frames CLI 2.1.330 exits on ("Expected message role 'user'", "Missing request
+        # on control_request"), which used to be sent, ending the conversation
+        {"type": "user"},
+        {"type": "user", "message": "hello"},
+        {"type": "user", "message": {"role": "assistant", "content": "hi"}},
+        {"type": "control_request", "request_id": "x"},
+    ],
+)
 async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(item: Any) -> None:
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
@@ -938,7 +1043,8 @@ async def test_a_streamed_prompt_that_is_not_one_is_refused_before_it_is_sent(it
     with anyio.fail_after(5):
         async with anyio.create_task_group() as tg:
             tg.start_soon(cli_side)
-            with pytest.raises(OptionsError, match=r"a prompt must be a str|not a content block"):
+            refused = r"a prompt must be a str|not a content block|a prompt frame the CLI would"
+            with pytest.raises(OptionsError, match=refused):
                 async for message in query(prompt=prompts(), transport=transport):
                     got.append(message)
     assert [type(m) for m in got] == [ResultMessage]

@@ -3,7 +3,7 @@ every value either becomes one line in one defined way, or a `MessageEncodeError
 naming the cause. Never anything else: no silent substitution, no torn line.
 
 The values mix JSON values with everything a frame may carry that JSON has no spelling
-for: NaN and Infinity, integers of any size, lone surrogates, non-string keys, tuples,
+for: NaN and Infinity, integers past Python's limit, lone surrogates, non-string keys, tuples,
 sets, bytes, dates, UUIDs, decimals, enums, dataclasses, dict subclasses, circular and
 deeply nested values. `_expected` states the rules independently of the encoder.
 """
@@ -17,6 +17,7 @@ import decimal
 import enum
 import json
 import math
+import sys
 import uuid
 from typing import Any
 
@@ -45,16 +46,23 @@ class _Point:
     x: int
 
 
+def _huge(sign: int = 1) -> int:
+    """One digit more than Python turns into text (made by a function: hypothesis
+    shows its strategies by repr(), which refuses it)."""
+    return sign * int(10 ** sys.get_int_max_str_digits())
+
+
 _ODD_SCALARS = st.sampled_from(
     [(1, 2), frozenset({1}), {2}, b"bytes", bytearray(b"x"), datetime.date(2026, 1, 2),
      datetime.datetime(2026, 1, 2, 3, 4, 5), uuid.UUID(int=7), decimal.Decimal("1.5"),
      _Color.RED, _Level.HIGH, _Mode.AUTO, _Point(1), object(), 1e16, 2.5e-05, -0.0,
      1.7976931348623157e308, 5e-324, 2**64, -(2**63) - 1, 10**40, True, None, "\ud800",
      "a\u2028b\x7f\x00\x1f\"\\", "é😀", float("nan"), float("inf")]
-)  # fmt: skip
+) | st.builds(_huge)  # fmt: skip
 _KEYS = st.one_of(
     st.text(max_size=3),
     st.sampled_from([1, 1.5, True, None, "\udc00", float("nan"), (1,), _Level.HIGH]),
+    st.builds(_huge, st.just(-1)),
 )
 _values = st.recursive(
     st.one_of(wire_scalars, _ODD_SCALARS, st.text(alphabet=st.characters(), max_size=4)),
@@ -78,6 +86,13 @@ def _text(s: str, refused: list[str]) -> str:
     return s
 
 
+def _int(n: int, refused: list[str]) -> int:
+    if abs(n) >= 10 ** sys.get_int_max_str_digits():
+        refused.append("an integer of more than")
+        return 0
+    return int(n)
+
+
 def _key(k: Any, refused: list[str]) -> str:
     if isinstance(k, str):
         return _text(str.__str__(k), refused)
@@ -86,7 +101,7 @@ def _key(k: Any, refused: list[str]) -> str:
     if k is None:
         return "null"
     if isinstance(k, int):
-        return int.__repr__(k)
+        return str(_int(k, refused))
     if isinstance(k, float):
         if not math.isfinite(k):
             refused.append(_NAN)
@@ -102,8 +117,8 @@ def _expected(value: Any, refused: list[str]) -> Any:
         return value
     if isinstance(value, str):  # str enums included: their text
         return _text(str.__str__(value), refused)
-    if isinstance(value, int):  # any size; int enums included: their number
-        return int(value)
+    if isinstance(value, int):  # int enums included: their number
+        return _int(value, refused)
     if isinstance(value, float):
         if not math.isfinite(value):
             refused.append(_NAN)
@@ -146,6 +161,7 @@ def _check(value: Any) -> None:
 @example(value={"a": datetime.date(2026, 1, 2), "b": uuid.UUID(int=7)})
 @example(value={"a": decimal.Decimal("1.5")})
 @example(value={"a": 10**40, "b": -(2**63) - 1})
+@example(value={"a": _huge() - 1, "b": _huge(-1)})
 @example(value={"a": 1e16, "b": 2.5e-05, "c": -0.0})
 @counted
 def test_every_value_is_encoded_by_the_rules_or_refused_naming_the_cause(

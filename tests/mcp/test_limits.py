@@ -22,6 +22,7 @@ from ccwire import (
 )
 from ccwire._mcp.limits import output_size
 from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.fixtures.mcp_schema import SchemaCheck
 
 pytestmark = pytest.mark.anyio
 
@@ -147,3 +148,40 @@ async def test_limits_apply_through_the_session() -> None:
                     answers.append(resp["response"]["mcp_response"]["result"])
     assert answers[0] == {"content": [{"type": "text", "text": "zz"}]}
     assert answers[1]["isError"] is True and "rate-limited" in text_of(answers[1])
+
+
+@pytest.mark.parametrize(
+    ("structured", "cause"),
+    [
+        ({(1, 2): "a tuple key"}, "keys must be str, int, float, bool or None, not tuple"),
+        ({"n": 10**5000}, "an integer of more than"),
+        ({"ids": {1, 2}}, "Object of type set is not JSON serializable"),
+    ],
+)
+async def test_a_capped_result_json_cannot_carry_is_refused_by_the_wire_as_any_other(
+    structured: dict[Any, Any], cause: str, mcp_schema_check: SchemaCheck
+) -> None:
+    """`limit_output` measured such a result with `json.dumps`, which raised: the model
+    was told the tool had raised (Python's own words), and no `CallbackError` said the
+    answer could not be sent. Now it is refused where every answer is, naming the cause."""
+
+    @tool("odd", "Returns what JSON cannot carry", {})
+    async def odd(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "ok"}], "structuredContent": structured}
+
+    server = create_sdk_mcp_server("s", tools=[limit_output(odd, 1000)])
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    reported: list[Exception] = []
+    options = ClaudeAgentOptions(mcp_servers={"s": server}, on_callback_error=reported.append)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fake.handshake, None)
+        with anyio.fail_after(15):
+            async with ClaudeSDKClient(options, transport=transport):
+                resp = await fake.mcp("s", "tools/call", {"name": "odd", "arguments": {}})
+    result = resp["response"]["mcp_response"]["result"]
+    assert result["isError"] is True
+    assert text_of(result).startswith("ccwire could not encode the answer: cannot encode")
+    assert cause in text_of(result)
+    assert len(reported) == 1 and cause in str(reported[0])
+    mcp_schema_check.failures.clear()  # it saw the result that could not be sent (not all)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import pytest
 
@@ -190,3 +191,17 @@ def test_encode_line_rejects_circular() -> None:
 def test_encode_line_rejects_lone_surrogate() -> None:
     with pytest.raises(MessageEncodeError):
         encode_line({"x": "\ud800"})
+
+
+def test_encode_line_writes_integers_up_to_pythons_limit_and_names_it_past_it() -> None:
+    """The rule is Python's limit on turning an integer into text (4300 digits unless
+    changed); a longer one was refused with advice to raise a process-wide limit."""
+    limit = sys.get_int_max_str_digits()
+    assert encode_line({"n": 10 ** (limit - 1)}) == b'{"n":1' + b"0" * (limit - 1) + b"}\n"
+    for value in ({"n": 10**limit}, {10**limit: 1}):
+        with pytest.raises(MessageEncodeError) as info:
+            encode_line(value)
+        assert str(info.value) == (
+            "cannot encode the message as JSON: an integer of more than "
+            f"{limit} digits (Python's limit, sys.get_int_max_str_digits())"
+        )

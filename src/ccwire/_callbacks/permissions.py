@@ -165,10 +165,25 @@ def drop_malformed_hook_updates(output: object) -> tuple[object, list[str]]:
 def coerce_permission_result(value: object) -> PermissionResult:
     """Accept a result object, or the wire-like dict form ``{"behavior": "allow", ...}``.
 
-    Anything else is a bug in the callback and raises `ControlProtocolError`
-    (the CLI then gets an error answer, never silence).
+    Anything else (a result whose ``updated_input`` is no dict, or whose ``message``
+    is no str, too) is a bug in the callback and raises `ControlProtocolError` (the CLI
+    then gets an error answer, never silence).
     """
-    if isinstance(value, (PermissionResultAllow, PermissionResultDeny)):
+    if isinstance(value, PermissionResultAllow):
+        if value.updated_input is not None and not isinstance(value.updated_input, Mapping):
+            raise ControlProtocolError(
+                "can_use_tool returned PermissionResultAllow with an updated_input that is "
+                f"no dict ({type(value.updated_input).__name__})",
+                subtype=codec.CAN_USE_TOOL,
+            )
+        return value
+    if isinstance(value, PermissionResultDeny):
+        if not isinstance(value.message, str):
+            raise ControlProtocolError(
+                "can_use_tool returned PermissionResultDeny with a message that is no str "
+                f"({type(value.message).__name__})",
+                subtype=codec.CAN_USE_TOOL,
+            )
         return value
     if isinstance(value, Mapping):
         behavior = value.get("behavior")

@@ -188,7 +188,34 @@ def _output_schema(options: ClaudeAgentOptions) -> tuple[Any, str] | None:
 
 
 def _too_long(text: str) -> bool:
-    return len(text.encode("utf-8")) > SPILL_THRESHOLD
+    # surrogatepass: a value no command line can carry is refused by _check_argv()
+    return len(text.encode("utf-8", "surrogatepass")) > SPILL_THRESHOLD
+
+
+def _uncarried(text: str) -> str | None:
+    """What in ``text`` no command line (or file of ours) can carry, or None: a NUL
+    character, or a lone surrogate that is not an undecodable byte (``os.fsencode``)."""
+    if "\0" in text:
+        return "a NUL character"
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        return f"{exc.object[exc.start : exc.end]!r}, a lone surrogate"
+    return None
+
+
+def _check_argv(argv: list[str]) -> None:
+    """Refuse, naming its flag (never its value), an argument the OS would refuse at
+    the spawn with a message naming nothing."""
+    for n, arg in enumerate(argv[1:], 1):
+        problem = _uncarried(arg)
+        if problem is None:
+            continue
+        if arg.startswith("--"):
+            flag = arg.split("=", 1)[0]
+        else:
+            flag = argv[n - 1] if argv[n - 1].startswith("--") else f"argument {n}"
+        raise OptionsError(f"the value of {flag} holds {problem}: no command line can carry it")
 
 
 def json_schema_in_initialize(options: ClaudeAgentOptions) -> bool:
@@ -374,8 +401,11 @@ class _Spill:
         directory = self.directory
         assert directory is not None
         where = directory if isinstance(directory, str) else directory.make()
+        problem = _uncarried(value)
+        if problem is not None:
+            raise OptionsError(f"the {stem} holds {problem}: the CLI cannot read it")
         fd, path = tempfile.mkstemp(prefix=f"{stem}-", suffix=suffix, dir=where)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
             fh.write(value)
         return path
 
@@ -765,11 +795,12 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
     ``output_format`` schema is left out (with or without ``spill_dir``): it travels in
     ``initialize`` (see `build_initialize_fields()`).
 
-    Raises ``ValueError`` for inconsistent options and
-    `CLIConnectionError` when ``settings`` must be merged with
-    ``sandbox`` but cannot be loaded, or when an option's value is None or a container
-    where the CLI needs a text (``system_prompt``'s ``append``, ``path`` or ``prompt``, a
-    plugin's ``path``, ``thinking``'s ``display``), naming the flag.
+    Raises ``ValueError`` (`OptionsError`) for inconsistent options and for a value
+    no command line can carry (a NUL character, a lone surrogate), naming its flag;
+    `CLIConnectionError` when ``settings`` must be merged with ``sandbox`` but cannot
+    be loaded, or when an option's value is None or a container where the CLI needs a
+    text (``system_prompt``'s ``append``, ``path`` or ``prompt``, a plugin's ``path``,
+    ``thinking``'s ``display``), naming the flag.
     """
     validate_options(options)
     spill = _Spill(spill_dir)
@@ -859,4 +890,5 @@ def build_argv(  # noqa: C901 - one flag per option, in the order the CLI docume
 
     argv += _extra_args(options.extra_args)
     argv += ["--input-format", "stream-json"]
+    _check_argv(argv)
     return argv

@@ -109,7 +109,8 @@ def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> di
     Raises:
         OptionsError: An entry of ``options.env`` is not ``str -> str``, its name no
             process environment can hold (empty, with ``=`` or NUL), or its value
-            holds NUL.
+            holds NUL; or either holds a lone surrogate (one that is no undecodable
+            byte: ``os.fsencode`` refuses it).
     """
     env = inherited_env(base_env, options.inherit_env)
     env["CLAUDE_CODE_ENTRYPOINT"] = "sdk-py"
@@ -125,6 +126,13 @@ def build_env(options: ClaudeAgentOptions, *, base_env: Mapping[str, str]) -> di
             )
         if "\0" in value:
             raise OptionsError(f"env: the value of {key!r} holds a NUL character")
+        try:
+            os.fsencode(key + value)
+        except UnicodeEncodeError:
+            raise OptionsError(
+                f"env: {key!r} or its value holds a lone surrogate, which no process "
+                "environment can hold"
+            ) from None
         env[key] = value
     env["CLAUDE_AGENT_SDK_VERSION"] = sdk_version()
     if options.client_app:

@@ -60,7 +60,7 @@ from .._protocol.control import (
 )
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
-from .._transport.base import LineTransport, Transport, as_line_transport
+from .._transport.base import CLI_EXITED, LineTransport, Transport, as_line_transport
 from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
@@ -146,6 +146,7 @@ class Connection:
         self._prompt_streams = 0  # prompt streams running (their prompts may come later)
         self._prompted_at = 0.0
         self._turn_open = False  # a turn's output has begun and its result not yet come
+        self._closing = False  # close() was called
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
         self._ended: anyio.Event | None = None  # set when the CLI's output has ended
         self._run_end = RunEndClock(run_end_ceiling(options.env, os.environ))
@@ -357,6 +358,7 @@ class Connection:
 
         May run in any task and any cancel scope, not only where `open()` ran.
         """
+        self._closing = True  # the end is ours: a turn cut short is not the CLI's loss
         with anyio.CancelScope(shield=True):
             if self._router is not None:
                 self._router.detach()
@@ -412,9 +414,16 @@ class Connection:
 
         ``prompt`` is text, a list of content blocks, or a complete user-message frame
         (which is sent as given, gaining a ``uuid`` if it has none); anything else
-        raises `OptionsError` (the CLI would never answer it).
+        raises `OptionsError` (the CLI would never answer it). A frame the CLI reads
+        without answering (``keep_alive``, ``control_cancel_request``) is sent as given,
+        owed nothing (None is returned).
         """
         check_prompt_item(prompt)
+        if isinstance(prompt, Mapping) and codec.frame_type(prompt) in codec.UNANSWERED_FRAMES:
+            if self._gate is not None:  # not a prompt: no turn, nothing owed
+                await self._gate()
+            await self.protocol.send_frame(prompt)
+            return None
         if isinstance(prompt, Mapping):
             frame = dict(prompt)
             if "uuid" not in frame:
@@ -823,6 +832,8 @@ class Connection:
         await self._ended.wait()
 
     def _on_closed(self, error: CcwireError | None) -> None:
+        if error is None and not self._closing and self._turns.owed:
+            error = self._ended_mid_turn()  # a prompt of ours lost its answer
         if self._ended is not None:
             self._ended.set()
         self._turns.clear()
@@ -854,6 +865,16 @@ class Connection:
                 end.__cause__ = error
                 error = end
             self._inbox.close(error)
+
+    def _ended_mid_turn(self) -> ProcessError:
+        """The error for a CLI that ended its output cleanly (exit code 0) while a
+        prompt of ours was still owed its result: that result is lost."""
+        ended = self._transport.exit_info if self._transport is not None else None
+        return ProcessError(
+            f"{CLI_EXITED} before the result of the turn",
+            exit_code=ended.returncode if ended is not None else None,
+            stderr=ended.stderr_tail if ended is not None else None,
+        )
 
     def _on_handler_error(self, where: str, exc: BaseException) -> None:
         logger.error("ccwire: %s handler failed: %s", where, exc, exc_info=exc)

@@ -33,13 +33,20 @@ def check_prompt(prompt: object, *, blocks: bool = False) -> None:
 
 def check_prompt_item(prompt: object) -> None:
     """Refuse, before it is sent, a prompt that is neither text, a list of content
-    blocks nor a user-message frame (a mapping): the CLI would never answer it.
+    blocks nor a user-message frame (a mapping): the CLI would never answer it; and a
+    frame the CLI exits on (a ``user`` frame without a ``message`` of role ``user``, a
+    ``control_request`` without its ``request`` object).
 
     Raises:
         TypeError: ``prompt`` is of another type, or a list holds something that is
-            not a content block.
+            not a content block, or a frame the CLI exits on.
     """
-    if isinstance(prompt, (str, Mapping)):
+    if isinstance(prompt, str):
+        return
+    if isinstance(prompt, Mapping):
+        problem = _frame_problem(prompt)
+        if problem is not None:
+            raise OptionsError(f"a prompt frame the CLI would exit on: {problem}")
         return
     if not isinstance(prompt, list):
         raise OptionsError(
@@ -50,6 +57,21 @@ def check_prompt_item(prompt: object) -> None:
         problem = _block_problem(block)
         if problem is not None:
             raise OptionsError(f"prompt[{n}] is not a content block: {problem}")
+
+
+def _frame_problem(frame: Mapping[object, object]) -> str | None:
+    """Why the CLI would exit on reading ``frame`` (as CLI 2.1.330 does), or None."""
+    kind = frame.get("type")
+    if kind == "user":
+        message = frame.get("message")
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role != "user":
+            return (
+                f"a 'user' frame needs a 'message' object whose 'role' is 'user', got {role!r:.80}"
+            )
+    elif kind == "control_request" and not isinstance(frame.get("request"), Mapping):
+        return "a 'control_request' frame needs a 'request' object"
+    return None
 
 
 def _block_problem(block: object) -> str | None:

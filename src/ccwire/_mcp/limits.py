@@ -30,7 +30,8 @@ def output_size(result: Mapping[str, Any]) -> int:
 
     Text blocks count their text, image/audio blocks their base64 data, embedded
     resources their text or blob, resource links their URI, and ``structuredContent``
-    its compact JSON encoding.
+    its compact JSON encoding (nothing when JSON cannot encode it: such a result is
+    never sent, and the answer the CLI gets instead names the cause).
     """
     total = 0
     content = result.get("content")
@@ -48,7 +49,11 @@ def output_size(result: Mapping[str, Any]) -> int:
                 if isinstance(value, str):
                     total += len(value)
     if "structuredContent" in result:
-        total += len(json.dumps(result["structuredContent"], separators=(",", ":"), default=str))
+        try:
+            text = json.dumps(result["structuredContent"], separators=(",", ":"), default=str)
+        except (TypeError, ValueError, RecursionError):
+            text = ""  # JSON cannot carry it: the wire refuses it, naming the cause
+        total += len(text)
     return total
 
 

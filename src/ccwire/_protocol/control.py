@@ -524,9 +524,11 @@ class ControlProtocol:
     def _serve(self, req: codec.ControlRequest) -> None:
         route = self._routes.get(req.subtype)
         if route is None:
-            line, _ = self._core.answer(
+            line, unencodable = self._core.answer(
                 req.request_id, error=f"Unsupported control request subtype: {req.subtype}"
             )
+            if unencodable is not None:  # an id no answer can carry
+                self._report(req.subtype, unencodable)
             self._write_soon(line)
             return
         call = self._calls[req.request_id] = IncomingCall(req.request_id, req.subtype)

@@ -19,6 +19,7 @@ input becomes is documented on `ProtocolCore.receive_line`.
 
 from __future__ import annotations
 
+import codecs
 import enum
 import itertools
 import os
@@ -153,6 +154,7 @@ _PREVIEW: Final = 200
 _ID_SCAN: Final = 4096  # how far into an undecodable frame its request id is looked for
 _REQUEST_ID = re.compile(r'"request_id"\s*:\s*"([^"\\]{1,200})"')
 _CONTROL_REQUEST = re.compile(r'"type"\s*:\s*"control_request"')
+_BOM_OBJECT: Final = codecs.BOM_UTF8 + b"{"
 
 
 class ProtocolCore:
@@ -206,7 +208,8 @@ class ProtocolCore:
     def receive_line(self, line: bytes) -> Event | None:
         """What one line of the CLI's output is (its newline already removed).
 
-        * a line that does not start with ``{`` is noise a CLI may print: `LineSkipped`;
+        * a line that does not start with ``{`` (after a UTF-8 byte order mark, which
+          is read as nothing) is noise a CLI may print: `LineSkipped`;
         * a line that is not UTF-8, not JSON or too deeply nested, and a conversation
           frame its decoder refuses: `MessageReceived` carrying the
           `MessageDecodeError` (the reader of the messages sees it where it was); such a
@@ -224,8 +227,10 @@ class ProtocolCore:
         """
         size = len(line)
         if not line.startswith(b"{"):
-            self.skipped_lines += 1
-            return LineSkipped(line[:_PREVIEW])
+            if not line.startswith(_BOM_OBJECT):
+                self.skipped_lines += 1
+                return LineSkipped(line[:_PREVIEW])
+            line = line[len(codecs.BOM_UTF8) :]  # json.loads(bytes) reads it as nothing
         try:
             text = line.decode("utf-8", "surrogatepass")  # what json.loads(bytes) does
         except UnicodeDecodeError as exc:
@@ -260,9 +265,7 @@ class ProtocolCore:
             req = codec.decode_control_request(obj)
         except MessageDecodeError as exc:
             rid = obj.get("request_id")
-            answer = b""
-            if isinstance(rid, str):
-                answer = encode_line(codec.encode_error(rid, str(exc)))
+            answer = _error_line(rid, str(exc)) if isinstance(rid, str) else b""
             return ProtocolViolation("control_request", exc, answer)
         if req.request_id in self._owed:
             # the one still owed keeps its (one) answer; this one is not served twice
@@ -312,9 +315,7 @@ class ProtocolCore:
         rid = _REQUEST_ID.search(head)
         if rid is None or _CONTROL_REQUEST.search(head) is None or rid.group(1) in self._owed:
             return MessageReceived(error, size)  # (an id still owed keeps its one answer)
-        answer = encode_line(
-            codec.encode_error(rid.group(1), f"ccwire could not decode the request: {what}")
-        )
+        answer = _error_line(rid.group(1), f"ccwire could not decode the request: {what}")
         return UndecodableRequest(error, answer)
 
     # ----------------------------------------------------------------- output
@@ -358,15 +359,17 @@ class ProtocolCore:
         ``body``, or, with ``error``, an error answer.
 
         Returns the line (``b""`` when the request is not owed an answer: withdrawn,
-        answered already or unknown) and, when ``body`` could not be encoded, the
+        answered already or unknown) and, when the answer could not be encoded, the
         `MessageEncodeError` why: the line is then ``fallback(request, cause)``'s answer
-        if it encodes, else an error answer naming the cause.
+        if it encodes, else an error answer naming the cause (``b""`` for an id holding
+        a lone surrogate, which no line can carry). A lone surrogate in ``error`` is
+        written as its escape.
         """
         req = self._owed.pop(request_id, None)
         if req is None:
             return b"", None
         frame = (
-            codec.encode_error(request_id, error)
+            codec.encode_error(request_id, _utf8_safe(error))
             if error is not None
             else codec.encode_success(request_id, body)
         )
@@ -383,11 +386,25 @@ class ProtocolCore:
                 return encode_line(codec.encode_success(req.request_id, fallback(req, exc)))
             except Exception:  # the plain error answer below says why
                 pass
-        return encode_line(
-            codec.encode_error(
-                req.request_id, f"ccwire could not encode the answer to {req.subtype}: {exc}"
-            )
+        return _error_line(
+            req.request_id, f"ccwire could not encode the answer to {req.subtype}: {exc}"
         )
+
+
+def _error_line(request_id: str, error: str) -> bytes:
+    """The line of an error answer to the CLI's request ``request_id``. JSON's escapes
+    let the CLI write a lone surrogate, which UTF-8 cannot carry back: one in ``error``
+    (an unknown subtype named in it) is written as its escape, and an id holding one
+    gets no answer at all (``b""``: no line can name it)."""
+    try:
+        return encode_line(codec.encode_error(request_id, _utf8_safe(error)))
+    except MessageEncodeError:
+        return b""
+
+
+def _utf8_safe(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``\\ud800``)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _decode_error(

@@ -15,6 +15,7 @@ boundary inside a multi-byte UTF-8 sequence is harmless.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from .._core.errors import MessageDecodeError, MessageEncodeError
@@ -146,13 +147,14 @@ def encode_line(obj: object) -> bytes:
     """Encode ``obj`` as one compact UTF-8 JSON line ending in ``b"\\n"``.
 
     The result never holds a raw newline except the final one. The rules (also in
-    ``docs/protocol.md``): strings, integers of any size, finite floats, booleans and
-    ``None`` as JSON writes them (``int`` and ``str`` enums by their value); lists and
-    tuples as arrays; dicts as objects, their ``int``/``float``/``bool``/``None`` keys
-    as their JSON text. Raises `MessageEncodeError` (nothing is written), naming the
-    cause, for anything else: NaN and Infinity, a lone surrogate, other key types, a
-    value JSON has no type for (``set``, ``bytes``, ``datetime``, a dataclass...), a
-    circular or too deeply nested value. Lines have no size limit.
+    ``docs/protocol.md``): strings, integers (up to ``sys.get_int_max_str_digits()``
+    digits, 4300 by default), finite floats, booleans and ``None`` as JSON writes them
+    (``int`` and ``str`` enums by their value); lists and tuples as arrays; dicts as
+    objects, their ``int``/``float``/``bool``/``None`` keys as their JSON text. Raises
+    `MessageEncodeError` (nothing is written), naming the cause, for anything else:
+    NaN and Infinity, a longer integer, a lone surrogate, other key types, a value JSON
+    has no type for (``set``, ``bytes``, ``datetime``, a dataclass...), a circular or
+    too deeply nested value. Lines have no size limit.
     """
     try:
         return _encode(obj).encode("utf-8") + b"\n"
@@ -166,6 +168,11 @@ def _why(exc: BaseException) -> str:
         return f"{exc.object[exc.start : exc.end]!r} is a lone surrogate, not text UTF-8 can carry"
     if isinstance(exc, ValueError) and "Out of range float" in str(exc):
         return "NaN and Infinity have no spelling in JSON"
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        limit = sys.get_int_max_str_digits()
+        return (
+            f"an integer of more than {limit} digits (Python's limit, sys.get_int_max_str_digits())"
+        )
     if isinstance(exc, RecursionError):
         return "the value is nested too deeply"
     return str(exc)
