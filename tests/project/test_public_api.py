@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 import ccwire
+import ccwire.batch
 import ccwire.testing
+import ccwire.types
 from ccwire._core.lazy import lazy_table
 
 
@@ -306,8 +308,48 @@ assert ccwire.ClaudeAgentOptions(max_turns=2).max_turns == 2
 block = ccwire.TextBlock("hi")
 assert pickle.loads(pickle.dumps(block)) == block
 assert repr(type(block)) == "<class 'ccwire.TextBlock'>"
+import typing
+unresolved = set()
+for package in (ccwire, ccwire.testing, ccwire.batch, ccwire.types):
+    for name in package.__all__:
+        obj = getattr(package, name)
+        if inspect.isclass(obj) and not isinstance(obj, types.GenericAlias):
+            try:
+                typing.get_type_hints(obj)
+            except NameError:
+                unresolved.add(name)
+assert unresolved <= UNRESOLVED, unresolved
 print(len(ccwire.__all__))
 """
+
+UNRESOLVED = {"ClaimOptions", "ClaudeAgentOptions", "ClaudeSDKClient", "McpSdkServerConfig"}
+"""The public classes whose annotations name a type imported only for type checkers
+(loading it would make ``import ccwire`` slower): ``typing.get_type_hints()`` may not
+resolve them. Every other public class's hints resolve, as the reference's do."""
+
+
+def test_type_hints_resolve_on_the_public_classes() -> None:
+    """``typing.get_type_hints()`` on a public class looked the names of its string
+    annotations up in ``ccwire``, the module it reports, where ``Mapping`` or
+    ``ClassVar`` are not defined: it failed on 185 classes, which serializers and
+    frameworks reading type hints (pydantic, cattrs) use.  They are looked up in the
+    module that wrote them."""
+    import typing
+
+    unresolved = set()
+    for package in (ccwire, ccwire.testing, ccwire.batch, ccwire.types):
+        for name in package.__all__:
+            obj = getattr(package, name)
+            if inspect.isclass(obj) and not isinstance(obj, types.GenericAlias):
+                try:
+                    hints = typing.get_type_hints(obj)
+                except NameError:
+                    unresolved.add(name)
+                    continue
+                assert not any(isinstance(h, typing.ForwardRef) for h in hints.values()), name
+    assert unresolved <= UNRESOLVED, unresolved  # (fewer once their modules are loaded)
+    hints = typing.get_type_hints(ccwire.AssistantMessage)
+    assert hints["content"] == list[ccwire.types.ContentBlock]
 
 
 def test_the_public_api_works_from_an_install_without_sources(tmp_path: Path) -> None:
@@ -321,7 +363,8 @@ def test_the_public_api_works_from_an_install_without_sources(tmp_path: Path) ->
     )
     _compile_without_sources(tmp_path)
     assert not list(tmp_path.rglob("*.py"))
-    assert int(_run(_PUBLIC_API_CHECK, tmp_path)) == len(ccwire.__all__)
+    check = f"UNRESOLVED = {sorted(UNRESOLVED)!r}\nUNRESOLVED = set(UNRESOLVED)\n"
+    assert int(_run(check + _PUBLIC_API_CHECK, tmp_path)) == len(ccwire.__all__)
 
 
 @pytest.mark.parametrize("package", ["ccwire", "ccwire.testing", "ccwire.batch", "ccwire.types"])

@@ -7,18 +7,15 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
+from .._conversation.client import ClaudeSDKClient  # at run time: for get_type_hints()
+from .._conversation.options import ClaudeAgentOptions
 from .errors import BatchInputError
-
-if TYPE_CHECKING:
-    from .._conversation.client import ClaudeSDKClient
-    from .._conversation.options import ClaudeAgentOptions
-
 
 __all__ = ["TASK_FIELDS", "BatchTask", "TaskFunction", "TaskLike", "coerce_task"]
 
-TaskFunction: TypeAlias = "Callable[[ClaudeSDKClient], Awaitable[Any]]"
+TaskFunction: TypeAlias = Callable[[ClaudeSDKClient], Awaitable[Any]]
 """A task that drives its session itself: called with a connected `ClaudeSDKClient`.
 
 Whatever it returns (JSON-able) becomes `BatchResult.output`; the session's last

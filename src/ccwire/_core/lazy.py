@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable
 from importlib import import_module
 from types import FunctionType, GenericAlias, ModuleType
-from typing import Any
+from typing import Any, ForwardRef
 
 __all__ = ["install_lazy_importer", "lazy_table", "publish"]
 
@@ -240,3 +240,23 @@ def _publish(value: object, bound: str, public: str) -> None:
         return
     if any(part.startswith("_") for part in module.split(".")):
         value.__module__ = public
+        if isinstance(value, type):
+            _keep_annotation_scope(value, module)
+
+
+def _keep_annotation_scope(cls: type, module: str) -> None:
+    """Let ``typing.get_type_hints(cls)`` resolve the annotations written in ``module``.
+
+    It looks the names of a class's string annotations up in the module its
+    ``__module__`` names, which is now the public one, where ``Mapping`` or a private
+    alias is not defined: each becomes a ``ForwardRef`` bound to ``module``, evaluated
+    there (as the reference's classes are in theirs).  Nothing is evaluated now.
+    """
+    annotations = cls.__dict__.get("__annotations__")  # noqa: RUF063 - the dict itself, to change
+    if not isinstance(annotations, dict):
+        return
+    for name, annotation in annotations.items():
+        if isinstance(annotation, str):
+            annotations[name] = ForwardRef(
+                annotation, is_argument=False, is_class=True, module=module
+            )
