@@ -333,3 +333,20 @@ def test_system_messages_the_reference_has_no_class_for_dispatch_by_type_name(
     assert type(retry).__qualname__ == "ApiRetryMessage"
     assert ccwire.ApiRetryMessage.__module__ == "ccwire"
     assert pickle.loads(pickle.dumps(retry)) == retry
+
+
+def _sniffed_as_claude_agent_sdk(obj: object) -> bool:
+    return any(cls.__module__.split(".")[0] == "claude_agent_sdk" for cls in type(obj).__mro__)
+
+
+def test_an_agent_object_is_told_from_other_sdks_by_the_modules_of_its_mro() -> None:
+    # bridge-adk 0.1.0 (PyPI), adapters/_claude.py: serve(ClaudeAgentOptions(...)) picks
+    # its claude-agent-sdk adapter when a class of type(agent).__mro__ lives in
+    # claude_agent_sdk (module_root_in). On the drop-in every class reported ccwire, so
+    # serve() raised NoAdapterError ("Don't know how to serve ...") where the reference
+    # serves the agent over A2A
+    options = ClaudeAgentOptions(system_prompt="You are a researcher.")
+    assert _sniffed_as_claude_agent_sdk(options)
+    assert _sniffed_as_claude_agent_sdk(ClaudeSDKClient(options))
+    # still ccwire's classes, under the module where pickle and imports look
+    assert (ClaudeAgentOptions.__module__, ClaudeSDKClient.__module__) == ("ccwire", "ccwire")

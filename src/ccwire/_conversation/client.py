@@ -10,6 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import CREDENTIALS_FIX, CLIConnectionError, NoPromptError
+from .._core.origin import ReferenceOrigin
 from .options import ClaudeAgentOptions, options_or_default
 from .prompt_check import check_prompt
 from .runtime_control import RuntimeControl
@@ -31,7 +32,7 @@ NO_PROMPT_SECONDS = 3.0
 ever was (another task may be about to send it) before raising `NoPromptError`."""
 
 
-class ClaudeSDKClient(RuntimeControl):
+class ClaudeSDKClient(RuntimeControl, ReferenceOrigin):
     """A multi-turn conversation with one Claude Code CLI process.
 
     Use it as an async context manager (or call `connect()` / `disconnect()`

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, get_args
 
 from .._core.errors import CallbackError, OptionsError
+from .._core.origin import ReferenceOrigin
 from .._core.redact import is_secret_key, redact_text
 from .._mcp.config import McpServerConfig
 from .._wire.dialog_types import OnElicitation, OnUserDialog
@@ -930,7 +931,7 @@ def _named_options(cls: _Options) -> _Options:
 
 @_named_options
 @dataclass(kw_only=True, repr=False)
-class ClaudeAgentOptions:
+class ClaudeAgentOptions(ReferenceOrigin):
     """Everything that configures a Claude Code session. Every field is optional.
 
     The names follow Anthropic's ``claude-agent-sdk``. ccwire additions:
