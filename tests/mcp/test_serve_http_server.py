@@ -365,8 +365,12 @@ def test_connections_past_the_descriptor_limit_get_503_and_the_server_goes_on() 
         lists_tools(port)
         assert proc.poll() is None
     lines = [line.rstrip("\n") for line in log]
-    assert 1 <= len(lines) <= 2 and all("refused" in line for line in lines), lines
-    assert f"{limit} open, the limit (--max-connections" in lines[0], lines
+    # one throttled warning of the refusals; on a loaded machine the descriptors the
+    # refusals themselves hold may run out for a moment too: one throttled warning more
+    refusals = [line for line in lines if "refused" in line]
+    out = [line for line in lines if "out of file descriptors" in line]
+    assert 1 <= len(refusals) <= 2 and len(out) <= 1 and len(lines) <= 3, lines
+    assert f"{limit} open, the limit (--max-connections" in refusals[0], lines
 
 
 def test_out_of_descriptors_the_server_warns_once_and_recovers() -> None:
