@@ -584,7 +584,7 @@ class ControlProtocol:
             return
         if self.reply_gate is not None:
             await self.reply_gate()
-        body = result if isinstance(result, Mapping) else None
+        body = result if type(result) is dict or isinstance(result, Mapping) else None
         if self._observers:
             outcome = "error" if error is not None else "ok"
             self._notify(
