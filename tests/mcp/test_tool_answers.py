@@ -110,6 +110,51 @@ async def test_a_call_cancelled_before_it_ran_is_not_run_but_answered_either_way
             assert "notifications/cancelled" in answer["result"]["content"][0]["text"], name
 
 
+async def test_a_withdrawal_cancels_the_call_it_names_and_no_other() -> None:
+    # the tasks serving requests are reused and share one cancel scope per task: a call
+    # withdrawn while it runs is cancelled; withdrawing or cancelling (by MCP id) a call
+    # already answered cancels nothing, not the call the same task serves next
+    gates = {n: anyio.Event() for n in (1, 3)}
+    cancelled: list[int] = []
+
+    @tool("wait", "d", {"n": int})
+    async def wait(args: dict[str, Any]) -> str:
+        try:
+            await gates[args["n"]].wait()
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(args["n"])
+            raise
+        return f"done {args['n']}"
+
+    async def start(fake: FakeCLI, name: str, mid: int) -> str:
+        params = {"name": name, "arguments": {"n": mid}}
+        message = {"jsonrpc": "2.0", "id": mid, "method": "tools/call", "params": params}
+        return await fake.start_request("mcp_message", server_name="s", message=message)
+
+    now, _ = twins(plain)
+    server = create_sdk_mcp_server("s", tools=[wait, now])
+    async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
+        first = await start(fake, "wait", 1)
+        await fake.request("no_such_subtype")  # a round trip: the call runs
+        await fake.cancel(first)
+        quick = await start(fake, "now", 2)
+        assert (await fake.response_to(quick))["subtype"] == "success"
+        third = await start(fake, "wait", 3)  # on the task that answered the quick one
+        await fake.request("no_such_subtype")
+        await fake.cancel(quick)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+        cancel["params"] = {"requestId": 2}  # type: ignore[assignment]
+        await fake.request("mcp_message", server_name="s", message=cancel)
+        gates[3].set()
+        answer = await fake.response_to(third)
+    assert answer["response"]["mcp_response"]["result"]["content"][0]["text"] == "done 3"
+    assert cancelled == [1]
+    assert not any(
+        f.get("type") == "control_response" and f["response"]["request_id"] == first
+        for f in fake.received
+    )
+
+
 async def test_a_tool_with_a_context_and_the_audit_log() -> None:
     @tool("where", "d", {})
     async def where(args: dict[str, Any], ctx: ToolContext) -> str:

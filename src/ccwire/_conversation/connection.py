@@ -677,7 +677,11 @@ class Connection:
         shown = self._shown(item) if self._stamped else item  # item: for the bookkeeping
         if self._observers:
             _notify(self._observers, shown)
-        if isinstance(item, SystemMessage):
+        if isinstance(item, AssistantMessage):  # what a streamed turn is made of: first
+            self._turn_open = True
+            if not item.parent_tool_use_id:
+                self._run_end.on_turn_output()  # a main-thread turn is under way
+        elif isinstance(item, SystemMessage):
             if self._system_observers:
                 _notify(self._system_observers, shown)
             state = codec.session_state(item.data)
@@ -707,12 +711,11 @@ class Connection:
                 return
         elif isinstance(item, ResultMessage):
             self._on_result(item, shown)
-        if not isinstance(item, ResultMessage):
-            self._error_result = None
-            if isinstance(item, AssistantMessage):
-                self._turn_open = True
-            if isinstance(item, (AssistantMessage, StreamEvent)) and not item.parent_tool_use_id:
-                self._run_end.on_turn_output()  # a main-thread turn is under way
+            inbox.put(shown, size)
+            return
+        elif isinstance(item, StreamEvent) and not item.parent_tool_use_id:
+            self._run_end.on_turn_output()
+        self._error_result = None  # (the last message is no error result)
         inbox.put(shown, size)
 
     def _on_task_frame(self, item: SystemMessage) -> None:

@@ -375,7 +375,7 @@ class SdkMcpServer:
             return _error(req_id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
         if is_notification:
             return _result(req_id, {}) if has_id else None
-        return modern_result(method, version, response, self._info())
+        return modern_result(method, version, response, self._info)
 
     def _info(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version}

@@ -12,7 +12,7 @@ version the server does not speak is refused with -32022, and results carry
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from .._wire.jsonrpc import error
@@ -81,10 +81,13 @@ def unsupported(req_id: Any, version: Any) -> dict[str, Any] | None:
 
 
 def modern_result(
-    method: str, version: Any, response: dict[str, Any] | None, server_info: Mapping[str, Any]
+    method: str,
+    version: Any,
+    response: dict[str, Any] | None,
+    server_info: Callable[[], Mapping[str, Any]],
 ) -> dict[str, Any] | None:
     """``response`` to a request of ``version``; for a 2026-07-28 one, with the fields
-    its result needs (``resultType``, the server's ``serverInfo`` in ``_meta``, and
+    its result needs (``resultType``, the server's ``serverInfo()`` in ``_meta``, and
     ``ttlMs``/``cacheScope`` for list and read results) added where missing."""
     if version not in MODERN_VERSIONS or response is None:
         return response
@@ -93,9 +96,9 @@ def modern_result(
         body.setdefault("resultType", "complete")
         meta = body.get("_meta")
         if meta is None:
-            body["_meta"] = {SERVER_INFO_META: dict(server_info)}
+            body["_meta"] = {SERVER_INFO_META: dict(server_info())}
         elif isinstance(meta, dict) and meta.get(SERVER_INFO_META) is None:
-            body["_meta"] = {**meta, SERVER_INFO_META: dict(server_info)}
+            body["_meta"] = {**meta, SERVER_INFO_META: dict(server_info())}
         if method in _CACHEABLE:
             body.setdefault("ttlMs", 0)
             body.setdefault("cacheScope", "private")

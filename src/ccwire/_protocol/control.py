@@ -90,7 +90,9 @@ class IncomingCall:
     def __init__(self, request_id: str, subtype: str) -> None:
         self.request_id = request_id
         self.subtype = subtype
-        self.scope = anyio.CancelScope()
+        self.scope: anyio.CancelScope | None = None
+        """The cancel scope enclosing the route alone while it runs (its worker's: see
+        `Workers`); ``None`` before and after."""
         self.withdrawn = False
         """Whether `withdraw()` was called."""
         self._event: anyio.Event | None = None
@@ -106,11 +108,13 @@ class IncomingCall:
         return self._event
 
     def withdraw(self) -> None:
-        """Mark the request withdrawn and cancel its handler."""
+        """Mark the request withdrawn and cancel its handler (at once if it runs, else
+        when it starts)."""
         self.withdrawn = True
         if self._event is not None:
             self._event.set()
-        self.scope.cancel()
+        if self.scope is not None:
+            self.scope.cancel()
 
 
 @dataclass(frozen=True)
@@ -538,46 +542,49 @@ class ControlProtocol:
         self._workers.submit(self._run_route, req, route, call)
 
     async def _run_route(
-        self, req: codec.ControlRequest, route: _Route, call: IncomingCall
+        self, scope: anyio.CancelScope, req: codec.ControlRequest, route: _Route, call: IncomingCall
     ) -> None:
+        """Serve ``req`` inside ``scope`` (its worker's, enclosing this call alone: see
+        `Workers`), then answer it, unless it was withdrawn."""
         result: Answer = NO_REPLY
         error: str | None = None
+        call.scope = scope
+        if call.withdrawn:  # before it started: the handler stops at its first checkpoint
+            scope.cancel()
         try:
-            with call.scope:
-                try:
-                    given = route.handler(req, call)
-                    result = await given if inspect.isawaitable(given) else given
-                except Exception as exc:
-                    self._report(req.subtype, exc)
-                    error = str(exc) or type(exc).__name__
-                except BaseException as exc:  # a cancellation raised below, not ours
-                    if not raised_by_callback(exc):
-                        raise
-                    self._report(req.subtype, exc)
-                    error = f"the handler raised {type(exc).__name__}"
-        except BaseException as exc:
-            if not self._cancelled_by_itself(exc, call):
-                raise
-            # no scope of ours cancelled it: the handler (a user callback) cancelled the
-            # asyncio task it runs in. That is its call's failure, not the connection's
-            # (the task group would take an escaped cancellation for a crash).
-            asyncio_uncancel()
+            given = route.handler(req, call)
+            result = await given if inspect.isawaitable(given) else given
+        except Exception as exc:
             self._report(req.subtype, exc)
-            error = "the handler cancelled the task it runs in"
+            error = str(exc) or type(exc).__name__
+        except BaseException as exc:  # a cancellation raised below, not ours
+            if raised_by_callback(exc):
+                self._report(req.subtype, exc)
+                error = f"the handler raised {type(exc).__name__}"
+            elif self._cancelled_by_itself(exc, call):
+                # no scope of ours cancelled it: the handler (a user callback) cancelled the
+                # asyncio task it runs in. That is its call's failure, not the connection's
+                # (the task group would take an escaped cancellation for a crash).
+                asyncio_uncancel()
+                self._report(req.subtype, exc)
+                error = "the handler cancelled the task it runs in"
+            else:
+                if scope.cancel_called:  # withdrawn (or we are closing): no answer
+                    self._cancelled(req)
+                raise  # (a cancellation through ``scope`` ends there)
         finally:
+            call.scope = None
             self._calls.pop(req.request_id, None)
             self._heard()
         if result is ANSWER_LATER and error is None and not call.withdrawn:
             return  # still owed: answer_later() answers it, or the CLI withdraws it
-        if call.scope.cancelled_caught or call.withdrawn or (result is NO_REPLY and error is None):
-            # withdrawn by the CLI (or we are closing): it ignores late answers
-            self._core.drop(req.request_id)
-            if self._observers:
-                self._notify(ControlEvent(req.request_id, req.subtype, req.request, "cancelled"))
+        if call.withdrawn or scope.cancel_called or (result is NO_REPLY and error is None):
+            # withdrawn by the CLI, cancelled, or we are closing: it ignores late answers
+            self._cancelled(req)
             return
         if self.reply_gate is not None:
             await self.reply_gate()
-        body = result if isinstance(result, Mapping) else None
+        body = result if type(result) is dict or isinstance(result, Mapping) else None
         if self._observers:
             outcome = "error" if error is not None else "ok"
             self._notify(
@@ -601,10 +608,19 @@ class ControlProtocol:
             and anyio.current_effective_deadline() > anyio.current_time()
         )
 
+    def _cancelled(self, req: codec.ControlRequest) -> None:
+        """``req`` gets no answer (withdrawn, cancelled, or we are closing)."""
+        self._core.drop(req.request_id)
+        if self._observers:
+            self._notify(ControlEvent(req.request_id, req.subtype, req.request, "cancelled"))
+
     def _write_soon(self, line: bytes) -> None:
         """Write ``line`` from a task of its own (the reader never waits for the pipe)."""
         if line and self._workers is not None:
-            self._workers.submit(self._write, line)
+            self._workers.submit(self._write_job, line)
+
+    async def _write_job(self, _scope: anyio.CancelScope, line: bytes) -> None:
+        await self._write(line)
 
     async def _write(self, line: bytes) -> None:
         """Write an answer; a closed connection is reported, not raised."""

@@ -85,10 +85,15 @@ class LineDecoder:
                 del line
                 start = nl + 1
                 nl = chunk.find(b"\n", start)
-            while nl >= 0:
+            limit = self._max
+            while nl >= 0:  # the lines a chunk holds (their checks inline: one per line)
                 line = chunk[start:nl]
-                self._check(len(line), line, b"")
-                self._emit(line, lines)
+                if limit is not None and nl - start > limit:
+                    self._check(nl - start, line, b"")
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line and not line.isspace():
+                    lines.append(line)
                 start = nl + 1
                 nl = chunk.find(b"\n", start)
             if start < len(chunk):
