@@ -116,6 +116,11 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--json", action="store_true", help="print NDJSON events (for scripts)")
     out.add_argument("--plain", action="store_true", help="plain lines, no live status line")
     parser.add_argument("--verbose", "-v", action="store_true", help="print the protocol trace")
+    _add_otel_arguments(parser)
+
+
+def _add_otel_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--otel`` and ``--otel-cli`` (``ccwire run`` and ``ccwire batch``)."""
     parser.add_argument(
         "--otel",
         action="store_true",
@@ -269,14 +274,7 @@ def add_observability_arguments(parser: argparse.ArgumentParser) -> None:
         default="finish",
         help="when the budget is spent, let running tasks finish (default) or interrupt them",
     )
-    parser.add_argument(
-        "--otel",
-        action="store_true",
-        help="OpenTelemetry traces and metrics over OTLP/HTTP (OTEL_EXPORTER_OTLP_* variables)",
-    )
-    parser.add_argument(
-        "--otel-cli", action="store_true", help="with --otel: the CLI's own spans join the trace"
-    )
+    _add_otel_arguments(parser)
     parser.add_argument(
         "--report",
         metavar="OUT.html",
