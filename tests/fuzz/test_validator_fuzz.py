@@ -214,6 +214,9 @@ _names = st.one_of(
     st.sampled_from(["a", "b", "c", "name", "x.y", "0", "é", ""]), st.text(max_size=4)
 )
 
+_SCHEMA_WORDS = ("$schema", "$ref", "$defs", "anyOf", "oneOf", "allOf", "type", "properties")
+"""Keys that make a ``{param: type}`` mapping read as a JSON Schema instead."""
+
 _leaf_schemas = st.one_of(
     st.fixed_dictionaries(
         {"type": st.just("string")},
@@ -475,7 +478,12 @@ _PY_TYPES: list[Any] = [
 
 @fuzz_settings(300)
 @given(
-    spec=st.dictionaries(_names, st.sampled_from(_PY_TYPES), max_size=4),
+    # a parameter named as a JSON Schema keyword ("$ref"...) makes the mapping a schema
+    spec=st.dictionaries(
+        _names.filter(lambda n: n not in _SCHEMA_WORDS),
+        st.sampled_from(_PY_TYPES),
+        max_size=4,
+    ),
     rate=st.sampled_from([0, 5, 20, 50]),
     data=st.data(),
     backend=_BACKENDS,
