@@ -308,19 +308,28 @@ assert ccwire.ClaudeAgentOptions(max_turns=2).max_turns == 2
 block = ccwire.TextBlock("hi")
 assert pickle.loads(pickle.dumps(block)) == block
 assert repr(type(block)) == "<class 'ccwire.TextBlock'>"
-import typing
+print(len(ccwire.__all__))
+"""
+
+_TYPE_HINTS_CHECK = """\
+import inspect, types, typing
+import ccwire, ccwire.batch, ccwire.testing, ccwire.types
 unresolved = set()
 for package in (ccwire, ccwire.testing, ccwire.batch, ccwire.types):
     for name in package.__all__:
         obj = getattr(package, name)
         if inspect.isclass(obj) and not isinstance(obj, types.GenericAlias):
             try:
-                typing.get_type_hints(obj)
+                hints = typing.get_type_hints(obj)
             except NameError:
                 unresolved.add(name)
-assert unresolved <= UNRESOLVED, unresolved
-print(len(ccwire.__all__))
+                continue
+            assert not any(isinstance(h, typing.ForwardRef) for h in hints.values()), name
+assert unresolved <= UNRESOLVED, unresolved  # (fewer once their modules are loaded)
+hints = typing.get_type_hints(ccwire.AssistantMessage)
+assert hints["content"] == list[ccwire.types.ContentBlock]
 """
+"""``typing.get_type_hints()`` on every public class: run here and without sources."""
 
 UNRESOLVED = {"ClaimOptions", "ClaudeAgentOptions", "ClaudeSDKClient", "McpSdkServerConfig"}
 """The public classes whose annotations name a type imported only for type checkers
@@ -334,22 +343,7 @@ def test_type_hints_resolve_on_the_public_classes() -> None:
     ``ClassVar`` are not defined: it failed on 185 classes, which serializers and
     frameworks reading type hints (pydantic, cattrs) use.  They are looked up in the
     module that wrote them."""
-    import typing
-
-    unresolved = set()
-    for package in (ccwire, ccwire.testing, ccwire.batch, ccwire.types):
-        for name in package.__all__:
-            obj = getattr(package, name)
-            if inspect.isclass(obj) and not isinstance(obj, types.GenericAlias):
-                try:
-                    hints = typing.get_type_hints(obj)
-                except NameError:
-                    unresolved.add(name)
-                    continue
-                assert not any(isinstance(h, typing.ForwardRef) for h in hints.values()), name
-    assert unresolved <= UNRESOLVED, unresolved  # (fewer once their modules are loaded)
-    hints = typing.get_type_hints(ccwire.AssistantMessage)
-    assert hints["content"] == list[ccwire.types.ContentBlock]
+    exec(_TYPE_HINTS_CHECK, {"UNRESOLVED": UNRESOLVED})
 
 
 def test_the_public_api_works_from_an_install_without_sources(tmp_path: Path) -> None:
@@ -363,7 +357,7 @@ def test_the_public_api_works_from_an_install_without_sources(tmp_path: Path) ->
     )
     _compile_without_sources(tmp_path)
     assert not list(tmp_path.rglob("*.py"))
-    check = f"UNRESOLVED = {sorted(UNRESOLVED)!r}\nUNRESOLVED = set(UNRESOLVED)\n"
+    check = f"UNRESOLVED = set({sorted(UNRESOLVED)!r})\n" + _TYPE_HINTS_CHECK
     assert int(_run(check + _PUBLIC_API_CHECK, tmp_path)) == len(ccwire.__all__)
 
 
