@@ -640,6 +640,18 @@ def gone(check: Any, timeout: float = 45) -> bool:
     return True
 
 
+def echoes_recorded(path: Path) -> set[str]:
+    """The ids of the whole lines written so far (a line being written is not one yet)."""
+    raw = path.read_bytes() if path.exists() else b""
+    return {json.loads(line)["id"] for line in raw.split(b"\n")[:-1]}
+
+
+def err_of(proc: subprocess.Popen[str]) -> str:
+    """What a batch that had to be killed printed (for an assertion's message)."""
+    proc.kill()
+    return proc.communicate(timeout=LIMIT)[1]
+
+
 def test_the_command_stopped_or_killed_leaves_nothing_and_a_rerun_finishes(
     cluster: Any, holds: Holds, tmp_path: Path
 ) -> None:
@@ -665,6 +677,8 @@ def test_the_command_stopped_or_killed_leaves_nothing_and_a_rerun_finishes(
                                 env=env)  # fmt: skip
         try:
             holds.wait_for(arrived)  # the held sessions run (again, the second time)
+            # the echoes run beside them: signal once both are on disk (whole lines)
+            assert gone(lambda: {"e0", "e1"} - echoes_recorded(out), timeout=LIMIT), err_of(proc)
             proc.send_signal(signum)
             _, err = proc.communicate(timeout=LIMIT)
         finally:
