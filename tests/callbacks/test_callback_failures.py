@@ -98,6 +98,89 @@ async def test_a_permission_callback_that_answers_as_it_is_cancelled_keeps_its_a
         assert _ok(await fake.request("can_use_tool", **ASK))["behavior"] == "allow"
 
 
+def _answers_to(fake: Any, rid: str) -> list[dict[str, Any]]:
+    return [
+        f["response"]
+        for f in fake.received
+        if f.get("type") == "control_response" and f["response"].get("request_id") == rid
+    ]
+
+
+async def test_a_permission_answered_out_of_band_is_not_timed_out_after() -> None:
+    errors: list[CallbackError] = []
+    asked, cancelled = anyio.Event(), anyio.Event()
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        asked.set()
+        try:
+            await anyio.sleep_forever()  # a UI that answers with answer_control_request
+        finally:
+            cancelled.set()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    async with connected(options) as (client, fake):
+        rid = await fake.start_request("can_use_tool", **ASK)
+        with anyio.fail_after(5):
+            await asked.wait()
+            assert await client.answer_control_request(rid, PermissionResultAllow()) is True
+            await cancelled.wait()  # then its time ran out
+        await fake.request("no_such_subtype")  # a deny would be written by now
+        answers = _answers_to(fake, rid)
+    assert [a["response"]["behavior"] for a in answers] == ["allow"]
+    assert errors == []  # it answered in time: no false timeout
+
+
+async def test_a_timeout_and_an_answer_out_of_band_at_once_give_one_answer() -> None:
+    errors: list[CallbackError] = []
+    asked = anyio.Event()
+    entered: list[anyio.Event] = []  # one per answer waiting at the gate, in order
+    released: list[anyio.Event] = []
+    second = anyio.Event()
+
+    async def gate() -> None:  # a paused session holds every answer back
+        entered.append(anyio.Event())
+        release = anyio.Event()
+        released.append(release)
+        if len(entered) == 2:
+            second.set()
+        await release.wait()
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    results: list[bool] = []
+    answered = anyio.Event()
+    async with connected(options) as (client, fake), anyio.create_task_group() as tg:
+        client._connection().set_reply_gate(gate)
+        rid = await fake.start_request("can_use_tool", **ASK)
+
+        async def answer() -> None:
+            results.append(await client.answer_control_request(rid, PermissionResultAllow()))
+            answered.set()
+
+        with anyio.fail_after(5):
+            await asked.wait()
+            tg.start_soon(answer)  # the allow reaches the gate first...
+            await second.wait()  # ...then the timeout's deny
+            released[0].set()
+            await answered.wait()
+            released[1].set()
+            response = await fake.response_to(rid)
+        client._connection().set_reply_gate(None)
+        await fake.request("no_such_subtype")
+        assert len(_answers_to(fake, rid)) == 1
+    # the timeout's deny claimed the answer first: it alone is written, and reported
+    assert results == [False]
+    assert response["response"]["behavior"] == "deny"
+    assert [e.timed_out for e in errors] == [True]
+
+
 @pytest.mark.parametrize("value", [0, -1, "5", float("nan")])
 def test_can_use_tool_timeout_must_be_a_positive_number(value: Any) -> None:
     with pytest.raises(OptionsError, match="can_use_tool_timeout"):
