@@ -181,6 +181,50 @@ async def test_a_timeout_and_an_answer_out_of_band_at_once_give_one_answer() -> 
     assert [e.timed_out for e in errors] == [True]
 
 
+async def test_a_callback_that_answered_out_of_band_is_done_whatever_it_does_after() -> None:
+    # the TypeScript SDK's contract: answer out of band, then return null; a hook answered
+    # so and left running past its timeout. Neither is a failure: its answer went out.
+    errors: list[CallbackError] = []
+    box: list[Any] = []
+    hook_answered, hook_ended = anyio.Event(), anyio.Event()
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        await box[0].answer_control_request(ctx.request_id, PermissionResultAllow())
+        return None
+
+    async def elicit(request: ElicitationRequest, ctx: RequestContext) -> Any:
+        await box[0].answer_control_request(ctx.request_id, ElicitationResult("decline"))
+        return None
+
+    async def hook(inp: Any, tid: Any, ctx: Any) -> Any:
+        hook_answered.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            hook_ended.set()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=ask,
+        on_elicitation=elicit,
+        hooks={"Stop": [HookMatcher(hooks=[hook], timeout=0.05)]},
+        on_callback_error=errors.append,
+    )
+    async with connected(options) as (client, fake):
+        box.append(client)
+        with anyio.fail_after(5):
+            assert _ok(await fake.request("can_use_tool", **ASK))["behavior"] == "allow"
+            assert _ok(await fake.request("elicitation", **ELICIT)) == {"action": "decline"}
+            rid = await fake.start_request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            )
+            await hook_answered.wait()
+            assert await client.answer_control_request(rid, {"continue": True}) is True
+            await hook_ended.wait()  # its time ran out
+        await fake.request("no_such_subtype")  # a second answer would be written by now
+        assert [a["subtype"] for a in _answers_to(fake, rid)] == ["success"]
+    assert errors == []
+
+
 @pytest.mark.parametrize("value", [0, -1, "5", float("nan")])
 def test_can_use_tool_timeout_must_be_a_positive_number(value: Any) -> None:
     with pytest.raises(OptionsError, match="can_use_tool_timeout"):

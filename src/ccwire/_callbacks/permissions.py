@@ -299,8 +299,8 @@ def permission_route(
         if call.withdrawn:
             return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
         answer: object = decided.value
-        if answer is ANSWER_LATER:
-            return ANSWER_LATER
+        if answer is ANSWER_LATER or not call.claim_answer(ANSWERED_BY_ROUTE):
+            return ANSWER_LATER  # (answered out of band: what it returned is no answer)
         try:
             return encode_permission_answer(answer, req, failure)
         except ControlProtocolError as exc:
