@@ -181,6 +181,34 @@ async def test_a_timeout_and_an_answer_out_of_band_at_once_give_one_answer() -> 
     assert [e.timed_out for e in errors] == [True]
 
 
+async def test_a_timeout_whose_deny_the_cli_withdrew_first_is_not_reported() -> None:
+    errors: list[CallbackError] = []
+    held, release = anyio.Event(), anyio.Event()
+
+    async def gate() -> None:  # a paused session holds the deny back
+        held.set()
+        await release.wait()
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        await anyio.sleep_forever()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    async with connected(options) as (client, fake):
+        client._connection().set_reply_gate(gate)
+        rid = await fake.start_request("can_use_tool", **ASK)
+        with anyio.fail_after(5):
+            await held.wait()  # timed out: its deny waits to be written
+            await fake.cancel(rid)  # the CLI withdraws the request (an interrupt)
+            await fake.request("no_such_subtype")  # (answered without the gate) read
+            release.set()
+        client._connection().set_reply_gate(None)
+        await fake.request("no_such_subtype")  # the deny would be written by now
+        assert _answers_to(fake, rid) == []
+    assert errors == []  # its deny never went out: no timeout to report
+
+
 async def test_a_callback_that_answered_out_of_band_is_done_whatever_it_does_after() -> None:
     # the TypeScript SDK's contract: answer out of band, then return null; a hook answered
     # so and left running past its timeout. Neither is a failure: its answer went out.

@@ -293,8 +293,12 @@ def permission_route(
                 f"can_use_tool did not decide within {timeout:g} s "
                 "(can_use_tool_timeout), so the tool call was denied"
             )
-            failure(message, timed_out=True, cause=decided.cause)
-            logger.error("ccwire: %s", message)
+
+            def denied() -> None:  # once the deny is the answer (not withdrawn first)
+                failure(message, timed_out=True, cause=decided.cause)
+                logger.error("ccwire: %s", message)
+
+            call.on_answered = denied
             return encode_permission_answer(PermissionResultDeny(message=message), req)
         if call.withdrawn:
             return NO_REPLY  # it answered once cancelled: the CLI wants no answer now

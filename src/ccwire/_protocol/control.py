@@ -103,6 +103,9 @@ class IncomingCall:
         """Whether `withdraw()` was called."""
         self.answered_by: str | None = None
         """Who claimed the one answer (`claim_answer`): ``"route"``, ``"later"`` or None."""
+        self.on_answered: Callable[[], object] | None = None
+        """Set by a handler: called once what it returned is given to the CLI as the
+        answer (not if the CLI withdrew the request first, or the connection ended)."""
         self._event: anyio.Event | None = None
 
     def claim_answer(self, by: str) -> bool:
@@ -621,6 +624,8 @@ class ControlProtocol:
         )
         if unencodable is not None:
             self._report(req.subtype, unencodable)
+        if line and call.on_answered is not None:
+            call.on_answered()
         if self._observers:
             if line:
                 outcome = "error" if error is not None else "ok"
