@@ -280,6 +280,34 @@ async def test_a_hook_the_cli_never_withdraws_is_cancelled_and_its_signal_set() 
     assert [(e.kind, e.timed_out) for e in errors] == [("hook", True)]
 
 
+async def test_a_hook_running_when_the_connection_ends_has_not_timed_out() -> None:
+    # the CLI withdraws a hook at its timeout (reported as one); the connection's end
+    # cancels it too, and is no timeout of the hook, however long it had run
+    errors: list[CallbackError] = []
+    late, ended = anyio.Event(), anyio.Event()
+
+    async def working(inp: Any, tid: Any, ctx: Any) -> Any:
+        try:
+            await anyio.sleep(0.05)  # its work, most of its time
+            late.set()
+            await anyio.sleep_forever()
+        finally:
+            ended.set()
+
+    options = ClaudeAgentOptions(
+        hooks={"Stop": [HookMatcher(hooks=[working], timeout=0.05)]},
+        on_callback_error=errors.append,
+    )
+    with anyio.fail_after(5):
+        async with connected(options) as (_, fake):
+            await fake.start_request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            )
+            await late.wait()  # then the client is closed (within ccwire's own grace)
+        await ended.wait()
+    assert errors == []
+
+
 @pytest.mark.parametrize("value", [0, -1, "30", float("nan"), float("inf"), True])
 def test_a_hook_timeout_must_be_a_positive_number(value: Any) -> None:
     # the CLI reads 0 as no timeout given (ccwire's own fallback then cut the hook at

@@ -319,7 +319,7 @@ class HookRegistry:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).
                 elapsed = anyio.current_time() - started
-                if call.withdrawn and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
+                if call.cli_withdrew and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
                     self._failure(
                         reg,
                         f"timed out after {reg.timeout:g} s (the CLI withdrew the call)",

@@ -101,6 +101,9 @@ class IncomingCall:
         `Workers`); ``None`` before and after."""
         self.withdrawn = False
         """Whether `withdraw()` was called."""
+        self.cli_withdrew = False
+        """Whether the CLI withdrew it (``control_cancel_request``), not the connection's
+        end."""
         self.answered_by: str | None = None
         """Who claimed the one answer (`claim_answer`): ``"route"``, ``"later"`` or None."""
         self.on_answered: Callable[[], object] | None = None
@@ -112,8 +115,8 @@ class IncomingCall:
         """Claim the request's one answer for ``by`` (``"route"``: what its handler
         returns; ``"later"``: `ControlProtocol.answer_later`). True if it is ``by``'s
         (claimed now, or by ``by`` before); False if the other answerer has it. A handler
-        claims before it acts on its answer going out (a timeout it reports); the
-        answer not claimed is not written."""
+        claims before it commits to an answer of its own (a timeout's deny); the answer
+        not claimed is not written."""
         if self.answered_by is None:
             self.answered_by = by
         return self.answered_by == by
@@ -128,10 +131,11 @@ class IncomingCall:
                 self._event.set()
         return self._event
 
-    def withdraw(self) -> None:
-        """Mark the request withdrawn and cancel its handler (at once if it runs, else
-        when it starts)."""
+    def withdraw(self, *, by_cli: bool = True) -> None:
+        """Mark the request withdrawn (by the CLI, else by the connection's end) and
+        cancel its handler (at once if it runs, else when it starts)."""
         self.withdrawn = True
+        self.cli_withdrew = self.cli_withdrew or by_cli
         if self._event is not None:
             self._event.set()
         if self.scope is not None:
@@ -500,7 +504,7 @@ class ControlProtocol:
             pending.error = waiter_error
             pending.done.set()
         for call in list(self._calls.values()):
-            call.withdraw()
+            call.withdraw(by_cli=False)
         if self._workers is not None:
             self._workers.close()
         self._on_closed(error)
