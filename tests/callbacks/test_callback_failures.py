@@ -98,6 +98,161 @@ async def test_a_permission_callback_that_answers_as_it_is_cancelled_keeps_its_a
         assert _ok(await fake.request("can_use_tool", **ASK))["behavior"] == "allow"
 
 
+def _answers_to(fake: Any, rid: str) -> list[dict[str, Any]]:
+    return [
+        f["response"]
+        for f in fake.received
+        if f.get("type") == "control_response" and f["response"].get("request_id") == rid
+    ]
+
+
+async def test_a_permission_answered_out_of_band_is_not_timed_out_after() -> None:
+    errors: list[CallbackError] = []
+    asked, cancelled = anyio.Event(), anyio.Event()
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        asked.set()
+        try:
+            await anyio.sleep_forever()  # a UI that answers with answer_control_request
+        finally:
+            cancelled.set()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    async with connected(options) as (client, fake):
+        rid = await fake.start_request("can_use_tool", **ASK)
+        with anyio.fail_after(5):
+            await asked.wait()
+            assert await client.answer_control_request(rid, PermissionResultAllow()) is True
+            await cancelled.wait()  # then its time ran out
+        await fake.request("no_such_subtype")  # a deny would be written by now
+        answers = _answers_to(fake, rid)
+    assert [a["response"]["behavior"] for a in answers] == ["allow"]
+    assert errors == []  # it answered in time: no false timeout
+
+
+async def test_a_timeout_and_an_answer_out_of_band_at_once_give_one_answer() -> None:
+    errors: list[CallbackError] = []
+    asked = anyio.Event()
+    entered: list[anyio.Event] = []  # one per answer waiting at the gate, in order
+    released: list[anyio.Event] = []
+    second = anyio.Event()
+
+    async def gate() -> None:  # a paused session holds every answer back
+        entered.append(anyio.Event())
+        release = anyio.Event()
+        released.append(release)
+        if len(entered) == 2:
+            second.set()
+        await release.wait()
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    results: list[bool] = []
+    answered = anyio.Event()
+    async with connected(options) as (client, fake), anyio.create_task_group() as tg:
+        client._connection().set_reply_gate(gate)
+        rid = await fake.start_request("can_use_tool", **ASK)
+
+        async def answer() -> None:
+            results.append(await client.answer_control_request(rid, PermissionResultAllow()))
+            answered.set()
+
+        with anyio.fail_after(5):
+            await asked.wait()
+            tg.start_soon(answer)  # the allow reaches the gate first...
+            await second.wait()  # ...then the timeout's deny
+            released[0].set()
+            await answered.wait()
+            released[1].set()
+            response = await fake.response_to(rid)
+        client._connection().set_reply_gate(None)
+        await fake.request("no_such_subtype")
+        assert len(_answers_to(fake, rid)) == 1
+    # the timeout's deny claimed the answer first: it alone is written, and reported
+    assert results == [False]
+    assert response["response"]["behavior"] == "deny"
+    assert [e.timed_out for e in errors] == [True]
+
+
+async def test_a_timeout_whose_deny_the_cli_withdrew_first_is_not_reported() -> None:
+    errors: list[CallbackError] = []
+    held, release = anyio.Event(), anyio.Event()
+
+    async def gate() -> None:  # a paused session holds the deny back
+        held.set()
+        await release.wait()
+
+    async def undecided(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        await anyio.sleep_forever()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=undecided, can_use_tool_timeout=0.1, on_callback_error=errors.append
+    )
+    async with connected(options) as (client, fake):
+        client._connection().set_reply_gate(gate)
+        rid = await fake.start_request("can_use_tool", **ASK)
+        with anyio.fail_after(5):
+            await held.wait()  # timed out: its deny waits to be written
+            await fake.cancel(rid)  # the CLI withdraws the request (an interrupt)
+            await fake.request("no_such_subtype")  # (answered without the gate) read
+            release.set()
+        client._connection().set_reply_gate(None)
+        await fake.request("no_such_subtype")  # the deny would be written by now
+        assert _answers_to(fake, rid) == []
+    assert errors == []  # its deny never went out: no timeout to report
+
+
+async def test_a_callback_that_answered_out_of_band_is_done_whatever_it_does_after() -> None:
+    # the TypeScript SDK's contract: answer out of band, then return null; a hook answered
+    # so and left running past its timeout. Neither is a failure: its answer went out.
+    errors: list[CallbackError] = []
+    box: list[Any] = []
+    hook_answered, hook_ended = anyio.Event(), anyio.Event()
+
+    async def ask(name: str, inp: dict[str, Any], ctx: ToolPermissionContext) -> Any:
+        await box[0].answer_control_request(ctx.request_id, PermissionResultAllow())
+        return None
+
+    async def elicit(request: ElicitationRequest, ctx: RequestContext) -> Any:
+        await box[0].answer_control_request(ctx.request_id, ElicitationResult("decline"))
+        return None
+
+    async def hook(inp: Any, tid: Any, ctx: Any) -> Any:
+        hook_answered.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            hook_ended.set()
+
+    options = ClaudeAgentOptions(
+        can_use_tool=ask,
+        on_elicitation=elicit,
+        hooks={"Stop": [HookMatcher(hooks=[hook], timeout=0.05)]},
+        on_callback_error=errors.append,
+    )
+    async with connected(options) as (client, fake):
+        box.append(client)
+        with anyio.fail_after(5):
+            assert _ok(await fake.request("can_use_tool", **ASK))["behavior"] == "allow"
+            assert _ok(await fake.request("elicitation", **ELICIT)) == {"action": "decline"}
+            rid = await fake.start_request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            )
+            await hook_answered.wait()
+            assert await client.answer_control_request(rid, {"continue": True}) is True
+            await hook_ended.wait()  # its time ran out
+        await fake.request("no_such_subtype")  # a second answer would be written by now
+        assert [a["subtype"] for a in _answers_to(fake, rid)] == ["success"]
+    assert errors == []
+
+
 @pytest.mark.parametrize("value", [0, -1, "5", float("nan")])
 def test_can_use_tool_timeout_must_be_a_positive_number(value: Any) -> None:
     with pytest.raises(OptionsError, match="can_use_tool_timeout"):
@@ -123,6 +278,34 @@ async def test_a_hook_the_cli_never_withdraws_is_cancelled_and_its_signal_set() 
     assert answer["subtype"] == "error" and "timed out after 0.05 s" in answer["error"]
     assert [ctx.signal.is_set() for ctx in contexts] == [True]  # what it started is told
     assert [(e.kind, e.timed_out) for e in errors] == [("hook", True)]
+
+
+async def test_a_hook_running_when_the_connection_ends_has_not_timed_out() -> None:
+    # the CLI withdraws a hook at its timeout (reported as one); the connection's end
+    # cancels it too, and is no timeout of the hook, however long it had run
+    errors: list[CallbackError] = []
+    late, ended = anyio.Event(), anyio.Event()
+
+    async def working(inp: Any, tid: Any, ctx: Any) -> Any:
+        try:
+            await anyio.sleep(0.05)  # its work, most of its time
+            late.set()
+            await anyio.sleep_forever()
+        finally:
+            ended.set()
+
+    options = ClaudeAgentOptions(
+        hooks={"Stop": [HookMatcher(hooks=[working], timeout=0.05)]},
+        on_callback_error=errors.append,
+    )
+    with anyio.fail_after(5):
+        async with connected(options) as (_, fake):
+            await fake.start_request(
+                "hook_callback", callback_id="hook_0", input={"hook_event_name": "Stop"}
+            )
+            await late.wait()  # then the client is closed (within ccwire's own grace)
+        await ended.wait()
+    assert errors == []
 
 
 @pytest.mark.parametrize("value", [0, -1, "30", float("nan"), float("inf"), True])

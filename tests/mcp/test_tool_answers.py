@@ -17,6 +17,8 @@ from ccwire import (
     ToolContext,
     ToolError,
     create_sdk_mcp_server,
+    prompt,
+    resource,
     tool,
 )
 from ccwire.testing import FakeCLI
@@ -95,19 +97,55 @@ async def test_the_same_answer_whether_the_handler_awaits_or_not(
         assert "sk-ant-api03" not in json.dumps(first)
 
 
+@resource("config://app")
+def app_config() -> str:
+    return "debug=0"
+
+
+@prompt("review", "Review some code")
+def review(code: str) -> str:
+    return f"Review {code}"
+
+
 async def test_a_call_cancelled_before_it_ran_is_not_run_but_answered_either_way() -> None:
     # not run; answered with an error saying why (a client that cancelled the call
-    # ignores it; one that reused the id of a request it cancelled is not left waiting)
+    # ignores it; one that reused the id of a request it cancelled is not left waiting,
+    # nor is the control request that carried it): a tool call with an error result, a
+    # resource read or a prompt with a JSON-RPC error
     now, later = twins(plain)
-    server = create_sdk_mcp_server("s", tools=[now, later])
+    server = create_sdk_mcp_server(
+        "s", tools=[now, later], resources=[app_config], prompts=[review]
+    )
+    requests = [
+        ("tools/call", {"name": "now", "arguments": {"n": 1}}),
+        ("tools/call", {"name": "later", "arguments": {"n": 2}}),
+        ("resources/read", {"uri": "config://app"}),
+        ("prompts/get", {"name": "review", "arguments": {"code": "x"}}),
+    ]
     async with connected(ClaudeAgentOptions(mcp_servers={"s": server})) as (_, fake):
-        for mid, name in ((1, "now"), (2, "later")):
+        for mid, (method, params) in enumerate(requests, 1):
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
             cancel["params"] = {"requestId": mid}  # type: ignore[assignment]
             await fake.request("mcp_message", server_name="s", message=cancel)
-            answer = await call(fake, name, {"n": mid}, mid)
-            assert answer["result"]["isError"] is True, name
-            assert "notifications/cancelled" in answer["result"]["content"][0]["text"], name
+            message = {"jsonrpc": "2.0", "id": mid, "method": method, "params": params}
+            with anyio.fail_after(5):  # (the CLI would wait for ever)
+                response = await fake.request("mcp_message", server_name="s", message=message)
+            assert response["subtype"] == "success", response
+            answer = response["response"]["mcp_response"]
+            assert answer["id"] == mid
+            if method == "tools/call":
+                assert answer["result"]["isError"] is True, params
+                text = answer["result"]["content"][0]["text"]
+            else:
+                assert "result" not in answer and answer["error"]["code"] == -32600, method
+                text = answer["error"]["message"]
+            assert "notifications/cancelled" in text and method.split("/")[0][:-1] in text.lower()
+        # the cancellations were used up: the same ids are served again
+        for mid, (method, params) in enumerate(requests, 1):
+            message = {"jsonrpc": "2.0", "id": mid, "method": method, "params": params}
+            response = await fake.request("mcp_message", server_name="s", message=message)
+            answer = response["response"]["mcp_response"]
+            assert "error" not in answer and not answer["result"].get("isError"), answer
 
 
 async def test_a_withdrawal_cancels_the_call_it_names_and_no_other() -> None:

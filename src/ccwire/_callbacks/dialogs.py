@@ -17,7 +17,7 @@ from typing import Any
 
 from .._core.cancel import raised_by_callback, stop_request
 from .._core.errors import CallbackError, ControlProtocolError, exception_text
-from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
+from .._protocol.control import ANSWERED_BY_ROUTE, NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
 from .._wire.dialog_types import (
     ANSWER_LATER,
@@ -100,8 +100,8 @@ def _route(
             raise failure(failure_text(exc), req.subtype) from exc
         if call.withdrawn:
             return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
-        if answer is ANSWER_LATER:
-            return ANSWER_LATER
+        if answer is ANSWER_LATER or not call.claim_answer(ANSWERED_BY_ROUTE):
+            return ANSWER_LATER  # (answered out of band: what it returned is no answer)
         try:
             return encode(answer)
         except ControlProtocolError as exc:

@@ -29,9 +29,10 @@ from .._core.errors import (
     OptionsError,
     UnsupportedFeatureError,
 )
-from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
+from .._protocol.control import ANSWERED_BY_ROUTE, NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._protocol.features import CliFeatures
 from .._wire import codec
+from .._wire.dialog_types import ANSWER_LATER
 from .._wire.hook_types import (
     FAIL_CLOSED_EVENTS,
     HookCallback,
@@ -318,7 +319,7 @@ class HookRegistry:
                 # The CLI withdraws a hook call when its own timeout expires; that is a
                 # timeout of the callback, so report it (nothing is written back).
                 elapsed = anyio.current_time() - started
-                if call.withdrawn and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
+                if call.cli_withdrew and elapsed >= reg.timeout * _WITHDRAWN_AT_TIMEOUT:
                     self._failure(
                         reg,
                         f"timed out after {reg.timeout:g} s (the CLI withdrew the call)",
@@ -326,6 +327,8 @@ class HookRegistry:
                     )
             if call.withdrawn:
                 return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
+            if not call.claim_answer(ANSWERED_BY_ROUTE):
+                return ANSWER_LATER  # answered out of band: no answer, timeout or failure
             if scope.cancelled_caught:
                 call.cancelled.set()  # for whatever the hook started that watches it
                 return self._failed(reg, f"timed out after {reg.timeout:g} s", timed_out=True)

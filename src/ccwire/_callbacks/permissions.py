@@ -22,7 +22,7 @@ from typing import Any, get_args
 
 from .._core.cancel import raised_by_callback, stop_request
 from .._core.errors import CallbackError, ControlProtocolError, exception_text
-from .._protocol.control import NO_REPLY, Answer, IncomingCall, RouteHandler
+from .._protocol.control import ANSWERED_BY_ROUTE, NO_REPLY, Answer, IncomingCall, RouteHandler
 from .._wire import codec
 from .._wire.dialog_types import ANSWER_LATER
 from .._wire.permission_types import (
@@ -285,18 +285,26 @@ def permission_route(
                 raise
             raise failure(failure_text(exc), cause=exc) from exc
         if decided.expired:
+            if not call.claim_answer(ANSWERED_BY_ROUTE):
+                # answered out of band (answer_control_request) before the time ran
+                # out: that answer went out, no deny and no timeout
+                return ANSWER_LATER
             message = (
                 f"can_use_tool did not decide within {timeout:g} s "
                 "(can_use_tool_timeout), so the tool call was denied"
             )
-            failure(message, timed_out=True, cause=decided.cause)
-            logger.error("ccwire: %s", message)
+
+            def denied() -> None:  # once the deny is the answer (not withdrawn first)
+                failure(message, timed_out=True, cause=decided.cause)
+                logger.error("ccwire: %s", message)
+
+            call.on_answered = denied
             return encode_permission_answer(PermissionResultDeny(message=message), req)
         if call.withdrawn:
             return NO_REPLY  # it answered once cancelled: the CLI wants no answer now
         answer: object = decided.value
-        if answer is ANSWER_LATER:
-            return ANSWER_LATER
+        if answer is ANSWER_LATER or not call.claim_answer(ANSWERED_BY_ROUTE):
+            return ANSWER_LATER  # (answered out of band: what it returned is no answer)
         try:
             return encode_permission_answer(answer, req, failure)
         except ControlProtocolError as exc:

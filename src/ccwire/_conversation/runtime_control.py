@@ -124,6 +124,10 @@ class RuntimeControl:
                 ``can_use_tool``, an `ElicitationResult` for ``on_elicitation``, a
                 `UserDialogResult` for ``on_user_dialog`` (or their dict forms).
 
+        A callback may also answer its own request this way while it runs: what it
+        returns after that (``None``, as in the TypeScript SDK), or its timeout, is then
+        no answer and no failure.
+
         Returns:
             True when the answer was written; False when the request is owed no answer
             (answered already, withdrawn by the CLI, or unknown).

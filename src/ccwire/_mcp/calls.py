@@ -5,9 +5,11 @@ long) is registered under ``(session key, JSON-RPC id)`` with the cancel
 scope that encloses it, so that ``notifications/cancelled`` (sent by the CLI on
 interrupt) cancels exactly that handler.  A cancellation that overtakes its call (the
 notification is served first) is remembered, for a bounded number of ids; the call it
-names is then not run, but answered with an error result saying why (a client that
-cancelled it ignores the answer; one that reused the id of a request it had cancelled,
-against the spec, is not left without one).  A cancellation naming a call that has
+names is then not run, but answered all the same, saying why (`not_run`): a
+``tools/call`` with an error result, a ``resources/read`` or ``prompts/get`` with a
+JSON-RPC error (a client that cancelled it ignores the answer; one that reused the id of
+a request it had cancelled, against the spec, is not left without one, nor is the
+control request that carried it).  A cancellation naming a call that has
 finished (it raced the answer) is not remembered: a later call reusing the id runs.
 """
 
@@ -19,7 +21,9 @@ from typing import Any, Final, TypeVar
 
 import anyio
 
+from .._core.errors import McpError
 from .._wire.content import error_result
+from .._wire.jsonrpc import INVALID_REQUEST
 from .tools import SdkMcpTool, ToolContext
 
 __all__ = ["CallRunner"]
@@ -60,9 +64,17 @@ class CallRunner:
             return  # it raced the answer: nothing left to cancel
         _remember(self._precancelled, call_key)  # it may not have started yet
 
-    def withdrawn_early(self, call_key: CallKey) -> bool:
-        """Whether a cancellation is waiting for the call ``call_key`` (it came first)."""
-        return bool(self._precancelled) and call_key in self._precancelled
+    def not_run(self, call_key: CallKey, what: str) -> str | None:
+        """If a ``notifications/cancelled`` naming ``call_key`` came before its call (it
+        is used up now), why ``what`` (the call, as its answer names it) is not run;
+        else ``None`` (run it)."""
+        if not self._precancelled or self._precancelled.pop(call_key, 0) is not None:
+            return None
+        logger.warning("ccwire: %s (id %r) not run: cancelled before it arrived", what, call_key[1])
+        return (
+            f"{what} was not run: a notifications/cancelled naming its "
+            f"request id {call_key[1]!r} came first (a request id is not to be reused)"
+        )
 
     async def run(
         self,
@@ -82,18 +94,12 @@ class CallRunner:
                 return await tool.call(arguments, ctx)
             return await self._limited(tool, arguments, ctx, max_concurrency)
 
-        if self.withdrawn_early(call_key):
-            del self._precancelled[call_key]
-            logger.warning(
-                "ccwire: tool call %r (id %r) not run: cancelled before it arrived",
-                tool.name,
-                call_key[1],
-            )
-            return error_result(
-                f"Tool {tool.name!r} was not run: a notifications/cancelled naming its "
-                f"request id {call_key[1]!r} came first (a request id is not to be reused)"
-            )
-        finished, result = await self.cancellable(call_key, outer, call, timeout)
+        why = self.not_run(call_key, f"Tool {tool.name!r}")
+        if why is not None:
+            return error_result(why)
+        finished, result = await self.cancellable(
+            call_key, outer, call, timeout, what=f"Tool {tool.name!r}"
+        )
         if not finished:
             return None
         if result is None:
@@ -106,18 +112,26 @@ class CallRunner:
         outer: anyio.CancelScope | None,
         work: Callable[[], Awaitable[T]],
         timeout: float | None = None,
+        *,
+        what: str,
     ) -> tuple[bool, T | None]:
         """Run ``work()`` so that ``notifications/cancelled`` naming ``call_key``
         cancels it: ``(False, None)`` if it was, else ``(True, its value)`` (``None``
         when ``timeout`` passed first).
+
+        Raises:
+            McpError: the cancellation came first: ``work()`` is not run, and the
+                request is answered with this error, saying why (`not_run`; ``what``
+                names the request in it).
 
         ``outer`` is a scope enclosing only this request (the control layer's); when
         given and there is no timeout, cancelling it is how the request is cancelled,
         so the cancellation propagates to its owner.  Otherwise the request gets a
         scope of its own, with the timeout as deadline.
         """
-        if self._precancelled and self._precancelled.pop(call_key, 0) is None:
-            return False, None  # its notifications/cancelled overtook it
+        why = self.not_run(call_key, what)
+        if why is not None:
+            raise McpError(why, code=INVALID_REQUEST)
         own = outer is None or timeout is not None
         scope = (
             outer

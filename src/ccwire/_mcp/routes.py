@@ -84,9 +84,10 @@ async def resources_read_route(
     server: Any, req_id: Any, params: Mapping[str, Any], key: Hashable, _sid: Any, _send: Any,
     outer: anyio.CancelScope | None, *_: Any,
 ) -> dict[str, Any] | None:  # fmt: skip
-    """``resources/read``; ``None`` once ``notifications/cancelled`` cancelled it."""
+    """``resources/read``; ``None`` once ``notifications/cancelled`` cancelled it (one
+    that came before it: `McpError`, see `CallRunner.cancellable`)."""
     finished, read = await server._calls.cancellable(
-        (key, req_id), outer, lambda: server._resources.read(params)
+        (key, req_id), outer, lambda: server._resources.read(params), what="resources/read"
     )
     return result(req_id, read) if finished else None
 
@@ -102,9 +103,10 @@ async def prompts_get_route(
     server: Any, req_id: Any, params: Mapping[str, Any], key: Hashable, _sid: Any, _send: Any,
     outer: anyio.CancelScope | None, *_: Any,
 ) -> dict[str, Any] | None:  # fmt: skip
-    """``prompts/get``; ``None`` once ``notifications/cancelled`` cancelled it."""
+    """``prompts/get``; ``None`` once ``notifications/cancelled`` cancelled it (one that
+    came before it: `McpError`, see `CallRunner.cancellable`)."""
     finished, got = await server._calls.cancellable(
-        (key, req_id), outer, lambda: server._prompts.get(params)
+        (key, req_id), outer, lambda: server._prompts.get(params), what="prompts/get"
     )
     return result(req_id, got) if finished else None
 

@@ -57,6 +57,7 @@ from .core import (
 from .workers import Workers
 
 __all__ = [
+    "ANSWERED_BY_ROUTE",
     "NO_REPLY",
     "ConnectionState",
     "ControlEvent",
@@ -82,6 +83,11 @@ class _NoReply:
 NO_REPLY: Final = _NoReply()
 """Returned by a route handler that must write nothing (a cancelled MCP call)."""
 
+ANSWERED_BY_ROUTE: Final = "route"
+"""`IncomingCall.claim_answer` by the route: what its handler returns is the answer."""
+ANSWERED_LATER: Final = "later"
+"""`IncomingCall.claim_answer` by `ControlProtocol.answer_later`."""
+
 
 class IncomingCall:
     """One request of the CLI being served. ``cancelled`` is set when the CLI withdraws it
@@ -95,7 +101,25 @@ class IncomingCall:
         `Workers`); ``None`` before and after."""
         self.withdrawn = False
         """Whether `withdraw()` was called."""
+        self.cli_withdrew = False
+        """Whether the CLI withdrew it (``control_cancel_request``), not the connection's
+        end."""
+        self.answered_by: str | None = None
+        """Who claimed the one answer (`claim_answer`): ``"route"``, ``"later"`` or None."""
+        self.on_answered: Callable[[], object] | None = None
+        """Set by a handler: called once what it returned is given to the CLI as the
+        answer (not if the CLI withdrew the request first, or the connection ended)."""
         self._event: anyio.Event | None = None
+
+    def claim_answer(self, by: str) -> bool:
+        """Claim the request's one answer for ``by`` (``"route"``: what its handler
+        returns; ``"later"``: `ControlProtocol.answer_later`). True if it is ``by``'s
+        (claimed now, or by ``by`` before); False if the other answerer has it. A handler
+        claims before it commits to an answer of its own (a timeout's deny); the answer
+        not claimed is not written."""
+        if self.answered_by is None:
+            self.answered_by = by
+        return self.answered_by == by
 
     @property
     def cancelled(self) -> anyio.Event:
@@ -107,10 +131,11 @@ class IncomingCall:
                 self._event.set()
         return self._event
 
-    def withdraw(self) -> None:
-        """Mark the request withdrawn and cancel its handler (at once if it runs, else
-        when it starts)."""
+    def withdraw(self, *, by_cli: bool = True) -> None:
+        """Mark the request withdrawn (by the CLI, else by the connection's end) and
+        cancel its handler (at once if it runs, else when it starts)."""
         self.withdrawn = True
+        self.cli_withdrew = self.cli_withdrew or by_cli
         if self._event is not None:
             self._event.set()
         if self.scope is not None:
@@ -479,7 +504,7 @@ class ControlProtocol:
             pending.error = waiter_error
             pending.done.set()
         for call in list(self._calls.values()):
-            call.withdraw()
+            call.withdraw(by_cli=False)
         if self._workers is not None:
             self._workers.close()
         self._on_closed(error)
@@ -513,6 +538,9 @@ class ControlProtocol:
         self._check_writable()
         if self.reply_gate is not None:
             await self.reply_gate()
+        call = self._calls.get(request_id)  # its route is running (or finishing)
+        if call is not None and not call.claim_answer(ANSWERED_LATER):
+            return False  # the route's answer won: it is (being) written
         line, unencodable = self._core.answer(request_id, body, error=error)
         self._heard()  # no longer owed: the CLI's silence is counted from now
         if unencodable is not None:
@@ -545,7 +573,16 @@ class ControlProtocol:
         self, scope: anyio.CancelScope, req: codec.ControlRequest, route: _Route, call: IncomingCall
     ) -> None:
         """Serve ``req`` inside ``scope`` (its worker's, enclosing this call alone: see
-        `Workers`), then answer it, unless it was withdrawn."""
+        `Workers`), then answer it, unless it was withdrawn or answered out of band."""
+        try:
+            await self._serve_call(scope, req, route, call)
+        finally:
+            if self._calls.get(req.request_id) is call:  # (a later request may reuse the id)
+                del self._calls[req.request_id]
+
+    async def _serve_call(
+        self, scope: anyio.CancelScope, req: codec.ControlRequest, route: _Route, call: IncomingCall
+    ) -> None:
         result: Answer = NO_REPLY
         error: str | None = None
         call.scope = scope
@@ -574,7 +611,6 @@ class ControlProtocol:
                 raise  # (a cancellation through ``scope`` ends there)
         finally:
             call.scope = None
-            self._calls.pop(req.request_id, None)
             self._heard()
         if result is ANSWER_LATER and error is None and not call.withdrawn:
             return  # still owed: answer_later() answers it, or the CLI withdraws it
@@ -584,17 +620,24 @@ class ControlProtocol:
             return
         if self.reply_gate is not None:
             await self.reply_gate()
+        if not call.claim_answer(ANSWERED_BY_ROUTE):
+            return  # answered out of band (answer_later) meanwhile: that is its answer
         body = result if type(result) is dict or isinstance(result, Mapping) else None
-        if self._observers:
-            outcome = "error" if error is not None else "ok"
-            self._notify(
-                ControlEvent(req.request_id, req.subtype, req.request, outcome, body, error)
-            )
         line, unencodable = self._core.answer(
             req.request_id, body, error=error, fallback=route.fallback
         )
         if unencodable is not None:
             self._report(req.subtype, unencodable)
+        if line and call.on_answered is not None:
+            call.on_answered()
+        if self._observers:
+            if line:
+                outcome = "error" if error is not None else "ok"
+                self._notify(
+                    ControlEvent(req.request_id, req.subtype, req.request, outcome, body, error)
+                )
+            else:  # withdrawn while its answer waited for the gate, or the end came
+                self._notify(ControlEvent(req.request_id, req.subtype, req.request, "cancelled"))
         await self._write(line)
 
     def _cancelled_by_itself(self, exc: BaseException, call: IncomingCall) -> bool:
