@@ -957,6 +957,34 @@ def answered(fake: FakeCLI, request_id: str) -> bool:
     )
 
 
+@pytest.mark.parametrize(
+    ("fields", "reply_id", "text"),
+    [
+        ({"message": [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]}, None, "JSON object"),
+        ({"message": []}, None, "JSON object"),
+        ({"message": "ping"}, None, "JSON object"),
+        ({}, None, "JSON object"),
+        ({"server_name": 5, "message": {"jsonrpc": "2.0", "id": 3, "method": "ping"}}, 3, "5"),
+        ({"server_name": None, "message": {"jsonrpc": "2.0", "id": 4, "method": "ping"}}, 4, ""),
+    ],
+)
+async def test_an_unreadable_mcp_message_gets_a_jsonrpc_error(
+    fields: dict[str, Any], reply_id: Any, text: str
+) -> None:
+    """A batch array, a message that is no object, or no server name: the CLI's MCP
+    client gets a JSON-RPC Invalid Request error (not a control error it cannot read),
+    and the connection serves on."""
+    async with connected(make_server()) as fake:
+        answer = await fake.request("mcp_message", **{"server_name": "demo_tools", **fields})
+        assert answer["subtype"] == "success"
+        reply = answer["response"]["mcp_response"]
+        assert reply["id"] == reply_id
+        assert reply["error"]["code"] == -32600
+        assert text in reply["error"]["message"]
+        ping = await fake.mcp("demo_tools", "ping")
+        assert ping["response"]["mcp_response"]["result"] == {}
+
+
 async def test_add_tool_while_connected_sends_list_changed_to_the_cli() -> None:
     server = make_server()
     async with connected(server) as fake:
