@@ -189,6 +189,10 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
         ({"jsonrpc": "2.0", "id": 4, "method": 12}, -32600, "method must be a string", 4),
         ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}, -32600, "id must be", None),
         ({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600, "id must be", None),
+        ({"id": 12, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"', 12),
+        ({"jsonrpc": "1.0", "id": "v1", "method": "ping"}, -32600, '"jsonrpc" must be', "v1"),
+        ({"jsonrpc": 2.0, "id": 13, "method": "tools/list"}, -32600, '"jsonrpc" must be', 13),
+        ({"method": "notifications/initialized"}, -32600, '"jsonrpc" must be', None),
         (
             {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": [1]},
             -32602,
