@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from ccwire import ClaudeAgentOptions, ClaudeSDKClient
@@ -797,6 +798,36 @@ async def test_max_concurrency_limits_running_calls() -> None:
             release.set()
     assert peak[0] == 1
     assert len(replies) == 3
+
+
+@pytest.mark.parametrize("backends", [("asyncio", "trio"), ("trio", "asyncio")])
+def test_max_concurrency_holds_on_each_event_loop_the_server_serves(
+    backends: tuple[str, str],
+) -> None:
+    """A server (a module-level one, say) serving on one event loop and then on another
+    (a second anyio.run, trio after asyncio) limits its calls there too: the limiter
+    of the first loop could not be waited on from the second (every call failed)."""
+
+    @tool("gate", "d", {})
+    async def gate(args: dict[str, Any]) -> str:
+        await anyio.lowlevel.checkpoint()  # the other call waits for the limiter meanwhile
+        return "ok"
+
+    server = make_server(gate, max_concurrency=1)
+
+    async def calls() -> list[Any]:
+        replies = list[Any]()
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for i in range(2):
+                    await run_and_capture(
+                        tg, functools.partial(server.handle, call("gate", req_id=i)), replies
+                    )
+        return replies
+
+    for backend in backends:
+        replies = anyio.run(calls, backend=backend)
+        assert [r["result"]["content"][0]["text"] for r in replies] == ["ok", "ok"], backend
 
 
 # --------------------------------------------------------------------------- tool set changes
