@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from ccwire import ClaudeAgentOptions, ClaudeSDKClient
@@ -189,6 +190,10 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
         ({"jsonrpc": "2.0", "id": 4, "method": 12}, -32600, "method must be a string", 4),
         ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}, -32600, "id must be", None),
         ({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600, "id must be", None),
+        ({"id": 12, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"', 12),
+        ({"jsonrpc": "1.0", "id": "v1", "method": "ping"}, -32600, '"jsonrpc" must be', "v1"),
+        ({"jsonrpc": 2.0, "id": 13, "method": "tools/list"}, -32600, '"jsonrpc" must be', 13),
+        ({"method": "notifications/initialized"}, -32600, '"jsonrpc" must be', None),
         (
             {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": [1]},
             -32602,
@@ -795,6 +800,36 @@ async def test_max_concurrency_limits_running_calls() -> None:
     assert len(replies) == 3
 
 
+@pytest.mark.parametrize("backends", [("asyncio", "trio"), ("trio", "asyncio")])
+def test_max_concurrency_holds_on_each_event_loop_the_server_serves(
+    backends: tuple[str, str],
+) -> None:
+    """A server (a module-level one, say) serving on one event loop and then on another
+    (a second anyio.run, trio after asyncio) limits its calls there too: the limiter
+    of the first loop could not be waited on from the second (every call failed)."""
+
+    @tool("gate", "d", {})
+    async def gate(args: dict[str, Any]) -> str:
+        await anyio.lowlevel.checkpoint()  # the other call waits for the limiter meanwhile
+        return "ok"
+
+    server = make_server(gate, max_concurrency=1)
+
+    async def calls() -> list[Any]:
+        replies = list[Any]()
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for i in range(2):
+                    await run_and_capture(
+                        tg, functools.partial(server.handle, call("gate", req_id=i)), replies
+                    )
+        return replies
+
+    for backend in backends:
+        replies = anyio.run(calls, backend=backend)
+        assert [r["result"]["content"][0]["text"] for r in replies] == ["ok", "ok"], backend
+
+
 # --------------------------------------------------------------------------- tool set changes
 
 
@@ -955,6 +990,34 @@ def answered(fake: FakeCLI, request_id: str) -> bool:
         f.get("type") == "control_response" and f["response"].get("request_id") == request_id
         for f in fake.received
     )
+
+
+@pytest.mark.parametrize(
+    ("fields", "reply_id", "text"),
+    [
+        ({"message": [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]}, None, "JSON object"),
+        ({"message": []}, None, "JSON object"),
+        ({"message": "ping"}, None, "JSON object"),
+        ({}, None, "JSON object"),
+        ({"server_name": 5, "message": {"jsonrpc": "2.0", "id": 3, "method": "ping"}}, 3, "5"),
+        ({"server_name": None, "message": {"jsonrpc": "2.0", "id": 4, "method": "ping"}}, 4, ""),
+    ],
+)
+async def test_an_unreadable_mcp_message_gets_a_jsonrpc_error(
+    fields: dict[str, Any], reply_id: Any, text: str
+) -> None:
+    """A batch array, a message that is no object, or no server name: the CLI's MCP
+    client gets a JSON-RPC Invalid Request error (not a control error it cannot read),
+    and the connection serves on."""
+    async with connected(make_server()) as fake:
+        answer = await fake.request("mcp_message", **{"server_name": "demo_tools", **fields})
+        assert answer["subtype"] == "success"
+        reply = answer["response"]["mcp_response"]
+        assert reply["id"] == reply_id
+        assert reply["error"]["code"] == -32600
+        assert text in reply["error"]["message"]
+        ping = await fake.mcp("demo_tools", "ping")
+        assert ping["response"]["mcp_response"]["result"] == {}
 
 
 async def test_add_tool_while_connected_sends_list_changed_to_the_cli() -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import json
+import logging
 import tracemalloc
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -887,3 +889,24 @@ async def test_the_calls_cut_off_in_every_session_are_all_counted(
         await _until(lambda: HELD == [3])
         assert await app.drain() == 3
     assert [reply.answer["error"]["code"] for reply in replies] == [-32603] * 3
+
+
+async def test_a_request_racing_the_delete_of_its_session_logs_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A client that ends its session (DELETE) while one of its requests is on its way
+    in: the transport's input is closed under that request. Its stream ends unanswered
+    (the client ended the session); the mcp package's "SSE response error" traceback
+    for it, one per race, is not logged (a client doing this flooded the log)."""
+    echoing = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"text": "hi"}}}  # fmt: skip
+    async with served() as app:
+        for _ in range(20):
+            session = await open_session(app)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(functools.partial(call, app, echoing, headers=in_session(session)))
+                tg.start_soon(
+                    functools.partial(call, app, method="DELETE", headers=in_session(session))
+                )
+        await answers_ping(app, await open_session(app))
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

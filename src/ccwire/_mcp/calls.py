@@ -16,6 +16,7 @@ finished (it raced the answer) is not remembered: a later call reusing the id ru
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, Final, TypeVar
 
@@ -43,7 +44,11 @@ class CallRunner:
     """The in-flight tool calls of one server."""
 
     def __init__(self) -> None:
-        self._limiter: anyio.CapacityLimiter | None = None
+        # one limiter per event loop: a limiter made on one (an earlier anyio.run, or
+        # asyncio before trio) cannot be waited on from another
+        self._limiters: weakref.WeakKeyDictionary[Any, anyio.CapacityLimiter] = (
+            weakref.WeakKeyDictionary()
+        )
         self._inflight: dict[CallKey, anyio.CancelScope] = {}
         self._precancelled: dict[CallKey, None] = {}
         self._finished: dict[CallKey, None] = {}  # the last calls that ended, oldest first
@@ -161,9 +166,15 @@ class CallRunner:
     async def _limited(
         self, tool: SdkMcpTool[Any], arguments: Any, ctx: ToolContext | None, limit: int
     ) -> dict[str, Any]:
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(limit)
-        async with self._limiter:
+        import anyio.lowlevel
+
+        loop = anyio.lowlevel.current_token().native_token
+        limiter = self._limiters.get(loop)
+        if limiter is None:
+            limiter = self._limiters[loop] = anyio.CapacityLimiter(limit)
+        elif limiter.total_tokens != limit:  # max_concurrency was changed
+            limiter.total_tokens = limit
+        async with limiter:
             return await tool.call(arguments, ctx)
 
 

@@ -8,8 +8,9 @@ accepts is bounded by its `HttpLimits`.
 
 * **Sessions.**  A POST without a session id must be an ``initialize``; it opens a
   session whose id the answer carries.  Unknown ids get 404, ``DELETE`` ends a
-  session, and a session with no request in flight for ``idle_timeout`` seconds ends
-  by itself (its id then gets 404).  At most ``max_sessions`` are open: while that
+  session (its calls, and a request still on its way in, end unanswered), and a
+  session with no request in flight for ``idle_timeout`` seconds ends by itself (its
+  id then gets 404).  At most ``max_sessions`` are open: while that
   many are, an ``initialize`` gets 503 with a JSON-RPC error and the open sessions
   are left alone (evicting one would cut off a client in the middle of its work;
   the client that is refused can retry).  A 2026-07-28 request
@@ -242,6 +243,37 @@ def security_settings(host: str, port: int) -> TransportSecuritySettings:
     )
 
 
+class _SessionEndedUnderRequest(logging.Filter):
+    """Drops the mcp package's "SSE response error" record (an ERROR with a traceback)
+    for a POST whose session ended (DELETE, idle) while its message was on its way to
+    the session: the session's input was closed under it. The client ended the
+    session, so the request's stream ends unanswered, as that of a call running then
+    does; a client doing this (a request, then DELETE at once) flooded the log, one
+    traceback per race. Said at DEBUG on the ``ccwire`` logger instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if record.msg != "SSE response error" or exc is None or not _only_closed(exc):
+            return True
+        logger.debug("ccwire serve: a request arrived as its HTTP session ended: not served")
+        return False
+
+
+def _only_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` is a closed stream's error, or a group of nothing else."""
+    inner = getattr(exc, "exceptions", None)  # an exception group (no name for it on 3.10)
+    if isinstance(inner, tuple) and inner:
+        return all(isinstance(e, BaseException) and _only_closed(e) for e in inner)
+    return isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError))
+
+
+def _quiet_ended_session_races() -> None:
+    """Install `_SessionEndedUnderRequest` on the mcp transport's logger, once."""
+    transport_logger = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _SessionEndedUnderRequest) for f in transport_logger.filters):
+        transport_logger.addFilter(_SessionEndedUnderRequest())
+
+
 def _encode(message: Any) -> bytes:
     """A JSON-RPC message as the transport writes it on its SSE streams."""
     return jsonrpc_message_adapter.dump_json(message, by_alias=True, exclude_unset=True)
@@ -426,6 +458,7 @@ class McpHttpApp:
         self.server = server
         self.security = security
         self.limits = limits or HttpLimits()
+        _quiet_ended_session_races()
         self.sessions: dict[str, _Session] = {}
         self._checks = TransportSecurityMiddleware(security)
         self._tg: anyio.abc.TaskGroup | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._core.errors import UnsupportedFeatureError
+from .._core.errors import MessageDecodeError, UnsupportedFeatureError
 from .._protocol.control import NO_REPLY, IncomingCall, RouteHandler, _NoReply
 from .._protocol.features import CAP_SDK_MCP_TOOLS_LIST_CHANGED, CliFeatures
 from .._wire import codec
@@ -130,7 +130,10 @@ class McpRouter:
         async def handle(
             req: codec.ControlRequest, call: IncomingCall
         ) -> Mapping[str, Any] | _NoReply:
-            decoded = codec.decode_mcp_message(req.request)
+            try:
+                decoded = codec.decode_mcp_message(req.request)
+            except MessageDecodeError:
+                return codec.mcp_malformed(req.request)  # a JSON-RPC error, not a control one
             message = decoded.message
             server = self._servers.get(decoded.server_name)
             if server is None:

@@ -335,10 +335,8 @@ class SdkMcpServer:
         method = message.get("method")
         has_id = "id" in message
         req_id = message.get("id")
-        if has_id and type(req_id) is not int and not valid_id(req_id):
-            if method is None and ("result" in message or "error" in message):
-                return None
-            return _error(None, INVALID_REQUEST, "Invalid Request: id must be a string or number")
+        if (refused := _broken_envelope(message, method, has_id, req_id)) is not None:
+            return refused
         if not isinstance(method, str):
             if method is None and has_id and ("result" in message or "error" in message):
                 return None  # a response to a server->client request: nothing to answer
@@ -536,6 +534,20 @@ SdkMcpServer._ROUTES = {
     "notifications/initialized": (noop_route, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
+
+
+def _broken_envelope(
+    message: Mapping[str, Any], method: Any, has_id: bool, req_id: Any
+) -> dict[str, Any] | None:
+    """The error answering a request or notification whose ``id`` or ``jsonrpc`` is
+    not JSON-RPC 2.0's, else ``None`` (a response from the client is never answered)."""
+    if method is None and has_id and ("result" in message or "error" in message):
+        return None
+    if has_id and type(req_id) is not int and not valid_id(req_id):
+        return _error(None, INVALID_REQUEST, "Invalid Request: id must be a string or number")
+    if message.get("jsonrpc") != "2.0":
+        return _error(req_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
+    return None
 
 
 def _always_loaded(definition: dict[str, Any]) -> dict[str, Any]:

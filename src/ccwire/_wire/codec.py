@@ -38,6 +38,7 @@ from .codec_callbacks import (
     encode_user_dialog_result as encode_user_dialog_result,
 )
 from .control_requests import decode_commands
+from .jsonrpc import valid_id
 from .messages import (
     ActiveGoalMessage,
     ApiRetryMessage,
@@ -1025,6 +1026,28 @@ def mcp_unencodable(message: Any, cause: str) -> dict[str, Any]:
 def mcp_notification_ack() -> dict[str, Any]:
     """What we answer to a JSON-RPC notification (the reference SDK's choice)."""
     return {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
+
+
+def mcp_malformed(req: Mapping[str, Any]) -> dict[str, Any]:
+    """The body for an ``mcp_message`` that `decode_mcp_message` refused (no server
+    name, or a message that is no JSON object: a batch array, a string...): a JSON-RPC
+    Invalid Request error, as a server answers a message it cannot read, so that the
+    CLI's MCP client is answered in its own terms (the id, when the message has one)."""
+    msg = req.get("message")
+    jsonrpc_id = msg.get("id") if isinstance(msg, Mapping) else None
+    name = req.get("server_name")
+    why = (
+        "a message must be a JSON object"
+        if isinstance(name, str)
+        else f"the mcp_message names no server (server_name {name!r})"
+    )
+    return {
+        "mcp_response": {
+            "jsonrpc": "2.0",
+            "id": jsonrpc_id if valid_id(jsonrpc_id) else None,
+            "error": {"code": -32600, "message": f"Invalid Request: {why}"},
+        }
+    }
 
 
 def mcp_server_not_found(name: str, jsonrpc_id: Any) -> dict[str, Any]:
