@@ -9,6 +9,7 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._core.async_only import AsyncWithOnly
 from .._core.errors import CREDENTIALS_FIX, CLIConnectionError, NoPromptError
 from .._core.origin import ReferenceOrigin
 from .options import ClaudeAgentOptions, options_or_default
@@ -32,7 +33,7 @@ NO_PROMPT_SECONDS = 3.0
 ever was (another task may be about to send it) before raising `NoPromptError`."""
 
 
-class ClaudeSDKClient(RuntimeControl, ReferenceOrigin):
+class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
     """A multi-turn conversation with one Claude Code CLI process.
 
     Use it as an async context manager (or call `connect()` / `disconnect()`
@@ -54,6 +55,8 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin):
     connected CLI lacks the feature; `capabilities`, `cli_version` and
     `supports()` tell what it has.
     """
+
+    _ASYNC_WITH = "async with ClaudeSDKClient(options) as client:"
 
     def __init__(
         self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None
@@ -161,22 +164,10 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin):
             self._conn.abandoned(exc)
         await self.disconnect()
 
-    if not TYPE_CHECKING:  # at run time only: to mypy, a plain `with` stays an error
-
-        def __enter__(self) -> None:
-            raise TypeError(
-                "ClaudeSDKClient is an async context manager: use "
-                "`async with ClaudeSDKClient(options) as client:` inside an `async def`"
-            )
-
-        def __exit__(self, *exc_info: object) -> None:  # never reached: __enter__ raised
-            return None
-
     def _connection(self) -> Connection:
         if self._conn is None:
             raise CLIConnectionError(
-                "not connected: use `async with ClaudeSDKClient(options) as client:` "
-                "(or `await client.connect()` first)"
+                f"not connected: use `{self._ASYNC_WITH}` (or `await client.connect()` first)"
             )
         return self._conn
 

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -30,6 +30,7 @@ from .._conversation.argv import sdk_servers
 from .._conversation.cli_paths import valid_uuid
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.prompt_check import check_prompt
+from .._core.async_only import AsyncWithOnly
 from .._core.errors import OptionsError, SessionInUseError, SessionStateError, SessionStoreError
 from .._core.tasks import TaskHost
 from .._transport.base import Transport
@@ -48,7 +49,7 @@ logger = logging.getLogger("ccwire")
 TransportFactory = Callable[[ClaudeAgentOptions], Transport]
 
 
-class ClaudeCodeAgent:
+class ClaudeCodeAgent(AsyncWithOnly):
     """Runs many `Session` objects on shared options.
 
     ``store`` keeps a snapshot of every session after each transition: the default
@@ -66,6 +67,8 @@ class ClaudeCodeAgent:
             async for message in session.messages():
                 print(message)
     """
+
+    _ASYNC_WITH = "async with ClaudeCodeAgent(options) as agent:"
 
     def __init__(
         self,
@@ -103,17 +106,6 @@ class ClaudeCodeAgent:
         self._live: list[Session] = []
 
     # -------------------------------------------------------------- lifecycle
-
-    if not TYPE_CHECKING:  # at run time only: to mypy, a plain `with` stays an error
-
-        def __enter__(self) -> None:
-            raise TypeError(
-                "ClaudeCodeAgent is an async context manager: use "
-                "`async with ClaudeCodeAgent(options) as agent:` inside an `async def`"
-            )
-
-        def __exit__(self, *exc_info: object) -> None:  # never reached: __enter__ raised
-            return None
 
     async def __aenter__(self) -> ClaudeCodeAgent:
         if self._tg is not None:
