@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import unicodedata
 import uuid
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ import anyio.to_thread
 from ..._conversation.cli_paths import project_key_for_directory, valid_uuid
 from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
 from ..transcripts.errors import SessionNotFoundError, TranscriptArgumentError
-from ..transcripts.fork import fork_lines, split_fork_source
+from ..transcripts.fork import fork_lines, sanitize_unicode, split_fork_source
 from ..transcripts.lite import first_prompt_from_head
 from ..transcripts.types import ForkSessionResult
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
@@ -35,26 +34,10 @@ __all__ = [
     "tag_session_via_store",
 ]
 
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\ue000-\uf8ff]")
-_HIDDEN_CATEGORIES = frozenset({"Cf", "Co", "Cn"})
-
 
 def _check_id(session_id: str) -> None:
     if not valid_uuid(session_id):
         raise ValueError(f"Invalid session_id: {session_id}")
-
-
-def _clean_tag(value: str) -> str:
-    """NFKC, without format, private-use or unassigned characters (until stable)."""
-    current = value
-    for _ in range(10):
-        previous = current
-        current = unicodedata.normalize("NFKC", current)
-        current = "".join(c for c in current if unicodedata.category(c) not in _HIDDEN_CATEGORIES)
-        current = _INVISIBLE.sub("", current)
-        if current == previous:
-            break
-    return current
 
 
 def _now() -> str:
@@ -63,6 +46,15 @@ def _now() -> str:
 
 def _key(session_id: str, directory: str | os.PathLike[str] | None) -> SessionKey:
     return {"project_key": project_key_for_directory(directory), "session_id": session_id}
+
+
+async def _append(
+    session_store: SessionStore, session_id: str, directory: str | None, entry: dict[str, Any]
+) -> None:
+    """Append ``entry`` to the session's transcript, with the session's id, an entry id
+    and the time."""
+    entry = {**entry, "sessionId": session_id, "uuid": str(uuid.uuid4()), "timestamp": _now()}
+    await session_store.append(_key(session_id, directory), [cast("SessionStoreEntry", entry)])
 
 
 async def rename_session_via_store(
@@ -87,14 +79,9 @@ async def rename_session_via_store(
     stripped = title.strip()
     if not stripped:
         raise ValueError("title must be non-empty")
-    entry = {
-        "type": "custom-title",
-        "customTitle": stripped,
-        "sessionId": session_id,
-        "uuid": str(uuid.uuid4()),
-        "timestamp": _now(),
-    }
-    await session_store.append(_key(session_id, directory), [cast("SessionStoreEntry", entry)])
+    await _append(
+        session_store, session_id, directory, {"type": "custom-title", "customTitle": stripped}
+    )
 
 
 async def tag_session_via_store(
@@ -117,17 +104,12 @@ async def tag_session_via_store(
     """
     _check_id(session_id)
     if tag is not None:
-        tag = _clean_tag(tag).strip()
+        tag = sanitize_unicode(tag).strip()
         if not tag:
             raise ValueError("tag must be non-empty (use None to clear)")
-    entry = {
-        "type": "tag",
-        "tag": tag if tag is not None else "",
-        "sessionId": session_id,
-        "uuid": str(uuid.uuid4()),
-        "timestamp": _now(),
-    }
-    await session_store.append(_key(session_id, directory), [cast("SessionStoreEntry", entry)])
+    await _append(
+        session_store, session_id, directory, {"type": "tag", "tag": tag if tag is not None else ""}
+    )
 
 
 async def delete_session_via_store(
