@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import random
@@ -284,19 +285,21 @@ async def run_traced(
 
         A ``config`` failure when `Telemetry.worker_setup` fails on a worker.
     """
+    run = functools.partial(
+        run_task,
+        task,
+        options,
+        policy,
+        events=events,
+        rng=rng,
+        attempts_before=attempts_before,
+        progress=progress,
+        pool=pool,
+        watchdog=watchdog,
+    )
     telemetry = options.telemetry
     if telemetry is None:
-        return await run_task(
-            task,
-            options,
-            policy,
-            events=events,
-            rng=rng,
-            attempts_before=attempts_before,
-            progress=progress,
-            pool=pool,
-            watchdog=watchdog,
-        )
+        return await run()
     if worker and telemetry.worker_setup and telemetry.worker_setup not in _set_up:
         try:
             setup = resolve_reference(telemetry.worker_setup, "telemetry.worker_setup",
@@ -321,17 +324,7 @@ async def run_traced(
     )
     token = context.attach(trace.set_span_in_context(span))
     try:
-        result = await run_task(
-            task,
-            options,
-            policy,
-            events=events,
-            rng=rng,
-            attempts_before=attempts_before,
-            progress=progress,
-            pool=pool,
-            watchdog=watchdog,
-        )
+        result = await run()
     except BaseException as exc:
         span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else
                            type(exc).__name__)  # fmt: skip
