@@ -14,7 +14,6 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Iterator
 from typing import Any, Literal, Optional, TypedDict
 
 import anyio
@@ -38,18 +37,11 @@ from ccwire import (
     tool,
 )
 from ccwire.testing import ModelRequest, ScriptedModel, text, tool_use
-from tests.fixtures.mcp_schema import checking_schema
+from tests.fixtures.mcp_schema import (
+    schema_checked_module,  # noqa: F401 (autouse: every test here)
+)
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _conforms_to_the_mcp_schema() -> Iterator[None]:
-    """Every response and notification of these tests is checked against mcp-types."""
-    with checking_schema() as check:
-        yield
-    assert check.failures == []
-    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
 
 
 TIMEOUT = 60

@@ -6,7 +6,7 @@ import functools
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -28,18 +28,14 @@ from ccwire._mcp.tools import (
     tool,
 )
 from ccwire.testing import FakeCLI, memory_transport_pair
-from tests.fixtures.mcp_schema import SchemaCheck, active_check, checking_schema, conforming
+from tests.fixtures.mcp_schema import (
+    SchemaCheck,
+    active_check,
+    conforming,
+    schema_checked_module,  # noqa: F401 (autouse: every test here)
+)
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _conforms_to_the_mcp_schema() -> Iterator[None]:
-    """Every response and notification of these tests is checked against mcp-types."""
-    with checking_schema() as check:
-        yield
-    assert check.failures == []
-    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
 
 
 @tool("greet", "Greet someone by name", {"name": str})

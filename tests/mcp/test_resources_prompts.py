@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator
 from typing import Annotated, Any
 
 import anyio
@@ -22,18 +21,11 @@ from ccwire import (
     prompt,
     resource,
 )
-from tests.fixtures.mcp_schema import checking_schema
+from tests.fixtures.mcp_schema import (
+    schema_checked_module,  # noqa: F401 (autouse: every test here)
+)
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _conforms_to_the_mcp_schema() -> Iterator[None]:
-    """Every response and notification of these tests is checked against mcp-types."""
-    with checking_schema() as check:
-        yield
-    assert check.failures == []
-    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
 
 
 @resource("config://app", mime_type="application/json", title="App config")

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,18 +21,11 @@ from ccwire._mcp.serve import serve_lines
 from tests.fixtures import mcp_serve_server
 from tests.fixtures.fake_session import connected
 from tests.fixtures.jsonrpc import initialize, line, tools_call
-from tests.fixtures.mcp_schema import checking_schema
+from tests.fixtures.mcp_schema import (
+    schema_checked_module,  # noqa: F401 (autouse: every test here)
+)
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _conforms_to_the_mcp_schema() -> Iterator[None]:
-    """What the in-process tests make the server answer is checked against mcp-types."""
-    with checking_schema() as check:
-        yield
-    assert check.failures == []
-    print(f"\n[schema] {check.responses} responses, {check.notifications} notifications")
 
 
 ROOT = Path(__file__).resolve().parents[2]
