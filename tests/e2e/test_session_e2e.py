@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -30,6 +27,7 @@ from ccwire import (
     tool,
 )
 from ccwire.testing import ModelRequest, ScriptedModel, StepResult, reply, text, tool_use
+from tests.sessions.crash import kill_at_tool_call
 
 from .conftest import CLI_PATH
 
@@ -258,14 +256,9 @@ _CHILD = textwrap.dedent(
 )
 
 
-def _spawn(argv: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-
 async def test_resume_after_the_python_process_is_killed(
     model: ScriptedModel, make_options: Any, tmp_path: Path
 ) -> None:
-    psutil = pytest.importorskip("psutil")
     model.add(tool_use("mcp__jobs__slow", {"job": "C"}))
     model.default = text("The word was PAPAYA.")  # the orphaned CLI's last turn, and ours
     options = make_options(allowed_tools=["mcp__jobs__slow"])
@@ -273,32 +266,7 @@ async def test_resume_after_the_python_process_is_killed(
     assert options.cwd is not None and CLI_PATH is not None
     argv = [sys.executable, "-c", _CHILD, CLI_PATH, str(options.cwd), str(db)]
     argv.append(json.dumps(options.env))
-    child = _spawn(argv)
-    try:
-
-        def wait_for_tool_state() -> str:
-            assert child.stdout is not None
-            for line in child.stdout:
-                parts = line.split()
-                if parts[:2] == ["SAVED", "waiting_tool_call"]:
-                    return parts[2]
-            raise AssertionError("the child ended before its tool call was saved")
-
-        with anyio.fail_after(TIMEOUT):
-            sid = await anyio.to_thread.run_sync(wait_for_tool_state, abandon_on_cancel=True)
-        orphans = psutil.Process(child.pid).children(recursive=True)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(10)
-        # the CLI sees its stdin close: it ends the turn and exits by itself
-        _, alive = await anyio.to_thread.run_sync(lambda: psutil.wait_procs(orphans, timeout=30))
-        for proc in alive:
-            proc.kill()
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait(10)
-        if child.stdout is not None:
-            child.stdout.close()
+    sid = await kill_at_tool_call(argv, TIMEOUT)
 
     store = SQLiteSnapshotStore(db)
     crashed = await store.load(sid)

@@ -10,9 +10,6 @@ the conversation.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -34,6 +31,7 @@ from ccwire import (
 )
 from ccwire.testing import ScriptedModel, text, tool_use
 from tests.e2e.conftest import CLI_PATH
+from tests.sessions.crash import kill_at_tool_call
 
 pytestmark = [
     pytest.mark.anyio,
@@ -78,10 +76,6 @@ _CHILD = textwrap.dedent(
 )
 
 
-def _spawn(argv: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-
-
 def _make_store(spec: dict[str, str]) -> SessionStore:
     kinds: dict[str, Any] = {"sqlite": SQLiteStore, "postgres": PostgresStore, "redis": RedisStore}
     store: SessionStore = kinds[spec["kind"]](spec["where"])
@@ -105,7 +99,6 @@ async def test_a_crashed_session_resumes_from_the_store(
     tmp_path: Path,
     store_spec: dict[str, str],
 ) -> None:
-    psutil = pytest.importorskip("psutil")
     scripted_model.add(tool_use("mcp__jobs__slow", {"job": "C"}))
     scripted_model.default = text("The word was PAPAYA.")
     cwd = tmp_path / "work"
@@ -113,31 +106,7 @@ async def test_a_crashed_session_resumes_from_the_store(
     assert CLI_PATH is not None
     argv = [sys.executable, "-c", _CHILD, CLI_PATH, str(cwd), json.dumps(store_spec)]
     argv.append(json.dumps(offline_env))
-    child = _spawn(argv)
-    try:
-
-        def wait_for_tool_state() -> str:
-            assert child.stdout is not None
-            for line in child.stdout:
-                parts = line.split()
-                if parts[:2] == ["SAVED", "waiting_tool_call"]:
-                    return parts[2]
-            raise AssertionError("the child ended before its tool call was saved")
-
-        with anyio.fail_after(TIMEOUT):
-            sid = await anyio.to_thread.run_sync(wait_for_tool_state, abandon_on_cancel=True)
-        orphans = psutil.Process(child.pid).children(recursive=True)
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait(10)
-        _, alive = await anyio.to_thread.run_sync(lambda: psutil.wait_procs(orphans, timeout=30))
-        for proc in alive:
-            proc.kill()
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait(10)
-        if child.stdout is not None:
-            child.stdout.close()
+    sid = await kill_at_tool_call(argv, TIMEOUT)
 
     store = _make_store(store_spec)  # a new connection, as a new process would make
     crashed = await StoreSnapshots(store).load(sid)
