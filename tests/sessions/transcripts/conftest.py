@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -87,19 +88,21 @@ def ref_python() -> str:
 @pytest.fixture
 def run_ref(ref_python: str) -> RefRunner:
     """Run calls through the reference SDK in its own venv, with this test's environment."""
+    return functools.partial(run_reference, ref_python, DUMP)
 
-    def run(calls: list[list[Any]]) -> list[dict[str, Any]]:
-        done = subprocess.run(
-            [ref_python, str(DUMP), "claude_agent_sdk"],
-            input=json.dumps(calls),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-            env=dict(os.environ),
-        )
-        assert done.returncode == 0, done.stderr
-        result: list[dict[str, Any]] = json.loads(done.stdout)
-        return result
 
-    return run
+def run_reference(ref_python: str, script: Path, job: Any) -> list[dict[str, Any]]:
+    """The results ``script`` (`dump_calls.py`, `dump_store_calls.py`) prints for ``job``,
+    run with the reference SDK in its own venv, with this test's environment."""
+    done = subprocess.run(
+        [ref_python, str(script), "claude_agent_sdk"],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ import pytest
 
 import ccwire
 
-from .conftest import DUMP, Captured
+from .conftest import DUMP, Captured, run_reference
 from .dump_store_calls import run_store_job
 from .synthetic import write_project
 from .test_differential import MISSING, _normalise_ids
@@ -139,21 +137,6 @@ def _calls(fill: list[list[Any]], cwd: str, *, forks: bool) -> list[list[Any]]:
     return calls
 
 
-def _ref(ref_python: str, job: dict[str, Any]) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [ref_python, str(DUMP_STORE), "claude_agent_sdk"],
-        input=json.dumps(job),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        env=dict(os.environ),
-    )
-    assert done.returncode == 0, done.stderr
-    result: list[dict[str, Any]] = json.loads(done.stdout)
-    return result
-
-
 def _comparable(call: list[Any], result: dict[str, Any], memory: bool, untimed: set[str]) -> Any:
     if "ok" not in result:
         return result
@@ -211,7 +194,7 @@ def _run_both(
             side_job["path"] = str(copy)
     else:
         ours_job = ref_job = job
-    theirs = _ref(ref_python, ref_job)
+    theirs = run_reference(ref_python, DUMP_STORE, ref_job)
     ours = anyio.run(run_store_job, ccwire, ours_job)
     _assert_same({**job, "untimed_fill": fill}, ours, theirs)
     return ours
