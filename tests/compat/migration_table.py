@@ -229,24 +229,31 @@ def current() -> str:
     return render(reference, describe_package("ccwire"))
 
 
-def generated_part(doc: str) -> str:
-    """The text between the markers of ``doc`` ('' when they are missing)."""
-    start, end = doc.find(BEGIN), doc.find(END)
-    if start < 0 or end < start:
+def generated_part(doc: str, begin: str = BEGIN, end: str = END) -> str:
+    """The text between the markers ``begin`` and ``end`` of ``doc`` ('' when they are
+    missing)."""
+    start, stop = doc.find(begin), doc.find(end)
+    if start < 0 or stop < start:
         return ""
-    return doc[start + len(BEGIN) : end].strip("\n") + "\n"
+    return doc[start + len(begin) : stop].strip("\n") + "\n"
+
+
+def write_generated(text: str, begin: str = BEGIN, end: str = END) -> None:
+    """Put ``text`` between the markers ``begin`` and ``end`` of ``docs/migration.md``
+    (appended with them when they are missing)."""
+    doc = DOC.read_text(encoding="utf-8")
+    start, stop = doc.find(begin), doc.find(end)
+    body = f"{begin}\n{text}{end}"
+    if start < 0 or stop < start:
+        doc = doc.rstrip("\n") + "\n\n" + body + "\n"
+    else:
+        doc = doc[:start] + body + doc[stop + len(end) :]
+    DOC.write_text(doc, encoding="utf-8")
 
 
 def write() -> None:
     """Rewrite the generated part of ``docs/migration.md``."""
-    doc = DOC.read_text(encoding="utf-8")
-    start, end = doc.find(BEGIN), doc.find(END)
-    body = f"{BEGIN}\n{current()}{END}"
-    if start < 0 or end < start:
-        doc = doc.rstrip("\n") + "\n\n" + body + "\n"
-    else:
-        doc = doc[:start] + body + doc[end + len(END) :]
-    DOC.write_text(doc, encoding="utf-8")
+    write_generated(current())
 
 
 if __name__ == "__main__":

@@ -23,13 +23,12 @@ import dataclasses
 import inspect
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from tests.compat import migration_table
 from tests.compat.ts_api import PACKAGE, TsApi, find_package, read_package
 
-HERE = Path(__file__).resolve().parent
-DOC = HERE.parents[1] / "docs" / "migration.md"
+DOC = migration_table.DOC
 BEGIN = "<!-- BEGIN GENERATED: tests/compat/ts_migration_table.py -->"
 END = "<!-- END GENERATED: tests/compat/ts_migration_table.py -->"
 
@@ -309,22 +308,12 @@ def current() -> str:
 
 def generated_part(doc: str) -> str:
     """The text between the markers of ``doc`` ('' when they are missing)."""
-    start, end = doc.find(BEGIN), doc.find(END)
-    if start < 0 or end < start:
-        return ""
-    return doc[start + len(BEGIN) : end].strip("\n") + "\n"
+    return migration_table.generated_part(doc, BEGIN, END)
 
 
 def write() -> None:
     """Rewrite the generated block of ``docs/migration.md`` (appended when missing)."""
-    doc = DOC.read_text(encoding="utf-8")
-    start, end = doc.find(BEGIN), doc.find(END)
-    body = f"{BEGIN}\n{current()}{END}"
-    if start < 0 or end < start:
-        doc = doc.rstrip("\n") + "\n\n" + body + "\n"
-    else:
-        doc = doc[:start] + body + doc[end + len(END) :]
-    DOC.write_text(doc, encoding="utf-8")
+    migration_table.write_generated(current(), BEGIN, END)
 
 
 if __name__ == "__main__":
