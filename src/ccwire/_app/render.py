@@ -211,22 +211,34 @@ def _result_line(d: Mapping[str, Any], offline: bool) -> tuple[str, str]:
     return line, "bold red" if d.get("is_error") else "bold green"
 
 
+class _Lines:
+    """`describe()` for the events of one run, in order: it tells the first ``init``
+    and whether the run is offline (from its ``start``)."""
+
+    def __init__(self, *, verbose: bool) -> None:
+        self.verbose = verbose
+        self.offline = False
+        self._seen_init = False
+
+    def describe(self, event: RunEvent) -> tuple[str, str] | None:
+        """The event's line and style, or None (see `describe()`)."""
+        first_init = event.kind == "init" and not self._seen_init
+        self._seen_init = self._seen_init or event.kind == "init"
+        if event.kind == "start":
+            self.offline = bool(event.data.get("offline"))
+        return describe(event, verbose=self.verbose, first_init=first_init, offline=self.offline)
+
+
 class PlainRenderer(Renderer):
     """Plain text lines: no colours, no status line (pipes, dumb terminals, no rich)."""
 
     def __init__(self, out: IO[str], *, verbose: bool = False) -> None:
         self._out = out
-        self._verbose = verbose
-        self._seen_init = False
-        self._offline = False
+        self._lines = _Lines(verbose=verbose)
 
     def handle(self, event: RunEvent) -> None:
         """Write the event's line, if it has one."""
-        first_init = event.kind == "init" and not self._seen_init
-        self._seen_init = self._seen_init or event.kind == "init"
-        if event.kind == "start":
-            self._offline = bool(event.data.get("offline"))
-        found = describe(event, verbose=self._verbose, first_init=first_init, offline=self._offline)
+        found = self._lines.describe(event)
         if found is not None:
             self._out.write(found[0] + "\n")
             self._out.flush()
@@ -242,9 +254,7 @@ class RichRenderer(Renderer):
 
         self._console = console if console is not None else Console(file=out, highlight=False)
         self._tracker = tracker
-        self._verbose = verbose
-        self._seen_init = False
-        self._offline = False
+        self._lines = _Lines(verbose=verbose)
         self._live: Any = None
         self._spinners: dict[str, Any] = {}
         self._row_lengths: list[int] = []  # the status rows last rendered, in cells
@@ -322,11 +332,7 @@ class RichRenderer(Renderer):
         """Print the event's line above the status line."""
         from rich.text import Text
 
-        first_init = event.kind == "init" and not self._seen_init
-        self._seen_init = self._seen_init or event.kind == "init"
-        if event.kind == "start":
-            self._offline = bool(event.data.get("offline"))
-        found = describe(event, verbose=self._verbose, first_init=first_init, offline=self._offline)
+        found = self._lines.describe(event)
         if found is None:
             return
         line, style = found
@@ -360,7 +366,7 @@ class RichRenderer(Renderer):
                 retry.attempt, retry.max_retries, retry.delay_ms, retry.status, retry.error
             )
             state = f"{state}, model unreachable: {notice}"
-        cost = "" if self._offline else f" - {_cost(t.cost_usd)}"
+        cost = "" if self._lines.offline else f" - {_cost(t.cost_usd)}"
         texts = [
             (
                 "",
