@@ -32,20 +32,11 @@ from ccwire import (
 from ccwire.testing import ScriptedModel, text
 
 from .conftest import old_cli
+from .helpers import greet, one_turn
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-
-
-@tool("greet", "Greet someone by name", {"name": str})
-async def greet(args: dict[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
-
-
-async def _turn(client: ClaudeSDKClient, prompt: str) -> list[Any]:
-    await client.query(prompt)
-    return [m async for m in client.receive_response()]
 
 
 async def test_capabilities_session_state_and_interrupt_receipts_per_cli(
@@ -56,7 +47,7 @@ async def test_capabilities_session_state_and_interrupt_receipts_per_cli(
         async with ClaudeSDKClient(make_options()) as client:
             info = await client.get_server_info() or {}
             state = client.session_state  # from initialize; later frames race the result
-            messages = await _turn(client, "hi")
+            messages = await one_turn(client, "hi")
             answer = await client.interrupt()
     init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
     assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "ready"
@@ -93,7 +84,7 @@ async def test_hooks_for_events_the_cli_lacks(model: ScriptedModel, make_options
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
             await client.set_model("claude-haiku-4-5")
-            await _turn(client, "hi")
+            await one_turn(client, "hi")
     assert [type(i) for i in fired] == [PreModelSwitchHookInput, PostModelSwitchHookInput]
     pre, post = fired
     assert isinstance(pre, PreModelSwitchHookInput) and isinstance(post, PostModelSwitchHookInput)
@@ -106,14 +97,14 @@ async def test_toggling_an_in_process_server(model: ScriptedModel, make_options:
     options = make_options(mcp_servers={"demo": create_sdk_mcp_server("demo", tools=[greet])})
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            await _turn(client, "hi")
+            await one_turn(client, "hi")
             if old_cli():
                 with pytest.raises(UnsupportedFeatureError, match="mcp_toggle"):
                     await client.mcp_toggle("demo", False)
                 return
             await client.mcp_toggle("demo", False)
             status = {s.name: s.status for s in await client.mcp_status()}
-            await _turn(client, "again")
+            await one_turn(client, "again")
     assert status["demo"] == "disabled"
     assert "mcp__demo__greet" in model.turn_requests[0].tool_names
     assert "mcp__demo__greet" not in model.turn_requests[1].tool_names
@@ -132,7 +123,7 @@ async def test_tool_list_changes_reach_the_cli_or_are_refused(
     caplog.set_level(logging.WARNING, logger="ccwire")
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(make_options(mcp_servers={"dyn": config})) as client:
-            await _turn(client, "hi")  # capabilities are complete after system/init
+            await one_turn(client, "hi")  # capabilities are complete after system/init
             server.add_tool(late)
             try:
                 await server.notify_tools_changed()

@@ -44,29 +44,15 @@ from ccwire._conversation.argv import build_argv
 from ccwire.testing import ModelRequest, ScriptedModel, reply, text, tool_use
 
 from .conftest import NEW_CLI, cli_version
+from .helpers import EXT_SERVER, content_blocks, greet, one_turn
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-EXT_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "ext_mcp_server.py"
-
-
-@tool("greet", "Greet someone by name", {"name": str})
-async def greet(args: dict[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
-
-
-def _blocks(messages: list[Message], kind: type) -> list[Any]:
-    return [b for m in messages for b in (getattr(m, "content", None) or []) if isinstance(b, kind)]
 
 
 def _tool_results_seen(model: ScriptedModel) -> list[str]:
     return [r.content for req in model.turn_requests for r in req.tool_results()]
-
-
-async def _turn(client: ClaudeSDKClient, prompt: str) -> list[Message]:
-    await client.query(prompt)
-    return [m async for m in client.receive_response()]
 
 
 # ----------------------------------------------------------------- runtime requests
@@ -83,10 +69,10 @@ async def test_model_permission_mode_and_thinking_at_runtime(
             mode = await client.set_permission_mode("acceptEdits")
             changed = await client.set_model("claude-haiku-4-5")
             await client.set_max_thinking_tokens(2048)
-            first = await _turn(client, "hello")
+            first = await one_turn(client, "hello")
             init = next(m for m in first if isinstance(m, SystemMessage) and m.subtype == "init")
             reset = await client.set_model(None)
-            await _turn(client, "again")
+            await one_turn(client, "again")
     assert isinstance(idle, InterruptResult) and idle.still_queued == ()
     assert mode.mode == "acceptEdits" and init.data["permissionMode"] == "acceptEdits"
     assert init.data["model"] == "claude-haiku-4-5"
@@ -150,7 +136,7 @@ async def test_mcp_status_toggle_context_and_settings(
     options = make_options(mcp_servers={"demo": create_sdk_mcp_server("demo", tools=[greet])})
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            await _turn(client, "hi")  # the SDK server is connected by now
+            await one_turn(client, "hi")  # the SDK server is connected by now
             before = await client.mcp_status()
             disabled: list[McpServerState] = []
             if cli_version() >= NEW_CLI:  # older CLIs do not toggle in-process servers
@@ -181,7 +167,7 @@ async def test_capabilities_gate_features_per_cli(model: ScriptedModel, make_opt
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(make_options()) as client:
             before = client.supports("interrupt_cancel_queued_v1")
-            await _turn(client, "hi")
+            await one_turn(client, "hi")
             after = client.supports("interrupt_cancel_queued_v1")
             if cli_version() >= NEW_CLI:
                 cancelled = await client.interrupt(cancel_queued=True)
@@ -229,7 +215,7 @@ async def test_interrupt_cancels_a_pending_permission_callback(
             await waiting.wait()
             answer = await client.interrupt()
             messages = [m async for m in client.receive_response()]
-            follow_up = await _turn(client, "still there?")
+            follow_up = await one_turn(client, "still there?")
     assert outcome == ["signalled"]  # control_cancel_request reached the callback
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.subtype == "error_during_execution"
@@ -265,7 +251,7 @@ async def test_a_permission_callback_that_never_decides_is_denied_after_its_time
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.result == "went on without it"
     assert [d.get("tool_name") for d in final.permission_denials or []] == ["mcp__demo__greet"]
-    (result,) = _blocks(messages, ToolResultBlock)
+    (result,) = content_blocks(messages, ToolResultBlock)
     assert result.is_error and "did not decide within 0.5 s" in str(result.content)
     assert signalled == [True]
     assert [(e.kind, e.timed_out) for e in reported] == [("can_use_tool", True)]
@@ -292,7 +278,7 @@ async def test_deny_with_interrupt_stops_the_turn(model: ScriptedModel, make_opt
     assert info.value.subtype == "error_during_execution" and info.value.exit_code == 1
     assert info.value.session_id == final.session_id
     assert len(model.turn_requests) == 1 and model.remaining == 1  # the model was not asked again
-    assert any(b.is_error for b in _blocks(messages, ToolResultBlock))
+    assert any(b.is_error for b in content_blocks(messages, ToolResultBlock))
 
 
 async def test_suggestions_arrive_typed_and_updates_are_applied(
@@ -319,7 +305,7 @@ async def test_suggestions_arrive_typed_and_updates_are_applied(
     )
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            await _turn(client, "greet twice")
+            await one_turn(client, "greet twice")
             rules = await client.list_permission_rules() if cli_version() >= NEW_CLI else None
     assert len(asked) == 1  # the rule added with the first answer covered the second call
     (suggestion,) = asked[0].suggestions
@@ -444,7 +430,7 @@ async def test_session_mirror_delivers_the_transcript(
     options = make_options(session_mirror=True)
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            messages = await _turn(client, "mirror me")
+            messages = await one_turn(client, "mirror me")
             session_id = client.session_id
     mirrors = [m for m in messages if isinstance(m, TranscriptMirrorMessage)]
     assert mirrors, "no transcript_mirror frame arrived"
@@ -468,7 +454,7 @@ async def test_more_runtime_requests_against_the_real_cli(
     (work / "repo").mkdir()
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            await _turn(client, "hello")
+            await one_turn(client, "hello")
             contents = await client.read_file(work / "notes.txt")
             head = await client.read_file(work / "notes.txt", max_bytes=5, encoding="base64")
             await client.seed_read_state(work / "notes.txt", 0)
@@ -509,7 +495,7 @@ async def test_partial_messages_arrive_as_stream_events(
         and e.event["delta"].get("type") == "text_delta"
     )
     assert deltas == "streamed reply"
-    assert [b.text for b in _blocks(messages, TextBlock)] == ["streamed reply"]
+    assert [b.text for b in content_blocks(messages, TextBlock)] == ["streamed reply"]
 
 
 # -------------------------------------------------------------------- MCP servers
@@ -536,10 +522,10 @@ async def test_in_process_server_added_and_removed_during_a_session(
             added = await client.add_mcp_servers(
                 {"loud": create_sdk_mcp_server("loud", tools=[shout])}
             )
-            first = await _turn(client, "shout hey")
+            first = await one_turn(client, "shout hey")
             status = {s.name: s.status for s in await client.mcp_status()}
             removed = await client.remove_mcp_servers("loud")
-            await _turn(client, "and now?")
+            await one_turn(client, "and now?")
             after = {s.name for s in await client.mcp_status()}
     assert added.added == ("loud",) and added.errors == {}
     assert status == {"demo": "connected", "loud": "connected"}
@@ -674,7 +660,7 @@ async def test_external_server_added_with_mcp_set_servers(
         with anyio.fail_after(TIMEOUT):
             async with ClaudeSDKClient(options) as client:
                 result = await client.mcp_set_servers({"late": {"type": "http", "url": url}})
-                messages = await _turn(client, "multiply 3 by 5")
+                messages = await one_turn(client, "multiply 3 by 5")
                 (late,) = [s for s in await client.mcp_status() if s.name == "late"]
     assert result.added == ("late",)
     assert late.status == "connected" and {t.name for t in late.tools} == {"multiply", "where"}

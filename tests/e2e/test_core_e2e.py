@@ -10,7 +10,6 @@ import pytest
 from ccwire import (
     AssistantMessage,
     ClaudeSDKClient,
-    Message,
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
@@ -27,6 +26,8 @@ from ccwire import (
 from ccwire.testing import ScriptedModel, reply, text, tool_use
 from tests.e2e.conftest import old_cli
 
+from .helpers import content_blocks
+
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
@@ -35,15 +36,6 @@ TIMEOUT = 60
 @tool("greet", "Greet someone by name", {"name": str})
 async def greet(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"Hello, {args['name']}! Welcome."}]}
-
-
-def _blocks(messages: list[Message], kind: type) -> list[Any]:
-    out: list[Any] = []
-    for m in messages:
-        content = getattr(m, "content", None)
-        if isinstance(content, list):
-            out.extend(b for b in content if isinstance(b, kind))
-    return out
 
 
 def _tool_result_texts(model: ScriptedModel) -> list[str]:
@@ -71,13 +63,13 @@ async def test_greet_flow(model: ScriptedModel, make_options: Any) -> None:
 
     init = next(m for m in messages if isinstance(m, SystemMessage) and m.subtype == "init")
     assert "mcp__demo_tools__greet" in init.data["tools"]
-    uses = _blocks(messages, ToolUseBlock)
+    uses = content_blocks(messages, ToolUseBlock)
     assert [(u.name, u.input) for u in uses] == [("mcp__demo_tools__greet", {"name": "Alice"})]
     assert permission_calls == [("mcp__demo_tools__greet", {"name": "Alice"}, uses[0].id)]
-    results = _blocks(messages, ToolResultBlock)
+    results = content_blocks(messages, ToolResultBlock)
     assert len(results) == 1 and results[0].tool_use_id == uses[0].id
     assert results[0].content == [{"type": "text", "text": "Hello, Alice! Welcome."}]
-    texts = [b.text for b in _blocks(messages, TextBlock)]
+    texts = [b.text for b in content_blocks(messages, TextBlock)]
     assert texts[-1] == "I greeted Alice."
     final = messages[-1]
     assert isinstance(final, ResultMessage) and final.subtype == "success" and not final.is_error
@@ -128,7 +120,7 @@ async def test_permission_deny_never_runs_the_handler(
     with anyio.fail_after(TIMEOUT):
         messages = [m async for m in query(prompt="wipe it", options=options)]
     assert ran == []
-    results = _blocks(messages, ToolResultBlock)
+    results = content_blocks(messages, ToolResultBlock)
     assert results and results[0].is_error
     assert any("wiping is not allowed here" in t for t in _tool_result_texts(model))
     final = messages[-1]
@@ -149,7 +141,7 @@ async def test_raising_handler_gives_error_result_and_session_goes_on(
     )
     with anyio.fail_after(TIMEOUT):
         messages = [m async for m in query(prompt="explode", options=options)]
-    results = _blocks(messages, ToolResultBlock)
+    results = content_blocks(messages, ToolResultBlock)
     assert len(results) == 1 and results[0].is_error is True
     assert any("kaboom" in t for t in _tool_result_texts(model))
     final = messages[-1]
@@ -203,7 +195,7 @@ async def test_two_turns_on_one_client(model: ScriptedModel, make_options: Any) 
             two = [m async for m in client.receive_response()]
     assert isinstance(one[-1], ResultMessage) and one[-1].result == "first answer"
     assert isinstance(two[-1], ResultMessage) and two[-1].result == "second answer"
-    assert [b.content for b in _blocks(two, ToolResultBlock)] == [
+    assert [b.content for b in content_blocks(two, ToolResultBlock)] == [
         [{"type": "text", "text": "Hello, Zed! Welcome."}]
     ]
     assert model.turn_requests[-1].last_user_text() is not None

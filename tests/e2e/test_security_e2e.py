@@ -24,6 +24,8 @@ from ccwire import (
 from ccwire._conversation.argv import build_argv
 from ccwire.testing import ScriptedModel, text, tool_use
 
+from .helpers import EXT_SERVER
+
 pytestmark = pytest.mark.anyio
 TIMEOUT = 60
 
@@ -61,7 +63,6 @@ async def test_without_a_callback_or_allow_rule_no_tool_is_approved(
     assert [d["tool_name"] for d in final.raw.get("permission_denials", [])] == ["mcp__ops__wipe"]
 
 
-EXT_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "ext_mcp_server.py"
 SECRET = "sk-ant-api03-e2eSecretValue_0123456789abcdef"
 # the server checks that the secret reached it (by digest: the secret itself stays off
 # every command line), then runs the fixture server

@@ -41,6 +41,8 @@ from tests.fixtures.mcp_schema import (
     schema_checked_module,  # noqa: F401 (autouse: every test here)
 )
 
+from .helpers import content_blocks
+
 pytestmark = pytest.mark.anyio
 
 
@@ -49,15 +51,6 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
 WAV = b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00@\x1f\x00\x00"
-
-
-def _blocks(messages: list[Message], kind: type) -> list[Any]:
-    out: list[Any] = []
-    for m in messages:
-        content = getattr(m, "content", None)
-        if isinstance(content, list):
-            out.extend(b for b in content if isinstance(b, kind))
-    return out
 
 
 def _final(messages: list[Message]) -> ResultMessage:
@@ -270,7 +263,7 @@ async def test_tool_context_names_the_tool_use(model: ScriptedModel, make_option
 
     model.add(tool_use("mcp__ctx__whoami", {}), text("done"))
     messages = await _run(_options(make_options, "ctx", whoami))
-    (use,) = _blocks(messages, ToolUseBlock)
+    (use,) = content_blocks(messages, ToolUseBlock)
     (ctx,) = seen
     assert ctx.tool_use_id == use.id
     assert (ctx.tool_name, ctx.server_name) == ("whoami", "ctx")
@@ -423,7 +416,7 @@ async def test_image_and_audio_content(model: ScriptedModel, make_options: Any) 
 
     model.add(tool_use("mcp__av__media", {}), text("done"))
     messages = await _run(_options(make_options, "av", media))
-    (block,) = _blocks(messages, ToolResultBlock)
+    (block,) = content_blocks(messages, ToolResultBlock)
     assert isinstance(block.content, list)
     raw = model.turn_requests[1].tool_results()[0].raw
     images = [b for b in raw["content"] if b.get("type") == "image"]

@@ -21,19 +21,15 @@ from ccwire import (
     ResultMessage,
     ToolPermissionContext,
     create_sdk_mcp_server,
-    tool,
 )
 from ccwire.testing import ScriptedModel, text, tool_use
+
+from .helpers import greet
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
 ASKER = Path(__file__).resolve().parent.parent / "fixtures" / "elicit_mcp_server.py"
-
-
-@tool("greet", "Greet someone by name", {"name": str})
-async def greet(args: dict[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
 
 
 async def test_an_mcp_servers_question_and_a_permission_answered_later(

@@ -15,31 +15,20 @@ from ccwire import (
     SYSTEM_PROMPT_DYNAMIC_BOUNDARY,
     AgentDefinition,
     ClaudeSDKClient,
-    Message,
     PermissionResultAllow,
     PromptSuggestionMessage,
     ResultMessage,
     SessionTitleChangedMessage,
     ToolPermissionContext,
     create_sdk_mcp_server,
-    tool,
 )
 from ccwire.testing import ScriptedModel, text, tool_use
+
+from .helpers import EXT_SERVER, greet, one_turn
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-EXT_SERVER = Path(__file__).resolve().parent.parent / "fixtures" / "ext_mcp_server.py"
-
-
-@tool("greet", "Greet someone by name", {"name": str})
-async def greet(args: dict[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
-
-
-async def _turn(client: ClaudeSDKClient, prompt: str) -> list[Message]:
-    await client.query(prompt)
-    return [m async for m in client.receive_response()]
 
 
 # can_use_tool is there to show it is never asked; allowed_tools lets the greeting run
@@ -76,7 +65,7 @@ async def test_prompt_aliases_permissions_settings_debug_and_no_persistence(
     )
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            messages = await _turn(client, "greet Ann, then write a file")
+            messages = await one_turn(client, "greet Ann, then write a file")
             settings = await client.get_settings()
             servers = {s.name: s.status for s in await client.mcp_status()}
             info = await client.get_server_info()
@@ -136,7 +125,7 @@ async def test_agent_plugins_in_initialize_project_root_and_plan_instructions(
     )
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            messages = await _turn(client, "plan it")
+            messages = await one_turn(client, "plan it")
             info = await client.get_server_info()
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
     (request,) = model.turn_requests
@@ -157,8 +146,8 @@ async def test_prompt_suggestions_arrive_after_the_result(
     options = make_options(prompt_suggestions=True)
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options) as client:
-            await _turn(client, "first")
-            second = await _turn(client, "second")
+            await one_turn(client, "first")
+            second = await one_turn(client, "second")
             assert isinstance(second[-1], ResultMessage)
             suggestion: PromptSuggestionMessage | None = None
             async for message in client.receive_messages():

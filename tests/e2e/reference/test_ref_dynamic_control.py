@@ -15,17 +15,14 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from ccwire import ClaudeSDKClient, Message, ResultMessage
+from ccwire import ClaudeSDKClient, ResultMessage
 from ccwire.testing import DEFAULT_MODEL, ModelRequest, ScriptedModel, StepResult, text, tool_use
+
+from ..helpers import one_turn
 
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-
-
-async def _turn(client: ClaudeSDKClient, prompt: str) -> list[Message]:
-    await client.query(prompt)
-    return [m async for m in client.receive_response()]
 
 
 async def test_set_permission_mode(model: ScriptedModel, make_options: Any) -> None:
@@ -40,9 +37,9 @@ async def test_set_permission_mode(model: ScriptedModel, make_options: Any) -> N
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options=options) as client:
             await client.set_permission_mode("acceptEdits")
-            first = await _turn(client, "What is 2+2? Just respond with the number.")
+            first = await one_turn(client, "What is 2+2? Just respond with the number.")
             await client.set_permission_mode("default")
-            second = await _turn(client, "What is 3+3? Just respond with the number.")
+            second = await one_turn(client, "What is 3+3? Just respond with the number.")
     results = [first[-1], second[-1]]
     assert all(isinstance(r, ResultMessage) and not r.is_error for r in results)
     # acceptEdits let the edit through; back in default mode (nobody to ask) it is refused
@@ -57,11 +54,11 @@ async def test_set_model(model: ScriptedModel, make_options: Any) -> None:
     model.add(text("2"), text("4"), text("6"))
     with anyio.fail_after(TIMEOUT):
         async with ClaudeSDKClient(options=make_options()) as client:
-            await _turn(client, "What is 1+1? Just the number.")
+            await one_turn(client, "What is 1+1? Just the number.")
             await client.set_model("claude-3-5-haiku-20241022")
-            await _turn(client, "What is 2+2? Just the number.")
+            await one_turn(client, "What is 2+2? Just the number.")
             await client.set_model(None)
-            last = await _turn(client, "What is 3+3? Just the number.")
+            last = await one_turn(client, "What is 3+3? Just the number.")
     assert isinstance(last[-1], ResultMessage) and last[-1].result == "6"
     first, switched, reset = (r.model for r in model.turn_requests)
     assert (first, switched) == (DEFAULT_MODEL, "claude-3-5-haiku-20241022")

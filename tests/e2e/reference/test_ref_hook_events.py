@@ -13,30 +13,23 @@ import anyio
 import pytest
 
 from ccwire import (
-    ClaudeSDKClient,
     HookContext,
     HookInput,
     HookJSONOutput,
     HookMatcher,
-    Message,
     PermissionResultAllow,
     ResultMessage,
     ToolPermissionContext,
 )
 from ccwire.testing import ScriptedModel, text, tool_use
 
+from ..helpers import run_turn
+
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
 NOTIFY_AFTER = 6
 """Seconds CLI 2.1.330 lets a permission request wait before it notifies."""
-
-
-async def _run(options: Any, prompt: str) -> list[Message]:
-    with anyio.fail_after(TIMEOUT):
-        async with ClaudeSDKClient(options=options) as client:
-            await client.query(prompt)
-            return [m async for m in client.receive_response()]
 
 
 async def test_pre_tool_use_hook_with_additional_context(
@@ -64,7 +57,7 @@ async def test_pre_tool_use_hook_with_additional_context(
     options = make_options(
         allowed_tools=["Bash"], hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[pre])]}
     )
-    messages = await _run(options, "Run: echo 'test additional context'")
+    messages = await run_turn(options, "Run: echo 'test additional context'")
 
     assert invocations, "the PreToolUse hook was not called"
     assert invocations[0]["tool_use_id"] is not None
@@ -96,7 +89,7 @@ async def test_post_tool_use_hook_with_tool_use_id(model: ScriptedModel, make_op
     options = make_options(
         allowed_tools=["Bash"], hooks={"PostToolUse": [HookMatcher(matcher="Bash", hooks=[post])]}
     )
-    await _run(options, "Run: echo 'test tool_use_id'")
+    await run_turn(options, "Run: echo 'test tool_use_id'")
 
     assert invocations, "the PostToolUse hook was not called"
     assert invocations[0]["tool_use_id"] is not None
@@ -143,7 +136,7 @@ async def test_notification_hook(model: ScriptedModel, make_options: Any) -> Non
         can_use_tool=slow_to_answer,
         hooks={"Notification": [HookMatcher(hooks=[notification])]},
     )
-    await _run(options, "Say hello in one word.")
+    await run_turn(options, "Say hello in one word.")
 
     assert invocations, "no Notification while a permission request waited"
     for invocation in invocations:
@@ -171,7 +164,7 @@ async def test_multiple_hooks_together(model: ScriptedModel, make_options: Any) 
             "PostToolUse": [HookMatcher(matcher="Bash", hooks=[track])],
         },
     )
-    await _run(options, "Run: echo 'multi-hook test'")
+    await run_turn(options, "Run: echo 'multi-hook test'")
 
     assert "PreToolUse" in events
     assert "PostToolUse" in events

@@ -12,30 +12,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from ccwire import (
-    ClaudeSDKClient,
     HookContext,
     HookInput,
     HookJSONOutput,
     HookMatcher,
-    Message,
     ResultMessage,
 )
 from ccwire.testing import ScriptedModel, text, tool_use
 
+from ..helpers import run_turn
+
 pytestmark = pytest.mark.anyio
 
 TIMEOUT = 60
-
-
-async def _run(options: Any, prompt: str) -> list[Message]:
-    with anyio.fail_after(TIMEOUT):
-        async with ClaudeSDKClient(options=options) as client:
-            await client.query(prompt)
-            return [m async for m in client.receive_response()]
 
 
 async def test_hook_with_permission_decision_and_reason(
@@ -73,7 +65,7 @@ async def test_hook_with_permission_decision_and_reason(
     )
     call = tool_use("Bash", {"command": "echo 'hello' > hello.txt"})
     model.add(call, text("It was blocked."))
-    messages = await _run(options, "Run this bash command: echo 'hello'")
+    messages = await run_turn(options, "Run this bash command: echo 'hello'")
 
     assert "Bash" in invocations
     (seen,) = model.turn_requests[1].tool_results()
@@ -103,7 +95,7 @@ async def test_hook_with_continue_and_stop_reason(model: ScriptedModel, make_opt
         hooks={"PostToolUse": [HookMatcher(matcher="Bash", hooks=[stopper])]},
     )
     model.add(tool_use("Bash", {"command": "echo 'test message'"}), text("never reached"))
-    messages = await _run(options, "Run: echo 'test message'")
+    messages = await run_turn(options, "Run: echo 'test message'")
 
     assert "Bash" in invocations
     # the CLI stopped after the tool: the model was not asked again
@@ -133,7 +125,7 @@ async def test_hook_with_additional_context(model: ScriptedModel, make_options: 
         hooks={"PostToolUse": [HookMatcher(matcher="Bash", hooks=[add_context])]},
     )
     model.add(tool_use("Bash", {"command": "echo 'testing hooks'"}), text("done"))
-    messages = await _run(options, "Run: echo 'testing hooks'")
+    messages = await run_turn(options, "Run: echo 'testing hooks'")
 
     assert "context_added" in invocations
     (seen,) = model.turn_requests[1].tool_results()

@@ -15,7 +15,6 @@ import pytest
 from ccwire import (
     AssistantMessage,
     ClaudeSDKClient,
-    Message,
     ResultMessage,
     StreamEvent,
     SystemMessage,
@@ -23,6 +22,8 @@ from ccwire import (
     ThinkingBlock,
 )
 from ccwire.testing import ScriptedModel, reply, text, thinking
+
+from ..helpers import run_turn
 
 pytestmark = pytest.mark.anyio
 
@@ -41,13 +42,6 @@ def _options(make_options: Any, *, partial: bool) -> Any:
     return make_options(model=MODEL, max_turns=2)
 
 
-async def _run(options: Any, prompt: str) -> list[Message]:
-    with anyio.fail_after(TIMEOUT):
-        async with ClaudeSDKClient(options) as client:
-            await client.query(prompt)
-            return [m async for m in client.receive_response()]
-
-
 async def test_include_partial_messages_stream_events(
     model: ScriptedModel, make_options: Any
 ) -> None:
@@ -57,7 +51,7 @@ async def test_include_partial_messages_stream_events(
             text("Why did the scarecrow win an award? He was outstanding in his field."),
         )
     )
-    messages = await _run(
+    messages = await run_turn(
         _options(make_options, partial=True), "Think of three jokes, then tell one"
     )
 
@@ -110,7 +104,7 @@ async def test_partial_messages_disabled_by_default(
     model: ScriptedModel, make_options: Any
 ) -> None:
     model.add(text("Hello!"))
-    messages = await _run(_options(make_options, partial=False), "Say hello")
+    messages = await run_turn(_options(make_options, partial=False), "Say hello")
 
     assert not [m for m in messages if isinstance(m, StreamEvent)]
     assert any(isinstance(m, SystemMessage) for m in messages)

@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import pytest
 
 from ccwire import (
-    ClaudeSDKClient,
-    Message,
     ResultMessage,
     SdkMcpTool,
     create_sdk_mcp_server,
     tool,
 )
 from ccwire.testing import ScriptedModel, reply, text, tool_use
+
+from ..helpers import run_turn
 
 pytestmark = pytest.mark.anyio
 
@@ -41,13 +40,6 @@ def _tools(executions: list[str]) -> tuple[SdkMcpTool[Any], SdkMcpTool[Any]]:
     return echo, greet
 
 
-async def _run(options: Any, prompt: str) -> list[Message]:
-    with anyio.fail_after(TIMEOUT):
-        async with ClaudeSDKClient(options=options) as client:
-            await client.query(prompt)
-            return [m async for m in client.receive_response()]
-
-
 def _results_seen(model: ScriptedModel) -> list[str]:
     return [r.content for req in model.turn_requests for r in req.tool_results()]
 
@@ -58,7 +50,7 @@ async def test_sdk_mcp_tool_execution(model: ScriptedModel, make_options: Any) -
     server = create_sdk_mcp_server(name="test", version="1.0.0", tools=[echo])
     model.add(tool_use("mcp__test__echo", {"text": "ping"}), text("echoed"))
     options = make_options(mcp_servers={"test": server}, allowed_tools=["mcp__test__echo"])
-    messages = await _run(options, "Call the mcp__test__echo tool with any text")
+    messages = await run_turn(options, "Call the mcp__test__echo tool with any text")
 
     assert "echo" in executions
     assert _results_seen(model) == ["Echo: ping"]
@@ -81,7 +73,7 @@ async def test_sdk_mcp_permission_enforcement(model: ScriptedModel, make_options
         disallowed_tools=["mcp__test__echo"],
         allowed_tools=["mcp__test__greet"],
     )
-    await _run(
+    await run_turn(
         options,
         "First use the greet tool to greet 'Alice'. After that completes, use the echo tool "
         "to echo 'test'. Do these one at a time, not in parallel.",
@@ -110,7 +102,7 @@ async def test_sdk_mcp_multiple_tools(model: ScriptedModel, make_options: Any) -
         mcp_servers={"multi": server},
         allowed_tools=["mcp__multi__echo", "mcp__multi__greet"],
     )
-    await _run(
+    await run_turn(
         options, "Call mcp__multi__echo with text='test' and mcp__multi__greet with name='Bob'"
     )
 
@@ -125,7 +117,7 @@ async def test_sdk_mcp_without_permissions(model: ScriptedModel, make_options: A
     server = create_sdk_mcp_server(name="noperm", version="1.0.0", tools=[echo])
     model.add(tool_use("mcp__noperm__echo", {"text": "hi"}), text("could not"))
     options = make_options(mcp_servers={"noperm": server})  # no allowed_tools
-    messages = await _run(options, "Call the mcp__noperm__echo tool")
+    messages = await run_turn(options, "Call the mcp__noperm__echo tool")
 
     assert "echo" not in executions
     (refused,) = model.turn_requests[1].tool_results()
