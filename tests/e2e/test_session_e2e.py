@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -224,38 +222,6 @@ async def test_cancel_mid_tool_call(model: ScriptedModel, make_options: Any) -> 
     assert len(finished) == 1 and finished[0].is_error
 
 
-_CHILD = textwrap.dedent(
-    """
-    import json, sys
-    import anyio
-    from ccwire import ClaudeAgentOptions, ClaudeCodeAgent, SQLiteSnapshotStore
-    from ccwire import create_sdk_mcp_server, tool
-
-    cli, cwd, db, env = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-
-    class Announcing(SQLiteSnapshotStore):
-        async def save(self, info):
-            await super().save(info)
-            print("SAVED", info.state.value, info.session_id, flush=True)
-
-    @tool("slow", "A job that never ends", {"job": str})
-    async def slow(args):
-        await anyio.sleep_forever()
-
-    async def main():
-        options = ClaudeAgentOptions(
-            cli_path=cli, cwd=cwd, env=env, allowed_tools=["mcp__jobs__slow"],
-            mcp_servers={"jobs": create_sdk_mcp_server("jobs", tools=[slow])},
-        )
-        async with ClaudeCodeAgent(options, store=Announcing(db)) as agent:
-            await agent.start_session("Remember the word PAPAYA, then run job C.")
-            await anyio.sleep_forever()
-
-    anyio.run(main)
-    """
-)
-
-
 async def test_resume_after_the_python_process_is_killed(
     model: ScriptedModel, make_options: Any, tmp_path: Path
 ) -> None:
@@ -264,9 +230,8 @@ async def test_resume_after_the_python_process_is_killed(
     options = make_options(allowed_tools=["mcp__jobs__slow"])
     db = tmp_path / "sessions.sqlite3"
     assert options.cwd is not None and CLI_PATH is not None
-    argv = [sys.executable, "-c", _CHILD, CLI_PATH, str(options.cwd), str(db)]
-    argv.append(json.dumps(options.env))
-    sid = await kill_at_tool_call(argv, TIMEOUT)
+    spec = {"kind": "snapshots", "where": str(db)}
+    sid = await kill_at_tool_call(CLI_PATH, str(options.cwd), spec, options.env, TIMEOUT)
 
     store = SQLiteSnapshotStore(db)
     crashed = await store.load(sid)

@@ -10,8 +10,6 @@ the conversation.
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -40,40 +38,6 @@ pytestmark = [
 ]
 
 TIMEOUT = 60
-
-_CHILD = textwrap.dedent(
-    """
-    import json, sys
-    import anyio
-    from ccwire import ClaudeAgentOptions, ClaudeCodeAgent, StoreSnapshots
-    from ccwire import PostgresStore, RedisStore, SQLiteStore
-    from ccwire import create_sdk_mcp_server, tool
-
-    cli, cwd, spec, env = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
-    kinds = {"sqlite": SQLiteStore, "postgres": PostgresStore, "redis": RedisStore}
-
-    class Announcing(StoreSnapshots):
-        async def save(self, info):
-            await super().save(info)
-            print("SAVED", info.state.value, info.session_id, flush=True)
-
-    @tool("slow", "A job that never ends", {"job": str})
-    async def slow(args):
-        await anyio.sleep_forever()
-
-    async def main():
-        options = ClaudeAgentOptions(
-            cli_path=cli, cwd=cwd, env=env, allowed_tools=["mcp__jobs__slow"],
-            mcp_servers={"jobs": create_sdk_mcp_server("jobs", tools=[slow])},
-        )
-        store = Announcing(kinds[spec["kind"]](spec["where"]))
-        async with ClaudeCodeAgent(options, store=store) as agent:
-            await agent.start_session("Remember the word PAPAYA, then run job C.")
-            await anyio.sleep_forever()
-
-    anyio.run(main)
-    """
-)
 
 
 def _make_store(spec: dict[str, str]) -> SessionStore:
@@ -104,9 +68,7 @@ async def test_a_crashed_session_resumes_from_the_store(
     cwd = tmp_path / "work"
     cwd.mkdir()
     assert CLI_PATH is not None
-    argv = [sys.executable, "-c", _CHILD, CLI_PATH, str(cwd), json.dumps(store_spec)]
-    argv.append(json.dumps(offline_env))
-    sid = await kill_at_tool_call(argv, TIMEOUT)
+    sid = await kill_at_tool_call(CLI_PATH, str(cwd), store_spec, offline_env, TIMEOUT)
 
     store = _make_store(store_spec)  # a new connection, as a new process would make
     crashed = await StoreSnapshots(store).load(sid)
