@@ -960,8 +960,9 @@ def test_duplicate_names_and_bad_tools_are_rejected() -> None:
 
 
 @asynccontextmanager
-async def connected(server: SdkMcpServer) -> AsyncIterator[FakeCLI]:
-    """A client serving ``server`` as ``demo_tools``, connected to a fake CLI."""
+async def serving(server: SdkMcpServer) -> AsyncIterator[FakeCLI]:
+    """A client serving ``server`` as ``demo_tools``, connected to a fake CLI (within
+    15 s), before the MCP ``initialize``."""
     transport, peer = memory_transport_pair()
     fake = FakeCLI(peer)
     config = {"type": "sdk", "name": "demo_tools", "instance": server}
@@ -970,11 +971,18 @@ async def connected(server: SdkMcpServer) -> AsyncIterator[FakeCLI]:
         tg.start_soon(fake.handshake)
         with anyio.fail_after(15):
             async with ClaudeSDKClient(options, transport=transport):
-                init = await fake.mcp("demo_tools", "initialize", {"protocolVersion": "2025-11-25"})
-                assert init["response"]["mcp_response"]["result"]["capabilities"]["tools"] == {
-                    "listChanged": True
-                }
                 yield fake
+
+
+@asynccontextmanager
+async def connected(server: SdkMcpServer) -> AsyncIterator[FakeCLI]:
+    """A client serving ``server`` as ``demo_tools``, connected to a fake CLI."""
+    async with serving(server) as fake:
+        init = await fake.mcp("demo_tools", "initialize", {"protocolVersion": "2025-11-25"})
+        assert init["response"]["mcp_response"]["result"]["capabilities"]["tools"] == {
+            "listChanged": True
+        }
+        yield fake
 
 
 ACK = {"mcp_response": {"jsonrpc": "2.0", "result": {}}}
@@ -1184,17 +1192,10 @@ def client_info(version: str) -> dict[str, Any]:
 @asynccontextmanager
 async def introduced(server: SdkMcpServer, version: str) -> AsyncIterator[FakeCLI]:
     """Connected to a fake CLI whose MCP handshake says it is CLI ``version``."""
-    transport, peer = memory_transport_pair()
-    fake = FakeCLI(peer)
-    config = {"type": "sdk", "name": "demo_tools", "instance": server}
-    options = ClaudeAgentOptions(mcp_servers={"demo_tools": config})  # type: ignore[dict-item]
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(fake.handshake)
-        with anyio.fail_after(15):
-            async with ClaudeSDKClient(options, transport=transport):
-                await fake.mcp("demo_tools", "initialize", client_info(version))
-                await fake.mcp("demo_tools", "tools/list")
-                yield fake
+    async with serving(server) as fake:
+        await fake.mcp("demo_tools", "initialize", client_info(version))
+        await fake.mcp("demo_tools", "tools/list")
+        yield fake
 
 
 def mcp_messages_sent(fake: FakeCLI) -> list[Any]:
