@@ -49,6 +49,7 @@ from .batch_progress import (
 from .batch_report import add_latest, read_latest, write_report
 from .doctor import detect_auth
 from .errors import AuthMissingError, utf8_options
+from .io import watch_signals
 from .loaders import UsageError, load_script, parse_step
 from .otel import exporting, start_otel
 from .render import rich_available
@@ -427,11 +428,9 @@ async def _watch_signals(run: BatchRun, interrupted: list[int]) -> None:
     (the running sessions are cancelled and their CLIs ended, failures from then on
     are not recorded: the CLIs may have got the signal too). Later signals are taken
     here too, so that they cannot break the bounded shutdown."""
-    try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
-        return
-    with receiver as signals:
-        async for signum in signals:
-            interrupted.append(int(signum))
-            run.stop()
+
+    def stop(signum: int) -> None:
+        interrupted.append(signum)
+        run.stop()
+
+    await watch_signals(stop)

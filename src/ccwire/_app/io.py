@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["EXIT_CODES", "CliIO", "ExitCode", "json_for"]
+__all__ = ["EXIT_CODES", "CliIO", "ExitCode", "json_for", "watch_signals"]
 
 
 class ExitCode(enum.IntEnum):
@@ -178,3 +178,19 @@ def json_for(out: IO[str], value: Any, **options: Any) -> str:
     except LookupError:
         utf8 = False
     return json.dumps(value, ensure_ascii=not utf8, **options)
+
+
+async def watch_signals(on_signal: Callable[[int], None]) -> None:
+    """Call ``on_signal`` with each Ctrl-C (SIGINT) or SIGTERM until cancelled; return at
+    once where signals cannot be received (not the main thread, Windows)."""
+    import signal
+
+    import anyio  # loaded by the commands that run anything
+
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
+    except (NotImplementedError, RuntimeError, ValueError):
+        return
+    with receiver as signals:
+        async for signum in signals:
+            on_signal(int(signum))

@@ -39,6 +39,7 @@ from ..testing import DEFAULT_MODEL, ScriptedModel
 from .doctor import AuthMissingError, detect_auth
 from .errors import Terminated, read_text, utf8_options, utf8_text
 from .events import RunEvent, RunTracker
+from .io import watch_signals
 from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
 from .offline import OFFLINE_DIR_ENV, offline_dir
 from .otel import exporting, start_otel
@@ -312,15 +313,13 @@ async def _watch_signals(scope: anyio.CancelScope, tracker: RunTracker, seen: li
     while it is shut down is not shown) and end the conversation. Another signal while
     the CLI is stopped changes nothing: the stop is bounded, and a second interrupt
     would only cut it short (and leave the CLI running)."""
-    try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
-        return
-    with receiver as signals:
-        async for signum in signals:
-            seen.append(int(signum))
-            tracker.interrupt()
-            scope.cancel()
+
+    def stop(signum: int) -> None:
+        seen.append(signum)
+        tracker.interrupt()
+        scope.cancel()
+
+    await watch_signals(stop)
 
 
 async def converse(
