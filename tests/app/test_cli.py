@@ -101,7 +101,7 @@ def test_help_needs_only_the_declarations_and_is_unchanged() -> None:
     light = {"ccwire._app", "ccwire._app.arguments", "ccwire._app.commands", "ccwire._app.errors",
              "ccwire._app.io", "ccwire._app.main", "ccwire._app.reference_names",
              "ccwire._batch", "ccwire._batch.errors", "ccwire._core", "ccwire._core.errors",
-             "ccwire._core.lazy", "ccwire._core.redact", "ccwire._transport",
+             "ccwire._core.groups", "ccwire._core.lazy", "ccwire._core.redact", "ccwire._transport",
              "ccwire._transport.discovery", "ccwire._version"}  # fmt: skip
     assert loaded <= light, sorted(loaded - light)
     for name, (code, written) in report["outputs"].items():

@@ -32,6 +32,7 @@ from .._core.errors import (
     OptionsError,
     ProcessError,
 )
+from .._core.groups import leaves
 from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
 from .._version import __version__
 from . import commands
@@ -195,25 +196,15 @@ def root_cause(exc: BaseException) -> BaseException:
     Returns:
         The leaf exception to report.
     """
-    leaves: list[BaseException] = []
-
-    def walk(e: BaseException) -> None:
-        inner = getattr(e, "exceptions", None)
-        if isinstance(e, BaseException) and isinstance(inner, tuple) and inner:
-            for sub in inner:
-                walk(sub)
-        else:
-            leaves.append(e)
-
-    walk(exc)
+    found = leaves(exc)
     for wanted in (KeyboardInterrupt, CcwireError):
-        for leaf in leaves:
+        for leaf in found:
             if isinstance(leaf, wanted):
                 return leaf
-    for leaf in leaves:
+    for leaf in found:
         if not _is_cancellation(leaf):
             return leaf
-    return leaves[0] if leaves else exc
+    return found[0]
 
 
 def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:

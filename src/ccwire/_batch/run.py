@@ -17,6 +17,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
+from .._core.groups import leaves
 from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
 from .budget import BudgetAction, CostBudget, capped_options
@@ -703,22 +704,12 @@ class BatchRun:
 def _as_batch_error(exc: BaseException) -> BaseException:
     """What the driver's failure is to the caller: a `KeyboardInterrupt` as it is, a
     `BatchError` as it is (the first in an exception group), anything else wrapped."""
-    leaves: list[BaseException] = []
-
-    def walk(e: BaseException) -> None:
-        inner = getattr(e, "exceptions", None)
-        if isinstance(inner, tuple) and inner:
-            for sub in inner:
-                walk(sub)
-        else:
-            leaves.append(e)
-
-    walk(exc)
+    found = leaves(exc)
     for wanted in (KeyboardInterrupt, BatchError):
-        for leaf in leaves:
+        for leaf in found:
             if isinstance(leaf, wanted):
                 return leaf
-    error = BatchError(f"the batch stopped on an unexpected error: {leaves[0]!r}")
+    error = BatchError(f"the batch stopped on an unexpected error: {found[0]!r}")
     error.__cause__ = exc
     return error
 

@@ -17,9 +17,9 @@ import anyio
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
-from .._core.cancel import raised_by_callback
+from .._core.cancel import is_cancellation, raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
-from .._core.loops import asyncio_cancelled_error
+from .._core.groups import leaves
 from .._core.redact import redact_text
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import (
@@ -323,7 +323,7 @@ async def _drive(
                 raise  # a cancellation of ours (the batch's, or the time limit's)
             attempt.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
             attempt.error_kind = "exception"
-            if _leaves_of(exc, (KeyboardInterrupt, SystemExit)):
+            if any(isinstance(leaf, (KeyboardInterrupt, SystemExit)) for leaf in leaves(exc)):
                 attempt.abort = exc  # the batch stops and raises it (`TaskAborted`)
     else:
         assert task.prompt is not None
@@ -332,23 +332,11 @@ async def _drive(
             pass
 
 
-def _leaves_of(exc: BaseException, kinds: type[BaseException] | tuple[type[BaseException], ...]
-              ) -> list[BaseException]:  # fmt: skip
-    """`exc` itself, or the exceptions inside it (an exception group, at any depth),
-    that are instances of `kinds`."""
-    inner = getattr(exc, "exceptions", None)  # (no BaseExceptionGroup name on 3.10)
-    if isinstance(inner, tuple) and inner and all(isinstance(e, BaseException) for e in inner):
-        return [leaf for sub in inner for leaf in _leaves_of(sub, kinds)]
-    return [exc] if isinstance(exc, kinds) else []
-
-
 def _ours_to_propagate(exc: BaseException) -> bool:
     """Whether `exc`, raised out of a task function, is a cancellation of ours (the
     batch's scopes, the budget's interrupt, the task's time limit; alone or in an
     exception group) that must propagate, rather than the function's own outcome."""
-    native = asyncio_cancelled_error()
-    cancels = anyio.get_cancelled_exc_class()
-    found = _leaves_of(exc, cancels if native is None else (native, cancels))
+    found = [leaf for leaf in leaves(exc) if is_cancellation(leaf)]
     return bool(found) and not raised_by_callback(found[0])
 
 
