@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import anyio
 
+from .groups import leaves
 from .loops import asyncio_cancelled_error, asyncio_task_cancelling
 
 __all__ = ["is_cancellation", "raised_by_callback", "stop_request"]
@@ -61,12 +62,4 @@ def stop_request(exc: BaseException) -> BaseException | None:
     """The ``KeyboardInterrupt`` or ``SystemExit`` that ``exc`` is (or that an exception
     group ``exc`` holds, at any depth), if any: raised out of a callback, it stops the
     connection, and is reported first."""
-    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-        return exc
-    inner = getattr(exc, "exceptions", None)
-    if isinstance(inner, tuple):
-        for sub in inner:
-            found = stop_request(sub) if isinstance(sub, BaseException) else None
-            if found is not None:
-                return found
-    return None
+    return next((e for e in leaves(exc) if isinstance(e, (KeyboardInterrupt, SystemExit))), None)
