@@ -224,6 +224,10 @@ async def test_cancel_mid_tool_call(model: ScriptedModel, make_options: Any) -> 
     assert changes(events)[-2:] == ["waiting_tool_call", "cancelled"]
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert len(finished) == 1 and finished[0].is_error
+    # the model call that asked for the tool was paid: the interrupted turn's result says so
+    stats = session.get_state().stats
+    assert stats.total_cost_usd is not None and stats.total_cost_usd > 0
+    assert stats.turn_count == 1
 
 
 _CHILD = textwrap.dedent(
