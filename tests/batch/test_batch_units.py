@@ -604,3 +604,15 @@ def test_the_report_names_the_tasks_that_blocked_the_event_loop(tmp_path: Path) 
     page = render_report(results, source=str(out), links={})
     assert 'id="blocked" data-count="2"' in page and "hog (4.2 s), nap (1.5 s)" in page
     assert 'id="blocked"' not in render_report(results[1:2], source=str(out), links={})
+
+
+def test_an_attempt_costs_what_its_cli_spent_not_what_a_resume_restored() -> None:
+    from ccwire import ResultMessage
+    from ccwire._batch.session import Attempt
+
+    attempt = Attempt()
+    for total in (0.003, 0.0042):  # a task resuming a session that had cost 0.0018
+        spent = {"model_usage_since_last_result": {"m": {"costUSD": 0.0012}}}
+        attempt.observe(ResultMessage("success", 1, 1, False, 1, "s", total_cost_usd=total,
+                                      raw=spent))  # fmt: skip
+    assert attempt.meter.spent == pytest.approx(0.0024)

@@ -431,6 +431,21 @@ async def test_two_sessions_on_one_meter_provider_add_to_the_same_metrics(otel: 
     assert tokens == {"input": 20, "output": 10}
 
 
+async def test_a_resumed_cli_restored_cost_is_not_a_cost_of_this_session(otel: Otel) -> None:
+    # on --resume the CLI's totals count the cost it restored (0.0018 here): the first
+    # turn cost what the CLI says it spent since its previous result
+    spent = {"m": {"costUSD": 0.0012}}
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+        for total in (0.003, 0.0042):
+            await client.query("go")
+            await fake.receive("user")
+            await fake.result("ok", total_cost_usd=total, model_usage_since_last_result=spent)
+            [m async for m in client.receive_response()]
+    assert [p.value for p in otel.points("ccwire.client.cost")] == [pytest.approx(0.0024)]
+    attrs = dict(otel.one("invoke_agent claude-code").attributes or {})
+    assert attrs["ccwire.usage.cost_usd"] == pytest.approx(0.0024)
+
+
 async def test_the_cli_gets_the_trace_context_and_with_cli_traces_the_export_settings(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

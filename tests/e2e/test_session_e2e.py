@@ -220,6 +220,10 @@ async def test_cancel_mid_tool_call(model: ScriptedModel, make_options: Any) -> 
     assert changes(events)[-2:] == ["waiting_tool_call", "cancelled"]
     finished = [e for e in events if isinstance(e, ToolCallFinished)]
     assert len(finished) == 1 and finished[0].is_error
+    # the model call that asked for the tool was paid: the interrupted turn's result says so
+    stats = session.get_state().stats
+    assert stats.total_cost_usd is not None and stats.total_cost_usd > 0
+    assert stats.turn_count == 1
 
 
 async def test_resume_after_the_python_process_is_killed(
@@ -302,3 +306,31 @@ async def test_ten_concurrent_sessions_share_one_server(
     )
     assert len({sid for sid, _ in seen}) == 10
     assert len(store_list) == 10
+
+
+async def test_a_resumed_session_counts_each_process_cost_once(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    # the CLI restores a session's cost on --resume (and --fork-session): its totals count
+    # the earlier processes, which the session's stats already hold
+    model.default = text("noted")
+    costs: list[float | None] = []
+    with anyio.fail_after(TIMEOUT):
+        async with ClaudeCodeAgent(make_options(), store=MemorySnapshotStore()) as agent:
+            first = agent.create_session("one")
+            await first.start()
+            done = await first.wait_for_completion(TIMEOUT)
+            await first.close()
+            for fork in (False, True):
+                session = await agent.resume_session(done.session_id, "two", fork=fork)
+                final = await session.wait_for_completion(TIMEOUT)
+                await session.close()
+                assert session.last_result is not None
+                costs.append(session.last_result.total_cost_usd)
+                costs.append(final.stats.total_cost_usd)
+    turn = done.stats.total_cost_usd
+    assert turn is not None and turn > 0
+    # the CLI's totals: 2 turns on resume, 3 on the fork of the resumed session
+    assert costs[0] == pytest.approx(2 * turn) and costs[2] == pytest.approx(3 * turn)
+    assert costs[1] == pytest.approx(2 * turn)  # the resumed session: both turns, once
+    assert costs[3] == pytest.approx(turn)  # the fork: its own turn (its stats start anew)

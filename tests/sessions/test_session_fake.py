@@ -696,9 +696,32 @@ async def test_cli_dying_during_start_fails_the_session_and_raises() -> None:
 # ------------------------------------------------------------ cancel, any state
 
 
-async def answer_interrupt(fake: FakeCLI) -> None:
+async def answer_interrupt(fake: FakeCLI, cost: float = 0.0012) -> None:
+    """As the CLI 2.1.330 does: the answer, then the interrupted turn's result."""
     req = await fake.receive("control_request", "interrupt")
     await fake.respond(req["request_id"], {"still_queued": []})
+    await anyio.wait_all_tasks_blocked()  # the result comes later (~15 ms): cancel() waits
+    await fake.result(None, is_error=True, subtype="error_during_execution",  # type: ignore[arg-type]
+                      total_cost_usd=cost)  # fmt: skip
+    await fake.state("idle")
+
+
+async def test_cancel_mid_turn_keeps_what_the_turn_cost() -> None:
+    add = Blocker()
+    store = RecordingStore()
+    async with harness(calc_options(add), store=store) as (agent, h):
+        session, fake, _ = await start(agent, h)
+        await call_tool(fake, "toolu_1", "add0", a=1, b=1)
+        await reach(session, S.WAITING_TOOL_CALL)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer_interrupt, fake, 0.25)
+            await session.cancel()
+    assert session.state is S.CANCELLED
+    assert session.get_state().stats.total_cost_usd == pytest.approx(0.25)
+    assert session.get_state().stats.turn_count == 1
+    saved = store.saved[-1]
+    assert saved.state is S.CANCELLED and saved.stats.total_cost_usd == pytest.approx(0.25)
 
 
 @pytest.mark.parametrize("state", [s.value for s in SessionState])

@@ -21,6 +21,7 @@ from ccwire import (
     SessionState,
     SessionStateError,
     SessionStateInfo,
+    SessionStats,
     SystemMessage,
     TextBlock,
     ToolResultBlock,
@@ -128,7 +129,11 @@ def permission(rid: str, *, outcome: str | None = None, tool: str = "Bash") -> C
     return ControlEvent(rid, "can_use_tool", request, outcome, {"behavior": "allow"})
 
 
-def result(*, is_error: bool = False, cost: float = 0.01, text: str = "done") -> ResultMessage:
+def result(
+    *, is_error: bool = False, cost: float = 0.01, text: str = "done", since: float | None = None
+) -> ResultMessage:
+    """A result; ``since``: the CLI 2.1.330's cost since its previous result."""
+    raw = {} if since is None else {"model_usage_since_last_result": {"m": {"costUSD": since}}}
     return ResultMessage(
         subtype="error_during_execution" if is_error else "success",
         duration_ms=5,
@@ -139,6 +144,7 @@ def result(*, is_error: bool = False, cost: float = 0.01, text: str = "done") ->
         total_cost_usd=cost,
         usage={"input_tokens": 10, "output_tokens": 3, "service_tier": "standard"},
         result=text,
+        raw=raw,
     )
 
 
@@ -305,7 +311,7 @@ def test_result_completes_only_when_nothing_is_owed_and_accumulates_stats() -> N
     m = running(prior=dataclasses.replace(drive_to(S.COMPLETED).info.stats))
     base_cost = m.info.stats.total_cost_usd
     assert base_cost == 0.01
-    m.message(result(cost=0.02))
+    m.message(result(cost=0.03, since=0.02))  # the resumed CLI restored the prior 0.01
     assert m.settle(True) == [] and m.state is S.RUNNING  # the CLI is not idle yet
     ev = m.settle(False)
     assert states(ev) == [("running", "completed")]
@@ -315,6 +321,33 @@ def test_result_completes_only_when_nothing_is_owed_and_accumulates_stats() -> N
     assert stats.total_cost_usd == pytest.approx(0.03)
     assert stats.usage["input_tokens"] == 20 and "service_tier" not in stats.usage
     assert stats.turn_count == 2 and stats.completed_at is not None
+
+
+@pytest.mark.parametrize(
+    ("prior", "results", "costs"),
+    [
+        # resumed: the CLI's totals count the prior 0.01 it restored
+        (0.01, [(0.03, 0.02), (0.04, 0.01)], [0.03, 0.04]),
+        # resumed after a process that was killed: the CLI restored nothing
+        (0.01, [(0.02, 0.02), (0.05, 0.03)], [0.03, 0.06]),
+        # forked: fresh stats, while the CLI restored the parent's 0.5
+        (None, [(0.52, 0.02)], [0.02]),
+        # a CLI that does not say what it spent since the last result: it restored the prior
+        (0.01, [(0.03, None), (0.04, None)], [0.03, 0.04]),
+        # a new session, with and without the field
+        (None, [(0.02, 0.02), (0.05, 0.03)], [0.02, 0.05]),
+        (None, [(0.02, None), (0.05, None)], [0.02, 0.05]),
+    ],
+)
+def test_a_resumed_cli_restored_cost_is_not_counted_twice(
+    prior: float | None, results: list[tuple[float, float | None]], costs: list[float]
+) -> None:
+    m = running(prior=SessionStats(total_cost_usd=prior), resumed_from="sid-0")
+    seen = []
+    for total, since in results:
+        m.message(result(cost=total, since=since))
+        seen.append(m.info.stats.total_cost_usd)
+    assert seen == pytest.approx(costs)
 
 
 def test_error_result_fails_but_not_after_our_interrupt() -> None:

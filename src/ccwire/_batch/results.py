@@ -120,8 +120,9 @@ class BatchResult:
         subtype: The result's subtype (``success``, ``error_max_turns``...), if any.
         num_turns: Turns of the last attempt.
         tool_calls: Tool calls made by the model in the last attempt.
-        cost_usd: The CLI's ``total_cost_usd`` over all attempts (of those whose
-            cost is known: see `cost_known`).
+        cost_usd: What the attempts' CLIs spent, by their ``total_cost_usd`` (less the
+            cost a CLI restores on ``--resume``), of those whose cost is known: see
+            `cost_known`.
         cost_known: False when an attempt ended without the CLI's final result
             after its session started (the CLI crashed, its Ray node or actor was
             lost, or its time limit stopped it in the middle of a turn): what that

@@ -21,6 +21,7 @@ from .._core.cancel import is_cancellation, raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
 from .._core.groups import leaves
 from .._core.redact import redact_text
+from .._wire.cost import CostMeter
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
 from .results import (
     STDERR_TAIL_CHARS,
@@ -129,6 +130,7 @@ class Attempt:
         cut: The task's time limit stopped this attempt's session.
         abort: The `KeyboardInterrupt` or `SystemExit` the task function raised
             (alone or in an exception group): `run_task` raises `TaskAborted` with it.
+        meter: What its CLI process spent (not what it restored on ``--resume``).
     """
 
     session_id: str | None = None
@@ -149,6 +151,7 @@ class Attempt:
     mid_turn: bool = False
     cut: bool = False
     abort: BaseException | None = field(default=None, repr=False)
+    meter: CostMeter = field(default_factory=CostMeter, repr=False)
 
     @property
     def cost_known(self) -> bool:
@@ -180,6 +183,7 @@ class Attempt:
             self.session_id = self.session_id or message.session_id
         elif isinstance(message, ResultMessage):
             self.result = message
+            self.meter.add(message)
             self.mid_turn = False  # the turn a time limit cut ended while its CLI closed
             self.session_id = message.session_id or self.session_id
         elif isinstance(message, SystemMessage) and self.session_id is None:
@@ -441,7 +445,7 @@ async def run_task(
             attempt.time_out(limit, cut=running)
     blocked = _judge_blocking(task, attempt, began, watchdog)
     res = attempt.result
-    cost = sum(a.result.total_cost_usd or 0.0 for a in tried if a.result is not None)
+    cost = sum(a.meter.spent for a in tried)
     cost_known = all(a.cost_known for a in tried)
     return BatchResult(
         id=task.id,
@@ -492,7 +496,7 @@ def _left_for(options: ClaudeAgentOptions, tried: list[Attempt]) -> ClaudeAgentO
     cap, or the options' own) covers all its attempts, so what the attempts before
     spent is taken off it; `None` when nothing is left of it."""
     cap = options.max_budget_usd
-    spent = sum(a.result.total_cost_usd or 0.0 for a in tried if a.result is not None)
+    spent = sum(a.meter.spent for a in tried)
     if cap is None or spent <= 0:
         return options
     if spent >= cap:

@@ -45,6 +45,7 @@ from .._core.redact import redact_text, redact_value
 from .._protocol.control import ControlEvent, RouteHandler
 from .._version import __version__
 from .._wire import codec
+from .._wire.cost import CostMeter
 from .._wire.messages import (
     AssistantMessage,
     HookEventMessage,
@@ -159,7 +160,7 @@ class SessionTrace:
         self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
         self._agents: dict[str, tuple[str, Span]] = {}  # open subagent spans: task id, span
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
-        self._cost = 0.0  # the CLI's cumulative total_cost_usd
+        self._cost = CostMeter()  # what the CLI process spent (not what a resume restored)
         self._turns = 0
         self._prompts: list[str] = []
         self._response_model: str | None = None
@@ -451,10 +452,7 @@ class SessionTrace:
         }
         for key, value in turn.items():
             self._totals[key] += value
-        cost = 0.0
-        if message.total_cost_usd is not None:  # cumulative over the CLI process
-            cost = max(0.0, message.total_cost_usd - self._cost)
-            self._cost = message.total_cost_usd
+        cost = self._cost.add(message) or 0.0
         turn_input = turn["input"] + turn["cache_read"] + turn["cache_creation"]
         error_type = _result_error_type(message)
         span = self._span
@@ -467,7 +465,7 @@ class SessionTrace:
             "gen_ai.usage.output_tokens": totals["output"],
             "gen_ai.usage.cache_read.input_tokens": totals["cache_read"],
             "gen_ai.usage.cache_creation.input_tokens": totals["cache_creation"],
-            "ccwire.usage.cost_usd": round(self._cost, 10),
+            "ccwire.usage.cost_usd": round(self._cost.spent, 10),
             "ccwire.turns": self._turns,
             "ccwire.num_turns": message.num_turns,
         })  # fmt: skip

@@ -28,6 +28,7 @@ from typing import Any
 from .._core.errors import CcwireError, InvalidTransitionError, SessionStateError
 from .._protocol.control import ControlEvent
 from .._wire import codec
+from .._wire.cost import CostMeter
 from .._wire.messages import (
     AssistantMessage,
     Message,
@@ -95,6 +96,9 @@ class SessionMachine:
         prior = prior or SessionStats()
         self._stats = replace(prior, completed_at=None)
         self._cost_base = prior.total_cost_usd or 0.0
+        # a resumed (or forked) CLI counts the cost it restored in its totals: only what
+        # its own process spends is added to the prior processes' cost
+        self._meter = CostMeter(fallback=self._cost_base)
         self._inflight = InFlight(
             sdk_servers=sdk_servers,
             clock=clock,
@@ -347,8 +351,8 @@ class SessionMachine:
         if self._state in ACTIVE_STATES:
             self._result_seen = True
         cost = self._stats.total_cost_usd
-        if result.total_cost_usd is not None:
-            cost = self._cost_base + result.total_cost_usd
+        if self._meter.add(result) is not None:
+            cost = self._cost_base + self._meter.spent
         for key, value in (result.usage or {}).items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 self._usage[key] = self._usage.get(key, 0) + value

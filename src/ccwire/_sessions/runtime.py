@@ -49,7 +49,7 @@ from .._core.errors import CallbackError, CcwireError, MessageDecodeError, Sessi
 from .._protocol.control import ControlEvent
 from .._transport.base import Transport
 from .._wire import codec
-from .._wire.messages import Message, RawMessage, SystemMessage
+from .._wire.messages import Message, RawMessage, ResultMessage, SystemMessage
 from .events import (
     Cursor,
     ErrorOccurred,
@@ -60,7 +60,7 @@ from .events import (
 )
 from .lifecycle import Lifecycle, ReplyGate, advance
 from .machine import SessionMachine
-from .state import SessionState, SessionStateInfo
+from .state import FINAL_STATES, SessionState, SessionStateInfo
 from .store import SnapshotStore, snapshot_timeout, stale_snapshot_error, wait_for_snapshots
 
 __all__ = ["RuntimeHost", "SessionPrompt", "SessionRuntime", "Subscription"]
@@ -259,6 +259,12 @@ class SessionRuntime:
         conn = self._client._conn if self._client is not None else None
         return conn.owes_answer if conn is not None else True
 
+    async def wait_answered(self) -> None:
+        """Wait until the CLI owes no result and what it sent is processed, or it no
+        longer serves (the caller bounds the wait)."""
+        while self.live_client() is not None and (self.owes_answer() or self._queue):
+            await self.changed.wait()
+
     def enqueue_input(self, prompt: SessionPrompt, *, awaited: bool) -> _Input:
         """Queue ``prompt`` for the input writer; ``awaited``: a caller waits for it."""
         item = _Input(prompt, awaited=awaited)
@@ -421,6 +427,8 @@ class SessionRuntime:
                 kind, payload = self._queue.popleft()
                 if kind == "message":
                     events = machine.message(payload)
+                    if isinstance(payload, ResultMessage) and machine.state in FINAL_STATES:
+                        self._save(machine.info)  # an interrupted turn's cost, after cancel()
                 elif kind == "control":
                     if payload.outcome == "cancelled" and not conn.is_open:
                         continue  # withdrawn because the CLI ended: "end" reports it

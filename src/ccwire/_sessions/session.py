@@ -361,6 +361,9 @@ class Session:
     async def cancel(self) -> None:
         """End the session: interrupt the turn, close the CLI, state ``cancelled``.
 
+        The interrupted turn's result (what it cost) is waited for, within the bound of
+        the interrupt, and counted in the statistics.
+
         Works in every state; on a session already at rest it only releases the CLI.
         """
         state = self.state
@@ -380,6 +383,8 @@ class Session:
                     await client.interrupt()
                 except CcwireError as exc:
                     logger.debug("ccwire: interrupt during cancel failed: %s", exc)
+                else:  # the interrupted turn's result says what it cost: count it
+                    await self._rt.wait_answered()
         await self.close()
 
     async def close(self) -> None:

@@ -240,7 +240,8 @@ class SessionStats:
 
     ``tool_call_count`` counts finished tool calls; ``message_count`` the conversation
     messages received; ``turn_count`` the results. ``total_cost_usd`` is the CLI's
-    reported cost (summed over the processes of a resumed session) and ``usage`` the
+    reported cost (what each process of a resumed session spent, added up: not the
+    cost the CLI restores on ``--resume``, counted once already) and ``usage`` the
     token counts of every result added up.
     """
 
