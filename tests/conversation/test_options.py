@@ -290,6 +290,19 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         # the spawn failed: "expected str, bytes or os.PathLike object, not int", no option named
         ("model", 5, TypeError, "model must be a str, not int"),
         ("fallback_model", ["m"], TypeError, "fallback_model must be a str, not list"),
+        # a bare TypeError or AttributeError from the spawn, a regex or a lookup, no option named
+        ("cli_path", 5, TypeError, "cli_path must be a str or a Path, not int"),
+        ("cwd", b"/tmp", TypeError, "cwd must be a str or a Path, not bytes"),
+        ("debug_file", 5, TypeError, "debug_file must be a str or a Path"),
+        ("resume", 5, TypeError, "resume must be a str, not int"),
+        ("session_id", 5, TypeError, "session_id must be a str, not int"),
+        ("client_app", 5, TypeError, "client_app must be a str, not int"),
+        ("thinking", 5, TypeError, "thinking must be a dict, not int"),
+        ("sandbox", 5, TypeError, "sandbox must be a dict, not int"),
+        ("output_format", "json", TypeError, "output_format must be a dict, not str"),
+        ("tool_config", 5, TypeError, "tool_config must be a dict, not int"),
+        ("plugins", ["/plugins/a"], TypeError, "plugins items must be dicts"),
+        ("audit_log", "audit.jsonl", TypeError, "audit_log must be an AuditLog, not str"),
         # a bare TypeError from str.join: "sequence item 0: expected str instance"
         ("allowed_tools", ["Bash", 1], TypeError, "allowed_tools items must be strings, got 1"),
         ("add_dirs", [b"/tmp"], TypeError, "add_dirs items must be strings"),

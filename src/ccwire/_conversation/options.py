@@ -433,8 +433,25 @@ _LISTS: Final = (
 )  # fmt: skip
 """The options that take a list (``tools`` too, unless a preset)."""
 
-_MAPPINGS: Final = ("env", "extra_args", "hooks", "agents", "tool_aliases", "managed_settings")
+_MAPPINGS: Final = (
+    "env", "extra_args", "hooks", "agents", "tool_aliases", "managed_settings", "thinking",
+    "sandbox", "output_format", "tool_config",
+)  # fmt: skip
 """The options that take a dict (or None)."""
+
+_PATHS: Final = ("cli_path", "cwd", "project_config_root", "debug_file")
+"""The options that take a path (a str or an ``os.PathLike``, or None)."""
+
+_STRS: Final = (
+    "model",
+    "fallback_model",
+    "resume",
+    "session_id",
+    "resume_session_at",
+    "client_app",
+)
+"""The options that take a str (or None; a session id may be a `uuid.UUID`) and would
+otherwise fail late, with no option named."""
 
 _CALLBACKS: Final = (
     "can_use_tool",
@@ -471,10 +488,7 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
             raise OptionsError(f"{name} must be a dict, not {type(value).__name__}")
     _check_list_items(options)
     _check_cli_values(options)
-    for name in ("model", "fallback_model"):
-        value = getattr(options, name)
-        if value is not None and not isinstance(value, str):
-            raise OptionsError(f"{name} must be a str, not {type(value).__name__}")
+    _check_values(options)
     if options.hooks:
         _check_hook_events(options.hooks)
     for server, config in (named_mcp_servers(options.mcp_servers) or {}).items():
@@ -509,6 +523,33 @@ _STR_ITEMS: Final = (
 
 _MCP_TYPES: Final = ("stdio", "sse", "http", "sdk", "ws", "sse-ide", "ws-ide", "claudeai-proxy")
 """The ``type`` values of an MCP server config the CLI knows (it drops any other)."""
+
+
+def _is_uuid(value: object) -> bool:
+    """Whether ``value`` is a `uuid.UUID` (a session id's text is its str())."""
+    uuid = sys.modules.get("uuid")  # a caller holding one has imported it
+    return uuid is not None and isinstance(value, uuid.UUID)
+
+
+def _check_values(options: ClaudeAgentOptions) -> None:
+    """Each str, path, plugin and audit log option is of its type: anything else failed
+    late, in a regex, a spawn or an attribute lookup, with no option named."""
+    for name in _STRS:
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, str) and not _is_uuid(value):
+            raise OptionsError(f"{name} must be a str, not {type(value).__name__}")
+    for name in _PATHS:
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise OptionsError(f"{name} must be a str or a Path, not {type(value).__name__}")
+    for plugin in options.plugins or ():
+        if not isinstance(plugin, Mapping):
+            raise OptionsError(
+                f"plugins items must be dicts ({{'type': 'local', ...}}), got {plugin!r}"
+            )
+    audit = options.audit_log
+    if audit is not None and not callable(getattr(audit, "observe", None)):
+        raise OptionsError(f"audit_log must be an AuditLog, not {type(audit).__name__}")
 
 
 def _check_list_items(options: ClaudeAgentOptions) -> None:
