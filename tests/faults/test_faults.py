@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import signal
 from collections.abc import AsyncIterator
 from typing import Any, get_args
@@ -35,6 +36,7 @@ from ccwire import (
     CcwireError,
     ClaudeSDKClient,
     CLIConnectionError,
+    CLIJSONDecodeError,
     ControlTimeoutError,
     HookMatcher,
     Message,
@@ -260,8 +262,10 @@ async def test_a_line_over_max_buffer_size_is_a_typed_error(fault_options: Fault
                 await client.disconnect()
                 assert anyio.current_time() - closing < 2
     err, end = items[-2:]
-    assert isinstance(err, MessageDecodeError)
+    # what the reference raises for it: its users' `except CLIJSONDecodeError` catches it
+    assert isinstance(err, CLIJSONDecodeError) and isinstance(err, MessageDecodeError)
     assert "exceeds max_line_bytes (1000000 bytes)" in str(err)
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
     assert isinstance(end, CLIConnectionError) and end.__cause__ is err
 
 
