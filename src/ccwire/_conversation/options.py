@@ -367,6 +367,31 @@ def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
     return value
 
 
+def checked_mcp_servers(value: object) -> Mapping[str, McpServerConfig]:
+    """The ``servers`` given to ``mcp_set_servers()``: server configs by name, each
+    checked as ``options.mcp_servers`` are.
+
+    Raises:
+        OptionsError: Anything else (a file path or JSON text too), or a config the CLI
+            cannot read.
+    """
+    if not isinstance(value, Mapping):
+        raise OptionsError(
+            "MCP servers must be given as a dict of server configs by name "
+            f"({{'calc': server}}), got {type(value).__name__}"
+        )
+    servers = named_mcp_servers(value)
+    assert servers is not None  # a mapping: checked, or it raised
+    _check_mcp_configs(servers)
+    return servers
+
+
+def _check_mcp_configs(servers: Mapping[str, object]) -> None:
+    for server, config in servers.items():
+        if isinstance(config, Mapping):
+            _check_mcp_config(server, config)
+
+
 def _check_server_value(name: object, config: object) -> None:
     """Refuse a tool, or a list of them, given where a server goes (``{"calc": add}``)."""
     from .._mcp.tools import SdkMcpTool  # loaded already by whoever made a tool
@@ -491,9 +516,7 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
     _check_values(options)
     if options.hooks:
         _check_hook_events(options.hooks)
-    for server, config in (named_mcp_servers(options.mcp_servers) or {}).items():
-        if isinstance(config, Mapping):
-            _check_mcp_config(server, config)
+    _check_mcp_configs(named_mcp_servers(options.mcp_servers) or {})
     for name in _CALLBACKS:
         value = getattr(options, name)
         if value is not None and not callable(value):
