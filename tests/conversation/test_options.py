@@ -303,6 +303,25 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         ("tool_config", 5, TypeError, "tool_config must be a dict, not int"),
         ("plugins", ["/plugins/a"], TypeError, "plugins items must be dicts"),
         ("audit_log", "audit.jsonl", TypeError, "audit_log must be an AuditLog, not str"),
+        # the CLI left the agent out without a word
+        (
+            "agents",
+            {"a": AgentDefinition(description="d", prompt="p", tools="Bash")},  # type: ignore[arg-type]
+            TypeError,
+            r"agents\['a'\].tools must be a list of str, got 'Bash'",
+        ),
+        (
+            "agents",
+            {"a": AgentDefinition(description="d", prompt=None)},  # type: ignore[arg-type]
+            TypeError,
+            r"agents\['a'\].prompt must be a str, got None",
+        ),
+        (
+            "agents",
+            {"a": AgentDefinition(description="d", prompt="p", maxTurns="3")},  # type: ignore[arg-type]
+            TypeError,
+            r"agents\['a'\].maxTurns must be an int",
+        ),
         # a bare TypeError from str.join: "sequence item 0: expected str instance"
         ("allowed_tools", ["Bash", 1], TypeError, "allowed_tools items must be strings, got 1"),
         ("add_dirs", [b"/tmp"], TypeError, "add_dirs items must be strings"),

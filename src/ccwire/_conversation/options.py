@@ -517,6 +517,9 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
     if options.hooks:
         _check_hook_events(options.hooks)
     _check_mcp_configs(named_mcp_servers(options.mcp_servers) or {})
+    for name, agent in (options.agents or {}).items():
+        if isinstance(agent, AgentDefinition):  # anything else: refused where it is sent
+            _check_agent(name, agent)
     for name in _CALLBACKS:
         value = getattr(options, name)
         if value is not None and not callable(value):
@@ -573,6 +576,47 @@ def _check_values(options: ClaudeAgentOptions) -> None:
     audit = options.audit_log
     if audit is not None and not callable(getattr(audit, "observe", None)):
         raise OptionsError(f"audit_log must be an AuditLog, not {type(audit).__name__}")
+
+
+_AGENT_TEXTS: Final = (
+    "model", "initialPrompt", "memory", "permissionMode", "observer", "observerMessage",
+    "criticalSystemReminder_EXPERIMENTAL",
+)  # fmt: skip
+_AGENT_NAMES: Final = ("tools", "disallowedTools", "skills")
+
+
+def _check_agent(name: str, agent: AgentDefinition) -> None:
+    """The fields of an `AgentDefinition` are of their types: the CLI leaves out, without
+    a word, an agent with one that is not (``tools="Bash"``, ``prompt=None``...)."""
+    where = f"agents[{name!r}]"
+    for key in ("description", "prompt", *_AGENT_TEXTS):
+        value = getattr(agent, key)
+        if not isinstance(value, str) and (value is not None or key in ("description", "prompt")):
+            raise OptionsError(f"{where}.{key} must be a str, got {value!r}")
+    for key in _AGENT_NAMES:
+        value = getattr(agent, key)
+        if value is None:
+            continue
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise OptionsError(f"{where}.{key} must be a list of str, got {value!r}")
+        if any(not isinstance(item, str) for item in value):
+            raise OptionsError(f"{where}.{key} items must be strings, got {list(value)!r}")
+    for key in ("maxTurns", "autoCompactWindow"):
+        value = getattr(agent, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise OptionsError(f"{where}.{key} must be an int, got {value!r}")
+    for key in ("background", "omitClaudeMd"):
+        value = getattr(agent, key)
+        if value is not None and not isinstance(value, bool):
+            raise OptionsError(f"{where}.{key} must be a bool, got {value!r}")
+    servers = agent.mcpServers
+    if servers is not None and (
+        isinstance(servers, (str, bytes, Mapping)) or not isinstance(servers, Iterable)
+    ):
+        raise OptionsError(
+            f"{where}.mcpServers must be a list of server names or {{name: config}} dicts, "
+            f"got {servers!r}"
+        )
 
 
 def _check_list_items(options: ClaudeAgentOptions) -> None:
