@@ -343,6 +343,19 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
             r"hooks=\{'PreToolUse': \[HookMatcher\(hooks=\[_hook\]\)\]\}$",
         ),
         ("hooks", {"PreToolUse": [HookMatcher(hooks=[5])]}, TypeError, "is not callable: 5"),  # type: ignore[list-item]
+        # a bare TypeError ("'function' object is not iterable"); a pattern the CLI cannot use
+        (
+            "hooks",
+            {"PreToolUse": [HookMatcher(hooks=_hook)]},  # type: ignore[arg-type]
+            TypeError,
+            r"HookMatcher hooks must be a list of callbacks.*write HookMatcher\(hooks=\[_hook\]\)",
+        ),
+        (
+            "hooks",
+            {"PreToolUse": [HookMatcher(matcher=5, hooks=[_hook])]},  # type: ignore[arg-type]
+            TypeError,
+            "HookMatcher matcher must be a str",
+        ),
         # the CLI leaves a config it cannot read out of the session without a word
         ("mcp_servers", {"x": {"type": "stdio"}}, ValueError, "needs a 'command'"),
         ("mcp_servers", {"x": {"command": 5}}, ValueError, "needs a 'command'"),
