@@ -178,6 +178,20 @@ async def test_cli_never_answers_initialize(fault_options: FaultOptions) -> None
     assert info.value.subtype == "initialize" and info.value.timeout == 0.5
 
 
+async def test_a_cli_hung_before_initialize_is_not_given_the_close_grace(
+    fault_options: FaultOptions,
+) -> None:
+    # it has no session to save: SIGTERM at once, not 5 s after its input ends
+    async with no_leaks():
+        start = anyio.current_time()
+        with anyio.fail_after(LIMIT), pytest.raises(ControlTimeoutError):
+            async with ClaudeSDKClient(
+                fault_options("hangs_at_initialize", initialize_timeout=0.5)
+            ):
+                pytest.fail("connected without an initialize answer")
+        assert anyio.current_time() - start < 3
+
+
 async def test_cli_dies_while_we_wait_for_a_control_answer(fault_options: FaultOptions) -> None:
     async with no_leaks():
         with anyio.fail_after(LIMIT):  # far below control_timeout: the waiter is released
