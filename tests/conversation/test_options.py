@@ -306,7 +306,7 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         # the CLI left the agent out without a word
         (
             "agents",
-            {"a": AgentDefinition(description="d", prompt="p", tools="Bash")},  # type: ignore[arg-type]
+            {"a": AgentDefinition(description="d", prompt="p", tools="Bash")},
             TypeError,
             r"agents\['a'\].tools must be a list of str, got 'Bash'",
         ),
