@@ -419,12 +419,12 @@ class Connection:
 
         ``prompt`` is text, a list of content blocks, or a complete user-message frame
         (which is sent as given, gaining a ``uuid`` if it has none); anything else
-        raises `OptionsError` (the CLI would never answer it). A frame the CLI reads
-        without answering (``keep_alive``, ``control_cancel_request``) is sent as given,
-        owed nothing (None is returned).
+        raises `OptionsError` (the CLI would never answer it). A frame of another type,
+        which the CLI reads without answering (``keep_alive``, ``control_cancel_request``,
+        ``assistant``...), is sent as given, owed nothing (None is returned).
         """
         check_prompt_item(prompt)
-        if isinstance(prompt, Mapping) and codec.frame_type(prompt) in codec.UNANSWERED_FRAMES:
+        if isinstance(prompt, Mapping) and codec.frame_type(prompt) != codec.PROMPT_FRAME:
             if self._gate is not None:  # not a prompt: no turn, nothing owed
                 await self._gate()
             await self.protocol.send_frame(prompt)
