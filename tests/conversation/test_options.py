@@ -271,6 +271,9 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         # a callback that cannot be called failed only when the CLI called it
         ("can_use_tool", "allow", TypeError, "can_use_tool must be callable"),
         ("stderr", True, TypeError, "stderr must be callable"),
+        # called without await: every line was lost, with a "never awaited" warning
+        ("stderr", _hook, TypeError, "stderr must be a plain function.*not an async one"),
+        ("on_callback_error", _hook, TypeError, "on_callback_error must be a plain function"),
         # a negative one was passed to the CLI (0 means no limit, as in the reference)
         ("max_turns", -1, ValueError, "max_turns cannot be negative"),
         ("max_turns", "3", TypeError, "max_turns must be an int"),

@@ -520,10 +520,7 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
     for name, agent in (options.agents or {}).items():
         if isinstance(agent, AgentDefinition):  # anything else: refused where it is sent
             _check_agent(name, agent)
-    for name in _CALLBACKS:
-        value = getattr(options, name)
-        if value is not None and not callable(value):
-            raise OptionsError(f"{name} must be callable, not {type(value).__name__}")
+    _check_callbacks(options)
     for name in ("max_turns", "max_buffer_size", "max_buffered_bytes"):
         value = getattr(options, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -549,6 +546,24 @@ _STR_ITEMS: Final = (
 
 _MCP_TYPES: Final = ("stdio", "sse", "http", "sdk", "ws", "sse-ide", "ws-ide", "claudeai-proxy")
 """The ``type`` values of an MCP server config the CLI knows (it drops any other)."""
+
+
+def _check_callbacks(options: ClaudeAgentOptions) -> None:
+    """Each callback option can be called; those called without ``await`` are no
+    ``async def``."""
+    for name in _CALLBACKS:
+        value = getattr(options, name)
+        if value is not None and not callable(value):
+            raise OptionsError(f"{name} must be callable, not {type(value).__name__}")
+    for name in ("stderr", "on_callback_error"):  # called, never awaited: all is lost
+        value = getattr(options, name)
+        if value is not None:
+            import inspect  # loaded by anyio already
+
+            if inspect.iscoroutinefunction(value):
+                raise OptionsError(
+                    f"{name} must be a plain function (it is called, not awaited), not an async one"
+                )
 
 
 def _is_uuid(value: object) -> bool:
