@@ -359,8 +359,8 @@ def _checked_hook_dict(body: dict[str, Any], event: str) -> dict[str, Any]:
     it knows has a value of the wrong type, ``None`` included (a deny whose reason is
     ``None``, a ``hookSpecificOutput`` without its ``hookEventName``). Such keys whose
     value is ``None`` are left out (as in the typed outputs); any other wrong value
-    raises ``ValueError`` (``TypeError`` for a ``hookSpecificOutput`` that is no dict).
-    Unknown keys are sent as given (a newer CLI may know them).
+    raises ``ValueError`` (``TypeError`` for a ``hookSpecificOutput`` that is no dict or
+    names no event). Unknown keys are sent as given (a newer CLI may know them).
     """
     if body.get("async") is True:
         return body
@@ -382,8 +382,10 @@ def _checked_hook_dict(body: dict[str, Any], event: str) -> dict[str, Any]:
         raise TypeError(f"'hookSpecificOutput' must be a dict, got {specific!r}")
     optional = (*_SPECIFIC_TEXTS, "permissionDecision")
     specific = {k: v for k, v in specific.items() if v is not None or k not in optional}
-    if specific.get("hookEventName") != event:
-        raise ValueError(
+    # an event given, even another one, is left to the CLI: it fails such a hook itself
+    # (as the reference SDK's users see it do)
+    if not isinstance(specific.get("hookEventName"), str):
+        raise TypeError(
             f"'hookSpecificOutput' must say 'hookEventName': {event!r} (the event this hook "
             f"is registered for), got {specific.get('hookEventName')!r}"
         )
