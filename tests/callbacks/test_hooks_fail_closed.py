@@ -76,6 +76,52 @@ async def test_a_failing_pre_tool_use_hook_denies_the_call(
     assert error.timed_out == (hook is hangs)
 
 
+# dict outputs the CLI drops whole, letting the call through (seen with CLI 2.1.330):
+# a known key of the wrong type, a hookSpecificOutput without its event, a decision
+# at the top
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [
+        ({"hookSpecificOutput": {"permissionDecision": "deny"}}, "'hookEventName': 'PreToolUse'"),
+        ({"hookSpecificOutput": 5}, "'hookSpecificOutput' must be a dict"),
+        (
+            {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "no"}},
+            "'permissionDecision' must be one of",
+        ),
+        ({"decision": "deny"}, "'decision' must be 'approve' or 'block'"),
+        ({"continue_": "no"}, "'continue' must be a bool"),
+        ({"reason": 5, "decision": "block"}, "'reason' must be a str"),
+        ({"permissionDecision": "deny"}, "goes in 'hookSpecificOutput'"),
+    ],
+)
+async def test_a_guard_dict_the_cli_would_drop_denies_the_call(
+    output: dict[str, Any], why: str, anyio_backend: str
+) -> None:
+    async def hook(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> Any:
+        return output
+
+    reported: list[CallbackError] = []
+    answer = await ask(options_for("PreToolUse", hook, reported), "PreToolUse", **PRE_TOOL)
+    out = answer["response"]["hookSpecificOutput"]
+    assert out["permissionDecision"] == "deny" and why in out["permissionDecisionReason"]
+    (error,) = reported
+    assert "returned an unusable output" in str(error) and why in str(error)
+
+
+async def test_a_known_key_left_none_is_left_out(anyio_backend: str) -> None:
+    # {"permissionDecisionReason": None}, {"reason": None}: the CLI dropped the deny whole
+    async def deny(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> Any:
+        out = {"hookEventName": "PreToolUse", "permissionDecision": "deny"}
+        return {"reason": None, "hookSpecificOutput": {**out, "permissionDecisionReason": None}}
+
+    reported: list[CallbackError] = []
+    answer = await ask(options_for("PreToolUse", deny, reported), "PreToolUse", **PRE_TOOL)
+    assert answer["response"] == {
+        "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}
+    }
+    assert reported == []
+
+
 async def test_a_failing_permission_request_hook_denies(anyio_backend: str) -> None:
     reported: list[CallbackError] = []
     answer = await ask(

@@ -625,6 +625,33 @@ async def test_a_frame_the_cli_reads_without_answering_is_owed_nothing() -> None
     ]
 
 
+async def test_a_stream_of_frames_that_are_no_prompts_leaves_no_reader_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An ``assistant``, ``system`` or unknown frame in a prompt stream starts no turn
+    (CLI 2.1.330 answers none of them); each was owed a result, so `receive_response()`
+    waited for ever. Now they are sent as given, owed nothing: with no prompt ever sent,
+    `NoPromptError` after NO_PROMPT_SECONDS."""
+    monkeypatch.setattr(ccwire._conversation.client, "NO_PROMPT_SECONDS", 0.2)
+    frames: list[dict[str, Any]] = [
+        {"type": "assistant", "message": {"role": "assistant", "content": "x"}},
+        {"type": "system", "subtype": "note"},
+        {"type": "no_such_frame"},
+    ]
+
+    async def prompts() -> AsyncIterator[dict[str, Any]]:
+        for frame in frames:
+            yield frame
+
+    async with connected() as (client, fake):
+        await client.query(prompts())
+        with anyio.fail_after(5), pytest.raises(NoPromptError):
+            async for _ in client.receive_response():
+                pass  # pragma: no cover
+        sent = [await fake.receive(frame["type"]) for frame in frames]
+    assert sent == frames  # as given: no uuid of ours
+
+
 async def test_control_errors_and_timeouts_are_typed() -> None:
     opts = ClaudeAgentOptions(control_timeout=0.1)
     async with connected(opts) as (client, fake):

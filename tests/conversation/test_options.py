@@ -271,6 +271,9 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         # a callback that cannot be called failed only when the CLI called it
         ("can_use_tool", "allow", TypeError, "can_use_tool must be callable"),
         ("stderr", True, TypeError, "stderr must be callable"),
+        # called without await: every line was lost, with a "never awaited" warning
+        ("stderr", _hook, TypeError, "stderr must be a plain function.*not an async one"),
+        ("on_callback_error", _hook, TypeError, "on_callback_error must be a plain function"),
         # a negative one was passed to the CLI (0 means no limit, as in the reference)
         ("max_turns", -1, ValueError, "max_turns cannot be negative"),
         ("max_turns", "3", TypeError, "max_turns must be an int"),
@@ -290,6 +293,38 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         # the spawn failed: "expected str, bytes or os.PathLike object, not int", no option named
         ("model", 5, TypeError, "model must be a str, not int"),
         ("fallback_model", ["m"], TypeError, "fallback_model must be a str, not list"),
+        # a bare TypeError or AttributeError from the spawn, a regex or a lookup, no option named
+        ("cli_path", 5, TypeError, "cli_path must be a str or a Path, not int"),
+        ("cwd", b"/tmp", TypeError, "cwd must be a str or a Path, not bytes"),
+        ("debug_file", 5, TypeError, "debug_file must be a str or a Path"),
+        ("resume", 5, TypeError, "resume must be a str, not int"),
+        ("session_id", 5, TypeError, "session_id must be a str, not int"),
+        ("client_app", 5, TypeError, "client_app must be a str, not int"),
+        ("thinking", 5, TypeError, "thinking must be a dict, not int"),
+        ("sandbox", 5, TypeError, "sandbox must be a dict, not int"),
+        ("output_format", "json", TypeError, "output_format must be a dict, not str"),
+        ("tool_config", 5, TypeError, "tool_config must be a dict, not int"),
+        ("plugins", ["/plugins/a"], TypeError, "plugins items must be dicts"),
+        ("audit_log", "audit.jsonl", TypeError, "audit_log must be an AuditLog, not str"),
+        # the CLI left the agent out without a word
+        (
+            "agents",
+            {"a": AgentDefinition(description="d", prompt="p", tools="Bash")},
+            TypeError,
+            r"agents\['a'\].tools must be a list of str, got 'Bash'",
+        ),
+        (
+            "agents",
+            {"a": AgentDefinition(description="d", prompt=None)},  # type: ignore[arg-type]
+            TypeError,
+            r"agents\['a'\].prompt must be a str, got None",
+        ),
+        (
+            "agents",
+            {"a": AgentDefinition(description="d", prompt="p", maxTurns="3")},  # type: ignore[arg-type]
+            TypeError,
+            r"agents\['a'\].maxTurns must be an int",
+        ),
         # a bare TypeError from str.join: "sequence item 0: expected str instance"
         ("allowed_tools", ["Bash", 1], TypeError, "allowed_tools items must be strings, got 1"),
         ("add_dirs", [b"/tmp"], TypeError, "add_dirs items must be strings"),
@@ -311,6 +346,19 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
             r"hooks=\{'PreToolUse': \[HookMatcher\(hooks=\[_hook\]\)\]\}$",
         ),
         ("hooks", {"PreToolUse": [HookMatcher(hooks=[5])]}, TypeError, "is not callable: 5"),  # type: ignore[list-item]
+        # a bare TypeError ("'function' object is not iterable"); a pattern the CLI cannot use
+        (
+            "hooks",
+            {"PreToolUse": [HookMatcher(hooks=_hook)]},  # type: ignore[arg-type]
+            TypeError,
+            r"HookMatcher hooks must be a list of callbacks.*write HookMatcher\(hooks=\[_hook\]\)",
+        ),
+        (
+            "hooks",
+            {"PreToolUse": [HookMatcher(matcher=5, hooks=[_hook])]},  # type: ignore[arg-type]
+            TypeError,
+            "HookMatcher matcher must be a str",
+        ),
         # the CLI leaves a config it cannot read out of the session without a word
         ("mcp_servers", {"x": {"type": "stdio"}}, ValueError, "needs a 'command'"),
         ("mcp_servers", {"x": {"command": 5}}, ValueError, "needs a 'command'"),

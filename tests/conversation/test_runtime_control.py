@@ -25,6 +25,7 @@ from ccwire import (
     HookEventInfo,
     HookListingEntry,
     HooksListing,
+    OptionsError,
     PermissionRuleInfo,
     PermissionRules,
     PluginReload,
@@ -594,6 +595,29 @@ async def test_an_unknown_permission_mode_is_refused_before_sending(
     assert request == {"subtype": "set_permission_mode", "mode": "plan"}
     assert changed.mode == "plan"
     assert sent_subtypes(fake) == ["initialize", "set_permission_mode"]
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        # a bare TypeError ("'int' object is not iterable", "... is not a mapping")
+        (lambda c: c.mcp_set_servers(5), "MCP servers must be given as a dict"),
+        (lambda c: c.add_mcp_servers([]), "MCP servers must be given as a dict"),
+        # sent, and failed in the CLI ("Spread syntax requires ...iterable")
+        (lambda c: c.mcp_set_servers({"a": {"type": "stdio"}}), r"\['a'\] needs a 'command'"),
+        (lambda c: c.apply_flag_settings(5), "settings must be a dict, not int"),
+        (lambda c: c.update_settings("userSettings", [("a", 1)]), "settings must be a dict"),
+        (lambda c: c.read_file(5), "path must be a str or a Path, not int"),
+        (lambda c: c.register_repo_root(None), "directory must be a str or a Path"),
+    ],
+)
+async def test_arguments_of_the_wrong_shape_are_refused_before_sending(
+    call: Callable[[ClaudeSDKClient], Awaitable[object]], match: str
+) -> None:
+    async with connected() as (client, fake):
+        with pytest.raises(OptionsError, match=match):
+            await call(client)
+    assert sent_subtypes(fake) == ["initialize"]
 
 
 def with_servers() -> ClaudeAgentOptions:

@@ -329,6 +329,38 @@ async def test_a_crashing_pre_tool_use_hook_fails_closed_by_default(
     assert refused.is_error and "guard crashed" in str(refused.content)
 
 
+async def test_a_deny_the_cli_would_drop_still_denies(
+    model: ScriptedModel, make_options: Any
+) -> None:
+    # the CLI drops an output whole for one known key of the wrong type (None too) and
+    # runs the call: the None is left out, the bad value fails the guard closed
+    greeter = Greeter()
+    reported: list[CallbackError] = []
+    outputs: list[dict[str, Any]] = [
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                "permissionDecisionReason": None}},
+        {"hookSpecificOutput": {"permissionDecision": "deny"}},
+    ]  # fmt: skip
+
+    async def guard(inp: PreToolUseHookInput, tid: str | None, ctx: HookContext) -> Any:
+        return outputs.pop(0)
+
+    model.add(tool_use("mcp__demo__greet", {"name": "Ann"}))
+    model.add(tool_use("mcp__demo__greet", {"name": "Bo"}), text("denied"))
+    options = make_options(
+        mcp_servers={"demo": greeter.server},
+        allowed_tools=["mcp__demo__greet"],
+        on_callback_error=reported.append,
+        hooks={"PreToolUse": [HookMatcher(hooks=[guard])]},
+    )
+    with anyio.fail_after(TIMEOUT):
+        messages = [m async for m in query(prompt="greet Ann and Bo", options=options)]
+    assert isinstance(messages[-1], ResultMessage) and messages[-1].result == "denied"
+    assert greeter.ran == []
+    (error,) = reported
+    assert "'hookEventName': 'PreToolUse'" in str(error)
+
+
 async def test_a_crashing_user_prompt_submit_hook_blocks_the_prompt(
     model: ScriptedModel, make_options: Any
 ) -> None:

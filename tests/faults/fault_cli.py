@@ -381,6 +381,8 @@ def main() -> None:
         while read() is not None:
             pass
         sys.exit(0)
+    if sc == "hangs_at_initialize":  # hung: not even the end of its input stops it
+        time.sleep(600)
     answer(init["request_id"], {"commands": [], "capabilities": [], "pid": os.getpid()})
     read_until(lambda f: f.get("type") == "user")
     state("running")

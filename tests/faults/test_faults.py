@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import signal
 from collections.abc import AsyncIterator
 from typing import Any, get_args
@@ -35,6 +36,7 @@ from ccwire import (
     CcwireError,
     ClaudeSDKClient,
     CLIConnectionError,
+    CLIJSONDecodeError,
     ControlTimeoutError,
     HookMatcher,
     Message,
@@ -176,6 +178,20 @@ async def test_cli_never_answers_initialize(fault_options: FaultOptions) -> None
     assert info.value.subtype == "initialize" and info.value.timeout == 0.5
 
 
+async def test_a_cli_hung_before_initialize_is_not_given_the_close_grace(
+    fault_options: FaultOptions,
+) -> None:
+    # it has no session to save: SIGTERM at once, not 5 s after its input ends
+    async with no_leaks():
+        start = anyio.current_time()
+        with anyio.fail_after(LIMIT), pytest.raises(ControlTimeoutError):
+            async with ClaudeSDKClient(
+                fault_options("hangs_at_initialize", initialize_timeout=0.5)
+            ):
+                pytest.fail("connected without an initialize answer")
+        assert anyio.current_time() - start < 3
+
+
 async def test_cli_dies_while_we_wait_for_a_control_answer(fault_options: FaultOptions) -> None:
     async with no_leaks():
         with anyio.fail_after(LIMIT):  # far below control_timeout: the waiter is released
@@ -260,8 +276,10 @@ async def test_a_line_over_max_buffer_size_is_a_typed_error(fault_options: Fault
                 await client.disconnect()
                 assert anyio.current_time() - closing < 2
     err, end = items[-2:]
-    assert isinstance(err, MessageDecodeError)
+    # what the reference raises for it: its users' `except CLIJSONDecodeError` catches it
+    assert isinstance(err, CLIJSONDecodeError) and isinstance(err, MessageDecodeError)
     assert "exceeds max_line_bytes (1000000 bytes)" in str(err)
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
     assert isinstance(end, CLIConnectionError) and end.__cause__ is err
 
 

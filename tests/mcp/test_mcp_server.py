@@ -951,6 +951,8 @@ def test_duplicate_names_and_bad_tools_are_rejected() -> None:
         create_sdk_mcp_server("s", tools=greet)  # type: ignore[arg-type]
     with pytest.raises(ToolDefinitionError, match=r"not a dict: write tools=\[greet\]$"):
         create_sdk_mcp_server("s", tools={"greet": greet})  # type: ignore[arg-type]
+    with pytest.raises(ToolDefinitionError, match=r"not a int: write tools=\[\.\.\.\]$"):
+        create_sdk_mcp_server("s", tools=5)  # type: ignore[arg-type]  # "'int' object is not iterable"
     with pytest.raises(KeyError):
         server.remove_tool("missing")
     with pytest.raises(TypeError):

@@ -18,6 +18,7 @@ from ccwire._core.errors import (
     CLIJSONDecodeError,
     CLINotFoundError,
     MessageEncodeError,
+    OptionsError,
 )
 from ccwire._transport.base import as_line_transport
 from ccwire.testing import memory_transport_pair
@@ -303,5 +304,6 @@ def test_an_object_without_the_six_methods_is_refused() -> None:
 
     with pytest.raises(
         TypeError, match=r"Half lacks read_messages\(\), close\(\), is_ready\(\), end_input\(\)$"
-    ):
+    ) as refused:
         as_line_transport(Half())
+    assert isinstance(refused.value, OptionsError)  # a typed error, still a TypeError

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +92,29 @@ def _as_matcher(event: str, value: object) -> HookMatcher:
     raise OptionsError(f"hooks[{event!r}] entries must be HookMatcher, not {value!r}{fix}")
 
 
+def _check_matcher(event: str, matcher: HookMatcher) -> None:
+    """A matcher's ``matcher`` is a str (or None) and its ``hooks`` a list of callbacks.
+
+    Raises:
+        OptionsError: Either is not (a bare ``TypeError`` at best, or a pattern the CLI
+            cannot match with).
+    """
+    pattern = matcher.matcher
+    if pattern is not None and not isinstance(pattern, str):
+        raise OptionsError(
+            f"hooks[{event!r}]: HookMatcher matcher must be a str (a tool name or "
+            f"pattern) or None, got {pattern!r}"
+        )
+    hooks = matcher.hooks
+    if isinstance(hooks, (str, bytes, Mapping)) or not isinstance(hooks, Iterable):
+        fix = ""
+        if callable(hooks):
+            fix = f": write HookMatcher(hooks=[{getattr(hooks, '__name__', 'hook')}])"
+        raise OptionsError(
+            f"hooks[{event!r}]: HookMatcher hooks must be a list of callbacks, got {hooks!r}{fix}"
+        )
+
+
 def _checked_timeout(event: str, value: object) -> float:
     """A matcher's ``timeout`` in seconds (`DEFAULT_HOOK_TIMEOUT` when None).
 
@@ -163,6 +186,7 @@ class HookRegistry:
             entries: list[dict[str, Any]] = []
             for matcher in matchers:
                 matcher = _as_matcher(event, matcher)
+                _check_matcher(event, matcher)
                 ids = []
                 for callback in matcher.hooks:
                     if not callable(callback):

@@ -37,7 +37,7 @@ _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-def valid_uuid(value: str) -> bool:
+def valid_uuid(value: object) -> bool:
     """Tell whether `value` is a UUID in its canonical hyphenated form.
 
     Args:
@@ -46,7 +46,7 @@ def valid_uuid(value: str) -> bool:
     Returns:
         `True` for `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (hex, any case).
     """
-    return _UUID_RE.match(value) is not None
+    return isinstance(value, str) and _UUID_RE.match(value) is not None
 
 
 def _js_hash36(text: str) -> str:

@@ -40,6 +40,7 @@ from .._core.errors import (
     CcwireError,
     CLIConnectionError,
     CLISilenceError,
+    ControlTimeoutError,
     MessageDecodeError,
     MessageEncodeError,
     OptionsError,
@@ -325,6 +326,10 @@ class Connection:
         except BaseException as exc:
             if self._trace is not None and isinstance(exc, Exception):
                 self._trace.on_closed(exc)
+            if isinstance(exc, ControlTimeoutError) and self._transport is not None:
+                # no answer to initialize: a hung CLI, with no session to save, is not
+                # given the grace to exit after its input ends (SIGTERM, then SIGKILL)
+                await self._transport.terminate()
             await self.close()
             raise
 
@@ -414,12 +419,12 @@ class Connection:
 
         ``prompt`` is text, a list of content blocks, or a complete user-message frame
         (which is sent as given, gaining a ``uuid`` if it has none); anything else
-        raises `OptionsError` (the CLI would never answer it). A frame the CLI reads
-        without answering (``keep_alive``, ``control_cancel_request``) is sent as given,
-        owed nothing (None is returned).
+        raises `OptionsError` (the CLI would never answer it). A frame of another type,
+        which the CLI reads without answering (``keep_alive``, ``control_cancel_request``,
+        ``assistant``...), is sent as given, owed nothing (None is returned).
         """
         check_prompt_item(prompt)
-        if isinstance(prompt, Mapping) and codec.frame_type(prompt) in codec.UNANSWERED_FRAMES:
+        if isinstance(prompt, Mapping) and codec.frame_type(prompt) != codec.PROMPT_FRAME:
             if self._gate is not None:  # not a prompt: no turn, nothing owed
                 await self._gate()
             await self.protocol.send_frame(prompt)

@@ -367,6 +367,31 @@ def named_mcp_servers(value: object) -> Mapping[str, McpServerConfig] | None:
     return value
 
 
+def checked_mcp_servers(value: object) -> Mapping[str, McpServerConfig]:
+    """The ``servers`` given to ``mcp_set_servers()``: server configs by name, each
+    checked as ``options.mcp_servers`` are.
+
+    Raises:
+        OptionsError: Anything else (a file path or JSON text too), or a config the CLI
+            cannot read.
+    """
+    if not isinstance(value, Mapping):
+        raise OptionsError(
+            "MCP servers must be given as a dict of server configs by name "
+            f"({{'calc': server}}), got {type(value).__name__}"
+        )
+    servers = named_mcp_servers(value)
+    assert servers is not None  # a mapping: checked, or it raised
+    _check_mcp_configs(servers)
+    return servers
+
+
+def _check_mcp_configs(servers: Mapping[str, object]) -> None:
+    for server, config in servers.items():
+        if isinstance(config, Mapping):
+            _check_mcp_config(server, config)
+
+
 def _check_server_value(name: object, config: object) -> None:
     """Refuse a tool, or a list of them, given where a server goes (``{"calc": add}``)."""
     from .._mcp.tools import SdkMcpTool  # loaded already by whoever made a tool
@@ -433,8 +458,25 @@ _LISTS: Final = (
 )  # fmt: skip
 """The options that take a list (``tools`` too, unless a preset)."""
 
-_MAPPINGS: Final = ("env", "extra_args", "hooks", "agents", "tool_aliases", "managed_settings")
+_MAPPINGS: Final = (
+    "env", "extra_args", "hooks", "agents", "tool_aliases", "managed_settings", "thinking",
+    "sandbox", "output_format", "tool_config",
+)  # fmt: skip
 """The options that take a dict (or None)."""
+
+_PATHS: Final = ("cli_path", "cwd", "project_config_root", "debug_file")
+"""The options that take a path (a str or an ``os.PathLike``, or None)."""
+
+_STRS: Final = (
+    "model",
+    "fallback_model",
+    "resume",
+    "session_id",
+    "resume_session_at",
+    "client_app",
+)
+"""The options that take a str (or None; a session id may be a `uuid.UUID`) and would
+otherwise fail late, with no option named."""
 
 _CALLBACKS: Final = (
     "can_use_tool",
@@ -471,19 +513,14 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
             raise OptionsError(f"{name} must be a dict, not {type(value).__name__}")
     _check_list_items(options)
     _check_cli_values(options)
-    for name in ("model", "fallback_model"):
-        value = getattr(options, name)
-        if value is not None and not isinstance(value, str):
-            raise OptionsError(f"{name} must be a str, not {type(value).__name__}")
+    _check_values(options)
     if options.hooks:
         _check_hook_events(options.hooks)
-    for server, config in (named_mcp_servers(options.mcp_servers) or {}).items():
-        if isinstance(config, Mapping):
-            _check_mcp_config(server, config)
-    for name in _CALLBACKS:
-        value = getattr(options, name)
-        if value is not None and not callable(value):
-            raise OptionsError(f"{name} must be callable, not {type(value).__name__}")
+    _check_mcp_configs(named_mcp_servers(options.mcp_servers) or {})
+    for name, agent in (options.agents or {}).items():
+        if isinstance(agent, AgentDefinition):  # anything else: refused where it is sent
+            _check_agent(name, agent)
+    _check_callbacks(options)
     for name in ("max_turns", "max_buffer_size", "max_buffered_bytes"):
         value = getattr(options, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -509,6 +546,92 @@ _STR_ITEMS: Final = (
 
 _MCP_TYPES: Final = ("stdio", "sse", "http", "sdk", "ws", "sse-ide", "ws-ide", "claudeai-proxy")
 """The ``type`` values of an MCP server config the CLI knows (it drops any other)."""
+
+
+def _check_callbacks(options: ClaudeAgentOptions) -> None:
+    """Each callback option can be called; those called without ``await`` are no
+    ``async def``."""
+    for name in _CALLBACKS:
+        value = getattr(options, name)
+        if value is not None and not callable(value):
+            raise OptionsError(f"{name} must be callable, not {type(value).__name__}")
+    for name in ("stderr", "on_callback_error"):  # called, never awaited: all is lost
+        value = getattr(options, name)
+        if value is not None:
+            import inspect  # loaded by anyio already
+
+            if inspect.iscoroutinefunction(value):
+                raise OptionsError(
+                    f"{name} must be a plain function (it is called, not awaited), not an async one"
+                )
+
+
+def _is_uuid(value: object) -> bool:
+    """Whether ``value`` is a `uuid.UUID` (a session id's text is its str())."""
+    uuid = sys.modules.get("uuid")  # a caller holding one has imported it
+    return uuid is not None and isinstance(value, uuid.UUID)
+
+
+def _check_values(options: ClaudeAgentOptions) -> None:
+    """Each str, path, plugin and audit log option is of its type: anything else failed
+    late, in a regex, a spawn or an attribute lookup, with no option named."""
+    for name in _STRS:
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, str) and not _is_uuid(value):
+            raise OptionsError(f"{name} must be a str, not {type(value).__name__}")
+    for name in _PATHS:
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise OptionsError(f"{name} must be a str or a Path, not {type(value).__name__}")
+    for plugin in options.plugins or ():
+        if not isinstance(plugin, Mapping):
+            raise OptionsError(
+                f"plugins items must be dicts ({{'type': 'local', ...}}), got {plugin!r}"
+            )
+    audit = options.audit_log
+    if audit is not None and not callable(getattr(audit, "observe", None)):
+        raise OptionsError(f"audit_log must be an AuditLog, not {type(audit).__name__}")
+
+
+_AGENT_TEXTS: Final = (
+    "model", "initialPrompt", "memory", "permissionMode", "observer", "observerMessage",
+    "criticalSystemReminder_EXPERIMENTAL",
+)  # fmt: skip
+_AGENT_NAMES: Final = ("tools", "disallowedTools", "skills")
+
+
+def _check_agent(name: str, agent: AgentDefinition) -> None:
+    """The fields of an `AgentDefinition` are of their types: the CLI leaves out, without
+    a word, an agent with one that is not (``tools="Bash"``, ``prompt=None``...)."""
+    where = f"agents[{name!r}]"
+    for key in ("description", "prompt", *_AGENT_TEXTS):
+        value = getattr(agent, key)
+        if not isinstance(value, str) and (value is not None or key in ("description", "prompt")):
+            raise OptionsError(f"{where}.{key} must be a str, got {value!r}")
+    for key in _AGENT_NAMES:
+        value = getattr(agent, key)
+        if value is None:
+            continue
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise OptionsError(f"{where}.{key} must be a list of str, got {value!r}")
+        if any(not isinstance(item, str) for item in value):
+            raise OptionsError(f"{where}.{key} items must be strings, got {list(value)!r}")
+    for key in ("maxTurns", "autoCompactWindow"):
+        value = getattr(agent, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise OptionsError(f"{where}.{key} must be an int, got {value!r}")
+    for key in ("background", "omitClaudeMd"):
+        value = getattr(agent, key)
+        if value is not None and not isinstance(value, bool):
+            raise OptionsError(f"{where}.{key} must be a bool, got {value!r}")
+    servers = agent.mcpServers
+    if servers is not None and (
+        isinstance(servers, (str, bytes, Mapping)) or not isinstance(servers, Iterable)
+    ):
+        raise OptionsError(
+            f"{where}.mcpServers must be a list of server names or {{name: config}} dicts, "
+            f"got {servers!r}"
+        )
 
 
 def _check_list_items(options: ClaudeAgentOptions) -> None:

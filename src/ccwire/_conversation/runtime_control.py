@@ -20,9 +20,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from .. import _protocol, _wire
-from .._core.errors import ControlProtocolError, SessionStateError, UnsupportedFeatureError
+from .._core.errors import (
+    ControlProtocolError,
+    OptionsError,
+    SessionStateError,
+    UnsupportedFeatureError,
+)
 from .._wire.permission_types import PermissionMode
 from . import argv
+from .options import checked_mcp_servers
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
@@ -329,6 +335,7 @@ class RuntimeControl:
         those from ``options.mcp_servers``, are removed; new in-process servers are
         served from now on. Per-server failures are in the result's ``errors``."""
         conn = self._connection()
+        servers = checked_mcp_servers(servers)
         previous = self._mcp_servers
         config = argv.build_mcp_config(dict(servers))
         wire_servers = config.get("mcpServers", {}) if isinstance(config, dict) else {}
@@ -345,6 +352,7 @@ class RuntimeControl:
 
     async def add_mcp_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
         """Add (or replace by name) MCP servers, keeping the others."""
+        servers = checked_mcp_servers(servers)
         return await self.mcp_set_servers({**self._known_servers("add"), **servers})
 
     async def remove_mcp_servers(self, *names: str) -> McpSetServersResult:
@@ -468,7 +476,7 @@ class RuntimeControl:
     async def apply_flag_settings(self, settings: Mapping[str, Any]) -> None:
         """Merge ``settings`` into the flag-settings layer (a ``None`` value clears a key)."""
         await self._request(
-            _wire.control_requests.APPLY_FLAG_SETTINGS, {"settings": dict(settings)}
+            _wire.control_requests.APPLY_FLAG_SETTINGS, {"settings": _settings(settings)}
         )
 
     async def update_settings(
@@ -476,7 +484,8 @@ class RuntimeControl:
     ) -> None:
         """Write ``settings`` into a settings file (local or user)."""
         await self._request(
-            _wire.control_requests.UPDATE_SETTINGS, {"source": source, "settings": dict(settings)}
+            _wire.control_requests.UPDATE_SETTINGS,
+            {"source": source, "settings": _settings(settings)},
         )
 
     async def rename_session(self, title: str) -> None:
@@ -574,7 +583,7 @@ class RuntimeControl:
         missing file raises `ControlProtocolError`). ``max_bytes``
         truncates; ``encoding="base64"`` returns binary-safe contents."""
         fields = _wire.control_requests.optional_fields(
-            path=os.fspath(path), max_bytes=max_bytes, encoding=encoding
+            path=_path(path), max_bytes=max_bytes, encoding=encoding
         )
         return _wire.control_requests.decode_file_contents(
             await self._request(_wire.control_requests.READ_FILE, fields)
@@ -586,7 +595,7 @@ class RuntimeControl:
         1_000_000``), as if the model had read it: the edit tools then accept it
         without a fresh read. Paths the CLI may not read are silently not seeded."""
         await self._request(
-            _wire.control_requests.SEED_READ_STATE, {"path": os.fspath(path), "mtime": mtime_ms}
+            _wire.control_requests.SEED_READ_STATE, {"path": _path(path), "mtime": mtime_ms}
         )
 
     async def register_repo_root(
@@ -601,7 +610,7 @@ class RuntimeControl:
         working directory of the session, optionally reloading its CLAUDE.md, plugins
         and skills. The CLI refuses a directory outside them, or one already registered."""
         fields = _wire.control_requests.optional_fields(
-            directory=os.fspath(directory),
+            directory=_path(directory, "directory"),
             reload_claude_md=reload_claude_md,
             reload_plugins=reload_plugins,
             reload_skills=reload_skills,
@@ -695,3 +704,17 @@ class RuntimeControl:
     async def account_info(self) -> AccountInfo:
         """The account the CLI signed in with, as ``initialize`` reported it."""
         return _wire.control_requests.decode_account(self._connection().server_info or {})
+
+
+def _settings(settings: object) -> dict[str, Any]:
+    """``settings`` (a dict) for the wire; `OptionsError` for anything else."""
+    if not isinstance(settings, Mapping):
+        raise OptionsError(f"settings must be a dict, not {type(settings).__name__}")
+    return dict(settings)
+
+
+def _path(path: object, what: str = "path") -> str:
+    """``path`` (a str or an ``os.PathLike``) as text; `OptionsError` for anything else."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise OptionsError(f"{what} must be a str or a Path, not {type(path).__name__}")
+    return os.fspath(path)

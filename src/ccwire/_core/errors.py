@@ -33,6 +33,7 @@ __all__ = [
     "ControlProtocolError",
     "ControlTimeoutError",
     "InvalidTransitionError",
+    "LineTooLongError",
     "McpError",
     "MessageDecodeError",
     "MessageEncodeError",
@@ -290,6 +291,27 @@ class CLIJSONDecodeError(MessageDecodeError):
     def __reduce__(self) -> tuple[Any, ...]:
         # rebuilt from its arguments, not its message (which would be wrapped again)
         return type(self), (self.line, self.original_error), self.__dict__
+
+
+class LineTooLongError(CLIJSONDecodeError):
+    """A line from the CLI is longer than the cap (``max_buffer_size``): a
+    `CLIJSONDecodeError`, which the reference SDK raises for it.
+
+    Args:
+        limit: The cap, in bytes.
+        line: The line's start (its first 200 bytes at most).
+    """
+
+    def __init__(self, limit: int, line: str) -> None:
+        CcwireError.__init__(
+            self, f"a line from the CLI exceeds max_line_bytes ({limit} bytes): {line!r}"
+        )
+        self.limit = limit
+        self.line = line
+        self.original_error = ValueError(f"a line longer than {limit} bytes")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.limit, self.line), self.__dict__
 
 
 class MessageParseError(MessageDecodeError):

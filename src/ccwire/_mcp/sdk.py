@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._core.errors import ToolDefinitionError
@@ -91,7 +91,9 @@ def _check_tools_list(tools: object) -> None:
     tool failed with "'SdkMcpTool' object is not iterable", a dict named its first key)."""
     if isinstance(tools, SdkMcpTool):
         raise ToolDefinitionError(f"tools must be a list of tools: write tools=[{_name(tools)}]")
-    if isinstance(tools, (Mapping, str)):
+    if isinstance(tools, (Mapping, str, bytes)) or not (
+        tools is None or isinstance(tools, Iterable)
+    ):
         values = tools.values() if isinstance(tools, Mapping) else ()
         listed = ", ".join(_name(t) for t in values) or "..."
         raise ToolDefinitionError(

@@ -31,6 +31,7 @@ from .._core.errors import (
     CLIConnectionError,
     CLIJSONDecodeError,
     MessageEncodeError,
+    OptionsError,
 )
 from .._wire.framing import LineDecoder
 
@@ -286,13 +287,13 @@ def as_line_transport(transport: object) -> LineTransport:
         The transport to drive.
 
     Raises:
-        TypeError: ``transport`` lacks some of the six methods.
+        OptionsError: ``transport`` lacks some of the six methods (also a `TypeError`).
     """
     if isinstance(transport, LineTransport):
         return transport
     missing = [name for name in REFERENCE_METHODS if not callable(getattr(transport, name, None))]
     if missing:
-        raise TypeError(
+        raise OptionsError(
             "transport must have the methods connect(), write(), read_messages(), "
             f"close(), is_ready() and end_input(); {type(transport).__name__} lacks "
             + ", ".join(f"{name}()" for name in missing)

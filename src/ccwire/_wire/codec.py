@@ -104,9 +104,11 @@ CONTROL_RESPONSE = "control_response"
 CONTROL_CANCEL_REQUEST = "control_cancel_request"
 KEEP_ALIVE = "keep_alive"
 
-UNANSWERED_FRAMES = frozenset({KEEP_ALIVE, CONTROL_CANCEL_REQUEST})
-"""Frame types the CLI reads without answering: no ``command_lifecycle``, no result
-(observed with CLI 2.1.330). Written as a prompt, such a frame is owed nothing."""
+PROMPT_FRAME = "user"
+"""The one frame type the CLI answers with a turn (a result). It reads any other
+(``keep_alive``, ``control_cancel_request``, ``assistant``, ``system``...) without one:
+no ``command_lifecycle``, no result (observed with CLI 2.1.330). Written as a prompt,
+such a frame is owed nothing."""
 
 # Control subtypes the CLI sends us.
 CAN_USE_TOOL = "can_use_tool"

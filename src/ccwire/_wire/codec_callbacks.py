@@ -9,7 +9,7 @@ Decoders are lenient and raise only `MessageDecodeError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -345,13 +345,75 @@ def _hook_value(value: Any) -> Any:
     return value
 
 
+_HOOK_FLAGS = ("continue", "suppressOutput")
+_HOOK_TEXTS = ("stopReason", "systemMessage", "terminalSequence", "reason")
+_SPECIFIC_TEXTS = ("permissionDecisionReason", "additionalContext")
+_HOOK_DECISIONS = ("approve", "block")
+_PERMISSION_DECISIONS = ("allow", "deny", "ask", "defer")
+
+
+def _checked_hook_dict(body: dict[str, Any], event: str) -> dict[str, Any]:
+    """The dict form of a hook output (wire keys), checked as the CLI reads it.
+
+    The CLI drops an output whole, and lets the action through, when one of the keys
+    it knows has a value of the wrong type, ``None`` included (a deny whose reason is
+    ``None``, a ``hookSpecificOutput`` without its ``hookEventName``). Such keys whose
+    value is ``None`` are left out (as in the typed outputs); any other wrong value
+    raises ``ValueError`` (``TypeError`` for a ``hookSpecificOutput`` that is no dict or
+    names no event). Unknown keys are sent as given (a newer CLI may know them).
+    """
+    if body.get("async") is True:
+        return body
+    for key in (*_HOOK_FLAGS, *_HOOK_TEXTS, "decision", "hookSpecificOutput"):
+        if key in body and body[key] is None:
+            del body[key]
+    for key in _HOOK_FLAGS:
+        if key in body and not isinstance(body[key], bool):
+            raise ValueError(f"{key!r} must be a bool, got {body[key]!r}")
+    _check_texts(body, _HOOK_TEXTS)
+    if "decision" in body and body["decision"] not in _HOOK_DECISIONS:
+        raise ValueError(f"'decision' must be 'approve' or 'block', got {body['decision']!r}")
+    if "permissionDecision" in body:  # dropped by the CLI: the call would go through
+        raise ValueError("'permissionDecision' goes in 'hookSpecificOutput', not at the top")
+    specific = body.get("hookSpecificOutput")
+    if specific is None:
+        return body
+    if not isinstance(specific, Mapping):
+        raise TypeError(f"'hookSpecificOutput' must be a dict, got {specific!r}")
+    optional = (*_SPECIFIC_TEXTS, "permissionDecision")
+    specific = {k: v for k, v in specific.items() if v is not None or k not in optional}
+    # an event given, even another one, is left to the CLI: it fails such a hook itself
+    # (as the reference SDK's users see it do)
+    if not isinstance(specific.get("hookEventName"), str):
+        raise TypeError(
+            f"'hookSpecificOutput' must say 'hookEventName': {event!r} (the event this hook "
+            f"is registered for), got {specific.get('hookEventName')!r}"
+        )
+    decision = specific.get("permissionDecision", "allow")
+    if decision not in _PERMISSION_DECISIONS:
+        raise ValueError(
+            "'permissionDecision' must be one of "
+            f"{', '.join(map(repr, _PERMISSION_DECISIONS))}, got {decision!r}"
+        )
+    _check_texts(specific, _SPECIFIC_TEXTS)
+    body["hookSpecificOutput"] = specific
+    return body
+
+
+def _check_texts(body: Mapping[str, Any], keys: Sequence[str]) -> None:
+    for key in keys:
+        if key in body and not isinstance(body[key], str):
+            raise ValueError(f"{key!r} must be a str, got {body[key]!r}")
+
+
 def encode_hook_result(value: object, event: str) -> dict[str, Any]:
     """The ``hook_callback`` response body for what a callback of ``event`` returned.
 
-    Accepts the typed outputs of `hook_output`, the dict form (sent as
-    given but for the ``async_``/``continue_`` keys) and ``None`` (``{}``). Raises
-    ``TypeError`` for anything else and ``ValueError`` when an event-specific output
-    belongs to another event.
+    Accepts the typed outputs of `hook_output`, the dict form (sent as given but for
+    the ``async_``/``continue_`` keys and the checks of `_checked_hook_dict`) and
+    ``None`` (``{}``). Raises ``TypeError`` for anything else and ``ValueError`` when an
+    event-specific output belongs to another event or a dict holds a value the CLI
+    would drop it for.
     """
     if value is None:
         return {}
@@ -386,7 +448,7 @@ def encode_hook_result(value: object, event: str) -> dict[str, Any]:
             body[_hook_wire_name(f.name)] = _hook_value(item)
         return body
     if isinstance(value, Mapping):
-        return encode_hook_output(value)
+        return _checked_hook_dict(encode_hook_output(value), event)
     raise TypeError(
         "expected a dict, None or a typed hook output (HookOutput, AsyncHookOutput, "
         f"PreToolUseOutput, ...); got {type(value).__name__}"

@@ -18,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from .._core.errors import MessageDecodeError, MessageEncodeError
+from .._core.errors import LineTooLongError, MessageDecodeError, MessageEncodeError
 
 __all__ = ["LineDecoder", "encode_line", "parse_object"]
 
@@ -141,10 +141,7 @@ class LineDecoder:
             if len(start) < limit:
                 start += more[: limit - len(start)].split(b"\n", 1)[0]
             self._buf = bytearray()
-            self._broken = MessageDecodeError(
-                f"a line from the CLI exceeds max_line_bytes ({self._max} bytes)",
-                line=_preview(start),
-            )
+            self._broken = LineTooLongError(self._max, _preview(start))
             raise self._broken
 
 

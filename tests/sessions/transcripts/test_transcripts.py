@@ -177,6 +177,16 @@ def test_rename_and_tag_show_in_the_listing(captured: Captured) -> None:
         tag_session("bad-id", "x")
     with pytest.raises(FileNotFoundError):
         rename_session("00000000-0000-0000-0000-000000000000", "t")
+    # not str: a bare AttributeError ("'int' object has no attribute 'strip'") or
+    # TypeError ("expected string or bytes-like object") before
+    no_id: Any = 5
+    with pytest.raises(TranscriptArgumentError, match="title must be a str, not int"):
+        rename_session(captured.multi_turn, no_id)
+    with pytest.raises(TranscriptArgumentError, match="tag must be a str or None, not int"):
+        tag_session(captured.multi_turn, no_id)
+    with pytest.raises(TranscriptArgumentError, match="Invalid session_id: 5"):
+        delete_session(no_id)
+    assert get_session_messages(no_id) == [] and get_session_info(no_id) is None  # as "x"
 
 
 def test_mutations_of_sessions_that_are_not_there_or_empty(captured: Captured) -> None:

@@ -78,6 +78,8 @@ def rename_session(session_id: str, title: str, directory: str | None = None) ->
         SessionNotFoundError: No such session (also a `FileNotFoundError`).
     """
     _check_id(session_id)
+    if not isinstance(title, str):
+        raise TranscriptArgumentError(f"title must be a str, not {type(title).__name__}")
     stripped = title.strip()
     if not stripped:
         raise TranscriptArgumentError("title must be non-empty")
@@ -102,6 +104,8 @@ def tag_session(session_id: str, tag: str | None, directory: str | None = None) 
     """
     _check_id(session_id)
     if tag is not None:
+        if not isinstance(tag, str):
+            raise TranscriptArgumentError(f"tag must be a str or None, not {type(tag).__name__}")
         tag = sanitize_unicode(tag).strip()
         if not tag:
             raise TranscriptArgumentError("tag must be non-empty (use None to clear)")
