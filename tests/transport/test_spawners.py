@@ -123,8 +123,24 @@ def test_bubblewrap_refuses_a_writable_folder_that_holds_a_hidden_one(spawn: Spa
             BubblewrapSpawner(writable=[folder]).wrap(spawn)
     shared = os.path.dirname(str(spawn.cwd))  # hidden itself: bound over, fine
     inner = os.path.join(shared, "cache")  # in a hidden folder: shown again, fine
+    os.mkdir(inner)
     args = BubblewrapSpawner(writable=[shared, inner]).wrap(spawn).args
     assert {("--bind", shared, shared), ("--bind", inner, inner)} <= set(triples(args))
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_refuses_a_missing_writable_folder_or_home(
+    spawn: SpawnOptions, tmp_path: Path
+) -> None:
+    """bwrap itself failed on them, inside the sandbox: the session saw "the Claude Code
+    CLI exited (exit code: 1)", the cause only in the quoted stderr."""
+    missing = str(tmp_path / "missing")
+    for spawner, name in (
+        (BubblewrapSpawner(writable=[missing]), "writable"),
+        (BubblewrapSpawner(home=missing), "home"),
+    ):
+        with pytest.raises(SpawnError, match=f"{name}: '{missing}' is not an existing folder"):
+            spawner.wrap(spawn)
 
 
 def test_a_spawner_refuses_a_list_option_given_as_one_string() -> None:
@@ -165,6 +181,8 @@ def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_bubblewrap_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "keep").mkdir()
     wrapped = BubblewrapSpawner(writable=[str(tmp_path / "out")], hidden=["/srv"]).wrap(spawn)
     args = list(wrapped.args)
     assert os.path.basename(wrapped.command) == "bwrap"

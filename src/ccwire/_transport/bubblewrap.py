@@ -118,7 +118,7 @@ class BubblewrapSpawner:
                 into another, which it could not write, next to folders it must not see.
                 Or the work folder, or a folder of ``writable``, holds a folder the
                 sandbox hides (``/``, ``/var``, ``/home``...): bound read-write, it would
-                show it again.
+                show it again. Or a folder of ``writable``, or ``home``, does not exist.
         """
         if f"--{AWAIT_CLAIM_FLAG}" in options.args:
             raise SpawnError(
@@ -154,6 +154,16 @@ class BubblewrapSpawner:
                 "work folder that holds no hidden folder"
             )
         writable = [os.path.realpath(p) for p in self.writable]
+        # bwrap binds only what exists: a missing folder would fail in the sandbox, where
+        # the error reads as the CLI's exit
+        named: list[tuple[str, str]] = [("writable", p) for p in writable]
+        named += [] if self.home is None else [("home", self.home)]
+        for name, folder in named:
+            if not os.path.isdir(folder):
+                raise SpawnError(
+                    f"BubblewrapSpawner.{name}: {folder!r} is not an existing folder; "
+                    "create it first"
+                )
         for folder in writable:  # likewise ("/" would make the whole system writable)
             uncovered = [p for p in hidden if p != folder and _within(p, folder)]
             if uncovered:
