@@ -141,6 +141,16 @@ def test_check_cli_version(
     assert check.status is status and words in check.detail
 
 
+def test_check_cli_version_of_a_cli_printing_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """``ccwire doctor`` crashed on them (UnicodeDecodeError) instead of printing the fix."""
+    path = tmp_path / "claude"
+    path.write_bytes(b"#!/bin/sh\nprintf '\\377\\376 garbage'\n")
+    path.chmod(0o755)
+    check = check_cli_version(str(path))
+    assert check.status is CheckStatus.FAIL and "garbage" in check.detail
+    assert check.fix is not None and "reinstall" in check.fix
+
+
 # --------------------------------------------------------------------------- report
 
 

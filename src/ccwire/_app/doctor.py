@@ -245,7 +245,12 @@ def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
     """Run ``claude --version`` and compare with the tested range."""
     try:
         done = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=timeout, check=False
+            [path, "--version"],
+            capture_output=True,
+            encoding="utf-8",
+            errors="replace",  # a broken CLI's bytes are shown, never a crash
+            timeout=timeout,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return Check(

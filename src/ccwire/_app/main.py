@@ -335,7 +335,12 @@ def version_report(environ: Mapping[str, str]) -> str:
     else:
         try:
             done = subprocess.run(
-                [cli, "--version"], capture_output=True, text=True, timeout=30, check=False
+                [cli, "--version"],
+                capture_output=True,
+                encoding="utf-8",
+                errors="replace",  # a broken CLI's bytes are shown, never a crash
+                timeout=30,
+                check=False,
             )
             shown = (done.stdout or done.stderr).strip().splitlines()
             found = f"{shown[0] if shown else '?'} ({cli})"
