@@ -378,6 +378,16 @@ async def test_missing_working_directory(tmp_path: Path) -> None:
             await transport.start(tg)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux's limit of one variable (128 KiB)")
+async def test_an_environment_too_large_for_the_os_names_its_largest_variable() -> None:
+    """The OS's "Argument list too long" read as if the command line were at fault."""
+    env = {**os.environ, "HUGE_VALUE": "x" * 200_000}
+    transport = SubprocessTransport(py("pass"), env=env)
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match="largest variable, HUGE_VALUE, holds 200000 "):
+            await transport.start(tg)
+
+
 async def test_send_after_child_died() -> None:
     async with running(py("import sys\nsys.exit(5)")) as t:
         with pytest.raises(ProcessError) as info:

@@ -18,6 +18,7 @@ something else, gives a `SpawnError` saying why.
 from __future__ import annotations
 
 import contextlib
+import errno
 import inspect
 import os
 import signal
@@ -199,9 +200,33 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
         raise CLIConnectionError(
             f"cannot start the Claude Code CLI at {exe!r}: permission denied ({exc})"
         ) from exc
-    except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.E2BIG:  # "Argument list too long", most often the environment
+            raise CLIConnectionError(_too_long(options)) from exc
+        raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+    except (ValueError, KeyError, subprocess.SubprocessError) as exc:
         raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
     return proc
+
+
+def _too_long(options: SpawnOptions) -> str:
+    """Why the OS refused ``options`` as too long (E2BIG): the sizes of the command line
+    and of the environment, and its largest variable (the usual culprit)."""
+    env_bytes = sum(_size(k) + _size(v) + 2 for k, v in options.env.items())
+    argv_bytes = sum(_size(a) + 1 for a in options.argv)
+    message = (
+        f"cannot start the Claude Code CLI at {options.command!r}: the OS refused its "
+        f"command line and environment as too long ({argv_bytes} bytes of arguments, "
+        f"{env_bytes} bytes in {len(options.env)} environment variables"
+    )
+    if options.env:
+        name = max(options.env, key=lambda k: _size(options.env[k]))
+        message += f"; the largest variable, {name}, holds {_size(options.env[name])} bytes"
+    return message + "): pass fewer or shorter variables (ClaudeAgentOptions.env, inherit_env)"
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def check_strings(owner: object, *names: str) -> None:
