@@ -173,6 +173,9 @@ def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
     for host in ("", "-oProxyCommand=x"):
         with pytest.raises(OptionsError, match=r"SSHSpawner\.host must be a destination"):
             SSHSpawner(host)
+    for image in ("", "--privileged", None):  # the first was read by `run` as an option
+        with pytest.raises(OptionsError, match=r"ContainerSpawner\.image must be an image name"):
+            ContainerSpawner(image)  # type: ignore[arg-type]
     for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
         with pytest.raises(OptionsError, match=r"\.env\['N'\] must be a string, got int"):
             make({"N": 1})
