@@ -179,6 +179,17 @@ def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
     for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
         with pytest.raises(OptionsError, match=r"\.env\['N'\] must be a string, got int"):
             make({"N": 1})
+    for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
+        with pytest.raises(OptionsError, match=r"\.env must be a mapping"):  # AttributeError
+            make([("A", "b")])
+    for options, words in (
+        ("BatchMode=no", r"ssh_options must be a mapping"),  # an AttributeError at the start
+        ({"Bad Key": "x"}, r"ssh_options: 'Bad Key' is not an SSH option name"),
+        ({"Port": 22}, r"ssh_options\['Port'\] must be a one-line string"),
+        ({"ProxyCommand": "a\nb"}, r"ssh_options\['ProxyCommand'\] must be a one-line"),
+    ):
+        with pytest.raises(OptionsError, match=words):
+            SSHSpawner("box", ssh_options=options)  # type: ignore[arg-type]
     assert SSHSpawner("me@box", port=2222).port == 2222
 
 
