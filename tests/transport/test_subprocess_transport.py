@@ -361,6 +361,20 @@ async def test_nonexistent_executable(tmp_path: Path) -> None:
     assert isinstance(info.value.__cause__, FileNotFoundError)
 
 
+async def test_a_script_whose_interpreter_is_missing_is_not_called_missing(
+    tmp_path: Path,
+) -> None:
+    """It was a `CLINotFoundError` saying "Claude Code not found at" the script, which
+    exists: the OS says ENOENT for the interpreter of its ``#!`` line."""
+    script = tmp_path / "claude"
+    script.write_text("#!/nonexistent/node\n")
+    script.chmod(0o755)
+    transport = SubprocessTransport([str(script)])
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match=r"\(#!/nonexistent/node\) was not found"):
+            await transport.start(tg)
+
+
 async def test_not_executable(tmp_path: Path) -> None:
     script = tmp_path / "claude"
     script.write_text("#!/bin/sh\n")

@@ -21,6 +21,7 @@ import contextlib
 import errno
 import inspect
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from typing import Protocol, Union
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
 from .._core.errors import (
     CcwireError,
@@ -195,6 +197,13 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
                 "cannot start the Claude Code CLI: working directory "
                 f"{os.fspath(options.cwd)!r} does not exist"
             ) from exc
+        interpreter = await anyio.to_thread.run_sync(_missing_interpreter, options)
+        if interpreter is not None:
+            raise CLIConnectionError(
+                f"cannot start the Claude Code CLI at {exe!r}: it exists, but the "
+                f"interpreter its first line names ({interpreter}) was not found; install "
+                "it (Node.js) or reinstall the CLI"
+            ) from exc
         raise CLINotFoundError(f"Claude Code not found at: {exe!r}", searched=(exe,)) from exc
     except PermissionError as exc:
         raise CLIConnectionError(
@@ -227,6 +236,22 @@ def _too_long(options: SpawnOptions) -> str:
 
 def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _missing_interpreter(options: SpawnOptions) -> str | None:
+    """The ``#!`` line of ``options.command``, when the command is a script that exists
+    (so what was not found is its interpreter); else ``None``."""
+    exe = options.command
+    if os.sep not in exe:
+        exe = shutil.which(exe, path=options.env.get("PATH", os.defpath)) or exe
+    try:
+        with open(exe, "rb") as f:
+            first = f.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    return first.decode("utf-8", "replace").strip()
 
 
 def check_strings(owner: object, *names: str) -> None:
