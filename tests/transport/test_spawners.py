@@ -182,6 +182,8 @@ def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
     for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
         with pytest.raises(OptionsError, match=r"\.env must be a mapping"):  # AttributeError
             make([("A", "b")])
+        with pytest.raises(OptionsError, match=r"\.env\['A'\] holds a NUL"):  # cut over SSH
+            make({"A": "x\0y"})
     for options, words in (
         ("BatchMode=no", r"ssh_options must be a mapping"),  # an AttributeError at the start
         ({"Bad Key": "x"}, r"ssh_options: 'Bad Key' is not an SSH option name"),
