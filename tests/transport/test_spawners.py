@@ -143,6 +143,25 @@ def test_bubblewrap_refuses_a_missing_writable_folder_or_home(
             spawner.wrap(spawn)
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_shows_the_interpreter_of_the_cli_script(
+    spawn: SpawnOptions, tmp_path: Path
+) -> None:
+    """A CLI run by a node in a hidden folder (nvm's, in the home) could not start in the
+    sandbox: `env: 'node': No such file or directory`, exit 127."""
+    real = tmp_path / "nvm" / "v22" / "bin"
+    real.mkdir(parents=True)
+    (real / "node").write_text("#!/bin/sh\n")
+    (real / "node").chmod(0o755)
+    (tmp_path / "nvm" / "current").symlink_to(real.parent)
+    on_path = str(tmp_path / "nvm" / "current" / "bin")
+    Path(spawn.command).write_text("#!/usr/bin/env node\n")
+    env = {**spawn.env, "PATH": f"{on_path}:{os.environ['PATH']}"}
+    shown = triples(BubblewrapSpawner().wrap(dataclasses.replace(spawn, env=env)).args)
+    for folder in (on_path, str(real)):  # as the PATH names it, and where it is
+        assert ("--ro-bind", folder, folder) in shown
+
+
 def test_a_spawner_refuses_a_list_option_given_as_one_string() -> None:
     """``BubblewrapSpawner(writable="/srv")`` iterated the string's characters: it bound
     ``/`` (the first one) read-write, the whole host writable in the sandbox."""

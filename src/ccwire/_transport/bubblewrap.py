@@ -22,8 +22,9 @@ system writable); such a folder is refused (`SpawnError`). A sandbox is made for
 work folder: a spare (``prewarm()``, `SparePool`), which a claim moves into another
 folder, is refused (`SpawnError`).
 
-The CLI's executable and the private files ccwire wrote for it stay visible
-(read-only), even when they live in a hidden folder. The environment reaches ``bwrap``
+The CLI's executable, the interpreter its ``#!`` line runs (``node``) and the private
+files ccwire wrote for it stay visible (read-only), even when they live in a hidden
+folder. The environment reaches ``bwrap``
 through its process environment, never its command line.
 """
 
@@ -190,6 +191,11 @@ class BubblewrapSpawner:
         else:
             args += ["--bind", os.path.realpath(self.home), home]
         shown = [os.path.dirname(command), *map(os.path.dirname, options.private_files)]
+        # the interpreter of a script (`#!/usr/bin/env node`), often in a hidden home
+        # (nvm): where the PATH names it, and where it is
+        interpreter = _interpreter(command, env.get("PATH"))
+        if interpreter is not None:
+            shown += [os.path.dirname(interpreter), os.path.dirname(os.path.realpath(interpreter))]
         shown += [os.path.realpath(p) for p in self.readable]
         for path in _unique(shown):
             if os.path.exists(path):
@@ -208,6 +214,23 @@ class BubblewrapSpawner:
             (p for p in _unique(hidden) if p not in _NEVER_HIDDEN and os.path.isdir(p)),
             key=lambda p: p.count(os.sep),
         )
+
+
+def _interpreter(command: str, path: str | None) -> str | None:
+    """The interpreter the ``#!`` line of ``command`` runs (the program an ``env``
+    line names, as ``path`` finds it), or ``None``: not a script, or not found."""
+    try:
+        with open(command, "rb") as f:
+            first = f.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env":  # `env node`, `env -S node --flag`
+        names = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        return shutil.which(names[0], path=path) if names else None
+    return words[0]
 
 
 def _within(path: str, folder: str) -> bool:
