@@ -58,6 +58,9 @@ def test_version_of_a_cli_that_says_nothing_or_cannot_run(tmp_path: Path) -> Non
     shown = version({"CCWIRE_CLI_PATH": str(broken)})[1]
     assert shown.startswith(f"ccwire {__version__}\n")
     assert f"found: {broken} (`--version` failed: " in shown
+    garbled = script(tmp_path / "garbled", "printf '\\377\\376 2.1.330'\n")
+    code, shown = version({"CCWIRE_CLI_PATH": str(garbled)})  # raised UnicodeDecodeError
+    assert code == ExitCode.OK and shown.endswith(f" 2.1.330 ({garbled})\n")
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import select
 import stat
 from pathlib import Path
 
@@ -139,6 +140,37 @@ def test_check_cli_version(
 ) -> None:
     check = check_cli_version(fake_cli(tmp_path, output, code))
     assert check.status is status and words in check.detail
+
+
+def test_check_cli_version_of_a_cli_printing_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """``ccwire doctor`` crashed on them (UnicodeDecodeError) instead of printing the fix."""
+    path = tmp_path / "claude"
+    path.write_bytes(b"#!/bin/sh\nprintf '\\377\\376 garbage'\n")
+    path.chmod(0o755)
+    check = check_cli_version(str(path))
+    assert check.status is CheckStatus.FAIL and "garbage" in check.detail
+    assert check.fix is not None and "reinstall" in check.fix
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="Linux's pidfd_open tells the exit")
+def test_check_cli_version_of_a_cli_that_leaves_a_process_holding_its_output(
+    tmp_path: Path,
+) -> None:
+    """The check waited for the end of the pipes, which that process held: the CLI's
+    answer was reported as a timeout (30 s later), and the process was left running."""
+    path = tmp_path / "claude"
+    path.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {tmp_path / 'pid'}\necho 2.1.330\n")
+    path.chmod(0o755)
+    check = check_cli_version(str(path), timeout=10)
+    assert check.status is CheckStatus.OK, check.detail
+    try:  # and it was killed: its pidfd is readable once it has exited
+        fd = os.pidfd_open(int((tmp_path / "pid").read_text()))
+    except ProcessLookupError:
+        return
+    try:
+        assert select.select([fd], [], [], 10)[0] == [fd]
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------- report

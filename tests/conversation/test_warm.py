@@ -24,6 +24,7 @@ from ccwire import (
     ClaimOptions,
     ClaimResult,
     ClaudeAgentOptions,
+    CLIConnectionError,
     Message,
     OptionsError,
     ResultMessage,
@@ -153,6 +154,13 @@ async def test_a_refused_claim_falls_back_to_a_cold_start_and_says_why(
     assert got["cwd"] == str(work) and not got["claimed"] and "--await-claim" not in got["argv"]
     assert "--model=claude-opus-4-1" in got["argv"]
     assert list(spares_dir(tmp_path).iterdir()) == []
+
+
+async def test_a_spare_that_cannot_be_parked_is_a_typed_error(mini: Any, tmp_path: Path) -> None:
+    """Its folder under HOME could not be made: prewarm() raised NotADirectoryError."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(CLIConnectionError, match="cannot make the spare's folder"):
+        await prewarm(options=mini(env={"HOME": str(tmp_path / "file")}))
 
 
 async def test_claim_falls_back_for_a_missing_folder_and_a_dead_spare(

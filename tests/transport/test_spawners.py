@@ -123,8 +123,43 @@ def test_bubblewrap_refuses_a_writable_folder_that_holds_a_hidden_one(spawn: Spa
             BubblewrapSpawner(writable=[folder]).wrap(spawn)
     shared = os.path.dirname(str(spawn.cwd))  # hidden itself: bound over, fine
     inner = os.path.join(shared, "cache")  # in a hidden folder: shown again, fine
+    os.mkdir(inner)
     args = BubblewrapSpawner(writable=[shared, inner]).wrap(spawn).args
     assert {("--bind", shared, shared), ("--bind", inner, inner)} <= set(triples(args))
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_refuses_a_missing_writable_folder_or_home(
+    spawn: SpawnOptions, tmp_path: Path
+) -> None:
+    """bwrap itself failed on them, inside the sandbox: the session saw "the Claude Code
+    CLI exited (exit code: 1)", the cause only in the quoted stderr."""
+    missing = str(tmp_path / "missing")
+    for spawner, name in (
+        (BubblewrapSpawner(writable=[missing]), "writable"),
+        (BubblewrapSpawner(home=missing), "home"),
+    ):
+        with pytest.raises(SpawnError, match=f"{name}: '{missing}' is not an existing folder"):
+            spawner.wrap(spawn)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_shows_the_interpreter_of_the_cli_script(
+    spawn: SpawnOptions, tmp_path: Path
+) -> None:
+    """A CLI run by a node in a hidden folder (nvm's, in the home) could not start in the
+    sandbox: `env: 'node': No such file or directory`, exit 127."""
+    real = tmp_path / "nvm" / "v22" / "bin"
+    real.mkdir(parents=True)
+    (real / "node").write_text("#!/bin/sh\n")
+    (real / "node").chmod(0o755)
+    (tmp_path / "nvm" / "current").symlink_to(real.parent)
+    on_path = str(tmp_path / "nvm" / "current" / "bin")
+    Path(spawn.command).write_text("#!/usr/bin/env node\n")
+    env = {**spawn.env, "PATH": f"{on_path}:{os.environ['PATH']}"}
+    shown = triples(BubblewrapSpawner().wrap(dataclasses.replace(spawn, env=env)).args)
+    for folder in (on_path, str(real)):  # as the PATH names it, and where it is
+        assert ("--ro-bind", folder, folder) in shown
 
 
 def test_a_spawner_refuses_a_list_option_given_as_one_string() -> None:
@@ -157,14 +192,32 @@ def test_ssh_and_container_spawners_check_their_settings_when_made() -> None:
     for host in ("", "-oProxyCommand=x"):
         with pytest.raises(OptionsError, match=r"SSHSpawner\.host must be a destination"):
             SSHSpawner(host)
+    for image in ("", "--privileged", None):  # the first was read by `run` as an option
+        with pytest.raises(OptionsError, match=r"ContainerSpawner\.image must be an image name"):
+            ContainerSpawner(image)  # type: ignore[arg-type]
     for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
         with pytest.raises(OptionsError, match=r"\.env\['N'\] must be a string, got int"):
             make({"N": 1})
+    for make in (lambda e: SSHSpawner("box", env=e), lambda e: ContainerSpawner("img", env=e)):
+        with pytest.raises(OptionsError, match=r"\.env must be a mapping"):  # AttributeError
+            make([("A", "b")])
+        with pytest.raises(OptionsError, match=r"\.env\['A'\] holds a NUL"):  # cut over SSH
+            make({"A": "x\0y"})
+    for options, words in (
+        ("BatchMode=no", r"ssh_options must be a mapping"),  # an AttributeError at the start
+        ({"Bad Key": "x"}, r"ssh_options: 'Bad Key' is not an SSH option name"),
+        ({"Port": 22}, r"ssh_options\['Port'\] must be a one-line string"),
+        ({"ProxyCommand": "a\nb"}, r"ssh_options\['ProxyCommand'\] must be a one-line"),
+    ):
+        with pytest.raises(OptionsError, match=words):
+            SSHSpawner("box", ssh_options=options)  # type: ignore[arg-type]
     assert SSHSpawner("me@box", port=2222).port == 2222
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_bubblewrap_command_line(spawn: SpawnOptions, tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "keep").mkdir()
     wrapped = BubblewrapSpawner(writable=[str(tmp_path / "out")], hidden=["/srv"]).wrap(spawn)
     args = list(wrapped.args)
     assert os.path.basename(wrapped.command) == "bwrap"

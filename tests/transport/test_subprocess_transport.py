@@ -361,6 +361,20 @@ async def test_nonexistent_executable(tmp_path: Path) -> None:
     assert isinstance(info.value.__cause__, FileNotFoundError)
 
 
+async def test_a_script_whose_interpreter_is_missing_is_not_called_missing(
+    tmp_path: Path,
+) -> None:
+    """It was a `CLINotFoundError` saying "Claude Code not found at" the script, which
+    exists: the OS says ENOENT for the interpreter of its ``#!`` line."""
+    script = tmp_path / "claude"
+    script.write_text("#!/nonexistent/node\n")
+    script.chmod(0o755)
+    transport = SubprocessTransport([str(script)])
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match=r"\(#!/nonexistent/node\) was not found"):
+            await transport.start(tg)
+
+
 async def test_not_executable(tmp_path: Path) -> None:
     script = tmp_path / "claude"
     script.write_text("#!/bin/sh\n")
@@ -375,6 +389,16 @@ async def test_missing_working_directory(tmp_path: Path) -> None:
     transport = SubprocessTransport(py("pass"), cwd=tmp_path / "gone")
     async with anyio.create_task_group() as tg:
         with pytest.raises(CLIConnectionError, match="working directory"):
+            await transport.start(tg)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="Linux's limit of one variable (128 KiB)")
+async def test_an_environment_too_large_for_the_os_names_its_largest_variable() -> None:
+    """The OS's "Argument list too long" read as if the command line were at fault."""
+    env = {**os.environ, "HUGE_VALUE": "x" * 200_000}
+    transport = SubprocessTransport(py("pass"), env=env)
+    async with anyio.create_task_group() as tg:
+        with pytest.raises(CLIConnectionError, match="largest variable, HUGE_VALUE, holds 200000 "):
             await transport.start(tg)
 
 

@@ -34,6 +34,7 @@ from .._transport.discovery import (
     ENV_VAR,
     INSTALL_COMMAND,
     PINNED_CLI_VERSION,
+    cli_version_output,
     find_cli,
 )
 from .._wire.messages import Message, ResultMessage, SystemMessage
@@ -244,9 +245,7 @@ def _parse_version(text: str) -> tuple[int, ...] | None:
 def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
     """Run ``claude --version`` and compare with the tested range."""
     try:
-        done = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=timeout, check=False
-        )
+        code, output = cli_version_output(path, timeout=timeout)
     except (OSError, subprocess.SubprocessError) as exc:
         return Check(
             "cli version",
@@ -254,13 +253,12 @@ def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
             f"`claude --version` failed: {exc}",
             f"reinstall: {INSTALL_COMMAND}",
         )
-    output = (done.stdout or done.stderr).strip()
     version = _parse_version(output)
-    if done.returncode != 0 or version is None:
+    if code != 0 or version is None:
         return Check(
             "cli version",
             CheckStatus.FAIL,
-            f"`claude --version` exited {done.returncode}: {output[:200]!r}",
+            f"`claude --version` exited {code}: {output[:200]!r}",
             f"reinstall: {INSTALL_COMMAND}",
         )
     shown = ".".join(map(str, version))

@@ -33,7 +33,13 @@ from .._core.errors import (
     ProcessError,
 )
 from .._core.groups import leaves
-from .._transport.discovery import ENV_VAR, INSTALL_COMMAND, PINNED_CLI_VERSION, find_cli
+from .._transport.discovery import (
+    ENV_VAR,
+    INSTALL_COMMAND,
+    PINNED_CLI_VERSION,
+    cli_version_output,
+    find_cli,
+)
 from .._version import __version__
 from . import commands
 from .arguments import SERVE_USAGE, batch_report_parser, build_parser
@@ -334,10 +340,7 @@ def version_report(environ: Mapping[str, str]) -> str:
         found = "not found"
     else:
         try:
-            done = subprocess.run(
-                [cli, "--version"], capture_output=True, text=True, timeout=30, check=False
-            )
-            shown = (done.stdout or done.stderr).strip().splitlines()
+            shown = cli_version_output(cli)[1].splitlines()
             found = f"{shown[0] if shown else '?'} ({cli})"
         except (OSError, subprocess.SubprocessError) as exc:
             found = f"{cli} (`--version` failed: {exc})"

@@ -43,6 +43,7 @@ import anyio
 
 from .._core.errors import (
     CcwireError,
+    CLIConnectionError,
     ControlProtocolError,
     ControlTimeoutError,
     OptionsError,
@@ -653,7 +654,8 @@ async def prewarm(
         ValueError: ``options`` describe a session, or there is no absolute
             configuration folder to park under.
         CLINotFoundError: No CLI.
-        CLIConnectionError: It cannot be started, or it is too old to park.
+        CLIConnectionError: It cannot be started, or it is too old to park, or the
+            folder to park it in cannot be made.
         ControlTimeoutError: The handshake took too long.
     """
     from .connection import Connection
@@ -699,8 +701,15 @@ def _make_parking(options: ClaudeAgentOptions) -> str:
             "(CLAUDE_CONFIG_DIR or HOME); set one, or pass options.cwd"
         )
     spares = os.path.join(config, "spares")
-    os.makedirs(spares, mode=0o700, exist_ok=True)
-    return tempfile.mkdtemp(prefix="spare-", dir=spares)
+    try:
+        os.makedirs(spares, mode=0o700, exist_ok=True)
+        return tempfile.mkdtemp(prefix="spare-", dir=spares)
+    except OSError as exc:
+        raise CLIConnectionError(
+            f"prewarm(): cannot make the spare's folder in {spares!r} (under the CLI's "
+            f"configuration folder, from CLAUDE_CONFIG_DIR or HOME): {exc}; fix that folder, "
+            "or pass options.cwd"
+        ) from exc
 
 
 # ------------------------------------------------------------------ cold fallback

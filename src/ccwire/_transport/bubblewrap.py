@@ -22,8 +22,9 @@ system writable); such a folder is refused (`SpawnError`). A sandbox is made for
 work folder: a spare (``prewarm()``, `SparePool`), which a claim moves into another
 folder, is refused (`SpawnError`).
 
-The CLI's executable and the private files ccwire wrote for it stay visible
-(read-only), even when they live in a hidden folder. The environment reaches ``bwrap``
+The CLI's executable, the interpreter its ``#!`` line runs (``node``) and the private
+files ccwire wrote for it stay visible (read-only), even when they live in a hidden
+folder. The environment reaches ``bwrap``
 through its process environment, never its command line.
 """
 
@@ -118,7 +119,7 @@ class BubblewrapSpawner:
                 into another, which it could not write, next to folders it must not see.
                 Or the work folder, or a folder of ``writable``, holds a folder the
                 sandbox hides (``/``, ``/var``, ``/home``...): bound read-write, it would
-                show it again.
+                show it again. Or a folder of ``writable``, or ``home``, does not exist.
         """
         if f"--{AWAIT_CLAIM_FLAG}" in options.args:
             raise SpawnError(
@@ -154,6 +155,16 @@ class BubblewrapSpawner:
                 "work folder that holds no hidden folder"
             )
         writable = [os.path.realpath(p) for p in self.writable]
+        # bwrap binds only what exists: a missing folder would fail in the sandbox, where
+        # the error reads as the CLI's exit
+        named: list[tuple[str, str]] = [("writable", p) for p in writable]
+        named += [] if self.home is None else [("home", self.home)]
+        for name, folder in named:
+            if not os.path.isdir(folder):
+                raise SpawnError(
+                    f"BubblewrapSpawner.{name}: {folder!r} is not an existing folder; "
+                    "create it first"
+                )
         for folder in writable:  # likewise ("/" would make the whole system writable)
             uncovered = [p for p in hidden if p != folder and _within(p, folder)]
             if uncovered:
@@ -180,6 +191,11 @@ class BubblewrapSpawner:
         else:
             args += ["--bind", os.path.realpath(self.home), home]
         shown = [os.path.dirname(command), *map(os.path.dirname, options.private_files)]
+        # the interpreter of a script (`#!/usr/bin/env node`), often in a hidden home
+        # (nvm): where the PATH names it, and where it is
+        interpreter = _interpreter(command, env.get("PATH"))
+        if interpreter is not None:
+            shown += [os.path.dirname(interpreter), os.path.dirname(os.path.realpath(interpreter))]
         shown += [os.path.realpath(p) for p in self.readable]
         for path in _unique(shown):
             if os.path.exists(path):
@@ -198,6 +214,23 @@ class BubblewrapSpawner:
             (p for p in _unique(hidden) if p not in _NEVER_HIDDEN and os.path.isdir(p)),
             key=lambda p: p.count(os.sep),
         )
+
+
+def _interpreter(command: str, path: str | None) -> str | None:
+    """The interpreter the ``#!`` line of ``command`` runs (the program an ``env``
+    line names, as ``path`` finds it), or ``None``: not a script, or not found."""
+    try:
+        with open(command, "rb") as f:
+            first = f.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env":  # `env node`, `env -S node --flag`
+        names = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        return shutil.which(names[0], path=path) if names else None
+    return words[0]
 
 
 def _within(path: str, folder: str) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import anyio.abc
 
-from .._core.errors import CLINotFoundError, SpawnError
+from .._core.errors import CLINotFoundError, OptionsError, SpawnError
 from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
 from .spawn import SpawnOptions, check_strings, spawn_local
 
@@ -54,7 +54,8 @@ class ContainerSpawner:
     cwd=work)``.
 
     Attributes:
-        image: The image, with the CLI installed.
+        image: The image, with the CLI installed (a name, not starting with ``-``:
+            else `OptionsError`).
         runtime: ``"podman"``, ``"docker"`` or a path to either; default: podman if
             installed, else docker.
         cli: The CLI's executable inside the image.
@@ -78,6 +79,10 @@ class ContainerSpawner:
     def __post_init__(self) -> None:
         check_names(self.env, "ContainerSpawner")
         check_strings(self, "volumes", "extra_args")
+        image = self.image
+        if not isinstance(image, str) or not image or image.startswith("-"):
+            # "--privileged" would be read by `run` as an option, not as the image
+            raise OptionsError(f"ContainerSpawner.image must be an image name, got {image!r}")
 
     def __repr__(self) -> str:
         return masked_repr(self)  # the values of env (API keys...) are not shown

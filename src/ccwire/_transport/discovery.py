@@ -8,7 +8,9 @@ directory or any parent); ccwire's own CLI folder (``~/.ccwire/cli``, where
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import Mapping
 
 from .._core.errors import CLINotFoundError
@@ -19,6 +21,7 @@ __all__ = [
     "ENV_VAR",
     "INSTALL_COMMAND",
     "PINNED_CLI_VERSION",
+    "cli_version_output",
     "find_cli",
     "spawned_command",
 ]
@@ -166,3 +169,51 @@ def spawned_command(
         return find_cli(None, environ=environ, cwd=cwd)
     except CLINotFoundError:
         return _NAME
+
+
+_VERSION_OUTPUT_BYTES = 64 * 1024
+
+
+def cli_version_output(cli: str, *, timeout: float = 30.0) -> tuple[int, str]:
+    """Run ``cli --version``: its exit status and what it printed (stdout, else stderr).
+
+    Its output goes to files, not pipes: a process it starts and leaves running (an
+    updater, a daemon) holds no pipe open, so the answer comes when ``cli`` exits. That
+    process, in ``cli``'s own process group (POSIX), is killed then, as ``cli`` is on a
+    timeout.
+
+    Args:
+        cli: The executable.
+        timeout: Seconds it may take.
+
+    Returns:
+        ``(exit status, output)``; bytes that are not UTF-8 are replaced.
+
+    Raises:
+        OSError: It cannot be run.
+        subprocess.TimeoutExpired: It took longer than ``timeout`` (it was killed).
+    """
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [cli, "--version"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,  # its own process group, killed below
+        )
+        try:
+            code = proc.wait(timeout)
+        finally:
+            if hasattr(os, "killpg"):
+                with contextlib.suppress(OSError):  # none of it is left
+                    os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()  # on a timeout where there is no group (a no-op once it exited)
+            proc.wait()
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read(_VERSION_OUTPUT_BYTES).decode("utf-8", "replace").strip())
+    return code, texts[0] or texts[1]

@@ -59,13 +59,18 @@ def check_names(env: Mapping[str, str], owner: str) -> None:
 
     Raises:
         OptionsError: A name is not letters, digits and ``_``, starting with a letter
-            or ``_``, or a value is not a string; it names the first one.
+            or ``_``, or a value is not a string or holds NUL; it names the first
+            one. Or ``env`` is not a mapping.
     """
+    if not isinstance(env, Mapping):
+        raise OptionsError(f"{owner}.env must be a mapping of names to values, got {env!r}")
     for key, value in env.items():
         if not isinstance(key, str) or not _NAME.match(key):
             raise OptionsError(f"{owner}.env: {key!r} {_WHY}")
         if not isinstance(value, str):
             raise OptionsError(f"{owner}.env[{key!r}] must be a string, got {type(value).__name__}")
+        if "\0" in value:  # no environment can hold it: a shell would cut it silently
+            raise OptionsError(f"{owner}.env[{key!r}] holds a NUL character")
 
 
 def forwarded_env(

@@ -18,8 +18,10 @@ something else, gives a `SpawnError` saying why.
 from __future__ import annotations
 
 import contextlib
+import errno
 import inspect
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +31,7 @@ from typing import Protocol, Union
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
 from .._core.errors import (
     CcwireError,
@@ -194,14 +197,61 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
                 "cannot start the Claude Code CLI: working directory "
                 f"{os.fspath(options.cwd)!r} does not exist"
             ) from exc
+        interpreter = await anyio.to_thread.run_sync(_missing_interpreter, options)
+        if interpreter is not None:
+            raise CLIConnectionError(
+                f"cannot start the Claude Code CLI at {exe!r}: it exists, but the "
+                f"interpreter its first line names ({interpreter}) was not found; install "
+                "it (Node.js) or reinstall the CLI"
+            ) from exc
         raise CLINotFoundError(f"Claude Code not found at: {exe!r}", searched=(exe,)) from exc
     except PermissionError as exc:
         raise CLIConnectionError(
             f"cannot start the Claude Code CLI at {exe!r}: permission denied ({exc})"
         ) from exc
-    except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.E2BIG:  # "Argument list too long", most often the environment
+            raise CLIConnectionError(_too_long(options)) from exc
+        raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
+    except (ValueError, KeyError, subprocess.SubprocessError) as exc:
         raise CLIConnectionError(f"cannot start the Claude Code CLI at {exe!r}: {exc}") from exc
     return proc
+
+
+def _too_long(options: SpawnOptions) -> str:
+    """Why the OS refused ``options`` as too long (E2BIG): the sizes of the command line
+    and of the environment, and its largest variable (the usual culprit)."""
+    env_bytes = sum(_size(k) + _size(v) + 2 for k, v in options.env.items())
+    argv_bytes = sum(_size(a) + 1 for a in options.argv)
+    message = (
+        f"cannot start the Claude Code CLI at {options.command!r}: the OS refused its "
+        f"command line and environment as too long ({argv_bytes} bytes of arguments, "
+        f"{env_bytes} bytes in {len(options.env)} environment variables"
+    )
+    if options.env:
+        name = max(options.env, key=lambda k: _size(options.env[k]))
+        message += f"; the largest variable, {name}, holds {_size(options.env[name])} bytes"
+    return message + "): pass fewer or shorter variables (ClaudeAgentOptions.env, inherit_env)"
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _missing_interpreter(options: SpawnOptions) -> str | None:
+    """The ``#!`` line of ``options.command``, when the command is a script that exists
+    (so what was not found is its interpreter); else ``None``."""
+    exe = options.command
+    if os.sep not in exe:
+        exe = shutil.which(exe, path=options.env.get("PATH", os.defpath)) or exe
+    try:
+        with open(exe, "rb") as f:
+            first = f.read(256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    return first.decode("utf-8", "replace").strip()
 
 
 def check_strings(owner: object, *names: str) -> None:

@@ -94,7 +94,8 @@ class SSHSpawner:
         ssh_options: More ``-o Key=Value`` options (e.g. ``{"UserKnownHostsFile":
             "..."}``), over the defaults (``ServerAliveInterval=15``,
             ``ServerAliveCountMax=3``) and the configuration; not ``BatchMode``,
-            ``ControlMaster`` nor ``ControlPath`` (see the module docstring).
+            ``ControlMaster`` nor ``ControlPath`` (see the module docstring). Names and
+            one-line string values: else `OptionsError`.
         config_file: An SSH configuration file (``-F``); ``"/dev/null"`` ignores the
             user's.
         env: Variables for the remote CLI, over what ccwire forwards (names a shell
@@ -118,6 +119,18 @@ class SSHSpawner:
     def __post_init__(self) -> None:
         check_names(self.env, "SSHSpawner")
         check_strings(self, "extra_args")
+        options = self.ssh_options
+        if not isinstance(options, Mapping):
+            raise OptionsError(
+                f"SSHSpawner.ssh_options must be a mapping ({{'Key': 'value'}}), got {options!r}"
+            )
+        for key, value in options.items():  # each one `-o Key=value`
+            if not isinstance(key, str) or not key.isalnum() or not key.isascii():
+                raise OptionsError(f"SSHSpawner.ssh_options: {key!r} is not an SSH option name")
+            if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
+                raise OptionsError(
+                    f"SSHSpawner.ssh_options[{key!r}] must be a one-line string, got {value!r}"
+                )
         if not isinstance(self.host, str) or not self.host or self.host.startswith("-"):
             raise OptionsError(
                 f"SSHSpawner.host must be a destination (host, user@host), got {self.host!r}"
