@@ -724,6 +724,25 @@ async def test_cancel_mid_turn_keeps_what_the_turn_cost() -> None:
     assert saved.state is S.CANCELLED and saved.stats.total_cost_usd == pytest.approx(0.25)
 
 
+async def test_cancel_whose_caller_is_cancelled_still_releases_the_cli() -> None:
+    async with harness() as (agent, h):
+        session, fake, _ = await start(agent, h)
+
+        async def cancel_the_caller(scope: anyio.CancelScope) -> None:
+            await fake.receive("control_request", "interrupt")  # never answered
+            scope.cancel()
+
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_the_caller, scope)
+                await session.cancel()
+        assert session.state is S.CANCELLED
+        with anyio.fail_after(5):  # without close(): the cancelled session lets its CLI go
+            while not session.closed:
+                await anyio.wait_all_tasks_blocked()
+        assert fake.peer.stdin_closed and agent.sessions() == []
+
+
 @pytest.mark.parametrize("state", [s.value for s in SessionState])
 async def test_cancel_works_in_every_state(state: str) -> None:
     target = SessionState(state)

@@ -377,14 +377,17 @@ class Session:
         if state in (SessionState.IDLE, SessionState.STARTING):
             self._rt.stop_starting()  # stop waiting for a slot, or for initialize
         client = self._rt.live_client()
-        if client is not None and state in ACTIVE_STATES:
-            with anyio.move_on_after(_CANCEL_INTERRUPT_TIMEOUT):
-                try:
-                    await client.interrupt()
-                except CcwireError as exc:
-                    logger.debug("ccwire: interrupt during cancel failed: %s", exc)
-                else:  # the interrupted turn's result says what it cost: count it
-                    await self._rt.wait_answered()
+        try:
+            if client is not None and state in ACTIVE_STATES:
+                with anyio.move_on_after(_CANCEL_INTERRUPT_TIMEOUT):
+                    try:
+                        await client.interrupt()
+                    except CcwireError as exc:
+                        logger.debug("ccwire: interrupt during cancel failed: %s", exc)
+                    else:  # the interrupted turn's result says what it cost: count it
+                        await self._rt.wait_answered()
+        finally:  # our caller cancelled meanwhile: the session is cancelled all the same
+            self._rt.move(Lifecycle.CLOSING)  # the runner releases the CLI
         await self.close()
 
     async def close(self) -> None:
