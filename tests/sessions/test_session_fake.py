@@ -693,6 +693,20 @@ async def test_cli_dying_during_start_fails_the_session_and_raises() -> None:
     assert [s.state.value for s in store.saved] == ["starting", "failed"]
 
 
+async def test_start_session_whose_caller_is_cancelled_cancels_the_session() -> None:
+    store = RecordingStore()
+    async with harness(handshake=False, store=store) as (agent, h):
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(agent.start_session, "hi")
+                await anyio.wait_all_tasks_blocked()
+                await h.fakes[-1].receive("control_request", "initialize")  # never answered
+                scope.cancel()
+        # nobody holds the session: it must not start later for nobody, nor keep its CLI
+        assert agent.sessions() == [] and h.fakes[-1].peer.stdin_closed
+    assert [s.state.value for s in store.saved] == ["starting", "cancelled"]
+
+
 # ------------------------------------------------------------ cancel, any state
 
 

@@ -290,7 +290,11 @@ class Session:
     # -------------------------------------------------------------- control
 
     async def start(self) -> None:
-        """Start a session made with ``agent.create_session()`` (in the agent's task group)."""
+        """Start a session made with ``agent.create_session()`` (in the agent's task group).
+
+        Waits until the CLI serves. If the caller is cancelled meanwhile, the session
+        is cancelled (its CLI released) before the cancellation goes on.
+        """
         await self._launch(self._host.task_group())
 
     async def _launch(self, task_group: anyio.abc.TaskGroup) -> None:
@@ -302,7 +306,13 @@ class Session:
         except BaseException:
             untrack(self)
             raise
-        await self._rt.wait_ready()
+        try:
+            await self._rt.wait_ready()
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # the caller gave up (cancelled): end it,
+                with anyio.CancelScope(shield=True):  # not a CLI that starts for nobody
+                    await self.cancel()  # bounded
+            raise
 
     async def send(self, prompt: SessionPrompt) -> None:
         """Send a follow-up prompt.
