@@ -31,6 +31,7 @@ own, so a very long pause can end a held request with a timeout on the CLI's sid
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal, Protocol, overload
 
@@ -437,11 +438,11 @@ class Session:
         logged and not waited for (a callback waiting for its own session is skipped).
         Raises `OptionsError` for a ``timeout`` that is not a number of seconds."""
         if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or math.isnan(timeout)  # anyio raises a bare ValueError for a NaN deadline
         ):
-            raise OptionsError(
-                f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
-            )
+            raise OptionsError(f"timeout must be a number of seconds or None, not {timeout!r}")
         with anyio.move_on_after(timeout) as scope:
             while self.state not in FINAL_STATES:
                 if self.closed:
