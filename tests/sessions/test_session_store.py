@@ -217,13 +217,17 @@ async def test_a_corrupt_snapshot_row_is_a_store_error_naming_the_file(tmp_path:
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "transcript store"])
-@pytest.mark.parametrize("fault", ["a call without its start time", "another session's"])
+@pytest.mark.parametrize(
+    "fault", ["a call without its start time", "another session's", "a negative count"]
+)
 async def test_a_snapshot_that_cannot_be_right_is_a_store_error(
     tmp_path: Path, kind: str, fault: str
 ) -> None:
     data = snapshot("s-1").to_dict()
     if fault == "another session's":
         data["session_id"] = "s-2"  # stored under s-1: resuming s-1 would take s-2's place
+    elif fault == "a negative count":
+        data["stats"]["turn_count"] = -3  # a resumed session would count on from it
     else:
         del data["pending_tool_calls"][0]["started_at"]
     text = json.dumps(data)
