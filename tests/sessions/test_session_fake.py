@@ -738,6 +738,24 @@ async def test_cancel_mid_turn_keeps_what_the_turn_cost() -> None:
     assert saved.state is S.CANCELLED and saved.stats.total_cost_usd == pytest.approx(0.25)
 
 
+async def test_a_second_cancel_waits_for_the_first_to_count_the_interrupted_turn() -> None:
+    async with harness() as (agent, h):
+        session, fake, _ = await start(agent, h)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.cancel)
+            req = await fake.receive("control_request", "interrupt")
+            assert session.state is S.CANCELLED
+            tg.start_soon(session.cancel)  # closing at once would lose the interrupted turn
+            await anyio.wait_all_tasks_blocked()
+            await fake.respond(req["request_id"], {"still_queued": []})
+            await fake.result(None, is_error=True, subtype="error_during_execution",  # type: ignore[arg-type]
+                              total_cost_usd=0.25)  # fmt: skip
+            await fake.state("idle")
+    stats = session.get_state().stats
+    assert stats.total_cost_usd == pytest.approx(0.25) and stats.turn_count == 1
+    assert session.closed
+
+
 async def test_cancel_whose_caller_is_cancelled_still_releases_the_cli() -> None:
     async with harness() as (agent, h):
         session, fake, _ = await start(agent, h)

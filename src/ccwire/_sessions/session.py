@@ -146,6 +146,7 @@ class Session:
             store=store,
             transport=transport,
         )
+        self._cancelling: anyio.Event | None = None  # set once cancel() let the CLI go
 
     @property
     def options(self) -> ClaudeAgentOptions:
@@ -375,16 +376,21 @@ class Session:
         The interrupted turn's result (what it cost) is waited for, within the bound of
         the interrupt, and counted in the statistics.
 
-        Works in every state; on a session already at rest it only releases the CLI.
+        Works in every state; on a session already at rest it only releases the CLI
+        (once a ``cancel()`` still under way has counted the interrupted turn). If the
+        caller is cancelled meanwhile, the CLI is released all the same.
         """
         state = self.state
         if state in FINAL_STATES:
+            if self._cancelling is not None:  # another cancel() counts the interrupted
+                await self._cancelling.wait()  # turn's cost first (bounded)
             await self.close()
             return
         self._rt.publish(self._rt.machine.cancel())
         if self._rt.lifecycle is Lifecycle.NEW:
             self._rt.move(Lifecycle.CLOSED)  # never started: nothing to release
             return
+        self._cancelling = cancelling = anyio.Event()
         if state in (SessionState.IDLE, SessionState.STARTING):
             self._rt.stop_starting()  # stop waiting for a slot, or for initialize
         client = self._rt.live_client()
@@ -399,6 +405,7 @@ class Session:
                         await self._rt.wait_answered()
         finally:  # our caller cancelled meanwhile: the session is cancelled all the same
             self._rt.move(Lifecycle.CLOSING)  # the runner releases the CLI
+            cancelling.set()
         await self.close()
 
     async def close(self) -> None:
