@@ -693,6 +693,20 @@ async def test_cli_dying_during_start_fails_the_session_and_raises() -> None:
     assert [s.state.value for s in store.saved] == ["starting", "failed"]
 
 
+async def test_start_session_whose_caller_is_cancelled_cancels_the_session() -> None:
+    store = RecordingStore()
+    async with harness(handshake=False, store=store) as (agent, h):
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(agent.start_session, "hi")
+                await anyio.wait_all_tasks_blocked()
+                await h.fakes[-1].receive("control_request", "initialize")  # never answered
+                scope.cancel()
+        # nobody holds the session: it must not start later for nobody, nor keep its CLI
+        assert agent.sessions() == [] and h.fakes[-1].peer.stdin_closed
+    assert [s.state.value for s in store.saved] == ["starting", "cancelled"]
+
+
 # ------------------------------------------------------------ cancel, any state
 
 
@@ -722,6 +736,43 @@ async def test_cancel_mid_turn_keeps_what_the_turn_cost() -> None:
     assert session.get_state().stats.turn_count == 1
     saved = store.saved[-1]
     assert saved.state is S.CANCELLED and saved.stats.total_cost_usd == pytest.approx(0.25)
+
+
+async def test_a_second_cancel_waits_for_the_first_to_count_the_interrupted_turn() -> None:
+    async with harness() as (agent, h):
+        session, fake, _ = await start(agent, h)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.cancel)
+            req = await fake.receive("control_request", "interrupt")
+            assert session.state is S.CANCELLED
+            tg.start_soon(session.cancel)  # closing at once would lose the interrupted turn
+            await anyio.wait_all_tasks_blocked()
+            await fake.respond(req["request_id"], {"still_queued": []})
+            await fake.result(None, is_error=True, subtype="error_during_execution",  # type: ignore[arg-type]
+                              total_cost_usd=0.25)  # fmt: skip
+            await fake.state("idle")
+    stats = session.get_state().stats
+    assert stats.total_cost_usd == pytest.approx(0.25) and stats.turn_count == 1
+    assert session.closed
+
+
+async def test_cancel_whose_caller_is_cancelled_still_releases_the_cli() -> None:
+    async with harness() as (agent, h):
+        session, fake, _ = await start(agent, h)
+
+        async def cancel_the_caller(scope: anyio.CancelScope) -> None:
+            await fake.receive("control_request", "interrupt")  # never answered
+            scope.cancel()
+
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(cancel_the_caller, scope)
+                await session.cancel()
+        assert session.state is S.CANCELLED
+        with anyio.fail_after(5):  # without close(): the cancelled session lets its CLI go
+            while not session.closed:
+                await anyio.wait_all_tasks_blocked()
+        assert fake.peer.stdin_closed and agent.sessions() == []
 
 
 @pytest.mark.parametrize("state", [s.value for s in SessionState])

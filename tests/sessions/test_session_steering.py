@@ -158,8 +158,9 @@ async def test_bad_arguments_to_agents_and_sessions_are_options_errors_and_start
         for callback in (None, 5):
             with pytest.raises(OptionsError, match="callable"):
                 session.on("message", callback)  # type: ignore[call-overload]
-        with pytest.raises(OptionsError, match="timeout"):
-            await session.wait_for_completion("5")  # type: ignore[arg-type]
+        for bad_timeout in ("5", float("nan")):
+            with pytest.raises(OptionsError, match="timeout"):
+                await session.wait_for_completion(bad_timeout)  # type: ignore[arg-type]
         assert session.state is S.IDLE and agent.sessions() == []
         await session.cancel()
 

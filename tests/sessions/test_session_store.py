@@ -202,21 +202,32 @@ async def test_a_corrupt_snapshot_row_is_a_store_error_naming_the_file(tmp_path:
     with contextlib.closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE sessions SET snapshot = '{\"state\": tru' WHERE session_id = 'bad'")
         db.execute("INSERT INTO sessions VALUES ('list', 'running', NULL, '[1, 2]')")
+        deep = "[" * 100_000 + "]" * 100_000  # json.loads raises RecursionError
+        db.execute("INSERT INTO sessions VALUES ('deep', 'running', NULL, ?)", (deep,))
+        huge = snapshot("huge", at=3).to_dict()
+        huge["stats"]["turn_count"] = 1e999  # written as Infinity: int() raises OverflowError
+        db.execute("INSERT INTO sessions VALUES ('huge', 'running', NULL, ?)", (json.dumps(huge),))
     assert await store.load("good") == snapshot("good", at=1)
-    for call in (lambda: store.load("bad"), lambda: store.load("list"), store.list):
+    calls = [lambda: store.load("bad"), lambda: store.load("list"), store.list]
+    calls += [lambda: store.load("deep"), lambda: store.load("huge")]
+    for call in calls:
         with pytest.raises(SessionStoreError, match="corrupt session snapshot") as caught:
             await call()
         assert caught.value.path == str(path)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "transcript store"])
-@pytest.mark.parametrize("fault", ["a call without its start time", "another session's"])
+@pytest.mark.parametrize(
+    "fault", ["a call without its start time", "another session's", "a negative count"]
+)
 async def test_a_snapshot_that_cannot_be_right_is_a_store_error(
     tmp_path: Path, kind: str, fault: str
 ) -> None:
     data = snapshot("s-1").to_dict()
     if fault == "another session's":
         data["session_id"] = "s-2"  # stored under s-1: resuming s-1 would take s-2's place
+    elif fault == "a negative count":
+        data["stats"]["turn_count"] = -3  # a resumed session would count on from it
     else:
         del data["pending_tool_calls"][0]["started_at"]
     text = json.dumps(data)
@@ -247,6 +258,10 @@ async def test_a_corrupt_transcript_entry_is_a_store_error(tmp_path: Path) -> No
     with pytest.raises(SessionStoreError, match="not valid JSON") as caught:
         await store.load(key)  # type: ignore[arg-type]
     assert caught.value.path == str(path)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:  # nested too deep to decode
+        db.execute("UPDATE ccwire_entries SET entry = ?", ("[" * 100_000 + "]" * 100_000,))
+    with pytest.raises(SessionStoreError, match="not valid JSON"):
+        await store.load(key)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])

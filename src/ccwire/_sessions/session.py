@@ -31,6 +31,7 @@ own, so a very long pause can end a held request with a timeout on the CLI's sid
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Literal, Protocol, overload
 
@@ -145,6 +146,7 @@ class Session:
             store=store,
             transport=transport,
         )
+        self._cancelling: anyio.Event | None = None  # set once cancel() let the CLI go
 
     @property
     def options(self) -> ClaudeAgentOptions:
@@ -290,7 +292,11 @@ class Session:
     # -------------------------------------------------------------- control
 
     async def start(self) -> None:
-        """Start a session made with ``agent.create_session()`` (in the agent's task group)."""
+        """Start a session made with ``agent.create_session()`` (in the agent's task group).
+
+        Waits until the CLI serves. If the caller is cancelled meanwhile, the session
+        is cancelled (its CLI released) before the cancellation goes on.
+        """
         await self._launch(self._host.task_group())
 
     async def _launch(self, task_group: anyio.abc.TaskGroup) -> None:
@@ -302,7 +308,13 @@ class Session:
         except BaseException:
             untrack(self)
             raise
-        await self._rt.wait_ready()
+        try:
+            await self._rt.wait_ready()
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # the caller gave up (cancelled): end it,
+                with anyio.CancelScope(shield=True):  # not a CLI that starts for nobody
+                    await self.cancel()  # bounded
+            raise
 
     async def send(self, prompt: SessionPrompt) -> None:
         """Send a follow-up prompt.
@@ -364,27 +376,36 @@ class Session:
         The interrupted turn's result (what it cost) is waited for, within the bound of
         the interrupt, and counted in the statistics.
 
-        Works in every state; on a session already at rest it only releases the CLI.
+        Works in every state; on a session already at rest it only releases the CLI
+        (once a ``cancel()`` still under way has counted the interrupted turn). If the
+        caller is cancelled meanwhile, the CLI is released all the same.
         """
         state = self.state
         if state in FINAL_STATES:
+            if self._cancelling is not None:  # another cancel() counts the interrupted
+                await self._cancelling.wait()  # turn's cost first (bounded)
             await self.close()
             return
         self._rt.publish(self._rt.machine.cancel())
         if self._rt.lifecycle is Lifecycle.NEW:
             self._rt.move(Lifecycle.CLOSED)  # never started: nothing to release
             return
+        self._cancelling = cancelling = anyio.Event()
         if state in (SessionState.IDLE, SessionState.STARTING):
             self._rt.stop_starting()  # stop waiting for a slot, or for initialize
         client = self._rt.live_client()
-        if client is not None and state in ACTIVE_STATES:
-            with anyio.move_on_after(_CANCEL_INTERRUPT_TIMEOUT):
-                try:
-                    await client.interrupt()
-                except CcwireError as exc:
-                    logger.debug("ccwire: interrupt during cancel failed: %s", exc)
-                else:  # the interrupted turn's result says what it cost: count it
-                    await self._rt.wait_answered()
+        try:
+            if client is not None and state in ACTIVE_STATES:
+                with anyio.move_on_after(_CANCEL_INTERRUPT_TIMEOUT):
+                    try:
+                        await client.interrupt()
+                    except CcwireError as exc:
+                        logger.debug("ccwire: interrupt during cancel failed: %s", exc)
+                    else:  # the interrupted turn's result says what it cost: count it
+                        await self._rt.wait_answered()
+        finally:  # our caller cancelled meanwhile: the session is cancelled all the same
+            self._rt.move(Lifecycle.CLOSING)  # the runner releases the CLI
+            cancelling.set()
         await self.close()
 
     async def close(self) -> None:
@@ -424,11 +445,11 @@ class Session:
         logged and not waited for (a callback waiting for its own session is skipped).
         Raises `OptionsError` for a ``timeout`` that is not a number of seconds."""
         if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or math.isnan(timeout)  # anyio raises a bare ValueError for a NaN deadline
         ):
-            raise OptionsError(
-                f"timeout must be a number of seconds or None, not {type(timeout).__name__}"
-            )
+            raise OptionsError(f"timeout must be a number of seconds or None, not {timeout!r}")
         with anyio.move_on_after(timeout) as scope:
             while self.state not in FINAL_STATES:
                 if self.closed:

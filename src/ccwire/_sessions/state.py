@@ -126,6 +126,14 @@ def _time(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def _amount(data: Mapping[str, Any], key: str, kind: type[int] | type[float] = int) -> Any:
+    """``data[key]`` (0 if absent) as ``kind``; a statistic is never negative nor NaN."""
+    value = kind(data.get(key, 0))
+    if not value >= 0:  # NaN too
+        raise ValueError(f"{key} must be a non-negative number, not {value!r}")
+    return value
+
+
 def _parse_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else None
 
@@ -228,9 +236,9 @@ class ToolStats:
     def from_dict(cls, data: Mapping[str, Any]) -> ToolStats:
         """The inverse of `to_dict()`."""
         return cls(
-            int(data.get("call_count", 0)),
-            int(data.get("error_count", 0)),
-            float(data.get("total_duration_s", 0.0)),
+            _amount(data, "call_count"),
+            _amount(data, "error_count"),
+            _amount(data, "total_duration_s", float),
         )
 
 
@@ -275,13 +283,15 @@ class SessionStats:
         return cls(
             started_at=_parse_time(data.get("started_at")),
             completed_at=_parse_time(data.get("completed_at")),
-            tool_call_count=int(data.get("tool_call_count", 0)),
-            message_count=int(data.get("message_count", 0)),
-            turn_count=int(data.get("turn_count", 0)),
+            tool_call_count=_amount(data, "tool_call_count"),
+            message_count=_amount(data, "message_count"),
+            turn_count=_amount(data, "turn_count"),
             tools=MappingProxyType(
                 {str(k): ToolStats.from_dict(v) for k, v in (tools or {}).items()}
             ),
-            total_cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+            total_cost_usd=_amount(data, "total_cost_usd", float)
+            if isinstance(cost, (int, float))
+            else None,
             usage=_frozen(data.get("usage")),
         )
 

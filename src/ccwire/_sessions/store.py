@@ -147,7 +147,7 @@ def decode_snapshot(
     """
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
         raise SessionStoreError(f"corrupt session snapshot: {exc}", path=where) from exc
     if not isinstance(data, dict):
         raise SessionStoreError(
@@ -155,7 +155,8 @@ def decode_snapshot(
         )
     try:
         info = SessionStateInfo.from_dict(data)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, ArithmeticError) as exc:
+        # ArithmeticError: a count of 1e999 (int(inf) raises OverflowError)
         raise SessionStoreError(f"corrupt session snapshot: {exc!r}", path=where) from exc
     if session_id is not None and info.session_id != session_id:
         raise SessionStoreError(

@@ -68,7 +68,7 @@ def decode_json(raw: str | bytes, where: str) -> Any:
     """
     try:
         return json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
         raise SessionStoreError(
             f"a stored session entry is not valid JSON: {exc}", path=where
         ) from exc
