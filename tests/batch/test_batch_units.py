@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 import sys
 from collections.abc import Iterator
@@ -250,6 +251,23 @@ def test_backoff_grows_is_capped_and_jittered() -> None:
     assert RetryPolicy(jitter=0).delay(2) == 2.0
     with pytest.raises(ValueError, match="at least 1"):
         RetryPolicy(max_attempts=0)
+    assert RetryPolicy(max_attempts=5000, max_delay=8.0, jitter=0).delay(5000) == 8.0
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"max_attempts": math.nan}, {"max_attempts": 2.5}, {"max_attempts": "3"},
+     {"max_attempts": True}, {"base_delay": math.nan}, {"max_delay": math.nan},
+     {"base_delay": math.inf, "max_delay": math.inf}, {"jitter": math.nan},
+     {"base_delay": "1"}],
+)  # fmt: skip
+def test_a_retry_policy_that_would_retry_or_sleep_forever_is_a_config_error(
+    fields: dict[str, Any],
+) -> None:
+    # NaN attempts retried a failing start forever; a NaN max_delay stopped the batch
+    # with an unexpected error; infinite delays slept forever
+    with pytest.raises(BatchConfigError, match="RetryPolicy"):
+        RetryPolicy(**fields)
 
 
 # ----------------------------------------------------------------------------- results files
