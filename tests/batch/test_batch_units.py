@@ -603,6 +603,31 @@ async def test_an_event_callback_that_raises_is_logged_and_the_batch_goes_on(
     assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
 
 
+@pytest.mark.anyio
+async def test_an_event_callback_raising_a_cancellation_is_logged_and_the_batch_goes_on(
+    fake_options: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # it escaped into the batch's task group, which ended quietly: no task ran, no
+    # error, and the batch said it had completed
+    import asyncio
+
+    def cancelling(event: Any) -> None:
+        if event.kind == "started":
+            raise asyncio.CancelledError
+
+    tasks = [{"id": f"t{i}", "prompt": f"p{i}"} for i in range(3)]
+    out = tmp_path / "out.jsonl"
+    with anyio.fail_after(60):
+        async with run_batch(
+            tasks, options=fake_options(), concurrency=1, output=out, events=cancelling
+        ) as results:
+            got = await results.collect()
+    assert results.state is BatchState.COMPLETED
+    assert sorted((r.id, r.ok) for r in got) == [(f"t{i}", True) for i in range(3)]
+    assert "batch event callback failed on started" in caplog.text
+    assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
+
+
 def test_the_report_names_the_tasks_that_blocked_the_event_loop(tmp_path: Path) -> None:
     from ccwire._app.batch_report import read_latest, render_report, summarize
     from ccwire.batch import ResultsFile

@@ -78,12 +78,20 @@ EventSink = Callable[[BatchEvent], None]
 
 
 def emit(sink: EventSink | None, event: BatchEvent) -> None:
-    """Deliver `event` to `sink`; its failure never reaches the batch."""
+    """Deliver `event` to `sink`; its failure never reaches the batch.
+
+    A cancellation exception it raises is its failure too: a synchronous call cannot
+    be cancelled. (Raised on, it ended the batch's task group quietly: every task
+    unrun, and the batch said it had completed.) `KeyboardInterrupt` and `SystemExit`
+    go on.
+    """
     if sink is None:
         return
     try:
         sink(event)
-    except Exception:
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
         logger.exception("batch event callback failed on %s", event.kind)
 
 
