@@ -628,6 +628,37 @@ async def test_an_event_callback_raising_a_cancellation_is_logged_and_the_batch_
     assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
 
 
+@pytest.mark.anyio
+async def test_a_task_cancelled_by_no_scope_of_the_batch_fails_it_and_a_rerun_runs_the_rest(
+    fake_options: Any, tmp_path: Path, anyio_backend: str
+) -> None:
+    # a synchronous callback cannot withdraw the asyncio cancel it asked for: the task
+    # ends cancelled, which ended the batch's task group quietly (every other task
+    # unrun, and the batch said it had completed)
+    if anyio_backend != "asyncio":
+        pytest.skip("an asyncio task's own cancel()")
+    import asyncio
+
+    def cancelling(event: Any) -> None:
+        if event.kind == "started" and event.task_id == "t1":
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+
+    tasks = [{"id": f"t{i}", "prompt": f"p{i}"} for i in range(4)]
+    out = tmp_path / "out.jsonl"
+    batch = run_batch(tasks, options=fake_options(), concurrency=1, output=out, events=cancelling)
+    with anyio.fail_after(60), pytest.raises(BatchError, match="nothing cancelled the batch"):
+        async with batch as results:
+            await results.collect()
+    assert batch.state is BatchState.FAILED
+    assert "t1" not in [r.id for r in read_results(out)]
+    async with run_batch(tasks, options=fake_options(), output=out) as again:
+        await again.collect()
+    assert again.state is BatchState.COMPLETED
+    assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2", "t3"]
+
+
 def test_the_report_names_the_tasks_that_blocked_the_event_loop(tmp_path: Path) -> None:
     from ccwire._app.batch_report import read_latest, render_report, summarize
     from ccwire.batch import ResultsFile

@@ -668,6 +668,12 @@ class BatchRun:
                 self.submitted += 1
                 self._in_flight += 1
                 tg.start_soon(self._work, task, opts, slots, send.clone(), pool, self._watchdog)
+        if tg.cancel_scope.cancel_called:  # by a task that ended cancelled, by no scope of ours
+            raise BatchError(
+                "a task ended cancelled though nothing cancelled the batch (a callback or a "
+                "task function cancelled the asyncio task it ran in), which stopped the "
+                "batch; the tasks without a result run when it is run again"
+            )
 
     async def _work(
         self,
