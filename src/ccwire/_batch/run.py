@@ -20,7 +20,7 @@ from .._conversation.spare_pool import SparePool
 from .._core.groups import leaves
 from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
-from .budget import BudgetAction, CostBudget, capped_options
+from .budget import BudgetAction, CostBudget, capped_options, check_action
 from .errors import (
     BatchConfigError,
     BatchError,
@@ -237,6 +237,7 @@ def run_batch(
             task_timeout = check_timeout(task_timeout, "task_timeout")
         except BatchInputError as exc:
             raise BatchConfigError(str(exc)) from None
+    check_action(on_budget)
     budget = CostBudget(max_cost_usd, on_budget) if max_cost_usd is not None else None
     writer = ResultsFile(output) if output is not None else None  # ours from here on
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
