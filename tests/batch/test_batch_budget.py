@@ -181,8 +181,9 @@ def test_a_budget_must_be_positive() -> None:
     for bad in (0, -1.0, float("nan"), True):
         with pytest.raises(BatchConfigError, match="max_cost_usd"):
             run_batch([], max_cost_usd=bad)
-    with pytest.raises(BatchConfigError, match="on_budget"):
-        run_batch([], max_cost_usd=1.0, on_budget="later")  # type: ignore[arg-type]
+    for budget in (1.0, None):  # a typo without a budget was taken silently
+        with pytest.raises(BatchConfigError, match="on_budget"):
+            run_batch([], max_cost_usd=budget, on_budget="later")  # type: ignore[arg-type]
 
 
 def test_a_budget_reached_exactly_is_spent_whatever_the_float_sum() -> None:

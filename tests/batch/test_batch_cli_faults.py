@@ -295,6 +295,28 @@ def test_a_results_file_that_is_the_task_file_is_refused(tmp_path: Path) -> None
     assert tasks.read_bytes() == GOOD  # the results were appended to the tasks
 
 
+@pytest.mark.parametrize("page", ["out.jsonl", "tasks.jsonl", "link.html"])
+def test_a_report_page_that_is_the_results_or_the_task_file_is_refused(
+    tmp_path: Path, page: str
+) -> None:
+    # the page replaced the file: every result gone (exit code 0), or the tasks
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(GOOD)
+    results = tmp_path / "out.jsonl"  # batch_in_process writes to out.jsonl
+    results.write_bytes(b'{"id": "old", "ok": true}\n')
+    (tmp_path / "link.html").symlink_to(results)
+    before = results.read_bytes()
+    code, _, err = batch_in_process(tmp_path, tasks, "--report", str(tmp_path / page))
+    assert code == 2, err
+    assert "writing the page would replace it" in err
+    assert (tasks.read_bytes(), results.read_bytes()) == (GOOD, before)
+    report = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), {})
+    assert main(["batch", "report", str(results), "--html", str(tmp_path / page)], io=report) == (
+        0 if page == "tasks.jsonl" else 2
+    )
+    assert results.read_bytes() == before
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

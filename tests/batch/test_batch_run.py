@@ -225,6 +225,36 @@ async def test_other_base_exceptions_of_a_task_function_are_its_failure(
     assert got["t0"].ok
 
 
+async def test_a_task_function_cancelling_its_own_asyncio_task_is_its_failure(
+    fake_options: FakeOptions, anyio_backend: str, tmp_path: Path
+) -> None:
+    # the native cancel ended the batch's task group quietly: the other tasks never
+    # ran, nothing said so, and the batch claimed it had completed
+    if anyio_backend != "asyncio":
+        pytest.skip("an asyncio task's own cancel()")
+    import asyncio
+
+    async def cancels(client: ClaudeSDKClient) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        await anyio.sleep(LIMIT)
+
+    async def after(client: ClaudeSDKClient) -> str:
+        return "went on"
+
+    out = tmp_path / "out.jsonl"
+    tasks = [cancels, after, *echo(2)]
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=1, output=out) as batch:
+            got = {r.id: r for r in await batch.collect()}
+    assert batch.state is BatchState.COMPLETED and batch.error is None
+    assert sorted(got) == ["after", "cancels", "t0", "t1"]
+    assert (got["cancels"].ok, got["cancels"].error_kind) == (False, "exception")
+    assert got["after"].output == "went on" and got["t1"].ok
+    assert sorted(r.id for r in read_results(out)) == sorted(got)
+
+
 async def test_a_task_that_blocks_the_loop_is_seen_named_and_timed_out(
     fake_options: FakeOptions, holds: Holds, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

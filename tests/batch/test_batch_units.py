@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import random
 import sys
 from collections.abc import Iterator
@@ -250,6 +251,23 @@ def test_backoff_grows_is_capped_and_jittered() -> None:
     assert RetryPolicy(jitter=0).delay(2) == 2.0
     with pytest.raises(ValueError, match="at least 1"):
         RetryPolicy(max_attempts=0)
+    assert RetryPolicy(max_attempts=5000, max_delay=8.0, jitter=0).delay(5000) == 8.0
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"max_attempts": math.nan}, {"max_attempts": 2.5}, {"max_attempts": "3"},
+     {"max_attempts": True}, {"base_delay": math.nan}, {"max_delay": math.nan},
+     {"base_delay": math.inf, "max_delay": math.inf}, {"jitter": math.nan},
+     {"base_delay": "1"}],
+)  # fmt: skip
+def test_a_retry_policy_that_would_retry_or_sleep_forever_is_a_config_error(
+    fields: dict[str, Any],
+) -> None:
+    # NaN attempts retried a failing start forever; a NaN max_delay stopped the batch
+    # with an unexpected error; infinite delays slept forever
+    with pytest.raises(BatchConfigError, match="RetryPolicy"):
+        RetryPolicy(**fields)
 
 
 # ----------------------------------------------------------------------------- results files
@@ -583,6 +601,62 @@ async def test_an_event_callback_that_raises_is_logged_and_the_batch_goes_on(
     assert "batch event callback failed on finished" in caplog.text
     assert "the dashboard is down (finished)" in caplog.text
     assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
+
+
+@pytest.mark.anyio
+async def test_an_event_callback_raising_a_cancellation_is_logged_and_the_batch_goes_on(
+    fake_options: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # it escaped into the batch's task group, which ended quietly: no task ran, no
+    # error, and the batch said it had completed
+    import asyncio
+
+    def cancelling(event: Any) -> None:
+        if event.kind == "started":
+            raise asyncio.CancelledError
+
+    tasks = [{"id": f"t{i}", "prompt": f"p{i}"} for i in range(3)]
+    out = tmp_path / "out.jsonl"
+    with anyio.fail_after(60):
+        async with run_batch(
+            tasks, options=fake_options(), concurrency=1, output=out, events=cancelling
+        ) as results:
+            got = await results.collect()
+    assert results.state is BatchState.COMPLETED
+    assert sorted((r.id, r.ok) for r in got) == [(f"t{i}", True) for i in range(3)]
+    assert "batch event callback failed on started" in caplog.text
+    assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2"]
+
+
+@pytest.mark.anyio
+async def test_a_task_cancelled_by_no_scope_of_the_batch_fails_it_and_a_rerun_runs_the_rest(
+    fake_options: Any, tmp_path: Path, anyio_backend: str
+) -> None:
+    # a synchronous callback cannot withdraw the asyncio cancel it asked for: the task
+    # ends cancelled, which ended the batch's task group quietly (every other task
+    # unrun, and the batch said it had completed)
+    if anyio_backend != "asyncio":
+        pytest.skip("an asyncio task's own cancel()")
+    import asyncio
+
+    def cancelling(event: Any) -> None:
+        if event.kind == "started" and event.task_id == "t1":
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+
+    tasks = [{"id": f"t{i}", "prompt": f"p{i}"} for i in range(4)]
+    out = tmp_path / "out.jsonl"
+    batch = run_batch(tasks, options=fake_options(), concurrency=1, output=out, events=cancelling)
+    with anyio.fail_after(60), pytest.raises(BatchError, match="nothing cancelled the batch"):
+        async with batch as results:
+            await results.collect()
+    assert batch.state is BatchState.FAILED
+    assert "t1" not in [r.id for r in read_results(out)]
+    async with run_batch(tasks, options=fake_options(), output=out) as again:
+        await again.collect()
+    assert again.state is BatchState.COMPLETED
+    assert sorted(r.id for r in read_results(out)) == ["t0", "t1", "t2", "t3"]
 
 
 def test_the_report_names_the_tasks_that_blocked_the_event_loop(tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ from .batch_progress import (
     PlainBatchDisplay,
     RichBatchDisplay,
 )
-from .batch_report import add_latest, read_latest, write_report
+from .batch_report import add_latest, read_latest, refuse_overwriting, write_report
 from .doctor import detect_auth
 from .errors import AuthMissingError, utf8_options
 from .io import watch_signals
@@ -132,6 +132,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def batch_command(args: argparse.Namespace, io: CliIO) -> int:
     """``ccwire batch``: returns the exit code (errors are raised for the caller to map)."""
     _check_arguments(args)
+    if args.report:
+        refuse_overwriting(args.report, results_file=args.output, task_file=args.tasks)
     with _readable_twice(args.tasks, args.output) as tasks:
         return _batch(args, io, tasks)
 

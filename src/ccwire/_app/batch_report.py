@@ -19,6 +19,7 @@ on the page, never dropped unsaid.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -46,6 +47,7 @@ __all__ = [
     "add_latest",
     "percentiles",
     "read_latest",
+    "refuse_overwriting",
     "render_report",
     "report_command",
     "report_view",
@@ -130,6 +132,8 @@ def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None =
         raise UsageError(f"batch report: the results file {args.results!r} does not exist")
     if Path(args.results).is_dir():  # nor is a folder
         raise UsageError(f"batch report: {args.results!r} is a directory, not a results file")
+    if args.html:
+        refuse_overwriting(args.html, results_file=args.results)
     results, skipped = read_latest(args.results)
     notes = err if args.json else out
     if args.html:
@@ -318,6 +322,28 @@ def write_report(
     page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped)
     _write_page(target, page_bytes(page))
     return len(links)
+
+
+def refuse_overwriting(page: str, **files: str) -> None:
+    """Refuse a report page path that names one of `files` (the results file, the task
+    file; the same file by another path or link too): the page replaced it.
+
+    Args:
+        page: The report page to write.
+        **files: What each file is (``results_file="out.jsonl"``).
+
+    Raises:
+        UsageError: `page` names one of them.
+    """
+    for what, path in files.items():
+        same = os.path.realpath(page) == os.path.realpath(path)
+        with contextlib.suppress(OSError):  # (a missing one: only the paths can tell)
+            same = same or os.path.samefile(page, path)
+        if same:
+            raise UsageError(
+                f"the report page {page!r} is the {what.replace('_', ' ')}: writing the "
+                "page would replace it; give the report another file (OUT.html)"
+            )
 
 
 def _write_page(target: Path, data: bytes) -> None:

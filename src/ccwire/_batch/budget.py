@@ -53,7 +53,7 @@ from .._conversation.options import ClaudeAgentOptions
 from .errors import BatchConfigError
 from .results import BatchResult
 
-__all__ = ["MIN_TASK_CAP_USD", "BudgetAction", "CostBudget", "capped_options"]
+__all__ = ["MIN_TASK_CAP_USD", "BudgetAction", "CostBudget", "capped_options", "check_action"]
 
 MIN_TASK_CAP_USD = 0.000001
 """The smallest cap a task's session gets (the CLI takes only a positive one)."""
@@ -68,6 +68,19 @@ _FIT_TOL = 1e-6  # how many mean costs fit in what is left, to float sums' last 
 BudgetAction = Literal["finish", "interrupt"]
 """What happens to the running tasks when the budget is spent: they ``finish`` (the
 total may pass the budget by what they cost), or they are cancelled (``interrupt``)."""
+
+
+def check_action(on_spent: object) -> BudgetAction:
+    """`on_spent` as a `BudgetAction`, checked (with a budget or without one: a typo is
+    refused either way, not only once a budget is set).
+
+    Raises:
+        BatchConfigError: It is neither ``finish`` nor ``interrupt``.
+    """
+    for action in ("finish", "interrupt"):
+        if on_spent == action:
+            return action
+    raise BatchConfigError(f"on_budget must be 'finish' or 'interrupt', got {on_spent!r}")
 
 
 class CostBudget:
@@ -99,10 +112,8 @@ class CostBudget:
             or max_cost_usd <= 0
         ):
             raise BatchConfigError(f"max_cost_usd must be a positive number, got {max_cost_usd!r}")
-        if on_spent not in ("finish", "interrupt"):
-            raise BatchConfigError(f"on_budget must be 'finish' or 'interrupt', got {on_spent!r}")
         self.max_cost_usd = float(max_cost_usd)
-        self.on_spent: BudgetAction = on_spent
+        self.on_spent: BudgetAction = check_action(on_spent)
         self.spent = spent
         self.counted = 0  # results whose cost is in `spent`
         self.priced = 0  # those of them with a cost

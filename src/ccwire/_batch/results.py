@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from .errors import BatchConfigError
+
 __all__ = [
     "RETRYABLE_STATUSES",
     "STDERR_TAIL_CHARS",
@@ -78,6 +80,10 @@ class RetryPolicy:
         base_delay: Seconds before the first retry.
         max_delay: Upper bound of one delay.
         jitter: Fraction of each delay that is random (0 to 1): "full jitter" is 1.
+
+    Raises:
+        BatchConfigError: A field is not a number in its range (NaN, infinite delays, a
+            ``max_attempts`` that is not an integer).
     """
 
     max_attempts: int = 4
@@ -86,10 +92,21 @@ class RetryPolicy:
     jitter: float = 0.5
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ValueError("RetryPolicy.max_attempts must be at least 1")
-        if self.base_delay < 0 or self.max_delay < 0 or not 0 <= self.jitter <= 1:
-            raise ValueError("RetryPolicy delays must be >= 0 and jitter within [0, 1]")
+        # (NaN passes every comparison's negation: a NaN or infinite policy retried
+        # forever, slept forever, or stopped the batch with an unexpected error)
+        attempts = self.max_attempts
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise BatchConfigError(
+                f"RetryPolicy.max_attempts must be an integer, at least 1, got {attempts!r}"
+            )
+        for name in ("base_delay", "max_delay", "jitter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise BatchConfigError(f"RetryPolicy.{name} must be a number, got {value!r}")
+        if not (0 <= self.base_delay < math.inf and 0 <= self.max_delay < math.inf):
+            raise BatchConfigError("RetryPolicy delays must be finite numbers >= 0")
+        if not 0 <= self.jitter <= 1:
+            raise BatchConfigError("RetryPolicy.jitter must be within [0, 1]")
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
         """Seconds to wait after failed attempt number `attempt` (1-based).
@@ -102,7 +119,7 @@ class RetryPolicy:
             ``min(max_delay, base_delay * 2 ** (attempt - 1))``, of which the `jitter`
             fraction is drawn at random.
         """
-        cap = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
+        cap = min(self.max_delay, self.base_delay * 2.0 ** min(attempt - 1, 1000))  # no overflow
         draw = float((rng or random).random())
         return cap * (1 - self.jitter) + cap * self.jitter * draw
 

@@ -20,7 +20,7 @@ from .._conversation.spare_pool import SparePool
 from .._core.groups import leaves
 from .._core.tasks import TaskHost
 from .._sessions.stores.protocol import SessionStore
-from .budget import BudgetAction, CostBudget, capped_options
+from .budget import BudgetAction, CostBudget, capped_options, check_action
 from .errors import (
     BatchConfigError,
     BatchError,
@@ -237,6 +237,7 @@ def run_batch(
             task_timeout = check_timeout(task_timeout, "task_timeout")
         except BatchInputError as exc:
             raise BatchConfigError(str(exc)) from None
+    check_action(on_budget)
     budget = CostBudget(max_cost_usd, on_budget) if max_cost_usd is not None else None
     writer = ResultsFile(output) if output is not None else None  # ours from here on
     skip = finished_ids(output, rerun_failed=rerun_failed) if output is not None else set()
@@ -668,6 +669,12 @@ class BatchRun:
                 self.submitted += 1
                 self._in_flight += 1
                 tg.start_soon(self._work, task, opts, slots, send.clone(), pool, self._watchdog)
+        if tg.cancel_scope.cancel_called:  # by a task that ended cancelled, by no scope of ours
+            raise BatchError(
+                "a task ended cancelled though nothing cancelled the batch (a callback or a "
+                "task function cancelled the asyncio task it ran in), which stopped the "
+                "batch; the tasks without a result run when it is run again"
+            )
 
     async def _work(
         self,

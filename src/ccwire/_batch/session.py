@@ -20,6 +20,7 @@ from .._conversation.spare_pool import SparePool
 from .._core.cancel import is_cancellation, raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
 from .._core.groups import leaves
+from .._core.loops import asyncio_task_cancelling, asyncio_uncancel
 from .._core.redact import redact_text
 from .._wire.cost import CostMeter
 from .._wire.messages import AssistantMessage, ResultMessage, SystemMessage, ToolUseBlock
@@ -77,12 +78,20 @@ EventSink = Callable[[BatchEvent], None]
 
 
 def emit(sink: EventSink | None, event: BatchEvent) -> None:
-    """Deliver `event` to `sink`; its failure never reaches the batch."""
+    """Deliver `event` to `sink`; its failure never reaches the batch.
+
+    A cancellation exception it raises is its failure too: a synchronous call cannot
+    be cancelled. (Raised on, it ended the batch's task group quietly: every task
+    unrun, and the batch said it had completed.) `KeyboardInterrupt` and `SystemExit`
+    go on.
+    """
     if sink is None:
         return
     try:
         sink(event)
-    except Exception:
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
         logger.exception("batch event callback failed on %s", event.kind)
 
 
@@ -339,9 +348,21 @@ async def _drive(
 def _ours_to_propagate(exc: BaseException) -> bool:
     """Whether `exc`, raised out of a task function, is a cancellation of ours (the
     batch's scopes, the budget's interrupt, the task's time limit; alone or in an
-    exception group) that must propagate, rather than the function's own outcome."""
+    exception group) that must propagate, rather than the function's own outcome.
+
+    The batch cancels through its scopes only (a cancelled host's too reaches the
+    function so); a cancellation while none of them is cancelled, the asyncio task
+    itself cancelled, is the function's own doing (``asyncio.current_task().cancel()``):
+    its failure, the request withdrawn. (Propagated, it ended the batch's task group
+    quietly: every other task unrun, and the batch said it had completed.)"""
     found = [leaf for leaf in leaves(exc) if is_cancellation(leaf)]
-    return bool(found) and not raised_by_callback(found[0])
+    if not found or raised_by_callback(found[0]):
+        return False
+    if anyio.current_effective_deadline() > anyio.current_time():  # no scope of ours
+        while asyncio_task_cancelling():
+            asyncio_uncancel()
+        return False
+    return True
 
 
 class TaskAborted(Exception):
