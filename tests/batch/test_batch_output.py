@@ -124,9 +124,14 @@ def test_an_output_json_cannot_hold_is_recorded_as_its_repr(tmp_path: Path) -> N
         out.write(result("cycle", output=cycle))
         out.write(result("keys", output={(1, 2): "pair"}))  # keys JSON cannot have
         out.write(result("fine", output={"n": 1}))
+        # strict JSON: no NaN or Infinity literal, which jq and other readers refuse
+        out.write(result("nan", output=[float("nan")], metadata={"m": float("inf")}))
     got = {r.id: r for r in read_results(path)}
     assert got["cycle"].output == "[1, [...]]"
     assert got["keys"].output == "{(1, 2): 'pair'}"
+    assert got["nan"].output == "[nan]"
+    assert got["nan"].metadata == {"unrecordable": "{'m': inf}"}
+    assert "NaN" not in path.read_text() and "Infinity" not in path.read_text()
     assert got["fine"].output == {"n": 1}
 
 

@@ -209,23 +209,24 @@ def _line(result: BatchResult) -> bytes:
 
     Text UTF-8 cannot carry (a lone surrogate from a ``\\ud800`` escape) is written
     escaped, and an `output` (or `metadata`) JSON cannot hold (a cycle, keys that are
-    not strings, nesting too deep to encode) as its ``repr``, or its type when even that
-    fails: the result is recorded either way.
+    not strings, nesting too deep to encode, NaN and infinities, which strict JSON
+    readers refuse) as its ``repr``, or its type when even that fails: the result is
+    recorded either way.
     """
     data = result.to_json()
     try:
-        text = json.dumps(data, ensure_ascii=False, default=str)
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
     except (ValueError, TypeError, RecursionError):  # a circular output, tuple keys...
         data["output"] = _described(result.output)
         try:
-            text = json.dumps(data, ensure_ascii=False, default=str)
+            text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
         except (ValueError, TypeError, RecursionError):  # the task's metadata, then
             data["metadata"] = {"unrecordable": _described(result.metadata)}
-            text = json.dumps(data, ensure_ascii=False, default=str)
+            text = json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
     try:
         return (text + "\n").encode()
     except UnicodeEncodeError:
-        return (json.dumps(data, default=str) + "\n").encode()
+        return (json.dumps(data, allow_nan=False, default=str) + "\n").encode()
 
 
 def _described(value: object) -> str:
