@@ -18,6 +18,7 @@ import pytest
 from ccwire import ClaudeSDKClient
 from ccwire.batch import (
     BatchConfigError,
+    BatchError,
     BatchEvent,
     BatchInputError,
     BatchState,
@@ -253,6 +254,37 @@ async def test_a_task_function_cancelling_its_own_asyncio_task_is_its_failure(
     assert (got["cancels"].ok, got["cancels"].error_kind) == (False, "exception")
     assert got["after"].output == "went on" and got["t1"].ok
     assert sorted(r.id for r in read_results(out)) == sorted(got)
+
+
+async def test_a_stopped_batch_stops_waiting_for_a_task_that_ignores_its_cancellation(
+    fake_options: FakeOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a task function that shields itself from the stop held the results iteration (and
+    # the caller) for ever; now it is waited for a bounded time, then the batch fails
+    import ccwire._batch.run as batch_run
+
+    monkeypatch.setattr(batch_run, "_CLOSE_SECONDS", 0.5)
+    started, release = anyio.Event(), anyio.Event()
+
+    async def stubborn(client: ClaudeSDKClient) -> str:
+        started.set()
+        with anyio.CancelScope(shield=True):
+            await release.wait()
+        return "late"
+
+    host = None
+    try:
+        with anyio.fail_after(LIMIT), pytest.raises(BatchError, match="no longer waited for"):
+            async with run_batch([stubborn], options=fake_options(), concurrency=1) as batch:
+                host = batch._host  # (to let the task end before the test does)
+                await started.wait()
+                batch.stop()
+                await batch.collect()
+    finally:
+        release.set()
+        if host is not None:
+            await host.aclose(LIMIT)  # the task returns, its session is closed
+    assert batch.state is BatchState.FAILED
 
 
 async def test_a_task_that_blocks_the_loop_is_seen_named_and_timed_out(

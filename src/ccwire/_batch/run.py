@@ -388,6 +388,10 @@ class BatchRun:
         self._error: BaseException | None = None
         self._all_done = False  # every task has its result (set before the stream ends)
         self._scope: anyio.CancelScope | None = None  # the driver's: stop() cancels it
+        # the wait for the next result: stop() bounds it (a task that ignores cancellation)
+        self._waiting: anyio.CancelScope | None = None
+        self._stop_deadline = float("inf")
+        self._abandoned = False  # tasks still ran when iteration stopped waiting for them
         self._host: TaskHost | None = None
         self._receive: MemoryObjectReceiveStream[BatchResult] | None = None
         self.skipped: list[str] = []
@@ -457,6 +461,10 @@ class BatchRun:
             self._advance(BatchState.STOPPING)
         if self._scope is not None:
             self._scope.cancel()
+        if self._stop_deadline == float("inf") and self._host is not None:
+            self._stop_deadline = anyio.current_time() + _CLOSE_SECONDS
+            if self._waiting is not None:
+                self._waiting.deadline = self._stop_deadline
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -485,8 +493,8 @@ class BatchRun:
         if not self._all_done:
             self.stop()  # left early: break, an exception, a cancellation
         host, self._host = self._host, None
-        if host is not None:
-            await host.aclose(_CLOSE_SECONDS)
+        if host is not None:  # (waited for already, if iteration gave up on the tasks)
+            await host.aclose(1.0 if self._abandoned else _CLOSE_SECONDS)
         if self._receive is not None:
             self._receive.close()
         if self._writer is not None:
@@ -534,11 +542,37 @@ class BatchRun:
         return self._results()
 
     async def _results(self) -> AsyncIterator[BatchResult]:
-        assert self._receive is not None
-        async for result in self._receive:
+        """The results; once the batch is stopped, waited for at most `_CLOSE_SECONDS`
+        (a task function that ignores its cancellation must not hold the caller)."""
+        receive = self._receive
+        assert receive is not None
+        while True:
+            with anyio.CancelScope(deadline=self._stop_deadline) as waiting:
+                self._waiting = waiting
+                try:
+                    result = await receive.receive()
+                except anyio.EndOfStream:
+                    break
+                finally:
+                    self._waiting = None
+            if waiting.cancelled_caught:
+                self._give_up()
+                break
             yield result
         if self._error is not None:
             raise self._error
+
+    def _give_up(self) -> None:
+        """The stopped batch's tasks outlived their `_CLOSE_SECONDS`: their results are
+        no longer waited for, and the batch fails, saying so."""
+        self._abandoned = True
+        self._fail(
+            BatchError(
+                f"the batch was stopped, but its tasks had not ended {_CLOSE_SECONDS:g} s "
+                "later (a task function that ignores cancellation?): no longer waited for"
+            ),
+            stop=False,
+        )
 
     async def collect(self) -> list[BatchResult]:
         """Every result (after all tasks finished), in finishing order."""
