@@ -286,10 +286,17 @@ def test_ssh_options_given_win_over_the_defaults(spawn: SpawnOptions, tmp_path: 
     config.write_text("Host *\n  ControlMaster auto\n  ControlPath /tmp/mux\n  BatchMode no\n")
     given = {"ServerAliveInterval": "5", "BatchMode": "no", "ControlPath": "/tmp/other"}
     local, _ = SSHSpawner("me@build-box", config_file=str(config), ssh_options=given).wrap(spawn)
+    given_timeout = {"ConnectTimeout": "3"}
+    local3, _ = SSHSpawner("me@build-box", ssh_options=given_timeout).wrap(spawn)
+    effective3 = subprocess.run(
+        [local3.command, "-G", *local3.args], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert "connecttimeout 3" in effective3
     effective = subprocess.run(  # what ssh makes of its command line (it connects nowhere)
         [local.command, "-G", *local.args], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert "serveraliveinterval 5" in effective and "serveralivecountmax 3" in effective
+    assert "connecttimeout 15" in effective  # a host that never answers: not 60 s later
     assert "batchmode yes" in effective  # never a password prompt
     assert "controlmaster false" in effective  # a connection of its own
     assert not [line for line in effective if line.startswith("controlpath")]

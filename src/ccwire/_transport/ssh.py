@@ -48,6 +48,8 @@ from .spawn import SpawnOptions, check_strings, spawn_local
 
 __all__ = ["SSHSpawner"]
 
+_CONNECT_TIMEOUT = 15  # seconds ssh waits for the host to answer at all
+
 _BOOTSTRAP = 'IFS= read -r ccwire_boot || exit 125; eval "$(printf %s "$ccwire_boot" | base64 -d)"'
 """Read the first line of stdin (base64) and run it, with builtins and ``base64`` only."""
 
@@ -93,7 +95,8 @@ class SSHSpawner:
         identity_file: The private key to log in with.
         ssh_options: More ``-o Key=Value`` options (e.g. ``{"UserKnownHostsFile":
             "..."}``), over the defaults (``ServerAliveInterval=15``,
-            ``ServerAliveCountMax=3``) and the configuration; not ``BatchMode``,
+            ``ServerAliveCountMax=3``, ``ConnectTimeout=15``: a host that never answers
+            is an error after 15 s) and the configuration; not ``BatchMode``,
             ``ControlMaster`` nor ``ControlPath`` (see the module docstring). Names and
             one-line string values: else `OptionsError`.
         config_file: An SSH configuration file (``-F``); ``"/dev/null"`` ignores the
@@ -204,6 +207,7 @@ class SSHSpawner:
         for key, value in self.ssh_options.items():
             args += ["-o", f"{key}={value}"]
         args += ["-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3"]
+        args += ["-o", f"ConnectTimeout={_CONNECT_TIMEOUT}"]  # a host that never answers
         args += [*self.extra_args, "--", self.host, f"exec /bin/sh -c {shlex.quote(_BOOTSTRAP)}"]
         local = SpawnOptions(command=ssh, args=tuple(args), env=dict(os.environ))
         return local, self.script(options)
