@@ -276,6 +276,8 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         ("on_callback_error", _hook, TypeError, "on_callback_error must be a plain function"),
         # a negative one was passed to the CLI (0 means no limit, as in the reference)
         ("max_turns", -1, ValueError, "max_turns cannot be negative"),
+        ("max_thinking_tokens", -1, ValueError, "max_thinking_tokens cannot be negative"),
+        ("max_thinking_tokens", "8000", TypeError, "max_thinking_tokens must be an int"),
         ("max_turns", "3", TypeError, "max_turns must be an int"),
         ("max_turns", True, TypeError, "max_turns must be an int"),
         # a str failed comparing with 0: "'<=' not supported between 'str' and 'int'"

@@ -609,6 +609,11 @@ async def test_an_unknown_permission_mode_is_refused_before_sending(
         (lambda c: c.update_settings("userSettings", [("a", 1)]), "settings must be a dict"),
         (lambda c: c.read_file(5), "path must be a str or a Path, not int"),
         (lambda c: c.register_repo_root(None), "directory must be a str or a Path"),
+        # sent, and taken by the CLI
+        (lambda c: c.set_max_thinking_tokens(-5), "max_thinking_tokens cannot be negative"),
+        (lambda c: c.set_max_thinking_tokens("5"), "max_thinking_tokens must be an int"),
+        (lambda c: c.set_max_thinking_tokens(5, display="full"), "display must be one of"),
+        (lambda c: c.remove_mcp_servers(5), "MCP server names are str, not int"),  # ignored
     ],
 )
 async def test_arguments_of_the_wrong_shape_are_refused_before_sending(

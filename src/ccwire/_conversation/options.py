@@ -521,12 +521,14 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         if isinstance(agent, AgentDefinition):  # anything else: refused where it is sent
             _check_agent(name, agent)
     _check_callbacks(options)
-    for name in ("max_turns", "max_buffer_size", "max_buffered_bytes"):
+    for name in ("max_turns", "max_buffer_size", "max_buffered_bytes", "max_thinking_tokens"):
         value = getattr(options, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise OptionsError(f"{name} must be an int, not {type(value).__name__}")
-    if options.max_turns is not None and options.max_turns < 0:
-        raise OptionsError(f"max_turns cannot be negative, got {options.max_turns}")
+    for name in ("max_turns", "max_thinking_tokens"):
+        value = getattr(options, name)
+        if value is not None and value < 0:
+            raise OptionsError(f"{name} cannot be negative, got {value}")
     budget = options.max_budget_usd
     if budget is not None and not (_is_number(budget) and math.isfinite(budget) and budget > 0):
         raise OptionsError(f"max_budget_usd must be a positive number of dollars, got {budget!r}")

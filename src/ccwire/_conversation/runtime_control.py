@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["RuntimeControl"]
 
 _PERMISSION_MODES = frozenset(get_args(PermissionMode))
+_THINKING_DISPLAYS = ("summarized", "omitted", "highlights")
 
 
 class RuntimeControl:
@@ -244,7 +245,21 @@ class RuntimeControl:
         display: Literal["summarized", "omitted", "highlights"] | None = None,
     ) -> None:
         """Set the extended-thinking budget for the next requests (``None`` resets it);
-        ``display`` changes how thinking is shown."""
+        ``display`` changes how thinking is shown.
+
+        Raises:
+            OptionsError: ``max_thinking_tokens`` is no int of at least 0, or
+                ``display`` is none of the three.
+        """
+        tokens = max_thinking_tokens
+        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)):
+            raise OptionsError(f"max_thinking_tokens must be an int, not {type(tokens).__name__}")
+        if tokens is not None and tokens < 0:
+            raise OptionsError(f"max_thinking_tokens cannot be negative, got {tokens}")
+        if display is not None and display not in _THINKING_DISPLAYS:
+            raise OptionsError(
+                f"display must be one of {', '.join(_THINKING_DISPLAYS)}, got {display!r}"
+            )
         fields: dict[str, Any] = {"max_thinking_tokens": max_thinking_tokens}
         if display is not None:
             fields["thinking_display"] = display
@@ -356,7 +371,11 @@ class RuntimeControl:
         return await self.mcp_set_servers({**self._known_servers("add"), **servers})
 
     async def remove_mcp_servers(self, *names: str) -> McpSetServersResult:
-        """Remove MCP servers by name, keeping the others."""
+        """Remove MCP servers by name, keeping the others (a name that is no ``str`` is
+        an `OptionsError`)."""
+        for name in names:
+            if not isinstance(name, str):
+                raise OptionsError(f"MCP server names are str, not {type(name).__name__}")
         current = self._known_servers("remove")
         return await self.mcp_set_servers({k: v for k, v in current.items() if k not in names})
 
