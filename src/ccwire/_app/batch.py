@@ -270,8 +270,9 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     if interrupted:
         signum = interrupted[0]
         how = "interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)"
+        before = f" (and {len(prior)} from before)" if prior else ""
         io.stderr.write(
-            f"ccwire: {how}: {progress.done} results saved in {args.output}; "
+            f"ccwire: {how}: {progress.done} results saved in {args.output} this run{before}; "
             "run the same command again to continue\n"
         )
         _warn_blocked(run, io)
