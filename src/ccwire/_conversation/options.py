@@ -521,14 +521,10 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
         if isinstance(agent, AgentDefinition):  # anything else: refused where it is sent
             _check_agent(name, agent)
     _check_callbacks(options)
-    for name in ("max_turns", "max_buffer_size", "max_buffered_bytes", "max_thinking_tokens"):
-        value = getattr(options, name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise OptionsError(f"{name} must be an int, not {type(value).__name__}")
+    for name in ("max_buffer_size", "max_buffered_bytes"):
+        check_int(name, getattr(options, name))
     for name in ("max_turns", "max_thinking_tokens"):
-        value = getattr(options, name)
-        if value is not None and value < 0:
-            raise OptionsError(f"{name} cannot be negative, got {value}")
+        check_int(name, getattr(options, name), non_negative=True)
     budget = options.max_budget_usd
     if budget is not None and not (_is_number(budget) and math.isfinite(budget) and budget > 0):
         raise OptionsError(f"max_budget_usd must be a positive number of dollars, got {budget!r}")
@@ -548,6 +544,17 @@ _STR_ITEMS: Final = (
 
 _MCP_TYPES: Final = ("stdio", "sse", "http", "sdk", "ws", "sse-ide", "ws-ide", "claudeai-proxy")
 """The ``type`` values of an MCP server config the CLI knows (it drops any other)."""
+
+
+def check_int(name: str, value: object, *, non_negative: bool = False) -> None:
+    """Refuse a ``value`` that is neither None nor an int (a bool is none), or, with
+    ``non_negative``, one below 0: an `OptionsError` naming ``name``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionsError(f"{name} must be an int, not {type(value).__name__}")
+    if non_negative and value < 0:
+        raise OptionsError(f"{name} cannot be negative, got {value}")
 
 
 def _check_callbacks(options: ClaudeAgentOptions) -> None:

@@ -28,7 +28,7 @@ from .._core.errors import (
 )
 from .._wire.permission_types import PermissionMode
 from . import argv
-from .options import checked_mcp_servers
+from .options import check_int, checked_mcp_servers
 
 if TYPE_CHECKING:
     from .._mcp.config import McpServerConfig
@@ -251,11 +251,7 @@ class RuntimeControl:
             OptionsError: ``max_thinking_tokens`` is no int of at least 0, or
                 ``display`` is none of the three.
         """
-        tokens = max_thinking_tokens
-        if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int)):
-            raise OptionsError(f"max_thinking_tokens must be an int, not {type(tokens).__name__}")
-        if tokens is not None and tokens < 0:
-            raise OptionsError(f"max_thinking_tokens cannot be negative, got {tokens}")
+        check_int("max_thinking_tokens", max_thinking_tokens, non_negative=True)
         if display is not None and display not in _THINKING_DISPLAYS:
             raise OptionsError(
                 f"display must be one of {', '.join(_THINKING_DISPLAYS)}, got {display!r}"
