@@ -17,7 +17,7 @@ import anyio
 from .._conversation.client import ClaudeSDKClient
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
-from .._core.cancel import is_cancellation, raised_by_callback
+from .._core.cancel import is_cancellation, no_scope_cancelled, raised_by_callback
 from .._core.errors import CLIConnectionError, CLINotFoundError, ProcessError
 from .._core.groups import leaves
 from .._core.loops import asyncio_task_cancelling, asyncio_uncancel
@@ -358,7 +358,7 @@ def _ours_to_propagate(exc: BaseException) -> bool:
     found = [leaf for leaf in leaves(exc) if is_cancellation(leaf)]
     if not found or raised_by_callback(found[0]):
         return False
-    if anyio.current_effective_deadline() > anyio.current_time():  # no scope of ours
+    if no_scope_cancelled():
         while asyncio_task_cancelling():
             asyncio_uncancel()
         return False

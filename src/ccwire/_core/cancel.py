@@ -17,7 +17,7 @@ import anyio
 from .groups import leaves
 from .loops import asyncio_cancelled_error, asyncio_task_cancelling
 
-__all__ = ["is_cancellation", "raised_by_callback", "stop_request"]
+__all__ = ["is_cancellation", "no_scope_cancelled", "raised_by_callback", "stop_request"]
 
 _STOPS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 """Raised out of a callback, these stop the program (or close the coroutine): never
@@ -45,9 +45,16 @@ def raised_by_callback(exc: BaseException) -> bool:
         return False
     if not is_cancellation(exc):
         return True  # a BaseException of the callback's own
-    if anyio.current_effective_deadline() <= anyio.current_time():
-        return False  # an enclosing scope was cancelled (-inf) or its deadline has passed
+    if not no_scope_cancelled():
+        return False
     return not asyncio_task_cancelling()  # the asyncio task itself was cancelled
+
+
+def no_scope_cancelled() -> bool:
+    """Whether no enclosing cancel scope is cancelled (its effective deadline -inf) nor
+    past its deadline: a cancellation raised now is not one of ours, but the task's own
+    (``asyncio.current_task().cancel()``) or a callback's."""
+    return anyio.current_effective_deadline() > anyio.current_time()
 
 
 def is_cancellation(exc: BaseException) -> bool:

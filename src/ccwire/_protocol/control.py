@@ -29,7 +29,7 @@ from typing import Any, Final, Union, final
 import anyio
 import anyio.abc
 
-from .._core.cancel import is_cancellation, raised_by_callback
+from .._core.cancel import is_cancellation, no_scope_cancelled, raised_by_callback
 from .._core.errors import (
     CcwireError,
     CLIConnectionError,
@@ -648,7 +648,7 @@ class ControlProtocol:
             is_cancellation(exc)
             and not call.withdrawn
             and self._core.state is ConnectionState.OPEN
-            and anyio.current_effective_deadline() > anyio.current_time()
+            and no_scope_cancelled()
         )
 
     def _cancelled(self, req: codec.ControlRequest) -> None:
