@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .spawn import AWAIT_CLAIM_FLAG, SpawnOptions, check_strings, spawn_local
+from .spawn import AWAIT_CLAIM_FLAG, SpawnOptions, check_strings, shebang, spawn_local
 
 __all__ = ["BubblewrapSpawner"]
 
@@ -219,12 +219,8 @@ class BubblewrapSpawner:
 def _interpreter(command: str, path: str | None) -> str | None:
     """The interpreter the ``#!`` line of ``command`` runs (the program an ``env``
     line names, as ``path`` finds it), or ``None``: not a script, or not found."""
-    try:
-        with open(command, "rb") as f:
-            first = f.read(256).split(b"\n", 1)[0]
-    except OSError:
-        return None
-    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    line = shebang(command)
+    words = [] if line is None else line[2:].split()
     if not words:
         return None
     if os.path.basename(words[0]) == "env":  # `env node`, `env -S node --flag`

@@ -48,6 +48,7 @@ __all__ = [
     "RunningProcess",
     "as_spawner",
     "check_strings",
+    "shebang",
     "SpawnOptions",
     "SpawnedProcess",
     "spawn_local",
@@ -244,8 +245,14 @@ def _missing_interpreter(options: SpawnOptions) -> str | None:
     exe = options.command
     if os.sep not in exe:
         exe = shutil.which(exe, path=options.env.get("PATH", os.defpath)) or exe
+    return shebang(exe)
+
+
+def shebang(path: str) -> str | None:
+    """The ``#!`` line of the file at ``path`` (its text, ``#!`` included), or ``None``:
+    not a script, or not readable."""
     try:
-        with open(exe, "rb") as f:
+        with open(path, "rb") as f:
             first = f.read(256).split(b"\n", 1)[0]
     except OSError:
         return None
