@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import anyio.abc
 
-from .._core.errors import CLINotFoundError, OptionsError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
+from .._core.errors import CLINotFoundError, SpawnError
+from .remote_env import LOCAL_ONLY_ENV, check_names, check_operand, forwarded_env, masked_repr
 from .spawn import SpawnOptions, check_strings, spawn_local
 
 __all__ = ["ContainerSpawner", "find_container_runtime"]
@@ -79,10 +79,7 @@ class ContainerSpawner:
     def __post_init__(self) -> None:
         check_names(self.env, "ContainerSpawner")
         check_strings(self, "volumes", "extra_args")
-        image = self.image
-        if not isinstance(image, str) or not image or image.startswith("-"):
-            # "--privileged" would be read by `run` as an option, not as the image
-            raise OptionsError(f"ContainerSpawner.image must be an image name, got {image!r}")
+        check_operand(self.image, "ContainerSpawner.image", "an image name")
 
     def __repr__(self) -> str:
         return masked_repr(self)  # the values of env (API keys...) are not shown

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._core.errors import OptionsError, SpawnError
 
-__all__ = ["LOCAL_ONLY_ENV", "check_names", "forwarded_env", "masked_repr"]
+__all__ = ["LOCAL_ONLY_ENV", "check_names", "check_operand", "forwarded_env", "masked_repr"]
 
 LOCAL_ONLY_ENV: tuple[str, ...] = (
     "PATH",
@@ -71,6 +71,18 @@ def check_names(env: Mapping[str, str], owner: str) -> None:
             raise OptionsError(f"{owner}.env[{key!r}] must be a string, got {type(value).__name__}")
         if "\0" in value:  # no environment can hold it: a shell would cut it silently
             raise OptionsError(f"{owner}.env[{key!r}] holds a NUL character")
+
+
+def check_operand(value: object, field: str, what: str) -> None:
+    """Refuse a ``value`` (the destination, the image: the operand of ``ssh`` or
+    ``run``) that is not a non-empty str, or that starts with ``-``, which the command
+    would read as an option of its own (``--privileged``).
+
+    Raises:
+        OptionsError: ``field`` must be ``what``, naming ``value``.
+    """
+    if not isinstance(value, str) or not value or value.startswith("-"):
+        raise OptionsError(f"{field} must be {what}, got {value!r}")
 
 
 def forwarded_env(

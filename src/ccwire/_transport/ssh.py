@@ -43,7 +43,7 @@ import anyio
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, OptionsError, SpawnError
-from .remote_env import LOCAL_ONLY_ENV, check_names, forwarded_env, masked_repr
+from .remote_env import LOCAL_ONLY_ENV, check_names, check_operand, forwarded_env, masked_repr
 from .spawn import SpawnOptions, check_strings, spawn_local
 
 __all__ = ["SSHSpawner"]
@@ -134,10 +134,7 @@ class SSHSpawner:
                 raise OptionsError(
                     f"SSHSpawner.ssh_options[{key!r}] must be a one-line string, got {value!r}"
                 )
-        if not isinstance(self.host, str) or not self.host or self.host.startswith("-"):
-            raise OptionsError(
-                f"SSHSpawner.host must be a destination (host, user@host), got {self.host!r}"
-            )
+        check_operand(self.host, "SSHSpawner.host", "a destination (host, user@host)")
         port = self.port
         if port is not None and (
             isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536
