@@ -86,6 +86,42 @@ async def test_prompts_cut_off_by_the_end_of_the_session_raise_and_none_hangs(
         assert "before this prompt was written" in str(error)
 
 
+async def test_a_prompt_whose_sender_was_cancelled_and_that_was_never_written_is_reported(
+    anyio_backend: str,
+) -> None:
+    fakes: list[FakeCLI] = []
+    transports: list[StuckTransport] = []
+    async with anyio.create_task_group() as tg:
+
+        def factory(options: ClaudeAgentOptions) -> Transport:
+            transport = StuckTransport()
+            fake = FakeCLI(CLIPeer(transport))
+            fakes.append(fake)
+            transports.append(transport)
+            tg.start_soon(fake.handshake)
+            return transport
+
+        agent = ClaudeCodeAgent(store=MemorySnapshotStore(), transport_factory=factory)
+        with anyio.fail_after(10):
+            async with agent:
+                session = await agent.start_session("hi")
+                await fakes[-1].receive("user")
+                with anyio.CancelScope() as scope:
+                    async with anyio.create_task_group() as senders:
+                        senders.start_soon(session.send, "stuck")  # never written
+                        await transports[-1].stuck.wait()
+                        scope.cancel()  # its caller gives up waiting
+                assert scope.cancelled_caught
+                await fakes[-1].exit(1, "gone")  # the session fails: the prompt is lost
+                await session.wait_for_completion(5)
+                events = [e async for e in session.events()]
+        tg.cancel_scope.cancel()
+    lost = [e for e in events if isinstance(e, ErrorOccurred) and e.source == "cli"]
+    lost = [e for e in lost if isinstance(e.error, SessionStateError)]  # (not the exit's)
+    assert len(lost) == 1, events
+    assert "before this prompt was written" in str(lost[0].error)
+
+
 @pytest.mark.parametrize("where", ["completed", "paused"])
 async def test_a_prompt_of_the_wrong_type_is_refused_and_changes_nothing(
     anyio_backend: str, where: str

@@ -272,6 +272,15 @@ class SessionRuntime:
         self._input_signal.wake()
         return item
 
+    def abandon_input(self, item: _Input) -> None:
+        """The caller waiting for ``item``'s write was cancelled: a failure to write it is
+        reported as an ``error`` event from now on, and one it was told of too late is
+        reported now."""
+        if not item.done.is_set():
+            item.awaited = False
+        elif item.error is not None:
+            self.publish([ErrorOccurred(item.error, "cli")])
+
     async def open_gate(self) -> None:
         """Release what the gate held, in order, unless paused again meanwhile."""
         await self.gate.open(lambda: self.machine.state is SessionState.PAUSED)

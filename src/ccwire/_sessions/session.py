@@ -326,7 +326,9 @@ class Session:
         `SessionStateError` if the session
         ended (continue it with ``agent.resume_session``), or ends before the prompt
         was written, and `OptionsError` for a prompt that is neither text nor content
-        blocks (the session is left as it was).
+        blocks (the session is left as it was). A caller cancelled while it waits only
+        stops waiting: the prompt is still written, and if it cannot be, an ``error``
+        event of source ``"cli"`` says so (as for a prompt queued while paused).
         """
         if self._rt.lifecycle is not Lifecycle.SERVING:
             hint = (
@@ -340,7 +342,11 @@ class Session:
         item = self._rt.enqueue_input(prompt, awaited=not self._rt.gate.holds)
         if not item.awaited:
             return
-        await item.done.wait()  # the write is bounded by the transport
+        try:
+            await item.done.wait()  # the write is bounded by the transport
+        except BaseException:  # cancelled: nobody waits any more
+            self._rt.abandon_input(item)
+            raise
         if item.error is not None:
             raise item.error
 
