@@ -350,3 +350,53 @@ def test_an_agent_object_is_told_from_other_sdks_by_the_modules_of_its_mro() -> 
     assert _sniffed_as_claude_agent_sdk(ClaudeSDKClient(options))
     # still ccwire's classes, under the module where pickle and imports look
     assert (ClaudeAgentOptions.__module__, ClaudeSDKClient.__module__) == ("ccwire", "ccwire")
+
+
+_TAGGED_MESSAGES = """
+import json
+from claude_agent_sdk import (
+    AssistantMessage, RateLimitEvent, RateLimitInfo, ResultMessage, StreamEvent,
+    SystemMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage,
+)
+made = [
+    AssistantMessage(content=[TextBlock(text="hi")], model="m"),
+    UserMessage(content=[ToolResultBlock(tool_use_id="t", content="ok", is_error=True)]),
+    ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False,
+                  num_turns=1, session_id="s"),
+    SystemMessage(subtype="init", data={"session_id": "s"}),
+    StreamEvent(uuid="u", session_id="s", event={"type": "message_stop"}),
+    RateLimitEvent(rate_limit_info=RateLimitInfo(status="allowed"), uuid="u", session_id="s"),
+    TextBlock(text="hi"),
+    ToolUseBlock(id="t", name="Bash", input={"command": "ls"}),
+]
+seen = []
+for message in made:
+    message.received_at = 1.5
+    fields = vars(message)
+    seen.append([type(message).__name__, message.received_at, hasattr(message, "__dict__"),
+                 "received_at" in fields])
+print(json.dumps(seen))
+"""
+
+
+def test_a_message_takes_an_attribute_the_code_adds(reference_python: Path) -> None:
+    # a FastAPI memory-chat app on claude-agent-sdk (its chat_logging.py, whose
+    # serialize_message feeds a JSONL SessionLogger) logs each message received as
+    # `dict(vars(message))` when `hasattr(message, "__dict__")`; other code tags what it
+    # receives (`message.received_at = ...`). The reference's messages and blocks are
+    # plain dataclasses; ccwire's had __slots__: run on both against the real CLI, the
+    # app's log held dicts on the reference and reprs on ccwire, and a tag raised
+    # AttributeError
+    out = subprocess.run(
+        [str(reference_python), "-c", _TAGGED_MESSAGES],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    ours = io.StringIO()  # the same script, on the messages the drop-in serves
+    with contextlib.redirect_stdout(ours):
+        exec(_TAGGED_MESSAGES.replace("from claude_agent_sdk import", "from ccwire import"), {})
+    assert json.loads(ours.getvalue()) == json.loads(out)
+    # still equal by their fields, the tag aside, and still pickled with it
+    tagged = ccwire.TextBlock(text="hi")
+    tagged.received_at = 1.5  # type: ignore[attr-defined]
+    assert tagged == ccwire.TextBlock(text="hi")
+    assert pickle.loads(pickle.dumps(tagged)).received_at == 1.5

@@ -102,7 +102,7 @@ def _raw() -> Any:
     return field(default_factory=dict, compare=False, repr=False)
 
 
-@dataclass(slots=True)
+@dataclass
 class TextBlock:
     """Text written by the model (or the user).
 
@@ -115,7 +115,7 @@ class TextBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class ThinkingBlock:
     """The model's visible reasoning, with the signature the API requires back.
 
@@ -130,7 +130,7 @@ class ThinkingBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class ToolUseBlock:
     """The model asks to run a tool. `id` links it to the matching `ToolResultBlock`.
 
@@ -147,7 +147,7 @@ class ToolUseBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class ToolResultBlock:
     """What a tool returned.
 
@@ -165,7 +165,7 @@ class ToolResultBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class ServerToolUseBlock:
     """A tool the API runs itself (web search, code execution, ...).
 
@@ -182,7 +182,7 @@ class ServerToolUseBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class ServerToolResultBlock:
     """The result of a tool the API ran itself (an ``advisor_tool_result`` block, ...).
 
@@ -197,7 +197,7 @@ class ServerToolResultBlock:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class UnknownBlock:
     """A content block of a type ccwire does not model; `raw` holds all of it.
 
@@ -224,7 +224,7 @@ server-side tool call or its result, or an `UnknownBlock` for block types ccwire
 not model."""
 
 
-@dataclass(slots=True)
+@dataclass
 class UserMessage:
     """A user-role message: tool results the CLI produced, or echoed prompts.
 
@@ -249,7 +249,7 @@ class UserMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class AssistantMessage:
     """One assistant frame. While streaming, the CLI sends one content block per frame;
     frames of one API message share `message_id`.
@@ -287,7 +287,7 @@ class AssistantMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class SystemMessage:
     """A `system` frame (`init`, `status`, ...).
 
@@ -306,7 +306,7 @@ class SystemMessage:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class _PlainRepr(SystemMessage):
     """A typed system message that prints as the reference SDK prints it (it has no class
     for it): ``SystemMessage(subtype=..., data=...)``, so code written for it prints the
@@ -318,8 +318,7 @@ class _PlainRepr(SystemMessage):
     name (``ApiRetryMessage``, ...), so the class prints, pickles and imports under it."""
 
     def __init_subclass__(cls) -> None:
-        # No super() call: the slotted dataclass is a new class, which the zero-argument
-        # form would not recognise, and SystemMessage and object take no arguments here.
+        # No super() call: SystemMessage and object take no arguments here.
         cls.__name__ = "SystemMessage"
 
     def __repr__(self) -> str:
@@ -331,7 +330,7 @@ TERMINAL_TASK_STATUSES: frozenset[str] = frozenset({"completed", "failed", "stop
 `TaskNotificationMessage` (``stopped``) or a `TaskUpdatedMessage` (``killed``)."""
 
 
-@dataclass(slots=True)
+@dataclass
 class TaskStartedMessage(SystemMessage):
     """A subagent or background task started (``system``/``task_started``).
 
@@ -355,7 +354,7 @@ class TaskStartedMessage(SystemMessage):
     task_type: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class TaskProgressMessage(SystemMessage):
     """A running task reports progress (``system``/``task_progress``).
 
@@ -381,7 +380,7 @@ class TaskProgressMessage(SystemMessage):
     last_tool_name: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class TaskNotificationMessage(SystemMessage):
     """A task completed, failed or was stopped (``system``/``task_notification``).
 
@@ -412,7 +411,7 @@ class TaskNotificationMessage(SystemMessage):
     usage: TaskUsage | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class TaskUpdatedMessage(SystemMessage):
     """A background task's state changed (``system``/``task_updated``).
 
@@ -434,7 +433,7 @@ class TaskUpdatedMessage(SystemMessage):
     uuid: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class MirrorErrorMessage(SystemMessage):
     """Copying transcript lines to a session store failed (``subtype`` ``mirror_error``).
 
@@ -452,7 +451,7 @@ class MirrorErrorMessage(SystemMessage):
     error: str = ""
 
 
-@dataclass(slots=True)
+@dataclass
 class HookEventMessage(SystemMessage):
     """A hook ran (``hook_started``, ``hook_progress``, ``hook_response``; with
     ``include_hook_events``).
@@ -485,7 +484,7 @@ class HookEventMessage(SystemMessage):
     outcome: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class CompactBoundaryMessage(_PlainRepr):
     """The conversation was compacted (``system``/``compact_boundary``).
 
@@ -504,7 +503,7 @@ class CompactBoundaryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class StatusMessage(_PlainRepr):
     """What the CLI is busy with (``system``/``status``).
 
@@ -528,7 +527,7 @@ class StatusMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class ApiRetryMessage(_PlainRepr):
     """An API request failed and will be retried after a delay (``system``/``api_retry``).
 
@@ -556,7 +555,7 @@ class ApiRetryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class ControlRequestProgressMessage(_PlainRepr):
     """Progress of a long control request of yours (``system``/``control_request_progress``).
 
@@ -584,7 +583,7 @@ class ControlRequestProgressMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class ModelRefusalFallbackMessage(_PlainRepr):
     """The model refused, and the turn is retried on a fallback model
     (``system``/``model_refusal_fallback``).
@@ -623,7 +622,7 @@ class ModelRefusalFallbackMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class ModelRefusalNoFallbackMessage(_PlainRepr):
     """The model refused, with no fallback to retry on (``system``/``model_refusal_no_fallback``).
 
@@ -651,7 +650,7 @@ class ModelRefusalNoFallbackMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class LocalCommandOutputMessage(_PlainRepr):
     """What a local slash command printed (``system``/``local_command_output``).
 
@@ -669,7 +668,7 @@ class LocalCommandOutputMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class PluginInstallMessage(_PlainRepr):
     """Progress of installing plugins headless (``system``/``plugin_install``).
 
@@ -691,7 +690,7 @@ class PluginInstallMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class BackgroundTasksChangedMessage(_PlainRepr):
     """The set of live background tasks changed (``system``/``background_tasks_changed``).
 
@@ -709,7 +708,7 @@ class BackgroundTasksChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class ThinkingTokensMessage(_PlainRepr):
     """An estimate of the thinking tokens so far (``system``/``thinking_tokens``).
 
@@ -731,7 +730,7 @@ class ThinkingTokensMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class SessionStateChangedMessage(_PlainRepr):
     """The CLI's session state changed (``system``/``session_state_changed``; ccwire tracks it and
     yields it only to a caller who set ``CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS`` in
@@ -751,7 +750,7 @@ class SessionStateChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class WorkerShuttingDownMessage(_PlainRepr):
     """A remote worker is shutting down (``system``/``worker_shutting_down``).
 
@@ -769,7 +768,7 @@ class WorkerShuttingDownMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class CommandsChangedMessage(_PlainRepr):
     """The slash commands changed mid-session (``system``/``commands_changed``;
     ``supported_commands()`` follows it).
@@ -788,7 +787,7 @@ class CommandsChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class NotificationMessage(_PlainRepr):
     """A notification to show (``system``/``notification``).
 
@@ -814,7 +813,7 @@ class NotificationMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class FilesPersistedMessage(_PlainRepr):
     """Files were uploaded (``system``/``files_persisted``).
 
@@ -836,7 +835,7 @@ class FilesPersistedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class MemoryRecallMessage(_PlainRepr):
     """Memories were recalled into the turn (``system``/``memory_recall``).
 
@@ -856,7 +855,7 @@ class MemoryRecallMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class ElicitationCompleteMessage(_PlainRepr):
     """An MCP server confirmed a URL elicitation is complete (``system``/``elicitation_complete``).
 
@@ -876,7 +875,7 @@ class ElicitationCompleteMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class PermissionDeniedMessage(_PlainRepr):
     """A tool call was denied without a prompt (``system``/``permission_denied``).
 
@@ -904,7 +903,7 @@ class PermissionDeniedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class InformationalMessage(_PlainRepr):
     """A text banner: a status line, a hook's feedback, a command's output
     (``system``/``informational``).
@@ -931,7 +930,7 @@ class InformationalMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class SessionWritesLostMessage(_PlainRepr):
     """The CLI could not save transcript lines or its config: the disk is full
     (``system``/``session_writes_lost``).
@@ -954,7 +953,7 @@ class SessionWritesLostMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class PostTurnSummaryMessage(_PlainRepr):
     """A summary of where the session stands after a turn (``system``/``post_turn_summary``).
 
@@ -978,7 +977,7 @@ class PostTurnSummaryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class TaskSummaryMessage(_PlainRepr):
     """A summary of the session's task changed (``system``/``task_summary``).
 
@@ -996,7 +995,7 @@ class TaskSummaryMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class SessionMetadataMessage(_PlainRepr):
     """The session's metadata changed (``system``/``session_metadata``).
 
@@ -1014,7 +1013,7 @@ class SessionMetadataMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True, repr=False)
+@dataclass(repr=False)
 class SessionTitleChangedMessage(_PlainRepr):
     """The session got a title (``system``/``session_title_changed``; from ``title``,
     ``rename_session()`` or made up).
@@ -1033,7 +1032,7 @@ class SessionTitleChangedMessage(_PlainRepr):
     session_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class DeferredToolUse:
     """A tool call a ``PreToolUse`` hook deferred (``permissionDecision: "defer"``).
 
@@ -1048,7 +1047,7 @@ class DeferredToolUse:
     input: dict[str, Any]
 
 
-@dataclass(slots=True)
+@dataclass
 class ResultMessage:
     """The end of a turn: outcome, timing, cost and usage.
 
@@ -1107,7 +1106,7 @@ class ResultMessage:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class StreamEvent:
     """A raw Messages API stream event (only with `include_partial_messages`).
 
@@ -1130,7 +1129,7 @@ class StreamEvent:
     raw: Mapping[str, Any] = _raw()
 
 
-@dataclass(slots=True)
+@dataclass
 class RateLimitInfo:
     """Where the account stands against a rate limit.
 
@@ -1155,7 +1154,7 @@ class RateLimitInfo:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
+@dataclass
 class RateLimitEvent:
     """The account's rate limit status changed (a ``rate_limit_event`` frame).
 
@@ -1172,7 +1171,7 @@ class RateLimitEvent:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(slots=True)
+@dataclass
 class ConversationResetMessage:
     """The conversation was replaced without ending the connection (``/clear``, ...).
 
@@ -1192,7 +1191,7 @@ class ConversationResetMessage:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
 
 
-@dataclass(slots=True)
+@dataclass
 class RawMessage:
     """A frame of a type ccwire does not model (``tool_progress``,
     ``command_lifecycle``, future types...). Nothing is dropped: ``data`` is the frame.
@@ -1211,7 +1210,7 @@ class RawMessage:
         return self.data
 
 
-@dataclass(slots=True)
+@dataclass
 class TranscriptMirrorMessage(RawMessage):
     """A ``transcript_mirror`` frame: lines the CLI just wrote to its session file.
 
@@ -1240,7 +1239,7 @@ class TranscriptMirrorMessage(RawMessage):
         return [e for e in value if isinstance(e, Mapping)]
 
 
-@dataclass(slots=True)
+@dataclass
 class ToolProgressMessage(RawMessage):
     """A tool call is still running (a ``tool_progress`` frame).
 
@@ -1269,7 +1268,7 @@ class ToolProgressMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class AuthStatusMessage(RawMessage):
     """Progress of signing in (an ``auth_status`` frame).
 
@@ -1290,7 +1289,7 @@ class AuthStatusMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class ToolUseSummaryMessage(RawMessage):
     """A summary of tool calls (a ``tool_use_summary`` frame).
 
@@ -1309,7 +1308,7 @@ class ToolUseSummaryMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class PromptSuggestionMessage(RawMessage):
     """A predicted next prompt, after a turn's result (a ``prompt_suggestion`` frame; with
     ``prompt_suggestions=True``).
@@ -1327,7 +1326,7 @@ class PromptSuggestionMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class ActiveGoalMessage(RawMessage):
     """The session's ``/goal`` changed: met, or one more iteration (an ``active_goal`` frame).
 
@@ -1344,7 +1343,7 @@ class ActiveGoalMessage(RawMessage):
     session_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass
 class AutocompactStateMessage(RawMessage):
     """When the conversation will be compacted (an ``autocompact_state`` frame).
 
