@@ -227,9 +227,6 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
     from ._transport.spawn import ProcessSpawner, SpawnedProcess, SpawnOptions, spawn_local
     from ._transport.ssh import SSHSpawner
 
-    # --- Hooks: a typed hook input from its wire dict (for tests)
-    from ._wire.codec_callbacks import parse_hook_input
-
     # --- The protocol's constants, as the TypeScript SDK exports them
     from ._wire.constants import (
         BUILTIN_TOOL_NAMES,
@@ -384,7 +381,13 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
         UserPromptSubmitOutput,
         WorktreeCreateOutput,
     )
-    from ._wire.hook_types import HookCallback, HookContext, HookEvent, HookMatcher
+    from ._wire.hook_types import (  # parse_hook_input: a typed hook input (for tests)
+        HookCallback,
+        HookContext,
+        HookEvent,
+        HookMatcher,
+        parse_hook_input,
+    )
 
     # --- Messages and content blocks, as decoded from the CLI
     from ._wire.message_types import (

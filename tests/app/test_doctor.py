@@ -273,6 +273,58 @@ def test_doctor_shows_each_check_before_the_slow_probe_runs(
     assert stdout.getvalue().endswith(" warning(s)\n")
 
 
+_NODE_CRASH = """\
+file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:1
+import{createRequire as A}from'node:module';
+                                          ^
+
+SyntaxError: Unexpected token '{'
+    at internalCompileFunction (node:internal/vm:76:18)
+    at wrapSafe (node:internal/modules/cjs/loader:1283:20)
+    at Module._compile (node:internal/modules/cjs/loader:1328:27)
+    at Module._extensions..js (node:internal/modules/cjs/loader:1422:10)
+    at Module.load (node:internal/modules/cjs/loader:1203:32)
+    at Module._load (node:internal/modules/cjs/loader:1019:12)
+    at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:128:12)
+    at node:internal/main/run_main_module:28:49
+
+Node.js v14.21.3
+"""
+
+
+def test_doctor_shows_the_useful_part_of_a_multi_line_failure(tmp_path: Path) -> None:
+    """A CLI whose ``--version`` crashed showed its first 200 characters (the source
+    line, not the error nor the Node.js version), and a probe that failed showed the
+    first line of the error (not the CLI's stderr under it): now the first line and
+    the last ones, bounded."""
+    (tmp_path / "crash.txt").write_text(_NODE_CRASH)
+    cli = tmp_path / "claude"
+    cli.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = --version ]; then cat {tmp_path / "crash.txt"} >&2; exit 1; fi\n'
+        "printf 'TypeError: boom\\n    at main (cli.js:1:1)\\nNode.js v22.1.0\\n' >&2\n"
+        "exit 1\n"
+    )
+    cli.chmod(0o755)
+    stdout = io.StringIO()
+    cli_io = CliIO(io.StringIO(), stdout, io.StringIO(), {"HOME": str(tmp_path)})
+    assert main(["doctor", "--cli-path", str(cli)], io=cli_io) == 1
+    text = stdout.getvalue()
+    version = text[text.index("cli version") : text.index("fix: reinstall")].rstrip().splitlines()
+    assert "`claude --version` exited 1:" in version[0]
+    assert [line.strip() for line in version[1:]] == [
+        "file:///usr/lib/node_modules/@anthropic-ai/claude-code/cli.js:1",
+        "import{createRequire as A}from'node:module';",
+        "SyntaxError: Unexpected token '{'",
+        "Node.js v14.21.3",
+        "(9 more lines not shown)",  # the indented ones: the trace's frames
+    ]
+    assert all(line.startswith(" " * 25) for line in version[1:])  # in the detail column
+    probe = text[text.index("protocol") : text.index("fix: run `ccwire run")]
+    assert "offline round trip failed: " in probe
+    assert "TypeError: boom" in probe and "Node.js v22.1.0" in probe
+
+
 def test_doctor_command_without_cli_exits_3(tmp_path: Path) -> None:
     stdout = io.StringIO()
     env = {"HOME": str(tmp_path), "PATH": str(tmp_path)}

@@ -271,6 +271,25 @@ def test_what_the_client_returns_is_typed_as_the_references() -> None:
     assert hints["return"] == (dict[str, Any] | None)
 
 
+def test_pydantic_validates_and_embeds_the_message_classes() -> None:
+    # web backends (FastAPI) put messages in their pydantic models; pydantic reads a
+    # dataclass field's `type` (a string) and looked `ContentBlock` up in `ccwire`, where
+    # the lazy package had not loaded it: "`AssistantMessage` is not fully defined"
+    import pydantic  # a dev dependency, as web backends have it
+
+    adapter = pydantic.TypeAdapter(ccwire.AssistantMessage)
+    message = adapter.validate_python({"content": [{"text": "hi"}], "model": "m"})
+    assert message.content == [ccwire.TextBlock(text="hi")]
+
+    class Reply(pydantic.BaseModel):
+        message: ccwire.AssistantMessage
+        result: ccwire.ResultMessage | None = None
+
+    reply = Reply(message=message)
+    assert reply.model_dump()["message"]["content"] == [{"text": "hi", "raw": {}}]
+    assert set(Reply.model_json_schema()["$defs"]) >= {"AssistantMessage", "TextBlock"}
+
+
 def test_a_tool_given_twice_is_served_once_the_last_wins() -> None:
     # langchain-claude-agent-sdk 0.2.0 (PyPI) turns bind_tools() into one
     # create_sdk_mcp_server; langchain-tests' standard test_bind_tool_pydantic binds a

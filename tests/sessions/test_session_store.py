@@ -21,6 +21,7 @@ from ccwire import (
     InMemorySessionStore,
     MemorySessionStore,
     MemorySnapshotStore,
+    OptionsError,
     PendingPermission,
     PendingToolCall,
     SessionState,
@@ -246,6 +247,28 @@ async def test_a_snapshot_that_cannot_be_right_is_a_store_error(
     for call in (lambda: store.load("s-1"), store.list):
         with pytest.raises(SessionStoreError, match="corrupt session snapshot"):
             await call()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "transcript store"])
+async def test_a_wrong_typed_session_id_or_snapshot_is_an_options_error(
+    tmp_path: Path, kind: str
+) -> None:
+    """``SQLiteSnapshotStore().load(5)`` answered ``None``, as for an unknown session,
+    and ``save()`` of something else raised AttributeError from inside the store."""
+    store: SnapshotStore = (
+        MemorySnapshotStore()
+        if kind == "memory"
+        else SQLiteSnapshotStore(tmp_path / "s.sqlite3")
+        if kind == "sqlite"
+        else StoreSnapshots(InMemorySessionStore())
+    )
+    await store.save(snapshot("s-1"))
+    for wrong in (5, None, b"s-1"):
+        with pytest.raises(OptionsError, match="session_id must be a str, not"):
+            await store.load(wrong)  # type: ignore[arg-type]
+    with pytest.raises(OptionsError, match="info must be a SessionStateInfo, not dict"):
+        await store.save(snapshot("s-2").to_dict())  # type: ignore[arg-type]
+    assert [i.session_id for i in await store.list()] == ["s-1"]
 
 
 async def test_a_corrupt_transcript_entry_is_a_store_error(tmp_path: Path) -> None:

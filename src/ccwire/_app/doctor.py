@@ -54,6 +54,7 @@ __all__ = [
     "detect_auth",
     "doctor_command",
     "doctor_exit_code",
+    "excerpt",
     "locate_cli",
     "print_checks",
     "probe_protocol",
@@ -64,6 +65,40 @@ TESTED_CLI_VERSIONS = ("2.1.197", PINNED_CLI_VERSION)
 is the pinned version, `PINNED_CLI_VERSION`)."""
 
 _TRACE_HINT = "run `ccwire run --offline --verbose hi` to see the protocol trace"
+
+_EXCERPT_LINES = 8
+"""The most lines of an error `excerpt()` keeps."""
+
+_EXCERPT_LINE_CHARS = 200
+"""The most characters `excerpt()` keeps of one line."""
+
+
+def excerpt(text: str) -> str:
+    """The useful part of an error's text, bounded, for one check of the report.
+
+    Its first line says what failed; a stack trace (the CLI's ``--version`` crashing
+    in Node.js, or its stderr kept by a `ProcessError`) adds the error and the runtime
+    on lines of their own, between its frames, which are indented. A text of more than
+    8 lines loses its indented lines, then its middle ones, and says how many it lost;
+    blank lines go, and each line is cut to 200 characters.
+
+    Args:
+        text: The error's text (a message, a program's output).
+
+    Returns:
+        At most 8 lines and a count of those left out; ``""`` for a blank text.
+    """
+    lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+    total = len(lines)
+    if total > _EXCERPT_LINES:  # the frames go first: a trace's error line is not indented
+        lines = [lines[0], *(line for line in lines[1:] if not line[:1].isspace())]
+    if len(lines) > _EXCERPT_LINES:  # then the middle: what failed, and how it ended
+        lines = [lines[0], *lines[-(_EXCERPT_LINES - 1) :]]
+    cut = _EXCERPT_LINE_CHARS
+    shown = [line if len(line) <= cut else line[: cut - 3] + "..." for line in lines]
+    if len(lines) < total:
+        shown.append(f"({total - len(lines)} more lines not shown)")
+    return "\n".join(shown)
 
 
 class CheckStatus(enum.Enum):
@@ -255,10 +290,11 @@ def check_cli_version(path: str, *, timeout: float = 30.0) -> Check:
         )
     version = _parse_version(output)
     if code != 0 or version is None:
+        said = f":\n{excerpt(output)}" if output else " and printed nothing"
         return Check(
             "cli version",
             CheckStatus.FAIL,
-            f"`claude --version` exited {code}: {output[:200]!r}",
+            f"`claude --version` exited {code}{said}",
             f"reinstall: {INSTALL_COMMAND}",
         )
     shown = ".".join(map(str, version))
@@ -336,7 +372,11 @@ def print_checks(checks: Sequence[Check], out: IO[str], *, as_json: bool = False
 
 
 def _print_check(check: Check, out: IO[str]) -> None:
-    out.write(f"  {_MARK[check.status]:<5} {check.name:<14} {check.detail}\n")
+    head = f"  {_MARK[check.status]:<5} {check.name:<14} "
+    first, *more = check.detail.splitlines() or [""]
+    out.write(f"{head}{first}\n")
+    for line in more:  # a multi-line detail (an excerpt of an error) stays in its column
+        out.write(f"{'':<{len(head)}}  {line}\n")
     if check.fix and check.status is not CheckStatus.OK:
         out.write(f"  {'':<5} {'':<14} fix: {check.fix}\n")
 
@@ -398,10 +438,10 @@ async def probe_protocol(cli: str, *, timeout: float = 60.0) -> list[Check]:
                         if isinstance(message, ResultMessage):
                             result = message
         except (CcwireError, TimeoutError) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            said = excerpt(str(exc)) or type(exc).__name__
             return [
                 Check(
-                    "protocol", CheckStatus.FAIL, f"offline round trip failed: {first}", _TRACE_HINT
+                    "protocol", CheckStatus.FAIL, f"offline round trip failed: {said}", _TRACE_HINT
                 )
             ]
         total = time.monotonic() - start

@@ -7,7 +7,7 @@ import json
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias, Union, cast
 
 from .._conversation.client import ClaudeSDKClient  # at run time: for get_type_hints()
 from .._conversation.options import ClaudeAgentOptions
@@ -20,9 +20,6 @@ TaskFunction: TypeAlias = Callable[[ClaudeSDKClient], Awaitable[Any]]
 
 Whatever it returns (JSON-able) becomes `BatchResult.output`; the session's last
 `ResultMessage` fills the rest of the result."""
-
-TaskLike: TypeAlias = "BatchTask | Mapping[str, Any] | TaskFunction | Any"
-"""A `BatchTask`, a mapping or dataclass with its fields, or a `TaskFunction`."""
 
 TASK_FIELDS = (
     "id",
@@ -123,6 +120,12 @@ class BatchTask:
             if value is not None and value != {}:
                 out[name] = list(value) if isinstance(value, tuple) else value
         return out
+
+
+TaskLike: TypeAlias = Union[BatchTask, Mapping[str, Any], TaskFunction, Any]
+"""A `BatchTask`, a mapping or dataclass with its fields, or a `TaskFunction` (an
+object, not a string: ``typing.get_type_hints`` of a function that takes one resolves
+it where that function is defined)."""
 
 
 def check_timeout(value: object, what: str) -> float:

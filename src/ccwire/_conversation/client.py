@@ -9,20 +9,19 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
+from .. import _transport, _wire
 from .._core.async_only import AsyncWithOnly
 from .._core.errors import CREDENTIALS_FIX, CLIConnectionError, NoPromptError
 from .._core.origin import ReferenceOrigin
 from .options import ClaudeAgentOptions, options_or_default
-from .prompt_check import check_prompt
+from .prompt_check import Prompt, check_prompt
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
 
-if TYPE_CHECKING:
-    import anyio
-
-    from .._transport.base import Transport
-    from .._wire.messages import Message
-    from .connection import Connection, Prompt
+if TYPE_CHECKING:  # in private annotations only: the connection loads on connect()
+    from .connection import Connection
 
 __all__ = ["NO_PROMPT_SECONDS", "ClaudeSDKClient"]
 
@@ -59,7 +58,9 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
     _ASYNC_WITH = "async with ClaudeSDKClient(options) as client:"
 
     def __init__(
-        self, options: ClaudeAgentOptions | None = None, transport: Transport | None = None
+        self,
+        options: ClaudeAgentOptions | None = None,
+        transport: _transport.base.Transport | None = None,
     ) -> None:
         self.options = options_or_default(options)
         self._transport = transport
@@ -108,7 +109,9 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         await self._attach(conn, prompt)
 
     async def _attach(
-        self, conn: Connection, prompt: str | AsyncIterable[Prompt] | None = None
+        self,
+        conn: Connection,
+        prompt: str | AsyncIterable[Prompt] | None = None,
     ) -> None:
         """Take ``conn`` (open) as this client's connection: what `connect()` does once
         the CLI has answered, and how a warm start (`SpareProcess`) hands its
@@ -190,11 +193,11 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         await conn.stream_prompts(prompt, session_id=session_id)
         return None
 
-    def receive_messages(self) -> AsyncGenerator[Message, None]:
+    def receive_messages(self) -> AsyncGenerator[_wire.messages.Message, None]:
         """Every message until the CLI's output ends (an async iterator)."""
         return self._connection().messages(until_result=False)
 
-    async def receive_response(self) -> AsyncGenerator[Message, None]:
+    async def receive_response(self) -> AsyncGenerator[_wire.messages.Message, None]:
         """Messages up to and including the next ``ResultMessage`` (an async iterator).
 
         With no turn pending it waits for the next messages, as the reference SDK does.

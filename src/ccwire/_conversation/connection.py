@@ -26,7 +26,7 @@ import math
 import os
 from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Final, Union
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
@@ -82,7 +82,7 @@ from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
 from .cli_env import build_env
 from .options import ClaudeAgentOptions, check_settings_file, validate_session_store_options
 from .ownership import SessionClaim, claim_session
-from .prompt_check import check_prompt_item
+from .prompt_check import Prompt, check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
 from .telemetry import OTEL_MISSING, Telemetry
 
@@ -97,9 +97,6 @@ logger = logging.getLogger("ccwire")
 
 MessageObserver = Callable[[Message], None]
 """Called synchronously for every decoded message, including ones not surfaced."""
-
-Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
-"""Text, a list of content blocks, or a complete user-message frame."""
 
 
 class Connection:

@@ -16,8 +16,11 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, get_args
+from typing import Any, Final, Literal, TypeVar, get_args
 
+# the annotations name the lazy ``_core.Path``, ``_conversation.audit``...: get_type_hints()
+# resolves them, and ``import ccwire`` still loads none of them (pathlib alone costs 2.5 ms)
+from .. import _conversation, _core, _transport
 from .._core.errors import CallbackError, OptionsError
 from .._core.origin import ReferenceOrigin
 from .._core.redact import is_secret_key, redact_text
@@ -47,15 +50,6 @@ from .option_types import (
     ToolConfig as ToolConfig,
     ToolsPreset as ToolsPreset,
 )
-
-if TYPE_CHECKING:  # pathlib in annotations only: importing it costs 2.5 ms
-    from pathlib import Path
-
-    from .._transport.spawn import ProcessSpawner
-    from .audit import AuditLog
-    from .telemetry import Telemetry
-    from .transcript_store.protocol import SessionStore, SessionStoreFlushMode
-
 
 __all__ = [
     "CLI_ENV_ALLOWLIST",
@@ -1300,7 +1294,7 @@ class ClaudeAgentOptions(ReferenceOrigin):
     system_prompt: (
         str | list[str] | SystemPromptPreset | SystemPromptCustom | SystemPromptFile | None
     ) = None
-    mcp_servers: dict[str, McpServerConfig] | str | Path = field(default_factory=dict)
+    mcp_servers: dict[str, McpServerConfig] | str | _core.Path = field(default_factory=dict)
     strict_mcp_config: bool = False
     skills: list[str] | Literal["all"] | None = None
     agents: dict[str, AgentDefinition] | None = None
@@ -1321,9 +1315,9 @@ class ClaudeAgentOptions(ReferenceOrigin):
     session_id: str | None = None
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
-    session_store: SessionStore | None = None
+    session_store: _conversation.transcript_store.SessionStore | None = None
     """Mirror the session's transcripts to this store, and resume from it."""
-    session_store_flush: SessionStoreFlushMode = "batched"
+    session_store_flush: _conversation.transcript_store.SessionStoreFlushMode = "batched"
     """When mirrored transcript entries reach ``session_store``: ``"batched"`` or
     ``"eager"``."""
     load_timeout_ms: int = 60_000
@@ -1346,7 +1340,7 @@ class ClaudeAgentOptions(ReferenceOrigin):
     settings: str | None = None
     setting_sources: list[SettingSource] | None = None
     sandbox: SandboxSettings | None = None
-    add_dirs: list[str | Path] = field(default_factory=list)
+    add_dirs: list[str | _core.Path] = field(default_factory=list)
 
     # --- output
     include_partial_messages: bool = False
@@ -1377,15 +1371,15 @@ class ClaudeAgentOptions(ReferenceOrigin):
     on_user_dialog: OnUserDialog | None = None
     supported_dialog_kinds: list[str] | None = None
     managed_settings: dict[str, Any] | None = None
-    project_config_root: str | Path | None = None
+    project_config_root: str | _core.Path | None = None
     plugin_delivery: Literal["argv", "initialize"] = "argv"
     mcp_servers_delivery: Literal["argv", "initialize"] = "argv"
     debug: bool = False
-    debug_file: str | Path | None = None
+    debug_file: str | _core.Path | None = None
 
     # --- process
-    cli_path: str | Path | None = None
-    cwd: str | Path | None = None
+    cli_path: str | _core.Path | None = None
+    cwd: str | _core.Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     inherit_env: bool | Iterable[str] = True
     """Which variables of this process the CLI inherits: ``True`` (the default: all but
@@ -1405,13 +1399,13 @@ class ClaudeAgentOptions(ReferenceOrigin):
     control_timeout: float = 60.0
     initialize_timeout: float = 60.0
     silence_timeout: float | None = None
-    audit_log: AuditLog | None = None
+    audit_log: _conversation.audit.AuditLog | None = None
     """ccwire addition: an `AuditLog` that records every tool call,
     permission decision and hook decision of the session as a JSON line."""
-    telemetry: Telemetry | None = None
+    telemetry: _conversation.telemetry.Telemetry | None = None
     """ccwire addition: a `Telemetry` that makes the session an OpenTelemetry span, its
     tool calls child spans, and its tokens and cost metrics."""
-    spawn_claude_code_process: ProcessSpawner | None = None
+    spawn_claude_code_process: _transport.spawn.ProcessSpawner | None = None
     """Starts the CLI's process (see `SpawnOptions`); ``None``: a local child process."""
 
     def __post_init__(self) -> None:

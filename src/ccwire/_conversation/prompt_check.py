@@ -4,10 +4,14 @@ cannot read, so a bad one would leave its reader waiting for ever."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, Union
 
 from .._core.errors import OptionsError
 
-__all__ = ["check_prompt", "check_prompt_item"]
+__all__ = ["Prompt", "check_prompt", "check_prompt_item"]
+
+Prompt = Union[str, list[dict[str, Any]], Mapping[str, Any]]
+"""Text, a list of content blocks, or a complete user-message frame."""
 
 
 def check_prompt(prompt: object, *, blocks: bool = False) -> None:

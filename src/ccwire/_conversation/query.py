@@ -6,13 +6,12 @@ from collections.abc import AsyncGenerator, AsyncIterable
 from contextlib import aclosing
 from typing import TYPE_CHECKING
 
+from .. import _transport, _wire
 from .options import ClaudeAgentOptions, options_or_default
-from .prompt_check import check_prompt
+from .prompt_check import Prompt, check_prompt
 
-if TYPE_CHECKING:
-    from .._transport.base import Transport
-    from .._wire.messages import Message
-    from .connection import Connection, Prompt
+if TYPE_CHECKING:  # in private annotations only: the connection loads with the first query
+    from .connection import Connection
 
 __all__ = ["converse", "query"]
 
@@ -40,8 +39,8 @@ async def query(
     *,
     prompt: str | AsyncIterable[Prompt],
     options: ClaudeAgentOptions | None = None,
-    transport: Transport | None = None,
-) -> AsyncGenerator[Message, None]:
+    transport: _transport.base.Transport | None = None,
+) -> AsyncGenerator[_wire.messages.Message, None]:
     """Run a one-shot conversation and yield its messages.
 
     ``prompt`` is text, or an async iterable of prompts that is streamed while the
@@ -87,7 +86,7 @@ async def converse(
     *,
     sent: bool = False,
     closes: bool = True,
-) -> AsyncGenerator[Message, None]:
+) -> AsyncGenerator[_wire.messages.Message, None]:
     """The conversation of `query()` on an open connection, which it closes at the end.
 
     Used by `query()` and by the warm starts (`WarmQuery`, `SpareProcess`), whose

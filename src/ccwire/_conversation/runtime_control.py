@@ -19,46 +19,21 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from .. import _protocol, _wire
+from .. import _conversation, _protocol, _wire
 from .._core.errors import (
     ControlProtocolError,
     OptionsError,
     SessionStateError,
     UnsupportedFeatureError,
 )
+from .._mcp.config import McpServerConfig
 from .._wire.permission_types import PermissionMode
 from . import argv
+from .option_types import SdkPluginConfig
 from .options import check_int, checked_mcp_servers
 
-if TYPE_CHECKING:
-    from .._mcp.config import McpServerConfig
-    from .._protocol.features import CliFeatures
-    from .._wire.control_types import (
-        AccountInfo,
-        AgentInfo,
-        CliVersion,
-        ContextUsage,
-        FileContents,
-        FileSuggestions,
-        HooksListing,
-        InterruptResult,
-        McpServerState,
-        McpSetServersResult,
-        ModelChange,
-        ModelInfo,
-        PermissionModeChange,
-        PermissionRules,
-        PluginReload,
-        RepoRootRegistration,
-        RewindFilesResult,
-        SettingsSnapshot,
-        SlashCommand,
-        TaskOutput,
-        UsageReport,
-    )
+if TYPE_CHECKING:  # in a private annotation only
     from .connection import Connection
-    from .option_types import SdkPluginConfig
-    from .status_types import McpStatusResponse
 
 __all__ = ["RuntimeControl"]
 
@@ -69,7 +44,7 @@ _THINKING_DISPLAYS = ("summarized", "omitted", "highlights")
 class RuntimeControl:
     """The runtime control requests (see the module docstring)."""
 
-    _features: CliFeatures | None = None
+    _features: _protocol.features.CliFeatures | None = None
     _mcp_servers: dict[str, McpServerConfig] | None = None
 
     def _connection(self) -> Connection:
@@ -172,7 +147,9 @@ class RuntimeControl:
 
     # ------------------------------------------------------- turn and model
 
-    async def interrupt(self, *, cancel_queued: bool | None = None) -> InterruptResult:
+    async def interrupt(
+        self, *, cancel_queued: bool | None = None
+    ) -> _wire.control_types.InterruptResult:
         """Stop the current turn; the conversation stays usable.
 
         ``cancel_queued=True`` also drops prompts still queued (needs the
@@ -188,7 +165,9 @@ class RuntimeControl:
             await self._request(_wire.codec.INTERRUPT, fields)
         )
 
-    async def set_permission_mode(self, mode: PermissionMode) -> PermissionModeChange:
+    async def set_permission_mode(
+        self, mode: PermissionMode
+    ) -> _wire.control_types.PermissionModeChange:
         """Change the permission mode for the rest of the conversation. A mode that is not
         a `PermissionMode` is refused before sending (older CLIs accept any
         string), and a mode the CLI rejects raises `ControlProtocolError`,
@@ -232,7 +211,7 @@ class RuntimeControl:
         warning = answer.get("warning")
         return warning if isinstance(warning, str) else None
 
-    async def set_model(self, model: str | None = None) -> ModelChange:
+    async def set_model(self, model: str | None = None) -> _wire.control_types.ModelChange:
         """Switch model (``None`` resets to the default); the result has the resolved id."""
         return _wire.control_requests.decode_model(
             await self._request(_wire.codec.SET_MODEL, {"model": model})
@@ -263,7 +242,7 @@ class RuntimeControl:
 
     async def get_context_usage(
         self, detail: Literal["summary", "full"] | None = None
-    ) -> ContextUsage:
+    ) -> _wire.control_types.ContextUsage:
         """How full the context window is, by category."""
         return _wire.control_requests.decode_context_usage(
             await self._request(
@@ -274,14 +253,14 @@ class RuntimeControl:
 
     # ------------------------------------------------------------------- MCP
 
-    async def mcp_status(self) -> list[McpServerState]:
+    async def mcp_status(self) -> list[_wire.control_types.McpServerState]:
         """The MCP servers the CLI knows and their state (right after connecting, a
         server may still be missing or ``pending``)."""
         return _wire.control_requests.decode_mcp_status(
             await self._request(_wire.control_requests.MCP_STATUS)
         )
 
-    async def get_mcp_status(self) -> McpStatusResponse:
+    async def get_mcp_status(self) -> _conversation.status_types.McpStatusResponse:
         """The MCP servers the CLI knows, as ``claude-agent-sdk`` returns them: the CLI's
         answer as a dict, ``{"mcpServers": [...]}`` with its camelCase keys.
 
@@ -340,7 +319,9 @@ class RuntimeControl:
             _wire.control_requests.mcp_toggle_fields(server_name, enabled),
         )
 
-    async def mcp_set_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
+    async def mcp_set_servers(
+        self, servers: Mapping[str, McpServerConfig]
+    ) -> _wire.control_types.McpSetServersResult:
         """Replace the session's MCP servers with ``servers`` (stdio, SSE, HTTP or
         in-process ``create_sdk_mcp_server`` ones). Servers not listed, including
         those from ``options.mcp_servers``, are removed; new in-process servers are
@@ -361,12 +342,14 @@ class RuntimeControl:
         self._mcp_servers = dict(servers)
         return _wire.control_requests.decode_set_servers(answer)
 
-    async def add_mcp_servers(self, servers: Mapping[str, McpServerConfig]) -> McpSetServersResult:
+    async def add_mcp_servers(
+        self, servers: Mapping[str, McpServerConfig]
+    ) -> _wire.control_types.McpSetServersResult:
         """Add (or replace by name) MCP servers, keeping the others."""
         servers = checked_mcp_servers(servers)
         return await self.mcp_set_servers({**self._known_servers("add"), **servers})
 
-    async def remove_mcp_servers(self, *names: str) -> McpSetServersResult:
+    async def remove_mcp_servers(self, *names: str) -> _wire.control_types.McpSetServersResult:
         """Remove MCP servers by name, keeping the others (a name that is no ``str`` is
         an `OptionsError`)."""
         for name in names:
@@ -445,7 +428,7 @@ class RuntimeControl:
         )
         return answer.get("backgrounded") is True
 
-    async def get_task_output(self, task_id: str) -> TaskOutput:
+    async def get_task_output(self, task_id: str) -> _wire.control_types.TaskOutput:
         """A background shell or Monitor task's output so far."""
         return _wire.control_requests.decode_task_output(
             await self._request(_wire.control_requests.GET_TASK_OUTPUT, {"task_id": task_id})
@@ -460,7 +443,7 @@ class RuntimeControl:
 
     async def rewind_files(
         self, user_message_id: str, *, dry_run: bool = False
-    ) -> RewindFilesResult:
+    ) -> _wire.control_types.RewindFilesResult:
         """Restore the files to their state before the prompt ``user_message_id`` (the
         uuid `query()` returned). Needs ``enable_file_checkpointing=True``.
 
@@ -482,7 +465,7 @@ class RuntimeControl:
 
     # ------------------------------------------------------------- settings
 
-    async def get_settings(self) -> SettingsSnapshot:
+    async def get_settings(self) -> _wire.control_types.SettingsSnapshot:
         """The effective settings, where they came from, and the values in force."""
         return _wire.control_requests.decode_settings(
             await self._request(_wire.control_requests.GET_SETTINGS)
@@ -513,7 +496,7 @@ class RuntimeControl:
         refuse_if_busy: bool | None = None,
         hold_on_cache_impact: bool | None = None,
         add_plugins: list[SdkPluginConfig] | None = None,
-    ) -> PluginReload:
+    ) -> _wire.control_types.PluginReload:
         """Reload plugins; the result lists commands, agents, plugins and MCP servers.
 
         Example:
@@ -548,13 +531,13 @@ class RuntimeControl:
         )
         return _wire.control_requests.decode_plugin_reload(answer)
 
-    async def reload_skills(self) -> list[SlashCommand]:
+    async def reload_skills(self) -> list[_wire.control_types.SlashCommand]:
         """Reload skills; returns the skills now available."""
         return _wire.control_requests.decode_skills(
             await self._request(_wire.control_requests.RELOAD_SKILLS)
         )
 
-    async def list_permission_rules(self) -> PermissionRules:
+    async def list_permission_rules(self) -> _wire.control_types.PermissionRules:
         """The permission rules in force, where each came from, and the working
         directories (the CLI's whole answer is in ``raw``)."""
         return _wire.control_requests.decode_permission_rules(
@@ -567,7 +550,7 @@ class RuntimeControl:
             await self._request(_wire.control_requests.RELOAD_OUTPUT_STYLES)
         )
 
-    async def get_hooks_listing(self) -> HooksListing:
+    async def get_hooks_listing(self) -> _wire.control_types.HooksListing:
         """The hooks configured in the CLI's settings, plugins and policy (not those
         registered through ``options.hooks``), and every hook event it knows."""
         return _wire.control_requests.decode_hooks_listing(
@@ -593,7 +576,7 @@ class RuntimeControl:
         *,
         max_bytes: int | None = None,
         encoding: Literal["utf-8", "base64"] | None = None,
-    ) -> FileContents:
+    ) -> _wire.control_types.FileContents:
         """Read a file through the CLI, under its read permission rules (a denied or
         missing file raises `ControlProtocolError`). ``max_bytes``
         truncates; ``encoding="base64"`` returns binary-safe contents."""
@@ -620,7 +603,7 @@ class RuntimeControl:
         reload_claude_md: bool | None = None,
         reload_plugins: bool | None = None,
         reload_skills: bool | None = None,
-    ) -> RepoRootRegistration:
+    ) -> _wire.control_types.RepoRootRegistration:
         """Add a repository below the working directory (or an ``add_dirs`` root) as a
         working directory of the session, optionally reloading its CLAUDE.md, plugins
         and skills. The CLI refuses a directory outside them, or one already registered."""
@@ -634,7 +617,7 @@ class RuntimeControl:
             await self._request(_wire.control_requests.REGISTER_REPO_ROOT, fields)
         )
 
-    async def file_suggestions(self, query: str) -> FileSuggestions:
+    async def file_suggestions(self, query: str) -> _wire.control_types.FileSuggestions:
         """Paths matching ``query`` from the CLI's file index (what ``@`` completion
         offers), relative to the result's ``cwd``."""
         return _wire.control_requests.decode_file_suggestions(
@@ -643,19 +626,21 @@ class RuntimeControl:
 
     # ---------------------------------------------------------- information
 
-    async def list_models(self) -> list[ModelInfo]:
+    async def list_models(self) -> list[_wire.control_types.ModelInfo]:
         """The models the CLI offers."""
         return _wire.control_requests.decode_models(
             await self._request(_wire.control_requests.LIST_MODELS)
         )
 
-    async def get_cli_version(self) -> CliVersion:
+    async def get_cli_version(self) -> _wire.control_types.CliVersion:
         """The CLI binary's version and build time, asked from the CLI itself."""
         return _wire.control_requests.decode_version(
             await self._request(_wire.control_requests.GET_BINARY_VERSION)
         )
 
-    async def get_usage(self, *, skip_behaviors: bool | None = None) -> UsageReport:
+    async def get_usage(
+        self, *, skip_behaviors: bool | None = None
+    ) -> _wire.control_types.UsageReport:
         """Cost and usage so far (per model in ``session.model_usage``), and rate limits
         when known. ``skip_behaviors=True`` leaves out the usage-behavior summary."""
         return _wire.control_requests.decode_usage(
@@ -699,7 +684,7 @@ class RuntimeControl:
         conn.server_info = info
         return info
 
-    async def supported_commands(self) -> list[SlashCommand]:
+    async def supported_commands(self) -> list[_wire.control_types.SlashCommand]:
         """The slash commands and skills of the session: those of the last
         ``commands_changed`` message, else those ``initialize`` reported."""
         conn = self._connection()
@@ -708,15 +693,15 @@ class RuntimeControl:
             commands = list((conn.server_info or {}).get("commands") or [])
         return _wire.control_requests.decode_commands(commands)
 
-    async def supported_models(self) -> list[ModelInfo]:
+    async def supported_models(self) -> list[_wire.control_types.ModelInfo]:
         """The models ``initialize`` reported (`list_models()` asks the CLI again)."""
         return _wire.control_requests.decode_models(self._connection().server_info or {})
 
-    async def supported_agents(self) -> list[AgentInfo]:
+    async def supported_agents(self) -> list[_wire.control_types.AgentInfo]:
         """The subagents the session can use, as ``initialize`` reported them."""
         return _wire.control_requests.decode_agents(self._connection().server_info or {})
 
-    async def account_info(self) -> AccountInfo:
+    async def account_info(self) -> _wire.control_types.AccountInfo:
         """The account the CLI signed in with, as ``initialize`` reported it."""
         return _wire.control_requests.decode_account(self._connection().server_info or {})
 

@@ -11,15 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from .. import _core  # its Path: pathlib loads with the first get_type_hints()
 from .client import ClaudeSDKClient
+from .option_types import SettingSource
 from .options import ClaudeAgentOptions
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from .option_types import SettingSource
 
 __all__ = [
     "ResolvedSettingSource",
@@ -95,11 +92,11 @@ def _decode(answer: Mapping[str, Any]) -> ResolvedSettings:
 
 async def resolve_settings(
     *,
-    cwd: str | Path | None = None,
+    cwd: str | _core.Path | None = None,
     setting_sources: list[SettingSource] | None = None,
     managed_settings: Mapping[str, Any] | None = None,
     settings: str | None = None,
-    cli_path: str | Path | None = None,
+    cli_path: str | _core.Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ResolvedSettings:
     """The settings a session started with these options would see, merged by the CLI.

@@ -41,11 +41,12 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Hashab
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, fields, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import anyio
 import anyio.abc
 
+from .. import _wire
 from .._core.errors import (
     CcwireError,
     CLIConnectionError,
@@ -56,8 +57,10 @@ from .._core.errors import (
 from .._core.tasks import TaskHost
 from .._transport.discovery import find_cli
 from .cli_env import build_env
+from .client import ClaudeSDKClient
+from .connection import Connection
 from .options import ClaudeAgentOptions
-from .prompt_check import check_prompt
+from .prompt_check import Prompt, check_prompt
 from .query import converse
 from .warm import (
     SPARE_ANSWER_SECONDS,
@@ -67,11 +70,6 @@ from .warm import (
     open_cold,
     prewarm,
 )
-
-if TYPE_CHECKING:
-    from .._wire.messages import Message
-    from .client import ClaudeSDKClient
-    from .connection import Connection, Prompt
 
 __all__ = ["SparePool"]
 
@@ -652,7 +650,7 @@ class SparePool:
         self,
         prompt: str | AsyncIterable[Prompt],
         options: ClaudeAgentOptions | None = None,
-    ) -> AsyncGenerator[Message, None]:
+    ) -> AsyncGenerator[_wire.messages.Message, None]:
         """Run a conversation like `query()`, on a spare when possible.
 
         Args:
@@ -667,7 +665,7 @@ class SparePool:
 
     async def _messages(
         self, prompt: str | AsyncIterable[Prompt], options: ClaudeAgentOptions | None
-    ) -> AsyncGenerator[Message, None]:
+    ) -> AsyncGenerator[_wire.messages.Message, None]:
         conn, sent = await self._open(options, prompt if isinstance(prompt, str) else None)
         try:
             async with aclosing(converse(conn, prompt, sent=sent, closes=False)) as messages:

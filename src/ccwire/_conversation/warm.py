@@ -37,10 +37,11 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Mappin
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field, fields, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import anyio
 
+from .. import _wire
 from .._core.errors import (
     CcwireError,
     CLIConnectionError,
@@ -51,17 +52,14 @@ from .._core.errors import (
 )
 from .._wire import codec, control_requests
 from .._wire.control_types import ClaimResult
+from .._wire.permission_types import PermissionMode
 from .argv import AWAIT_CLAIM_FLAG, agents_to_wire, merged_settings, sdk_servers
 from .cli_env import build_env
+from .client import ClaudeSDKClient
+from .connection import Connection
 from .options import AgentDefinition, ClaudeAgentOptions
-from .prompt_check import check_prompt
+from .prompt_check import Prompt, check_prompt
 from .query import converse
-
-if TYPE_CHECKING:
-    from .._wire.messages import Message
-    from .._wire.permission_types import PermissionMode
-    from .client import ClaudeSDKClient
-    from .connection import Connection, Prompt
 
 __all__ = [
     "SPARE_ANSWER_SECONDS",
@@ -123,7 +121,9 @@ class WarmQuery:
         """The CLI's answer to ``initialize`` (commands, models, account, ...)."""
         return self._conn.server_info
 
-    def query(self, prompt: str | AsyncIterable[Prompt]) -> AsyncGenerator[Message, None]:
+    def query(
+        self, prompt: str | AsyncIterable[Prompt]
+    ) -> AsyncGenerator[_wire.messages.Message, None]:
         """Send ``prompt`` to the waiting CLI and return the conversation's messages.
 
         Args:
@@ -276,7 +276,12 @@ class SpareProcess:
             ``max_thinking_tokens`` refused after the claim), with the reason.
     """
 
-    def __init__(self, conn: Connection, options: ClaudeAgentOptions, parking: str | None) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        options: ClaudeAgentOptions,
+        parking: str | None,
+    ) -> None:
         self._conn = conn
         self._options = options
         self._parking = parking  # the parking folder prewarm() made (removed by us)
@@ -325,7 +330,7 @@ class SpareProcess:
 
     def claim(
         self, prompt: str | AsyncIterable[Prompt], options: ClaimOptions
-    ) -> AsyncGenerator[Message, None]:
+    ) -> AsyncGenerator[_wire.messages.Message, None]:
         """Bind the spare to a session, send ``prompt``, and return the messages.
 
         Nothing is sent until the first message is asked for. A claim the CLI refuses
@@ -348,7 +353,7 @@ class SpareProcess:
 
     async def _claimed_messages(
         self, prompt: str | AsyncIterable[Prompt], claim: ClaimOptions
-    ) -> AsyncGenerator[Message, None]:
+    ) -> AsyncGenerator[_wire.messages.Message, None]:
         text = prompt if isinstance(prompt, str) else None  # sent right behind the claim
         session = await self._bind(claim, text)
         assert session is not None  # it starts cold rather than say the spare exited

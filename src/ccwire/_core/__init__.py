@@ -6,3 +6,12 @@ a package's re-exports on first use and gives public objects their public module
 agent objects (options, client) for frameworks that tell SDKs apart by it.
 Imports nothing of ccwire: every other layer may import it.
 """
+
+from typing import TYPE_CHECKING
+
+from .lazy import install_lazy_importer
+
+# loaded on first use (pathlib costs 2.5 ms): for the annotations that name ``Path``,
+# which ``typing.get_type_hints`` resolves
+if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from pathlib import Path as Path

@@ -251,12 +251,19 @@ def _keep_annotation_scope(cls: type, module: str) -> None:
     ``__module__`` names, which is now the public one, where ``Mapping`` or a private
     alias is not defined: each becomes a ``ForwardRef`` bound to ``module``, evaluated
     there (as the reference's classes are in theirs).  Nothing is evaluated now.
+
+    A dataclass field's ``type`` (the same string) gets the same reference: pydantic
+    reads the field's ``type``, not the annotation, and evaluates it in the module that
+    ``__module__`` names too.
     """
     annotations = cls.__dict__.get("__annotations__")  # noqa: RUF063 - the dict itself, to change
     if not isinstance(annotations, dict):
         return
+    fields = cls.__dict__.get("__dataclass_fields__", {})
     for name, annotation in annotations.items():
         if isinstance(annotation, str):
-            annotations[name] = ForwardRef(
-                annotation, is_argument=False, is_class=True, module=module
-            )
+            ref = ForwardRef(annotation, is_argument=False, is_class=True, module=module)
+            annotations[name] = ref
+            field = fields.get(name)
+            if field is not None and field.type == annotation:
+                field.type = ref

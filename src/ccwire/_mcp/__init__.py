@@ -8,3 +8,12 @@ written with the official ``mcp`` package; `serve` serves ccwire tools to any MC
 client. A tool call is handled here. May import: `_protocol`, `_transport`,
 `_wire`, `_core`; not `_callbacks`, its sibling.
 """
+
+from typing import TYPE_CHECKING
+
+from .._core.lazy import install_lazy_importer
+
+# loaded on first use: the server, for the annotations that name it
+# (``typing.get_type_hints`` resolves them)
+if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from . import server as server

@@ -46,10 +46,10 @@ from .._wire.jsonrpc import (
     valid_id,
 )
 from .broadcast import Sink
+from .config import McpSdkServerConfig
 from .outbound import Requester
 
 if TYPE_CHECKING:
-    from .config import McpSdkServerConfig
     from .server import SdkMcpServer
 
 __all__ = ["McpBridge", "as_served_server", "is_official_server", "is_server_object"]

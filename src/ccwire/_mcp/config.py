@@ -5,16 +5,14 @@ No ``from __future__ import annotations`` here on purpose: `TypedDict` needs to 
 """
 
 import sys
-from typing import TYPE_CHECKING, Literal, Union
+from typing import Literal, Union
 
 if sys.version_info >= (3, 11):  # typing's own: importing typing_extensions costs 2 ms
     from typing import NotRequired, TypedDict
 else:  # 3.10's TypedDict does not see NotRequired
     from typing_extensions import NotRequired, TypedDict
 
-if TYPE_CHECKING:
-    from .server import SdkMcpServer
-
+from .. import _mcp  # its server module: loaded by the first get_type_hints()
 
 __all__ = [
     "McpHttpServerConfig",
@@ -87,7 +85,7 @@ class McpSdkServerConfig(TypedDict):
 
     type: Literal["sdk"]
     name: str
-    instance: "SdkMcpServer"
+    instance: "_mcp.server.SdkMcpServer"
     timeout: NotRequired[int]
     tools: NotRequired[list[McpServerToolPolicy]]
 

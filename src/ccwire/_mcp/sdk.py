@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._core.errors import ToolDefinitionError
 from .config import McpSdkServerConfig, ToolPermissionPolicy
+from .prompts import SdkMcpPrompt
+from .resources import SdkMcpResource
 from .server import SdkMcpServer
 from .tools import SdkMcpTool
-
-if TYPE_CHECKING:
-    from .prompts import SdkMcpPrompt
-    from .resources import SdkMcpResource
 
 __all__ = ["create_sdk_mcp_server"]
 

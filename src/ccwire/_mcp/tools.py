@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from .._core.cancel import is_cancellation, raised_by_callback
 from .._core.errors import ToolDefinitionError, ToolError, exception_text
@@ -37,10 +37,7 @@ from .asking import AskingClient, Requester
 from .handlers import as_async, kwargs_fields, read_signature
 from .meta import tool_meta
 from .schema import params_schema, to_json_schema
-from .validation import compile_validator
-
-if TYPE_CHECKING:
-    from .validation import CompiledValidator, ValidationFailure
+from .validation import CompiledValidator, ValidationFailure, compile_validator
 
 __all__ = [
     "SdkMcpTool",

@@ -27,7 +27,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 import anyio
 import anyio.to_thread
 
-from .._core.errors import CcwireError, SessionStoreError, SnapshotTimeoutError
+from .._core.errors import CcwireError, OptionsError, SessionStoreError, SnapshotTimeoutError
 from .state import SessionStateInfo
 
 __all__ = [
@@ -37,6 +37,8 @@ __all__ = [
     "SQLiteSessionStore",
     "SQLiteSnapshotStore",
     "SnapshotStore",
+    "check_session_id",
+    "check_snapshot",
     "decode_snapshot",
     "default_session_store_path",
     "encode_snapshot",
@@ -124,6 +126,41 @@ def default_session_store_path() -> Path:
     return base / "ccwire" / "sessions.sqlite3"
 
 
+def check_session_id(session_id: str) -> str:
+    """Refuse a session id (of `SnapshotStore.load`) that is not a str: a store
+    answered ``load(5)`` with ``None``, as for a session it does not know.
+
+    Args:
+        session_id: The session id asked for.
+
+    Returns:
+        ``session_id``.
+
+    Raises:
+        OptionsError: It is not a str.
+    """
+    if not isinstance(session_id, str):
+        raise OptionsError(f"session_id must be a str, not {type(session_id).__name__}")
+    return session_id
+
+
+def check_snapshot(info: SessionStateInfo) -> SessionStateInfo:
+    """Refuse a snapshot to save (of `SnapshotStore.save`) that is not a `SessionStateInfo`.
+
+    Args:
+        info: What was given to save.
+
+    Returns:
+        ``info``.
+
+    Raises:
+        OptionsError: It is not a `SessionStateInfo`.
+    """
+    if not isinstance(info, SessionStateInfo):
+        raise OptionsError(f"info must be a SessionStateInfo, not {type(info).__name__}")
+    return info
+
+
 def _sort_key(info: SessionStateInfo) -> str:
     return info.updated_at.isoformat() if info.updated_at else ""
 
@@ -191,12 +228,20 @@ class MemorySnapshotStore:
         self.snapshot_timeout = snapshot_timeout
 
     async def save(self, info: SessionStateInfo) -> None:
-        """Store `info` as the latest snapshot of its session."""
-        self._data[info.session_id] = info
+        """Store `info` as the latest snapshot of its session.
+
+        Raises:
+            OptionsError: ``info`` is not a `SessionStateInfo`.
+        """
+        self._data[check_snapshot(info).session_id] = info
 
     async def load(self, session_id: str) -> SessionStateInfo | None:
-        """The latest snapshot of `session_id`, or `None`."""
-        return self._data.get(session_id)
+        """The latest snapshot of `session_id`, or `None`.
+
+        Raises:
+            OptionsError: ``session_id`` is not a str.
+        """
+        return self._data.get(check_session_id(session_id))
 
     async def list(self) -> list[SessionStateInfo]:
         """Every stored snapshot, most recently updated first."""
@@ -305,18 +350,20 @@ class SQLiteSnapshotStore:
         """Store `info` as the latest snapshot of its session.
 
         Raises:
+            OptionsError: ``info`` is not a `SessionStateInfo`.
             SessionStoreError: The database could not be opened or written.
         """
-        await anyio.to_thread.run_sync(self._save, info)
+        await anyio.to_thread.run_sync(self._save, check_snapshot(info))
 
     async def load(self, session_id: str) -> SessionStateInfo | None:
         """The latest snapshot of `session_id`, or `None`.
 
         Raises:
+            OptionsError: ``session_id`` is not a str.
             SessionStoreError: The database could not be read, or the snapshot is
                 corrupt.
         """
-        return await anyio.to_thread.run_sync(self._load, session_id)
+        return await anyio.to_thread.run_sync(self._load, check_session_id(session_id))
 
     async def list(self) -> list[SessionStateInfo]:
         """Every stored snapshot, most recently updated first.

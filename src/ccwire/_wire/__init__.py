@@ -14,4 +14,11 @@ from .._core.lazy import install_lazy_importer
 # loaded on first use: the message, control-result and callback classes they define
 # are compiled when the first connection needs them, not by ``import ccwire``
 if TYPE_CHECKING or not install_lazy_importer(__name__):
-    from . import codec as codec, control_requests as control_requests
+    from . import (
+        codec as codec,
+        control_requests as control_requests,
+        control_types as control_types,
+        hook_input as hook_input,
+        hook_output as hook_output,
+        messages as messages,
+    )

@@ -453,18 +453,3 @@ def encode_hook_result(value: object, event: str) -> dict[str, Any]:
         "expected a dict, None or a typed hook output (HookOutput, AsyncHookOutput, "
         f"PreToolUseOutput, ...); got {type(value).__name__}"
     )
-
-
-def parse_hook_input(data: Mapping[str, Any]) -> BaseHookInput:
-    """Build the typed input of a hook from its wire dict.
-
-    The class is chosen by ``hook_event_name``; an unknown event gives a
-    `BaseHookInput`. Useful in tests, to build the input a hook would receive.
-
-    Args:
-        data: The ``input`` of a ``hook_callback`` request, as the CLI sends it.
-
-    Returns:
-        The typed input. Missing or unexpected fields never raise.
-    """
-    return decode_hook_input(data)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import anyio
 
-if TYPE_CHECKING:  # the 33 typed inputs and outputs load with the first hook: fast import
-    from .hook_output import HookCallbackResult
-
+# the hook inputs and outputs load with the first hook (or get_type_hints()): fast import
+from .. import _wire
 
 __all__ = [
     "FAIL_CLOSED_EVENTS",
@@ -21,6 +20,7 @@ __all__ = [
     "HookEvent",
     "HookMatcher",
     "matcher_matches",
+    "parse_hook_input",
 ]
 
 HookEvent = Literal[
@@ -79,7 +79,9 @@ class HookContext(dict[str, Any]):
         dict.__setitem__(self, "signal", self.signal)
 
 
-HookCallback = Callable[[Any, "str | None", HookContext], Awaitable["HookCallbackResult"]]
+HookCallback = Callable[
+    [Any, "str | None", HookContext], Awaitable["_wire.hook_output.HookCallbackResult"]
+]
 """``async def hook(input, tool_use_id, context) -> output``.
 
 ``input`` is the typed input of the event (a `BaseHookInput` subclass
@@ -210,10 +212,26 @@ class HookMatcher:
         """Whether the CLI would run this matcher's hooks for ``hook_input`` (a typed
         input or the wire dict)."""
         # here, not at the top: the hook input classes load with the first use of a hook
-        from .codec_callbacks import parse_hook_input
         from .hook_input import BaseHookInput
 
         typed = hook_input if isinstance(hook_input, BaseHookInput) else None
         if typed is None:
             typed = parse_hook_input(hook_input)
         return matcher_matches(self.matcher, typed.matcher_value, event=typed.hook_event_name)
+
+
+def parse_hook_input(data: Mapping[str, Any]) -> _wire.hook_input.BaseHookInput:
+    """Build the typed input of a hook from its wire dict.
+
+    The class is chosen by ``hook_event_name``; an unknown event gives a
+    `BaseHookInput`. Useful in tests, to build the input a hook would receive.
+
+    Args:
+        data: The ``input`` of a ``hook_callback`` request, as the CLI sends it.
+
+    Returns:
+        The typed input. Missing or unexpected fields never raise.
+    """
+    from .codec_callbacks import decode_hook_input  # here: the hook input classes load now
+
+    return decode_hook_input(data)

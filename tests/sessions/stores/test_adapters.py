@@ -18,6 +18,8 @@ import anyio
 import pytest
 
 from ccwire import (
+    InMemorySessionStore,
+    OptionsError,
     PostgresStore,
     RedisStore,
     SessionKey,
@@ -39,11 +41,12 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])  # nothing listens there once it is closed
 
 
-@pytest.fixture(params=["sqlite", "postgres", "redis"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+async def _open(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
     kind = request.param
     made: Any
-    if kind == "sqlite":
+    if kind == "memory":
+        made = InMemorySessionStore()
+    elif kind == "sqlite":
         made = SQLiteStore(tmp_path / "s.sqlite3")
     elif kind == "postgres":
         dsn = request.getfixturevalue("postgres_dsn")
@@ -53,6 +56,18 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     yield made
     if hasattr(made, "aclose"):
         await made.aclose()
+
+
+@pytest.fixture(params=["sqlite", "postgres", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    async for made in _open(request, tmp_path):
+        yield made
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres", "redis"])
+async def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SessionStore]:
+    async for made in _open(request, tmp_path):
+        yield made
 
 
 def e(**fields: Any) -> SessionStoreEntry:
@@ -180,6 +195,37 @@ async def test_a_redis_store_on_a_given_client_leaves_it_open(redis_url: str) ->
         with pytest.raises(SessionStoreError) as caught:
             await store.list_session_summaries("proj")
         assert caught.value.path == "redis"
+
+
+_WRONG_TYPED_CALLS: list[tuple[str, tuple[Any, ...], str]] = [
+    ("load", (5,), "key must be a SessionKey"),
+    ("load", ({"project_key": "proj", "session_id": 5},), "key['session_id'] must be a str"),
+    ("load", ({"project_key": 5, "session_id": "sess"},), "key['project_key'] must be a str"),
+    ("load", ({"project_key": "proj"},), "key has no 'session_id'"),
+    ("load", ({**KEY, "subpath": 7},), "key['subpath'] must be a str"),
+    ("append", (None, [{"type": "x"}]), "key must be a SessionKey"),
+    ("append", ({"project_key": "proj", "session_id": 5}, []), "key['session_id']"),
+    ("append", (KEY, "text"), "entries must be a list"),
+    ("append", (KEY, [{"type": "x"}, 5]), "entries[1] must be a dict"),
+    ("delete", ("proj/sess",), "key must be a SessionKey"),
+    ("list_subkeys", ({"project_key": "proj", "session_id": b"sess"},), "key['session_id']"),
+    ("list_sessions", (5,), "project_key must be a str"),
+    ("list_session_summaries", (None,), "project_key must be a str"),
+]
+
+
+async def test_a_wrong_typed_argument_is_an_options_error_naming_it(
+    any_store: SessionStore,
+) -> None:
+    """``load(5)`` answered ``None`` (as for a key never written), a key with an int
+    ``session_id`` was stored and looked up as such, and others raised AttributeError,
+    KeyError or TypeError from inside the store: each adapter refuses them by name."""
+    await any_store.append(KEY, [e(uuid="u1")])
+    for method, args, words in _WRONG_TYPED_CALLS:
+        with pytest.raises(OptionsError) as caught:
+            await getattr(any_store, method)(*args)
+        assert words in str(caught.value), (method, args, str(caught.value))
+    assert await any_store.load(KEY) == [e(uuid="u1")]  # and none of them wrote
 
 
 def test_bad_store_arguments_are_value_errors() -> None:

@@ -11,3 +11,15 @@ protocol and the connection drives the mirror and the resume: a layer only impor
 downwards. Everything here is pure protocol and file handling; the adapters
 (SQLite, PostgreSQL, Redis, in memory) stay above.
 """
+
+from typing import TYPE_CHECKING
+
+from ..._core.lazy import install_lazy_importer
+
+# loaded on first use: the protocol, for the annotations of the options that name it
+# (``typing.get_type_hints`` resolves them)
+if TYPE_CHECKING or not install_lazy_importer(__name__):
+    from .protocol import (
+        SessionStore as SessionStore,
+        SessionStoreFlushMode as SessionStoreFlushMode,
+    )

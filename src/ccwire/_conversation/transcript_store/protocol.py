@@ -12,9 +12,12 @@ subclass `SessionStore`). The defaults on the protocol raise `NotImplementedErro
 so a subclass can inherit them as "absent".
 """
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from typing_extensions import NotRequired, Required, TypedDict
+
+from ..._core.errors import OptionsError
 
 __all__ = [
     "OPTIONAL_METHODS",
@@ -25,6 +28,8 @@ __all__ = [
     "SessionStoreFlushMode",
     "SessionStoreListEntry",
     "SessionSummaryEntry",
+    "check_entries",
+    "check_project_key",
     "key_parts",
     "store_implements",
 ]
@@ -217,8 +222,12 @@ def store_implements(store: object, method: str) -> bool:
     return False
 
 
-def key_parts(key: SessionKey) -> tuple[str, str, str]:
+def key_parts(key: SessionKey | SessionListSubkeysKey) -> tuple[str, str, str]:
     """`(project_key, session_id, subpath)` of a key, `""` for the main transcript.
+
+    Every store method that takes a key reads it here, so a key of the wrong type is
+    refused by name, never looked up as some other key (a store found nothing under
+    ``load(5)``, or wrote under a key no load would find).
 
     Args:
         key: The key.
@@ -227,9 +236,65 @@ def key_parts(key: SessionKey) -> tuple[str, str, str]:
         The three parts.
 
     Raises:
-        ValueError: The key has an empty `subpath` (omit it for the main transcript).
+        OptionsError: The key is not a mapping, its `project_key` or `session_id` is
+            missing or not a str, or its `subpath` is not a str (or is empty: omit it
+            for the main transcript).
     """
+    raw: object = key
+    if not isinstance(raw, Mapping):
+        raise OptionsError(
+            "key must be a SessionKey (a dict with str 'project_key' and 'session_id'), "
+            f"not {type(raw).__name__}"
+        )
+    for part in ("project_key", "session_id"):
+        if part not in key:
+            raise OptionsError(
+                f"key has no {part!r}: a SessionKey has 'project_key' and 'session_id'"
+            )
+        if not isinstance(key[part], str):
+            raise OptionsError(f"key[{part!r}] must be a str, not {type(key[part]).__name__}")
     subpath = key.get("subpath")
+    if subpath is not None and not isinstance(subpath, str):
+        raise OptionsError(f"key['subpath'] must be a str, not {type(subpath).__name__}")
     if subpath == "":
-        raise ValueError("a SessionKey subpath is never empty: omit it for the main transcript")
+        raise OptionsError("a SessionKey subpath is never empty: omit it for the main transcript")
     return key["project_key"], key["session_id"], subpath or ""
+
+
+def check_project_key(project_key: str) -> str:
+    """Refuse a `project_key` (of `list_sessions`, `list_session_summaries`) that is not a str.
+
+    Args:
+        project_key: The scope asked for.
+
+    Returns:
+        ``project_key``.
+
+    Raises:
+        OptionsError: It is not a str.
+    """
+    if not isinstance(project_key, str):
+        raise OptionsError(f"project_key must be a str, not {type(project_key).__name__}")
+    return project_key
+
+
+def check_entries(entries: list[SessionStoreEntry]) -> list[SessionStoreEntry]:
+    """Refuse entries to append that are not a list of dicts.
+
+    Args:
+        entries: What `SessionStore.append` was given.
+
+    Returns:
+        ``entries``.
+
+    Raises:
+        OptionsError: They are not a list (or tuple), or one is not a mapping.
+    """
+    if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)):
+        raise OptionsError(
+            f"entries must be a list of transcript entries (dicts), not {type(entries).__name__}"
+        )
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            raise OptionsError(f"entries[{i}] must be a dict, not {type(entry).__name__}")
+    return entries

@@ -27,6 +27,8 @@ from .protocol import (
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
+    check_entries,
+    check_project_key,
     key_parts,
 )
 from .summary import fold_session_summary
@@ -222,15 +224,17 @@ class BlockingStore(SessionStore):
             entries: The entries; one with a `uuid` already stored is skipped.
 
         Raises:
+            OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be reached or refused the write.
         """
-        if not entries:
+        parts = key_parts(key)
+        if not check_entries(entries):
             return
         rows = [
             (uuid if isinstance(uuid := e.get("uuid"), str) else None, encode_json(e))
             for e in entries
         ]
-        batch = Append(key, key_parts(key), entries, rows)
+        batch = Append(key, parts, entries, rows)
         await self._call("append", self._backend.append, batch)
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
@@ -246,6 +250,7 @@ class BlockingStore(SessionStore):
             The entries.
 
         Raises:
+            OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be read, or holds invalid JSON.
         """
         texts = await self._call("load", self._backend.load, key_parts(key))
@@ -261,8 +266,10 @@ class BlockingStore(SessionStore):
             One entry per session.
 
         Raises:
+            OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be read.
         """
+        check_project_key(project_key)
         rows = await self._call("list_sessions", self._backend.sessions, project_key)
         return [{"session_id": as_text(s), "mtime": int(mtime)} for s, mtime in rows]
 
@@ -276,8 +283,10 @@ class BlockingStore(SessionStore):
             One summary per main transcript.
 
         Raises:
+            OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be read, or holds invalid JSON.
         """
+        check_project_key(project_key)
         rows = await self._call("list_session_summaries", self._backend.summaries, project_key)
         return [{"session_id": as_text(s), "mtime": int(mtime), "data": d} for s, mtime, d in rows]
 
@@ -288,6 +297,7 @@ class BlockingStore(SessionStore):
             key: The transcript.
 
         Raises:
+            OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be reached or refused the delete.
         """
         await self._call("delete", self._backend.delete, key_parts(key))
@@ -302,10 +312,11 @@ class BlockingStore(SessionStore):
             The subpaths.
 
         Raises:
+            OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be read.
         """
-        subkeys = self._backend.subkeys
-        rows = await self._call("list_subkeys", subkeys, key["project_key"], key["session_id"])
+        project_key, session_id, _ = key_parts(key)
+        rows = await self._call("list_subkeys", self._backend.subkeys, project_key, session_id)
         return sorted(as_text(s) for s in rows)
 
     async def aclose(self) -> None:

@@ -11,6 +11,8 @@ from .protocol import (
     SessionStoreEntry,
     SessionStoreListEntry,
     SessionSummaryEntry,
+    check_entries,
+    check_project_key,
     key_parts,
 )
 from .summary import fold_session_summary
@@ -58,7 +60,7 @@ class InMemorySessionStore(SessionStore):
             entries: The entries, kept as given (not copied).
         """
         parts = key_parts(key)
-        self._entries.setdefault(parts, []).extend(entries)
+        self._entries.setdefault(parts, []).extend(check_entries(entries))
         now = self._clock()
         if not parts[2]:
             project, session, _ = parts
@@ -88,6 +90,7 @@ class InMemorySessionStore(SessionStore):
         Returns:
             One entry per session.
         """
+        check_project_key(project_key)
         return [
             {"session_id": session, "mtime": self._mtimes.get((p, session, sub), 0)}
             for (p, session, sub) in self._entries
@@ -103,6 +106,7 @@ class InMemorySessionStore(SessionStore):
         Returns:
             One summary per main transcript.
         """
+        check_project_key(project_key)
         return [s for (p, _), s in self._summaries.items() if p == project_key]
 
     async def delete(self, key: SessionKey) -> None:
@@ -132,10 +136,11 @@ class InMemorySessionStore(SessionStore):
         Returns:
             The subpaths.
         """
+        project, session_id, _ = key_parts(key)
         return [
             sub
             for (p, session, sub) in self._entries
-            if p == key["project_key"] and session == key["session_id"] and sub
+            if p == project and session == session_id and sub
         ]
 
     def get_entries(self, key: SessionKey) -> list[SessionStoreEntry]:

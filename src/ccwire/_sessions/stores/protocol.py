@@ -13,6 +13,8 @@ from ..._conversation.transcript_store.protocol import (
     SessionStoreFlushMode,
     SessionStoreListEntry,
     SessionSummaryEntry,
+    check_entries,
+    check_project_key,
     key_parts,
     store_implements,
 )
@@ -26,6 +28,8 @@ __all__ = [
     "SessionStoreFlushMode",
     "SessionStoreListEntry",
     "SessionSummaryEntry",
+    "check_entries",
+    "check_project_key",
     "key_parts",
     "store_implements",
 ]

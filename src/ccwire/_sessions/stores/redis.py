@@ -205,7 +205,9 @@ class RedisStore(BlockingStore):
             first use.
         prefix: The prefix of every key.
         client: A ready redis-py blocking client (`redis.Redis`) to use instead of
-            `url`.
+            `url`. (``typing.get_type_hints(RedisStore.__init__)`` cannot resolve
+            this annotation: redis-py, an extra, is imported only when a store
+            first connects.)
         timeout: Seconds to connect and to wait for each reply (for the pool made
             from `url`), so a stuck server never holds a call forever.
 

@@ -16,7 +16,14 @@ from typing import Any, cast
 
 from ..._core.errors import OptionsError, SessionStoreError
 from ..state import SessionStateInfo
-from ..store import DEFAULT_SNAPSHOT_TIMEOUT, SnapshotStore, decode_snapshot, encode_snapshot
+from ..store import (
+    DEFAULT_SNAPSHOT_TIMEOUT,
+    SnapshotStore,
+    check_session_id,
+    check_snapshot,
+    decode_snapshot,
+    encode_snapshot,
+)
 from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
 
 __all__ = ["SNAPSHOT_ENTRY_TYPE", "SNAPSHOT_PROJECT_KEY", "StoreSnapshots", "as_snapshot_store"]
@@ -67,7 +74,11 @@ class StoreSnapshots:
 
         Args:
             info: The snapshot.
+
+        Raises:
+            OptionsError: ``info`` is not a `SessionStateInfo`.
         """
+        info = check_snapshot(info)
         entry = {"type": SNAPSHOT_ENTRY_TYPE, "snapshot": json.loads(encode_snapshot(info))}
         await self.store.append(_key(info.session_id), [cast("SessionStoreEntry", entry)])
 
@@ -81,9 +92,10 @@ class StoreSnapshots:
             The last snapshot appended for it.
 
         Raises:
+            OptionsError: ``session_id`` is not a str.
             SessionStoreError: The stored snapshot is corrupt (or of another session).
         """
-        entries = await self.store.load(_key(session_id))
+        entries = await self.store.load(_key(check_session_id(session_id)))
         for entry in reversed(entries or []):
             raw = cast("dict[str, Any]", entry)
             if raw.get("type") == SNAPSHOT_ENTRY_TYPE:
