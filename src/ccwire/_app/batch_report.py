@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -317,7 +318,7 @@ def write_report(
             if view is None:
                 continue
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{sid}.html").write_bytes(page_bytes(render_html(view)))
+            _write_page(folder / f"{sid}.html", page_bytes(render_html(view)))
             links[sid] = f"{folder.name}/{sid}.html"
     page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped)
     _write_page(target, page_bytes(page))
@@ -347,21 +348,31 @@ def refuse_overwriting(page: str, **files: str) -> None:
 
 
 def _write_page(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` whole: through a file renamed over it (a live view
-    never shows a half-written page), next to the file a link names (the link stays).
-    A target that is no regular file (a FIFO, a terminal, ``/dev/stdout``) is written
-    in place: a rename would replace the device or pipe with a file."""
+    """Write ``data`` to ``target`` whole: through a file of its own, flushed to disk and
+    renamed over it (a live view, or a writer killed midway, never leaves a half-written
+    page), next to the file a link names (the link stays). The file is new and of a
+    unique name: a fixed one (``report.html.tmp``) was written through when a file of
+    that name already stood there (a link to another file: that file was overwritten,
+    and the link put in the page's place), and two writers of one page (a running
+    batch's ``--report`` and a ``batch report``) wrote into each other's file. A target
+    that is no regular file (a FIFO, a terminal, ``/dev/stdout``) is written in place: a
+    rename would replace the device or pipe with a file."""
     real = Path(os.path.realpath(target))
     if real.exists() and not real.is_file() and not real.is_dir():
         with real.open("wb") as handle:
             handle.write(data)
         return
-    tmp = real.with_name(real.name + ".tmp")
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    # O_EXCL: a new file, never one already there (nor a link's); its mode as umask says
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     try:
-        tmp.write_bytes(data)
+        with os.fdopen(os.open(tmp, flags, 0o666), "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         tmp.replace(real)
-    except OSError:
-        tmp.unlink(missing_ok=True)  # no stray file next to a target that is a folder
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no stray file (a target that is a folder; a kill)
         raise
 
 

@@ -180,6 +180,24 @@ def test_a_report_to_a_pipe_or_a_link_writes_through_it_and_never_replaces_it(
     assert real.read_bytes().startswith(b"<!DOCTYPE html>")
 
 
+def test_a_page_is_written_through_a_new_file_of_its_own_never_one_already_there(
+    tmp_path: Path,
+) -> None:
+    # the page went through a fixed "report.html.tmp": a file of that name already
+    # there (here a link to the user's notes) was written through, then renamed into
+    # the page's place; two writers of one page shared it, and renamed each other's
+    # half-written file into place
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    (tmp_path / "report.html.tmp").symlink_to(notes)
+    target = tmp_path / "report.html"
+    write_report([BatchResult(id="t1", ok=True)], target, source="r.jsonl")
+    assert notes.read_text() == "mine"
+    assert not target.is_symlink() and target.read_bytes().startswith(b"<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "report.html",
+                                                          "report.html.tmp"]  # fmt: skip
+
+
 def test_a_big_batch_is_drawn_as_histograms() -> None:
     results = [BatchResult(id=f"t{i}", ok=i % 7 != 0, duration_s=float(i % 50), cost_usd=0.01)
                for i in range(MAX_BARS * 3)]  # fmt: skip
