@@ -170,6 +170,7 @@ SUMMARY_KEYS = (
     "version", "source", "tasks", "ok", "failed", "skipped_lines", "by_kind", "cost_usd",
     "cost_unknown_tasks", "input_tokens", "output_tokens", "tool_calls", "duration_s",
     "percentiles", "slowest", "costliest", "overflowed", "blocked_tasks", "blocked",
+    "attempts", "retries", "retried_tasks",
 )  # fmt: skip
 """The keys of `summarize`'s object, in order."""
 
@@ -210,7 +211,9 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     normally); ``blocked_tasks``: how many tasks blocked the event loop they ran on
     (synchronous code in a task function: `BatchResult.blocked_s`), and ``blocked``:
     up to `TOP` of them, the longest first (``id``, ``ok``, ``error_kind``,
-    ``blocked_s``). Every number is finite: the object is strict JSON.
+    ``blocked_s``); ``attempts``: the attempts the tasks' results ran (`BatchResult.attempts`),
+    ``retries``: those past each task's first, ``retried_tasks``: the tasks that had
+    more than one. Every number is finite: the object is strict JSON.
 
     Args:
         results: One result per task.
@@ -252,6 +255,9 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         "overflowed": [key for key in _FLOAT_TOTALS if totals[key] is None],
         "blocked_tasks": sum(1 for r in results if r.blocked_s > 0),
         "blocked": [_blocked_row(r) for r in _blocking(results)],
+        "attempts": totals["attempts"],
+        "retries": totals["retries"],
+        "retried_tasks": totals["retried_tasks"],
     }
 
 
@@ -282,6 +288,9 @@ def _totals(results: Sequence[BatchResult]) -> dict[str, Any]:
         "output_tokens": sum(r.output_tokens for r in results),
         "tool_calls": sum(r.tool_calls for r in results),
         "duration_s": _finite_sum(r.duration_s for r in results),
+        "attempts": sum(r.attempts for r in results),
+        "retries": sum(max(0, r.attempts - 1) for r in results),
+        "retried_tasks": sum(1 for r in results if r.attempts > 1),
     }
 
 
@@ -646,6 +655,7 @@ def render_report(
         ("cost", cost, "cost"),
         ("tokens", f"{t['input_tokens'] + t['output_tokens']:,}", "tokens"),
         ("tool calls", f"{t['tool_calls']:,}", "tool-calls"),
+        ("retries", f"{t['retries']:,}", "retries"),
         ("task time", duration, "duration"),
     ]
     cards = "".join(

@@ -317,6 +317,22 @@ def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
     assert (summary["cost_usd"], summary["cost_unknown_tasks"]) == (0.75, 2)
 
 
+def test_the_retries_the_results_file_records_are_counted(tmp_path: Path) -> None:
+    # the attempts of each task were in the results file, in no total of the report
+    results = tmp_path / "results.jsonl"
+    rows = [BatchResult(id="once", ok=True), BatchResult(id="thrice", ok=True, attempts=3),
+            BatchResult(id="gave-up", ok=False, error_kind="api", attempts=4)]  # fmt: skip
+    results.write_text("".join(json.dumps(r.to_json()) + "\n" for r in rows))
+    code, stdout, _ = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0
+    summary = json.loads(stdout)
+    assert (summary["attempts"], summary["retries"], summary["retried_tasks"]) == (8, 5, 2)
+    page = (tmp_path / "r.html").read_text()
+    assert '<div class="total" id="total-retries"><b>5</b>' in page
+    empty = summarize([], source="r.jsonl")
+    assert (empty["attempts"], empty["retries"], empty["retried_tasks"]) == (0, 0, 0)
+
+
 def test_a_last_line_still_being_written_is_not_an_unreadable_one(tmp_path: Path) -> None:
     # a report of a running batch read its results file as a line was being appended:
     # it said "1 unreadable line skipped", in red, of a result that was only half there
