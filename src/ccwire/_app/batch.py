@@ -266,6 +266,8 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             live.finish()
         if closed:
             raise closed[0]
+        expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+        progress.budget = _budget_state(run, progress, expected)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
         signum = interrupted[0]
@@ -281,22 +283,19 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     if failure is not None:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
-    expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
-    if run.over_budget():
-        assert run.budget is not None
-        left = max(0, expected - progress.done)
-        # cancelled by --on-budget interrupt: they ran, and spent what no result says
-        cut = min(left, len(progress.running)) if run.interrupted else 0
-        what = f"{left - cut} tasks not run"
+    budget = progress.budget
+    if budget is not None and budget["spent"]:
+        not_run, cut = budget["not_run"], budget["interrupted"]
+        what = f"{not_run} tasks not run"
         if cut:
             what += f" and {cut} interrupted (what they spent is not known, nor counted)"
-        what += _overshoot(run.budget.overshoot, args.spares)
+        what += _overshoot(budget["overshoot_usd"], args.spares)
         io.stderr.write(
-            f"ccwire: budget spent: ${run.budget.spent:.4f} recorded of "
-            f"${run.budget.max_cost_usd:.4f}; {what} (not in {args.output}); "
+            f"ccwire: budget spent: ${budget['spent_usd']:.4f} recorded of "
+            f"${budget['max_cost_usd']:.4f}; {what} (not in {args.output}); "
             "run again with a higher --max-cost-usd (or none) to run them\n"
         )
-        if left:
+        if not_run or cut:
             code = 1
     elif progress.done < expected:  # never exit 0 while a task has no result
         io.stderr.write(
@@ -312,6 +311,31 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         )
         code = 1
     return code
+
+
+def _budget_state(run: BatchRun, progress: BatchProgress, expected: int) -> dict[str, Any] | None:
+    """The batch's budget once it has run (`BatchProgress.budget`), `None` without one.
+
+    Args:
+        run: The batch.
+        progress: Its totals.
+        expected: The tasks of the file that had no result before this run.
+    """
+    budget = run.budget
+    if budget is None:
+        return None
+    spent = run.over_budget()
+    left = max(0, expected - progress.done) if spent else 0
+    # cancelled by --on-budget interrupt: they ran, and spent what no result says
+    cut = min(left, len(progress.running)) if spent and run.interrupted else 0
+    return {
+        "max_cost_usd": budget.max_cost_usd,
+        "spent_usd": round(budget.spent, 10),
+        "spent": spent,
+        "not_run": left - cut,
+        "interrupted": cut,
+        "overshoot_usd": round(budget.overshoot, 10),
+    }
 
 
 def _overshoot(over: float, spares: int) -> str:
