@@ -503,7 +503,7 @@ class BatchRun:
             except OSError as error:  # Parquet: the journal keeps every result
                 self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
         self._tracing.end(submitted=self.submitted, skipped=len(self.skipped),
-                          failure=exc or self._error)  # fmt: skip
+                          failure=exc or self._error, budget=self.budget)  # fmt: skip
         if self._error is not None:
             self._advance(BatchState.FAILED)
         elif self._state is BatchState.RUNNING:
