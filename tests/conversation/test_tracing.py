@@ -6,6 +6,7 @@ is in ``tests/e2e/test_telemetry_e2e.py``."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -617,8 +618,8 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
 ) -> None:
     tool = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "x"}}
 
-    async def run(stop: str) -> None:
-        transport, peer = memory_transport_pair()
+    async def run(stop: str, cut_short: bool) -> None:
+        transport, peer = memory_transport_pair(close_grace=10 if cut_short else 0)
         fake = FakeCLI(peer)
         options = ClaudeAgentOptions(telemetry=otel.telemetry)
         async with anyio.create_task_group() as tg:
@@ -627,6 +628,10 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
                 await fake.handshake()
                 await fake.receive("user")
                 await fake.assistant(tool)  # the tool then runs until the session stops
+                if cut_short:  # as the CLI does: the call cut short is an error result
+                    await fake.expect_eof()
+                    await fake.tool_result("toolu_1", "Interrupted by user", is_error=True)
+                    await fake.exit(0)
 
             tg.start_soon(answer)
             with anyio.fail_after(15):
@@ -647,13 +652,16 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
                                     await anyio.sleep_forever()
                                 break  # or the caller stops reading, on purpose
 
-    for stop in ("cancel", "raise", "close"):
+    for stop, cut_short in itertools.product(("cancel", "raise", "close"), (False, True)):
         otel.spans.clear()
-        await run(stop)
+        await run(stop, cut_short)
         session = otel.one("invoke_agent claude-code")
         assert session.end_time is not None
-        bash = otel.one("execute_tool Bash")  # never got its result: cancelled, in each case
-        assert attrs_of(bash)["error.type"] == "cancelled"
+        # it never got its result, or the CLI said it failed as the session stopped (it
+        # was `tool_error`, as a tool that fails by itself): cancelled, in each case
+        bash = otel.one("execute_tool Bash")
+        assert attrs_of(bash)["error.type"] == "cancelled", (stop, cut_short)
+        assert bash.status.status_code is StatusCode.ERROR
         raised = [dict(e.attributes or {}) for e in session.events if e.name == "exception"]
         if stop == "close":
             assert session.status.status_code is StatusCode.UNSET, stop

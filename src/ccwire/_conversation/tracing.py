@@ -20,7 +20,9 @@ nothing to a session without it:
 * each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
   session's attributes, and records the ``gen_ai.client.token.usage``,
   ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics;
-* an error result, a failed connection or an unfinished tool sets the span's error.
+* an error result, a failed connection or an unfinished tool sets the span's error (a
+  tool the CLI reports failed as the application closes the session was cut short:
+  ``cancelled``, not ``tool_error``).
 
 Content (prompts, answers, tool arguments and results) is recorded only with
 ``Telemetry.record_content``; whatever is recorded passes through the secret masking of
@@ -166,6 +168,7 @@ class SessionTrace:
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
         self._stopped: tuple[str, str] | None = None  # the application stopped it: why
+        self._closing = False  # the application is closing the session (`on_closing`)
         self._ended = False
         if started:
             self.start()
@@ -278,6 +281,12 @@ class SessionTrace:
                 otel_context.detach(token)
 
         return route
+
+    def on_closing(self) -> None:
+        """The application closes the session: a tool call the CLI then reports as
+        failed was cut short (it is ``cancelled``, as one with no result at all), not a
+        tool's error."""
+        self._closing = True
 
     def on_closed(self, error: BaseException | None) -> None:
         """The connection ended or failed to open (``error``: why, if it went badly)."""
@@ -435,7 +444,10 @@ class SessionTrace:
         text = _content_text(block.content)
         if self._content and text is not None:
             span.set_attribute("gen_ai.tool.call.result", _clip(redact_text(text)))
-        if block.is_error:
+        if block.is_error and self._closing:  # what the CLI says of a call cut short
+            span.set_attribute("error.type", "cancelled")
+            span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
+        elif block.is_error:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
             span.set_status(Status(StatusCode.ERROR, why))
