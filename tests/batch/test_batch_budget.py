@@ -16,7 +16,7 @@ import pytest
 
 from ccwire import ClaudeAgentOptions
 from ccwire._app.main import CliIO, main
-from ccwire._batch.budget import MIN_TASK_CAP_USD, CostBudget, capped_options
+from ccwire._batch.budget import MIN_TASK_CAP_USD, BudgetAction, CostBudget, capped_options
 from ccwire.batch import (
     BatchConfigError,
     BatchResult,
@@ -188,7 +188,7 @@ async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
 @pytest.mark.anyio
 @pytest.mark.parametrize("on_budget", ["finish", "interrupt"])
 async def test_a_batch_its_budget_left_unfinished_is_stopped_not_completed(
-    fake_options: Any, on_budget: str
+    fake_options: Any, on_budget: BudgetAction
 ) -> None:
     # `completed` says every task has its result: a batch whose budget left tasks
     # unrun ended `completed` all the same (only `over_budget()` told them apart)

@@ -46,7 +46,13 @@ from .batch_progress import (
     PlainBatchDisplay,
     RichBatchDisplay,
 )
-from .batch_report import add_latest, read_latest, refuse_overwriting, write_report
+from .batch_report import (
+    Superseded,
+    add_latest,
+    read_latest,
+    refuse_overwriting,
+    write_report,
+)
 from .doctor import detect_auth
 from .errors import AuthMissingError, utf8_options
 from .io import watch_signals
@@ -389,6 +395,7 @@ class LiveReport:
         self._target = Path(target) if target else None
         self._results = results
         self._latest: dict[str, BatchResult] = {}
+        self._superseded = Superseded()  # earlier results of re-run tasks
         self._skipped = 0
         self._next = 0.0  # time.monotonic() from which the page may be rewritten
 
@@ -400,7 +407,7 @@ class LiveReport:
         """
         if self._target is None:
             return
-        results, self._skipped = read_latest(self._results)
+        results, self._skipped = read_latest(self._results, self._superseded)
         for result in results:
             self._latest[result.id] = result
         try:
@@ -414,7 +421,7 @@ class LiveReport:
         """Add a recorded result; rewrite the page when it is due."""
         if self._target is None or event.kind != "finished" or event.result is None:
             return
-        add_latest(self._latest, event.result)
+        add_latest(self._latest, event.result, self._superseded)
         if time.monotonic() >= self._next:
             self._write(live=True)
 
@@ -428,7 +435,7 @@ class LiveReport:
         began = time.monotonic()
         write_report(list(self._latest.values()), self._target, source=self._results,
                      transcripts=not live, refresh=int(self.EVERY) if live else None,
-                     skipped=self._skipped)  # fmt: skip
+                     skipped=self._skipped, superseded=self._superseded)  # fmt: skip
         now = time.monotonic()
         self._next = now + max(self.EVERY, self.SHARE * (now - began))
 

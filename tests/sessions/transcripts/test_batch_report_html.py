@@ -333,6 +333,33 @@ def test_the_retries_the_results_file_records_are_counted(tmp_path: Path) -> Non
     assert (empty["attempts"], empty["retries"], empty["retried_tasks"]) == (0, 0, 0)
 
 
+def test_what_the_earlier_results_of_re_run_tasks_cost_is_counted_as_spent(
+    tmp_path: Path,
+) -> None:
+    # --rerun-failed appends a task's new result: the report counts its last one (as a
+    # resume does), and said nothing of what the earlier ones had cost, which the
+    # budget of the batch counts: the report's cost was less than was spent
+    results = tmp_path / "results.jsonl"
+    rows = [BatchResult(id="a", ok=False, error_kind="api", cost_usd=0.25),
+            BatchResult(id="b", ok=True, cost_usd=0.5),
+            BatchResult(id="a", ok=False, error_kind="model", cost_usd=0.125),
+            BatchResult(id="a", ok=True, cost_usd=1.0)]  # fmt: skip
+    results.write_text("".join(json.dumps(r.to_json()) + "\n" for r in rows))
+    code, stdout, _ = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0
+    summary = json.loads(stdout)
+    assert (summary["tasks"], summary["by_kind"], summary["cost_usd"]) == (2, {"ok": 2}, 1.5)
+    assert (summary["superseded_results"], summary["spent_usd"]) == (2, 1.875)
+    page = (tmp_path / "r.html").read_text()
+    assert (
+        '<div class="total" id="total-spent"><b>$1.8750</b><span>spent, with the 2 '
+        "earlier results of re-run tasks</span>"
+    ) in page
+    once = summarize(rows[1:2], source="r.jsonl")  # nothing re-run: what was spent is the cost
+    assert (once["superseded_results"], once["spent_usd"]) == (0, 0.5)
+    assert 'id="total-spent"' not in render_report(rows[1:2], source="r.jsonl")
+
+
 def test_a_last_line_still_being_written_is_not_an_unreadable_one(tmp_path: Path) -> None:
     # a report of a running batch read its results file as a line was being appended:
     # it said "1 unreadable line skipped", in red, of a result that was only half there
