@@ -57,7 +57,7 @@ from .doctor import detect_auth
 from .errors import AuthMissingError, utf8_options
 from .io import watch_signals
 from .loaders import UsageError, load_script, parse_step
-from .otel import exporting, start_otel
+from .otel import exporting, start_otel, under_parent
 from .render import rich_available
 
 if TYPE_CHECKING:
@@ -266,7 +266,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
         try:
-            with display, exporting(telemetry):
+            with display, exporting(telemetry), under_parent(telemetry, io.environ):
                 failure = anyio.run(_main, run, io, interrupted)
         finally:
             live.finish()
