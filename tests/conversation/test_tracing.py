@@ -432,6 +432,36 @@ async def test_two_sessions_on_one_meter_provider_add_to_the_same_metrics(otel: 
     assert tokens == {"input": 20, "output": 10}
 
 
+async def test_a_prompt_sent_under_another_span_links_the_session_to_it(otel: Otel) -> None:
+    # one client shared by a server's requests: its span is a child of the span current
+    # at connect, and the trace of each request that sent a prompt led nowhere
+    provider = otel.telemetry.tracer_provider
+    assert provider is not None
+    tracer = provider.get_tracer("app")
+    with tracer.start_as_current_span("startup") as startup:
+        async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+            requests: list[tuple[str, Any]] = []
+            for name in ("request 1", "request 2", "request 2"):
+                if not requests or name != requests[-1][0]:
+                    requests.append((name, tracer.start_span(name)))
+                with trace.use_span(requests[-1][1], end_on_exit=False):
+                    await client.query("go")
+                await fake.receive("user")
+                await fake.result("ok")
+                [m async for m in client.receive_response()]
+            await client.query("from the startup span")  # its parent's: no link
+            await fake.receive("user")
+            await fake.result("ok")
+            [m async for m in client.receive_response()]
+    session = otel.one("invoke_agent claude-code")
+    assert session.parent is not None
+    assert session.parent.span_id == startup.get_span_context().span_id
+    linked = [(link.context.span_id, dict(link.attributes or {})) for link in session.links]
+    assert linked == [
+        (span.get_span_context().span_id, {"ccwire.link.reason": "prompt"}) for _, span in requests
+    ]
+
+
 async def test_a_resumed_cli_restored_cost_is_not_a_cost_of_this_session(otel: Otel) -> None:
     # on --resume the CLI's totals count the cost it restored (0.0018 here): the first
     # turn cost what the CLI says it spent since its previous result
