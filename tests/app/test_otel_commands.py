@@ -3,7 +3,8 @@
 ``ccwire serve --otel``: each request served is a span, named and attributed as
 OpenTelemetry's MCP conventions say, under the trace context the client sent in
 ``params._meta``; on stdio and over HTTP (stopped by SIGTERM, its spans exported
-before it ends).  ``ccwire run --otel``: the session and its tool calls.
+before it ends).  ``ccwire run --otel``: the session and its tool calls; ``run`` and
+``batch`` join the trace of a ``TRACEPARENT`` they were started with.
 (``ccwire batch --otel``: tests/e2e/test_otel_collector_e2e.py.)"""
 
 from __future__ import annotations
@@ -192,7 +193,8 @@ def test_run_traces_its_session_and_tool_calls(receiver: Receiver, tmp_path: Pat
         [sys.executable, "-m", "ccwire", "run", "--otel", "--scripted", str(script), "--plain",
          "--tools", "tests.batch.calc_tools:server", "--allow", "add", "add them"],
         capture_output=True, cwd=tmp_path, env={**env(receiver.endpoint),
-        "CCWIRE_OFFLINE_DIR": str(tmp_path / "offline")}, timeout=120, check=False,
+        "CCWIRE_OFFLINE_DIR": str(tmp_path / "offline"),
+        "TRACEPARENT": f"00-{TRACE_ID}-{PARENT_ID}-01"}, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
     assert b"the sum is 42" in done.stdout
@@ -202,6 +204,28 @@ def test_run_traces_its_session_and_tool_calls(receiver: Receiver, tmp_path: Pat
     session, call = by_name["invoke_agent claude-code"], by_name["execute_tool mcp__calc__add"]
     assert call.parent_span_id == session.span_id and call.trace_id == session.trace_id
     assert attrs(session)["gen_ai.operation.name"] == "invoke_agent"
+    # the trace of the process that started it (a CI job's): OpenTelemetry's environment
+    # variable carrier (the session began a trace of its own)
+    assert session.trace_id.hex() == TRACE_ID and session.parent_span_id.hex() == PARENT_ID
+
+
+def test_a_batch_joins_the_trace_its_process_was_started_in(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "prompt": "hi"}\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "ccwire", "batch", "--otel", "--offline", "--plain", str(tasks),
+         "-o", str(tmp_path / "out.jsonl")],
+        capture_output=True, cwd=tmp_path, env={**env(receiver.endpoint),
+        "CCWIRE_OFFLINE_DIR": str(tmp_path / "offline"),
+        "TRACEPARENT": f"00-{TRACE_ID}-{PARENT_ID}-01"}, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    by_name = {span.name: span for span in receiver.spans}
+    batch = by_name["ccwire.batch"]
+    assert batch.trace_id.hex() == TRACE_ID and batch.parent_span_id.hex() == PARENT_ID
+    assert {span.trace_id.hex() for span in receiver.spans} == {TRACE_ID}
 
 
 def test_run_otel_cli_needs_otel() -> None:

@@ -11,12 +11,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from ccwire import ClaudeAgentOptions
 from ccwire._app.main import CliIO, main
-from ccwire._batch.budget import MIN_TASK_CAP_USD, CostBudget, capped_options
-from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy, read_results, run_batch
+from ccwire._batch.budget import MIN_TASK_CAP_USD, BudgetAction, CostBudget, capped_options
+from ccwire.batch import (
+    BatchConfigError,
+    BatchResult,
+    BatchState,
+    RetryPolicy,
+    read_results,
+    run_batch,
+)
 from ccwire.testing import ModelRequest, ScriptedModel, error, reply, text, tool_use
 
 from .scripted import first_prompt
@@ -175,6 +183,29 @@ async def test_interrupt_cancels_the_running_tasks_which_run_again_later(
             again = await results.collect()
     assert sorted(r.id for r in again) == ["fast-2", "fast-3", "slow-1", "slow-2"]
     assert Counter(r.id for r in recorded(out)) == Counter(t["id"] for t in tasks)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on_budget", ["finish", "interrupt"])
+async def test_a_batch_its_budget_left_unfinished_is_stopped_not_completed(
+    fake_options: Any, on_budget: BudgetAction
+) -> None:
+    # `completed` says every task has its result: a batch whose budget left tasks
+    # unrun ended `completed` all the same (only `over_budget()` told them apart)
+    paid = [{"id": "p", "prompt": "pay 0.01 p"}]
+    echo = [{"id": "a", "prompt": "echo a"}, {"id": "b", "prompt": "echo b"}]
+    with anyio.fail_after(60):
+        async with run_batch(paid + echo, options=fake_options(), concurrency=1,
+                             max_cost_usd=0.005, on_budget=on_budget) as run:  # fmt: skip
+            got = await run.collect()
+    assert [r.id for r in got] == ["p"] and run.over_budget()
+    assert run.state is BatchState.STOPPED
+    with anyio.fail_after(60):  # spent by the last task: none is left, it completed
+        async with run_batch(echo + paid, options=fake_options(), concurrency=1,
+                             max_cost_usd=0.005, on_budget=on_budget) as run:  # fmt: skip
+            got = await run.collect()
+    assert [r.id for r in got] == ["a", "b", "p"] and run.over_budget()
+    assert run.state is BatchState.COMPLETED
 
 
 def test_a_budget_must_be_positive() -> None:

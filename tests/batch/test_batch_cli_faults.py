@@ -147,12 +147,14 @@ def test_sigterm_stops_the_batch_like_ctrl_c_ends_every_cli_and_exits_143(
 # ------------------------------------------------------------------ the task file
 
 
-def batch_in_process(tmp_path: Path, tasks: Path, *extra: str) -> tuple[int, str, str]:
-    """``ccwire batch --plain`` in this process, with the fake CLI (echoes only)."""
+def batch_in_process(
+    tmp_path: Path, tasks: Path, *extra: str, display: str = "--plain"
+) -> tuple[int, str, str]:
+    """``ccwire batch --plain`` (or `display`) in this process, with the fake CLI."""
     cli_io = CliIO(io.StringIO(), io.StringIO(), io.StringIO(), dict(os.environ))
     holds = Holds()
     args = ["batch", str(tasks), "-o", str(tmp_path / "out.jsonl"), "--offline",
-            "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", *extra]  # fmt: skip
+            "--cli-path", fake_cli_wrapper(tmp_path, holds), display, *extra]  # fmt: skip
     try:
         code = main(args, io=cli_io)
     finally:
@@ -221,6 +223,31 @@ def test_tasks_a_budget_interrupts_are_told_apart_from_those_not_run(tmp_path: P
     assert code == 1, err
     assert [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").open()] == ["a", "p"]
     assert "; 1 tasks not run and 2 interrupted (what they spent is not known" in err
+
+
+def test_a_spent_budget_is_in_the_summary_for_scripts_and_in_the_table(tmp_path: Path) -> None:
+    # `--json`'s summary said nothing of a budget: a script saw exit code 1 and no
+    # reason (the reason was a line of text on stderr only)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(
+        GOOD + b'{"id": "p", "prompt": "pay 0.01 p"}\n'
+        b'{"id": "b", "prompt": "echo b"}\n{"id": "c", "prompt": "echo c"}\n'
+    )
+    code, out, err = batch_in_process(tmp_path, tasks, "-j", "1", "--max-cost-usd", "0.005",
+                                      display="--json")  # fmt: skip
+    assert code == 1 and "budget spent" in err, err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["event"] == "summary"
+    budget = summary["budget"]
+    spent = sum(json.loads(x)["cost_usd"] for x in (tmp_path / "out.jsonl").open())
+    assert budget == {"max_cost_usd": 0.005, "spent_usd": pytest.approx(spent), "spent": True,
+                      "not_run": 2, "interrupted": 0,
+                      "overshoot_usd": pytest.approx(spent - 0.005)}  # fmt: skip
+    code, out, err = batch_in_process(tmp_path, tasks, "--max-cost-usd", "1")  # room: the rest
+    assert code == 0, err
+    spent = sum(json.loads(x)["cost_usd"] for x in (tmp_path / "out.jsonl").open())
+    assert f"budget                   ${spent:.4f} recorded of $1.0000\n" in out
+    assert "budget spent" not in err
 
 
 def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(

@@ -122,6 +122,21 @@ async def test_a_batch_is_one_trace_with_a_span_per_task_over_its_sessions(
         assert len(spans.children(task, "invoke_agent claude-code")) == 1
 
 
+async def test_a_spent_budget_is_on_the_batch_span(fake_options: FakeOptions, spans: Spans) -> None:
+    # the span of a batch its budget stopped looked like that of a batch that ran all
+    tasks = [{"id": "p", "prompt": "pay 0.01 p"}, {"id": "a", "prompt": "echo a"}]
+    options = fake_options(telemetry=Telemetry(tracer_provider=spans.provider))
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=options, max_cost_usd=0.005, concurrency=1) as run:
+            got = await run.collect()
+    assert [r.id for r in got] == ["p"]
+    (batch,) = spans.named("ccwire.batch")
+    attrs = attrs_of(batch)
+    assert attrs["ccwire.batch.budget.max_cost_usd"] == 0.005
+    assert attrs["ccwire.batch.budget.spent_usd"] == pytest.approx(got[0].cost_usd)
+    assert attrs["ccwire.batch.budget.spent"] is True
+
+
 async def test_a_stopped_task_is_cancelled_on_its_span(
     fake_options: FakeOptions, holds: Holds, spans: Spans
 ) -> None:

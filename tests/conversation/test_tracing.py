@@ -6,6 +6,7 @@ is in ``tests/e2e/test_telemetry_e2e.py``."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -431,6 +432,36 @@ async def test_two_sessions_on_one_meter_provider_add_to_the_same_metrics(otel: 
     assert tokens == {"input": 20, "output": 10}
 
 
+async def test_a_prompt_sent_under_another_span_links_the_session_to_it(otel: Otel) -> None:
+    # one client shared by a server's requests: its span is a child of the span current
+    # at connect, and the trace of each request that sent a prompt led nowhere
+    provider = otel.telemetry.tracer_provider
+    assert provider is not None
+    tracer = provider.get_tracer("app")
+    with tracer.start_as_current_span("startup") as startup:
+        async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+            requests: list[tuple[str, Any]] = []
+            for name in ("request 1", "request 2", "request 2"):
+                if not requests or name != requests[-1][0]:
+                    requests.append((name, tracer.start_span(name)))
+                with trace.use_span(requests[-1][1], end_on_exit=False):
+                    await client.query("go")
+                await fake.receive("user")
+                await fake.result("ok")
+                [m async for m in client.receive_response()]
+            await client.query("from the startup span")  # its parent's: no link
+            await fake.receive("user")
+            await fake.result("ok")
+            [m async for m in client.receive_response()]
+    session = otel.one("invoke_agent claude-code")
+    assert session.parent is not None
+    assert session.parent.span_id == startup.get_span_context().span_id
+    linked = [(link.context.span_id, dict(link.attributes or {})) for link in session.links]
+    assert linked == [
+        (span.get_span_context().span_id, {"ccwire.link.reason": "prompt"}) for _, span in requests
+    ]
+
+
 async def test_a_resumed_cli_restored_cost_is_not_a_cost_of_this_session(otel: Otel) -> None:
     # on --resume the CLI's totals count the cost it restored (0.0018 here): the first
     # turn cost what the CLI says it spent since its previous result
@@ -617,8 +648,8 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
 ) -> None:
     tool = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "x"}}
 
-    async def run(stop: str) -> None:
-        transport, peer = memory_transport_pair()
+    async def run(stop: str, cut_short: bool) -> None:
+        transport, peer = memory_transport_pair(close_grace=10 if cut_short else 0)
         fake = FakeCLI(peer)
         options = ClaudeAgentOptions(telemetry=otel.telemetry)
         async with anyio.create_task_group() as tg:
@@ -627,6 +658,10 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
                 await fake.handshake()
                 await fake.receive("user")
                 await fake.assistant(tool)  # the tool then runs until the session stops
+                if cut_short:  # as the CLI does: the call cut short is an error result
+                    await fake.expect_eof()
+                    await fake.tool_result("toolu_1", "Interrupted by user", is_error=True)
+                    await fake.exit(0)
 
             tg.start_soon(answer)
             with anyio.fail_after(15):
@@ -647,13 +682,16 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
                                     await anyio.sleep_forever()
                                 break  # or the caller stops reading, on purpose
 
-    for stop in ("cancel", "raise", "close"):
+    for stop, cut_short in itertools.product(("cancel", "raise", "close"), (False, True)):
         otel.spans.clear()
-        await run(stop)
+        await run(stop, cut_short)
         session = otel.one("invoke_agent claude-code")
         assert session.end_time is not None
-        bash = otel.one("execute_tool Bash")  # never got its result: cancelled, in each case
-        assert attrs_of(bash)["error.type"] == "cancelled"
+        # it never got its result, or the CLI said it failed as the session stopped (it
+        # was `tool_error`, as a tool that fails by itself): cancelled, in each case
+        bash = otel.one("execute_tool Bash")
+        assert attrs_of(bash)["error.type"] == "cancelled", (stop, cut_short)
+        assert bash.status.status_code is StatusCode.ERROR
         raised = [dict(e.attributes or {}) for e in session.events if e.name == "exception"]
         if stop == "close":
             assert session.status.status_code is StatusCode.UNSET, stop

@@ -46,12 +46,18 @@ from .batch_progress import (
     PlainBatchDisplay,
     RichBatchDisplay,
 )
-from .batch_report import add_latest, read_latest, refuse_overwriting, write_report
+from .batch_report import (
+    Superseded,
+    add_latest,
+    read_latest,
+    refuse_overwriting,
+    write_report,
+)
 from .doctor import detect_auth
 from .errors import AuthMissingError, utf8_options
 from .io import watch_signals
 from .loaders import UsageError, load_script, parse_step
-from .otel import exporting, start_otel
+from .otel import exporting, start_otel, under_parent
 from .render import rich_available
 
 if TYPE_CHECKING:
@@ -260,12 +266,14 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
         try:
-            with display, exporting(telemetry):
+            with display, exporting(telemetry), under_parent(telemetry, io.environ):
                 failure = anyio.run(_main, run, io, interrupted)
         finally:
             live.finish()
         if closed:
             raise closed[0]
+        expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+        progress.budget = _budget_state(run, progress, expected)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
         signum = interrupted[0]
@@ -281,22 +289,19 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     if failure is not None:
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
-    expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
-    if run.over_budget():
-        assert run.budget is not None
-        left = max(0, expected - progress.done)
-        # cancelled by --on-budget interrupt: they ran, and spent what no result says
-        cut = min(left, len(progress.running)) if run.interrupted else 0
-        what = f"{left - cut} tasks not run"
+    budget = progress.budget
+    if budget is not None and budget["spent"]:
+        not_run, cut = budget["not_run"], budget["interrupted"]
+        what = f"{not_run} tasks not run"
         if cut:
             what += f" and {cut} interrupted (what they spent is not known, nor counted)"
-        what += _overshoot(run.budget.overshoot, args.spares)
+        what += _overshoot(budget["overshoot_usd"], args.spares)
         io.stderr.write(
-            f"ccwire: budget spent: ${run.budget.spent:.4f} recorded of "
-            f"${run.budget.max_cost_usd:.4f}; {what} (not in {args.output}); "
+            f"ccwire: budget spent: ${budget['spent_usd']:.4f} recorded of "
+            f"${budget['max_cost_usd']:.4f}; {what} (not in {args.output}); "
             "run again with a higher --max-cost-usd (or none) to run them\n"
         )
-        if left:
+        if not_run or cut:
             code = 1
     elif progress.done < expected:  # never exit 0 while a task has no result
         io.stderr.write(
@@ -312,6 +317,31 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         )
         code = 1
     return code
+
+
+def _budget_state(run: BatchRun, progress: BatchProgress, expected: int) -> dict[str, Any] | None:
+    """The batch's budget once it has run (`BatchProgress.budget`), `None` without one.
+
+    Args:
+        run: The batch.
+        progress: Its totals.
+        expected: The tasks of the file that had no result before this run.
+    """
+    budget = run.budget
+    if budget is None:
+        return None
+    spent = run.over_budget()
+    left = max(0, expected - progress.done) if spent else 0
+    # cancelled by --on-budget interrupt: they ran, and spent what no result says
+    cut = min(left, len(progress.running)) if spent and run.interrupted else 0
+    return {
+        "max_cost_usd": budget.max_cost_usd,
+        "spent_usd": round(budget.spent, 10),
+        "spent": spent,
+        "not_run": left - cut,
+        "interrupted": cut,
+        "overshoot_usd": round(budget.overshoot, 10),
+    }
 
 
 def _overshoot(over: float, spares: int) -> str:
@@ -365,6 +395,7 @@ class LiveReport:
         self._target = Path(target) if target else None
         self._results = results
         self._latest: dict[str, BatchResult] = {}
+        self._superseded = Superseded()  # earlier results of re-run tasks
         self._skipped = 0
         self._next = 0.0  # time.monotonic() from which the page may be rewritten
 
@@ -376,7 +407,7 @@ class LiveReport:
         """
         if self._target is None:
             return
-        results, self._skipped = read_latest(self._results)
+        results, self._skipped = read_latest(self._results, self._superseded)
         for result in results:
             self._latest[result.id] = result
         try:
@@ -390,7 +421,7 @@ class LiveReport:
         """Add a recorded result; rewrite the page when it is due."""
         if self._target is None or event.kind != "finished" or event.result is None:
             return
-        add_latest(self._latest, event.result)
+        add_latest(self._latest, event.result, self._superseded)
         if time.monotonic() >= self._next:
             self._write(live=True)
 
@@ -404,7 +435,7 @@ class LiveReport:
         began = time.monotonic()
         write_report(list(self._latest.values()), self._target, source=self._results,
                      transcripts=not live, refresh=int(self.EVERY) if live else None,
-                     skipped=self._skipped)  # fmt: skip
+                     skipped=self._skipped, superseded=self._superseded)  # fmt: skip
         now = time.monotonic()
         self._next = now + max(self.EVERY, self.SHARE * (now - began))
 

@@ -53,6 +53,12 @@ class BatchProgress:
     """Finished tasks whose cost is not (all) known (`BatchResult.cost_known`)."""
     timed_out: int = 0
     """Failed tasks stopped by their time limit (``error_kind="timeout"``)."""
+    budget: dict[str, Any] | None = None
+    """The batch's budget once it has run (``--max-cost-usd``; `None` without one):
+    ``max_cost_usd``, ``spent_usd`` (the cost the results file records, earlier runs
+    included), ``spent`` (whether that reached the budget, which stopped the batch),
+    ``not_run`` and ``interrupted`` (the tasks it left without a result), and
+    ``overshoot_usd`` (how far the recorded cost passed it)."""
     started_at: float = field(default_factory=time.monotonic)
     running: dict[str, tuple[float, int]] = field(default_factory=dict)
     failures: list[BatchResult] = field(default_factory=list)
@@ -129,6 +135,7 @@ class BatchProgress:
             "cost_unknown_tasks": self.cost_unknown,
             "elapsed_s": round(self.elapsed, 3),
             "rate_per_min": round(self.rate * 60, 2),
+            "budget": None if self.budget is None else dict(self.budget),
         }
 
 
@@ -160,7 +167,20 @@ def summary_lines(progress: BatchProgress) -> list[tuple[str, str]]:
         ("cost", cost_text(s["cost_usd"], s["cost_unknown_tasks"])),
         ("wall time", format_duration(s["elapsed_s"])),
         ("rate", f"{s['rate_per_min']:.1f} tasks/min"),
+        *_budget_lines(s["budget"]),
     ]
+
+
+def _budget_lines(budget: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The summary's budget row (none without a budget)."""
+    if budget is None:
+        return []
+    text = f"${budget['spent_usd']:.4f} recorded of ${budget['max_cost_usd']:.4f}"
+    if budget["spent"]:
+        text += f": spent, {budget['not_run']} tasks not run"
+        if budget["interrupted"]:
+            text += f", {budget['interrupted']} interrupted"
+    return [("budget", text)]
 
 
 def failure_lines(result: BatchResult, *, verbose: bool) -> list[str]:

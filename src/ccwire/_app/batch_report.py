@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -48,6 +49,7 @@ __all__ = [
     "percentiles",
     "read_latest",
     "refuse_overwriting",
+    "Superseded",
     "render_report",
     "report_command",
     "report_view",
@@ -71,23 +73,51 @@ _KIND_COLOURS = {"ok": "#54a24b", "api": "#e45756", "model": "#b279a2", "start":
                  "lost": "#eeca3b", "timeout": "#f58518"}  # fmt: skip
 
 
-def read_latest(path: str | Path) -> tuple[list[BatchResult], int]:
+@dataclass
+class Superseded:
+    """The results of a results file that a later result of their task replaced
+    (``--rerun-failed``): the report shows each task's last result, but what the
+    earlier ones cost was spent too (a ``--max-cost-usd`` budget counts it).
+
+    Attributes:
+        results: How many.
+        cost_usd: What they cost (of those whose cost is known).
+    """
+
+    results: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, result: BatchResult) -> None:
+        """Count ``result``, replaced by a later one."""
+        self.results += 1
+        self.cost_usd += result.cost_usd
+
+
+def read_latest(
+    path: str | Path, superseded: Superseded | None = None
+) -> tuple[list[BatchResult], int]:
     """The last result of each task in a results file, in the order tasks last
     finished, each cut to what the report shows (`report_view`), and how many lines
-    held no readable result.
+    held no readable result; the results a later one replaced are counted in
+    ``superseded``.
 
     The file is read one line at a time, so what is held grows with the tasks, not with
     the file (a task's answer text may be megabytes)."""
     reading = read_results_counted(path)
     latest: dict[str, BatchResult] = {}
     for result in reading:
-        add_latest(latest, result)
+        add_latest(latest, result, superseded)
     return list(latest.values()), reading.skipped
 
 
-def add_latest(latest: dict[str, BatchResult], result: BatchResult) -> None:
-    """Make ``result`` (as `report_view`) the last one of its task in ``latest``."""
-    latest.pop(result.id, None)
+def add_latest(
+    latest: dict[str, BatchResult], result: BatchResult, superseded: Superseded | None = None
+) -> None:
+    """Make ``result`` (as `report_view`) the last one of its task in ``latest`` (the one
+    it replaces counted in ``superseded``)."""
+    earlier = latest.pop(result.id, None)
+    if earlier is not None and superseded is not None:
+        superseded.add(earlier)
     latest[result.id] = report_view(result)
 
 
@@ -134,17 +164,21 @@ def report_command(args: argparse.Namespace, out: IO[str], err: IO[str] | None =
         raise UsageError(f"batch report: {args.results!r} is a directory, not a results file")
     if args.html:
         refuse_overwriting(args.html, results_file=args.results)
-    results, skipped = read_latest(args.results)
+    superseded = Superseded()
+    results, skipped = read_latest(args.results, superseded)
     notes = err if args.json else out
     if args.html:
         pages = write_report(results, Path(args.html), source=str(args.results),
-                             transcripts=not args.no_transcripts, skipped=skipped)  # fmt: skip
+                             transcripts=not args.no_transcripts, skipped=skipped,
+                             superseded=superseded)  # fmt: skip
         if notes is not None:
             notes.write(f"wrote {args.html} ({len(results)} tasks, {pages} transcript pages)\n")
     if skipped and notes is not None:
         notes.write(f"ccwire: {_skipped_text(skipped)} in {args.results}\n")
     if args.json:
-        summary = summarize(results, source=str(args.results), skipped=skipped)
+        summary = summarize(
+            results, source=str(args.results), skipped=skipped, superseded=superseded
+        )
         # strict JSON: a NaN or an infinity is a ValueError here, never printed
         text = json.dumps(summary, ensure_ascii=False, indent=2, allow_nan=False)
         out.write(_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
@@ -169,6 +203,7 @@ SUMMARY_KEYS = (
     "version", "source", "tasks", "ok", "failed", "skipped_lines", "by_kind", "cost_usd",
     "cost_unknown_tasks", "input_tokens", "output_tokens", "tool_calls", "duration_s",
     "percentiles", "slowest", "costliest", "overflowed", "blocked_tasks", "blocked",
+    "attempts", "retries", "retried_tasks", "superseded_results", "spent_usd",
 )  # fmt: skip
 """The keys of `summarize`'s object, in order."""
 
@@ -191,7 +226,13 @@ def percentiles(values: Sequence[float]) -> dict[str, float] | None:
     return out
 
 
-def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) -> dict[str, Any]:
+def summarize(
+    results: Sequence[BatchResult],
+    *,
+    source: str,
+    skipped: int = 0,
+    superseded: Superseded | None = None,
+) -> dict[str, Any]:
     """The report's numbers as one JSON-ready object (``ccwire batch report --json``).
 
     Keys (`SUMMARY_KEYS`): ``version`` (`SUMMARY_VERSION`), ``source`` (the results
@@ -209,18 +250,25 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
     normally); ``blocked_tasks``: how many tasks blocked the event loop they ran on
     (synchronous code in a task function: `BatchResult.blocked_s`), and ``blocked``:
     up to `TOP` of them, the longest first (``id``, ``ok``, ``error_kind``,
-    ``blocked_s``). Every number is finite: the object is strict JSON.
+    ``blocked_s``); ``attempts``: the attempts the tasks' results ran (`BatchResult.attempts`),
+    ``retries``: those past each task's first, ``retried_tasks``: the tasks that had
+    more than one; ``superseded_results``: the results a later result of their task
+    replaced (``--rerun-failed``), and ``spent_usd``: what every result of the file cost,
+    those included (what a ``--max-cost-usd`` budget counts; ``cost_usd`` is of the last
+    results only), ``null`` when too large for a float. Every number is finite: the
+    object is strict JSON.
 
     Args:
         results: One result per task.
         source: The results file.
         skipped: Lines of the file that held no readable result.
+        superseded: The results later ones replaced (none by default).
 
     Returns:
         The summary.
     """
     counts = Counter("ok" if r.ok else (r.error_kind or "unknown") for r in results)
-    totals = _totals(results)
+    totals = _totals(results, superseded)
 
     def row(r: BatchResult) -> dict[str, Any]:
         return {"id": r.id, "ok": r.ok, "error_kind": r.error_kind, "duration_s": r.duration_s,
@@ -248,9 +296,15 @@ def summarize(results: Sequence[BatchResult], *, source: str, skipped: int = 0) 
         },
         "slowest": [row(r) for r in _slowest(results)],
         "costliest": [row(r) for r in _costliest(results)],
-        "overflowed": [key for key in _FLOAT_TOTALS if totals[key] is None],
+        "overflowed": [key for key in _FLOAT_TOTALS if totals[key] is None]
+        + (["spent_usd"] if totals["superseded_results"] and totals["spent_usd"] is None else []),
         "blocked_tasks": sum(1 for r in results if r.blocked_s > 0),
         "blocked": [_blocked_row(r) for r in _blocking(results)],
+        "attempts": totals["attempts"],
+        "retries": totals["retries"],
+        "retried_tasks": totals["retried_tasks"],
+        "superseded_results": totals["superseded_results"],
+        "spent_usd": _rounded(totals["spent_usd"], 10),
     }
 
 
@@ -267,20 +321,28 @@ def _finite_sum(values: Iterable[float]) -> float | None:
     return total if math.isfinite(total) else None
 
 
-def _totals(results: Sequence[BatchResult]) -> dict[str, Any]:
+def _totals(results: Sequence[BatchResult], superseded: Superseded | None) -> dict[str, Any]:
     """The totals over the tasks, for the page's cards and `summarize`; a float total
     that overflows (`_FLOAT_TOTALS`) is `None`."""
     ok = sum(1 for r in results if r.ok)
+    cost = _finite_sum(r.cost_usd for r in results)
+    earlier = superseded or Superseded()
+    spent = None if cost is None else _finite_sum((cost, earlier.cost_usd))
     return {
         "tasks": len(results),
         "ok": ok,
         "failed": len(results) - ok,
-        "cost_usd": _finite_sum(r.cost_usd for r in results),
+        "cost_usd": cost,
         "cost_unknown_tasks": sum(1 for r in results if not r.cost_known),
         "input_tokens": sum(r.input_tokens for r in results),
         "output_tokens": sum(r.output_tokens for r in results),
         "tool_calls": sum(r.tool_calls for r in results),
         "duration_s": _finite_sum(r.duration_s for r in results),
+        "attempts": sum(r.attempts for r in results),
+        "retries": sum(max(0, r.attempts - 1) for r in results),
+        "retried_tasks": sum(1 for r in results if r.attempts > 1),
+        "superseded_results": earlier.results,
+        "spent_usd": spent,
     }
 
 
@@ -292,6 +354,7 @@ def write_report(
     transcripts: bool = True,
     refresh: int | None = None,
     skipped: int = 0,
+    superseded: Superseded | None = None,
 ) -> int:
     """Write the report (and the transcript pages it links to) next to each other.
 
@@ -302,6 +365,7 @@ def write_report(
         transcripts: Write the linked sessions' pages (``<target stem>_sessions/``).
         refresh: Reload the page every this many seconds (a batch still running).
         skipped: Lines of the results file that held no readable result.
+        superseded: The results later ones replaced.
 
     Returns:
         How many transcript pages were written.
@@ -317,9 +381,10 @@ def write_report(
             if view is None:
                 continue
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{sid}.html").write_bytes(page_bytes(render_html(view)))
+            _write_page(folder / f"{sid}.html", page_bytes(render_html(view)))
             links[sid] = f"{folder.name}/{sid}.html"
-    page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped)
+    page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped,
+                         superseded=superseded)  # fmt: skip
     _write_page(target, page_bytes(page))
     return len(links)
 
@@ -347,21 +412,31 @@ def refuse_overwriting(page: str, **files: str) -> None:
 
 
 def _write_page(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` whole: through a file renamed over it (a live view
-    never shows a half-written page), next to the file a link names (the link stays).
-    A target that is no regular file (a FIFO, a terminal, ``/dev/stdout``) is written
-    in place: a rename would replace the device or pipe with a file."""
+    """Write ``data`` to ``target`` whole: through a file of its own, flushed to disk and
+    renamed over it (a live view, or a writer killed midway, never leaves a half-written
+    page), next to the file a link names (the link stays). The file is new and of a
+    unique name: a fixed one (``report.html.tmp``) was written through when a file of
+    that name already stood there (a link to another file: that file was overwritten,
+    and the link put in the page's place), and two writers of one page (a running
+    batch's ``--report`` and a ``batch report``) wrote into each other's file. A target
+    that is no regular file (a FIFO, a terminal, ``/dev/stdout``) is written in place: a
+    rename would replace the device or pipe with a file."""
     real = Path(os.path.realpath(target))
     if real.exists() and not real.is_file() and not real.is_dir():
         with real.open("wb") as handle:
             handle.write(data)
         return
-    tmp = real.with_name(real.name + ".tmp")
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    # O_EXCL: a new file, never one already there (nor a link's); its mode as umask says
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     try:
-        tmp.write_bytes(data)
+        with os.fdopen(os.open(tmp, flags, 0o666), "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         tmp.replace(real)
-    except OSError:
-        tmp.unlink(missing_ok=True)  # no stray file next to a target that is a folder
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # no stray file (a target that is a folder; a kill)
         raise
 
 
@@ -610,6 +685,7 @@ def render_report(
     links: dict[str, str] | None = None,
     refresh: int | None = None,
     skipped: int = 0,
+    superseded: Superseded | None = None,
 ) -> str:
     """The report's HTML (inline CSS and SVG, no script).
 
@@ -619,22 +695,39 @@ def render_report(
         links: Transcript page paths by session id.
         refresh: Reload the page every this many seconds.
         skipped: Lines of the results file that held no readable result.
+        superseded: The results later ones replaced: what they cost is named by the
+            total cost.
 
     Returns:
         The page's source.
     """
     links = links or {}
-    t = _totals(results)
+    t = _totals(results, superseded)
     cost = t["cost_usd"]
     cost = _TOO_LARGE if cost is None else cost_text(cost, t["cost_unknown_tasks"])
+    spent = _TOO_LARGE if t["spent_usd"] is None else f"${t['spent_usd']:.4f}"
+    earlier = t["superseded_results"]
     duration = _TOO_LARGE if t["duration_s"] is None else f"{t['duration_s']:,.1f} s"
     totals = [
         ("tasks", f"{t['tasks']:,}", "total"),
         ("succeeded", f"{t['ok']:,}", "ok"),
         ("failed", f"{t['failed']:,}", "failed"),
         ("cost", cost, "cost"),
+        *(
+            [
+                (
+                    f"spent, with the {earlier} earlier result{'s' if earlier != 1 else ''} of "
+                    "re-run tasks",
+                    spent,
+                    "spent",
+                )
+            ]
+            if earlier
+            else []
+        ),
         ("tokens", f"{t['input_tokens'] + t['output_tokens']:,}", "tokens"),
         ("tool calls", f"{t['tool_calls']:,}", "tool-calls"),
+        ("retries", f"{t['retries']:,}", "retries"),
         ("task time", duration, "duration"),
     ]
     cards = "".join(

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
-from .._conversation.telemetry import Telemetry, close_telemetry, setup_otlp
+from .._conversation.telemetry import Telemetry, close_telemetry, env_parent, setup_otlp
 from .._core.redact import redact_text
 from .loaders import UsageError
 
-__all__ = ["EXIT_SECONDS", "exporting", "start_otel"]
+__all__ = ["EXIT_SECONDS", "exporting", "start_otel", "under_parent"]
 
 logger = logging.getLogger("ccwire")
 
@@ -41,6 +41,23 @@ def start_otel(otel: bool, otel_cli: bool, *, worker_setup: str | None = None) -
     except ImportError as exc:
         raise UsageError(str(exc)) from None
     return Telemetry(cli_traces=otel_cli, worker_setup=worker_setup)
+
+
+@contextlib.contextmanager
+def under_parent(telemetry: Telemetry | None, environ: Mapping[str, str]) -> Iterator[None]:
+    """With ``telemetry``: inside it, the trace context this process was started with
+    (``TRACEPARENT``, ``TRACESTATE``: `env_parent`) is the current one, so the
+    command's spans join that trace; without ``telemetry`` nothing changes.
+
+    Args:
+        telemetry: The command's `Telemetry` (`start_otel`), `None` without ``--otel``.
+        environ: This process's environment.
+    """
+    if telemetry is None:
+        yield
+        return
+    with env_parent(environ):
+        yield
 
 
 class _ExportErrors(logging.Handler):

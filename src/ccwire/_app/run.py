@@ -42,7 +42,7 @@ from .events import RunEvent, RunTracker
 from .io import watch_signals
 from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
 from .offline import OFFLINE_DIR_ENV, offline_dir
-from .otel import exporting, start_otel
+from .otel import exporting, start_otel, under_parent
 from .permissions import PermissionPrompter
 from .render import JsonRenderer, PlainRenderer, Renderer, RichRenderer, rich_available
 from .trace import tracing_transport
@@ -239,7 +239,7 @@ def execute(spec: RunSpec, tracker: RunTracker, renderer: Renderer, io: CliIO) -
             telemetry=spec.telemetry,
         )
         signals: list[int] = []  # the signal that stopped the run
-        with exporting(spec.telemetry):
+        with exporting(spec.telemetry), under_parent(spec.telemetry, io.environ):
             anyio.run(_main, options, spec, tracker, io, signals)
     if tracker.output_closed is not None:
         raise tracker.output_closed

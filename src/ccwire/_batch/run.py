@@ -293,8 +293,9 @@ class BatchState(enum.Enum):
     ``new`` until ``async with``; ``running``; ``stopping`` once it was told to stop
     (`BatchRun.stop()`, the ``async with`` block left early, or a result that could
     not be written); then one outcome: ``completed`` (every task has its result),
-    ``stopped`` (the unfinished tasks run on the next call) or ``failed``
-    (`BatchRun.error` says why, and is raised).
+    ``stopped`` (the unfinished tasks run on the next call: it was stopped, or its
+    budget, ``max_cost_usd``, was spent before every task had its result) or
+    ``failed`` (`BatchRun.error` says why, and is raised).
     """
 
     NEW = "new"
@@ -384,6 +385,7 @@ class BatchRun:
         self._ray_options = ray_options
         self._rng = rng
         self._seen: set[str] = set()
+        self._recorded = 0  # results recorded (`finish`)
         self._state = BatchState.NEW
         self._error: BaseException | None = None
         self._all_done = False  # every task has its result (set before the stream ends)
@@ -503,7 +505,9 @@ class BatchRun:
             except OSError as error:  # Parquet: the journal keeps every result
                 self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
         self._tracing.end(submitted=self.submitted, skipped=len(self.skipped),
-                          failure=exc or self._error)  # fmt: skip
+                          failure=exc or self._error, budget=self.budget)  # fmt: skip
+        if self._state is BatchState.RUNNING and self.left_by_budget():
+            self._advance(BatchState.STOPPING)  # ...then stopped: the rest run next time
         if self._error is not None:
             self._advance(BatchState.FAILED)
         elif self._state is BatchState.RUNNING:
@@ -638,6 +642,7 @@ class BatchRun:
             except OSError as exc:
                 self._fail(ResultsWriteError(str(self._writer.lines_path), exc))
                 return
+        self._recorded += 1
         interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
         if interrupt:  # an `interrupt` budget is spent: cancel the running tasks
@@ -665,6 +670,11 @@ class BatchRun:
     def over_budget(self) -> bool:
         """True once the batch's budget is spent: no task may start."""
         return self.budget is not None and self.budget.exhausted
+
+    def left_by_budget(self) -> bool:
+        """True when the budget is spent and a task it let start, or read and then
+        held back, has no result (not run, or cancelled by an ``interrupt`` budget)."""
+        return self.over_budget() and len(self._seen) - len(self.skipped) > self._recorded
 
     def budget_room(self, running: int) -> bool:
         """Whether the budget lets a task start while ``running`` run (`CostBudget.room`:

@@ -39,6 +39,7 @@ from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
 from .._conversation.telemetry import Telemetry, flush_telemetry
 from .._core.redact import redact_text
+from .budget import CostBudget
 from .errors import BatchConfigError
 from .refs import resolve_reference
 from .results import BatchResult, RetryPolicy
@@ -201,8 +202,17 @@ class BatchTracing:
         finally:
             context.detach(token)
 
-    def end(self, *, submitted: int, skipped: int, failure: BaseException | None) -> None:
-        """End the batch span with what the batch did."""
+    def end(
+        self,
+        *,
+        submitted: int,
+        skipped: int,
+        failure: BaseException | None,
+        budget: CostBudget | None = None,
+    ) -> None:
+        """End the batch span with what the batch did (and its budget's state: the
+        budget, the cost recorded against it, earlier runs' included, and whether it was
+        spent, which stopped the batch starting tasks)."""
         span, self._span = self._span, None
         if span is None:
             return
@@ -217,6 +227,12 @@ class BatchTracing:
             "ccwire.batch.failed": self.counts["failed"],
             "ccwire.usage.cost_usd": round(self.cost, 10),
         })  # fmt: skip
+        if budget is not None:
+            span.set_attributes({
+                "ccwire.batch.budget.max_cost_usd": budget.max_cost_usd,
+                "ccwire.batch.budget.spent_usd": round(budget.spent, 10),
+                "ccwire.batch.budget.spent": budget.exhausted,
+            })  # fmt: skip
         if failure is not None:
             span.set_attribute("error.type", type(failure).__name__)
             first = (str(failure).splitlines() or [type(failure).__name__])[0]

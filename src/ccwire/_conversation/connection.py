@@ -361,6 +361,8 @@ class Connection:
         May run in any task and any cancel scope, not only where `open()` ran.
         """
         self._closing = True  # the end is ours: a turn cut short is not the CLI's loss
+        if self._trace is not None:
+            self._trace.on_closing()
         with anyio.CancelScope(shield=True):
             if self._router is not None:
                 self._router.detach()

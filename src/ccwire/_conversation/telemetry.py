@@ -7,12 +7,13 @@ it connects; a session without one pays nothing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "OTEL_MISSING",
     "Telemetry",
     "close_telemetry",
+    "env_parent",
     "flush_telemetry",
     "setup_otlp",
 ]
@@ -180,6 +182,33 @@ def flush_telemetry(telemetry: Telemetry, timeout: float = 10.0) -> bool:
         if callable(flush):
             calls.append(functools.partial(flush, millis))
     return _bounded(calls, timeout)
+
+
+@contextlib.contextmanager
+def env_parent(environ: Mapping[str, str]) -> Iterator[None]:
+    """Inside it, the trace context of ``TRACEPARENT`` and ``TRACESTATE`` in
+    ``environ`` (OpenTelemetry's environment variable carriers, which a CI job or a
+    traced parent process sets) is the current one; without them (or with a value that
+    is not valid) nothing changes.
+
+    Args:
+        environ: This process's environment.
+    """
+    parent = environ.get("TRACEPARENT")
+    if not parent:
+        yield
+        return
+    from opentelemetry import context
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carrier = {"traceparent": parent}
+    if environ.get("TRACESTATE"):
+        carrier["tracestate"] = environ["TRACESTATE"]
+    token = context.attach(TraceContextTextMapPropagator().extract(carrier))
+    try:
+        yield
+    finally:
+        context.detach(token)
 
 
 def close_telemetry(timeout: float) -> bool:

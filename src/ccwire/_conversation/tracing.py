@@ -6,7 +6,9 @@ nothing to a session without it:
 
 * the session is one ``invoke_agent`` span, from connect to close, a child of the span
   current at connect; its context goes to the CLI as ``TRACEPARENT``, where the CLI's
-  own spans (when it exports them) join it;
+  own spans (when it exports them) join it; a prompt sent under another span (each
+  request of a server sharing one client) adds a link to it, so that request's trace
+  leads to the session;
 * every ``tool_use`` block the model sends opens an ``execute_tool`` span, closed by
   its ``tool_result`` (built-in and MCP tools alike); a subagent the call starts
   (``Task``/``Agent``) is an ``invoke_agent`` span under it, from the CLI's
@@ -20,7 +22,9 @@ nothing to a session without it:
 * each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
   session's attributes, and records the ``gen_ai.client.token.usage``,
   ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics;
-* an error result, a failed connection or an unfinished tool sets the span's error.
+* an error result, a failed connection or an unfinished tool sets the span's error (a
+  tool the CLI reports failed as the application closes the session was cut short:
+  ``cancelled``, not ``tool_error``).
 
 Content (prompts, answers, tool arguments and results) is recorded only with
 ``Telemetry.record_content``; whatever is recorded passes through the secret masking of
@@ -72,6 +76,7 @@ SCOPE: Final = "ccwire"
 """The instrumentation scope name of ccwire's spans and metrics."""
 
 PROVIDER: Final = "anthropic"
+_MAX_LINKS: Final = 64  # the most callers' spans a session's span links to
 _CONTENT_CHARS: Final = 4096  # the longest content attribute recorded
 _DETAIL_CHARS: Final = 500
 _STACK_CHARS: Final = 16384  # the longest stack trace recorded (a message may be huge)
@@ -166,7 +171,10 @@ class SessionTrace:
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
         self._stopped: tuple[str, str] | None = None  # the application stopped it: why
+        self._closing = False  # the application is closing the session (`on_closing`)
         self._ended = False
+        self._parent = trace.INVALID_SPAN_CONTEXT  # the span current at `start`
+        self._links: set[tuple[int, int]] = set()  # the prompts' callers' spans (ids)
         if started:
             self.start()
 
@@ -179,6 +187,7 @@ class SessionTrace:
             "gen_ai.agent.name": self._config.agent_name,
             **self._config.attributes,
         }
+        self._parent = trace.get_current_span().get_span_context()
         self._span = self._tracer.start_span(
             f"invoke_agent {self._config.agent_name}", kind=SpanKind.CLIENT, attributes=attrs
         )
@@ -204,9 +213,21 @@ class SessionTrace:
     # ------------------------------------------------------------- observers
 
     def on_prompt(self, prompt: object) -> None:
-        """A prompt was sent (its text is kept only with ``record_content``)."""
+        """A prompt was sent (its text is kept only with ``record_content``); a prompt
+        sent under a span other than the one the session began under (a long-lived
+        client used by each request of a server) links the session's span to it."""
         if self._content:
             self._prompts.append(_prompt_text(prompt))
+        caller = trace.get_current_span().get_span_context()
+        key = (caller.trace_id, caller.span_id)
+        if (
+            caller.is_valid
+            and caller.span_id not in (self._parent.span_id, self._span.get_span_context().span_id)
+            and key not in self._links
+            and len(self._links) < _MAX_LINKS
+        ):
+            self._links.add(key)
+            self._span.add_link(caller, {"ccwire.link.reason": "prompt"})
 
     def on_message(self, message: Message) -> None:
         """The message observer of the connection (a frame read as the session ended,
@@ -278,6 +299,12 @@ class SessionTrace:
                 otel_context.detach(token)
 
         return route
+
+    def on_closing(self) -> None:
+        """The application closes the session: a tool call the CLI then reports as
+        failed was cut short (it is ``cancelled``, as one with no result at all), not a
+        tool's error."""
+        self._closing = True
 
     def on_closed(self, error: BaseException | None) -> None:
         """The connection ended or failed to open (``error``: why, if it went badly)."""
@@ -435,7 +462,10 @@ class SessionTrace:
         text = _content_text(block.content)
         if self._content and text is not None:
             span.set_attribute("gen_ai.tool.call.result", _clip(redact_text(text)))
-        if block.is_error:
+        if block.is_error and self._closing:  # what the CLI says of a call cut short
+            span.set_attribute("error.type", "cancelled")
+            span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
+        elif block.is_error:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
             span.set_status(Status(StatusCode.ERROR, why))

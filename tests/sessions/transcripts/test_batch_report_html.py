@@ -180,6 +180,24 @@ def test_a_report_to_a_pipe_or_a_link_writes_through_it_and_never_replaces_it(
     assert real.read_bytes().startswith(b"<!DOCTYPE html>")
 
 
+def test_a_page_is_written_through_a_new_file_of_its_own_never_one_already_there(
+    tmp_path: Path,
+) -> None:
+    # the page went through a fixed "report.html.tmp": a file of that name already
+    # there (here a link to the user's notes) was written through, then renamed into
+    # the page's place; two writers of one page shared it, and renamed each other's
+    # half-written file into place
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    (tmp_path / "report.html.tmp").symlink_to(notes)
+    target = tmp_path / "report.html"
+    write_report([BatchResult(id="t1", ok=True)], target, source="r.jsonl")
+    assert notes.read_text() == "mine"
+    assert not target.is_symlink() and target.read_bytes().startswith(b"<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "report.html",
+                                                          "report.html.tmp"]  # fmt: skip
+
+
 def test_a_big_batch_is_drawn_as_histograms() -> None:
     results = [BatchResult(id=f"t{i}", ok=i % 7 != 0, duration_s=float(i % 50), cost_usd=0.01)
                for i in range(MAX_BARS * 3)]  # fmt: skip
@@ -297,6 +315,49 @@ def test_the_cost_of_a_task_that_crashed_is_unknown_not_zero() -> None:
     assert '<td class="num">$0.5000</td>' in rows["fine"]
     summary = summarize(results, source="r.jsonl")  # --json says so too
     assert (summary["cost_usd"], summary["cost_unknown_tasks"]) == (0.75, 2)
+
+
+def test_the_retries_the_results_file_records_are_counted(tmp_path: Path) -> None:
+    # the attempts of each task were in the results file, in no total of the report
+    results = tmp_path / "results.jsonl"
+    rows = [BatchResult(id="once", ok=True), BatchResult(id="thrice", ok=True, attempts=3),
+            BatchResult(id="gave-up", ok=False, error_kind="api", attempts=4)]  # fmt: skip
+    results.write_text("".join(json.dumps(r.to_json()) + "\n" for r in rows))
+    code, stdout, _ = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0
+    summary = json.loads(stdout)
+    assert (summary["attempts"], summary["retries"], summary["retried_tasks"]) == (8, 5, 2)
+    page = (tmp_path / "r.html").read_text()
+    assert '<div class="total" id="total-retries"><b>5</b>' in page
+    empty = summarize([], source="r.jsonl")
+    assert (empty["attempts"], empty["retries"], empty["retried_tasks"]) == (0, 0, 0)
+
+
+def test_what_the_earlier_results_of_re_run_tasks_cost_is_counted_as_spent(
+    tmp_path: Path,
+) -> None:
+    # --rerun-failed appends a task's new result: the report counts its last one (as a
+    # resume does), and said nothing of what the earlier ones had cost, which the
+    # budget of the batch counts: the report's cost was less than was spent
+    results = tmp_path / "results.jsonl"
+    rows = [BatchResult(id="a", ok=False, error_kind="api", cost_usd=0.25),
+            BatchResult(id="b", ok=True, cost_usd=0.5),
+            BatchResult(id="a", ok=False, error_kind="model", cost_usd=0.125),
+            BatchResult(id="a", ok=True, cost_usd=1.0)]  # fmt: skip
+    results.write_text("".join(json.dumps(r.to_json()) + "\n" for r in rows))
+    code, stdout, _ = run_report(str(results), "--json", "--html", str(tmp_path / "r.html"))
+    assert code == 0
+    summary = json.loads(stdout)
+    assert (summary["tasks"], summary["by_kind"], summary["cost_usd"]) == (2, {"ok": 2}, 1.5)
+    assert (summary["superseded_results"], summary["spent_usd"]) == (2, 1.875)
+    page = (tmp_path / "r.html").read_text()
+    assert (
+        '<div class="total" id="total-spent"><b>$1.8750</b><span>spent, with the 2 '
+        "earlier results of re-run tasks</span>"
+    ) in page
+    once = summarize(rows[1:2], source="r.jsonl")  # nothing re-run: what was spent is the cost
+    assert (once["superseded_results"], once["spent_usd"]) == (0, 0.5)
+    assert 'id="total-spent"' not in render_report(rows[1:2], source="r.jsonl")
 
 
 def test_a_last_line_still_being_written_is_not_an_unreadable_one(tmp_path: Path) -> None:
