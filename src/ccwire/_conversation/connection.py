@@ -84,7 +84,7 @@ from .options import ClaudeAgentOptions, check_settings_file, validate_session_s
 from .ownership import SessionClaim, claim_session
 from .prompt_check import check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
-from .telemetry import OTEL_MISSING, Telemetry
+from .telemetry import Telemetry, otel_missing
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
@@ -1012,14 +1012,14 @@ def _session_trace(
 
     Raises:
         TypeError: ``telemetry`` is not a `Telemetry`.
-        ImportError: OpenTelemetry is not installed.
+        MissingExtraError: OpenTelemetry is not installed.
     """
     if not isinstance(telemetry, Telemetry):
         raise OptionsError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
     try:
         from .tracing import SessionTrace
     except ImportError as exc:
-        raise ImportError(OTEL_MISSING) from exc
+        raise otel_missing() from exc
     try:
         return SessionTrace(telemetry, model, started=started)
     except Exception:  # a tracer or meter provider, or a span processor, that fails
