@@ -403,11 +403,12 @@ class MissingExtraError(CcwireError, ImportError):
     `ImportError`, so code that catches that keeps working.
 
     Example:
-        >>> try:
-        ...     store = RedisStore("redis://localhost")
-        ... except MissingExtraError as exc:
-        ...     print(exc.extra)  # doctest: +SKIP
-        redis
+        ```python
+        try:
+            await store.load(key)  # a RedisStore, without redis-py installed
+        except MissingExtraError as exc:
+            print(exc)  # RedisStore needs redis-py: pip install 'ccwire[redis]'
+        ```
 
     Attributes:
         feature: What needs the extra (``"RedisStore"``).
