@@ -132,6 +132,7 @@ class Connection:
         self._turns = PromptLedger()
         self._stamped: set[str] = set()  # prompt uuids ccwire made up (not the caller's)
         self._ungranted: set[str] = set()  # tools or servers logged about (`_tell_ungranted`)
+        self._told_unreachable = False  # `_tell_unreachable` logged
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
@@ -700,6 +701,8 @@ class Connection:
             self._on_task_frame(item)
             if item.subtype == "init":
                 self._on_init(item)
+            elif item.subtype == codec.API_RETRY:
+                self._tell_unreachable(item)
             commands = codec.changed_commands(item.data)
             if commands is not None:
                 self.latest_commands = commands
@@ -773,6 +776,28 @@ class Connection:
                 server,
                 server,
             )
+
+    def _tell_unreachable(self, item: SystemMessage) -> None:
+        """Log, once per connection, the CLI's first retry of a model request that got
+        no response at all (no network, a proxy, a wrong ``ANTHROPIC_BASE_URL``): the
+        CLI retries for minutes (10 times by default, each wait longer) before the turn
+        fails, and a caller that reads only results was told nothing meanwhile."""
+        retry = codec.api_retry(item.data)
+        if retry is None or retry.status is not None or self._told_unreachable:
+            return
+        self._told_unreachable = True
+        url = (self.options.env or {}).get("ANTHROPIC_BASE_URL") or os.environ.get(
+            "ANTHROPIC_BASE_URL"
+        )
+        logger.warning(
+            "ccwire: the CLI cannot reach the model's API%s (no response; retry %s of %s): "
+            "it keeps retrying, each wait longer, before the turn fails with the error. "
+            "Check the network, a proxy or ANTHROPIC_BASE_URL; CLAUDE_CODE_MAX_RETRIES "
+            "in options.env sets how many retries",
+            f" at {url}" if url else "",
+            retry.attempt if retry.attempt is not None else "?",
+            retry.max_retries if retry.max_retries is not None else "?",
+        )
 
     def _tell_ungranted(self, denials: list[Any]) -> None:
         """Log, once per tool, an in-process tool the CLI refused because nothing in the
