@@ -12,6 +12,7 @@ import sys
 import textwrap
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,7 +127,7 @@ FIRST_NAMES = [  # what a newcomer meets first: `help()` on each shows a code ex
 
 
 @pytest.mark.parametrize("obj", FIRST_NAMES, ids=lambda obj: obj.__name__)
-def test_the_first_names_show_an_example_that_parses(obj: object) -> None:
+def test_the_first_names_show_an_example_that_parses(obj: Any) -> None:
     doc = inspect.getdoc(obj) or ""
     fenced = re.findall(r"^ *```python\n(.*?)^ *```", doc, re.M | re.DOTALL)
     indented = re.findall(r":\n\n((?:    .*\n|\n)+)", doc + "\n")  # a block after "...:"
