@@ -499,7 +499,9 @@ def tool(
     a plain ``str`` (one text block), a list of content blocks, ``None`` or any
     JSON-able value is accepted too. An exception it raises becomes an ``isError``
     result with the exception's text (`ToolError` for exactly your message), logged
-    on the ``ccwire.tools`` logger; the conversation goes on.
+    on the ``ccwire.tools`` logger; the conversation goes on. The decorated name is
+    the `SdkMcpTool`, not a function: to call the handler yourself (in a unit test),
+    ``await greet.handler({"name": "Alice"})``.
     ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
     dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
     the handler's parameters (which are then passed as keyword arguments).  It is
