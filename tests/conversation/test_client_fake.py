@@ -201,9 +201,10 @@ async def test_a_cli_that_cannot_reach_the_api_is_logged_once(
         assert logged == (
             [
                 "ccwire: the CLI cannot reach the model's API at http://127.0.0.1:9 (no "
-                "response; retry 1 of 10): it keeps retrying, each wait longer, before the "
-                "turn fails with the error. Check the network, a proxy or ANTHROPIC_BASE_URL; "
-                "CLAUDE_CODE_MAX_RETRIES in options.env sets how many retries"
+                "response; retry 1 of 10, each wait longer): the turn fails if none gets "
+                "through. Check the network, a proxy or ANTHROPIC_BASE_URL; "
+                "CLAUDE_CODE_MAX_RETRIES (in the environment or options.env) sets how many "
+                "retries"
             ]
             if told
             else []

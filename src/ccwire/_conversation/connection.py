@@ -790,10 +790,10 @@ class Connection:
             "ANTHROPIC_BASE_URL"
         )
         logger.warning(
-            "ccwire: the CLI cannot reach the model's API%s (no response; retry %s of %s): "
-            "it keeps retrying, each wait longer, before the turn fails with the error. "
-            "Check the network, a proxy or ANTHROPIC_BASE_URL; CLAUDE_CODE_MAX_RETRIES "
-            "in options.env sets how many retries",
+            "ccwire: the CLI cannot reach the model's API%s (no response; retry %s of %s, "
+            "each wait longer): the turn fails if none gets through. Check the network, a "
+            "proxy or ANTHROPIC_BASE_URL; CLAUDE_CODE_MAX_RETRIES (in the environment or "
+            "options.env) sets how many retries",
             f" at {url}" if url else "",
             retry.attempt if retry.attempt is not None else "?",
             retry.max_retries if retry.max_retries is not None else "?",
