@@ -352,9 +352,11 @@ class SdkMcpTool(Generic[T]):
         for index, block in enumerate(result.get("content") or ()):
             problem = block_problem(block)
             if problem is not None:
-                return error_result(
-                    f"Tool {self.name!r} returned invalid content: block {index}: {problem}"
+                text = f"Tool {self.name!r} returned invalid content: block {index}: {problem}"
+                tool_logger.warning(  # the developer's mistake: the model alone was told
+                    "%s; the caller (the model) got it as an error result", text
                 )
+                return error_result(text)
         return result
 
     def _structured_result(self, value: Any, validator: CompiledValidator) -> dict[str, Any]:
