@@ -25,7 +25,7 @@ from ccwire._app.doctor import (
     locate_cli,
     print_checks,
 )
-from ccwire._app.errors import AUTH_HINT
+from ccwire._app.errors import AUTH_HINT, auth_hint
 from ccwire._app.main import CliIO, main
 
 
@@ -82,6 +82,10 @@ def test_check_auth_missing_is_a_warning_with_a_fix(tmp_path: Path) -> None:
     check = check_auth({"HOME": str(tmp_path)}, platform="linux")
     assert check.status is CheckStatus.WARN and check.fix == AUTH_HINT
     assert "offline mode works" in check.detail
+    assert "`claude /login`" not in AUTH_HINT  # no `claude` on PATH after the README's install
+    cli = str(tmp_path / ".ccwire/cli/node_modules/.bin/claude")
+    found = check_auth({"HOME": str(tmp_path)}, platform="linux", cli=cli)
+    assert found.fix == auth_hint(cli) and f"run `{cli}` and type /login" in found.fix
     ok = check_auth({"ANTHROPIC_API_KEY": "sk-ant-xxxxxxxxxxxxxxxxxxxx"}, platform="linux")
     assert ok.status is CheckStatus.OK
 

@@ -9,6 +9,7 @@ import functools
 import gc
 import importlib.util
 import json
+import re
 import resource
 import signal
 import sys
@@ -201,7 +202,7 @@ def test_parquet_without_pyarrow_is_a_config_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as if not installed
-    with pytest.raises(BatchConfigError, match="needs pyarrow"):
+    with pytest.raises(BatchConfigError, match=re.escape("pip install 'ccwire[parquet]'")):
         ResultsFile(tmp_path / "out.parquet")
     assert not (tmp_path / "out.parquet.journal.jsonl").exists()  # refused before opening
 

@@ -162,6 +162,55 @@ async def test_a_client_without_credentials_is_told_what_to_do_once(
     ]
 
 
+async def test_a_cli_that_cannot_reach_the_api_is_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No network (or a wrong ANTHROPIC_BASE_URL): the CLI retries its request 10 times,
+    each wait longer, for minutes, before the turn fails; a caller reading only results
+    saw nothing meanwhile. Its first retry with no response is one WARNING; a retry
+    with an HTTP status (overloaded, rate limited) is the API at work, not logged."""
+
+    def retry(attempt: int, status: int | None) -> dict[str, Any]:
+        return {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": attempt,
+            "max_retries": 10,
+            "retry_delay_ms": 500,
+            "error_status": status,
+            "error": "unknown" if status is None else "overloaded",
+            "session_id": "s",
+            "uuid": str(uuid.uuid4()),
+        }
+
+    for frames, told in [([retry(1, 529), retry(2, 529)], False), ([retry(1, None)], True)]:
+        caplog.clear()
+        opts = ClaudeAgentOptions(env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+        async with connected(opts) as (client, fake):
+            for turn in ("one", "two"):
+                await client.query(turn)
+                p = await fake.receive("user")
+                for frame in [*frames, retry(2, None)] if told else frames:
+                    await fake.send(frame)
+                await fake.result("no", is_error=True, user_message_uuids=[p["uuid"]])
+                got = [m async for m in client.receive_response()]
+                assert [m.subtype for m in got if isinstance(m, SystemMessage)] == ["api_retry"] * (
+                    len(frames) + told
+                )  # yielded as ever
+        logged = [r.getMessage() for r in caplog.records if "reach" in r.getMessage()]
+        assert logged == (
+            [
+                "ccwire: the CLI cannot reach the model's API at http://127.0.0.1:9 (no "
+                "response; retry 1 of 10, each wait longer): the turn fails if none gets "
+                "through. Check the network, a proxy or ANTHROPIC_BASE_URL; "
+                "CLAUDE_CODE_MAX_RETRIES (in the environment or options.env) sets how many "
+                "retries"
+            ]
+            if told
+            else []
+        )
+
+
 async def test_an_allowed_tool_of_a_server_the_session_lacks_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

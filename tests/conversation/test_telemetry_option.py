@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ccwire import Telemetry, setup_otlp
+from ccwire import MissingExtraError, Telemetry, setup_otlp
 from ccwire._conversation.telemetry import close_telemetry, flush_telemetry
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs ccwire[otel]")
@@ -188,5 +188,6 @@ def test_setup_otlp_without_the_otlp_exporter_says_what_to_install(
 ) -> None:
     # as if `ccwire[otel]` were not installed: the exporter cannot be imported
     monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)
-    with pytest.raises(ImportError, match=re.escape("pip install 'ccwire[otel]'")):
+    with pytest.raises(MissingExtraError, match=re.escape("pip install 'ccwire[otel]'")) as caught:
         setup_otlp()
+    assert caught.value.extra == "otel"

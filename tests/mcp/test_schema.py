@@ -7,6 +7,7 @@ import datetime
 import decimal
 import enum
 import inspect
+import logging
 import pathlib
 import uuid
 from typing import Annotated, Any, Literal, Optional, TypedDict
@@ -250,3 +251,60 @@ def test_a_signature_parameter_of_a_class_with_no_json_form_is_refused() -> None
     with pytest.raises(ToolDefinitionError, match=r"tool 'dist': parameter 'p': .*Opaque.*Enum"):
         tool("dist", "distance")(dist)
     assert to_json_schema({"p": Opaque})["properties"]["p"] == S
+
+
+@pytest.mark.parametrize(
+    ("schema", "where", "typo", "meant"),
+    [
+        (
+            {"type": "object", "propertes": {"name": {"type": "string"}}},
+            "",
+            "propertes",
+            "properties",
+        ),
+        ({"type": "object", "properties": {}, "requried": ["a"]}, "", "requried", "required"),
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "minLenght": 1}}},
+            " at /properties/a",
+            "minLenght",
+            "minLength",
+        ),
+        (
+            {"anyOf": [{"type": "object", "propertis": {}}]},
+            " at /anyOf/0",
+            "propertis",
+            "properties",
+        ),
+    ],
+)
+def test_a_misspelt_json_schema_keyword_is_warned_of(
+    schema: dict[str, Any],
+    where: str,
+    typo: str,
+    meant: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """JSON Schema ignores an unknown key, so `{"type": "object", "propertes": ...}` made
+    a tool that takes anything and shows the model no parameters, without a word. The
+    schema is still served as written (a tool that works with another SDK keeps working)."""
+    with caplog.at_level(logging.WARNING, logger="ccwire"):
+        assert to_json_schema(schema) is schema
+    assert [r.getMessage() for r in caplog.records] == [
+        f"ccwire: input_schema{where} has {typo!r}, which is no JSON Schema keyword (it is "
+        f"ignored): did you mean {meant!r}?"
+    ]
+
+
+def test_keys_close_to_no_keyword_and_property_names_pass(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"propertes": {"type": "string"}, "x": {"x-ui-widget": "slider"}},
+        "x-vendor": 1,
+        "examples": [{}],
+        "example": {},  # OpenAPI's
+    }
+    with caplog.at_level(logging.WARNING, logger="ccwire"):
+        assert to_json_schema(schema) is schema
+    assert caplog.records == []

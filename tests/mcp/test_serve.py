@@ -294,10 +294,13 @@ def _returning(name: str, value: Any) -> Any:
     return handler
 
 
-async def test_an_invalid_content_block_is_an_error_result_served_or_to_the_cli() -> None:
+async def test_an_invalid_content_block_is_an_error_result_served_or_to_the_cli(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """A result whose blocks break the MCP schema (any shape: the common
     ``{"content": [...]}`` too) becomes an ``isError`` result naming what is wrong,
-    the same one over ``ccwire serve`` and to the CLI."""
+    the same one over ``ccwire serve`` and to the CLI; the developer, whom the model's
+    error result never reaches, gets the same words as a WARNING on ``ccwire.tools``."""
     tools = [_returning(name, value) for name, (value, _) in INVALID_RESULTS.items()]
     config = create_sdk_mcp_server("s", tools=tools)
     to_server, server_in = anyio.create_memory_object_stream[Any](10)
@@ -323,6 +326,9 @@ async def test_an_invalid_content_block_is_an_error_result_served_or_to_the_cli(
         (block,) = served[name]["content"]
         assert f"Tool {name!r} returned invalid content" in block["text"], block
         assert why in block["text"], block
+        told = [r for r in caplog.records if r.getMessage().startswith(block["text"])]
+        assert told and {r.name for r in told} == {"ccwire.tools"}, name
+        assert told[0].getMessage().endswith("; the caller (the model) got it as an error result")
 
 
 HUNG: list[str] = []

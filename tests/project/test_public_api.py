@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,6 +113,28 @@ def test_every_export_has_a_docstring() -> None:
     # attribute docstring after their assignment (what the API reference shows)
     assert _undocumented(ccwire) == []
     assert _undocumented(ccwire.testing) == []
+
+
+FIRST_NAMES = [  # what a newcomer meets first: `help()` on each shows a code example
+    ccwire.query,
+    ccwire.ClaudeSDKClient,
+    ccwire.ClaudeAgentOptions,
+    ccwire.tool,
+    ccwire.create_sdk_mcp_server,
+    ccwire.MissingExtraError,
+    ccwire.testing.ScriptedModel,
+]
+
+
+@pytest.mark.parametrize("obj", FIRST_NAMES, ids=lambda obj: obj.__name__)
+def test_the_first_names_show_an_example_that_parses(obj: Any) -> None:
+    doc = inspect.getdoc(obj) or ""
+    fenced = re.findall(r"^ *```python\n(.*?)^ *```", doc, re.M | re.DOTALL)
+    indented = re.findall(r":\n\n((?:    .*\n|\n)+)", doc + "\n")  # a block after "...:"
+    examples = [textwrap.dedent(block) for block in fenced or indented]
+    assert examples, f"{obj.__name__}'s docstring has no code example"
+    for code in examples:
+        compile(code, obj.__name__, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
 
 
 def test_docstring_check_sees_a_missing_attribute_docstring(tmp_path: Path) -> None:

@@ -240,6 +240,14 @@ def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "tool result  mcp__calc__add" in done.stdout and ": 4" in done.stdout, done.stdout
     assert "2 + 2 = 4." in done.stdout
+    # the output the page shows is the whole output, but for times, ids and counts
+    shown = re.search(r"^```text\n(.*?)^```", page, re.M | re.DOTALL)
+    assert shown is not None, "the quickstart's output block is missing"
+
+    def norm(out: str) -> list[str]:
+        return re.sub(r"\d+ ms|session [0-9a-f]{8}|\d+ tools", "#", out).splitlines()
+
+    assert norm(shown.group(1)) == norm(done.stdout)
 
 
 # --------------------------------------------------------------------------- installing

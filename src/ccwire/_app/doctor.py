@@ -39,7 +39,7 @@ from .._transport.discovery import (
 )
 from .._wire.messages import Message, ResultMessage, SystemMessage
 from ..testing import ScriptedModel, text, tool_use
-from .errors import AUTH_HINT, AuthMissingError
+from .errors import AuthMissingError, auth_hint
 from .io import CliIO
 
 __all__ = [
@@ -175,8 +175,11 @@ def _read_json(path: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def check_auth(environ: Mapping[str, str], *, platform: str = sys.platform) -> Check:
-    """The credentials check: missing credentials are a warning (offline mode works)."""
+def check_auth(
+    environ: Mapping[str, str], *, platform: str = sys.platform, cli: str | None = None
+) -> Check:
+    """The credentials check: missing credentials are a warning (offline mode works);
+    its fix names ``cli``, the executable found, to log in with."""
     status = detect_auth(environ, platform=platform)
     if status.found:
         return Check("credentials", CheckStatus.OK, status.detail)
@@ -186,7 +189,7 @@ def check_auth(environ: Mapping[str, str], *, platform: str = sys.platform) -> C
         "credentials",
         CheckStatus.WARN,
         f"{status.detail}: real-model runs will fail, offline mode works",
-        AUTH_HINT,
+        auth_hint(cli),
     )
 
 
@@ -352,7 +355,7 @@ def doctor_command(args: argparse.Namespace, io: CliIO) -> int:
         add(check_cli_version(cli))
         if not args.quick:  # seconds: the CLI starts and runs a turn
             add(*anyio.run(probe_protocol, cli))
-    add(check_auth(io.environ))
+    add(check_auth(io.environ, cli=cli))
     if args.json:
         print_checks(checks, io.stdout, as_json=True)
     else:

@@ -4,6 +4,7 @@ classifies them (exit code, hint) without loading the commands that raise them."
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import IO
 
 from .._core.errors import CcwireError
@@ -15,15 +16,34 @@ __all__ = [
     "SessionsCommandError",
     "Terminated",
     "UsageError",
+    "auth_hint",
     "read_text",
     "utf8_options",
     "utf8_text",
 ]
 
-AUTH_HINT = (
-    "export ANTHROPIC_API_KEY=sk-ant-... (or log in with `claude /login`); "
-    "without one, run offline: `ccwire demo`, `ccwire run --offline ...`"
-)
+
+def auth_hint(cli: str | None = None) -> str:
+    """What to do without credentials: set a key, log in with the CLI, or run offline.
+
+    Args:
+        cli: The Claude Code executable found, if known: the login line names it (the
+            CLI installed in ``~/.ccwire/cli`` is not on ``PATH``, so ``claude`` alone
+            may not run).
+    """
+    login = (
+        f"run `{shlex.quote(cli)}` and type /login"
+        if cli
+        else "run the Claude Code CLI (`ccwire --version` shows where it is) and type /login"
+    )
+    return (
+        f"export ANTHROPIC_API_KEY=sk-ant-... (or log in: {login}); "
+        "without one, run offline: `ccwire demo`, `ccwire run --offline ...`"
+    )
+
+
+AUTH_HINT = auth_hint()
+"""`auth_hint()` where the CLI's path is not at hand."""
 
 
 class UsageError(CcwireError, ValueError):

@@ -162,7 +162,7 @@ def _pyarrow_parquet() -> Any:
         pq = importlib.import_module("pyarrow.parquet")
     except ImportError:
         raise BatchConfigError(
-            "a .parquet results file needs pyarrow: pip install pyarrow (or use .jsonl)"
+            "a .parquet results file needs pyarrow: pip install 'ccwire[parquet]' (or use .jsonl)"
         ) from None
     return pq
 

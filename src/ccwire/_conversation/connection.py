@@ -84,7 +84,7 @@ from .options import ClaudeAgentOptions, check_settings_file, validate_session_s
 from .ownership import SessionClaim, claim_session
 from .prompt_check import Prompt, check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
-from .telemetry import OTEL_MISSING, Telemetry
+from .telemetry import Telemetry, otel_missing
 
 if TYPE_CHECKING:
     from .._mcp.server import SdkMcpServer
@@ -129,6 +129,7 @@ class Connection:
         self._turns = PromptLedger()
         self._stamped: set[str] = set()  # prompt uuids ccwire made up (not the caller's)
         self._ungranted: set[str] = set()  # tools or servers logged about (`_tell_ungranted`)
+        self._told_unreachable = False  # `_tell_unreachable` logged
         self._gate: ReplyGate | None = None
         self._cli_state: str | None = None
         self.session_id: str | None = None
@@ -699,6 +700,8 @@ class Connection:
             self._on_task_frame(item)
             if item.subtype == "init":
                 self._on_init(item)
+            elif item.subtype == codec.API_RETRY:
+                self._tell_unreachable(item)
             commands = codec.changed_commands(item.data)
             if commands is not None:
                 self.latest_commands = commands
@@ -772,6 +775,28 @@ class Connection:
                 server,
                 server,
             )
+
+    def _tell_unreachable(self, item: SystemMessage) -> None:
+        """Log, once per connection, the CLI's first retry of a model request that got
+        no response at all (no network, a proxy, a wrong ``ANTHROPIC_BASE_URL``): the
+        CLI retries for minutes (10 times by default, each wait longer) before the turn
+        fails, and a caller that reads only results was told nothing meanwhile."""
+        retry = codec.api_retry(item.data)
+        if retry is None or retry.status is not None or self._told_unreachable:
+            return
+        self._told_unreachable = True
+        url = (self.options.env or {}).get("ANTHROPIC_BASE_URL") or os.environ.get(
+            "ANTHROPIC_BASE_URL"
+        )
+        logger.warning(
+            "ccwire: the CLI cannot reach the model's API%s (no response; retry %s of %s, "
+            "each wait longer): the turn fails if none gets through. Check the network, a "
+            "proxy or ANTHROPIC_BASE_URL; CLAUDE_CODE_MAX_RETRIES (in the environment or "
+            "options.env) sets how many retries",
+            f" at {url}" if url else "",
+            retry.attempt if retry.attempt is not None else "?",
+            retry.max_retries if retry.max_retries is not None else "?",
+        )
 
     def _tell_ungranted(self, denials: list[Any]) -> None:
         """Log, once per tool, an in-process tool the CLI refused because nothing in the
@@ -1011,14 +1036,14 @@ def _session_trace(
 
     Raises:
         TypeError: ``telemetry`` is not a `Telemetry`.
-        ImportError: OpenTelemetry is not installed.
+        MissingExtraError: OpenTelemetry is not installed.
     """
     if not isinstance(telemetry, Telemetry):
         raise OptionsError(f"options.telemetry must be a Telemetry, not {type(telemetry)!r}")
     try:
         from .tracing import SessionTrace
     except ImportError as exc:
-        raise ImportError(OTEL_MISSING) from exc
+        raise otel_missing() from exc
     try:
         return SessionTrace(telemetry, model, started=started)
     except Exception:  # a tracer or meter provider, or a span processor, that fails

@@ -43,6 +43,19 @@ async def query(
 ) -> AsyncGenerator[_wire.messages.Message, None]:
     """Run a one-shot conversation and yield its messages.
 
+    Example:
+        ```python
+        async for message in query(prompt="What is 2 + 2?", options=options):
+            if isinstance(message, ResultMessage):
+                print(message.result)
+        ```
+
+    ``query()`` is an async generator: iterate it with ``async for`` inside an
+    ``async def`` (``anyio.run(main)`` or ``asyncio.run(main())`` runs that). A plain
+    ``for`` or an ``await query(...)`` fails with a `TypeError`, and calling it
+    without iterating does nothing: the CLI starts at the first message asked for.
+    Its arguments are keywords only: ``query(prompt=..., options=...)``.
+
     ``prompt`` is text, or an async iterable of prompts that is streamed while the
     conversation runs (it may wait for earlier answers before yielding more). Stdin
     stays open while anything is owed, so in-process tools, permission callbacks and

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core.errors import OptionsError
+from .._core.errors import MissingExtraError, OptionsError
 
 __all__ = [
     "DEFAULT_AGENT_NAME",
-    "OTEL_MISSING",
+    "otel_missing",
     "Telemetry",
     "close_telemetry",
     "env_parent",
@@ -110,7 +110,9 @@ class Telemetry:
             raise OptionsError("Telemetry.worker_setup must be 'package.module:function'")
 
 
-OTEL_MISSING = "telemetry needs OpenTelemetry: pip install 'ccwire[otel]'"
+def otel_missing() -> MissingExtraError:
+    """The error for telemetry without the ``otel`` extra."""
+    return MissingExtraError("telemetry", "OpenTelemetry", "otel")
 
 
 def setup_otlp(*, service_name: str | None = None) -> None:
@@ -128,7 +130,8 @@ def setup_otlp(*, service_name: str | None = None) -> None:
             ``OTEL_SERVICE_NAME``, else ``ccwire``).
 
     Raises:
-        ImportError: The OpenTelemetry SDK or its OTLP/HTTP exporter is not installed.
+        MissingExtraError: The OpenTelemetry SDK or its OTLP/HTTP exporter is not
+            installed (``pip install 'ccwire[otel]'``).
     """
     try:
         from opentelemetry import metrics, trace
@@ -140,7 +143,7 @@ def setup_otlp(*, service_name: str | None = None) -> None:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:
-        raise ImportError(OTEL_MISSING) from exc
+        raise otel_missing() from exc
 
     name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "ccwire"
     resource = Resource.create({"service.name": name})

@@ -38,6 +38,7 @@ __all__ = [
     "MessageDecodeError",
     "MessageEncodeError",
     "MessageParseError",
+    "MissingExtraError",
     "NoPromptError",
     "OptionsError",
     "ProcessError",
@@ -392,6 +393,37 @@ class OptionsError(CcwireError, TypeError, ValueError):
     starts, before any CLI runs. It is also a `TypeError` and a `ValueError`, so code written for
     ``claude-agent-sdk``, which raises those, catches it unchanged.
     """
+
+
+class MissingExtraError(CcwireError, ImportError):
+    """A feature needs an optional extra that is not installed.
+
+    The message names the feature and how to install what it needs, for example
+    ``RedisStore needs redis-py: pip install 'ccwire[redis]'``. It is also an
+    `ImportError`, so code that catches that keeps working.
+
+    Example:
+        ```python
+        try:
+            await store.load(key)  # a RedisStore, without redis-py installed
+        except MissingExtraError as exc:
+            print(exc)  # RedisStore needs redis-py: pip install 'ccwire[redis]'
+        ```
+
+    Attributes:
+        feature: What needs the extra (``"RedisStore"``).
+        needs: The package it needs, as a reader knows it (``"redis-py"``).
+        extra: The extra that installs it (``"redis"``: ``pip install 'ccwire[redis]'``).
+    """
+
+    def __init__(self, feature: str, needs: str, extra: str) -> None:
+        super().__init__(f"{feature} needs {needs}: pip install 'ccwire[{extra}]'")
+        self.feature = feature
+        self.needs = needs
+        self.extra = extra
+
+    def __reduce__(self) -> tuple[type[MissingExtraError], tuple[str, str, str]]:
+        return type(self), (self.feature, self.needs, self.extra)
 
 
 class ToolDefinitionError(CcwireError, ValueError):

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import anyio.abc
 
-from .._core.errors import McpError
+from .._core.errors import McpError, MissingExtraError
 from .._core.loops import spawn_detached
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
@@ -108,8 +108,8 @@ def _wire() -> tuple[Callable[[dict[str, Any]], Any], type]:
     try:
         from mcp.shared.message import SessionMessage
     except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError(
-            "bridging an official MCP server needs the mcp package: pip install 'ccwire[mcp]'"
+        raise MissingExtraError(
+            "bridging an official MCP server", "the mcp package", "mcp"
         ) from exc
     try:
         from mcp_types import jsonrpc_message_adapter  # mcp 2.x
@@ -325,7 +325,7 @@ class McpBridge:
 
     Raises:
         TypeError: ``server`` is not a server of the ``mcp`` package.
-        ImportError: The ``mcp`` package is not installed.
+        MissingExtraError: The ``mcp`` package is not installed.
     """
 
     def __init__(

@@ -18,6 +18,8 @@ import itertools
 from collections.abc import Hashable, Mapping
 from typing import Any, Final, Protocol
 
+from .._core.errors import MissingExtraError
+
 __all__ = ["official_server"]
 
 _IDS: Final = itertools.count(1)
@@ -76,15 +78,14 @@ def official_server(server: SdkMcpServer) -> Any:
     """A low-level ``mcp.server.Server`` serving ``server``'s tools (see the module).
 
     Raises:
-        ImportError: The ``mcp`` package is not installed.
+        MissingExtraError: The ``mcp`` package is not installed.
     """
     try:
         from mcp.server.lowlevel import Server
         from mcp.types import CallToolResult, ListToolsResult
     except ImportError as exc:
-        raise ImportError(
-            f"SdkMcpServer {server.name!r} as an mcp.server.Server needs the mcp package: "
-            "pip install 'ccwire[mcp]'"
+        raise MissingExtraError(
+            f"SdkMcpServer {server.name!r} as an mcp.server.Server", "the mcp package", "mcp"
         ) from exc
     caller = _Caller(server)
 

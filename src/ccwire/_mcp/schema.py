@@ -13,7 +13,9 @@ Validation lives in `validation`.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import enum
+import logging
 import os
 import sys
 import types
@@ -24,6 +26,8 @@ from typing import Any, Final, Union
 
 from .._core.errors import ToolDefinitionError
 from .validation import json_type_name
+
+logger = logging.getLogger("ccwire")
 
 __all__ = [
     "looks_like_json_schema",
@@ -68,6 +72,77 @@ else:
     _NOT_REQUIRED: Final = {typing_extensions.NotRequired}
     _REQUIRED: Final = {typing_extensions.Required}
 _SCHEMA_MARKERS: Final = ("$schema", "$ref", "$defs", "anyOf", "oneOf", "allOf")
+# The keywords of JSON Schema draft 2020-12 (and draft 7's few others): a schema key that
+# is none of them but close to one is a typo JSON Schema would silently ignore.
+_KEYWORDS: Final = frozenset(
+    [
+        "$schema",
+        "$id",
+        "$ref",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "$comment",
+        "$defs",
+        "definitions",
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "items",
+        "prefixItems",
+        "contains",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "additionalItems",
+        "dependencies",
+        "dependentSchemas",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+        "title",
+        "description",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "examples",
+        "nullable",
+        "example",  # OpenAPI's, in schemas made from OpenAPI documents
+    ]
+)
+_SUBSCHEMA_MAPS: Final = ("properties", "patternProperties", "$defs", "definitions")
+_SUBSCHEMA_LISTS: Final = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMAS: Final = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 
 Field = tuple[str, Any, bool]
 """``(name, annotation, may_be_absent)``: one property of a generated object schema."""
@@ -97,6 +172,7 @@ def to_json_schema(spec: Any, what: str = "input_schema") -> dict[str, Any]:
     conv = _Converter()
     if isinstance(spec, Mapping):
         if looks_like_json_schema(spec):
+            _check_keywords(spec, what)
             return spec if isinstance(spec, dict) else dict(spec)
         bad = [k for k in spec if not isinstance(k, str)]
         if bad:
@@ -110,6 +186,38 @@ def to_json_schema(spec: Any, what: str = "input_schema") -> dict[str, Any]:
         f"{what} must be a {{name: type}} dict, a JSON Schema dict, a TypedDict, "
         f"a dataclass or a pydantic model class, got {spec!r}"
     )
+
+
+def _check_keywords(schema: Mapping[str, Any], what: str, where: str = "") -> None:
+    """Warn of a misspelt keyword (``"propertes"``, ``"requried"``) in ``schema`` or its
+    subschemas: JSON Schema ignores unknown keys, so the tool would take any arguments
+    and the model would see no parameters. A warning, not an error: the schema is
+    served as written, as other SDKs serve it (a tool that works there keeps working).
+    A key close to no keyword is left alone.
+    """
+    for key, value in schema.items():
+        if not isinstance(key, str) or key in _KEYWORDS:
+            if key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
+                for name, sub in value.items():
+                    if isinstance(sub, Mapping):
+                        _check_keywords(sub, what, f"{where}/{key}/{name}")
+            elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+                for index, sub in enumerate(value):
+                    if isinstance(sub, Mapping):
+                        _check_keywords(sub, what, f"{where}/{key}/{index}")
+            elif key in _SUBSCHEMAS and isinstance(value, Mapping):
+                _check_keywords(value, what, f"{where}/{key}")
+            continue
+        near = difflib.get_close_matches(key, _KEYWORDS, n=1, cutoff=0.8)
+        if near:
+            logger.warning(
+                "ccwire: %s%s has %r, which is no JSON Schema keyword (it is ignored): "
+                "did you mean %r?",
+                what,
+                f" at {where}" if where else "",
+                key,
+                near[0],
+            )
 
 
 def params_schema(params: Sequence[Field], *, additional: bool = False) -> dict[str, Any]:

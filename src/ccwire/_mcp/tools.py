@@ -349,9 +349,11 @@ class SdkMcpTool(Generic[T]):
         for index, block in enumerate(result.get("content") or ()):
             problem = block_problem(block)
             if problem is not None:
-                return error_result(
-                    f"Tool {self.name!r} returned invalid content: block {index}: {problem}"
+                text = f"Tool {self.name!r} returned invalid content: block {index}: {problem}"
+                tool_logger.warning(  # the developer's mistake: the model alone was told
+                    "%s; the caller (the model) got it as an error result", text
                 )
+                return error_result(text)
         return result
 
     def _structured_result(self, value: Any, validator: CompiledValidator) -> dict[str, Any]:
@@ -480,7 +482,25 @@ def tool(
 ) -> Callable[[Callable[..., Any]], SdkMcpTool[Any]]:
     """Decorate a handler to make it an `SdkMcpTool`.
 
-    ``@tool("greet", "Greet someone", {"name": str})`` on ``async def greet(args)``.
+    Example:
+        ```python
+        @tool("greet", "Greet someone by name", {"name": str})
+        async def greet(args: dict[str, Any]) -> dict[str, Any]:
+            return {"content": [{"type": "text", "text": f"Hello, {args['name']}!"}]}
+
+        server = create_sdk_mcp_server("demo_tools", tools=[greet])
+        # the model sees it as mcp__demo_tools__greet: allow it with
+        # ClaudeAgentOptions(mcp_servers={"demo_tools": server},
+        #                    allowed_tools=["mcp__demo_tools__greet"])
+        ```
+
+    The handler gets the arguments as one dict and returns the MCP result dict above;
+    a plain ``str`` (one text block), a list of content blocks, ``None`` or any
+    JSON-able value is accepted too. An exception it raises becomes an ``isError``
+    result with the exception's text (`ToolError` for exactly your message), logged
+    on the ``ccwire.tools`` logger; the conversation goes on. The decorated name is
+    the `SdkMcpTool`, not a function: to call the handler yourself (in a unit test),
+    ``await greet.handler({"name": "Alice"})``.
     ``input_schema`` may be a ``{param: type}`` dict, type-name strings, a JSON Schema
     dict, a TypedDict, a dataclass, a pydantic model class, or ``None`` to infer it from
     the handler's parameters (which are then passed as keyword arguments).  It is

@@ -130,6 +130,19 @@ class ScriptedModel:
     ``model`` is the model id `env()` pins the CLI to (``ANTHROPIC_MODEL``) and the
     one reported when a request names none; replies echo the requested model, like the
     real API.  ``host`` must be a loopback address: the server has no authentication.
+
+    Example:
+        ```python
+        with ScriptedModel(
+            tool_use("mcp__orders__lookup_order", {"order_id": "A-1"}),
+            text("It shipped on Monday."),
+        ) as model:
+            options = ClaudeAgentOptions(env=model.env(tmp_path / "home"))
+            async for message in query(prompt="Where is A-1?", options=options):
+                ...
+        ```
+
+    In pytest, the plugin's ``scripted_model`` and ``offline_env`` fixtures do this.
     """
 
     def __init__(
@@ -209,7 +222,16 @@ class ScriptedModel:
     def env(
         self, home: str | os.PathLike[str], *, extra: Mapping[str, str] | None = None
     ) -> dict[str, str]:
-        """Shortcut for `offline_env()` with this model."""
+        """Shortcut for `offline_env()` with this model.
+
+        Args:
+            home: The CLI's ``HOME``: a fresh, empty folder (``tmp_path / "home"``), so
+                no user settings, login or sessions leak into the run.
+            extra: More variables, applied last.
+
+        Returns:
+            The variables for ``ClaudeAgentOptions(env=...)``.
+        """
         return offline_env(self, home=home, extra=extra)
 
     # ----------------------------------------------------------------- script

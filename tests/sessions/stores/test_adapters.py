@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import pickle
 import socket
 import sqlite3
 import subprocess
@@ -18,7 +19,9 @@ import anyio
 import pytest
 
 from ccwire import (
+    CcwireError,
     InMemorySessionStore,
+    MissingExtraError,
     OptionsError,
     PostgresStore,
     RedisStore,
@@ -246,3 +249,24 @@ def test_the_drivers_are_imported_only_when_a_store_is_used() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("make", "driver", "extra"),
+    [
+        (lambda: PostgresStore("postgresql://x@127.0.0.1:1/db"), "psycopg", "postgres"),
+        (lambda: RedisStore("redis://127.0.0.1:1"), "redis", "redis"),
+    ],
+    ids=["postgres", "redis"],
+)
+async def test_a_store_without_its_driver_says_which_extra_to_install(
+    make: Any, driver: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, driver, None)  # as if the extra were not installed
+    store = make()
+    with pytest.raises(MissingExtraError) as caught:
+        await store.load({"project_key": "p", "session_id": "s"})
+    assert isinstance(caught.value, CcwireError) and isinstance(caught.value, ImportError)
+    assert caught.value.extra == extra
+    assert f"pip install 'ccwire[{extra}]'" in str(caught.value)
+    assert pickle.loads(pickle.dumps(caught.value)).args == caught.value.args  # crosses Ray

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
-from ..._core.errors import SessionStoreError
+from ..._core.errors import MissingExtraError, SessionStoreError
 from .protocol import (
     SessionKey,
     SessionListSubkeysKey,
@@ -76,20 +76,22 @@ def decode_json(raw: str | bytes, where: str) -> Any:
         ) from exc
 
 
-def import_driver(module: str, missing: str) -> Any:
+def import_driver(module: str, store: str, needs: str, extra: str) -> Any:
     """A store's driver, imported when the store is first used (it is an optional extra).
 
     Args:
         module: The driver's module.
-        missing: What to say when it is not installed.
+        store: The store's class name, for the error.
+        needs: The driver as a reader knows it, for the error.
+        extra: The extra that installs it.
 
     Raises:
-        ImportError: The driver is not installed.
+        MissingExtraError: The driver is not installed.
     """
     try:
         return importlib.import_module(module)
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(missing) from exc
+    except ImportError as exc:
+        raise MissingExtraError(store, needs, extra) from exc
 
 
 def as_text(value: str | bytes) -> str:

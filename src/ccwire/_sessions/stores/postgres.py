@@ -41,7 +41,7 @@ _POSTGRES = Dialect(
 
 
 def _import_psycopg() -> Any:
-    return import_driver("psycopg", "PostgresStore needs psycopg 3: pip install 'ccwire[postgres]'")
+    return import_driver("psycopg", "PostgresStore", "psycopg 3", "postgres")
 
 
 class _Pool:

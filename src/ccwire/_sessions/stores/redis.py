@@ -48,7 +48,7 @@ __all__ = ["RedisStore"]
 
 
 def _import_redis() -> Any:
-    return import_driver("redis", "RedisStore needs redis-py: pip install 'ccwire[redis]'")
+    return import_driver("redis", "RedisStore", "redis-py", "redis")
 
 
 def _tag(*parts: str) -> str:
