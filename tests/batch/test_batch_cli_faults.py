@@ -77,6 +77,41 @@ def test_a_disk_that_fills_up_mid_batch_fails_the_command_and_keeps_every_result
     assert sorted(ids_on_disk(results)) == [f"t{i:03d}" for i in range(TASKS)]
 
 
+def test_a_report_page_that_cannot_be_written_mid_batch_fails_the_command_after_its_summary(
+    tmp_path: Path, holds: Holds
+) -> None:
+    # the page is written through a link; once the batch runs, the link is made to name
+    # /dev/full (a full disk): the batch goes on, and the command says the page is lost
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": "e", "prompt": "echo e"}, {"id": "h", "prompt": "hold h"}]
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    results, page, link = tmp_path / "results.jsonl", tmp_path / "page.html", tmp_path / "r.html"
+    link.symlink_to(page)
+    proc = subprocess.Popen([*command(holds, tmp_path, tasks, results), "--report", str(link)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(1)  # the first page is written
+        link.unlink()
+        link.symlink_to("/dev/full")
+        holds.release(forever=True)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 1, err
+    errors = [x for x in err.splitlines() if x.startswith("ccwire: error: ")]
+    assert errors == [
+        f"ccwire: error: cannot write the report '{link}': No space left on device; "
+        "the page is not up to date"
+    ], err  # was: a bare OSError, logged twice with its traceback, and no summary
+    assert f"`ccwire batch report {results} --html {link}`" in err and "Traceback" not in err
+    events = [json.loads(x) for x in out.splitlines()]
+    assert [e["event"] for e in events[-2:]] == ["summary", "error"]
+    assert sorted(ids_on_disk(results)) == ["e", "h"]  # the batch went on
+    assert "<html" in page.read_text()  # the last page written stays
+    assert fake_cli_processes(holds) == []
+
+
 def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_rest(
     tmp_path: Path, holds: Holds
 ) -> None:

@@ -123,3 +123,53 @@ def test_a_trio_program_never_loads_asyncio(fault_options: FaultOptions) -> None
     lines = out.stdout.strip().splitlines()
     assert lines[-2].endswith("'ResultMessage']"), out.stdout + out.stderr
     assert lines[-1] == "True False", out.stdout + out.stderr
+
+
+def test_out_of_file_descriptors_a_session_fails_typed_and_the_open_ones_go_on(
+    fault_options: FaultOptions,
+) -> None:
+    """Under ``ulimit -n 64``, sessions are opened until the descriptors run out: the
+    one that cannot start raises `CLIConnectionError` naming the cause, leaving no
+    descriptor or process behind, and every session opened before still answers and
+    closes cleanly."""
+    options = fault_options("plain")
+    script = textwrap.dedent(
+        f"""
+        import os, resource, sys
+        import anyio, psutil
+        from ccwire import ClaudeAgentOptions, ClaudeSDKClient, CLIConnectionError
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        opts = ClaudeAgentOptions(cli_path={options.cli_path!r}, cwd={options.cwd!r},
+                                  env={dict(options.env)!r}, initialize_timeout=10)
+        def fds():
+            return len(os.listdir("/proc/self/fd"))
+        async def main():
+            start, clients = fds(), []
+            with anyio.fail_after(60):
+                while len(clients) < 64:
+                    client, before = ClaudeSDKClient(opts), fds()
+                    try:
+                        await client.connect()
+                    except CLIConnectionError as exc:
+                        print("refused:", exc)
+                        assert fds() == before, (fds(), before)
+                        break
+                    clients.append(client)
+                for client in clients:
+                    await client.query("hi")
+                    assert [m async for m in client.receive_response()]
+                for client in clients:
+                    await client.disconnect()
+            assert fds() == start, (fds(), start)
+            assert psutil.Process().children(recursive=True) == []
+            print("opened", len(clients))
+        anyio.run(main)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=90)  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    refused, opened = out.stdout.strip().splitlines()
+    assert refused.startswith("refused: cannot start the Claude Code CLI at ")
+    assert refused.endswith("Too many open files"), refused
+    assert 5 < int(opened.split()[1]) < 64

@@ -178,15 +178,19 @@ async def test_cli_never_answers_initialize(fault_options: FaultOptions) -> None
     assert info.value.subtype == "initialize" and info.value.timeout == 0.5
 
 
+@pytest.mark.parametrize("ended_by", ["initialize_timeout", "caller_timeout"])
 async def test_a_cli_hung_before_initialize_is_not_given_the_close_grace(
-    fault_options: FaultOptions,
+    fault_options: FaultOptions, ended_by: str
 ) -> None:
-    # it has no session to save: SIGTERM at once, not 5 s after its input ends
+    # it has no session to save: SIGTERM at once, not 5 s after its input ends; also
+    # when the caller gives up first (it waited out the grace: 5 s past its deadline)
+    timeout = 0.5 if ended_by == "initialize_timeout" else 60
+    error = ControlTimeoutError if ended_by == "initialize_timeout" else TimeoutError
     async with no_leaks():
         start = anyio.current_time()
-        with anyio.fail_after(LIMIT), pytest.raises(ControlTimeoutError):
+        with pytest.raises(error), anyio.fail_after(LIMIT if timeout == 0.5 else 0.5):
             async with ClaudeSDKClient(
-                fault_options("hangs_at_initialize", initialize_timeout=0.5)
+                fault_options("hangs_at_initialize", initialize_timeout=timeout)
             ):
                 pytest.fail("connected without an initialize answer")
         assert anyio.current_time() - start < 3

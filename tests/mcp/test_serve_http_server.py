@@ -36,9 +36,11 @@ BOUND = 20.0
 
 
 @contextlib.contextmanager
-def server(*args: str, port: int = 0) -> Iterator[tuple[subprocess.Popen[str], int]]:
+def server(
+    *args: str, port: int = 0, target: str = TARGET
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``ccwire serve --http PORT ARGS...``; yields the process and its port once bound."""
-    with logged_server(*args, port=port) as (proc, port, _):
+    with logged_server(*args, port=port, target=target) as (proc, port, _):
         yield proc, port
 
 
@@ -63,7 +65,7 @@ class Lines(list[str]):
 
 @contextlib.contextmanager
 def logged_server(
-    *args: str, port: int = 0, nofile: tuple[int, int] | None = None
+    *args: str, port: int = 0, nofile: tuple[int, int] | None = None, target: str = TARGET
 ) -> Iterator[tuple[subprocess.Popen[str], int, Lines]]:
     """`server`, with its file-descriptor limit (soft, hard) set to ``nofile``; yields
     also the list of the lines it writes to stderr (read as they come, so that writing
@@ -74,7 +76,7 @@ def logged_server(
             resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ccwire", "serve", "--http", str(port), *args, TARGET],
+        [sys.executable, "-m", "ccwire", "serve", "--http", str(port), *args, target],
         cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         preexec_fn=limit_descriptors,
     )  # fmt: skip
@@ -300,6 +302,32 @@ def test_a_server_stopped_mid_call_and_started_again() -> None:
         ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
         assert post(port, ping, **{"Mcp-Session-Id": session})[0] == 404
         answers_ping(port)
+
+
+def test_a_client_that_stops_reading_its_answer_does_not_keep_the_server_from_stopping() -> None:
+    """A client reads the start of a call's stream, then nothing: the 16 MiB answer
+    fills the socket's buffers and its write waits.  Stopped (SIGTERM), the server used
+    to wait for that write for ever (uvicorn's graceful shutdown has no bound unless
+    given one); it ends within ``--drain-timeout`` and a bounded grace."""
+    big = "tests.fixtures.mcp_serve_server:big_server"
+    with server("--drain-timeout", "0.3", target=big) as (proc, port):
+        session = open_session(port)
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window
+        sock.settimeout(BOUND)
+        sock.connect(("127.0.0.1", port))
+        call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                           "params": {"name": "big", "arguments": {}}}).encode()  # fmt: skip
+        extra = (f"Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+                 f"Content-Length: {len(call)}\r\n")  # fmt: skip
+        sock.sendall(head(port, extra) + call)
+        said = b""
+        while b"\r\n\r\n" not in said:  # its head: the answer is on its way, never read
+            said += sock.recv(1)
+        assert said.startswith(b"HTTP/1.1 200 "), said
+        proc.terminate()
+        assert proc.wait(timeout=BOUND) == -15  # was: never ended
+        sock.close()
 
 
 def lists_tools(port: int) -> None:

@@ -54,7 +54,7 @@ from .batch_report import (
     write_report,
 )
 from .doctor import detect_auth
-from .errors import AuthMissingError, utf8_options
+from .errors import AuthMissingError, ReportWriteError, utf8_options
 from .io import watch_signals
 from .loaders import UsageError, load_script, parse_step
 from .otel import exporting, start_otel, under_parent
@@ -265,17 +265,19 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         progress.total = report.tasks - len(skip)
         progress.skipped = len(skip)
         progress.prior_failed = sum(1 for i in skip if not prior[i])
+        report_failure: ReportWriteError | None = None
         try:
             with display, exporting(telemetry), under_parent(telemetry, io.environ):
                 failure = anyio.run(_main, run, io, interrupted)
         finally:
-            live.finish()
+            report_failure = live.finish()
         if closed:
             raise closed[0]
         expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
         progress.budget = _budget_state(run, progress, expected)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
+        _say_lost(report_failure, io)
         signum = interrupted[0]
         how = "interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)"
         before = f" (and {len(prior)} from before)" if prior else ""
@@ -287,6 +289,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         return 128 + signum  # 130 for Ctrl-C, 143 for SIGTERM, as a shell reports them
     _warn_blocked(run, io)
     if failure is not None:
+        _say_lost(report_failure, io)
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
     budget = progress.budget
@@ -316,6 +319,8 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             "run): fix them and run the same command again, or pass --allow-skipped\n"
         )
         code = 1
+    if report_failure is not None:
+        raise report_failure  # after the summary and every other message (exit code 1)
     return code
 
 
@@ -342,6 +347,12 @@ def _budget_state(run: BatchRun, progress: BatchProgress, expected: int) -> dict
         "interrupted": cut,
         "overshoot_usd": round(budget.overshoot, 10),
     }
+
+
+def _say_lost(report: ReportWriteError | None, io: CliIO) -> None:
+    """Say that the report page was lost, when another cause ends the command."""
+    if report is not None:
+        io.stderr.write(f"ccwire: error: {report}\n")
 
 
 def _overshoot(over: float, spares: int) -> str:
@@ -398,6 +409,7 @@ class LiveReport:
         self._superseded = Superseded()  # earlier results of re-run tasks
         self._skipped = 0
         self._next = 0.0  # time.monotonic() from which the page may be rewritten
+        self._failure: OSError | None = None  # why the last write failed
 
     def start(self) -> None:
         """Read the results file and write the first page.
@@ -418,17 +430,41 @@ class LiveReport:
             ) from exc
 
     def on_event(self, event: BatchEvent) -> None:
-        """Add a recorded result; rewrite the page when it is due."""
+        """Add a recorded result; rewrite the page when it is due. A page that cannot
+        be written (a full disk) does not stop the batch: it is tried again when due,
+        and `finish` says whether the last try failed."""
         if self._target is None or event.kind != "finished" or event.result is None:
             return
         add_latest(self._latest, event.result, self._superseded)
         if time.monotonic() >= self._next:
-            self._write(live=True)
+            self._try_write(live=True)
 
-    def finish(self) -> None:
-        """Write the last page, with the transcripts of the slowest and costliest tasks."""
-        if self._target is not None:
-            self._write(live=False)
+    def finish(self) -> ReportWriteError | None:
+        """Write the last page, with the transcripts of the slowest and costliest tasks.
+
+        Returns:
+            Why the page could not be written, or `None` when it was.
+        """
+        if self._target is None:
+            return None
+        self._try_write(live=False)
+        if self._failure is None:
+            return None
+        return ReportWriteError(
+            f"cannot write the report {str(self._target)!r}: "
+            f"{self._failure.strerror or self._failure}; the page is not up to date",
+            hint=f"every result is in {self._results}; once the cause is fixed, "
+            f"`ccwire batch report {self._results} --html {self._target}` draws the page",
+        )
+
+    def _try_write(self, *, live: bool) -> None:
+        try:
+            self._write(live=live)
+        except OSError as exc:
+            self._failure = exc
+            self._next = time.monotonic() + self.EVERY
+        else:
+            self._failure = None
 
     def _write(self, *, live: bool) -> None:
         assert self._target is not None

@@ -13,6 +13,7 @@ __all__ = [
     "AUTH_HINT",
     "AuthMissingError",
     "DropInError",
+    "ReportWriteError",
     "SessionsCommandError",
     "Terminated",
     "UsageError",
@@ -129,4 +130,14 @@ class DropInError(_HintedError):
 
     Attributes:
         hint: How to fix it, for the `ccwire: hint:` line.
+    """
+
+
+class ReportWriteError(_HintedError):
+    """The ``--report`` page of a batch could not be written once the batch had begun
+    (a full disk, say): the batch went on, its results are all in the results file,
+    and the command exits non-zero.
+
+    Attributes:
+        hint: How to draw the page once the cause is fixed.
     """

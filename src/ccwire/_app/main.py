@@ -47,6 +47,7 @@ from .errors import (
     AUTH_HINT,
     AuthMissingError,
     DropInError,
+    ReportWriteError,
     SessionsCommandError,
     Terminated,
     UsageError,
@@ -246,6 +247,8 @@ def classify(exc: BaseException, command: str = "run") -> tuple[ExitCode, str]:
             "every result written before is kept; fix the cause, then run the same command "
             "again to run the rest"
         )
+    if isinstance(exc, ReportWriteError):
+        return ExitCode.ERROR, exc.hint
     if isinstance(exc, CLINotFoundError):
         return ExitCode.CLI_NOT_FOUND, (
             f"install it with `{INSTALL_COMMAND}` or set {ENV_VAR} to the executable; "

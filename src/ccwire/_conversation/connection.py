@@ -40,7 +40,6 @@ from .._core.errors import (
     CcwireError,
     CLIConnectionError,
     CLISilenceError,
-    ControlTimeoutError,
     MessageDecodeError,
     MessageEncodeError,
     OptionsError,
@@ -324,9 +323,10 @@ class Connection:
         except BaseException as exc:
             if self._trace is not None and isinstance(exc, Exception):
                 self._trace.on_closed(exc)
-            if isinstance(exc, ControlTimeoutError) and self._transport is not None:
-                # no answer to initialize: a hung CLI, with no session to save, is not
-                # given the grace to exit after its input ends (SIGTERM, then SIGKILL)
+            if self.server_info is None and self._transport is not None:
+                # no answer to initialize (timed out, or the caller gave up): a CLI with
+                # no session to save is not given the grace to exit after its input
+                # ends (SIGTERM, then SIGKILL; shielded and bounded)
                 await self._transport.terminate()
             await self.close()
             raise

@@ -169,6 +169,9 @@ BATCH_CONCURRENCY: Final = 32
 """The most requests of one batch served at once (its notifications are not held back)."""
 _ANSWER_SECONDS: Final = 2.0
 """What answering the calls cut off at shutdown may take, beyond ``drain_timeout``."""
+_UNREAD_SECONDS: Final = 2
+"""What a response its client no longer reads may take once the server drained (an int:
+uvicorn's ``timeout_graceful_shutdown``)."""
 RETRY_MS: Final = 1000
 """The reconnection delay suggested to clients in SSE priming events."""
 EVENTS_KEPT: Final = 1000
@@ -1288,6 +1291,8 @@ async def serve_http(
             http=_timed_protocol(limits.request_timeout, connections),
             h11_max_incomplete_event_size=MAX_HEAD_BYTES, timeout_keep_alive=KEEP_ALIVE_SECONDS,
             backlog=BACKLOG,
+            # once drained: a response a client no longer reads would be waited for ever
+            timeout_graceful_shutdown=_UNREAD_SECONDS,
         )  # fmt: skip
         stop = anyio.Event()
         served = _graceful(config, app, stop)

@@ -25,6 +25,7 @@ import errno
 import functools
 import logging
 import os
+import select
 import signal
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
@@ -49,6 +50,8 @@ _READ_BYTES: Final = 1 << 16
 _MAX_LINE_BYTES: Final = 64 << 20
 _PIPE_BUF: Final = 4096
 """A write this small to a pipe with room (POSIX ``PIPE_BUF``) never blocks."""
+_FINISH_SECONDS: Final = 1.0
+"""How long a client may read nothing while a line cancelled part-way is finished."""
 
 
 async def serve_lines(
@@ -174,8 +177,15 @@ async def _read_lines(fd: int, refuse: Callable[[], Awaitable[None]]) -> AsyncIt
 
 
 async def _writable(fd: int) -> None:
-    """Wait until ``fd`` takes a write of `_PIPE_BUF` bytes without blocking."""
+    """Wait until ``fd`` takes a write of `_PIPE_BUF` bytes without blocking (a
+    cancellation point even when it does at once)."""
     if os.name != "posix":  # pragma: no cover - the loops there poll only sockets
+        await anyio.lowlevel.checkpoint()
+        return
+    ready = select.poll()  # (select.select() refuses descriptors past 1023)
+    ready.register(fd, select.POLLOUT)
+    if ready.poll(0):  # room already (or the client is gone): no trip through the loop
+        await anyio.lowlevel.checkpoint_if_cancelled()
         return
     try:
         await anyio.wait_writable(fd)
@@ -185,30 +195,50 @@ async def _writable(fd: int) -> None:
 
 def _fd_writer(fd: int, closed: anyio.Event) -> Writer:
     """Writes each message as one line to ``fd``; once the client closed it, what is
-    written is dropped and ``closed`` is set."""
+    written is dropped and ``closed`` is set.
+
+    A line goes out in pieces of `_PIPE_BUF` bytes, each once the pipe has room, so a
+    client that stops reading stalls neither the event loop nor the end of serving:
+    the write is cancelled like any wait.  A line cancelled part-way is finished first
+    (shielded) while the client reads on; if it reads nothing for `_FINISH_SECONDS`,
+    the line stays cut, and the client is treated as gone (``closed`` is set): after
+    half a line, nothing written could be read right."""
     lock = anyio.Lock()
 
-    def write_all(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-
     async def write(message: dict[str, Any], related: Any = None) -> None:
-        data = encode_line(message)
+        line = memoryview(encode_line(message))
         async with lock:
             try:
                 if not closed.is_set():
-                    if len(data) <= _PIPE_BUF:  # written at once once the pipe has room
-                        await _writable(fd)  # a client not reading must not stall the loop
-                        write_all(data)
-                    else:
-                        await anyio.to_thread.run_sync(write_all, data)
+                    sent = 0
+                    try:
+                        while sent < len(line):
+                            await _writable(fd)  # a client not reading must not stall the loop
+                            sent += os.write(fd, line[sent : sent + _PIPE_BUF])
+                    except anyio.get_cancelled_exc_class():
+                        if sent and not await _finish(fd, line[sent:]):
+                            closed.set()
+                        raise
                     return
             except (BrokenPipeError, ConnectionResetError):
                 closed.set()
             logger.debug("ccwire serve: the client closed stdout; %s dropped", message)
 
     return write
+
+
+async def _finish(fd: int, rest: memoryview) -> bool:
+    """Write ``rest`` of a line whose writing was cancelled (shielded); whether it was
+    written before the client read nothing for `_FINISH_SECONDS`."""
+    with anyio.CancelScope(shield=True):
+        while rest:
+            with anyio.move_on_after(_FINISH_SECONDS):
+                await _writable(fd)
+                rest = rest[os.write(fd, rest[:_PIPE_BUF]) :]
+                continue
+            logger.debug("ccwire serve: the client stopped reading mid-line; it was cut off")
+            return False
+    return True
 
 
 async def serve_stdio(
@@ -257,7 +287,10 @@ async def serve_stdio(
         )  # fmt: skip
         tg.cancel_scope.cancel()
     if closed.is_set():
-        raise BrokenPipeError(errno.EPIPE, "the client closed stdout: answers were lost")
+        raise BrokenPipeError(
+            errno.EPIPE,
+            "the client closed stdout (or stopped reading it mid-answer): answers were lost",
+        )
     return raise_stopping_signal(stopped_by[0] if stopped_by else None, cut_off, on_end)
 
 
