@@ -234,3 +234,16 @@ def test_user_message_frame() -> None:
         "session_id": "default",
         "uuid": "u",
     }
+
+
+def test_a_rewind_answer_keeps_the_files_left_for_links() -> None:
+    from ccwire._wire.control_requests import decode_rewind
+
+    answer = {"canRewind": True, "filesChanged": ["a.txt"], "skippedLinks": 2}
+    result = decode_rewind(answer)
+    assert (result.can_rewind, result.files_changed, result.skipped_links) == (
+        True,
+        ("a.txt",),
+        2,
+    )
+    assert decode_rewind({"canRewind": True}).skipped_links is None

@@ -130,14 +130,22 @@ class ModelUsage(TypedDict):
 
     inputTokens: int
     outputTokens: int
+    thinkingTokens: NotRequired[int]
+    """Thinking tokens, already counted in ``outputTokens``."""
     cacheReadInputTokens: int
     cacheCreationInputTokens: int
+    cacheCreationEphemeral5mInputTokens: NotRequired[int]
+    """Cache writes living 5 minutes, already counted in ``cacheCreationInputTokens``."""
+    cacheCreationEphemeral1hInputTokens: NotRequired[int]
+    """Cache writes living 1 hour, already counted in ``cacheCreationInputTokens``."""
     webSearchRequests: int
     costUSD: float
     contextWindow: int
     maxOutputTokens: int
     canonicalModel: NotRequired[str]
     provider: NotRequired[str]
+    costBasis: NotRequired[Literal["list", "managed", "unknown"]]
+    """The price table ``costUSD`` comes from (absent: treat as ``list``)."""
 
 
 class SystemInitMcpServer(TypedDict):
