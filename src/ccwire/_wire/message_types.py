@@ -41,6 +41,13 @@ AssistantMessageError = Literal[
     "invalid_request",
     "server_error",
     "unknown",
+    "oauth_org_not_allowed",
+    "account_on_hold",
+    "verification_required",
+    "overloaded",
+    "model_not_found",
+    "max_output_tokens",
+    "cloud_credential_error",
 ]
 """Known values of `AssistantMessage.error`."""
 
