@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, get_args
 
 import ccwire
+import ccwire.types
 from tests.compat.ts_api import string_literals
 
 
@@ -46,3 +47,33 @@ def test_the_legacy_tool_names_are_the_shipped_ones(ts_api: Any) -> None:
     # a record in the declarations: its value is in the shipped JavaScript
     assert dict(ccwire.LEGACY_TOOL_NAME_ALIASES) == ts_api.legacy_tool_name_aliases
     assert all(new in ccwire.BUILTIN_TOOL_NAMES for new in ccwire.LEGACY_TOOL_NAME_ALIASES.values())
+
+
+def test_the_literal_types_hold_every_declared_value(ts_api: Any) -> None:
+    from tests.compat.ts_api import find_package, statements, union_members
+
+    package = find_package()
+    assert package is not None
+    declared = {s.name: s for s in statements((package / "sdk.d.ts").read_text("utf-8"))}
+    ours = {  # TypeScript name -> ccwire's
+        "SDKAssistantMessageError": ccwire.types.AssistantMessageError,
+        "SessionStoreFlush": ccwire.SessionStoreFlushMode,
+        **{
+            name: getattr(ccwire, name)
+            for name in (
+                "PermissionUpdateDestination",
+                "PermissionBehavior",
+                "PermissionMode",
+                "SdkBeta",
+                "EffortLevel",
+                "SettingSource",
+            )
+        },
+    }
+    short = {}
+    for name, python in ours.items():
+        theirs = union_members(declared[name].text.split("=", 1)[1].rstrip(";"))
+        missing = set(string_literals(" ".join(theirs))) - set(get_args(python))
+        if missing:
+            short[name] = sorted(missing)
+    assert short == {}

@@ -85,6 +85,23 @@ def test_managed_settings_go_on_the_command_line_as_json() -> None:
     assert len(got) == 2 and "managedSettings" not in init(options)
 
 
+def test_settings_may_be_a_dict_as_the_typescript_sdks_settings_object() -> None:
+    settings = {"model": "m", "env": {"TOKEN": "sk-secret-value"}}
+    options = ClaudeAgentOptions(settings=settings)
+    argv = build_argv(options, cli_path="claude")
+    value = argv[argv.index("--settings") + 1]
+    # JSON text, as the TypeScript SDK sends it (or the 0600 file a secret goes to)
+    text = Path(value).read_text("utf-8") if not value.startswith("{") else value
+    assert json.loads(text) == settings
+    assert "sk-secret-value" not in repr(options)
+    with_sandbox = ClaudeAgentOptions(settings={"model": "m"}, sandbox={"enabled": True})
+    got = flags(with_sandbox)
+    assert json.loads(got[got.index("--settings") + 1]) == {
+        "model": "m",
+        "sandbox": {"enabled": True},
+    }
+
+
 def test_managed_settings_that_may_hold_secrets_travel_in_initialize() -> None:
     managed = {"env": {"HTTPS_PROXY": "http://user:pw@proxy:3128"}}
     options = ClaudeAgentOptions(managed_settings=managed)

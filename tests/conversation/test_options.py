@@ -407,7 +407,7 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         ("output_format", {"type": "json_schema", "schema": "object"}, ValueError, "a dict"),
         ("settings", "{not json}", ValueError, "settings is JSON text .* not valid JSON"),
         ("settings", ' {"a": 1,} ', ValueError, "settings is JSON text .* not valid JSON"),
-        ("settings", {"model": "m"}, TypeError, "settings must be a str.*not dict"),
+        ("settings", ["model"], TypeError, "settings must be a str .* or a dict, not list"),
         ("extra_args", {1: "x"}, TypeError, "extra_args keys must be flag names.*got 1"),
         ("extra_args", {"--": None}, TypeError, "extra_args keys must be flag names"),
         ("extra_args", {"add-dir": ["/a", "/b"]}, TypeError, r"extra_args\['add-dir'\] must be"),

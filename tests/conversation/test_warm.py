@@ -319,7 +319,8 @@ def test_claimed_options_is_the_cold_equivalent() -> None:
         "append": "Be brief.\n\nBe kind.",
     }
     assert sorted(cold.agents or {}) == ["x", "y"]
-    assert json.loads(cold.settings or "") == {"effortLevel": "high"}
+    assert isinstance(cold.settings, str)
+    assert json.loads(cold.settings) == {"effortLevel": "high"}
     assert claimed_options(ClaudeAgentOptions(), claim).system_prompt == "Be kind."
     blocks = ClaudeAgentOptions(system_prompt=["Static.", SYSTEM_PROMPT_DYNAMIC_BOUNDARY, "Now."])
     assert claimed_options(blocks, claim).system_prompt == [

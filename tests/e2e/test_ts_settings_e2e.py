@@ -27,7 +27,7 @@ async def test_resolve_settings_merges_as_a_session_would(tmp_path: Path) -> Non
         resolved = await resolve_settings(
             cwd=work,
             managed_settings={"permissions": {"deny": ["Bash"]}},
-            settings='{"model": "opus"}',
+            settings={"model": "opus"},  # as the TypeScript SDK's Settings object
             cli_path=CLI_PATH,
             env={"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")},
         )

@@ -234,3 +234,67 @@ def test_user_message_frame() -> None:
         "session_id": "default",
         "uuid": "u",
     }
+
+
+def test_a_rewind_answer_keeps_the_files_left_for_links() -> None:
+    from ccwire._wire.control_requests import decode_rewind
+
+    answer = {"canRewind": True, "filesChanged": ["a.txt"], "skippedLinks": 2}
+    result = decode_rewind(answer)
+    assert (result.can_rewind, result.files_changed, result.skipped_links) == (
+        True,
+        ("a.txt",),
+        2,
+    )
+    assert decode_rewind({"canRewind": True}).skipped_links is None
+
+
+def test_a_result_carries_the_fields_the_typescript_sdk_declares() -> None:
+    bad_file = {"path": "/h/.claude.json", "is_global": True, "backup_searched": True}
+    result = codec.decode_message({
+        "type": "result", "subtype": "error_during_execution", "is_error": True,
+        "session_id": "s", "errors": ["bad config"], "queued_turn_count": 1,
+        "result_index": 3, "startup_failure_reason": "config_file_invalid",
+        "invalid_config_file": bad_file, "resume_reason": "worker_restart",
+        "local_command": "/cost", "ttft_ms": 120.5, "warm_spare_claimed": True,
+        "credential_expires_at": "2027-01-01T00:00:00Z", "fast_mode_state": "off",
+        "fast_mode_disabled_reason": "free",
+    })  # fmt: skip
+    assert isinstance(result, ResultMessage)
+    assert (result.queued_turn_count, result.result_index) == (1, 3)
+    assert result.startup_failure_reason == "config_file_invalid"
+    assert result.invalid_config_file == bad_file
+    assert (result.resume_reason, result.local_command) == ("worker_restart", "/cost")
+    assert (result.ttft_ms, result.warm_spare_claimed) == (120.5, True)
+    assert result.credential_expires_at == "2027-01-01T00:00:00Z"
+    assert (result.fast_mode_state, result.fast_mode_disabled_reason) == ("off", "free")
+
+
+def test_user_and_assistant_frames_carry_the_fields_the_typescript_sdk_declares() -> None:
+    sub = {"agent_id": "t1", "subagent_type": "Explore", "task_description": "look",
+           "timestamp": "2026-12-07T08:00:00Z"}  # fmt: skip
+    assistant = codec.decode_message({
+        "type": "assistant", "message": {"role": "assistant", "content": [], "model": "m"},
+        "request_id": "req_1", "aborted": True, "supersedes": ["u0"], "resume_reason": "r",
+        "resumed_from_incomplete_thinking": True, "context_usage": {"totalTokens": 5},
+        "usage_report": {"session": {}}, **sub,
+    })  # fmt: skip
+    assert isinstance(assistant, AssistantMessage)
+    assert (assistant.request_id, assistant.aborted, assistant.supersedes) == (
+        "req_1", True, ["u0"])  # fmt: skip
+    assert (assistant.resume_reason, assistant.resumed_from_incomplete_thinking) == ("r", True)
+    assert assistant.context_usage == {"totalTokens": 5}
+    assert assistant.usage_report == {"session": {}}
+    assert (assistant.agent_id, assistant.subagent_type) == ("t1", "Explore")
+    assert (assistant.task_description, assistant.timestamp) == ("look", sub["timestamp"])
+    user = codec.decode_message({
+        "type": "user", "message": {"role": "user", "content": "hi"}, "isSynthetic": True,
+        "isReplay": True, "priority": "next", "shouldQuery": False, "client_composed": True,
+        "pasted_content": ["p"], "inline_pastes": ["q"], "file_attachments": [{"a": 1}], **sub,
+    })  # fmt: skip
+    assert isinstance(user, UserMessage)
+    assert (user.is_synthetic, user.is_replay, user.priority) == (True, True, "next")
+    assert (user.should_query, user.client_composed) == (False, True)
+    assert (user.pasted_content, user.inline_pastes) == (["p"], ["q"])
+    assert user.file_attachments == [{"a": 1}]
+    assert (user.agent_id, user.timestamp) == ("t1", sub["timestamp"])

@@ -134,3 +134,41 @@ def test_every_typed_class_is_public_and_decodes_from_its_frame(
     message = decode(frame)
     assert type(message) is cls
     assert {f.name for f in dataclasses.fields(cls)} >= {"uuid", "session_id"}
+
+
+def test_the_task_reset_progress_and_stream_fields_the_typescript_sdk_declares() -> None:
+    started = decode({"type": "system", "subtype": "task_started", "task_id": "t",
+                      "description": "d", "run_id": "r1", "subagent_type": "Explore",
+                      "is_backgrounded": True, "spawn_depth": 2, "parent_task_id": "p",
+                      "workflow_name": "spec", "prompt": "look", "skip_transcript": False,
+                      "ambient": True})  # fmt: skip
+    assert (started.run_id, started.subagent_type, started.is_backgrounded) == (
+        "r1", "Explore", True)  # fmt: skip
+    assert (started.spawn_depth, started.parent_task_id, started.workflow_name) == (
+        2, "p", "spec")  # fmt: skip
+    assert (started.prompt, started.skip_transcript, started.ambient) == ("look", False, True)
+    progress = decode({"type": "system", "subtype": "task_progress", "task_id": "t",
+                       "description": "d", "run_id": "r1", "summary": "reading"})  # fmt: skip
+    assert (progress.run_id, progress.summary, progress.subagent_type) == ("r1", "reading", None)
+    link = {"type": "resource_link", "uri": "file:///a", "name": "a"}
+    done = decode({"type": "system", "subtype": "task_notification", "task_id": "t",
+                   "status": "failed", "reason": "worker_restart", "resource_links": [link],
+                   "run_id": "r1"})  # fmt: skip
+    assert (done.reason, done.resource_links, done.run_id) == ("worker_restart", (link,), "r1")
+    updated = decode({"type": "system", "subtype": "task_updated", "task_id": "t",
+                      "patch": {}, "run_id": "r2"})  # fmt: skip
+    assert updated.run_id == "r2"
+    reset = decode({"type": "conversation_reset", "new_conversation_id": "c",
+                    "trigger": "clear", "user_message_uuid": "m",
+                    "timestamp": "2026-12-07T08:00:00Z"})  # fmt: skip
+    assert (reset.trigger, reset.user_message_uuid, reset.timestamp) == (
+        "clear", "m", "2026-12-07T08:00:00Z")  # fmt: skip
+    retry = {"agent_id": "a", "attempt": 1, "max_retries": 3}
+    tool = decode({"type": "tool_progress", "tool_use_id": "x", "tool_name": "Agent",
+                   "subagent_retry": retry})  # fmt: skip
+    assert tool.subagent_retry == retry
+    stream = decode({"type": "stream_event", "event": {}, "ttft_ms": 412.5,
+                     "resume_reason": "retry"})  # fmt: skip
+    assert (stream.ttft_ms, stream.resume_reason) == (412.5, "retry")
+    mirror = decode({"type": "system", "subtype": "mirror_error", "error": "e"})
+    assert (mirror.uuid, mirror.session_id) == (UID, SID)

@@ -657,7 +657,9 @@ def _allowed_tools(options: ClaudeAgentOptions) -> list[str]:
     return allowed
 
 
-def _load_settings(settings: str, cwd: str | Path | None) -> dict[str, Any]:
+def _load_settings(settings: str | Mapping[str, Any], cwd: str | Path | None) -> dict[str, Any]:
+    if isinstance(settings, Mapping):
+        return dict(settings)
     settings = os.fspath(settings)  # (a Path too, as the reference takes it)
     text = settings.strip()
     if text.startswith("{") and text.endswith("}"):
@@ -692,6 +694,8 @@ def merged_settings(options: ClaudeAgentOptions, overlay: Mapping[str, Any]) -> 
 
 def _settings_value(options: ClaudeAgentOptions) -> str | None:
     if options.sandbox is None:
+        if isinstance(options.settings, Mapping):
+            return _dumps(dict(options.settings), "settings")
         return None if options.settings is None else _value_text("--settings", options.settings)
     merged = _load_settings(options.settings, options.cwd) if options.settings else {}
     merged["sandbox"] = dict(options.sandbox)

@@ -675,9 +675,9 @@ def _check_cli_values(options: ClaudeAgentOptions) -> None:
         _did_you_mean(mode, known, what="permission_mode", listing=listing)
     _check_output_schema(options.output_format)
     settings = options.settings
-    if settings is not None and not isinstance(settings, (str, os.PathLike)):
+    if settings is not None and not isinstance(settings, (str, os.PathLike, Mapping)):
         raise OptionsError(
-            "settings must be a str (a settings file path or JSON text), "
+            "settings must be a str (a settings file path or JSON text) or a dict, "
             f"not {type(settings).__name__}"
         )
     if isinstance(settings, str) and _is_settings_text(settings):
@@ -712,7 +712,9 @@ def check_settings_file(options: ClaudeAgentOptions) -> None:
         ValueError: There is no such file.
     """
     settings = options.settings
-    if settings is None or (isinstance(settings, str) and _is_settings_text(settings)):
+    if settings is None or isinstance(settings, Mapping):
+        return
+    if isinstance(settings, str) and _is_settings_text(settings):
         return
     path = os.path.join(options.cwd or "", os.fspath(settings))
     if not os.path.exists(path) or os.path.isdir(path):
@@ -1168,8 +1170,10 @@ class ClaudeAgentOptions(ReferenceOrigin):
         effort: How much effort the model spends (`"low"` to `"max"`). Default `None`.
         output_format: Structured output: `{"type": "json_schema", "schema": {...}}`; the
             result's `structured_output` then holds the parsed value. Default `None`.
-        settings: A settings file path or JSON text (`--settings`; a relative path that
-            begins with "-" is passed as "./<path>", the same file). Default `None`.
+        settings: A settings file path, JSON text, or the settings as a dict (sent as
+            JSON text, as the TypeScript SDK's `Settings` object is) (`--settings`; a
+            relative path that begins with "-" is passed as "./<path>", the same file).
+            Default `None`.
         setting_sources: Which filesystem settings the CLI loads (`"user"`,
             `"project"`, `"local"`). Default `None`: none, as in the reference SDK.
         sandbox: Bash sandbox settings (`SandboxSettings`), merged into `settings`.
@@ -1337,7 +1341,7 @@ class ClaudeAgentOptions(ReferenceOrigin):
     output_format: OutputFormat | None = None
 
     # --- settings
-    settings: str | None = None
+    settings: str | Mapping[str, Any] | None = None
     setting_sources: list[SettingSource] | None = None
     sandbox: SandboxSettings | None = None
     add_dirs: list[str | _core.Path] = field(default_factory=list)
@@ -1422,6 +1426,8 @@ class ClaudeAgentOptions(ReferenceOrigin):
                 value = _masked_mcp_servers(value)
             elif f.name == "agents":
                 value = _masked_agents(value)
+            elif f.name == "settings" and isinstance(value, Mapping):
+                value = _masked_settings_dict(value)
             elif f.name == "settings":
                 value = _masked_settings(value)
             elif f.name == "managed_settings" and isinstance(value, Mapping):

@@ -95,7 +95,7 @@ async def resolve_settings(
     cwd: str | _core.Path | None = None,
     setting_sources: list[SettingSource] | None = None,
     managed_settings: Mapping[str, Any] | None = None,
-    settings: str | None = None,
+    settings: str | Mapping[str, Any] | None = None,
     cli_path: str | _core.Path | None = None,
     env: Mapping[str, str] | None = None,
 ) -> ResolvedSettings:
@@ -120,7 +120,7 @@ async def resolve_settings(
             CLI does (``[]`` reads none; the managed tier is always read).
         managed_settings: Policy-tier settings of an embedding application, as the
             ``managed_settings`` option.
-        settings: The ``settings`` option: a settings file's path, or JSON text.
+        settings: The ``settings`` option: a settings file's path, JSON text, or a dict.
         cli_path: The ``claude`` executable (as the option).
         env: More variables for the CLI (``HOME``, ``CLAUDE_CONFIG_DIR``, ...).
 

@@ -44,6 +44,8 @@ class McpClaudeAIProxyServerConfig(TypedDict):
     type: Literal["claudeai-proxy"]
     url: str
     id: str
+    timeout: NotRequired[int]
+    """The limit on each tool call, in milliseconds."""
 
 
 McpServerStatusConfig = (
@@ -70,6 +72,8 @@ class McpToolInfo(TypedDict):
     name: str
     description: NotRequired[str]
     annotations: NotRequired[McpToolAnnotations]
+    _meta: NotRequired[dict[str, Any]]
+    """The MCP Apps members of the tool's ``_meta`` (``ui``...), from CLIs that pass them."""
 
 
 class McpServerInfo(TypedDict):
@@ -93,6 +97,7 @@ class McpServerStatus(TypedDict):
         error: What failed, when ``status`` is ``failed``.
         config: Its configuration.
         scope: Where it was configured (``project``, ``user``, ``dynamic``, ...).
+        source: Where its definition came from (``sdk``, ``plugin``, or a scope).
         tools: Its tools, when connected.
     """
 
@@ -102,6 +107,7 @@ class McpServerStatus(TypedDict):
     error: NotRequired[str]
     config: NotRequired[McpServerStatusConfig]
     scope: NotRequired[str]
+    source: NotRequired[str]
     tools: NotRequired[list[McpToolInfo]]
 
 

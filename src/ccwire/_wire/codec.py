@@ -264,7 +264,30 @@ def _user(obj: Mapping[str, Any]) -> Message:
         origin=_origin(obj),
         session_id=_opt_str(obj.get("session_id")),
         raw=obj,
+        is_synthetic=_field(obj, "isSynthetic", "optbool"),
+        is_replay=_field(obj, "isReplay", "optbool"),
+        priority=_field(obj, "priority", "optstr"),
+        should_query=_field(obj, "shouldQuery", "optbool"),
+        client_composed=_field(obj, "client_composed", "optbool"),
+        pasted_content=_list(obj.get("pasted_content")),
+        inline_pastes=_str_list(obj.get("inline_pastes")),
+        file_attachments=_list(obj.get("file_attachments")),
+        **_subagent_fields(obj),
     )
+
+
+def _list(v: Any) -> list[Any] | None:
+    return list(v) if isinstance(v, list) else None
+
+
+def _subagent_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A user or assistant frame's subagent and timestamp fields."""
+    return {
+        "agent_id": _field(obj, "agent_id", "optstr"),
+        "subagent_type": _field(obj, "subagent_type", "optstr"),
+        "task_description": _field(obj, "task_description", "optstr"),
+        "timestamp": _field(obj, "timestamp", "optstr"),
+    }
 
 
 def _origin(obj: Mapping[str, Any]) -> Any:
@@ -315,6 +338,14 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
         user_message_uuid=umu if type(umu) is str else None,
         user_message_uuids=None if umus is None else _str_list(umus),
         raw=obj,
+        request_id=_field(obj, "request_id", "optstr"),
+        aborted=_field(obj, "aborted", "optbool"),
+        supersedes=_str_list(get("supersedes")),
+        resume_reason=_field(obj, "resume_reason", "optstr"),
+        resumed_from_incomplete_thinking=_field(obj, "resumed_from_incomplete_thinking", "optbool"),
+        context_usage=_field(obj, "context_usage", "map"),
+        usage_report=_field(obj, "usage_report", "map"),
+        **_subagent_fields(obj),
     )
 
 
@@ -337,6 +368,15 @@ def _task_started(obj: Mapping[str, Any], subtype: str) -> Message:
         _opt_str(obj.get("tool_use_id")),
         _opt_str(obj.get("task_type")),
         raw=obj,
+        run_id=_field(obj, "run_id", "optstr"),
+        subagent_type=_field(obj, "subagent_type", "optstr"),
+        is_backgrounded=_field(obj, "is_backgrounded", "optbool"),
+        spawn_depth=_field(obj, "spawn_depth", "optint"),
+        parent_task_id=_field(obj, "parent_task_id", "optstr"),
+        workflow_name=_field(obj, "workflow_name", "optstr"),
+        prompt=_field(obj, "prompt", "optstr"),
+        skip_transcript=_field(obj, "skip_transcript", "optbool"),
+        ambient=_field(obj, "ambient", "optbool"),
     )
 
 
@@ -352,6 +392,9 @@ def _task_progress(obj: Mapping[str, Any], subtype: str) -> Message:
         _opt_str(obj.get("tool_use_id")),
         _opt_str(obj.get("last_tool_name")),
         raw=obj,
+        run_id=_field(obj, "run_id", "optstr"),
+        subagent_type=_field(obj, "subagent_type", "optstr"),
+        summary=_field(obj, "summary", "optstr"),
     )
 
 
@@ -368,6 +411,11 @@ def _task_notification(obj: Mapping[str, Any], subtype: str) -> Message:
         _opt_str(obj.get("tool_use_id")),
         _task_usage(obj.get("usage")),
         raw=obj,
+        run_id=_field(obj, "run_id", "optstr"),
+        reason=_field(obj, "reason", "optstr"),
+        resource_links=_field(obj, "resource_links", _MAPS),
+        skip_transcript=_field(obj, "skip_transcript", "optbool"),
+        ambient=_field(obj, "ambient", "optbool"),
     )
 
 
@@ -383,6 +431,7 @@ def _task_updated(obj: Mapping[str, Any], subtype: str) -> Message:
         _opt_str(obj.get("session_id")),
         _opt_str(obj.get("uuid")),
         raw=obj,
+        run_id=_field(obj, "run_id", "optstr"),
     )
 
 
@@ -414,6 +463,8 @@ def _mirror_error(obj: Mapping[str, Any], subtype: str) -> Message:
         key=key if isinstance(key, Mapping) else None,
         error=error if isinstance(error, str) else "",
         raw=obj,
+        uuid=_field(obj, "uuid", "optstr"),
+        session_id=_field(obj, "session_id", "optstr"),
     )
 
 
@@ -542,7 +593,7 @@ _TYPED_FRAMES: dict[str, tuple[Any, str]] = {
     "tool_progress": (
         ToolProgressMessage,
         "tool_use_id:str tool_name:str parent_tool_use_id:optstr elapsed_time_seconds:num "
-        "task_id:optstr heartbeat:optbool subagent_type:optstr",
+        "task_id:optstr heartbeat:optbool subagent_type:optstr subagent_retry:map",
     ),
     "auth_status": (
         AuthStatusMessage,
@@ -614,6 +665,17 @@ def _result(obj: Mapping[str, Any]) -> Message:
         user_message_uuid=_opt_str(obj.get("user_message_uuid")),
         user_message_uuids=_str_list(obj.get("user_message_uuids")),
         raw=obj,
+        queued_turn_count=_field(obj, "queued_turn_count", "optint"),
+        result_index=_field(obj, "result_index", "optint"),
+        startup_failure_reason=_field(obj, "startup_failure_reason", "optstr"),
+        invalid_config_file=_field(obj, "invalid_config_file", "map"),
+        resume_reason=_field(obj, "resume_reason", "optstr"),
+        local_command=_field(obj, "local_command", "optstr"),
+        ttft_ms=_field(obj, "ttft_ms", "optnum"),
+        warm_spare_claimed=_field(obj, "warm_spare_claimed", "optbool"),
+        credential_expires_at=_field(obj, "credential_expires_at", "optstr"),
+        fast_mode_state=_field(obj, "fast_mode_state", "optstr"),
+        fast_mode_disabled_reason=_field(obj, "fast_mode_disabled_reason", "optstr"),
     )
 
 
@@ -636,6 +698,8 @@ def _stream_event(obj: Mapping[str, Any]) -> Message:
         user_message_uuid=_opt_str(obj.get("user_message_uuid")),
         user_message_uuids=_str_list(obj.get("user_message_uuids")),
         raw=obj,
+        ttft_ms=_field(obj, "ttft_ms", "optnum"),
+        resume_reason=_field(obj, "resume_reason", "optstr"),
     )
 
 
@@ -679,6 +743,9 @@ def _conversation_reset(obj: Mapping[str, Any]) -> Message:
         uuid=str(obj.get("uuid", "")),
         session_id=str(obj.get("session_id", "")),
         raw=obj,
+        trigger=_field(obj, "trigger", "optstr"),
+        user_message_uuid=_field(obj, "user_message_uuid", "optstr"),
+        timestamp=_field(obj, "timestamp", "optstr"),
     )
 
 

@@ -281,6 +281,7 @@ def decode_rewind(r: Mapping[str, Any]) -> RewindFilesResult:
         insertions=_opt_int(r.get("insertions")),
         deletions=_opt_int(r.get("deletions")),
         raw=r,
+        skipped_links=_opt_int(r.get("skippedLinks")),
     )
 
 

@@ -193,6 +193,9 @@ class RewindFilesResult:
     insertions: int | None = None
     deletions: int | None = None
     raw: Mapping[str, Any] = _raw()
+    skipped_links: int | None = None
+    """Files left as they were because a link was found at or above them (a real
+    rewind only)."""
 
 
 @dataclass(frozen=True)

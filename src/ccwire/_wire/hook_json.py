@@ -35,6 +35,7 @@ __all__ = [
     "PreToolUseHookSpecificOutput",
     "SessionCronSummary",
     "SessionStartHookSpecificOutput",
+    "SetupHookSpecificOutput",
     "StopHookSpecificOutput",
     "SubagentStartHookSpecificOutput",
     "SubagentStopHookSpecificOutput",
@@ -91,6 +92,9 @@ class PostToolUseHookSpecificOutput(TypedDict):
     additionalContext: NotRequired[str]
     updatedToolOutput: NotRequired[Any]
     updatedMCPToolOutput: NotRequired[Any]
+    classifierContext: NotRequired[str]
+    """What the host asserts to the auto-mode permission classifier about this call's
+    result (at most 2000 UTF-16 code units; synchronous hooks only)."""
 
 
 class PostToolUseFailureHookSpecificOutput(TypedDict):
@@ -126,6 +130,13 @@ class SessionStartHookSpecificOutput(TypedDict):
     sessionTitle: NotRequired[str]
     watchPaths: NotRequired[list[str]]
     reloadSkills: NotRequired[bool]
+
+
+class SetupHookSpecificOutput(TypedDict):
+    """``Setup``: add context."""
+
+    hookEventName: Literal["Setup"]
+    additionalContext: NotRequired[str]
 
 
 class NotificationHookSpecificOutput(TypedDict):
@@ -258,8 +269,11 @@ class SyncHookJSONOutput(TypedDict):
     continue_: NotRequired[bool]
     suppressOutput: NotRequired[bool]
     stopReason: NotRequired[str]
-    decision: NotRequired[Literal["block"]]
+    decision: NotRequired[Literal["approve", "block"]]
     systemMessage: NotRequired[str]
+    terminalSequence: NotRequired[str]
+    """An escape sequence for the CLI to write to the terminal (notification and title
+    sequences only)."""
     reason: NotRequired[str]
     hookSpecificOutput: NotRequired[dict[str, Any]]
 

@@ -41,6 +41,13 @@ AssistantMessageError = Literal[
     "invalid_request",
     "server_error",
     "unknown",
+    "oauth_org_not_allowed",
+    "account_on_hold",
+    "verification_required",
+    "overloaded",
+    "model_not_found",
+    "max_output_tokens",
+    "cloud_credential_error",
 ]
 """Known values of `AssistantMessage.error`."""
 
@@ -130,14 +137,22 @@ class ModelUsage(TypedDict):
 
     inputTokens: int
     outputTokens: int
+    thinkingTokens: NotRequired[int]
+    """Thinking tokens, already counted in ``outputTokens``."""
     cacheReadInputTokens: int
     cacheCreationInputTokens: int
+    cacheCreationEphemeral5mInputTokens: NotRequired[int]
+    """Cache writes living 5 minutes, already counted in ``cacheCreationInputTokens``."""
+    cacheCreationEphemeral1hInputTokens: NotRequired[int]
+    """Cache writes living 1 hour, already counted in ``cacheCreationInputTokens``."""
     webSearchRequests: int
     costUSD: float
     contextWindow: int
     maxOutputTokens: int
     canonicalModel: NotRequired[str]
     provider: NotRequired[str]
+    costBasis: NotRequired[Literal["list", "managed", "unknown"]]
+    """The price table ``costUSD`` comes from (absent: treat as ``list``)."""
 
 
 class SystemInitMcpServer(TypedDict):

@@ -102,6 +102,12 @@ def _raw() -> Any:
     return field(default_factory=dict, compare=False, repr=False)
 
 
+def _ts_field(default: Any = None) -> Any:
+    """A field the TypeScript SDK declares that claude-agent-sdk's class lacks: left out
+    of ``repr()`` and ``==``, so a message prints and compares as the reference's does."""
+    return field(default=default, compare=False, repr=False)
+
+
 @dataclass
 class TextBlock:
     """Text written by the model (or the user).
@@ -247,6 +253,31 @@ class UserMessage:
     attribute it. Tool results never carry one."""
     session_id: str | None = None
     raw: Mapping[str, Any] = _raw()
+    is_synthetic: bool | None = _ts_field()
+    """True for a message the CLI made, not the user (``isSynthetic``)."""
+    is_replay: bool | None = _ts_field()
+    """True for a prompt echoed back (``isReplay``)."""
+    priority: str | None = _ts_field()
+    """When a queued prompt runs: ``now``, ``next`` or ``later``."""
+    should_query: bool | None = _ts_field()
+    """False: added to the transcript without starting a turn (``shouldQuery``)."""
+    client_composed: bool | None = _ts_field()
+    """True for a prompt the client composed: delivered as written."""
+    pasted_content: list[Any] | None = field(default=None, compare=False, repr=False)
+    """What the user pasted, appended after the typed text."""
+    inline_pastes: list[str] | None = field(default=None, compare=False, repr=False)
+    """Text the user pasted that stays where it was put."""
+    file_attachments: list[Any] | None = field(default=None, compare=False, repr=False)
+    """The files attached to an echoed prompt."""
+    agent_id: str | None = _ts_field()
+    """The subagent that produced it (its task's ``task_id``); ``None`` on the main
+    thread."""
+    subagent_type: str | None = _ts_field()
+    """That subagent's type."""
+    task_description: str | None = _ts_field()
+    """That subagent's task."""
+    timestamp: str | None = _ts_field()
+    """When it was made, as ISO 8601 text (the sending process's clock)."""
 
 
 @dataclass
@@ -285,6 +316,30 @@ class AssistantMessage:
     """The ``uuid`` of every user message the turn has taken in so far (set on the same
     messages as ``user_message_uuid``)."""
     raw: Mapping[str, Any] = _raw()
+    request_id: str | None = _ts_field()
+    """The API request's id."""
+    aborted: bool | None = _ts_field()
+    """True when an interrupt cut the message short (it may end mid-word)."""
+    supersedes: list[str] | None = field(default=None, compare=False, repr=False)
+    """The uuids of earlier messages this one replaces (after a refusal fallback or an
+    unparsable tool call): drop those from what you show."""
+    resume_reason: str | None = _ts_field()
+    """Why this turn continues one a restart interrupted."""
+    resumed_from_incomplete_thinking: bool | None = _ts_field()
+    """True when the turn continued a truncated one inside its thinking block."""
+    agent_id: str | None = _ts_field()
+    """The subagent that produced it (its task's ``task_id``); ``None`` on the main
+    thread."""
+    subagent_type: str | None = _ts_field()
+    """That subagent's type."""
+    task_description: str | None = _ts_field()
+    """That subagent's task."""
+    timestamp: str | None = _ts_field()
+    """When it was made, as ISO 8601 text (the sending process's clock)."""
+    context_usage: Mapping[str, Any] | None = _ts_field()
+    """The ``/context`` report as data, on the message that shows it."""
+    usage_report: Mapping[str, Any] | None = _ts_field()
+    """The ``/usage`` report as data, on the message that shows it."""
 
 
 @dataclass
@@ -344,6 +399,16 @@ class TaskStartedMessage(SystemMessage):
         session_id: The session it runs in.
         tool_use_id: The tool call (``Task``/``Agent``) that started it.
         task_type: The kind of task (``local_agent``, ``local_bash``, ...).
+        run_id: The id of this run of the task (a resumed task keeps its ``task_id``
+            and gets a new one).
+        subagent_type: The subagent's type, for a ``Task``/``Agent`` subagent.
+        is_backgrounded: Whether it was started in the background.
+        spawn_depth: How deeply nested a subagent is (1: started by the main thread).
+        parent_task_id: The subagent task that started this one, if any.
+        workflow_name: The workflow's name, for a ``local_workflow`` task.
+        prompt: What this run was asked.
+        skip_transcript: A housekeeping task, to keep out of the transcript.
+        ambient: Not activity: to keep out of activity indicators.
     """
 
     task_id: str
@@ -352,6 +417,15 @@ class TaskStartedMessage(SystemMessage):
     session_id: str
     tool_use_id: str | None = None
     task_type: str | None = None
+    run_id: str | None = _ts_field()
+    subagent_type: str | None = _ts_field()
+    is_backgrounded: bool | None = _ts_field()
+    spawn_depth: int | None = _ts_field()
+    parent_task_id: str | None = _ts_field()
+    workflow_name: str | None = _ts_field()
+    prompt: str | None = _ts_field()
+    skip_transcript: bool | None = _ts_field()
+    ambient: bool | None = _ts_field()
 
 
 @dataclass
@@ -369,6 +443,10 @@ class TaskProgressMessage(SystemMessage):
         session_id: The session it runs in.
         tool_use_id: The tool call that started it.
         last_tool_name: The tool the task used last.
+        run_id: The id of this run of the task (a resumed task keeps its ``task_id``
+            and gets a new one).
+        subagent_type: The subagent's type, for a ``Task``/``Agent`` subagent.
+        summary: A one-line status (a subagent's, with ``agent_progress_summaries``).
     """
 
     task_id: str
@@ -378,6 +456,9 @@ class TaskProgressMessage(SystemMessage):
     session_id: str
     tool_use_id: str | None = None
     last_tool_name: str | None = None
+    run_id: str | None = _ts_field()
+    subagent_type: str | None = _ts_field()
+    summary: str | None = _ts_field()
 
 
 @dataclass
@@ -399,6 +480,12 @@ class TaskNotificationMessage(SystemMessage):
         session_id: The session it ran in.
         tool_use_id: The tool call that started it.
         usage: What it used (`TaskUsage`), when reported.
+        run_id: The id of this run of the task (a resumed task keeps its ``task_id``
+            and gets a new one).
+        reason: Why it ended, when not by an ordinary end (``worker_restart``).
+        resource_links: The ``resource_link`` blocks a backgrounded MCP task returned.
+        skip_transcript: A housekeeping task, to keep out of the transcript.
+        ambient: Not activity: to keep out of activity indicators.
     """
 
     task_id: str
@@ -409,6 +496,11 @@ class TaskNotificationMessage(SystemMessage):
     session_id: str
     tool_use_id: str | None = None
     usage: TaskUsage | None = None
+    run_id: str | None = _ts_field()
+    reason: str | None = _ts_field()
+    resource_links: tuple[Mapping[str, Any], ...] = _ts_field(())
+    skip_transcript: bool | None = _ts_field()
+    ambient: bool | None = _ts_field()
 
 
 @dataclass
@@ -424,6 +516,8 @@ class TaskUpdatedMessage(SystemMessage):
         status: ``patch["status"]`` when present (`TaskUpdatedStatus`).
         session_id: The session it runs in.
         uuid: The frame's id.
+        run_id: The id of this run of the task (a resumed task keeps its ``task_id``
+            and gets a new one).
     """
 
     task_id: str
@@ -431,6 +525,7 @@ class TaskUpdatedMessage(SystemMessage):
     status: TaskUpdatedStatus | None = None
     session_id: str | None = None
     uuid: str | None = None
+    run_id: str | None = _ts_field()
 
 
 @dataclass
@@ -445,10 +540,14 @@ class MirrorErrorMessage(SystemMessage):
         raw: The frame as received, for fields ccwire does not model.
         key: The store key of the batch (a `SessionKey` dict), when known.
         error: What went wrong.
+        uuid: The frame's id.
+        session_id: The session whose lines were not copied.
     """
 
     key: Mapping[str, Any] | None = None
     error: str = ""
+    uuid: str | None = _ts_field()
+    session_id: str | None = _ts_field()
 
 
 @dataclass
@@ -1104,6 +1203,31 @@ class ResultMessage:
     user_message_uuids: list[str] | None = None
     """The ``uuid`` of every user message this turn took in, in order (at most 64)."""
     raw: Mapping[str, Any] = _raw()
+    queued_turn_count: int | None = _ts_field()
+    """Prompts still queued when this result was written (more than 0: more results
+    follow)."""
+    result_index: int | None = _ts_field()
+    """How many results the run wrote before this one (from 0)."""
+    startup_failure_reason: str | None = _ts_field()
+    """Why the CLI could not start (``config_file_invalid``, ``cwd_unavailable``, ...), on
+    the error result it writes before exiting; ``errors`` has the message."""
+    invalid_config_file: Mapping[str, Any] | None = _ts_field()
+    """With ``config_file_invalid``: the file (``path``, ``is_global``,
+    ``backup_searched``, ``backup_path``)."""
+    resume_reason: str | None = _ts_field()
+    """Why this turn continues one a restart interrupted."""
+    local_command: str | None = _ts_field()
+    """The local slash command this turn ran, when it ran one."""
+    ttft_ms: float | None = _ts_field()
+    """Milliseconds from the request to the first token of the turn."""
+    warm_spare_claimed: bool | None = _ts_field()
+    """Whether the turn ran in a claimed spare (`prewarm()`)."""
+    credential_expires_at: str | None = _ts_field()
+    """When the claude.ai credential in use ends for good (ISO 8601)."""
+    fast_mode_state: str | None = _ts_field()
+    """Fast mode when the result was written (``off``, ``cooldown``, ``on``)."""
+    fast_mode_disabled_reason: str | None = _ts_field()
+    """Why fast mode is off, when it is."""
 
 
 @dataclass
@@ -1127,6 +1251,10 @@ class StreamEvent:
     user_message_uuids: list[str] | None = None
     """As `AssistantMessage.user_message_uuids`."""
     raw: Mapping[str, Any] = _raw()
+    ttft_ms: float | None = _ts_field()
+    """Milliseconds from the request to its first token (on the stream's first event)."""
+    resume_reason: str | None = _ts_field()
+    """Why the CLI resumed a stream (a retried or continued request), when it did."""
 
 
 @dataclass
@@ -1183,12 +1311,19 @@ class ConversationResetMessage:
         uuid: The frame's id.
         session_id: The session that was reset.
         raw: The frame as received.
+        trigger: What reset it (``clear``, ``plan_mode_exit``, ``fresh_session``,
+            ``onboarding``), when the CLI says.
+        user_message_uuid: With ``clear``: the prompt whose ``/clear`` ran.
+        timestamp: When, as ISO 8601 text in UTC (for display).
     """
 
     new_conversation_id: str
     uuid: str
     session_id: str
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False, kw_only=True)
+    trigger: str | None = _ts_field()
+    user_message_uuid: str | None = _ts_field()
+    timestamp: str | None = _ts_field()
 
 
 @dataclass
@@ -1255,6 +1390,8 @@ class ToolProgressMessage(RawMessage):
         subagent_type: The subagent's type, for an ``Agent`` call.
         uuid: The frame's id.
         session_id: The session.
+        subagent_retry: The subagent's API retry under way (``attempt``,
+            ``max_retries``, ``retry_delay_ms``, ``error_status``, ...), if any.
     """
 
     tool_use_id: str = ""
@@ -1266,6 +1403,7 @@ class ToolProgressMessage(RawMessage):
     subagent_type: str | None = None
     uuid: str | None = None
     session_id: str | None = None
+    subagent_retry: Mapping[str, Any] | None = _ts_field()
 
 
 @dataclass

@@ -46,5 +46,10 @@ async def test_clear_emits_conversation_reset(model: ScriptedModel, make_options
     assert reset.uuid
     assert after_clear is not None
     assert after_clear.session_id != first.session_id
+    # beyond the port: the fields the TypeScript SDK declares, typed
+    assert reset.trigger == "clear" and reset.timestamp
+    assert after_clear.local_command == "clear" and after_clear.queued_turn_count == 0
+    assert (first.result_index, after_clear.result_index) == (0, 1)
+    assert after_clear.fast_mode_state == "off"
     # /clear is a local command: the model was asked once, for the first prompt only
     assert len(model.turn_requests) == 1
