@@ -264,30 +264,45 @@ def _user(obj: Mapping[str, Any]) -> Message:
         origin=_origin(obj),
         session_id=_opt_str(obj.get("session_id")),
         raw=obj,
-        is_synthetic=_field(obj, "isSynthetic", "optbool"),
-        is_replay=_field(obj, "isReplay", "optbool"),
-        priority=_field(obj, "priority", "optstr"),
-        should_query=_field(obj, "shouldQuery", "optbool"),
-        client_composed=_field(obj, "client_composed", "optbool"),
-        pasted_content=_list(obj.get("pasted_content")),
-        inline_pastes=_str_list(obj.get("inline_pastes")),
-        file_attachments=_list(obj.get("file_attachments")),
-        **_subagent_fields(obj),
+        **_carried(obj, _USER_EXTRAS),
     )
 
 
-def _list(v: Any) -> list[Any] | None:
-    return list(v) if isinstance(v, list) else None
+# The fields of user and assistant frames that most frames lack, as (wire key:
+# (attribute, kind)); absent, each keeps its dataclass default (None).
+_SUBAGENT_EXTRAS: Final = {
+    "agent_id": ("agent_id", "optstr"),
+    "subagent_type": ("subagent_type", "optstr"),
+    "task_description": ("task_description", "optstr"),
+    "timestamp": ("timestamp", "optstr"),
+}
+_USER_EXTRAS: Final = {
+    "isSynthetic": ("is_synthetic", "optbool"),
+    "isReplay": ("is_replay", "optbool"),
+    "priority": ("priority", "optstr"),
+    "shouldQuery": ("should_query", "optbool"),
+    "client_composed": ("client_composed", "optbool"),
+    "pasted_content": ("pasted_content", "list"),
+    "inline_pastes": ("inline_pastes", "strlist"),
+    "file_attachments": ("file_attachments", "list"),
+    **_SUBAGENT_EXTRAS,
+}
+_ASSISTANT_EXTRAS: Final = {
+    "request_id": ("request_id", "optstr"),
+    "aborted": ("aborted", "optbool"),
+    "supersedes": ("supersedes", "strlist"),
+    "resume_reason": ("resume_reason", "optstr"),
+    "resumed_from_incomplete_thinking": ("resumed_from_incomplete_thinking", "optbool"),
+    "context_usage": ("context_usage", "map"),
+    "usage_report": ("usage_report", "map"),
+    **_SUBAGENT_EXTRAS,
+}
 
 
-def _subagent_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A user or assistant frame's subagent and timestamp fields."""
-    return {
-        "agent_id": _field(obj, "agent_id", "optstr"),
-        "subagent_type": _field(obj, "subagent_type", "optstr"),
-        "task_description": _field(obj, "task_description", "optstr"),
-        "timestamp": _field(obj, "timestamp", "optstr"),
-    }
+def _carried(obj: Mapping[str, Any], extras: Mapping[str, tuple[str, str]]) -> dict[str, Any]:
+    """The fields of ``extras`` that ``obj`` carries, decoded by `_field`, by attribute
+    (the keys of the frame are walked, not the table: a frame carries few of them)."""
+    return {extras[key][0]: _field(obj, key, extras[key][1]) for key in obj if key in extras}
 
 
 def _origin(obj: Mapping[str, Any]) -> Any:
@@ -338,14 +353,7 @@ def _assistant(obj: Mapping[str, Any]) -> Message:
         user_message_uuid=umu if type(umu) is str else None,
         user_message_uuids=None if umus is None else _str_list(umus),
         raw=obj,
-        request_id=_field(obj, "request_id", "optstr"),
-        aborted=_field(obj, "aborted", "optbool"),
-        supersedes=_str_list(get("supersedes")),
-        resume_reason=_field(obj, "resume_reason", "optstr"),
-        resumed_from_incomplete_thinking=_field(obj, "resumed_from_incomplete_thinking", "optbool"),
-        context_usage=_field(obj, "context_usage", "map"),
-        usage_report=_field(obj, "usage_report", "map"),
-        **_subagent_fields(obj),
+        **_carried(obj, _ASSISTANT_EXTRAS),
     )
 
 
@@ -496,6 +504,10 @@ def _field(obj: Mapping[str, Any], key: str, kind: str) -> Any:
         return tuple(x for x in v if _is_map(x)) if isinstance(v, list) else ()
     if kind == "commands":
         return tuple(decode_commands(v))
+    if kind == "list":
+        return list(v) if isinstance(v, list) else None
+    if kind == "strlist":
+        return _str_list(v)
     return v  # "any": as sent
 
 
