@@ -13,7 +13,6 @@ Validation lives in `validation`.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import enum
 import logging
 import os
@@ -208,6 +207,8 @@ def _check_keywords(schema: Mapping[str, Any], what: str, where: str = "") -> No
             elif key in _SUBSCHEMAS and isinstance(value, Mapping):
                 _check_keywords(value, what, f"{where}/{key}")
             continue
+        import difflib  # only for a key that is no keyword: rare (1 ms of the usual import)
+
         near = difflib.get_close_matches(key, _KEYWORDS, n=1, cutoff=0.8)
         if near:
             logger.warning(
