@@ -4,7 +4,7 @@ its snake_case, or with ``_`` after a Python keyword (``continue_``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_origin
 
 import ccwire
 import ccwire.types
@@ -45,8 +45,8 @@ def test_every_declared_member_of_a_shared_type_is_there(ts_api: Any) -> None:
     checked = 0
     for name in ts_api.types:
         ours = RENAMED.get(name) or getattr(ccwire, name, None) or getattr(ccwire.types, name, None)
-        if not isinstance(ours, type):
-            continue
+        if not isinstance(ours, type) or get_origin(ours) is not None:
+            continue  # (on Python 3.10 a `Callable[...]` alias passes for a type)
         have = _fields(ours) | set(dir(ours))
         for member in members(declared[name].text):
             key = f"{name}.{member.name}"
