@@ -27,6 +27,7 @@ from typing import Protocol, TypeVar, runtime_checkable
 import anyio
 import anyio.to_thread
 
+from .._conversation.transcript_store.protocol import check_str
 from .._core.errors import CcwireError, OptionsError, SessionStoreError, SnapshotTimeoutError
 from .state import SessionStateInfo
 
@@ -37,7 +38,6 @@ __all__ = [
     "SQLiteSessionStore",
     "SQLiteSnapshotStore",
     "SnapshotStore",
-    "check_session_id",
     "check_snapshot",
     "decode_snapshot",
     "default_session_store_path",
@@ -124,24 +124,6 @@ def default_session_store_path() -> Path:
         xdg = os.environ.get("XDG_DATA_HOME")
         base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
     return base / "ccwire" / "sessions.sqlite3"
-
-
-def check_session_id(session_id: str) -> str:
-    """Refuse a session id (of `SnapshotStore.load`) that is not a str: a store
-    answered ``load(5)`` with ``None``, as for a session it does not know.
-
-    Args:
-        session_id: The session id asked for.
-
-    Returns:
-        ``session_id``.
-
-    Raises:
-        OptionsError: It is not a str.
-    """
-    if not isinstance(session_id, str):
-        raise OptionsError(f"session_id must be a str, not {type(session_id).__name__}")
-    return session_id
 
 
 def check_snapshot(info: SessionStateInfo) -> SessionStateInfo:
@@ -241,7 +223,7 @@ class MemorySnapshotStore:
         Raises:
             OptionsError: ``session_id`` is not a str.
         """
-        return self._data.get(check_session_id(session_id))
+        return self._data.get(check_str("session_id", session_id))
 
     async def list(self) -> list[SessionStateInfo]:
         """Every stored snapshot, most recently updated first."""
@@ -363,7 +345,7 @@ class SQLiteSnapshotStore:
             SessionStoreError: The database could not be read, or the snapshot is
                 corrupt.
         """
-        return await anyio.to_thread.run_sync(self._load, check_session_id(session_id))
+        return await anyio.to_thread.run_sync(self._load, check_str("session_id", session_id))
 
     async def list(self) -> list[SessionStateInfo]:
         """Every stored snapshot, most recently updated first.

@@ -29,7 +29,7 @@ __all__ = [
     "SessionStoreListEntry",
     "SessionSummaryEntry",
     "check_entries",
-    "check_project_key",
+    "check_str",
     "key_parts",
     "store_implements",
 ]
@@ -251,31 +251,32 @@ def key_parts(key: SessionKey | SessionListSubkeysKey) -> tuple[str, str, str]:
             raise OptionsError(
                 f"key has no {part!r}: a SessionKey has 'project_key' and 'session_id'"
             )
-        if not isinstance(key[part], str):
-            raise OptionsError(f"key[{part!r}] must be a str, not {type(key[part]).__name__}")
+        check_str(f"key[{part!r}]", key[part])
     subpath = key.get("subpath")
-    if subpath is not None and not isinstance(subpath, str):
-        raise OptionsError(f"key['subpath'] must be a str, not {type(subpath).__name__}")
+    if subpath is not None:
+        subpath = check_str("key['subpath']", subpath)
     if subpath == "":
         raise OptionsError("a SessionKey subpath is never empty: omit it for the main transcript")
     return key["project_key"], key["session_id"], subpath or ""
 
 
-def check_project_key(project_key: str) -> str:
-    """Refuse a `project_key` (of `list_sessions`, `list_session_summaries`) that is not a str.
+def check_str(name: str, value: object) -> str:
+    """Refuse an argument (a key's part, a `project_key`, a session id) that is not a
+    str: a store asked for ``5`` answered as for something it does not know.
 
     Args:
-        project_key: The scope asked for.
+        name: The argument's name, for the error.
+        value: Its value.
 
     Returns:
-        ``project_key``.
+        ``value``.
 
     Raises:
         OptionsError: It is not a str.
     """
-    if not isinstance(project_key, str):
-        raise OptionsError(f"project_key must be a str, not {type(project_key).__name__}")
-    return project_key
+    if not isinstance(value, str):
+        raise OptionsError(f"{name} must be a str, not {type(value).__name__}")
+    return value
 
 
 def check_entries(entries: list[SessionStoreEntry]) -> list[SessionStoreEntry]:

@@ -28,7 +28,7 @@ from .protocol import (
     SessionStoreListEntry,
     SessionSummaryEntry,
     check_entries,
-    check_project_key,
+    check_str,
     key_parts,
 )
 from .summary import fold_session_summary
@@ -271,7 +271,7 @@ class BlockingStore(SessionStore):
             OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be read.
         """
-        check_project_key(project_key)
+        check_str("project_key", project_key)
         rows = await self._call("list_sessions", self._backend.sessions, project_key)
         return [{"session_id": as_text(s), "mtime": int(mtime)} for s, mtime in rows]
 
@@ -288,7 +288,7 @@ class BlockingStore(SessionStore):
             OptionsError: An argument has the wrong type (see `key_parts`).
             SessionStoreError: The store could not be read, or holds invalid JSON.
         """
-        check_project_key(project_key)
+        check_str("project_key", project_key)
         rows = await self._call("list_session_summaries", self._backend.summaries, project_key)
         return [{"session_id": as_text(s), "mtime": int(mtime), "data": d} for s, mtime, d in rows]
 

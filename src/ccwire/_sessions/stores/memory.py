@@ -12,7 +12,7 @@ from .protocol import (
     SessionStoreListEntry,
     SessionSummaryEntry,
     check_entries,
-    check_project_key,
+    check_str,
     key_parts,
 )
 from .summary import fold_session_summary
@@ -90,7 +90,7 @@ class InMemorySessionStore(SessionStore):
         Returns:
             One entry per session.
         """
-        check_project_key(project_key)
+        check_str("project_key", project_key)
         return [
             {"session_id": session, "mtime": self._mtimes.get((p, session, sub), 0)}
             for (p, session, sub) in self._entries
@@ -106,7 +106,7 @@ class InMemorySessionStore(SessionStore):
         Returns:
             One summary per main transcript.
         """
-        check_project_key(project_key)
+        check_str("project_key", project_key)
         return [s for (p, _), s in self._summaries.items() if p == project_key]
 
     async def delete(self, key: SessionKey) -> None:

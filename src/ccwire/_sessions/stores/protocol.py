@@ -14,7 +14,7 @@ from ..._conversation.transcript_store.protocol import (
     SessionStoreListEntry,
     SessionSummaryEntry,
     check_entries,
-    check_project_key,
+    check_str,
     key_parts,
     store_implements,
 )
@@ -29,7 +29,7 @@ __all__ = [
     "SessionStoreListEntry",
     "SessionSummaryEntry",
     "check_entries",
-    "check_project_key",
+    "check_str",
     "key_parts",
     "store_implements",
 ]

@@ -19,12 +19,11 @@ from ..state import SessionStateInfo
 from ..store import (
     DEFAULT_SNAPSHOT_TIMEOUT,
     SnapshotStore,
-    check_session_id,
     check_snapshot,
     decode_snapshot,
     encode_snapshot,
 )
-from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
+from .protocol import SessionKey, SessionStore, SessionStoreEntry, check_str, store_implements
 
 __all__ = ["SNAPSHOT_ENTRY_TYPE", "SNAPSHOT_PROJECT_KEY", "StoreSnapshots", "as_snapshot_store"]
 
@@ -95,7 +94,7 @@ class StoreSnapshots:
             OptionsError: ``session_id`` is not a str.
             SessionStoreError: The stored snapshot is corrupt (or of another session).
         """
-        entries = await self.store.load(_key(check_session_id(session_id)))
+        entries = await self.store.load(_key(check_str("session_id", session_id)))
         for entry in reversed(entries or []):
             raw = cast("dict[str, Any]", entry)
             if raw.get("type") == SNAPSHOT_ENTRY_TYPE:
