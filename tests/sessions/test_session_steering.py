@@ -4,6 +4,7 @@ bad prompts, and a callback that closes its own session."""
 from __future__ import annotations
 
 import anyio
+import anyio.abc
 import pytest
 
 from ccwire import (
@@ -41,22 +42,33 @@ class StuckTransport(MemoryTransport):
         await super().send_line(line)
 
 
+def stuck_agent(
+    tg: anyio.abc.TaskGroup,
+) -> tuple[ClaudeCodeAgent, list[FakeCLI], list[StuckTransport]]:
+    """An agent whose CLIs are fakes on `StuckTransport`s (handshaking in ``tg``), and
+    the lists each new fake and transport is appended to."""
+    fakes: list[FakeCLI] = []
+    transports: list[StuckTransport] = []
+
+    def factory(options: ClaudeAgentOptions) -> Transport:
+        transport = StuckTransport()
+        fake = FakeCLI(CLIPeer(transport))
+        fakes.append(fake)
+        transports.append(transport)
+        tg.start_soon(fake.handshake)
+        return transport
+
+    agent = ClaudeCodeAgent(store=MemorySnapshotStore(), transport_factory=factory)
+    return agent, fakes, transports
+
+
 async def test_prompts_cut_off_by_the_end_of_the_session_raise_and_none_hangs(
     anyio_backend: str,
 ) -> None:
-    fakes: list[FakeCLI] = []
-    transports: list[StuckTransport] = []
     outcomes: dict[str, BaseException | None] = {}
 
     async with anyio.create_task_group() as tg:
-
-        def factory(options: ClaudeAgentOptions) -> Transport:
-            transport = StuckTransport()
-            fake = FakeCLI(CLIPeer(transport))
-            fakes.append(fake)
-            transports.append(transport)
-            tg.start_soon(fake.handshake)
-            return transport
+        agent, fakes, transports = stuck_agent(tg)
 
         async def send(session_prompt: str) -> None:
             try:
@@ -66,7 +78,6 @@ async def test_prompts_cut_off_by_the_end_of_the_session_raise_and_none_hangs(
             else:
                 outcomes[session_prompt] = None
 
-        agent = ClaudeCodeAgent(store=MemorySnapshotStore(), transport_factory=factory)
         with anyio.fail_after(10):
             async with agent:
                 session = await agent.start_session("hi")
@@ -89,19 +100,8 @@ async def test_prompts_cut_off_by_the_end_of_the_session_raise_and_none_hangs(
 async def test_a_prompt_whose_sender_was_cancelled_and_that_was_never_written_is_reported(
     anyio_backend: str,
 ) -> None:
-    fakes: list[FakeCLI] = []
-    transports: list[StuckTransport] = []
     async with anyio.create_task_group() as tg:
-
-        def factory(options: ClaudeAgentOptions) -> Transport:
-            transport = StuckTransport()
-            fake = FakeCLI(CLIPeer(transport))
-            fakes.append(fake)
-            transports.append(transport)
-            tg.start_soon(fake.handshake)
-            return transport
-
-        agent = ClaudeCodeAgent(store=MemorySnapshotStore(), transport_factory=factory)
+        agent, fakes, transports = stuck_agent(tg)
         with anyio.fail_after(10):
             async with agent:
                 session = await agent.start_session("hi")
