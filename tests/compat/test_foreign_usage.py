@@ -51,6 +51,19 @@ print(json.dumps(sorted(names)))
 """
 
 
+def _same_on_both(reference_python: Path, script: str, theirs: str, ours: str) -> None:
+    """Run ``script`` (it prints JSON) on the reference, in its venv, and again with
+    ``theirs`` replaced by ``ours`` on ccwire, in this process: both print the same."""
+    out = subprocess.run(
+        [str(reference_python), "-c", script],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(script.replace(theirs, ours), {})
+    assert json.loads(printed.getvalue()) == json.loads(out)
+
+
 def test_what_the_reference_lets_code_change_ccwire_does_too(reference_python: Path) -> None:
     out = subprocess.run(
         [str(reference_python), "-c", _MUTABLE_IN_THE_REFERENCE],
@@ -86,14 +99,9 @@ def test_errors_built_by_code_carry_the_references_attributes(reference_python: 
     # stderr into "", so `if e.stderr is not None:` printed an empty error output
     from ccwire import CLIJSONDecodeError
 
-    out = subprocess.run(
-        [str(reference_python), "-c", _ERRORS_AS_BUILT],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
-    ours = io.StringIO()  # the same script, on ccwire's errors
-    with contextlib.redirect_stdout(ours):
-        exec(_ERRORS_AS_BUILT.replace("from claude_agent_sdk import", "from ccwire import"), {})
-    assert json.loads(ours.getvalue()) == json.loads(out)
+    _same_on_both(
+        reference_python, _ERRORS_AS_BUILT, "from claude_agent_sdk import", "from ccwire import"
+    )
     # typed as the reference types it: `orig: Exception = e.original_error` type-checks
     hints = get_type_hints(CLIJSONDecodeError.__init__)
     assert hints["original_error"] is Exception
@@ -333,19 +341,12 @@ def test_system_messages_the_reference_has_no_class_for_dispatch_by_type_name(
     # the api_retry event: ccwire's ApiRetryMessage was not named SystemMessage, as the
     # reference's plain SystemMessage for that frame is. Typed classes the reference has
     # too (TaskStartedMessage, HookEventMessage) keep their names
-    out = subprocess.run(
-        [str(reference_python), "-c", _SYSTEM_FRAMES_BY_TYPE_NAME],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
-    ours = io.StringIO()  # the same script, on the parser the drop-in serves
-    with contextlib.redirect_stdout(ours):
-        exec(
-            _SYSTEM_FRAMES_BY_TYPE_NAME.replace(
-                "claude_agent_sdk._internal.message_parser", "ccwire._wire.message_parser"
-            ),
-            {},
-        )
-    assert json.loads(ours.getvalue()) == json.loads(out)
+    _same_on_both(  # on the parser the drop-in serves
+        reference_python,
+        _SYSTEM_FRAMES_BY_TYPE_NAME,
+        "claude_agent_sdk._internal.message_parser",
+        "ccwire._wire.message_parser",
+    )
     # still the typed classes, under their own names where pickle and imports look
     retry = ccwire.ApiRetryMessage(subtype="api_retry", data={})
     assert isinstance(retry, ccwire.SystemMessage)
@@ -406,14 +407,9 @@ def test_a_message_takes_an_attribute_the_code_adds(reference_python: Path) -> N
     # plain dataclasses; ccwire's had __slots__: run on both against the real CLI, the
     # app's log held dicts on the reference and reprs on ccwire, and a tag raised
     # AttributeError
-    out = subprocess.run(
-        [str(reference_python), "-c", _TAGGED_MESSAGES],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
-    ours = io.StringIO()  # the same script, on the messages the drop-in serves
-    with contextlib.redirect_stdout(ours):
-        exec(_TAGGED_MESSAGES.replace("from claude_agent_sdk import", "from ccwire import"), {})
-    assert json.loads(ours.getvalue()) == json.loads(out)
+    _same_on_both(
+        reference_python, _TAGGED_MESSAGES, "from claude_agent_sdk import", "from ccwire import"
+    )
     # still equal by their fields, the tag aside, and still pickled with it
     tagged = ccwire.TextBlock(text="hi")
     tagged.received_at = 1.5  # type: ignore[attr-defined]
