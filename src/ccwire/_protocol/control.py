@@ -20,6 +20,7 @@ to ``on_error`` and the message stream.
 from __future__ import annotations
 
 import contextlib
+import enum
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
@@ -59,6 +60,7 @@ from .workers import Workers
 __all__ = [
     "ANSWERED_BY_ROUTE",
     "NO_REPLY",
+    "Answerer",
     "ConnectionState",
     "ControlEvent",
     "ControlObserver",
@@ -83,9 +85,19 @@ class _NoReply:
 NO_REPLY: Final = _NoReply()
 """Returned by a route handler that must write nothing (a cancelled MCP call)."""
 
-ANSWERED_BY_ROUTE: Final = "route"
+
+class Answerer(enum.Enum):
+    """Who gives a request of the CLI its one answer (`IncomingCall.claim_answer`)."""
+
+    ROUTE = "route"
+    """The route: what its handler returns is the answer."""
+    LATER = "later"
+    """`ControlProtocol.answer_later`."""
+
+
+ANSWERED_BY_ROUTE: Final = Answerer.ROUTE
 """`IncomingCall.claim_answer` by the route: what its handler returns is the answer."""
-ANSWERED_LATER: Final = "later"
+ANSWERED_LATER: Final = Answerer.LATER
 """`IncomingCall.claim_answer` by `ControlProtocol.answer_later`."""
 
 
@@ -104,16 +116,16 @@ class IncomingCall:
         self.cli_withdrew = False
         """Whether the CLI withdrew it (``control_cancel_request``), not the connection's
         end."""
-        self.answered_by: str | None = None
-        """Who claimed the one answer (`claim_answer`): ``"route"``, ``"later"`` or None."""
+        self.answered_by: Answerer | None = None
+        """Who claimed the one answer (`claim_answer`), if anyone has."""
         self.on_answered: Callable[[], object] | None = None
         """Set by a handler: called once what it returned is given to the CLI as the
         answer (not if the CLI withdrew the request first, or the connection ended)."""
         self._event: anyio.Event | None = None
 
-    def claim_answer(self, by: str) -> bool:
-        """Claim the request's one answer for ``by`` (``"route"``: what its handler
-        returns; ``"later"``: `ControlProtocol.answer_later`). True if it is ``by``'s
+    def claim_answer(self, by: Answerer) -> bool:
+        """Claim the request's one answer for ``by`` (`Answerer.ROUTE`: what its handler
+        returns; `Answerer.LATER`: `ControlProtocol.answer_later`). True if it is ``by``'s
         (claimed now, or by ``by`` before); False if the other answerer has it. A handler
         claims before it commits to an answer of its own (a timeout's deny); the answer
         not claimed is not written."""
