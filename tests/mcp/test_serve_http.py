@@ -676,6 +676,22 @@ async def test_an_initialize_the_transport_refuses_opens_no_session() -> None:
         await answers_ping(app, await open_session(app))
 
 
+async def test_an_initialize_answered_with_an_error_opens_no_session() -> None:
+    """An ``initialize`` whose answer is a JSON-RPC error (params the schema refuses)
+    opened a session all the same, counted against the cap until it idled out (30
+    minutes by default): as many bad handshakes as the cap locked every client out."""
+    bad = [None, {"protocolVersion": None}, {"protocolVersion": "2025-11-25", "capabilities": []},
+           {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": 5}]  # fmt: skip
+    async with served(max_sessions=1) as app:
+        for params in bad:
+            reply = await call(app, {**initialize(req_id=7), "params": params})
+            assert reply.answer["error"]["code"] == -32602, reply
+            assert app.sessions == {}, params
+            refused(await call(app, PING, headers=in_session(reply.headers["mcp-session-id"])),
+                    404, -32600)  # fmt: skip
+        await answers_ping(app, await open_session(app))
+
+
 async def test_a_cancelled_call_ends_its_stream_without_a_result(
     gate: dict[str, anyio.Event],
 ) -> None:

@@ -7,7 +7,8 @@ each session's JSON-RPC is served by a `ClientLink`, as on stdio.  What one serv
 accepts is bounded by its `HttpLimits`.
 
 * **Sessions.**  A POST without a session id must be an ``initialize``; it opens a
-  session whose id the answer carries.  Unknown ids get 404, ``DELETE`` ends a
+  session whose id the answer carries (one refused, or answered with an error, opens
+  none: its id gets 404).  Unknown ids get 404, ``DELETE`` ends a
   session (its calls, and a request still on its way in, end unanswered), and a
   session with no request in flight for ``idle_timeout`` seconds ends by itself (its
   id then gets 404).  At most ``max_sessions`` are open: while that
@@ -677,18 +678,25 @@ class McpHttpApp:
         )  # fmt: skip
         self.sessions[session_id] = _Session(transport, negotiate(params.get("protocolVersion")))
         status: list[int] = []
+        sent: list[bytes] = []  # the answer (small: the server's capabilities)
 
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
+            else:
+                sent.append(message.get("body", b""))
             await send(message)
 
         assert self._tg is not None
         await self._tg.start(self._run, transport, session_id)
         try:
             await transport.handle_request(scope, receive, watch)
-        finally:
-            if not status or status[0] >= 400:  # no session was opened
+        finally:  # refused, or answered with an error (bad params): no session was opened
+            if (
+                not status
+                or status[0] >= 400
+                or "error" in _answer_in(status[0], b"".join(sent), message["id"])
+            ):
                 self.sessions.pop(session_id, None)
                 with anyio.CancelScope(shield=True):
                     await transport.terminate()
