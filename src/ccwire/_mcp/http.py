@@ -465,6 +465,15 @@ async def _captured(app: Any, scope: Scope, receive: Receive) -> tuple[int, byte
 def _answer_in(status: int, body: bytes, req_id: Any) -> dict[str, Any]:
     """The answer to request ``req_id`` in what the transport sent for it: the
     response on its SSE stream, or the JSON-RPC error it refused it with."""
+    found = _found_answer(body, req_id)
+    if found is not None:
+        return found
+    return error(req_id, INTERNAL_ERROR, f"Internal error: no answer (HTTP {status})")
+
+
+def _found_answer(body: bytes, req_id: Any) -> dict[str, Any] | None:
+    """The answer to request ``req_id`` in ``body`` (`_answer_in`), if it holds one (a
+    client that left early may have had none sent)."""
     for line in body.decode("utf-8", "replace").splitlines():
         if line.startswith("data:") and line[5:].strip():
             with contextlib.suppress(ValueError):
@@ -475,7 +484,7 @@ def _answer_in(status: int, body: bytes, req_id: Any) -> dict[str, Any]:
         refused = json.loads(body)
         if isinstance(refused, dict) and "error" in refused:
             return {**refused, "id": req_id}
-    return error(req_id, INTERNAL_ERROR, f"Internal error: no answer (HTTP {status})")
+    return None
 
 
 class McpHttpApp:
@@ -726,11 +735,8 @@ class McpHttpApp:
         try:
             await transport.handle_request(scope, receive, watch)
         finally:  # refused, or answered with an error (bad params): no session was opened
-            if (
-                not status
-                or status[0] >= 400
-                or "error" in _answer_in(status[0], b"".join(sent), message["id"])
-            ):
+            answer = _found_answer(b"".join(sent), message["id"])
+            if not status or status[0] >= 400 or (answer is not None and "error" in answer):
                 self.sessions.pop(session_id, None)
                 with anyio.CancelScope(shield=True):
                     await transport.terminate()
