@@ -112,6 +112,35 @@ def test_a_report_page_that_cannot_be_written_mid_batch_fails_the_command_after_
     assert fake_cli_processes(holds) == []
 
 
+@pytest.mark.parametrize("style", ["--json", "--plain"])
+def test_progress_that_cannot_be_written_loses_no_result_of_the_report_page(
+    tmp_path: Path, holds: Holds, style: str
+) -> None:
+    # standard output on a full disk: the batch goes on, the page lists every task, and
+    # the command says once, typed, that its progress was lost (it logged a traceback per
+    # event, left the failed tasks off the page, and with --json failed again reporting it)
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": "ok1", "prompt": "echo 1"}, {"id": "bad", "prompt": "crash now"},
+             {"id": "ok2", "prompt": "echo 2"}]  # fmt: skip
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    results, page = tmp_path / "results.jsonl", tmp_path / "page.html"
+    argv = [*command(holds, tmp_path, tasks, results)[:-1], style, "--report", str(page)]
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [x for x in proc.stderr.splitlines() if x.startswith("ccwire: error: ")]
+    assert errors == [
+        "ccwire: error: cannot write the progress to standard output: No space left on "
+        "device; it was not written from then on"
+    ], proc.stderr
+    assert f"every result is in {results}" in proc.stderr
+    assert sorted(ids_on_disk(results)) == ["bad", "ok1", "ok2"]
+    drawn = page.read_text()
+    assert all(f">{task}<" in drawn for task in ("bad", "ok1", "ok2")), drawn
+    assert fake_cli_processes(holds) == []
+
+
 def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_rest(
     tmp_path: Path, holds: Holds
 ) -> None:

@@ -595,6 +595,43 @@ def test_a_batch_without_a_cluster_runs_on_a_ray_instance_of_its_own(
     assert sorted(ids_on_disk(out)) == sorted(ids)
 
 
+def test_a_driver_killed_leaves_nothing_of_the_ray_instance_it_started(
+    tmp_path: Path, holds: Holds
+) -> None:
+    """The driver's child SIGKILLed under a program's batch on a Ray instance of its
+    own: the program gets `BatchProcessLostError`, and nothing of that instance is
+    left (its agents outlived the child by a minute or more, reparented: its clean-up
+    never ran)."""
+    out = tmp_path / "out.jsonl"
+    program = Path(__file__).with_name("batch_program.py")
+    argv = [str(program), "asyncio", fake_cli_wrapper(tmp_path, holds), str(out), "local"]
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        holds.wait_for(3)
+        (child,) = [p for p in psutil.Process(proc.pid).children()
+                    if "ccwire._batch.ray_process" in " ".join(p.cmdline())]  # fmt: skip
+        group = [p for p in psutil.process_iter() if _in_group(p, child.pid)]
+        assert len(group) > 1  # the child, and the instance it started
+        child.kill()
+        said, err = proc.communicate(timeout=LIMIT)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    printed = [json.loads(x) for x in said.splitlines()]
+    assert printed[-1]["raised"] == "BatchProcessLostError", err[-2000:]
+    assert "killed by SIGKILL" in printed[-1]["message"]
+    left = [p for p in group if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert left == [], [p.cmdline() for p in left]
+
+
+def _in_group(proc: psutil.Process, pgid: int) -> bool:
+    try:
+        return os.getpgid(proc.pid) == pgid
+    except OSError:
+        return False
+
+
 @pytest.mark.anyio
 async def test_spares_per_actor_and_a_spawner_by_reference(cluster: Any, tmp_path: Path) -> None:
     mini = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"  # parks and takes claims

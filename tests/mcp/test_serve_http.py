@@ -676,6 +676,22 @@ async def test_an_initialize_the_transport_refuses_opens_no_session() -> None:
         await answers_ping(app, await open_session(app))
 
 
+async def test_an_initialize_answered_with_an_error_opens_no_session() -> None:
+    """An ``initialize`` whose answer is a JSON-RPC error (params the schema refuses)
+    opened a session all the same, counted against the cap until it idled out (30
+    minutes by default): as many bad handshakes as the cap locked every client out."""
+    bad = [None, {"protocolVersion": None}, {"protocolVersion": "2025-11-25", "capabilities": []},
+           {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": 5}]  # fmt: skip
+    async with served(max_sessions=1) as app:
+        for params in bad:
+            reply = await call(app, {**initialize(req_id=7), "params": params})
+            assert reply.answer["error"]["code"] == -32602, reply
+            assert app.sessions == {}, params
+            refused(await call(app, PING, headers=in_session(reply.headers["mcp-session-id"])),
+                    404, -32600)  # fmt: skip
+        await answers_ping(app, await open_session(app))
+
+
 async def test_a_cancelled_call_ends_its_stream_without_a_result(
     gate: dict[str, anyio.Event],
 ) -> None:
@@ -694,6 +710,37 @@ async def test_a_cancelled_call_ends_its_stream_without_a_result(
         )  # the transport's
         assert GATED == ["cancelled"]
         await answers_ping(app, session)
+
+
+async def test_a_request_reusing_the_id_of_one_in_flight_is_refused_at_once(
+    gate: dict[str, anyio.Event],
+) -> None:
+    """The transport keeps one stream per request id: a second request with the id of
+    one still running got no answer, ever (the first took both)."""
+    call_gated = {"jsonrpc": "2.0", "id": "same", "method": "tools/call",
+                  "params": {"name": "gated", "arguments": {}}}  # fmt: skip
+    replies: list[Reply] = []
+    async with served() as app:
+        session = await open_session(app)
+
+        async def post(body: Any, version: str = "2025-11-25") -> None:
+            replies.append(await call(app, body, headers=in_session(session, version)))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(post, call_gated)
+            await gate["started"].wait()
+            await post({**call_gated, "method": "ping", "params": {}})  # answered, at once
+            refused(replies.pop(), 400, -32600, "same")
+            gate["open"].set()
+        assert replies.pop().answer["result"]["content"] == [{"type": "text", "text": "through"}]
+        reused = {"jsonrpc": "2.0", "id": "same", "method": "ping"}  # answered: free again
+        await post(reused)
+        assert replies.pop().answer == {"jsonrpc": "2.0", "id": "same", "result": {}}
+        old = await open_session(app, "2025-03-26")  # and within a batch
+        session = old
+        await post([call_gated, {**call_gated, "method": "ping", "params": {}}], "2025-03-26")
+        answers = replies.pop().answer
+        assert sorted(str(a.get("error", {}).get("code")) for a in answers) == ["-32600", "None"]
 
 
 async def test_a_call_whose_session_is_deleted_is_cancelled_at_once(

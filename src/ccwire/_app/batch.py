@@ -6,11 +6,13 @@ numbers and skipped, counted in the summary, and make the exit code 1 unless
 ``--allow-skipped`` (``--strict``: the command stops before anything runs); a file
 without a task, duplicate ids and an unwritable results file stop it before anything
 runs too. A results file that fails mid-batch ends it with the error (exit 1), every
-result written before kept. The exit code is 0 only when every task of the file has
-a successful result. Ctrl-C or SIGTERM stops the batch: the running sessions are
-cancelled (their CLIs ended), every result kept; the exit code is then 130 or 143,
-and the same command continues. Offline runs (``--offline``, ``--scripted FILE``)
-start one `ScriptedModel` that plays each session's script from its first step.
+result written before kept. Progress that cannot be written to standard output (a full
+disk) is no longer written, the batch goes on, and the command then says so (exit 1).
+The exit code is 0 only when every task of the file has a successful result. Ctrl-C
+or SIGTERM stops the batch: the running sessions are cancelled (their CLIs ended),
+every result kept; the exit code is then 130 or 143, and the same command continues.
+Offline runs (``--offline``, ``--scripted FILE``) start one `ScriptedModel` that plays
+each session's script from its first step.
 """
 
 from __future__ import annotations
@@ -23,9 +25,9 @@ import signal
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 
@@ -103,12 +105,49 @@ def _offline(args: argparse.Namespace) -> Iterator[dict[str, str]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _display(args: argparse.Namespace, io: CliIO, progress: BatchProgress) -> BatchDisplay:
+class ProgressOutput:
+    """Standard output as the batch's progress is written to it: once a write fails (a
+    full disk, an I/O error), the progress is no longer written and the batch goes on
+    (its results go to the results file, and to the report page); `failure` says why.
+    A closed pipe (`BrokenPipeError`) is raised, as before: nobody reads any more.
+
+    Args:
+        out: The stream.
+    """
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self.failure: OSError | None = None
+
+    def write(self, text: str) -> int:
+        """Write `text`, unless a write failed before (then nothing is written)."""
+        self._guarded(self._out.write, text)
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush, unless a write failed before."""
+        self._guarded(self._out.flush)
+
+    def _guarded(self, call: Callable[..., object], *args: object) -> None:
+        if self.failure is not None:
+            return
+        try:
+            call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            self.failure = exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)  # isatty, encoding, fileno...
+
+
+def _display(args: argparse.Namespace, out: Any, progress: BatchProgress) -> BatchDisplay:
     if args.json:
-        return JsonBatchDisplay(progress, io.stdout)
-    if args.live or (not args.plain and io.stdout.isatty() and rich_available()):
-        return RichBatchDisplay(progress, io.stdout, force=args.live, verbose=args.verbose)
-    return PlainBatchDisplay(progress, io.stdout, verbose=args.verbose)
+        return JsonBatchDisplay(progress, out)
+    if args.live or (not args.plain and out.isatty() and rich_available()):
+        return RichBatchDisplay(progress, out, force=args.live, verbose=args.verbose)
+    return PlainBatchDisplay(progress, out, verbose=args.verbose)
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -199,7 +238,8 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     resolve_spawner(args.spawn)  # likewise
     allowed = [*args.allow, *(f"mcp__{name}" for name in servers)]
     progress = BatchProgress(total=0)
-    display = _display(args, io, progress)
+    out = ProgressOutput(io.stdout)
+    display = _display(args, out, progress)
     notes = [f"{args.tasks} line {line}: {message}; skipped" for line, message in report.bad]
     if report.bad_count > len(report.bad):
         notes.append(f"{report.bad_count - len(report.bad)} more malformed lines skipped")
@@ -276,8 +316,9 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
         progress.budget = _budget_state(run, progress, expected)
         display.finish(interrupted=bool(interrupted))
+    lost = [x for x in (report_failure, _progress_failure(out, args.output)) if x is not None]
     if interrupted:
-        _say_lost(report_failure, io)
+        _say_lost(lost, io)
         signum = interrupted[0]
         how = "interrupted" if signum == signal.SIGINT else "terminated (SIGTERM)"
         before = f" (and {len(prior)} from before)" if prior else ""
@@ -289,7 +330,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
         return 128 + signum  # 130 for Ctrl-C, 143 for SIGTERM, as a shell reports them
     _warn_blocked(run, io)
     if failure is not None:
-        _say_lost(report_failure, io)
+        _say_lost(lost, io)
         raise failure  # reported as one error line (exit code 1 or 2)
     code = 1 if progress.failed or progress.prior_failed else 0
     budget = progress.budget
@@ -319,8 +360,9 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             "run): fix them and run the same command again, or pass --allow-skipped\n"
         )
         code = 1
-    if report_failure is not None:
-        raise report_failure  # after the summary and every other message (exit code 1)
+    if lost:  # after the summary and every other message (exit code 1)
+        _say_lost(lost[:-1], io)
+        raise lost[-1]
     return code
 
 
@@ -349,10 +391,23 @@ def _budget_state(run: BatchRun, progress: BatchProgress, expected: int) -> dict
     }
 
 
-def _say_lost(report: ReportWriteError | None, io: CliIO) -> None:
-    """Say that the report page was lost, when another cause ends the command."""
-    if report is not None:
-        io.stderr.write(f"ccwire: error: {report}\n")
+def _progress_failure(out: ProgressOutput, results: str) -> ReportWriteError | None:
+    """Why the progress could not be written to standard output, if it could not."""
+    if out.failure is None:
+        return None
+    return ReportWriteError(
+        "cannot write the progress to standard output: "
+        f"{out.failure.strerror or out.failure}; it was not written from then on",
+        hint=f"every result is in {results}; `ccwire batch report {results} --json` "
+        "summarizes them",
+    )
+
+
+def _say_lost(lost: list[ReportWriteError], io: CliIO) -> None:
+    """Say that the report page or the progress was lost, when another cause ends the
+    command."""
+    for failure in lost:
+        io.stderr.write(f"ccwire: error: {failure}\n")
 
 
 def _overshoot(over: float, spares: int) -> str:

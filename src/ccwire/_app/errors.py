@@ -134,9 +134,9 @@ class DropInError(_HintedError):
 
 
 class ReportWriteError(_HintedError):
-    """The ``--report`` page of a batch could not be written once the batch had begun
-    (a full disk, say): the batch went on, its results are all in the results file,
-    and the command exits non-zero.
+    """The ``--report`` page of a batch, or its progress on standard output, could not
+    be written once the batch had begun (a full disk, say): the batch went on, its
+    results are all in the results file, and the command exits non-zero.
 
     Attributes:
         hint: How to draw the page once the cause is fixed.

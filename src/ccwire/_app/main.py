@@ -321,8 +321,11 @@ def report_error(
             "exit_code": int(code),
             "stderr": tail or None,
         }
-        io.stdout.write(json.dumps(event) + "\n")
-        io.stdout.flush()
+        try:
+            io.stdout.write(json.dumps(event) + "\n")
+            io.stdout.flush()
+        except OSError:  # stdout cannot take it (a full disk): the error is on stderr
+            return code
     return code
 
 

@@ -23,7 +23,9 @@ A child that ends without saying it finished (Ray ended it) is `BatchProcessLost
 in the caller, after every result that arrived: the tasks without a result were not
 recorded, so the same call runs them. Stopping the batch (``stop()``, leaving the
 block, a cancellation, Ctrl-C) tells the child to stop; it shuts the actors down
-(bounded) and exits; a child that does not is killed. The child runs in a session of
+(bounded) and exits; a child that does not is killed. A child that did not end
+cleanly has what it left in its process group killed (a Ray instance it started
+itself: its clean-up did not run). The child runs in a session of
 its own (a terminal's Ctrl-C reaches the caller, which stops it) and stops by itself
 when its stdin ends (the caller is gone).
 
@@ -323,6 +325,19 @@ async def _end_child(process: anyio.abc.Process, channel: _Channel, tally: _Tall
     await channel.close()
     with anyio.move_on_after(5.0), contextlib.suppress(Exception):
         await process.aclose()
+    if process.returncode != 0:  # lost or killed: its clean-up (Ray's) did not run
+        _kill_left(process.pid)
+
+
+def _kill_left(pid: int) -> None:
+    """Kill what the child `pid` left in the process group it leads: the processes of a
+    Ray instance it started itself (its agents outlive it by a minute or more,
+    reparented), when it did not end cleanly. Nothing on Windows (no process groups)."""
+    killpg = getattr(os, "killpg", None)
+    if killpg is None:  # pragma: no cover - Windows
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        killpg(pid, signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------- the child

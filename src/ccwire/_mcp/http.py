@@ -7,7 +7,8 @@ each session's JSON-RPC is served by a `ClientLink`, as on stdio.  What one serv
 accepts is bounded by its `HttpLimits`.
 
 * **Sessions.**  A POST without a session id must be an ``initialize``; it opens a
-  session whose id the answer carries.  Unknown ids get 404, ``DELETE`` ends a
+  session whose id the answer carries (one refused, or answered with an error, opens
+  none: its id gets 404).  Unknown ids get 404, ``DELETE`` ends a
   session (its calls, and a request still on its way in, end unanswered), and a
   session with no request in flight for ``idle_timeout`` seconds ends by itself (its
   id then gets 404).  At most ``max_sessions`` are open: while that
@@ -36,7 +37,8 @@ accepts is bounded by its `HttpLimits`.
   one JSON array answers the requests; a
   ``Content-Type`` other than ``application/json`` 415; an
   ``MCP-Protocol-Version`` no version of ours 400 with -32022; a request other than
-  ``initialize`` without a session id 400.
+  ``initialize`` without a session id 400; a request with the id of one of its
+  session still in flight 400 with -32600 (the transport keeps one stream per id).
 * **Resumable streams.**  Every SSE event gets an id and is kept (the last
   `EVENTS_KEPT` per session, at most `EVENT_BYTES_KEPT` bytes of them besides the
   newest); a client reconnecting with ``Last-Event-ID`` gets what it missed.  What
@@ -77,7 +79,7 @@ import re
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -326,6 +328,30 @@ class _Session:
     transport: StreamableHTTPServerTransport
     version: str
     """The version negotiated by its ``initialize``."""
+    running: dict[str, anyio.Event] = dataclasses.field(default_factory=dict)
+    """Its requests served and not answered yet, by id (`_serve_transport`)."""
+    posting: set[str] = dataclasses.field(default_factory=set)
+    """The ids of its requests whose POST is being handled."""
+
+    @contextlib.contextmanager
+    def claiming(self, message: dict[str, Any]) -> Iterator[dict[str, Any] | None]:
+        """Hold the id of request ``message`` while its POST is handled; yields the
+        -32600 error refusing it instead when a request of this session still in
+        flight has that id (the transport keeps one stream per id: one of the two
+        waited forever for its answer), else ``None``."""
+        if "id" not in message or "method" not in message:
+            yield None
+            return
+        key = str(message["id"])  # as the transport keys its streams
+        if key in self.posting or key in self.running:
+            yield error(message["id"], INVALID_REQUEST, "Invalid Request: a request of this "
+                        "session with that id is still in flight")  # fmt: skip
+            return
+        self.posting.add(key)
+        try:
+            yield None
+        finally:
+            self.posting.discard(key)
 
 
 class _AsciiJSONResponse(JSONResponse):
@@ -439,6 +465,15 @@ async def _captured(app: Any, scope: Scope, receive: Receive) -> tuple[int, byte
 def _answer_in(status: int, body: bytes, req_id: Any) -> dict[str, Any]:
     """The answer to request ``req_id`` in what the transport sent for it: the
     response on its SSE stream, or the JSON-RPC error it refused it with."""
+    found = _found_answer(body, req_id)
+    if found is not None:
+        return found
+    return error(req_id, INTERNAL_ERROR, f"Internal error: no answer (HTTP {status})")
+
+
+def _found_answer(body: bytes, req_id: Any) -> dict[str, Any] | None:
+    """The answer to request ``req_id`` in ``body`` (`_answer_in`), if it holds one (a
+    client that left early may have had none sent)."""
     for line in body.decode("utf-8", "replace").splitlines():
         if line.startswith("data:") and line[5:].strip():
             with contextlib.suppress(ValueError):
@@ -449,7 +484,7 @@ def _answer_in(status: int, body: bytes, req_id: Any) -> dict[str, Any]:
         refused = json.loads(body)
         if isinstance(refused, dict) and "error" in refused:
             return {**refused, "id": req_id}
-    return error(req_id, INTERNAL_ERROR, f"Internal error: no answer (HTTP {status})")
+    return None
 
 
 class McpHttpApp:
@@ -577,7 +612,11 @@ class McpHttpApp:
         if problem is not None:
             await _AsciiJSONResponse(problem, status_code=400)(scope, receive, send)
         elif session is not None:
-            await self._serve(session, scope, replay, send)
+            with session.claiming(message) as duplicate:
+                if duplicate is not None:
+                    await _AsciiJSONResponse(duplicate, status_code=400)(scope, receive, send)
+                else:
+                    await self._serve(session, scope, replay, send)
         elif modern:
             await self._stateless(scope, replay, send)
         elif message.get("method") == "initialize" and "id" in message:
@@ -639,8 +678,12 @@ class McpHttpApp:
             body = json.dumps(item).encode()
             handle = session.transport.handle_request
             request = "id" in item and "method" in item
-            async with limiter if request else contextlib.nullcontext():
-                status, sent = await _captured(handle, scope, _replay(body, receive))
+            with session.claiming(item) as duplicate:
+                if duplicate is not None:
+                    answers[index] = duplicate
+                    return
+                async with limiter if request else contextlib.nullcontext():
+                    status, sent = await _captured(handle, scope, _replay(body, receive))
             if request:
                 answers[index] = _answer_in(status, sent, item["id"])
 
@@ -675,20 +718,25 @@ class McpHttpApp:
             security_settings=self.security, idle_timeout=self.limits.idle_timeout,
             retry_interval=RETRY_MS,
         )  # fmt: skip
-        self.sessions[session_id] = _Session(transport, negotiate(params.get("protocolVersion")))
+        session = _Session(transport, negotiate(params.get("protocolVersion")))
+        self.sessions[session_id] = session
         status: list[int] = []
+        sent: list[bytes] = []  # the answer (small: the server's capabilities)
 
         async def watch(message: Any) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
+            else:
+                sent.append(message.get("body", b""))
             await send(message)
 
         assert self._tg is not None
-        await self._tg.start(self._run, transport, session_id)
+        await self._tg.start(self._run, transport, session_id, session.running)
         try:
             await transport.handle_request(scope, receive, watch)
-        finally:
-            if not status or status[0] >= 400:  # no session was opened
+        finally:  # refused, or answered with an error (bad params): no session was opened
+            answer = _found_answer(b"".join(sent), message["id"])
+            if not status or status[0] >= 400 or (answer is not None and "error" in answer):
                 self.sessions.pop(session_id, None)
                 with anyio.CancelScope(shield=True):
                     await transport.terminate()
@@ -697,6 +745,7 @@ class McpHttpApp:
         self,
         transport: StreamableHTTPServerTransport,
         session_id: str,
+        running: dict[str, anyio.Event],
         *,
         task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
@@ -708,8 +757,9 @@ class McpHttpApp:
                 try:
                     with scope:
                         cut_off = await _serve_transport(
-                            self.server, read, write, self._stopping, self.limits, transport
-                        )
+                            self.server, read, write, self._stopping, self.limits, transport,
+                            running,
+                        )  # fmt: skip
                         self.cut_off += cut_off  # (read once they ended: sessions overlap)
                         if self._stopping.is_set() and self._posts:  # answers on their way
                             with anyio.move_on_after(_ANSWER_SECONDS):
@@ -738,7 +788,7 @@ class McpHttpApp:
             mcp_session_id=None, security_settings=self.security
         )
         assert self._tg is not None
-        await self._tg.start(self._run, transport, "(stateless)")
+        await self._tg.start(self._run, transport, "(stateless)", {})
         try:
             await transport.handle_request(scope, receive, send)
         finally:
@@ -753,15 +803,16 @@ async def _serve_transport(
     stopping: anyio.Event,
     limits: HttpLimits,
     transport: StreamableHTTPServerTransport,
+    running: dict[str, anyio.Event],
 ) -> int:
     """Serve the messages of one transport's streams with a `ClientLink`, until they
     end or ``stopping`` is set; returns the number of requests the server stopping
     cut off (`serve_lines`).  The session ended by its client (DELETE): its calls
     are cancelled at once (their answers have nowhere to go).  A call with no stream
     open for its answer (its client disconnected) for ``resume_timeout`` is
-    cancelled, as by ``notifications/cancelled``."""
+    cancelled, as by ``notifications/cancelled``.  ``running``: the requests served,
+    by id, each an event set once it is answered (filled here)."""
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
-    running: dict[str, anyio.Event] = {}  # the requests served, set once answered
     inbox_in, inbox = anyio.create_memory_object_stream[Any]()
     taking = anyio.CancelScope()
     ended = anyio.Event()  # the client ended the session: cut the calls off
