@@ -11,9 +11,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from ccwire import (
@@ -29,6 +31,8 @@ from ccwire import (
 )
 from ccwire._transport.container import find_container_runtime
 from ccwire._transport.remote_env import forwarded_env
+from ccwire._transport.ssh import _BOOTSTRAP
+from tests.e2e.test_spawners_e2e import processes_with
 
 SECRET = "sk-ant-api03-secret-value"
 
@@ -324,6 +328,60 @@ def test_the_ssh_start_up_script_runs_in_a_posix_shell(spawn: SpawnOptions, tmp_
     assert f"cwd={spawn.cwd} key={SECRET}" in out
     assert "arg=it's" in out and '{"env": {"TOKEN": "x"}}' in out
     assert out.rstrip().endswith("the session's input")
+
+
+def _start_up(cli: str) -> tuple[str, bytes]:
+    """A marker variable (``NAME=value``) and the SSH start-up line of a session that
+    sets it and runs ``cli``."""
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    options = SpawnOptions(command="claude", env={name: value})
+    return marker, SSHSpawner("unused", cli=cli).script(options)
+
+
+def _wait_for_nap(marker: str) -> None:
+    """Wait (bounded) until the watchdog of the session marked ``marker`` naps between
+    two checks (a ``sleep`` of the session runs)."""
+    deadline = time.monotonic() + 10
+    while not [p for p in processes_with(marker) if psutil.Process(p).name() == "sleep"]:
+        assert time.monotonic() < deadline, "the watchdog never napped"
+
+
+def test_the_ssh_watchdog_leaves_no_process_when_the_session_ends() -> None:
+    """The start-up script as the remote shell runs it (here, with ``cat`` as the CLI):
+    when the session ends, nothing of it is left, not even the watchdog's nap (its
+    ``sleep`` outlived the shell by up to a second, an orphan on the remote machine)."""
+    marker, line = _start_up("cat")
+    shell = subprocess.Popen(
+        ["sh", "-c", _BOOTSTRAP], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    assert shell.stdin is not None
+    shell.stdin.write(line)
+    shell.stdin.flush()
+    _wait_for_nap(marker)
+    shell.stdin.close()  # ccwire ends the session: the CLI exits
+    assert shell.wait(timeout=10) == 0
+    assert processes_with(marker) == []
+
+
+def test_the_ssh_watchdog_leaves_no_process_when_the_connection_drops() -> None:
+    """The connection drops (the remote shell's parent, the SSH session, dies): the
+    watchdog stops the CLI, and then nothing of the session is left (its 5 s nap
+    between SIGTERM and SIGKILL outlived the shell)."""
+    marker, line = _start_up("cat")
+    session = subprocess.Popen(  # the shell's parent: the SSH session
+        ["sh", "-c", 'sh -c "$0"; :', _BOOTSTRAP], stdin=subprocess.PIPE
+    )
+    assert session.stdin is not None
+    session.stdin.write(line)
+    session.stdin.flush()
+    _wait_for_nap(marker)
+    [shell] = psutil.Process(session.pid).children()
+    session.kill()  # the connection drops; the CLI still has its input open
+    session.wait(timeout=10)
+    shell.wait(timeout=20)  # the watchdog saw it, stopped the CLI, and the shell ended
+    session.stdin.close()
+    assert processes_with(marker) == []
 
 
 @pytest.mark.skipif(find_container_runtime() is None, reason="no podman or docker client")

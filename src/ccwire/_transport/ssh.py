@@ -60,23 +60,30 @@ exec 3<&0
 ccwire_cli=$!
 exec 3<&- 0</dev/null
 (
+  ccwire_nap=
+  trap 'if [ -n "$ccwire_nap" ]; then kill "$ccwire_nap"; wait; fi; exit 0' TERM
+  ccwire_sleep() {{ sleep "$1" & ccwire_nap=$!; wait "$ccwire_nap"; ccwire_nap=; }}
   while kill -0 "$ccwire_parent" 2>/dev/null; do
     kill -0 "$ccwire_cli" 2>/dev/null || exit 0
-    sleep 1
+    ccwire_sleep 1
   done
   kill -TERM "$ccwire_cli" 2>/dev/null
-  sleep 5
+  ccwire_sleep 5
   kill -KILL "$ccwire_cli" 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 ccwire_watch=$!
 wait "$ccwire_cli"
 ccwire_rc=$?
 kill "$ccwire_watch" 2>/dev/null
+wait "$ccwire_watch"
 if [ -n "$ccwire_d" ]; then rm -rf "$ccwire_d"; fi
 exit "$ccwire_rc"
 """
 """Start the CLI in the background on the session's input, watch the SSH session (the
-shell's parent, the sshd process of this connection) and stop the CLI if it ends."""
+shell's parent, the sshd process of this connection) and stop the CLI if it ends. The
+watchdog naps in the background (``wait`` returns at a signal; ``sleep`` would not), so
+that, stopped when the CLI exits, it stops its nap too and the shell waits for it:
+nothing of the session is left on the remote machine when the shell exits."""
 
 
 @dataclass(frozen=True, repr=False)
