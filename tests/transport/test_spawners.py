@@ -409,8 +409,8 @@ def test_a_dropped_connection_leaves_nothing_of_the_session_on_the_remote_side(
         stderr=subprocess.PIPE,
         env={**os.environ, "TMPDIR": str(remote_tmp)},
     )
+    assert session.stdin is not None and session.stdout and session.stderr
     try:
-        assert session.stdin is not None and session.stdout and session.stderr
         session.stdin.write(line)
         session.stdin.flush()
         _wait_for_nap(marker)
