@@ -46,7 +46,7 @@ import anyio.abc
 
 from .._core.errors import CLINotFoundError, OptionsError, SpawnError
 from .remote_env import LOCAL_ONLY_ENV, check_names, check_operand, forwarded_env, masked_repr
-from .spawn import SpawnOptions, check_strings, spawn_local
+from .spawn import SESSION_TAG, SpawnOptions, check_strings, spawn_local
 
 __all__ = ["SSHSpawner"]
 
@@ -105,13 +105,9 @@ its clean-up).
 The CLI runs its tools in sessions of their own (not in this shell's process group)
 and stops them when it exits, which it cannot do when it is killed (out of memory,
 SIGKILL, or by the watchdog after SIGTERM went unheeded). So the CLI starts with a
-variable of its own (`_SESSION_VARIABLE`, a random value), which what it starts
-inherits; when it exits with a failure, the shell stops (SIGTERM, SIGKILL a second
-later) each process that still carries it (where ``/proc`` shows environments:
-Linux)."""
-
-_SESSION_VARIABLE = "CCWIRE_SSH_SESSION"
-"""The variable that marks the remote CLI and what it starts (see `_RUN`)."""
+variable of its own (`SESSION_TAG`, a random value), which what it starts inherits;
+when it exits with a failure, the shell stops (SIGTERM, SIGKILL a second later) each
+process that still carries it (where ``/proc`` shows environments: Linux)."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -273,7 +269,7 @@ class SSHSpawner:
         words = [q(self.cli)]
         words += [f'"$ccwire_d"/{q(files[a])}' if a in files else q(a) for a in options.args]
         token = secrets.token_hex(8)
-        lines.append(_RUN.format(command=" ".join(words), variable=_SESSION_VARIABLE, token=token))
+        lines.append(_RUN.format(command=" ".join(words), variable=SESSION_TAG, token=token))
         # bytes that are not UTF-8 (in an inherited variable, a path) are held as
         # surrogates: they go back to their own bytes, as the OS would pass them
         return base64.b64encode(os.fsencode("\n".join(lines))) + b"\n"
