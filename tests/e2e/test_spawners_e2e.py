@@ -11,6 +11,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from ccwire import (
     ClaudeSDKClient,
     ContainerSpawner,
     Message,
+    ProcessError,
     ResultMessage,
     SparePool,
     SpawnError,
@@ -193,8 +195,6 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             ]
         )
     )
-    import socket
-
     with socket.socket() as s:  # a free port (sshd cannot report the one it picks)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -396,6 +396,64 @@ async def test_the_remote_cli_ends_when_the_connection_drops_mid_turn(
                 await client.disconnect()
     finally:
         release.set()
+
+
+async def test_what_a_remote_cli_killed_mid_tool_started_is_stopped(
+    model: ScriptedModel, make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    """The remote CLI is killed (out of memory...) while its Bash tool runs: the tool,
+    in a session of its own that only the CLI would have stopped, ran on."""
+    fifo = tmp_path / "begun"  # the tool says it runs (the "remote" machine is this one)
+    os.mkfifo(fifo)
+    command = f"echo begun > {fifo}; sleep 300; echo finished"
+    model.add(tool_use("Bash", {"command": command}), text("never"))
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    options = make_options(
+        env={name: value},
+        allowed_tools=["Bash"],
+        spawn_claude_code_process=ssh_spawner(sshd, str(tmp_path / "home")),
+    )
+    begun = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            async with ClaudeSDKClient(options) as client:
+                remote = processes_with(marker)
+                await client.query("go")
+                ready, _, _ = await anyio.to_thread.run_sync(select.select, [begun], [], [], 30)
+                assert ready, "the tool did not start"
+                tools = [p for p in processes_with(marker) if p not in remote]
+                assert tools, "the tool runs"  # its shell (and the watchdog's nap)
+                os.kill(
+                    next(p for p in remote if psutil.Process(p).exe() == CLI_REAL), signal.SIGKILL
+                )
+                with pytest.raises(ProcessError, match="exit code: 137"):
+                    async for _ in client.receive_response():
+                        pass
+            await wait_gone(tools)
+    finally:
+        os.close(begun)
+
+
+async def test_a_refused_login_or_an_unreachable_host_is_a_process_error_saying_why(
+    make_options: Any, sshd: dict[str, Any], tmp_path: Path
+) -> None:
+    stranger = tmp_path / "stranger_key"
+    keygen = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(stranger)]
+    await anyio.run_process(keygen)
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    spawner = ssh_spawner(sshd, str(tmp_path / "home"))
+    for changed, why in [
+        (replace(spawner, identity_file=str(stranger)), "Permission denied"),
+        (replace(spawner, port=closed), "Connection refused"),
+    ]:
+        with anyio.fail_after(TIMEOUT), pytest.raises(ProcessError) as info:
+            async with ClaudeSDKClient(make_options(spawn_claude_code_process=changed)):
+                pass
+        assert info.value.exit_code == 255 and why in str(info.value)
+    assert not [p for p in psutil.Process().children() if p.name() == "ssh"]
 
 
 async def test_the_remote_cli_ends_when_a_shared_connection_is_configured(

@@ -42,13 +42,15 @@ while True:
 """
 
 # a CLI that starts CHILD and prints both pids; IGNORE_TERM: it ignores SIGTERM and runs
-# on; otherwise it exits with status 2 at the end of its input, leaving the child behind
+# on; otherwise it exits with status 2 at the end of its input, leaving the child behind;
+# NEW_SESSION: the child runs in a session of its own (as the CLI runs its tools)
 CLI = """
 import json, os, signal, subprocess, sys, time
 child = subprocess.Popen(
     [sys.executable, "-c", {child!r}, sys.argv[1]],
     stdin=subprocess.DEVNULL,
     stdout=subprocess.PIPE,
+    start_new_session={new_session},
 )
 child.stdout.readline()
 print(json.dumps({{"cli": os.getpid(), "child": child.pid}}), flush=True)
@@ -61,9 +63,9 @@ sys.exit(2)
 """
 
 
-def write_cli(tmp_path: Path, *, ignore_term: bool) -> Path:
+def write_cli(tmp_path: Path, *, ignore_term: bool, new_session: bool = False) -> Path:
     path = tmp_path / "cli.py"
-    path.write_text(CLI.format(child=CHILD, ignore_term=ignore_term))
+    path.write_text(CLI.format(child=CHILD, ignore_term=ignore_term, new_session=new_session))
     return path
 
 
@@ -127,6 +129,24 @@ async def test_a_cli_that_needs_sigkill_takes_its_children_with_it(tmp_path: Pat
     assert transport.exit_info is not None
     assert transport.exit_info.returncode == -signal.SIGKILL
     assert error is None  # the end we forced is not an error
+
+
+@linux_only
+async def test_a_cli_that_needs_sigkill_takes_its_tools_in_sessions_of_their_own_with_it(
+    tmp_path: Path,
+) -> None:
+    """The CLI runs its tools in sessions of their own and stops them itself, which a
+    CLI killed (by us, after SIGTERM went unheeded, or out of memory) cannot do: they ran
+    on, outside its process group."""
+    pid_file = tmp_path / "child.pid"
+    cli = write_cli(tmp_path, ignore_term=True, new_session=True)
+    transport = SubprocessTransport(
+        [sys.executable, str(cli), str(pid_file)], close_grace=0.1, terminate_grace=0.2
+    )
+    _, error = await close_and_check(transport, pid_file)
+    assert transport.exit_info is not None
+    assert transport.exit_info.returncode == -signal.SIGKILL
+    assert error is None
 
 
 @linux_only

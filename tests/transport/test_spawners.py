@@ -11,9 +11,11 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from ccwire import (
@@ -29,6 +31,8 @@ from ccwire import (
 )
 from ccwire._transport.container import find_container_runtime
 from ccwire._transport.remote_env import forwarded_env
+from ccwire._transport.ssh import _BOOTSTRAP
+from tests.e2e.test_spawners_e2e import processes_with
 
 SECRET = "sk-ant-api03-secret-value"
 
@@ -324,6 +328,124 @@ def test_the_ssh_start_up_script_runs_in_a_posix_shell(spawn: SpawnOptions, tmp_
     assert f"cwd={spawn.cwd} key={SECRET}" in out
     assert "arg=it's" in out and '{"env": {"TOKEN": "x"}}' in out
     assert out.rstrip().endswith("the session's input")
+
+
+def _start_up(cli: str, private_files: tuple[str, ...] = ()) -> tuple[str, bytes]:
+    """A marker variable (``NAME=value``) and the SSH start-up line of a session that
+    sets it and runs ``cli`` (with ``private_files`` as its arguments)."""
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    options = SpawnOptions(
+        command="claude", args=private_files, env={name: value}, private_files=private_files
+    )
+    return marker, SSHSpawner("unused", cli=cli).script(options)
+
+
+def _wait_for_nap(marker: str) -> None:
+    """Wait (bounded) until the watchdog of the session marked ``marker`` naps between
+    two checks (a ``sleep`` of the session runs)."""
+    deadline = time.monotonic() + 10
+    while not [p for p in processes_with(marker) if psutil.Process(p).name() == "sleep"]:
+        assert time.monotonic() < deadline, "the watchdog never napped"
+
+
+def test_the_ssh_watchdog_leaves_no_process_when_the_session_ends() -> None:
+    """The start-up script as the remote shell runs it (here, with ``cat`` as the CLI):
+    when the session ends, nothing of it is left, not even the watchdog's nap (its
+    ``sleep`` outlived the shell by up to a second, an orphan on the remote machine)."""
+    marker, line = _start_up("cat")
+    shell = subprocess.Popen(
+        ["sh", "-c", _BOOTSTRAP], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    assert shell.stdin is not None
+    shell.stdin.write(line)
+    shell.stdin.flush()
+    _wait_for_nap(marker)
+    shell.stdin.close()  # ccwire ends the session: the CLI exits
+    assert shell.wait(timeout=10) == 0
+    assert processes_with(marker) == []
+
+
+def test_the_ssh_watchdog_leaves_no_process_when_the_connection_drops() -> None:
+    """The connection drops (the remote shell's parent, the SSH session, dies): the
+    watchdog stops the CLI, and then nothing of the session is left (its 5 s nap
+    between SIGTERM and SIGKILL outlived the shell)."""
+    marker, line = _start_up("cat")
+    session = subprocess.Popen(  # the shell's parent: the SSH session
+        ["sh", "-c", 'sh -c "$0"; :', _BOOTSTRAP], stdin=subprocess.PIPE
+    )
+    assert session.stdin is not None
+    session.stdin.write(line)
+    session.stdin.flush()
+    _wait_for_nap(marker)
+    [shell] = psutil.Process(session.pid).children()
+    session.kill()  # the connection drops; the CLI still has its input open
+    session.wait(timeout=10)
+    shell.wait(timeout=20)  # the watchdog saw it, stopped the CLI, and the shell ended
+    session.stdin.close()
+    assert processes_with(marker) == []
+
+
+def test_a_dropped_connection_leaves_nothing_of_the_session_on_the_remote_side(
+    tmp_path: Path,
+) -> None:
+    """The connection drops while a tool of the CLI runs: the SSH session dies, and with
+    it the remote shell's output. The shell reported the CLI stopped by the watchdog
+    ("Terminated") on that output, and SIGPIPE killed it before its clean-up: the
+    tool ran on, and the private files (secret argument values) stayed in the remote
+    temporary folder."""
+    secret = tmp_path / "secret.json"
+    secret.write_text("{}")
+    cli = tmp_path / "fake-claude"  # a tool left running, then the CLI's work
+    cli.write_text("#!/bin/sh\nsleep 300 </dev/null >/dev/null 2>&1 &\nexec cat\n")
+    cli.chmod(0o755)
+    marker, line = _start_up(str(cli), (str(secret),))
+    remote_tmp = tmp_path / "remote-tmp"
+    remote_tmp.mkdir()
+    session = subprocess.Popen(  # the shell's parent: the SSH session, and its channel
+        ["sh", "-c", 'sh -c "$0"; :', _BOOTSTRAP],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(remote_tmp)},
+    )
+    assert session.stdin is not None and session.stdout and session.stderr
+    try:
+        session.stdin.write(line)
+        session.stdin.flush()
+        _wait_for_nap(marker)
+        [shell] = psutil.Process(session.pid).children()
+        session.kill()  # the connection drops: the channel is gone
+        session.stdout.close()
+        session.stderr.close()
+        session.wait(timeout=10)
+        shell.wait(timeout=20)  # the watchdog saw it, stopped the CLI, the shell ended
+        assert processes_with(marker) == []
+        assert list(remote_tmp.iterdir()) == []
+    finally:
+        session.stdin.close()
+        for pid in processes_with(marker):
+            os.kill(pid, 9)
+
+
+def test_what_a_killed_remote_cli_started_is_stopped(tmp_path: Path) -> None:
+    """The remote CLI is killed (out of memory, SIGKILL) while a tool runs: the CLI
+    runs its tools in sessions of their own and stops them itself, which a killed CLI
+    cannot do. The remote shell stops them (here the "tool" is a ``sleep`` the stand-in
+    CLI leaves behind); they ran on, orphans on the remote machine."""
+    cli = tmp_path / "fake-claude"
+    cli.write_text("#!/bin/sh\nsleep 300 </dev/null >/dev/null 2>&1 &\nkill -KILL $$\n")
+    cli.chmod(0o755)
+    marker, line = _start_up(str(cli))
+    try:
+        done = subprocess.run(
+            ["sh", "-c", _BOOTSTRAP], input=line, capture_output=True, timeout=30, check=False
+        )
+        assert done.returncode == 128 + 9, done.stderr
+        assert processes_with(marker) == []
+    finally:
+        for pid in processes_with(marker):
+            os.kill(pid, 9)
 
 
 @pytest.mark.skipif(find_container_runtime() is None, reason="no podman or docker client")

@@ -21,12 +21,13 @@ import contextlib
 import errno
 import inspect
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, Union
 
 import anyio
@@ -44,6 +45,7 @@ from .line_writer import close_quietly
 
 __all__ = [
     "AWAIT_CLAIM_FLAG",
+    "SESSION_TAG",
     "ProcessSpawner",
     "RunningProcess",
     "as_spawner",
@@ -54,6 +56,13 @@ __all__ = [
     "spawn_local",
     "start_process",
 ]
+
+SESSION_TAG = "CCWIRE_SESSION_TAG"
+"""The variable that marks a CLI ccwire starts (a random value of its own) and, as they
+inherit it, the processes it starts. The CLI runs its tools in sessions of their own,
+outside its process group, and stops them when it exits, which a killed CLI cannot do:
+what it left running is found by it (`RunningProcess.left_behind()`; on another machine,
+the remote shell of ``SSHSpawner`` does the same)."""
 
 AWAIT_CLAIM_FLAG = "await-claim"
 """The CLI flag (``--await-claim``) that parks it after ``initialize`` until a
@@ -346,6 +355,10 @@ async def start_process(
             `CLINotFoundError`).
     """
     spawn = spawn_local if spawner is None else spawner
+    tag = None
+    if spawner is None:  # its process is ours to stop, and what it leaves running
+        tag = f"{SESSION_TAG}={secrets.token_hex(8)}"
+        options = replace(options, env={**options.env, SESSION_TAG: tag.partition("=")[2]})
     made: object = None
     try:
         with anyio.move_on_after(timeout) as scope:
@@ -372,7 +385,7 @@ async def start_process(
         )
     process: SpawnedProcess = made  # type: ignore[assignment]  # checked by _unusable
     # the default spawner's process leads its own group: the group is stopped with it
-    return RunningProcess(process, own_group=spawn is spawn_local)
+    return RunningProcess(process, own_group=spawn is spawn_local, tag=tag)
 
 
 def _unusable(obj: object) -> str | None:
@@ -418,14 +431,19 @@ class RunningProcess:
     `aclose()` closes the streams itself when it has no ``aclose()``. When
     ``own_group`` is true (the process `spawn_local()` started) and the process leads
     its process group (POSIX), `terminate()` and `kill()` signal the whole group, and
-    `group_alive()` tells whether any of it is left.
+    `group_alive()` tells whether any of it is left. With a ``tag`` (``NAME=value``,
+    in the process's environment: `SESSION_TAG`), `left_behind()` finds what it left
+    running once it has exited, outside its group too.
     """
 
-    __slots__ = ("_group", "_inner", "stderr", "stdin", "stdout")
+    __slots__ = ("_group", "_inner", "_tag", "stderr", "stdin", "stdout")
 
-    def __init__(self, inner: SpawnedProcess, *, own_group: bool = False) -> None:
+    def __init__(
+        self, inner: SpawnedProcess, *, own_group: bool = False, tag: str | None = None
+    ) -> None:
         self._inner = inner
         self._group = _leader_pid(inner) if own_group else None
+        self._tag = tag
         stdin, stdout = inner.stdin, inner.stdout
         assert stdin is not None and stdout is not None  # checked by start_process
         self.stdin: anyio.abc.ByteSendStream = stdin
@@ -503,6 +521,22 @@ class RunningProcess:
             return False
         return _has_running_member(self._group)
 
+    def left_behind(self) -> list[int]:
+        """The running processes that carry the process's tag, once it has exited: what
+        it started and left running, in its group or outside it (``[]``: no tag, it
+        still runs, or ``/proc`` cannot tell)."""
+        if self._tag is None or self.returncode is None:
+            return []
+        return _carrying(self._tag)
+
+    def stop_left_behind(self, *, kill: bool) -> None:
+        """SIGKILL, or SIGTERM (then SIGCONT, as `terminate()`), each process of
+        `left_behind()`; one gone in the meantime is not an error."""
+        for pid in self.left_behind():
+            for sig in [signal.SIGKILL] if kill else [signal.SIGTERM, signal.SIGCONT]:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+
     async def aclose(self) -> None:
         """Release the process's resources (it has exited, or is about to)."""
         close = getattr(self._inner, "aclose", None)
@@ -523,6 +557,28 @@ def _leader_pid(process: object) -> int | None:
         return pid if os.getpgid(pid) == pid else None
     except OSError:  # already gone
         return None
+
+
+def _carrying(tag: str) -> list[int]:
+    """The processes whose environment holds ``tag`` (``NAME=value``), where ``/proc``
+    shows them (a zombie's is empty: it runs nothing)."""
+    needle = b"\0" + os.fsencode(tag) + b"\0"
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:  # gone in the meantime, or not ours
+            continue
+        if needle in b"\0" + environ:
+            found.append(int(entry))
+    return found
 
 
 def _has_running_member(group: int) -> bool:

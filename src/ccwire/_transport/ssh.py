@@ -17,9 +17,10 @@ connection drops instead (ccwire stops ``ssh``, the network fails), a watchdog o
 remote side sees the SSH session end and stops the CLI (SIGTERM, SIGKILL 5 s later),
 within about a second. So each session has a connection of its own: ``ssh`` never
 multiplexes it over a shared one (``ControlMaster`` and ``ControlPath`` of the SSH
-configuration are overridden), which would outlive it. The remote side needs a POSIX
-``sh``, ``base64`` and ``mktemp``, and the CLI (``cli``, default ``claude`` on the
-remote ``PATH``).
+configuration are overridden), which would outlive it. A CLI that ends killed (out of
+memory, SIGKILL) cannot stop the tools it started: the remote shell stops them (on
+Linux, see `_RUN`). The remote side needs a POSIX ``sh``, ``base64``, ``mktemp`` and
+``grep``, and the CLI (``cli``, default ``claude`` on the remote ``PATH``).
 
 Variables that describe this machine (`LOCAL_ONLY_ENV`: ``PATH``, ``HOME``, ...) are
 not forwarded: the remote login's own are kept, unless given in ``env``. The others of
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import os
+import secrets
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
@@ -44,7 +46,7 @@ import anyio.abc
 
 from .._core.errors import CLINotFoundError, OptionsError, SpawnError
 from .remote_env import LOCAL_ONLY_ENV, check_names, check_operand, forwarded_env, masked_repr
-from .spawn import SpawnOptions, check_strings, spawn_local
+from .spawn import SESSION_TAG, SpawnOptions, check_strings, spawn_local
 
 __all__ = ["SSHSpawner"]
 
@@ -55,28 +57,57 @@ _BOOTSTRAP = 'IFS= read -r ccwire_boot || exit 125; eval "$(printf %s "$ccwire_b
 
 _RUN = """\
 ccwire_parent=$PPID
+ccwire_stop() {{
+  ccwire_none=1
+  for ccwire_f in $(grep -l "{variable}={token}" /proc/[0-9]*/environ 2>/dev/null); do
+    ccwire_f=${{ccwire_f#/proc/}}
+    kill -"$1" "${{ccwire_f%/environ}}" 2>/dev/null && ccwire_none=0
+  done
+  return "$ccwire_none"
+}}
 exec 3<&0
-{command} 0<&3 3<&- &
+{variable}={token} {command} 0<&3 3<&- &
 ccwire_cli=$!
-exec 3<&- 0</dev/null
+exec 3<&- 0</dev/null >/dev/null 2>&1
 (
+  ccwire_nap=
+  trap 'if [ -n "$ccwire_nap" ]; then kill "$ccwire_nap"; wait; fi; exit 0' TERM
+  ccwire_sleep() {{ sleep "$1" & ccwire_nap=$!; wait "$ccwire_nap"; ccwire_nap=; }}
   while kill -0 "$ccwire_parent" 2>/dev/null; do
     kill -0 "$ccwire_cli" 2>/dev/null || exit 0
-    sleep 1
+    ccwire_sleep 1
   done
   kill -TERM "$ccwire_cli" 2>/dev/null
-  sleep 5
+  ccwire_sleep 5
   kill -KILL "$ccwire_cli" 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 ccwire_watch=$!
 wait "$ccwire_cli"
 ccwire_rc=$?
 kill "$ccwire_watch" 2>/dev/null
+wait "$ccwire_watch"
+if [ "$ccwire_rc" -ne 0 ] && ccwire_stop TERM; then
+  sleep 1
+  ccwire_stop KILL
+fi
 if [ -n "$ccwire_d" ]; then rm -rf "$ccwire_d"; fi
 exit "$ccwire_rc"
 """
 """Start the CLI in the background on the session's input, watch the SSH session (the
-shell's parent, the sshd process of this connection) and stop the CLI if it ends."""
+shell's parent, the sshd process of this connection) and stop the CLI if it ends. The
+watchdog naps in the background (``wait`` returns at a signal; ``sleep`` would not), so
+that, stopped when the CLI exits, it stops its nap too and the shell waits for it:
+nothing of the session is left on the remote machine when the shell exits. Once the
+CLI runs, the shell writes nowhere: its output is the SSH channel, which a dropped
+connection breaks (a shell reporting a job "Terminated" there dies of SIGPIPE before
+its clean-up).
+
+The CLI runs its tools in sessions of their own (not in this shell's process group)
+and stops them when it exits, which it cannot do when it is killed (out of memory,
+SIGKILL, or by the watchdog after SIGTERM went unheeded). So the CLI starts with a
+variable of its own (`SESSION_TAG`, a random value), which what it starts inherits;
+when it exits with a failure, the shell stops (SIGTERM, SIGKILL a second later) each
+process that still carries it (where ``/proc`` shows environments: Linux)."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -237,7 +268,8 @@ class SSHSpawner:
             lines.append(f"cd -- {q(options.cwd)} || exit 125")
         words = [q(self.cli)]
         words += [f'"$ccwire_d"/{q(files[a])}' if a in files else q(a) for a in options.args]
-        lines.append(_RUN.format(command=" ".join(words)))
+        token = secrets.token_hex(8)
+        lines.append(_RUN.format(command=" ".join(words), variable=SESSION_TAG, token=token))
         # bytes that are not UTF-8 (in an inherited variable, a path) are held as
         # surrogates: they go back to their own bytes, as the OS would pass them
         return base64.b64encode(os.fsencode("\n".join(lines))) + b"\n"

@@ -65,9 +65,12 @@ class SubprocessTransport(LineTransport):
     SIGKILL go to the whole group, and once the CLI has exited, what is left of the
     group (MCP servers, hooks, tools it started, or the real CLI behind a wrapper
     script) gets SIGTERM (unless it had it), ``terminate_grace`` s, then SIGKILL, so
-    nothing the CLI started outlives it. A group already gone is not an error, and the
-    CLI's exit status is reported as before. Another spawner's process is signalled
-    alone (it decides what its process takes with it).
+    nothing the CLI started outlives it; when the CLI did not exit cleanly (killed,
+    crashed), so do the processes it started outside its group (its tools run in
+    sessions of their own), found by the variable they inherit (``SESSION_TAG``). A
+    group already gone is not an error, and the CLI's exit status is reported as before.
+    Another spawner's process is signalled alone (it decides what its process takes
+    with it).
 
     ``spawner`` starts the process (default: `spawn_local`, ``anyio.open_process``);
     it gets a `SpawnOptions` with ``argv``, ``env``, ``cwd``, ``user`` and
@@ -457,16 +460,23 @@ class SubprocessTransport(LineTransport):
 
     async def _stop_group(self, proc: RunningProcess) -> None:
         """Stop what the exited CLI left running in its process group (when it leads
-        one): SIGTERM (unless the group had it), ``terminate_grace`` s, SIGKILL. The
-        CLI's exit status and how it is reported do not change."""
-        if not proc.group_alive():
+        one) and, when it did not exit cleanly (killed, crashed), what it started outside
+        it (its tools, in sessions of their own, which it stops itself when it can):
+        SIGTERM (unless the group had it), ``terminate_grace`` s, SIGKILL. The CLI's
+        exit status and how it is reported do not change."""
+        strays = proc.returncode != 0
+        if not _left(proc, strays):
             return
         if not self._signalled:  # (not `_signal()`: the CLI's own exit is reported as is)
             _send_signal(proc, kill=False)
-        if await _wait_group(proc, self._terminate_grace):
+        if strays:
+            proc.stop_left_behind(kill=False)
+        if await _wait_group(proc, self._terminate_grace, strays):
             return
         _send_signal(proc, kill=True)
-        if not await _wait_group(proc, _KILL_WAIT):
+        if strays:
+            proc.stop_left_behind(kill=True)
+        if not await _wait_group(proc, _KILL_WAIT, strays):
             logger.error(
                 "ccwire: the CLI's process group (%s) survived SIGKILL", proc.process_group
             )
@@ -513,13 +523,19 @@ def _send_signal(proc: RunningProcess, *, kill: bool) -> None:
         logger.exception("ccwire: stopping the CLI's process (pid %s) failed", proc.pid)
 
 
-async def _wait_group(proc: RunningProcess, seconds: float) -> bool:
-    """Wait until no process of ``proc``'s group runs; ``False`` if some still do."""
+def _left(proc: RunningProcess, strays: bool) -> bool:
+    """Whether a process of ``proc``'s group runs, or (``strays``) one it left behind."""
+    return proc.group_alive() or (strays and bool(proc.left_behind()))
+
+
+async def _wait_group(proc: RunningProcess, seconds: float, strays: bool) -> bool:
+    """Wait until no process of ``proc``'s group runs, nor (``strays``) one it left
+    behind; ``False`` if some still do."""
     with anyio.move_on_after(seconds):
         # not our children: nothing tells when they end, they are looked at
-        while proc.group_alive():  # noqa: ASYNC110
+        while _left(proc, strays):  # noqa: ASYNC110
             await anyio.sleep(_GROUP_POLL)
-    return not proc.group_alive()
+    return not _left(proc, strays)
 
 
 async def _wait_exit(proc: RunningProcess, seconds: float) -> bool:
