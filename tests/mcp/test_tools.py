@@ -89,6 +89,37 @@ def test_a_handler_that_cannot_take_the_arguments_is_refused_at_definition(
     assert tool("now", "The time")(no_parameters).definition["inputSchema"]["properties"] == {}
 
 
+async def greet_by_name(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+def test_a_handler_annotated_for_one_value_is_refused_when_a_schema_is_given() -> None:
+    """With a schema the handler gets the arguments as one dict: a first parameter
+    annotated ``str`` would get ``{'name': 'Al'}`` and answer "Hello, {'name': 'Al'}!"
+    without a word; `@tool` says so instead, and how to write it either way."""
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool("greet", "Greet", {"name": str})(greet_by_name)
+    message = str(caught.value)
+    assert message.startswith(
+        "tool 'greet': with an input schema, the handler gets the arguments as one dict, "
+        "but its parameter `name` is annotated `str`"
+    ), message
+    assert "write `async def greet_by_name(args: dict[str, Any])`" in message
+    assert "or leave out the schema" in message
+    # what the message offers: no schema, and `name` is the parameter it looks like
+    assert tool("greet", "Greet")(greet_by_name).definition["inputSchema"]["required"] == ["name"]
+
+    # an arguments dict annotated as one (or not at all) is what a schema calls for
+    async def unannotated(args):  # type: ignore[no-untyped-def]
+        return args
+
+    async def with_context(args: Any, ctx: ToolContext) -> Any:
+        return args
+
+    for handler in (echo, unannotated, with_context):
+        assert tool("greet", "Greet", {"name": str})(handler).handler is handler
+
+
 def test_reference_style_definition_and_positional_annotations() -> None:
     annotations = ToolAnnotations(read_only_hint=True, title="Adder")
     t = tool("add", "Add two numbers", {"a": float, "b": float}, annotations)(echo)

@@ -635,6 +635,21 @@ def _check_callable_with_args(
             f"write `async def {name}(args)`, or leave out the schema to have the "
             "arguments passed as its parameters"
         ) from None
+    first = next(iter(sig.parameters.values()), None)
+    if first is not None and first.name != ctx_name and first.annotation in _ONE_VALUE:
+        name = getattr(t.handler, "__name__", "handler")
+        raise ToolDefinitionError(
+            f"tool {t.name!r}: with an input schema, the handler gets the arguments as one "
+            f"dict, but its parameter `{first.name}` is annotated "
+            f"`{first.annotation.__name__}`: write `async def {name}(args: dict[str, Any])` "
+            "and read args['...'], or leave out the schema to have each argument passed as "
+            "the parameter of its name"
+        )
+
+
+_ONE_VALUE: Final = (str, int, float, bool, bytes, list, tuple)
+"""Annotations of a handler's first parameter that cannot be the arguments dict (a
+handler written for an inferred schema, ``async def greet(name: str)``, given one)."""
 
 
 def _compile(
