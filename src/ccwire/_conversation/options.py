@@ -472,14 +472,14 @@ _STRS: Final = (
 """The options that take a str (or None; a session id may be a `uuid.UUID`) and would
 otherwise fail late, with no option named."""
 
-_CALLBACKS: Final = (
-    "can_use_tool",
-    "stderr",
-    "on_callback_error",
-    "on_elicitation",
-    "on_user_dialog",
-)
-"""The options that take a function (or None)."""
+_CALLBACKS: Final = {
+    "can_use_tool": "can_use_tool(tool_name, input, context)",
+    "stderr": "stderr(line)",
+    "on_callback_error": "on_callback_error(error)",
+    "on_elicitation": "on_elicitation(request, context)",
+    "on_user_dialog": "on_user_dialog(request, context)",
+}
+"""The options that take a function (or None), and how it is called."""
 
 
 def validate_shapes(options: ClaudeAgentOptions) -> None:
@@ -552,8 +552,8 @@ def check_int(name: str, value: object, *, non_negative: bool = False) -> None:
 
 
 def _check_callbacks(options: ClaudeAgentOptions) -> None:
-    """Each callback option can be called; those called without ``await`` are no
-    ``async def``."""
+    """Each callback option can be called, with the arguments it is given; those called
+    without ``await`` are no ``async def``."""
     for name in _CALLBACKS:
         value = getattr(options, name)
         if value is not None and not callable(value):
@@ -567,6 +567,12 @@ def _check_callbacks(options: ClaudeAgentOptions) -> None:
                 raise OptionsError(
                     f"{name} must be a plain function (it is called, not awaited), not an async one"
                 )
+    for name, called_as in _CALLBACKS.items():
+        value = getattr(options, name)
+        if value is not None:
+            from .._callbacks.reporting import check_arity
+
+            check_arity(value, called_as)
 
 
 def _is_uuid(value: object) -> bool:
