@@ -603,7 +603,10 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
             raise ToolDefinitionError(f"{what}: {exc}") from None
         mode = "kwargs_ctx" if ctx_param is not None else "kwargs"
     else:
-        schema = to_json_schema(t.input_schema)
+        try:
+            schema = to_json_schema(t.input_schema)
+        except ToolDefinitionError as exc:
+            raise ToolDefinitionError(f"{what}: {exc}") from None
         positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
         if len(positional) >= 2 and (
             positional[1].default is P.empty or positional[1] is ctx_param
