@@ -84,6 +84,7 @@ def test_a_folder_holding_the_cli_is_refused_naming_the_executable(
             f"Claude Code not found at: {folder} (given by cli_path: a folder; the CLI in "
             f"it is {executable}: give that)"
         ), str(caught.value)
+        assert "npm install" not in str(caught.value)  # installed already: no install hint
         assert find_cli(executable, environ=env_for(world)) == executable
     with pytest.raises(CLINotFoundError, match=r"\(given by CCWIRE_CLI_PATH: a folder; the CLI"):
         find_cli(environ=env_for(world, CCWIRE_CLI_PATH=str(prefix)))

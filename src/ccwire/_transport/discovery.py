@@ -80,7 +80,7 @@ def _checked(path: str, origin: str) -> str:
         why = "not an executable file" if inside is None else f"a folder; the CLI in it is {inside}"
         raise CLINotFoundError(
             f"Claude Code not found at: {full} (given by {origin}: {why}"
-            f"{'' if inside is None else ': give that'})\n{_INSTALL_HINT}",
+            + (f")\n{_INSTALL_HINT}" if inside is None else ": give that)"),
             searched=(full,),
         )
     return full
