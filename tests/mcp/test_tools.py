@@ -120,6 +120,29 @@ def test_a_handler_annotated_for_one_value_is_refused_when_a_schema_is_given() -
         assert tool("greet", "Greet", {"name": str})(handler).handler is handler
 
 
+def test_a_handler_taking_the_schema_keys_as_parameters_is_refused() -> None:
+    """``async def add(a, b)`` with ``{"a": float, "b": float}``: ``a`` got the arguments
+    dict and ``b`` the call's `ToolContext` (a second parameter is the context), so every
+    call failed with "unsupported operand type(s) for +: 'dict' and 'ToolContext'"."""
+
+    async def add(a, b):  # type: ignore[no-untyped-def]
+        return a + b
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool("add", "Add two numbers", {"a": float, "b": float})(add)
+    assert str(caught.value).startswith(
+        "tool 'add': with an input schema, the handler gets the arguments as one dict, but "
+        "its parameters `a`, `b` are the schema's keys (the second would get the call's "
+        "ToolContext): write `async def add(args: dict[str, Any])`"
+    ), str(caught.value)
+    assert tool("add", "Add two numbers")(add).definition["inputSchema"]["required"] == ["a", "b"]
+
+    async def with_a_context(args, context):  # type: ignore[no-untyped-def]
+        return args  # any name for the context: not keys of the schema
+
+    assert tool("add", "Add", {"a": float, "b": float})(with_a_context).handler is with_a_context
+
+
 def test_reference_style_definition_and_positional_annotations() -> None:
     annotations = ToolAnnotations(read_only_hint=True, title="Adder")
     t = tool("add", "Add two numbers", {"a": float, "b": float}, annotations)(echo)
