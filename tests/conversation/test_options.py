@@ -116,6 +116,25 @@ def test_a_misspelt_option_names_the_one_meant(typo: str, meant: str) -> None:
         ClaudeAgentOptions(zzz=1)  # type: ignore[call-arg]
     # help() and editors still see every option by name
     assert "allowed_tools" in inspect.signature(ClaudeAgentOptions).parameters
+    # set afterwards, the misspelt option was kept as an attribute nothing reads
+    options = ClaudeAgentOptions()
+    with pytest.raises(ccwire.OptionsError, match=f"no option '{typo}': did you mean '{meant}'"):
+        setattr(options, typo, ["Read"])
+    assert not hasattr(options, typo)
+    setattr(options, meant, getattr(ClaudeAgentOptions(), meant))  # an option is set as ever
+
+
+def test_a_subclass_sets_its_own_fields_and_private_attributes() -> None:
+    @dataclasses.dataclass
+    class Mine(ClaudeAgentOptions):
+        team: str = "core"
+
+    mine = Mine(team="web")
+    mine.team = "data"
+    mine._cache = {}  # type: ignore[attr-defined]
+    assert (mine.team, mine._cache) == ("data", {})  # type: ignore[attr-defined]
+    with pytest.raises(ccwire.OptionsError, match="no option 'teams'"):
+        mine.teams = "x"  # type: ignore[attr-defined]
 
 
 def test_mutable_and_defaults_not_shared() -> None:

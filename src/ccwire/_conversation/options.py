@@ -1049,7 +1049,9 @@ _Options = TypeVar("_Options", bound=type)
 
 def _named_options(cls: _Options) -> _Options:
     """``cls`` with an ``__init__`` that refuses an unknown name by naming the option
-    meant, instead of the generated one's bare "unexpected keyword argument"."""
+    meant, instead of the generated one's bare "unexpected keyword argument", and a
+    ``__setattr__`` that refuses it too (``options.allowed_tool = [...]`` was kept as an
+    attribute nothing reads); a subclass's own fields and private names are set."""
     init: Callable[..., None] = cls.__dict__["__init__"]
 
     @functools.wraps(init)  # help() and inspect show the generated signature
@@ -1059,7 +1061,17 @@ def _named_options(cls: _Options) -> _Options:
                 raise OptionsError(unknown_option_message(name))
         init(self, *args, **kwargs)
 
+    def checked_setattr(self: object, name: str, value: Any) -> None:
+        if (
+            name not in _OPTION_NAMES
+            and not name.startswith("_")
+            and name not in type(self).__dataclass_fields__  # type: ignore[attr-defined]
+        ):
+            raise OptionsError(unknown_option_message(name))
+        object.__setattr__(self, name, value)
+
     setattr(cls, "__init__", checked_init)  # noqa: B010 (mypy: no assignment to a method)
+    setattr(cls, "__setattr__", checked_setattr)  # noqa: B010
     return cls
 
 
