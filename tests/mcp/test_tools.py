@@ -143,6 +143,29 @@ def test_a_handler_taking_the_schema_keys_as_parameters_is_refused() -> None:
     assert tool("add", "Add", {"a": float, "b": float})(with_a_context).handler is with_a_context
 
 
+def test_a_method_is_refused_and_a_bound_method_is_a_handler() -> None:
+    """``@tool`` on a method made a tool whose ``self`` got the arguments dict (and
+    ``args`` the context): every call failed with "'dict' object has no attribute ...".
+    The decorated name is a tool, not a method, so no instance is ever passed."""
+
+    class Greeter:
+        greeting = "Hello"
+
+        async def greet(self, args: dict[str, Any]) -> str:
+            return f"{self.greeting}, {args['name']}!"
+
+    for schema in ({"name": str}, None):
+        with pytest.raises(ToolDefinitionError) as caught:
+            tool("greet", "Greet", schema)(Greeter.greet)
+        assert str(caught.value).startswith(
+            "tool 'greet': the handler's first parameter is `self`, but a tool's handler is "
+            "called as a function, with no instance: decorate a function, or pass a bound "
+            "method, `tool('greet', ...)(greeter.greet)`"
+        ), str(caught.value)
+    greeter = Greeter()
+    assert tool("greet", "Greet", {"name": str})(greeter.greet).handler == greeter.greet
+
+
 def test_reference_style_definition_and_positional_annotations() -> None:
     annotations = ToolAnnotations(read_only_hint=True, title="Adder")
     t = tool("add", "Add two numbers", {"a": float, "b": float}, annotations)(echo)

@@ -591,6 +591,14 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
     sig = read_signature(handler, what=what, need_annotations=inferred)
     params = list(sig.parameters.values()) if sig is not None else []
+    if params and params[0].name in ("self", "cls") and not inspect.ismethod(handler):
+        owner, _, method = getattr(handler, "__qualname__", "").rpartition(".")
+        instance = owner.rpartition(".")[2].lower() or "instance"
+        raise ToolDefinitionError(
+            f"{what}: the handler's first parameter is `{params[0].name}`, but a tool's "
+            "handler is called as a function, with no instance: decorate a function, or "
+            f"pass a bound method, `tool({t.name!r}, ...)({instance}.{method or 'method'})`"
+        )
     ctx_param = next((p for p in params if _is_ctx(p)), None)
     ctx_name = ctx_param.name if ctx_param is not None else ""
     P = inspect.Parameter
