@@ -116,6 +116,25 @@ def test_a_misspelt_option_names_the_one_meant(typo: str, meant: str) -> None:
         ClaudeAgentOptions(zzz=1)  # type: ignore[call-arg]
     # help() and editors still see every option by name
     assert "allowed_tools" in inspect.signature(ClaudeAgentOptions).parameters
+    # set afterwards, the misspelt option was kept as an attribute nothing reads
+    options = ClaudeAgentOptions()
+    with pytest.raises(ccwire.OptionsError, match=f"no option '{typo}': did you mean '{meant}'"):
+        setattr(options, typo, ["Read"])
+    assert not hasattr(options, typo)
+    setattr(options, meant, getattr(ClaudeAgentOptions(), meant))  # an option is set as ever
+
+
+def test_a_subclass_sets_its_own_fields_and_private_attributes() -> None:
+    @dataclasses.dataclass
+    class Mine(ClaudeAgentOptions):
+        team: str = "core"
+
+    mine = Mine(team="web")
+    mine.team = "data"
+    mine._cache = {}  # type: ignore[attr-defined]
+    assert (mine.team, mine._cache) == ("data", {})  # type: ignore[attr-defined]
+    with pytest.raises(ccwire.OptionsError, match="no option 'teams'"):
+        mine.teams = "x"  # type: ignore[attr-defined]
 
 
 def test_mutable_and_defaults_not_shared() -> None:
@@ -226,6 +245,14 @@ async def _hook(data: Any, tool_use_id: str | None, context: Any) -> dict[str, A
     return {}
 
 
+async def _two_arguments(a: Any, b: Any) -> None:
+    return None
+
+
+def _no_arguments() -> None:
+    return None
+
+
 @ccwire.tool("add", "Add two numbers", {"a": int})
 async def _add(args: dict[str, Any]) -> dict[str, Any]:
     return {"content": []}
@@ -274,6 +301,26 @@ _CALC = ccwire.create_sdk_mcp_server("calc", tools=[_add])
         # called without await: every line was lost, with a "never awaited" warning
         ("stderr", _hook, TypeError, "stderr must be a plain function.*not an async one"),
         ("on_callback_error", _hook, TypeError, "on_callback_error must be a plain function"),
+        # one that cannot take its arguments failed only when the CLI called it, with
+        # "takes 2 positional arguments but 3 were given" as the tool call's error
+        (
+            "can_use_tool",
+            _two_arguments,
+            TypeError,
+            r"can_use_tool is called as can_use_tool\(tool_name, input, context\): "
+            r"_two_arguments\(a, b\) cannot take these 3 arguments",
+        ),
+        (
+            "hooks",
+            {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[_two_arguments])]},  # type: ignore[list-item]
+            TypeError,
+            r"hooks\['PreToolUse'\]: a hook is called as hook\(input, tool_use_id, context\): "
+            r"_two_arguments\(a, b\) cannot take these 3 arguments",
+        ),
+        ("on_user_dialog", _hook, TypeError, r"on_user_dialog is called as on_user_dialog"),
+        ("on_elicitation", _hook, TypeError, r"on_elicitation is called as on_elicitation"),
+        ("stderr", _no_arguments, TypeError, r"stderr is called as stderr\(line\)"),
+        ("on_callback_error", _no_arguments, TypeError, r"on_callback_error\(error\)"),
         # a negative one was passed to the CLI (0 means no limit, as in the reference)
         ("max_turns", -1, ValueError, "max_turns cannot be negative"),
         ("max_thinking_tokens", -1, ValueError, "max_thinking_tokens cannot be negative"),

@@ -13,7 +13,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ccwire import ClaudeSDKClient, CLIConnectionError, MessageEncodeError, query
+from ccwire import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    CLIConnectionError,
+    MessageEncodeError,
+    ProcessError,
+    query,
+)
 
 from .conftest import FaultOptions, no_leaks
 
@@ -173,3 +180,24 @@ def test_out_of_file_descriptors_a_session_fails_typed_and_the_open_ones_go_on(
     assert refused.startswith("refused: cannot start the Claude Code CLI at ")
     assert refused.endswith("Too many open files"), refused
     assert 5 < int(opened.split()[1]) < 64
+
+
+@pytest.mark.parametrize("wait", ["", "sleep 0.3"])
+async def test_a_program_that_exits_at_once_and_silently_is_named(
+    tmp_path: Path, wait: str
+) -> None:
+    """A cli_path to a program that is not the CLI and exits 0 without a word (``/bin/true``)
+    said "cannot write to the Claude Code CLI: it has exited (exit code: 0)", or "the CLI
+    closed its output before answering this request", as the exit raced the handshake:
+    one error, naming the program and how to check it."""
+    program = tmp_path / "not-claude"
+    program.write_text(f"#!/bin/sh\n{wait}\nexit 0\n")
+    program.chmod(0o755)
+    async with no_leaks():
+        with anyio.fail_after(LIMIT), pytest.raises(ProcessError) as caught:
+            await ClaudeSDKClient(ClaudeAgentOptions(cli_path=program)).connect()
+    assert str(caught.value) == (
+        f"{program} exited before answering initialize and wrote nothing to stderr: is it "
+        f"the Claude Code CLI? `ccwire doctor --cli-path {program}` checks it (exit code: 0)"
+    )
+    assert caught.value.exit_code == 0

@@ -218,6 +218,34 @@ def test_simple_mapping_with_a_param_called_type_is_not_a_json_schema() -> None:
     assert to_json_schema({"type": "string"}) == obj({"type": S})
 
 
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        (
+            {"name": "text"},
+            "tool 'greet': input_schema key 'name': unknown type name 'text': a type (str, "
+            "int, float, bool, list, dict, ...) or one of 'string', 'number', 'integer', "
+            "'boolean', 'object', 'array', 'null', 'str', 'float', 'int', 'bool', 'dict', 'list'",
+        ),
+        ({"name": "String"}, "key 'name': unknown type name 'String': did you mean 'string'?"),
+        ({"name": "strin"}, "key 'name': unknown type name 'strin': did you mean 'string'?"),
+        ({"age": 3}, "tool 'greet': input_schema key 'age': cannot convert type 3 to JSON Schema"),
+    ],
+)
+def test_a_bad_type_in_a_schema_dict_names_the_tool_and_the_key(
+    schema: dict[str, Any], message: str
+) -> None:
+    """``{"name": "strin"}`` said "unknown type name 'strin'": of which tool, which key,
+    and what would do instead, it did not say."""
+
+    async def greet(args: dict[str, Any]) -> str:
+        return "hi"
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool("greet", "Greet", schema)(greet)
+    assert message in str(caught.value), str(caught.value)
+
+
 @pytest.mark.parametrize("bad", [42, "string", [str], {"a": "strng"}, {1: str}, {"a": 3}])
 def test_unconvertible_specs_raise_tool_definition_error(bad: Any) -> None:
     with pytest.raises(ToolDefinitionError):

@@ -89,6 +89,83 @@ def test_a_handler_that_cannot_take_the_arguments_is_refused_at_definition(
     assert tool("now", "The time")(no_parameters).definition["inputSchema"]["properties"] == {}
 
 
+async def greet_by_name(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+def test_a_handler_annotated_for_one_value_is_refused_when_a_schema_is_given() -> None:
+    """With a schema the handler gets the arguments as one dict: a first parameter
+    annotated ``str`` would get ``{'name': 'Al'}`` and answer "Hello, {'name': 'Al'}!"
+    without a word; `@tool` says so instead, and how to write it either way."""
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool("greet", "Greet", {"name": str})(greet_by_name)
+    message = str(caught.value)
+    assert message.startswith(
+        "tool 'greet': with an input schema, the handler gets the arguments as one dict, "
+        "but its parameter `name` is annotated `str`"
+    ), message
+    assert "write `async def greet_by_name(args: dict[str, Any])`" in message
+    assert "or leave out the schema" in message
+    # what the message offers: no schema, and `name` is the parameter it looks like
+    assert tool("greet", "Greet")(greet_by_name).definition["inputSchema"]["required"] == ["name"]
+
+    # an arguments dict annotated as one (or not at all) is what a schema calls for
+    async def unannotated(args):  # type: ignore[no-untyped-def]
+        return args
+
+    async def with_context(args: Any, ctx: ToolContext) -> Any:
+        return args
+
+    for handler in (echo, unannotated, with_context):
+        assert tool("greet", "Greet", {"name": str})(handler).handler is handler
+
+
+def test_a_handler_taking_the_schema_keys_as_parameters_is_refused() -> None:
+    """``async def add(a, b)`` with ``{"a": float, "b": float}``: ``a`` got the arguments
+    dict and ``b`` the call's `ToolContext` (a second parameter is the context), so every
+    call failed with "unsupported operand type(s) for +: 'dict' and 'ToolContext'"."""
+
+    async def add(a, b):  # type: ignore[no-untyped-def]
+        return a + b
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        tool("add", "Add two numbers", {"a": float, "b": float})(add)
+    assert str(caught.value).startswith(
+        "tool 'add': with an input schema, the handler gets the arguments as one dict, but "
+        "its parameters `a`, `b` are the schema's keys (the second would get the call's "
+        "ToolContext): write `async def add(args: dict[str, Any])`"
+    ), str(caught.value)
+    assert tool("add", "Add two numbers")(add).definition["inputSchema"]["required"] == ["a", "b"]
+
+    async def with_a_context(args, context):  # type: ignore[no-untyped-def]
+        return args  # any name for the context: not keys of the schema
+
+    assert tool("add", "Add", {"a": float, "b": float})(with_a_context).handler is with_a_context
+
+
+def test_a_method_is_refused_and_a_bound_method_is_a_handler() -> None:
+    """``@tool`` on a method made a tool whose ``self`` got the arguments dict (and
+    ``args`` the context): every call failed with "'dict' object has no attribute ...".
+    The decorated name is a tool, not a method, so no instance is ever passed."""
+
+    class Greeter:
+        greeting = "Hello"
+
+        async def greet(self, args: dict[str, Any]) -> str:
+            return f"{self.greeting}, {args['name']}!"
+
+    for schema in ({"name": str}, None):
+        with pytest.raises(ToolDefinitionError) as caught:
+            tool("greet", "Greet", schema)(Greeter.greet)
+        assert str(caught.value).startswith(
+            "tool 'greet': the handler's first parameter is `self`, but a tool's handler is "
+            "called as a function, with no instance: decorate a function, or pass a bound "
+            "method, `tool('greet', ...)(greeter.greet)`"
+        ), str(caught.value)
+    greeter = Greeter()
+    assert tool("greet", "Greet", {"name": str})(greeter.greet).handler == greeter.greet
+
+
 def test_reference_style_definition_and_positional_annotations() -> None:
     annotations = ToolAnnotations(read_only_hint=True, title="Adder")
     t = tool("add", "Add two numbers", {"a": float, "b": float}, annotations)(echo)

@@ -68,6 +68,28 @@ def test_explicit_path_not_executable(world: dict[str, Path]) -> None:
         find_cli(world["project"], environ=env_for(world), cwd=world["project"])  # a directory
 
 
+def test_a_folder_holding_the_cli_is_refused_naming_the_executable(
+    world: dict[str, Path],
+) -> None:
+    """``cli_path="~/.ccwire/cli"`` (the folder the install line puts the CLI in), or the
+    npm package's folder: the error names the executable inside, to give instead."""
+    prefix = world["home"] / ".ccwire" / "cli"
+    inside = make_exe(prefix / "node_modules" / ".bin" / "claude")
+    package = prefix / "node_modules" / "@anthropic-ai" / "claude-code"
+    in_package = make_exe(package / "bin" / "claude.exe")
+    for folder, executable in ((prefix, inside), (package, in_package)):
+        with pytest.raises(CLINotFoundError) as caught:
+            find_cli(folder, environ=env_for(world), cwd=world["project"])
+        assert str(caught.value).startswith(
+            f"Claude Code not found at: {folder} (given by cli_path: a folder; the CLI in "
+            f"it is {executable}: give that)"
+        ), str(caught.value)
+        assert "npm install" not in str(caught.value)  # installed already: no install hint
+        assert find_cli(executable, environ=env_for(world)) == executable
+    with pytest.raises(CLINotFoundError, match=r"\(given by CCWIRE_CLI_PATH: a folder; the CLI"):
+        find_cli(environ=env_for(world, CCWIRE_CLI_PATH=str(prefix)))
+
+
 def test_env_var(world: dict[str, Path]) -> None:
     from_env = make_exe(world["home"] / "env-claude")
     make_exe(world["bin"] / "claude")

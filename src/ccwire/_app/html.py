@@ -127,9 +127,10 @@ def render_html(view: SessionView) -> str:
     if view.cost is not None:
         c = view.cost
         billed = "offline" if c.usd is None else f"${c.usd:.4f}"
+        models = f" ({escape(', '.join(c.models))})" if c.models else ""
         facts.append(
             f'<span class="cost">{billed} \u2014 {c.input_tokens} in / '
-            f"{c.output_tokens} out tokens ({escape(', '.join(c.models))})</span>"
+            f"{c.output_tokens} out tokens{models}</span>"
         )
     if view.skipped_lines:
         facts.append(f"<span>{view.skipped_lines} unreadable line(s) skipped</span>")

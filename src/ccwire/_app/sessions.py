@@ -191,11 +191,12 @@ def _header(view: SessionView) -> list[tuple[str, str]]:
     facts = [turn_count(view.turns)]
     if view.cost is not None:
         tokens = f"{view.cost.input_tokens} in / {view.cost.output_tokens} out tokens"
-        models = ", ".join(view.cost.models)
+        if view.cost.models:  # none when no model ran ("Not logged in")
+            tokens += f"; {', '.join(view.cost.models)}"
         if view.cost.usd is None:  # an offline session: nothing was billed
-            facts.append(f"offline ({tokens}; {models})")
+            facts.append(f"offline ({tokens})")
         else:
-            facts.append(f"${view.cost.usd:.4f} ({tokens}; {models})")
+            facts.append(f"${view.cost.usd:.4f} ({tokens})")
     if info is not None:
         facts.insert(0, f"started {format_when(info.created_at)}")
         if info.tag:

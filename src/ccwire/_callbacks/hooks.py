@@ -46,6 +46,7 @@ from .reporting import (
     CallbackErrorHandler,
     call_callback,
     callback_name,
+    check_arity,
     failure_text,
     report_callback_error,
 )
@@ -191,6 +192,9 @@ class HookRegistry:
                 for callback in matcher.hooks:
                     if not callable(callback):
                         raise OptionsError(f"hook for {event} is not callable: {callback!r}")
+                    check_arity(
+                        callback, "hook(input, tool_use_id, context)", f"hooks[{event!r}]: a hook"
+                    )
                     cid = f"hook_{counter}"
                     counter += 1
                     timeout = _checked_timeout(event, matcher.timeout)

@@ -16,13 +16,14 @@ from typing import Any
 import anyio
 
 from .._core.cancel import raised_by_callback
-from .._core.errors import CallbackError, exception_text
+from .._core.errors import CallbackError, OptionsError, exception_text
 
 __all__ = [
     "Bounded",
     "CallbackErrorHandler",
     "callback_name",
     "call_callback",
+    "check_arity",
     "call_within",
     "failure_text",
     "report_callback_error",
@@ -50,6 +51,34 @@ def report_callback_error(handler: CallbackErrorHandler | None, error: CallbackE
         if not isinstance(exc, Exception) and not raised_by_callback(exc):
             raise
         logger.exception("ccwire: on_callback_error raised while reporting %s", error)
+
+
+def check_arity(callback: Callable[..., Any], called_as: str, where: str = "") -> None:
+    """Refuse a ``callback`` that cannot be called as ``called_as`` says
+    (``"can_use_tool(tool_name, input, context)"``): it would fail only when the CLI first
+    calls it, as that call's error. A callable whose signature cannot be read passes.
+
+    Raises:
+        OptionsError: naming the option (``where``, else the name ``called_as`` starts
+            with), the call and the callback's signature.
+    """
+    try:
+        sig = inspect.signature(callback)
+    except (TypeError, ValueError):
+        return  # builtins and the like
+    count = called_as.count(",") + 1
+    try:
+        sig.bind(*range(count))
+    except TypeError:
+        option = where or called_as.split("(", 1)[0]
+        bare = sig.replace(  # the parameters, without the annotations
+            parameters=[p.replace(annotation=p.empty) for p in sig.parameters.values()],
+            return_annotation=sig.empty,
+        )
+        raise OptionsError(
+            f"{option} is called as {called_as}: {callback_name(callback)}{bare} cannot take "
+            f"these {count} argument{'s' if count > 1 else ''}"
+        ) from None
 
 
 async def call_callback(kind: str, callback: Callable[..., Any], *args: Any) -> Any:

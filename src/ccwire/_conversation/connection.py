@@ -323,13 +323,23 @@ class Connection:
         except BaseException as exc:
             if self._trace is not None and isinstance(exc, Exception):
                 self._trace.on_closed(exc)
-            if self.server_info is None and self._transport is not None:
-                # no answer to initialize (timed out, or the caller gave up): a CLI with
-                # no session to save is not given the grace to exit after its input
-                # ends (SIGTERM, then SIGKILL; shielded and bounded)
-                await self._transport.terminate()
-            await self.close()
+            silent = await self._failed_open(exc)
+            if silent is not None:
+                raise silent from exc
             raise
+
+    async def _failed_open(self, exc: BaseException) -> ProcessError | None:
+        """Clean up after `open()` failed with ``exc``; the error to raise instead, if the
+        program was likely no CLI at all (`_silent_exit`)."""
+        silent = None
+        if self.server_info is None and self._transport is not None:
+            # no answer to initialize (timed out, or the caller gave up): a CLI with
+            # no session to save is not given the grace to exit after its input
+            # ends (SIGTERM, then SIGKILL; shielded and bounded)
+            await self._transport.terminate()
+            silent = _silent_exit(self._transport, exc)
+        await self.close()
+        return silent
 
     def claimed(self) -> None:
         """A spare CLI was claimed: its session's span starts now, under the current span."""
@@ -1006,6 +1016,25 @@ def end_grace(env: Mapping[str, str], environ: Mapping[str, str]) -> float:
 
 
 STREAM_CLOSE_TIMEOUT_ENV: Final = "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT"
+
+
+def _silent_exit(transport: LineTransport, exc: BaseException) -> ProcessError | None:
+    """The error for a program that exited 0 before answering ``initialize`` and wrote
+    nothing to stderr (a ``cli_path`` to ``/bin/true``): the CLI always says why it
+    stops, so it is likely no CLI. ``None`` for any other failure."""
+    if not isinstance(exc, (ProcessError, CLIConnectionError)) or not isinstance(
+        transport, SubprocessTransport
+    ):
+        return None
+    ended = transport.exit_info
+    if ended is None or ended.returncode != 0 or ended.stderr_tail.strip():
+        return None
+    program = transport.executable
+    return ProcessError(
+        f"{program} exited before answering initialize and wrote nothing to stderr: is it "
+        f"the Claude Code CLI? `ccwire doctor --cli-path {program}` checks it",
+        exit_code=0,
+    )
 
 
 def initialize_timeout(options: ClaudeAgentOptions, environ: Mapping[str, str]) -> float:

@@ -472,14 +472,14 @@ _STRS: Final = (
 """The options that take a str (or None; a session id may be a `uuid.UUID`) and would
 otherwise fail late, with no option named."""
 
-_CALLBACKS: Final = (
-    "can_use_tool",
-    "stderr",
-    "on_callback_error",
-    "on_elicitation",
-    "on_user_dialog",
-)
-"""The options that take a function (or None)."""
+_CALLBACKS: Final = {
+    "can_use_tool": "can_use_tool(tool_name, input, context)",
+    "stderr": "stderr(line)",
+    "on_callback_error": "on_callback_error(error)",
+    "on_elicitation": "on_elicitation(request, context)",
+    "on_user_dialog": "on_user_dialog(request, context)",
+}
+"""The options that take a function (or None), and how it is called."""
 
 
 def validate_shapes(options: ClaudeAgentOptions) -> None:
@@ -552,8 +552,8 @@ def check_int(name: str, value: object, *, non_negative: bool = False) -> None:
 
 
 def _check_callbacks(options: ClaudeAgentOptions) -> None:
-    """Each callback option can be called; those called without ``await`` are no
-    ``async def``."""
+    """Each callback option can be called, with the arguments it is given; those called
+    without ``await`` are no ``async def``."""
     for name in _CALLBACKS:
         value = getattr(options, name)
         if value is not None and not callable(value):
@@ -567,6 +567,12 @@ def _check_callbacks(options: ClaudeAgentOptions) -> None:
                 raise OptionsError(
                     f"{name} must be a plain function (it is called, not awaited), not an async one"
                 )
+    for name, called_as in _CALLBACKS.items():
+        value = getattr(options, name)
+        if value is not None:
+            from .._callbacks.reporting import check_arity
+
+            check_arity(value, called_as)
 
 
 def _is_uuid(value: object) -> bool:
@@ -1043,7 +1049,9 @@ _Options = TypeVar("_Options", bound=type)
 
 def _named_options(cls: _Options) -> _Options:
     """``cls`` with an ``__init__`` that refuses an unknown name by naming the option
-    meant, instead of the generated one's bare "unexpected keyword argument"."""
+    meant, instead of the generated one's bare "unexpected keyword argument", and a
+    ``__setattr__`` that refuses it too (``options.allowed_tool = [...]`` was kept as an
+    attribute nothing reads); a subclass's own fields and private names are set."""
     init: Callable[..., None] = cls.__dict__["__init__"]
 
     @functools.wraps(init)  # help() and inspect show the generated signature
@@ -1053,7 +1061,17 @@ def _named_options(cls: _Options) -> _Options:
                 raise OptionsError(unknown_option_message(name))
         init(self, *args, **kwargs)
 
+    def checked_setattr(self: object, name: str, value: Any) -> None:
+        if (
+            name not in _OPTION_NAMES
+            and not name.startswith("_")
+            and name not in type(self).__dataclass_fields__  # type: ignore[attr-defined]
+        ):
+            raise OptionsError(unknown_option_message(name))
+        object.__setattr__(self, name, value)
+
     setattr(cls, "__init__", checked_init)  # noqa: B010 (mypy: no assignment to a method)
+    setattr(cls, "__setattr__", checked_setattr)  # noqa: B010
     return cls
 
 

@@ -176,7 +176,9 @@ def to_json_schema(spec: Any, what: str = "input_schema") -> dict[str, Any]:
         bad = [k for k in spec if not isinstance(k, str)]
         if bad:
             raise ToolDefinitionError(f"{what} keys must be strings, got {bad[0]!r}")
-        return conv.finish(conv.object((k, v, False) for k, v in spec.items()))
+        return conv.finish(
+            conv.object(((k, v, False) for k, v in spec.items()), label=f"{what} key")
+        )
     if isinstance(spec, type) and (
         hasattr(spec, "model_json_schema") or _is_typeddict(spec) or dataclasses.is_dataclass(spec)
     ):
@@ -219,6 +221,17 @@ def _check_keywords(schema: Mapping[str, Any], what: str, where: str = "") -> No
                 key,
                 near[0],
             )
+
+
+def _type_name_hint(name: str) -> str:
+    """What to write instead of the unknown type name ``name``."""
+    import difflib  # only for a schema that is refused
+
+    near = difflib.get_close_matches(name.lower(), _TYPE_NAMES, n=1, cutoff=0.8)
+    if near:
+        return f"did you mean {near[0]!r}?"
+    names = ", ".join(repr(known) for known in _TYPE_NAMES)
+    return f"a type (str, int, float, bool, list, dict, ...) or one of {names}"
 
 
 def params_schema(params: Sequence[Field], *, additional: bool = False) -> dict[str, Any]:
@@ -272,7 +285,7 @@ class _Converter:
         """``(schema, is_optional)`` for one annotation (or type name, or property schema)."""
         if isinstance(tp, str):
             if tp not in _TYPE_NAMES:
-                raise ToolDefinitionError(f"unknown type name {tp!r}")
+                raise ToolDefinitionError(f"unknown type name {tp!r}: {_type_name_hint(tp)}")
             return {"type": _TYPE_NAMES[tp]}, False
         if isinstance(tp, Mapping):
             return dict(tp), False  # a ready-made property schema

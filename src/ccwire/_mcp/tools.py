@@ -591,6 +591,14 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
     handler, inferred, what = t.handler, t.input_schema is None, f"tool {t.name!r}"
     sig = read_signature(handler, what=what, need_annotations=inferred)
     params = list(sig.parameters.values()) if sig is not None else []
+    if params and params[0].name in ("self", "cls") and not inspect.ismethod(handler):
+        owner, _, method = getattr(handler, "__qualname__", "").rpartition(".")
+        instance = owner.rpartition(".")[2].lower() or "instance"
+        raise ToolDefinitionError(
+            f"{what}: the handler's first parameter is `{params[0].name}`, but a tool's "
+            "handler is called as a function, with no instance: decorate a function, or "
+            f"pass a bound method, `tool({t.name!r}, ...)({instance}.{method or 'method'})`"
+        )
     ctx_param = next((p for p in params if _is_ctx(p)), None)
     ctx_name = ctx_param.name if ctx_param is not None else ""
     P = inspect.Parameter
@@ -603,7 +611,10 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
             raise ToolDefinitionError(f"{what}: {exc}") from None
         mode = "kwargs_ctx" if ctx_param is not None else "kwargs"
     else:
-        schema = to_json_schema(t.input_schema)
+        try:
+            schema = to_json_schema(t.input_schema)
+        except ToolDefinitionError as exc:
+            raise ToolDefinitionError(f"{what}: {exc}") from None
         positional = [p for p in params if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
         if len(positional) >= 2 and (
             positional[1].default is P.empty or positional[1] is ctx_param
@@ -614,15 +625,17 @@ def _analyse(t: SdkMcpTool[Any]) -> tuple[dict[str, Any], _Invoke, bool]:
         else:
             mode = "args"
         if sig is not None:
-            _check_callable_with_args(t, sig, mode, ctx_name)
+            _check_callable_with_args(t, sig, mode, ctx_name, schema)
     return schema, _make_invoke(handler, mode, ctx_name), mode != "args" and mode != "kwargs"
 
 
 def _check_callable_with_args(
-    t: SdkMcpTool[Any], sig: inspect.Signature, mode: str, ctx_name: str
+    t: SdkMcpTool[Any], sig: inspect.Signature, mode: str, ctx_name: str, schema: Any
 ) -> None:
     """Refuse a handler that cannot take the arguments dict (``async def now()`` with a
-    schema), which would otherwise fail only when the model calls it."""
+    schema), which would otherwise fail only when the model calls it, or that is written
+    for the arguments as parameters (``async def greet(name: str)``, ``async def add(a,
+    b)``), which would get the dict in the first one (and the context in the second)."""
     try:
         if mode == "args_kwctx":
             sig.bind(None, **{ctx_name: None})
@@ -635,6 +648,38 @@ def _check_callable_with_args(
             f"write `async def {name}(args)`, or leave out the schema to have the "
             "arguments passed as its parameters"
         ) from None
+    params = list(sig.parameters.values())
+    if not params or params[0].name == ctx_name:
+        return
+    keys = schema.get("properties") if isinstance(schema, Mapping) else None
+    named = [p.name for p in params if p.default is p.empty and p.kind is not p.VAR_KEYWORD]
+    if params[0].annotation in _ONE_VALUE:
+        why = f"its parameter `{params[0].name}` is annotated `{params[0].annotation.__name__}`"
+    elif (
+        mode == "args_ctx"
+        and not ctx_name
+        and isinstance(keys, Mapping)
+        and len(named) >= 2
+        and all(n in keys for n in named)
+    ):
+        listed = ", ".join(f"`{n}`" for n in named)
+        why = (
+            f"its parameters {listed} are the schema's keys (the second would get the "
+            "call's ToolContext)"
+        )
+    else:
+        return
+    name = getattr(t.handler, "__name__", "handler")
+    raise ToolDefinitionError(
+        f"tool {t.name!r}: with an input schema, the handler gets the arguments as one dict, "
+        f"but {why}: write `async def {name}(args: dict[str, Any])` and read args['...'], "
+        "or leave out the schema to have each argument passed as the parameter of its name"
+    )
+
+
+_ONE_VALUE: Final = (str, int, float, bool, bytes, list, tuple)
+"""Annotations of a handler's first parameter that cannot be the arguments dict (a
+handler written for an inferred schema, ``async def greet(name: str)``, given one)."""
 
 
 def _compile(

@@ -73,12 +73,22 @@ def _checked(path: str, origin: str) -> str:
             searched=(full,),
         )
     if not _is_executable(full):
+        inside = next(
+            (p for p in (os.path.join(full, *rel) for rel in _IN_A_FOLDER) if _is_executable(p)),
+            None,
+        )
+        why = "not an executable file" if inside is None else f"a folder; the CLI in it is {inside}"
         raise CLINotFoundError(
-            f"Claude Code not found at: {full} (given by {origin}: not an executable file)\n"
-            f"{_INSTALL_HINT}",
+            f"Claude Code not found at: {full} (given by {origin}: {why}"
+            + (f")\n{_INSTALL_HINT}" if inside is None else ": give that)"),
             searched=(full,),
         )
     return full
+
+
+_IN_A_FOLDER = (_LOCAL_BIN, ("bin", "claude.exe"), ("bin", _NAME))
+"""Where the executable is in a folder given as the CLI: an npm prefix (``~/.ccwire/cli``)
+or the npm package's own folder."""
 
 
 def _expand_home(path: str, home: str | None) -> str:

@@ -146,6 +146,11 @@ class SubprocessTransport(LineTransport):
         return None if self._process is None else self._process.pid
 
     @property
+    def executable(self) -> str:
+        """The program this transport runs (the CLI's path, as found)."""
+        return self._argv[0]
+
+    @property
     def exit_info(self) -> ProcessExit | None:
         """How the process ended, or ``None`` while it runs (or before `start()`)."""
         rc = None if self._process is None else self._process.returncode

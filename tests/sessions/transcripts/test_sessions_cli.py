@@ -189,3 +189,19 @@ def test_offline_sessions_are_listed_and_shown_without_dollars(
     assert "$" not in target.read_text().split('class="cost">', 1)[1].split("</span>")[0]
     code, out, _ = run("sessions", "--offline", "--project", str(tmp_path), environ=env)
     assert out.startswith(f"No offline sessions for {tmp_path} under {offline / 'projects'}.")
+
+
+def test_a_session_without_a_model_shows_no_empty_model_list() -> None:
+    """A session whose only answer was the CLI's own ("Not logged in": no model ran)
+    showed "$0.0000 (0 in / 0 out tokens; )" and, as a page, "(0 in / 0 out tokens ())"."""
+    from ccwire._app.html import render_html
+    from ccwire._app.sessions import render_text
+    from ccwire._app.transcript_view import Cost, SessionView
+
+    def view(*models: str) -> SessionView:
+        return SessionView("s-1", None, [], Cost(0.0, 0, 0, models), 0)
+
+    assert "$0.0000 (0 in / 0 out tokens)" in render_text(view())[1][0]
+    assert "0 out tokens</span>" in render_html(view())
+    assert "$0.0000 (0 in / 0 out tokens; m1, m2)" in render_text(view("m1", "m2"))[1][0]
+    assert "0 out tokens (m1, m2)</span>" in render_html(view("m1", "m2"))
