@@ -133,8 +133,18 @@ def test_a_subclass_sets_its_own_fields_and_private_attributes() -> None:
     mine.team = "data"
     mine._cache = {}  # type: ignore[attr-defined]
     assert (mine.team, mine._cache) == ("data", {})  # type: ignore[attr-defined]
-    with pytest.raises(ccwire.OptionsError, match="no option 'teams'"):
-        mine.teams = "x"  # type: ignore[attr-defined]
+    with pytest.raises(ccwire.OptionsError, match="no option 'allowed_tool'"):
+        mine.allowed_tool = ["Read"]  # type: ignore[attr-defined]
+
+
+def test_an_attribute_of_the_callers_own_is_set_as_on_a_plain_dataclass() -> None:
+    # code that keeps its own data on the options runs as on claude-agent-sdk: only a
+    # name that looks like a misspelt option is refused
+    options = ClaudeAgentOptions()
+    options.request_metadata = {"tenant": "a"}  # type: ignore[attr-defined]
+    assert options.request_metadata == {"tenant": "a"}  # type: ignore[attr-defined]
+    with pytest.raises(ccwire.OptionsError, match="did you mean 'system_prompt'"):
+        options.systemPrompt = "x"  # type: ignore[attr-defined]
 
 
 def test_mutable_and_defaults_not_shared() -> None:

@@ -858,15 +858,21 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def unknown_option_message(name: str) -> str:
-    """What to say about ``name``, which is not an option: the option it most likely
-    means (``allowedTools`` and ``allowed_tool`` mean ``allowed_tools``), if any."""
+def meant_option(name: str) -> str | None:
+    """The option ``name`` (which is none) most likely means (``allowedTools`` and
+    ``allowed_tool`` mean ``allowed_tools``), if any."""
     import difflib  # only on this error path: 1 ms of the usual import otherwise
 
     squashed = {known.replace("_", ""): known for known in _OPTION_NAMES}
-    meant = squashed.get(name.replace("_", "").lower()) or next(
+    return squashed.get(name.replace("_", "").lower()) or next(
         iter(difflib.get_close_matches(name, sorted(_OPTION_NAMES), n=1, cutoff=0.75)), None
     )
+
+
+def unknown_option_message(name: str) -> str:
+    """What to say about ``name``, which is not an option: the option it most likely
+    means, if any."""
+    meant = meant_option(name)
     hint = f": did you mean {meant!r}?" if meant else " (help(ClaudeAgentOptions) lists them)"
     return f"ClaudeAgentOptions has no option {name!r}{hint}"
 
@@ -1050,8 +1056,10 @@ _Options = TypeVar("_Options", bound=type)
 def _named_options(cls: _Options) -> _Options:
     """``cls`` with an ``__init__`` that refuses an unknown name by naming the option
     meant, instead of the generated one's bare "unexpected keyword argument", and a
-    ``__setattr__`` that refuses it too (``options.allowed_tool = [...]`` was kept as an
-    attribute nothing reads); a subclass's own fields and private names are set."""
+    ``__setattr__`` that refuses a misspelt option too (``options.allowed_tool = [...]``
+    was kept as an attribute nothing reads). Any other name is set, as on a plain
+    dataclass: code that keeps its own attributes on the options (or a subclass's) runs
+    as it does on claude-agent-sdk."""
     init: Callable[..., None] = cls.__dict__["__init__"]
 
     @functools.wraps(init)  # help() and inspect show the generated signature
@@ -1066,6 +1074,7 @@ def _named_options(cls: _Options) -> _Options:
             name not in _OPTION_NAMES
             and not name.startswith("_")
             and name not in type(self).__dataclass_fields__  # type: ignore[attr-defined]
+            and meant_option(name) is not None
         ):
             raise OptionsError(unknown_option_message(name))
         object.__setattr__(self, name, value)
