@@ -21,10 +21,13 @@ from ccwire import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
+    PermissionResult,
     PermissionResultAllow,
+    PermissionResultDeny,
     ResultMessage,
     SpawnError,
     Telemetry,
+    ToolError,
     create_sdk_mcp_server,
     query,
     tool,
@@ -244,9 +247,15 @@ async def test_a_subagent_hook_events_and_content_over_two_turns() -> None:
     assert task.status.status_code is StatusCode.ERROR
     assert task.status.description == "the tool reported an error"
     assert "gen_ai.tool.call.result" not in attrs_of(task)
-    # the CLI's denial of a tool whose span had ended goes on the session; junk is skipped
+    # the CLI's denial of a tool whose span had ended goes on the session, naming the
+    # call (it named none: which call was denied could not be told); junk is skipped
     assert events_of(session, "ccwire.permission") == [
-        {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"}
+        {
+            "ccwire.permission.decision": "deny",
+            "ccwire.permission.source": "cli",
+            "gen_ai.tool.name": "Read",
+            "gen_ai.tool.call.id": "toolu_read",
+        }
     ]
     # content: the first prompt (text blocks only, secrets masked) on the span, each
     # turn's prompt on its event; the last answer given stays the span's output
@@ -385,6 +394,41 @@ async def test_a_hook_decision_and_its_reason_are_an_event_on_the_tool_span(otel
             "ccwire.hook.outcome": "cancelled",
         },
     ]
+    # the call the hook denied failed as denied, not as a tool's error
+    assert attrs_of(bash)["error.type"] == "permission_denied"
+    assert bash.status.description == "denied: not with ***"
+
+
+async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel) -> None:
+    # it was `tool_error`, "the tool reported an error", as a tool that ran and failed
+    async def decide(name: str, data: dict[str, Any], ctx: Any) -> PermissionResult:
+        return PermissionResultDeny(message="no" if name == "Bash" else "")
+
+    options = ClaudeAgentOptions(can_use_tool=decide, telemetry=otel.telemetry)
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        calls = {"toolu_1": "Bash", "toolu_2": "Write", "toolu_3": "Read"}
+        await fake.assistant(
+            *({"type": "tool_use", "id": i, "name": n, "input": {}} for i, n in calls.items())
+        )
+        for call, name in list(calls.items())[:2]:
+            await fake.request("can_use_tool", tool_name=name, input={}, tool_use_id=call,
+                               permission_suggestions=[])  # fmt: skip
+        for call in calls:
+            await fake.tool_result(call, "refused", is_error=True)
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    failures = {
+        name: (attrs_of(otel.one(f"execute_tool {name}"))["error.type"],
+               otel.one(f"execute_tool {name}").status.description)
+        for name in calls.values()
+    }  # fmt: skip
+    assert failures == {
+        "Bash": ("permission_denied", "denied: no"),
+        "Write": ("permission_denied", "the tool call was denied"),
+        "Read": ("tool_error", "the tool reported an error"),  # asked nobody: its own error
+    }
 
 
 async def test_an_mcp_request_that_is_not_a_tool_call_runs_in_the_session_span(
@@ -709,3 +753,75 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
             assert message.startswith("the caller's bug\nxxx") and len(message) == 500
             assert session.status.description == "the caller's bug"
             assert len(stack) <= 16384  # not the 100 kB
+
+
+async def test_a_session_cancelled_while_its_cli_starts_is_cancelled_on_its_span(
+    otel: Otel,
+) -> None:
+    # a time limit that passed before the CLI answered `initialize` ended the span as a
+    # session that went well (UNSET, nothing recorded)
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    options = ClaudeAgentOptions(telemetry=otel.telemetry)
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+
+            async def connect(scope: anyio.CancelScope) -> None:
+                with scope:
+                    async with ClaudeSDKClient(options, transport=transport):
+                        pytest.fail("the CLI never answered: the client cannot connect")
+
+            scope = anyio.CancelScope()
+            tg.start_soon(connect, scope)
+            await fake.receive("control_request", "initialize")  # the CLI is starting
+            scope.cancel()
+    session = otel.one("invoke_agent claude-code")
+    assert attrs_of(session)["error.type"] == "cancelled"
+    assert session.status.status_code is StatusCode.ERROR
+    assert [e.name for e in session.events] == ["exception"]
+
+
+async def test_an_exception_a_tool_handler_raised_is_recorded_on_its_call_span(
+    otel: Otel,
+) -> None:
+    # the span said `tool_error`, as for any error result: what the handler raised, and
+    # where, was in no span
+    @tool("boom", "Fails", {})
+    def boom(args: dict[str, Any]) -> dict[str, Any]:  # a sync handler: in a thread
+        raise ValueError(f"cannot reach {SECRET}\nsecond line")
+
+    @tool("refuse", "Says no", {})
+    async def refuse(args: dict[str, Any]) -> dict[str, Any]:
+        raise ToolError("not today")  # its own answer: nothing went wrong
+
+    server = create_sdk_mcp_server("s", tools=[boom, refuse])
+    options = ClaudeAgentOptions(mcp_servers={"s": server}, telemetry=otel.telemetry)
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        calls = {"toolu_1": "boom", "toolu_2": "refuse"}
+        await fake.assistant(
+            *(
+                {"type": "tool_use", "id": i, "name": f"mcp__s__{n}", "input": {}}
+                for i, n in calls.items()
+            )
+        )
+        for call, name in calls.items():
+            meta = {"claudecode/toolUseId": call}
+            await fake.mcp("s", "tools/call", {"name": name, "arguments": {}, "_meta": meta})
+            await fake.tool_result(call, "it failed", is_error=True)
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    failed = otel.one("execute_tool mcp__s__boom")
+    assert attrs_of(failed)["error.type"] == "ValueError"
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.status.description == "cannot reach ***"
+    (raised,) = events_of(failed, "exception")
+    assert raised["exception.type"] == "ValueError"
+    assert SECRET not in str(raised) and "second line" in str(raised["exception.message"])
+    refused = otel.one("execute_tool mcp__s__refuse")
+    assert attrs_of(refused)["error.type"] == "tool_error"
+    assert events_of(refused, "exception") == []
+    session = otel.one("invoke_agent claude-code")
+    assert session.status.status_code is StatusCode.UNSET
+    assert events_of(session, "exception") == []

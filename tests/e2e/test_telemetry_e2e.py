@@ -251,7 +251,9 @@ async def test_content_only_when_asked_secrets_never_errors_on_the_span(
     failed = otel.one("execute_tool mcp__t__fail")
     assert failed.status.status_code is StatusCode.ERROR
     fattrs = dict(failed.attributes or {})
-    assert fattrs["error.type"] == "tool_error"
+    assert fattrs["error.type"] == "RuntimeError"  # what its handler raised, recorded there
+    (raised,) = [dict(e.attributes or {}) for e in failed.events if e.name == "exception"]
+    assert raised["exception.message"] == "cannot: no disk"
     assert json.loads(str(fattrs["gen_ai.tool.call.arguments"])) == {"why": "no disk",
                                                                      "api_key": "***"}  # fmt: skip
     assert "cannot: no disk" in str(fattrs["gen_ai.tool.call.result"])

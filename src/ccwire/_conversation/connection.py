@@ -321,8 +321,7 @@ class Connection:
             if isinstance(caps, list):
                 self.capabilities = frozenset(c for c in caps if isinstance(c, str))
         except BaseException as exc:
-            if self._trace is not None and isinstance(exc, Exception):
-                self._trace.on_closed(exc)
+            self._open_failed(exc)
             if self.server_info is None and self._transport is not None:
                 # no answer to initialize (timed out, or the caller gave up): a CLI with
                 # no session to save is not given the grace to exit after its input
@@ -330,6 +329,17 @@ class Connection:
                 await self._transport.terminate()
             await self.close()
             raise
+
+    def _open_failed(self, exc: BaseException) -> None:
+        """With telemetry, the session's span records why `open` failed: an error, or a
+        cancellation (a time limit that passed as the CLI started) or an interrupt, not
+        a session that went well."""
+        if self._trace is None:
+            return
+        if isinstance(exc, Exception):
+            self._trace.on_closed(exc)
+        else:
+            self.abandoned(exc)
 
     def claimed(self) -> None:
         """A spare CLI was claimed: its session's span starts now, under the current span."""

@@ -24,7 +24,9 @@ nothing to a session without it:
   ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics;
 * an error result, a failed connection or an unfinished tool sets the span's error (a
   tool the CLI reports failed as the application closes the session was cut short:
-  ``cancelled``, not ``tool_error``).
+  ``cancelled``, not ``tool_error``); an exception an in-process tool's handler raised
+  is recorded on its call's span, whose ``error.type`` is the exception's class; a
+  call a permission or hook callback denied is ``permission_denied``.
 
 Content (prompts, answers, tool arguments and results) is recorded only with
 ``Telemetry.record_content``; whatever is recorded passes through the secret masking of
@@ -46,6 +48,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from .._core.errors import ResultError
 from .._core.redact import redact_text, redact_value
+from .._mcp.tools import TOOL_FAILURES
 from .._protocol.control import ControlEvent, RouteHandler
 from .._version import __version__
 from .._wire import codec
@@ -163,6 +166,9 @@ class SessionTrace:
         self._span: Span = trace.INVALID_SPAN  # records nothing until `start()`
         self._context = trace.set_span_in_context(self._span)
         self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
+        # why a tool call failed, as this side knows (its handler raised, its permission
+        # was denied): by span, for its error result (error.type, description)
+        self._failed: dict[int, tuple[str, str]] = {}
         self._agents: dict[str, tuple[str, Span]] = {}  # open subagent spans: task id, span
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
         self._cost = CostMeter()  # what the CLI process spent (not what a resume restored)
@@ -269,7 +275,7 @@ class SessionTrace:
                      "ccwire.permission.source": "can_use_tool"}  # fmt: skip
             if detail:
                 attrs["ccwire.permission.message"] = _detail(detail)
-            self._owner(req.get("tool_use_id")).add_event("ccwire.permission", attrs)
+            self._decided(req.get("tool_use_id"), "ccwire.permission", attrs, decision, detail)
         elif event.subtype == codec.HOOK_CALLBACK:
             inp = req.get("input")
             inp = inp if isinstance(inp, Mapping) else {}
@@ -279,7 +285,19 @@ class SessionTrace:
                      "ccwire.hook.callback": str(req.get("callback_id", ""))}  # fmt: skip
             if detail:
                 attrs["ccwire.hook.reason"] = _detail(detail)
-            self._owner(req.get("tool_use_id")).add_event("ccwire.hook", attrs)
+            self._decided(req.get("tool_use_id"), "ccwire.hook", attrs, decision, detail)
+
+    def _decided(
+        self, call: object, event: str, attrs: dict[str, Any], decision: str, why: str | None
+    ) -> None:
+        """A permission or hook ``decision`` about the tool call ``call``: an event on
+        its span; a denial is why the call then fails (``permission_denied``, not
+        ``tool_error``)."""
+        span = self._owner(call)
+        span.add_event(event, attrs)
+        if decision in ("deny", "block") and span is not self._span:
+            denied = f"denied: {_detail(why)}" if why else "the tool call was denied"
+            self._failed.setdefault(id(span), ("permission_denied", denied))
 
     def wrap_route(self, handler: RouteHandler) -> RouteHandler:
         """A route whose handlers run inside the span of the tool call the request is
@@ -287,8 +305,11 @@ class SessionTrace:
         session's: the spans the application's code makes there nest under it."""
 
         async def route(req: codec.ControlRequest, call: Any) -> Any:
+            failures = None
             if req.subtype == codec.MCP_MESSAGE:
                 span = self._mcp_span(req.request)
+                if span is not self._span:  # a tool call: what its handler raises is its error
+                    failures = TOOL_FAILURES.set(lambda error: self._tool_raised(span, error))
             else:
                 span = self._owner(req.request.get("tool_use_id"))
             token = otel_context.attach(trace.set_span_in_context(span))
@@ -297,6 +318,8 @@ class SessionTrace:
                 return await given if inspect.isawaitable(given) else given
             finally:
                 otel_context.detach(token)
+                if failures is not None:
+                    TOOL_FAILURES.reset(failures)
 
         return route
 
@@ -326,16 +349,12 @@ class SessionTrace:
 
     def _record(self, error: BaseException) -> None:
         """Record ``error`` on the session's span, which ends as its error."""
-        stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-        self._span.record_exception(  # masked: a cause's message may hold a secret
-            error,
-            attributes={
-                "exception.message": _detail(str(error)),
-                "exception.stacktrace": _clip(redact_text(stack), _STACK_CHARS),
-            },
-        )
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        self._error = (type(error).__name__, _detail(first))
+        self._error = _record_exception(self._span, error)
+
+    def _tool_raised(self, span: Span, error: BaseException) -> None:
+        """The in-process handler of the tool call ``span`` raised ``error`` (the model
+        got an error result): the call's error is that exception, not ``tool_error``."""
+        self._failed[id(span)] = _record_exception(span, error)
 
     def end(self) -> None:
         """End every open span (idempotent)."""
@@ -352,6 +371,7 @@ class SessionTrace:
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
             end_span(span)
         self._tools.clear()
+        self._failed.clear()
         error = self._stopped or self._error
         if error is not None:
             kind, description = error
@@ -462,9 +482,13 @@ class SessionTrace:
         text = _content_text(block.content)
         if self._content and text is not None:
             span.set_attribute("gen_ai.tool.call.result", _clip(redact_text(text)))
+        known = self._failed.pop(id(span), None)
         if block.is_error and self._closing:  # what the CLI says of a call cut short
             span.set_attribute("error.type", "cancelled")
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
+        elif block.is_error and known is not None:  # its handler raised, or it was denied
+            span.set_attribute("error.type", known[0])
+            span.set_status(Status(StatusCode.ERROR, known[1]))
         elif block.is_error:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
@@ -522,10 +546,13 @@ class SessionTrace:
         span.add_event("ccwire.turn", event)
         for denial in message.permission_denials or ():
             if isinstance(denial, Mapping):
-                self._owner(denial.get("tool_use_id")).add_event(
-                    "ccwire.permission",
-                    {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"},
-                )
+                attrs = {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"}
+                for key, name in (("tool_name", "gen_ai.tool.name"),
+                                  ("tool_use_id", "gen_ai.tool.call.id")):  # fmt: skip
+                    said = denial.get(key)  # (its call's span has ended: the session's
+                    if isinstance(said, str):  # event must say which call it was)
+                        attrs[name] = said
+                self._owner(denial.get("tool_use_id")).add_event("ccwire.permission", attrs)
         if error_type is not None:
             self._error = (error_type, _detail(_result_error_text(message)))
         else:
@@ -565,6 +592,21 @@ class SessionTrace:
             if isinstance(value, (str, int)) and not isinstance(value, bool):
                 attrs[f"ccwire.hook.{key}"] = value
         self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
+
+
+def _record_exception(span: Span, error: BaseException) -> tuple[str, str]:
+    """Record ``error`` on ``span`` as an ``exception`` event, its message and stack trace
+    masked and clipped; returns its ``error.type`` and status description."""
+    stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    span.record_exception(  # masked: a cause's message may hold a secret
+        error,
+        attributes={
+            "exception.message": _detail(str(error)),
+            "exception.stacktrace": _clip(redact_text(stack), _STACK_CHARS),
+        },
+    )
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return type(error).__name__, _detail(first)
 
 
 def end_span(span: Span) -> None:
