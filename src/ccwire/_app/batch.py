@@ -270,10 +270,12 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             with display, exporting(telemetry), under_parent(telemetry, io.environ):
                 failure = anyio.run(_main, run, io, interrupted)
         finally:
-            report_failure = live.finish()
+            report_failure = live.finish(_unfinished(run, progress, interrupted))
         if closed:
             raise closed[0]
-        expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+        # the file's tasks without a result before (a batch its budget stopped did not
+        # read on to the tasks of the file that had one: not `run.skipped`)
+        expected = progress.total
         progress.budget = _budget_state(run, progress, expected)
         display.finish(interrupted=bool(interrupted))
     if interrupted:
@@ -347,6 +349,24 @@ def _budget_state(run: BatchRun, progress: BatchProgress, expected: int) -> dict
         "interrupted": cut,
         "overshoot_usd": round(budget.overshoot, 10),
     }
+
+
+def _unfinished(
+    run: BatchRun, progress: BatchProgress, interrupted: list[int]
+) -> tuple[int, str] | None:
+    """The tasks of the file this run left without a result, and why (for the report
+    page); `None` when it left none."""
+    left = progress.total - progress.done
+    if left <= 0:
+        return None
+    if interrupted:
+        why = ("the batch was interrupted (Ctrl-C)" if interrupted[0] == signal.SIGINT
+               else "the batch was terminated (SIGTERM)")  # fmt: skip
+    elif run.over_budget():
+        why = "the batch's budget (--max-cost-usd) was spent"
+    else:
+        why = "the batch stopped before they had one"
+    return left, why
 
 
 def _say_lost(report: ReportWriteError | None, io: CliIO) -> None:
@@ -439,15 +459,19 @@ class LiveReport:
         if time.monotonic() >= self._next:
             self._try_write(live=True)
 
-    def finish(self) -> ReportWriteError | None:
+    def finish(self, unfinished: tuple[int, str] | None = None) -> ReportWriteError | None:
         """Write the last page, with the transcripts of the slowest and costliest tasks.
+
+        Args:
+            unfinished: The tasks the batch left without a result, and why: said on
+                the page.
 
         Returns:
             Why the page could not be written, or `None` when it was.
         """
         if self._target is None:
             return None
-        self._try_write(live=False)
+        self._try_write(live=False, unfinished=unfinished)
         if self._failure is None:
             return None
         return ReportWriteError(
@@ -457,21 +481,22 @@ class LiveReport:
             f"`ccwire batch report {self._results} --html {self._target}` draws the page",
         )
 
-    def _try_write(self, *, live: bool) -> None:
+    def _try_write(self, *, live: bool, unfinished: tuple[int, str] | None = None) -> None:
         try:
-            self._write(live=live)
+            self._write(live=live, unfinished=unfinished)
         except OSError as exc:
             self._failure = exc
             self._next = time.monotonic() + self.EVERY
         else:
             self._failure = None
 
-    def _write(self, *, live: bool) -> None:
+    def _write(self, *, live: bool, unfinished: tuple[int, str] | None = None) -> None:
         assert self._target is not None
         began = time.monotonic()
         write_report(list(self._latest.values()), self._target, source=self._results,
                      transcripts=not live, refresh=int(self.EVERY) if live else None,
-                     skipped=self._skipped, superseded=self._superseded)  # fmt: skip
+                     skipped=self._skipped, superseded=self._superseded,
+                     unfinished=unfinished)  # fmt: skip
         now = time.monotonic()
         self._next = now + max(self.EVERY, self.SHARE * (now - began))
 
