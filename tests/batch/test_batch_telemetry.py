@@ -330,3 +330,27 @@ async def test_a_worker_waits_once_for_an_endpoint_that_is_down_and_counts_its_s
         run.note_export(report)
     assert run.spans_unexported == sum(r["spans"] for r in reports)
     assert len([r for r in caplog.records if "Ray worker" in r.getMessage()]) == 1
+
+
+async def test_text_utf8_cannot_carry_is_exported_not_the_export_failed(
+    fake_options: FakeOptions, spans: Spans
+) -> None:
+    # a task id or an error with a lone surrogate (a "\ud800" escape in JSON): the OTLP
+    # exporter dropped the attribute, and a status description with one failed the
+    # export of every span sent with it (UnicodeEncodeError)
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    async def odd(client: Any) -> None:
+        raise ValueError("half \ud800 a pair")
+
+    odd.batch_id = "odd \ud800 id"  # type: ignore[attr-defined]
+    options = fake_options(telemetry=Telemetry(tracer_provider=spans.provider))
+    with anyio.fail_after(LIMIT):
+        async with run_batch([odd], options=options, retries=0) as run:
+            (result,) = await run.collect()
+    assert result.error_kind == "exception"
+    (task,) = spans.named("ccwire.batch.task")
+    assert attrs_of(task)["ccwire.batch.task_id"] == "odd ? id"
+    assert task.status.description == "ValueError: half ? a pair"
+    encoded = encode_spans(spans.exporter.get_finished_spans()).SerializeToString()
+    assert b"odd ? id" in encoded and b"half ? a pair" in encoded

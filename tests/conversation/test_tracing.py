@@ -825,3 +825,29 @@ async def test_an_exception_a_tool_handler_raised_is_recorded_on_its_call_span(
     session = otel.one("invoke_agent claude-code")
     assert session.status.status_code is StatusCode.UNSET
     assert events_of(session, "exception") == []
+
+
+async def test_content_utf8_cannot_carry_is_recorded_so_that_it_exports() -> None:
+    # the CLI's JSON may hold a lone surrogate (a "\ud800" escape: a string cut in the
+    # middle of a pair); recorded as it came, the OTLP exporter dropped the attribute,
+    # and in a status description it failed the export of every span sent with it
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    otel = make_otel(record_content=True)
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+
+        async def escaped(frame: Any) -> None:  # as the CLI writes them: JSON escapes
+            await fake.peer.send_raw(json.dumps(frame).encode() + b"\n")
+
+        fake.send = escaped  # type: ignore[method-assign]
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+        await fake.tool_result("toolu_1", "cut \ud83d here", is_error=True)
+        await fake.result("half \ud800 a pair", is_error=True, subtype="error_during_execution")
+        [m async for m in client.receive_response()]
+    read = otel.one("execute_tool Read")
+    assert attrs_of(read)["gen_ai.tool.call.result"] == "cut ? here"
+    assert read.status.description == "cut ? here"
+    encoded = encode_spans(otel.spans.get_finished_spans()).SerializeToString()
+    assert b"cut ? here" in encoded and b"half ? a pair" in encoded

@@ -236,7 +236,7 @@ class BatchTracing:
         if failure is not None:
             span.set_attribute("error.type", type(failure).__name__)
             first = (str(failure).splitlines() or [type(failure).__name__])[0]
-            span.set_status(Status(StatusCode.ERROR, redact_text(first)[:500]))
+            span.set_status(Status(StatusCode.ERROR, _description(first)))
         end_span(span)
 
     def carrier(self) -> dict[str, str] | None:
@@ -332,11 +332,14 @@ async def run_traced(
     from opentelemetry.trace import Status, StatusCode
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    from .._conversation.tracing import end_span
+    from .._conversation.tracing import encodable, end_span
 
     ctx = TraceContextTextMapPropagator().extract(parent) if parent else None
     span = _start_span(
-        telemetry, "ccwire.batch.task", context=ctx, attributes={"ccwire.batch.task_id": task.id}
+        telemetry,
+        "ccwire.batch.task",
+        context=ctx,
+        attributes={"ccwire.batch.task_id": encodable(task.id)},
     )
     token = context.attach(trace.set_span_in_context(span))
     try:
@@ -357,7 +360,7 @@ async def run_traced(
             span.set_attribute("gen_ai.conversation.id", result.session_id)
         if not result.ok:
             span.set_attribute("error.type", result.error_kind or "error")
-            span.set_status(Status(StatusCode.ERROR, redact_text(result.error or "")[:500]))
+            span.set_status(Status(StatusCode.ERROR, _description(result.error or "")))
         return result
     finally:
         context.detach(token)
@@ -365,6 +368,14 @@ async def run_traced(
         if worker:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_worker_export.flush, telemetry, task.id)
+
+
+def _description(text: str) -> str:
+    """A span status's description: ``text`` masked, clipped, and as UTF-8 can carry it
+    (one that cannot fails the export of every span sent with it)."""
+    from .._conversation.tracing import encodable
+
+    return encodable(redact_text(text)[:500])
 
 
 def _start_span(telemetry: Telemetry, name: str, **kwargs: Any) -> Any:

@@ -71,7 +71,7 @@ from .audit import _hook_outcome, _permission_outcome
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-__all__ = ["SCOPE", "SessionTrace", "end_span"]
+__all__ = ["SCOPE", "SessionTrace", "encodable", "end_span"]
 
 logger = logging.getLogger("ccwire")
 
@@ -399,7 +399,7 @@ class SessionTrace:
         if call is None or message.task_type not in (None, "local_agent") or call in self._agents:
             return
         name = message.data.get("subagent_type")
-        name = name if isinstance(name, str) and name else "subagent"
+        name = encodable(name) if isinstance(name, str) and name else "subagent"
         background = message.data.get("is_backgrounded")
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
@@ -442,18 +442,19 @@ class SessionTrace:
 
     def _tool_started(self, block: ToolUseBlock, parent: Span) -> None:
         source = "mcp" if block.name.startswith("mcp__") else "builtin"
+        name = encodable(block.name)
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.provider.name": PROVIDER,
-            "gen_ai.tool.name": block.name,
-            "gen_ai.tool.call.id": block.id,
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": encodable(block.id),
             "gen_ai.tool.type": "function",
             "ccwire.tool.source": source,
         }
         if self._content:
             attrs["gen_ai.tool.call.arguments"] = _json(block.input)
         self._tools[block.id] = self._tracer.start_span(
-            f"execute_tool {block.name}",
+            f"execute_tool {name}",
             context=trace.set_span_in_context(parent),
             kind=SpanKind.INTERNAL,
             attributes=attrs,
@@ -627,7 +628,23 @@ def _int(value: object) -> int:
 
 
 def _clip(text: str, limit: int = _CONTENT_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+    """``text``, at most ``limit`` characters, as UTF-8 can carry it (`encodable`)."""
+    return encodable(text if len(text) <= limit else text[: limit - 1] + "\u2026")
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (a ``"\\ud800"`` escape in the JSON the CLI or a
+    task file sent) replaced by ``?``: an OTLP exporter drops a string attribute that
+    UTF-8 cannot carry, logging a traceback each time.
+
+    Args:
+        text: Text to record on a span.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _detail(text: str) -> str:
