@@ -7,6 +7,7 @@ is in ``tests/e2e/test_otel_collector_e2e.py``."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -354,3 +355,29 @@ async def test_text_utf8_cannot_carry_is_exported_not_the_export_failed(
     assert task.status.description == "ValueError: half ? a pair"
     encoded = encode_spans(spans.exporter.get_finished_spans()).SerializeToString()
     assert b"odd ? id" in encoded and b"half ? a pair" in encoded
+
+
+async def test_each_retry_is_an_event_on_the_task_span(
+    fake_options: FakeOptions, spans: Spans, tmp_path: Any
+) -> None:
+    # a task's attempts were sessions side by side under its span: nothing said that
+    # the later ones were retries, after which failure, nor how long the task waited
+    gone = tmp_path / "gone-cli"
+    gone.write_text("#!/bin/sh\necho 'cannot start' >&2\nexit 1\n")
+    gone.chmod(0o755)
+    options = fake_options(telemetry=Telemetry(tracer_provider=spans.provider))
+    options = dataclasses.replace(options, cli_path=str(gone))
+    policy = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02)
+    with anyio.fail_after(LIMIT):
+        async with run_batch([{"id": "t", "prompt": "echo"}], options=options,
+                             retries=policy) as run:  # fmt: skip
+            (result,) = await run.collect()
+    assert (result.ok, result.error_kind, result.attempts) == (False, "start", 3)
+    (task,) = spans.named("ccwire.batch.task")
+    retries: list[dict[str, Any]] = [
+        dict(e.attributes or {}) for e in task.events if e.name == "ccwire.batch.retry"
+    ]
+    assert [r["ccwire.batch.task.attempt"] for r in retries] == [1, 2]
+    assert all(0 < r["ccwire.batch.retry.delay_s"] <= 0.02 for r in retries)
+    assert all(r["ccwire.batch.retry.reason"] for r in retries)
+    assert len(spans.children(task, "invoke_agent claude-code")) == 3

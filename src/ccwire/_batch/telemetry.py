@@ -1,5 +1,7 @@
 """A batch as one trace: a ``ccwire.batch`` span, a ``ccwire.batch.task`` span per task,
-and under each the spans of its sessions (``invoke_agent``, one per attempt).
+and under each the spans of its sessions (``invoke_agent``, one per attempt); each
+retry is a ``ccwire.batch.retry`` event on the task's span (the attempt that failed,
+why, and the delay before the next).
 
 Only a batch whose options carry a `Telemetry` imports OpenTelemetry; otherwise every
 function here is a no-op. The batch span is current while the batch starts its
@@ -43,7 +45,7 @@ from .budget import CostBudget
 from .errors import BatchConfigError
 from .refs import resolve_reference
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, Progress, run_task
+from .session import BatchEvent, EventSink, Progress, emit, run_task
 from .tasks import BatchTask
 from .watchdog import LoopWatchdog
 
@@ -342,8 +344,18 @@ async def run_traced(
         attributes={"ccwire.batch.task_id": encodable(task.id)},
     )
     token = context.attach(trace.set_span_in_context(span))
+
+    def on_event(event: BatchEvent) -> None:  # a retry is an event on the task's span
+        if event.kind == "retry":
+            span.add_event("ccwire.batch.retry", {
+                "ccwire.batch.task.attempt": event.attempt,
+                "ccwire.batch.retry.delay_s": event.delay,
+                "ccwire.batch.retry.reason": _description(event.reason or ""),
+            })  # fmt: skip
+        emit(events, event)
+
     try:
-        result = await run()
+        result = await run(events=on_event)
     except BaseException as exc:
         span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else
                            type(exc).__name__)  # fmt: skip
