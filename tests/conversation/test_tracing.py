@@ -24,6 +24,7 @@ from ccwire import (
     PermissionResult,
     PermissionResultAllow,
     PermissionResultDeny,
+    ProcessError,
     ResultMessage,
     SpawnError,
     Telemetry,
@@ -851,3 +852,41 @@ async def test_content_utf8_cannot_carry_is_recorded_so_that_it_exports() -> Non
     assert read.status.description == "cut ? here"
     encoded = encode_spans(otel.spans.get_finished_spans()).SerializeToString()
     assert b"cut ? here" in encoded and b"half ? a pair" in encoded
+
+
+@pytest.mark.parametrize("how", ["crash", "cancel"])
+async def test_a_turn_cut_short_records_its_duration_with_its_error(otel: Otel, how: str) -> None:
+    # a turn that never got its result recorded no `gen_ai.client.operation.duration`
+    # point: crashed and cancelled turns were missing from the metric (and its error rate)
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    options = ClaudeAgentOptions(telemetry=otel.telemetry)
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "x"}}
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+
+            async def cli() -> None:
+                await fake.handshake()
+                await fake.receive("user")
+                await fake.assistant(tool)
+                if how == "crash":
+                    await fake.exit(3, "fatal: out of memory")
+
+            tg.start_soon(cli)
+            with anyio.CancelScope() as scope:
+                messages = query(prompt="go", options=options, transport=transport)
+                async with aclosing(messages):
+                    try:
+                        async for message in messages:
+                            if isinstance(message, AssistantMessage) and how == "cancel":
+                                scope.cancel()
+                                await anyio.sleep_forever()
+                    except ProcessError:
+                        assert how == "crash"
+    session = otel.one("invoke_agent claude-code")
+    error_type = attrs_of(session)["error.type"]
+    assert error_type == ("cancelled" if how == "cancel" else "ProcessError")
+    (duration,) = otel.points("gen_ai.client.operation.duration")
+    assert duration.attributes["error.type"] == error_type
+    assert duration.count == 1 and duration.sum < 15
+    assert otel.points("gen_ai.client.token.usage") == []  # what it used is not known

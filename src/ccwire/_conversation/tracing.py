@@ -21,7 +21,9 @@ nothing to a session without it:
   denials are events on the tool's span (``ccwire.permission``, ``ccwire.hook``);
 * each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
   session's attributes, and records the ``gen_ai.client.token.usage``,
-  ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics;
+  ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics; a turn an
+  exception cut short (the CLI crashed, the session was cancelled) records its
+  duration so far, with its ``error.type``;
 * an error result, a failed connection or an unfinished tool sets the span's error (a
   tool the CLI reports failed as the application closes the session was cut short:
   ``cancelled``, not ``tool_error``); an exception an in-process tool's handler raised
@@ -38,6 +40,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import time
 import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -173,6 +176,8 @@ class SessionTrace:
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
         self._cost = CostMeter()  # what the CLI process spent (not what a resume restored)
         self._turns = 0
+        self._turn_since: float | None = None  # a prompt awaits its result since (monotonic)
+        self._turn_cut = False  # an exception ended the session during that turn
         self._prompts: list[str] = []
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
@@ -224,6 +229,8 @@ class SessionTrace:
         client used by each request of a server) links the session's span to it."""
         if self._content:
             self._prompts.append(_prompt_text(prompt))
+        if self._turn_since is None:
+            self._turn_since = time.monotonic()
         caller = trace.get_current_span().get_span_context()
         key = (caller.trace_id, caller.span_id)
         if (
@@ -350,6 +357,7 @@ class SessionTrace:
     def _record(self, error: BaseException) -> None:
         """Record ``error`` on the session's span, which ends as its error."""
         self._error = _record_exception(self._span, error)
+        self._turn_cut = self._turn_since is not None
 
     def _tool_raised(self, span: Span, error: BaseException) -> None:
         """The in-process handler of the tool call ``span`` raised ``error`` (the model
@@ -377,6 +385,10 @@ class SessionTrace:
             kind, description = error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
+            if self._turn_cut and self._turn_since is not None:  # a turn with no result
+                attrs = {**self._metric_attrs, "error.type": kind}
+                took = time.monotonic() - self._turn_since
+                self._instruments.duration.record(took, attrs)
         end_span(self._span)
 
     # ------------------------------------------------------------- internals
@@ -498,6 +510,7 @@ class SessionTrace:
 
     def _on_result(self, message: ResultMessage) -> None:
         self._turns += 1
+        self._turn_since, self._turn_cut = None, False
         usage = message.usage or {}
         turn = {
             "input": _int(usage.get("input_tokens")),
