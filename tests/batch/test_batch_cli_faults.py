@@ -337,6 +337,17 @@ def test_a_budget_spent_before_the_run_counts_only_the_tasks_without_a_result(
     assert (budget["not_run"], budget["overshoot_usd"]) == (3, 0)
 
 
+def test_a_budget_its_last_task_spent_asks_for_no_run_again(tmp_path: Path) -> None:
+    # every task ran (exit code 0), yet stderr said "budget spent ...; 0 tasks not run
+    # ...; run again with a higher --max-cost-usd (or none) to run them"
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(b'{"id": "a", "prompt": "pay 0.01 a"}\n{"id": "b", "prompt": "pay 0.01 b"}\n')
+    code, out, err = batch_in_process(tmp_path, tasks, "-j", "1", "--max-cost-usd", "0.02")
+    assert code == 0, err
+    assert err == ""
+    assert "budget                   $0.0200 recorded of $0.0200: spent, 0 tasks not run" in out
+
+
 def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(
     tmp_path: Path,
 ) -> None:

@@ -296,17 +296,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     code = 1 if progress.failed or progress.prior_failed else 0
     budget = progress.budget
     if budget is not None and budget["spent"]:
-        not_run, cut = budget["not_run"], budget["interrupted"]
-        what = f"{not_run} tasks not run"
-        if cut:
-            what += f" and {cut} interrupted (what they spent is not known, nor counted)"
-        what += _overshoot(budget["overshoot_usd"], args.spares)
-        io.stderr.write(
-            f"ccwire: budget spent: ${budget['spent_usd']:.4f} recorded of "
-            f"${budget['max_cost_usd']:.4f}; {what} (not in {args.output}); "
-            "run again with a higher --max-cost-usd (or none) to run them\n"
-        )
-        if not_run or cut:
+        if _say_budget(budget, args, io):
             code = 1
     elif progress.done < expected:  # never exit 0 while a task has no result
         io.stderr.write(
@@ -367,6 +357,27 @@ def _unfinished(
     else:
         why = "the batch stopped before they had one"
     return left, why
+
+
+def _say_budget(budget: dict[str, Any], args: argparse.Namespace, io: CliIO) -> bool:
+    """Say what the spent budget (`_budget_state`) left undone; returns whether it left
+    tasks without a result (the exit code is then 1)."""
+    not_run, cut = budget["not_run"], budget["interrupted"]
+    spent = (f"ccwire: budget spent: ${budget['spent_usd']:.4f} recorded of "
+             f"${budget['max_cost_usd']:.4f}")  # fmt: skip
+    over = _overshoot(budget["overshoot_usd"], args.spares)
+    if not_run or cut:
+        what = f"{not_run} tasks not run"
+        if cut:
+            what += f" and {cut} interrupted (what they spent is not known, nor counted)"
+        io.stderr.write(
+            f"{spent}; {what}{over} (not in {args.output}); "
+            "run again with a higher --max-cost-usd (or none) to run them\n"
+        )
+        return True
+    if over:  # every task ran: nothing to run again, but the total went past the budget
+        io.stderr.write(f"{spent}; every task ran{over}\n")
+    return False
 
 
 def _say_lost(report: ReportWriteError | None, io: CliIO) -> None:
