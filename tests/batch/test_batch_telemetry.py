@@ -168,6 +168,11 @@ async def test_a_batch_that_fails_is_an_error_on_its_span(
     assert batch.status.status_code is StatusCode.ERROR
     assert "/dev/full" in (batch.status.description or "")
     assert attrs_of(batch)["error.type"] == type(run.error).__name__
+    # the exception is recorded too (it was not: the span said only its first line)
+    (raised,) = [dict(e.attributes or {}) for e in batch.events if e.name == "exception"]
+    assert str(raised["exception.type"]).endswith(type(run.error).__name__)
+    assert "/dev/full" in str(raised["exception.message"])
+    assert "Traceback" in str(raised["exception.stacktrace"])
 
 
 def test_the_ray_executor_needs_a_worker_setup_and_ships_no_provider(spans: Spans) -> None:

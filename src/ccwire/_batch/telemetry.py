@@ -220,7 +220,7 @@ class BatchTracing:
             return
         from opentelemetry.trace import Status, StatusCode
 
-        from .._conversation.tracing import end_span
+        from .._conversation.tracing import end_span, record_exception
 
         span.set_attributes({
             "ccwire.batch.submitted": submitted,
@@ -236,9 +236,9 @@ class BatchTracing:
                 "ccwire.batch.budget.spent": budget.exhausted,
             })  # fmt: skip
         if failure is not None:
-            span.set_attribute("error.type", type(failure).__name__)
-            first = (str(failure).splitlines() or [type(failure).__name__])[0]
-            span.set_status(Status(StatusCode.ERROR, _description(first)))
+            kind, description = record_exception(span, failure)
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, description))
         end_span(span)
 
     def carrier(self) -> dict[str, str] | None:

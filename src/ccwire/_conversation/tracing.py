@@ -74,7 +74,7 @@ from .audit import _hook_outcome, _permission_outcome
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-__all__ = ["SCOPE", "SessionTrace", "encodable", "end_span"]
+__all__ = ["SCOPE", "SessionTrace", "encodable", "end_span", "record_exception"]
 
 logger = logging.getLogger("ccwire")
 
@@ -356,13 +356,13 @@ class SessionTrace:
 
     def _record(self, error: BaseException) -> None:
         """Record ``error`` on the session's span, which ends as its error."""
-        self._error = _record_exception(self._span, error)
+        self._error = record_exception(self._span, error)
         self._turn_cut = self._turn_since is not None
 
     def _tool_raised(self, span: Span, error: BaseException) -> None:
         """The in-process handler of the tool call ``span`` raised ``error`` (the model
         got an error result): the call's error is that exception, not ``tool_error``."""
-        self._failed[id(span)] = _record_exception(span, error)
+        self._failed[id(span)] = record_exception(span, error)
 
     def end(self) -> None:
         """End every open span (idempotent)."""
@@ -608,9 +608,17 @@ class SessionTrace:
         self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
 
 
-def _record_exception(span: Span, error: BaseException) -> tuple[str, str]:
+def record_exception(span: Span, error: BaseException) -> tuple[str, str]:
     """Record ``error`` on ``span`` as an ``exception`` event, its message and stack trace
-    masked and clipped; returns its ``error.type`` and status description."""
+    masked and clipped.
+
+    Args:
+        span: The span it ended.
+        error: The exception.
+
+    Returns:
+        Its ``error.type`` and the span's status description (its first line, masked).
+    """
     stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
     span.record_exception(  # masked: a cause's message may hold a secret
         error,
