@@ -786,7 +786,7 @@ async def test_an_exception_a_tool_handler_raised_is_recorded_on_its_call_span(
     otel: Otel,
 ) -> None:
     # the span said `tool_error`, as for any error result: what the handler raised, and
-    # where, was in no span
+    # where, was in no span; nor that a call had timed out
     @tool("boom", "Fails", {})
     def boom(args: dict[str, Any]) -> dict[str, Any]:  # a sync handler: in a thread
         raise ValueError(f"cannot reach {SECRET}\nsecond line")
@@ -795,12 +795,17 @@ async def test_an_exception_a_tool_handler_raised_is_recorded_on_its_call_span(
     async def refuse(args: dict[str, Any]) -> dict[str, Any]:
         raise ToolError("not today")  # its own answer: nothing went wrong
 
-    server = create_sdk_mcp_server("s", tools=[boom, refuse])
+    @tool("stuck", "Never answers", {}, timeout=0.05)
+    async def stuck(args: dict[str, Any]) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    server = create_sdk_mcp_server("s", tools=[boom, refuse, stuck])
     options = ClaudeAgentOptions(mcp_servers={"s": server}, telemetry=otel.telemetry)
     async with connected(options) as (client, fake):
         await client.query("go")
         await fake.receive("user")
-        calls = {"toolu_1": "boom", "toolu_2": "refuse"}
+        calls = {"toolu_1": "boom", "toolu_2": "refuse", "toolu_3": "stuck"}
         await fake.assistant(
             *(
                 {"type": "tool_use", "id": i, "name": f"mcp__s__{n}", "input": {}}
@@ -823,6 +828,9 @@ async def test_an_exception_a_tool_handler_raised_is_recorded_on_its_call_span(
     refused = otel.one("execute_tool mcp__s__refuse")
     assert attrs_of(refused)["error.type"] == "tool_error"
     assert events_of(refused, "exception") == []
+    timed_out = otel.one("execute_tool mcp__s__stuck")  # its time limit passed
+    assert attrs_of(timed_out)["error.type"] == "TimeoutError"
+    assert timed_out.status.description == "Tool 'stuck' timed out after 0.05 s"
     session = otel.one("invoke_agent claude-code")
     assert session.status.status_code is StatusCode.UNSET
     assert events_of(session, "exception") == []

@@ -53,6 +53,7 @@ __all__ = [
     "resource_link",
     "text_content",
     "tool",
+    "tool_failed",
 ]
 
 logger = logging.getLogger("ccwire")
@@ -65,8 +66,9 @@ Sink = Callable[[dict[str, Any]], Awaitable[None]]
 TOOL_FAILURES: ContextVar[Callable[[BaseException], None] | None] = ContextVar(
     "ccwire_tool_failures", default=None
 )
-"""Told of each exception a tool handler raised in this context (the model gets an
-error result): a session's telemetry records it on the span of the tool call."""
+"""Told of each exception a tool handler raised in this context, and of a call that
+timed out (`TimeoutError`), whose caller (the model) gets an error result: a session's
+telemetry records it on the span of the tool call."""
 
 _NAME: Final = r"[A-Za-z0-9_.\-]{1,128}"  # compiled on first use (re's cache)
 _RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
@@ -463,6 +465,16 @@ def _log_tool_exception(name: str, exc: BaseException) -> None:
         name, type(exc).__name__, f": {text[0]}" if text else "",
     )  # fmt: skip
     tool_logger.debug("the traceback of tool %r:", name, exc_info=exc)
+    tool_failed(exc)
+
+
+def tool_failed(exc: BaseException) -> None:
+    """Tell `TOOL_FAILURES` (if set) that the tool call of this context failed with
+    ``exc`` (its handler raised it, or it timed out).
+
+    Args:
+        exc: The exception.
+    """
     observe = TOOL_FAILURES.get()
     if observe is not None:
         observe(exc)
