@@ -405,7 +405,14 @@ async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel)
     async def decide(name: str, data: dict[str, Any], ctx: Any) -> PermissionResult:
         return PermissionResultDeny(message="no" if name == "Bash" else "")
 
-    options = ClaudeAgentOptions(can_use_tool=decide, telemetry=otel.telemetry)
+    async def after(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {"decision": "block", "reason": "too late to deny"}
+
+    options = ClaudeAgentOptions(
+        can_use_tool=decide,
+        hooks={"PostToolUse": [HookMatcher(matcher=None, hooks=[after])]},
+        telemetry=otel.telemetry,
+    )
     async with connected(options) as (client, fake):
         await client.query("go")
         await fake.receive("user")
@@ -416,6 +423,10 @@ async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel)
         for call, name in list(calls.items())[:2]:
             await fake.request("can_use_tool", tool_name=name, input={}, tool_use_id=call,
                                permission_suggestions=[])  # fmt: skip
+        hook_input = {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}
+        await fake.request(
+            "hook_callback", callback_id="hook_0", tool_use_id="toolu_3", input=hook_input
+        )
         for call in calls:
             await fake.tool_result(call, "refused", is_error=True)
         await fake.result("ok")
@@ -428,7 +439,8 @@ async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel)
     assert failures == {
         "Bash": ("permission_denied", "denied: no"),
         "Write": ("permission_denied", "the tool call was denied"),
-        "Read": ("tool_error", "the tool reported an error"),  # asked nobody: its own error
+        # a hook after the call ran cannot deny it: the error is the tool's own
+        "Read": ("tool_error", "the tool reported an error"),
     }
 
 

@@ -282,7 +282,8 @@ class SessionTrace:
                      "ccwire.permission.source": "can_use_tool"}  # fmt: skip
             if detail:
                 attrs["ccwire.permission.message"] = _detail(detail)
-            self._decided(req.get("tool_use_id"), "ccwire.permission", attrs, decision, detail)
+            denied = decision == "deny"
+            self._decided(req.get("tool_use_id"), "ccwire.permission", attrs, denied, detail)
         elif event.subtype == codec.HOOK_CALLBACK:
             inp = req.get("input")
             inp = inp if isinstance(inp, Mapping) else {}
@@ -292,19 +293,22 @@ class SessionTrace:
                      "ccwire.hook.callback": str(req.get("callback_id", ""))}  # fmt: skip
             if detail:
                 attrs["ccwire.hook.reason"] = _detail(detail)
-            self._decided(req.get("tool_use_id"), "ccwire.hook", attrs, decision, detail)
+            # a hook that decides before the call runs may deny it (after, it cannot)
+            denied = decision in ("deny", "block") and attrs["ccwire.hook.event"] in (
+                "PreToolUse", "PermissionRequest")  # fmt: skip
+            self._decided(req.get("tool_use_id"), "ccwire.hook", attrs, denied, detail)
 
     def _decided(
-        self, call: object, event: str, attrs: dict[str, Any], decision: str, why: str | None
+        self, call: object, event: str, attrs: dict[str, Any], denied: bool, why: str | None
     ) -> None:
-        """A permission or hook ``decision`` about the tool call ``call``: an event on
-        its span; a denial is why the call then fails (``permission_denied``, not
+        """A permission or hook decision about the tool call ``call``: an event on its
+        span; a denial is why the call then fails (``permission_denied``, not
         ``tool_error``)."""
         span = self._owner(call)
         span.add_event(event, attrs)
-        if decision in ("deny", "block") and span is not self._span:
-            denied = f"denied: {_detail(why)}" if why else "the tool call was denied"
-            self._failed.setdefault(id(span), ("permission_denied", denied))
+        if denied and span is not self._span:
+            description = f"denied: {_detail(why)}" if why else "the tool call was denied"
+            self._failed.setdefault(id(span), ("permission_denied", description))
 
     def wrap_route(self, handler: RouteHandler) -> RouteHandler:
         """A route whose handlers run inside the span of the tool call the request is
