@@ -408,15 +408,22 @@ async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel)
     async def after(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
         return {"decision": "block", "reason": "too late to deny"}
 
+    async def gate(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        answer = {"behavior": "deny", "message": "by policy"}  # (it was seen as "ok")
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": answer}}
+
     options = ClaudeAgentOptions(
         can_use_tool=decide,
-        hooks={"PostToolUse": [HookMatcher(matcher=None, hooks=[after])]},
+        hooks={
+            "PostToolUse": [HookMatcher(matcher=None, hooks=[after])],
+            "PermissionRequest": [HookMatcher(matcher=None, hooks=[gate])],
+        },
         telemetry=otel.telemetry,
     )
     async with connected(options) as (client, fake):
         await client.query("go")
         await fake.receive("user")
-        calls = {"toolu_1": "Bash", "toolu_2": "Write", "toolu_3": "Read"}
+        calls = {"toolu_1": "Bash", "toolu_2": "Write", "toolu_3": "Read", "toolu_4": "Edit"}
         await fake.assistant(
             *({"type": "tool_use", "id": i, "name": n, "input": {}} for i, n in calls.items())
         )
@@ -426,6 +433,10 @@ async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel)
         hook_input = {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}
         await fake.request(
             "hook_callback", callback_id="hook_0", tool_use_id="toolu_3", input=hook_input
+        )
+        asked = {"hook_event_name": "PermissionRequest", "tool_name": "Edit", "tool_input": {}}
+        await fake.request(
+            "hook_callback", callback_id="hook_1", tool_use_id="toolu_4", input=asked
         )
         for call in calls:
             await fake.tool_result(call, "refused", is_error=True)
@@ -441,6 +452,7 @@ async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel)
         "Write": ("permission_denied", "the tool call was denied"),
         # a hook after the call ran cannot deny it: the error is the tool's own
         "Read": ("tool_error", "the tool reported an error"),
+        "Edit": ("permission_denied", "denied: by policy"),
     }
 
 
