@@ -104,6 +104,7 @@ async def test_a_batch_is_one_trace_with_a_span_per_task_over_its_sessions(
         "ccwire.batch.skipped": 0,
         "ccwire.batch.ok": 1,
         "ccwire.batch.failed": 1,
+        "ccwire.batch.stopped": False,
         "ccwire.usage.cost_usd": pytest.approx(got["fine"].cost_usd + got["boom"].cost_usd),
     }
     assert batch.status.status_code is StatusCode.UNSET  # failed tasks do not fail a batch
@@ -154,6 +155,8 @@ async def test_a_stopped_task_is_cancelled_on_its_span(
     (batch,) = spans.named("ccwire.batch")
     assert attrs_of(batch)["ccwire.batch.submitted"] == 1
     assert attrs_of(batch)["ccwire.batch.ok"] == attrs_of(batch)["ccwire.batch.failed"] == 0
+    # it said nothing more: a batch stopped looked like one that had run all its tasks
+    assert attrs_of(batch)["ccwire.batch.stopped"] is True
 
 
 async def test_a_batch_that_fails_is_an_error_on_its_span(

@@ -211,10 +211,13 @@ class BatchTracing:
         skipped: int,
         failure: BaseException | None,
         budget: CostBudget | None = None,
+        stopped: bool = False,
     ) -> None:
-        """End the batch span with what the batch did (and its budget's state: the
-        budget, the cost recorded against it, earlier runs' included, and whether it was
-        spent, which stopped the batch starting tasks)."""
+        """End the batch span with what the batch did (``ccwire.batch.stopped``: it was
+        stopped before its tasks were all run, by `BatchRun.stop`, a signal, or leaving
+        its block early), and its budget's state: the budget, the cost recorded against
+        it, earlier runs' included, and whether it was spent, which stopped the batch
+        starting tasks."""
         span, self._span = self._span, None
         if span is None:
             return
@@ -227,6 +230,7 @@ class BatchTracing:
             "ccwire.batch.skipped": skipped,
             "ccwire.batch.ok": self.counts["ok"],
             "ccwire.batch.failed": self.counts["failed"],
+            "ccwire.batch.stopped": stopped,
             "ccwire.usage.cost_usd": round(self.cost, 10),
         })  # fmt: skip
         if budget is not None:
