@@ -234,3 +234,41 @@ def test_run_otel_cli_needs_otel() -> None:
         capture_output=True, cwd=ROOT, env=env("http://127.0.0.1:9"), timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and b"--otel-cli needs --otel" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_a_served_tool_that_raises_records_its_exception_on_the_request_span() -> None:
+    # the span said `tool_error`, as for a tool that answered with an error result: what
+    # the handler raised was in no span
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from ccwire import ToolError, create_sdk_mcp_server, tool
+    from ccwire._app.serve_telemetry import TracedServer
+
+    @tool("boom", "Fails", {})
+    async def boom(args: dict[str, Any]) -> dict[str, Any]:
+        raise LookupError("no such row for sk-ant-api03-Zq9xY8wV7uT6sR5q")
+
+    @tool("refuse", "Says no", {})
+    async def refuse(args: dict[str, Any]) -> dict[str, Any]:
+        raise ToolError("not today")
+
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    server = create_sdk_mcp_server("s", tools=[boom, refuse])["instance"]
+    traced = TracedServer(server, "pipe", tracer_provider=provider, meter_provider=MeterProvider())
+    for number, name in enumerate(("boom", "refuse")):
+        answer = await traced.handle(tools_call(number, name, {}))
+        assert answer is not None and answer["result"]["isError"] is True
+    found = {s.name: s for s in spans.get_finished_spans()}
+    failed, refused = found["tools/call boom"], found["tools/call refuse"]
+    assert dict(failed.attributes or {})["error.type"] == "LookupError"
+    assert failed.status.description == "no such row for ***"
+    (raised,) = [dict(e.attributes or {}) for e in failed.events if e.name == "exception"]
+    assert raised["exception.message"] == "no such row for ***"
+    assert dict(refused.attributes or {})["error.type"] == "tool_error"  # its own answer
+    assert [e.name for e in refused.events] == []

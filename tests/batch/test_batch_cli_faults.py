@@ -175,6 +175,38 @@ def test_ctrl_c_keeps_every_finished_result_and_the_same_command_finishes_the_re
     assert sorted(ids_on_disk(results)) == sorted(x["id"] for x in lines)
 
 
+def test_the_report_of_a_terminated_batch_says_how_many_tasks_have_no_result(
+    tmp_path: Path, holds: Holds
+) -> None:
+    # the last page of a batch killed with SIGTERM showed "1 task, 1 succeeded", as if
+    # the batch had run its one task: nothing said that four had no result
+    tasks = tmp_path / "tasks.jsonl"
+    lines = [{"id": "e", "prompt": "echo e"}, {"id": "h1", "prompt": "hold 1"},
+             {"id": "h2", "prompt": "hold 2"}, {"id": "later1", "prompt": "echo 1"},
+             {"id": "later2", "prompt": "echo 2"}]  # fmt: skip
+    tasks.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    results, page = tmp_path / "results.jsonl", tmp_path / "page.html"
+    argv = [*command(holds, tmp_path, tasks, results), "-j", "2", "--report", str(page)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        holds.wait_for(2)  # "e" is done; both slots hold a waiting session
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert proc.returncode == 143, err
+    assert ids_on_disk(results) == ["e"]
+    html = page.read_text()
+    assert '<div class="total" id="total-total"><b>1</b>' in html
+    assert (
+        '<p class="bad" id="unfinished" data-count="4">4 tasks of the batch have no result: '
+        "the batch was terminated (SIGTERM)"
+    ) in html
+    assert 'http-equiv="refresh"' not in html  # the last page
+    assert fake_cli_processes(holds) == []
+
+
 def test_sigterm_stops_the_batch_like_ctrl_c_ends_every_cli_and_exits_143(
     tmp_path: Path, holds: Holds
 ) -> None:
@@ -312,6 +344,37 @@ def test_a_spent_budget_is_in_the_summary_for_scripts_and_in_the_table(tmp_path:
     spent = sum(json.loads(x)["cost_usd"] for x in (tmp_path / "out.jsonl").open())
     assert f"budget                   ${spent:.4f} recorded of $1.0000\n" in out
     assert "budget spent" not in err
+
+
+def test_a_budget_spent_before_the_run_counts_only_the_tasks_without_a_result(
+    tmp_path: Path,
+) -> None:
+    # the tasks of the file after the one the budget stopped at were all counted as not
+    # run, those with a result included (6 said, 3 true); and what an earlier run without
+    # a budget spent was called this run's overshoot, by "model calls that crossed caps"
+    every = [json.dumps({"id": f"t{i}", "prompt": f"pay 0.01 t{i}"}) + "\n" for i in range(6)]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(every[3:]))  # an earlier run of the last three, no budget
+    code, _, err = batch_in_process(tmp_path, tasks, "-j", "1")
+    assert code == 0, err
+    tasks.write_text("".join(every))
+    code, out, err = batch_in_process(tmp_path, tasks, "--max-cost-usd", "0.02", display="--json")
+    assert code == 1, err
+    assert "budget spent: $0.0300 recorded of $0.0200; 3 tasks not run (not in" in err, err
+    assert "overshot" not in err
+    budget = json.loads(out.splitlines()[-1])["budget"]
+    assert (budget["not_run"], budget["overshoot_usd"]) == (3, 0)
+
+
+def test_a_budget_its_last_task_spent_asks_for_no_run_again(tmp_path: Path) -> None:
+    # every task ran (exit code 0), yet stderr said "budget spent ...; 0 tasks not run
+    # ...; run again with a higher --max-cost-usd (or none) to run them"
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_bytes(b'{"id": "a", "prompt": "pay 0.01 a"}\n{"id": "b", "prompt": "pay 0.01 b"}\n')
+    code, out, err = batch_in_process(tmp_path, tasks, "-j", "1", "--max-cost-usd", "0.02")
+    assert code == 0, err
+    assert err == ""
+    assert "budget                   $0.0200 recorded of $0.0200: spent, 0 tasks not run" in out
 
 
 def test_a_hung_cli_is_stopped_by_the_silence_timeout_and_the_batch_goes_on(

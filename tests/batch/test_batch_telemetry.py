@@ -7,6 +7,7 @@ is in ``tests/e2e/test_otel_collector_e2e.py``."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -103,6 +104,7 @@ async def test_a_batch_is_one_trace_with_a_span_per_task_over_its_sessions(
         "ccwire.batch.skipped": 0,
         "ccwire.batch.ok": 1,
         "ccwire.batch.failed": 1,
+        "ccwire.batch.stopped": False,
         "ccwire.usage.cost_usd": pytest.approx(got["fine"].cost_usd + got["boom"].cost_usd),
     }
     assert batch.status.status_code is StatusCode.UNSET  # failed tasks do not fail a batch
@@ -153,6 +155,8 @@ async def test_a_stopped_task_is_cancelled_on_its_span(
     (batch,) = spans.named("ccwire.batch")
     assert attrs_of(batch)["ccwire.batch.submitted"] == 1
     assert attrs_of(batch)["ccwire.batch.ok"] == attrs_of(batch)["ccwire.batch.failed"] == 0
+    # it said nothing more: a batch stopped looked like one that had run all its tasks
+    assert attrs_of(batch)["ccwire.batch.stopped"] is True
 
 
 async def test_a_batch_that_fails_is_an_error_on_its_span(
@@ -167,6 +171,11 @@ async def test_a_batch_that_fails_is_an_error_on_its_span(
     assert batch.status.status_code is StatusCode.ERROR
     assert "/dev/full" in (batch.status.description or "")
     assert attrs_of(batch)["error.type"] == type(run.error).__name__
+    # the exception is recorded too (it was not: the span said only its first line)
+    (raised,) = [dict(e.attributes or {}) for e in batch.events if e.name == "exception"]
+    assert str(raised["exception.type"]).endswith(type(run.error).__name__)
+    assert "/dev/full" in str(raised["exception.message"])
+    assert "Traceback" in str(raised["exception.stacktrace"])
 
 
 def test_the_ray_executor_needs_a_worker_setup_and_ships_no_provider(spans: Spans) -> None:
@@ -330,3 +339,53 @@ async def test_a_worker_waits_once_for_an_endpoint_that_is_down_and_counts_its_s
         run.note_export(report)
     assert run.spans_unexported == sum(r["spans"] for r in reports)
     assert len([r for r in caplog.records if "Ray worker" in r.getMessage()]) == 1
+
+
+async def test_text_utf8_cannot_carry_is_exported_not_the_export_failed(
+    fake_options: FakeOptions, spans: Spans
+) -> None:
+    # a task id or an error with a lone surrogate (a "\ud800" escape in JSON): the OTLP
+    # exporter dropped the attribute, and a status description with one failed the
+    # export of every span sent with it (UnicodeEncodeError)
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    async def odd(client: Any) -> None:
+        raise ValueError("half \ud800 a pair")
+
+    odd.batch_id = "odd \ud800 id"  # type: ignore[attr-defined]
+    options = fake_options(telemetry=Telemetry(tracer_provider=spans.provider))
+    with anyio.fail_after(LIMIT):
+        async with run_batch([odd], options=options, retries=0) as run:
+            (result,) = await run.collect()
+    assert result.error_kind == "exception"
+    (task,) = spans.named("ccwire.batch.task")
+    assert attrs_of(task)["ccwire.batch.task_id"] == "odd ? id"
+    assert task.status.description == "ValueError: half ? a pair"
+    encoded = encode_spans(spans.exporter.get_finished_spans()).SerializeToString()
+    assert b"odd ? id" in encoded and b"half ? a pair" in encoded
+
+
+async def test_each_retry_is_an_event_on_the_task_span(
+    fake_options: FakeOptions, spans: Spans, tmp_path: Any
+) -> None:
+    # a task's attempts were sessions side by side under its span: nothing said that
+    # the later ones were retries, after which failure, nor how long the task waited
+    gone = tmp_path / "gone-cli"
+    gone.write_text("#!/bin/sh\necho 'cannot start' >&2\nexit 1\n")
+    gone.chmod(0o755)
+    options = fake_options(telemetry=Telemetry(tracer_provider=spans.provider))
+    options = dataclasses.replace(options, cli_path=str(gone))
+    policy = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02)
+    with anyio.fail_after(LIMIT):
+        async with run_batch([{"id": "t", "prompt": "echo"}], options=options,
+                             retries=policy) as run:  # fmt: skip
+            (result,) = await run.collect()
+    assert (result.ok, result.error_kind, result.attempts) == (False, "start", 3)
+    (task,) = spans.named("ccwire.batch.task")
+    retries: list[dict[str, Any]] = [
+        dict(e.attributes or {}) for e in task.events if e.name == "ccwire.batch.retry"
+    ]
+    assert [r["ccwire.batch.task.attempt"] for r in retries] == [1, 2]
+    assert all(0 < r["ccwire.batch.retry.delay_s"] <= 0.02 for r in retries)
+    assert all(r["ccwire.batch.retry.reason"] for r in retries)
+    assert len(spans.children(task, "invoke_agent claude-code")) == 3

@@ -64,11 +64,18 @@ async def test_tool_calls_permissions_and_hooks_are_recorded() -> None:
             }
         }
 
+    async def gate(inp: Mapping[str, Any], tid: str | None, ctx: Any) -> dict[str, Any]:
+        answer = {"behavior": "deny", "message": "by policy"}  # (it was recorded as "ok")
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": answer}}
+
     server = create_sdk_mcp_server("s", tools=[login, explode])
     opts = ClaudeAgentOptions(
         mcp_servers={"s": server},
         can_use_tool=decide,
-        hooks={"PreToolUse": [HookMatcher(hooks=[pre])]},
+        hooks={
+            "PreToolUse": [HookMatcher(hooks=[pre])],
+            "PermissionRequest": [HookMatcher(hooks=[gate])],
+        },
         audit_log=AuditLog(buf),
     )
     async with connected(opts) as (_, fake):
@@ -92,6 +99,12 @@ async def test_tool_calls_permissions_and_hooks_are_recorded() -> None:
             },
             tool_use_id="t6",
         )
+        await fake.request(
+            "hook_callback",
+            callback_id="hook_1",
+            input={"hook_event_name": "PermissionRequest", "tool_name": "Edit", "tool_input": {}},
+            tool_use_id="t7",
+        )
     got = records(buf)
     assert [(r["kind"], r["who"], r["what"], r["outcome"]) for r in got] == [
         ("tool_call", "mcp:s/login", "login", "ok"),
@@ -100,6 +113,7 @@ async def test_tool_calls_permissions_and_hooks_are_recorded() -> None:
         ("permission", "can_use_tool", "mcp__s__login", "allow"),
         ("permission", "can_use_tool", "mcp__s__login", "deny"),
         ("hook", "hook:hook_0", "PreToolUse:Bash", "deny"),
+        ("hook", "hook:hook_1", "PermissionRequest:Edit", "deny"),
     ]
     assert got[0]["arguments"] == {"user": "alice", "password": "***"}
     assert got[0]["tool_use_id"] == "toolu_1"
@@ -107,6 +121,7 @@ async def test_tool_calls_permissions_and_hooks_are_recorded() -> None:
     assert "Unknown tool" in got[2]["detail"]
     assert got[4]["detail"] == "not mallory"
     assert got[5]["detail"] == "frozen"
+    assert got[6]["detail"] == "by policy"
     assert got[5]["arguments"] == {"command": "rm -rf /", "token": "***"}
     assert all(isinstance(r["duration_ms"], float) and r["duration_ms"] >= 0 for r in got)
     assert all(r["ts"].endswith("Z") for r in got)

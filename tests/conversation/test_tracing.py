@@ -21,10 +21,14 @@ from ccwire import (
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
+    PermissionResult,
     PermissionResultAllow,
+    PermissionResultDeny,
+    ProcessError,
     ResultMessage,
     SpawnError,
     Telemetry,
+    ToolError,
     create_sdk_mcp_server,
     query,
     tool,
@@ -244,9 +248,15 @@ async def test_a_subagent_hook_events_and_content_over_two_turns() -> None:
     assert task.status.status_code is StatusCode.ERROR
     assert task.status.description == "the tool reported an error"
     assert "gen_ai.tool.call.result" not in attrs_of(task)
-    # the CLI's denial of a tool whose span had ended goes on the session; junk is skipped
+    # the CLI's denial of a tool whose span had ended goes on the session, naming the
+    # call (it named none: which call was denied could not be told); junk is skipped
     assert events_of(session, "ccwire.permission") == [
-        {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"}
+        {
+            "ccwire.permission.decision": "deny",
+            "ccwire.permission.source": "cli",
+            "gen_ai.tool.name": "Read",
+            "gen_ai.tool.call.id": "toolu_read",
+        }
     ]
     # content: the first prompt (text blocks only, secrets masked) on the span, each
     # turn's prompt on its event; the last answer given stays the span's output
@@ -385,6 +395,65 @@ async def test_a_hook_decision_and_its_reason_are_an_event_on_the_tool_span(otel
             "ccwire.hook.outcome": "cancelled",
         },
     ]
+    # the call the hook denied failed as denied, not as a tool's error
+    assert attrs_of(bash)["error.type"] == "permission_denied"
+    assert bash.status.description == "denied: not with ***"
+
+
+async def test_a_call_the_permission_callback_denied_fails_as_denied(otel: Otel) -> None:
+    # it was `tool_error`, "the tool reported an error", as a tool that ran and failed
+    async def decide(name: str, data: dict[str, Any], ctx: Any) -> PermissionResult:
+        return PermissionResultDeny(message="no" if name == "Bash" else "")
+
+    async def after(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        return {"decision": "block", "reason": "too late to deny"}
+
+    async def gate(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        answer = {"behavior": "deny", "message": "by policy"}  # (it was seen as "ok")
+        return {"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": answer}}
+
+    options = ClaudeAgentOptions(
+        can_use_tool=decide,
+        hooks={
+            "PostToolUse": [HookMatcher(matcher=None, hooks=[after])],
+            "PermissionRequest": [HookMatcher(matcher=None, hooks=[gate])],
+        },
+        telemetry=otel.telemetry,
+    )
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        calls = {"toolu_1": "Bash", "toolu_2": "Write", "toolu_3": "Read", "toolu_4": "Edit"}
+        await fake.assistant(
+            *({"type": "tool_use", "id": i, "name": n, "input": {}} for i, n in calls.items())
+        )
+        for call, name in list(calls.items())[:2]:
+            await fake.request("can_use_tool", tool_name=name, input={}, tool_use_id=call,
+                               permission_suggestions=[])  # fmt: skip
+        hook_input = {"hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {}}
+        await fake.request(
+            "hook_callback", callback_id="hook_0", tool_use_id="toolu_3", input=hook_input
+        )
+        asked = {"hook_event_name": "PermissionRequest", "tool_name": "Edit", "tool_input": {}}
+        await fake.request(
+            "hook_callback", callback_id="hook_1", tool_use_id="toolu_4", input=asked
+        )
+        for call in calls:
+            await fake.tool_result(call, "refused", is_error=True)
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    failures = {
+        name: (attrs_of(otel.one(f"execute_tool {name}"))["error.type"],
+               otel.one(f"execute_tool {name}").status.description)
+        for name in calls.values()
+    }  # fmt: skip
+    assert failures == {
+        "Bash": ("permission_denied", "denied: no"),
+        "Write": ("permission_denied", "the tool call was denied"),
+        # a hook after the call ran cannot deny it: the error is the tool's own
+        "Read": ("tool_error", "the tool reported an error"),
+        "Edit": ("permission_denied", "denied: by policy"),
+    }
 
 
 async def test_an_mcp_request_that_is_not_a_tool_call_runs_in_the_session_span(
@@ -709,3 +778,147 @@ async def test_a_session_its_caller_cancels_or_fails_records_why_and_a_close_doe
             assert message.startswith("the caller's bug\nxxx") and len(message) == 500
             assert session.status.description == "the caller's bug"
             assert len(stack) <= 16384  # not the 100 kB
+
+
+async def test_a_session_cancelled_while_its_cli_starts_is_cancelled_on_its_span(
+    otel: Otel,
+) -> None:
+    # a time limit that passed before the CLI answered `initialize` ended the span as a
+    # session that went well (UNSET, nothing recorded)
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    options = ClaudeAgentOptions(telemetry=otel.telemetry)
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+
+            async def connect(scope: anyio.CancelScope) -> None:
+                with scope:
+                    async with ClaudeSDKClient(options, transport=transport):
+                        pytest.fail("the CLI never answered: the client cannot connect")
+
+            scope = anyio.CancelScope()
+            tg.start_soon(connect, scope)
+            await fake.receive("control_request", "initialize")  # the CLI is starting
+            scope.cancel()
+    session = otel.one("invoke_agent claude-code")
+    assert attrs_of(session)["error.type"] == "cancelled"
+    assert session.status.status_code is StatusCode.ERROR
+    assert [e.name for e in session.events] == ["exception"]
+
+
+async def test_an_exception_a_tool_handler_raised_is_recorded_on_its_call_span(
+    otel: Otel,
+) -> None:
+    # the span said `tool_error`, as for any error result: what the handler raised, and
+    # where, was in no span; nor that a call had timed out
+    @tool("boom", "Fails", {})
+    def boom(args: dict[str, Any]) -> dict[str, Any]:  # a sync handler: in a thread
+        raise ValueError(f"cannot reach {SECRET}\nsecond line")
+
+    @tool("refuse", "Says no", {})
+    async def refuse(args: dict[str, Any]) -> dict[str, Any]:
+        raise ToolError("not today")  # its own answer: nothing went wrong
+
+    @tool("stuck", "Never answers", {}, timeout=0.05)
+    async def stuck(args: dict[str, Any]) -> dict[str, Any]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    server = create_sdk_mcp_server("s", tools=[boom, refuse, stuck])
+    options = ClaudeAgentOptions(mcp_servers={"s": server}, telemetry=otel.telemetry)
+    async with connected(options) as (client, fake):
+        await client.query("go")
+        await fake.receive("user")
+        calls = {"toolu_1": "boom", "toolu_2": "refuse", "toolu_3": "stuck"}
+        await fake.assistant(
+            *(
+                {"type": "tool_use", "id": i, "name": f"mcp__s__{n}", "input": {}}
+                for i, n in calls.items()
+            )
+        )
+        for call, name in calls.items():
+            meta = {"claudecode/toolUseId": call}
+            await fake.mcp("s", "tools/call", {"name": name, "arguments": {}, "_meta": meta})
+            await fake.tool_result(call, "it failed", is_error=True)
+        await fake.result("ok")
+        [m async for m in client.receive_response()]
+    failed = otel.one("execute_tool mcp__s__boom")
+    assert attrs_of(failed)["error.type"] == "ValueError"
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.status.description == "cannot reach ***"
+    (raised,) = events_of(failed, "exception")
+    assert raised["exception.type"] == "ValueError"
+    assert SECRET not in str(raised) and "second line" in str(raised["exception.message"])
+    refused = otel.one("execute_tool mcp__s__refuse")
+    assert attrs_of(refused)["error.type"] == "tool_error"
+    assert events_of(refused, "exception") == []
+    timed_out = otel.one("execute_tool mcp__s__stuck")  # its time limit passed
+    assert attrs_of(timed_out)["error.type"] == "TimeoutError"
+    assert timed_out.status.description == "Tool 'stuck' timed out after 0.05 s"
+    session = otel.one("invoke_agent claude-code")
+    assert session.status.status_code is StatusCode.UNSET
+    assert events_of(session, "exception") == []
+
+
+async def test_content_utf8_cannot_carry_is_recorded_so_that_it_exports() -> None:
+    # the CLI's JSON may hold a lone surrogate (a "\ud800" escape: a string cut in the
+    # middle of a pair); recorded as it came, the OTLP exporter dropped the attribute,
+    # and in a status description it failed the export of every span sent with it
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    otel = make_otel(record_content=True)
+    async with connected(ClaudeAgentOptions(telemetry=otel.telemetry)) as (client, fake):
+
+        async def escaped(frame: Any) -> None:  # as the CLI writes them: JSON escapes
+            await fake.peer.send_raw(json.dumps(frame).encode() + b"\n")
+
+        fake.send = escaped  # type: ignore[method-assign]
+        await client.query("go")
+        await fake.receive("user")
+        await fake.assistant({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}})
+        await fake.tool_result("toolu_1", "cut \ud83d here", is_error=True)
+        await fake.result("half \ud800 a pair", is_error=True, subtype="error_during_execution")
+        [m async for m in client.receive_response()]
+    read = otel.one("execute_tool Read")
+    assert attrs_of(read)["gen_ai.tool.call.result"] == "cut ? here"
+    assert read.status.description == "cut ? here"
+    encoded = encode_spans(otel.spans.get_finished_spans()).SerializeToString()
+    assert b"cut ? here" in encoded and b"half ? a pair" in encoded
+
+
+@pytest.mark.parametrize("how", ["crash", "cancel"])
+async def test_a_turn_cut_short_records_its_duration_with_its_error(otel: Otel, how: str) -> None:
+    # a turn that never got its result recorded no `gen_ai.client.operation.duration`
+    # point: crashed and cancelled turns were missing from the metric (and its error rate)
+    transport, peer = memory_transport_pair()
+    fake = FakeCLI(peer)
+    options = ClaudeAgentOptions(telemetry=otel.telemetry)
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "x"}}
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+
+            async def cli() -> None:
+                await fake.handshake()
+                await fake.receive("user")
+                await fake.assistant(tool)
+                if how == "crash":
+                    await fake.exit(3, "fatal: out of memory")
+
+            tg.start_soon(cli)
+            with anyio.CancelScope() as scope:
+                messages = query(prompt="go", options=options, transport=transport)
+                async with aclosing(messages):
+                    try:
+                        async for message in messages:
+                            if isinstance(message, AssistantMessage) and how == "cancel":
+                                scope.cancel()
+                                await anyio.sleep_forever()
+                    except ProcessError:
+                        assert how == "crash"
+    session = otel.one("invoke_agent claude-code")
+    error_type = attrs_of(session)["error.type"]
+    assert error_type == ("cancelled" if how == "cancel" else "ProcessError")
+    (duration,) = otel.points("gen_ai.client.operation.duration")
+    assert duration.attributes["error.type"] == error_type
+    assert duration.count == 1 and duration.sum < 15
+    assert otel.points("gen_ai.client.token.usage") == []  # what it used is not known

@@ -251,7 +251,9 @@ async def test_content_only_when_asked_secrets_never_errors_on_the_span(
     failed = otel.one("execute_tool mcp__t__fail")
     assert failed.status.status_code is StatusCode.ERROR
     fattrs = dict(failed.attributes or {})
-    assert fattrs["error.type"] == "tool_error"
+    assert fattrs["error.type"] == "RuntimeError"  # what its handler raised, recorded there
+    (raised,) = [dict(e.attributes or {}) for e in failed.events if e.name == "exception"]
+    assert raised["exception.message"] == "cannot: no disk"
     assert json.loads(str(fattrs["gen_ai.tool.call.arguments"])) == {"why": "no disk",
                                                                      "api_key": "***"}  # fmt: skip
     assert "cannot: no disk" in str(fattrs["gen_ai.tool.call.result"])
@@ -323,3 +325,45 @@ async def test_a_subagent_is_an_agent_span_under_its_call_with_its_tool_calls_un
     assert agent.end_time is not None and bash.end_time is not None
     assert agent.start_time is not None and bash.start_time is not None
     assert agent.start_time <= bash.start_time <= bash.end_time <= agent.end_time
+
+
+async def test_calls_the_callback_or_a_hook_denied_are_denied_on_their_spans(
+    otel: Otel, model: ScriptedModel, make_options: Any
+) -> None:
+    async def decide(
+        name: str, data: dict[str, Any], ctx: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        if "rm " in str(data.get("command")):
+            return PermissionResultDeny(message="not on my watch")
+        return PermissionResultAllow()
+
+    async def guard(data: Any, tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+        if "secret" not in str(data.get("tool_input")):
+            return {}
+        specific = {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                    "permissionDecisionReason": "the hook says no"}  # fmt: skip
+        return {"hookSpecificOutput": specific}
+
+    model.add(
+        tool_use("Bash", {"command": "rm -rf /tmp/nothing-here"}),
+        tool_use("Bash", {"command": "cat secret"}),
+        tool_use("Bash", {"command": "echo hi"}),
+        text("done"),
+    )
+    options = make_options(
+        can_use_tool=decide,
+        hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[guard])]},
+        telemetry=Telemetry(tracer_provider=otel.tracer_provider),
+    )
+    messages = await run_session(options, "go")
+    assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
+    calls = [s for s in otel.finished() if s.name == "execute_tool Bash"]
+    assert [(dict(s.attributes or {}).get("error.type"), s.status.description) for s in calls] == [
+        ("permission_denied", "denied: not on my watch"),
+        ("permission_denied", "denied: the hook says no"),
+        (None, None),  # allowed, and it ran
+    ]
+    session = otel.one("invoke_agent claude-code")
+    denials = [dict(e.attributes or {}) for e in session.events if e.name == "ccwire.permission"]
+    ids = [dict(s.attributes or {})["gen_ai.tool.call.id"] for s in calls[:2]]
+    assert sorted(str(d["gen_ai.tool.call.id"]) for d in denials) == sorted(map(str, ids))

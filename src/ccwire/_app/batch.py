@@ -310,10 +310,12 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
             with display, exporting(telemetry), under_parent(telemetry, io.environ):
                 failure = anyio.run(_main, run, io, interrupted)
         finally:
-            report_failure = live.finish()
+            report_failure = live.finish(_unfinished(run, progress, interrupted))
         if closed:
             raise closed[0]
-        expected = report.tasks - len(run.skipped)  # the file's tasks without a result before
+        # the file's tasks without a result before (a batch its budget stopped did not
+        # read on to the tasks of the file that had one: not `run.skipped`)
+        expected = progress.total
         progress.budget = _budget_state(run, progress, expected)
         display.finish(interrupted=bool(interrupted))
     lost = [x for x in (report_failure, _progress_failure(out, args.output)) if x is not None]
@@ -335,17 +337,7 @@ def _batch(args: argparse.Namespace, io: CliIO, tasks: str) -> int:
     code = 1 if progress.failed or progress.prior_failed else 0
     budget = progress.budget
     if budget is not None and budget["spent"]:
-        not_run, cut = budget["not_run"], budget["interrupted"]
-        what = f"{not_run} tasks not run"
-        if cut:
-            what += f" and {cut} interrupted (what they spent is not known, nor counted)"
-        what += _overshoot(budget["overshoot_usd"], args.spares)
-        io.stderr.write(
-            f"ccwire: budget spent: ${budget['spent_usd']:.4f} recorded of "
-            f"${budget['max_cost_usd']:.4f}; {what} (not in {args.output}); "
-            "run again with a higher --max-cost-usd (or none) to run them\n"
-        )
-        if not_run or cut:
+        if _say_budget(budget, args, io):
             code = 1
     elif progress.done < expected:  # never exit 0 while a task has no result
         io.stderr.write(
@@ -408,6 +400,45 @@ def _say_lost(lost: list[ReportWriteError], io: CliIO) -> None:
     command."""
     for failure in lost:
         io.stderr.write(f"ccwire: error: {failure}\n")
+
+
+def _unfinished(
+    run: BatchRun, progress: BatchProgress, interrupted: list[int]
+) -> tuple[int, str] | None:
+    """The tasks of the file this run left without a result, and why (for the report
+    page); `None` when it left none."""
+    left = progress.total - progress.done
+    if left <= 0:
+        return None
+    if interrupted:
+        why = ("the batch was interrupted (Ctrl-C)" if interrupted[0] == signal.SIGINT
+               else "the batch was terminated (SIGTERM)")  # fmt: skip
+    elif run.over_budget():
+        why = "the batch's budget (--max-cost-usd) was spent"
+    else:
+        why = "the batch stopped before they had one"
+    return left, why
+
+
+def _say_budget(budget: dict[str, Any], args: argparse.Namespace, io: CliIO) -> bool:
+    """Say what the spent budget (`_budget_state`) left undone; returns whether it left
+    tasks without a result (the exit code is then 1)."""
+    not_run, cut = budget["not_run"], budget["interrupted"]
+    spent = (f"ccwire: budget spent: ${budget['spent_usd']:.4f} recorded of "
+             f"${budget['max_cost_usd']:.4f}")  # fmt: skip
+    over = _overshoot(budget["overshoot_usd"], args.spares)
+    if not_run or cut:
+        what = f"{not_run} tasks not run"
+        if cut:
+            what += f" and {cut} interrupted (what they spent is not known, nor counted)"
+        io.stderr.write(
+            f"{spent}; {what}{over} (not in {args.output}); "
+            "run again with a higher --max-cost-usd (or none) to run them\n"
+        )
+        return True
+    if over:  # every task ran: nothing to run again, but the total went past the budget
+        io.stderr.write(f"{spent}; every task ran{over}\n")
+    return False
 
 
 def _overshoot(over: float, spares: int) -> str:
@@ -494,15 +525,19 @@ class LiveReport:
         if time.monotonic() >= self._next:
             self._try_write(live=True)
 
-    def finish(self) -> ReportWriteError | None:
+    def finish(self, unfinished: tuple[int, str] | None = None) -> ReportWriteError | None:
         """Write the last page, with the transcripts of the slowest and costliest tasks.
+
+        Args:
+            unfinished: The tasks the batch left without a result, and why: said on
+                the page.
 
         Returns:
             Why the page could not be written, or `None` when it was.
         """
         if self._target is None:
             return None
-        self._try_write(live=False)
+        self._try_write(live=False, unfinished=unfinished)
         if self._failure is None:
             return None
         return ReportWriteError(
@@ -512,21 +547,22 @@ class LiveReport:
             f"`ccwire batch report {self._results} --html {self._target}` draws the page",
         )
 
-    def _try_write(self, *, live: bool) -> None:
+    def _try_write(self, *, live: bool, unfinished: tuple[int, str] | None = None) -> None:
         try:
-            self._write(live=live)
+            self._write(live=live, unfinished=unfinished)
         except OSError as exc:
             self._failure = exc
             self._next = time.monotonic() + self.EVERY
         else:
             self._failure = None
 
-    def _write(self, *, live: bool) -> None:
+    def _write(self, *, live: bool, unfinished: tuple[int, str] | None = None) -> None:
         assert self._target is not None
         began = time.monotonic()
         write_report(list(self._latest.values()), self._target, source=self._results,
                      transcripts=not live, refresh=int(self.EVERY) if live else None,
-                     skipped=self._skipped, superseded=self._superseded)  # fmt: skip
+                     skipped=self._skipped, superseded=self._superseded,
+                     unfinished=unfinished)  # fmt: skip
         now = time.monotonic()
         self._next = now + max(self.EVERY, self.SHARE * (now - began))
 

@@ -355,6 +355,7 @@ def write_report(
     refresh: int | None = None,
     skipped: int = 0,
     superseded: Superseded | None = None,
+    unfinished: tuple[int, str] | None = None,
 ) -> int:
     """Write the report (and the transcript pages it links to) next to each other.
 
@@ -366,6 +367,7 @@ def write_report(
         refresh: Reload the page every this many seconds (a batch still running).
         skipped: Lines of the results file that held no readable result.
         superseded: The results later ones replaced.
+        unfinished: The tasks the batch left without a result, and why (`render_report`).
 
     Returns:
         How many transcript pages were written.
@@ -384,7 +386,7 @@ def write_report(
             _write_page(folder / f"{sid}.html", page_bytes(render_html(view)))
             links[sid] = f"{folder.name}/{sid}.html"
     page = render_report(results, source=source, links=links, refresh=refresh, skipped=skipped,
-                         superseded=superseded)  # fmt: skip
+                         superseded=superseded, unfinished=unfinished)  # fmt: skip
     _write_page(target, page_bytes(page))
     return len(links)
 
@@ -686,6 +688,7 @@ def render_report(
     refresh: int | None = None,
     skipped: int = 0,
     superseded: Superseded | None = None,
+    unfinished: tuple[int, str] | None = None,
 ) -> str:
     """The report's HTML (inline CSS and SVG, no script).
 
@@ -697,6 +700,9 @@ def render_report(
         skipped: Lines of the results file that held no readable result.
         superseded: The results later ones replaced: what they cost is named by the
             total cost.
+        unfinished: How many tasks of the batch have no result, and why (``the batch
+            was terminated (SIGTERM)``): said at the top of the page, which otherwise
+            shows a batch cut short as one that ran every task.
 
     Returns:
         The page's source.
@@ -745,6 +751,14 @@ def render_report(
         if skipped
         else ""
     )
+    if unfinished is not None and unfinished[0] > 0:
+        count, why = unfinished
+        warning += (
+            f'<p class="bad" id="unfinished" data-count="{count}">{count:,} task'
+            f"{'s' if count != 1 else ''} of the batch {'have' if count != 1 else 'has'} no "
+            f"result: {escape(why)}; they are not counted here (running the batch again "
+            "runs them)</p>"
+        )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

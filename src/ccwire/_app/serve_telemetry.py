@@ -11,7 +11,9 @@ put in the request's ``params._meta`` (``traceparent``, ``tracestate``), so a cl
 that propagates it sees the tool call inside its own trace.  A JSON-RPC error answer
 sets ``error.type`` and ``rpc.response.status_code`` to its code; a tool result with
 ``isError`` sets ``error.type`` to ``tool_error`` (a failed tool is a successful
-JSON-RPC answer, which a dashboard would otherwise count as a success); a call cut
+JSON-RPC answer, which a dashboard would otherwise count as a success), or, when the
+tool's handler raised (or the call timed out), to the exception's class, the exception
+recorded on the span; a call cut
 off (the client cancelled it, or serving stopped) sets it to ``cancelled``.  Both
 make the span's status an error.  Notifications are not traced.
 
@@ -25,6 +27,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
+
+from .._mcp.tools import TOOL_FAILURES
 
 __all__ = ["TracedServer"]
 
@@ -86,6 +90,7 @@ class TracedServer:
         target = params.get("name") if method in _TARGETS else None
         name = f"{method} {target}" if isinstance(target, str) else method
         started = time.perf_counter()
+        raised: list[BaseException] = []  # what the tool's handler raised (`TOOL_FAILURES`)
         with self._tracer.start_as_current_span(
             name,
             context=extract(carrier),
@@ -94,6 +99,7 @@ class TracedServer:
             record_exception=True,
             set_status_on_exception=True,
         ) as span:
+            failures = TOOL_FAILURES.set(raised.append)
             try:
                 reply: dict[str, Any] | None = await self._server.handle(message, **kwargs)
             except anyio.get_cancelled_exc_class():  # cut off: serving stopped
@@ -103,7 +109,9 @@ class TracedServer:
                 span.set_attribute("error.type", type(exc).__qualname__)
                 self._record(started, attributes, type(exc).__qualname__)
                 raise
-            self._record(started, attributes, _error_type(reply, span))
+            finally:
+                TOOL_FAILURES.reset(failures)
+            self._record(started, attributes, _error_type(reply, span, raised))
             return reply
 
     def _attributes(
@@ -146,8 +154,12 @@ def _failed(span: Any, error_type: str, description: str | None = None) -> str:
     return error_type
 
 
-def _error_type(reply: Mapping[str, Any] | None, span: Any) -> str | None:
-    """What failed in ``reply`` (set on ``span``, its status an error), or ``None``."""
+def _error_type(
+    reply: Mapping[str, Any] | None, span: Any, raised: list[BaseException]
+) -> str | None:
+    """What failed in ``reply`` (set on ``span``, its status an error), or ``None``: for
+    an error result, what the tool's handler ``raised`` (recorded on ``span``), if it
+    raised, else ``tool_error``."""
     if reply is None:  # the client cancelled it: no answer is owed
         return _failed(span, "cancelled")
     failure = reply.get("error")
@@ -158,5 +170,9 @@ def _error_type(reply: Mapping[str, Any] | None, span: Any) -> str | None:
         return _failed(span, code, message if isinstance(message, str) else None)
     result = reply.get("result")
     if isinstance(result, Mapping) and result.get("isError") is True:
+        if raised:
+            from .._conversation.tracing import record_exception
+
+            return _failed(span, *record_exception(span, raised[-1]))
         return _failed(span, "tool_error", "the tool reported an error")
     return None

@@ -95,6 +95,8 @@ class CostBudget:
         max_cost_usd: The budget.
         on_spent: What happens to running tasks once it is spent.
         spent: The cost recorded so far.
+        prior: What of it the results file held before this batch (``spent`` and
+            `count_prior`).
         reserved: The caps set aside for the running tasks, by task id (`reserve`).
         counted: How many results that cost is of.
         priced: How many of them cost something (the mean cost is theirs: a result
@@ -115,6 +117,7 @@ class CostBudget:
         self.max_cost_usd = float(max_cost_usd)
         self.on_spent: BudgetAction = check_action(on_spent)
         self.spent = spent
+        self.prior = spent  # of `spent`: what the results file held before this batch
         self.counted = 0  # results whose cost is in `spent`
         self.priced = 0  # those of them with a cost
         self.reserved: dict[str, float] = {}  # the caps of the running tasks, by id
@@ -123,6 +126,7 @@ class CostBudget:
         """Count the results already recorded (the results file's) in `spent`."""
         for result in results:
             self._add(result)
+            self.prior += result.cost_usd
 
     def _add(self, result: BatchResult) -> None:
         self.spent += result.cost_usd
@@ -146,9 +150,12 @@ class CostBudget:
 
     @property
     def overshoot(self) -> float:
-        """How far the recorded cost passed the budget (0 while within it)."""
-        over = self.spent - self.max_cost_usd
-        if over <= 0 or math.isclose(self.spent, self.max_cost_usd, rel_tol=_REL_TOL):
+        """How far the cost this batch recorded took the total past the budget (0 while
+        within it): a results file that had passed it already (a run without a budget,
+        or with a larger one) is not this batch's overshoot."""
+        limit = max(self.max_cost_usd, self.prior)
+        over = self.spent - limit
+        if over <= 0 or math.isclose(self.spent, limit, rel_tol=_REL_TOL):
             return 0.0
         return over
 

@@ -505,7 +505,8 @@ class BatchRun:
             except OSError as error:  # Parquet: the journal keeps every result
                 self._fail(ResultsWriteError(str(self._writer.path), error), stop=False)
         self._tracing.end(submitted=self.submitted, skipped=len(self.skipped),
-                          failure=exc or self._error, budget=self.budget)  # fmt: skip
+                          failure=exc or self._error, budget=self.budget,
+                          stopped=self._state is BatchState.STOPPING)  # fmt: skip
         if self._state is BatchState.RUNNING and self.left_by_budget():
             self._advance(BatchState.STOPPING)  # ...then stopped: the rest run next time
         if self._error is not None:

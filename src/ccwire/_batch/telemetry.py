@@ -1,5 +1,7 @@
 """A batch as one trace: a ``ccwire.batch`` span, a ``ccwire.batch.task`` span per task,
-and under each the spans of its sessions (``invoke_agent``, one per attempt).
+and under each the spans of its sessions (``invoke_agent``, one per attempt); each
+retry is a ``ccwire.batch.retry`` event on the task's span (the attempt that failed,
+why, and the delay before the next).
 
 Only a batch whose options carry a `Telemetry` imports OpenTelemetry; otherwise every
 function here is a no-op. The batch span is current while the batch starts its
@@ -43,7 +45,7 @@ from .budget import CostBudget
 from .errors import BatchConfigError
 from .refs import resolve_reference
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, Progress, run_task
+from .session import BatchEvent, EventSink, Progress, emit, run_task
 from .tasks import BatchTask
 from .watchdog import LoopWatchdog
 
@@ -209,22 +211,26 @@ class BatchTracing:
         skipped: int,
         failure: BaseException | None,
         budget: CostBudget | None = None,
+        stopped: bool = False,
     ) -> None:
-        """End the batch span with what the batch did (and its budget's state: the
-        budget, the cost recorded against it, earlier runs' included, and whether it was
-        spent, which stopped the batch starting tasks)."""
+        """End the batch span with what the batch did (``ccwire.batch.stopped``: it was
+        stopped before its tasks were all run, by `BatchRun.stop`, a signal, or leaving
+        its block early), and its budget's state: the budget, the cost recorded against
+        it, earlier runs' included, and whether it was spent, which stopped the batch
+        starting tasks."""
         span, self._span = self._span, None
         if span is None:
             return
         from opentelemetry.trace import Status, StatusCode
 
-        from .._conversation.tracing import end_span
+        from .._conversation.tracing import end_span, record_exception
 
         span.set_attributes({
             "ccwire.batch.submitted": submitted,
             "ccwire.batch.skipped": skipped,
             "ccwire.batch.ok": self.counts["ok"],
             "ccwire.batch.failed": self.counts["failed"],
+            "ccwire.batch.stopped": stopped,
             "ccwire.usage.cost_usd": round(self.cost, 10),
         })  # fmt: skip
         if budget is not None:
@@ -234,9 +240,9 @@ class BatchTracing:
                 "ccwire.batch.budget.spent": budget.exhausted,
             })  # fmt: skip
         if failure is not None:
-            span.set_attribute("error.type", type(failure).__name__)
-            first = (str(failure).splitlines() or [type(failure).__name__])[0]
-            span.set_status(Status(StatusCode.ERROR, redact_text(first)[:500]))
+            kind, description = record_exception(span, failure)
+            span.set_attribute("error.type", kind)
+            span.set_status(Status(StatusCode.ERROR, description))
         end_span(span)
 
     def carrier(self) -> dict[str, str] | None:
@@ -332,15 +338,28 @@ async def run_traced(
     from opentelemetry.trace import Status, StatusCode
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    from .._conversation.tracing import end_span
+    from .._conversation.tracing import encodable, end_span
 
     ctx = TraceContextTextMapPropagator().extract(parent) if parent else None
     span = _start_span(
-        telemetry, "ccwire.batch.task", context=ctx, attributes={"ccwire.batch.task_id": task.id}
+        telemetry,
+        "ccwire.batch.task",
+        context=ctx,
+        attributes={"ccwire.batch.task_id": encodable(task.id)},
     )
     token = context.attach(trace.set_span_in_context(span))
+
+    def on_event(event: BatchEvent) -> None:  # a retry is an event on the task's span
+        if event.kind == "retry":
+            span.add_event("ccwire.batch.retry", {
+                "ccwire.batch.task.attempt": event.attempt,
+                "ccwire.batch.retry.delay_s": event.delay,
+                "ccwire.batch.retry.reason": _description(event.reason or ""),
+            })  # fmt: skip
+        emit(events, event)
+
     try:
-        result = await run()
+        result = await run(events=on_event)
     except BaseException as exc:
         span.set_attribute("error.type", "cancelled" if not isinstance(exc, Exception) else
                            type(exc).__name__)  # fmt: skip
@@ -357,7 +376,7 @@ async def run_traced(
             span.set_attribute("gen_ai.conversation.id", result.session_id)
         if not result.ok:
             span.set_attribute("error.type", result.error_kind or "error")
-            span.set_status(Status(StatusCode.ERROR, redact_text(result.error or "")[:500]))
+            span.set_status(Status(StatusCode.ERROR, _description(result.error or "")))
         return result
     finally:
         context.detach(token)
@@ -365,6 +384,14 @@ async def run_traced(
         if worker:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(_worker_export.flush, telemetry, task.id)
+
+
+def _description(text: str) -> str:
+    """A span status's description: ``text`` masked, clipped, and as UTF-8 can carry it
+    (one that cannot fails the export of every span sent with it)."""
+    from .._conversation.tracing import encodable
+
+    return encodable(redact_text(text)[:500])
 
 
 def _start_span(telemetry: Telemetry, name: str, **kwargs: Any) -> Any:

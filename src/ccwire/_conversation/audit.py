@@ -353,6 +353,10 @@ def _hook_outcome(event: ControlEvent) -> tuple[str, str | None]:
         if isinstance(decision, str):
             why = specific.get("permissionDecisionReason") or reason
             return decision, why if isinstance(why, str) else None
+        answer = specific.get("decision")  # PermissionRequest: {"behavior": ..., "message"}
+        if isinstance(answer, Mapping) and isinstance(answer.get("behavior"), str):
+            why = answer.get("message") or reason
+            return answer["behavior"], why if isinstance(why, str) else None
     decision = body.get("decision")
     if isinstance(decision, str):
         return decision, reason if isinstance(reason, str) else None

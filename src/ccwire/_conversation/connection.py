@@ -321,12 +321,22 @@ class Connection:
             if isinstance(caps, list):
                 self.capabilities = frozenset(c for c in caps if isinstance(c, str))
         except BaseException as exc:
-            if self._trace is not None and isinstance(exc, Exception):
-                self._trace.on_closed(exc)
+            self._open_failed(exc)
             silent = await self._failed_open(exc)
             if silent is not None:
                 raise silent from exc
             raise
+
+    def _open_failed(self, exc: BaseException) -> None:
+        """With telemetry, the session's span records why `open` failed: an error, or a
+        cancellation (a time limit that passed as the CLI started) or an interrupt, not
+        a session that went well."""
+        if self._trace is None:
+            return
+        if isinstance(exc, Exception):
+            self._trace.on_closed(exc)
+        else:
+            self.abandoned(exc)
 
     async def _failed_open(self, exc: BaseException) -> ProcessError | None:
         """Clean up after `open()` failed with ``exc``; the error to raise instead, if the

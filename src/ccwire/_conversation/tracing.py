@@ -21,10 +21,14 @@ nothing to a session without it:
   denials are events on the tool's span (``ccwire.permission``, ``ccwire.hook``);
 * each result (one turn) is an event ``ccwire.turn``, adds its tokens and cost to the
   session's attributes, and records the ``gen_ai.client.token.usage``,
-  ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics;
+  ``gen_ai.client.operation.duration`` and ``ccwire.client.cost`` metrics; a turn an
+  exception cut short (the CLI crashed, the session was cancelled) records its
+  duration so far, with its ``error.type``;
 * an error result, a failed connection or an unfinished tool sets the span's error (a
   tool the CLI reports failed as the application closes the session was cut short:
-  ``cancelled``, not ``tool_error``).
+  ``cancelled``, not ``tool_error``); an exception an in-process tool's handler raised
+  is recorded on its call's span, whose ``error.type`` is the exception's class; a
+  call a permission or hook callback denied is ``permission_denied``.
 
 Content (prompts, answers, tool arguments and results) is recorded only with
 ``Telemetry.record_content``; whatever is recorded passes through the secret masking of
@@ -36,6 +40,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import time
 import traceback
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -46,6 +51,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from .._core.errors import ResultError
 from .._core.redact import redact_text, redact_value
+from .._mcp.tools import TOOL_FAILURES
 from .._protocol.control import ControlEvent, RouteHandler
 from .._version import __version__
 from .._wire import codec
@@ -68,7 +74,7 @@ from .audit import _hook_outcome, _permission_outcome
 if TYPE_CHECKING:
     from .telemetry import Telemetry
 
-__all__ = ["SCOPE", "SessionTrace", "end_span"]
+__all__ = ["SCOPE", "SessionTrace", "encodable", "end_span", "record_exception"]
 
 logger = logging.getLogger("ccwire")
 
@@ -163,10 +169,15 @@ class SessionTrace:
         self._span: Span = trace.INVALID_SPAN  # records nothing until `start()`
         self._context = trace.set_span_in_context(self._span)
         self._tools: dict[str, Span] = {}  # open tool spans by tool_use id
+        # why a tool call failed, as this side knows (its handler raised, its permission
+        # was denied): by span, for its error result (error.type, description)
+        self._failed: dict[int, tuple[str, str]] = {}
         self._agents: dict[str, tuple[str, Span]] = {}  # open subagent spans: task id, span
         self._totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
         self._cost = CostMeter()  # what the CLI process spent (not what a resume restored)
         self._turns = 0
+        self._turn_since: float | None = None  # a prompt awaits its result since (monotonic)
+        self._turn_cut = False  # an exception ended the session during that turn
         self._prompts: list[str] = []
         self._response_model: str | None = None
         self._error: tuple[str, str] | None = None  # (error.type, description)
@@ -218,6 +229,8 @@ class SessionTrace:
         client used by each request of a server) links the session's span to it."""
         if self._content:
             self._prompts.append(_prompt_text(prompt))
+        if self._turn_since is None:
+            self._turn_since = time.monotonic()
         caller = trace.get_current_span().get_span_context()
         key = (caller.trace_id, caller.span_id)
         if (
@@ -269,7 +282,8 @@ class SessionTrace:
                      "ccwire.permission.source": "can_use_tool"}  # fmt: skip
             if detail:
                 attrs["ccwire.permission.message"] = _detail(detail)
-            self._owner(req.get("tool_use_id")).add_event("ccwire.permission", attrs)
+            denied = decision == "deny"
+            self._decided(req.get("tool_use_id"), "ccwire.permission", attrs, denied, detail)
         elif event.subtype == codec.HOOK_CALLBACK:
             inp = req.get("input")
             inp = inp if isinstance(inp, Mapping) else {}
@@ -279,7 +293,22 @@ class SessionTrace:
                      "ccwire.hook.callback": str(req.get("callback_id", ""))}  # fmt: skip
             if detail:
                 attrs["ccwire.hook.reason"] = _detail(detail)
-            self._owner(req.get("tool_use_id")).add_event("ccwire.hook", attrs)
+            # a hook that decides before the call runs may deny it (after, it cannot)
+            denied = decision in ("deny", "block") and attrs["ccwire.hook.event"] in (
+                "PreToolUse", "PermissionRequest")  # fmt: skip
+            self._decided(req.get("tool_use_id"), "ccwire.hook", attrs, denied, detail)
+
+    def _decided(
+        self, call: object, event: str, attrs: dict[str, Any], denied: bool, why: str | None
+    ) -> None:
+        """A permission or hook decision about the tool call ``call``: an event on its
+        span; a denial is why the call then fails (``permission_denied``, not
+        ``tool_error``)."""
+        span = self._owner(call)
+        span.add_event(event, attrs)
+        if denied and span is not self._span:
+            description = f"denied: {_detail(why)}" if why else "the tool call was denied"
+            self._failed.setdefault(id(span), ("permission_denied", description))
 
     def wrap_route(self, handler: RouteHandler) -> RouteHandler:
         """A route whose handlers run inside the span of the tool call the request is
@@ -287,8 +316,11 @@ class SessionTrace:
         session's: the spans the application's code makes there nest under it."""
 
         async def route(req: codec.ControlRequest, call: Any) -> Any:
+            failures = None
             if req.subtype == codec.MCP_MESSAGE:
                 span = self._mcp_span(req.request)
+                if span is not self._span:  # a tool call: what its handler raises is its error
+                    failures = TOOL_FAILURES.set(lambda error: self._tool_raised(span, error))
             else:
                 span = self._owner(req.request.get("tool_use_id"))
             token = otel_context.attach(trace.set_span_in_context(span))
@@ -297,6 +329,8 @@ class SessionTrace:
                 return await given if inspect.isawaitable(given) else given
             finally:
                 otel_context.detach(token)
+                if failures is not None:
+                    TOOL_FAILURES.reset(failures)
 
         return route
 
@@ -326,16 +360,13 @@ class SessionTrace:
 
     def _record(self, error: BaseException) -> None:
         """Record ``error`` on the session's span, which ends as its error."""
-        stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-        self._span.record_exception(  # masked: a cause's message may hold a secret
-            error,
-            attributes={
-                "exception.message": _detail(str(error)),
-                "exception.stacktrace": _clip(redact_text(stack), _STACK_CHARS),
-            },
-        )
-        first = str(error).splitlines()[0] if str(error) else type(error).__name__
-        self._error = (type(error).__name__, _detail(first))
+        self._error = record_exception(self._span, error)
+        self._turn_cut = self._turn_since is not None
+
+    def _tool_raised(self, span: Span, error: BaseException) -> None:
+        """The in-process handler of the tool call ``span`` raised ``error`` (the model
+        got an error result): the call's error is that exception, not ``tool_error``."""
+        self._failed[id(span)] = record_exception(span, error)
 
     def end(self) -> None:
         """End every open span (idempotent)."""
@@ -352,11 +383,16 @@ class SessionTrace:
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
             end_span(span)
         self._tools.clear()
+        self._failed.clear()
         error = self._stopped or self._error
         if error is not None:
             kind, description = error
             self._span.set_attribute("error.type", kind)
             self._span.set_status(Status(StatusCode.ERROR, description))
+            if self._turn_cut and self._turn_since is not None:  # a turn with no result
+                attrs = {**self._metric_attrs, "error.type": kind}
+                took = time.monotonic() - self._turn_since
+                self._instruments.duration.record(took, attrs)
         end_span(self._span)
 
     # ------------------------------------------------------------- internals
@@ -379,7 +415,7 @@ class SessionTrace:
         if call is None or message.task_type not in (None, "local_agent") or call in self._agents:
             return
         name = message.data.get("subagent_type")
-        name = name if isinstance(name, str) and name else "subagent"
+        name = encodable(name) if isinstance(name, str) and name else "subagent"
         background = message.data.get("is_backgrounded")
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
@@ -422,18 +458,19 @@ class SessionTrace:
 
     def _tool_started(self, block: ToolUseBlock, parent: Span) -> None:
         source = "mcp" if block.name.startswith("mcp__") else "builtin"
+        name = encodable(block.name)
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.provider.name": PROVIDER,
-            "gen_ai.tool.name": block.name,
-            "gen_ai.tool.call.id": block.id,
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": encodable(block.id),
             "gen_ai.tool.type": "function",
             "ccwire.tool.source": source,
         }
         if self._content:
             attrs["gen_ai.tool.call.arguments"] = _json(block.input)
         self._tools[block.id] = self._tracer.start_span(
-            f"execute_tool {block.name}",
+            f"execute_tool {name}",
             context=trace.set_span_in_context(parent),
             kind=SpanKind.INTERNAL,
             attributes=attrs,
@@ -462,9 +499,13 @@ class SessionTrace:
         text = _content_text(block.content)
         if self._content and text is not None:
             span.set_attribute("gen_ai.tool.call.result", _clip(redact_text(text)))
+        known = self._failed.pop(id(span), None)
         if block.is_error and self._closing:  # what the CLI says of a call cut short
             span.set_attribute("error.type", "cancelled")
             span.set_status(Status(StatusCode.ERROR, "the session ended before the tool's result"))
+        elif block.is_error and known is not None:  # its handler raised, or it was denied
+            span.set_attribute("error.type", known[0])
+            span.set_status(Status(StatusCode.ERROR, known[1]))
         elif block.is_error:
             span.set_attribute("error.type", "tool_error")
             why = _detail(text) if self._content and text else "the tool reported an error"
@@ -473,6 +514,7 @@ class SessionTrace:
 
     def _on_result(self, message: ResultMessage) -> None:
         self._turns += 1
+        self._turn_since, self._turn_cut = None, False
         usage = message.usage or {}
         turn = {
             "input": _int(usage.get("input_tokens")),
@@ -522,10 +564,13 @@ class SessionTrace:
         span.add_event("ccwire.turn", event)
         for denial in message.permission_denials or ():
             if isinstance(denial, Mapping):
-                self._owner(denial.get("tool_use_id")).add_event(
-                    "ccwire.permission",
-                    {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"},
-                )
+                attrs = {"ccwire.permission.decision": "deny", "ccwire.permission.source": "cli"}
+                for key, name in (("tool_name", "gen_ai.tool.name"),
+                                  ("tool_use_id", "gen_ai.tool.call.id")):  # fmt: skip
+                    said = denial.get(key)  # (its call's span has ended: the session's
+                    if isinstance(said, str):  # event must say which call it was)
+                        attrs[name] = said
+                self._owner(denial.get("tool_use_id")).add_event("ccwire.permission", attrs)
         if error_type is not None:
             self._error = (error_type, _detail(_result_error_text(message)))
         else:
@@ -567,6 +612,29 @@ class SessionTrace:
         self._owner(data.get("tool_use_id")).add_event("ccwire.hook", attrs)
 
 
+def record_exception(span: Span, error: BaseException) -> tuple[str, str]:
+    """Record ``error`` on ``span`` as an ``exception`` event, its message and stack trace
+    masked and clipped.
+
+    Args:
+        span: The span it ended.
+        error: The exception.
+
+    Returns:
+        Its ``error.type`` and the span's status description (its first line, masked).
+    """
+    stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    span.record_exception(  # masked: a cause's message may hold a secret
+        error,
+        attributes={
+            "exception.message": _detail(str(error)),
+            "exception.stacktrace": _clip(redact_text(stack), _STACK_CHARS),
+        },
+    )
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return type(error).__name__, _detail(first)
+
+
 def end_span(span: Span) -> None:
     """End ``span``; a span processor that fails on it is logged, not raised (telemetry
     must not fail a session or a batch, nor leave their other spans open).
@@ -585,7 +653,23 @@ def _int(value: object) -> int:
 
 
 def _clip(text: str, limit: int = _CONTENT_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+    """``text``, at most ``limit`` characters, as UTF-8 can carry it (`encodable`)."""
+    return encodable(text if len(text) <= limit else text[: limit - 1] + "\u2026")
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (a ``"\\ud800"`` escape in the JSON the CLI or a
+    task file sent) replaced by ``?``: an OTLP exporter drops a string attribute that
+    UTF-8 cannot carry, logging a traceback each time.
+
+    Args:
+        text: Text to record on a span.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _detail(text: str) -> str:

@@ -25,7 +25,7 @@ import anyio
 from .._core.errors import McpError
 from .._wire.content import error_result
 from .._wire.jsonrpc import INVALID_REQUEST
-from .tools import SdkMcpTool, ToolContext
+from .tools import SdkMcpTool, ToolContext, tool_failed
 
 __all__ = ["CallRunner"]
 
@@ -108,7 +108,9 @@ class CallRunner:
         if not finished:
             return None
         if result is None:
-            result = error_result(f"Tool {tool.name!r} timed out after {timeout:g} s")
+            text = f"Tool {tool.name!r} timed out after {timeout:g} s"
+            tool_failed(TimeoutError(text))
+            result = error_result(text)
         return result
 
     async def cancellable(

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import Any, Final, Generic, TypeVar
 
@@ -40,6 +41,7 @@ from .schema import params_schema, to_json_schema
 from .validation import CompiledValidator, ValidationFailure, compile_validator
 
 __all__ = [
+    "TOOL_FAILURES",
     "SdkMcpTool",
     "ToolAnnotations",
     "ToolContext",
@@ -51,6 +53,7 @@ __all__ = [
     "resource_link",
     "text_content",
     "tool",
+    "tool_failed",
 ]
 
 logger = logging.getLogger("ccwire")
@@ -60,6 +63,12 @@ install_log_filter(tool_logger)  # its records mask secrets, as the ``ccwire`` l
 T = TypeVar("T")
 Sink = Callable[[dict[str, Any]], Awaitable[None]]
 """Delivers one JSON-RPC notification to the CLI."""
+TOOL_FAILURES: ContextVar[Callable[[BaseException], None] | None] = ContextVar(
+    "ccwire_tool_failures", default=None
+)
+"""Told of each exception a tool handler raised in this context, and of a call that
+timed out (`TimeoutError`), whose caller (the model) gets an error result: a session's
+telemetry records it on the span of the tool call."""
 
 _NAME: Final = r"[A-Za-z0-9_.\-]{1,128}"  # compiled on first use (re's cache)
 _RESULT_KEYS: Final = ("content", "isError", "is_error", "structuredContent")
@@ -447,7 +456,8 @@ def _not_a_coroutine(name: str, value: Any) -> Any:
 def _log_tool_exception(name: str, exc: BaseException) -> None:
     """Tell the developer that tool ``name`` raised (the model only sees an error result):
     a one-line WARNING on ``ccwire.tools``, the traceback at DEBUG (a test whose tools
-    raise on purpose gets one captured line per call, not a traceback)."""
+    raise on purpose gets one captured line per call, not a traceback); and
+    `TOOL_FAILURES`, if set."""
     text = exception_text(exc).strip().splitlines()
     tool_logger.warning(
         "tool %r raised %s%s; the caller (the model) got it as an error result (the "
@@ -455,6 +465,19 @@ def _log_tool_exception(name: str, exc: BaseException) -> None:
         name, type(exc).__name__, f": {text[0]}" if text else "",
     )  # fmt: skip
     tool_logger.debug("the traceback of tool %r:", name, exc_info=exc)
+    tool_failed(exc)
+
+
+def tool_failed(exc: BaseException) -> None:
+    """Tell `TOOL_FAILURES` (if set) that the tool call of this context failed with
+    ``exc`` (its handler raised it, or it timed out).
+
+    Args:
+        exc: The exception.
+    """
+    observe = TOOL_FAILURES.get()
+    if observe is not None:
+        observe(exc)
 
 
 def _blocks(items: Any) -> list[Any]:
