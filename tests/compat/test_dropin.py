@@ -237,6 +237,116 @@ def test_a_patch_made_through_the_drop_in_is_what_code_gets(installed: Venv) -> 
     assert found == {"query": True, "class": True}
 
 
+_SUBPROCESS_TRANSPORT = """
+    import json, os, sys
+    import anyio
+    from claude_agent_sdk import (
+        ClaudeAgentOptions, ClaudeSDKClient, CLINotFoundError, ProcessError, ResultMessage,
+        Transport, query,
+    )
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+    events = []
+
+    class Timed(SubprocessCLITransport):  # what projects do to time or wrap the CLI
+        def _build_command(self):
+            command = super()._build_command()
+            events.append(["command", os.path.basename(command[0])])
+            return ["env", "MARK=wrapped", *command]
+
+        async def connect(self):
+            await super().connect()
+            events.append(["connected", os.path.basename(self._cli_path), self.is_ready()])
+
+        async def write(self, data):
+            events.append(["write", json.loads(data)["type"]])
+            await super().write(data)
+
+        async def close(self):
+            await super().close()
+            events.append(["closed", self.is_ready()])
+
+    class Middleware(Transport):  # holds the reference's transport, not derived from it
+        def __init__(self, inner):
+            self.inner = inner
+        async def connect(self): await self.inner.connect()
+        async def write(self, data): await self.inner.write(data)
+        def read_messages(self): return self.inner.read_messages()
+        async def close(self): await self.inner.close()
+        def is_ready(self): return self.inner.is_ready()
+        async def end_input(self): await self.inner.end_input()
+
+    def options(**more):
+        return ClaudeAgentOptions(cli_path=sys.argv[1], cwd=sys.argv[2],
+                                  env=json.loads(sys.argv[3]), **more)
+
+    async def main():
+        out = {}
+        opts = options(allowed_tools=["Bash"])
+        async for message in query(prompt="mark?", options=opts, transport=Timed("mark?", opts)):
+            if isinstance(message, ResultMessage):
+                out["query"] = message.result
+        opts = options()
+        async with ClaudeSDKClient(opts, Middleware(SubprocessCLITransport("", opts))) as client:
+            await client.query("again")
+            out["client"] = [type(m).__name__ async for m in client.receive_response()]
+        bad = options(extra_args={"no-such-flag": None})
+        try:
+            async for _ in query(prompt="x", options=bad, transport=Timed("x", bad)):
+                pass
+        except ProcessError as exc:
+            out["bad_flag"] = exc.exit_code
+        unresolved = SubprocessCLITransport("x", ClaudeAgentOptions())
+        try:
+            unresolved._build_command()
+        except CLINotFoundError as exc:
+            out["unresolved"] = [str(exc), unresolved._cli_path, unresolved.is_ready()]
+        out["events"] = events
+        return out
+
+    print(json.dumps(anyio.run(main)))
+"""
+
+
+@pytest.mark.e2e
+def test_the_references_subprocess_transport_subclassed_and_wrapped(
+    installed: Venv, reference_python: Path, tmp_path: Path
+) -> None:
+    # projects import SubprocessCLITransport from the reference's private module: they
+    # subclass it to time or wrap the CLI (connect/write/close/_build_command) and pass
+    # it as transport=, or hold it in a middleware transport. On the drop-in the import
+    # failed (ModuleNotFoundError). Run on both against the real CLI: the same
+    from ccwire.testing import ScriptedModel, text, tool_use
+
+    if CLI is None:
+        pytest.skip("Claude Code CLI not installed (run `make cli`)")
+    source = textwrap.dedent(_SUBPROCESS_TRANSPORT)
+    outputs = []
+    for side, run in (
+        ("reference", lambda *args: subprocess.run(
+            [str(reference_python), *args],
+            capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )),
+        ("ccwire", installed.run),
+    ):  # fmt: skip
+        call = tool_use("Bash", {"command": "echo $MARK"})
+        with ScriptedModel(call, text("done"), text("hi")) as model:
+            home = tmp_path / side
+            home.mkdir()
+            done = run("-c", source, str(CLI), str(home), json.dumps(model.env(str(home))))
+            assert done.returncode == 0, done.stderr[-3000:]
+            outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            # the wrapped command ran: the Bash tool saw what `env` set
+            assert model.turn_requests[1].tool_results()[0].content == "wrapped"
+    reference, ours = outputs
+    assert ours == reference
+    assert ours["query"] == "done" and ours["bad_flag"] == 1
+    assert ours["events"][:3] == [
+        ["command", "claude"], ["connected", "claude", True], ["write", "control_request"]
+    ]  # fmt: skip
+    assert ours["events"][-1] == ["closed", False]
+
+
 def _fake_real_sdk(site: Path) -> None:
     """What ``pip install claude-agent-sdk`` leaves in ``site``."""
     (site / "claude_agent_sdk").mkdir()
