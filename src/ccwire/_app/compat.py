@@ -5,8 +5,9 @@
 directory of the Python that runs ``ccwire``):
 
 * a ``claude_agent_sdk`` package whose modules (``types``, ``query``, ``client``,
-  ``_errors``, ``_version``, ``_cli_version``, ``_internal.transport``,
-  ``_internal.transport.subprocess_cli``, ``_internal.message_parser``, ``testing``,
+  ``_errors``, ``_version``, ``_cli_version``, ``_internal.client``,
+  ``_internal.transport``, ``_internal.transport.subprocess_cli``,
+  ``_internal.message_parser``, ``testing``,
   ``testing.session_store_conformance``)
   serve ccwire's objects, each imported on first use:
   ``claude_agent_sdk.ClaudeSDKClient is ccwire.ClaudeSDKClient``, so a method an
@@ -357,6 +358,10 @@ def _files() -> dict[str, bytes]:
         "_internal/transport/subprocess_cli.py": _module(
             f"{PACKAGE}._internal.transport.subprocess_cli",
             sources=(("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),),
+        ),
+        "_internal/client.py": _module(
+            f"{PACKAGE}._internal.client",
+            sources=(("ccwire._conversation.query", ["InternalClient"]),),
         ),
         "_internal/message_parser.py": _module(
             f"{PACKAGE}._internal.message_parser",
