@@ -49,6 +49,7 @@ from .._core.errors import (
     credentials_hint,
     result_error_text,
 )
+from .._core.loops import current_loop
 from .._core.tasks import TaskHost
 from .._mcp.routing import McpRouter
 from .._protocol.control import (
@@ -146,6 +147,8 @@ class Connection:
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
         self._ended: anyio.Event | None = None  # set when the CLI's output has ended
         self._run_end = RunEndClock(run_end_ceiling(options.env, os.environ))
+        self.loop: object | None = None
+        """The event loop `open()` ran in (see `current_loop()`)."""
 
     # ------------------------------------------------------------- properties
 
@@ -222,6 +225,7 @@ class Connection:
         if self._protocol is not None:
             raise SessionStateError("already connected")
         opts = self.options
+        self.loop = current_loop()
         self._ended = anyio.Event()
         hooks = None
         if opts.hooks:
@@ -336,6 +340,20 @@ class Connection:
         """Close the CLI's stdin; it finishes what is queued and exits."""
         self._input_ended = True
         await self.protocol.end_input()
+
+    def kill_outside_loop(self) -> None:
+        """Stop the CLI at once (SIGKILL) and release what needs no event loop: for a
+        connection whose event loop is gone, or is another one, where nothing of it can
+        be awaited."""
+        self._closing = True
+        if self._transport is not None:
+            self._transport.kill()
+        if self._spill_dir is not None:
+            self._spill_dir.remove()
+            self._spill_dir = None
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
 
     async def close(self) -> None:
         """Stop the CLI (bounded, shielded) and release everything. Idempotent.
