@@ -376,7 +376,9 @@ from unittest import mock
 import anyio
 import claude_agent_sdk
 from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, TextBlock
-from claude_agent_sdk._internal.client import InternalClient
+from claude_agent_sdk._internal.client import (
+    InternalClient, SubprocessCLITransport, Transport, parse_message,
+)
 
 FAKE = [AssistantMessage(content=[TextBlock(text="recorded")], model="m"),
         ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False,
@@ -422,6 +424,10 @@ async def main():
     finally:
         InternalClient.process_query = original
     out["traced"] = traced
+    # what the reference's module imports, patched or read there by some projects
+    frame = {"type": "assistant", "message": {"model": "m", "content": []}}
+    out["names"] = [type(parse_message(frame)).__name__,
+                    issubclass(SubprocessCLITransport, Transport)]
     return out
 
 print(json.dumps(anyio.run(main)))
@@ -445,6 +451,7 @@ def test_a_patch_of_the_references_internal_client_is_what_query_runs(
     assert ours["fed"] == [["AssistantMessage", None], ["ResultMessage", "recorded"]]
     assert ours["failed"] == "Connection failed" and ours["live"] == ["live answer"]
     assert ours["traced"][0] == ["options", "prompt", "transport"]
+    assert ours["names"] == ["AssistantMessage", True]
 
 
 def _fake_real_sdk(site: Path) -> None:

@@ -359,9 +359,14 @@ def _files() -> dict[str, bytes]:
             f"{PACKAGE}._internal.transport.subprocess_cli",
             sources=(("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),),
         ),
-        "_internal/client.py": _module(
+        "_internal/client.py": _module(  # and the names the reference's module imports
             f"{PACKAGE}._internal.client",
-            sources=(("ccwire._conversation.query", ["InternalClient"]),),
+            sources=(
+                ("ccwire._conversation.query", ["InternalClient"]),
+                ("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),
+                ("ccwire._wire.message_parser", ["parse_message"]),
+                ("ccwire", ["Transport"]),
+            ),
         ),
         "_internal/message_parser.py": _module(
             f"{PACKAGE}._internal.message_parser",
