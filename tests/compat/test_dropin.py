@@ -19,7 +19,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ import pytest
 
 import ccwire
 from ccwire._app.reference_names import REFERENCE_NAMES, REFERENCE_VERSION
+from ccwire.testing import ScriptedModel
 from tests.compat.test_new_frames import CLI
 
 TIMEOUT = 120
@@ -235,6 +236,222 @@ def test_a_patch_made_through_the_drop_in_is_what_code_gets(installed: Venv) -> 
         }))
     """)
     assert found == {"query": True, "class": True}
+
+
+_SUBPROCESS_TRANSPORT = """
+    import json, os, sys
+    import anyio
+    from claude_agent_sdk import (
+        ClaudeAgentOptions, ClaudeSDKClient, CLINotFoundError, ProcessError, ResultMessage,
+        Transport, query,
+    )
+    from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+
+    events = []
+
+    class Timed(SubprocessCLITransport):  # what projects do to time or wrap the CLI
+        def _build_command(self):
+            command = super()._build_command()
+            events.append(["command", os.path.basename(command[0])])
+            return ["env", "MARK=wrapped", *command]
+
+        async def connect(self):
+            await super().connect()
+            events.append(["connected", os.path.basename(self._cli_path), self.is_ready()])
+
+        async def write(self, data):
+            events.append(["write", json.loads(data)["type"]])
+            await super().write(data)
+
+        async def close(self):
+            await super().close()
+            events.append(["closed", self.is_ready()])
+
+    class Middleware(Transport):  # holds the reference's transport, not derived from it
+        def __init__(self, inner):
+            self.inner = inner
+        async def connect(self): await self.inner.connect()
+        async def write(self, data): await self.inner.write(data)
+        def read_messages(self): return self.inner.read_messages()
+        async def close(self): await self.inner.close()
+        def is_ready(self): return self.inner.is_ready()
+        async def end_input(self): await self.inner.end_input()
+
+    def options(**more):
+        return ClaudeAgentOptions(cli_path=sys.argv[1], cwd=sys.argv[2],
+                                  env=json.loads(sys.argv[3]), **more)
+
+    async def main():
+        out = {}
+        opts = options(allowed_tools=["Bash"])
+        async for message in query(prompt="mark?", options=opts, transport=Timed("mark?", opts)):
+            if isinstance(message, ResultMessage):
+                out["query"] = message.result
+        opts = options()
+        async with ClaudeSDKClient(opts, Middleware(SubprocessCLITransport("", opts))) as client:
+            await client.query("again")
+            out["client"] = [type(m).__name__ async for m in client.receive_response()]
+        bad = options(extra_args={"no-such-flag": None})
+        try:
+            async for _ in query(prompt="x", options=bad, transport=Timed("x", bad)):
+                pass
+        except ProcessError as exc:
+            out["bad_flag"] = exc.exit_code
+        unresolved = SubprocessCLITransport("x", ClaudeAgentOptions())
+        try:
+            unresolved._build_command()
+        except CLINotFoundError as exc:
+            out["unresolved"] = [str(exc), unresolved._cli_path, unresolved.is_ready()]
+        out["events"] = events
+        return out
+
+    print(json.dumps(anyio.run(main)))
+"""
+
+
+def _on_both(
+    installed: Venv,
+    reference_python: Path,
+    tmp_path: Path,
+    source: str,
+    *steps: Any,
+    check: Callable[[ScriptedModel], None] = lambda model: None,
+) -> tuple[Any, Any]:
+    """Run ``source`` on the reference (in its venv) and on ccwire (through the drop-in),
+    each against the real CLI and a scripted model playing ``steps`` (``check``ed
+    after the run); its arguments are the CLI, a fresh home and the model's
+    environment, its last line of output JSON. Returns (reference's, ccwire's)."""
+    from ccwire.testing import ScriptedModel
+
+    if CLI is None:
+        pytest.skip("Claude Code CLI not installed (run `make cli`)")
+    outputs = []
+    for side, run in (
+        ("reference", lambda *args: subprocess.run(
+            [str(reference_python), *args],
+            capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )),
+        ("ccwire", installed.run),
+    ):  # fmt: skip
+        with ScriptedModel(*steps) as model:
+            home = tmp_path / side
+            home.mkdir()
+            env = json.dumps(model.env(str(home)))
+            done = run("-c", textwrap.dedent(source), str(CLI), str(home), env)
+            assert done.returncode == 0, done.stderr[-3000:]
+            outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            check(model)
+    return outputs[0], outputs[1]
+
+
+@pytest.mark.e2e
+def test_the_references_subprocess_transport_subclassed_and_wrapped(
+    installed: Venv, reference_python: Path, tmp_path: Path
+) -> None:
+    # projects import SubprocessCLITransport from the reference's private module: they
+    # subclass it to time or wrap the CLI (connect/write/close/_build_command) and pass
+    # it as transport=, or hold it in a middleware transport. On the drop-in the import
+    # failed (ModuleNotFoundError). Run on both against the real CLI: the same
+    from ccwire.testing import text, tool_use
+
+    def wrapped_command_ran(model: ScriptedModel) -> None:  # the Bash tool saw `env`'s
+        assert model.turn_requests[1].tool_results()[0].content == "wrapped"
+
+    call = tool_use("Bash", {"command": "echo $MARK"})
+    reference, ours = _on_both(
+        installed, reference_python, tmp_path, _SUBPROCESS_TRANSPORT,
+        call, text("done"), text("hi"), check=wrapped_command_ran,
+    )  # fmt: skip
+    assert ours == reference
+    assert ours["query"] == "done" and ours["bad_flag"] == 1
+    assert ours["events"][:3] == [
+        ["command", "claude"], ["connected", "claude", True], ["write", "control_request"]
+    ]  # fmt: skip
+    assert ours["events"][-1] == ["closed", False]
+
+
+_PROCESS_QUERY_PATCHED = """
+import functools, json, sys
+from unittest import mock
+import anyio
+import claude_agent_sdk
+from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, TextBlock
+from claude_agent_sdk._internal.client import (
+    InternalClient, SubprocessCLITransport, Transport, parse_message,
+)
+
+FAKE = [AssistantMessage(content=[TextBlock(text="recorded")], model="m"),
+        ResultMessage(subtype="success", duration_ms=1, duration_api_ms=1, is_error=False,
+                      num_turns=1, session_id="s", result="recorded")]
+
+async def fake_process_query(self, prompt, options, transport=None):  # a test's fixture
+    for message in FAKE:
+        yield message
+
+async def failing_process_query(self, prompt, options, transport=None):
+    raise ValueError("Connection failed")
+    yield
+
+traced = []
+original = InternalClient.process_query
+
+@functools.wraps(original)
+async def tracing_process_query(self, *args, **kwargs):  # an integration's wrapper
+    traced.append(sorted(kwargs))
+    async for message in original(self, *args, **kwargs):
+        traced.append(type(message).__name__)
+        yield message
+
+async def main():
+    out = {}
+    with mock.patch("claude_agent_sdk._internal.client.InternalClient.process_query",
+                    fake_process_query):
+        out["fed"] = [[type(m).__name__, getattr(m, "result", None)]
+                      async for m in claude_agent_sdk.query(prompt="hi")]
+    with mock.patch("claude_agent_sdk._internal.client.InternalClient.process_query",
+                    failing_process_query):
+        try:
+            async for _ in claude_agent_sdk.query(prompt="hi"):
+                pass
+        except ValueError as exc:
+            out["failed"] = str(exc)
+    InternalClient.process_query = tracing_process_query
+    try:
+        options = ClaudeAgentOptions(cli_path=sys.argv[1], cwd=sys.argv[2],
+                                     env=json.loads(sys.argv[3]))
+        out["live"] = [m.result async for m in claude_agent_sdk.query(prompt="hi", options=options)
+                       if isinstance(m, ResultMessage)]
+    finally:
+        InternalClient.process_query = original
+    out["traced"] = traced
+    # what the reference's module imports, patched or read there by some projects
+    frame = {"type": "assistant", "message": {"model": "m", "content": []}}
+    out["names"] = [type(parse_message(frame)).__name__,
+                    issubclass(SubprocessCLITransport, Transport)]
+    return out
+
+print(json.dumps(anyio.run(main)))
+"""
+
+
+@pytest.mark.e2e
+def test_a_patch_of_the_references_internal_client_is_what_query_runs(
+    installed: Venv, reference_python: Path, tmp_path: Path
+) -> None:
+    # tracing integrations wrap InternalClient.process_query, "the method query()
+    # funnels through", and tests (dd-trace-py's claude_agent_sdk fixtures) patch it to
+    # feed recorded messages to query(). On the drop-in there was no
+    # claude_agent_sdk._internal.client: mock.patch raised ModuleNotFoundError
+    from ccwire.testing import text
+
+    reference, ours = _on_both(
+        installed, reference_python, tmp_path, _PROCESS_QUERY_PATCHED, text("live answer")
+    )
+    assert ours == reference
+    assert ours["fed"] == [["AssistantMessage", None], ["ResultMessage", "recorded"]]
+    assert ours["failed"] == "Connection failed" and ours["live"] == ["live answer"]
+    assert ours["traced"][0] == ["options", "prompt", "transport"]
+    assert ours["names"] == ["AssistantMessage", True]
 
 
 def _fake_real_sdk(site: Path) -> None:

@@ -415,3 +415,38 @@ def test_a_message_takes_an_attribute_the_code_adds(reference_python: Path) -> N
     tagged.received_at = 1.5  # type: ignore[attr-defined]
     assert tagged == ccwire.TextBlock(text="hi")
     assert pickle.loads(pickle.dumps(tagged)).received_at == 1.5
+
+
+_MESSAGE_FIELDS = """
+import dataclasses, json
+import claude_agent_sdk, claude_agent_sdk.types as types
+print(json.dumps({
+    name: [f.name for f in dataclasses.fields(value)]
+    for module in (claude_agent_sdk, types) for name, value in vars(module).items()
+    if isinstance(value, type) and dataclasses.is_dataclass(value)
+    and name.endswith(("Message", "Block", "Event"))
+}))
+"""
+
+
+def test_messages_print_and_compare_by_the_references_fields_only(
+    reference_python: Path,
+) -> None:
+    # code that logs `repr(message)` or compares messages (snapshot tests, dedup by
+    # `==`): run on both against the real CLI, a tool result's UserMessage printed a
+    # `session_id=...` the reference's has no field for, and HookEventMessage its
+    # hook_id, stdout, ... ("raw" aside, each field ccwire adds is out of repr and ==)
+    out = subprocess.run(
+        [str(reference_python), "-c", _MESSAGE_FIELDS],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    shown = {}
+    for name, fields in json.loads(out).items():
+        ours = getattr(ccwire, name, None) or getattr(ccwire_types, name)
+        extra = [
+            f.name for f in dataclasses.fields(ours)
+            if f.name not in fields and f.name != "raw" and (f.repr or f.compare)
+        ]  # fmt: skip
+        if extra:
+            shown[name] = extra
+    assert shown == {}

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, get_type_hints, is_typeddict
 
 import pytest
 
@@ -64,6 +64,42 @@ def test_typed_dicts_have_the_reference_keys(
         assert set(keys) <= ours, (name, sorted(set(keys) - ours))
         checked += 1
     assert checked >= 20  # the control frames, hook outputs, MCP configs and more
+
+
+_OPTIONAL_KEYS = r"""
+import json, typing
+import claude_agent_sdk.types as t
+print(json.dumps({
+    name: [sorted(value.__required_keys__), sorted(value.__optional_keys__)]
+    for name, value in vars(t).items() if typing.is_typeddict(value)
+}))
+"""
+
+
+def test_typed_dicts_take_the_references_optional_keys_as_optional(
+    reference_python: Path,
+) -> None:
+    # code that builds a frame dict without a key the reference marks NotRequired
+    # (`SDKControlPermissionRequest(..., no title)`) type-checks on the reference; ccwire's
+    # control frame dicts, written with `from __future__ import annotations`, took every
+    # NotRequired key for a required one (in __required_keys__, for mypy and at runtime)
+    out = subprocess.run(
+        [str(reference_python), "-c", _OPTIONAL_KEYS],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    differ = {}
+    for name, (required, optional) in json.loads(out).items():
+        ours = getattr(ccwire.types, name, None)
+        if not (isinstance(ours, type) and is_typeddict(ours)):
+            continue  # (an alias of the dict form: see the migration table)
+        req_ours: frozenset[str] = ours.__required_keys__  # type: ignore[attr-defined]
+        opt_ours: frozenset[str] = ours.__optional_keys__  # type: ignore[attr-defined]
+        wrong = sorted(
+            {k for k in optional if k in req_ours} | {k for k in required if k in opt_ours}
+        )
+        if wrong:
+            differ[name] = wrong
+    assert differ == {}
 
 
 def test_the_import_line_of_reference_code_works() -> None:

@@ -1283,7 +1283,7 @@ def _fake_cli_script(tmp_path: Any, body: str) -> str:
 async def test_user_env_and_argv_reach_the_subprocess_spawn(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ccwire._conversation.connection as connection_mod
+    import ccwire._conversation.subprocess_cli as subprocess_cli  # where a session's CLI starts
 
     spawned: dict[str, Any] = {}
 
@@ -1295,7 +1295,7 @@ async def test_user_env_and_argv_reach_the_subprocess_spawn(
             spawned.update(kwargs, argv=argv)
             raise Spawned
 
-    monkeypatch.setattr(connection_mod, "SubprocessTransport", RecordingTransport)
+    monkeypatch.setattr(subprocess_cli, "SubprocessTransport", RecordingTransport)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "inherited-key")
     monkeypatch.setenv("CCWIRE_TEST_UNRELATED_SECRET", "must-not-reach-the-cli")
     monkeypatch.setenv("CLAUDECODE", "1")

@@ -151,3 +151,43 @@ async def test_break_without_aclosing_does_not_cancel_the_caller(
         # of this task, the next checkpoints would raise
         for _ in range(20):
             await anyio.sleep(0.01)
+
+
+# the first loop's pipe objects for the CLI are left to the garbage collector (nothing
+# can close them once their loop is gone): their __del__ warns
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_client_used_in_a_second_event_loop(fault_options: FaultOptions, backend: str) -> None:
+    """Code that runs each step in its own ``asyncio.run()`` (a web handler, a CLI
+    command): the client connected in the first loop. A query in a later loop says why
+    it cannot work, and ``disconnect()`` there stops the CLI without raising, as
+    claude-agent-sdk's does (ccwire's raised a ``SpawnError``, and its query failed with
+    "the CLI connection's tasks were cancelled")."""
+    client = ClaudeSDKClient(fault_options("plain"))
+
+    async def first() -> list[ResultMessage]:
+        with anyio.fail_after(10):
+            await client.connect()
+            await client.query("hi")
+            return [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
+
+    async def second() -> None:
+        with anyio.fail_after(10):
+            await client.query("again")
+
+    async def server_info() -> object:
+        return await client.get_server_info()  # what connect() cached: no loop needed
+
+    async def disconnect() -> None:
+        with anyio.fail_after(10):
+            await client.disconnect()
+
+    assert len(anyio.run(first, backend=backend)) == 1
+    with pytest.raises(CLIConnectionError, match="connected in a different event loop"):
+        anyio.run(second, backend=backend)
+    assert anyio.run(server_info, backend=backend) is not None
+    anyio.run(disconnect, backend=backend)
+    _, alive = psutil.wait_procs(_fault_clis(), timeout=10)  # killed: it ends at once
+    assert alive == []
+    gc.collect()  # (the stranded pipe objects warn here, where the filters apply)

@@ -5,8 +5,10 @@
 directory of the Python that runs ``ccwire``):
 
 * a ``claude_agent_sdk`` package whose modules (``types``, ``query``, ``client``,
-  ``_errors``, ``_version``, ``_cli_version``, ``_internal.transport``,
-  ``_internal.message_parser``, ``testing``, ``testing.session_store_conformance``)
+  ``_errors``, ``_version``, ``_cli_version``, ``_internal.client``,
+  ``_internal.transport``, ``_internal.transport.subprocess_cli``,
+  ``_internal.message_parser``, ``testing``,
+  ``testing.session_store_conformance``)
   serve ccwire's objects, each imported on first use:
   ``claude_agent_sdk.ClaudeSDKClient is ccwire.ClaudeSDKClient``, so a method an
   integration patches on the class is patched for everyone;
@@ -352,6 +354,19 @@ def _files() -> dict[str, bytes]:
         "_internal/__init__.py": _module(f"{PACKAGE}._internal"),
         "_internal/transport/__init__.py": _module(
             f"{PACKAGE}._internal.transport", sources=(("ccwire", ["Transport"]),)
+        ),
+        "_internal/transport/subprocess_cli.py": _module(
+            f"{PACKAGE}._internal.transport.subprocess_cli",
+            sources=(("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),),
+        ),
+        "_internal/client.py": _module(  # and the names the reference's module imports
+            f"{PACKAGE}._internal.client",
+            sources=(
+                ("ccwire._conversation.query", ["InternalClient"]),
+                ("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),
+                ("ccwire._wire.message_parser", ["parse_message"]),
+                ("ccwire", ["Transport"]),
+            ),
         ),
         "_internal/message_parser.py": _module(
             f"{PACKAGE}._internal.message_parser",

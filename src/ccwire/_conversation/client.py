@@ -14,6 +14,7 @@ import anyio
 from .. import _transport, _wire
 from .._core.async_only import AsyncWithOnly
 from .._core.errors import CREDENTIALS_FIX, CLIConnectionError, NoPromptError
+from .._core.loops import current_loop
 from .._core.origin import ReferenceOrigin
 from .options import ClaudeAgentOptions, options_or_default
 from .prompt_check import Prompt, check_prompt
@@ -150,7 +151,11 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
             with anyio.CancelScope(shield=True):
                 await done.wait()  # open() cleans up (bounded) as for any cancellation
         conn, self._conn = self._conn, None
-        if conn is not None:
+        if conn is None:
+            return
+        if conn.loop is not current_loop():
+            conn.kill_outside_loop()  # nothing of the loop it ran in can be awaited here
+        else:
             await conn.close()
 
     async def __aenter__(self) -> ClaudeSDKClient:
@@ -167,10 +172,19 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
             self._conn.abandoned(exc)
         await self.disconnect()
 
-    def _connection(self) -> Connection:
+    def _connection(self, *, any_loop: bool = False) -> Connection:
+        """The connection; unless ``any_loop``, only in the event loop it was opened in
+        (or outside any)."""
         if self._conn is None:
             raise CLIConnectionError(
                 f"not connected: use `{self._ASYNC_WITH}` (or `await client.connect()` first)"
+            )
+        here = current_loop()
+        if not any_loop and here is not None and here is not self._conn.loop:
+            raise CLIConnectionError(
+                "this client was connected in a different event loop (each asyncio.run() "
+                "or anyio.run() runs a new one): use it in the loop that connected it, or "
+                "connect a new client in this one"
             )
         return self._conn
 

@@ -49,6 +49,7 @@ from .._core.errors import (
     credentials_hint,
     result_error_text,
 )
+from .._core.loops import current_loop
 from .._core.tasks import TaskHost
 from .._mcp.routing import McpRouter
 from .._protocol.control import (
@@ -61,7 +62,6 @@ from .._protocol.control import (
 from .._protocol.inbox import Inbox
 from .._protocol.ledger import PromptLedger
 from .._transport.base import CLI_EXITED, LineTransport, Transport, as_line_transport
-from .._transport.discovery import find_cli, spawned_command
 from .._transport.subprocess import SubprocessTransport
 from .._wire import codec
 from .._wire.messages import (
@@ -78,11 +78,11 @@ from .._wire.messages import (
     TranscriptMirrorMessage,
 )
 from .argv import SpillDir, build_argv, build_initialize_fields, sdk_servers
-from .cli_env import build_env
-from .options import ClaudeAgentOptions, check_settings_file, validate_session_store_options
+from .options import ClaudeAgentOptions, validate_session_store_options
 from .ownership import SessionClaim, claim_session
 from .prompt_check import Prompt, check_prompt_item
 from .run_end import RunEndClock, run_end_ceiling
+from .subprocess_cli import cli_process, resolve_cli
 from .telemetry import Telemetry, otel_missing
 
 if TYPE_CHECKING:
@@ -148,6 +148,8 @@ class Connection:
         self._error_result: Mapping[str, Any] | None = None  # the last message, if an error result
         self._ended: anyio.Event | None = None  # set when the CLI's output has ended
         self._run_end = RunEndClock(run_end_ceiling(options.env, os.environ))
+        self.loop: object | None = None
+        """The event loop `open()` ran in (see `current_loop()`)."""
 
     # ------------------------------------------------------------- properties
 
@@ -212,35 +214,19 @@ class Connection:
         if self._custom_transport is not None:
             return self._custom_transport
         opts = self._launch_options
-        spawner = opts.spawn_claude_code_process
-        find = find_cli if spawner is None else spawned_command
-        cli = find(opts.cli_path, cwd=opts.cwd)
-        if spawner is None and opts.sandbox is None:  # (else read here, or elsewhere)
-            check_settings_file(opts)
+        cli = resolve_cli(opts)
         self._spill_dir = SpillDir()
+        # the CLI joins the session's trace
+        trace_env = None if self._trace is None else self._trace.cli_env(os.environ)
         argv = build_argv(opts, cli_path=cli, spill_dir=self._spill_dir)
-        env = build_env(opts, base_env=os.environ)
-        if self._trace is not None:  # the CLI joins the session's trace
-            trace_env = self._trace.cli_env(os.environ)
-            env.update({k: v for k, v in trace_env.items() if k not in opts.env})
-        return SubprocessTransport(
-            argv,
-            env=env,
-            cwd=opts.cwd,
-            user=opts.user,
-            stderr_callback=opts.stderr,
-            max_line_bytes=opts.max_buffer_size,
-            spawner=spawner,
-            spawn_timeout=opts.initialize_timeout,
-            private_files=self._spill_dir.files(),
-            explicit_env=opts.env.keys(),
-        )
+        return cli_process(opts, argv, spill_dir=self._spill_dir, extra_env=trace_env)
 
     async def open(self) -> None:
         """Start the CLI and complete ``initialize``. On failure everything is cleaned up."""
         if self._protocol is not None:
             raise SessionStateError("already connected")
         opts = self.options
+        self.loop = current_loop()
         self._ended = anyio.Event()
         hooks = None
         if opts.hooks:
@@ -375,6 +361,20 @@ class Connection:
         """Close the CLI's stdin; it finishes what is queued and exits."""
         self._input_ended = True
         await self.protocol.end_input()
+
+    def kill_outside_loop(self) -> None:
+        """Stop the CLI at once (SIGKILL) and release what needs no event loop: for a
+        connection whose event loop is gone, or is another one, where nothing of it can
+        be awaited."""
+        self._closing = True
+        if self._transport is not None:
+            self._transport.kill()
+        if self._spill_dir is not None:
+            self._spill_dir.remove()
+            self._spill_dir = None
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
 
     async def close(self) -> None:
         """Stop the CLI (bounded, shielded) and release everything. Idempotent.

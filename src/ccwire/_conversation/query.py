@@ -13,7 +13,7 @@ from .prompt_check import Prompt, check_prompt
 if TYPE_CHECKING:  # in private annotations only: the connection loads with the first query
     from .connection import Connection
 
-__all__ = ["converse", "query"]
+__all__ = ["InternalClient", "converse", "query"]
 
 
 class _Feeder:
@@ -81,16 +81,62 @@ async def query(
     """
     check_prompt(prompt)
     options = options_or_default(options)
-    from .connection import Connection
-
-    conn = Connection(options, transport)
-    await conn.open()
+    client = InternalClient()
+    # only the outermost generator may wait in its cleanup (see `converse()`): this one
+    client._caller_closes = True
     try:
-        async with aclosing(converse(conn, prompt, closes=False)) as messages:
+        process = client.process_query(prompt=prompt, options=options, transport=transport)
+        async with aclosing(process) as messages:
             async for message in messages:
                 yield message
     finally:
-        await conn.close()
+        if client._conn is not None:
+            await client._conn.close()
+
+
+class InternalClient:
+    """`query()`'s conversation, run as claude-agent-sdk's ``InternalClient`` runs it.
+
+    `query()` calls ``InternalClient().process_query(prompt=..., options=...,
+    transport=...)``, as the reference's does, so what patches
+    ``claude_agent_sdk._internal.client.InternalClient.process_query`` (tracing
+    integrations, tests that feed recorded messages) sees every `query()`: the drop-in
+    serves this class under that name.
+    """
+
+    def __init__(self) -> None:
+        self._conn: Connection | None = None
+        self._caller_closes = False  # `query()` closes the connection itself
+
+    async def process_query(
+        self,
+        prompt: str | AsyncIterable[Prompt],
+        options: ClaudeAgentOptions,
+        transport: _transport.base.Transport | None = None,
+    ) -> AsyncGenerator[_wire.messages.Message, None]:
+        """Open a connection for ``options`` (over ``transport``, if given), send
+        ``prompt`` and yield the conversation's messages, as `query()` does; the
+        connection is closed at the end.
+
+        Args:
+            prompt: The prompt, or an async iterable of prompts.
+            options: The options.
+            transport: A custom transport.
+
+        Yields:
+            The conversation's messages.
+        """
+        from .connection import Connection
+
+        conn = self._conn = Connection(options, transport)
+        await conn.open()
+        try:
+            async with aclosing(converse(conn, prompt, closes=False)) as messages:
+                async for message in messages:
+                    yield message
+        finally:
+            if not self._caller_closes:
+                await conn.close()
 
 
 async def converse(

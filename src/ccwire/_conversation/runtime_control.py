@@ -47,7 +47,7 @@ class RuntimeControl:
     _features: _protocol.features.CliFeatures | None = None
     _mcp_servers: dict[str, McpServerConfig] | None = None
 
-    def _connection(self) -> Connection:
+    def _connection(self, *, any_loop: bool = False) -> Connection:
         raise NotImplementedError
 
     async def _request(
@@ -658,7 +658,7 @@ class RuntimeControl:
     async def get_server_info(self) -> dict[str, Any] | None:
         """The CLI's answer to ``initialize`` (commands, models, capabilities, ...): a
         dict, as in ``claude-agent-sdk`` (a copy: changing it changes nothing here)."""
-        info = self._connection().server_info
+        info = self._connection(any_loop=True).server_info  # (cached: no loop needed)
         return None if info is None else dict(info)
 
     async def initialization_result(self) -> Mapping[str, Any]:

@@ -7,11 +7,11 @@ that writes frames by hand. They are the names claude-agent-sdk users know from 
 ``types`` module (``ccwire.types`` re-exports them).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: TypedDict must see NotRequired at class
+# creation to tell optional keys from required ones.
+from typing import Any, Literal
 
-from typing import Any, Literal, TypedDict
-
-from typing_extensions import NotRequired
+from typing_extensions import NotRequired, TypedDict
 
 from .hook_types import HookEvent
 from .permission_types import PermissionMode

@@ -251,7 +251,7 @@ class UserMessage:
     origin: MessageOrigin | None = None
     """What started this message (see `MessageOrigin`); ``None`` when the CLI did not
     attribute it. Tool results never carry one."""
-    session_id: str | None = None
+    session_id: str | None = _ts_field()
     raw: Mapping[str, Any] = _raw()
     is_synthetic: bool | None = _ts_field()
     """True for a message the CLI made, not the user (``isSynthetic``)."""
@@ -574,13 +574,13 @@ class HookEventMessage(SystemMessage):
     hook_event_name: str = ""
     session_id: str | None = None
     uuid: str | None = None
-    hook_id: str | None = None
-    hook_name: str | None = None
-    stdout: str | None = None
-    stderr: str | None = None
-    output: str | None = None
-    exit_code: int | None = None
-    outcome: str | None = None
+    hook_id: str | None = _ts_field()
+    hook_name: str | None = _ts_field()
+    stdout: str | None = _ts_field()
+    stderr: str | None = _ts_field()
+    output: str | None = _ts_field()
+    exit_code: int | None = _ts_field()
+    outcome: str | None = _ts_field()
 
 
 @dataclass(repr=False)
