@@ -26,7 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, Union
 
@@ -563,39 +563,34 @@ def _carrying(tag: str) -> list[int]:
     """The processes whose environment holds ``tag`` (``NAME=value``), where ``/proc``
     shows them (a zombie's is empty: it runs nothing)."""
     needle = b"\0" + os.fsencode(tag) + b"\0"
+    return [pid for pid, environ in _each_process("environ") if needle in b"\0" + environ]
+
+
+def _each_process(name: str) -> Iterator[tuple[int, bytes]]:
+    """``(pid, content of /proc/<pid>/<name>)`` for each process ``/proc`` lets us read
+    it of (one gone in the meantime, or not ours, is passed over); nothing where there
+    is no ``/proc``."""
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return []
-    found = []
+        return
     for entry in entries:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                environ = f.read()
-        except OSError:  # gone in the meantime, or not ours
+            with open(f"/proc/{entry}/{name}", "rb") as f:
+                content = f.read()
+        except OSError:
             continue
-        if needle in b"\0" + environ:
-            found.append(int(entry))
-    return found
+        yield int(entry), content
 
 
 def _has_running_member(group: int) -> bool:
     """Whether process group ``group`` has a process that is not a zombie (``True``
     where ``/proc`` cannot tell)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
+    if not os.path.isdir("/proc"):
         return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:  # gone in the meantime, or not readable
-            continue
+    for _pid, stat in _each_process("stat"):
         # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
         fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) >= 3 and int(fields[2]) == group and fields[0] not in (b"Z", b"X"):
