@@ -345,8 +345,16 @@ def _wait_for_nap(marker: str) -> None:
     """Wait (bounded) until the watchdog of the session marked ``marker`` naps between
     two checks (a ``sleep`` of the session runs)."""
     deadline = time.monotonic() + 10
-    while not [p for p in processes_with(marker) if psutil.Process(p).name() == "sleep"]:
+    while not [p for p in processes_with(marker) if _name(p) == "sleep"]:
         assert time.monotonic() < deadline, "the watchdog never napped"
+
+
+def _name(pid: int) -> str | None:
+    """The name of process ``pid``; None once it has gone (a nap that just ended)."""
+    try:
+        return psutil.Process(pid).name()
+    except psutil.NoSuchProcess:
+        return None
 
 
 def test_the_ssh_watchdog_leaves_no_process_when_the_session_ends() -> None:
