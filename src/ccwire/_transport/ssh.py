@@ -71,8 +71,8 @@ ccwire_cli=$!
 exec 3<&- 0</dev/null >/dev/null 2>&1
 (
   ccwire_nap=
-  trap 'if [ -n "$ccwire_nap" ]; then kill "$ccwire_nap"; wait; fi; exit 0' TERM
-  ccwire_sleep() {{ sleep "$1" & ccwire_nap=$!; wait "$ccwire_nap"; ccwire_nap=; }}
+  trap 'if [ -n "$ccwire_nap" ]; then kill "$!" 2>/dev/null; wait; fi; exit 0' TERM
+  ccwire_sleep() {{ ccwire_nap=1; sleep "$1" & wait "$!"; ccwire_nap=; }}
   while kill -0 "$ccwire_parent" 2>/dev/null; do
     kill -0 "$ccwire_cli" 2>/dev/null || exit 0
     ccwire_sleep 1
@@ -96,7 +96,8 @@ exit "$ccwire_rc"
 """Start the CLI in the background on the session's input, watch the SSH session (the
 shell's parent, the sshd process of this connection) and stop the CLI if it ends. The
 watchdog naps in the background (``wait`` returns at a signal; ``sleep`` would not), so
-that, stopped when the CLI exits, it stops its nap too and the shell waits for it:
+that, stopped when the CLI exits, it stops its nap too and the shell waits for it (it
+marks a nap before it starts one: stopped as the ``sleep`` starts, it stops that one):
 nothing of the session is left on the remote machine when the shell exits. Once the
 CLI runs, the shell writes nowhere: its output is the SSH channel, which a dropped
 connection breaks (a shell reporting a job "Terminated" there dies of SIGPIPE before
