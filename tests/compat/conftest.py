@@ -103,3 +103,12 @@ def ts_api() -> Any:
     if os.environ.get("CCWIRE_REQUIRE_TS_SDK") == "1":
         pytest.fail(message)
     pytest.skip(message)
+
+
+def on_reference(reference_python: Path, script: str, timeout: float = 60) -> Any:
+    """What ``script`` prints (JSON), run with ``python -c`` in the reference's venv."""
+    out = subprocess.run(
+        [str(reference_python), "-c", script],
+        capture_output=True, text=True, timeout=timeout, check=True,
+    ).stdout  # fmt: skip
+    return json.loads(out)

@@ -12,7 +12,6 @@ import dataclasses
 import io
 import json
 import pickle
-import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,6 +35,7 @@ from ccwire import (
     create_sdk_mcp_server,
 )
 from ccwire.testing import FakeCLI, memory_transport_pair
+from tests.compat.conftest import on_reference
 
 _MUTABLE_IN_THE_REFERENCE = """
 import dataclasses, json
@@ -54,22 +54,16 @@ print(json.dumps(sorted(names)))
 def _same_on_both(reference_python: Path, script: str, theirs: str, ours: str) -> None:
     """Run ``script`` (it prints JSON) on the reference, in its venv, and again with
     ``theirs`` replaced by ``ours`` on ccwire, in this process: both print the same."""
-    out = subprocess.run(
-        [str(reference_python), "-c", script],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
+    theirs_printed = on_reference(reference_python, script)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(script.replace(theirs, ours), {})
-    assert json.loads(printed.getvalue()) == json.loads(out)
+    assert json.loads(printed.getvalue()) == theirs_printed
 
 
 def test_what_the_reference_lets_code_change_ccwire_does_too(reference_python: Path) -> None:
-    out = subprocess.run(
-        [str(reference_python), "-c", _MUTABLE_IN_THE_REFERENCE],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
-    ours = [getattr(ccwire, n, None) or getattr(ccwire_types, n, None) for n in json.loads(out)]
+    mutable = on_reference(reference_python, _MUTABLE_IN_THE_REFERENCE)
+    ours = [getattr(ccwire, n, None) or getattr(ccwire_types, n, None) for n in mutable]
     params = {v.__name__: getattr(v, "__dataclass_params__", None) for v in ours if v is not None}
     frozen = [name for name, p in params.items() if getattr(p, "frozen", False)]
     assert frozen == []
@@ -436,12 +430,8 @@ def test_messages_print_and_compare_by_the_references_fields_only(
     # `==`): run on both against the real CLI, a tool result's UserMessage printed a
     # `session_id=...` the reference's has no field for, and HookEventMessage its
     # hook_id, stdout, ... ("raw" aside, each field ccwire adds is out of repr and ==)
-    out = subprocess.run(
-        [str(reference_python), "-c", _MESSAGE_FIELDS],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
     shown = {}
-    for name, fields in json.loads(out).items():
+    for name, fields in on_reference(reference_python, _MESSAGE_FIELDS).items():
         ours = getattr(ccwire, name, None) or getattr(ccwire_types, name)
         extra = [
             f.name for f in dataclasses.fields(ours)

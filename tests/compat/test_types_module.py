@@ -3,7 +3,6 @@ from ``claude_agent_sdk.types`` (the reference's names are read live from its ve
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 import ccwire
 import ccwire.types
+from tests.compat.conftest import on_reference
 
 _REFERENCE_SCRIPT = r"""
 import collections.abc, dataclasses, json, pathlib, types, typing, typing_extensions
@@ -33,11 +33,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def reference_types(reference_python: Path) -> dict[str, list[str] | None]:
-    out = subprocess.run(
-        [str(reference_python), "-c", _REFERENCE_SCRIPT],
-        capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
-    names: dict[str, list[str] | None] = json.loads(out)
+    names: dict[str, list[str] | None] = on_reference(reference_python, _REFERENCE_SCRIPT, 120)
     return names
 
 
@@ -83,12 +79,8 @@ def test_typed_dicts_take_the_references_optional_keys_as_optional(
     # (`SDKControlPermissionRequest(..., no title)`) type-checks on the reference; ccwire's
     # control frame dicts, written with `from __future__ import annotations`, took every
     # NotRequired key for a required one (in __required_keys__, for mypy and at runtime)
-    out = subprocess.run(
-        [str(reference_python), "-c", _OPTIONAL_KEYS],
-        capture_output=True, text=True, timeout=120, check=True,
-    ).stdout  # fmt: skip
     differ = {}
-    for name, (required, optional) in json.loads(out).items():
+    for name, (required, optional) in on_reference(reference_python, _OPTIONAL_KEYS, 120).items():
         ours = getattr(ccwire.types, name, None)
         if not (isinstance(ours, type) and is_typeddict(ours)):
             continue  # (an alias of the dict form: see the migration table)
