@@ -909,3 +909,27 @@ def test_exit_code_table_in_docs_matches_exit_codes() -> None:
     rows = re.findall(r"^\|\s*(\d+)\s*\|\s*(.*?)\s*\|\s*$", section, flags=re.MULTILINE)
     documented = [(int(code), meaning.replace("`", "")) for code, meaning in rows]
     assert documented == [(int(code), meaning) for code, meaning in EXIT_CODES.items()]
+
+
+def test_every_option_of_every_command_is_in_the_docs() -> None:
+    # a newcomer reads docs/cli.md, or an error message's hint, and finds the option there
+    import argparse
+
+    from ccwire._app.arguments import build_parser
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+
+    def options(parser: argparse.ArgumentParser, command: str) -> Iterator[tuple[str, str]]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from options(sub, f"{command} {name}".strip())
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag not in ("--help", "--version"):
+                    if action.help == argparse.SUPPRESS:  # hidden: for tests
+                        continue
+                    yield command, flag
+
+    found = options(build_parser(), "")
+    missing = [f"ccwire {c} {flag}" for c, flag in found if not re.search(f"{flag}\\b", docs)]
+    assert not missing, missing

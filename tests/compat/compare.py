@@ -136,11 +136,7 @@ def _compare_methods(name: str, ref: dict[str, Any], ours: dict[str, Any]) -> li
             problems.append(f"{where}: missing")
             continue
         if info["kind"] != mine["kind"]:
-            ok = {info["kind"], mine["kind"]} <= {"asyncgen", "sync"} and method.startswith(
-                ("receive_", "read_")
-            )
-            if not ok:
-                problems.append(f"{where}: is {mine['kind']}, the reference's is {info['kind']}")
+            problems.append(f"{where}: is {mine['kind']}, the reference's is {info['kind']}")
         if "params" in info:
             if method == "__aexit__":  # called by `async with`, never by keyword
                 continue

@@ -24,6 +24,7 @@ import json
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +115,12 @@ async def background_subagent(cli_path: str, tmp: Path) -> Frames:
             async with ClaudeSDKClient(options) as client:
                 await client.query("ask the helper in the background")
                 results = 0
-                async for message in client.receive_messages():
-                    frames.append(dict(message.raw))
-                    results += message.raw.get("type") == "result"
-                    if results == 2:  # our turn, then the task notification's
-                        break
+                async with aclosing(client.receive_messages()) as messages:  # left early
+                    async for message in messages:
+                        frames.append(dict(message.raw))
+                        results += message.raw.get("type") == "result"
+                        if results == 2:  # our turn, then the task notification's
+                            break
         return frames
 
 

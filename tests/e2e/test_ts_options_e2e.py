@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +151,10 @@ async def test_prompt_suggestions_arrive_after_the_result(
             second = await one_turn(client, "second")
             assert isinstance(second[-1], ResultMessage)
             suggestion: PromptSuggestionMessage | None = None
-            async for message in client.receive_messages():
-                if isinstance(message, PromptSuggestionMessage):
-                    suggestion = message
-                    break
+            async with aclosing(client.receive_messages()) as messages:  # left early
+                async for message in messages:
+                    if isinstance(message, PromptSuggestionMessage):
+                        suggestion = message
+                        break
     assert suggestion is not None and suggestion.suggestion == "Run the test suite again"
     assert len(model.turn_requests) == 3

@@ -25,6 +25,7 @@ import os
 import pickle
 import signal
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any, get_args
 
 import anyio
@@ -383,9 +384,10 @@ async def test_stdin_closes_under_us(fault_options: FaultOptions) -> None:
         with anyio.fail_after(LIMIT):
             async with ClaudeSDKClient(fault_options("stdin_closes")) as client:
                 await client.query("hi")
-                async for message in client.receive_messages():
-                    if isinstance(message, SystemMessage) and message.subtype == "stdin_closed":
-                        break
+                async with aclosing(client.receive_messages()) as messages:  # left early
+                    async for message in messages:
+                        if isinstance(message, SystemMessage) and message.subtype == "stdin_closed":
+                            break
                 # the input is gone; the CLI may have exited meanwhile (ProcessError)
                 with pytest.raises((CLIConnectionError, ProcessError)):
                     await client.query("are you there?")

@@ -190,25 +190,23 @@ def test_docs_blocks_run_offline(
     page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each page's python blocks run in order in one namespace (a reader following the
-    page), offline: `options` is given, pointing the real CLI at a scripted model that
-    echoes the prompt; top-level `await` and `async for` are allowed."""
+    page, in the asyncio REPL), offline: nothing is given to them, they define every
+    name they use (`options` too); the environment points the real CLI they start at
+    a scripted model that answers "Done." (as a reader's API key points it at Claude);
+    top-level `await` and `async for` are allowed."""
     import anyio
-
-    from ccwire import ClaudeAgentOptions
 
     # the work folder next to HOME, not holding it (a sandbox refuses to expose a home)
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(work)
+    for name in [k for k in os.environ if k.startswith("ANTHROPIC_")]:
+        monkeypatch.delenv(name)
     with ScriptedModel(default=text("Done.")) as model:
-        namespace: dict[str, object] = {
-            "__name__": "docs_block",
-            "options": ClaudeAgentOptions(
-                env=model.env(home), cwd=str(work), cli_path=_cli(), max_turns=3
-            ),
-        }
+        for name, value in {**model.env(home), "CCWIRE_CLI_PATH": str(_cli())}.items():
+            monkeypatch.setenv(name, value)
+        namespace: dict[str, object] = {"__name__": "docs_block"}
         ran = anyio.run(_run_page, page, namespace)
         talks = any(re.search(r"^(async (with|for)|await) ", c, re.M) for c, _ in _blocks(page))
         assert bool(model.requests) == talks  # a page that converses reached the model
@@ -248,6 +246,38 @@ def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
         return re.sub(r"\d+ ms|session [0-9a-f]{8}|\d+ tools", "#", out).splitlines()
 
     assert norm(shown.group(1)) == norm(done.stdout)
+
+
+def test_the_quickstart_names_the_first_errors_as_python_words_them() -> None:
+    """A newcomer's first slips with `query()` (a plain `for`, an `await`, `async for` in a
+    plain script, a positional prompt) get Python's own errors, which ccwire cannot
+    reword (`query()` is an async generator function, as the reference's is): the
+    quickstart quotes each, word for word, with its fix."""
+    import anyio
+
+    from ccwire import query
+
+    page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
+    said: list[str] = []
+    with pytest.raises(TypeError) as plain_for:
+        for _ in query(prompt="hi"):  # type: ignore[attr-defined]
+            pass  # pragma: no cover
+    said.append(f"TypeError: {plain_for.value}")
+
+    async def awaited() -> None:
+        await query(prompt="hi")  # type: ignore[misc]
+
+    with pytest.raises(TypeError) as await_query:
+        anyio.run(awaited)
+    said.append(f"TypeError: {await_query.value}")
+    with pytest.raises(SyntaxError) as outside:
+        compile('async for m in query(prompt="hi"):\n    print(m)\n', "main.py", "exec")
+    said.append(f"SyntaxError: {outside.value.msg}")
+    with pytest.raises(TypeError) as positional:
+        query("hi")  # type: ignore[call-arg]
+    said.append(f"TypeError: {positional.value}")
+    missing = [words for words in said if f"`{words}`" not in page]
+    assert not missing, missing
 
 
 # --------------------------------------------------------------------------- installing

@@ -207,9 +207,12 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         await conn.stream_prompts(prompt, session_id=session_id)
         return None
 
-    def receive_messages(self) -> AsyncGenerator[_wire.messages.Message, None]:
-        """Every message until the CLI's output ends (an async iterator)."""
-        return self._connection().messages(until_result=False)
+    async def receive_messages(self) -> AsyncGenerator[_wire.messages.Message, None]:
+        """Every message until the CLI's output ends (an async generator, as the
+        reference's: not connected, it raises `CLIConnectionError` once iterated)."""
+        async with aclosing(self._connection().messages(until_result=False)) as messages:
+            async for message in messages:
+                yield message
 
     async def receive_response(self) -> AsyncGenerator[_wire.messages.Message, None]:
         """Messages up to and including the next ``ResultMessage`` (an async iterator).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -123,9 +123,10 @@ async def test_what_is_pending_at_close_is_flushed() -> None:
         await fake.receive("user")
         await fake.send(_frame("a"))
         await fake.assistant({"type": "text", "text": "partial"})
-        async for message in client.receive_messages():
-            if not isinstance(message, SystemMessage):
-                break  # the assistant message: the frame before it was read
+        async with aclosing(client.receive_messages()) as messages:  # left early
+            async for message in messages:
+                if not isinstance(message, SystemMessage):
+                    break  # the assistant message: the frame before it was read
         assert store.calls == []
     assert store.calls == [(MAIN_KEY, ["a"])]
 
