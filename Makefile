@@ -92,14 +92,16 @@ test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	  $(BIN)/pytest --cov=ccwire --cov-report=term:skip-covered
 	@$(MAKE) --no-print-directory test-pythons
 
-# On the other Pythons the end-to-end tier (the real CLI: the same bytes on every
-# Python) is left out, to keep `make test` near 20 minutes.
-OTHER_PYTHONS_SKIP :=
-
 # The suite again on the oldest and the newest supported Python (the main run above uses
 # the default python3), each in its own venv (.venv-3.10, ...). The interpreter comes
 # from pyenv's versions or PATH; one this machine lacks is reported and skipped.
+# These runs look for what differs between Pythons, so they leave out what the main run
+# has already checked once and for all: the end-to-end tier (the real CLI: the same bytes
+# on every Python), the project's own checks (docs, wheel, bench smoke: tests/project)
+# and the property-based fuzzing (tests/fuzz). The two run side by side, each in a
+# process of its own, and print their output when they end (`--output-sync`).
 PYTHONS := 3.10 3.13
+OTHER_PYTHONS_SKIP := -m "not e2e" --ignore=tests/project --ignore=tests/fuzz
 PYENV_ROOT ?= $(HOME)/.pyenv
 find_python = $(firstword $(wildcard $(PYENV_ROOT)/versions/$(1).*/bin/python$(1)) \
   $(shell python$(1) -c 'import sys; print(sys.executable)' 2>/dev/null))
@@ -116,11 +118,12 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 
 test-pythons: devtools ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
-	@set -e; for v in $(FOUND_PYTHONS); do \
-	  echo "== the test suite without the end-to-end tier on Python $$v"; \
-	  CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
-	    CCWIRE_REQUIRE_TS_SDK=1 .venv-$$v/bin/pytest -q -p no:cacheprovider -m "not e2e" $(OTHER_PYTHONS_SKIP); \
-	done
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix test-python-,$(FOUND_PYTHONS))
+
+test-python-%:
+	@echo "== the test suite on Python $* (not the end-to-end tier, tests/project, tests/fuzz)"
+	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
+	  CCWIRE_REQUIRE_TS_SDK=1 .venv-$*/bin/pytest -q -p no:cacheprovider $(OTHER_PYTHONS_SKIP)
 
 demo: demo-venv cli
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) $(BIN)/python -m ccwire demo
