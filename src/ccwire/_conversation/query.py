@@ -81,9 +81,8 @@ async def query(
     """
     check_prompt(prompt)
     options = options_or_default(options)
-    client = InternalClient()
     # only the outermost generator may wait in its cleanup (see `converse()`): this one
-    client._caller_closes = True
+    client = InternalClient(caller_closes=True)
     try:
         process = client.process_query(prompt=prompt, options=options, transport=transport)
         async with aclosing(process) as messages:
@@ -102,11 +101,15 @@ class InternalClient:
     ``claude_agent_sdk._internal.client.InternalClient.process_query`` (tracing
     integrations, tests that feed recorded messages) sees every `query()`: the drop-in
     serves this class under that name.
+
+    Args:
+        caller_closes: `process_query()` leaves the connection open at its end: its
+            caller closes it (`query()` does, from the outermost generator).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, caller_closes: bool = False) -> None:
         self._conn: Connection | None = None
-        self._caller_closes = False  # `query()` closes the connection itself
+        self._caller_closes = caller_closes
 
     async def process_query(
         self,
