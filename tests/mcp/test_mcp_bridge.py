@@ -539,9 +539,10 @@ async def test_a_cancel_for_no_request_in_flight_is_ignored() -> None:
     bridge = McpBridge(official)
     sink = Sink()
     async with session(bridge, sink):
-        for params in ({"requestId": 99}, "not an object"):
-            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
-            assert await bridge.handle(cancel, send=sink) is None
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+        assert await bridge.handle({**cancel, "params": {"requestId": 99}}, send=sink) is None
+        invalid = await bridge.handle({**cancel, "params": "not an object"}, send=sink)
+        assert invalid is not None and invalid["error"]["code"] == -32600  # not a notification
         reply = await bridge.handle(call("add", {"a": 1, "b": 1}), send=sink)
         assert reply is not None and reply["result"]["structuredContent"] == {"result": 2}
 
@@ -601,12 +602,12 @@ async def test_messages_the_bridge_or_the_mcp_package_refuse() -> None:
     bridge = McpBridge(official)
     sink = Sink()
     async with session(bridge, sink):
-        assert await bridge.handle(["not", "an", "object"], send=sink) == {  # type: ignore[arg-type]
+        assert await bridge.handle("not an object", send=sink) == {  # type: ignore[arg-type]
             "jsonrpc": "2.0",
             "id": None,
             "error": {
                 "code": -32600,
-                "message": "Invalid Request: a message must be a JSON object",
+                "message": "Invalid Request: a message must be a JSON object, got str",
             },
         }
         bad = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": "not an object"}
@@ -614,8 +615,16 @@ async def test_messages_the_bridge_or_the_mcp_package_refuse() -> None:
         assert refused is not None and refused["id"] == 3
         assert refused["error"]["code"] == -32600
         assert refused["error"]["message"].startswith("Invalid Request: ")
+        # JSON-RPC 2.0 answers an invalid message even without an id, as SdkMcpServer does
         notice = {"jsonrpc": "2.0", "method": "notifications/progress", "params": "not an object"}
-        assert await bridge.handle(notice, send=sink) is None
+        assert await bridge.handle(notice, send=sink) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Invalid Request: params must be an object"},
+        }
+        both = {"jsonrpc": "2.0", "id": 4, "result": {}, "error": {"code": 1, "message": "m"}}
+        answered = await bridge.handle(both, send=sink)  # a response has one of the two
+        assert answered is not None and answered["error"]["code"] == -32600
         reply = await bridge.handle(call("add", {"a": 1, "b": 1}), send=sink)  # still serving
         assert reply is not None and reply["result"]["structuredContent"] == {"result": 2}
     assert state["lifespans"] == 1

@@ -324,9 +324,11 @@ async def errors(c: Client) -> None:
         (await c.error("prompts/get", {"name": "review"}))["code"],
         (await c.error("prompts/get", {"name": "nope"}))["code"],
         (await c.error("logging/setLevel", {"level": "loud"}))["code"],
+        # params that are no object: no valid request (JSON-RPC 2.0's params are structured;
+        # MCP's, an object)
         (await c.error("tools/call", 5))["code"],  # type: ignore[arg-type]
     ]
-    assert codes == [-32601, -32602, -32602, -32002, -32602, -32603, -32602, -32602, -32602, -32602]
+    assert codes == [-32601, -32602, -32602, -32002, -32602, -32603, -32602, -32602, -32602, -32600]
     for bad in ([1, 2], {"jsonrpc": "2.0", "id": True, "method": "ping"}, {"jsonrpc": "2.0"}):
         assert (await c.raw(bad))["error"]["code"] == -32600
 

@@ -180,22 +180,36 @@ async def test_the_schema_check_of_every_test_fails_on_invalid_messages(
     ("message", "code", "text", "reply_id"),
     [
         ("not a dict", -32600, "must be a JSON object", None),
-        ([1, 2], -32600, "must be a JSON object", None),
-        ({"jsonrpc": "2.0"}, -32600, "no method and no id", None),
-        ({"jsonrpc": "2.0", "id": 4}, -32600, "method must be a string", 4),
+        ([1, 2], -32600, "batches are not supported", None),
+        ({"jsonrpc": "2.0"}, -32600, "neither a request nor a response", None),
+        ({"jsonrpc": "2.0", "id": 4}, -32600, "neither a request nor a response", 4),
         ({"jsonrpc": "2.0", "id": 4, "method": 12}, -32600, "method must be a string", 4),
         ({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}, -32600, "id must be", None),
         ({"jsonrpc": "2.0", "id": True, "method": "ping"}, -32600, "id must be", None),
-        ({"id": 12, "method": "ping"}, -32600, '"jsonrpc" must be "2.0"', 12),
-        ({"jsonrpc": "1.0", "id": "v1", "method": "ping"}, -32600, '"jsonrpc" must be', "v1"),
-        ({"jsonrpc": 2.0, "id": 13, "method": "tools/list"}, -32600, '"jsonrpc" must be', 13),
-        ({"method": "notifications/initialized"}, -32600, '"jsonrpc" must be', None),
+        ({"id": 12, "method": "ping"}, -32600, 'jsonrpc must be "2.0"', 12),
+        ({"jsonrpc": "1.0", "id": "v1", "method": "ping"}, -32600, "jsonrpc must be", "v1"),
+        ({"jsonrpc": 2.0, "id": 13, "method": "tools/list"}, -32600, "jsonrpc must be", 13),
+        ({"method": "notifications/initialized"}, -32600, "jsonrpc must be", None),
+        # JSON-RPC 2.0 answers an invalid message even without an id; MCP's params are an
+        # object (an array is no MCP request: -32600, as `ccwire serve` answers it)
+        *[
+            (
+                {"jsonrpc": "2.0", **id_, "method": method, "params": params},
+                -32600,
+                "params must be an object",
+                id_.get("id"),
+            )
+            for id_, method in (({"id": 5}, "tools/call"), ({}, "notifications/initialized"))
+            for params in ([1], "x")
+        ],
+        # a response has a result or an error, never both, and is JSON-RPC 2.0's too
         (
-            {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": [1]},
-            -32602,
-            "params must be an object",
-            5,
+            {"jsonrpc": "2.0", "id": 14, "result": {}, "error": {"code": 1, "message": "m"}},
+            -32600,
+            "neither a request nor a response",
+            14,
         ),
+        ({"id": 15, "result": {}}, -32600, 'jsonrpc must be "2.0"', 15),
         (
             {"jsonrpc": "2.0", "id": 6, "method": "resources/watch"},
             -32601,

@@ -39,11 +39,11 @@ from .._core.errors import McpError, MissingExtraError
 from .._core.loops import spawn_detached
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    check_request,
     error,
+    invalid_request,
     result,
-    valid_id,
 )
 from .broadcast import Sink
 from .config import McpSdkServerConfig
@@ -403,18 +403,10 @@ class McpBridge:
         the server's own requests to the client (sampling, elicitation, roots) are
         relayed to the client instead of refused.
         """
-        if not isinstance(message, Mapping):
-            return error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
-        method = message.get("method")
-        if not isinstance(method, str):
-            if method is None and "id" in message and ("result" in message or "error" in message):
-                return None  # a response from the CLI: the bridge sends it no requests
-            req_id = message.get("id")
-            return error(
-                req_id if valid_id(req_id) else None,
-                INVALID_REQUEST,
-                "Invalid Request: method must be a string",
-            )
+        if (refused := check_request(message)) is not None:
+            return refused
+        if "method" not in message:
+            return None  # a response from the CLI: the bridge sends it no requests
         key: Hashable = session_key if session_key is not None else send or session_id
         try:
             hash(key)
@@ -439,4 +431,4 @@ class McpBridge:
         except Exception as exc:  # e.g. a message the mcp package refuses to parse
             if "id" not in message:
                 return None
-            return error(message.get("id"), INVALID_REQUEST, f"Invalid Request: {exc}")
+            return invalid_request(message.get("id"), str(exc))

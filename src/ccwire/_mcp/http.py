@@ -105,9 +105,9 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from .._wire.framing import encode_line
-from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, error
+from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, check_request, error, invalid_request
 from .bridge import from_message, to_session_message
-from .link import PARSE_ERROR, check_request
+from .link import PARSE_ERROR
 from .serve import DRAIN_SECONDS, _cancel_when, raise_stopping_signal, serve_lines
 from .versions import MODERN_VERSIONS, negotiate, unsupported
 
@@ -344,8 +344,8 @@ class _Session:
             return
         key = str(message["id"])  # as the transport keys its streams
         if key in self.posting or key in self.running:
-            yield error(message["id"], INVALID_REQUEST, "Invalid Request: a request of this "
-                        "session with that id is still in flight")  # fmt: skip
+            yield invalid_request(message["id"], "a request of this session with that id "
+                                  "is still in flight")  # fmt: skip
             return
         self.posting.add(key)
         try:
@@ -426,12 +426,8 @@ def _problem(message: Any) -> dict[str, Any] | None:
     except ValidationError as exc:
         where = [str(part) for part in exc.errors()[0]["loc"]]
         if where[:1] == ["id"]:
-            return error(
-                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
-            )
-        return error(
-            None, INVALID_REQUEST, f"Invalid Request: {'.'.join(where)}: {exc.errors()[0]['msg']}"
-        )
+            return invalid_request(None, "id must be a string or an integer")
+        return invalid_request(None, f"{'.'.join(where)}: {exc.errors()[0]['msg']}")
     return None
 
 
@@ -670,8 +666,7 @@ class McpHttpApp:
         async def serve_one(index: int, item: Any) -> None:
             problem = _problem(item)
             if problem is None and item.get("method") == "initialize":
-                problem = error(item.get("id"), INVALID_REQUEST, "Invalid Request: initialize "
-                                "cannot be part of a batch")  # fmt: skip
+                problem = invalid_request(item.get("id"), "initialize cannot be part of a batch")
             if problem is not None:
                 answers[index] = problem
                 return

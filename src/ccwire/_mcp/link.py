@@ -46,15 +46,16 @@ from .._wire.codec import mcp_unencodable
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    check_request,
     error,
+    invalid_request,
     valid_id,
 )
 from .outbound import Outbound, Requester
 from .versions import request_version
 
-__all__ = ["PARSE_ERROR", "ClientLink", "check_params", "check_request"]
+__all__ = ["PARSE_ERROR", "ClientLink", "check_params"]
 
 logger = logging.getLogger("ccwire")
 
@@ -67,36 +68,6 @@ Writer = Callable[..., Awaitable[None]]
 """``write(message, related=None)``: ``related`` is the id of the client's request a
 notification or request belongs to (Streamable HTTP sends it on that request's stream).
 Raises `MessageEncodeError`, having written nothing, for a message JSON cannot carry."""
-
-
-def _invalid(req_id: Any, why: str) -> dict[str, Any]:
-    return error(req_id, INVALID_REQUEST, f"Invalid Request: {why}")
-
-
-def check_request(message: Any) -> dict[str, Any] | None:
-    """The -32600 error for a parsed JSON value that is not a valid JSON-RPC 2.0 request,
-    notification or response object; ``None`` when it is one."""
-    if isinstance(message, list):
-        return _invalid(None, "batches are not supported" if message else "empty batch")
-    if not isinstance(message, dict):
-        return _invalid(None, f"a message must be a JSON object, got {type(message).__name__}")
-    has_id = "id" in message
-    req_id = message.get("id")
-    usable_id = req_id if has_id and valid_id(req_id) else None
-    if message.get("jsonrpc") != "2.0":
-        return _invalid(usable_id, 'jsonrpc must be "2.0"')
-    if has_id and not valid_id(req_id):
-        return _invalid(None, "id must be a string or a number")
-    method = message.get("method")
-    if "method" not in message:
-        if has_id and (("result" in message) != ("error" in message)):
-            return None  # a response
-        return _invalid(usable_id, "neither a request nor a response")
-    if not isinstance(method, str):
-        return _invalid(usable_id, "method must be a string")
-    if message.get("params") is not None and not isinstance(message["params"], dict):
-        return _invalid(usable_id, "params must be an object")
-    return None
 
 
 def _invalid_params(req_id: Any, why: str) -> dict[str, Any]:
@@ -198,7 +169,7 @@ class ClientLink:
             return check_params(message)
         if method not in getattr(self.server, "_ROUTES", (method,)):
             return error(req_id, METHOD_NOT_FOUND, f"Method not found: {method}")
-        return _invalid(req_id, f"{method} before initialize: initialize first")
+        return invalid_request(req_id, f"{method} before initialize: initialize first")
 
     def _may_serve(self, method: str, params: Mapping[str, Any]) -> bool:
         return self.initialized or method in _NO_HANDSHAKE or request_version(params) is not None

@@ -20,8 +20,8 @@ from .._core.errors import McpError, ToolDefinitionError
 from .._wire.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    check_request,
     error as _error,
     page,
     result as _result,
@@ -330,26 +330,16 @@ class SdkMcpServer:
         """
         if self._broadcast.pending:
             self._broadcast.flush()
-        if type(message) is not dict and not isinstance(message, Mapping):
-            return _error(None, INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
-        method = message.get("method")
+        if (refused := check_request(message)) is not None:
+            return refused
+        if "method" not in message:
+            return None  # a response to a server->client request: nothing to answer
+        method = message["method"]
         has_id = "id" in message
         req_id = message.get("id")
-        if (refused := _broken_envelope(message, method, has_id, req_id)) is not None:
-            return refused
-        if not isinstance(method, str):
-            if method is None and has_id and ("result" in message or "error" in message):
-                return None  # a response to a server->client request: nothing to answer
-            if method is None and not has_id:
-                return _error(None, INVALID_REQUEST, "Invalid Request: no method and no id")
-            return _error(req_id, INVALID_REQUEST, "Invalid Request: method must be a string")
         params = message.get("params")
         if params is None:
             params = _NO_PARAMS
-        elif type(params) is not dict and not isinstance(params, Mapping):
-            if not has_id:
-                return None
-            return _error(req_id, INVALID_PARAMS, "Invalid params: params must be an object")
         route = self._ROUTES.get(method)
         if route is None:
             return (
@@ -534,20 +524,6 @@ SdkMcpServer._ROUTES = {
     "notifications/initialized": (noop_route, True),
     "notifications/cancelled": (SdkMcpServer._cancelled, True),
 }
-
-
-def _broken_envelope(
-    message: Mapping[str, Any], method: Any, has_id: bool, req_id: Any
-) -> dict[str, Any] | None:
-    """The error answering a request or notification whose ``id`` or ``jsonrpc`` is
-    not JSON-RPC 2.0's, else ``None`` (a response from the client is never answered)."""
-    if method is None and has_id and ("result" in message or "error" in message):
-        return None
-    if has_id and type(req_id) is not int and not valid_id(req_id):
-        return _error(None, INVALID_REQUEST, "Invalid Request: id must be a string or number")
-    if message.get("jsonrpc") != "2.0":
-        return _error(req_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"')
-    return None
 
 
 def _always_loaded(definition: dict[str, Any]) -> dict[str, Any]:

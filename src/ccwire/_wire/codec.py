@@ -38,7 +38,7 @@ from .codec_callbacks import (
     encode_user_dialog_result as encode_user_dialog_result,
 )
 from .control_requests import decode_commands
-from .jsonrpc import valid_id
+from .jsonrpc import invalid_request, valid_id
 from .messages import (
     ActiveGoalMessage,
     ApiRetryMessage,
@@ -1122,13 +1122,7 @@ def mcp_malformed(req: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(name, str)
         else f"the mcp_message names no server (server_name {name!r})"
     )
-    return {
-        "mcp_response": {
-            "jsonrpc": "2.0",
-            "id": jsonrpc_id if valid_id(jsonrpc_id) else None,
-            "error": {"code": -32600, "message": f"Invalid Request: {why}"},
-        }
-    }
+    return {"mcp_response": invalid_request(jsonrpc_id if valid_id(jsonrpc_id) else None, why)}
 
 
 def mcp_server_not_found(name: str, jsonrpc_id: Any) -> dict[str, Any]:
