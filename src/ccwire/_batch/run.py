@@ -17,9 +17,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.spare_pool import SparePool
+from .._conversation.transcript_store.protocol import SessionStore
 from .._core.groups import leaves
 from .._core.tasks import TaskHost
-from .._sessions.stores.protocol import SessionStore
 from .budget import BudgetAction, CostBudget, capped_options, check_action
 from .errors import (
     BatchConfigError,

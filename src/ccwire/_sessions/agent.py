@@ -30,6 +30,7 @@ from .._conversation.argv import sdk_servers
 from .._conversation.cli_paths import valid_uuid
 from .._conversation.options import ClaudeAgentOptions
 from .._conversation.prompt_check import check_prompt
+from .._conversation.transcript_store.protocol import SessionStore
 from .._core.async_only import AsyncWithOnly
 from .._core.errors import OptionsError, SessionInUseError, SessionStateError, SessionStoreError
 from .._core.tasks import TaskHost
@@ -39,7 +40,6 @@ from .owner import current_owner, running_here, session_liveness
 from .session import Session, SessionPrompt
 from .state import SessionStats
 from .store import SnapshotStore, SQLiteSnapshotStore, load_snapshot
-from .stores.protocol import SessionStore
 from .stores.snapshots import as_snapshot_store
 
 __all__ = ["ClaudeCodeAgent"]

@@ -11,7 +11,7 @@ import math
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from .._sessions.stores.protocol import (
+from .._conversation.transcript_store.protocol import (
     OPTIONAL_METHODS,
     SessionKey,
     SessionStore,

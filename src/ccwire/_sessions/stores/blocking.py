@@ -19,8 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
-from ..._core.errors import MissingExtraError, SessionStoreError
-from .protocol import (
+from ..._conversation.transcript_store.protocol import (
     SessionKey,
     SessionListSubkeysKey,
     SessionStore,
@@ -31,6 +30,7 @@ from .protocol import (
     check_str,
     key_parts,
 )
+from ..._core.errors import MissingExtraError, SessionStoreError
 from .summary import fold_session_summary
 
 __all__ = [

@@ -20,11 +20,16 @@ import anyio.to_thread
 
 from ..._conversation.cli_paths import project_key_for_directory, valid_uuid
 from ..._conversation.transcript_store.mirror import MAX_PENDING_BYTES, MAX_PENDING_ENTRIES
+from ..._conversation.transcript_store.protocol import (
+    SessionKey,
+    SessionStore,
+    SessionStoreEntry,
+    store_implements,
+)
 from ..transcripts.errors import SessionNotFoundError, TranscriptArgumentError
 from ..transcripts.fork import fork_lines, sanitize_unicode, split_fork_source
 from ..transcripts.lite import first_prompt_from_head
 from ..transcripts.types import ForkSessionResult
-from .protocol import SessionKey, SessionStore, SessionStoreEntry, store_implements
 
 __all__ = [
     "delete_session_via_store",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .protocol import (
+from ..._conversation.transcript_store.protocol import (
     SessionKey,
     SessionListSubkeysKey,
     SessionStore,

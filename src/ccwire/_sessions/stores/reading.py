@@ -17,13 +17,17 @@ from typing import Any
 import anyio
 
 from ..._conversation.cli_paths import canonicalize_path, sanitize_path, valid_uuid
-from ..._conversation.transcript_store.protocol import SessionKey, SessionStore, store_implements
+from ..._conversation.transcript_store.protocol import (
+    SessionKey,
+    SessionStore,
+    SessionSummaryEntry,
+    store_implements,
+)
 from ..._core.cancel import raised_by_callback
 from ..transcripts.chain import session_messages, subagent_messages
 from ..transcripts.lite import LITE_READ_BUF_SIZE, info_from_head_tail, iso_to_epoch_ms
 from ..transcripts.paths import project_key_for_directory
 from ..transcripts.types import SDKSessionInfo, SessionMessage
-from .protocol import SessionSummaryEntry
 
 __all__ = [
     "get_session_info_from_store",

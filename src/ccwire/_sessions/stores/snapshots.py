@@ -14,6 +14,13 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
+from ..._conversation.transcript_store.protocol import (
+    SessionKey,
+    SessionStore,
+    SessionStoreEntry,
+    check_str,
+    store_implements,
+)
 from ..._core.errors import OptionsError, SessionStoreError
 from ..state import SessionStateInfo
 from ..store import (
@@ -23,7 +30,6 @@ from ..store import (
     decode_snapshot,
     encode_snapshot,
 )
-from .protocol import SessionKey, SessionStore, SessionStoreEntry, check_str, store_implements
 
 __all__ = ["SNAPSHOT_ENTRY_TYPE", "SNAPSHOT_PROJECT_KEY", "StoreSnapshots", "as_snapshot_store"]
 

@@ -11,7 +11,11 @@ import re
 from datetime import datetime
 from typing import Any
 
-from .protocol import SessionKey, SessionStoreEntry, SessionSummaryEntry
+from ..._conversation.transcript_store.protocol import (
+    SessionKey,
+    SessionStoreEntry,
+    SessionSummaryEntry,
+)
 
 __all__ = ["fold_session_summary"]
 
