@@ -692,3 +692,26 @@ async def test_an_sdk_server_serves_as_the_official_server_the_reference_gives()
     assert callable(server.lifespan)  # what StreamableHTTPSessionManager enters
     with pytest.raises(AttributeError, match="'SdkMcpServer' object has no attribute 'nope'"):
         server.nope  # noqa: B018
+
+
+class FalsySink(Sink):
+    """A sink that is false as a bool (a container of what it got, say)."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+async def test_each_sink_has_its_own_session_even_a_falsy_one() -> None:
+    """Sessions are keyed as SdkMcpServer keys calls (`key_of`): the sink, not its truth
+    value (two falsy sinks shared one session, each initialize restarting the other's)."""
+    official, _ = make_official()
+    bridge = McpBridge(official)
+    first, second = FalsySink(), FalsySink()
+    try:
+        with anyio.fail_after(10):
+            for sink in (first, second):
+                reply = await bridge.handle(INIT, send=sink)
+                assert reply is not None and "result" in reply
+            assert len(bridge._sessions) == 2
+    finally:
+        await bridge.aclose()

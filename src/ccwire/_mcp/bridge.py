@@ -48,6 +48,7 @@ from .._wire.jsonrpc import (
 from .broadcast import Sink
 from .config import McpSdkServerConfig
 from .outbound import Requester
+from .routes import key_of
 
 if TYPE_CHECKING:
     from .server import SdkMcpServer
@@ -407,11 +408,7 @@ class McpBridge:
             return refused
         if "method" not in message:
             return None  # a response from the CLI: the bridge sends it no requests
-        key: Hashable = session_key if session_key is not None else send or session_id
-        try:
-            hash(key)
-        except TypeError:
-            key = id(key)
+        key = key_of(session_key, send, session_id)
         session = self._sessions.get(key)
         if session is not None and (session.closed or message.get("method") == "initialize"):
             del self._sessions[key]  # a new connection (ids restart): a fresh server loop
