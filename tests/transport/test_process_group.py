@@ -11,12 +11,15 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+import sniffio
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ccwire._core.errors import ProcessError
 from ccwire._transport.subprocess import SubprocessTransport
@@ -182,3 +185,81 @@ async def test_a_cli_that_exits_leaving_a_child_behind_keeps_its_exit_status(
     assert transport.exit_info.returncode == 2
     assert error is not None
     assert error.exit_code == 2
+
+
+# a program that runs the stand-in CLI (argv[1:]), prints its pids, then waits to be
+# killed; FORK: it forks first, a child that lives on and holds what the program held
+PROGRAM = """
+import json, os, select, sys
+import anyio
+from ccwire._transport.subprocess import SubprocessTransport
+
+async def main():
+    transport = SubprocessTransport([sys.executable, *sys.argv[2:]])
+    async with anyio.create_task_group() as tg:
+        await transport.start(tg)
+        started = json.loads(await transport.receive_line())
+        if {fork}:
+            started["forked"] = os.fork()
+            if started["forked"] == 0:
+                select.select([], [], [])
+        print(json.dumps(started), flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main, backend=sys.argv[1])
+"""
+
+
+def watchdog_of(pid: int) -> int:
+    """The watchdog of the program that started ``pid`` (its tag names the program)."""
+    tag = next(v for v in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+               if v.startswith(b"CCWIRE_SESSION_TAG="))  # fmt: skip
+    program = tag.rpartition(b"-")[0] + b"-"
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if entry.isdigit() and program in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+    assert len(found) == 1, found
+    return found[0]
+
+
+async def wait_ended(pid: int) -> None:
+    """Wait until ``pid`` (not a child of ours) has exited: its pidfd turns readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+@linux_only
+@pytest.mark.parametrize("fork", [False, True], ids=["plain", "forked"])
+async def test_a_killed_program_takes_its_cli_and_its_tools_with_it(
+    tmp_path: Path, fork: bool
+) -> None:
+    """The program is SIGKILLed: nothing closes its sessions, and the CLI (which here
+    ignores SIGTERM and the end of its input) and its tool, in a session of its own, ran
+    on. The program's watchdog stops them (SIGTERM, SIGKILL 5 s later), also when a child
+    it forked lives on (it does not keep the watchdog waiting)."""
+    pid_file = tmp_path / "child.pid"
+    cli = write_cli(tmp_path, ignore_term=True, new_session=True)
+    backend = sniffio.current_async_library()
+    argv = [sys.executable, "-c", PROGRAM.format(fork=fork), backend, str(cli), str(pid_file)]
+    pids: list[int] = []
+    with no_leak(pids), anyio.fail_after(LIMIT):
+        async with await anyio.open_process(argv, stdin=subprocess.DEVNULL) as program:
+            assert program.stdout is not None
+            line = await BufferedByteReceiveStream(program.stdout).receive_until(b"\n", 4096)
+            started: dict[str, int] = json.loads(line)
+            pids.extend(started.values())
+            watchdog = watchdog_of(started["cli"])
+            program.kill()
+            await program.wait()
+            for pid in (started["cli"], started["child"], watchdog):  # the watchdog ends too
+                await wait_ended(pid)
+        if fork:
+            assert not gone(started["forked"])  # it was not the watchdog's to stop
