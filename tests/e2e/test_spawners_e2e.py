@@ -6,6 +6,7 @@ present."""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import select
@@ -13,6 +14,8 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -23,6 +26,7 @@ import anyio
 import anyio.to_thread
 import psutil
 import pytest
+import sniffio
 
 from ccwire import (
     BubblewrapSpawner,
@@ -98,6 +102,67 @@ async def wait_gone(pids: list[int], timeout: float = 20.0) -> None:
             assert ready, f"process {pid} still runs {timeout} s later"
         finally:
             os.close(fd)
+
+
+# ---------------------------------------------------------------- the default spawner
+
+PROGRAM = textwrap.dedent(
+    """
+    import json, sys
+    import anyio
+    from ccwire import ClaudeAgentOptions, ClaudeSDKClient
+
+    async def main():
+        options = ClaudeAgentOptions(**json.loads(sys.argv[1]))
+        async with ClaudeSDKClient(options) as client:
+            await client.query("go")
+            async for _ in client.receive_response():
+                pass
+
+    anyio.run(main, backend=sys.argv[2])
+    """
+)
+"""A program that runs one session to its end (its tool runs for 5 minutes)."""
+
+
+async def test_a_program_killed_mid_tool_leaves_neither_its_cli_nor_the_tool_running(
+    model: ScriptedModel, make_options: Any, tmp_path: Path
+) -> None:
+    """The program itself is SIGKILLed while the CLI's Bash tool runs: nothing closes the
+    session, the CLI only sees its input close, and it would wait out its tool (5 minutes)
+    before it exits; the tool, in a session of its own, would run to its end."""
+    fifo = tmp_path / "begun"
+    os.mkfifo(fifo)
+    command = f"echo begun > {fifo}; sleep 300; echo finished"
+    model.add(tool_use("Bash", {"command": command}), text("never"))
+    marker = f"CCWIRE_TEST_MARKER={os.urandom(6).hex()}"
+    name, value = marker.split("=")
+    options = make_options(env={name: value}, allowed_tools=["Bash"])
+    given = {"cli_path": options.cli_path, "cwd": options.cwd, "env": options.env,
+             "allowed_tools": options.allowed_tools}  # fmt: skip
+    argv = [sys.executable, "-c", PROGRAM, json.dumps(given), sniffio.current_async_library()]
+    begun = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    program = await anyio.open_process(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        ready, _, _ = await anyio.to_thread.run_sync(select.select, [begun], [], [], TIMEOUT)
+        assert ready, "the tool did not start"
+        cli = next(p for p in processes_with(marker) if psutil.Process(p).exe() == CLI_REAL)
+        tag = f"CCWIRE_SESSION_TAG={psutil.Process(cli).environ()['CCWIRE_SESSION_TAG']}"
+        tagged = processes_with(tag)
+        assert cli in tagged and len(tagged) >= 2, "the CLI and the tool's shell carry the tag"
+        program.kill()
+        with anyio.fail_after(TIMEOUT):
+            await program.wait()
+        await wait_gone(tagged, timeout=15)
+        await wait_gone(processes_with(tag), timeout=15)  # the tool's sleep, started since
+        assert processes_with(tag) == []
+    finally:
+        os.close(begun)
+        for pid in processes_with(marker):  # what outlived the test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        await program.aclose()
 
 
 # ------------------------------------------------------------------- bubblewrap

@@ -11,14 +11,18 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
+import sniffio
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ccwire._core.errors import ProcessError
+from ccwire._transport.spawn import _carrying, _each_process
 from ccwire._transport.subprocess import SubprocessTransport
 
 pytestmark = pytest.mark.anyio
@@ -182,3 +186,86 @@ async def test_a_cli_that_exits_leaving_a_child_behind_keeps_its_exit_status(
     assert transport.exit_info.returncode == 2
     assert error is not None
     assert error.exit_code == 2
+
+
+# a program that runs the stand-in CLI (argv[1:]), prints its pids, then waits to be
+# killed; FORK: it forks first, a child that lives on and holds what the program held
+PROGRAM = """
+import json, os, select, sys
+import anyio
+from ccwire._transport.subprocess import SubprocessTransport
+
+async def main():
+    transport = SubprocessTransport([sys.executable, *sys.argv[2:]])
+    async with anyio.create_task_group() as tg:
+        await transport.start(tg)
+        started = json.loads(await transport.receive_line())
+        if {fork}:
+            started["forked"] = os.fork()
+            if started["forked"] == 0:
+                select.select([], [], [])
+        print(json.dumps(started), flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(main, backend=sys.argv[1])
+"""
+
+
+def watchdog_of(pid: int) -> int:
+    """The watchdog of the program that started ``pid`` (its tag names the program)."""
+    tag = next(v for v in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+               if v.startswith(b"CCWIRE_SESSION_TAG="))  # fmt: skip
+    program = tag.rpartition(b"-")[0] + b"-"  # the watchdog's argument
+    found = [p for p, cmdline in _each_process("cmdline") if program in cmdline]
+    assert len(found) == 1, found
+    return found[0]
+
+
+async def wait_ended(pid: int) -> None:
+    """Wait until ``pid`` (not a child of ours) has exited: its pidfd turns readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
+
+
+@linux_only
+@pytest.mark.parametrize("how", ["plain", "forked", "nested"])
+async def test_a_killed_program_takes_its_cli_and_its_tools_with_it(
+    tmp_path: Path, how: str
+) -> None:
+    """The program is SIGKILLed: nothing closes its sessions, and the CLI (which here
+    ignores SIGTERM and the end of its input) and its tool, in a session of its own, ran
+    on. The program's watchdog stops them (SIGTERM, SIGKILL 5 s later), also when a child
+    it forked lives on (it does not keep the watchdog waiting), and when the program ran
+    under a CLI of another program (nested: what stops the program, everything that
+    carries that CLI's tag, does not stop its watchdog)."""
+    pid_file = tmp_path / "child.pid"
+    cli = write_cli(tmp_path, ignore_term=True, new_session=True)
+    backend = sniffio.current_async_library()
+    program_text = PROGRAM.format(fork=how == "forked")
+    argv = [sys.executable, "-c", program_text, backend, str(cli), str(pid_file)]
+    outer = f"{os.urandom(8).hex()}-{os.urandom(8).hex()}"
+    env = {**os.environ, "CCWIRE_SESSION_TAG": outer} if how == "nested" else None
+    pids: list[int] = []
+    with no_leak(pids), anyio.fail_after(LIMIT):
+        async with await anyio.open_process(argv, stdin=subprocess.DEVNULL, env=env) as program:
+            assert program.stdout is not None
+            line = await BufferedByteReceiveStream(program.stdout).receive_until(b"\n", 4096)
+            started: dict[str, int] = json.loads(line)
+            pids.extend(started.values())
+            watchdog = watchdog_of(started["cli"])
+            if how == "nested":  # as the outer program's watchdog would
+                for pid in _carrying(f"CCWIRE_SESSION_TAG={outer}"):
+                    os.kill(pid, signal.SIGKILL)
+            else:
+                program.kill()
+            await program.wait()
+            for pid in (started["cli"], started["child"], watchdog):  # the watchdog ends too
+                await wait_ended(pid)
+        if how == "forked":
+            assert not gone(started["forked"])  # it was not the watchdog's to stop

@@ -20,12 +20,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import inspect
+import logging
 import os
 import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol, Union
@@ -46,6 +48,7 @@ from .line_writer import close_quietly
 __all__ = [
     "AWAIT_CLAIM_FLAG",
     "SESSION_TAG",
+    "STOP_TAGGED",
     "ProcessSpawner",
     "RunningProcess",
     "as_spawner",
@@ -57,12 +60,61 @@ __all__ = [
     "start_process",
 ]
 
+logger = logging.getLogger("ccwire")
+
 SESSION_TAG = "CCWIRE_SESSION_TAG"
 """The variable that marks a CLI ccwire starts (a random value of its own) and, as they
 inherit it, the processes it starts. The CLI runs its tools in sessions of their own,
 outside its process group, and stops them when it exits, which a killed CLI cannot do:
 what it left running is found by it (`RunningProcess.left_behind()`; on another machine,
-the remote shell of ``SSHSpawner`` does the same)."""
+the remote shell of ``SSHSpawner`` does the same). Locally, the value starts with this
+program's own (``<program>-<session>``): what carries it is stopped by the program's
+watchdog when the program dies (`_Watchdog`)."""
+
+STOP_TAGGED = """\
+ccwire_stop() {
+  ccwire_none=1
+  for ccwire_f in $(grep -l "$ccwire_tag" /proc/[0-9]*/environ 2>/dev/null); do
+    ccwire_f=${ccwire_f#/proc/}
+    kill -"$1" "${ccwire_f%/environ}" 2>/dev/null && ccwire_none=0
+  done
+  return "$ccwire_none"
+}
+"""
+"""A POSIX shell function: ``ccwire_stop SIGNAL`` sends ``SIGNAL`` (``0``: none, a
+check) to each process whose environment holds ``$ccwire_tag`` (where ``/proc`` shows
+environments: Linux; a zombie's is empty); it fails when none was signalled."""
+
+_WATCHDOG = (
+    STOP_TAGGED
+    + """\
+ccwire_tag=$1
+cd / || :
+exec 3<&0
+(
+  while IFS= read -r ccwire_line; do :; done
+  ccwire_stop TERM || exit 0
+  ccwire_stop CONT
+  for ccwire_i in 1 2 3 4 5; do
+    sleep 1
+    ccwire_stop 0 || exit 0
+  done
+  ccwire_stop KILL
+) 0<&3 3<&- >/dev/null 2>&1 &
+"""
+)
+"""The watchdog's script (``sh -c _WATCHDOG ccwire-watchdog TAG_PREFIX``): a shell in
+the background that reads its input, a pipe only this program writes to, until the
+program dies (an end of file: nothing is ever written); then SIGTERM (and SIGCONT) to
+each process that carries the program's tags, SIGKILL to those left 5 s later. The
+shell that starts it exits at once (it is not this program's child); it holds no
+folder (``cd /``)."""
+
+_ENVIRONS_SHOWN = sys.platform != "win32" and os.path.exists("/proc/self/environ")
+"""Whether ``/proc`` shows processes' environments, which the watchdog reads (Linux)."""
+
+_WATCHDOG_START = 10.0
+"""Seconds the watchdog's starting shell may take (it exits at once)."""
 
 AWAIT_CLAIM_FLAG = "await-claim"
 """The CLI flag (``--await-claim``) that parks it after ``initialize`` until a
@@ -357,7 +409,7 @@ async def start_process(
     spawn = spawn_local if spawner is None else spawner
     tag = None
     if spawner is None:  # its process is ours to stop, and what it leaves running
-        tag = f"{SESSION_TAG}={secrets.token_hex(8)}"
+        tag = f"{SESSION_TAG}={await _WATCHDOG_OF_PROGRAM.token()}-{secrets.token_hex(8)}"
         options = replace(options, env={**options.env, SESSION_TAG: tag.partition("=")[2]})
     made: object = None
     try:
@@ -596,3 +648,78 @@ def _has_running_member(group: int) -> bool:
         if len(fields) >= 3 and int(fields[2]) == group and fields[0] not in (b"Z", b"X"):
             return True
     return False
+
+
+class _Watchdog:
+    """This program's watchdog: what stops its CLIs, and what they started, when the
+    program dies without closing them (SIGKILL, out of memory, a crash).
+
+    A CLI whose program dies sees its input close, but it ends its turn first: a tool
+    that runs (a Bash command) runs to its end, and the CLI with it. One process per
+    program (not per session) watches: a shell (`_WATCHDOG`) started with the first
+    session, which reads a pipe whose other end only this program holds; the kernel
+    closes it when the program dies, however it dies. Every CLI's tag (`SESSION_TAG`)
+    starts with the program's own value, which is the shell's argument (not in its
+    environment). Where ``/proc`` shows no environments (macOS, Windows) there is no
+    watchdog: a CLI outlives its killed program until its turn ends.
+
+    A child made with ``os.fork()`` does not hold the pipe (it would keep the watchdog
+    waiting for its own end): it starts a watchdog of its own if it runs sessions.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # programs may run event loops in several threads
+        self._token: str | None = None
+        self._pipe: int | None = None  # the end we hold, never written to
+
+    async def token(self) -> str:
+        """This program's value, which starts its CLIs' tags; the first call starts the
+        watchdog (a failure to start it is logged, at debug level, and not raised)."""
+        with self._lock:
+            if self._token is not None:
+                return self._token
+            self._token = token = secrets.token_hex(8)
+            if not _ENVIRONS_SHOWN:
+                return token
+            try:
+                watched, self._pipe = os.pipe()  # neither end is inherited by what we start
+            except OSError as exc:  # out of file descriptors
+                logger.debug("ccwire: the watchdog of this program did not start: %s", exc)
+                return token
+        try:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_WATCHDOG_START):
+                argv = ["/bin/sh", "-c", _WATCHDOG, "ccwire-watchdog", f"{SESSION_TAG}={token}-"]
+                async with await anyio.open_process(
+                    argv,
+                    stdin=watched,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    # not the tag of a CLI that runs this program (nested sessions): what
+                    # stops that one stops this program, and then its watchdog's work
+                    env={k: v for k, v in os.environ.items() if k != SESSION_TAG},
+                    start_new_session=True,  # a terminal's Ctrl-C is not for it
+                ) as shell:
+                    await shell.wait()
+        except OSError as exc:  # no /bin/sh, out of processes or file descriptors
+            logger.debug("ccwire: the watchdog of this program did not start: %s", exc)
+            self._close()  # not tried again: the sessions are not watched
+        finally:
+            os.close(watched)
+        return token
+
+    def forget(self) -> None:
+        """In a child made with ``os.fork()``: drop the parent's pipe and value."""
+        self._close()
+        self._lock = threading.Lock()  # the parent's may have been held by another thread
+        self._token = None
+
+    def _close(self) -> None:
+        if self._pipe is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pipe)
+            self._pipe = None
+
+
+_WATCHDOG_OF_PROGRAM = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WATCHDOG_OF_PROGRAM.forget)

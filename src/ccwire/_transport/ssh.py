@@ -46,7 +46,7 @@ import anyio.abc
 
 from .._core.errors import CLINotFoundError, OptionsError, SpawnError
 from .remote_env import LOCAL_ONLY_ENV, check_names, check_operand, forwarded_env, masked_repr
-from .spawn import SESSION_TAG, SpawnOptions, check_strings, spawn_local
+from .spawn import SESSION_TAG, STOP_TAGGED, SpawnOptions, check_strings, spawn_local
 
 __all__ = ["SSHSpawner"]
 
@@ -57,15 +57,8 @@ _BOOTSTRAP = 'IFS= read -r ccwire_boot || exit 125; eval "$(printf %s "$ccwire_b
 
 _RUN = """\
 ccwire_parent=$PPID
-ccwire_stop() {{
-  ccwire_none=1
-  for ccwire_f in $(grep -l "{variable}={token}" /proc/[0-9]*/environ 2>/dev/null); do
-    ccwire_f=${{ccwire_f#/proc/}}
-    kill -"$1" "${{ccwire_f%/environ}}" 2>/dev/null && ccwire_none=0
-  done
-  return "$ccwire_none"
-}}
-exec 3<&0
+ccwire_tag={variable}={token}
+{stop}exec 3<&0
 {variable}={token} {command} 0<&3 3<&- &
 ccwire_cli=$!
 exec 3<&- 0</dev/null >/dev/null 2>&1
@@ -108,7 +101,7 @@ and stops them when it exits, which it cannot do when it is killed (out of memor
 SIGKILL, or by the watchdog after SIGTERM went unheeded). So the CLI starts with a
 variable of its own (`SESSION_TAG`, a random value), which what it starts inherits;
 when it exits with a failure, the shell stops (SIGTERM, SIGKILL a second later) each
-process that still carries it (where ``/proc`` shows environments: Linux)."""
+process that still carries it (`STOP_TAGGED`, where ``/proc`` shows environments: Linux)."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -270,7 +263,14 @@ class SSHSpawner:
         words = [q(self.cli)]
         words += [f'"$ccwire_d"/{q(files[a])}' if a in files else q(a) for a in options.args]
         token = secrets.token_hex(8)
-        lines.append(_RUN.format(command=" ".join(words), variable=SESSION_TAG, token=token))
+        lines.append(
+            _RUN.format(
+                command=" ".join(words),
+                variable=SESSION_TAG,
+                token=token,
+                stop=STOP_TAGGED,
+            )
+        )
         # bytes that are not UTF-8 (in an inherited variable, a path) are held as
         # surrogates: they go back to their own bytes, as the OS would pass them
         return base64.b64encode(os.fsencode("\n".join(lines))) + b"\n"
