@@ -15,7 +15,9 @@ on 127.0.0.1: a head without CPUs and two workers of two), shared by the module:
 * and, without the cluster, ``ccwire batch --ray ADDRESS`` for an address that does
   not answer is one clear error, in bounded time.
 
-All but the first use the fake CLI (``fake_cli.py``)."""
+All but the first use the fake CLI (``fake_cli.py``). The batch's Ray driver is a child
+process, the same whatever loop the program runs, so only the results and cancellation
+run on trio too; the rest run once, on asyncio."""
 
 from __future__ import annotations
 
@@ -164,6 +166,7 @@ def node_of(pid: int, cluster: Any) -> Any:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_a_node_lost_mid_batch_runs_its_sessions_again_elsewhere(
     cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
 ) -> None:
@@ -210,6 +213,7 @@ async def test_a_node_lost_mid_batch_runs_its_sessions_again_elsewhere(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_an_actor_lost_under_a_session_that_acted_reports_it_for_resuming(
     cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
 ) -> None:
@@ -277,6 +281,7 @@ async def test_cancelling_a_batch_ends_its_sessions_and_actors(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_the_actor_stops_a_task_past_its_time_limit_and_the_batch_goes_on(
     cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
 ) -> None:
@@ -346,6 +351,7 @@ async def test_an_actor_whose_loop_a_task_blocks_is_killed_and_the_task_timed_ou
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_tools_a_worker_cannot_import_fail_clearly(
     cluster: Any, fake_options: FakeOptions, tmp_path: Path
 ) -> None:
@@ -378,6 +384,7 @@ class LockedStore:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_no_room_and_what_cannot_be_pickled_fail_clearly(
     cluster: Any, fake_options: FakeOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -425,6 +432,7 @@ async def test_no_room_and_what_cannot_be_pickled_fail_clearly(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_a_task_source_that_waits_for_results_is_fed_as_they_come(
     cluster: Any, fake_options: FakeOptions
 ) -> None:
@@ -447,6 +455,7 @@ async def test_a_task_source_that_waits_for_results_is_fed_as_they_come(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_a_budget_holds_tasks_back_while_the_running_ones_would_spend_it(
     cluster: Any, fake_options: FakeOptions
 ) -> None:
@@ -633,6 +642,7 @@ def _in_group(proc: psutil.Process, pgid: int) -> bool:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_spares_per_actor_and_a_spawner_by_reference(cluster: Any, tmp_path: Path) -> None:
     mini = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"  # parks and takes claims
     wrapper = tmp_path / "claude"
