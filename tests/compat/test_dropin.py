@@ -766,3 +766,57 @@ def test_compat_status_through_the_command_line() -> None:
     assert main(["compat", "status"], io=cli_io) == 0
     assert isinstance(cli_io.stdout, io.StringIO)
     assert "drop-in: not installed" in cli_io.stdout.getvalue()
+
+
+SESSION_PATHS = """
+    import json, os, sys
+    from pathlib import Path
+    home = Path(sys.argv[1])
+    os.environ["CLAUDE_CONFIG_DIR"] = str(home / "config")
+    from claude_agent_sdk._internal.sessions import (
+        MAX_SANITIZED_LENGTH, _canonicalize_path, _find_project_dir, _get_claude_config_home_dir,
+        _get_project_dir, _get_projects_dir, _sanitize_path,
+        get_session_info, get_session_messages, list_sessions,
+    )
+    work = home / "work dir"
+    work.mkdir()
+    (home / "link").symlink_to(work)
+    canonical = _canonicalize_path(str(home / "link"))
+    _get_project_dir(canonical).mkdir(parents=True)
+    long = "/" + "x" * 250
+    Path(str(_get_projects_dir() / _sanitize_path(long)[:MAX_SANITIZED_LENGTH]) + "-other").mkdir()
+    rel = lambda p: None if p is None else str(Path(p).relative_to(home))
+    print(json.dumps({
+        "canonical": rel(canonical), "config": rel(_get_claude_config_home_dir()),
+        "projects": rel(_get_projects_dir()),
+        "override": str(_get_projects_dir({"CLAUDE_CONFIG_DIR": "/elsewhere"})),
+        "project": rel(_get_project_dir(canonical)), "found": rel(_find_project_dir(canonical)),
+        "long": rel(_find_project_dir(long)), "none": _find_project_dir(str(home / "nothing")),
+        "sanitized": [_sanitize_path("/a b/c.d"), len(_sanitize_path(long))],
+        "sessions": [len(list_sessions(directory=canonical)),
+                     get_session_info("123e4567-e89b-12d3-a456-426614174000"),
+                     get_session_messages("123e4567-e89b-12d3-a456-426614174000")],
+    }))
+"""
+
+
+def test_the_references_session_path_helpers(
+    installed: Venv, reference_python: Path, tmp_path: Path
+) -> None:
+    # Code that finds the CLI's transcripts imports these private helpers of the
+    # reference's `_internal.sessions` (`_canonicalize_path`, `_find_project_dir`, ...).
+    outputs = []
+    for side, python in (("sideA", reference_python), ("sideB", installed.python)):
+        home = tmp_path / side
+        home.mkdir()
+        done = subprocess.run(
+            [str(python), "-c", textwrap.dedent(SESSION_PATHS), str(home)],
+            capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        # the home's path (in the project keys) names the side
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1].replace(side, "SIDE")))
+    reference, ours = outputs
+    assert ours == reference
+    assert reference["found"] == reference["project"] != None  # noqa: E711
+    assert reference["long"] is not None and reference["long"].endswith("-other")
