@@ -776,8 +776,10 @@ SESSION_PATHS = """
     from claude_agent_sdk._internal.sessions import (
         MAX_SANITIZED_LENGTH, _canonicalize_path, _find_project_dir, _get_claude_config_home_dir,
         _get_project_dir, _get_projects_dir, _sanitize_path,
-        get_session_info, get_session_messages, list_sessions,
+        get_session_info, get_session_messages, list_sessions, project_key_for_directory,
     )
+    import claude_agent_sdk
+    import claude_agent_sdk._internal.sessions as sessions
     work = home / "work dir"
     work.mkdir()
     (home / "link").symlink_to(work)
@@ -793,6 +795,12 @@ SESSION_PATHS = """
         "project": rel(_get_project_dir(canonical)), "found": rel(_find_project_dir(canonical)),
         "long": rel(_find_project_dir(long)), "none": _find_project_dir(str(home / "nothing")),
         "sanitized": [_sanitize_path("/a b/c.d"), len(_sanitize_path(long))],
+        "public": sorted(n for n in ("SDKSessionInfo", "SessionKey", "SessionMessage",
+                  "SessionStore", "get_session_info", "get_session_messages",
+                  "get_subagent_messages", "list_sessions", "list_subagents",
+                  "project_key_for_directory")
+                  if getattr(sessions, n) is getattr(claude_agent_sdk, n)),
+        "key": project_key_for_directory(canonical) == _get_project_dir(canonical).name,
         "sessions": [len(list_sessions(directory=canonical)),
                      get_session_info("123e4567-e89b-12d3-a456-426614174000"),
                      get_session_messages("123e4567-e89b-12d3-a456-426614174000")],
@@ -820,3 +828,4 @@ def test_the_references_session_path_helpers(
     assert ours == reference
     assert reference["found"] == reference["project"] != None  # noqa: E711
     assert reference["long"] is not None and reference["long"].endswith("-other")
+    assert len(reference["public"]) == 10 and reference["key"]

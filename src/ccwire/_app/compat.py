@@ -371,7 +371,21 @@ def _files() -> dict[str, bytes]:
         "_internal/sessions.py": _module(  # its helpers that find the CLI's transcripts
             f"{PACKAGE}._internal.sessions",
             sources=(
-                ("ccwire", ["get_session_info", "get_session_messages", "list_sessions"]),
+                (
+                    "ccwire",
+                    [
+                        "SDKSessionInfo",
+                        "SessionKey",
+                        "SessionMessage",
+                        "SessionStore",
+                        "get_session_info",
+                        "get_session_messages",
+                        "get_subagent_messages",
+                        "list_sessions",
+                        "list_subagents",
+                        "project_key_for_directory",
+                    ],
+                ),
                 ("ccwire._conversation.cli_paths", ["MAX_SANITIZED_LENGTH"]),
                 (
                     "ccwire._sessions.transcripts.paths",
