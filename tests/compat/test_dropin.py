@@ -29,6 +29,7 @@ import pytest
 import ccwire
 from ccwire._app.reference_names import REFERENCE_NAMES, REFERENCE_VERSION
 from ccwire.testing import ScriptedModel
+from tests.compat.conftest import on_reference
 from tests.compat.test_new_frames import CLI
 
 TIMEOUT = 120
@@ -829,3 +830,18 @@ def test_the_references_session_path_helpers(
     assert reference["found"] == reference["project"] != None  # noqa: E711
     assert reference["long"] is not None and reference["long"].endswith("-other")
     assert len(reference["public"]) == 10 and reference["key"]
+
+
+BUFFER_CAP = """
+import json
+from claude_agent_sdk._internal.transport import subprocess_cli
+print(json.dumps(subprocess_cli._DEFAULT_MAX_BUFFER_SIZE))
+"""
+
+
+def test_the_references_default_line_cap_reads_as_its_value(
+    installed: Venv, reference_python: Path
+) -> None:
+    # Code reads it to check its own max_buffer_size is above the SDK's default (ccwire's
+    # default has no cap: a program that raised the module's value loses nothing)
+    assert installed.program(BUFFER_CAP) == on_reference(reference_python, BUFFER_CAP)

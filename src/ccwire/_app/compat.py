@@ -314,6 +314,10 @@ _ERRORS = (
     "ProcessError", "ResultError",
 )  # fmt: skip
 
+_REFERENCE_LINE_CAP = 1024 * 1024
+"""The reference's default cap on one stdout line (``_DEFAULT_MAX_BUFFER_SIZE``), which
+code reads to check its own ``max_buffer_size`` is above it; ccwire's default has none."""
+
 _EAGER = ("ClaudeSDKClient", "Transport", "__version__", "query")
 """Names the package binds when it is imported, as the reference's does (``query`` is
 the function, not the submodule of that name)."""
@@ -357,6 +361,7 @@ def _files() -> dict[str, bytes]:
         ),
         "_internal/transport/subprocess_cli.py": _module(
             f"{PACKAGE}._internal.transport.subprocess_cli",
+            head=(f"_DEFAULT_MAX_BUFFER_SIZE = {_REFERENCE_LINE_CAP}",),
             sources=(("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),),
         ),
         "_internal/client.py": _module(  # and the names the reference's module imports
