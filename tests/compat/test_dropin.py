@@ -29,6 +29,7 @@ import pytest
 import ccwire
 from ccwire._app.reference_names import REFERENCE_NAMES, REFERENCE_VERSION
 from ccwire.testing import ScriptedModel
+from tests.compat.conftest import on_reference
 from tests.compat.test_new_frames import CLI
 
 TIMEOUT = 120
@@ -766,3 +767,81 @@ def test_compat_status_through_the_command_line() -> None:
     assert main(["compat", "status"], io=cli_io) == 0
     assert isinstance(cli_io.stdout, io.StringIO)
     assert "drop-in: not installed" in cli_io.stdout.getvalue()
+
+
+SESSION_PATHS = """
+    import json, os, sys
+    from pathlib import Path
+    home = Path(sys.argv[1])
+    os.environ["CLAUDE_CONFIG_DIR"] = str(home / "config")
+    from claude_agent_sdk._internal.sessions import (
+        MAX_SANITIZED_LENGTH, _canonicalize_path, _find_project_dir, _get_claude_config_home_dir,
+        _get_project_dir, _get_projects_dir, _sanitize_path,
+        get_session_info, get_session_messages, list_sessions, project_key_for_directory,
+    )
+    import claude_agent_sdk
+    import claude_agent_sdk._internal.sessions as sessions
+    work = home / "work dir"
+    work.mkdir()
+    (home / "link").symlink_to(work)
+    canonical = _canonicalize_path(str(home / "link"))
+    _get_project_dir(canonical).mkdir(parents=True)
+    long = "/" + "x" * 250
+    Path(str(_get_projects_dir() / _sanitize_path(long)[:MAX_SANITIZED_LENGTH]) + "-other").mkdir()
+    rel = lambda p: None if p is None else str(Path(p).relative_to(home))
+    print(json.dumps({
+        "canonical": rel(canonical), "config": rel(_get_claude_config_home_dir()),
+        "projects": rel(_get_projects_dir()),
+        "override": str(_get_projects_dir({"CLAUDE_CONFIG_DIR": "/elsewhere"})),
+        "project": rel(_get_project_dir(canonical)), "found": rel(_find_project_dir(canonical)),
+        "long": rel(_find_project_dir(long)), "none": _find_project_dir(str(home / "nothing")),
+        "sanitized": [_sanitize_path("/a b/c.d"), len(_sanitize_path(long))],
+        "public": sorted(n for n in ("SDKSessionInfo", "SessionKey", "SessionMessage",
+                  "SessionStore", "get_session_info", "get_session_messages",
+                  "get_subagent_messages", "list_sessions", "list_subagents",
+                  "project_key_for_directory")
+                  if getattr(sessions, n) is getattr(claude_agent_sdk, n)),
+        "key": project_key_for_directory(canonical) == _get_project_dir(canonical).name,
+        "sessions": [len(list_sessions(directory=canonical)),
+                     get_session_info("123e4567-e89b-12d3-a456-426614174000"),
+                     get_session_messages("123e4567-e89b-12d3-a456-426614174000")],
+    }))
+"""
+
+
+def test_the_references_session_path_helpers(
+    installed: Venv, reference_python: Path, tmp_path: Path
+) -> None:
+    # Code that finds the CLI's transcripts imports these private helpers of the
+    # reference's `_internal.sessions` (`_canonicalize_path`, `_find_project_dir`, ...).
+    outputs = []
+    for side, python in (("sideA", reference_python), ("sideB", installed.python)):
+        home = tmp_path / side
+        home.mkdir()
+        done = subprocess.run(
+            [str(python), "-c", textwrap.dedent(SESSION_PATHS), str(home)],
+            capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        # the home's path (in the project keys) names the side
+        outputs.append(json.loads(done.stdout.strip().splitlines()[-1].replace(side, "SIDE")))
+    reference, ours = outputs
+    assert ours == reference
+    assert reference["found"] == reference["project"] != None  # noqa: E711
+    assert reference["long"] is not None and reference["long"].endswith("-other")
+    assert len(reference["public"]) == 10 and reference["key"]
+
+
+BUFFER_CAP = """
+import json
+from claude_agent_sdk._internal.transport import subprocess_cli
+print(json.dumps(subprocess_cli._DEFAULT_MAX_BUFFER_SIZE))
+"""
+
+
+def test_the_references_default_line_cap_reads_as_its_value(
+    installed: Venv, reference_python: Path
+) -> None:
+    # Code reads it to check its own max_buffer_size is above the SDK's default (ccwire's
+    # default has no cap: a program that raised the module's value loses nothing)
+    assert installed.program(BUFFER_CAP) == on_reference(reference_python, BUFFER_CAP)

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 
 from ccwire import create_sdk_mcp_server, tool
+from tests.compat.conftest import on_reference
 
 REFERENCE = """
 import json, anyio
@@ -57,3 +58,50 @@ def test_a_raising_tool_reads_as_the_references(reference_python: Path) -> None:
     assert reply is not None
     ours = {"text": reply["result"]["content"][0]["text"], "is_error": reply["result"]["isError"]}
     assert ours == reference == {"text": "kaput", "is_error": True}
+
+
+REFERENCE_INVALID = """
+import json, anyio
+from claude_agent_sdk import create_sdk_mcp_server, tool
+
+@tool("recall", "Recall", {"query": str})
+async def recall(args):
+    return {"content": [{"type": "text", "text": "never"}]}
+
+async def main():
+    server = create_sdk_mcp_server("t", tools=[recall])["instance"]
+    try:
+        from mcp.client.client import Client  # mcp 2
+        connected = Client(server)
+    except ImportError:  # mcp 1
+        from mcp.shared.memory import create_connected_server_and_client_session
+        connected = create_connected_server_and_client_session(server)
+    async with connected as client:
+        result = await client.call_tool("recall", {})
+    print(json.dumps(result.content[0].text))
+
+anyio.run(main)
+"""
+
+
+def test_arguments_that_fail_the_schema_read_as_the_references(reference_python: Path) -> None:
+    # Code written for the reference checks `"Input validation error" in text` (hindsight's
+    # consumer tests, and others that call the server's handler); ccwire's text keeps
+    # that prefix and goes on with every failure and the tool's name.
+    reference = on_reference(reference_python, REFERENCE_INVALID)
+    prefix = "Input validation error: "
+    assert reference.startswith(prefix), reference
+
+    @tool("recall", "Recall", {"query": str})
+    async def recall(args: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("not called with invalid arguments")
+
+    server = create_sdk_mcp_server("t", tools=[recall])["instance"]
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "recall", "arguments": {}}}  # fmt: skip
+    reply = anyio.run(server.handle, call)
+    assert reply is not None
+    assert reply["result"]["isError"] is True
+    assert reply["result"]["content"][0]["text"] == (
+        f"{prefix}invalid arguments for tool 'recall': 'query' is required (rule: required)"
+    )

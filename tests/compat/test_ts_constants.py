@@ -16,9 +16,12 @@ def _declared(ts_api: Any, name: str) -> list[str]:
 def test_the_hook_events_are_the_typescript_sdks_plus_the_newer_one(ts_api: Any) -> None:
     ours = list(ccwire.HOOK_EVENTS)
     theirs = _declared(ts_api, "HOOK_EVENTS")
-    # PreSkillShellCommand is the 0.3.332 SDK's (CLI 2.1.332); 0.3.330 stops before it
-    assert ours[: len(theirs)] == theirs
-    assert ours[len(theirs) :] in ([], ["PreSkillShellCommand"])
+    # PreSkillShellCommand is the 0.3.332 SDK's (CLI 2.1.332), Interrupt the 0.3.337
+    # SDK's (after StopFailure there); 0.3.330 has neither
+    newer = ["Interrupt", "PreSkillShellCommand"]
+    assert [e for e in ours if e not in newer] == theirs
+    assert ours.index("Interrupt") == ours.index("StopFailure") + 1
+    assert ours[-1] == "PreSkillShellCommand" and set(newer) <= set(ours)
     assert ours == list(get_args(ccwire.HookEvent))
 
 

@@ -224,8 +224,8 @@ async def test_invalid_arguments_never_reach_the_handler(
     refused, accepted = (req.tool_results()[0] for req in model.turn_requests[1:3])
     assert refused.is_error
     assert (
-        refused.content
-        == "Invalid arguments for tool 'stock': 'count' must be integer, got string (rule: type)"
+        refused.content == "Input validation error: invalid arguments for tool 'stock': "
+        "'count' must be integer, got string (rule: type)"
     )
     assert not accepted.is_error and accepted.content == "stocked 12"
     assert got == [{"count": 2, "items": [1, 2, 3]}]  # the handler ran only for the valid call

@@ -423,7 +423,7 @@ def check_call(probe: Probe, schema: Any, arguments: Any, result: Any) -> None:
     assert probe.calls == [], f"the handler ran on invalid arguments (wrong: {verdict.errors})"
     assert result["isError"] is True
     text = result["content"][0]["text"]
-    prefix = f"Invalid arguments for tool {probe.tool.name!r}: "
+    prefix = f"Input validation error: invalid arguments for tool {probe.tool.name!r}: "
     assert text.startswith(prefix), text
     named = text[len(prefix) :]
     assert any(named.startswith(describe(p)) for p in verdict.errors), (named, verdict.errors)
@@ -564,7 +564,7 @@ def test_any_schema_call_never_raises_and_the_handler_runs_only_on_success(
     if result.get("isError"):
         assert probe.calls == []
         text = result["content"][0]["text"]
-        assert text.startswith("Invalid arguments for tool 'probe': ")
+        assert text.startswith("Input validation error: invalid arguments for tool 'probe': ")
     else:
         assert result == RESULT
         assert len(probe.calls) == 1

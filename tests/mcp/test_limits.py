@@ -114,7 +114,7 @@ async def test_wrappers_keep_the_definition_and_validation() -> None:
     assert wrapped.definition == say.definition
     assert wrapped.name == "say" and wrapped.annotations == say.annotations
     bad = await wrapped.call({"letter": "a", "times": "many"})
-    assert bad["isError"] is True and "Invalid arguments" in text_of(bad)
+    assert bad["isError"] is True and "Input validation error: invalid arguments" in text_of(bad)
 
 
 def test_bad_limits_are_definition_errors() -> None:

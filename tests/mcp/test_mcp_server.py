@@ -433,7 +433,8 @@ async def test_validation_failure_never_reaches_the_handler() -> None:
         "content": [
             {
                 "type": "text",
-                "text": "Invalid arguments for tool 'add': 'b' is required (rule: required)",
+                "text": "Input validation error: invalid arguments for tool 'add': "
+                "'b' is required (rule: required)",
             }
         ],
         "isError": True,

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 
 S, INT, N = {"type": "string"}, {"type": "integer"}, {"type": "number"}
 ADD = {"type": "object", "properties": {"a": N, "b": N}, "required": ["a", "b"]}
-PREFIX = "Invalid arguments for tool 't': "
+PREFIX = "Input validation error: invalid arguments for tool 't': "
 
 
 def obj(**props: Any) -> dict[str, Any]:

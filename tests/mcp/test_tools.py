@@ -537,7 +537,8 @@ async def test_validation_failure_prevents_the_call() -> None:
     assert result == {
         "content": [
             text_content(
-                "Invalid arguments for tool 'add': 'b' must be number, got string (rule: type)"
+                "Input validation error: invalid arguments for tool 'add': "
+                "'b' must be number, got string (rule: type)"
             )
         ],
         "isError": True,

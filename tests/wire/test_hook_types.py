@@ -1,6 +1,6 @@
 """Typed hook inputs and outputs, and the CLI's matcher rules (protocol reference §6).
 
-* every one of the 34 hook events decodes from its snake_case wire dict (§6.2) into its
+* every one of the 35 hook events decodes from its snake_case wire dict (§6.2) into its
   own class, with exact field values, unknown fields kept, missing ones defaulted, and
   a mapping view that behaves like the wire dict;
 * every event-specific output encodes to the exact camelCase wire form of §6.3, the
@@ -80,6 +80,7 @@ ALL_EVENTS = [
     "SessionEnd",
     "Stop",
     "StopFailure",
+    "Interrupt",
     "SubagentStart",
     "SubagentStop",
     "PreCompact",
@@ -104,8 +105,9 @@ ALL_EVENTS = [
     "MessageDisplay",
     "PreSkillShellCommand",
 ]
-"""The 33 events of protocol reference §6.1, in its order, and PreSkillShellCommand (the
-TypeScript SDK 0.3.332's, CLI 2.1.332 and later)."""
+"""The 33 events of protocol reference §6.1, in its order, with Interrupt (the TypeScript
+SDK 0.3.337's) and PreSkillShellCommand (the TypeScript SDK 0.3.332's, CLI 2.1.332 and
+later) where the TypeScript SDK lists them."""
 
 BASE = {
     "session_id": "4b1d2c7e-0000-4000-8000-000000000001",
@@ -374,6 +376,11 @@ EVENTS: dict[str, tuple[str, dict[str, Any], str | None]] = {
         {"turn_id": "turn-1", "message_id": "msg_1", "index": 3, "final": True, "delta": "Hello"},
         None,
     ),
+    "Interrupt": (
+        "InterruptHookInput",
+        {"source": "system", "reason": "permission_denied", "via": "client"},
+        None,
+    ),
     "PreSkillShellCommand": (
         "PreSkillShellCommandHookInput",
         {
@@ -412,15 +419,15 @@ def expected_value(name: str, value: Any) -> Any:
 # ------------------------------------------------------------------------ inputs
 
 
-def test_the_34_events_each_have_their_own_public_input_class() -> None:
-    assert len(ALL_EVENTS) == 34 and set(EVENTS) == set(ALL_EVENTS)
-    assert len(get_args(HookEvent)) == 34 and set(get_args(HookEvent)) == set(ALL_EVENTS)
-    assert len(HOOK_INPUT_TYPES) == 34 and set(HOOK_INPUT_TYPES) == set(ALL_EVENTS)
+def test_the_35_events_each_have_their_own_public_input_class() -> None:
+    assert len(ALL_EVENTS) == 35 and set(EVENTS) == set(ALL_EVENTS)
+    assert list(get_args(HookEvent)) == ALL_EVENTS
+    assert len(HOOK_INPUT_TYPES) == 35 and set(HOOK_INPUT_TYPES) == set(ALL_EVENTS)
     for event, (class_name, _, _) in EVENTS.items():
         cls = getattr(ccwire, class_name)
         assert HOOK_INPUT_TYPES[event] is cls and event == cls.EVENT
         assert issubclass(cls, BaseHookInput) and class_name in ccwire.__all__
-    assert len(set(HOOK_INPUT_TYPES.values())) == 34
+    assert len(set(HOOK_INPUT_TYPES.values())) == 35
 
 
 @pytest.mark.parametrize("event", ALL_EVENTS)
@@ -1115,7 +1122,7 @@ async def test_every_event_reaches_its_callback_typed_and_its_output_goes_out_ex
     async with connected(options) as fake:
         init = fake.received[0]["request"]
         ids = {e: entries[0]["hookCallbackIds"][0] for e, entries in init["hooks"].items()}
-        assert set(ids) == set(ALL_EVENTS) and len(set(ids.values())) == 34
+        assert set(ids) == set(ALL_EVENTS) and len(set(ids.values())) == 35
         answers = {
             e: await fake.request(
                 "hook_callback", callback_id=ids[e], input=wire(e), tool_use_id=f"tu-{e}"

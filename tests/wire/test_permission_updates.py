@@ -648,10 +648,11 @@ def test_no_initialize_answer_at_all_is_legacy() -> None:
     assert features.legacy is True and features.supports("interrupt_receipt_v1") is False
 
 
-def test_a_cli_without_capabilities_lacks_the_four_newest_hook_events() -> None:
+def test_a_cli_without_capabilities_lacks_the_five_newest_hook_events() -> None:
     everything = list(get_args(HookEvent))
     legacy = CliFeatures(INIT_2_1_197)
     assert legacy.missing_hook_events(everything) == [
+        "Interrupt",
         "PreModelSwitch",
         "PostModelSwitch",
         "DirectoryAdded",

@@ -7,7 +7,7 @@ directory of the Python that runs ``ccwire``):
 * a ``claude_agent_sdk`` package whose modules (``types``, ``query``, ``client``,
   ``_errors``, ``_version``, ``_cli_version``, ``_internal.client``,
   ``_internal.transport``, ``_internal.transport.subprocess_cli``,
-  ``_internal.message_parser``, ``testing``,
+  ``_internal.message_parser``, ``_internal.sessions``, ``testing``,
   ``testing.session_store_conformance``)
   serve ccwire's objects, each imported on first use:
   ``claude_agent_sdk.ClaudeSDKClient is ccwire.ClaudeSDKClient``, so a method an
@@ -314,6 +314,10 @@ _ERRORS = (
     "ProcessError", "ResultError",
 )  # fmt: skip
 
+_REFERENCE_LINE_CAP = 1024 * 1024
+"""The reference's default cap on one stdout line (``_DEFAULT_MAX_BUFFER_SIZE``), which
+code reads to check its own ``max_buffer_size`` is above it; ccwire's default has none."""
+
 _EAGER = ("ClaudeSDKClient", "Transport", "__version__", "query")
 """Names the package binds when it is imported, as the reference's does (``query`` is
 the function, not the submodule of that name)."""
@@ -357,6 +361,7 @@ def _files() -> dict[str, bytes]:
         ),
         "_internal/transport/subprocess_cli.py": _module(
             f"{PACKAGE}._internal.transport.subprocess_cli",
+            head=(f"_DEFAULT_MAX_BUFFER_SIZE = {_REFERENCE_LINE_CAP}",),
             sources=(("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),),
         ),
         "_internal/client.py": _module(  # and the names the reference's module imports
@@ -366,6 +371,38 @@ def _files() -> dict[str, bytes]:
                 ("ccwire._conversation.subprocess_cli", ["SubprocessCLITransport"]),
                 ("ccwire._wire.message_parser", ["parse_message"]),
                 ("ccwire", ["Transport"]),
+            ),
+        ),
+        "_internal/sessions.py": _module(  # its helpers that find the CLI's transcripts
+            f"{PACKAGE}._internal.sessions",
+            sources=(
+                (
+                    "ccwire",
+                    [
+                        "SDKSessionInfo",
+                        "SessionKey",
+                        "SessionMessage",
+                        "SessionStore",
+                        "get_session_info",
+                        "get_session_messages",
+                        "get_subagent_messages",
+                        "list_sessions",
+                        "list_subagents",
+                        "project_key_for_directory",
+                    ],
+                ),
+                ("ccwire._conversation.cli_paths", ["MAX_SANITIZED_LENGTH"]),
+                (
+                    "ccwire._sessions.transcripts.paths",
+                    [
+                        ("_canonicalize_path", "canonicalize_path"),
+                        ("_find_project_dir", "find_project_dir"),
+                        ("_get_claude_config_home_dir", "config_home"),
+                        ("_get_project_dir", "project_dir"),
+                        ("_get_projects_dir", "projects_dir"),
+                        ("_sanitize_path", "sanitize_path"),
+                    ],
+                ),
             ),
         ),
         "_internal/message_parser.py": _module(
@@ -406,11 +443,15 @@ def _module(
     *,
     head: Sequence[str] = (),
     exports: Sequence[str] | None = None,
-    sources: Sequence[tuple[str, Sequence[str]]] = (),
+    sources: Sequence[tuple[str, Sequence[str | tuple[str, str]]]] = (),
 ) -> str:
     """The text of one module of the drop-in: its ``head`` statements, then the names
     of ``sources`` (``(ccwire module, names)``), imported on first use (and by type
-    checkers, as plain imports)."""
+    checkers, as plain imports). A name given as ``(served, ccwire's)`` serves ccwire's
+    object of another name under the reference's."""
+    pairs = [
+        (module, [(n, n) if isinstance(n, str) else n for n in group]) for module, group in sources
+    ]
     lines = [
         f'"""``{name}``, answered by ccwire.',
         "",
@@ -421,35 +462,35 @@ def _module(
     ]
     if head:
         lines += [*head, ""]
-    names = [n for _, group in sources for n in group]
+    names = [served for _, group in pairs for served, _ in group]
     if exports is None and names:
         exports = sorted(names)
     if exports is not None:
         lines += ["__all__ = [", *(f"    {n!r}," for n in exports), "]", ""]
     if sources:
         lines += ["from typing import TYPE_CHECKING", "", "if TYPE_CHECKING:"]
-        for module, group in sources:
+        for module, group in pairs:
             lines.append(f"    from {module} import (")
-            lines += [f"        {n} as {n}," for n in group]
+            lines += [f"        {own} as {served}," for served, own in group]
             lines.append("    )")
-        table = ",\n".join(f"        {module!r}: {tuple(group)!r}" for module, group in sources)
+        table = ",\n".join(
+            f"        {served!r}: ({module!r}, {own!r})"
+            for module, group in pairs
+            for served, own in group
+        )
         lines += [
             "else:",
             "    from importlib import import_module as _import_module",
             "",
-            "    _SOURCES = {",
-            "        name: module",
-            "        for module, names in {",
+            "    _SOURCES = {  # served name: (ccwire module, its name there)",
             table + ",",
-            "        }.items()",
-            "        for name in names",
             "    }",
             "",
             "    def __getattr__(name):",
-            "        module = _SOURCES.get(name)",
-            "        if module is None:",
+            "        source = _SOURCES.get(name)",
+            "        if source is None:",
             '            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")',
-            "        value = getattr(_import_module(module), name)",
+            "        value = getattr(_import_module(source[0]), source[1])",
             "        globals()[name] = value  # later accesses (and patches) use the module's own",
             "        return value",
             "",

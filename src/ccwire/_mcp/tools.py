@@ -302,7 +302,14 @@ class SdkMcpTool(Generic[T]):
         """The validated arguments and the call's context, or the result refusing them."""
         args, failure = self.validator.validate({} if arguments is None else arguments)
         if failure is not None:
-            return args, ctx, error_result(f"Invalid arguments for tool {self.name!r}: {failure}")
+            return (
+                args,
+                ctx,
+                error_result(
+                    # the reference's prefix (code checks for it), then every failure
+                    f"Input validation error: invalid arguments for tool {self.name!r}: {failure}"
+                ),
+            )
         if ctx is None and self.wants_context:
             ctx = ToolContext(tool_name=self.name)
         return args, ctx, None

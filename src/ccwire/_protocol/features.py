@@ -41,7 +41,8 @@ LEGACY_HOOK_EVENTS = frozenset(
 )  # fmt: skip
 """The 30 hook events CLI 2.1.197 knows (read from its bundle). A CLI that reports no
 capabilities knows at most these; CLI 2.1.330 adds PreModelSwitch, PostModelSwitch and
-DirectoryAdded, CLI 2.1.332 PreSkillShellCommand (`HookEvent` lists all 34)."""
+DirectoryAdded, CLI 2.1.332 PreSkillShellCommand, a later one Interrupt (`HookEvent` lists
+all 35)."""
 
 _VERSION = re.compile(r"\s*(\d+)\.(\d+)\.(\d+)")
 

@@ -44,6 +44,7 @@ __all__ = [
     "FileChangedHookInput",
     "HookInput",
     "InstructionsLoadedHookInput",
+    "InterruptHookInput",
     "MessageDisplayHookInput",
     "NotificationHookInput",
     "PermissionDeniedHookInput",
@@ -265,6 +266,24 @@ class StopFailureHookInput(BaseHookInput):
     error: str = ""
     error_details: Any = None
     last_assistant_message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class InterruptHookInput(BaseHookInput):
+    """An interrupt ended the main conversation's turn; the hook's output is ignored.
+
+    The TypeScript SDK 0.3.337's event, fired once per interrupted turn.
+    ``source`` says who stopped it: ``user`` (a person, or a request that does not say,
+    such as an SDK program's ``interrupt()``), ``session`` (another session's Claude) or
+    ``system`` (a hook, a plugin, a permission check, a service). ``reason`` says what:
+    ``stop``, ``permission_denied``, ``rewind`` or ``other``. ``via``, where known, how
+    the stop arrived: ``terminal`` or ``client``.
+    """
+
+    EVENT: ClassVar[str] = "Interrupt"
+    source: str = "user"
+    reason: str = "other"
+    via: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -528,6 +547,7 @@ HOOK_INPUT_TYPES: Mapping[str, type[BaseHookInput]] = {
         SessionEndHookInput,
         StopHookInput,
         StopFailureHookInput,
+        InterruptHookInput,
         SubagentStartHookInput,
         SubagentStopHookInput,
         PreCompactHookInput,

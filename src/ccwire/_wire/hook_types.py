@@ -35,6 +35,7 @@ HookEvent = Literal[
     "SessionEnd",
     "Stop",
     "StopFailure",
+    "Interrupt",
     "SubagentStart",
     "SubagentStop",
     "PreCompact",
@@ -59,8 +60,9 @@ HookEvent = Literal[
     "MessageDisplay",
     "PreSkillShellCommand",
 ]
-"""Every hook event: those CLI 2.1.330 supports, and ``PreSkillShellCommand`` (CLI 2.1.332
-and later; 2.1.330 accepts its registration and never fires it)."""
+"""Every hook event, in the TypeScript SDK's order: those CLI 2.1.330 supports, and
+``Interrupt`` (the TypeScript SDK 0.3.337's) and ``PreSkillShellCommand`` (CLI 2.1.332 and
+later), which 2.1.330 accepts the registration of and never fires."""
 
 
 @dataclass(frozen=True, eq=False)

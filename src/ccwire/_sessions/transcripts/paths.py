@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..._conversation.cli_paths import (
@@ -31,6 +31,7 @@ __all__ = [
     "canonicalize_path",
     "config_home",
     "find_project_dir",
+    "project_dir",
     "project_key_for_directory",
     "projects_dir",
     "sanitize_path",
@@ -42,25 +43,44 @@ CASE_INSENSITIVE = sys.platform == "win32"
 """Whether project keys compare case-insensitively (Windows file systems)."""
 
 
-def config_home() -> Path:
+def config_home(env: Mapping[str, str] | None = None) -> Path:
     """The CLI's config directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+
+    Args:
+        env: Variables read before `os.environ` (the ``env`` the CLI is given), so
+            a ``CLAUDE_CONFIG_DIR`` there names the directory that CLI writes to.
 
     Returns:
         The directory, NFC-normalised.
     """
-    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    override = (env or {}).get("CLAUDE_CONFIG_DIR") or os.environ.get("CLAUDE_CONFIG_DIR")
     if override:
         return Path(unicodedata.normalize("NFC", override))
     return Path(unicodedata.normalize("NFC", str(Path.home() / ".claude")))
 
 
-def projects_dir() -> Path:
+def projects_dir(env: Mapping[str, str] | None = None) -> Path:
     """The directory holding one subdirectory of transcripts per project.
 
+    Args:
+        env: Variables read before `os.environ` (see `config_home()`).
+
     Returns:
-        `config_home() / "projects"`.
+        `config_home(env) / "projects"`.
     """
-    return config_home() / "projects"
+    return config_home(env) / "projects"
+
+
+def project_dir(project_path: str) -> Path:
+    """Where the CLI keeps the transcripts of `project_path` (which may not exist).
+
+    Args:
+        project_path: A canonical project path.
+
+    Returns:
+        `projects_dir()` / the project's key.
+    """
+    return projects_dir() / sanitize_path(project_path)
 
 
 def find_project_dir(project_path: str) -> Path | None:
@@ -75,11 +95,10 @@ def find_project_dir(project_path: str) -> Path | None:
     Returns:
         The project directory, or `None` when the project has no transcripts.
     """
-    root = projects_dir()
-    sanitized = sanitize_path(project_path)
-    exact = root / sanitized
+    exact = project_dir(project_path)
     if exact.is_dir():
         return exact
+    root, sanitized = exact.parent, exact.name
     if len(sanitized) <= MAX_SANITIZED_LENGTH:
         return None
     prefix = sanitized[:MAX_SANITIZED_LENGTH] + "-"
