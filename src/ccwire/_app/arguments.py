@@ -377,6 +377,11 @@ def add_show_arguments(parser: argparse.ArgumentParser) -> None:
         help="the session's id, or its start (the 8 characters `ccwire run` shows)",
     )
     parser.add_argument("--project", metavar="DIR", help="look only in this project")
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="look only among the sessions of offline runs (as `ccwire sessions --offline`)",
+    )
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page")
     parser.add_argument("--full", action="store_true", help="unfold tool inputs and results")
     parser.add_argument("--plain", action="store_true", help="no colours, even on a terminal")

@@ -259,12 +259,12 @@ def _matching_ids(start: str, project: str | None) -> list[str]:
 
 
 def _find_view(
-    session_id: str, project: str | None, environ: Mapping[str, str]
+    session_id: str, project: str | None, environ: Mapping[str, str], *, offline: bool
 ) -> tuple[SessionView | None, list[str]]:
-    """The session among yours, else among the offline ones (shown without dollars);
-    with the ids that matched when more than one did."""
-
-    for folder in (None, offline_dir(environ)):
+    """The session among yours, else (or, with `offline`, only) among the offline ones
+    (shown without dollars); with the ids that matched when more than one did."""
+    folders = (offline_dir(environ),) if offline else (None, offline_dir(environ))
+    for folder in folders:
         with reading_config_dir(folder):
             ids = _matching_ids(session_id, project)
             if len(ids) > 1:
@@ -295,9 +295,9 @@ def show_command(
             file cannot be written.
     """
     _quiet_transcript_log()
-    view, ids = _find_view(
-        args.session_id, args.project, os.environ if environ is None else environ
-    )
+    offline = bool(getattr(args, "offline", False))
+    environ = os.environ if environ is None else environ
+    view, ids = _find_view(args.session_id, args.project, environ, offline=offline)
     if view is None and len(ids) > 1:
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         raise SessionsCommandError(
@@ -306,8 +306,13 @@ def show_command(
         )
     if view is None:
         where = f"project {args.project}" if args.project else str(projects_dir())
+        found_in = (
+            f"among the offline sessions ({offline_dir(environ)})"
+            if offline
+            else f"in {where}, nor among the offline sessions"
+        )
         raise SessionsCommandError(
-            f"no session {args.session_id} in {where}, nor among the offline sessions",
+            f"no session {args.session_id} {found_in}",
             "`ccwire sessions --all` lists the sessions there are "
             "(`ccwire sessions --offline --all` the offline ones)",
         )

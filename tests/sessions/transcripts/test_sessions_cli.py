@@ -180,15 +180,20 @@ def test_offline_sessions_are_listed_and_shown_without_dollars(
     by_id = {row.split()[0]: row.split() for row in rows}
     assert set(by_id) == {captured.multi_turn, captured.subagent, captured.forked}
     assert by_id[captured.multi_turn][3:5] == ["3", "-"]  # turns, and no dollar cost
-    code, out, err = run("show", captured.multi_turn[:8], environ=env)
+    code, out_show, err = run("show", captured.multi_turn[:8], environ=env)
     assert (code, err) == (0, "")
-    facts = out.splitlines()[2]
+    facts = out_show.splitlines()[2]
     assert "3 turns" in facts and "offline (500 in / 100 out tokens" in facts and "$" not in facts
     target = tmp_path / "page.html"
     assert run("show", captured.multi_turn, "--html", str(target), environ=env)[0] == 0
     assert "$" not in target.read_text().split('class="cost">', 1)[1].split("</span>")[0]
     code, out, _ = run("sessions", "--offline", "--project", str(tmp_path), environ=env)
     assert out.startswith(f"No offline sessions for {tmp_path} under {offline / 'projects'}.")
+    # `show --offline`, as `sessions --offline`: only among the offline sessions
+    assert run("show", captured.multi_turn[:8], "--offline", environ=env)[:2] == (0, out_show)
+    code, _, err = run("show", captured.multi_turn[:8], "--offline")
+    assert code == ExitCode.ERROR
+    assert f"no session {captured.multi_turn[:8]} among the offline sessions (" in err
 
 
 def test_a_session_without_a_model_shows_no_empty_model_list() -> None:
