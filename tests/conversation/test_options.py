@@ -92,8 +92,14 @@ def test_defaults() -> None:
 
 
 def test_keyword_only() -> None:
-    with pytest.raises(TypeError):
+    # a TypeError, as the reference raises for a wrong argument, that says how to pass it
+    with pytest.raises(TypeError) as raised:
         ClaudeAgentOptions(["Read"])  # type: ignore[call-arg]
+    assert isinstance(raised.value, ccwire.OptionsError)
+    assert str(raised.value).startswith(
+        "ClaudeAgentOptions takes its options by name, as in ClaudeAgentOptions(tools=[...]), "
+        "not by position: 1 positional argument given"
+    )
 
 
 @pytest.mark.parametrize(

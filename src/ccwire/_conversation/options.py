@@ -1064,6 +1064,12 @@ def _named_options(cls: _Options) -> _Options:
 
     @functools.wraps(init)  # help() and inspect show the generated signature
     def checked_init(self: object, *args: Any, **kwargs: Any) -> None:
+        if args:  # claude-agent-sdk's fields may be passed by position, in its own order
+            raise OptionsError(
+                f"{cls.__name__} takes its options by name, as in {cls.__name__}(tools=[...]), "
+                f"not by position: {len(args)} positional argument"
+                f"{'s' if len(args) > 1 else ''} given (help({cls.__name__}) lists them)"
+            )
         for name in kwargs:
             if name not in _OPTION_NAMES:
                 raise OptionsError(unknown_option_message(name))
