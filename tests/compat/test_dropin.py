@@ -165,6 +165,8 @@ def test_every_import_is_answered_by_ccwires_objects(installed: Venv) -> None:
             "claude_agent_sdk._errors": (ccwire, ["ClaudeSDKError", "CLIConnectionError",
                 "CLINotFoundError", "CLIJSONDecodeError", "ProcessError", "ResultError"]),
             "claude_agent_sdk._internal.transport": (ccwire, ["Transport"]),
+            "claude_agent_sdk._internal.query": (
+                importlib.import_module("ccwire._conversation.reference_query"), ["Query"]),
             "claude_agent_sdk.testing": (ccwire.testing, ["run_session_store_conformance"]),
             # the module the reference's testing package imports it from
             "claude_agent_sdk.testing.session_store_conformance": (
@@ -195,7 +197,8 @@ def test_every_import_is_answered_by_ccwires_objects(installed: Venv) -> None:
             "files": sorted(str(f) for f in dist.files),
             "parsed": type(parsed).__name__, "text": parsed.content[0].text,
             "unknown": parse_message({"type": "tool_progress"}), "refused": refused,
-            "missing": importlib.util.find_spec("claude_agent_sdk._internal.query") is None,
+            "missing": importlib.util.find_spec(
+                "claude_agent_sdk._internal.session_mutations") is None,
         }))
     """)
     assert found["all"] == list(REFERENCE_NAMES) and found["not_same"] == []
@@ -453,6 +456,83 @@ def test_a_patch_of_the_references_internal_client_is_what_query_runs(
     assert ours["failed"] == "Connection failed" and ours["live"] == ["live answer"]
     assert ours["traced"][0] == ["options", "prompt", "transport"]
     assert ours["names"] == ["AssistantMessage", True]
+
+
+_PRIVATE_QUERY = """
+import json, sys
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage
+from claude_agent_sdk._internal.query import Query
+
+def options():
+    return ClaudeAgentOptions(cli_path=sys.argv[1], cwd=sys.argv[2], env=json.loads(sys.argv[3]))
+
+async def failure(request, query=None, **kwargs):  # the reference raises a bare Exception
+    try:
+        await (query or client._query)._send_control_request(request, **kwargs)
+    except Exception as exc:
+        return [type(exc).__name__, str(exc)]
+    return None
+
+async def main():
+    global client
+    out = {}
+    client = ClaudeSDKClient(options())
+    out["before"] = client._query is None
+    async with client:
+        query = client._query
+        out["query"] = [isinstance(query, Query), client._query is query]
+        answer = await query._send_control_request({"subtype": "mcp_status"})
+        out["mcp_status"] = [type(answer).__name__, answer]
+        out["mode"] = await query._send_control_request(
+            {"subtype": "set_permission_mode", "mode": "acceptEdits"}, timeout=30
+        )
+        out["timed_out"] = await failure({"subtype": "mcp_status"}, timeout=0)
+        out["refused"] = await failure({"subtype": "set_permission_mode", "mode": "no-such"})
+        out["unknown"] = await failure({"subtype": "no_such_request"})
+        await client.query("hi")
+        out["turn"] = [m.result async for m in client.receive_response()
+                       if isinstance(m, ResultMessage)]
+        # what public code does: its own bound, around the request
+        with anyio.fail_after(30):
+            out["bounded"] = await client._query._send_control_request({"subtype": "mcp_status"})
+    out["after"] = client._query is None
+    out["closed"] = await failure({"subtype": "mcp_status"}, query)
+    print(json.dumps(out))
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.e2e
+def test_the_references_private_query_sends_control_requests(
+    installed: Venv, reference_python: Path, tmp_path: Path
+) -> None:
+    # code reaches past ClaudeSDKClient's methods into `client._query`: tests it for None,
+    # and sends the CLI's control requests that have no method through
+    # `client._query._send_control_request({"subtype": ...})` (get_usage, interrupt with
+    # cancel_queued, apply_flag_settings...). On ccwire `client._query` raised
+    # AttributeError. Run on both against the real CLI: the same answers, dicts
+    from ccwire.testing import text
+
+    reference, ours = _on_both(
+        installed, reference_python, tmp_path, _PRIVATE_QUERY, text("answered")
+    )
+    failures = ("timed_out", "refused", "unknown", "closed")
+    assert {k: v for k, v in ours.items() if k not in failures} == {
+        k: v for k, v in reference.items() if k not in failures
+    }
+    assert ours["query"] == [True, True] and ours["before"] and ours["after"]
+    assert ours["mcp_status"] == ["dict", {"mcpServers": []}] and ours["turn"] == ["answered"]
+    assert ours["mode"] == {"mode": "acceptEdits"}
+    # where the reference raises a bare Exception, ccwire raises its typed errors (each
+    # an Exception), whose text holds the CLI's
+    assert reference["timed_out"] == ["Exception", "Control request timeout: mcp_status"]
+    assert ours["timed_out"][0] == "ControlTimeoutError" and "mcp_status" in ours["timed_out"][1]
+    for key, typed in (("refused", "ControlProtocolError"), ("unknown", "UnsupportedFeatureError")):
+        assert reference[key][0] == "Exception" and ours[key][0] == typed
+        assert reference[key][1] in ours[key][1]
+    assert ours["closed"][0] == reference["closed"][0] == "CLIConnectionError"
 
 
 def _fake_real_sdk(site: Path) -> None:

@@ -7,7 +7,7 @@ directory of the Python that runs ``ccwire``):
 * a ``claude_agent_sdk`` package whose modules (``types``, ``query``, ``client``,
   ``_errors``, ``_version``, ``_cli_version``, ``_internal.client``,
   ``_internal.transport``, ``_internal.transport.subprocess_cli``,
-  ``_internal.message_parser``, ``_internal.sessions``, ``testing``,
+  ``_internal.message_parser``, ``_internal.query``, ``_internal.sessions``, ``testing``,
   ``testing.session_store_conformance``)
   serve ccwire's objects, each imported on first use:
   ``claude_agent_sdk.ClaudeSDKClient is ccwire.ClaudeSDKClient``, so a method an
@@ -372,6 +372,10 @@ def _files() -> dict[str, bytes]:
                 ("ccwire._wire.message_parser", ["parse_message"]),
                 ("ccwire", ["Transport"]),
             ),
+        ),
+        "_internal/query.py": _module(  # what `ClaudeSDKClient._query` is while connected
+            f"{PACKAGE}._internal.query",
+            sources=(("ccwire._conversation.reference_query", ["Query"]),),
         ),
         "_internal/sessions.py": _module(  # its helpers that find the CLI's transcripts
             f"{PACKAGE}._internal.sessions",

@@ -23,6 +23,7 @@ from .shadow_warning import warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:  # in private annotations only: the connection loads on connect()
     from .connection import Connection
+    from .reference_query import Query
 
 __all__ = ["NO_PROMPT_SECONDS", "ClaudeSDKClient"]
 
@@ -68,6 +69,7 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         self._conn: Connection | None = None
         self._connecting: tuple[anyio.CancelScope, anyio.Event] | None = None  # in connect()
         self._told_credentials = False  # the no-credentials warning, logged once
+        self._reference_query: Query | None = None  # what `_query` gives while connected
 
     # -------------------------------------------------------------- lifecycle
 
@@ -187,6 +189,22 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
                 "connect a new client in this one"
             )
         return self._conn
+
+    @property
+    def _query(self) -> Query | None:
+        """The reference's private ``_query``, for code that reaches into it: while
+        connected, a `Query` (the same one until `disconnect()`) whose
+        ``_send_control_request()`` sends a control request as the reference's does;
+        None when not connected."""
+        conn = self._conn
+        if conn is None:
+            return None
+        view = self._reference_query
+        if view is None or view.connection is not conn:
+            from .reference_query import Query
+
+            view = self._reference_query = Query(self, conn)
+        return view
 
     # ------------------------------------------------------------------ turns
 

@@ -51,10 +51,14 @@ class RuntimeControl:
         raise NotImplementedError
 
     async def _request(
-        self, subtype: str, fields: Mapping[str, Any] | None = None
+        self,
+        subtype: str,
+        fields: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
     ) -> Mapping[str, Any]:
         try:
-            return await self._connection().protocol.request(subtype, fields or {})
+            return await self._connection().protocol.request(subtype, fields or {}, timeout=timeout)
         except UnsupportedFeatureError:
             raise
         except ControlProtocolError as exc:
