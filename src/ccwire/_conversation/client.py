@@ -18,12 +18,12 @@ from .._core.loops import current_loop
 from .._core.origin import ReferenceOrigin
 from .options import ClaudeAgentOptions, options_or_default
 from .prompt_check import Prompt, check_prompt
+from .reference_query import Query
 from .runtime_control import RuntimeControl
 from .shadow_warning import warn_if_can_use_tool_shadowed
 
 if TYPE_CHECKING:  # in private annotations only: the connection loads on connect()
     from .connection import Connection
-    from .reference_query import Query
 
 __all__ = ["NO_PROMPT_SECONDS", "ClaudeSDKClient"]
 
@@ -201,8 +201,6 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
             return None
         view = self._reference_query
         if view is None or view.connection is not conn:
-            from .reference_query import Query
-
             view = self._reference_query = Query(self, conn)
         return view
 
