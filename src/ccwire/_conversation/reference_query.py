@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from .._core.errors import CLIConnectionError, ControlProtocolError
 
 if TYPE_CHECKING:  # in private annotations only
-    from .client import ClaudeSDKClient
     from .connection import Connection
+    from .runtime_control import RuntimeControl
 
 __all__ = ["Query"]
 
@@ -34,7 +34,7 @@ class Query:
     `ClaudeSDKClient.disconnect()`.
     """
 
-    def __init__(self, client: ClaudeSDKClient, connection: Connection) -> None:
+    def __init__(self, client: RuntimeControl, connection: Connection) -> None:
         self._client = client
         self._connection = connection
 
@@ -65,7 +65,11 @@ class Query:
             ControlTimeoutError: No answer within ``timeout`` (the reference raises an
                 ``Exception``).
         """
-        if self._client._conn is not self._connection:
+        try:
+            current = self._client._connection(any_loop=True)
+        except CLIConnectionError:
+            current = None
+        if current is not self._connection:
             raise CLIConnectionError("not connected: this client's connection was closed")
         fields = dict(request)
         subtype = fields.pop("subtype", None)
