@@ -116,11 +116,14 @@ FOUND_PYTHONS := $(foreach v,$(PYTHONS),$(if $(call find_python,$(v)),$(v)))
 	.venv-$*/bin/python -m pip install --quiet --no-cache-dir -e '.[dev]'
 	touch $@
 
-test-pythons: devtools ref-venv ts-sdk $(foreach v,$(FOUND_PYTHONS),.venv-$(v)/.installed)
+test-pythons: devtools ref-venv ts-sdk
 	@$(foreach v,$(filter-out $(FOUND_PYTHONS),$(PYTHONS)),echo "Python $(v) not found: its run is skipped";)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(addprefix test-python-,$(FOUND_PYTHONS))
 
-test-python-%:
+# each Python's venv is made in its own branch of the -j2 make above, side by side too
+# (kept: make would delete a file it made only on the way to a pattern rule's target)
+.PRECIOUS: .venv-%/.installed
+test-python-%: .venv-%/.installed
 	@echo "== the test suite on Python $* (not the end-to-end tier, tests/project, tests/fuzz)"
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
 	  CCWIRE_REQUIRE_TS_SDK=1 .venv-$*/bin/pytest -q -p no:cacheprovider $(OTHER_PYTHONS_SKIP)
