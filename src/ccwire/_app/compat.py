@@ -396,6 +396,10 @@ def _files() -> dict[str, bytes]:
                     ],
                 ),
                 ("ccwire._conversation.cli_paths", ["MAX_SANITIZED_LENGTH"]),
+                (  # the bound on a store listing's concurrent loads
+                    "ccwire._sessions.stores.reading",
+                    [("_STORE_LIST_LOAD_CONCURRENCY", "LOAD_CONCURRENCY")],
+                ),
                 (
                     "ccwire._sessions.transcripts.paths",
                     [
