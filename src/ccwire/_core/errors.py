@@ -426,8 +426,12 @@ class MissingExtraError(CcwireError, ImportError):
         return type(self), (self.feature, self.needs, self.extra)
 
 
-class ToolDefinitionError(CcwireError, ValueError):
-    """A tool or server definition is invalid (bad name, duplicate, bad schema)."""
+class ToolDefinitionError(CcwireError, TypeError, ValueError):
+    """A tool or server definition is invalid (bad name, duplicate, bad schema).
+
+    It is also a `TypeError` and a `ValueError`: ``claude-agent-sdk`` raises a
+    `TypeError` for ``@tool`` used without its arguments or one tool where the list goes.
+    """
 
 
 class ToolError(CcwireError):
