@@ -845,6 +845,7 @@ async def test_receive_response_after_every_prompt_was_answered_says_so(
             async for _ in client.receive_response():
                 pass  # pragma: no cover
         assert caught.value.answered is True
+        assert isinstance(caught.value, TimeoutError)  # ends a drain loop under a timeout
         assert "every prompt sent on this connection was already answered" in str(caught.value)
         assert "`await client.query(prompt)`" in str(caught.value)
         copy = pickle.loads(pickle.dumps(caught.value))  # (it failed: "Unknown format code")

@@ -465,7 +465,7 @@ class SessionStateError(CcwireError):
     """An operation is not possible in the current state (for example: not connected)."""
 
 
-class NoPromptError(SessionStateError):
+class NoPromptError(SessionStateError, TimeoutError):
     """``receive_response()`` with no prompt to answer: usually ``query()`` without ``await``.
 
     No prompt is waiting for its answer on the connection (none was ever sent, or, when
@@ -477,6 +477,10 @@ class NoPromptError(SessionStateError):
     ``receive_response()`` called a second time for one prompt; the reference SDK waits
     forever. Read with ``receive_messages()`` to wait for output that no prompt of this
     connection asks for.
+
+    It is also a `TimeoutError`: reference code that drains the results of merged
+    prompts by calling ``receive_response()`` in a loop under a timeout (its
+    ``streaming_mode.py`` example) ends that loop on it, as on its own timeout.
     """
 
     def __init__(self, seconds: float, answered: bool = False) -> None:
