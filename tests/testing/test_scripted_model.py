@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+import ccwire
 from ccwire import OptionsError
 from ccwire.testing import (
     DEFAULT_MODEL,
@@ -426,12 +427,17 @@ def test_chunked_request_body_and_connection_close(model: ScriptedModel) -> None
 
 def test_lifecycle_and_loopback_only() -> None:
     model = ScriptedModel()
-    with pytest.raises(RuntimeError, match="not started"):
-        _ = model.url
+    # used without `with`: a typed error saying how to start it (a bare RuntimeError)
+    with pytest.raises(ccwire.SessionStateError) as caught:
+        model.env("home")
+    assert str(caught.value) == (
+        "ScriptedModel is not started: use `with ScriptedModel(...) as model:` "
+        "(or call model.start() first)"
+    )
     with model:
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", model.url)
         port = model.port
-        with pytest.raises(RuntimeError, match="only be called once"):
+        with pytest.raises(ccwire.SessionStateError, match="only be called once"):
             model.start()
     model.stop()  # idempotent
     with pytest.raises(ConnectionRefusedError):
