@@ -212,6 +212,20 @@ def test_unreadable_scripted_file(tmp_path: Path) -> None:
     assert_reported(outcome, ExitCode.USAGE, "not valid JSON")
 
 
+def test_tools_naming_a_tool_says_to_name_its_server(tmp_path: Path) -> None:
+    # it said only "expected an MCP server (...), got SdkMcpTool"
+    (tmp_path / "blocking_tools.py").write_text(TOOLS)
+    outcome = run_ccwire(
+        ["run", "hi", "--offline", "--json", "--tools", "blocking_tools:block"], tmp_path
+    )
+    assert_reported(
+        outcome,
+        ExitCode.USAGE,
+        "got SdkMcpTool: 'block' is a tool; name the MCP server that serves it: "
+        "--tools blocking_tools:server",
+    )
+
+
 def test_tools_import_error(tmp_path: Path) -> None:
     (tmp_path / "broken_tools.py").write_text("import no_such_module_here\n")
     outcome = run_ccwire(

@@ -628,6 +628,32 @@ def test_hooks_field_accepts_matchers() -> None:
 
 
 @pytest.mark.anyio
+async def test_an_agent_or_a_system_prompt_dict_of_the_wrong_shape_names_the_one_to_write() -> None:
+    # they said only "agents['x'] must be an AgentDefinition, got {...}" and "unknown
+    # system_prompt type None"
+    agent: Any = {"description": "Reviews code", "prompt": "You review code."}
+    options = ClaudeAgentOptions(agents={"x": agent}, cli_path="/bin/false")
+    with pytest.raises(ccwire.OptionsError) as caught:
+        async with ccwire.ClaudeSDKClient(options):
+            pass  # pragma: no cover
+    assert str(caught.value) == (
+        f"agents['x'] must be an AgentDefinition, got {agent!r}: write "
+        "agents={'x': AgentDefinition(description='...', prompt='...')} "
+        "(from ccwire import AgentDefinition)"
+    )
+    untyped: Any = {"preset": "claude_code"}
+    options = ClaudeAgentOptions(system_prompt=untyped, cli_path="/bin/false")
+    with pytest.raises(ccwire.OptionsError) as caught:
+        async with ccwire.ClaudeSDKClient(options):
+            pass  # pragma: no cover
+    assert str(caught.value) == (
+        "system_prompt {'preset': 'claude_code'} has no known 'type': write a str, or "
+        "{'type': 'preset', 'preset': 'claude_code'} (with 'append': str to add to it), "
+        "{'type': 'custom', 'prompt': str} or {'type': 'file', 'path': str}"
+    )
+
+
+@pytest.mark.anyio
 async def test_a_settings_file_that_is_not_there_is_refused_at_connect(tmp_path: Path) -> None:
     # the CLI refused it once started ("Settings file not found"), as a ProcessError; it
     # is looked for at connect (it may be written after the options), relative to cwd

@@ -75,6 +75,22 @@ async def test_a_cli_that_cannot_start_raises_as_before(fault_options: FaultOpti
             await ClaudeSDKClient(missing).connect()
 
 
+async def test_a_cwd_that_is_a_file_is_named_as_the_cause(
+    fault_options: FaultOptions, tmp_path: Path
+) -> None:
+    # it said "cannot start the Claude Code CLI at '<the CLI>': [Errno 20] Not a
+    # directory: '<cwd>'", naming the CLI as what failed
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a directory")
+    given = dataclasses.replace(fault_options("never_initialize"), cwd=a_file)
+    async with no_leaks():
+        with anyio.fail_after(LIMIT), pytest.raises(CLIConnectionError) as caught:
+            await ClaudeSDKClient(given).connect()
+    assert str(caught.value) == (
+        f"cannot start the Claude Code CLI: working directory {str(a_file)!r} is not a directory"
+    )
+
+
 async def test_the_spill_directory_is_made_only_for_a_value_too_long_for_argv(
     fault_options: FaultOptions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 import anyio.to_thread
 import pytest
 
+import ccwire
 import ccwire._mcp.tools
 import ccwire._mcp.validation
 from ccwire._core.errors import ToolDefinitionError, ToolError
@@ -293,6 +294,31 @@ async def test_what_a_tool_serves_follows_its_fields() -> None:
     assert entry["annotations"] == {"readOnlyHint": True}
     assert (await t.call({"n": 1}))["isError"] is True  # validated by the new schema
     assert (await t.call({"s": "x"}))["content"][0]["text"] == "{'s': 'x'}"
+
+
+def test_tool_used_without_its_arguments_says_how_to_call_it() -> None:
+    # `@tool` bare, `@tool()` and `@tool("name")` got Python's own "tool() missing 1
+    # required positional argument: 'description'"; the reference raises TypeError too
+    with pytest.raises(ccwire.CcwireError) as bare:
+
+        @ccwire.tool  # type: ignore[arg-type]
+        async def greet(args: dict[str, Any]) -> str:
+            return "hi"
+
+    assert isinstance(bare.value, TypeError)
+    assert isinstance(bare.value, ccwire.ToolDefinitionError)
+    assert str(bare.value) == (
+        "@tool over `greet` needs a name and a description: write "
+        '`@tool(\'greet\', "what it does", {"x": float})` '
+        "(or `@tool(name, description)` to take the schema from its parameters)"
+    )
+    with pytest.raises(TypeError, match=r"^tool\(\) needs a name and a description: write "):
+        ccwire.tool()
+    with pytest.raises(
+        ccwire.ToolDefinitionError,
+        match=r"^tool 'greet' needs a description: write `@tool\('greet', \"what",
+    ):
+        ccwire.tool("greet")
 
 
 def test_an_assignment_the_tool_cannot_serve_is_refused_and_undone() -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
+import ccwire
 from ccwire import OptionsError
 from ccwire.testing import (
     DEFAULT_MODEL,
@@ -426,12 +427,17 @@ def test_chunked_request_body_and_connection_close(model: ScriptedModel) -> None
 
 def test_lifecycle_and_loopback_only() -> None:
     model = ScriptedModel()
-    with pytest.raises(RuntimeError, match="not started"):
-        _ = model.url
+    # used without `with`: a typed error saying how to start it (a bare RuntimeError)
+    with pytest.raises(ccwire.SessionStateError) as caught:
+        model.env("home")
+    assert str(caught.value) == (
+        "ScriptedModel is not started: use `with ScriptedModel(...) as model:` "
+        "(or call model.start() first)"
+    )
     with model:
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+", model.url)
         port = model.port
-        with pytest.raises(RuntimeError, match="only be called once"):
+        with pytest.raises(ccwire.SessionStateError, match="only be called once"):
             model.start()
     model.stop()  # idempotent
     with pytest.raises(ConnectionRefusedError):
@@ -506,3 +512,17 @@ def test_pytest_fixtures(scripted_model: ScriptedModel, offline_env: dict[str, s
     scripted_model.add(text("from fixture"))
     message = plain(scripted_model)
     assert message["content"][0]["text"] == "from fixture"
+
+
+def test_a_step_built_from_a_value_of_the_wrong_type_is_refused_when_built() -> None:
+    # text(5) made a reply the CLI could not read: it retried, and the run failed with
+    # the next request's "script exhausted", far from the cause
+    with pytest.raises(OptionsError) as caught:
+        text(5)  # type: ignore[arg-type]
+    assert str(caught.value) == "text() takes a str, not int: write text('5')"
+    with pytest.raises(OptionsError, match=r"^thinking\(\) takes a str, not NoneType"):
+        thinking(None)  # type: ignore[arg-type]
+    with pytest.raises(OptionsError, match=r"^reply\(\) takes content blocks"):
+        reply("hi")  # type: ignore[arg-type]
+    with pytest.raises(OptionsError, match=r"^error status must be 4xx or 5xx"):
+        error(200, "fine")

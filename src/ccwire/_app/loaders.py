@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from .._mcp.bridge import McpBridge, is_official_server
 from .._mcp.config import McpSdkServerConfig
 from .._mcp.server import SdkMcpServer
+from .._mcp.tools import SdkMcpTool
 from .._transport.spawn import ProcessSpawner, as_spawner
 from ..testing import error, reply, text, thinking, tool_use
 from .errors import UsageError
@@ -114,8 +115,33 @@ def load_server(
         raise UsageError(
             f"{option} {spec}: expected an MCP server (create_sdk_mcp_server(...), "
             f"SdkMcpServer, or a FastMCP / mcp Server), got {type(obj).__name__}"
+            + _tool_hint(obj, module, f"{option} {module_name}", attr)
         )
     return config
+
+
+def _tool_hint(obj: object, module: object, named: str, attr: str) -> str:
+    """For a tool given where its server goes: the server to name instead (one of the
+    module's that serves it, else its first), or how to make one; else ``""``."""
+    if not isinstance(obj, SdkMcpTool):
+        return ""
+    servers = _servers_in(module)
+    if not servers:
+        return (
+            f": {obj.name!r} is a tool; serve it from an MCP server, `server = "
+            f"create_sdk_mcp_server('tools', tools=[{attr}])`, and name that: {named}:server"
+        )
+    holders = [name for name in servers if obj.name in _tools_of(vars(module)[name])]
+    return (
+        f": {obj.name!r} is a tool; name the MCP server that serves it: {named}:"
+        + (holders or servers)[0]
+    )
+
+
+def _tools_of(server: Any) -> Mapping[str, object]:
+    """The tools of an in-process server or its config, by name (none for others)."""
+    instance = server.get("instance") if isinstance(server, Mapping) else server
+    return instance.tools if isinstance(instance, SdkMcpServer) else {}
 
 
 def _servers_in(module: object) -> list[str]:

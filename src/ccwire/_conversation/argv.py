@@ -157,7 +157,11 @@ def agents_to_wire(agents: Mapping[str, AgentDefinition] | None) -> dict[str, di
     wire: dict[str, dict[str, Any]] = {}
     for name, agent in (agents or {}).items():
         if not isinstance(agent, AgentDefinition):
-            raise OptionsError(f"agents[{name!r}] must be an AgentDefinition, got {agent!r}")
+            raise OptionsError(
+                f"agents[{name!r}] must be an AgentDefinition, got {agent!r}: write "
+                f"agents={{{name!r}: AgentDefinition(description='...', prompt='...')}} "
+                "(from ccwire import AgentDefinition)"
+            )
         entry: dict[str, Any] = {}
         for f in dataclasses.fields(agent):
             key = f.name
@@ -511,7 +515,11 @@ def _system_prompt_args(options: ClaudeAgentOptions, spill: _Spill) -> list[str]
         if kind == "file":
             return [_attached("--system-prompt-file", prompt.get("path"))]
         if kind != "custom":
-            raise OptionsError(f"unknown system_prompt type {kind!r}")
+            raise OptionsError(
+                f"system_prompt {dict(prompt)!r} has no known 'type': write a str, or "
+                "{'type': 'preset', 'preset': 'claude_code'} (with 'append': str to add to "
+                "it), {'type': 'custom', 'prompt': str} or {'type': 'file', 'path': str}"
+            )
         text = _value_text("--system-prompt", prompt.get("prompt"))
     else:
         raise OptionsError(f"system_prompt must be a str or dict, got {type(prompt).__name__}")

@@ -241,15 +241,18 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         integration's) sees them.
 
         Raises:
-            NoPromptError: No prompt was ever sent on this connection, none is being
-                sent and no message came within `NO_PROMPT_SECONDS` (the usual cause:
-                ``client.query(...)`` without ``await``; the reference waits forever).
+            NoPromptError: No prompt is waiting for its answer (none was ever sent, or
+                every one was answered), none is being sent, the CLI is idle and no
+                message came within `NO_PROMPT_SECONDS` (the usual causes:
+                ``client.query(...)`` without ``await``, or ``receive_response()`` twice
+                for one prompt; the reference waits forever).
         """
         # the message types load with the connection (the usual import leaves them out)
         from .._wire.messages import AssistantMessage, ResultMessage
 
-        if not await self._connection().wait_for_a_prompt(NO_PROMPT_SECONDS):
-            raise NoPromptError(NO_PROMPT_SECONDS)
+        conn = self._connection()
+        if not await conn.wait_for_a_prompt(NO_PROMPT_SECONDS):
+            raise NoPromptError(NO_PROMPT_SECONDS, answered=conn.prompted)
 
         async with aclosing(self.receive_messages()) as messages:
             async for message in messages:

@@ -526,21 +526,36 @@ class Connection:
         self.start_soon(stream)
 
     async def wait_for_a_prompt(self, seconds: float) -> bool:
-        """Wait up to ``seconds`` for a reason to expect messages: a prompt sent (or a
-        prompt stream running) on this connection, or output waiting to be read.
+        """Wait for a reason to expect messages: a prompt sent and not yet answered (or
+        a prompt stream running), a turn under way, or output waiting to be read. While
+        the CLI reports it is at work (``running``: a background agent may start a turn)
+        it waits on; once the CLI is idle and owes nothing, at most ``seconds``.
 
         Returns:
             True at once if there is one, or as soon as there is; False if none came.
         """
-        if self._inbox is None:
+        inbox = self._inbox
+        if inbox is None:
             raise SessionStateError("not connected")
-        with anyio.move_on_after(seconds):
-            while not (self._prompted or self._prompt_streams):
-                if self._inbox.closed or len(self._inbox) or self._mirror_errors_waiting:
-                    return True
-                await self._inbox.wait()
-            return True
-        return bool(self._prompted or self._prompt_streams)
+        idle_since = anyio.current_time()
+        while not (self._turns.owed or self._turn_open or self._prompt_streams):
+            if inbox.closed or len(inbox) or self._mirror_errors_waiting:
+                return True
+            if self._cli_state in ("running", "requires_action"):
+                idle_since = anyio.current_time()
+                await inbox.wait()  # woken by each frame, a state change among them
+                continue
+            left = idle_since + seconds - anyio.current_time()
+            if left <= 0:
+                return False
+            with anyio.move_on_after(left):
+                await inbox.wait()
+        return True
+
+    @property
+    def prompted(self) -> bool:
+        """True once a prompt was sent (or began to be sent) on this connection."""
+        return self._prompted
 
     async def wait_activity(self) -> None:
         """Wait until a message arrives, a prompt is sent, or the state changes."""

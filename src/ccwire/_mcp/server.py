@@ -48,7 +48,7 @@ from .routes import (
     templates_list_route,
 )
 from .subscriptions import Subscriptions, complete_route, subscribe_route, unsubscribe_route
-from .tools import SdkMcpTool, ToolContext
+from .tools import SdkMcpTool, ToolContext, decorate_hint
 from .versions import (
     CLIENT_CAPABILITIES_META,
     PROTOCOL_VERSIONS,
@@ -209,8 +209,7 @@ class SdkMcpServer:
         if not isinstance(tool, SdkMcpTool):
             name = getattr(tool, "__name__", None)
             fix = (
-                f': decorate it, `@tool({name!r}, "what it does", {{"x": float}})` (or '
-                "`@tool(name, description)` to take the schema from its parameters)"
+                f": decorate it, {decorate_hint(name)}"
                 if callable(tool) and isinstance(name, str)
                 else ""
             )

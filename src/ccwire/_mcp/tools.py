@@ -494,9 +494,27 @@ def _blocks(items: Any) -> list[Any]:
     ]
 
 
+class _Required:
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+_REQUIRED: Final[Any] = _Required()
+"""The default of `tool()`'s name and description, so that ``@tool`` without them is
+told how to write it instead of Python's "missing 1 required positional argument"."""
+
+
+def decorate_hint(name: str) -> str:
+    """How to make a tool of the function called ``name``."""
+    return (
+        f'`@tool({name!r}, "what it does", {{"x": float}})` (or `@tool(name, description)` '
+        "to take the schema from its parameters)"
+    )
+
+
 def tool(
-    name: str,
-    description: str,
+    name: str = _REQUIRED,
+    description: str = _REQUIRED,
     input_schema: Any = None,
     annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     *,
@@ -541,7 +559,9 @@ def tool(
     is checked (``"format": "email"`` refuses ``"x"``) unless ``validate_formats=False``,
     which leaves it an annotation, as JSON Schema does by default.  The name is
     checked here too (1-128 letters, digits, ``_``, ``-``, ``.``): a bad one, or a
-    schema that is not valid JSON Schema, raises `ToolDefinitionError`.
+    schema that is not valid JSON Schema, raises `ToolDefinitionError`, as does
+    ``@tool`` without its name and description (a `TypeError` too, as in
+    ``claude-agent-sdk``), saying how to write it.
     ``timeout`` (seconds) bounds each call; ``output_schema`` (a JSON Schema,
     TypedDict, dataclass or pydantic model class) makes dict/dataclass/model return
     values ``structuredContent``, validated against it (``format`` as an annotation),
@@ -555,6 +575,8 @@ def tool(
     ``anthropic/searchHint``, ``anthropic/alwaysLoad``, ``claude/endTurn`` and
     ``claude/endTurnHonorsStopHooks`` (``meta``'s own values win).
     """
+    if name is _REQUIRED or description is _REQUIRED or callable(name):
+        raise _without_arguments(name)
     meta = tool_meta(
         meta,
         search_hint=search_hint,
@@ -571,6 +593,24 @@ def tool(
         )  # fmt: skip
 
     return decorator
+
+
+def _without_arguments(name: Any) -> ToolDefinitionError:
+    """The error for `tool()` called without its name or description: a bare ``@tool``
+    passes the function as the name."""
+    if isinstance(name, str):
+        return ToolDefinitionError(
+            f"tool {name!r} needs a description: write {decorate_hint(name)}"
+        )
+    if callable(name):
+        fn = getattr(name, "__name__", None)
+        fn = fn if isinstance(fn, str) and fn.isidentifier() else "my_tool"
+        return ToolDefinitionError(
+            f"@tool over `{fn}` needs a name and a description: write {decorate_hint(fn)}"
+        )
+    return ToolDefinitionError(
+        f"tool() needs a name and a description: write {decorate_hint('name')}"
+    )
 
 
 _FIELDS: Final = frozenset(f.name for f in fields(SdkMcpTool))

@@ -253,11 +253,13 @@ async def spawn_local(options: SpawnOptions) -> anyio.abc.Process:
                 user=options.user,
                 start_new_session=True,  # its own process group (ignored on Windows)
             )
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         if options.cwd is not None and not await anyio.Path(options.cwd).is_dir():
+            exists = await anyio.Path(options.cwd).exists()
             raise CLIConnectionError(
                 "cannot start the Claude Code CLI: working directory "
-                f"{os.fspath(options.cwd)!r} does not exist"
+                f"{os.fspath(options.cwd)!r} "
+                + ("is not a directory" if exists else "does not exist")
             ) from exc
         interpreter = await anyio.to_thread.run_sync(_missing_interpreter, options)
         if interpreter is not None:

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from .._core.errors import OptionsError
+
 __all__ = [
     "Block",
     "ErrorReply",
@@ -134,7 +136,7 @@ class ErrorReply:
 
 def text(text: str) -> TextBlock:
     """Build a text block; usable as a whole step (a reply ending the turn)."""
-    return TextBlock(text)
+    return TextBlock(_text_arg("text", text))
 
 
 def tool_use(name: str, input: Mapping[str, Any], *, id: str | None = None) -> ToolUseBlock:
@@ -151,7 +153,17 @@ def tool_use(name: str, input: Mapping[str, Any], *, id: str | None = None) -> T
 def thinking(text: str, *, signature: str | None = None) -> ThinkingBlock:
     """Build a thinking block; a random base64 signature is made up if none is given."""
     sig = signature or base64.b64encode(secrets.token_bytes(48)).decode("ascii")
-    return ThinkingBlock(thinking=text, signature=sig)
+    return ThinkingBlock(thinking=_text_arg("thinking", text), signature=sig)
+
+
+def _text_arg(maker: str, value: object) -> str:
+    """``value``, the text of a block made by ``maker()``, if it is a str (a reply with
+    another value is one the CLI cannot read: it retries, and fails far from the cause)."""
+    if not isinstance(value, str):
+        raise OptionsError(
+            f"{maker}() takes a str, not {type(value).__name__}: write {maker}({str(value)!r})"
+        )
+    return value
 
 
 def reply(
@@ -164,7 +176,7 @@ def reply(
     """
     for block in blocks:
         if not isinstance(block, (TextBlock, ToolUseBlock, ThinkingBlock)):
-            raise TypeError(f"reply() takes content blocks, not {type(block).__name__}")
+            raise OptionsError(f"reply() takes content blocks, not {type(block).__name__}")
     if stop_reason is None:
         has_tool = any(isinstance(b, ToolUseBlock) for b in blocks)
         stop_reason = "tool_use" if has_tool else "end_turn"
@@ -182,7 +194,7 @@ def error(
     with fewer beta headers whatever ``retry`` says.
     """
     if not 400 <= status <= 599:
-        raise ValueError(f"error status must be 4xx or 5xx, got {status}")
+        raise OptionsError(f"error status must be 4xx or 5xx, got {status}")
     return ErrorReply(status=status, message=message, type=type, retry=retry)
 
 

@@ -57,7 +57,7 @@ if sys.version_info >= (3, 11):  # typing's own: importing typing_extensions cos
 else:
     from typing_extensions import Self
 
-from .._core.errors import OptionsError
+from .._core.errors import OptionsError, SessionStateError
 from ._env import offline_env
 from ._replies import (
     ErrorReply,
@@ -174,7 +174,7 @@ class ScriptedModel:
     def start(self) -> Self:
         """Bind the socket and serve in a daemon thread; returns ``self``."""
         if self._server is not None or self._bound is not None:
-            raise RuntimeError("ScriptedModel.start() may only be called once")
+            raise SessionStateError("ScriptedModel.start() may only be called once")
         server = _Server(self._address, self)
         self._server = server
         host, port = server.server_address[:2]
@@ -210,7 +210,10 @@ class ScriptedModel:
     def port(self) -> int:
         """The TCP port the server listens on."""
         if self._bound is None:
-            raise RuntimeError("ScriptedModel is not started")
+            raise SessionStateError(
+                "ScriptedModel is not started: use `with ScriptedModel(...) as model:` "
+                "(or call model.start() first)"
+            )
         return self._bound[1]
 
     @property
