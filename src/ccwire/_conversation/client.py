@@ -240,19 +240,33 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         through `receive_messages()`, so a wrapper installed on it (a tracing
         integration's) sees them.
 
+        When every prompt sent was answered already (``receive_response()`` twice for
+        one prompt, or the next ``query()`` without ``await``) and the CLI stays idle
+        for `NO_PROMPT_SECONDS`, a warning is logged and it waits on: another task may
+        yet send the prompt.
+
         Raises:
-            NoPromptError: No prompt is waiting for its answer (none was ever sent, or
-                every one was answered), none is being sent, the CLI is idle and no
-                message came within `NO_PROMPT_SECONDS` (the usual causes:
-                ``client.query(...)`` without ``await``, or ``receive_response()`` twice
-                for one prompt; the reference waits forever).
+            NoPromptError: No prompt was ever sent on this connection, none is being
+                sent, the CLI is idle and no message came within `NO_PROMPT_SECONDS`
+                (the usual cause: ``client.query(...)`` without ``await``; the reference
+                waits forever).
         """
         # the message types load with the connection (the usual import leaves them out)
         from .._wire.messages import AssistantMessage, ResultMessage
 
         conn = self._connection()
         if not await conn.wait_for_a_prompt(NO_PROMPT_SECONDS):
-            raise NoPromptError(NO_PROMPT_SECONDS, answered=conn.prompted)
+            if not conn.prompted:
+                raise NoPromptError(NO_PROMPT_SECONDS)
+            # another task may yet send the next prompt (a reader looping over
+            # receive_response() while a writer sends): wait on, as the reference does
+            logger.warning(
+                "ccwire: receive_response() has waited %g s with every prompt sent on this "
+                "connection answered and the CLI idle: it waits for the next prompt's "
+                "answer. Call it once per `await client.query(...)` (a second call for "
+                "one prompt, or a query() without `await`, waits forever)",
+                NO_PROMPT_SECONDS,
+            )
 
         async with aclosing(self.receive_messages()) as messages:
             async for message in messages:

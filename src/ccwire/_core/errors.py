@@ -465,43 +465,30 @@ class SessionStateError(CcwireError):
     """An operation is not possible in the current state (for example: not connected)."""
 
 
-class NoPromptError(SessionStateError, TimeoutError):
-    """``receive_response()`` with no prompt to answer: usually ``query()`` without ``await``.
+class NoPromptError(SessionStateError):
+    """``receive_response()`` with no prompt sent: usually ``query()`` without ``await``.
 
-    No prompt is waiting for its answer on the connection (none was ever sent, or, when
-    `answered`, every one sent was answered), the CLI is idle, and no prompt and no
-    message came within a few seconds (`seconds`).
+    No prompt was ever sent on the connection, and none came within a few seconds
+    (`seconds`), nor any message, while the CLI was idle.
 
     Almost always ``client.query(...)`` called without ``await``: the prompt was never
-    sent (Python's ``RuntimeWarning: coroutine ... was never awaited`` says so too), or
-    ``receive_response()`` called a second time for one prompt; the reference SDK waits
-    forever. Read with ``receive_messages()`` to wait for output that no prompt of this
-    connection asks for.
-
-    It is also a `TimeoutError`: reference code that drains the results of merged
-    prompts by calling ``receive_response()`` in a loop under a timeout (its
-    ``streaming_mode.py`` example) ends that loop on it, as on its own timeout.
+    sent (Python's ``RuntimeWarning: coroutine ... was never awaited`` says so too), and
+    the reference SDK waits forever. Read with ``receive_messages()`` to wait for
+    output that no prompt of this connection asks for.
     """
 
-    def __init__(self, seconds: float, answered: bool = False) -> None:
-        why = (
-            "every prompt sent on this connection was already answered (its ResultMessage "
-            "was yielded)"
-            if answered
-            else "no prompt was ever sent on this connection"
-        )
+    def __init__(self, seconds: float) -> None:
         super().__init__(
-            f"receive_response() waited {seconds:g} s for a prompt to answer, but {why}: "
-            "did you forget `await` before `client.query(...)`? Write `await "
-            "client.query(prompt)`, then `async for message in client.receive_response(): "
-            "...`, once per prompt (receive_messages() reads output that no prompt asked "
-            "for)"
+            f"receive_response() waited {seconds:g} s for a prompt to answer, but no prompt "
+            "was ever sent on this connection: did you forget `await` before "
+            "`client.query(...)`? Write `await client.query(prompt)`, then "
+            "`async for message in client.receive_response(): ...` (receive_messages() "
+            "reads output that no prompt asked for)"
         )
         self.seconds = seconds
-        self.answered = answered
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.seconds, self.answered)
+        return type(self), (self.seconds,)
 
 
 class InvalidTransitionError(SessionStateError):
