@@ -19,6 +19,9 @@ import pytest
 
 from tests.fixtures.mcp_schema import SchemaCheck, conforming
 
+# the fuzz suite's case count, printed at the end of the run (with or without `pytest -n`)
+pytest_plugins = ["tests.fuzz.report"]
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
