@@ -19,8 +19,9 @@ import pytest
 
 from tests.fixtures.mcp_schema import SchemaCheck, conforming
 
-# the fuzz suite's case count, printed at the end of the run (with or without `pytest -n`)
-pytest_plugins = ["tests.fuzz.report"]
+# printed at the end of the run, with or without `pytest -n`: the lines tests record
+# (`record_property("summary", line)`) and the fuzz suite's case count
+pytest_plugins = ["tests.fixtures.summary", "tests.fuzz.report"]
 
 
 @pytest.fixture(params=["asyncio", "trio"])
