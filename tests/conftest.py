@@ -39,6 +39,18 @@ def offline_sessions_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def session_claims_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Session claims (one owner per session id on the host: a lock file in
+    `$XDG_RUNTIME_DIR/ccwire-UID/sessions`, see `ownership.claims_folder`) in a folder of
+    this test process's own, which the processes it starts inherit. Tests resume fixed ids
+    (one test's asyncio and trio runs use the same): on two workers at once (`pytest -n`),
+    or beside another test run on the machine, they refused each other."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def signals_left_alone() -> Iterator[None]:
     """Fail a test that leaves SIGINT or SIGTERM ignored when it found them not ignored,
