@@ -86,10 +86,10 @@ unit: venv
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
 # The main run goes on two workers (pytest-xdist `-n 2`: CI's machine has two cores), and
-# pytest-cov combines their coverage. `--dist loadgroup` spreads the tests one by one,
-# except those marked with the same `xdist_group`, which one worker runs: the Ray tests
-# (two Ray instances at once may collide), and a module whose costly fixture (the docs
-# site, the wheel) is then made once.
+# pytest-cov combines their coverage. `--dist loadgroup` hands the tests out one at a
+# time (no test carries an `xdist_group` mark: with pytest 9, xdist 3.8 could not apply
+# one), so the run ends with its last test, not a worker's backlog. Each worker makes
+# its own module fixtures (the docs site, the wheel, the Ray cluster).
 test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
 	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \

@@ -61,10 +61,6 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = pytest.importorskip("ray", reason="the Ray tests need `pip install 'ccwire[ray]'`")
 cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-# Two Ray instances at once on one machine may collide: under `pytest -n` (make test),
-# every test that starts one runs on the same worker (`--dist loadgroup`).
-pytestmark = pytest.mark.xdist_group("ray")
-
 QUICK = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 LIMIT = 120  # seconds any one batch may take here
 

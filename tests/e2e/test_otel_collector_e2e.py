@@ -194,7 +194,6 @@ def ray_cluster(phoenix: Phoenix) -> Iterator[str]:
         cluster.shutdown()
 
 
-@pytest.mark.xdist_group("ray")  # with tests/batch/test_batch_ray.py: one Ray at a time
 def test_a_batch_on_ray_is_one_trace_in_the_collector(
     phoenix: Phoenix, ray_cluster: str, tmp_path: Path
 ) -> None:

@@ -28,9 +28,6 @@ RAW_ROLE = re.compile(r":(class|func|meth|data|attr|mod|exc|obj):`")
 INTERNAL = re.compile(r"\bseed\b|§", re.IGNORECASE)
 HEADING = re.compile(r'<h\d id="(ccwire\.[\w.]+)" class="doc doc-heading">')
 
-# one worker runs the whole module under `pytest -n` (make test): the site is built once
-pytestmark = pytest.mark.xdist_group("docs-build")
-
 MESSAGE_TYPES = [
     obj
     for name in messages.__all__

@@ -66,7 +66,7 @@ def test_make_test_runs_the_main_suite_on_two_workers_with_coverage(tmp_path: Pa
     (main_run,) = [
         line for line in planned(tmp_path, "test").splitlines() if ".venv/bin/pytest " in line
     ]
-    assert "-n 2 --dist loadgroup" in main_run  # pytest-xdist; xdist_group keeps Ray on one
+    assert "-n 2 --dist loadgroup" in main_run  # pytest-xdist, one test at a time
     assert "--cov=ccwire" in main_run  # pytest-cov combines the workers' coverage
     assert " -m " not in main_run and "--ignore" not in main_run  # every tier
 

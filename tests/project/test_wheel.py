@@ -17,9 +17,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# one worker runs the whole module under `pytest -n` (make test): the wheel is built once
-pytestmark = pytest.mark.xdist_group("wheel")
-
 _CHECK = """
 import importlib, inspect, sys, types
 import ccwire, ccwire.batch, ccwire.testing
