@@ -85,11 +85,16 @@ unit: venv
 # pyproject.toml ([tool.coverage.report] fail_under), which may only rise.
 
 # tests/compat compares ccwire with claude-agent-sdk, which lives in its own venv (ref-venv)
+# The main run goes on two workers (pytest-xdist `-n 2`: CI's machine has two cores), and
+# pytest-cov combines their coverage. `--dist loadgroup` hands the tests out one at a
+# time (no test carries an `xdist_group` mark: with pytest 9, xdist 3.8 could not apply
+# one), so the run ends with its last test, not a worker's backlog. Each worker makes
+# its own module fixtures (the docs site, the wheel, the Ray cluster).
 test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
 	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
 	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
 	  CCWIRE_REQUIRE_TS_SDK=1 \
-	  $(BIN)/pytest --cov=ccwire --cov-report=term:skip-covered
+	  $(BIN)/pytest -n 2 --dist loadgroup --cov=ccwire --cov-report=term:skip-covered
 	@$(MAKE) --no-print-directory test-pythons
 
 # The suite again on the oldest and the newest supported Python (the main run above uses

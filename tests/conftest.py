@@ -19,6 +19,10 @@ import pytest
 
 from tests.fixtures.mcp_schema import SchemaCheck, conforming
 
+# printed at the end of the run, with or without `pytest -n`: the lines tests record
+# (`record_property("summary", line)`) and the fuzz suite's case count
+pytest_plugins = ["tests.fixtures.summary", "tests.fuzz.report"]
+
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
@@ -32,6 +36,18 @@ def offline_sessions_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     folder of the test run's own, not in the user's ~/.ccwire/offline."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CCWIRE_OFFLINE_DIR", str(tmp_path_factory.mktemp("offline-sessions")))
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def session_claims_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Session claims (one owner per session id on the host: a lock file in
+    `$XDG_RUNTIME_DIR/ccwire-UID/sessions`, see `ownership.claims_folder`) in a folder of
+    this test process's own, which the processes it starts inherit. Tests resume fixed ids
+    (one test's asyncio and trio runs use the same): on two workers at once (`pytest -n`),
+    or beside another test run on the machine, they refused each other."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
         yield
 
 

@@ -666,12 +666,16 @@ async def test_spares_per_actor_and_a_spawner_by_reference(cluster: Any, tmp_pat
     assert not batch_actors()
 
 
-def ray_driver_processes() -> list[psutil.Process]:
-    """Every batch Ray driver process (`ray_process`) on this machine, whoever started it."""
+def ray_driver_processes(mark: str) -> list[psutil.Process]:
+    """The batch Ray driver processes (`ray_process`) on this machine whose environment
+    carries ``mark`` (`RAY_DRIVER_MARK`): those of one test's commands, reparented or not,
+    and not another test's (under `pytest -n`) or another run's."""
     found = []
     for proc in psutil.process_iter():
         with contextlib.suppress(psutil.Error):
-            if "ccwire._batch.ray_process" in " ".join(proc.cmdline()):
+            if "ccwire._batch.ray_process" in " ".join(proc.cmdline()) and (
+                proc.environ().get("RAY_DRIVER_MARK") == mark
+            ):
                 found.append(proc)
     return found
 
@@ -714,6 +718,10 @@ def test_the_command_stopped_or_killed_leaves_nothing_and_a_rerun_finishes(
             "--cli-path", fake_cli_wrapper(tmp_path, holds), "--plain", "--ray",
             cluster.address, "-j", "4", "--num-cpus", "0.5"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_DRIVER_MARK"] = mark = str(tmp_path)  # the drivers inherit it
+
+    def drivers() -> list[psutil.Process]:
+        return ray_driver_processes(mark)
 
     def actors() -> list[Any]:
         return [a for a in ray.util.list_named_actors(all_namespaces=True)
@@ -726,13 +734,14 @@ def test_the_command_stopped_or_killed_leaves_nothing_and_a_rerun_finishes(
             holds.wait_for(arrived)  # the held sessions run (again, the second time)
             # the echoes run beside them: signal once both are on disk (whole lines)
             assert gone(lambda: {"e0", "e1"} - echoes_recorded(out), timeout=LIMIT), err_of(proc)
+            assert len(drivers()) == 1, err_of(proc)  # found by its mark
             proc.send_signal(signum)
             _, err = proc.communicate(timeout=LIMIT)
         finally:
             proc.kill()
         assert proc.returncode == -signum if signum == signal.SIGKILL else 128 + signum, err
         assert sorted(ids_on_disk(out)) == ["e0", "e1"], err  # the held ones: not recorded
-        assert gone(ray_driver_processes), "the batch's Ray driver outlived its caller"
+        assert gone(drivers), "the batch's Ray driver outlived its caller"
         assert gone(actors), actors()
         assert gone(lambda: fake_cli_processes(holds))
     holds.release(forever=True)

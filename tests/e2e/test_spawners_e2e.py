@@ -81,9 +81,10 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def command_lines() -> list[bytes]:
+def command_lines(pids: list[int] | None = None) -> list[bytes]:
+    """The command lines of ``pids``, or of every process on the machine."""
     out = []
-    for entry in os.listdir("/proc"):
+    for entry in map(str, pids) if pids is not None else os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError):
                 out.append(Path(f"/proc/{entry}/cmdline").read_bytes())
@@ -331,10 +332,12 @@ async def test_a_session_over_ssh(
     with anyio.fail_after(TIMEOUT), caplog.at_level(logging.DEBUG, logger="ccwire"):
         async with ClaudeSDKClient(options) as client:
             lines = command_lines()
+            # this test's ssh: not another test's, beside it under `pytest -n`
+            ours = command_lines([p.pid for p in psutil.Process().children(recursive=True)])
             await client.query("go")
             messages = [m async for m in client.receive_response()]
     assert not [c for c in lines if secret.encode() in c]  # on no command line, either side
-    assert any(b"ssh\0" in c and b"127.0.0.1" in c for c in lines)
+    assert any(b"ssh\0" in c and b"127.0.0.1" in c for c in ours)
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
     assert init_cwd(messages) == str(work)  # cwd honoured
     out = bash_output(model)

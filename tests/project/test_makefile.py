@@ -62,6 +62,15 @@ def test_make_test_installs_everything_it_needs(tmp_path: Path) -> None:
     assert "pip install --quiet -e '.[docs]'" in commands and "claude-agent-sdk==" in commands
 
 
+def test_make_test_runs_the_main_suite_on_two_workers_with_coverage(tmp_path: Path) -> None:
+    (main_run,) = [
+        line for line in planned(tmp_path, "test").splitlines() if ".venv/bin/pytest " in line
+    ]
+    assert "-n 2 --dist loadgroup" in main_run  # pytest-xdist, one test at a time
+    assert "--cov=ccwire" in main_run  # pytest-cov combines the workers' coverage
+    assert " -m " not in main_run and "--ignore" not in main_run  # every tier
+
+
 def test_the_cli_is_the_only_runtime_dependency_of_package_json() -> None:
     import json
 
