@@ -89,12 +89,19 @@ unit: venv
 # pytest-cov combines their coverage. `--dist loadgroup` hands the tests out one at a
 # time (no test carries an `xdist_group` mark: with pytest 9, xdist 3.8 could not apply
 # one), so the run ends with its last test, not a worker's backlog. Each worker makes
-# its own module fixtures (the docs site, the wheel, the Ray cluster).
+# its own module fixtures (the docs site, the wheel). The Ray cluster's fault tests
+# (tests/batch/test_batch_ray.py) kill actors and nodes at chosen moments: they run
+# after, in one process with the machine to themselves, and their coverage is added
+# to the main run's before the floor is checked.
+TEST_ENV = CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) \
+  CCWIRE_REQUIRE_REF=1 CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
+  CCWIRE_REQUIRE_TS_SDK=1
+RAY_FAULTS := tests/batch/test_batch_ray.py
 test: venv devtools ref-venv phoenix-venv ts-sdk lint typecheck docs
-	CCWIRE_CLI_PATH=$(abspath $(CLAUDE)) CCWIRE_REF_PYTHON=$(abspath $(REF_PY)) CCWIRE_REQUIRE_REF=1 \
-	  CCWIRE_PHOENIX_PYTHON=$(abspath $(PHOENIX_PY)) CCWIRE_REQUIRE_PHOENIX=1 \
-	  CCWIRE_REQUIRE_TS_SDK=1 \
-	  $(BIN)/pytest -n 2 --dist loadgroup --cov=ccwire --cov-report=term:skip-covered
+	$(TEST_ENV) $(BIN)/pytest -n 2 --dist loadgroup --ignore=$(RAY_FAULTS) \
+	  --cov=ccwire --cov-report= --cov-fail-under=0
+	$(TEST_ENV) $(BIN)/pytest $(RAY_FAULTS) --cov=ccwire --cov-append \
+	  --cov-report=term:skip-covered
 	@$(MAKE) --no-print-directory test-pythons
 
 # The suite again on the oldest and the newest supported Python (the main run above uses
