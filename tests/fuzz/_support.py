@@ -1,7 +1,7 @@
 """Shared pieces of the fuzz suite: the case counter, the settings helper and JSON strategies.
 
 Every property is decorated with :func:`counted` (under ``@given``), so each example it
-runs adds one to :data:`CASES`; ``conftest.py`` prints the total at the end of the session.
+runs adds one to :data:`CASES`; ``report.py`` prints the total at the end of the session.
 
 ``CCWIRE_FUZZ_EXAMPLES=N`` replaces every property's own ``max_examples`` with ``N``
 for long runs (the defaults keep the whole directory well under a minute on 2 cores).

@@ -30,8 +30,9 @@ __all__ = ["NO_PROMPT_SECONDS", "ClaudeSDKClient"]
 logger = logging.getLogger("ccwire")
 
 NO_PROMPT_SECONDS = 3.0
-"""How long `ClaudeSDKClient.receive_response()` waits for a prompt to be sent when none
-ever was (another task may be about to send it) before raising `NoPromptError`."""
+"""How long `ClaudeSDKClient.receive_response()` waits, the CLI idle, for a prompt to be
+sent (another task may be about to send it) before raising `NoPromptError` when none
+ever was, or logging a warning when every one sent was answered."""
 
 
 class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
