@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .._core.errors import CLIConnectionError, OptionsError
 from .._core.redact import redact_value
 from .._mcp.server import SdkMcpServer
-from .._transport.spawn import AWAIT_CLAIM_FLAG
+from .._transport.discovery import AWAIT_CLAIM_FLAG
 from .options import (
     AgentDefinition,
     ClaudeAgentOptions,

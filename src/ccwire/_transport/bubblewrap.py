@@ -38,7 +38,8 @@ from dataclasses import dataclass, replace
 import anyio.abc
 
 from .._core.errors import CLINotFoundError, SpawnError
-from .spawn import AWAIT_CLAIM_FLAG, SpawnOptions, check_strings, shebang, spawn_local
+from .discovery import AWAIT_CLAIM_FLAG
+from .spawn import SpawnOptions, check_strings, shebang, spawn_local
 
 __all__ = ["BubblewrapSpawner"]
 

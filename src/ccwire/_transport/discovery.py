@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from .._core.errors import CLINotFoundError
 
 __all__ = [
+    "AWAIT_CLAIM_FLAG",
     "CLI_PACKAGE",
     "CLI_PREFIX",
     "ENV_VAR",
@@ -25,6 +26,10 @@ __all__ = [
     "find_cli",
     "spawned_command",
 ]
+
+AWAIT_CLAIM_FLAG = "await-claim"
+"""The CLI flag (``--await-claim``) that parks it after ``initialize`` until a
+``claim_session`` binds it to a session: the command line of a spare (``prewarm()``)."""
 
 ENV_VAR = "CCWIRE_CLI_PATH"
 """Environment variable naming the CLI executable."""

@@ -46,7 +46,6 @@ from .._core.errors import (
 from .line_writer import close_quietly
 
 __all__ = [
-    "AWAIT_CLAIM_FLAG",
     "SESSION_TAG",
     "STOP_TAGGED",
     "ProcessSpawner",
@@ -115,10 +114,6 @@ _ENVIRONS_SHOWN = sys.platform != "win32" and os.path.exists("/proc/self/environ
 
 _WATCHDOG_START = 10.0
 """Seconds the watchdog's starting shell may take (it exits at once)."""
-
-AWAIT_CLAIM_FLAG = "await-claim"
-"""The CLI flag (``--await-claim``) that parks it after ``initialize`` until a
-``claim_session`` binds it to a session: the command line of a spare (``prewarm()``)."""
 
 
 @dataclass(frozen=True)
