@@ -724,6 +724,23 @@ def test_allow_names_a_tool_of_tools_by_its_own_name(monkeypatch: pytest.MonkeyP
         build_argv(options, cli_path="claude", spill_dir=None)
 
 
+def test_server_tools_reads_an_in_process_server_or_its_config() -> None:
+    """One helper reads the tools of what ``--tools`` loaded, for ``--allow``'s full names
+    and for the hint of a tool given where its server goes; other servers have none."""
+    from ccwire import create_sdk_mcp_server, tool
+    from ccwire._app.loaders import server_tools
+
+    @tool("add", "Add", {})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    config = create_sdk_mcp_server("calc", tools=[add])
+    assert list(server_tools(config)) == ["add"]
+    assert list(server_tools(config["instance"])) == ["add"]
+    assert server_tools({"type": "stdio", "command": "calc"}) == {}
+    assert server_tools(add) == {}
+
+
 # --------------------------------------------------------------------------- loaders
 
 

@@ -131,14 +131,14 @@ def _tool_hint(obj: object, module: object, named: str, attr: str) -> str:
             f": {obj.name!r} is a tool; serve it from an MCP server, `server = "
             f"create_sdk_mcp_server('tools', tools=[{attr}])`, and name that: {named}:server"
         )
-    holders = [name for name in servers if obj.name in _tools_of(vars(module)[name])]
+    holders = [name for name in servers if obj.name in server_tools(vars(module)[name])]
     return (
         f": {obj.name!r} is a tool; name the MCP server that serves it: {named}:"
         + (holders or servers)[0]
     )
 
 
-def _tools_of(server: Any) -> Mapping[str, object]:
+def server_tools(server: Any) -> Mapping[str, object]:
     """The tools of an in-process server or its config, by name (none for others)."""
     instance = server.get("instance") if isinstance(server, Mapping) else server
     return instance.tools if isinstance(instance, SdkMcpServer) else {}

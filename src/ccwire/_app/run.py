@@ -29,7 +29,6 @@ from .._conversation.shadow_warning import CanUseToolShadowedWarning
 from .._conversation.telemetry import Telemetry
 from .._core.errors import CcwireError
 from .._mcp.config import McpServerConfig
-from .._mcp.server import SdkMcpServer
 from .._transport.base import Transport
 from .._transport.discovery import find_cli, spawned_command
 from .._transport.spawn import ProcessSpawner
@@ -40,7 +39,7 @@ from .doctor import AuthMissingError, detect_auth
 from .errors import Terminated, read_text, utf8_options, utf8_text
 from .events import RunEvent, RunTracker
 from .io import watch_signals
-from .loaders import UsageError, load_script, load_server, load_spawner, parse_step
+from .loaders import UsageError, load_script, load_server, load_spawner, parse_step, server_tools
 from .offline import OFFLINE_DIR_ENV, offline_dir
 from .otel import exporting, start_otel, under_parent
 from .permissions import PermissionPrompter
@@ -148,11 +147,7 @@ def _full_tool_name(name: str, servers: Mapping[str, McpServerConfig]) -> str:
     """``--allow add`` means ``mcp__calc__add`` when ``add`` is a tool of exactly one
     ``--tools`` server (the CLI knows in-process tools by their full name only); any
     other name or pattern is passed on as given."""
-    owners = [
-        server
-        for server, config in servers.items()
-        if isinstance(instance := config.get("instance"), SdkMcpServer) and name in instance.tools
-    ]
+    owners = [server for server, config in servers.items() if name in server_tools(config)]
     return f"mcp__{owners[0]}__{name}" if len(owners) == 1 else name
 
 
