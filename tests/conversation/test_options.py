@@ -7,6 +7,7 @@ import inspect
 from pathlib import Path
 from typing import Any, get_args
 
+import anyio
 import pytest
 
 import ccwire
@@ -32,6 +33,9 @@ from ccwire._wire.permission_types import (
     PermissionResultAllow,
     ToolPermissionContext,
 )
+from tests.fixtures.wrappers import python_wrapper
+
+MINI_CLI = Path(__file__).parents[1] / "fixtures" / "mini_cli.py"
 
 
 async def allow_all(
@@ -516,6 +520,39 @@ def test_a_hook_event_or_mcp_type_a_newer_cli_may_know_passes_with_a_warning(
     assert "permission_mode 'delegate' is not known to this ccwire (it knows 'default'" in text
     assert "did you mean" not in text
     assert "--permission-mode=delegate" in argv
+
+
+@pytest.mark.anyio
+async def test_a_value_a_newer_cli_may_know_is_warned_about_once_per_options_object(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # checked when the options are built and again at connect: one warning for each
+    # value, however many sessions the options start; a value set later is warned about
+    options = ClaudeAgentOptions(
+        hooks={"OnQuantumLeap": [HookMatcher(hooks=[_hook])]},  # type: ignore[dict-item]
+        mcp_servers={"x": {"type": "grpc", "url": "u"}},  # type: ignore[misc,dict-item]
+        permission_mode="delegate",  # type: ignore[arg-type]
+        cli_path=python_wrapper(tmp_path / "claude", MINI_CLI),
+        cwd=str(tmp_path),
+    )
+
+    async def run() -> None:
+        with anyio.fail_after(30):
+            messages = [m async for m in ccwire.query(prompt="hi", options=options)]
+        assert isinstance(messages[-1], ccwire.ResultMessage)
+
+    def count(text: str) -> int:
+        return sum(text in record.getMessage() for record in caplog.records)
+
+    with caplog.at_level("WARNING", logger="ccwire"):
+        await run()
+        await run()
+        options.permission_mode = "bogus"  # type: ignore[assignment]
+        await run()
+    assert count("permission_mode 'delegate' is not known to this ccwire") == 1
+    assert count("hooks event 'OnQuantumLeap' is not known to this ccwire") == 1
+    assert count("mcp_servers['x'] has type 'grpc', which this ccwire does not know") == 1
+    assert count("permission_mode 'bogus' is not known to this ccwire") == 1
 
 
 def test_an_option_error_is_a_ccwire_error_and_what_the_reference_raises() -> None:

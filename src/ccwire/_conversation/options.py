@@ -380,10 +380,12 @@ def checked_mcp_servers(value: object) -> Mapping[str, McpServerConfig]:
     return servers
 
 
-def _check_mcp_configs(servers: Mapping[str, object]) -> None:
+def _check_mcp_configs(
+    servers: Mapping[str, object], options: ClaudeAgentOptions | None = None
+) -> None:
     for server, config in servers.items():
         if isinstance(config, Mapping):
-            _check_mcp_config(server, config)
+            _check_mcp_config(server, config, options)
 
 
 def _check_server_value(name: object, config: object) -> None:
@@ -509,8 +511,8 @@ def validate_shapes(options: ClaudeAgentOptions) -> None:
     _check_cli_values(options)
     _check_values(options)
     if options.hooks:
-        _check_hook_events(options.hooks)
-    _check_mcp_configs(named_mcp_servers(options.mcp_servers) or {})
+        _check_hook_events(options.hooks, options)
+    _check_mcp_configs(named_mcp_servers(options.mcp_servers) or {}, options)
     for name, agent in (options.agents or {}).items():
         if isinstance(agent, AgentDefinition):  # anything else: refused where it is sent
             _check_agent(name, agent)
@@ -678,7 +680,7 @@ def _check_cli_values(options: ClaudeAgentOptions) -> None:
             raise OptionsError(f"permission_mode must be a str, not {type(mode).__name__}")
         known = get_args(PermissionMode)
         listing = "it knows " + ", ".join(repr(k) for k in known)
-        _did_you_mean(mode, known, what="permission_mode", listing=listing)
+        _did_you_mean(mode, known, what="permission_mode", listing=listing, options=options)
     _check_output_schema(options.output_format)
     settings = options.settings
     if settings is not None and not isinstance(settings, (str, os.PathLike, Mapping)):
@@ -756,7 +758,14 @@ def _check_output_schema(output_format: object) -> None:
         return  # a draft jsonschema-rs does not know, or no JSON: left to the CLI
 
 
-def _did_you_mean(value: object, known: Sequence[str], *, what: str, listing: str) -> None:
+def _did_you_mean(
+    value: object,
+    known: Sequence[str],
+    *,
+    what: str,
+    listing: str,
+    options: ClaudeAgentOptions,
+) -> None:
     """The one rule for a value that is none of the ``known`` ones (a ``permission_mode``,
     a ``hooks`` event): a near miss of one (the same in other letter case, the start of
     one, or a close one) is a typo the CLI would refuse, or never act on: an
@@ -768,6 +777,7 @@ def _did_you_mean(value: object, known: Sequence[str], *, what: str, listing: st
         known: The values this ccwire knows.
         what: What the value is, as the messages name it (``"permission_mode"``).
         listing: Where the known values are listed, for the warning.
+        options: The options the value is one of (see `_warn_once`).
     """
     import difflib  # only on this path
 
@@ -779,22 +789,35 @@ def _did_you_mean(value: object, known: Sequence[str], *, what: str, listing: st
     meant = meant or next(iter(difflib.get_close_matches(text, known, n=1, cutoff=0.6)), None)
     if meant is not None:
         raise OptionsError(f"{what} {value!r} is not known to the CLI: did you mean {meant!r}?")
-    logger.warning(
-        "ccwire: %s %r is not known to this ccwire (%s); passed on, as a newer CLI may know it",
-        what,
-        value,
-        listing,
+    _warn_once(
+        options,
+        f"ccwire: {what} {value!r} is not known to this ccwire ({listing}); passed on, "
+        "as a newer CLI may know it",
     )
 
 
-def _check_hook_events(hooks: Mapping[Any, Any]) -> None:
+def _warn_once(options: ClaudeAgentOptions | None, message: str) -> None:
+    """Log ``message`` as a warning about ``options``, unless it was logged for them
+    already: they are checked when built and again at each connect, so a value is
+    warned about once, and a value set on them later once too. Those logged are kept
+    on the options (only theirs: a copy made with ``dataclasses.replace`` starts with
+    none)."""
+    if options is not None:
+        logged: set[str] = options.__dict__.setdefault("_warned", set())
+        if message in logged:
+            return
+        logged.add(message)
+    logger.warning("%s", message)
+
+
+def _check_hook_events(hooks: Mapping[Any, Any], options: ClaudeAgentOptions) -> None:
     """Every key of ``hooks`` is an event the CLI fires (a misspelt one would never fire:
     its hooks silently do nothing), and each value a list of matchers."""
     from .._wire.constants import HOOK_EVENTS
 
     for event, matchers in hooks.items():
         if event not in HOOK_EVENTS:
-            _unknown_hook_event(event, HOOK_EVENTS)
+            _unknown_hook_event(event, HOOK_EVENTS, options)
         if isinstance(matchers, (HookMatcher, Mapping, str, bytes)) or not isinstance(
             matchers, Iterable
         ):
@@ -808,14 +831,16 @@ def _check_hook_events(hooks: Mapping[Any, Any]) -> None:
     HookRegistry(hooks)
 
 
-def _unknown_hook_event(event: object, known: tuple[str, ...]) -> None:
+def _unknown_hook_event(event: object, known: tuple[str, ...], options: ClaudeAgentOptions) -> None:
     """A hooks key that is no event this ccwire knows (see `_did_you_mean`: a misspelt
     event's hooks would never fire)."""
     where = "ccwire.HOOK_EVENTS lists them; its hooks run only if the CLI fires it"
-    _did_you_mean(event, known, what="hooks event", listing=where)
+    _did_you_mean(event, known, what="hooks event", listing=where, options=options)
 
 
-def _check_mcp_config(server: str, config: Mapping[str, Any]) -> None:
+def _check_mcp_config(
+    server: str, config: Mapping[str, Any], options: ClaudeAgentOptions | None
+) -> None:
     """The fields of one MCP server config that the CLI needs; a config it cannot read is
     left out of the session without a word (its tools silently missing)."""
     where = f"mcp_servers[{server!r}]"
@@ -824,12 +849,10 @@ def _check_mcp_config(server: str, config: Mapping[str, Any]) -> None:
         raise OptionsError(f"{where}['type'] must be a str, got {kind!r}")
     if kind not in _MCP_TYPES:  # a newer CLI may know it: passed on, with a word
         known = ", ".join(repr(k) for k in _MCP_TYPES)
-        logger.warning(
-            "ccwire: %s has type %r, which this ccwire does not know (it knows %s); the CLI "
-            "leaves out a server whose type it does not know.",
-            where,
-            kind,
-            known,
+        _warn_once(
+            options,
+            f"ccwire: {where} has type {kind!r}, which this ccwire does not know (it knows "
+            f"{known}); the CLI leaves out a server whose type it does not know.",
         )
         return
     if kind == "stdio":
