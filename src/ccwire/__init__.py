@@ -80,6 +80,7 @@ if TYPE_CHECKING or not install_lazy_importer(__name__):
 
     # --- Errors: one tree rooted at CcwireError
     from ._core.errors import (
+        AsyncOnlyError,
         CallbackError,
         CcwireError,
         ClaudeSDKError,
@@ -500,6 +501,7 @@ __all__ = [
     "AskUserQuestionConfig",
     "AssistantMessage",
     "AsyncHookOutput",
+    "AsyncOnlyError",
     "AuditLog",
     "AuthStatusMessage",
     "AutocompactStateMessage",

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import logging
 import pickle
+import re
 import sys
 import uuid
 import warnings
@@ -1294,6 +1295,30 @@ async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
     assert peer.stdin_closed
     # every generator of ccwire's was closed with it (trio warns of one left to the collector)
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_a_plain_with_says_to_use_async_with() -> None:
+    # Python's own words were "... does not support the context manager protocol"; it
+    # was then a bare TypeError: now in the exception tree, and still a TypeError
+    started: list[Any] = []
+
+    def spawner(spawn: Any) -> Any:
+        started.append(spawn)  # pragma: no cover: never started
+
+    options = ClaudeAgentOptions(cli_path="claude", spawn_claude_code_process=spawner)
+    plain: Any = ClaudeSDKClient(options)
+    with (
+        pytest.raises(
+            CcwireError, match=r"^ClaudeSDKClient is an async context manager: use "
+        ) as caught,
+        plain,
+    ):
+        pass  # pragma: no cover: never entered
+    assert isinstance(caught.value, TypeError)
+    assert type(caught.value).__name__ == "AsyncOnlyError"
+    run = r"inside an `async def`, run with `anyio.run\(main\)` or `asyncio.run\(main\(\)\)`"
+    assert re.search(run, str(caught.value))
+    assert started == []  # no CLI was started
 
 
 async def test_transcript_mirror_frames_surface_typed() -> None:

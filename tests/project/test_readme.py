@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -249,13 +250,13 @@ def test_quickstart_run_command_with_its_tools_module(tmp_path: Path) -> None:
 
 
 def test_the_quickstart_names_the_first_errors_as_python_words_them() -> None:
-    """A newcomer's first slips with `query()` (a plain `for`, an `await`, `async for` in a
-    plain script, a positional prompt) get Python's own errors, which ccwire cannot
-    reword (`query()` is an async generator function, as the reference's is): the
-    quickstart quotes each, word for word, with its fix."""
+    """A newcomer's first slips with `query()` and `ClaudeSDKClient` (a plain `for` or
+    `with`, an `await`, `async for` in a plain script, a positional prompt): the
+    quickstart quotes each error, word for word (the start of ccwire's own), with its
+    fix."""
     import anyio
 
-    from ccwire import query
+    from ccwire import ClaudeSDKClient, query
 
     page = (DOCS / "quickstart.md").read_text(encoding="utf-8")
     said: list[str] = []
@@ -263,6 +264,10 @@ def test_the_quickstart_names_the_first_errors_as_python_words_them() -> None:
         for _ in query(prompt="hi"):  # type: ignore[attr-defined]
             pass  # pragma: no cover
     said.append(f"TypeError: {plain_for.value}")
+    plain: Any = ClaudeSDKClient()
+    with pytest.raises(TypeError) as plain_with, plain:
+        pass  # pragma: no cover
+    said.append(f"AsyncOnlyError: {str(plain_with.value).partition(' `')[0]} ...")
 
     async def awaited() -> None:
         await query(prompt="hi")  # type: ignore[misc]

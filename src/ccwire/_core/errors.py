@@ -23,6 +23,7 @@ from .redact import install_log_filter, redact_text
 install_log_filter()  # the ccwire logger masks secrets in its records
 
 __all__ = [
+    "AsyncOnlyError",
     "CLIConnectionError",
     "CLIJSONDecodeError",
     "CLINotFoundError",
@@ -392,6 +393,23 @@ class OptionsError(CcwireError, TypeError, ValueError):
     Raised for `ClaudeAgentOptions` when they are built and again when a session
     starts, before any CLI runs. It is also a `TypeError` and a `ValueError`, so code written for
     ``claude-agent-sdk``, which raises those, catches it unchanged.
+    """
+
+
+class AsyncOnlyError(CcwireError, TypeError):
+    """An async context manager entered with a plain ``with``.
+
+    A plain ``with`` on `ClaudeSDKClient` or `ClaudeCodeAgent`. The message says what
+    to write instead (``async with``) and how to run it (inside an ``async def``, with
+    ``anyio.run(main)`` or ``asyncio.run(main())``). It is raised before anything
+    starts. It is also a `TypeError`, what Python (and so ``claude-agent-sdk``) raises
+    there, so code that catches that keeps working.
+
+    Example:
+        ```python
+        with ClaudeSDKClient() as client:  # AsyncOnlyError: use `async with ...`
+            ...
+        ```
     """
 
 
