@@ -32,3 +32,14 @@ async def _note(input_data: Any, tool_use_id: str | None, context: Any) -> dict[
 
 
 HOOKS = {"PreToolUse": [HookMatcher(matcher="mcp__calc__add", hooks=[_note])]}
+
+
+SEEN: list[str] = []  # the tools `_seen` was asked about (in this process)
+
+
+async def _seen(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    SEEN.append(input_data["tool_name"])
+    return {}
+
+
+SEEING = {"PreToolUse": [HookMatcher(hooks=[_seen])]}

@@ -6,8 +6,15 @@ It answers ``initialize``, then plays each prompt by its first word:
   them) and exit code 3: a CLI that dies mid-session;
 * ``hold ...``: wait for the test's go-ahead (see below), then answer;
 * ``act ...``: a tool call (the session may have acted), then wait like ``hold``;
+* ``act-late ...``: the same, but the tool call's message comes only after the wait
+  (as when the SDK is slow to read it: the tool ran before the SDK saw the call);
 * ``pay <usd> ...``: ``echo: <prompt>``, costing ``<usd>``;
 * anything else: ``echo: <prompt>`` (costing $0.001).
+
+Before the tool "runs" (the wait), the fake asks the ``PreToolUse`` hooks the SDK
+registered at ``initialize``, all at once as the CLI may, and waits for every answer;
+when one denies the call (or stops the session), the tool does not run: the turn
+ends with ``denied: <reason>``.
 
 Waiting: the fake connects to ``FAKE_HOLD`` (``host:port``, a server in the test
 process), writes one JSON line (its prompt, pid and parent pid) and waits for a line
@@ -26,6 +33,7 @@ import uuid
 from typing import Any
 
 SID = str(uuid.uuid4())
+HOOKS: dict[str, Any] = {}  # the ``hooks`` of ``initialize``
 _out = sys.stdout.buffer
 _inp = sys.stdin.buffer
 
@@ -83,6 +91,37 @@ def hold(prompt: str) -> None:
                 return
 
 
+def pre_tool_use(call: dict[str, Any]) -> str | None:
+    """Ask every ``PreToolUse`` hook callback about `call`; the reason of a deny, if any."""
+    asked: set[str] = set()
+    for entry in HOOKS.get("PreToolUse") or []:
+        if entry.get("matcher") not in (None, "", "*", call["name"]):
+            continue
+        for cid in entry.get("hookCallbackIds") or []:
+            rid = f"hook_req_{uuid.uuid4().hex[:8]}"
+            asked.add(rid)
+            data = {"session_id": SID, "hook_event_name": "PreToolUse", "cwd": os.getcwd(),
+                    "transcript_path": "", "tool_name": call["name"],
+                    "tool_input": call["input"], "tool_use_id": call["id"]}  # fmt: skip
+            send({"type": "control_request", "request_id": rid, "request": {
+                "subtype": "hook_callback", "callback_id": cid, "input": data,
+                "tool_use_id": call["id"]}})  # fmt: skip
+    denied = None
+    while asked:
+        frame = read()
+        if frame is None:
+            sys.exit(0)  # the SDK ended the session
+        answer = frame.get("response", {}) if frame.get("type") == "control_response" else {}
+        if answer.get("request_id") not in asked:
+            continue
+        asked.discard(answer["request_id"])
+        out = answer.get("response") or {}
+        specific = out.get("hookSpecificOutput") or {}
+        if specific.get("permissionDecision") == "deny" or out.get("continue") is False:
+            denied = denied or specific.get("permissionDecisionReason") or "stopped"
+    return denied
+
+
 def crash() -> None:
     assistant([{"type": "text", "text": "half an answer"}])
     for n in range(40):
@@ -105,6 +144,7 @@ def main() -> None:
             body: dict[str, Any] = {}
             if frame["request"].get("subtype") == "initialize":
                 body = {"commands": [], "capabilities": [], "pid": os.getpid()}
+                HOOKS.update(frame["request"].get("hooks") or {})
             answer = {"subtype": "success", "request_id": rid, "response": body}
             send({"type": "control_response", "response": answer})
             continue
@@ -115,11 +155,20 @@ def main() -> None:
         word = prompt.split(" ", 1)[0]
         if word == "crash":
             crash()
-        if word == "act":
+        if word in ("act", "act-late"):
             call = {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}", "name": "Bash",
                     "input": {"command": "touch /tmp/side-effect"}}  # fmt: skip
-            assistant([call])
-        if word in ("hold", "act"):
+            if word == "act":
+                assistant([call])
+            denied = pre_tool_use(call)
+            if denied is not None:
+                assistant([{"type": "text", "text": f"denied: {denied}"}])
+                result(f"denied: {denied}")
+                continue
+            hold(prompt)  # the tool runs
+            if word == "act-late":
+                assistant([call])
+        elif word == "hold":
             hold(prompt)
         assistant([{"type": "text", "text": f"echo: {prompt}"}])
         cost = float(prompt.split(" ")[1]) if word == "pay" else 0.001

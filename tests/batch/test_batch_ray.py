@@ -214,12 +214,16 @@ async def test_a_node_lost_mid_batch_runs_its_sessions_again_elsewhere(
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
+@pytest.mark.parametrize("act", ["act", "act-late"])
 async def test_an_actor_lost_under_a_session_that_acted_reports_it_for_resuming(
-    cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path
+    cluster: Any, fake_options: FakeOptions, holds: Holds, tmp_path: Path, act: str
 ) -> None:
-    # one actor runs `act` (a tool call, then waits) and `hold` (waits without acting);
-    # its process is killed: `hold` runs again, `act` is reported with its session id
-    tasks = [{"id": "act", "prompt": "act 0"}, {"id": "hold", "prompt": "hold 1"}]
+    # one actor runs `act` (a tool call, then waits: the tool runs) and `hold` (waits
+    # without acting); its process is killed as soon as the tool runs: `hold` runs
+    # again, `act` is reported with its session id. The driver knew it acted before
+    # the tool ran, even when the tool call's message reaches the SDK only after the
+    # tool ran (`act-late`): the kill never finds the driver uninformed.
+    tasks = [{"id": "act", "prompt": f"{act} 0"}, {"id": "hold", "prompt": "hold 1"}]
     tasks += [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(3)]
     out = tmp_path / "out.jsonl"
     sessions: dict[str, str] = {}
@@ -239,12 +243,13 @@ async def test_an_actor_lost_under_a_session_that_acted_reports_it_for_resuming(
                                  output=out) as run:  # fmt: skip
                 got = {r.id: r for r in await run.collect()}
     assert sorted(got) == sorted(t["id"] for t in tasks)
-    act = got["act"]
-    assert (act.ok, act.error_kind, act.retryable, act.attempts) == (False, "lost", False, 1)
-    assert not act.cost_known and not got["hold"].cost_known  # what the lost attempts spent
+    acted = got["act"]
+    assert (acted.ok, acted.error_kind, acted.retryable, acted.attempts) == (
+        False, "lost", False, 1), acted.error  # fmt: skip
+    assert not acted.cost_known and not got["hold"].cost_known  # what the lost attempts spent
     assert all(got[f"echo{i}"].cost_known for i in range(3))
-    assert act.session_id == sessions["act 0"]
-    assert "may have acted" in (act.error or "") and act.session_id in (act.error or "")
+    assert acted.session_id == sessions[f"{act} 0"]
+    assert "may have acted" in (acted.error or "") and acted.session_id in (acted.error or "")
     assert (got["hold"].ok, got["hold"].attempts) == (True, 2)
     assert all(got[f"echo{i}"].ok for i in range(3))
     assert {r.id: r for r in read_results(out)} == got

@@ -19,10 +19,12 @@ import anyio.to_thread
 import pytest
 
 from ccwire import ClaudeAgentOptions, McpStdioServerConfig
+from ccwire._batch import ray_actors
 from ccwire._batch.ray_actors import SessionHost, worker_options
 from ccwire._batch.tasks import BatchTask
 from ccwire.batch import BatchConfigError, BatchResult, RetryPolicy
 
+from . import calc_tools
 from .calc_tools import HOOKS
 from .conftest import FakeOptions, Holds, fake_cli_processes
 from .spawners import counting
@@ -44,9 +46,23 @@ def shared(options: ClaudeAgentOptions, **refs: Any) -> dict[str, Any]:
             "hooks": None, "spawn": None, "spares": 0, **refs}  # fmt: skip
 
 
-async def drain(host: SessionHost, task: BatchTask) -> list[dict[str, Any]]:
+async def drain(host: SessionHost, task: BatchTask, *, ack: bool = True) -> list[dict[str, Any]]:
+    """Run `task` on `host` as the driver does, acknowledging each report that the
+    session acted (`SessionHost.ack`) or, with ``ack=False``, none."""
+    items = []
     with anyio.fail_after(LIMIT):
-        return [item async for item in host.run(task, seed=1)]
+        async for item in host.run(task, seed=1):
+            items.append(item)
+            key = item.get("progress", {}).get("ack")
+            if key is not None and ack:
+                await host.ack(key)
+    return items
+
+
+async def acknowledged(host: SessionHost, task: BatchTask, *, ack: bool) -> BatchResult:
+    """The result of `task` run by `drain`."""
+    *_, last = await drain(host, task, ack=ack)
+    return BatchResult.from_json(last["result"])
 
 
 def test_worker_options_import_the_references_on_the_worker() -> None:
@@ -126,3 +142,46 @@ async def test_an_actor_records_how_long_a_task_blocked_its_loop(fake_options: F
     with anyio.fail_after(LIMIT):
         await host.stop(LIMIT)
     assert not [t for t in threading.enumerate() if t.name == "ccwire loop watchdog"]
+
+
+@pytest.mark.parametrize("act", ["act", "act-late"])
+async def test_a_tool_runs_only_once_the_driver_acknowledged_that_the_session_acted(
+    fake_options: FakeOptions, holds: Holds, monkeypatch: pytest.MonkeyPatch, act: str
+) -> None:
+    # the actor's gate holds the tool call (the fake's wait: the tool running) until the
+    # driver's `ack`, and the user's own PreToolUse hook behind it; without the `ack`
+    # in time, the tool is denied, the hook never asked, and the task fails as lost
+    monkeypatch.setattr(ray_actors, "ACK_SECONDS", 0.5)
+    monkeypatch.setattr(calc_tools, "SEEN", [])
+    holds.release(forever=True)
+    host = SessionHost(shared(fake_options(), hooks="tests.batch.calc_tools:SEEING"))
+    unheard = await acknowledged(host, BatchTask(id="t", prompt=f"{act} 1"), ack=False)
+    assert (unheard.ok, unheard.error_kind, unheard.retryable) == (False, "lost", False)
+    assert "did not acknowledge" in (unheard.error or "")
+    assert holds.arrived == [] and calc_tools.SEEN == []  # the tool never ran
+    heard = await acknowledged(host, BatchTask(id="t", prompt=f"{act} 2"), ack=True)
+    assert (heard.ok, heard.result) == (True, f"echo: {act} 2")
+    assert [hello["prompt"] for hello in holds.arrived] == [f"{act} 2"]
+    assert calc_tools.SEEN == ["Bash"]  # the user's hook ran, once the gate let it
+    with anyio.fail_after(LIMIT):
+        await host.stop(LIMIT)
+
+
+async def test_a_task_function_starts_only_once_the_driver_acknowledged_it(
+    fake_options: FakeOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ray_actors, "ACK_SECONDS", 0.5)
+    started: list[str] = []
+
+    async def work(client: Any) -> str:
+        started.append("work")
+        return "done"
+
+    host = SessionHost(shared(fake_options()))
+    unheard = await acknowledged(host, BatchTask(id="f", run=work), ack=False)
+    assert (unheard.ok, unheard.error_kind, unheard.retryable) == (False, "lost", False)
+    assert started == []
+    heard = await acknowledged(host, BatchTask(id="f", run=work), ack=True)
+    assert (heard.ok, heard.output, started) == (True, "done", ["work"])
+    with anyio.fail_after(LIMIT):
+        await host.stop(LIMIT)

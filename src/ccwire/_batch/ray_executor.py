@@ -23,7 +23,9 @@ be pickled fails the batch there (`BatchConfigError`); a task that cannot be pic
 
 A task whose actor is lost (the actor's process or its node died) is run again on
 another actor (a replacement is started, on a node that is up) when its session had
-not acted yet: no tool call, no task function started. The lost attempt counts
+not acted yet: no tool call, no task function started. The driver always knows:
+a session's first action waits on its actor until the driver has recorded the
+progress saying it acted and acknowledged it (`SessionHost.ack`). The lost attempt counts
 against the retry policy and in the result's ``attempts``. A session that may have
 acted is not run again: its result is ``lost``, with the session id to resume it.
 
@@ -271,6 +273,7 @@ class _Flight:
     attempt: int = 0  # the attempt the actor reported last
     session_id: str | None = None
     acted: bool = False
+    acked: set[str] = dataclasses.field(default_factory=set)  # the "ack" keys answered
     since: float = dataclasses.field(default_factory=time.monotonic)  # sent to its actor
 
 
@@ -347,9 +350,10 @@ async def feed_ray(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
         nodes, concurrency, ropts["num_cpus"], ropts["memory"]
     )
     per_actor = min(per_actor, concurrency)
-    # one call slot more than sessions: `stop` must get through a busy actor
+    # two call slots more than sessions: `stop` must get through a busy actor, and so
+    # must the driver's `ack` (a session's action waits for it) and pings
     hints: dict[str, Any] = {"num_cpus": ropts["num_cpus"] * per_actor,
-                             "max_concurrency": per_actor + 1, "max_restarts": 0,
+                             "max_concurrency": per_actor + 2, "max_restarts": 0,
                              "max_task_retries": 0}  # fmt: skip
     if ropts["memory"]:
         hints["memory"] = ropts["memory"] * per_actor
@@ -511,6 +515,9 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
     ready by then: actors coming up, progress, results, actors that were lost."""
     assert pool.waiting, "nothing to wait for"
     ready = await anyio.to_thread.run_sync(_wait_and_get, pool.ray, list(pool.waiting))
+    # progress first: a session waiting for its acknowledgement does not wait behind
+    # results handed to a slow reader (one item per generator here: order is kept)
+    ready.sort(key=lambda item: not (isinstance(item[1], dict) and "progress" in item[1]))
     for ref, data in ready:
         what = pool.waiting[ref]
         if isinstance(what, _Ping):  # its loop answers (or it is gone: seen by its tasks)
@@ -538,6 +545,11 @@ async def _collect(pool: _Pool, run: Any, send: MemoryObjectSendStream[BatchResu
             what.attempt = int(change.get("attempt") or what.attempt)
             what.session_id = change.get("session_id") or what.session_id
             what.acted = what.acted or bool(change.get("acted"))
+            key = change.get("ack")
+            if what.acted and isinstance(key, str) and key not in what.acked:
+                what.acked.add(key)  # recorded: its action may go on (not waited on)
+                with contextlib.suppress(Exception):  # the actor is gone: seen by its task
+                    what.host.handle.ack.remote(key)
             continue
         del pool.waiting[ref]
         pool.landed(what)

@@ -8,7 +8,7 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,7 @@ from .watchdog import LoopWatchdog, blocking_text
 __all__ = [
     "Attempt",
     "BatchEvent",
+    "Confirm",
     "EventSink",
     "Progress",
     "TaskAborted",
@@ -121,6 +122,10 @@ class Attempt:
         acted: The session may have acted outside itself: the model called a tool,
             or a task function started (its own code may do anything).
         on_change: Called with the attempt when `session_id` or `acted` changes.
+        confirm: Waits (bounded) until whoever `on_change` reports to has heard that
+            the session acted, and says whether it has (the Ray driver's
+            acknowledgement); `report_acted` calls it before anything acts.
+        confirmed: What `confirm` said (`None` before it was asked).
         started: The CLI answered the handshake.
         result: The last `ResultMessage`.
         assistant_error: The ``error`` field of the last assistant message with one.
@@ -145,6 +150,8 @@ class Attempt:
     session_id: str | None = None
     acted: bool = False
     on_change: Callable[[Attempt], None] | None = field(default=None, repr=False)
+    confirm: Callable[[Attempt], Awaitable[bool]] | None = field(default=None, repr=False)
+    confirmed: bool | None = None
     started: bool = False
     result: ResultMessage | None = None
     assistant_error: str | None = None
@@ -200,6 +207,34 @@ class Attempt:
             self.session_id = sid if isinstance(sid, str) else None
         if (self.session_id, self.acted) != before:
             self.changed()
+
+    async def report_acted(self) -> bool:
+        """Mark that the session is about to act, and wait until that is heard.
+
+        Called before a tool runs (the Ray worker's gate) and before a task function
+        starts: `acted` is set and reported (`on_change`), then `confirm` is awaited,
+        once per attempt. When it says no (no acknowledgement in time), the attempt
+        fails for good (``lost``, not retried): what was about to act must not, nor
+        anything after it.
+
+        Returns:
+            Whether it may act: `confirm` said yes, or there is none.
+        """
+        if not self.acted:
+            self.acted = True
+            self.changed()
+        if self.confirm is None:
+            return True
+        if self.confirmed is None:
+            self.confirmed = await self.confirm(self)
+        if not self.confirmed and self.error is None:
+            self.error = (
+                "the Ray driver did not acknowledge that the session was about to act "
+                "(a tool call, or the task function): it was stopped before acting, and "
+                "is not run again"
+            )
+            self.error_kind, self.retryable = "lost", False
+        return bool(self.confirmed)
 
     def changed(self) -> None:
         """Tell `on_change` (its failure is logged, never raised)."""
@@ -323,8 +358,8 @@ async def _drive(
 ) -> None:
     """The body of a session: the task function, or the prompt and its answer."""
     if task.run is not None:
-        attempt.acted = True  # the function's own code may act from here on
-        attempt.changed()
+        if not await attempt.report_acted():  # the function's own code may act from here on
+            return
         try:
             running = task.run(client)
             watched = watchdog.watching(running, task.id) if watchdog else contextlib.nullcontext()
@@ -384,6 +419,10 @@ Progress = Callable[[int, Attempt], None]
 """Told ``(attempt number, attempt)`` when an attempt starts and when its session id is
 known or it may have acted (the Ray executor reports these to the driver)."""
 
+Confirm = Callable[[int, Attempt], Awaitable[bool]]
+"""Awaited with ``(attempt number, attempt)`` once an attempt is about to act (after
+`Progress` was told): whether its report was heard (`Attempt.report_acted`)."""
+
 
 async def run_task(
     task: BatchTask,
@@ -394,6 +433,7 @@ async def run_task(
     rng: random.Random | None = None,
     attempts_before: int = 0,
     progress: Progress | None = None,
+    confirm: Confirm | None = None,
     pool: SparePool | None = None,
     watchdog: LoopWatchdog | None = None,
 ) -> BatchResult:
@@ -408,6 +448,9 @@ async def run_task(
         attempts_before: Attempts the task already had elsewhere (a Ray node that was
             lost): they count against `policy` and in the result.
         progress: Told of each attempt's start, session id and first tool call.
+        confirm: Awaited before an attempt acts, once `progress` was told (the Ray
+            worker waits for the driver's acknowledgement): when it says no, the
+            attempt does not act and fails for good (`Attempt.report_acted`).
         pool: Spare CLIs the sessions start on, when the task's options allow it.
         watchdog: The watchdog of the loop it runs on (`LoopWatchdog`).
 
@@ -441,6 +484,8 @@ async def run_task(
                 if progress is not None:
                     attempt.on_change = functools.partial(progress, number)
                     attempt.changed()
+                if confirm is not None:
+                    attempt.confirm = functools.partial(confirm, number)
                 running = True
                 await run_attempt(task, _left_for(opts, tried) or opts, attempt, pool, clock,
                                   watchdog)  # fmt: skip

@@ -45,7 +45,7 @@ from .budget import CostBudget
 from .errors import BatchConfigError
 from .refs import resolve_reference
 from .results import BatchResult, RetryPolicy
-from .session import BatchEvent, EventSink, Progress, emit, run_task
+from .session import BatchEvent, Confirm, EventSink, Progress, emit, run_task
 from .tasks import BatchTask
 from .watchdog import LoopWatchdog
 
@@ -283,6 +283,7 @@ async def run_traced(
     worker: bool = False,
     attempts_before: int = 0,
     progress: Progress | None = None,
+    confirm: Confirm | None = None,
     pool: SparePool | None = None,
     watchdog: LoopWatchdog | None = None,
 ) -> BatchResult:
@@ -299,6 +300,7 @@ async def run_traced(
             and export what was recorded once the task is done.
         attempts_before: Attempts the task already had on a lost Ray node.
         progress: Told of each attempt's start, session id and first tool call.
+        confirm: Awaited before an attempt acts (`run_task`).
         pool: Spare CLIs the sessions start on (`run_task`).
         watchdog: The watchdog of the loop it runs on (`run_task`).
 
@@ -316,6 +318,7 @@ async def run_traced(
         rng=rng,
         attempts_before=attempts_before,
         progress=progress,
+        confirm=confirm,
         pool=pool,
         watchdog=watchdog,
     )

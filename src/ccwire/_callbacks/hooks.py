@@ -56,6 +56,7 @@ __all__ = [
     "TIMEOUT_GRACE",
     "CallbackErrorHandler",
     "HookRegistry",
+    "as_matcher",
     "callback_name",
 ]
 
@@ -76,7 +77,13 @@ guarantees the CLI is never left waiting, and the failure is reported either way
 _WITHDRAWN_AT_TIMEOUT = 0.9  # a withdrawal this late (share of the timeout) is the CLI's timeout
 
 
-def _as_matcher(event: str, value: object) -> HookMatcher:
+def as_matcher(event: str, value: object) -> HookMatcher:
+    """An entry of ``hooks[event]`` as a `HookMatcher` (it may be the reference SDK's
+    early dict form).
+
+    Raises:
+        OptionsError: It is neither.
+    """
     if isinstance(value, HookMatcher):
         return value
     if isinstance(value, Mapping):  # the reference SDK's early dict form
@@ -186,7 +193,7 @@ class HookRegistry:
         for event, matchers in (hooks or {}).items():
             entries: list[dict[str, Any]] = []
             for matcher in matchers:
-                matcher = _as_matcher(event, matcher)
+                matcher = as_matcher(event, matcher)
                 _check_matcher(event, matcher)
                 ids = []
                 for callback in matcher.hooks:
