@@ -461,6 +461,31 @@ async def test_a_task_source_that_waits_for_results_is_fed_as_they_come(
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
+async def test_a_reader_that_reads_nothing_yet_holds_no_running_session_back(
+    cluster: Any, fake_options: FakeOptions, holds: Holds
+) -> None:
+    # the reader takes no result until `act`'s tool ran. `echo 0` and `echo 1` fill its
+    # buffer (concurrency 2); `echo 2` ends beside `hold`, and `act` starts in its
+    # place. The child driving Ray was answered for `echo 2` only once the reader took
+    # it: held, it neither started `act` nor acknowledged a tool call (a session's
+    # tool waits for that, then is denied)
+    tasks = [{"id": f"echo{i}", "prompt": f"echo {i}"} for i in range(2)]
+    tasks += [{"id": "hold", "prompt": "hold 1"}, {"id": "echo2", "prompt": "echo 2"},
+              {"id": "act", "prompt": "act 0"}]  # fmt: skip
+    with anyio.fail_after(LIMIT):
+        async with run_batch(tasks, options=fake_options(), concurrency=2, executor="ray",
+                             sessions_per_actor=2, num_cpus=0.5) as run:  # fmt: skip
+            waiting = await anyio.to_thread.run_sync(holds.wait_for, 2, 45.0)
+            holds.release(forever=True)
+            got = {r.id: r for r in await run.collect()}
+    assert sorted(hello["prompt"] for hello in waiting) == ["act 0", "hold 1"]
+    assert sorted(got) == sorted(t["id"] for t in tasks)
+    assert all(r.ok and r.attempts == 1 for r in got.values()), got
+    assert got["act"].tool_calls == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the driver's child is the same
 async def test_a_budget_holds_tasks_back_while_the_running_ones_would_spend_it(
     cluster: Any, fake_options: FakeOptions
 ) -> None:

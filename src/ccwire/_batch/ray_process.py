@@ -136,6 +136,51 @@ class _Tally:
         return tuple(i for i in self.handed if i not in self.finished)
 
 
+class _Handoff:
+    """Results recorded here, on their way to the reader.
+
+    The child is answered as soon as a result is recorded, never after the reader took
+    it: a reader that does not read would hold the child, and with it the
+    acknowledgements its sessions' tool calls wait for (they would be denied). The
+    reader paces the batch all the same: the child is handed a task only while fewer
+    than ``limit`` results wait here.
+    """
+
+    def __init__(self, send: MemoryObjectSendStream[BatchResult], limit: int) -> None:
+        self._send = send
+        self._limit = limit
+        self._waiting: collections.deque[BatchResult] = collections.deque()
+        self._changed = anyio.Event()
+
+    def put(self, result: BatchResult) -> None:
+        """Queue `result` for the reader."""
+        self._waiting.append(result)
+        self._wake()
+
+    async def forward(self) -> None:
+        """Hand the queued results to the reader, in order (runs until cancelled)."""
+        while True:
+            while not self._waiting:
+                await self._changed.wait()
+            await self._send.send(self._waiting[0])
+            self._waiting.popleft()
+            self._wake()
+
+    async def room(self) -> None:
+        """Wait until fewer than ``limit`` results wait for the reader."""
+        while len(self._waiting) >= self._limit:
+            await self._changed.wait()
+
+    async def drained(self) -> None:
+        """Wait until the reader has every result (at the reader's pace)."""
+        while self._waiting:
+            await self._changed.wait()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
 async def feed_ray_process(run: Any, send: MemoryObjectSendStream[BatchResult]) -> None:
     """Run `run`'s tasks on Ray, driven from a child process (see the module's notes);
     results are recorded here as they arrive. A failure is raised (the driver records
@@ -173,9 +218,12 @@ async def feed_ray_process(run: Any, send: MemoryObjectSendStream[BatchResult]) 
         async with anyio.create_task_group() as tg:
             tg.start_soon(_pass_stderr, process, tally)
             needs, asked = anyio.create_memory_object_stream[None](1)
-            tg.start_soon(_hand_tasks, run, channel, asked, send, tally)
+            handoff = _Handoff(send, run._concurrency)
+            tg.start_soon(handoff.forward)
+            tg.start_soon(_hand_tasks, run, channel, asked, handoff, tally)
             async with needs:
-                ending = await _serve(run, channel, needs, send, tally)
+                ending = await _serve(run, channel, needs, handoff, tally)
+            await handoff.drained()  # every result that arrived, lost or not
             if ending is None:  # lost: its exit code, and what it said last
                 with anyio.move_on_after(_LAST_WORDS_SECONDS):
                     await process.wait()
@@ -194,7 +242,7 @@ async def _serve(
     run: Any,
     channel: _Channel,
     needs: MemoryObjectSendStream[None],
-    send: MemoryObjectSendStream[BatchResult],
+    handoff: _Handoff,
     tally: _Tally,
 ) -> tuple[Any, ...] | None:
     """Handle the child's messages until it says it ended (that message), or its
@@ -217,7 +265,8 @@ async def _serve(
         elif kind == "result":
             result: BatchResult = message[1]
             tally.finished.add(result.id)
-            await run.finish(send, result)  # written, charged, reported, yielded
+            if run.record(result):  # written, charged, reported
+                handoff.put(result)  # yielded when the reader takes it (not waited for)
             await channel.send(_pickle(("ack", run.over_budget(), run.interrupted, run.budget)))
 
 
@@ -225,13 +274,15 @@ async def _hand_tasks(
     run: Any,
     channel: _Channel,
     asked: MemoryObjectReceiveStream[None],
-    send: MemoryObjectSendStream[BatchResult],
+    handoff: _Handoff,
     tally: _Tally,
 ) -> None:
-    """Give the child the next task each time it asks (``end`` once there is none); a
-    task that cannot be pickled fails alone, here (``config``)."""
+    """Give the child the next task each time it asks (``end`` once there is none), once
+    the reader keeps up (`_Handoff.room`); a task that cannot be pickled fails alone,
+    here (``config``)."""
     async with asked, contextlib.aclosing(run.next_tasks()) as tasks:
         async for _ in asked:
+            await handoff.room()
             while True:
                 try:
                     task: BatchTask = await tasks.__anext__()
@@ -243,7 +294,9 @@ async def _hand_tasks(
                 except Exception as exc:  # it cannot run on Ray
                     run.submitted += 1
                     emit(run._events, BatchEvent("started", task.id))
-                    await run.finish(send, ray_executor._unsendable(task, exc))
+                    failed = ray_executor._unsendable(task, exc)
+                    if run.record(failed):
+                        handoff.put(failed)
                     continue
                 tally.handed[task.id] = None
                 await channel.send(frame)

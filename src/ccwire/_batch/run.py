@@ -630,19 +630,25 @@ class BatchRun:
         return opts
 
     async def finish(self, send: MemoryObjectSendStream[BatchResult], result: BatchResult) -> None:
-        """Record `result` (results file first), report it, and hand it to the reader.
+        """Record `result` (`record`), then hand it to the reader."""
+        if self.record(result):
+            await send.send(result)
+
+    def record(self, result: BatchResult) -> bool:
+        """Record `result` (results file first) and report it; True when it is to be
+        handed to the reader.
 
         A result that cannot be written fails the batch with `ResultsWriteError` and
         stops it: it is neither reported nor yielded, and the task runs again next time.
         """
         if self.stopping and not result.ok:
-            return
+            return False
         if self._writer is not None:
             try:
                 self._writer.write(result)
             except OSError as exc:
                 self._fail(ResultsWriteError(str(self._writer.lines_path), exc))
-                return
+                return False
         self._recorded += 1
         interrupt = self.budget is not None and self.budget.charge(result)
         emit(self._events, BatchEvent("finished", result.id, result.attempts, result=result))
@@ -650,7 +656,7 @@ class BatchRun:
             self.interrupted = True
             for scope in self._running:
                 scope.cancel()
-        await send.send(result)
+        return True
 
     def note_export(self, export: dict[str, Any]) -> None:
         """A Ray worker's report of the export after a task (`telemetry.take_export`):
