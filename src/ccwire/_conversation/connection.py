@@ -1105,13 +1105,6 @@ def _session_trace(
         return None
 
 
-def require_open(conn: Connection | None) -> Connection:
-    """The connection, or a clear error when there is none."""
-    if conn is None or conn.protocol.state is not ConnectionState.OPEN:
-        raise CLIConnectionError("not connected: call connect() first")
-    return conn
-
-
 def _uuid4() -> str:
     """``str(uuid.uuid4())``, without importing ``uuid`` (and ``platform``) into the
     first connect: 16 random bytes with the version 4 and RFC 4122 variant bits."""

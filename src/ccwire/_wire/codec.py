@@ -882,17 +882,6 @@ def _require(obj: Mapping[str, Any], fields: tuple[str, ...]) -> None:
             raise KeyError(name)
 
 
-def decode_assistant(obj: Mapping[str, Any]) -> Message:
-    """`decode_message` for a frame whose ``type`` is ``"assistant"`` (a streamed turn's
-    frames, read one by one: no lookup of the decoder)."""
-    try:
-        return _assistant(obj)
-    except MessageDecodeError:
-        raise
-    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise _malformed_frame("assistant", obj, exc) from exc
-
-
 def _malformed_frame(t: str, obj: Mapping[str, Any], exc: Exception) -> MessageDecodeError:
     return MessageDecodeError(f"malformed {t!r} frame ({exc})", line=str(obj)[:200])
 
@@ -1154,7 +1143,6 @@ def initialize_fields(
 
 
 COMMAND_LIFECYCLE = "command_lifecycle"
-_SETTLED_COMMAND_STATES = frozenset({"completed", "cancelled"})
 
 
 MSG_LIFECYCLE_CAPABILITY = "msg_lifecycle_v1"
@@ -1169,11 +1157,6 @@ def command_lifecycle(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     if not isinstance(cid, str) or not isinstance(state, str):
         return None
     return cid, state
-
-
-def is_settled_command_state(state: str) -> bool:
-    """True for the lifecycle states after which a prompt is owed nothing more."""
-    return state in _SETTLED_COMMAND_STATES
 
 
 def changed_commands(obj: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
