@@ -139,7 +139,6 @@ class Connection:
         """The fields of the ``initialize`` request sent (``reinitialize()`` sends them again)."""
         self.capabilities: frozenset[str] = frozenset()
         self.last_result: ResultMessage | None = None
-        self._input_ended = False
         self._prompted = False  # a prompt was sent (or is being sent) on this connection
         self._prompt_streams = 0  # prompt streams running (their prompts may come later)
         self._prompted_at = 0.0
@@ -359,7 +358,6 @@ class Connection:
 
     async def end_input(self) -> None:
         """Close the CLI's stdin; it finishes what is queued and exits."""
-        self._input_ended = True
         await self.protocol.end_input()
 
     def kill_outside_loop(self) -> None:
