@@ -832,17 +832,19 @@ async def test_a_batch_answers_what_the_transport_said_for_each_request(
 
 
 async def test_the_host_served_and_loopback_names_are_the_hosts_accepted() -> None:
+    """Another Host gets 421, another Origin 403, each with a JSON-RPC error, as every
+    other refusal (they were the mcp package's plain text)."""
     app = McpHttpApp(SERVER, security_settings("192.0.2.7", 8000))
     async with app.lifespan(None):
         for host in ("192.0.2.7:8000", "localhost:8000", "127.0.0.1:9"):
             assert (await call(app, initialize(), headers={"host": host})).status == 200, host
         for host in ("evil.example:8000", "192.0.2.8:8000"):
-            assert (await call(app, initialize(), headers={"host": host})).status == 421, host
+            refused(await call(app, initialize(), headers={"host": host}), 421, -32600)
         for origin in ("http://192.0.2.7:8000", "https://localhost"):
             assert (await call(app, initialize(), headers={"origin": origin})).status == 200
-        assert (
-            await call(app, initialize(), headers={"origin": "http://evil.example"})
-        ).status == 403
+        evil = {"origin": "http://evil.example"}
+        refused(await call(app, initialize(), headers=evil), 403, -32600)
+        assert len(app.sessions) == 5  # the refused opened none
     everywhere = security_settings("0.0.0.0", 8000).allowed_hosts
     assert "0.0.0.0:8000" not in everywhere and "127.0.0.1:8000" in everywhere
     v6 = security_settings("::1", 8000).allowed_hosts

@@ -62,7 +62,8 @@ accepts is bounded by its `HttpLimits`.
   second signal cuts them off so at once; a third stops the server at once.
 * **DNS rebinding.**  The server listens on 127.0.0.1 unless told otherwise; the Host
   header must name the address served (or a loopback name), and a browser's
-  ``Origin``, when present, must be a loopback or that address.
+  ``Origin``, when present, must be a loopback or that address (else 421, 403,
+  each with a JSON-RPC error).
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -559,6 +561,9 @@ class McpHttpApp:
             return
         request = Request(scope, receive)
         refused = await self._checks.validate_request(request)  # Host and Origin
+        if refused is not None:  # the mcp package's, in plain text
+            phrase = HTTPStatus(refused.status_code).phrase
+            refused = _refusal(refused.status_code, f"{phrase}: {bytes(refused.body).decode()}")
         version = request.headers.get("mcp-protocol-version")
         if refused is None and version is not None:
             problem = unsupported(None, version)
