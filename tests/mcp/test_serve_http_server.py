@@ -308,8 +308,9 @@ def test_a_second_signal_cuts_the_calls_off_at_once_each_answered_and_counted() 
     """Stopped (SIGTERM) while a call runs, then stopped again before its
     ``--drain-timeout``: the call is cut off at once, answered with the -32603 on its
     stream, and the exit code is 1 (a call was cut off).  It used to end with no
-    answer on the stream, and the process as a clean SIGTERM ends (-15)."""
-    with server("--drain-timeout", "60") as (proc, port):
+    answer on the stream, and the process as a clean SIGTERM ends (-15)); stderr said
+    the calls were not finished 60 s later."""
+    with logged_server("--drain-timeout", "60") as (proc, port, log):
         session = open_session(port)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -328,6 +329,7 @@ def test_a_second_signal_cuts_the_calls_off_at_once_each_answered_and_counted() 
         answer = json.loads(data[-1])
         assert answer["id"] == 2 and answer["error"]["code"] == -32603, answer
         assert proc.wait(timeout=BOUND) == 1
+        log.wait_for("1 request(s) ran; cut off, not finished 60 s later (or at once by a second")
         conn.close()
 
 
