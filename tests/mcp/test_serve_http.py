@@ -257,6 +257,20 @@ async def test_an_answer_json_cannot_carry_gets_a_failed_result_and_the_session_
         await answers_ping(app, session)
 
 
+async def test_nan_in_arguments_reaches_the_tool_check_as_sent_not_as_null() -> None:
+    """``NaN`` (which Python's JSON reads, though it is no JSON) in a call's arguments
+    is refused by the arguments' check as on stdio; the transport's copy of the
+    message turned it into ``null``, which a tool taking an optional value took for
+    one not given."""
+    async with served() as app:
+        session = await open_session(app)
+        body = b'{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"echo",'
+        body += b'"arguments":{"text":NaN}}}'
+        reply = await call(app, body, headers=in_session(session))
+        assert reply.answer["result"]["isError"] is True, reply.answer
+        assert "NaN and Infinity are not JSON" in reply.answer["result"]["content"][0]["text"]
+
+
 async def test_a_body_over_the_limit_gets_413_before_it_is_read() -> None:
     async with served(max_body_bytes=1000) as app:
         session = await open_session(app)

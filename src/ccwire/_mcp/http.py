@@ -876,7 +876,7 @@ async def _serve_transport(
                 continue
             metadata = item.metadata
             callback = getattr(metadata, "on_request_unanswered", None)
-            data = from_message(item)
+            data = from_message(item, as_parsed=True)  # a NaN is refused, not null
             if callback is not None and "id" in data:
                 unanswered[str(data["id"])] = callback
             if "id" in data and "method" in data and transport.mcp_session_id is not None:
