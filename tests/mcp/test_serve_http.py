@@ -310,6 +310,28 @@ async def test_a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_c
         await answers_ping(app, session)
 
 
+async def test_a_body_still_arriving_when_the_server_stops_gets_503_at_once() -> None:
+    """The server stopped while a request's body still arrives: the request gets the
+    503 every request gets from then on, at once.  It waited for the body until
+    ``request_timeout``, past uvicorn's grace, which cancelled it: a traceback in the
+    log, and a plain-text 500."""
+    async with served(request_timeout=3) as app, anyio.create_task_group() as tg:
+        session = await open_session(app)
+        headers = {**in_session(session), "content-length": "100"}
+        replies: list[Reply] = []
+
+        async def post() -> None:
+            replies.append(await call(app, headers=headers, chunks=iter([b'{"jsonrpc":'])))
+
+        tg.start_soon(post)
+        await anyio.wait_all_tasks_blocked()
+        with anyio.fail_after(1):
+            await app.drain()
+            await _until(lambda: replies)
+    refused(replies[0], 503, -32603)
+    assert "shutting down" in replies[0].answer["error"]["message"]
+
+
 # --------------------------------------------------------------------------- malformed
 
 

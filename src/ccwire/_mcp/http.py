@@ -56,7 +56,8 @@ accepts is bounded by its `HttpLimits`.
   ``accept``, and accepts again once descriptors are free.  (``ccwire serve``
   raises the soft limit to the hard one first, `raise_fd_limit`.)
 * **Stopping.**  Stopped (Ctrl-C, SIGTERM), the server answers every request
-  arriving from then on with 503 and a JSON-RPC error, and gives the calls still
+  arriving from then on (and one whose body is still arriving) with 503 and a
+  JSON-RPC error, and gives the calls still
   running ``drain_timeout`` seconds: each cut off then gets a -32603 on its stream
   (which ends whole), and is counted (``ccwire serve`` then exits with 1).  A
   second signal cuts them off so at once; a third stops the server at once.
@@ -404,6 +405,30 @@ def _refusal(
     )
 
 
+def _shutting_down() -> Response:
+    """The answer to a request arriving once the server is stopped (503)."""
+    return _refusal(
+        503, "Service Unavailable: the server is shutting down", INTERNAL_ERROR,
+        headers={"Connection": "close"},
+    )  # fmt: skip
+
+
+async def _receive_body(receive: Receive, limit: int) -> bytes | Response | None:
+    """The body of a request (`McpHttpApp._read_body`), unless it is over ``limit``
+    bytes (413) or the client leaves (``None``)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        if len(body) + len(chunk) > limit:
+            return _refusal(413, f"Payload Too Large: over the limit of {limit} bytes")
+        body += chunk
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
 async def _routing_refusal(request: Request, exc: Exception) -> Response:
     """The router's refusals (405 for a method the endpoint has not, 404 for another
     path) with a JSON-RPC error body, as every other refusal."""
@@ -553,11 +578,7 @@ class McpHttpApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._stopping.is_set():
-            stopping = _refusal(
-                503, "Service Unavailable: the server is shutting down", INTERNAL_ERROR,
-                headers={"Connection": "close"},
-            )  # fmt: skip
-            await stopping(scope, receive, send)
+            await _shutting_down()(scope, receive, send)
             return
         request = Request(scope, receive)
         refused = await self._checks.validate_request(request)  # Host and Origin
@@ -645,18 +666,16 @@ class McpHttpApp:
             return _refusal(
                 413, f"Payload Too Large: {int(declared)} bytes, over the limit of {limit}"
             )
-        body = bytearray()
-        with anyio.move_on_after(self.limits.request_timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return None
-                chunk = message.get("body", b"")
-                if len(body) + len(chunk) > limit:
-                    return _refusal(413, f"Payload Too Large: over the limit of {limit} bytes")
-                body += chunk
-                if not message.get("more_body", False):
-                    return bytes(body)
+        got: list[bytes | Response | None] = []
+        async with anyio.create_task_group() as tg:  # the server stopping ends the wait
+            tg.start_soon(_cancel_when, self._stopping, tg.cancel_scope)
+            with anyio.move_on_after(self.limits.request_timeout):
+                got.append(await _receive_body(receive, limit))
+            tg.cancel_scope.cancel()
+        if got:
+            return got[0]
+        if self._stopping.is_set():
+            return _shutting_down()
         logger.info("ccwire serve: a request body took over %g s", self.limits.request_timeout)
         return _refusal(
             408,
