@@ -257,6 +257,20 @@ async def test_an_answer_json_cannot_carry_gets_a_failed_result_and_the_session_
         await answers_ping(app, session)
 
 
+async def test_nan_in_arguments_reaches_the_tool_check_as_sent_not_as_null() -> None:
+    """``NaN`` (which Python's JSON reads, though it is no JSON) in a call's arguments
+    is refused by the arguments' check as on stdio; the transport's copy of the
+    message turned it into ``null``, which a tool taking an optional value took for
+    one not given."""
+    async with served() as app:
+        session = await open_session(app)
+        body = b'{"jsonrpc":"2.0","id":"n","method":"tools/call","params":{"name":"echo",'
+        body += b'"arguments":{"text":NaN}}}'
+        reply = await call(app, body, headers=in_session(session))
+        assert reply.answer["result"]["isError"] is True, reply.answer
+        assert "NaN and Infinity are not JSON" in reply.answer["result"]["content"][0]["text"]
+
+
 async def test_a_body_over_the_limit_gets_413_before_it_is_read() -> None:
     async with served(max_body_bytes=1000) as app:
         session = await open_session(app)
@@ -294,6 +308,28 @@ async def test_a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_c
         refused(reply, 408, -32600)
         assert reply.headers["connection"] == "close"
         await answers_ping(app, session)
+
+
+async def test_a_body_still_arriving_when_the_server_stops_gets_503_at_once() -> None:
+    """The server stopped while a request's body still arrives: the request gets the
+    503 every request gets from then on, at once.  It waited for the body until
+    ``request_timeout``, past uvicorn's grace, which cancelled it: a traceback in the
+    log, and a plain-text 500."""
+    async with served(request_timeout=3) as app, anyio.create_task_group() as tg:
+        session = await open_session(app)
+        headers = {**in_session(session), "content-length": "100"}
+        replies: list[Reply] = []
+
+        async def post() -> None:
+            replies.append(await call(app, headers=headers, chunks=iter([b'{"jsonrpc":'])))
+
+        tg.start_soon(post)
+        await anyio.wait_all_tasks_blocked()
+        with anyio.fail_after(1):
+            await app.drain()
+            await _until(lambda: replies)
+    refused(replies[0], 503, -32603)
+    assert "shutting down" in replies[0].answer["error"]["message"]
 
 
 # --------------------------------------------------------------------------- malformed
@@ -832,17 +868,19 @@ async def test_a_batch_answers_what_the_transport_said_for_each_request(
 
 
 async def test_the_host_served_and_loopback_names_are_the_hosts_accepted() -> None:
+    """Another Host gets 421, another Origin 403, each with a JSON-RPC error, as every
+    other refusal (they were the mcp package's plain text)."""
     app = McpHttpApp(SERVER, security_settings("192.0.2.7", 8000))
     async with app.lifespan(None):
         for host in ("192.0.2.7:8000", "localhost:8000", "127.0.0.1:9"):
             assert (await call(app, initialize(), headers={"host": host})).status == 200, host
         for host in ("evil.example:8000", "192.0.2.8:8000"):
-            assert (await call(app, initialize(), headers={"host": host})).status == 421, host
+            refused(await call(app, initialize(), headers={"host": host}), 421, -32600)
         for origin in ("http://192.0.2.7:8000", "https://localhost"):
             assert (await call(app, initialize(), headers={"origin": origin})).status == 200
-        assert (
-            await call(app, initialize(), headers={"origin": "http://evil.example"})
-        ).status == 403
+        evil = {"origin": "http://evil.example"}
+        refused(await call(app, initialize(), headers=evil), 403, -32600)
+        assert len(app.sessions) == 5  # the refused opened none
     everywhere = security_settings("0.0.0.0", 8000).allowed_hosts
     assert "0.0.0.0:8000" not in everywhere and "127.0.0.1:8000" in everywhere
     v6 = security_settings("::1", 8000).allowed_hosts

@@ -304,6 +304,35 @@ def test_a_server_stopped_mid_call_and_started_again() -> None:
         answers_ping(port)
 
 
+def test_a_second_signal_cuts_the_calls_off_at_once_each_answered_and_counted() -> None:
+    """Stopped (SIGTERM) while a call runs, then stopped again before its
+    ``--drain-timeout``: the call is cut off at once, answered with the -32603 on its
+    stream, and the exit code is 1 (a call was cut off).  It used to end with no
+    answer on the stream, and the process as a clean SIGTERM ends (-15)); stderr said
+    the calls were not finished 60 s later."""
+    with logged_server("--drain-timeout", "60") as (proc, port, log):
+        session = open_session(port)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "sleepy", "arguments": {}}}  # fmt: skip
+        in_session = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        conn.request("POST", "/mcp", json.dumps(call), {**HEADERS, **in_session})
+        stream = conn.getresponse()
+        assert stream.read1(100).startswith(b"id: ")  # its priming event: the call is on
+        proc.terminate()
+        refused = post(port, {"jsonrpc": "2.0", "id": 3, "method": "ping"}, **in_session)
+        assert refused[0] == 503, refused  # the first signal is in: the server drains
+        proc.terminate()
+        rest = stream.read()
+        data = [ln[5:] for ln in rest.decode().splitlines() if ln.startswith("data:")]
+        assert data, rest
+        answer = json.loads(data[-1])
+        assert answer["id"] == 2 and answer["error"]["code"] == -32603, answer
+        assert proc.wait(timeout=BOUND) == 1
+        log.wait_for("1 request(s) ran; cut off, not finished 60 s later (or at once by a second")
+        conn.close()
+
+
 def test_a_client_that_stops_reading_its_answer_does_not_keep_the_server_from_stopping() -> None:
     """A client reads the start of a call's stream, then nothing: the 16 MiB answer
     fills the socket's buffers and its write waits.  Stopped (SIGTERM), the server used

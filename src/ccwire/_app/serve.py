@@ -154,14 +154,7 @@ def _serve(
             cut_off = anyio.run(serve)
         except OSError as exc:
             raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
-        if cut_off:
-            (stderr or sys.stderr).write(
-                f"ccwire: error: stopped while {cut_off} request(s) ran; not finished "
-                f"{HttpLimits(**limits).drain_timeout:g} s later, each was answered with an "
-                "error\n"
-            )
-            return ExitCode.ERROR
-        return ExitCode.OK
+        return _cut_off("stopped", cut_off, HttpLimits(**limits).drain_timeout, stderr)
 
     # Stopped cleanly by Ctrl-C, KeyboardInterrupt is raised here: the command line
     # reports it (exit code 130); stdin is read without a thread (`read_fd`), so
@@ -173,13 +166,19 @@ def _serve(
             handle_signals=handle_signals, announce=stderr or sys.stderr, on_end=on_end,
         )  # fmt: skip
         cut_off = anyio.run(serve)
-    if cut_off:
-        (stderr or sys.stderr).write(
-            f"ccwire: error: stopped (end of stdin or a signal) while {cut_off} request(s) "
-            f"ran; not finished {drain:g} s later, each was answered with an error\n"
-        )
-        return ExitCode.ERROR
-    return ExitCode.OK
+    return _cut_off("stopped (end of stdin or a signal)", cut_off, drain, stderr)
+
+
+def _cut_off(stopped: str, cut_off: int, drain: float, stderr: Any) -> int:
+    """The exit code of a server that stopped with ``cut_off`` requests cut off (1 if
+    any, said on ``stderr``, else 0)."""
+    if not cut_off:
+        return ExitCode.OK
+    (stderr or sys.stderr).write(
+        f"ccwire: error: {stopped} while {cut_off} request(s) ran; cut off, not finished "
+        f"{drain:g} s later (or at once by a second signal), each was answered with an error\n"
+    )
+    return ExitCode.ERROR
 
 
 @contextlib.contextmanager

@@ -128,11 +128,15 @@ def to_session_message(data: Mapping[str, Any]) -> Any:
     return session_message(load(dict(data)))
 
 
-def from_message(message: Any) -> dict[str, Any]:
-    """An official JSON-RPC message object (or ``SessionMessage``) as a plain dict."""
+def from_message(message: Any, *, as_parsed: bool = False) -> dict[str, Any]:
+    """An official JSON-RPC message object (or ``SessionMessage``) as a plain dict:
+    as JSON writes it (``NaN`` as ``null``, as the official package sends it), or,
+    ``as_parsed``, with its values as they were read (a message a client sent: a
+    ``NaN`` in it is left for the checks that refuse it, not taken for ``null``)."""
     message = getattr(message, "message", message)
     message = getattr(message, "root", message)  # mcp 1.x wraps it in a RootModel
-    dumped: dict[str, Any] = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    mode = "python" if as_parsed else "json"
+    dumped: dict[str, Any] = message.model_dump(by_alias=True, mode=mode, exclude_unset=True)
     return dumped
 
 

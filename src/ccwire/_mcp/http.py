@@ -56,12 +56,15 @@ accepts is bounded by its `HttpLimits`.
   ``accept``, and accepts again once descriptors are free.  (``ccwire serve``
   raises the soft limit to the hard one first, `raise_fd_limit`.)
 * **Stopping.**  Stopped (Ctrl-C, SIGTERM), the server answers every request
-  arriving from then on with 503 and a JSON-RPC error, and gives the calls still
+  arriving from then on (and one whose body is still arriving) with 503 and a
+  JSON-RPC error, and gives the calls still
   running ``drain_timeout`` seconds: each cut off then gets a -32603 on its stream
-  (which ends whole), and is counted (``ccwire serve`` then exits with 1).
+  (which ends whole), and is counted (``ccwire serve`` then exits with 1).  A
+  second signal cuts them off so at once; a third stops the server at once.
 * **DNS rebinding.**  The server listens on 127.0.0.1 unless told otherwise; the Host
   header must name the address served (or a loopback name), and a browser's
-  ``Origin``, when present, must be a loopback or that address.
+  ``Origin``, when present, must be a loopback or that address (else 421, 403,
+  each with a JSON-RPC error).
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -108,7 +112,7 @@ from .._wire.framing import encode_line
 from .._wire.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, check_request, error, invalid_request
 from .bridge import from_message, to_session_message
 from .link import PARSE_ERROR
-from .serve import DRAIN_SECONDS, _cancel_when, raise_stopping_signal, serve_lines
+from .serve import DRAIN_SECONDS, _cancel_when, _halt_when, raise_stopping_signal, serve_lines
 from .versions import MODERN_VERSIONS, negotiate, unsupported
 
 if TYPE_CHECKING:
@@ -401,6 +405,30 @@ def _refusal(
     )
 
 
+def _shutting_down() -> Response:
+    """The answer to a request arriving once the server is stopped (503)."""
+    return _refusal(
+        503, "Service Unavailable: the server is shutting down", INTERNAL_ERROR,
+        headers={"Connection": "close"},
+    )  # fmt: skip
+
+
+async def _receive_body(receive: Receive, limit: int) -> bytes | Response | None:
+    """The body of a request (`McpHttpApp._read_body`), unless it is over ``limit``
+    bytes (413) or the client leaves (``None``)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        if len(body) + len(chunk) > limit:
+            return _refusal(413, f"Payload Too Large: over the limit of {limit} bytes")
+        body += chunk
+        if not message.get("more_body", False):
+            return bytes(body)
+
+
 async def _routing_refusal(request: Request, exc: Exception) -> Response:
     """The router's refusals (405 for a method the endpoint has not, 404 for another
     path) with a JSON-RPC error body, as every other refusal."""
@@ -498,6 +526,8 @@ class McpHttpApp:
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = anyio.Event()
         """Set once the server is stopped: inputs end, new requests get 503."""
+        self._halting = anyio.Event()
+        """Set once it is stopped again (`halt`): the calls running are cut off at once."""
         self._serving = 0
         """Sessions (and stateless requests) being served now."""
         self._all_served: anyio.Event | None = None
@@ -520,6 +550,13 @@ class McpHttpApp:
                 await self._all_served.wait()
         return self.cut_off
 
+    def halt(self) -> None:
+        """Cut off at once the calls still running after `drain` began (a second
+        signal): each is answered with a -32603 and counted, as at the end of
+        ``drain_timeout``; `drain` then returns."""
+        self._stopping.set()
+        self._halting.set()
+
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any) -> AsyncIterator[None]:
         """Starlette's lifespan: the task group the sessions run in."""
@@ -541,14 +578,13 @@ class McpHttpApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._stopping.is_set():
-            stopping = _refusal(
-                503, "Service Unavailable: the server is shutting down", INTERNAL_ERROR,
-                headers={"Connection": "close"},
-            )  # fmt: skip
-            await stopping(scope, receive, send)
+            await _shutting_down()(scope, receive, send)
             return
         request = Request(scope, receive)
         refused = await self._checks.validate_request(request)  # Host and Origin
+        if refused is not None:  # the mcp package's, in plain text
+            phrase = HTTPStatus(refused.status_code).phrase
+            refused = _refusal(refused.status_code, f"{phrase}: {bytes(refused.body).decode()}")
         version = request.headers.get("mcp-protocol-version")
         if refused is None and version is not None:
             problem = unsupported(None, version)
@@ -630,18 +666,16 @@ class McpHttpApp:
             return _refusal(
                 413, f"Payload Too Large: {int(declared)} bytes, over the limit of {limit}"
             )
-        body = bytearray()
-        with anyio.move_on_after(self.limits.request_timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return None
-                chunk = message.get("body", b"")
-                if len(body) + len(chunk) > limit:
-                    return _refusal(413, f"Payload Too Large: over the limit of {limit} bytes")
-                body += chunk
-                if not message.get("more_body", False):
-                    return bytes(body)
+        got: list[bytes | Response | None] = []
+        async with anyio.create_task_group() as tg:  # the server stopping ends the wait
+            tg.start_soon(_cancel_when, self._stopping, tg.cancel_scope)
+            with anyio.move_on_after(self.limits.request_timeout):
+                got.append(await _receive_body(receive, limit))
+            tg.cancel_scope.cancel()
+        if got:
+            return got[0]
+        if self._stopping.is_set():
+            return _shutting_down()
         logger.info("ccwire serve: a request body took over %g s", self.limits.request_timeout)
         return _refusal(
             408,
@@ -752,8 +786,8 @@ class McpHttpApp:
                 try:
                     with scope:
                         cut_off = await _serve_transport(
-                            self.server, read, write, self._stopping, self.limits, transport,
-                            running,
+                            self.server, read, write, self._stopping, self._halting,
+                            self.limits, transport, running,
                         )  # fmt: skip
                         self.cut_off += cut_off  # (read once they ended: sessions overlap)
                         if self._stopping.is_set() and self._posts:  # answers on their way
@@ -796,13 +830,15 @@ async def _serve_transport(
     read: Any,
     write: Any,
     stopping: anyio.Event,
+    halting: anyio.Event,
     limits: HttpLimits,
     transport: StreamableHTTPServerTransport,
     running: dict[str, anyio.Event],
 ) -> int:
     """Serve the messages of one transport's streams with a `ClientLink`, until they
     end or ``stopping`` is set; returns the number of requests the server stopping
-    cut off (`serve_lines`).  The session ended by its client (DELETE): its calls
+    cut off (`serve_lines`: at the end of ``drain_timeout``, or at once when
+    ``halting`` is set).  The session ended by its client (DELETE): its calls
     are cancelled at once (their answers have nowhere to go).  A call with no stream
     open for its answer (its client disconnected) for ``resume_timeout`` is
     cancelled, as by ``notifications/cancelled``.  ``running``: the requests served,
@@ -810,7 +846,7 @@ async def _serve_transport(
     unanswered: dict[str, Callable[[], Awaitable[None]]] = {}
     inbox_in, inbox = anyio.create_memory_object_stream[Any]()
     taking = anyio.CancelScope()
-    ended = anyio.Event()  # the client ended the session: cut the calls off
+    ended = anyio.Event()  # the client ended the session, or the server halts: cut calls off
 
     async def take() -> None:
         """Hand what the transport reads on, until it ends or the server stops."""
@@ -859,7 +895,7 @@ async def _serve_transport(
                 continue
             metadata = item.metadata
             callback = getattr(metadata, "on_request_unanswered", None)
-            data = from_message(item)
+            data = from_message(item, as_parsed=True)  # a NaN is refused, not null
             if callback is not None and "id" in data:
                 unanswered[str(data["id"])] = callback
             if "id" in data and "method" in data and transport.mcp_session_id is not None:
@@ -872,6 +908,7 @@ async def _serve_transport(
         async with anyio.create_task_group() as tg:
             tg.start_soon(take)
             tg.start_soon(_cancel_when, stopping, taking)
+            tg.start_soon(_halt_when, halting, stopping, ended)
             cut_off = await serve_lines(
                 server, messages(), writer, on_unanswered=on_unanswered,
                 drain_seconds=limits.drain_timeout, halt=ended,
@@ -1251,7 +1288,8 @@ def _connections(given: int | None) -> _Connections:
 def _graceful(config: Any, app: McpHttpApp, stop: anyio.Event) -> Any:
     """A uvicorn server that, told to stop (Ctrl-C, SIGTERM), first lets ``stop`` be
     set and waits for ``should_exit`` (set once the app drained); a second signal
-    stops it at once, as uvicorn does."""
+    cuts the calls still running off at once (`McpHttpApp.halt`: each answered and
+    counted), and a third stops it at once, as uvicorn does."""
     import asyncio
 
     import uvicorn
@@ -1260,13 +1298,18 @@ def _graceful(config: Any, app: McpHttpApp, stop: anyio.Event) -> Any:
 
     class GracefulServer(uvicorn.Server):
         draining = False
+        halting = False
         stopped_by: int | None = None
 
         def handle_exit(self, sig: int, frame: Any) -> None:
-            if self.draining:
+            if self.halting:
                 super().handle_exit(sig, frame)
                 return
-            self.draining = True  # a signal handler: the loop sets the event
+            if self.draining:  # a signal handler: the loop sets the events
+                self.halting = True
+                loop.call_soon_threadsafe(app.halt)
+                return
+            self.draining = True
             self.stopped_by = sig
             loop.call_soon_threadsafe(stop.set)
 
@@ -1315,7 +1358,8 @@ async def serve_http(
     then are answered with a -32603.  Returns their number; when none was cut off,
     the signal that stopped it is raised again once the server is down, as uvicorn
     does (Ctrl-C ends in `KeyboardInterrupt`); ``on_end`` is called before it.  A
-    second signal stops it at once.
+    second signal cuts the calls still running off at once (each answered with the
+    -32603, and counted); a third stops it at once.
     """
     import asyncio
     import socket
