@@ -42,7 +42,13 @@ async def endless(args):
     started("endless")
     await anyio.sleep_forever()
 
-server = create_sdk_mcp_server("stopping", tools=[gated, endless])
+@tool("stubborn", "Ignores its cancellation for an hour", {})
+async def stubborn(args):
+    started("stubborn")
+    with anyio.CancelScope(shield=True):
+        await anyio.sleep(3600)
+
+server = create_sdk_mcp_server("stopping", tools=[gated, endless, stubborn])
 """
 
 
@@ -149,6 +155,24 @@ def test_a_second_signal_cuts_the_calls_off_at_once(tmp_path: Path) -> None:
         stdout, stderr = proc.communicate(timeout=BOUND)
         assert proc.returncode == 1, stderr
     assert answers(stdout)[1]["error"]["code"] == -32603
+
+
+@pytest.mark.parametrize("how", ["signal", "end of stdin"])
+def test_a_call_that_ignores_its_cancellation_does_not_hold_the_server_for_ever(
+    tmp_path: Path, how: str
+) -> None:
+    """Cut off at the end of the drain, a tool that shields itself never ends: the server
+    exits without it `STUCK_SECONDS` (5 s) later, with 1 and a line saying why."""
+    with serving(tmp_path, "--drain-timeout", "0.2") as proc:
+        call_running(proc, "stubborn", {})
+        assert proc.stdin is not None and proc.stderr is not None
+        if how == "signal":
+            stop(proc, signal.SIGTERM)
+        proc.stdin.close()
+        code = proc.wait(BOUND)
+        said = proc.stderr.read().decode()
+        assert code == 1, said
+    assert "had not ended 5 s later (a tool that ignores its cancellation)" in said
 
 
 def test_a_client_that_closed_stdout_ends_the_server_with_141(tmp_path: Path) -> None:

@@ -333,6 +333,26 @@ def test_a_second_signal_cuts_the_calls_off_at_once_each_answered_and_counted() 
         conn.close()
 
 
+def test_a_call_that_ignores_its_cancellation_does_not_hold_the_server_for_ever() -> None:
+    """Cut off at the end of the drain, a tool that shields itself never ends: the server
+    exits without it `STUCK_SECONDS` (5 s) later, with 1 and a line saying why (it
+    waited for it for ever, through every signal)."""
+    target = "tests.fixtures.stubborn_server:server"
+    with logged_server("--drain-timeout", "0.3", target=target) as (proc, port, log):
+        session = open_session(port)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=BOUND)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "stubborn", "arguments": {}}}  # fmt: skip
+        in_session = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+        conn.request("POST", "/mcp", json.dumps(call), {**HEADERS, **in_session})
+        stream = conn.getresponse()
+        assert stream.read1(100).startswith(b"id: ")  # its priming event: the call is on
+        proc.terminate()
+        assert proc.wait(timeout=BOUND) == 1
+        log.wait_for("had not ended 5 s later (a tool that ignores its cancellation)")
+        conn.close()
+
+
 def test_a_client_that_stops_reading_its_answer_does_not_keep_the_server_from_stopping() -> None:
     """A client reads the start of a call's stream, then nothing: the 16 MiB answer
     fills the socket's buffers and its write waits.  Stopped (SIGTERM), the server used

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -141,6 +142,8 @@ def _serve(
             ) from exc
         host, port = http
         raise_fd_limit()  # room for as many connections as the system allows
+        drain = HttpLimits(**limits).drain_timeout
+        guard = _StuckGuard(drain, stderr)
         serve = functools.partial(
             serve_http,
             server,
@@ -148,25 +151,83 @@ def _serve(
             port,
             announce=sys.stderr,
             limits=HttpLimits(**limits),
-            on_end=on_end,
+            on_end=guard.then(on_end),
+            on_drain=guard.arm,
         )
         try:
             cut_off = anyio.run(serve)
         except OSError as exc:
             raise UsageError(f"serve --http {host}:{port}: {exc.strerror or exc}") from exc
-        return _cut_off("stopped", cut_off, HttpLimits(**limits).drain_timeout, stderr)
+        finally:
+            guard.disarm()
+        return _cut_off("stopped", cut_off, drain, stderr)
 
     # Stopped cleanly by Ctrl-C, KeyboardInterrupt is raised here: the command line
     # reports it (exit code 130); stdin is read without a thread (`read_fd`), so
     # nothing is left waiting on it.
     drain = limits.get("drain_timeout", DRAIN_SECONDS)
+    guard = _StuckGuard(drain, stderr)
     with _protocol_stdio() as (stdin_fd, stdout_fd):
         serve = functools.partial(
             serve_stdio, server, stdin=stdin_fd, stdout=stdout_fd, drain_seconds=drain,
-            handle_signals=handle_signals, announce=stderr or sys.stderr, on_end=on_end,
+            handle_signals=handle_signals, announce=stderr or sys.stderr,
+            on_end=guard.then(on_end), on_drain=guard.arm,
         )  # fmt: skip
-        cut_off = anyio.run(serve)
+        try:
+            cut_off = anyio.run(serve)
+        finally:
+            guard.disarm()
     return _cut_off("stopped (end of stdin or a signal)", cut_off, drain, stderr)
+
+
+STUCK_SECONDS = 5.0
+"""How long the calls cut off at the end of the drain get to end, after it: a tool that
+ignores its cancellation never ends, and the process exits without it (exit code 1)."""
+
+
+class _StuckGuard:
+    """Exits the process (`_exit_stuck`) when serving has not ended ``drain`` +
+    `STUCK_SECONDS` after the drain began (`arm`): a task that ignores its cancellation
+    cannot be left, and would hold the process for ever."""
+
+    def __init__(self, drain: float, stderr: Any) -> None:
+        self._drain, self._stderr = drain, stderr
+        self._timer: threading.Timer | None = None
+
+    def arm(self) -> None:
+        """The drain began (called in the event loop's thread)."""
+        if self._timer is None:
+            self._timer = threading.Timer(
+                self._drain + STUCK_SECONDS, _exit_stuck, (self._drain, self._stderr)
+            )
+            self._timer.daemon = True
+            self._timer.start()
+
+    def disarm(self) -> None:
+        """Serving ended."""
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def then(self, on_end: Callable[[], object] | None) -> Callable[[], object]:
+        """``on_end``, once disarmed (serving ended: what ``on_end`` does may take long)."""
+
+        def ended() -> object:
+            self.disarm()
+            return None if on_end is None else on_end()
+
+        return ended
+
+
+def _exit_stuck(drain: float, stderr: Any) -> None:
+    stream = stderr or sys.stderr
+    with contextlib.suppress(Exception):
+        stream.write(
+            f"ccwire: error: stopped, but tool calls cut off after the drain ({drain:g} s) "
+            f"had not ended {STUCK_SECONDS:g} s later (a tool that ignores its "
+            "cancellation): exiting without them\n"
+        )
+        stream.flush()
+    os._exit(ExitCode.ERROR)
 
 
 def _cut_off(stopped: str, cut_off: int, drain: float, stderr: Any) -> int:

@@ -1344,6 +1344,7 @@ async def serve_http(
     announce: Any = None,
     limits: HttpLimits | None = None,
     on_end: Callable[[], object] | None = None,
+    on_drain: Callable[[], object] | None = None,
 ) -> int:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/mcp`` until stopped.
 
@@ -1359,7 +1360,8 @@ async def serve_http(
     the signal that stopped it is raised again once the server is down, as uvicorn
     does (Ctrl-C ends in `KeyboardInterrupt`); ``on_end`` is called before it.  A
     second signal cuts the calls still running off at once (each answered with the
-    -32603, and counted); a third stops it at once.
+    -32603, and counted); a third stops it at once.  ``on_drain`` is called when the
+    calls running start their ``drain_timeout``.
     """
     import asyncio
     import socket
@@ -1389,6 +1391,8 @@ async def serve_http(
 
         async def drain_once_stopped() -> None:
             await stop.wait()
+            if on_drain is not None:
+                on_drain()
             await app.drain()
             served.should_exit = True
 

@@ -63,6 +63,7 @@ async def serve_lines(
     drain_seconds: float = DRAIN_SECONDS,
     stop: anyio.Event | None = None,
     halt: anyio.Event | None = None,
+    on_drain: Callable[[], object] | None = None,
 ) -> int:
     """Serve one client connection: every item of ``lines`` is one raw message (bytes or
     text to parse; any other value is taken as already parsed), every answer and
@@ -70,7 +71,8 @@ async def serve_lines(
     no item is taken from then on) and the calls still running finished, or
     ``drain_seconds`` passed, or ``halt`` was set: those cut off then get a -32603,
     and their number is returned.  ``on_unanswered`` is told the id of a request that
-    gets no answer (the client cancelled it)."""
+    gets no answer (the client cancelled it); ``on_drain`` is called when the calls
+    running start their ``drain_seconds``."""
     async with anyio.create_task_group() as watchers:
         async with anyio.create_task_group() as tg:
             if halt is not None:
@@ -84,6 +86,8 @@ async def serve_lines(
                     else:
                         await link.receive(line)
                 tg.cancel_scope.deadline = anyio.current_time() + drain_seconds
+                if on_drain is not None:
+                    on_drain()
             finally:
                 link.close()
                 detach()
@@ -250,6 +254,7 @@ async def serve_stdio(
     handle_signals: bool = False,
     announce: Any = None,
     on_end: Callable[[], object] | None = None,
+    on_drain: Callable[[], object] | None = None,
 ) -> int:
     """Serve ``server`` to the MCP client on the ``stdin``/``stdout`` file descriptors
     until stdin ends.  A line over 64 MiB gets a -32600 error (id ``null``) and is
@@ -266,7 +271,8 @@ async def serve_stdio(
     them off at once; the first is told in one line on ``announce`` (a text stream,
     e.g. stderr), if given.  When none was cut off, the signal is raised again once
     serving ended (`raise_stopping_signal`); ``on_end`` is called before it, once
-    serving ended without an exception."""
+    serving ended without an exception.  ``on_drain`` is called when the calls running
+    start their ``drain_seconds`` (stdin ended, or a signal came)."""
     closed = anyio.Event()  # the client closed stdout
     write = _fd_writer(stdout, closed)
 
@@ -283,7 +289,7 @@ async def serve_stdio(
         tg.start_soon(_halt_when, closed, stop, halt)
         cut_off = await serve_lines(
             server, _read_lines(stdin, refuse), write, drain_seconds=drain_seconds,
-            stop=stop, halt=halt,
+            stop=stop, halt=halt, on_drain=on_drain,
         )  # fmt: skip
         tg.cancel_scope.cancel()
     if closed.is_set():
