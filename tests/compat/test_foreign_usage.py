@@ -12,7 +12,10 @@ import contextvars
 import dataclasses
 import io
 import json
+import os
 import pickle
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -483,3 +486,38 @@ async def test_a_patch_on_the_query_class_runs_around_each_callback(
     assert answer["subtype"] == "success", answer
     assert answer["response"]["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert (served, seen) == (["hook_callback"], ["turn-1"])
+
+
+_SESSION_STORE_MODULE = """
+import asyncio, json
+import claude_agent_sdk._internal.session_store as m
+names = ("InMemorySessionStore", "SessionKey", "SessionListSubkeysKey", "SessionStore",
+         "SessionStoreEntry", "SessionStoreListEntry", "SessionSummaryEntry",
+         "file_path_to_session_key", "fold_session_summary", "project_key_for_directory")
+store = m.InMemorySessionStore()
+key = {"project_key": "p", "session_id": "s"}
+asyncio.run(store.append(key, [{"type": "user", "uuid": "u1"}]))
+print(json.dumps({
+    "names": [n for n in names if hasattr(m, n)],
+    "loaded": asyncio.run(store.load(key)),
+    "key": m.file_path_to_session_key("/projects/p/s.jsonl", "/projects"),
+}))
+"""
+
+
+def test_the_in_memory_store_imported_from_the_private_module(
+    reference_python: Path, tmp_path: Path
+) -> None:
+    # maximem-synap-claude-agent's SynapSessionStore wraps, when given no store, the
+    # reference's `claude_agent_sdk._internal.session_store.InMemorySessionStore`:
+    # importing it failed with ModuleNotFoundError on the drop-in
+    from ccwire._app.compat import install_dropin
+
+    install_dropin(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    ours = subprocess.run(
+        [sys.executable, "-c", _SESSION_STORE_MODULE],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert ours.returncode == 0, ours.stderr
+    assert json.loads(ours.stdout) == on_reference(reference_python, _SESSION_STORE_MODULE)
