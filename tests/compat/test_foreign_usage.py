@@ -8,10 +8,14 @@ the real CLI and a scripted model, and these are the differences they found.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import io
 import json
+import os
 import pickle
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -440,3 +444,80 @@ def test_messages_print_and_compare_by_the_references_fields_only(
         if extra:
             shown[name] = extra
     assert shown == {}
+
+
+_INVOCATION: contextvars.ContextVar[str | None] = contextvars.ContextVar("invocation", default=None)
+
+
+@pytest.mark.anyio
+async def test_a_patch_on_the_query_class_runs_around_each_callback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # respan-instrumentation-claude-agent-sdk wraps the reference's
+    # Query._handle_control_request (the seam every control request of the CLI is served
+    # through) to set its invocation context around the hooks; reading the attribute
+    # raised AttributeError on ccwire, out of its activate(), so nothing was traced
+    from ccwire._conversation.reference_query import Query  # the drop-in's Query
+
+    original = Query._handle_control_request
+    served: list[str] = []
+
+    async def patched(query: Any, request: dict[str, Any]) -> Any:
+        served.append(request["request"]["subtype"])
+        token = _INVOCATION.set(getattr(query, "_invocation", None))
+        try:
+            return await original(query, request)
+        finally:
+            _INVOCATION.reset(token)
+
+    monkeypatch.setattr(Query, "_handle_control_request", patched)
+    seen: list[str | None] = []
+
+    async def hook(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        seen.append(_INVOCATION.get())
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"}}
+
+    wire = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {}}
+    options = ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(hooks=[hook])]})
+    async with _client(options) as (client, fake):
+        assert client._query is not None
+        client._query._invocation = "turn-1"  # type: ignore[attr-defined]
+        answer = await fake.request("hook_callback", callback_id="hook_0", input=wire)
+    assert answer["subtype"] == "success", answer
+    assert answer["response"]["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert (served, seen) == (["hook_callback"], ["turn-1"])
+
+
+_SESSION_STORE_MODULE = """
+import asyncio, json
+import claude_agent_sdk._internal.session_store as m
+names = ("InMemorySessionStore", "SessionKey", "SessionListSubkeysKey", "SessionStore",
+         "SessionStoreEntry", "SessionStoreListEntry", "SessionSummaryEntry",
+         "file_path_to_session_key", "fold_session_summary", "project_key_for_directory")
+store = m.InMemorySessionStore()
+key = {"project_key": "p", "session_id": "s"}
+asyncio.run(store.append(key, [{"type": "user", "uuid": "u1"}]))
+print(json.dumps({
+    "names": [n for n in names if hasattr(m, n)],
+    "loaded": asyncio.run(store.load(key)),
+    "key": m.file_path_to_session_key("/projects/p/s.jsonl", "/projects"),
+}))
+"""
+
+
+def test_the_in_memory_store_imported_from_the_private_module(
+    reference_python: Path, tmp_path: Path
+) -> None:
+    # maximem-synap-claude-agent's SynapSessionStore wraps, when given no store, the
+    # reference's `claude_agent_sdk._internal.session_store.InMemorySessionStore`:
+    # importing it failed with ModuleNotFoundError on the drop-in
+    from ccwire._app.compat import install_dropin
+
+    install_dropin(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    ours = subprocess.run(
+        [sys.executable, "-c", _SESSION_STORE_MODULE],
+        capture_output=True, text=True, timeout=60, env=env, check=False,
+    )  # fmt: skip
+    assert ours.returncode == 0, ours.stderr
+    assert json.loads(ours.stdout) == on_reference(reference_python, _SESSION_STORE_MODULE)

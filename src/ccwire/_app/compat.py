@@ -413,6 +413,29 @@ def _files() -> dict[str, bytes]:
                 ),
             ),
         ),
+        "_internal/session_store.py": _module(  # its store helpers, InMemorySessionStore
+            f"{PACKAGE}._internal.session_store",
+            sources=(
+                (
+                    "ccwire",
+                    [
+                        "InMemorySessionStore",
+                        "SessionKey",
+                        "SessionListSubkeysKey",
+                        "SessionStore",
+                        "SessionStoreEntry",
+                        "SessionStoreListEntry",
+                        "SessionSummaryEntry",
+                        "fold_session_summary",
+                        "project_key_for_directory",
+                    ],
+                ),
+                (
+                    "ccwire._conversation.transcript_store.mirror",
+                    ["file_path_to_session_key"],
+                ),
+            ),
+        ),
         "_internal/message_parser.py": _module(
             f"{PACKAGE}._internal.message_parser",
             sources=(("ccwire._wire.message_parser", ["MessageParseError", "parse_message"]),),

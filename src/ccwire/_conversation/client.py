@@ -123,6 +123,7 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         from .._protocol.features import CliFeatures
 
         self._conn = conn
+        conn.serve_through = self._query_of(conn)._serve  # the reference's seam, patchable
         features = CliFeatures(conn.server_info)
         conn.add_observer(features.observe, system_only=True)
         self._features = features
@@ -198,8 +199,10 @@ class ClaudeSDKClient(RuntimeControl, ReferenceOrigin, AsyncWithOnly):
         ``_send_control_request()`` sends a control request as the reference's does;
         None when not connected."""
         conn = self._conn
-        if conn is None:
-            return None
+        return None if conn is None else self._query_of(conn)
+
+    def _query_of(self, conn: Connection) -> Query:
+        """The `Query` of ``conn`` (the same one for as long as it is this client's)."""
         view = self._reference_query
         if view is None or view.connection is not conn:
             view = self._reference_query = Query(self, conn)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import AsyncGenerator, AsyncIterable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Final
 
@@ -56,6 +56,7 @@ from .._protocol.control import (
     ConnectionState,
     ControlObserver,
     ControlProtocol,
+    IncomingCall,
     ReplyGate,
     RouteHandler,
 )
@@ -90,12 +91,16 @@ if TYPE_CHECKING:
     from .tracing import SessionTrace
     from .transcript_store.link import StoreLink
 
-__all__ = ["Connection", "MessageObserver"]
+__all__ = ["Connection", "MessageObserver", "ServeThrough"]
 
 logger = logging.getLogger("ccwire")
 
 MessageObserver = Callable[[Message], None]
 """Called synchronously for every decoded message, including ones not surfaced."""
+
+ServeThrough = Callable[[codec.ControlRequest, Callable[[], Any]], Awaitable[Any]]
+"""``through(request, serve)``: serves a request of the CLI by calling ``serve()`` (the
+route's call, its answer or an awaitable of it) and returns the answer."""
 
 
 class Connection:
@@ -123,6 +128,10 @@ class Connection:
         self._claim: SessionClaim | None = None
         self._inbox: Inbox[Message | Exception] | None = None  # an error: raised in turn
         self._router: McpRouter | None = None
+        self.serve_through: ServeThrough | None = None
+        """What serves each request of the CLI (the client's `Query`, which code patches
+        to run around the callbacks), given the request and the route's call; None: the
+        route is called as it is."""
         self._observers: list[MessageObserver] = []
         self._system_observers: list[MessageObserver] = []  # of SystemMessage only
         self._turns = PromptLedger()
@@ -274,16 +283,24 @@ class Connection:
                 sdk_servers(opts.mcp_servers), protocol.request, lambda: self.session_id
             )
             protocol.add_route(
-                codec.MCP_MESSAGE, self._mcp_route(self._router), unencodable=_mcp_unencodable
+                codec.MCP_MESSAGE,
+                self._served(self._mcp_route(self._router)),
+                unencodable=_mcp_unencodable,
             )
-            traced = self._traced
-            protocol.add_route(codec.CAN_USE_TOOL, traced(_on_first_call(self._permission_route)))
-            protocol.add_route(codec.ELICITATION, _on_first_call(self._elicitation_route))
-            protocol.add_route(codec.REQUEST_USER_DIALOG, _on_first_call(self._dialog_route))
+            traced, served = self._traced, self._served
+            protocol.add_route(
+                codec.CAN_USE_TOOL, served(traced(_on_first_call(self._permission_route)))
+            )
+            protocol.add_route(codec.ELICITATION, served(_on_first_call(self._elicitation_route)))
+            protocol.add_route(
+                codec.REQUEST_USER_DIALOG, served(_on_first_call(self._dialog_route))
+            )
             protocol.add_route(
                 codec.HOOK_CALLBACK,
-                traced(
-                    hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route)
+                served(
+                    traced(
+                        hooks.route() if hooks is not None else _on_first_call(self._no_hooks_route)
+                    )
                 ),
             )
             if opts.audit_log is not None:
@@ -349,7 +366,7 @@ class Connection:
         tells the CLI about them, so their handshake finds them)."""
         router = McpRouter(servers, self.protocol.request, lambda: self.session_id)
         self.protocol.add_route(
-            codec.MCP_MESSAGE, self._mcp_route(router), unencodable=_mcp_unencodable
+            codec.MCP_MESSAGE, self._served(self._mcp_route(router)), unencodable=_mcp_unencodable
         )
         if self._router is not None:
             self._router.detach()
@@ -956,6 +973,17 @@ class Connection:
 
     def _mcp_route(self, router: McpRouter) -> RouteHandler:
         return self._traced(router.route())
+
+    def _served(self, route: RouteHandler) -> RouteHandler:
+        """``route``, each call served through `serve_through` when one is set."""
+
+        def serve(req: codec.ControlRequest, call: IncomingCall) -> Any:
+            through = self.serve_through
+            if through is None:
+                return route(req, call)
+            return through(req, lambda: route(req, call))
+
+        return serve
 
     def _traced(self, route: RouteHandler) -> RouteHandler:
         """``route``, its handlers run inside the span of the tool call a request is
