@@ -1283,6 +1283,7 @@ async def test_query_closed_early_with_aclosing_stops_the_cli() -> None:
         await fake.assistant({"type": "text", "text": "partial"})
         await fake.expect_eof()
 
+    gc.collect()  # what earlier tests of this process left: only this test's is checked
     with anyio.fail_after(5), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         async with anyio.create_task_group() as tg:
