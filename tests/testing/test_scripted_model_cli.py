@@ -67,8 +67,10 @@ def test_one_shot_text_reply(
     assert "Bash" in turn.tool_names
     assert scripted_model.requests == [turn]  # no side traffic in one-shot mode
     scripted_model.assert_script_consumed()
-    # the CLI's temporary files stay in the run's HOME, not in the machine's /tmp
-    assert any(Path(offline_env["HOME"], ".tmp").glob("claude-*/*"))
+    # the CLI's temporary files stay in the run's HOME, not in the machine's /tmp (what
+    # it puts there varies with timing: its socket folder, a file-watch probe that it
+    # may have removed again by its exit)
+    assert any(Path(offline_env["HOME"], ".tmp").iterdir())
 
 
 def test_builtin_bash_tool_round_trip(tmp_path: Path) -> None:
